@@ -1,0 +1,50 @@
+"""semif-agent: hold thousands of skills, pick the right one fast, run it safely, judge it, learn.
+
+The kernel (``semif_agent.skills``, ``semif_agent.engine``) imports only the
+standard library; everything else is imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported lazily on first access)
+_EXPORTS = {
+    # the skill contract
+    "Request": "semif_agent.skills",
+    "ActionContext": "semif_agent.skills",
+    "Prediction": "semif_agent.skills",
+    "ActionResult": "semif_agent.skills",
+    # decisions and engines
+    "DecisionRequest": "semif_agent.engine",
+    "DecisionResult": "semif_agent.engine",
+    "Option": "semif_agent.engine",
+    "Engine": "semif_agent.engine",
+    "ScriptedEngine": "semif_agent.engine",
+    "create_engine": "semif_agent.engine",
+    "register_engine": "semif_agent.engine",
+    "DecisionLog": "semif_agent.engine",
+    # errors
+    "SemifError": "semif_agent.errors",
+    "UserError": "semif_agent.errors",
+    # workspaces
+    "Workspace": "semif_agent.workspace",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'semif_agent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,31 @@
+"""The ``semif`` command: a thin face over the library."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import SemifGroup
+
+
+@click.group(cls=SemifGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="semif-agent", prog_name="semif")
+def main() -> None:
+    """semif: route requests through a tree of skills, run them, judge them, log every decision.
+
+    \b
+    Start here:
+      semif init ws                       make a starter workspace
+      semif run "Email Alice ..." -w ws   route a request, run the skill, assess it
+      semif log -w ws                     the decisions it made (training rows)
+    """
+
+
+def _register() -> None:
+    from . import log_cmd, run_cmd, skills_cmd, workspace_cmds
+
+    for module in (workspace_cmds, run_cmd, skills_cmd, log_cmd):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()

@@ -1,0 +1,102 @@
+"""The engine protocol and the shared machinery engines build on."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Protocol, runtime_checkable
+
+from ..errors import DecisionError
+from .decisions import NONE_ID, DecisionRequest, DecisionResult, softmax
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Anything that answers SemIf decisions.
+
+    ``call`` must return a :class:`DecisionResult` whose ``selected`` is one of
+    the request's option ids.
+    """
+
+    name: str
+    model: str | None
+
+    def call(self, request: DecisionRequest) -> DecisionResult: ...
+
+
+class BaseEngine:
+    """Common ground for engines: timing, answer checking, and an async face.
+
+    Subclasses implement :meth:`_decide`. ``acall`` runs ``call`` in a worker
+    thread so the event loop never blocks on a model; engines with a native
+    async path override ``acall`` and make ``call`` the thin wrapper instead.
+    """
+
+    name = "base"
+    model: str | None = None
+
+    def call(self, request: DecisionRequest) -> DecisionResult:
+        start = time.perf_counter()
+        result = self._decide(request)
+        return finish(self, request, result, start)
+
+    async def acall(self, request: DecisionRequest) -> DecisionResult:
+        return await asyncio.to_thread(self.call, request)
+
+    def _decide(self, request: DecisionRequest) -> DecisionResult:  # pragma: no cover
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        model = f" model={self.model!r}" if self.model else ""
+        return f"<{type(self).__name__} {self.name!r}{model}>"
+
+
+def finish(engine: Engine, request: DecisionRequest, result: DecisionResult, start: float) -> DecisionResult:
+    """Check ``result`` answers ``request`` and stamp engine, model and latency."""
+    if result.selected not in request.option_ids:
+        raise DecisionError(
+            f"engine {engine.name!r} answered {result.selected!r}, which is not one of the "
+            f"offered options ({', '.join(request.option_ids)})"
+        )
+    return DecisionResult(
+        selected=result.selected,
+        scores=result.scores,
+        probabilities=result.probabilities,
+        engine=result.engine or engine.name,
+        model=result.model if result.model is not None else engine.model,
+        latency_ms=(time.perf_counter() - start) * 1000.0,
+        usage=result.usage,
+        note=result.note,
+    )
+
+
+class ThresholdEngine(BaseEngine):
+    """An engine that scores each option and keeps the best one.
+
+    The explicit ``none`` option is never scored on its text: its score is the
+    engine's ``threshold``, so ``none`` wins exactly when no real option scores
+    above it. Without a ``none`` option the best option wins, unless nothing
+    scored at all, which is a :class:`DecisionError`.
+    """
+
+    threshold: float = 0.0
+    temperature: float | None = None
+
+    def _score(self, request: DecisionRequest) -> dict[str, float]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _decide(self, request: DecisionRequest) -> DecisionResult:
+        real = [o for o in request.options if o.id != NONE_ID]
+        scores = self._score(DecisionRequest(request.state, request.question, real)) if real else {}
+        if request.has_none:
+            scores[NONE_ID] = self.threshold
+        if not scores:
+            raise DecisionError("no options to choose from")
+        selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
+        if not request.has_none and not any(v > 0 for v in scores.values()) and len(scores) > 1:
+            raise DecisionError(
+                f"engine {self.name!r} found nothing in the state that relates to any option "
+                f"of {request.question!r}, and the decision offers no 'none' option"
+            )
+        probabilities = softmax(scores, self.temperature) if self.temperature else None
+        return DecisionResult(selected=selected, scores=scores, probabilities=probabilities)

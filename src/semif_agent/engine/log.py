@@ -1,0 +1,176 @@
+"""The decision log: one JSON line per decision, a training row.
+
+Append-only and crash-safe. Each row is written with a single ``write`` on a
+file opened with ``O_APPEND`` (under an advisory lock, so processes can share a
+log); a process killed mid-write leaves at most a torn last line, which
+readers skip with a warning, and the next writer starts on a fresh line so it
+never glues a row onto the torn one.
+
+The outcome of a run is known only after its decisions were logged. Rather
+than rewrite rows, the run appends one ``kind: "outcome"`` row; readers join
+it onto the run's decision rows (``outcome`` field).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import LogError
+from .decisions import DecisionRequest, DecisionResult
+
+SCHEMA_VERSION = 1
+
+try:  # POSIX advisory locks; elsewhere appends are still line-atomic in practice.
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+
+class TornLineWarning(UserWarning):
+    """A line of the log could not be parsed (usually a write cut by a crash)."""
+
+
+def decision_row(
+    *,
+    run_id: str,
+    step: int,
+    kind: str,
+    skill: str | None,
+    request: DecisionRequest,
+    result: DecisionResult,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The training row for one decision."""
+    answer = result.to_dict()
+    row: dict[str, Any] = {
+        "run_id": run_id,
+        "step": step,
+        "kind": kind,
+        "skill": skill,
+        **request.to_dict(),
+        "selected": answer["selected"],
+        "scores": answer["scores"],
+        "probabilities": answer["probabilities"],
+        "engine": answer["engine"],
+        "model": answer["model"],
+        "latency_ms": answer["latency_ms"],
+    }
+    if result.usage:
+        row["usage"] = result.usage
+    if result.note:
+        row["note"] = result.note
+    row.update(extra)
+    return row
+
+
+class DecisionLog:
+    """An append-only JSON-lines file of decision rows."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = False, enabled: bool = True) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.enabled = enabled
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Append one row (``v`` and ``ts`` are added)."""
+        self.extend([row])
+
+    def extend(self, rows: Iterable[dict[str, Any]]) -> None:
+        if not self.enabled:
+            return
+        lines = []
+        for row in rows:
+            full = {"v": SCHEMA_VERSION, "ts": time.time(), **row}
+            lines.append(json.dumps(full, ensure_ascii=False, default=str) + "\n")
+        if not lines:
+            return
+        data = "".join(lines).encode("utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise LogError(f"cannot open the decision log {self.path}: {exc.strerror}") from exc
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if _ends_mid_line(fd):
+                data = b"\n" + data
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if self.fsync:
+                os.fsync(fd)
+        except OSError as exc:
+            raise LogError(f"cannot write the decision log {self.path}: {exc.strerror}") from exc
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def read(self, *, with_outcomes: bool = False) -> Iterator[dict[str, Any]]:
+        """The rows in order. Unparseable lines are skipped with a warning.
+
+        With ``with_outcomes`` the outcome rows are folded into the ``outcome``
+        field of their run's decision rows instead of being yielded.
+        """
+        if with_outcomes:
+            rows = list(self.read())
+            outcomes = {r["run_id"]: r.get("outcome") for r in rows if r.get("kind") == "outcome"}
+            for row in rows:
+                if row.get("kind") != "outcome":
+                    yield {**row, "outcome": outcomes.get(row.get("run_id"))}
+            return
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise LogError(f"cannot read the decision log {self.path}: {exc.strerror}") from exc
+        with handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    row = json.loads(raw)
+                    if not isinstance(row, dict):
+                        raise ValueError("not an object")
+                except ValueError:
+                    torn = not raw.endswith(b"\n")
+                    what = "torn last line (a write cut short)" if torn else "unreadable line"
+                    warnings.warn(f"{self.path}:{number}: skipped {what}", TornLineWarning, stacklevel=2)
+                    continue
+                yield row
+
+    def filter(
+        self,
+        *,
+        run_id: str | None = None,
+        skill: str | None = None,
+        kind: str | None = None,
+        outcome: str | None = None,
+        engine: str | None = None,
+        last_runs: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Decision rows (outcomes joined) matching every given criterion."""
+        rows = list(self.read(with_outcomes=True))
+        if last_runs is not None:
+            order: list[str] = []
+            for row in rows:
+                if row.get("run_id") not in order:
+                    order.append(row.get("run_id"))
+            keep = set(order[-last_runs:]) if last_runs > 0 else set()
+            rows = [r for r in rows if r.get("run_id") in keep]
+        wanted = {"run_id": run_id, "skill": skill, "kind": kind, "outcome": outcome, "engine": engine}
+        return [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
+
+
+def _ends_mid_line(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return False
+    return os.pread(fd, 1, size - 1) != b"\n"

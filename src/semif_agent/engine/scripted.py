@@ -1,0 +1,125 @@
+"""The scripted engine: answers decisions from a script, a function, or a logged run.
+
+A public testing utility. Use it to drive skills and the tree without a model::
+
+    engine = ScriptedEngine(["email", "email.compose", "Alice", "success"])
+    engine = ScriptedEngine(fn=lambda req: req.options[0].id)
+    engine = ScriptedEngine.replay("data/decisions.jsonl", run_id="r-1234")
+
+Every request it was sent is kept in ``engine.calls``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import DecisionError, EngineConfigError
+from .base import BaseEngine
+from .decisions import DecisionRequest, DecisionResult
+
+Reply = str | dict[str, Any] | DecisionResult | BaseException
+
+
+class ScriptedEngine(BaseEngine):
+    """Plays back ``replies`` in order, or asks ``fn`` for each decision.
+
+    A reply is an option id, a dict with ``selected`` (and optionally
+    ``scores``, ``probabilities``, ``expect_question``), a
+    :class:`DecisionResult`, or an exception to raise. When the replies run out
+    the engine answers ``default`` if given (``"none"``, ``"first"`` or an id),
+    else raises :class:`DecisionError`.
+    """
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        fn: Callable[[DecisionRequest], Reply] | None = None,
+        default: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        self._replies: deque[Reply] = deque(replies)
+        self._fn = fn
+        self.default = default
+        self.model = model
+        self.calls: list[DecisionRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._replies)
+
+    def push(self, *replies: Reply) -> None:
+        self._replies.extend(replies)
+
+    @classmethod
+    def replay(cls, log_path: str | Path, run_id: str | None = None) -> ScriptedEngine:
+        """Answer as a logged run did: its rows' ``selected``, checked against the question."""
+        from .log import DecisionLog
+
+        rows = [r for r in DecisionLog(log_path).read() if r.get("kind") != "outcome"]
+        if run_id is None:
+            if not rows:
+                raise EngineConfigError(f"{log_path}: no decisions to replay")
+            run_id = rows[-1]["run_id"]
+        rows = [r for r in rows if r.get("run_id") == run_id]
+        if not rows:
+            raise EngineConfigError(f"{log_path}: no decisions logged for run {run_id!r}")
+        replies = [
+            {"selected": r["selected"], "scores": r.get("scores") or {}, "expect_question": r["question"]}
+            for r in sorted(rows, key=lambda r: r.get("step", 0))
+        ]
+        return cls(replies, model=f"replay:{run_id}")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedEngine:
+        """A JSON list of replies, or a decision log (``.jsonl``) to replay."""
+        path = Path(path)
+        if path.suffix == ".jsonl":
+            return cls.replay(path)
+        try:
+            replies = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise EngineConfigError(f"{path}: cannot read the engine script ({exc})") from exc
+        if not isinstance(replies, list):
+            raise EngineConfigError(f"{path}: an engine script is a JSON list of replies")
+        return cls(replies)
+
+    def _decide(self, request: DecisionRequest) -> DecisionResult:
+        self.calls.append(request)
+        if self._fn is not None:
+            reply: Reply = self._fn(request)
+        elif self._replies:
+            reply = self._replies.popleft()
+        elif self.default is not None:
+            reply = request.options[0].id if self.default == "first" else self.default
+        else:
+            raise DecisionError(f"scripted engine has no reply left for {request.question!r}")
+        return _to_result(reply, request)
+
+
+def _to_result(reply: Reply, request: DecisionRequest) -> DecisionResult:
+    if isinstance(reply, BaseException):
+        raise reply
+    if isinstance(reply, DecisionResult):
+        return reply
+    if isinstance(reply, str):
+        return DecisionResult(selected=reply, scores={reply: 1.0})
+    if isinstance(reply, dict) and "selected" in reply:
+        expected = reply.get("expect_question")
+        if expected is not None and expected != request.question:
+            raise DecisionError(
+                f"replay diverged: the logged run asked {expected!r} here, this run asks "
+                f"{request.question!r}"
+            )
+        return DecisionResult(
+            selected=str(reply["selected"]),
+            scores={k: float(v) for k, v in (reply.get("scores") or {}).items() if v is not None},
+            probabilities=reply.get("probabilities"),
+        )
+    raise DecisionError(f"scripted engine: cannot use reply {reply!r}")
