@@ -116,7 +116,8 @@ class Workspace:
 
     @property
     def engine_settings(self) -> dict[str, Any]:
-        return dict(self.settings["engine"], workspace=str(self.root))
+        """The ``[engine]`` table, with the workspace root and the ``[provider]`` table."""
+        return dict(self.settings["engine"], workspace=str(self.root), provider=dict(self.settings.get("provider", {})))
 
     def skill_config(self) -> dict[str, Any]:
         """The ``ctx.config`` skills see: every ``[paths]`` entry absolute, plus ``[config]``."""
