@@ -15,7 +15,7 @@ Standard library only: the kernel imports this module.
     │   ├── SkillLoadError         a body that does not compile or import
     │   ├── SkillContractError     a body without predict/act, or wrong return types
     │   ├── BudgetExceeded         more engine calls than the skill's cost_budget
-    │   └── WriteRefused           a write outside the configured data dirs
+    │   └── WriteRefused           a write outside the data dirs (also a PermissionError)
     └── LogError                   the decision log cannot be written or read
 
 Errors that wrap a lower-level failure keep it as ``__cause__``.
@@ -77,8 +77,11 @@ class BudgetExceeded(SkillError):
     """A skill made more engine calls than its ``cost_budget`` allows."""
 
 
-class WriteRefused(SkillError):
-    """A skill tried to write outside the configured data dirs."""
+class WriteRefused(SkillError, PermissionError):
+    """A skill tried to write outside the configured data dirs (or to start a process).
+
+    Also a ``PermissionError``, so code that handles an unwritable path handles this too.
+    """
 
 
 class LogError(SemifError):

@@ -1,3 +1,53 @@
-"""(being written)"""
+"""``semif log``: read the decision log back: list, filter, export training rows."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..engine.log import DecisionLog
+from ..workspace import find_workspace
+from ._common import json_option, print_json_lines, workspace_option
+
+
+@click.command("log")
+@workspace_option
+@json_option
+@click.option("--run", "run_id", help="Only this run's rows.")
+@click.option("--skill", help="Only rows of this skill.")
+@click.option("--kind", type=click.Choice(["route", "predict", "act", "assess"]), help="Only this kind of decision.")
+@click.option("--outcome", type=click.Choice(["success", "failure", "unclear"]), help="Only runs assessed so.")
+@click.option("--engine", help="Only decisions answered by this engine.")
+@click.option("--last", type=click.IntRange(min=0), help="Only the last N runs.")
+@click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the rows as JSON lines to this file (training data).")
+def log(workspace, as_json, run_id, skill, kind, outcome, engine, last, export_to) -> None:  # noqa: ANN001
+    """List the logged decisions, each a training row with the run's outcome."""
+    ws = find_workspace(workspace)
+    rows = DecisionLog(ws.log_path).filter(
+        run_id=run_id, skill=skill, kind=kind, outcome=outcome, engine=engine, last_runs=last
+    )
+    if export_to is not None:
+        with export_to.open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        click.echo(f"wrote {len(rows)} rows to {export_to}")
+        return
+    if as_json:
+        print_json_lines(rows)
+        return
+    if not rows:
+        click.echo(f"no decisions logged in {ws.log_path}")
+        return
+    for row in rows:
+        score = row.get("scores", {}).get(row.get("selected"))
+        shown = f" ({score:.2f})" if isinstance(score, (int, float)) else ""
+        click.echo(
+            f"{row.get('run_id')}  #{row.get('step')} {row.get('kind'):<7} "
+            f"{row.get('question')} -> {row.get('selected')}{shown}  [{row.get('engine')}; {row.get('outcome') or '-'}]"
+        )
+
+
+COMMANDS = [log]

@@ -1,3 +1,79 @@
-"""(being written)"""
+"""``semif run``: route a request through the skill tree, run the skill, assess it."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..engine.registry import create_engine
+from ..loop.runner import RunResult, SkillRunner
+from ._common import json_option, print_json, workspace_option
+from .workspace_cmds import load_tree, open_workspace
+
+_LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
+
+
+@click.command()
+@click.argument("text")
+@workspace_option
+@click.option("--engine", "engine_name", metavar="NAME",
+              help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")
+@click.option("--model", metavar="PROVIDER/MODEL", help="Model for --engine llm, e.g. openai/gpt-4o-mini.")
+@click.option("--skill", metavar="NAME", help="Skip routing and run this skill.")
+@click.option("--no-log", is_flag=True, help="Do not write decision rows.")
+@json_option
+def run(text: str, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
+        no_log: bool, as_json: bool) -> None:
+    """Route TEXT to a skill, run it, and assess the result.
+
+    Without -w, uses the current directory if it has semif.toml, else your own
+    workspace (made on first use). Every decision is logged as a training row.
+    """
+    ws = open_workspace(workspace, create_default=True)
+    settings = ws.engine_settings
+    if model:
+        settings["model"] = model
+        engine_name = engine_name or "llm"
+    if no_log:
+        ws.settings["log"]["enabled"] = False
+    engine = create_engine(engine_name, settings)
+    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws))
+    result = runner.run(text, skill=skill)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        _print_run(result, logged=not no_log)
+
+
+def _print_run(result: RunResult, *, logged: bool) -> None:
+    click.echo(click.style("route", bold=True))
+    for row in result.rows:
+        if row.get("kind") == "outcome":
+            continue
+        click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> "
+                   f"{click.style(str(row['selected']), bold=True)}{_score(row)}")
+    _field("skill", result.skill or "(none)")
+    if result.prediction is not None:
+        _field("prediction", result.prediction.text)
+    _field("action", result.action.action_log)
+    _field("new state", result.action.new_state)
+    if not result.changes.empty:
+        _field("changes", result.changes.summary())
+    label = result.assessment.label
+    _field("assessment", f"{click.style(label, fg=_LABEL_COLOURS.get(label), bold=True)} ({result.assessment.reason})")
+    decisions = sum(1 for r in result.rows if r.get("kind") != "outcome")
+    where = f"-> {result.log_path}" if logged else "(not logged: --no-log)"
+    _field("log", f"{decisions} decision rows + 1 outcome row {where}")
+
+
+def _score(row: dict[str, Any]) -> str:
+    score = (row.get("scores") or {}).get(row["selected"])
+    return f" ({score:.2f})" if isinstance(score, (int, float)) else ""
+
+
+def _field(name: str, value: str) -> None:
+    click.echo(f"{click.style(f'{name:<11}', bold=True)} {value}")
+
+
+COMMANDS = [run]

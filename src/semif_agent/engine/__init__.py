@@ -9,7 +9,7 @@ more, like ``local``, import their dependencies when they are built).
 'mail'
 """
 
-from .base import BaseEngine, Engine, ThresholdEngine
+from .base import BaseEngine, Engine, ThresholdEngine, decide
 from .decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
 from .log import DecisionLog
 from .registry import create_engine, default_engine_name, engine_names, local_available, register_engine
@@ -26,6 +26,7 @@ __all__ = [
     "Engine",
     "BaseEngine",
     "ThresholdEngine",
+    "decide",
     "ScriptedEngine",
     "create_engine",
     "register_engine",

@@ -100,3 +100,11 @@ class ThresholdEngine(BaseEngine):
             )
         probabilities = softmax(scores, self.temperature) if self.temperature else None
         return DecisionResult(selected=selected, scores=scores, probabilities=probabilities)
+
+
+async def decide(engine: Engine, request: DecisionRequest) -> DecisionResult:
+    """Ask ``engine`` without blocking the event loop (native ``acall`` when it has one)."""
+    native = getattr(engine, "acall", None)
+    if native is not None:
+        return await native(request)
+    return await asyncio.to_thread(engine.call, request)

@@ -93,7 +93,7 @@ class DecisionLog:
         data = "".join(lines).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise LogError(f"cannot open the decision log {self.path}: {exc.strerror}") from exc
         try:

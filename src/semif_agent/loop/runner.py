@@ -1,0 +1,253 @@
+"""The skill loop: route -> observe -> predict -> act -> observe -> assess, every decision logged."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._sync import run_sync
+from ..engine.base import Engine, decide
+from ..engine.decisions import DecisionRequest, DecisionResult
+from ..engine.log import DecisionLog, decision_row
+from ..engine.registry import create_engine
+from ..errors import BudgetExceeded, SemifError, SkillContractError, SkillError, WriteRefused
+from ..skills import ActionContext, ActionResult, Prediction, Request
+from ..tree.bodies import load_body
+from ..tree.manifests import SkillManifest
+from ..tree.router import Route, Router
+from ..tree.tree import SkillTree
+from ..workspace import Workspace
+from .assess import assessment_request
+from .context import BudgetedEngine
+from .guard import guarded
+from .observe import Changes, diff, observe
+
+DEFAULT_BODY_TIMEOUT = 120.0
+
+
+@dataclass
+class Assessment:
+    """The run's outcome label (``success`` / ``failure`` / ``unclear``) and why."""
+
+    label: str
+    reason: str
+    decision: tuple[DecisionRequest, DecisionResult] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label, "reason": self.reason}
+        if self.decision is not None:
+            out["engine"] = self.decision[1].engine
+            out["scores"] = self.decision[1].to_dict()["scores"]
+        return out
+
+
+@dataclass
+class RunResult:
+    """Everything one run did. ``rows`` are the decision rows it logged, in order."""
+
+    run_id: str
+    request: Request
+    route: Route
+    action: ActionResult
+    assessment: Assessment
+    prediction: Prediction | None = None
+    changes: Changes = field(default_factory=Changes)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    log_path: Path | None = None
+    error: str | None = None
+
+    @property
+    def skill(self) -> str | None:
+        return self.route.skill.name if self.route.skill else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "request": {"id": self.request.id, "text": self.request.text},
+            "skill": self.skill,
+            "route_reason": self.route.reason,
+            "prediction": self.prediction.text if self.prediction else None,
+            "action_log": self.action.action_log,
+            "new_state": self.action.new_state,
+            "changes": self.changes.to_dict(),
+            "assessment": self.assessment.to_dict(),
+            "error": self.error,
+            "decisions": [r for r in self.rows if r.get("kind") != "outcome"],
+            "log": str(self.log_path) if self.log_path else None,
+        }
+
+
+class SkillRunner:
+    """Runs requests against a workspace's skill tree.
+
+    ``engine`` answers routing and the skills' sub-decisions; ``judge`` answers
+    the assessment (default: the same engine). Both default to the workspace's
+    settings. Decision rows are appended to the log as they are made, so a
+    crash mid-run keeps everything decided so far.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        engine: Engine | None = None,
+        judge: Engine | None = None,
+        tree: SkillTree | None = None,
+        log: DecisionLog | None = None,
+        body_timeout: float | None = None,
+        on_row: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.engine = engine or create_engine(None, workspace.engine_settings)
+        self.judge = judge or self.engine
+        self.tree = tree or SkillTree.load(workspace.categories_path, workspace.bodies_dir)
+        settings = workspace.settings["log"]
+        self.log = log or DecisionLog(
+            workspace.log_path, fsync=bool(settings.get("fsync")), enabled=bool(settings.get("enabled", True))
+        )
+        timeout = workspace.settings["skills"].get("timeout", DEFAULT_BODY_TIMEOUT)
+        self.body_timeout = float(body_timeout if body_timeout is not None else timeout)
+        self.on_row = on_row
+
+    def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
+        return run_sync(self.arun(text, skill=skill))
+
+    async def arun(self, text: str | Request, *, skill: str | None = None) -> RunResult:
+        """Route ``text`` (or go straight to ``skill``), run the leaf, assess it."""
+        request = text if isinstance(text, Request) else Request(text)
+        run = _Run(self, request)
+        if skill is not None:
+            route = Route(skill=self.tree.get(skill), reason="chosen by the caller")
+        else:
+            route = await Router(self.tree, self.engine).aroute(request.text)
+            for step in route.decisions:
+                run.log(step.request, step.result, kind="route", level=step.level)
+        return await run.execute(route)
+
+
+class _Run:
+    """The state of one run: its id, step counter and logged rows."""
+
+    def __init__(self, runner: SkillRunner, request: Request) -> None:
+        self.runner = runner
+        self.request = request
+        self.run_id = request.id
+        self.rows: list[dict[str, Any]] = []
+        self.skill: str | None = None
+
+    def log(self, asked: DecisionRequest, answer: DecisionResult, *, kind: str, **extra: Any) -> None:
+        row = decision_row(
+            run_id=self.run_id, step=len(self.rows) + 1, kind=kind, skill=self.skill,
+            request=asked, result=answer, request_id=self.request.id, **extra,
+        )
+        self._append(row)
+
+    def _append(self, row: dict[str, Any]) -> None:
+        self.runner.log.append(row)
+        self.rows.append(row)
+        if self.runner.on_row is not None:
+            self.runner.on_row(row)
+
+    async def execute(self, route: Route) -> RunResult:
+        text = self.request.text
+        if route.skill is None:
+            action = ActionResult(action_log=f"No skill handled the request: {route.reason}.", new_state=text)
+            return self.finish(route, action, Assessment("unclear", route.reason or "no skill fits the request"))
+        skill = route.skill
+        self.skill = skill.name
+        if skill.is_stub:
+            action = ActionResult(
+                action_log=f"{skill.name}: this skill is a stub (no body at {skill.body_path}); nothing was done.",
+                new_state=text,
+            )
+            return self.finish(route, action, Assessment("failure", "the skill is a stub"))
+        try:
+            body = load_body(skill)
+        except SkillError as exc:
+            action = ActionResult(action_log=f"{skill.name}: cannot load the skill: {exc}", new_state=text)
+            return self.finish(route, action, Assessment("failure", str(exc)), error=str(exc))
+        return await self.run_body(route, skill, body)
+
+    async def run_body(self, route: Route, skill: SkillManifest, body: Any) -> RunResult:
+        ws = self.runner.workspace
+        roots = ws.write_roots
+        engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
+        ctx = ActionContext(engine=engine, config=ws.skill_config(), write_roots=roots, skill=skill.name, run_id=self.run_id)
+        before = observe(roots, ignore=(self.runner.log.path,))
+        prediction: Prediction | None = None
+        error: str | None = None
+        phase = "predict"
+        try:
+            prediction = await self._call(roots, skill, body.predict, ctx, self.request)
+            if not isinstance(prediction, Prediction):
+                raise SkillContractError(f"predict returned {type(prediction).__name__}, not Prediction")
+            predicted = engine.calls
+            phase = "act"
+            action = await self._call(roots, skill, body.act, ctx, self.request, prediction)
+            if not isinstance(action, ActionResult):
+                raise SkillContractError(f"act returned {type(action).__name__}, not ActionResult")
+        except Exception as exc:  # a body's failure becomes a logged result, never a crash
+            predicted = engine.calls if phase == "predict" else predicted
+            error = _describe(exc, skill, phase)
+            action = ActionResult(action_log=f"{skill.name}: {error}", new_state=self.request.text)
+        for index, (asked, answer) in enumerate(engine.decisions):
+            self.log(asked, answer, kind="predict" if index < predicted else "act")
+        if engine.overrun and error is None:
+            error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
+            action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
+        changes = diff(before, observe(roots, ignore=(self.runner.log.path,)))
+        if error is not None:
+            assessment = Assessment("failure", error)
+        else:
+            assessment = await self.assess(action, changes)
+        return self.finish(route, action, assessment, prediction=prediction, changes=changes, error=error)
+
+    async def _call(self, roots: tuple[Path, ...], skill: SkillManifest, fn: Callable, *args: Any) -> Any:
+        with guarded(roots, skill.name):
+            work = asyncio.to_thread(fn, *args)
+            return await asyncio.wait_for(work, self.runner.body_timeout)
+
+    async def assess(self, action: ActionResult, changes: Changes) -> Assessment:
+        asked = assessment_request(self.request.text, action.action_log, changes)
+        try:
+            answer = await decide(self.runner.judge, asked)
+        except SemifError as exc:
+            return Assessment("unclear", f"the judge could not decide: {exc}")
+        self.log(asked, answer, kind="assess")
+        return Assessment(answer.selected, f"judged by {answer.engine}", (asked, answer))
+
+    def finish(
+        self,
+        route: Route,
+        action: ActionResult,
+        assessment: Assessment,
+        *,
+        prediction: Prediction | None = None,
+        changes: Changes | None = None,
+        error: str | None = None,
+    ) -> RunResult:
+        changes = changes or Changes()
+        self._append({
+            "run_id": self.run_id, "kind": "outcome", "skill": self.skill, "request_id": self.request.id,
+            "request": self.request.text, "outcome": assessment.label, "reason": assessment.reason,
+            "action_log": action.action_log, "new_state": action.new_state, "changes": changes.to_dict(),
+            "error": error,
+        })
+        return RunResult(
+            run_id=self.run_id, request=self.request, route=route, action=action, assessment=assessment,
+            prediction=prediction, changes=changes, rows=self.rows, log_path=self.runner.log.path, error=error,
+        )
+
+
+def _describe(exc: BaseException, skill: SkillManifest, phase: str) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"{phase} did not finish in time and was abandoned"
+    if isinstance(exc, (BudgetExceeded, WriteRefused, SkillContractError)):
+        return f"{phase} failed: {exc}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(skill.body_path)]
+    where = f" at line {frames[-1].lineno}" if frames else ""
+    return f"{phase} raised {type(exc).__name__}{where}: {exc}"

@@ -1,0 +1,203 @@
+"""Categories and code-skill manifests, loaded from ``data/categories.json``.
+
+The file::
+
+    {"version": 1,
+     "categories": [{"name": "email", "description": "..."}],
+     "skills": [{"name": "email.compose", "category": "email", "description": "...",
+                 "allowed_inputs": "...", "actions": ["..."], "cost_budget": 2,
+                 "decision_log_ref": "data/decisions.jsonl?skill=email.compose",
+                 "examples": ["..."]}]}
+
+Loading is lenient: a bad entry is reported (file and entry) and skipped, and
+the rest still load. A file that is not valid JSON is one clear error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ManifestError
+
+NAME_RE = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
+CATEGORY_RE = re.compile(r"[a-z0-9_]+")
+DEFAULT_COST_BUDGET = 5
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SkillManifest:
+    """A code skill's registry entry (the seed's fields, plus optional ``examples``)."""
+
+    name: str
+    category: str
+    description: str
+    allowed_inputs: Any = ""
+    actions: tuple[str, ...] = ()
+    cost_budget: int = DEFAULT_COST_BUDGET
+    decision_log_ref: str = ""
+    examples: tuple[str, ...] = ()
+    body_path: Path | None = None
+
+    @property
+    def leaf(self) -> str:
+        """The name without its category prefix (``compose`` for ``email.compose``)."""
+        prefix = f"{self.category}."
+        return self.name[len(prefix):] if self.name.startswith(prefix) else self.name
+
+    @property
+    def is_stub(self) -> bool:
+        """A manifest without a body: listed and navigable, but it cannot act."""
+        return self.body_path is None or not self.body_path.is_file()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "category": self.category,
+            "description": self.description,
+            "allowed_inputs": self.allowed_inputs,
+            "actions": list(self.actions),
+            "cost_budget": self.cost_budget,
+            "decision_log_ref": self.decision_log_ref,
+            "examples": list(self.examples),
+            "body": str(self.body_path) if self.body_path else None,
+            "stub": self.is_stub,
+        }
+
+
+def body_path_for(bodies_dir: Path, category: str, name: str) -> Path:
+    """Where a skill's body lives: ``<bodies_dir>/<category>/<leaf>.py``."""
+    prefix = f"{category}."
+    leaf = name[len(prefix):] if name.startswith(prefix) else name
+    return bodies_dir / category / f"{leaf}.py"
+
+
+@dataclass
+class Manifests:
+    """What a ``categories.json`` held: categories, skills, and the entries skipped."""
+
+    categories: dict[str, Category] = field(default_factory=dict)
+    skills: dict[str, SkillManifest] = field(default_factory=dict)
+    problems: list[ManifestError] = field(default_factory=list)
+
+
+def load_manifests(path: Path, bodies_dir: Path) -> Manifests:
+    """Read ``path`` leniently. Raises :class:`ManifestError` only if the file is unusable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError("no such file; create a workspace with: semif init DIR", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"cannot read ({exc})", file=str(path)) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", file=str(path)) from exc
+    if not isinstance(data, dict):
+        raise ManifestError("expected a JSON object with 'categories' and 'skills'", file=str(path))
+    return parse_manifests(data, file=str(path), bodies_dir=bodies_dir)
+
+
+def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path) -> Manifests:
+    result = Manifests()
+    for index, entry in enumerate(_entries(data, "categories", file, result)):
+        try:
+            category = _category(entry)
+        except ManifestError as exc:
+            result.problems.append(ManifestError(str(exc), file=file, entry=_label(entry, "categories", index)))
+            continue
+        if category.name in result.categories:
+            result.problems.append(
+                ManifestError("duplicate category, skipped", file=file, entry=_label(entry, "categories", index))
+            )
+            continue
+        result.categories[category.name] = category
+    for index, entry in enumerate(_entries(data, "skills", file, result)):
+        try:
+            skill = _skill(entry, result.categories, bodies_dir)
+        except ManifestError as exc:
+            result.problems.append(ManifestError(str(exc), file=file, entry=_label(entry, "skills", index)))
+            continue
+        if skill.name in result.skills:
+            result.problems.append(
+                ManifestError("duplicate leaf, skipped (the first one is kept)", file=file, entry=skill.name)
+            )
+            continue
+        result.skills[skill.name] = skill
+    return result
+
+
+def _entries(data: dict[str, Any], key: str, file: str, result: Manifests) -> list[Any]:
+    entries = data.get(key, [])
+    if not isinstance(entries, list):
+        result.problems.append(ManifestError(f"'{key}' must be a list", file=file))
+        return []
+    return entries
+
+
+def _label(entry: Any, key: str, index: int) -> str:
+    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+        return entry["name"]
+    return f"{key}[{index}]"
+
+
+def _text(entry: dict[str, Any], key: str, *, required: bool) -> str:
+    value = entry.get(key, "")
+    if not isinstance(value, str):
+        raise ManifestError(f"'{key}' must be a string")
+    if required and not value.strip():
+        raise ManifestError(f"'{key}' is required")
+    return value.strip()
+
+
+def _category(entry: Any) -> Category:
+    if not isinstance(entry, dict):
+        raise ManifestError("a category must be an object")
+    name = _text(entry, "name", required=True)
+    if not CATEGORY_RE.fullmatch(name):
+        raise ManifestError(f"category name {name!r} must match [a-z0-9_]+")
+    return Category(name=name, description=_text(entry, "description", required=False))
+
+
+def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path) -> SkillManifest:
+    if not isinstance(entry, dict):
+        raise ManifestError("a skill manifest must be an object")
+    name = _text(entry, "name", required=True)
+    if not NAME_RE.fullmatch(name):
+        raise ManifestError(f"name {name!r} must match {NAME_RE.pattern} (lowercase, digits, '_' and '.')")
+    category = _text(entry, "category", required=False)
+    if not category:
+        raise ManifestError("no category given")
+    if category not in categories:
+        raise ManifestError(f"unknown category {category!r}")
+    description = _text(entry, "description", required=True)
+    budget = entry.get("cost_budget", DEFAULT_COST_BUDGET)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise ManifestError(f"cost_budget must be a non-negative integer (engine calls per run), not {budget!r}")
+    actions = entry.get("actions", [])
+    if isinstance(actions, str):
+        actions = [actions]
+    examples = entry.get("examples", [])
+    for key, value in (("actions", actions), ("examples", examples)):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ManifestError(f"'{key}' must be a list of strings")
+    return SkillManifest(
+        name=name,
+        category=category,
+        description=description,
+        allowed_inputs=entry.get("allowed_inputs", ""),
+        actions=tuple(actions),
+        cost_budget=budget,
+        decision_log_ref=str(entry.get("decision_log_ref", "")),
+        examples=tuple(examples),
+        body_path=body_path_for(bodies_dir, category, name),
+    )
