@@ -1,0 +1,69 @@
+"""Shared fixtures: isolated user dirs, and small workspaces built from code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SEED_BODY = (FIXTURES / "seed_email_compose.py").read_text(encoding="utf-8")
+CONTACTS = [
+    {"name": "Alice", "email": "alice@example.com", "description": "Alice Martin, finance lead, quarterly reports"},
+    {"name": "Bob", "email": "bob@example.com", "description": "Bob Chen, engineering manager"},
+]
+
+
+@pytest.fixture(autouse=True)
+def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test touches the real per-user workspace."""
+    monkeypatch.setenv("SEMIF_HOME", str(tmp_path_factory.mktemp("semif-home") / "workspace"))
+
+
+@pytest.fixture
+def make_workspace(tmp_path: Path) -> Callable[..., Path]:
+    """Build a workspace: ``make_workspace(skills={"email.compose": SOURCE or None}, ...)``.
+
+    ``None`` as a source makes a stub. Returns the workspace root.
+    """
+
+    def build(
+        skills: dict[str, str | None] | None = None,
+        *,
+        categories: dict[str, str] | None = None,
+        budgets: dict[str, int] | None = None,
+        descriptions: dict[str, str] | None = None,
+        settings: str = "",
+        name: str = "ws",
+    ) -> Path:
+        root = tmp_path / name
+        (root / "data").mkdir(parents=True)
+        skills = {"email.compose": SEED_BODY} if skills is None else skills
+        cats = categories or {n.split(".")[0]: f"{n.split('.')[0]} things" for n in skills}
+        manifests = []
+        for full, source in skills.items():
+            category, leaf = full.split(".", 1)
+            manifests.append({
+                "name": full, "category": category,
+                "description": (descriptions or {}).get(full, f"{leaf.replace('_', ' ')} for {category}"),
+                "cost_budget": (budgets or {}).get(full, 3),
+            })
+            if source is not None:
+                body = root / "data" / "skills" / category / f"{leaf}.py"
+                body.parent.mkdir(parents=True, exist_ok=True)
+                body.write_text(source, encoding="utf-8")
+        (root / "data" / "categories.json").write_text(json.dumps({
+            "version": 1,
+            "categories": [{"name": n, "description": d} for n, d in cats.items()],
+            "skills": manifests,
+        }, indent=2), encoding="utf-8")
+        (root / "data" / "contacts.json").write_text(json.dumps(CONTACTS), encoding="utf-8")
+        (root / "semif.toml").write_text(
+            '[paths]\ndata = "data"\ndrafts = "data/drafts"\ncontacts = "data/contacts.json"\n' + settings,
+            encoding="utf-8",
+        )
+        return root
+
+    return build

@@ -1,0 +1,60 @@
+"""The kernel's contract: standard library only, the seed's names, and the public face."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import semif_agent
+
+SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000_43507218654df69c.txt"
+
+
+def test_kernel_imports_only_the_standard_library() -> None:
+    code = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        "import semif_agent.skills, semif_agent.engine\n"
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        "print(json.dumps(sorted(new)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(json.loads(out))
+    foreign = {m for m in loaded if m not in sys.stdlib_module_names and m != "semif_agent" and not m.startswith("_")}
+    assert foreign == set(), f"the kernel imported third-party modules: {foreign}"
+
+
+def test_contract_types_are_importable_where_the_seed_says() -> None:
+    from semif_agent import engine, skills
+
+    for name in ("Request", "ActionContext", "Prediction", "ActionResult", "DecisionRequest", "Option", "DecisionResult"):
+        assert hasattr(skills, name), name
+    for name in ("DecisionRequest", "Option", "DecisionResult"):
+        assert getattr(engine, name) is getattr(skills, name)
+    prediction = skills.Prediction(text="t", decisions=[])
+    result = skills.ActionResult(action_log="log", new_state="state")
+    assert (prediction.text, result.action_log, result.new_state) == ("t", "log", "state")
+
+
+def test_public_face_is_pinned() -> None:
+    assert semif_agent.__all__ == sorted([
+        "ActionContext", "ActionResult", "DecisionLog", "DecisionRequest", "DecisionResult", "Engine",
+        "Option", "Prediction", "Request", "ScriptedEngine", "SemifError", "UserError", "Workspace",
+        "create_engine", "register_engine",
+    ])
+    for name in semif_agent.__all__:
+        assert getattr(semif_agent, name) is not None
+
+
+def test_fixture_body_is_the_seed_example_verbatim() -> None:
+    if not SEED.is_file():
+        import pytest
+
+        pytest.skip("the seed documents are not beside this checkout")
+    block = re.search(r"```python\n(def predict\(ctx, request\):.*?)```", SEED.read_text(), re.S)
+    assert block is not None
+    fixture = (Path(__file__).parents[1] / "fixtures" / "seed_email_compose.py").read_text()
+    assert block.group(1).strip() in fixture

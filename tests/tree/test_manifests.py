@@ -1,0 +1,76 @@
+"""A bad manifest is reported with file and entry and skipped; the rest still load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from semif_agent.errors import ManifestError, UnknownSkillError
+from semif_agent.tree import SkillTree
+
+
+def write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "categories.json"
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data, encoding="utf-8")
+    return path
+
+
+def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
+    path = write(tmp_path, {
+        "categories": [{"name": "email", "description": "Mail"}, {"name": "Bad Name"}, {"name": "email"}],
+        "skills": [
+            {"name": "email.compose", "category": "email", "description": "Write a draft", "cost_budget": 2},
+            {"name": "Email.Send!", "category": "email", "description": "bad name"},
+            {"name": "email.nocat", "description": "no category"},
+            {"name": "email.compose", "category": "email", "description": "duplicate leaf"},
+            {"name": "weather.today", "category": "weather", "description": "unknown category"},
+            {"name": "email.budget", "category": "email", "description": "x", "cost_budget": -1},
+            {"name": "email.nodesc", "category": "email"},
+            "not an object",
+        ],
+    })
+    tree = SkillTree.load(path, tmp_path / "skills")
+    assert list(tree.skills) == ["email.compose"]
+    assert tree.skills["email.compose"].description == "Write a draft"
+    messages = [str(p) for p in tree.problems]
+    assert all(str(path) in m for m in messages)
+    expected = [
+        "'Bad Name'", "duplicate category", "'Email.Send!' must match", "email.nocat': no category given",
+        "duplicate leaf", "unknown category 'weather'", "cost_budget must be", "'description' is required",
+        "skills[7]",
+    ]
+    for fragment in expected:
+        assert any(fragment in m for m in messages), (fragment, messages)
+
+
+def test_malformed_json_is_one_clear_error_with_its_position(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"categories": [\n  {"name": "email",}\n]}')
+    with pytest.raises(ManifestError, match=r"categories.json: invalid JSON at line 2, column 20"):
+        SkillTree.load(path, tmp_path)
+    assert path.read_text().startswith('{"categories"'), "the file is left as it was"
+
+
+def test_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="semif init"):
+        SkillTree.load(tmp_path / "nope.json", tmp_path)
+
+
+def test_bodies_live_under_category_folders_and_missing_ones_are_stubs(tmp_path: Path) -> None:
+    path = write(tmp_path, {
+        "categories": [{"name": "email", "description": "Mail"}],
+        "skills": [{"name": "email.compose", "category": "email", "description": "Draft"},
+                   {"name": "email.archive", "category": "email", "description": "Archive"}],
+    })
+    body = tmp_path / "skills" / "email" / "compose.py"
+    body.parent.mkdir(parents=True)
+    body.write_text("def predict(ctx, r): pass\ndef act(ctx, r, p): pass\n")
+    tree = SkillTree.load(path, tmp_path / "skills")
+    assert tree.get("email.compose").body_path == body and not tree.get("email.compose").is_stub
+    assert tree.get("email.archive").is_stub
+    assert [o.id for o in tree.category_options()] == ["email", "none"]
+    assert "compose, archive" in tree.category_options()[0].description
+    assert [o.id for o in tree.skill_options("email")] == ["email.compose", "email.archive", "none"]
+    with pytest.raises(UnknownSkillError, match="no skill named 'email.send'"):
+        tree.get("email.send")
