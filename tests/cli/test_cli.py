@@ -1,0 +1,115 @@
+"""The CLI: user mistakes are one line and a non-zero exit; listings speak JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from semif_agent.cli import main
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_run_with_a_scripted_engine_prints_json(make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps(["email", "email.compose", "Alice", "success"]))
+    code, out, err = invoke("run", "Email Alice about lunch", "-w", str(root), "--engine", f"scripted:{script}", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["skill"] == "email.compose"
+    assert data["assessment"]["label"] == "success"
+    assert [d["kind"] for d in data["decisions"]] == ["route", "route", "predict", "assess"]
+    assert Path(data["log"]) == root / "data" / "decisions.jsonl"
+
+
+def test_replaying_a_logged_run_reproduces_its_decisions(make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps(["email", "email.compose", "Bob", "success"]))
+    invoke("run", "Write to Bob", "-w", str(root), "--engine", f"scripted:{script}")
+    log = root / "data" / "decisions.jsonl"
+    code, out, err = invoke("run", "Write to Bob", "-w", str(root), "--engine", f"scripted:{log}", "--json", "--no-log")
+    assert code == 0, err
+    assert [d["selected"] for d in json.loads(out)["decisions"]] == ["email", "email.compose", "Bob", "success"]
+
+
+def test_human_output_shows_route_assessment_and_log(make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    script = tmp_path / "a.json"
+    script.write_text(json.dumps(["email", "email.compose", "Alice", "success"]))
+    code, out, _ = invoke("run", "Email Alice", "-w", str(root), "--engine", f"scripted:{script}")
+    assert code == 0
+    assert "Which contact is the intended recipient? -> Alice" in out
+    assert "assessment" in out and "success" in out
+    assert "4 decision rows + 1 outcome row" in out
+
+
+def test_log_lists_filters_and_exports(make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    script = tmp_path / "a.json"
+    script.write_text(json.dumps(["email", "email.compose", "Alice", "success"]))
+    nothing = tmp_path / "none.json"
+    nothing.write_text(json.dumps(["none"]))
+    invoke("run", "Email Alice", "-w", str(root), "--engine", f"scripted:{script}")
+    invoke("run", "weather?", "-w", str(root), "--engine", f"scripted:{nothing}")
+    code, out, _ = invoke("log", "-w", str(root), "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 5
+    assert {r["outcome"] for r in rows} == {"success", "unclear"}
+    code, out, _ = invoke("log", "-w", str(root), "--json", "--kind", "predict")
+    assert [json.loads(line)["selected"] for line in out.splitlines()] == ["Alice"]
+    export = tmp_path / "rows.jsonl"
+    code, out, _ = invoke("log", "-w", str(root), "--outcome", "success", "--export", str(export))
+    assert code == 0 and len(export.read_text().splitlines()) == 4
+
+
+def test_tree_and_skills_listings(make_workspace) -> None:
+    from ..conftest import SEED_BODY
+
+    root = make_workspace({"email.compose": SEED_BODY, "email.archive": None})
+    code, out, _ = invoke("tree", "-w", str(root))
+    assert code == 0 and "email.compose" in out and "email.archive (stub)" in out
+    code, out, _ = invoke("skills", "list", "-w", str(root), "--json")
+    assert [s["name"] for s in json.loads(out)] == ["email.compose", "email.archive"]
+    code, out, _ = invoke("skills", "show", "email.compose", "-w", str(root), "--json")
+    assert json.loads(out)["cost_budget"] == 3
+
+
+def test_user_mistakes_are_one_line_and_a_non_zero_exit(make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    cases = [
+        (("run", "x", "-w", str(tmp_path / "missing")), "no such workspace directory"),
+        (("tree", "-w", str(tmp_path)), "not a workspace"),
+        (("skills", "show", "email.nope", "-w", str(root)), "no skill named 'email.nope'"),
+        (("run", "x", "-w", str(root), "--engine", "warp"), "unknown engine 'warp'"),
+    ]
+    for args, message in cases:
+        code, out, err = invoke(*args)
+        assert code == 1, (args, out, err)
+        assert message in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+
+
+def test_malformed_settings_and_manifests_are_one_line(make_workspace) -> None:
+    root = make_workspace()
+    (root / "data" / "categories.json").write_text("{oops")
+    code, _, err = invoke("tree", "-w", str(root))
+    assert code == 1 and "invalid JSON at line 1" in err and len(err.strip().splitlines()) == 1
+    (root / "semif.toml").write_text("[paths\n")
+    code, _, err = invoke("run", "x", "-w", str(root))
+    assert code == 1 and "invalid TOML" in err
+
+
+def test_help_explains_the_commands() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    for command in ("init", "run", "tree", "skills", "log"):
+        assert command in out
+    code, out, _ = invoke("run", "--help")
+    assert "--engine" in out and "--json" in out
