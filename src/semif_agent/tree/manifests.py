@@ -30,8 +30,11 @@ DEFAULT_COST_BUDGET = 5
 
 @dataclass(frozen=True)
 class Category:
+    """A node of the tree. ``parent`` nests it under another category ("" = top level)."""
+
     name: str
     description: str = ""
+    parent: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path) -> Man
             )
             continue
         result.categories[category.name] = category
+    _drop_orphans(result, file)
     for index, entry in enumerate(_entries(data, "skills", file, result)):
         try:
             skill = _skill(entry, result.categories, bodies_dir)
@@ -165,7 +169,36 @@ def _category(entry: Any) -> Category:
     name = _text(entry, "name", required=True)
     if not CATEGORY_RE.fullmatch(name):
         raise ManifestError(f"category name {name!r} must match [a-z0-9_]+")
-    return Category(name=name, description=_text(entry, "description", required=False))
+    parent = _text(entry, "parent", required=False)
+    if parent == name:
+        raise ManifestError("a category cannot be its own parent")
+    return Category(name=name, description=_text(entry, "description", required=False), parent=parent)
+
+
+def _drop_orphans(result: Manifests, file: str) -> None:
+    """Skip categories whose parent is unknown or that sit on a cycle (and their descendants)."""
+    while True:
+        bad = [c for c in result.categories.values() if c.parent and c.parent not in result.categories]
+        bad += [c for c in result.categories.values() if c not in bad and _on_cycle(c, result.categories)]
+        if not bad:
+            return
+        for category in bad:
+            reason = "is on a cycle of parents" if category.parent in result.categories else f"unknown parent {category.parent!r}"
+            result.problems.append(ManifestError(f"category {reason}, skipped", file=file, entry=category.name))
+            del result.categories[category.name]
+
+
+def _on_cycle(category: Category, categories: dict[str, Category]) -> bool:
+    seen = {category.name}
+    node = category
+    while node.parent:
+        if node.parent in seen:
+            return True
+        seen.add(node.parent)
+        node = categories.get(node.parent)
+        if node is None:
+            return False
+    return False
 
 
 def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path) -> SkillManifest:

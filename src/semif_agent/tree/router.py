@@ -11,6 +11,7 @@ from .tree import SkillTree
 
 CATEGORY_QUESTION = "Which category of skills fits this request?"
 SKILL_QUESTION = "Which skill of the {category} category should handle this request?"
+MAX_DEPTH = 16
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,14 @@ class Route:
     reason: str = ""
 
 
+def question_at(category: str) -> str:
+    return SKILL_QUESTION.format(category=category) if category else CATEGORY_QUESTION
+
+
 class Router:
-    """Walks ``tree`` with ``engine``: pick a category, then a skill in it; ``none`` ends the walk."""
+    """The plain chain: at each level pick a subcategory or a skill; ``none`` ends the walk."""
+
+    name = "chain"
 
     def __init__(self, tree: SkillTree, engine: Engine) -> None:
         self.tree = tree
@@ -40,26 +47,22 @@ class Router:
 
     async def aroute(self, text: str) -> Route:
         route = Route(skill=None)
-        categories = self.tree.category_options()
-        if len(categories) == 1:  # only `none`
-            route.reason = "the skill tree has no skills"
-            return route
-        asked = DecisionRequest(state=text, question=CATEGORY_QUESTION, options=categories)
-        answer = await decide(self.engine, asked)
-        route.decisions.append(RoutedDecision("category", asked, answer))
-        if answer.selected == NONE_ID:
-            route.reason = "no category fits the request"
-            return route
-        category = answer.selected
-        asked = DecisionRequest(
-            state=text,
-            question=SKILL_QUESTION.format(category=category),
-            options=self.tree.skill_options(category),
-        )
-        answer = await decide(self.engine, asked)
-        route.decisions.append(RoutedDecision("skill", asked, answer))
-        if answer.selected == NONE_ID:
-            route.reason = f"no skill of the {category!r} category fits the request"
-            return route
-        route.skill = self.tree.skills[answer.selected]
+        node = ""
+        for _ in range(MAX_DEPTH):
+            options = self.tree.options_at(node)
+            if len(options) == 1:  # only `none`
+                route.reason = "the skill tree has no skills" if not node else f"the {node!r} category is empty"
+                return route
+            asked = DecisionRequest(state=text, question=question_at(node), options=options)
+            answer = await decide(self.engine, asked)
+            level = "category" if answer.selected in self.tree.categories or (answer.selected == NONE_ID and not node) else "skill"
+            route.decisions.append(RoutedDecision(level, asked, answer))
+            if answer.selected == NONE_ID:
+                route.reason = f"no skill of the {node!r} category fits the request" if node else "no category fits the request"
+                return route
+            if answer.selected in self.tree.skills:
+                route.skill = self.tree.skills[answer.selected]
+                return route
+            node = answer.selected
+        route.reason = "the tree is deeper than the router follows"
         return route

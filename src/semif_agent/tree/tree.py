@@ -1,4 +1,4 @@
-"""The skill tree: categories -> leaves, built from a workspace's manifests."""
+"""The skill tree: categories (possibly nested) -> leaves, built from a workspace's manifests."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .manifests import Category, Manifests, SkillManifest, load_manifests
 
 NONE_CATEGORY = Option(NONE_ID, "None of these: the request fits no category.")
 NONE_SKILL = Option(NONE_ID, "None of these skills fits the request.")
+SUMMARY_NAMES = 12
 
 
 @dataclass
@@ -28,30 +29,56 @@ class SkillTree:
         return cls(manifests.categories, manifests.skills, manifests.problems, categories_path)
 
     def children(self, category: str) -> list[SkillManifest]:
+        """The skills directly in ``category``."""
         return [s for s in self.skills.values() if s.category == category]
+
+    def subcategories(self, category: str) -> list[Category]:
+        """The categories directly under ``category`` (``""``: the top level)."""
+        return [c for c in self.categories.values() if c.parent == category]
+
+    def leaves_under(self, category: str) -> list[SkillManifest]:
+        """Every skill in ``category`` or below it."""
+        leaves = self.children(category)
+        for sub in self.subcategories(category):
+            leaves.extend(self.leaves_under(sub.name))
+        return leaves
+
+    def path_to(self, skill: str) -> list[str]:
+        """The categories from the top down to ``skill``'s own."""
+        path: list[str] = []
+        node = self.categories.get(self.get(skill).category)
+        while node is not None:
+            path.insert(0, node.name)
+            node = self.categories.get(node.parent) if node.parent else None
+        return path
 
     def get(self, name: str) -> SkillManifest:
         skill = self.skills.get(name)
         if skill is None:
-            known = ", ".join(sorted(self.skills)) or "none"
+            known = ", ".join(sorted(self.skills)[:20]) or "none"
             raise UnknownSkillError(f"no skill named {name!r} (known: {known})")
         return skill
 
+    def options_at(self, category: str = "") -> list[Option]:
+        """What a decision at ``category`` offers: its non-empty subcategories, its skills, ``none``."""
+        options = [
+            Option(c.name, category_summary(c, leaves))
+            for c in self.subcategories(category)
+            if (leaves := self.leaves_under(c.name))
+        ]
+        options += [Option(s.name, s.description) for s in self.children(category)]
+        return options + [NONE_CATEGORY if not category else NONE_SKILL]
+
     def category_options(self) -> list[Option]:
-        """One option per non-empty category, described by itself and what it holds, plus ``none``."""
-        options = []
-        for category in self.categories.values():
-            leaves = self.children(category.name)
-            if leaves:
-                options.append(Option(category.name, category_summary(category, leaves)))
-        return options + [NONE_CATEGORY]
+        """The top-level decision's options."""
+        return self.options_at("")
 
     def skill_options(self, category: str) -> list[Option]:
-        return [Option(s.name, s.description) for s in self.children(category)] + [NONE_SKILL]
+        return self.options_at(category)
 
 
 def category_summary(category: Category, leaves: list[SkillManifest]) -> str:
-    """A category's description followed by the names of its leaves, in words."""
-    names = ", ".join(s.leaf.replace("_", " ") for s in leaves)
+    """A category's description followed by the names of (some of) its leaves, in words."""
+    names = ", ".join(s.leaf.replace("_", " ") for s in leaves[:SUMMARY_NAMES])
     description = category.description.rstrip(".")
     return f"{description} ({names})." if description else f"{names}."
