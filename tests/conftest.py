@@ -16,6 +16,14 @@ CONTACTS = [
 ]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolate_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Engines built during the tests cache embeddings in a temporary folder."""
+    import os
+
+    os.environ["SEMIF_CACHE_DIR"] = str(tmp_path_factory.mktemp("semif-cache"))
+
+
 @pytest.fixture(autouse=True)
 def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test touches the real per-user workspace."""

@@ -135,3 +135,33 @@ def test_scripted_engine_from_a_file(tmp_path: Path) -> None:
 def test_result_to_dict_is_json_safe() -> None:
     result = DecisionResult(selected="a", scores={"a": float("-inf"), "b": 0.5})
     assert result.to_dict()["scores"] == {"a": None, "b": 0.5}
+
+
+def test_option_embeddings_are_cached_on_disk_and_invalidated_by_a_new_description(tmp_path: Path) -> None:
+    from semif_agent.engine.embed_cache import EmbeddingStore
+    from semif_agent.engine.local import Embedder, model_file
+
+    store_path = tmp_path / "embeddings.sqlite3"
+    first = Embedder(model_file(), store=EmbeddingStore(store_path))
+    texts = ["email: write a draft", "notes: save a note", "todos: add a task"]
+    first.embed(texts)
+    assert first.computed == 3 and len(EmbeddingStore(store_path)) == 3
+
+    second = Embedder(model_file(), store=EmbeddingStore(store_path))  # a new process, in effect
+    again = second.embed(texts)
+    assert second.computed == 0
+    assert abs(float(again[0] @ first.embed(texts)[0]) - 1.0) < 1e-5
+    second.embed(["email: write a draft to a contact"] + texts[1:])
+    assert second.computed == 1
+
+
+def test_an_unwritable_cache_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    from semif_agent.engine.embed_cache import EmbeddingStore
+    from semif_agent.engine.local import Embedder, model_file
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    embedder = Embedder(model_file(), store=EmbeddingStore(blocker / "sub" / "e.sqlite3"))
+    with pytest.warns(RuntimeWarning, match="embedding cache"):
+        vectors = embedder.embed(["still works"])
+    assert vectors.shape == (1, 384)

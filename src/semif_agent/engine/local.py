@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import EngineConfigError
 from .base import ThresholdEngine
 from .decisions import DecisionRequest
+from .embed_cache import EmbeddingStore, cache_key, default_cache_path
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_ID = "all-MiniLM-L6-v2-int8"
@@ -79,11 +80,19 @@ def verify_model(path: Path) -> None:
 class Embedder:
     """Sentence embeddings from the ONNX model, mean-pooled and L2-normalised.
 
-    Embeddings are cached by text (LRU); uncached texts are embedded in one batch.
+    Embeddings are cached by text in memory (LRU) and, when a ``store`` is
+    given, on disk; the texts found in neither are embedded in one batch.
     Thread-safe.
     """
 
-    def __init__(self, model_path: Path, *, cache_size: int = 50_000, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        cache_size: int = 50_000,
+        threads: int | None = None,
+        store: EmbeddingStore | None = None,
+    ) -> None:
         try:
             import numpy as np
             import onnxruntime as ort
@@ -106,21 +115,38 @@ class Embedder:
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self.store = store
         self.dimension = 384
+        self.computed = 0  # texts run through the model (not served from a cache)
 
     def embed(self, texts: Sequence[str]) -> Any:
         """An ``(len(texts), 384)`` float32 array of unit vectors."""
         np = self._np
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing and self.store is not None:
+                missing = self._load_stored(missing)
             if missing:
-                for text, vector in zip(missing, self._run(missing)):
+                vectors = self._run(missing)
+                self.computed += len(missing)
+                for text, vector in zip(missing, vectors):
                     self._cache[text] = vector
+                if self.store is not None:
+                    self.store.put_many((cache_key(MODEL_ID, t), v.tobytes()) for t, v in zip(missing, vectors))
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
             for text in texts:
                 self._cache.move_to_end(text)
             return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dimension), "float32")
+
+    def _load_stored(self, texts: list[str]) -> list[str]:
+        """Fill the memory cache from the store; return the texts still missing."""
+        keys = {cache_key(MODEL_ID, t): t for t in texts}
+        for key, blob in self.store.get_many(list(keys)).items():
+            vector = self._np.frombuffer(blob, dtype=self._np.float32)
+            if vector.shape == (self.dimension,):
+                self._cache[keys[key]] = vector
+        return [t for t in texts if t not in self._cache]
 
     def _run(self, texts: list[str]) -> Any:
         np = self._np
@@ -141,12 +167,21 @@ _embedders: dict[str, Embedder] = {}
 
 
 def shared_embedder(settings: Mapping[str, Any] | None = None) -> Embedder:
-    """One embedder per model file per process (the session and cache are shared)."""
+    """One embedder per model file and cache file per process (session and caches shared).
+
+    The on-disk cache is ``settings["cache"]`` (``false`` turns it off), else
+    :func:`~semif_agent.engine.embed_cache.default_cache_path`.
+    """
+    settings = settings or {}
     path = model_file(settings)
+    cache = settings.get("cache", True)
+    store_path = None if cache is False else (default_cache_path() if cache in (True, None, "") else Path(cache))
+    key = f"{path}|{store_path}"
     with _lock:
-        embedder = _embedders.get(str(path))
+        embedder = _embedders.get(key)
         if embedder is None:
-            embedder = _embedders[str(path)] = Embedder(path)
+            store = EmbeddingStore(store_path) if store_path else None
+            embedder = _embedders[key] = Embedder(path, store=store)
         return embedder
 
 
