@@ -7,7 +7,7 @@ import time
 from typing import Protocol, runtime_checkable
 
 from ..errors import DecisionError
-from .decisions import NONE_ID, DecisionRequest, DecisionResult, softmax
+from .decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
 
 
 @runtime_checkable
@@ -84,6 +84,10 @@ class ThresholdEngine(BaseEngine):
 
     def _score(self, request: DecisionRequest) -> dict[str, float]:  # pragma: no cover
         raise NotImplementedError
+
+    def score(self, state: str, options: list[Option]) -> dict[str, float]:
+        """The raw score of every option for ``state``, with no choice made (for rankers)."""
+        return self._score(DecisionRequest(state, "score", options)) if options else {}
 
     def _decide(self, request: DecisionRequest) -> DecisionResult:
         real = [o for o in request.options if o.id != NONE_ID]

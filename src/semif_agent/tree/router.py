@@ -45,9 +45,10 @@ class Router:
         self.tree = tree
         self.engine = engine
 
-    async def aroute(self, text: str) -> Route:
+    async def aroute(self, text: str, *, start: str = "") -> Route:
+        """Walk from ``start`` (default: the top) to a leaf or ``none``."""
         route = Route(skill=None)
-        node = ""
+        node = start
         for _ in range(MAX_DEPTH):
             options = self.tree.options_at(node)
             if len(options) == 1:  # only `none`

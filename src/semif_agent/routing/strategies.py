@@ -1,0 +1,191 @@
+"""Routing strategies: different ways to walk the tree to a leaf, compared by ``semif eval``.
+
+- ``chain``: the plain chain; each level is decided on the categories' own summaries.
+- ``best_leaf``: each category is scored by its best leaf (one embedding of the request
+  against every leaf), then the walk takes the best-scoring branch; ``none`` when even
+  the best leaf is below the threshold.
+- ``beam``: the top categories by best leaf are tried in turn, each with the engine's own
+  decision among its children; a ``none`` there backs off to the next category.
+- ``shortlist``: the leaves are ranked by the local scorer and only the top 16 (plus
+  ``none``) go to the engine, so no model decision ever sees more than 16 options.
+- ``examples``: ``best_leaf`` with skills' example requests as nearest neighbours.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..engine.base import Engine, decide
+from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
+from ..errors import EngineConfigError
+from ..tree.router import Route, RoutedDecision, Router, question_at
+from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
+from .scoring import LeafScorer
+
+STRATEGIES = ("chain", "best_leaf", "beam", "shortlist", "examples")
+SHORTLIST_QUESTION = "Which skill should handle this request?"
+MAX_OPTIONS = 16
+
+
+class RoutingStrategy(Protocol):
+    name: str
+
+    async def aroute(self, text: str) -> Route: ...
+
+
+class _LeafAware:
+    """Shared ground: a leaf scorer and the derived score of any node."""
+
+    def __init__(self, tree: SkillTree, engine: Engine, scorer: LeafScorer, threshold: float) -> None:
+        self.tree = tree
+        self.engine = engine
+        self.scorer = scorer
+        self.threshold = threshold
+
+    def node_scores(self, leaf_scores: dict[str, float], options: list[Option]) -> dict[str, float]:
+        """Each option's score: a skill's own, a category's best leaf's; ``none`` the threshold."""
+        out = {}
+        for option in options:
+            if option.id == NONE_ID:
+                out[NONE_ID] = self.threshold
+            elif option.id in leaf_scores:
+                out[option.id] = leaf_scores[option.id]
+            else:
+                out[option.id] = max((leaf_scores[s.name] for s in self.tree.leaves_under(option.id)), default=-1.0)
+        return out
+
+    def derived(self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str) -> RoutedDecision:
+        selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
+        result = DecisionResult(
+            selected=selected, scores=scores, engine=f"{self.scorer.engine.name}", model=self.scorer.engine.model, note=note
+        )
+        asked = DecisionRequest(state=text, question=question_at(node), options=options)
+        level = "skill" if selected in self.tree.skills else "category"
+        return RoutedDecision(level, asked, result)
+
+
+class BestLeaf(_LeafAware):
+    name = "best_leaf"
+
+    async def aroute(self, text: str) -> Route:
+        leaf_scores = self.scorer.scores(text)
+        route = Route(skill=None)
+        node = ""
+        while True:
+            options = self.tree.options_at(node)
+            if len(options) == 1:
+                route.reason = "the skill tree has no skills"
+                return route
+            step = self.derived(text, node, options, self.node_scores(leaf_scores, options), "scored from the leaves")
+            route.decisions.append(step)
+            chosen = step.result.selected
+            if chosen == NONE_ID:
+                route.reason = "no skill scores above the threshold"
+                return route
+            if chosen in self.tree.skills:
+                route.skill = self.tree.skills[chosen]
+                return route
+            node = chosen
+
+
+class Beam(_LeafAware):
+    name = "beam"
+
+    def __init__(self, *args, width: int = 3, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.width = width
+
+    async def aroute(self, text: str) -> Route:
+        leaf_scores = self.scorer.scores(text)
+        route = Route(skill=None)
+        options = self.tree.options_at("")
+        remaining = [o for o in options if o.id != NONE_ID]
+        for attempt in range(self.width):
+            offered = remaining + [NONE_CATEGORY]
+            step = self.derived(text, "", offered, self.node_scores(leaf_scores, offered),
+                                "scored from the leaves" if attempt == 0 else "backoff after none")
+            route.decisions.append(step)
+            chosen = step.result.selected
+            if chosen == NONE_ID:
+                route.reason = "no category's best leaf scores above the threshold"
+                return route
+            if chosen in self.tree.skills:
+                route.skill = self.tree.skills[chosen]
+                return route
+            inner = await _chain_from(self.tree, self.engine, text, chosen)
+            route.decisions.extend(inner.decisions)
+            if inner.skill is not None:
+                route.skill = inner.skill
+                return route
+            remaining = [o for o in remaining if o.id != chosen]
+            if not remaining:
+                break
+        route.reason = f"no skill fits in the top {self.width} categories"
+        return route
+
+
+class Shortlist(_LeafAware):
+    name = "shortlist"
+
+    def __init__(self, *args, size: int = MAX_OPTIONS, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        if not 1 <= size <= MAX_OPTIONS:
+            raise EngineConfigError(f"a shortlist holds 1 to {MAX_OPTIONS} skills, not {size}")
+        self.size = size
+
+    async def aroute(self, text: str) -> Route:
+        leaf_scores = self.scorer.scores(text)
+        top = sorted(leaf_scores, key=leaf_scores.get, reverse=True)[: self.size]
+        route = Route(skill=None)
+        if not top:
+            route.reason = "the skill tree has no skills"
+            return route
+        options = [Option(n, self.tree.skills[n].description) for n in top] + [NONE_SKILL]
+        asked = DecisionRequest(state=text, question=SHORTLIST_QUESTION, options=options)
+        answer = await decide(self.engine, asked)
+        route.decisions.append(RoutedDecision("skill", asked, answer))
+        if answer.selected == NONE_ID:
+            route.reason = "no shortlisted skill fits the request"
+        else:
+            route.skill = self.tree.skills[answer.selected]
+        return route
+
+
+async def _chain_from(tree: SkillTree, engine: Engine, text: str, node: str) -> Route:
+    router = Router(tree, engine)
+    return await router.aroute(text, start=node)
+
+
+def create_strategy(
+    name: str,
+    tree: SkillTree,
+    engine: Engine,
+    *,
+    scorer_engine: Engine | None = None,
+    threshold: float | None = None,
+    examples: str | None = None,
+    beam_width: int = 3,
+    shortlist_size: int = MAX_OPTIONS,
+) -> RoutingStrategy:
+    """Build the strategy ``name`` over ``tree``; ``engine`` makes its decisions.
+
+    Leaf scoring uses ``scorer_engine`` (default: ``engine`` when it can score
+    options, else the local engine).
+    """
+    if name == "chain":
+        return Router(tree, engine)
+    if name not in STRATEGIES:
+        raise EngineConfigError(f"unknown routing strategy {name!r} (known: {', '.join(STRATEGIES)})")
+    scorer_engine = scorer_engine or (engine if callable(getattr(engine, "score", None)) else None)
+    if scorer_engine is None:
+        from ..engine.registry import create_engine
+
+        scorer_engine = create_engine("local")
+    mode = examples or ("nn" if name == "examples" else "off")
+    scorer = LeafScorer(tree, scorer_engine, examples=mode)
+    cut = threshold if threshold is not None else float(getattr(scorer_engine, "threshold", 0.0))
+    if name in ("best_leaf", "examples"):
+        return BestLeaf(tree, engine, scorer, cut)
+    if name == "beam":
+        return Beam(tree, engine, scorer, cut, width=beam_width)
+    return Shortlist(tree, engine, scorer, cut, size=shortlist_size)
