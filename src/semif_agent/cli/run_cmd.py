@@ -8,6 +8,7 @@ import click
 
 from ..engine.registry import create_engine
 from ..loop.runner import RunResult, SkillRunner
+from ..routing.strategies import STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 
@@ -21,10 +22,11 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
               help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")
 @click.option("--model", metavar="PROVIDER/MODEL", help="Model for --engine llm, e.g. openai/gpt-4o-mini.")
 @click.option("--skill", metavar="NAME", help="Skip routing and run this skill.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")
 @click.option("--no-log", is_flag=True, help="Do not write decision rows.")
 @json_option
 def run(text: str, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
-        no_log: bool, as_json: bool) -> None:
+        strategy: str | None, no_log: bool, as_json: bool) -> None:
     """Route TEXT to a skill, run it, and assess the result.
 
     Without -w, uses the current directory if it has semif.toml, else your own
@@ -37,8 +39,8 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
         engine_name = engine_name or "llm"
     if no_log:
         ws.settings["log"]["enabled"] = False
-    engine = create_engine(engine_name, settings)
-    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws))
+    engine = create_engine(engine_name, settings) if engine_name else None
+    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws), strategy=strategy)
     result = runner.run(text, skill=skill)
     if as_json:
         print_json(result.to_dict())

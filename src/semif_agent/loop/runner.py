@@ -18,7 +18,9 @@ from ..errors import BudgetExceeded, SemifError, SkillContractError, SkillError,
 from ..skills import ActionContext, ActionResult, Prediction, Request
 from ..tree.bodies import load_body
 from ..tree.manifests import SkillManifest
-from ..tree.router import Route, Router
+from ..routing.strategies import create_strategy
+from ..routing.tune import routing_settings
+from ..tree.router import Route
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .assess import assessment_request
@@ -27,6 +29,7 @@ from .guard import guarded
 from .observe import Changes, diff, observe
 
 DEFAULT_BODY_TIMEOUT = 120.0
+DEFAULT_STRATEGY = "chain"
 
 
 @dataclass
@@ -86,8 +89,10 @@ class SkillRunner:
 
     ``engine`` answers routing and the skills' sub-decisions; ``judge`` answers
     the assessment (default: the same engine). Both default to the workspace's
-    settings. Decision rows are appended to the log as they are made, so a
-    crash mid-run keeps everything decided so far.
+    settings. ``strategy`` and ``threshold`` choose how the tree is walked
+    (default: ``[routing]`` in semif.toml, else what ``semif eval --tune``
+    stored, else the chain). Decision rows are appended to the log as they are
+    made, so a crash mid-run keeps everything decided so far.
     """
 
     def __init__(
@@ -100,9 +105,19 @@ class SkillRunner:
         log: DecisionLog | None = None,
         body_timeout: float | None = None,
         on_row: Callable[[dict[str, Any]], None] | None = None,
+        strategy: str | None = None,
+        threshold: float | None = None,
     ) -> None:
         self.workspace = workspace
-        self.engine = engine or create_engine(None, workspace.engine_settings)
+        routing = routing_settings(workspace)
+        strategy = strategy or routing.get("strategy", DEFAULT_STRATEGY)
+        threshold = threshold if threshold is not None else routing.get("threshold")
+        if engine is None:
+            settings = workspace.engine_settings
+            if strategy == "chain" and threshold is not None:
+                settings.setdefault("threshold", threshold)  # the chain's cut is the engine's own
+            engine = create_engine(None, settings)
+        self.engine = engine
         self.judge = judge or self.engine
         self.tree = tree or SkillTree.load(workspace.categories_path, workspace.bodies_dir)
         settings = workspace.settings["log"]
@@ -112,6 +127,7 @@ class SkillRunner:
         timeout = workspace.settings["skills"].get("timeout", DEFAULT_BODY_TIMEOUT)
         self.body_timeout = float(body_timeout if body_timeout is not None else timeout)
         self.on_row = on_row
+        self.strategy = create_strategy(strategy, self.tree, self.engine, threshold=threshold)
 
     def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
         return run_sync(self.arun(text, skill=skill))
@@ -123,7 +139,7 @@ class SkillRunner:
         if skill is not None:
             route = Route(skill=self.tree.get(skill), reason="chosen by the caller")
         else:
-            route = await Router(self.tree, self.engine).aroute(request.text)
+            route = await self.strategy.aroute(request.text)
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
         return await run.execute(route)

@@ -1,0 +1,149 @@
+"""Evaluate a routing strategy on a labelled dataset: accuracy, out-of-scope, latency, tokens, calibration.
+
+A dataset is JSON lines ``{"text": "...", "skill": "category.name"}``, with
+``"skill": null`` for a request that fits no skill.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..tree.tree import SkillTree
+from .strategies import RoutingStrategy
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    skill: str | None
+
+
+def load_dataset(path: str | Path) -> list[Example]:
+    """Read a dataset; a malformed line is an error naming the file and line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read the dataset ({exc})") from exc
+    examples = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
+            raise UserError(f'{path}:{number}: each line needs "text" (a non-empty string) and "skill"')
+        skill = item.get("skill")
+        if skill is not None and not isinstance(skill, str):
+            raise UserError(f'{path}:{number}: "skill" must be a skill name or null')
+        examples.append(Example(item["text"], skill))
+    if not examples:
+        raise UserError(f"{path}: the dataset is empty")
+    return examples
+
+
+def check_labels(dataset: list[Example], tree: SkillTree) -> None:
+    unknown = sorted({e.skill for e in dataset if e.skill is not None and e.skill not in tree.skills})
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise UserError(f"the dataset names skills the tree does not have: {shown}")
+
+
+@dataclass
+class Outcome:
+    """One routed example."""
+
+    example: Example
+    predicted: str | None
+    decisions: int
+    latency_ms: float
+    prompt_tokens: int
+    confidence: float | None
+
+    @property
+    def correct(self) -> bool:
+        return self.predicted == self.example.skill
+
+
+async def route_all(
+    strategy: RoutingStrategy, dataset: list[Example], *, progress: Callable[[int], None] | None = None
+) -> list[Outcome]:
+    outcomes = []
+    for example in dataset:
+        start = time.perf_counter()
+        route = await strategy.aroute(example.text)
+        elapsed = (time.perf_counter() - start) * 1000
+        last = route.decisions[-1].result if route.decisions else None
+        confidence = None
+        if last is not None and last.probabilities:
+            confidence = last.probabilities.get(last.selected)
+        tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
+        outcomes.append(Outcome(example, route.skill.name if route.skill else None, len(route.decisions), elapsed, tokens, confidence))
+        if progress is not None:
+            progress(1)
+    return outcomes
+
+
+def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
+    """The metrics ``semif eval`` reports."""
+    inside = [o for o in outcomes if o.example.skill is not None]
+    outside = [o for o in outcomes if o.example.skill is None]
+    said_none = [o for o in outcomes if o.predicted is None]
+    top = {name: (tree.path_to(name) or [""])[0] for name in tree.skills}
+    latencies = sorted(o.latency_ms for o in outcomes)
+    return {
+        "examples": len(outcomes),
+        "in_scope": len(inside),
+        "out_of_scope": len(outside),
+        "accuracy": _ratio(sum(o.correct for o in outcomes), len(outcomes)),
+        "leaf_accuracy": _ratio(sum(o.correct for o in inside), len(inside)),
+        "category_accuracy": _ratio(
+            sum(o.predicted is not None and top.get(o.predicted) == top.get(o.example.skill) for o in inside), len(inside)
+        ),
+        "out_of_scope_precision": _ratio(sum(o.example.skill is None for o in said_none), len(said_none)),
+        "out_of_scope_recall": _ratio(sum(o.predicted is None for o in outside), len(outside)),
+        "decisions_per_request": _ratio(sum(o.decisions for o in outcomes), len(outcomes)),
+        "latency_ms_p50": round(statistics.median(latencies), 3) if latencies else None,
+        "latency_ms_p90": round(latencies[int(0.9 * (len(latencies) - 1))], 3) if latencies else None,
+        "prompt_tokens_per_request": _ratio(sum(o.prompt_tokens for o in outcomes), len(outcomes)),
+        "calibration_error": expected_calibration_error(outcomes),
+    }
+
+
+def expected_calibration_error(outcomes: list[Outcome], bins: int = 10) -> float | None:
+    """ECE of the final decision's probability for its choice against being right (None without probabilities)."""
+    scored = [(o.confidence, o.correct) for o in outcomes if o.confidence is not None]
+    if not scored:
+        return None
+    total = 0.0
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        members = [(c, ok) for c, ok in scored if low < c <= high or (b == 0 and c == 0)]
+        if members:
+            gap = abs(sum(c for c, _ in members) / len(members) - sum(ok for _, ok in members) / len(members))
+            total += gap * len(members) / len(scored)
+    return round(total, 4)
+
+
+def _ratio(numerator: float, denominator: int) -> float | None:
+    return round(numerator / denominator, 4) if denominator else None
+
+
+def split(dataset: list[Example], validation_share: float = 0.5) -> tuple[list[Example], list[Example]]:
+    """A deterministic split by text hash: (validation, test)."""
+    import hashlib
+
+    validation, test = [], []
+    for example in dataset:
+        bucket = int(hashlib.sha256(example.text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        (validation if bucket < validation_share else test).append(example)
+    return validation, test
