@@ -1,0 +1,105 @@
+"""The starter workspace: a small tree of working code skills over local data.
+
+``semif init DIR`` writes it with :func:`create_workspace`. The template lives
+in ``template/`` beside this module and is shipped as package data (its skill
+bodies are data files, not modules of this package)::
+
+    semif.toml                          engine, data paths, write dirs, decision log
+    data/categories.json                5 categories, 11 skill manifests
+    data/contacts.json                  the address book email skills choose from
+    data/skills/<category>/<leaf>.py    the skill bodies (predict -> act)
+    files/...                           sample files for the files skills
+
+>>> from semif_agent.starter import create_workspace
+>>> root = create_workspace("my-agent")          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..errors import WorkspaceError
+
+__all__ = ["TEMPLATE_DIR", "create_workspace", "template_files"]
+
+TEMPLATE_DIR: Path = Path(__file__).resolve().parent / "template"
+SETTINGS_FILE = "semif.toml"
+CATEGORIES_FILE = Path("data") / "categories.json"
+_SKIPPED_DIRS = {"__pycache__"}
+_SKIPPED_SUFFIXES = {".pyc", ".pyo"}
+
+
+def template_files() -> list[Path]:
+    """The template's files, relative to :data:`TEMPLATE_DIR`, sorted."""
+    found = []
+    for folder, dirs, files in os.walk(TEMPLATE_DIR):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        for name in files:
+            if Path(name).suffix not in _SKIPPED_SUFFIXES:
+                found.append((Path(folder) / name).relative_to(TEMPLATE_DIR))
+    return sorted(found)
+
+
+def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Write the starter workspace into ``dest`` (created if missing) and return it resolved.
+
+    Refuses with :class:`~semif_agent.errors.WorkspaceError` when ``dest``
+    already holds a ``semif.toml``, unless ``force``. Even with ``force`` no
+    existing file is overwritten: only the template files that are missing
+    are written, and the starter's categories and skills are added to an
+    existing ``data/categories.json`` where absent (entries already there win).
+    """
+    root = Path(dest).expanduser().resolve()
+    if root.exists() and not root.is_dir():
+        raise WorkspaceError(f"{root}: exists and is not a directory")
+    if (root / SETTINGS_FILE).exists() and not force:
+        raise WorkspaceError(f"{root}: already a workspace ({SETTINGS_FILE} exists); use force to add the missing starter files")
+    if not TEMPLATE_DIR.is_dir():
+        raise WorkspaceError(f"the starter template is missing from this installation ({TEMPLATE_DIR})")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        for rel in template_files():
+            target = root / rel
+            if rel == CATEGORIES_FILE and target.exists():
+                _merge_categories(target, TEMPLATE_DIR / rel)
+                continue
+            if target.exists() or target.is_symlink():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(TEMPLATE_DIR / rel, target)
+    except OSError as exc:
+        raise WorkspaceError(f"{root}: cannot write the starter workspace ({exc.strerror or exc})") from exc
+    return root
+
+
+def _merge_categories(target: Path, template: Path) -> None:
+    """Add the template's categories and skills missing from ``target``; leave the rest alone.
+
+    A ``target`` that is not a readable categories file is left untouched.
+    """
+    try:
+        existing: Any = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return
+    if not isinstance(existing, dict):
+        return
+    starter = json.loads(template.read_text(encoding="utf-8"))
+    changed = False
+    for key in ("categories", "skills"):
+        entries = existing.get(key, [])
+        if not isinstance(entries, list):
+            return
+        names = {e.get("name") for e in entries if isinstance(e, dict)}
+        missing = [e for e in starter[key] if e["name"] not in names]
+        if missing:
+            existing[key] = entries + missing
+            changed = True
+    if changed:
+        existing.setdefault("version", starter.get("version", 1))
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(json.dumps(existing, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, target)

@@ -1,0 +1,80 @@
+"""todos.add: add a task to the to-do list.
+
+The task is the request without its lead-in ("add", "remind me to", "todo:")
+and trailing "to my to-do list". Its priority is a SemIf decision (high, low);
+``none`` means normal. The list is a JSON file at ``config["todos"]``, a list
+of ``{id, text, priority, done, created, completed}``, rewritten atomically.
+"""
+
+import json
+import os
+import re
+from datetime import datetime
+
+from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+
+PRIORITIES = {
+    "high": "High priority: urgent, important, needed today, as soon as possible, or overdue.",
+    "low": "Low priority: no rush, someday, whenever there is time, nice to have.",
+}
+LEAD_INS = [
+    r"^(please|hey|ok(ay)?)[\s,]+",
+    r"^(can|could|would) you\s+",
+    r"^(new (task|todo|to-do)\b|(to-?do|task)\s*(?=:)|add( a)?( new)?( task| todo| to-do)?( to)?\b|put\b|"
+    r"remind me to\b|i (need|have|got) to\b|don'?t (let me )?forget to\b)\s*:?\s*",
+]
+TRAILERS = r"[\s,]*\b(to|on|onto|in) (my|the) (to-?do|todo|task)?\s*(list|tasks)\b.*$|[\s,]*\bput it on (my|the) list\b.*$"
+
+
+def task_text(text):
+    """The task itself: ``text`` without the request's lead-in and trailing "to my to-do list"."""
+    task = text.strip()
+    for pattern in LEAD_INS:
+        task = re.sub(pattern, "", task, count=1, flags=re.IGNORECASE)
+    return re.sub(TRAILERS, "", task, flags=re.IGNORECASE).strip(" .,;:!")
+
+
+def load(path):
+    """The todos stored at ``path`` (none if there is no file yet)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+
+
+def save(ctx, path, todos, request):
+    """Write ``todos`` to ``path`` atomically: a temporary file beside it, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = ctx.check_write(path.with_name(f".{path.name}.{request.id}.tmp"))
+    tmp.write_text(json.dumps(todos, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def predict(ctx, request):
+    task = task_text(request.text)
+    if not task:
+        return Prediction(text="priority is unknown: no task", decisions=[])
+    decision = DecisionRequest(
+        state=f"{request.text} [current process: adding the to-do {task!r}]",
+        question="How urgent is this task?",
+        options=[Option(name, about) for name, about in PRIORITIES.items()]
+        + [Option("none", "Normal priority: nothing says it is urgent or can wait.")],
+    )
+    result = ctx.engine.call(decision)
+    return Prediction(text=f"priority is {result.selected}", decisions=[(decision, result)])
+
+
+def act(ctx, request, prediction):
+    task = task_text(request.text)
+    if not task:
+        return ActionResult("todos.add: did not add a to-do: the request names no task.", request.text)
+    priority = prediction.text.removeprefix("priority is ")
+    priority = priority if priority in PRIORITIES else "normal"
+    path = ctx.data_path("todos")
+    todos = load(path)
+    todo = {"id": max((t["id"] for t in todos), default=0) + 1, "text": task, "priority": priority,
+            "done": False, "created": datetime.now().isoformat(timespec="seconds"), "completed": None}
+    save(ctx, path, todos + [todo], request)
+    open_count = sum(1 for t in todos if not t["done"]) + 1
+    return ActionResult(
+        action_log=f"todos.add: added to-do #{todo['id']} {task!r} ({priority} priority) to {path}; "
+        f"{open_count} open to-do(s).",
+        new_state=f"To-do #{todo['id']} added: {task} ({priority} priority). {open_count} open.",
+    )

@@ -1,0 +1,57 @@
+"""todos.complete: mark a to-do as done.
+
+Which open to-do the user finished is a SemIf decision over the open to-dos
+of the JSON list at ``config["todos"]``; ``none`` means none of them, and
+nothing is changed. The list is rewritten atomically.
+"""
+
+import json
+import os
+from datetime import datetime
+
+from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+
+
+def load(path):
+    """The todos stored at ``path`` (none if there is no file yet)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+
+
+def save(ctx, path, todos, request):
+    """Write ``todos`` to ``path`` atomically: a temporary file beside it, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = ctx.check_write(path.with_name(f".{path.name}.{request.id}.tmp"))
+    tmp.write_text(json.dumps(todos, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def predict(ctx, request):
+    open_todos = [t for t in load(ctx.data_path("todos")) if not t["done"]]
+    if not open_todos:
+        return Prediction(text="todo is unknown: no open to-dos", decisions=[])
+    decision = DecisionRequest(
+        state=f"{request.text} [current process: checking off a to-do]",
+        question="Which to-do has been done?",
+        options=[Option(str(t["id"]), t["text"]) for t in open_todos]
+        + [Option("none", "None of these to-dos.")],
+    )
+    result = ctx.engine.call(decision)
+    return Prediction(text=f"todo is {result.selected}", decisions=[(decision, result)])
+
+
+def act(ctx, request, prediction):
+    chosen = prediction.text.removeprefix("todo is ")
+    path = ctx.data_path("todos")
+    todos = load(path)
+    todo = next((t for t in todos if str(t["id"]) == chosen and not t["done"]), None)
+    if todo is None:
+        why = {"none": "none of the open to-dos matches the request",
+               "unknown: no open to-dos": f"there are no open to-dos in {path}"}.get(chosen, f"no open to-do #{chosen}")
+        return ActionResult(f"todos.complete: did not check off anything: {why}.", request.text)
+    todo["done"], todo["completed"] = True, datetime.now().isoformat(timespec="seconds")
+    save(ctx, path, todos, request)
+    left = sum(1 for t in todos if not t["done"])
+    return ActionResult(
+        action_log=f"todos.complete: marked to-do #{todo['id']} {todo['text']!r} as done in {path}; {left} open left.",
+        new_state=f"Done: {todo['text']}. {left} open to-do(s) left.",
+    )
