@@ -29,7 +29,6 @@ from .guard import guarded
 from .observe import Changes, diff, observe
 
 DEFAULT_BODY_TIMEOUT = 120.0
-DEFAULT_STRATEGY = "chain"
 
 
 @dataclass
@@ -84,6 +83,11 @@ class RunResult:
         }
 
 
+def default_strategy(engine: Engine) -> str:
+    """``examples`` for engines that can score many options at once (local, lexical), else the chain."""
+    return "examples" if callable(getattr(engine, "score", None)) else "chain"
+
+
 class SkillRunner:
     """Runs requests against a workspace's skill tree.
 
@@ -91,7 +95,7 @@ class SkillRunner:
     the assessment (default: the same engine). Both default to the workspace's
     settings. ``strategy`` and ``threshold`` choose how the tree is walked
     (default: ``[routing]`` in semif.toml, else what ``semif eval --tune``
-    stored, else the chain). Decision rows are appended to the log as they are
+    stored, else :func:`default_strategy`). Decision rows are appended to the log as they are
     made, so a crash mid-run keeps everything decided so far.
     """
 
@@ -110,7 +114,7 @@ class SkillRunner:
     ) -> None:
         self.workspace = workspace
         routing = routing_settings(workspace)
-        strategy = strategy or routing.get("strategy", DEFAULT_STRATEGY)
+        strategy = strategy or routing.get("strategy")
         threshold = threshold if threshold is not None else routing.get("threshold")
         if engine is None:
             settings = workspace.engine_settings
@@ -118,6 +122,7 @@ class SkillRunner:
                 settings.setdefault("threshold", threshold)  # the chain's cut is the engine's own
             engine = create_engine(None, settings)
         self.engine = engine
+        strategy = strategy or default_strategy(engine)
         self.judge = judge or self.engine
         self.tree = tree or SkillTree.load(workspace.categories_path, workspace.bodies_dir)
         settings = workspace.settings["log"]

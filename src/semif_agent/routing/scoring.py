@@ -5,7 +5,11 @@ by the engine), so scoring a request against a thousand leaves is one
 embedding and one matrix product. A leaf's example requests, when it has
 some, can stand in for it: nearest neighbour (the best example or the
 description) or centroid (the mean of the description and the examples).
-Other engines that can score options (``lexical``) are used as they are.
+
+With the local engine the cosine is blended with BM25 over the same texts
+(``lexical_weight``): the embedding catches paraphrases, the keywords catch
+what a small model misses ("todo:", "make a note"). Other engines that can
+score options (``lexical``) are used as they are.
 """
 
 from __future__ import annotations
@@ -14,17 +18,21 @@ from typing import Any
 
 from ..engine.base import Engine
 from ..engine.decisions import Option
+from ..engine.lexical import LexicalEngine
 from ..engine.local import LocalEngine, option_text
 from ..errors import EngineConfigError
 from ..tree.tree import SkillTree
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
+DEFAULT_LEXICAL_WEIGHT = 0.5
 
 
 class LeafScorer:
     """``scores(text)`` -> {leaf name: similarity} over every skill of ``tree``."""
 
-    def __init__(self, tree: SkillTree, engine: Engine, *, examples: str = "off") -> None:
+    def __init__(
+        self, tree: SkillTree, engine: Engine, *, examples: str = "off", lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    ) -> None:
         if examples not in EXAMPLE_MODES:
             raise EngineConfigError(f"examples must be one of {', '.join(EXAMPLE_MODES)}, not {examples!r}")
         if not callable(getattr(engine, "score", None)):
@@ -32,6 +40,8 @@ class LeafScorer:
         self.tree = tree
         self.engine = engine
         self.examples = examples
+        self.lexical_weight = lexical_weight if isinstance(engine, LocalEngine) else 0.0
+        self._lexical = LexicalEngine()
         self.names = list(tree.skills)
         self._matrix: Any = None
         self._owners: Any = None
@@ -43,8 +53,8 @@ class LeafScorer:
     def scores(self, text: str) -> dict[str, float]:
         if not self.names:
             return {}
+        options = [Option(s.name, _with_examples(s.description, s.examples, self.examples)) for s in self.tree.skills.values()]
         if not self.embedded:
-            options = [Option(s.name, _with_examples(s.description, s.examples, self.examples)) for s in self.tree.skills.values()]
             return self.engine.score(text, options)
         np = _numpy()
         matrix, owners = self._index()
@@ -52,7 +62,8 @@ class LeafScorer:
         sims = matrix @ query
         best = np.full(len(self.names), -1.0, dtype=np.float32)
         np.maximum.at(best, owners, sims)
-        return {name: float(best[i]) for i, name in enumerate(self.names)}
+        keywords = self._lexical.score(text, options) if self.lexical_weight else {}
+        return {name: float(best[i]) + self.lexical_weight * keywords.get(name, 0.0) for i, name in enumerate(self.names)}
 
     def _index(self) -> tuple[Any, Any]:
         """Rows to compare with (descriptions, plus examples or centroids) and their leaf index."""

@@ -8,7 +8,10 @@
   decision among its children; a ``none`` there backs off to the next category.
 - ``shortlist``: the leaves are ranked by the local scorer and only the top 16 (plus
   ``none``) go to the engine, so no model decision ever sees more than 16 options.
-- ``examples``: ``best_leaf`` with skills' example requests as nearest neighbours.
+- ``examples``: ``best_leaf`` with each skill's example requests folded into its
+  vector (centroid; ``examples="nn"`` for nearest neighbour).
+
+Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..engine.base import Engine, decide
-from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
+from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
 from ..errors import EngineConfigError
 from ..tree.router import Route, RoutedDecision, Router, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
@@ -56,8 +59,10 @@ class _LeafAware:
 
     def derived(self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str) -> RoutedDecision:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
+        temperature = getattr(self.scorer.engine, "temperature", None) or 0.05
         result = DecisionResult(
-            selected=selected, scores=scores, engine=f"{self.scorer.engine.name}", model=self.scorer.engine.model, note=note
+            selected=selected, scores=scores, probabilities=softmax(scores, temperature),
+            engine=self.scorer.engine.name, model=self.scorer.engine.model, note=note,
         )
         asked = DecisionRequest(state=text, question=question_at(node), options=options)
         level = "skill" if selected in self.tree.skills else "category"
@@ -181,7 +186,7 @@ def create_strategy(
         from ..engine.registry import create_engine
 
         scorer_engine = create_engine("local")
-    mode = examples or ("nn" if name == "examples" else "off")
+    mode = examples or ("centroid" if name == "examples" else "off")
     scorer = LeafScorer(tree, scorer_engine, examples=mode)
     cut = threshold if threshold is not None else float(getattr(scorer_engine, "threshold", 0.0))
     if name in ("best_leaf", "examples"):
