@@ -148,11 +148,16 @@ def _label(node: _Node, skills: list[FlatSkill], vectors: Any) -> None:
         scored = sorted(bag, key=lambda t: (-bag[t] * math.log(1 + len(kids) / df[t]), t))
         words = [t for t in scored if len(t) > 2][:3] or ["skills"]
         centre = vectors[members].mean(axis=0)
-        central = sorted(members, key=lambda i: -float(vectors[i] @ centre))[:3]
-        examples = ", ".join(manifest_name(skills[i].name) for i in central)
+        central = sorted(members, key=lambda i: -float(vectors[i] @ centre))[:2]
+        examples = "; ".join(_clip(skills[i].description, 90) for i in central)
         kid.name = "_".join(words)
-        kid.description = f"{len(members)} skills about {', '.join(words)}, such as {examples}."
+        kid.description = f"{len(members)} skills about {', '.join(words)}, e.g. {examples}"
         _label(kid, skills, vectors)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _all_skills(node: _Node) -> list[int]:
@@ -189,7 +194,7 @@ def load_flat_skills(path: Any) -> list[FlatSkill]:
         raise UserError(f"{path}: cannot read ({exc})") from exc
     try:
         data = json.loads(text)
-        entries = data.get("skills", []) if isinstance(data, dict) else data
+        entries = data.get("skills", [data]) if isinstance(data, dict) else data
     except json.JSONDecodeError:
         try:
             entries = [json.loads(line) for line in text.splitlines() if line.strip()]
