@@ -31,6 +31,8 @@ def task_text(text):
     task = text.strip()
     for pattern in LEAD_INS:
         task = re.sub(pattern, "", task, count=1, flags=re.IGNORECASE)
+    if re.fullmatch(r"((to|on) )?(my|the) (to-?do |todo |task )?(list|tasks)\W*", task, re.IGNORECASE):
+        return ""  # "add to my to-do list": no task named
     return re.sub(TRAILERS, "", task, flags=re.IGNORECASE).strip(" .,;:!")
 
 
