@@ -66,7 +66,7 @@ def test_search_falls_back_to_like_without_the_index(ws, run):
 def test_add_indexes_notes_saved_before_the_index_existed(ws, run):
     path = ws.data_dir / "notes.sqlite3"
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, notebook TEXT NOT NULL, body TEXT NOT NULL, created TEXT NOT NULL)")
+    db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, notebook TEXT, body TEXT, created TEXT)")
     db.execute("INSERT INTO notes (notebook, body, created) VALUES ('reading', 'read Piranesi next', '2025-01-01')")
     db.commit()
     db.close()

@@ -137,3 +137,19 @@ def test_contacts_are_realistic():
         assert re.fullmatch(r"[\w.]+@example\.com", contact["email"])
     assert len({c["name"].split()[0] for c in contacts}) == len(contacts)
     assert any(c["name"].startswith("Alice") for c in contacts)
+
+
+def test_compiled_files_in_an_installed_template_are_not_copied(tmp_path, monkeypatch):
+    import shutil
+
+    import semif_agent.starter as starter
+
+    copy = tmp_path / "template"
+    shutil.copytree(TEMPLATE_DIR, copy)
+    (copy / "data" / "skills" / "email" / "__pycache__").mkdir()
+    (copy / "data" / "skills" / "email" / "__pycache__" / "compose.cpython-311.pyc").write_bytes(b"\0")
+    (copy / "data" / "skills" / "email" / "compose.pyc").write_bytes(b"\0")
+    monkeypatch.setattr(starter, "TEMPLATE_DIR", copy)
+    root = starter.create_workspace(tmp_path / "ws")
+    assert not list(root.rglob("__pycache__")) and not list(root.rglob("*.pyc"))
+    assert (root / "data" / "skills" / "email" / "compose.py").is_file()

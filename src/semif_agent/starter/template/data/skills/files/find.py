@@ -40,7 +40,7 @@ def ask(text):
     """``(words, extension)`` the request looks for."""
     found = re.findall(r"\.?([^\W_][\w-]*)", text.lower())
     exts = [EXTENSIONS.get(w) or EXTENSIONS.get(w.removesuffix("s")) for w in found]  # "pdf", "pdfs"
-    words = [w for w, ext in zip(found, exts) if not ext and w not in FILLER]
+    words = [w for w, ext in zip(found, exts, strict=True) if not ext and w not in FILLER]
     return list(dict.fromkeys(words)), next((ext for ext in exts if ext), None)
 
 
