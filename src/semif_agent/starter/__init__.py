@@ -57,7 +57,9 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Pa
     if root.exists() and not root.is_dir():
         raise WorkspaceError(f"{root}: exists and is not a directory")
     if (root / SETTINGS_FILE).exists() and not force:
-        raise WorkspaceError(f"{root}: already a workspace ({SETTINGS_FILE} exists); use force to add the missing starter files")
+        raise WorkspaceError(
+            f"{root}: already a workspace ({SETTINGS_FILE} exists); use force to add the missing starter files"
+        )
     if not TEMPLATE_DIR.is_dir():
         raise WorkspaceError(f"the starter template is missing from this installation ({TEMPLATE_DIR})")
     try:

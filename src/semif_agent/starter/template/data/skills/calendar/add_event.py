@@ -1,13 +1,12 @@
 """calendar.add_event: put an event on the local calendar as an iCalendar (.ics) file.
 
-The date and time are read from the request with the standard library: today,
-tonight, tomorrow, weekday names ("friday", "next tuesday"), ISO dates
-(2025-03-14), "March 14" / "14th of March", "3pm", "15:30", "noon", and a
-length ("for 2 hours", else one hour). The title is what is left. When the
-request allows more than one start (a bare "at 7": 07:00 or 19:00; "friday"
-said on a Friday), a SemIf decision picks one; ``none`` means ask the user. A
-date without a time makes an all-day event. One file per event is written to
-``config["calendar"]``. ``request.meta["now"]`` (ISO) stands in for the clock.
+Date and time are read with the standard library: today, tonight, tomorrow,
+weekdays ("friday", "next tuesday"), 2025-03-14, "March 14", "14th of March",
+"3pm", "15:30", "noon"; the title is what is left. When more than one start
+fits (a bare "at 7"; "friday" said on a Friday), a SemIf decision picks one;
+``none`` means ask the user. Events last an hour; a date alone makes an
+all-day event. One file per event goes to ``config["calendar"]``;
+``request.meta["now"]`` (ISO) stands in for the clock.
 """
 
 import re
@@ -23,11 +22,14 @@ DATES = [r"\b(\d{4})-(\d{2})-(\d{2})\b", rf"\b{MON}\s+(\d{{1,2}})(?:st|nd|rd|th)
          r"\b(next\s+)?(" + "|".join(DAYS) + r")\b"]
 TIMES = [r"\b(noon|midday)\b", r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\b\.?", r"\b(\d{1,2}):(\d{2})\b",
          r"\bat\s+(\d{1,2})()(?![\d:])"]  # (an empty group: no minutes)
-LENGTH = r"\bfor\s+(\d+|an?|half an?)\s*(hours?|hrs?|minutes?|mins?)\b"
 LEAD = (r"^\s*(please\s+)?(can you\s+)?(add|schedule|put|book|create|set up|plan|make)?\s*((an?|the)\s+)?"
         r"((new\s+)?(event|entry)\s*)?((called|named)\s+|:\s*)?")
 PLACE = r"\b(to|on|in|into) (my|the) (calendar|agenda|schedule)\b"
 LINKS = r"(\b(on|at|for|by|from|this|next|coming|the)\s+)*$"
+
+
+def clock(request):
+    return datetime.fromisoformat(request.meta.get("now") or datetime.now().isoformat())
 
 
 def first_match(patterns, text):
@@ -49,36 +51,36 @@ def read_days(kind, m, now):
     return [now.date() + timedelta(ahead or 7)] if ahead or m[1] else [now.date(), now.date() + timedelta(7)]
 
 
+def read_hours(kind, t, text):
+    """The hour(s) a time can mean: "at 7" is 07:00 or 19:00, the likelier first."""
+    hour = 12 if kind == 0 else int(t[1])
+    if kind == 1:  # 3pm, 11 a.m.
+        return [hour % 12 + (12 if t[3].lower() == "p" else 0)]
+    if kind == 0 or not 1 <= hour <= 11 or t[0].startswith("0"):  # noon, 15:30, 09:15, at 12
+        return [hour]
+    hint = re.search(r"\b(morning|afternoon|evening|tonight)\b", text, re.I)
+    if hint:
+        return [hour if hint[1].lower() == "morning" else hour + 12]
+    return [hour, hour + 12] if 7 <= hour <= 11 else [hour + 12, hour]
+
+
 def parse(text, now):
-    """``(candidate starts, all_day, minutes, title)`` read from ``text``."""
+    """``(candidate starts, all_day, title)`` read from ``text``."""
     kind, m = first_match(DATES, text)
     try:
         days, rest = (read_days(kind, m, now), cut(text, m)) if m else ([], text)
     except ValueError:  # no such day, like February 30
-        return [], True, 60, title(text)
+        return [], True, title(text)
     kind, t = first_match(TIMES, rest)
-    hour, minute = (12, 0) if kind == 0 else (int(t[1]), int(t[2] or 0)) if t else (None, 0)
-    if hour is None or hour > 23 or minute > 59:
-        kind, hour = None, None
-    elif kind == 1:  # 3pm, 11 a.m.
-        hours, rest = [hour % 12 + (12 if t[3].lower() == "p" else 0)], cut(rest, t)
-    elif kind in (2, 3) and 1 <= hour <= 11 and not t[0].startswith("0"):  # 9:30, at 7
-        hint = re.search(r"\b(tonight|evening|afternoon|morning)\b", text, re.I)
-        hours = [hour] if hint and hint[1].lower() == "morning" else [hour + 12] if hint else [hour, hour + 12]
-        rest = cut(rest, t)
-    else:  # noon, 15:30, 09:15, at 12
-        hours, rest = [hour], cut(rest, t)
-    minutes, length = 60, re.search(LENGTH, rest, re.I)
-    if length:
-        count = {"a": 1, "an": 1}.get(length[1].lower()) or (0.5 if length[1].lower().startswith("half") else int(length[1]))
-        minutes, rest = max(1, int(count * (60 if length[2].lower().startswith("h") else 1))), cut(rest, length)
-    if hour is None:
-        return days, True, minutes, title(rest)
+    minute = int(t[2] or 0) if t and kind > 0 else 0
+    if t is None or (kind > 0 and (int(t[1]) > 23 or minute > 59)):
+        return days, True, title(rest)
+    hours, rest = read_hours(kind, t, text), cut(rest, t)
     if not days:  # a time alone: its next occurrence
         today = [now.replace(hour=h, minute=minute, second=0, microsecond=0) for h in hours]
-        return sorted(s if s > now else s + timedelta(1) for s in today), False, minutes, title(rest)
+        return [s if s > now else s + timedelta(1) for s in today], False, title(rest)
     starts = [datetime(d.year, d.month, d.day, h, minute) for d in days for h in hours]
-    return [s for s in starts if s >= now] or starts, False, minutes, title(rest)
+    return [s for s in starts if s >= now] or starts, False, title(rest)
 
 
 def cut(text, match):
@@ -87,26 +89,31 @@ def cut(text, match):
 
 
 def title(rest):
-    """What is left of the request once date, time and length are cut out, tidied."""
+    """What is left of the request once the date and time are cut out, tidied."""
     rest = re.sub(PLACE, " ", re.sub(LEAD, "", rest, count=1, flags=re.I), flags=re.I)
     rest = re.sub(r"\s+", " ", re.sub(LINKS, "", rest.strip(" .,;:!?-"), flags=re.I)).strip(" .,;:!?-")
     return rest[:1].upper() + rest[1:] if rest else "Event"
 
 
-def now_of(request):
-    return datetime.fromisoformat(request.meta["now"]) if request.meta.get("now") else datetime.now()
+def spoken(start, all_day):
+    """A start as people say it: "Thursday 13 March 2025, 4:30 pm, in the afternoon"."""
+    h, day = start.hour, f"{start:%A %d %B %Y}"
+    parts = [(5, "at night"), (12, "in the morning"), (17, "in the afternoon"), (22, "in the evening"),
+             (24, "at night")]
+    part = next(name for end, name in parts if h < end)
+    return day if all_day else f"{day}, {h % 12 or 12}:{start:%M} {'am' if h < 12 else 'pm'}, {part}"
 
 
 def predict(ctx, request):
-    starts, all_day, _, name = parse(request.text, now_of(request))
+    starts, all_day, name = parse(request.text, clock(request))
     fmt = "%Y-%m-%d" if all_day else "%Y-%m-%dT%H:%M"
     if len(starts) < 2:
         return Prediction(text=f"start is {starts[0].strftime(fmt) if starts else 'unknown'}", decisions=[])
     decision = DecisionRequest(
         state=f"{request.text} [current process: adding the calendar event {name!r}]",
         question="When does the event start?",
-        options=[Option(s.strftime(fmt), s.strftime("%A %d %B %Y" + ("" if all_day else " at %H:%M (%I:%M %p)")))
-                 for s in starts] + [Option("none", "None of these: the time is unclear, ask the user.")],
+        options=[Option(s.strftime(fmt), spoken(s, all_day)) for s in starts]
+        + [Option("none", "None of these: the time is unclear, ask the user.")],
     )
     result = ctx.engine.call(decision)
     return Prediction(text=f"start is {result.selected}", decisions=[(decision, result)])
@@ -114,12 +121,12 @@ def predict(ctx, request):
 
 def act(ctx, request, prediction):
     start = prediction.text.removeprefix("start is ")
-    _, all_day, minutes, name = parse(request.text, now_of(request))
+    _, all_day, name = parse(request.text, clock(request))
     if start in ("unknown", "none"):
         why = "found no date or time in the request" if start == "unknown" else "the start time is unclear"
         return ActionResult(f"calendar.add_event: did not add {name!r}: {why}.", request.text)
     begin = datetime.fromisoformat(start)
-    end = begin + (timedelta(days=1) if all_day else timedelta(minutes=minutes))
+    end = begin + (timedelta(days=1) if all_day else timedelta(hours=1))
     fmt, value = ("%Y%m%d", ";VALUE=DATE") if all_day else ("%Y%m%dT%H%M%S", "")
     lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//semif-agent//starter calendar//EN", "BEGIN:VEVENT",
              f"UID:{request.id}@semif-agent", f"DTSTAMP:{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}",
@@ -129,7 +136,8 @@ def act(ctx, request, prediction):
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(("\r\n".join(fold(line) for line in lines) + "\r\n").encode("utf-8"))
     when = f"{begin:%A %d %B %Y}" + (" (all day)" if all_day else f" {begin:%H:%M}-{end:%H:%M}")
-    return ActionResult(f"calendar.add_event: wrote event {name!r} on {when} to {target}.", f"Event {name!r} added: {when}.")
+    return ActionResult(f"calendar.add_event: wrote event {name!r} on {when} to {target}.",
+                        f"Event {name!r} added: {when}.")
 
 
 def escape(value):

@@ -39,9 +39,9 @@ MAX_FILES, MAX_READ, SHOWN = 5000, 200_000, 15
 def ask(text):
     """``(words, extension)`` the request looks for."""
     found = re.findall(r"\.?([^\W_][\w-]*)", text.lower())
-    ext = next((EXTENSIONS[w] for w in found if w in EXTENSIONS), None)
-    words = [w for w in dict.fromkeys(found) if w not in FILLER and w not in EXTENSIONS]
-    return words, ext
+    exts = [EXTENSIONS.get(w) or EXTENSIONS.get(w.removesuffix("s")) for w in found]  # "pdf", "pdfs"
+    words = [w for w, ext in zip(found, exts, strict=True) if not ext and w not in FILLER]
+    return list(dict.fromkeys(words)), next((ext for ext in exts if ext), None)
 
 
 def walk(root):

@@ -63,7 +63,8 @@ def act(ctx, request, prediction):
     found = sorted((f for f in found if f[0] >= start), reverse=True)[: count_of(request.text)]
     label = {"today": "changed today", "week": "changed this week", "month": "changed this month"}.get(window, "")
     if not found:
-        return ActionResult(f"files.recent: no files {label or 'at all'} under {root}.", f"No files {label or 'found'}.")
+        return ActionResult(f"files.recent: no files {label or 'at all'} under {root}.",
+                            f"No files {label or 'found'}.")
     lines = [f"- {rel} ({datetime.fromtimestamp(mtime):%Y-%m-%d %H:%M})" for mtime, rel in found]
     label = f" {label}" if label else ""
     return ActionResult(

@@ -23,7 +23,8 @@ LEAD_INS = [
     r"^(new (task|todo|to-do)\b|(to-?do|task)\s*(?=:)|add( a)?( new)?( task| todo| to-do)?( to)?\b|put\b|"
     r"remind me to\b|i (need|have|got) to\b|don'?t (let me )?forget to\b)\s*:?\s*",
 ]
-TRAILERS = r"[\s,]*\b(to|on|onto|in) (my|the) (to-?do|todo|task)?\s*(list|tasks)\b.*$|[\s,]*\bput it on (my|the) list\b.*$"
+TRAILERS = (r"[\s,]*\b(to|on|onto|in) (my|the) (to-?do|todo|task)?\s*(list|tasks)\b.*$"
+            r"|[\s,]*\bput it on (my|the) list\b.*$")
 
 
 def task_text(text):
@@ -31,6 +32,8 @@ def task_text(text):
     task = text.strip()
     for pattern in LEAD_INS:
         task = re.sub(pattern, "", task, count=1, flags=re.IGNORECASE)
+    if re.fullmatch(r"((to|on) )?(my|the) (to-?do |todo |task )?(list|tasks)\W*", task, re.IGNORECASE):
+        return ""  # "add to my to-do list": no task named
     return re.sub(TRAILERS, "", task, flags=re.IGNORECASE).strip(" .,;:!")
 
 

@@ -1,0 +1,91 @@
+"""todos.add, todos.list and todos.complete over the JSON list at config["todos"]."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from semif_agent.errors import WriteRefused
+
+
+def todos(ws):
+    return json.loads((ws.data_dir / "todos.json").read_text())
+
+
+def test_add_appends_to_the_json_list(ws, run):
+    done = run("todos.add", "Add buy printer paper to my to-do list", ["none"])
+    assert done.engine.calls[0].option_ids == ["high", "low", "none"]
+    run("todos.add", "remind me to pay the rent, it's urgent", ["high"])
+    items = todos(ws)
+    assert [(t["id"], t["text"], t["priority"], t["done"]) for t in items] == [
+        (1, "buy printer paper", "normal", False), (2, "pay the rent, it's urgent", "high", False)]
+    assert items[0]["created"] and items[0]["completed"] is None
+    assert "added to-do #1 'buy printer paper' (normal priority)" in done.result.action_log
+    assert [p.name for p in ws.data_dir.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_add_without_a_task_hands_the_request_back(ws, run):
+    done = run("todos.add", "add to my to-do list")
+    assert done.engine.calls == [] and done.result.new_state == "add to my to-do list"
+    assert not (ws.data_dir / "todos.json").exists()
+
+
+@pytest.fixture
+def listed(ws, run):
+    run("todos.add", "todo: water the plants", ["low"])
+    run("todos.add", "new task: send the slides to the client", ["high"])
+    run("todos.add", "I need to renew my passport", ["none"])
+    return ws
+
+
+def test_list_open_done_and_all(listed, run):
+    done = run("todos.list", "what's left on my to-do list?", ["open"])
+    assert done.engine.calls[0].option_ids == ["open", "done", "all", "none"]
+    assert done.result.new_state.splitlines() == [
+        "3 open to-do(s):",
+        "- [ ] #2 send the slides to the client (high priority)",
+        "- [ ] #3 renew my passport",
+        "- [ ] #1 water the plants (low priority)",
+    ]
+    assert run("todos.list", "what have I finished?", ["done"]).result.new_state == "No done to-dos."
+    assert run("todos.list", "my todos", ["none"]).result.new_state.startswith("3 open to-do(s):")
+
+
+def test_complete_marks_the_chosen_todo_done(listed, run):
+    done = run("todos.complete", "done with watering the plants", ["1"])
+    decision = done.engine.calls[0]
+    assert decision.option_ids == ["1", "2", "3", "none"]
+    assert [o.description for o in decision.options[:3]] == [
+        "water the plants", "send the slides to the client", "renew my passport"]
+    items = todos(listed)
+    assert items[0]["done"] is True and items[0]["completed"]
+    assert [t["done"] for t in items[1:]] == [False, False]
+    assert "marked to-do #1 'water the plants' as done" in done.result.action_log
+    assert done.result.new_state == "Done: water the plants. 2 open to-do(s) left."
+    everything = run("todos.list", "list all my todos", ["all"]).result.new_state
+    assert everything.splitlines()[-1] == "- [x] #1 water the plants (low priority)"
+    again = run("todos.complete", "I renewed the passport", ["3"])
+    assert [o for o in again.engine.calls[0].option_ids] == ["2", "3", "none"]
+
+
+def test_complete_none_changes_nothing(listed, run):
+    before = (listed.data_dir / "todos.json").read_text()
+    done = run("todos.complete", "I fixed the bike", ["none"])
+    assert done.result.new_state == "I fixed the bike"
+    assert "none of the open to-dos" in done.result.action_log
+    assert (listed.data_dir / "todos.json").read_text() == before
+
+
+def test_complete_with_nothing_open(ws, run):
+    done = run("todos.complete", "check off the laundry")
+    assert done.engine.calls == []
+    assert done.result.new_state == "check off the laundry"
+    assert "no open to-dos" in done.result.action_log
+
+
+def test_writes_outside_the_data_dirs_are_refused(ws, run, tmp_path):
+    ws.settings["paths"]["todos"] = str(tmp_path / "elsewhere.json")
+    with pytest.raises(WriteRefused):
+        run("todos.add", "todo: buy milk", ["none"])
+    assert not (tmp_path / "elsewhere.json").exists()
