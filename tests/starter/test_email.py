@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import time
 
-import pytest
 
 
 def test_compose_writes_a_draft_to_the_chosen_contact(ws, run):
@@ -21,11 +20,11 @@ def test_compose_writes_a_draft_to_the_chosen_contact(ws, run):
     assert done.result.new_state == f"Draft written to {draft.name} for Alice Martin."
 
 
-@pytest.mark.xfail(strict=True, reason="the seed's worked example, kept verbatim, writes a draft to 'none' "
-                   "instead of handing the request back")
 def test_compose_none_hands_the_request_back(ws, run):
     done = run("email.compose", "Email my accountant about the taxes", ["none"])
     assert done.result.new_state == done.request.text
+    assert "no draft written" in done.result.action_log
+    assert not (ws.data_dir / "drafts").exists() or not any((ws.data_dir / "drafts").iterdir())
 
 
 def write_draft(ws, name, to, body, age):

@@ -1,21 +1,13 @@
 """Each skill's manifest examples run end to end with a real (offline) engine, within budget.
 
-Uses the lexical engine when this installation has it; skipped otherwise.
+Uses the lexical engine, which every installation has.
 """
 
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-
 from semif_agent.skills import ActionResult, Request
 
 from ._support import NOW, load_body, manifests
-
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("semif_agent.engine.lexical") is None, reason="no lexical engine in this installation")
-
 
 class Counting:
     """Passes decisions to ``inner`` and keeps them."""

@@ -2,8 +2,9 @@
 
 The zero-dependency fallback when the embedded model is not installed. Each
 option ("option name: description") is a document; the state is the query.
-Scores are normalised by the query's best possible score, so they lie in
-[0, 1] and one threshold means the same thing for every decision.
+Scores are normalised by the best score the query's known words could reach,
+so they lie in [0, 1] and one threshold means the same thing for every
+decision, whatever the number of options.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ class LexicalEngine(ThresholdEngine):
         avg_len = sum(len(d) for d in docs) / n or 1.0
         df = Counter(t for d in docs for t in set(d))
         idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
-        best_possible = sum(idf.values()) * (self.k1 + 1) or 1.0
+        # Normalise by the best score the query could reach on these options: its
+        # words that no option knows cannot be matched, so they do not count.
+        best_possible = sum(v for t, v in idf.items() if df[t]) * (self.k1 + 1) or 1.0
         scores = {}
         for option, doc in zip(request.options, docs):
             counts = Counter(doc)

@@ -3,7 +3,10 @@
 The recipient is resolved with a SemIf decision over the address book at
 ``config["contacts"]`` (a JSON list of ``{name, email, description}``); the
 draft is written to ``config["drafts"]`` as ``<request id>.txt``.
-This is the worked example of the skill contract, unchanged.
+This is the worked example of the skill contract, with one addition: when no
+contact fits (the engine answers ``none``), ``act`` hands the request back
+instead of writing a draft to nobody, as the contract's "never swallow the
+request" rule asks.
 """
 
 import json
@@ -34,6 +37,9 @@ def predict(ctx, request):
 
 def act(ctx, request, prediction):
     recipient = prediction.text.removeprefix("recipient is ")
+    if recipient == "none":
+        return ActionResult(action_log="email.compose: no contact matches the request; no draft written.",
+                            new_state=request.text)
     drafts = Path(ctx.config.get("drafts", "data/drafts"))
     drafts.mkdir(parents=True, exist_ok=True)
     target = drafts / f"{request.id}.txt"
