@@ -9,6 +9,7 @@ decision, whatever the number of options.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -41,6 +42,13 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in words if w not in _STOP]
 
 
+@functools.lru_cache(maxsize=65_536)
+def _document(text: str) -> tuple[int, Counter]:
+    """An option's length in terms and its term counts (cached: options repeat across decisions)."""
+    words = terms(text)
+    return len(words), Counter(words)
+
+
 class LexicalEngine(ThresholdEngine):
     """Okapi BM25 (k1=1.2, b=0.75) with IDF taken over the decision's own options."""
 
@@ -53,19 +61,18 @@ class LexicalEngine(ThresholdEngine):
         self.b = b
 
     def _score(self, request: DecisionRequest) -> dict[str, float]:
-        docs = [terms(f"{o.id} {o.description}") for o in request.options]
+        docs = [_document(f"{o.id} {o.description}") for o in request.options]
         query = set(terms(request.state))
         n = len(docs)
-        avg_len = sum(len(d) for d in docs) / n or 1.0
-        df = Counter(t for d in docs for t in set(d))
+        avg_len = sum(length for length, _ in docs) / n or 1.0
+        df = Counter(t for _, counts in docs for t in counts if t in query)
         idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
         # Normalise by the best score the query could reach on these options: its
         # words that no option knows cannot be matched, so they do not count.
         best_possible = sum(v for t, v in idf.items() if df[t]) * (self.k1 + 1) or 1.0
         scores = {}
-        for option, doc in zip(request.options, docs):
-            counts = Counter(doc)
-            norm = self.k1 * (1 - self.b + self.b * len(doc) / avg_len)
+        for option, (length, counts) in zip(request.options, docs):
+            norm = self.k1 * (1 - self.b + self.b * length / avg_len)
             raw = sum(idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in query if counts[t])
             scores[option.id] = raw / best_possible
         return scores
