@@ -16,7 +16,6 @@ from support.wire_server import WireServer  # noqa: E402
 
 from semif_agent.llm import RetryPolicy, block_model_requests, create_provider  # noqa: E402
 
-APIS = ("openai", "anthropic")
 ENV_VARS = (
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS",
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",

@@ -32,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Api = str  # "openai" | "anthropic"
+APIS: tuple[Api, ...] = ("openai", "anthropic")  # the APIs the server speaks
 
 
 @dataclass(frozen=True)

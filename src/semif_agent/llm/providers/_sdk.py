@@ -169,13 +169,14 @@ class SDKProvider(BaseProvider):
         status = getattr(exc, "status_code", None)
         body = getattr(exc, "body", None)
         message = _api_message(body) or str(exc) or type(exc).__name__
+        cause = exc.__cause__ or exc.__context__
+        detail = f" ({type(cause).__name__}: {cause})" if cause and str(cause) not in message else ""
         if started:
-            return StreamInterruptedError(f"the stream broke off: {message}", status=status, body=body, **where)
+            shown = status if status is not None and status >= 400 else None
+            return StreamInterruptedError(f"the stream broke off: {message}{detail}", status=shown, body=body, **where)
         if isinstance(exc, sdk.APITimeoutError):
             return ProviderTimeoutError(f"no answer within {self.timeout:g}s from {self.base_url}", **where)
         if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
-            detail = f" ({type(cause).__name__}: {cause})" if cause else ""
             return ProviderConnectionError(f"cannot reach {self.base_url}{detail}", **where)
         if isinstance(exc, sdk.APIStatusError):
             response = getattr(exc, "response", None)
