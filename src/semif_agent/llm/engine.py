@@ -139,8 +139,12 @@ class LLMEngine(BaseEngine):
                     raise DecisionError(
                         f"{response.model_ref} returned no log-probabilities; use the llm engine with mode = \"tool\""
                     )
-                if response.provider == self.provider.provider_name:
-                    self._logprobs_unavailable = True
+                if response.model_ref == self.model:
+                    self._logprobs_unavailable = True  # the provider itself has none: go straight to the tool
+                answer = response.text.strip()
+                if len(answer) == 1 and answer in letters:  # e.g. a fallback without log-probabilities
+                    note = f"no probabilities: {response.model_ref} returned no log-probabilities"
+                    return spent.result(request.options[letters.index(answer)].id, {}, None, note)
                 return None
             position = response.logprobs[0]
             found = letter_logprobs(position, letters)
