@@ -50,20 +50,31 @@ def configured_model(settings: Mapping[str, Any]) -> str:
 
 
 def connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:
-    """The options for provider ``name``: see the module docstring for the order."""
+    """The options for provider ``name``, keys resolved: see the module docstring for the order."""
+    return resolve_key_env(name, raw_connection_options(name, settings, primary=primary))
+
+
+def raw_connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:
+    """As :func:`connection_options`, with ``api_key_env`` not yet read from the environment."""
     table = provider_table(settings)
-    options: dict[str, Any] = {}
-    if primary:
-        options.update({k: v for k, v in table.items() if k in CONNECTION_KEYS})
     own = table.get(name)
-    if isinstance(own, Mapping):
+    if own is not None and not isinstance(own, Mapping):
+        raise ProviderConfigError(f"[provider.{name}] must be a table")
+    if own:
         unknown = set(own) - set(CONNECTION_KEYS)
         if unknown:
-            raise ProviderConfigError(f"[provider.{name}]: unknown keys {', '.join(sorted(unknown))} (known: {', '.join(CONNECTION_KEYS)})")
-        options.update(own)
-    if primary:
-        options.update({k: v for k, v in settings.items() if k in CONNECTION_KEYS})
-    return resolve_key_env(name, options)
+            raise ProviderConfigError(
+                f"[provider.{name}]: unknown keys {', '.join(sorted(unknown))} (known: {', '.join(CONNECTION_KEYS)})"
+            )
+    layers = [table, own or {}, settings] if primary else [own or {}]
+    options: dict[str, Any] = {}
+    for layer in layers:
+        found = {k: v for k, v in layer.items() if k in CONNECTION_KEYS}
+        if "api_key" in found or "api_key_env" in found:  # a later layer's key replaces an earlier one's
+            options.pop("api_key", None)
+            options.pop("api_key_env", None)
+        options.update(found)
+    return options
 
 
 def resolve_key_env(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
