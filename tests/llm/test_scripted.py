@@ -9,6 +9,7 @@ import pytest
 
 from semif_agent.llm import (
     FallbackProvider,
+    InvalidModelRequestError,
     LLMProvider,
     RateLimitError,
     ResponseError,
@@ -145,11 +146,11 @@ def test_abandoned_sync_stream_is_closed():
 
 def test_messages_are_checked():
     provider = ScriptedProvider(default="x")
-    with pytest.raises(ValueError, match="non-system"):
+    with pytest.raises(InvalidModelRequestError, match="non-system"):
         provider.invoke([{"role": "system", "content": "only instructions"}])
-    with pytest.raises(ValueError, match="not one of the tools"):
+    with pytest.raises(InvalidModelRequestError, match="not one of the tools"):
         provider.invoke("x", tools=[{"name": "a"}], tool_choice="b")
-    with pytest.raises(ValueError, match="role"):
+    with pytest.raises(InvalidModelRequestError, match="role"):
         provider.invoke([{"role": "robot", "content": "beep"}])
     provider.invoke([{"role": "assistant", "content": "", "tool_calls": [{"id": "1", "name": "a", "arguments": "{}"}]},
                      {"role": "tool", "tool_call_id": "1", "content": "ok"}])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from semif_agent.llm import MODEL_PRICING, Usage, set_price
+from semif_agent.llm import ProviderConfigError
 from semif_agent.llm.pricing import ModelPrice, find_price, price_usage
 
 
@@ -55,5 +56,5 @@ def test_unpriced_model_has_unknown_cost_but_counts_tokens(caplog):
 
 
 def test_bad_price_fields_are_refused():
-    with pytest.raises(ValueError, match="unknown price fields: inptu"):
+    with pytest.raises(ProviderConfigError, match="unknown price fields: inptu"):
         ModelPrice.coerce({"inptu": 1, "output": 2})

@@ -66,6 +66,7 @@ from .engine import LLMEngine
 from .errors import (
     AuthenticationError,
     BadRequestError,
+    InvalidModelRequestError,
     MissingCredentialsError,
     MissingExtraError,
     ModelRequestsBlockedError,
@@ -169,6 +170,7 @@ __all__ = [
     "UnknownProviderError",
     "MissingCredentialsError",
     "MissingExtraError",
+    "InvalidModelRequestError",
     "ModelRequestsBlockedError",
     "SyncInAsyncError",
     "TooManyOptionsError",

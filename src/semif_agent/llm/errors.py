@@ -9,6 +9,7 @@
     │   │       ├── UnknownProviderError   no provider of that name
     │   │       ├── MissingCredentialsError no API key: names the variable to set
     │   │       └── MissingExtraError      the SDK is not installed: names the extra
+    │   ├── InvalidModelRequestError       bad call arguments (also a ValueError)
     │   ├── ModelRequestsBlockedError      a real model call while they are blocked (tests)
     │   └── SyncInAsyncError               a sync method called inside a running event loop
     ├── DecisionError
@@ -51,6 +52,10 @@ class MissingCredentialsError(ProviderConfigError):
 
 class MissingExtraError(ProviderConfigError):
     """The provider's SDK is not installed; the message names the extra to install."""
+
+
+class InvalidModelRequestError(UserError, ValueError):
+    """A model call's arguments are invalid: no messages, an unknown role or tool choice, ..."""
 
 
 class ModelRequestsBlockedError(UserError):

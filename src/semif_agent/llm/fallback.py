@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from .errors import ProviderError
+from .errors import ProviderConfigError, ProviderError
 from .protocol import BaseProvider, LLMProvider, ModelRequest
 from .responses import Response, StreamChunk
 
@@ -31,7 +31,7 @@ class FallbackProvider(BaseProvider):
         fallback_on: tuple[type[BaseException], ...] = (ProviderError,),
     ) -> None:
         if not providers:
-            raise ValueError("FallbackProvider needs at least one provider")
+            raise ProviderConfigError("FallbackProvider needs at least one provider")
         self.providers = list(providers)
         self.fallback_on = fallback_on
         primary = self.providers[0]

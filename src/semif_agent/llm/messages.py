@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .errors import InvalidModelRequestError
+
 
 @dataclass(frozen=True, kw_only=True)
 class ToolCall:
@@ -105,7 +107,7 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         if not self.name:
-            raise ValueError("ToolSpec.name must be non-empty")
+            raise InvalidModelRequestError("ToolSpec.name must be non-empty")
 
 
 ToolChoice: TypeAlias = str
@@ -131,7 +133,7 @@ def _to_message(value: MessageLike) -> Message:
         role = value.get("role")
         content = value.get("content") or ""
         if not isinstance(content, str):
-            raise ValueError(f"message content must be a string, got {type(content).__name__}")
+            raise InvalidModelRequestError(f"message content must be a string, got {type(content).__name__}")
         if role == "system":
             return SystemMessage(content=content)
         if role == "user":
@@ -145,8 +147,8 @@ def _to_message(value: MessageLike) -> Message:
                 content=content,
                 is_error=bool(value.get("is_error", False)),
             )
-        raise ValueError(f"unknown message role {role!r} (system, user, assistant or tool)")
-    raise ValueError(f"cannot use {type(value).__name__} as a message")
+        raise InvalidModelRequestError(f"unknown message role {role!r} (system, user, assistant or tool)")
+    raise InvalidModelRequestError(f"cannot use {type(value).__name__} as a message")
 
 
 def _to_tool_call(value: ToolCall | Mapping[str, Any]) -> ToolCall:
@@ -178,11 +180,11 @@ def check_tool_choice(tool_choice: ToolChoice | None, tools: tuple[ToolSpec, ...
     if tool_choice is None:
         return None
     if not isinstance(tool_choice, str) or not tool_choice:
-        raise ValueError("tool_choice is 'auto', 'any', 'none' or a tool name")
+        raise InvalidModelRequestError("tool_choice is 'auto', 'any', 'none' or a tool name")
     if tool_choice in TOOL_CHOICE_MODES:
         if tool_choice == "any" and not tools:
-            raise ValueError("tool_choice='any' needs at least one tool")
+            raise InvalidModelRequestError("tool_choice='any' needs at least one tool")
         return tool_choice
     if tool_choice not in {t.name for t in tools}:
-        raise ValueError(f"tool_choice names {tool_choice!r}, which is not one of the tools given")
+        raise InvalidModelRequestError(f"tool_choice names {tool_choice!r}, which is not one of the tools given")
     return tool_choice

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ProviderConfigError
 from .usage import Usage
 
 log = logging.getLogger("semif_agent.llm")
@@ -48,13 +49,16 @@ class ModelPrice:
             return value
         unknown = set(value) - {"input", "output", "cache_write", "cache_read"}
         if unknown:
-            raise ValueError(f"unknown price fields: {', '.join(sorted(unknown))} (input, output, cache_write, cache_read)")
-        return cls(
-            input=float(value["input"]),
-            output=float(value["output"]),
-            cache_write=None if value.get("cache_write") is None else float(value["cache_write"]),
-            cache_read=None if value.get("cache_read") is None else float(value["cache_read"]),
-        )
+            raise ProviderConfigError(f"unknown price fields: {', '.join(sorted(unknown))} (input, output, cache_write, cache_read)")
+        try:
+            return cls(
+                input=float(value["input"]),
+                output=float(value["output"]),
+                cache_write=None if value.get("cache_write") is None else float(value["cache_write"]),
+                cache_read=None if value.get("cache_read") is None else float(value["cache_read"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProviderConfigError(f"a price needs numbers for input and output (dollars per million tokens): {exc}") from exc
 
     def cost(self, usage: Usage) -> float:
         """The cost of ``usage`` in dollars."""

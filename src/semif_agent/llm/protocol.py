@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ._sync import iter_sync, run_sync
+from .errors import InvalidModelRequestError, ProviderConfigError
 from .messages import Message, MessageLike, ToolChoice, ToolSpec, check_tool_choice, to_messages, to_tools
 from .pricing import ModelPrice, coerce_table
 from .responses import Response, StreamChunk
@@ -117,12 +118,12 @@ class ModelRequest:
     ) -> ModelRequest:
         typed = tuple(to_messages(messages))
         if not any(m.role != "system" for m in typed):
-            raise ValueError("a model call needs at least one non-system message")
+            raise InvalidModelRequestError("a model call needs at least one non-system message")
         specs = to_tools(tools)
         if max_tokens is not None and max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
+            raise InvalidModelRequestError("max_tokens must be at least 1")
         if top_logprobs is not None and not 0 <= top_logprobs <= 20:
-            raise ValueError("top_logprobs must be between 0 and 20")
+            raise InvalidModelRequestError("top_logprobs must be between 0 and 20")
         return cls(
             messages=typed,
             tools=specs,
@@ -163,7 +164,7 @@ class BaseProvider:
 
     def __init__(self, model_id: str, *, pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None) -> None:
         if not model_id:
-            raise ValueError(f"{type(self).__name__} needs a model id")
+            raise ProviderConfigError(f"{type(self).__name__} needs a model id")
         self.model_id = model_id
         self.pricing = coerce_table(pricing)
 

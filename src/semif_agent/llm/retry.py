@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ProviderError
+from .errors import ProviderConfigError, ProviderError
 from .protocol import BaseProvider, LLMProvider, ModelRequest
 from .responses import Response, StreamChunk
 
@@ -47,11 +47,14 @@ class RetryPolicy:
     def from_settings(cls, settings: Mapping[str, Any]) -> RetryPolicy:
         """A policy from settings keys ``max_retries``, ``retry_initial_delay``, ``retry_max_delay``."""
         defaults = cls()
-        return cls(
-            max_retries=int(settings.get("max_retries", defaults.max_retries)),
-            initial_delay=float(settings.get("retry_initial_delay", defaults.initial_delay)),
-            max_delay=float(settings.get("retry_max_delay", defaults.max_delay)),
-        )
+        try:
+            return cls(
+                max_retries=int(settings.get("max_retries", defaults.max_retries)),
+                initial_delay=float(settings.get("retry_initial_delay", defaults.initial_delay)),
+                max_delay=float(settings.get("retry_max_delay", defaults.max_delay)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ProviderConfigError(f"max_retries, retry_initial_delay and retry_max_delay must be numbers ({exc})") from exc
 
     def delay_before(self, retry: int, error: ProviderError) -> float | None:
         """Seconds to wait before retry number ``retry`` (from 0), or ``None``: do not retry."""

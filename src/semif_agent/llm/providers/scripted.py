@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .._assembler import StreamAssembler
-from ..errors import ResponseError, StreamInterruptedError
+from ..errors import InvalidModelRequestError, ResponseError, StreamInterruptedError
 from ..messages import ToolCall
 from ..pricing import ModelPrice
 from ..protocol import BaseProvider, ModelRequest
@@ -124,7 +124,7 @@ class ScriptedProvider(BaseProvider):
             return reply
         if isinstance(reply, Mapping):
             return ScriptedReply(**reply)
-        raise TypeError(f"cannot use {type(reply).__name__} as a scripted reply")
+        raise InvalidModelRequestError(f"cannot use {type(reply).__name__} as a scripted reply")
 
     async def _ainvoke(self, request: ModelRequest) -> Response:
         reply = self._next(request)
