@@ -92,7 +92,7 @@ def test_no_check_and_nothing_configured(tmp_path):
 
 
 def test_bad_model_is_reported_not_raised(tmp_path):
-    ws = _workspace(tmp_path, "[engine]\nmodel = \"gpt-4o-mini\"\n")
+    ws = _workspace(tmp_path, "[engine]\nmodel = \"llama3.2\"\n")
     result = CliRunner().invoke(models, ["-w", ws, "--json", "--no-check"])
     [entry] = json.loads(result.output)
     assert "provider/model" in entry["problem"]

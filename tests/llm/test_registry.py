@@ -31,8 +31,10 @@ URL_VARS = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 def test_model_refs():
     assert parse_model_ref("openai/gpt-4o-mini") == ("openai", "gpt-4o-mini")
     assert parse_model_ref("openrouter/anthropic/claude-haiku-4-5") == ("openrouter", "anthropic/claude-haiku-4-5")
+    assert parse_model_ref("claude-haiku-4-5-20251001") == ("anthropic", "claude-haiku-4-5-20251001")
+    assert parse_model_ref("gpt-4o-mini") == ("openai", "gpt-4o-mini")
     with pytest.raises(ProviderConfigError, match="provider/model"):
-        parse_model_ref("gpt-4o-mini")
+        parse_model_ref("llama3.2")
 
 
 def test_unknown_provider_lists_the_known_ones():

@@ -50,8 +50,21 @@ def provider_names() -> list[str]:
     return sorted(set(_BUILTIN) | set(_registered))
 
 
+# Bare model names whose provider is not in doubt (``Agent(model="claude-haiku-4-5")``).
+_BARE_NAME_PROVIDERS = (("claude-", "anthropic"), ("gpt-", "openai"), ("chatgpt-", "openai"),
+                        ("o1", "openai"), ("o3", "openai"), ("o4", "openai"))
+
+
 def parse_model_ref(ref: str) -> tuple[str, str]:
-    """``"openai/gpt-4o-mini"`` -> ``("openai", "gpt-4o-mini")``; the model may hold more slashes."""
+    """``"openai/gpt-4o-mini"`` -> ``("openai", "gpt-4o-mini")``; the model may hold more slashes.
+
+    A bare name of a well-known family (``claude-*``, ``gpt-*``, ``o1``/``o3``/``o4*``)
+    gets its provider; any other name must say ``provider/model``.
+    """
+    if isinstance(ref, str) and "/" not in ref:
+        for prefix, provider in _BARE_NAME_PROVIDERS:
+            if ref.startswith(prefix):
+                return provider, ref
     if not isinstance(ref, str) or "/" not in ref:
         raise ProviderConfigError(
             f"model {ref!r} does not name its provider: write provider/model, e.g. openai/gpt-4o-mini "
