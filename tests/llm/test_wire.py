@@ -171,3 +171,27 @@ def test_consecutive_sync_calls(api, wire, provider_for):
     wire.queue(WireReply(text="one"), WireReply(text="two"))
     provider = provider_for(api)
     assert [provider.invoke("a").text, provider.invoke("b").text] == ["one", "two"]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_clients_close_with_their_event_loop(api, wire, provider_for):
+    provider = provider_for(api, timeout=7.0)  # an endpoint and key of its own: a client of its own
+    wire.queue(WireReply(text="one"), WireReply(text="two"))
+    before = wire.open_connections
+    assert asyncio.run(provider.ainvoke("a")).text == "one"
+    assert wire.wait_for_connections(at_most=before), "the client's connection outlived its event loop"
+    assert asyncio.run(provider.ainvoke("b")).text == "two"  # a new loop gets a new client
+    assert wire.wait_for_connections(at_most=before)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_providers_with_the_same_endpoint_share_a_client(api, wire, provider_for):
+    wire.queue(*[WireReply(text=str(n)) for n in range(6)])
+    before, made = wire.open_connections, wire.connections_made
+
+    async def many():
+        return [(await provider_for(api, timeout=9.0).ainvoke("x")).text for _ in range(6)]
+
+    assert asyncio.run(many()) == ["0", "1", "2", "3", "4", "5"]
+    assert wire.connections_made - made == 1  # six providers, one client, one kept-alive connection
+    assert wire.wait_for_connections(at_most=before)

@@ -69,6 +69,8 @@ class WireServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.models_status = 200
+        self.open_connections = 0  # client connections currently open
+        self.connections_made = 0  # client connections accepted since the start
         self._replies: deque[WireReply] = deque()
         self._responder: Responder | None = None
         self._lock = threading.Lock()
@@ -133,6 +135,15 @@ class WireServer:
     def pending(self) -> int:
         return len(self._replies)
 
+    def wait_for_connections(self, at_most: int = 0, timeout: float = 5.0) -> bool:
+        """Wait until at most ``at_most`` client connections are open; False if that never happened."""
+        deadline = time.monotonic() + timeout
+        while self.open_connections > at_most:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def posts(self) -> list[RecordedRequest]:
         """The model calls received (POST requests), in order."""
         return [r for r in self.requests if r.method == "POST"]
@@ -154,6 +165,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.wire._lock:
+            self.wire.open_connections += 1
+            self.wire.connections_made += 1
+
+    def finish(self) -> None:
+        with self.wire._lock:
+            self.wire.open_connections -= 1
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def do_GET(self) -> None:  # noqa: N802
         self.wire.requests.append(RecordedRequest("GET", self.path, dict(self.headers), None, None))

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from .errors import SyncInAsyncError
@@ -20,6 +21,42 @@ T = TypeVar("T")
 _local = threading.local()
 _runners: list[asyncio.Runner] = []
 _runners_lock = threading.Lock()
+_closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[list[Callable[[], Awaitable[Any]]], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def close_with_loop(closer: Callable[[], Awaitable[Any]]) -> None:
+    """Await ``closer()`` when the running loop shuts down (e.g. to close a client it owns).
+
+    Call it from inside the running loop. It works through the loop's
+    async-generator shutdown (``loop.shutdown_asyncgens()``), which
+    ``asyncio.run``, ``asyncio.Runner`` and our sync helpers all perform.
+    """
+    loop = asyncio.get_running_loop()
+    entry = _closers.get(loop)
+    if entry is None:
+        closers: list[Callable[[], Awaitable[Any]]] = []
+        keeper = _keeper(closers)
+        try:  # start it here, so the loop tracks it and closes it on shutdown
+            keeper.asend(None).send(None)
+        except StopIteration:
+            pass
+        entry = _closers[loop] = (closers, keeper)
+    entry[0].append(closer)
+
+
+async def _keeper(closers: list[Callable[[], Awaitable[Any]]]) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        _closers.pop(asyncio.get_running_loop(), None)
+        for closer in closers:
+            try:
+                await closer()
+            except Exception:  # noqa: BLE001 - closing at shutdown is best effort
+                pass
+        closers.clear()
 
 
 def _runner() -> asyncio.Runner:
@@ -81,7 +118,7 @@ def _close_runners() -> None:  # pragma: no cover - interpreter shutdown
     with _runners_lock:
         for runner in _runners:
             try:
-                runner.close()
+                runner.close()  # shuts down async generators: clients registered above close
             except Exception:  # noqa: BLE001
                 pass
         _runners.clear()

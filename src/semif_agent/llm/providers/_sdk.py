@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .._assembler import StreamAssembler
+from .._sync import close_with_loop
 from ..errors import (
     MissingCredentialsError,
     MissingExtraError,
@@ -38,6 +39,9 @@ from ..responses import Response, StreamChunk
 from ..testing import check_request_allowed
 
 DEFAULT_TIMEOUT = 60.0
+
+# event loop -> {client key -> SDK client}: connection pools, one per endpoint and key per loop.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
 
 
 def import_sdk(module: str, extra: str, provider: str) -> ModuleType:
@@ -90,7 +94,6 @@ class SDKProvider(BaseProvider):
         self.api_key = key
         self.timeout = float(timeout) if timeout is not None else DEFAULT_TIMEOUT
         self.default_headers = dict(default_headers or {})
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def _needs_key(self) -> bool:
         """A key is required by providers that need one, at their official endpoint."""
@@ -99,23 +102,33 @@ class SDKProvider(BaseProvider):
     # -- the client ---------------------------------------------------------
 
     def _client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
+        """The SDK client for the running loop, shared by providers with the same endpoint and key.
+
+        Clients (and their connection pools) live as long as their event loop
+        and are closed when it shuts down.
+        """
+        clients = _clients.setdefault(asyncio.get_running_loop(), {})
+        key = self._client_key()
+        client = clients.get(key)
         if client is None:
-            client = self._make_client()
-            self._clients[loop] = client
+            client = clients[key] = self._make_client()
+
+            async def close_client() -> None:
+                clients.pop(key, None)
+                await client.close()
+
+            close_with_loop(close_client)
         return client
+
+    def _client_key(self) -> tuple[Any, ...]:
+        return (type(self), self.base_url, self.api_key, self.timeout, tuple(sorted(self.default_headers.items())))
 
     def _make_client(self) -> Any:  # pragma: no cover
         raise NotImplementedError
 
     async def aclose(self) -> None:
-        """Close this event loop's SDK client."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # pragma: no cover
-            return
-        client = self._clients.pop(loop, None)
+        """Close the running loop's client for this endpoint and key (the next call opens a new one)."""
+        client = _clients.get(asyncio.get_running_loop(), {}).pop(self._client_key(), None)
         if client is not None:
             await client.close()
 
