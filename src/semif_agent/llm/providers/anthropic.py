@@ -1,0 +1,174 @@
+"""Anthropic's Messages API, through the official ``anthropic`` SDK (extra ``anthropic``).
+
+Key from ``api_key`` or ``ANTHROPIC_API_KEY``; endpoint from ``base_url`` or
+``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``). The Messages
+API returns no token log-probabilities, so ``top_logprobs`` is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .._assembler import StreamAssembler
+from ..messages import Message, ToolSpec
+from ..protocol import ModelRequest
+from ..responses import StopReason, StreamChunk
+from ..usage import Usage
+from ._sdk import SDKProvider
+
+DEFAULT_MAX_TOKENS = 1024
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "max_tokens",
+    "tool_use": "tool_use",
+    "refusal": "content_filter",
+}
+
+
+class AnthropicProvider(SDKProvider):
+    """Claude models over the Messages API."""
+
+    provider_name = "anthropic"
+    sdk_module = "anthropic"
+    extra = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
+    supports_logprobs = False
+
+    def _make_client(self) -> Any:
+        return self._sdk.AsyncAnthropic(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,
+            default_headers=self.default_headers or None,
+        )
+
+    async def _fill(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> None:
+        message = await client.messages.create(**_params(self.model_id, request))
+        calls = 0
+        for block in message.content:
+            if block.type == "text":
+                assembler.text(block.text)
+            elif block.type == "tool_use":
+                assembler.tool_call(calls, id=block.id, name=block.name, arguments=json.dumps(block.input))
+                calls += 1
+        assembler.usage(_usage(message.usage))
+        assembler.stop(_STOP_REASONS.get(message.stop_reason or "", "other"), message.stop_reason)
+
+    async def _feed(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
+        stream = await client.messages.create(**_params(self.model_id, request), stream=True)
+        counts: dict[str, int | None] = {}
+        stop_reason: str | None = None
+        call_numbers: dict[int, int] = {}  # content block index -> tool call number
+        async with stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    _merge_usage(counts, event.message.usage)
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "text" and block.text:
+                        for chunk in assembler.text(block.text):
+                            yield chunk
+                    elif block.type == "tool_use":
+                        call_numbers[event.index] = len(call_numbers)
+                        for chunk in assembler.tool_call(call_numbers[event.index], id=block.id, name=block.name):
+                            yield chunk
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        for chunk in assembler.text(delta.text):
+                            yield chunk
+                    elif delta.type == "input_json_delta" and event.index in call_numbers:
+                        for chunk in assembler.tool_call(call_numbers[event.index], arguments=delta.partial_json):
+                            yield chunk
+                elif kind == "message_delta":
+                    stop_reason = event.delta.stop_reason or stop_reason
+                    _merge_usage(counts, event.usage)
+                elif kind == "message_stop":
+                    assembler.usage(Usage.from_anthropic(**counts))
+                    assembler.stop(_STOP_REASONS.get(stop_reason or "", "other"), stop_reason)
+
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _merge_usage(counts: dict[str, int | None], usage: Any) -> None:
+    """Keep the latest non-null figure of each count (message_delta's are cumulative)."""
+    if usage is None:
+        return
+    for field in _USAGE_FIELDS:
+        value = getattr(usage, field, None)
+        if value is not None:
+            counts[field] = value
+
+
+def _usage(usage: Any) -> Usage:
+    counts: dict[str, int | None] = {}
+    _merge_usage(counts, usage)
+    return Usage.from_anthropic(**{f: counts.get(f) for f in _USAGE_FIELDS})
+
+
+def _params(model: str, request: ModelRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": _to_wire(request.messages),
+    }
+    if request.system:
+        params["system"] = request.system
+    if request.tools:
+        params["tools"] = [_tool_to_wire(t) for t in request.tools]
+    if request.tool_choice is not None and (request.tools or request.tool_choice == "none"):
+        params["tool_choice"] = _tool_choice_to_wire(request.tool_choice)
+    if request.stop:
+        params["stop_sequences"] = list(request.stop)
+    if request.temperature is not None:
+        params["extra_body"] = {"temperature": request.temperature}
+    return params
+
+
+def _tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def _tool_choice_to_wire(choice: str) -> dict[str, Any]:
+    if choice in ("auto", "any", "none"):
+        return {"type": choice}
+    return {"type": "tool", "name": choice}
+
+
+def _to_wire(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Messages API turns: system text goes apart; tool results ride in user turns."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "user":
+            wire.append({"role": "user", "content": message.content})
+        elif message.role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if message.content:
+                blocks.append({"type": "text", "text": message.content})
+            for call in message.tool_calls:
+                blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+            wire.append({"role": "assistant", "content": blocks or message.content})
+        else:
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": message.content,
+                "is_error": message.is_error,
+            }
+            last = wire[-1] if wire else None
+            if last and last["role"] == "user" and isinstance(last["content"], list):
+                last["content"].append(result)
+            else:
+                wire.append({"role": "user", "content": [result]})
+    return wire

@@ -1,0 +1,133 @@
+"""From ``semif.toml`` settings to :func:`~semif_agent.llm.create_provider` arguments.
+
+The engine settings a factory receives are the ``[engine]`` table plus
+``workspace`` and ``provider`` (the ``[provider]`` table). Which model:
+``[engine] model`` (``semif run --model`` sets it), else ``[provider] model``.
+Options for the model's provider, later ones winning:
+
+1. the flat keys of ``[provider]`` (``api_key``, ``api_key_env``, ``base_url``, ...),
+2. that provider's own sub-table (``[provider.openai]``),
+3. the same keys in ``[engine]``.
+
+Fallbacks (``[engine] fallbacks`` or ``[provider] fallbacks``) take their
+provider's sub-table only, so each keeps its own key and endpoint. Keys and
+endpoints that no setting gives come from the environment
+(``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ...), as the SDKs read them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import MissingCredentialsError, ProviderConfigError
+from .registry import parse_model_ref
+from .retry import RetryPolicy
+
+# Keys that configure a provider connection (per provider).
+CONNECTION_KEYS = ("api_key", "api_key_env", "base_url", "timeout", "default_headers", "max_tokens_field", "stream_usage")
+RETRY_KEYS = ("max_retries", "retry_initial_delay", "retry_max_delay")
+
+
+def provider_table(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``[provider]`` table of engine settings (empty when absent)."""
+    table = settings.get("provider") or {}
+    if not isinstance(table, Mapping):
+        raise ProviderConfigError("[provider] must be a table")
+    return dict(table)
+
+
+def configured_model(settings: Mapping[str, Any]) -> str:
+    """``[engine] model`` (or ``--model``), else ``[provider] model``."""
+    model = settings.get("model") or provider_table(settings).get("model")
+    if not model:
+        raise ProviderConfigError(
+            'no model configured: set model = "openai/gpt-4o-mini" (any provider/model) under [engine] '
+            "or [provider] in semif.toml, or pass --model"
+        )
+    return str(model)
+
+
+def connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:
+    """The options for provider ``name``, keys resolved: see the module docstring for the order."""
+    return resolve_key_env(name, raw_connection_options(name, settings, primary=primary))
+
+
+def raw_connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:
+    """As :func:`connection_options`, with ``api_key_env`` not yet read from the environment."""
+    table = provider_table(settings)
+    own = table.get(name)
+    if own is not None and not isinstance(own, Mapping):
+        raise ProviderConfigError(f"[provider.{name}] must be a table")
+    if own:
+        unknown = set(own) - set(CONNECTION_KEYS)
+        if unknown:
+            raise ProviderConfigError(
+                f"[provider.{name}]: unknown keys {', '.join(sorted(unknown))} (known: {', '.join(CONNECTION_KEYS)})"
+            )
+    layers = [table, own or {}, settings] if primary else [own or {}]
+    options: dict[str, Any] = {}
+    for layer in layers:
+        found = {k: v for k, v in layer.items() if k in CONNECTION_KEYS}
+        if "api_key" in found or "api_key_env" in found:  # a later layer's key replaces an earlier one's
+            options.pop("api_key", None)
+            options.pop("api_key_env", None)
+        options.update(found)
+    return options
+
+
+def resolve_key_env(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``api_key_env = "VAR"`` replaced by the key read from ``$VAR``."""
+    options = dict(options)
+    env = options.pop("api_key_env", None)
+    if env and not options.get("api_key"):
+        value = os.environ.get(str(env))
+        if not value:
+            raise MissingCredentialsError(f"no API key for {name}: set {env} (named by api_key_env in semif.toml)")
+        options["api_key"] = value
+    return options
+
+
+def provider_arguments(settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(model, kwargs)`` for ``create_provider(model, **kwargs)`` from engine settings."""
+    table = provider_table(settings)
+    model = configured_model(settings)
+    name, _ = parse_model_ref(model)
+    kwargs = connection_options(name, settings, primary=True)
+
+    retry_settings = {k: table[k] for k in RETRY_KEYS if k in table}
+    retry_settings.update({k: settings[k] for k in RETRY_KEYS if k in settings})
+    if retry_settings:
+        kwargs["retry"] = RetryPolicy.from_settings(retry_settings)
+
+    pricing = dict(table.get("pricing") or {})
+    pricing.update(settings.get("pricing") or {})
+    if pricing:
+        kwargs["pricing"] = pricing
+
+    fallbacks = settings["fallbacks"] if "fallbacks" in settings else table.get("fallbacks")
+    if fallbacks:
+        if isinstance(fallbacks, str) or not isinstance(fallbacks, (list, tuple)):
+            raise ProviderConfigError("fallbacks must be a list of provider/model names (or tables)")
+        kwargs["fallbacks"] = [_fallback(spec, settings, kwargs) for spec in fallbacks]
+    return model, kwargs
+
+
+def _fallback(spec: Any, settings: Mapping[str, Any], primary: Mapping[str, Any]) -> Any:
+    if isinstance(spec, str):
+        name, _ = parse_model_ref(spec)
+        own = connection_options(name, settings, primary=False)
+        if not own:
+            return spec  # create_provider decides what it inherits
+        if "timeout" in primary:
+            own.setdefault("timeout", primary["timeout"])
+        if "pricing" in primary:
+            own["pricing"] = primary["pricing"]
+        return {"model": spec, **own}
+    if isinstance(spec, Mapping):
+        if "model" not in spec:
+            raise ProviderConfigError(f"a fallback table needs a model (provider/model): {dict(spec)!r}")
+        name, _ = parse_model_ref(str(spec["model"]))
+        return {"model": spec["model"], **resolve_key_env(name, {k: v for k, v in spec.items() if k != "model"})}
+    raise ProviderConfigError(f"cannot use {spec!r} as a fallback")
