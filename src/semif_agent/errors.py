@@ -9,7 +9,8 @@ Standard library only: the kernel imports this module.
     │   ├── WorkspaceError         no workspace, bad semif.toml, unknown data dir
     │   ├── ManifestError          a bad entry in data/categories.json
     │   ├── UnknownSkillError      no leaf of that name
-    │   └── EngineConfigError      unknown engine, missing extra, bad engine settings
+    │   ├── EngineConfigError      unknown engine, missing extra, bad engine settings
+    │   └── SyncInAsyncError       a sync API called inside a running event loop
     ├── DecisionError              an engine could not decide (no `none` option to fall back on)
     ├── SkillError                 a code skill misbehaved
     │   ├── SkillLoadError         a body that does not compile or import
@@ -55,6 +56,10 @@ class UnknownSkillError(UserError):
 
 class EngineConfigError(UserError):
     """An engine cannot be built: unknown name, missing extra, or bad settings."""
+
+
+class SyncInAsyncError(UserError):
+    """A sync method (``run``, ``invoke``, ``stream``, ``call``) was called inside a running event loop."""
 
 
 class DecisionError(SemifError):

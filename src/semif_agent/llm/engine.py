@@ -42,7 +42,7 @@ from ._choice import (
     letters_for,
     render_decision,
 )
-from ._sync import run_sync
+from .._sync import run_sync
 from .errors import TooManyOptionsError
 from .messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
 from .protocol import LLMProvider

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import DecisionError, EngineConfigError, SemifError, UserError
+from ..errors import DecisionError, EngineConfigError, SemifError, SyncInAsyncError, UserError
 
 
 class ProviderConfigError(EngineConfigError):
@@ -63,10 +63,6 @@ class ModelRequestsBlockedError(UserError):
 
     See :func:`semif_agent.llm.block_model_requests`.
     """
-
-
-class SyncInAsyncError(UserError):
-    """A sync method (``invoke``, ``stream``, ``call``) was called inside a running event loop."""
 
 
 class TooManyOptionsError(DecisionError):

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ._sync import iter_sync, run_sync
+from .._sync import iter_sync, run_sync
 from .errors import InvalidModelRequestError, ProviderConfigError
 from .messages import Message, MessageLike, ToolChoice, ToolSpec, check_tool_choice, to_messages, to_tools
 from .pricing import ModelPrice, coerce_table

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .._assembler import StreamAssembler
-from .._sync import close_with_loop
+from ..._sync import close_with_loop
 from ..errors import (
     MissingCredentialsError,
     MissingExtraError,
