@@ -22,7 +22,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "tree": KERNEL,
     "routing": (*KERNEL, "tree", "catalog"),
     "starter": KERNEL,
-    "loop": (*KERNEL, "tree", "routing"),
+    "loop": (*KERNEL, "llm", "tree", "routing"),
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .._sync import run_sync
-from ..engine.registry import create_engine
+from ..engine.registry import create_engine, default_engine_name
 from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
 from ..routing.strategies import STRATEGIES, create_strategy
 from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_threshold
@@ -34,7 +34,7 @@ COLUMNS = [
 @click.option("--engine", "engine_name", metavar="NAME", help="SemIf engine (default: the workspace's, else local).")
 @click.option("--strategy", default="all", show_default=True, type=click.Choice(["all", *STRATEGIES]),
               help="Routing strategy to measure.")
-@click.option("--threshold", type=float, help="The none threshold (default: tuned, else the engine's).")
+@click.option("--threshold", type=float, help="The none threshold (default: the tuned one for the tuned strategy, else the engine's).")
 @click.option("--tune", is_flag=True, help="Tune the threshold on half the data, report the other half, "
               "and store the best strategy and threshold in the workspace.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report as JSON.")
@@ -44,6 +44,7 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     """Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did."""
     examples = load_dataset(dataset)
     ws = None
+    tuned: dict[str, Any] = {}
     if tree_file is not None:
         skill_tree = SkillTree.load(tree_file, tree_file.parent / "skills")
         settings: dict[str, Any] = {}
@@ -51,7 +52,8 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         ws = find_workspace(workspace)
         skill_tree = load_tree(ws)
         settings = ws.engine_settings
-        threshold = threshold if threshold is not None else routing_settings(ws).get("threshold")
+        used = engine_name or settings.get("name") or default_engine_name()
+        tuned = routing_settings(ws, used.split(":")[0])
     check_labels(examples, skill_tree)
     names = list(STRATEGIES) if strategy == "all" else [strategy]
 
@@ -71,12 +73,14 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         winner = max(report["strategies"], key=lambda n: report["strategies"][n]["accuracy"] or 0)
         report["best"] = {"strategy": winner, "threshold": report["strategies"][winner]["threshold"]}
         if ws is not None:
-            report["saved_to"] = str(save_tuned(ws, {**report["best"], "engine": engine_name or settings.get("name"),
+            used = engine_name or settings.get("name") or default_engine_name()
+            report["saved_to"] = str(save_tuned(ws, {**report["best"], "engine": used.split(":")[0],
                                                      "test_accuracy": report["strategies"][winner]["accuracy"]}))
     else:
         with _bar(len(names) * len(examples), "routing") as bar:
             for name in names:
-                outcomes = run_sync(route_all(make(name, threshold), examples, progress=bar.update))
+                cut = threshold if threshold is not None else (tuned.get("threshold") if tuned.get("strategy") == name else None)
+                outcomes = run_sync(route_all(make(name, cut), examples, progress=bar.update))
                 report["strategies"][name] = summarize(outcomes, skill_tree)
     if report_file is not None:
         report_file.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..engine.registry import create_engine
-from ..loop.runner import RunResult, SkillRunner
+from ..loop.runner import RunResult, SkillRunner, default_judge
 from ..routing.strategies import STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
@@ -40,7 +40,8 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     if no_log:
         ws.settings["log"]["enabled"] = False
     engine = create_engine(engine_name, settings) if engine_name else None
-    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws), strategy=strategy)
+    judge = default_judge(engine, settings) if engine is not None else None
+    runner = SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws), strategy=strategy)
     result = runner.run(text, skill=skill)
     if as_json:
         print_json(result.to_dict())

@@ -13,7 +13,7 @@ from .._sync import run_sync
 from ..engine.base import Engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..engine.log import DecisionLog, decision_row
-from ..engine.registry import create_engine
+from ..engine.registry import create_engine, default_engine_name
 from ..errors import BudgetExceeded, SemifError, SkillContractError, SkillError, WriteRefused
 from ..skills import ActionContext, ActionResult, Prediction, Request
 from ..tree.bodies import load_body
@@ -83,6 +83,15 @@ class RunResult:
         }
 
 
+def default_judge(engine: Engine, settings: dict[str, Any]) -> Engine:
+    """The LLM judge when decisions come from a model (its ``[engine.judge]`` table applies), else the engine."""
+    if getattr(engine, "name", "") != "llm":
+        return engine
+    from ..llm.judge import create_judge
+
+    return create_judge(settings)
+
+
 def default_strategy(engine: Engine) -> str:
     """``examples`` for engines that can score many options at once (local, lexical), else the chain."""
     return "examples" if callable(getattr(engine, "score", None)) else "chain"
@@ -92,7 +101,7 @@ class SkillRunner:
     """Runs requests against a workspace's skill tree.
 
     ``engine`` answers routing and the skills' sub-decisions; ``judge`` answers
-    the assessment (default: the same engine). Both default to the workspace's
+    the assessment (default: the same engine, or the LLM judge for an LLM engine). Both default to the workspace's
     settings. ``strategy`` and ``threshold`` choose how the tree is walked
     (default: ``[routing]`` in semif.toml, else what ``semif eval --tune``
     stored, else :func:`default_strategy`). Decision rows are appended to the log as they are
@@ -113,17 +122,18 @@ class SkillRunner:
         threshold: float | None = None,
     ) -> None:
         self.workspace = workspace
-        routing = routing_settings(workspace)
+        settings = workspace.engine_settings
+        engine_name = engine.name if engine is not None else (settings.get("name") or default_engine_name())
+        routing = routing_settings(workspace, engine_name)
         strategy = strategy or routing.get("strategy")
         threshold = threshold if threshold is not None else routing.get("threshold")
         if engine is None:
-            settings = workspace.engine_settings
             if strategy == "chain" and threshold is not None:
                 settings.setdefault("threshold", threshold)  # the chain's cut is the engine's own
-            engine = create_engine(None, settings)
+            engine = create_engine(engine_name, settings)
         self.engine = engine
         strategy = strategy or default_strategy(engine)
-        self.judge = judge or self.engine
+        self.judge = judge or default_judge(engine, settings)
         self.tree = tree or SkillTree.load(workspace.categories_path, workspace.bodies_dir)
         settings = workspace.settings["log"]
         self.log = log or DecisionLog(

@@ -39,8 +39,12 @@ async def tune_threshold(
     ties = [r for r in results if (r[1]["accuracy"] or 0.0) == best]
     return ties[len(ties) // 2]
 
-def routing_settings(workspace: Workspace) -> dict[str, Any]:
-    """What routes this workspace: tuned values, overridden by ``[routing]`` in semif.toml."""
+def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[str, Any]:
+    """What routes this workspace: tuned values, overridden by ``[routing]`` in semif.toml.
+
+    Tuned values apply only to the engine they were tuned with (``engine``,
+    when given): a threshold tuned on cosines means nothing to a model.
+    """
     tuned: dict[str, Any] = {}
     path = workspace.data_dir / ROUTING_FILE
     if path.is_file():
@@ -48,6 +52,8 @@ def routing_settings(workspace: Workspace) -> dict[str, Any]:
             tuned = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             tuned = {}
+    if engine is not None and tuned.get("engine") not in (None, engine):
+        tuned = {}
     settings = {k: tuned[k] for k in ("strategy", "threshold") if k in tuned}
     settings.update(workspace.settings.get("routing", {}))
     return settings
