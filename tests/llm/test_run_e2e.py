@@ -1,0 +1,45 @@
+"""`semif run --engine llm` routes and assesses a request end to end against the loopback server."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from support.wire_server import WireReply
+
+from semif_agent.cli import main
+from semif_agent.starter import create_workspace
+
+
+def letter(answer: str, usage_in: int) -> WireReply:
+    top = {answer: -0.05, "B" if answer != "B" else "A": -3.2, "C": -5.0}
+    return WireReply(text=answer, logprobs=({"token": answer, "logprob": -0.05, "top": top},),
+                     usage={"input": usage_in, "output": 1})
+
+
+def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_cost(wire, tmp_path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    with (root / "semif.toml").open("a") as handle:
+        handle.write(f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n'
+                     '[provider.pricing."openai/test-model"]\ninput = 1.0\noutput = 2.0\n')
+    # category (A = email), skill (A = email.compose), recipient (A = Alice Martin), verdict (A = success)
+    wire.queue(letter("A", 120), letter("A", 90), letter("A", 140), letter("A", 200))
+    result = CliRunner().invoke(main, ["run", "Email Alice that the quarterly report is ready", "-w", str(root),
+                                       "--engine", "llm", "--model", "openai/test-model", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["skill"] == "email.compose"
+    assert data["assessment"]["label"] == "success"
+    drafts = list((root / "data" / "drafts").iterdir())
+    assert len(drafts) == 1 and drafts[0].read_text().startswith("To: Alice Martin")
+    rows = [json.loads(line) for line in (root / "data" / "decisions.jsonl").read_text().splitlines()]
+    decisions = [r for r in rows if r["kind"] != "outcome"]
+    assert [r["kind"] for r in decisions] == ["route", "route", "predict", "assess"]
+    assert {r["model"] for r in decisions} == {"openai/test-model"}
+    assert [r["usage"]["input_tokens"] for r in decisions] == [120, 90, 140, 200]
+    assert decisions[0]["usage"]["cost_usd"] > 0
+    assert abs(sum(decisions[0]["probabilities"].values()) - 1.0) < 1e-6
+    assert decisions[-1]["engine"] == "llm-judge"
+    posts = wire.posts()
+    assert len(posts) == 4 and all(p.api == "openai" for p in posts)
+    assert "Which contact is the intended recipient?" in json.dumps(posts[2].body)
