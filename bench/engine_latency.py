@@ -46,6 +46,34 @@ def measure(engine, n_options: int, decisions: int, *, cold: bool) -> list[float
     return times
 
 
+def routing_among(n_skills: int, requests: int) -> None:
+    """A whole routing decision (best leaf over every skill of a built tree), leaves already embedded."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from semif_agent._sync import run_sync
+    from semif_agent.routing import create_strategy
+    from semif_agent.routing.build import FlatSkill, build_tree
+    from semif_agent.tree import SkillTree
+
+    skills = [FlatSkill(o.id, o.description) for o in options(n_skills + 1, "tree")[:-1]]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tree.json"
+        path.write_text(json.dumps(build_tree(skills)))
+        tree = SkillTree.load(path, Path(tmp))
+    strategy = create_strategy("best_leaf", tree, create_engine("local"))
+    run_sync(strategy.aroute(state(-1)))
+    times = []
+    for i in range(requests):
+        start = time.perf_counter()
+        run_sync(strategy.aroute(state(i, "route")))
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    print(f"routing among {n_skills} skills (best leaf, a new request each time, model call included): "
+          f"median {statistics.median(times):.2f} ms, p90 {times[int(0.9 * (len(times) - 1))]:.2f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=200)
@@ -60,6 +88,8 @@ def main() -> None:
                 times = sorted(measure(engine, n, args.decisions, cold=cold))
                 p90 = times[int(0.9 * (len(times) - 1))]
                 print(f"{name:<10}{n:>8}{'cold' if cold else 'warm':>7}{statistics.median(times):>12.3f}{p90:>10.3f}")
+    if local_available():
+        routing_among(150, args.decisions)
 
 
 if __name__ == "__main__":
