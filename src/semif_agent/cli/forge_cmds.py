@@ -1,0 +1,163 @@
+"""``semif skills check|new|review``: the contract checker and skill generation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._sync import run_sync
+from ..engine.log import DecisionLog
+from ..engine.registry import create_engine
+from ..errors import UserError
+from ..forge import GenerationFailed, acheck_skill, agenerate_skill, make_manifest
+from ..forge.generator import Attempt
+from ..tree.tree import SkillTree
+from ..workspace import Workspace, find_workspace
+from ._common import json_option, print_json, workspace_option
+from .workspace_cmds import load_tree
+
+
+def provider_for(ws: Workspace, model: str | None) -> Any:
+    """The code model: ``--model``, else ``[forge] model``, else the workspace's provider settings."""
+    from ..llm.engine import build_provider
+
+    settings = ws.engine_settings
+    chosen = model or ws.settings.get("forge", {}).get("model")
+    if chosen:
+        settings["model"] = chosen
+    return build_provider(settings)
+
+
+def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[str, dict[str, Any]]:
+    """(source, manifest) for a body file or a skill name of the workspace."""
+    path = Path(target)
+    tree = load_tree(ws) if ws is not None else SkillTree()
+    if path.suffix == ".py" or path.exists():
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{path}: cannot read ({exc})") from exc
+        guess = name or f"{path.parent.name}.{path.stem}"
+        known = tree.skills.get(guess)
+        manifest = known.to_dict() if known else {"name": guess, "category": guess.split(".")[0] if "." in guess else ""}
+        return source, manifest
+    skill = tree.get(target)
+    if skill.is_stub:
+        raise UserError(f"{target} has no body to check (expected {skill.body_path})")
+    return skill.body_path.read_text(encoding="utf-8"), skill.to_dict()
+
+
+@click.command("check")
+@click.argument("target", metavar="FILE_OR_NAME")
+@workspace_option
+@click.option("--name", help="The skill's manifest name (default: from the path, data/skills/CATEGORY/LEAF.py).")
+@click.option("--no-gate", is_flag=True, help="Skip the behavioural gate (the sample runs).")
+@json_option
+def check(target: str, workspace: str | None, name: str | None, no_gate: bool, as_json: bool) -> None:
+    """Check a skill body against the contract; every violation with its line. Exit 1 if any."""
+    ws = _optional_workspace(workspace)
+    source, manifest = _manifest_for(target, ws, name)
+    tree = load_tree(ws) if ws is not None else SkillTree()
+    report = run_sync(acheck_skill(source, manifest, workspace=ws, tree=tree, engine=_engine(ws),
+                                   gate=not no_gate and ws is not None))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        click.echo(report.render(target))
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@click.command("new")
+@click.argument("name", metavar="CATEGORY.NAME")
+@click.option("--description", required=True, help="What the skill does, in one or two sentences.")
+@click.option("--model", metavar="PROVIDER/MODEL", help="The code model (default: [forge] or [provider] model).")
+@click.option("--category-description", help="Create the category if it is new, described so.")
+@click.option("--example", "examples", multiple=True, help="A request the skill should serve (repeatable).")
+@click.option("--budget", default=3, show_default=True, type=click.IntRange(min=0), help="cost_budget: engine calls per run.")
+@click.option("--attempts", default=3, show_default=True, type=click.IntRange(1, 10), help="Attempts before giving up.")
+@workspace_option
+@json_option
+def new(name: str, description: str, model: str | None, category_description: str | None, examples: tuple[str, ...],
+        budget: int, attempts: int, workspace: str | None, as_json: bool) -> None:
+    """Have a model write a new code skill; it is admitted only if it passes the contract."""
+    ws = find_workspace(workspace)
+    manifest = make_manifest(name, description, examples=list(examples), cost_budget=budget)
+    generated = _generate(ws, manifest, model, category_description, attempts, [], quiet=as_json)
+    if as_json:
+        print_json({"admitted": True, "manifest": generated.manifest, "body": str(generated.body_path),
+                    "attempts": len(generated.attempts)})
+    else:
+        click.echo(f"admitted {name} after {len(generated.attempts)} attempt(s): {generated.body_path}")
+
+
+@click.command("review")
+@click.argument("name")
+@workspace_option
+@click.option("--regenerate", is_flag=True, help="Write the body again, feeding its failed runs back to the model.")
+@click.option("--model", metavar="PROVIDER/MODEL", help="The code model for --regenerate.")
+@json_option
+def review(name: str, workspace: str | None, regenerate: bool, model: str | None, as_json: bool) -> None:
+    """Show a skill's body, its check report and its run history; optionally regenerate it."""
+    ws = find_workspace(workspace)
+    tree = load_tree(ws)
+    skill = tree.get(name)
+    source = skill.body_path.read_text(encoding="utf-8") if not skill.is_stub else ""
+    report = run_sync(acheck_skill(source, skill.to_dict(), workspace=ws, tree=tree, engine=_engine(ws), gate=False))
+    runs = [r for r in DecisionLog(ws.log_path).read() if r.get("kind") == "outcome" and r.get("skill") == name]
+    counts = {label: sum(r.get("outcome") == label for r in runs) for label in ("success", "failure", "unclear")}
+    failures = [f"{r.get('request')!r}: {r.get('reason')} ({r.get('action_log')})" for r in runs if r.get("outcome") == "failure"]
+    if as_json and not regenerate:
+        print_json({"skill": skill.to_dict(), "body": source, "check": report.to_dict(), "runs": counts,
+                    "recent_failures": failures[-5:]})
+        return
+    if not as_json:
+        click.echo(click.style(f"{name}  ({skill.body_path})", bold=True))
+        click.echo(source or "(no body: a stub)")
+        click.echo(click.style("check", bold=True) + f"  {report.render(str(skill.body_path))}")
+        click.echo(click.style("runs", bold=True) + "   " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        for line in failures[-5:]:
+            click.echo(f"  failed: {line}")
+    if regenerate:
+        feedback = [f"Past runs of this skill failed; make it handle them: {f}" for f in failures[-5:]]
+        manifest = {k: v for k, v in skill.to_dict().items() if k not in ("body", "stub")}
+        generated = _generate(ws, manifest, model, None, 3, feedback, quiet=as_json)
+        if as_json:
+            print_json({"regenerated": True, "body": str(generated.body_path), "attempts": len(generated.attempts)})
+        else:
+            click.echo(f"regenerated {name} after {len(generated.attempts)} attempt(s)")
+
+
+def _generate(ws: Workspace, manifest: dict[str, Any], model: str | None, category_description: str | None,
+              attempts: int, feedback: list[str], *, quiet: bool):  # noqa: ANN202
+    def show(attempt: Attempt) -> None:
+        if not quiet:
+            verdict = "passes" if attempt.report.ok else f"{len(attempt.report.violations)} violation(s)"
+            click.echo(f"attempt {attempt.number}: {verdict}", err=True)
+            for violation in attempt.report.violations:
+                click.echo(f"  {violation.render()}", err=True)
+
+    try:
+        return run_sync(agenerate_skill(ws, manifest, provider=provider_for(ws, model), engine=_engine(ws),
+                                        category_description=category_description, max_attempts=attempts,
+                                        feedback=feedback, log=DecisionLog(ws.log_path), on_attempt=show))
+    except GenerationFailed as exc:
+        raise UserError(str(exc)) from None
+
+
+def _engine(ws: Workspace | None):  # noqa: ANN202
+    return create_engine(None, ws.engine_settings) if ws is not None else None
+
+
+def _optional_workspace(workspace: str | None) -> Workspace | None:
+    try:
+        return find_workspace(workspace)
+    except UserError:
+        if workspace is not None:
+            raise
+        return None
+
+
+SKILL_COMMANDS = [check, new, review]

@@ -1,0 +1,75 @@
+"""The behavioural gate's child process: run one body on sample requests and report as JSON.
+
+Reads a JSON job on stdin; writes one JSON line on stdout. Never imported by the host.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    from pathlib import Path
+
+    from semif_agent.engine import ScriptedEngine
+    from semif_agent.errors import BudgetExceeded, WriteRefused
+    from semif_agent.loop.context import BudgetedEngine
+    from semif_agent.loop.guard import guarded
+    from semif_agent.skills import ActionContext, ActionResult, Prediction, Request
+    from semif_agent.tree.bodies import load_body
+    from semif_agent.tree.manifests import SkillManifest
+
+    manifest = SkillManifest(name=job["name"], category=job["category"], description="", body_path=Path(job["body"]),
+                             cost_budget=job["budget"])
+    roots = tuple(Path(r) for r in job["write_roots"])
+    results = []
+    try:
+        body = load_body(manifest)
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        print(json.dumps({"loaded": False, "error": f"{type(exc).__name__}: {exc}"}))
+        return
+    for sample in job["samples"]:
+        for answer in ("first", "none"):
+            engine = BudgetedEngine(ScriptedEngine(fn=_answer(answer)), job["budget"], job["name"])
+            ctx = ActionContext(engine=engine, config=job["config"], write_roots=roots, skill=job["name"], run_id="gate")
+            request = Request(sample)
+            outcome = {"request": sample, "answers": answer, "ok": True, "problem": ""}
+            try:
+                with guarded(roots, job["name"]):
+                    prediction = body.predict(ctx, request)
+                    if not isinstance(prediction, Prediction):
+                        raise TypeError(f"predict returned {type(prediction).__name__}, not Prediction")
+                    action = body.act(ctx, request, prediction)
+                    if not isinstance(action, ActionResult):
+                        raise TypeError(f"act returned {type(action).__name__}, not ActionResult")
+                if engine.overrun:
+                    raise BudgetExceeded(f"made more than {job['budget']} engine calls")
+            except WriteRefused as exc:
+                outcome.update(ok=False, kind="write", problem=str(exc))
+            except BudgetExceeded as exc:
+                outcome.update(ok=False, kind="budget", problem=str(exc))
+            except TypeError as exc:
+                outcome.update(ok=False, kind="types", problem=str(exc))
+            except Exception as exc:  # noqa: BLE001
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                outcome.update(ok=False, kind="error", problem=f"{type(exc).__name__} at line {frame.lineno}: {exc}")
+            outcome["engine_calls"] = engine.calls
+            results.append(outcome)
+    print(json.dumps({"loaded": True, "results": results}))
+
+
+def _answer(mode: str):
+    def pick(request):
+        ids = request.option_ids
+        if mode == "none" and "none" in ids:
+            return "none"
+        return next((i for i in ids if i != "none"), ids[0])
+
+    return pick
+
+
+if __name__ == "__main__":
+    main()

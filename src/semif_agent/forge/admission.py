@@ -1,0 +1,39 @@
+"""The whole admission check: the static criteria, the duplicate check, then the behavioural gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.base import Engine
+from ..tree.tree import SkillTree
+from ..workspace import Workspace
+from .checker import CheckReport, check_source
+from .duplicates import duplicate_violation, nearest_leaf
+from .gate import run_gate
+
+
+async def acheck_skill(
+    source: str,
+    manifest: dict[str, Any],
+    *,
+    workspace: Workspace,
+    tree: SkillTree,
+    engine: Engine | None = None,
+    gate: bool = True,
+) -> CheckReport:
+    """Every violation of ``source`` as the body of ``manifest``; the gate runs only on a statically clean body."""
+    report = check_source(source, name=manifest.get("name", ""), category=manifest.get("category", ""))
+    description = manifest.get("description", "")
+    if description and manifest.get("category") in tree.categories:
+        found = nearest_leaf(manifest["name"], description, manifest["category"], tree, engine)
+        report.nearest = found.to_dict() if found else None
+        violation = duplicate_violation(found)
+        if violation is not None:
+            report.violations.append(violation)
+    if gate and report.ok:
+        samples = list(manifest.get("examples") or []) or [description or manifest.get("name", "")]
+        result = await run_gate(source, name=manifest["name"], category=manifest["category"],
+                                budget=int(manifest.get("cost_budget", 3)), samples=samples[:4], workspace=workspace)
+        report.gate = result.to_dict()
+        report.violations.extend(result.violations())
+    return report

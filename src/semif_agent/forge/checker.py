@@ -1,0 +1,206 @@
+"""The contract checker: every static violation of a code-skill body, each with its line.
+
+Criteria (numbered as in the contract's acceptance criteria):
+
+1. the body compiles and defines ``predict(ctx, request)`` and ``act(ctx, request, prediction)``;
+2. the name matches the manifest pattern and the category is given;
+3. it imports nothing outside the standard library and ``semif_agent`` (no
+   ``__import__``, ``importlib``, ``exec``/``eval``/``compile``, no processes);
+4. it decides through ``ctx.engine`` (no invented engines, no hand-made
+   ``DecisionResult``) and returns ``Prediction`` / ``ActionResult``;
+5. it does not duplicate a leaf of its category (see :mod:`.duplicates`).
+
+The behavioural gate (:mod:`.gate`) then runs the body.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..tree.manifests import NAME_RE
+
+_FORBIDDEN_MODULES = frozenset({
+    "importlib", "subprocess", "ctypes", "multiprocessing", "pty", "runpy", "code", "codeop", "marshal", "pickle",
+    "shelve", "socket", "ssl", "http", "urllib", "ftplib", "smtplib", "telnetlib", "xmlrpc", "asyncio", "threading",
+    "signal", "resource", "sys",
+})
+_FORBIDDEN_CALLS = frozenset({"__import__", "exec", "eval", "compile", "breakpoint", "globals", "vars"})
+_PROCESS_CALLS = frozenset({
+    "system", "popen", "fork", "forkpty", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve",
+    "spawnvp", "spawnvpe", "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe",
+    "posix_spawn", "posix_spawnp", "kill", "killpg",
+})
+_SIGNATURES = {"predict": ("ctx", "request"), "act": ("ctx", "request", "prediction")}
+_RETURNS = {"predict": "Prediction", "act": "ActionResult"}
+
+
+@dataclass(frozen=True)
+class Violation:
+    criterion: int | str
+    line: int
+    message: str
+
+    def render(self, filename: str = "") -> str:
+        where = f"{filename}:{self.line}" if filename else f"line {self.line}"
+        return f"{where}: [criterion {self.criterion}] {self.message}"
+
+
+@dataclass
+class CheckReport:
+    """What the checker found. ``ok`` when there is no violation."""
+
+    name: str
+    category: str
+    violations: list[Violation] = field(default_factory=list)
+    nearest: dict[str, Any] | None = None
+    gate: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def criteria(self) -> set[int | str]:
+        return {v.criterion for v in self.violations}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "category": self.category, "ok": self.ok,
+                "violations": [asdict(v) for v in self.violations], "nearest": self.nearest, "gate": self.gate}
+
+    def render(self, filename: str = "") -> str:
+        if self.ok:
+            return f"{self.name}: passes the contract"
+        return "\n".join(v.render(filename) for v in self.violations)
+
+
+def check_source(source: str, *, name: str, category: str) -> CheckReport:
+    """Criteria 1 to 4 on ``source`` (the body's text) for the manifest ``name``/``category``."""
+    report = CheckReport(name=name, category=category)
+    found = report.violations
+    if not NAME_RE.fullmatch(name or ""):
+        found.append(Violation(2, 1, f"the name {name!r} does not match {NAME_RE.pattern}"))
+    if not (category or "").strip():
+        found.append(Violation(2, 1, "no category is given"))
+    try:
+        tree = ast.parse(source)
+        compile(tree, name or "<skill>", "exec")
+    except SyntaxError as exc:
+        found.append(Violation(1, exc.lineno or 1, f"the body does not compile: {exc.msg}"))
+        return report
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for fn, params in _SIGNATURES.items():
+        node = functions.get(fn)
+        if node is None:
+            found.append(Violation(1, 1, f"the body does not define {fn}{_sig(params)}"))
+            continue
+        if isinstance(node, ast.AsyncFunctionDef):
+            found.append(Violation(1, node.lineno, f"{fn} must be a plain function, not async"))
+        given = [a.arg for a in node.args.posonlyargs + node.args.args]
+        if len(given) != len(params) or node.args.vararg or node.args.kwonlyargs:
+            found.append(Violation(1, node.lineno, f"{fn} must take {_sig(params)}, not ({', '.join(given)})"))
+        found.extend(_return_violations(node, _RETURNS[fn]))
+    found.extend(_import_violations(tree))
+    found.extend(_engine_violations(tree))
+    found.sort(key=lambda v: (v.line, str(v.criterion)))
+    return report
+
+
+def _sig(params: tuple[str, ...]) -> str:
+    return f"({', '.join(params)})"
+
+
+def _import_violations(tree: ast.Module) -> list[Violation]:
+    out = []
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                out.append(Violation(3, node.lineno, "relative imports are not allowed"))
+                continue
+            modules = [node.module or ""]
+        for module in modules:
+            top = module.split(".")[0]
+            if top == "semif_agent":
+                continue
+            if top not in sys.stdlib_module_names:
+                out.append(Violation(3, node.lineno, f"imports {module!r}, which is not in the standard library"))
+            elif top in _FORBIDDEN_MODULES:
+                out.append(Violation(3, node.lineno, f"imports {module!r}: skills may not load code, open "
+                                                     "connections or start processes"))
+        if isinstance(node, ast.Call):
+            called = _called_name(node.func)
+            if called in _FORBIDDEN_CALLS:
+                out.append(Violation(3, node.lineno, f"calls {called}(): running or importing code from strings is refused"))
+            elif called in _PROCESS_CALLS and isinstance(node.func, ast.Attribute) and _root(node.func) == "os":
+                out.append(Violation(3, node.lineno, f"calls os.{called}(): skills may not start or signal processes"))
+    return out
+
+
+def _engine_violations(tree: ast.Module) -> list[Violation]:
+    out = []
+    builds_request = asks_engine = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and ("engine" in node.name.lower() or "mock" in node.name.lower()):
+            out.append(Violation(4, node.lineno, f"defines {node.name}: decisions must go through ctx.engine, not a stand-in"))
+        elif isinstance(node, ast.Call):
+            called = _called_name(node.func)
+            if called == "DecisionResult":
+                out.append(Violation(4, node.lineno, "builds a DecisionResult itself: ask ctx.engine.call(...) instead"))
+            elif called == "DecisionRequest":
+                builds_request = True
+            elif called == "call" and _is_ctx_engine(node.func):
+                asks_engine = True
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == "engine":
+                    out.append(Violation(4, node.lineno, "replaces ctx.engine: use the engine the skill is given"))
+    if builds_request and not asks_engine:
+        out.append(Violation(4, 1, "builds DecisionRequests but never asks ctx.engine.call(...)"))
+    return out
+
+
+def _return_violations(fn: ast.FunctionDef | ast.AsyncFunctionDef, expected: str) -> list[Violation]:
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and _owner(fn, n)]
+    if not returns:
+        return [Violation(4, fn.lineno, f"{fn.name} never returns a {expected}")]
+    out = []
+    for node in returns:
+        value = node.value
+        if value is None or isinstance(value, (ast.Constant, ast.Dict, ast.List, ast.Tuple, ast.JoinedStr)):
+            out.append(Violation(4, node.lineno, f"{fn.name} must return a {expected}, not {ast.unparse(value) if value else 'None'}"))
+        elif isinstance(value, ast.Call) and _called_name(value.func) in set(_RETURNS.values()) - {expected}:
+            out.append(Violation(4, node.lineno, f"{fn.name} must return a {expected}, not a {_called_name(value.func)}"))
+    return out
+
+
+def _owner(fn: ast.AST, node: ast.Return) -> bool:
+    """True when ``node`` belongs to ``fn`` itself, not to a function nested in it."""
+    for inner in ast.walk(fn):
+        if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if any(n is node for n in ast.walk(inner)):
+                return False
+    return True
+
+
+def _called_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _is_ctx_engine(func: ast.AST) -> bool:
+    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+            and func.value.attr == "engine" and _root(func.value) == "ctx")
