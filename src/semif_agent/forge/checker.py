@@ -35,6 +35,7 @@ _PROCESS_CALLS = frozenset({
 })
 _SIGNATURES = {"predict": ("ctx", "request"), "act": ("ctx", "request", "prediction")}
 _RETURNS = {"predict": "Prediction", "act": "ActionResult"}
+_ARTICLE = {"Prediction": "a Prediction", "ActionResult": "an ActionResult"}
 
 
 @dataclass(frozen=True)
@@ -167,14 +168,15 @@ def _engine_violations(tree: ast.Module) -> list[Violation]:
 def _return_violations(fn: ast.FunctionDef | ast.AsyncFunctionDef, expected: str) -> list[Violation]:
     returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and _owner(fn, n)]
     if not returns:
-        return [Violation(4, fn.lineno, f"{fn.name} never returns a {expected}")]
+        return [Violation(4, fn.lineno, f"{fn.name} never returns {_ARTICLE[expected]}")]
     out = []
     for node in returns:
         value = node.value
         if value is None or isinstance(value, (ast.Constant, ast.Dict, ast.List, ast.Tuple, ast.JoinedStr)):
-            out.append(Violation(4, node.lineno, f"{fn.name} must return a {expected}, not {ast.unparse(value) if value else 'None'}"))
+            shown = ast.unparse(value) if value else "None"
+            out.append(Violation(4, node.lineno, f"{fn.name} must return {_ARTICLE[expected]}, not {shown}"))
         elif isinstance(value, ast.Call) and _called_name(value.func) in set(_RETURNS.values()) - {expected}:
-            out.append(Violation(4, node.lineno, f"{fn.name} must return a {expected}, not a {_called_name(value.func)}"))
+            out.append(Violation(4, node.lineno, f"{fn.name} must return {_ARTICLE[expected]}, not a {_called_name(value.func)}"))
     return out
 
 

@@ -22,7 +22,7 @@ from ..tree.tree import SkillTree
 from .checker import Violation
 
 ASK_AT = 0.70
-REFUSE_AT = 0.88
+REFUSE_AT = 0.80
 SAME_QUESTION = "Do these two skills perform the same action?"
 
 

@@ -1,0 +1,66 @@
+"""`semif skills check|new|review` from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from semif_agent.cli import main
+from semif_agent.llm import ScriptedProvider
+from semif_agent.llm.testing import override_provider
+from semif_agent.starter import create_workspace
+
+from .test_generator import BAD, COUNT, fenced
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_every_starter_skill_passes_the_checker_and_its_gate(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    tree = json.loads((root / "data" / "categories.json").read_text())
+    for skill in tree["skills"]:
+        result = invoke("skills", "check", skill["name"], "-w", str(root), "--json")
+        report = json.loads(result.stdout)
+        assert result.exit_code == 0 and report["ok"], (skill["name"], report)
+        assert report["gate"]["ok"] and len(report["gate"]["results"]) >= 2
+
+
+def test_check_a_file_reports_violations_with_lines_and_exits_1(tmp_path: Path) -> None:
+    body = tmp_path / "skills" / "todos" / "count.py"
+    body.parent.mkdir(parents=True)
+    body.write_text(BAD[3])
+    result = invoke("skills", "check", str(body))
+    assert result.exit_code == 1
+    assert f"{body}:3: [criterion 3] imports 'requests'" in result.stdout
+
+
+def test_new_admits_a_skill_and_review_shows_it(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    provider = ScriptedProvider([fenced(BAD[3]), fenced(COUNT)])
+    with override_provider(provider):
+        result = invoke("skills", "new", "todos.count", "--description", "Count the to-do tasks, open or done.",
+                        "--budget", "1", "--model", "openai/some-model", "-w", str(root))
+    assert result.exit_code == 0, result.output
+    assert "attempt 1: 1 violation(s)" in result.stderr and "admitted todos.count after 2 attempt(s)" in result.stdout
+    rows = [json.loads(line) for line in (root / "data" / "decisions.jsonl").read_text().splitlines()]
+    assert [(r["kind"], r["attempt"], r["admitted"]) for r in rows] == [("generate", 1, False), ("generate", 2, True)]
+    review = invoke("skills", "review", "todos.count", "-w", str(root), "--json")
+    data = json.loads(review.stdout)
+    assert data["check"]["ok"] and "def act(ctx, request, prediction)" in data["body"]
+    assert data["runs"] == {"success": 0, "failure": 0, "unclear": 0}
+
+
+def test_new_that_never_passes_writes_nothing_and_says_so(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    before = (root / "data" / "categories.json").read_bytes()
+    with override_provider(ScriptedProvider([fenced(BAD[1])] * 2)):
+        result = invoke("skills", "new", "todos.count", "--description", "Count the tasks.", "--attempts", "2",
+                        "--model", "openai/m", "-w", str(root))
+    assert result.exit_code == 1
+    assert "nothing was written" in result.stderr and "Traceback" not in result.stderr
+    assert (root / "data" / "categories.json").read_bytes() == before
+    assert not (root / "data" / "skills" / "todos" / "count.py").exists()
