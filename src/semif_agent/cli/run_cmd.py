@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ..engine.registry import create_engine
+from ..errors import UserError
 from ..loop.runner import RunResult, SkillRunner, default_judge
 from ..routing.strategies import STRATEGIES
 from ._common import json_option, print_json, workspace_option
@@ -23,10 +24,13 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 @click.option("--model", metavar="PROVIDER/MODEL", help="Model for --engine llm, e.g. openai/gpt-4o-mini.")
 @click.option("--skill", metavar="NAME", help="Skip routing and run this skill.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")
+@click.option("--create", is_flag=True,
+              help="When no skill fits, have the code model write one (checked against the contract), then run it.")
+@click.option("--code-model", metavar="PROVIDER/MODEL", help="The model that writes skills for --create.")
 @click.option("--no-log", is_flag=True, help="Do not write decision rows.")
 @json_option
 def run(text: str, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
-        strategy: str | None, no_log: bool, as_json: bool) -> None:
+        strategy: str | None, create: bool, code_model: str | None, no_log: bool, as_json: bool) -> None:
     """Route TEXT to a skill, run it, and assess the result.
 
     Without -w, uses the current directory if it has semif.toml, else your own
@@ -43,10 +47,33 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     judge = default_judge(engine, settings) if engine is not None else None
     runner = SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws), strategy=strategy)
     result = runner.run(text, skill=skill)
+    created = None
+    if create and result.skill is None:
+        created = _create(ws, runner, text, code_model, result.run_id, quiet=as_json)
+        result = SkillRunner(ws, engine=runner.engine, judge=runner.judge, strategy=strategy).run(
+            text, skill=created.manifest["name"])
     if as_json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "created": created.manifest if created else None})
     else:
         _print_run(result, logged=not no_log)
+
+
+def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, *, quiet: bool):  # noqa: ANN001, ANN202
+    from .._sync import run_sync
+    from ..forge.create import acreate_for
+    from ..forge.generator import GenerationFailed
+    from .forge_cmds import provider_for
+
+    if not quiet:
+        click.echo("no skill fits: asking the code model for a new one...", err=True)
+    try:
+        created = run_sync(acreate_for(ws, text, provider=provider_for(ws, model), engine=runner.engine,
+                                       log=runner.log, run_id=run_id))
+    except GenerationFailed as exc:
+        raise UserError(str(exc)) from None
+    if not quiet:
+        click.echo(f"admitted {created.manifest['name']} ({len(created.attempts)} attempt(s)); running it", err=True)
+    return created
 
 
 def _print_run(result: RunResult, *, logged: bool) -> None:
