@@ -17,7 +17,8 @@ from ._common import json_option, print_json_lines, workspace_option
 @json_option
 @click.option("--run", "run_id", help="Only this run's rows.")
 @click.option("--skill", help="Only rows of this skill.")
-@click.option("--kind", type=click.Choice(["route", "predict", "act", "assess"]), help="Only this kind of decision.")
+@click.option("--kind", type=click.Choice(["route", "predict", "act", "assess", "create", "propose", "generate"]),
+              help="Only this kind of row.")
 @click.option("--outcome", type=click.Choice(["success", "failure", "unclear"]), help="Only runs assessed so.")
 @click.option("--engine", help="Only decisions answered by this engine.")
 @click.option("--last", type=click.IntRange(min=0), help="Only the last N runs.")
@@ -42,7 +43,12 @@ def log(workspace, as_json, run_id, skill, kind, outcome, engine, last, export_t
         click.echo(f"no decisions logged in {ws.log_path}")
         return
     for row in rows:
-        score = row.get("scores", {}).get(row.get("selected"))
+        if "question" not in row:  # a generation step, not a decision
+            verdict = "admitted" if row.get("admitted") else ", ".join(row.get("violations", [])[:2]) or ""
+            click.echo(f"{row.get('run_id')}  {row.get('kind'):<9} {row.get('skill')} "
+                       f"{('#' + str(row['attempt'])) if 'attempt' in row else ''} {verdict}".rstrip())
+            continue
+        score = (row.get("scores") or {}).get(row.get("selected"))
         shown = f" ({score:.2f})" if isinstance(score, (int, float)) else ""
         click.echo(
             f"{row.get('run_id')}  #{row.get('step')} {row.get('kind'):<7} "
