@@ -131,11 +131,14 @@ class WorkerPool:
 
     async def run(self, request: dict[str, Any], *, timeout_sec: float) -> ScriptRunResult:
         """Send one call to a worker and await its result (never raises for the script's faults)."""
-        try:
-            worker = await self._acquire()
-        except WorkerError as exc:
-            return _result(_worker_failure(str(exc)))
-        future = worker.send({**request, "id": next(self._ids)})
+        for attempt in range(2):  # a worker found dead while sending is replaced once
+            try:
+                worker = await self._acquire()
+            except WorkerError as exc:
+                return _result(_worker_failure(str(exc)))
+            future = worker.send({**request, "id": next(self._ids)})
+            if worker.alive:
+                break
         try:
             reply = await asyncio.wait_for(asyncio.shield(future), timeout_sec + _GRACE_SECONDS)
         except asyncio.TimeoutError:
@@ -155,18 +158,18 @@ class WorkerPool:
 
     async def _acquire(self) -> _Worker:
         loop = asyncio.get_running_loop()
-        for worker in self._workers:
-            if worker.alive and worker.loop is not loop:
-                worker.stop()
-        self._workers = [worker for worker in self._workers if worker.alive]
         if self._lock_loop is not loop:
             self._starting, self._lock_loop = asyncio.Lock(), loop
         assert self._starting is not None
         async with self._starting:
-            idle = [worker for worker in self._workers if not worker.pending]
-            if not idle and len(self._workers) < self.size:
-                self._workers.append(await self._spawn(loop))
-        return min(self._workers, key=lambda worker: len(worker.pending))
+            for worker in self._workers:
+                if worker.alive and worker.loop is not loop:
+                    worker.stop()
+            self._workers = [worker for worker in self._workers if worker.alive]
+            if all(worker.pending for worker in self._workers) and len(self._workers) < self.size:
+                spawned = await self._spawn(loop)
+                self._workers.append(spawned)
+            return min(self._workers, key=lambda worker: len(worker.pending))
 
     async def _spawn(self, loop: asyncio.AbstractEventLoop) -> _Worker:
         env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
