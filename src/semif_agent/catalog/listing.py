@@ -53,13 +53,16 @@ def list_skill_rows(
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
+    registry: SkillRegistry | None = None,
 ) -> list[dict[str, Any]]:
     """One row per SKILL.md skill: ``id``, ``name``, ``description``, ``source``, ``path``, ``warnings``.
 
     Loaded skills come first, sorted by id. A skipped or shadowed folder gets
-    a row too, with an empty ``id`` and the reason in ``warnings``.
+    a row too, with an empty ``id`` and the reason in ``warnings``. Pass
+    ``registry`` to list one already built (the other arguments are then ignored).
     """
-    registry = build_registry(workspace=workspace, folders=folders, include_user=include_user, home=home)
+    if registry is None:
+        registry = build_registry(workspace=workspace, folders=folders, include_user=include_user, home=home)
     rows = [
         {
             "id": info.skill_id,
@@ -87,12 +90,15 @@ def show_skill(
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
+    registry: SkillRegistry | None = None,
 ) -> dict[str, Any]:
     """Every detail of one skill, found by id or by a display name only one skill has.
 
     Raises :class:`SkillNotFound` when nothing (or more than one skill) matches.
+    Pass ``registry`` to look in one already built.
     """
-    registry = build_registry(workspace=workspace, folders=folders, include_user=include_user, home=home)
+    if registry is None:
+        registry = build_registry(workspace=workspace, folders=folders, include_user=include_user, home=home)
     info = registry.get(token)
     if info is None:
         matches = registry.find_by_name(token)

@@ -29,7 +29,7 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
             chosen.setdefault(folder.name, folder)
     if not chosen:
         raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")
-    return sorted(chosen.values())
+    return [chosen[name] for name in sorted(chosen)]
 
 
 def _targets(paths: tuple[str, ...], workspace: str | None) -> list[Path]:
