@@ -21,12 +21,12 @@ What :func:`confine` applies, each where the platform allows it:
 
 from __future__ import annotations
 
+import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 import ctypes
 import os
 import resource
-import signal
+import stat
 import sys
-from typing import Any
 
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_ADD_RULE = 445
@@ -64,7 +64,7 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def _libc() -> Any:
+def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -118,18 +118,45 @@ def restrict_filesystem(writable: list[str], readable: list[str]) -> bool:
         os.close(ruleset_fd)
 
 
-def _add_path_rule(libc: Any, ruleset_fd: int, path: str, rights: int, file_rights: int) -> None:
+_preopened: dict[str, tuple[int, bool]] = {}
+
+
+def preopen(paths: list[str]) -> None:
+    """Look ``paths`` up now, in a long-lived parent, so forked children add their rules faster."""
+    for path in paths:
+        if path not in _preopened and path != "/proc/self":
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            _preopened[path] = (fd, stat.S_ISDIR(os.fstat(fd).st_mode))
+
+
+def _release_preopened() -> None:
+    for fd, _is_dir in _preopened.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _preopened.clear()
+
+
+def _add_path_rule(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int, file_rights: int) -> None:
+    cached = _preopened.get(path)
+    if cached is not None:
+        fd, is_dir = cached
+    else:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
     try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        if not os.path.isdir(path):
-            rights &= file_rights
-        rule = _PathBeneathAttr(allowed_access=rights, parent_fd=fd)
+        rule = _PathBeneathAttr(allowed_access=rights if is_dir else rights & file_rights, parent_fd=fd)
         libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
     finally:
-        os.close(fd)
+        if cached is None:
+            os.close(fd)
 
 
 def _count_user_tasks(uid: int) -> int:
@@ -158,7 +185,7 @@ def _set_limit(which: int, value: int | None) -> None:
         pass
 
 
-def apply_limits(spec: dict[str, Any]) -> None:
+def apply_limits(spec: dict) -> None:
     """Apply the resource limits of ``spec`` (keys ending in ``_bytes``/``_seconds``/counts)."""
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_AS, spec.get("memory_bytes"))
@@ -175,14 +202,15 @@ def apply_limits(spec: dict[str, Any]) -> None:
         _set_limit(resource.RLIMIT_NPROC, _count_user_tasks(os.getuid()) + int(processes))
 
 
-def confine(spec: dict[str, Any]) -> dict[str, bool]:
+def confine(spec: dict) -> dict[str, bool]:
     """Apply every confinement ``spec`` asks for to this process; report what held."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    apply_limits(spec)
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     confined = False
     if spec.get("confine_fs"):
         readable = [_expand(path) for path in spec.get("readable", [])]
         confined = restrict_filesystem(list(spec.get("writable", [])), readable)
+    _release_preopened()
+    apply_limits(spec)
     return {"fs_confined": confined}
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_OUT, _ERR, _STATUS = "stdout.txt", "stderr.txt", "status.json"
+_OUT, _ERR, _STATUS = "stdout.txt", "stderr.txt", "status"
 
 
 @dataclass
@@ -188,7 +188,7 @@ class _Worker:
     def _report(request: dict[str, Any], error_type: str) -> None:
         try:
             with open(os.path.join(request["run_dir"], _STATUS), "w", encoding="utf-8") as handle:
-                json.dump({"error_type": error_type}, handle)
+                handle.write(error_type)
         except OSError:
             pass
 
@@ -256,8 +256,8 @@ def _kill_group(pid: int) -> None:
 def _read_status(run_dir: str) -> str:
     try:
         with open(os.path.join(run_dir, _STATUS), encoding="utf-8") as handle:
-            return str(json.load(handle).get("error_type", ""))
-    except (OSError, ValueError, AttributeError):
+            return handle.read().strip()
+    except OSError:
         return ""
 
 
@@ -280,6 +280,9 @@ def main() -> None:
     from semif_agent.catalog import _confine, results
     from semif_agent.catalog.context import SkillScriptContext
 
+    from semif_agent.catalog.limits import system_readable_paths
+
+    _confine.preopen(list(system_readable_paths()))
     reply_fd = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)

@@ -83,7 +83,7 @@ class ScriptExecutor:
             spec = confinement_spec(
                 self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root, skill_dir=descriptor.root, run_dir=run_dir
             )
-            spec["status_file"] = str(run_dir / "status.json")
+            spec["status_file"] = str(run_dir / "status")
             if mode == "worker":
                 result = await self.worker_pool.run(
                     {

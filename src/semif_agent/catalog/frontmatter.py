@@ -28,17 +28,14 @@ class _SkillLoader(_SafeBase):  # type: ignore[misc, valid-type]
     """The safe loader, refusing duplicate mapping keys."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+        seen: set[tuple[str, str]] = set()
         for key_node, _value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode):
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    duplicate = key in seen
-                except TypeError:
-                    continue
-                if duplicate:
+                key = (key_node.tag, key_node.value)
+                if key in seen:
                     raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+                        "while constructing a mapping", node.start_mark, f"found duplicate key {key_node.value!r}",
+                        key_node.start_mark,
                     )
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)

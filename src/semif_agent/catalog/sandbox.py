@@ -11,7 +11,7 @@ normal exit too, so background children never outlive the run.
 from __future__ import annotations
 
 import asyncio
-import json
+import marshal
 import os
 import signal
 import sys
@@ -36,7 +36,7 @@ async def run_subprocess(
     max_output_bytes: int,
 ) -> ScriptRunResult:
     """Run ``script`` with ``argv`` under ``spec``'s confinement; never raises for the script's faults."""
-    command = [sys.executable, "-I", LAUNCHER, package_parent(), json.dumps(spec), str(script), *argv]
+    command = [sys.executable, "-I", LAUNCHER, package_parent(), marshal.dumps(spec).hex(), str(script), *argv]
     process = await asyncio.create_subprocess_exec(
         *command,
         stdin=asyncio.subprocess.DEVNULL,
@@ -100,6 +100,6 @@ def _read_status(path: str | None) -> str:
     if not path:
         return ""
     try:
-        return str(json.loads(Path(path).read_text(encoding="utf-8")).get("error_type", ""))
-    except (OSError, ValueError, AttributeError):
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError:
         return ""
