@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CORPUS = REPO_ROOT.parent / "shared" / "skills-corpus"
 SKILLS_REF = "skills-ref==0.1.1"
@@ -32,3 +34,9 @@ def make_skill(
 
 def corpus_skill_folders(corpus_root: Path) -> list[Path]:
     return sorted(path.parent for path in corpus_root.glob("*/*/SKILL.md"))
+
+
+def cache_dir(config: pytest.Config, factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder kept between runs in pytest's cache (a temporary one when the cache is off)."""
+    cache = getattr(config, "cache", None)
+    return Path(cache.mkdir(name)) if cache is not None else factory.mktemp(name)

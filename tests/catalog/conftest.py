@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog_helpers import CORPUS, SKILLS_REF
+from catalog_helpers import CORPUS, SKILLS_REF, cache_dir
 
 from semif_agent.catalog import AgentSkillRuntime, SandboxLimits, SkillRegistry, WorkerPool
 
@@ -63,9 +63,9 @@ def corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
-def reference_python(pytestconfig: pytest.Config) -> Path:
+def reference_python(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Python with the reference library installed (a cached venv), or skip without a network."""
-    venv = Path(pytestconfig.cache.mkdir("skills-ref-0.1.1-venv"))
+    venv = cache_dir(pytestconfig, tmp_path_factory, "skills-ref-0.1.1-venv")
     python = venv / "bin" / "python"
     check = [str(python), "-c", "import skills_ref, sys; sys.exit(skills_ref.__version__ != '0.1.1')"]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:

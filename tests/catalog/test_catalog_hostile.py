@@ -46,6 +46,10 @@ SCRIPTS = {
         "        print('fork refused:', exc)\n        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\n"
         "    pids.append(pid)\nopen('children.txt', 'w').write(' '.join(map(str, pids)))\ntime.sleep(60)\n"
     ),
+    "daemon.py": (
+        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(60)\n    os._exit(0)\n"
+        "open('daemon.pid', 'w').write(str(pid))\nprint('left a child behind')\n"
+    ),
     "flood.py": "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n",
 }
 
@@ -116,6 +120,13 @@ async def test_forked_children_die_with_the_run(hostile, make_runtime):
     assert children and wait_dead(children) == []
 
 
+async def test_a_background_child_does_not_outlive_its_script(hostile, make_runtime):
+    runtime = make_runtime(hostile)
+    result = await runtime.run_skill_script("hostile", "scripts/daemon.py", [], timeout_sec=20)
+    assert (result.ok, result.exit_code, result.stdout) == (True, 0, "left a child behind\n")
+    assert wait_dead([int((runtime.workspace_root() / "daemon.pid").read_text())]) == []
+
+
 async def test_an_output_flood_is_cut_and_timed_out(hostile, make_runtime):
     runtime = make_runtime(hostile, limits=SandboxLimits(max_output_bytes=10_000))
     result = await runtime.run_skill_script("hostile", "scripts/flood.py", [], timeout_sec=1)
@@ -142,7 +153,7 @@ async def test_writes_and_reads_outside_are_refused(skills_root, make_runtime, t
     private.mkdir()
     (private / "secret.txt").write_text("top secret")
     probe = f"""
-        import os
+        import os, pwd
         def attempt(label, action):
             try:
                 action()
@@ -152,7 +163,7 @@ async def test_writes_and_reads_outside_are_refused(skills_root, make_runtime, t
         attempt("write-outside", lambda: open({str(private / "planted.txt")!r}, "w").write("x"))
         attempt("write-skill", lambda: open(os.path.join(os.environ["SKILL_DIR"], "planted.txt"), "w").write("x"))
         attempt("read-outside", lambda: open({str(private / "secret.txt")!r}).read())
-        attempt("read-root-home", lambda: os.listdir("/root"))
+        attempt("read-home", lambda: os.listdir(pwd.getpwuid(os.getuid()).pw_dir))
         attempt("write-workspace", lambda: open("inside.txt", "w").write("x"))
         attempt("write-tmp", lambda: open(os.path.join(os.environ["TMPDIR"], "t"), "w").write("x"))
         attempt("read-skill", lambda: open(os.path.join(os.environ["SKILL_DIR"], "SKILL.md")).read())
@@ -164,7 +175,7 @@ async def test_writes_and_reads_outside_are_refused(skills_root, make_runtime, t
     result = await runtime.run_skill_script("probe", "probe.py", [], timeout_sec=10)
     outcome = dict(line.split(" ", 1) for line in result.stdout.splitlines())
     assert outcome["write-outside"].startswith("refused") and outcome["write-skill"].startswith("refused")
-    assert outcome["read-outside"].startswith("refused") and outcome["read-root-home"].startswith("refused")
+    assert outcome["read-outside"].startswith("refused") and outcome["read-home"].startswith("refused")
     assert outcome["write-workspace"] == outcome["write-tmp"] == outcome["read-skill"] == "allowed"
     assert not (private / "planted.txt").exists() and not (skills_root / "probe" / "planted.txt").exists()
     assert (runtime.workspace_root() / "inside.txt").exists()

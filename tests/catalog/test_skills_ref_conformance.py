@@ -18,7 +18,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from catalog_helpers import SKILLS_REF, corpus_skill_folders, make_skill
+from catalog_helpers import SKILLS_REF, cache_dir, corpus_skill_folders, make_skill
 from click.testing import CliRunner
 
 from semif_agent.cli._common import SemifGroup
@@ -29,8 +29,8 @@ SHIM_MODULES = ("__init__", "parser", "validator", "prompt", "models", "errors")
 
 
 @pytest.fixture(scope="module")
-def reference_sdist(pytestconfig: pytest.Config) -> Path:
-    cache = Path(pytestconfig.cache.mkdir("skills-ref-0.1.1-sdist"))
+def reference_sdist(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cache = cache_dir(pytestconfig, tmp_path_factory, "skills-ref-0.1.1-sdist")
     found = sorted(cache.glob("skills_ref-0.1.1.tar.gz"))
     if found:
         return found[0]

@@ -162,7 +162,11 @@ def _add_path_rule(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int, f
 def _count_user_tasks(uid: int) -> int:
     """Tasks (processes and threads) the user runs now, which RLIMIT_NPROC counts."""
     count = 0
-    for entry in os.listdir("/proc"):
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
         if not entry.isdigit():
             continue
         try:
@@ -171,6 +175,14 @@ def _count_user_tasks(uid: int) -> int:
         except OSError:
             continue
     return count
+
+
+def _process_limit(spec: dict) -> int | None:
+    """RLIMIT_NPROC for ``max_processes`` more tasks; None when it cannot apply (root, no /proc)."""
+    processes = spec.get("max_processes")
+    if processes is None or not hasattr(resource, "RLIMIT_NPROC") or os.getuid() == 0 or not os.path.isdir("/proc"):
+        return None
+    return _count_user_tasks(os.getuid()) + int(processes)
 
 
 def _set_limit(which: int, value: int | None) -> None:
@@ -185,8 +197,8 @@ def _set_limit(which: int, value: int | None) -> None:
         pass
 
 
-def apply_limits(spec: dict) -> None:
-    """Apply the resource limits of ``spec`` (keys ending in ``_bytes``/``_seconds``/counts)."""
+def apply_limits(spec: dict, *, process_limit: int | None = None) -> None:
+    """Apply the resource limits of ``spec``; ``process_limit`` is the RLIMIT_NPROC to set, if any."""
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_AS, spec.get("memory_bytes"))
     cpu = spec.get("cpu_seconds")
@@ -197,20 +209,26 @@ def apply_limits(spec: dict) -> None:
             pass
     _set_limit(resource.RLIMIT_FSIZE, spec.get("file_bytes"))
     _set_limit(resource.RLIMIT_NOFILE, spec.get("open_files"))
-    processes = spec.get("max_processes")
-    if processes is not None and hasattr(resource, "RLIMIT_NPROC") and os.getuid() != 0 and os.path.isdir("/proc"):
-        _set_limit(resource.RLIMIT_NPROC, _count_user_tasks(os.getuid()) + int(processes))
+    if process_limit is not None:
+        _set_limit(resource.RLIMIT_NPROC, process_limit)
 
 
 def confine(spec: dict) -> dict[str, bool]:
-    """Apply every confinement ``spec`` asks for to this process; report what held."""
+    """Apply every confinement ``spec`` asks for to this process; report what held.
+
+    Order matters: the process count is read while ``/proc`` is still visible,
+    Landlock comes next (it needs free descriptors), the limits last.
+    """
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+    process_limit = _process_limit(spec)
     confined = False
-    if spec.get("confine_fs"):
-        readable = [_expand(path) for path in spec.get("readable", [])]
-        confined = restrict_filesystem(list(spec.get("writable", [])), readable)
-    _release_preopened()
-    apply_limits(spec)
+    try:
+        if spec.get("confine_fs"):
+            readable = [_expand(path) for path in spec.get("readable", [])]
+            confined = restrict_filesystem(list(spec.get("writable", [])), readable)
+    finally:
+        _release_preopened()
+    apply_limits(spec, process_limit=process_limit)
     return {"fs_confined": confined}
 
 

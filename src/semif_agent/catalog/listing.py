@@ -1,8 +1,8 @@
 """Listings of SKILL.md skills for commands: :func:`list_skill_rows` and :func:`show_skill`.
 
-Both work on a workspace (its conventional locations, and the user's
-``~/.agents/skills`` unless left out) and on any folders, each a skill folder
-or a folder of skill folders.
+Both work on a workspace (a :class:`~semif_agent.workspace.Workspace` or its
+folder: its conventional locations, and the user's ``~/.agents/skills`` unless
+left out) and on any folders, each a skill folder or a folder of skill folders.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from typing import Any
 from .errors import SkillCatalogWarning, SkillNotFound, SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
 from .loader import find_skill_md
+from ..workspace import Workspace
 from .registry import SkillRegistry
+
+WorkspaceLike = Workspace | str | os.PathLike[str]
 
 
 def build_registry(
     *,
-    workspace: str | os.PathLike[str] | None = None,
+    workspace: WorkspaceLike | None = None,
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
@@ -35,7 +38,8 @@ def build_registry(
         warnings.simplefilter("ignore", SkillCatalogWarning)
         registry.scan_builtin()
         if workspace is not None:
-            registry.scan_conventional(workspace, home=home, include_user=include_user)
+            root = workspace.root if isinstance(workspace, Workspace) else workspace
+            registry.scan_conventional(root, home=home, include_user=include_user)
         for folder in folders:
             path = Path(folder)
             if not path.is_dir():
@@ -49,7 +53,7 @@ def build_registry(
 
 def list_skill_rows(
     *,
-    workspace: str | os.PathLike[str] | None = None,
+    workspace: WorkspaceLike | None = None,
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
@@ -86,7 +90,7 @@ def list_skill_rows(
 def show_skill(
     token: str,
     *,
-    workspace: str | os.PathLike[str] | None = None,
+    workspace: WorkspaceLike | None = None,
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
