@@ -59,9 +59,10 @@ def test_validate_reports_every_error_and_exits_1(skills_root):
 def test_validate_a_workspace(workspace):
     code, out, _ = run("validate", "--json", "-w", str(workspace))
     assert code == 0
-    assert [Path(item["path"]).name for item in json.loads(out)] == ["alpha", "beta"]
+    checked = [Path(item["path"]).relative_to(workspace).as_posix() for item in json.loads(out)]
+    assert checked == ["skills/alpha", ".agents/skills/alpha", ".agents/skills/beta"]
     code, out, _ = run("validate", cwd=workspace)
-    assert code == 0 and out.count("ok  ") == 2
+    assert code == 0 and out.count("ok  ") == 3
 
 
 def test_user_mistakes_are_one_line(tmp_path):

@@ -142,7 +142,8 @@ def test_paths_expand_to_skill_folders(skills_root):
     (skills_root / ".hidden").mkdir()
     (skills_root / "notes").mkdir()
     reports = validate_paths([skills_root, skills_root / "one" / "SKILL.md"])
-    assert [report.path.name for report in reports] == ["one", "two", "one"]
+    assert [report.path.name for report in reports] == ["notes", "one", "two", "one"]
+    assert reports[0].errors == ("missing required file SKILL.md",) and all(r.ok for r in reports[1:])
     with pytest.raises(SkillsPathNotFound):
         validate_paths([skills_root / "notes"])
     with pytest.raises(SkillsPathNotFound):

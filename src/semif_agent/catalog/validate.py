@@ -83,7 +83,9 @@ def validate_frontmatter(data: dict[str, Any], folder: Path) -> list[str]:
 def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Skill folders named by ``paths``: a skill folder, a SKILL.md, or a folder of skill folders.
 
-    Raises :class:`SkillsPathNotFound` for a path that does not exist or holds no skill.
+    In a folder of skill folders every visible subfolder counts, so one that
+    lacks its SKILL.md is reported rather than passed over. Raises
+    :class:`SkillsPathNotFound` for a path that does not exist or holds no skill.
     """
     folders: list[Path] = []
     for raw in paths:
@@ -97,24 +99,24 @@ def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         elif find_skill_md(path) is not None:
             folders.append(path)
         else:
-            children = skill_folders_in(path)
-            if not children:
+            children = _subfolders(path)
+            if not any(find_skill_md(child) is not None for child in children):
                 raise SkillsPathNotFound(f"{path}: no SKILL.md in it or in its subfolders")
             folders.extend(children)
     return folders
 
 
-def skill_folders_in(root: Path) -> list[Path]:
-    """The direct subfolders of ``root`` that hold a SKILL.md, sorted, hidden ones left out."""
+def _subfolders(root: Path) -> list[Path]:
     try:
         entries = sorted(os.scandir(root), key=lambda entry: entry.name)
     except OSError:
         return []
-    return [
-        Path(entry.path)
-        for entry in entries
-        if not entry.name.startswith((".", "_")) and entry.is_dir() and find_skill_md(entry.path) is not None
-    ]
+    return [Path(entry.path) for entry in entries if not entry.name.startswith((".", "_")) and entry.is_dir()]
+
+
+def skill_folders_in(root: Path) -> list[Path]:
+    """The direct subfolders of ``root`` that hold a SKILL.md, sorted, hidden ones left out."""
+    return [folder for folder in _subfolders(root) if find_skill_md(folder) is not None]
 
 
 def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> list[ValidationReport]:

@@ -2,8 +2,8 @@
 
 Both take skill folders, SKILL.md files and folders of skill folders as PATH,
 and ``-w`` for a workspace's ``skills/`` and ``.agents/skills/``. The click
-commands :data:`validate` and :data:`prompt` are attached to the ``skills``
-group by :mod:`.skills_cmd`.
+commands :data:`validate` and :data:`prompt` (both in :data:`COMMANDS`) are
+meant for the ``semif skills`` group.
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
     return [chosen[name] for name in sorted(chosen)]
 
 
-def _targets(paths: tuple[str, ...], workspace: str | None) -> list[Path]:
-    targets = [Path(path) for path in paths]
-    if workspace is not None or not targets:
-        targets += _workspace_folders(workspace)
-    return targets
+def _workspace_dirs(workspace: str | None) -> list[Path]:
+    """A workspace's existing skill folders (``skills/``, ``.agents/skills/``)."""
+    root = find_workspace(workspace).root
+    dirs = [path for path in workspace_skill_dirs(root) if path.is_dir() and skill_folders_in(path)]
+    if not dirs:
+        raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")
+    return dirs
 
 
 @click.command("validate")
@@ -51,7 +53,10 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
     -w, or with no PATH inside a workspace, the workspace's skills are checked.
     Every error of each skill is listed. Exits 1 when any skill is invalid.
     """
-    reports = validate_paths(_targets(paths, workspace))
+    targets = [Path(path) for path in paths]
+    if workspace is not None or not targets:
+        targets += _workspace_dirs(workspace)
+    reports = validate_paths(targets)
     if as_json:
         print_json([report.to_dict() for report in reports])
     else:
