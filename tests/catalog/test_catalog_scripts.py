@@ -9,7 +9,7 @@ import signal
 import pytest
 from catalog_helpers import make_skill
 
-from semif_agent.catalog import MemoryTraceWriter, SandboxLimits, SkillRegistry
+from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, SandboxLimits, SkillRegistry, WorkerPool
 
 PLAIN = """
     import os, sys
@@ -188,6 +188,23 @@ async def test_a_dead_worker_is_replaced(registry, make_runtime, worker_pool):
     again = await runtime.run_skill_hook("tools", "pre_step", [], timeout_sec=10)
     assert again.ok, again
     assert set(worker_pool.pids).isdisjoint(before)
+
+
+async def test_a_silent_worker_is_killed_and_replaced(registry, tmp_path):
+    pool = WorkerPool(size=1, grace_sec=0.5)
+    try:
+        runtime = AgentSkillRuntime(1, registry, worker_pool=pool)
+        runtime.bind_workspace(workspace_root=tmp_path / "ws")
+        runtime.set_visible_skills(["tools"])
+        assert (await runtime.run_skill_hook("tools", "pre_step", [], timeout_sec=5)).ok
+        frozen = pool.pids[0]
+        os.kill(frozen, signal.SIGSTOP)
+        stuck = await runtime.run_skill_hook("tools", "pre_step", [], timeout_sec=1)
+        assert (stuck.ok, stuck.error_type) == (False, "worker") and "restarted" in stuck.stderr
+        again = await runtime.run_skill_hook("tools", "pre_step", [], timeout_sec=5)
+        assert again.ok and pool.pids and frozen not in pool.pids
+    finally:
+        pool.close()
 
 
 def test_sync_wrapper_runs_outside_an_event_loop(registry, make_runtime):

@@ -55,7 +55,11 @@ class _Worker:
         loop.add_reader(self._out, self._on_readable)
 
     def send(self, request: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        """Queue one request; the future resolves with the worker's reply (or a failure)."""
         future: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        if not self.alive:
+            future.set_result(_worker_failure("the skill worker exited unexpectedly"))
+            return future
         self.pending[request["id"]] = future
         self._unsent += json.dumps(request).encode("utf-8") + b"\n"
         self._flush()
@@ -114,9 +118,13 @@ class _Worker:
 class WorkerPool:
     """Up to ``size`` warm workers shared by every runtime that uses this pool."""
 
-    def __init__(self, size: int = 2) -> None:
-        """A pool of at most ``size`` workers, started on first use."""
+    def __init__(self, size: int = 2, *, grace_sec: float = _GRACE_SECONDS) -> None:
+        """A pool of at most ``size`` workers, started on first use.
+
+        A worker silent for a call's timeout plus ``grace_sec`` is killed and replaced.
+        """
         self.size = max(1, size)
+        self.grace_sec = grace_sec
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
         self._starting: asyncio.Lock | None = None
@@ -140,7 +148,7 @@ class WorkerPool:
             if worker.alive:
                 break
         try:
-            reply = await asyncio.wait_for(asyncio.shield(future), timeout_sec + _GRACE_SECONDS)
+            reply = await asyncio.wait_for(asyncio.shield(future), timeout_sec + self.grace_sec)
         except asyncio.TimeoutError:
             worker.stop()
             reply = _worker_failure("the skill worker stopped answering and was restarted")
