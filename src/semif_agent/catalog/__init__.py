@@ -1,0 +1,86 @@
+"""SKILL.md skills: parse, validate, catalog, and run them per agent.
+
+- Parse and validate: :func:`parse_document` (frontmatter and body),
+  :func:`validate_skill` / :func:`validate_paths` (strict, every error),
+  :func:`load_skill` (lenient, as the catalog loads).
+- Catalog: :class:`SkillRegistry` (shared, read-only for agents) of
+  :class:`SkillDescriptor` objects; :func:`conventional_locations` and their precedence.
+- Per agent: :class:`AgentSkillRuntime` (visibility, activation, documents,
+  scripts and hooks in confined processes, :class:`ScriptRunResult`,
+  :class:`SkillScriptContext`, :class:`SandboxLimits`, :class:`WorkerPool`).
+- Traces: :class:`JsonlTraceWriter`, :class:`MemoryTraceWriter`, :func:`read_spans`.
+- For commands: :func:`list_skill_rows`, :func:`show_skill`.
+
+Names load on first use, so the warm worker and the script launcher can
+import this package's small modules without pulling in the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    # parse and validate
+    "parse_document": ".frontmatter",
+    "split_document": ".frontmatter",
+    "SkillDocument": ".frontmatter",
+    "validate_skill": ".validate",
+    "validate_paths": ".validate",
+    "ValidationReport": ".validate",
+    "load_skill": ".loader",
+    "find_skill_md": ".loader",
+    "LoadResult": ".loader",
+    # the catalog
+    "SkillRegistry": ".registry",
+    "SkillIssue": ".registry",
+    "RefreshReport": ".registry",
+    "SkillDescriptor": ".descriptor",
+    "SkillLocation": ".locations",
+    "conventional_locations": ".locations",
+    "user_skills_dir": ".locations",
+    # per agent
+    "AgentSkillRuntime": ".runtime",
+    "ScriptRunResult": ".results",
+    "ErrorType": ".results",
+    "SkillScriptContext": ".context",
+    "SandboxLimits": ".limits",
+    "WorkerPool": ".worker",
+    "default_worker_pool": ".worker",
+    "WorkspaceFS": ".fs",
+    # traces
+    "TraceWriter": ".trace",
+    "JsonlTraceWriter": ".trace",
+    "MemoryTraceWriter": ".trace",
+    "NullTraceWriter": ".trace",
+    "read_spans": ".trace",
+    # for commands
+    "list_skill_rows": ".listing",
+    "show_skill": ".listing",
+    "build_registry": ".listing",
+    # errors and warnings
+    "SkillParseError": ".errors",
+    "SkillPathError": ".errors",
+    "SkillNotFound": ".errors",
+    "SkillCollisionError": ".errors",
+    "SkillsPathNotFound": ".errors",
+    "SkillCatalogWarning": ".errors",
+    "CatalogError": ".errors",
+    "RuntimeNotBound": ".errors",
+    "WorkerError": ".errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,237 @@
+"""Confine the current process before it runs a skill script (Linux; best effort elsewhere).
+
+Standard library only: the script launcher and the warm worker's children load
+this module, never the host. Everything here acts on the *calling* process and
+is irreversible, so only a freshly forked or spawned child may call it.
+
+What :func:`confine` applies, each where the platform allows it:
+
+- resource limits: address space (memory), CPU seconds, size of files written,
+  open files, no core dumps, and the process count (``RLIMIT_NPROC``; the
+  kernel does not enforce it for root);
+- ``SIGXFSZ`` ignored, so an oversized write fails with ``OSError`` instead of
+  killing the script silently;
+- Landlock (Linux 5.13+): reading, listing and executing confined to an
+  allow-list (system and Python directories, the skill, the workspace), writing
+  to the workspace and a private temporary directory. Nothing else of the host
+  is readable: not the user's home, not ``/proc/<pid>/environ`` of other
+  processes. ptrace of processes outside the sandbox is refused and, from
+  Landlock ABI 6, so are signals to them and abstract unix sockets.
+"""
+
+from __future__ import annotations
+
+import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
+import ctypes
+import os
+import resource
+import stat
+import sys
+
+_SYS_LANDLOCK_CREATE_RULESET = 444
+_SYS_LANDLOCK_ADD_RULE = 445
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+# filesystem access rights (linux/landlock.h)
+_EXECUTE = 1 << 0
+_READ_FILE = 1 << 2
+_READ_DIR = 1 << 3
+_WRITE_FILE = 1 << 1
+_REMOVE_DIR = 1 << 4
+_REMOVE_FILE = 1 << 5
+_MAKE_CHAR = 1 << 6
+_MAKE_DIR = 1 << 7
+_MAKE_REG = 1 << 8
+_MAKE_SOCK = 1 << 9
+_MAKE_FIFO = 1 << 10
+_MAKE_BLOCK = 1 << 11
+_MAKE_SYM = 1 << 12
+_REFER = 1 << 13  # ABI 2
+_TRUNCATE = 1 << 14  # ABI 3
+_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version of the running kernel, or 0 when Landlock is unavailable."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = _libc().syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def restrict_filesystem(writable: list[str], readable: list[str]) -> bool:
+    """Confine this process to ``readable`` (read, list, execute) and ``writable`` (all of it).
+
+    Paths may be files or directories; missing ones are ignored. Returns True
+    when the kernel enforces it. Also confines ptrace (``/proc/<pid>/mem``) and,
+    from ABI 6, signals and abstract unix sockets to this process's own domain.
+    """
+    abi = landlock_abi()
+    if abi < 1:
+        return False
+    libc = _libc()
+    read_rights = _EXECUTE | _READ_FILE | _READ_DIR
+    write_rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG
+    write_rights |= _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
+    file_rights = _EXECUTE | _READ_FILE | _WRITE_FILE
+    if abi >= 2:
+        write_rights |= _REFER
+    if abi >= 3:
+        write_rights |= _TRUNCATE
+        file_rights |= _TRUNCATE
+    attr = _RulesetAttr(handled_access_fs=read_rights | write_rights, handled_access_net=0, scoped=0)
+    size = 8  # handled_access_fs only
+    if abi >= 6:
+        attr.scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET
+        size = ctypes.sizeof(_RulesetAttr)
+    ruleset_fd = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset_fd < 0:
+        return False
+    try:
+        rules = [(path, read_rights) for path in readable] + [(path, read_rights | write_rights) for path in writable]
+        for path, rights in rules:
+            _add_path_rule(libc, ruleset_fd, path, rights, file_rights)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        return libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(ruleset_fd)
+
+
+_preopened: dict[str, tuple[int, bool]] = {}
+
+
+def preopen(paths: list[str]) -> None:
+    """Look ``paths`` up now, in a long-lived parent, so forked children add their rules faster."""
+    for path in paths:
+        if path not in _preopened and path != "/proc/self":
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            _preopened[path] = (fd, stat.S_ISDIR(os.fstat(fd).st_mode))
+
+
+def _release_preopened() -> None:
+    for fd, _is_dir in _preopened.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _preopened.clear()
+
+
+def _add_path_rule(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int, file_rights: int) -> None:
+    cached = _preopened.get(path)
+    if cached is not None:
+        fd, is_dir = cached
+    else:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+    try:
+        rule = _PathBeneathAttr(allowed_access=rights if is_dir else rights & file_rights, parent_fd=fd)
+        libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+    finally:
+        if cached is None:
+            os.close(fd)
+
+
+def _count_user_tasks(uid: int) -> int:
+    """Tasks (processes and threads) the user runs now, which RLIMIT_NPROC counts."""
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return count
+
+
+def _process_limit(spec: dict) -> int | None:
+    """RLIMIT_NPROC for ``max_processes`` more tasks; None when it cannot apply (root, no /proc)."""
+    processes = spec.get("max_processes")
+    if processes is None or not hasattr(resource, "RLIMIT_NPROC") or os.getuid() == 0 or not os.path.isdir("/proc"):
+        return None
+    return _count_user_tasks(os.getuid()) + int(processes)
+
+
+def _set_limit(which: int, value: int | None) -> None:
+    if value is None:
+        return
+    try:
+        _soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+    except (ValueError, OSError):
+        pass
+
+
+def apply_limits(spec: dict, *, process_limit: int | None = None) -> None:
+    """Apply the resource limits of ``spec``; ``process_limit`` is the RLIMIT_NPROC to set, if any."""
+    _set_limit(resource.RLIMIT_CORE, 0)
+    _set_limit(resource.RLIMIT_AS, spec.get("memory_bytes"))
+    cpu = spec.get("cpu_seconds")
+    if cpu is not None:
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu) + 1))
+        except (ValueError, OSError):
+            pass
+    _set_limit(resource.RLIMIT_FSIZE, spec.get("file_bytes"))
+    _set_limit(resource.RLIMIT_NOFILE, spec.get("open_files"))
+    if process_limit is not None:
+        _set_limit(resource.RLIMIT_NPROC, process_limit)
+
+
+def confine(spec: dict) -> dict[str, bool]:
+    """Apply every confinement ``spec`` asks for to this process; report what held.
+
+    Order matters: the process count is read while ``/proc`` is still visible,
+    Landlock comes next (it needs free descriptors), the limits last.
+    """
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+    process_limit = _process_limit(spec)
+    confined = False
+    try:
+        if spec.get("confine_fs"):
+            readable = [_expand(path) for path in spec.get("readable", [])]
+            confined = restrict_filesystem(list(spec.get("writable", [])), readable)
+    finally:
+        _release_preopened()
+    apply_limits(spec, process_limit=process_limit)
+    return {"fs_confined": confined}
+
+
+def _expand(path: str) -> str:
+    """``/proc/self`` names this process's own /proc entry (its children get none)."""
+    return f"/proc/{os.getpid()}" if path == "/proc/self" else path

@@ -1,0 +1,139 @@
+"""Choose how a skill script runs and run it: :class:`ScriptExecutor`.
+
+- A Python script defining a top-level ``entrypoint`` runs as
+  ``entrypoint(argv, ctx)`` in a warm worker (:mod:`.worker`): fast, and still
+  in a separate, confined process.
+- Any other script runs as ``python script.py argv...`` (or ``sh``, or
+  directly when executable) in a fresh confined process (:mod:`.sandbox`).
+
+Both get the same working directory (the agent's workspace), environment,
+limits and confinement (:mod:`.limits`), and a private temporary folder that
+is removed afterwards. Whether a script has an ``entrypoint`` is read from its
+syntax tree, never by importing it in the host; the answer is cached per
+file version (path, size, modification time).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .descriptor import SkillDescriptor
+from .limits import SandboxLimits, confinement_spec, script_environment
+from .results import ScriptRunResult
+from .sandbox import run_subprocess
+from .worker import WorkerPool, default_worker_pool
+
+_ENTRYPOINT_CACHE_SIZE = 1024
+
+
+class ScriptExecutor:
+    """Runs scripts of skills under one set of :class:`~.limits.SandboxLimits`."""
+
+    def __init__(self, limits: SandboxLimits | None = None, worker_pool: WorkerPool | None = None) -> None:
+        """Use ``limits`` (defaults otherwise) and ``worker_pool`` (the process-wide pool otherwise)."""
+        self.limits = limits or SandboxLimits()
+        self._pool = worker_pool
+        self._entrypoints: dict[tuple[str, int, int], bool] = {}
+
+    @property
+    def worker_pool(self) -> WorkerPool:
+        """The pool entrypoint calls go to."""
+        if self._pool is None:
+            self._pool = default_worker_pool()
+        return self._pool
+
+    def mode_for(self, script: Path) -> str:
+        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess``."""
+        if script.suffix != ".py":
+            return "subprocess"
+        try:
+            info = script.stat()
+        except OSError:
+            return "subprocess"
+        key = (str(script), info.st_size, info.st_mtime_ns)
+        cached = self._entrypoints.get(key)
+        if cached is None:
+            if len(self._entrypoints) >= _ENTRYPOINT_CACHE_SIZE:
+                self._entrypoints.clear()
+            cached = self._entrypoints[key] = _defines_entrypoint(script)
+        return "worker" if cached else "subprocess"
+
+    async def run(
+        self,
+        descriptor: SkillDescriptor,
+        script: Path,
+        argv: list[str],
+        *,
+        workspace_root: Path,
+        timeout_sec: float,
+        hook_type: str = "",
+    ) -> tuple[ScriptRunResult, str]:
+        """Run ``script`` (an absolute path inside the skill); returns the result and the mode used."""
+        mode = self.mode_for(script)
+        run_dir = Path(tempfile.mkdtemp(prefix="semif-skill-"))
+        try:
+            env = script_environment(
+                self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=run_dir, hook_type=hook_type
+            )
+            spec = confinement_spec(
+                self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root, skill_dir=descriptor.root, run_dir=run_dir
+            )
+            spec["status_file"] = str(run_dir / "status")
+            if mode == "worker":
+                result = await self.worker_pool.run(
+                    {
+                        "script": str(script),
+                        "argv": list(argv),
+                        "cwd": str(workspace_root),
+                        "env": env,
+                        "confine": spec,
+                        "timeout": timeout_sec,
+                        "run_dir": str(run_dir),
+                        "max_output": self.limits.max_output_bytes,
+                        "ctx": {
+                            "workspace_root": str(workspace_root),
+                            "skill_dir": str(descriptor.root),
+                            "skill_id": descriptor.skill_id,
+                            "skill_name": descriptor.name,
+                            "hook_type": hook_type,
+                        },
+                    },
+                    timeout_sec=timeout_sec,
+                )
+            else:
+                result = await run_subprocess(
+                    script,
+                    list(argv),
+                    cwd=workspace_root,
+                    env=env,
+                    spec=spec,
+                    timeout_sec=timeout_sec,
+                    max_output_bytes=self.limits.max_output_bytes,
+                )
+        finally:
+            await asyncio.to_thread(shutil.rmtree, run_dir, True)
+        return result, mode
+
+
+def _defines_entrypoint(script: Path) -> bool:
+    try:
+        source = script.read_bytes()
+    except OSError:
+        return False
+    if b"entrypoint" not in source:
+        return False
+    try:
+        tree = ast.parse(source, filename=os.path.basename(script))
+    except (SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "entrypoint":
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "entrypoint" for t in node.targets):
+            return True
+    return False

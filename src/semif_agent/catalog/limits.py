@@ -1,0 +1,146 @@
+"""What a skill script may use: :class:`SandboxLimits`, and the environment and confinement built from it.
+
+A script sees only an allow-list of the host's environment variables plus
+``SKILL_ID``, ``SKILL_NAME``, ``SKILL_DIR``, ``AGENT_WORK_DIR`` (and ``SKILL_HOOK``
+for a hook); ``HOME`` is the agent's workspace and ``TMPDIR`` a private
+temporary folder removed after the run.
+
+Where Linux Landlock is available (see :mod:`._confine`), the script may read
+only system and Python folders, ``/etc`` minus its secrets, its own skill and
+the workspace, and may write only to the workspace and its temporary folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .descriptor import SkillDescriptor
+
+DEFAULT_ENV_ALLOW = frozenset({"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM"})
+"""Host environment variables a script may see (everything else is dropped)."""
+
+_SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/dev", "/sys", "/proc/self",
+                    "/run/systemd/resolve", "/run/resolvconf")
+_ETC_SECRETS = frozenset({"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "security"})
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource and confinement limits for skill scripts (``None`` leaves a limit off).
+
+    Attributes:
+        memory_mb: Address-space limit per script process.
+        cpu_seconds: CPU-time limit; None means the timeout rounded up, plus one second.
+        max_processes: Processes a script may add (``RLIMIT_NPROC``; not enforced for root).
+        max_file_mb: Largest file a script may write.
+        max_open_files: Open file descriptors per process.
+        max_output_bytes: stdout and stderr kept per run (each); the rest is dropped.
+        confine_fs: Confine reads and writes with Landlock where the kernel has it.
+        readable_paths: More folders scripts may read (tools' configuration, data sets).
+        env_allow: Host environment variables passed through.
+        extra_env: Variables set for every script.
+    """
+
+    memory_mb: int | None = 1024
+    cpu_seconds: int | None = None
+    max_processes: int | None = 64
+    max_file_mb: int | None = 64
+    max_open_files: int | None = 256
+    max_output_bytes: int = 1_000_000
+    confine_fs: bool = True
+    readable_paths: tuple[str, ...] = ()
+    env_allow: frozenset[str] = DEFAULT_ENV_ALLOW
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+
+def script_environment(
+    limits: SandboxLimits,
+    *,
+    descriptor: SkillDescriptor,
+    workspace_root: Path,
+    run_dir: Path,
+    hook_type: str = "",
+) -> dict[str, str]:
+    """The complete environment of one script run."""
+    env = {key: value for key, value in os.environ.items() if key in limits.env_allow}
+    env.update(limits.extra_env)
+    env.update(
+        {
+            "HOME": str(workspace_root),
+            "TMPDIR": str(run_dir),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONIOENCODING": "utf-8",
+            "SKILL_ID": descriptor.skill_id,
+            "SKILL_NAME": descriptor.name,
+            "SKILL_DIR": str(descriptor.root),
+            "AGENT_WORK_DIR": str(workspace_root),
+        }
+    )
+    if hook_type:
+        env["SKILL_HOOK"] = hook_type
+    return env
+
+
+def confinement_spec(
+    limits: SandboxLimits,
+    *,
+    timeout_sec: float,
+    workspace_root: Path,
+    skill_dir: Path,
+    run_dir: Path,
+) -> dict[str, Any]:
+    """The JSON-ready instructions :func:`._confine.confine` applies in the script's process."""
+    cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout_sec) + 1
+    return {
+        "memory_bytes": limits.memory_mb * 1024 * 1024 if limits.memory_mb else None,
+        "cpu_seconds": cpu,
+        "file_bytes": limits.max_file_mb * 1024 * 1024 if limits.max_file_mb else None,
+        "open_files": limits.max_open_files,
+        "max_processes": limits.max_processes,
+        "confine_fs": limits.confine_fs,
+        "readable": [*system_readable_paths(), str(skill_dir), *limits.readable_paths],
+        "writable": [str(workspace_root), str(run_dir), "/dev/null"],
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def system_readable_paths() -> tuple[str, ...]:
+    """Folders every script may read: system, Python, ``/etc`` minus its secrets, this package."""
+    paths = [path for path in _SYSTEM_READABLE if os.path.exists(path)]
+    paths += _etc_entries()
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
+    paths += sorted(prefix for prefix in prefixes if prefix)
+    cwd = os.getcwd()
+    paths += [entry for entry in sys.path if entry and entry != cwd and os.path.isdir(entry)]
+    paths.append(_PACKAGE_PARENT)
+    return tuple(dict.fromkeys(paths))
+
+
+def _etc_entries() -> list[str]:
+    entries: list[str] = []
+    try:
+        names = sorted(os.listdir("/etc"))
+    except OSError:
+        return entries
+    for name in names:
+        if name in _ETC_SECRETS:
+            continue
+        path = os.path.join("/etc", name)
+        if name == "ssl" and os.path.isdir(path):
+            entries += [os.path.join(path, child) for child in sorted(os.listdir(path)) if child != "private"]
+        else:
+            entries.append(path)
+    return entries
+
+
+def package_parent() -> str:
+    """The folder holding the ``semif_agent`` package (put on the launcher's and worker's path)."""
+    return _PACKAGE_PARENT

@@ -1,0 +1,386 @@
+"""One agent's view of the shared catalog: :class:`AgentSkillRuntime`.
+
+The registry is shared and only read; everything that belongs to one agent
+lives here: which skills it can see, which are active, its workspace, its
+trace writer. Every public method takes a *token*, a skill id
+(``namespace@name``) or a display name, resolved by :meth:`resolve_skill_id`.
+
+Scripts and hooks run through :class:`~.execution.ScriptExecutor` (separate,
+confined processes); see :mod:`.runtime_scripts` for that half of the class.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from .descriptor import SkillDescriptor
+from .errors import RuntimeNotBound, SkillPathError
+from .execution import ScriptExecutor
+from .fs import WorkspaceFS
+from .limits import SandboxLimits
+from .paths import resolve_inside
+from .runtime_scripts import ScriptRunning
+from .trace import JsonlTraceWriter, NullTraceWriter, TraceWriter
+from .worker import WorkerPool
+
+STATE_VERSION = 1
+TRACE_FILE = Path(".semif") / "skill-trace.jsonl"
+"""Where the default trace writer writes, relative to the workspace."""
+
+
+class SkillRegistryLike(Protocol):
+    """What a runtime needs from a registry (:class:`~.registry.SkillRegistry` has it)."""
+
+    def get(self, skill_id: str) -> SkillDescriptor | None: ...
+    def find_by_name(self, name: str) -> list[SkillDescriptor]: ...
+    def list_hooks(self, hook_type: str) -> list[SkillDescriptor]: ...
+    def read_skill_doc(self, skill_id: str) -> str: ...
+
+
+class AgentSkillRuntime(ScriptRunning):
+    """Visibility, activation, documents and scripts of SKILL.md skills for one agent."""
+
+    def __init__(
+        self,
+        agent_id: int | str,
+        registry: SkillRegistryLike,
+        *,
+        limits: SandboxLimits | None = None,
+        worker_pool: WorkerPool | None = None,
+    ) -> None:
+        """A runtime for ``agent_id`` over the shared ``registry``; nothing visible yet.
+
+        ``limits`` bound every script (defaults: :class:`~.limits.SandboxLimits`);
+        ``worker_pool`` runs entrypoint scripts (default: the process-wide pool).
+        """
+        self.agent_id = agent_id
+        self._registry = registry
+        self._executor = ScriptExecutor(limits, worker_pool)
+        self._workspace: Path | None = None
+        self._fs: WorkspaceFS | None = None
+        self._trace: TraceWriter = NullTraceWriter()
+        self._visible: set[str] = set()
+        self._activated: set[str] = set()
+
+    # -- workspace ----------------------------------------------------------
+
+    def bind_workspace(
+        self,
+        *,
+        workspace_root: str | os.PathLike[str],
+        fs: WorkspaceFS | None = None,
+        trace_writer: TraceWriter | None = None,
+    ) -> None:
+        """Bind to the agent's workspace (created if missing), where scripts run.
+
+        ``fs`` defaults to a :class:`~.fs.WorkspaceFS` of the workspace and
+        ``trace_writer`` to a :class:`~.trace.JsonlTraceWriter` writing
+        ``.semif/skill-trace.jsonl`` in it.
+        """
+        root = Path(workspace_root).expanduser().resolve()
+        root.mkdir(parents=True, exist_ok=True)
+        self._workspace = root
+        self._fs = fs or WorkspaceFS(root)
+        self._trace = trace_writer or JsonlTraceWriter(
+            self._workspace / TRACE_FILE, resource={"agent.id": str(self.agent_id)}
+        )
+
+    def workspace_root(self) -> Path:
+        """The bound workspace (raises :class:`RuntimeNotBound` before ``bind_workspace``)."""
+        if self._workspace is None:
+            raise RuntimeNotBound(f"agent {self.agent_id}: bind_workspace() first")
+        return self._workspace
+
+    @property
+    def is_initialized(self) -> bool:
+        """True once a workspace is bound."""
+        return self._workspace is not None
+
+    @property
+    def fs(self) -> WorkspaceFS:
+        """The workspace's file facade (raises :class:`RuntimeNotBound` before binding)."""
+        if self._fs is None:
+            raise RuntimeNotBound(f"agent {self.agent_id}: bind_workspace() first")
+        return self._fs
+
+    @property
+    def trace_writer(self) -> TraceWriter:
+        """Where this runtime's spans go."""
+        return self._trace
+
+    @property
+    def registry(self) -> SkillRegistryLike:
+        """The shared registry."""
+        return self._registry
+
+    # -- resolution -------------------------------------------------------------
+
+    def resolve_skill_id(self, token: str, *, visible_only: bool = True) -> str:
+        """The skill id a token names, or ``''`` when none or ambiguous.
+
+        ``token`` is a skill id or a display name. With ``visible_only`` (the
+        default) only visible skills count; otherwise the whole registry does.
+        A display name shared by several candidates resolves only when exactly
+        one of them is active.
+        """
+        text = str(token or "").strip()
+        if not text:
+            return ""
+        if (text in self._visible) if visible_only else (self._registry.get(text) is not None):
+            return text
+        matches = [
+            item.skill_id for item in self._registry.find_by_name(text) if not visible_only or item.skill_id in self._visible
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        active = [skill_id for skill_id in matches if skill_id in self._activated]
+        return active[0] if len(active) == 1 else ""
+
+    def resolve_skill_id_by_name(self, skill_name: str) -> str:
+        """Deprecated alias of :meth:`resolve_skill_id`."""
+        _deprecated("resolve_skill_id_by_name", "resolve_skill_id")
+        return self.resolve_skill_id(skill_name)
+
+    # -- visibility -------------------------------------------------------------
+
+    def set_visible_skills(self, tokens: Iterable[str]) -> None:
+        """Make exactly these skills visible (ids or names, resolved against the whole registry).
+
+        Active skills that are no longer visible are deactivated. Each token is
+        an index lookup, so thousands of skills take linear time.
+        """
+        resolved = (self.resolve_skill_id(token, visible_only=False) for token in tokens)
+        self._visible = {skill_id for skill_id in resolved if skill_id}
+        self._activated &= self._visible
+
+    def add_visible_skill(self, token: str) -> bool:
+        """Make one more skill visible; True when it exists."""
+        skill_id = self.resolve_skill_id(token, visible_only=False)
+        if not skill_id:
+            return False
+        self._visible.add(skill_id)
+        return True
+
+    def remove_visible_skill(self, token: str) -> bool:
+        """Hide a visible skill (and deactivate it); True when it was visible."""
+        skill_id = self.resolve_skill_id(token)
+        if not skill_id:
+            return False
+        self._visible.discard(skill_id)
+        self._activated.discard(skill_id)
+        return True
+
+    def visible_skill_ids(self) -> set[str]:
+        """A copy of the visible skill ids."""
+        return set(self._visible)
+
+    def visible_skill_count(self) -> int:
+        """How many skills are visible."""
+        return len(self._visible)
+
+    def list_visible_skills(self) -> list[SkillDescriptor]:
+        """Visible skills still in the registry, sorted by id."""
+        found = (self._registry.get(skill_id) for skill_id in sorted(self._visible))
+        return [item for item in found if item is not None]
+
+    def skill_catalog(self) -> list[dict[str, str]]:
+        """The compact catalog a model chooses from: id, name and description of each visible skill."""
+        return [{"id": item.skill_id, "name": item.name, "description": item.description} for item in self.list_visible_skills()]
+
+    # -- activation -------------------------------------------------------------
+
+    def set_activated_skills(self, tokens: Iterable[str]) -> None:
+        """Make exactly these visible skills active (others are deactivated)."""
+        resolved = [self.resolve_skill_id(token) for token in tokens]
+        self._activated = {skill_id for skill_id in resolved if skill_id}
+
+    def add_default_activated_skills(self, tokens: Iterable[str]) -> None:
+        """Activate the configured default skills that are visible; others are ignored."""
+        for token in tokens:
+            skill_id = self.resolve_skill_id(token)
+            if skill_id:
+                self._activated.add(skill_id)
+
+    def activate_skill(self, token: str) -> tuple[bool, str, str]:
+        """Activate a visible skill: ``(activated, skill_id, its SKILL.md text)``."""
+        span = self._trace.start_span("skill.activate", attributes={"skill.token": str(token)})
+        skill_id = self.resolve_skill_id(token)
+        doc = self._registry.read_skill_doc(skill_id) if skill_id else ""
+        if doc:
+            self._activated.add(skill_id)
+        reason = "" if doc else ("no visible skill by that id or name" if not skill_id else "its SKILL.md cannot be read")
+        self._trace.end_span(span, ok=bool(doc), message=reason, attributes={"skill.id": skill_id, "skill.activated": bool(doc)})
+        return bool(doc), skill_id, doc
+
+    def activate_skill_by_name(self, skill_name: str) -> tuple[bool, str, str]:
+        """Deprecated alias of :meth:`activate_skill`."""
+        _deprecated("activate_skill_by_name", "activate_skill")
+        return self.activate_skill(skill_name)
+
+    def deactivate_skill(self, token: str) -> tuple[bool, str]:
+        """Deactivate a skill: ``(was active, skill_id)``."""
+        skill_id = self.resolve_skill_id(token)
+        removed = skill_id in self._activated
+        self._activated.discard(skill_id)
+        if skill_id:
+            span = self._trace.start_span("skill.deactivate", attributes={"skill.id": skill_id})
+            self._trace.end_span(span, attributes={"skill.deactivated": removed})
+        return removed, skill_id
+
+    def deactivate_skill_by_name(self, skill_name: str) -> tuple[bool, str]:
+        """Deprecated alias of :meth:`deactivate_skill`."""
+        _deprecated("deactivate_skill_by_name", "deactivate_skill")
+        return self.deactivate_skill(skill_name)
+
+    def activated_skill_ids(self) -> set[str]:
+        """A copy of the active skill ids."""
+        return set(self._activated)
+
+    def activated_skill_count(self) -> int:
+        """How many skills are active."""
+        return len(self._activated)
+
+    def infer_single_script_skill_id(self) -> str:
+        """The one active visible skill with a default script, or ``''`` when not exactly one."""
+        scripted = [
+            skill_id
+            for skill_id in sorted(self._activated & self._visible)
+            if (info := self._registry.get(skill_id)) is not None and info.script
+        ]
+        return scripted[0] if len(scripted) == 1 else ""
+
+    def active_hook_skills(self, hook_type: str) -> list[SkillDescriptor]:
+        """Visible, active skills declaring ``hook_type``, sorted by id."""
+        eligible = self._activated & self._visible
+        return [info for info in self._registry.list_hooks(hook_type) if info.skill_id in eligible]
+
+    def activated_skill_content_xml(self) -> str:
+        """The documents of the active skills, with their files listed, for the model's context.
+
+        One ``<skill_content name=... id=...>`` block per active skill, read
+        from disk now (edits show up at once), separated by blank lines.
+        """
+        blocks: list[str] = []
+        for skill_id in sorted(self._activated & self._visible):
+            info = self._registry.get(skill_id)
+            doc = self._registry.read_skill_doc(skill_id) if info else ""
+            if not info or not doc:
+                continue
+            lines = [f'<skill_content name="{html.escape(info.name)}" id="{html.escape(skill_id)}">', doc.rstrip("\n")]
+            resources = [path for path in info.resource_files() if info.skill_md is None or path != info.skill_md.name]
+            if resources:
+                lines.append("  <skill_resources>")
+                lines += [f"    <file>{html.escape(path)}</file>" for path in resources]
+                lines.append("  </skill_resources>")
+            lines.append("</skill_content>")
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    # -- documents and files ------------------------------------------------------
+
+    def load_skill_doc(self, skill_id: str) -> str:
+        """A visible skill's SKILL.md text; empty when not visible or unreadable."""
+        resolved = self.resolve_skill_id(skill_id)
+        span = self._trace.start_span("skill.read_doc", attributes={"skill.token": str(skill_id), "skill.id": resolved})
+        doc = self._registry.read_skill_doc(resolved) if resolved else ""
+        self._trace.end_span(span, ok=bool(doc), message="" if doc else "no visible, readable skill document",
+                             attributes={"file.bytes": len(doc.encode("utf-8"))})
+        return doc
+
+    def read_skill_file(self, skill_id: str, relative_path: str) -> str:
+        """A file of a visible skill as text; empty when not visible, outside the skill or unreadable."""
+        resolved = self.resolve_skill_id(skill_id)
+        span = self._trace.start_span(
+            "skill.read_file", attributes={"skill.token": str(skill_id), "skill.id": resolved, "file.path": str(relative_path)}
+        )
+        info = self._registry.get(resolved) if resolved else None
+        text = ""
+        problem = "" if info else "no visible skill by that id or name"
+        if info is not None:
+            try:
+                text = resolve_inside(info.root, relative_path).read_text(encoding="utf-8", errors="replace")
+            except SkillPathError as exc:
+                problem = str(exc)
+            except OSError:
+                problem = "no readable file at that path in the skill"
+        self._trace.end_span(span, ok=not problem, message=problem, attributes={"file.bytes": len(text.encode("utf-8"))})
+        return text
+
+    def resolve_skill_path(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:
+        """Map a path onto ``(skill_id, relative_path)`` of an existing file of a visible skill, or None.
+
+        First by containment (the path lies inside a visible skill's folder),
+        then by a path segment equal to a visible skill's id or name, the rest
+        of the path naming a file under that skill (``.../skills/x/references/a.md``).
+        """
+        visible = self.list_visible_skills()
+        raw = str(path)
+        if "\x00" in raw:
+            return None
+        target = os.path.realpath(os.path.expanduser(raw))
+        for info in visible:
+            base = os.path.realpath(info.root)
+            if target.startswith(base + os.sep) and os.path.isfile(target):
+                return info.skill_id, Path(os.path.relpath(target, base)).as_posix()
+        by_segment: dict[str, SkillDescriptor] = {}
+        for info in visible:
+            by_segment.setdefault(info.name, info)
+            by_segment[info.skill_id] = info
+        parts = [part for part in Path(raw).parts if part not in ("", "/", ".")]
+        for index, part in enumerate(parts[:-1]):
+            info = by_segment.get(part)
+            if info is None:
+                continue
+            relative = Path(*parts[index + 1 :]).as_posix()
+            try:
+                if resolve_inside(info.root, relative).is_file():
+                    return info.skill_id, relative
+            except SkillPathError:
+                continue
+        return None
+
+    # -- saved state -------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """This agent's skill state as JSON-ready data (restore with :meth:`load_state`)."""
+        return {
+            "version": STATE_VERSION,
+            "agent_id": self.agent_id,
+            "visible": sorted(self._visible),
+            "activated": sorted(self._activated),
+            "saved_at": time.time(),
+        }
+
+    def load_state(self, state: dict[str, Any]) -> list[str]:
+        """Restore visible and active skills saved by :meth:`to_state`.
+
+        Skills the registry no longer has are dropped (with a warning); returns their ids.
+        """
+        visible = [str(item) for item in state.get("visible", [])]
+        activated = [str(item) for item in state.get("activated", [])]
+        known = {skill_id for skill_id in visible if self._registry.get(skill_id) is not None}
+        dropped = sorted(set(visible) - known)
+        self._visible = known
+        self._activated = {skill_id for skill_id in activated if skill_id in known}
+        if dropped:
+            warnings.warn(f"agent {self.agent_id}: saved skills no longer registered: {', '.join(dropped)}", stacklevel=2)
+        return dropped
+
+    @classmethod
+    def from_state(
+        cls, state: dict[str, Any], registry: SkillRegistryLike, *, agent_id: int | str | None = None, **kwargs: Any
+    ) -> AgentSkillRuntime:
+        """A new runtime with the visible and active skills of ``state``."""
+        runtime = cls(state.get("agent_id", "") if agent_id is None else agent_id, registry, **kwargs)
+        runtime.load_state(state)
+        return runtime
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"AgentSkillRuntime.{old}() is deprecated; use {new}()", DeprecationWarning, stacklevel=3)

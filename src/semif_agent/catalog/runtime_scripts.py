@@ -1,0 +1,158 @@
+"""The script-running half of :class:`~.runtime.AgentSkillRuntime`: scripts and lifecycle hooks.
+
+Every run is refused before it starts unless the skill is visible to the agent
+and the script lies inside the skill (escapes get one uniform message, error
+type ``path``). A run is a span (``skill.script`` or ``skill.hook``) with its
+exit code, error type, execution mode, duration and bounded excerpts of
+stdout and stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._sync import run_sync
+from .descriptor import SkillDescriptor
+from .errors import SkillPathError
+from .paths import resolve_inside
+from .results import ErrorType, ScriptRunResult, refused
+
+if TYPE_CHECKING:
+    from .execution import ScriptExecutor
+    from .runtime import SkillRegistryLike
+    from .trace import TraceWriter
+
+DEFAULT_TIMEOUT_SEC = 30
+
+
+class ScriptRunning:
+    """Runs the scripts and hooks of an agent's visible skills (mixed into the runtime)."""
+
+    _executor: ScriptExecutor
+    _registry: SkillRegistryLike
+    _trace: TraceWriter
+    _visible: set[str]
+
+    if TYPE_CHECKING:  # provided by AgentSkillRuntime
+
+        def resolve_skill_id(self, token: str, *, visible_only: bool = True) -> str: ...
+        def workspace_root(self) -> Path: ...
+        def active_hook_skills(self, hook_type: str) -> list[SkillDescriptor]: ...
+
+    async def run_skill_script(
+        self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """Run a script of a visible skill in a confined process.
+
+        ``script_path`` is relative to the skill (empty: the skill's default
+        ``script``; a bare file name equal to the default's name: the default).
+        The script runs in the agent's workspace with ``argv``; past
+        ``timeout_sec`` its whole process group is killed.
+        """
+        info, problem = self._visible_skill(skill_id)
+        if info is None:
+            return self._refuse("skill.script", skill_id, refused(ErrorType.VALIDATION, problem))
+        script = str(script_path or "").strip()
+        if info.script and (not script or ("/" not in script and "\\" not in script and script == Path(info.script).name)):
+            script = info.script
+        if not script:
+            return self._refuse("skill.script", skill_id, refused(ErrorType.VALIDATION, "this skill declares no default script; name one"))
+        return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type="")
+
+    async def run_skill_hook(
+        self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """Run the ``hook_type`` hook (``pre_step``, ``post_step``, any declared type) of a visible skill."""
+        info, problem = self._visible_skill(skill_id)
+        if info is None:
+            return self._refuse("skill.hook", skill_id, refused(ErrorType.VALIDATION, problem), hook_type=hook_type)
+        script = info.hooks.get(hook_type)
+        if not script:
+            message = f"skill {info.skill_id} declares no {hook_type!r} hook"
+            return self._refuse("skill.hook", skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
+        return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type=hook_type)
+
+    async def run_active_hooks(
+        self, hook_type: str, argv: Sequence[str] = (), *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> dict[str, ScriptRunResult]:
+        """Run ``hook_type`` of every visible, active skill declaring it, concurrently; results by skill id."""
+        skills = self.active_hook_skills(hook_type)
+        results = await asyncio.gather(
+            *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
+        )
+        return {info.skill_id: result for info, result in zip(skills, results)}
+
+    def run_skill_script_sync(
+        self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """:meth:`run_skill_script` for synchronous callers (not inside a running event loop)."""
+        return run_sync(self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec))
+
+    def run_skill_hook_sync(
+        self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """:meth:`run_skill_hook` for synchronous callers (not inside a running event loop)."""
+        return run_sync(self.run_skill_hook(skill_id, hook_type, argv, timeout_sec=timeout_sec))
+
+    # -- internals --------------------------------------------------------------
+
+    def _visible_skill(self, token: str) -> tuple[SkillDescriptor | None, str]:
+        """The visible skill ``token`` names, or None and why not."""
+        skill_id = self.resolve_skill_id(token)
+        info = self._registry.get(skill_id) if skill_id else None
+        if info is not None:
+            return info, ""
+        if self.resolve_skill_id(token, visible_only=False):
+            return None, f"skill {token!r} is not visible to this agent"
+        return None, f"no skill {token!r} (or the name is ambiguous)"
+
+    def _refuse(self, name: str, token: str, result: ScriptRunResult, *, hook_type: str = "") -> ScriptRunResult:
+        attributes = {"skill.token": str(token), "script.error_type": result.error_type}
+        if hook_type:
+            attributes["hook.type"] = hook_type
+        span = self._trace.start_span(name, attributes=attributes)
+        self._trace.end_span(span, ok=False, message=result.stderr)
+        return result
+
+    async def _run(
+        self, info: SkillDescriptor, script: str, argv: Sequence[str], *, timeout_sec: float, hook_type: str
+    ) -> ScriptRunResult:
+        span_name = "skill.hook" if hook_type else "skill.script"
+        attributes: dict[str, object] = {"skill.id": info.skill_id, "skill.name": info.name, "script.path": script,
+                                         "script.argv": [str(arg) for arg in argv], "script.timeout_sec": timeout_sec}
+        if hook_type:
+            attributes["hook.type"] = hook_type
+        if not isinstance(timeout_sec, (int, float)) or timeout_sec <= 0:
+            return self._refuse(span_name, info.skill_id, refused(ErrorType.VALIDATION, "timeout_sec must be a positive number"),
+                                hook_type=hook_type)
+        try:
+            target = resolve_inside(info.root, script)
+        except SkillPathError as exc:
+            return self._refuse(span_name, info.skill_id, refused(ErrorType.PATH, str(exc)), hook_type=hook_type)
+        if not target.is_file():
+            message = f"no script {script!r} in skill {info.skill_id}"
+            return self._refuse(span_name, info.skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
+        workspace = self.workspace_root()
+        span = self._trace.start_span(span_name, attributes=attributes)
+        started = time.perf_counter()
+        result, mode = await self._executor.run(
+            info, target, [str(arg) for arg in argv], workspace_root=workspace, timeout_sec=float(timeout_sec), hook_type=hook_type
+        )
+        self._trace.end_span(
+            span,
+            ok=result.ok,
+            message="" if result.ok else f"{result.error_type}: exit {result.exit_code}",
+            attributes={
+                "script.mode": mode,
+                "script.exit_code": result.exit_code,
+                "script.error_type": result.error_type,
+                "script.duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                "script.stdout_excerpt": result.stdout,
+                "script.stderr_excerpt": result.stderr,
+            },
+        )
+        return result

@@ -1,0 +1,127 @@
+"""Run a skill script in its own confined process: :func:`run_subprocess`.
+
+The script runs through :mod:`._launcher` in a new session (so a new process
+group), with the working directory, environment and confinement the caller
+built (see :mod:`.limits`). Nothing here blocks the event loop: the process is
+an asyncio subprocess, its output is taken as it comes and kept up to a bound,
+and the timeout kills the whole process group. The group is killed when the
+script's own process exits too, so background children never outlive the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import marshal
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .limits import package_parent
+from .results import ScriptRunResult, outcome
+
+LAUNCHER = str(Path(__file__).resolve().parent / "_launcher.py")
+_DRAIN_SECONDS = 1.0
+
+
+class _Capture(asyncio.SubprocessProtocol):
+    """Keeps the first ``limit`` bytes of stdout and stderr; tells when the process exits."""
+
+    def __init__(self, limit: int) -> None:
+        loop = asyncio.get_running_loop()
+        self.limit = limit
+        self.kept = {1: bytearray(), 2: bytearray()}
+        self.dropped = {1: 0, 2: 0}
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        kept = self.kept[fd]
+        room = max(self.limit - len(kept), 0)
+        kept += data[:room]
+        self.dropped[fd] += len(data) - min(room, len(data))
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def text(self, fd: int) -> str:
+        """What the process wrote to ``fd``, with a note of what was dropped."""
+        text = self.kept[fd].decode("utf-8", errors="replace")
+        return f"{text}\n[{self.dropped[fd]} bytes of output dropped]" if self.dropped[fd] else text
+
+
+async def run_subprocess(
+    script: Path,
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    spec: dict[str, Any],
+    timeout_sec: float,
+    max_output_bytes: int,
+) -> ScriptRunResult:
+    """Run ``script`` with ``argv`` under ``spec``'s confinement; never raises for the script's faults.
+
+    The run ends when the script's own process exits (or at the timeout); its
+    process group, background children included, is killed then.
+    """
+    command = [sys.executable, "-I", LAUNCHER, package_parent(), marshal.dumps(spec).hex(), str(script), *argv]
+    loop = asyncio.get_running_loop()
+    transport, capture = await loop.subprocess_exec(
+        lambda: _Capture(max_output_bytes),
+        *command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=str(cwd),
+        env=env,
+        start_new_session=True,
+    )
+    pid = transport.get_pid()
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(asyncio.shield(capture.exited), timeout_sec)
+        except asyncio.TimeoutError:
+            timed_out = True
+        _kill_group(pid)
+        await capture.exited
+        try:  # the group is dead; only a grandchild that left it can still hold the pipes
+            await asyncio.wait_for(asyncio.shield(capture.closed), _DRAIN_SECONDS)
+        except asyncio.TimeoutError:
+            pass
+        returncode = transport.get_returncode()
+    finally:
+        _kill_group(pid)
+        transport.close()
+    return outcome(
+        returncode=returncode if returncode is not None else -signal.SIGKILL,
+        timed_out=timed_out,
+        reported=_read_status(spec.get("status_file")),
+        stdout=capture.text(1),
+        stderr=capture.text(2),
+        timeout_sec=timeout_sec,
+    )
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_status(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""

@@ -1,0 +1,97 @@
+"""``semif skills validate`` and ``semif skills prompt``: SKILL.md skills from the command line.
+
+Both take skill folders, SKILL.md files and folders of skill folders as PATH,
+and ``-w`` for a workspace's ``skills/`` and ``.agents/skills/``. The click
+commands :data:`validate` and :data:`prompt` (both in :data:`COMMANDS`) are
+meant for the ``semif skills`` group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..catalog.locations import workspace_skill_dirs
+from ..catalog.validate import skill_folders_in, validate_paths
+from ..compat.skills_ref import to_prompt
+from ..errors import UserError
+from ..workspace import find_workspace
+from ._common import json_option, print_json, workspace_option
+
+
+def _workspace_folders(workspace: str | None) -> list[Path]:
+    """The skill folders of a workspace, ``skills/`` winning over ``.agents/skills/`` on equal names."""
+    root = find_workspace(workspace).root
+    chosen: dict[str, Path] = {}
+    for location in workspace_skill_dirs(root):
+        for folder in skill_folders_in(location):
+            chosen.setdefault(folder.name, folder)
+    if not chosen:
+        raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")
+    return [chosen[name] for name in sorted(chosen)]
+
+
+def _workspace_dirs(workspace: str | None) -> list[Path]:
+    """A workspace's existing skill folders (``skills/``, ``.agents/skills/``)."""
+    root = find_workspace(workspace).root
+    dirs = [path for path in workspace_skill_dirs(root) if path.is_dir() and skill_folders_in(path)]
+    if not dirs:
+        raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")
+    return dirs
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@workspace_option
+@json_option
+@click.pass_context
+def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, as_json: bool) -> None:
+    """Check SKILL.md skills strictly against the Agent Skills specification.
+
+    PATH is a skill folder, its SKILL.md, or a folder of skill folders; with
+    -w, or with no PATH inside a workspace, the workspace's skills are checked.
+    Every error of each skill is listed. Exits 1 when any skill is invalid.
+    """
+    targets = [Path(path) for path in paths]
+    if workspace is not None or not targets:
+        targets += _workspace_dirs(workspace)
+    reports = validate_paths(targets)
+    if as_json:
+        print_json([report.to_dict() for report in reports])
+    else:
+        for report in reports:
+            click.echo(f"{'ok  ' if report.ok else 'FAIL'}  {report.path}")
+            for error in report.errors:
+                click.echo(f"      - {error}")
+        invalid = sum(not report.ok for report in reports)
+        click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid", err=True)
+    if any(not report.ok for report in reports):
+        ctx.exit(1)
+
+
+@click.command("prompt")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@workspace_option
+def prompt(paths: tuple[Path, ...], workspace: str | None) -> None:
+    """Print the <available_skills> block that lists skills in a system prompt.
+
+    The output is byte for byte what ``skills-ref to-prompt`` prints for the
+    same skill folders. PATH is a skill folder, its SKILL.md, or a folder of
+    skill folders (each of its skills is listed); -w adds a workspace's skills.
+    """
+    folders: list[Path] = []
+    for path in paths:
+        if path.is_file() and path.name.lower() == "skill.md":
+            folders.append(path.parent)
+        elif path.is_dir() and not (path / "SKILL.md").exists() and not (path / "skill.md").exists():
+            folders.extend(skill_folders_in(path) or [path])
+        else:
+            folders.append(path)
+    if workspace is not None or not paths:
+        folders += _workspace_folders(workspace)
+    click.echo(to_prompt(folders))
+
+
+COMMANDS = [validate, prompt]
+"""The commands of this module, for the ``skills`` group."""

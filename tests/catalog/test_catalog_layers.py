@@ -1,0 +1,59 @@
+"""House rules for the catalog's code: layering, module size, the lazy package face."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import semif_agent
+
+PACKAGE = Path(semif_agent.__file__).resolve().parent
+OWN = sorted([*(PACKAGE / "catalog").glob("*.py"), *(PACKAGE / "compat").glob("*.py")])
+FORBIDDEN = ("tree", "loop", "agent", "llm", "cli", "forge")
+STDLIB_ONLY = ("_confine.py", "_launcher.py", "_worker.py", "context.py", "results.py", "_sync.py", "limits.py", "descriptor.py")
+
+
+def imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    package = "semif_agent." + path.parent.name
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                names.add(f"{base}.{node.module}" if node.module else base)
+            elif node.module:
+                names.add(node.module)
+    return names
+
+
+def test_the_catalog_imports_no_higher_layer():
+    for path in OWN:
+        for name in imported_modules(path):
+            parts = name.split(".")
+            if parts[0] == "semif_agent" and len(parts) > 1:
+                assert parts[1] not in FORBIDDEN, f"{path.name} imports {name}"
+
+
+def test_modules_the_sandbox_loads_use_only_the_standard_library():
+    allowed_own = {"semif_agent", "semif_agent.catalog", "semif_agent.catalog._confine", "semif_agent.catalog.context",
+                   "semif_agent.catalog.results", "semif_agent.catalog.limits", "semif_agent.catalog.descriptor",
+                   "_confine"}  # the launcher imports its sibling directly
+    for name in STDLIB_ONLY:
+        for module in imported_modules(PACKAGE / "catalog" / name):
+            top = module.split(".")[0]
+            assert module in allowed_own or top in sys.stdlib_module_names, f"{name} imports {module}"
+
+
+def test_no_module_is_over_500_lines():
+    for path in [*OWN, PACKAGE / "cli" / "catalog_cmds.py"]:
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, path.name
+
+
+def test_importing_the_package_face_loads_nothing_heavy():
+    code = "import sys, semif_agent.catalog.context; print('yaml' in sys.modules, 'semif_agent.catalog.registry' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
