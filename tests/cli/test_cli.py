@@ -86,7 +86,7 @@ def test_user_mistakes_are_one_line_and_a_non_zero_exit(make_workspace, tmp_path
     cases = [
         (("run", "x", "-w", str(tmp_path / "missing")), "no such workspace directory"),
         (("tree", "-w", str(tmp_path)), "not a workspace"),
-        (("skills", "show", "email.nope", "-w", str(root)), "no skill named 'email.nope'"),
+        (("skills", "show", "email.nope", "-w", str(root)), "skill named 'email.nope'"),
         (("run", "x", "-w", str(root), "--engine", "warp"), "unknown engine 'warp'"),
     ]
     for args, message in cases:

@@ -21,9 +21,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import eval_cmd, forge_cmds, log_cmd, models_cmd, run_cmd, skills_cmd, workspace_cmds
+    from . import catalog_cmds, eval_cmd, forge_cmds, log_cmd, models_cmd, run_cmd, skills_cmd, workspace_cmds
 
-    for command in forge_cmds.SKILL_COMMANDS:
+    for command in (catalog_cmds.validate, catalog_cmds.prompt, *forge_cmds.SKILL_COMMANDS):
         skills_cmd.skills.add_command(command)
 
     for module in (workspace_cmds, run_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):

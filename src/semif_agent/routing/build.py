@@ -23,6 +23,9 @@ from ..tree.manifests import NAME_RE
 
 MAX_CHILDREN = 16
 _SEED = 1234
+# words every skill description uses ("Use when ..."): they name nothing
+_VAGUE = frozenset("use used using when before after skill skill need needs make help helps want work any all "
+                   "also other new get set way thing things must should".split())
 
 
 @dataclass(frozen=True)
@@ -146,13 +149,21 @@ def _label(node: _Node, skills: list[FlatSkill], vectors: Any) -> None:
     for kid, bag in zip(kids, bags):
         members = _all_skills(kid)
         scored = sorted(bag, key=lambda t: (-bag[t] * math.log(1 + len(kids) / df[t]), t))
-        words = [t for t in scored if len(t) > 2][:3] or ["skills"]
+        stems = [t for t in scored if len(t) > 2 and t not in _VAGUE][:3]
+        words = [_surface(t, members, skills) for t in stems] or ["skills"]
         centre = vectors[members].mean(axis=0)
         central = sorted(members, key=lambda i: -float(vectors[i] @ centre))[:2]
         examples = "; ".join(_clip(skills[i].description, 90) for i in central)
         kid.name = "_".join(words)
         kid.description = f"{len(members)} skills about {', '.join(words)}, e.g. {examples}"
         _label(kid, skills, vectors)
+
+
+def _surface(stem: str, members: list[int], skills: list[FlatSkill]) -> str:
+    """The word the skills actually use for ``stem`` (``creat`` -> ``creating``)."""
+    seen = Counter(w for i in members for w in re.findall(r"[a-z0-9]+", skills[i].description.lower())
+                   if terms(w) == [stem])
+    return seen.most_common(1)[0][0] if seen else stem
 
 
 def _clip(text: str, limit: int) -> str:
@@ -186,7 +197,9 @@ def load_flat_skills(path: Any) -> list[FlatSkill]:
         from ..catalog import SkillRegistry
 
         registry = SkillRegistry()
-        registry.scan_custom(path)
+        roots = sorted({p.parent.parent for p in path.rglob("SKILL.md")}) or [path]
+        for root in roots:  # a folder of skills, or a folder of such folders
+            registry.scan_custom(root)
         return [FlatSkill(d.name, d.description) for d in registry.list_all()]
     try:
         text = path.read_text(encoding="utf-8")
