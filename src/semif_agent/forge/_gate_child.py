@@ -1,6 +1,7 @@
 """The behavioural gate's child process: run one body on sample requests and report as JSON.
 
-Reads a JSON job on stdin; writes one JSON line on stdout. Never imported by the host.
+Run as a script inside the skill sandbox: ``_gate_child.py JOB_FILE``; writes
+one JSON line on stdout. Never imported by the host.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import traceback
 
 
 def main() -> None:
-    job = json.loads(sys.stdin.read())
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        job = json.load(handle)
     from pathlib import Path
 
     from semif_agent.engine import ScriptedEngine

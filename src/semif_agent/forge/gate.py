@@ -1,20 +1,20 @@
 """The behavioural gate: run a body, in a separate limited process, on sample requests.
 
-The body runs against a throw-away copy of the workspace's data, with the
-scripted engine answering each decision twice (the first real option, then
-``none``). It must return the right types, write only under the data dirs,
-and stay within its ``cost_budget``; a crash, a hang or a memory blow-up is a
-failure too. The host's data is never touched.
+The body runs in the skill sandbox (the confined process SKILL.md scripts run
+in: memory, CPU, file-size and process limits, a reduced environment, and,
+where the kernel has Landlock, writes only to its own folders), against a
+throw-away copy of the workspace's data, with the scripted engine answering
+each decision twice (the first real option, then ``none``). It must return
+the right types, write only under the data dirs (the write guard names the
+offending path) and stay within its ``cost_budget``; a crash, a hang or a
+memory blow-up is a failure too. The host's data is never touched.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
-import signal
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +24,8 @@ from ..workspace import Workspace
 from .checker import Violation
 
 GATE_TIMEOUT = 30.0
-MEMORY_LIMIT = 1 << 30
+MEMORY_MB = 1024
+CHILD = Path(__file__).with_name("_gate_child.py")
 _SKIP = ("decisions.jsonl", "skills", "routing.json")
 
 
@@ -55,31 +56,37 @@ async def run_gate(
     source: str, *, name: str, category: str, budget: int, samples: list[str], workspace: Workspace,
     timeout: float = GATE_TIMEOUT,
 ) -> GateReport:
-    """Run ``source`` on ``samples`` in a child process against a copy of ``workspace``'s data."""
+    """Run ``source`` on ``samples`` in the sandbox against a copy of ``workspace``'s data."""
+    from ..catalog.limits import SandboxLimits, confinement_spec
+    from ..catalog.sandbox import run_subprocess
+
     with tempfile.TemporaryDirectory(prefix="semif-gate-") as tmp:
-        copy = _copy_data(workspace, Path(tmp) / "ws")
-        body = Path(tmp) / "body.py"
-        body.write_text(source, encoding="utf-8")
-        job = {"name": name, "category": category, "budget": budget, "body": str(body), "samples": samples,
-               "config": _config(workspace, copy), "write_roots": [str(r) for r in copy.write_roots]}
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "semif_agent.forge._gate_child",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=str(copy.root), start_new_session=True, preexec_fn=_limit, env=_env(),
-        )
-        try:
-            out, err = await asyncio.wait_for(process.communicate(json.dumps(job).encode()), timeout)
-        except asyncio.TimeoutError:
-            _kill(process.pid)
-            await process.wait()
-            return GateReport(False, error=f"the body did not finish its sample runs within {timeout:g} s")
-        finally:
-            _kill(process.pid)
-    lines = out.decode(errors="replace").strip().splitlines()
+        base = Path(tmp)
+        copy = _copy_data(workspace, base / "ws")
+        code = base / "body"
+        code.mkdir()
+        (code / "body.py").write_text(source, encoding="utf-8")
+        config = _config(workspace, copy)
+        job = {"name": name, "category": category, "budget": budget, "body": str(code / "body.py"),
+               "samples": samples, "config": config, "write_roots": [str(r) for r in copy.write_roots]}
+        (code / "job.json").write_text(json.dumps(job), encoding="utf-8")
+        run_dir = base / "run"
+        run_dir.mkdir()
+        readable = tuple(str(v) for k, v in config.items() if k != "workspace" and Path(str(v)).exists()
+                         and not str(v).startswith(str(copy.root)))
+        limits = SandboxLimits(memory_mb=MEMORY_MB, readable_paths=readable)
+        spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=copy.root, skill_dir=code, run_dir=run_dir)
+        env = {k: v for k, v in os.environ.items() if k in limits.env_allow}
+        env.update({"HOME": str(copy.root), "TMPDIR": str(run_dir), "PYTHONDONTWRITEBYTECODE": "1"})
+        result = await run_subprocess(CHILD, [str(code / "job.json")], cwd=copy.root, env=env, spec=spec,
+                                      timeout_sec=timeout, max_output_bytes=limits.max_output_bytes)
+    if result.error_type == "timeout":
+        return GateReport(False, error=f"the body did not finish its sample runs within {timeout:g} s")
+    lines = result.stdout.strip().splitlines()
     try:
         report = json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):
-        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
+        tail = result.stderr.strip().splitlines()[-1:] or [f"exit status {result.exit_code} ({result.error_type})"]
         return GateReport(False, error=f"the sample run crashed: {tail[0][:300]}")
     if not report["loaded"]:
         return GateReport(False, error=f"the body could not be loaded: {report['error']}")
@@ -109,22 +116,3 @@ def _config(original: Workspace, copy: Workspace) -> dict[str, Any]:
         if key != "workspace" and path.is_absolute() and not any(path == r or r in path.parents for r in roots):
             config[key] = value
     return config
-
-
-def _limit() -> None:  # runs in the child before exec
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def _env() -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SEMIF_CACHE_DIR")
-    return {k: v for k, v in os.environ.items() if k in keep}
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -1,0 +1,52 @@
+"""The behavioural gate contains bodies that hang, blow up memory, or crash, and never touches the host's data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semif_agent._sync import run_sync
+from semif_agent.forge.gate import run_gate
+from semif_agent.starter import create_workspace
+from semif_agent.workspace import Workspace
+
+from .test_generator import COUNT
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace.load(create_workspace(tmp_path / "ws"))
+
+
+def gate(ws: Workspace, source: str, timeout: float = 20.0):
+    return run_gate(source, name="todos.count", category="todos", budget=1, samples=["count my tasks"],
+                    workspace=ws, timeout=timeout)
+
+
+def test_a_passing_body_runs_on_each_sample_twice(ws: Workspace) -> None:
+    report = run_sync(gate(ws, COUNT))
+    assert report.ok and [r["answers"] for r in report.results] == ["first", "none"]
+    assert all(r["engine_calls"] == 1 for r in report.results)
+
+
+def test_a_hanging_body_is_stopped_by_the_timeout(ws: Workspace) -> None:
+    hang = COUNT.replace("    path = Path(ctx.config[\"todos\"])", "    while True:\n        pass")
+    report = run_sync(gate(ws, hang, timeout=2.0))
+    assert not report.ok and "did not finish" in report.error
+
+
+def test_a_memory_bomb_is_contained(ws: Workspace) -> None:
+    bomb = COUNT.replace("    path = Path(ctx.config[\"todos\"])", "    hog = [bytearray(1 << 27) for _ in range(64)]")
+    report = run_sync(gate(ws, bomb))
+    assert not report.ok
+    assert all("MemoryError" in v.message for v in report.violations())
+
+
+def test_the_hosts_data_is_untouched(ws: Workspace) -> None:
+    writer = COUNT.replace("    path = Path(ctx.config[\"todos\"])",
+                           "    ctx.data_path('todos.json').write_text('[]')\n    path = Path(ctx.config[\"todos\"])")
+    before = sorted(p.name for p in ws.data_dir.iterdir())
+    report = run_sync(gate(ws, writer))
+    assert report.ok
+    assert sorted(p.name for p in ws.data_dir.iterdir()) == before
