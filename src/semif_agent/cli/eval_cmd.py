@@ -19,7 +19,7 @@ from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
 
 COLUMNS = [
-    ("accuracy", "overall"), ("leaf_accuracy", "leaf"), ("category_accuracy", "category"),
+    ("accuracy", "overall"), ("balanced_accuracy", "balanced"), ("leaf_accuracy", "leaf"), ("category_accuracy", "category"),
     ("out_of_scope_precision", "oos P"), ("out_of_scope_recall", "oos R"),
     ("decisions_per_request", "decisions"), ("latency_ms_p50", "p50 ms"), ("latency_ms_p90", "p90 ms"),
     ("prompt_tokens_per_request", "tokens"), ("calibration_error", "ECE"),
@@ -70,7 +70,7 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
                 best, _ = run_sync(tune_threshold(lambda t, n=name: make(n, t), validation, skill_tree, progress=bar.update))
                 metrics = summarize(run_sync(route_all(make(name, best), test)), skill_tree)
                 report["strategies"][name] = {"threshold": best, **metrics}
-        winner = max(report["strategies"], key=lambda n: report["strategies"][n]["accuracy"] or 0)
+        winner = max(report["strategies"], key=lambda n: report["strategies"][n]["balanced_accuracy"] or 0)
         report["best"] = {"strategy": winner, "threshold": report["strategies"][winner]["threshold"]}
         if ws is not None:
             used = engine_name or settings.get("name") or default_engine_name()

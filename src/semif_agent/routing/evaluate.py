@@ -105,6 +105,7 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
         "in_scope": len(inside),
         "out_of_scope": len(outside),
         "accuracy": _ratio(sum(o.correct for o in outcomes), len(outcomes)),
+        "balanced_accuracy": _balanced(inside, outside),
         "leaf_accuracy": _ratio(sum(o.correct for o in inside), len(inside)),
         "category_accuracy": _ratio(
             sum(o.predicted is not None and top.get(o.predicted) == top.get(o.example.skill) for o in inside), len(inside)
@@ -132,6 +133,16 @@ def expected_calibration_error(outcomes: list[Outcome], bins: int = 10) -> float
             gap = abs(sum(c for c, _ in members) / len(members) - sum(ok for _, ok in members) / len(members))
             total += gap * len(members) / len(scored)
     return round(total, 4)
+
+
+def _balanced(inside: list[Outcome], outside: list[Outcome]) -> float | None:
+    """The mean of in-scope leaf accuracy and out-of-scope recall (either alone when only one kind is present).
+
+    Overall accuracy rewards answering ``none`` to everything on a set full of
+    out-of-scope requests; this does not.
+    """
+    parts = [sum(o.correct for o in group) / len(group) for group in (inside, outside) if group]
+    return round(sum(parts) / len(parts), 4) if parts else None
 
 
 def _ratio(numerator: float, denominator: int) -> float | None:

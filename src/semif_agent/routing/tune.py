@@ -18,7 +18,7 @@ from .evaluate import Example, Outcome, route_all, summarize
 from .strategies import RoutingStrategy
 
 ROUTING_FILE = "routing.json"
-DEFAULT_GRID = tuple(round(0.05 + 0.025 * i, 3) for i in range(19))  # 0.05 .. 0.50
+DEFAULT_GRID = tuple(round(0.05 + 0.025 * i, 3) for i in range(27))  # 0.05 .. 0.70
 
 async def tune_threshold(
     make: Callable[[float], RoutingStrategy],
@@ -28,15 +28,15 @@ async def tune_threshold(
     grid: tuple[float, ...] = DEFAULT_GRID,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """The grid threshold with the best overall accuracy on ``validation`` (ties: the middle one)."""
+    """The grid threshold with the best balanced accuracy on ``validation`` (ties: the middle one)."""
     results: list[tuple[float, dict[str, Any]]] = []
     for threshold in grid:
         outcomes: list[Outcome] = await route_all(make(threshold), validation)
         results.append((threshold, summarize(outcomes, tree)))
         if progress is not None:
             progress(1)
-    best = max(r[1]["accuracy"] or 0.0 for r in results)
-    ties = [r for r in results if (r[1]["accuracy"] or 0.0) == best]
+    best = max(r[1]["balanced_accuracy"] or 0.0 for r in results)
+    ties = [r for r in results if (r[1]["balanced_accuracy"] or 0.0) == best]
     return ties[len(ties) // 2]
 
 def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[str, Any]:
