@@ -99,6 +99,23 @@ class ActionContext:
         """``path`` resolved, if it lies under a write root; else :class:`WriteRefused`."""
         return check_write(path, self.write_roots, skill=self.skill)
 
+    def write_atomic(self, path: str | os.PathLike[str], text: str) -> Path:
+        """Replace ``path``'s content with ``text`` all at once (a temporary file, then a rename).
+
+        Readers never see a half-written file, and a crash leaves the old one.
+        The path is checked like :meth:`check_write`.
+        """
+        target = self.check_write(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.check_write(target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp"))
+        try:
+            temporary.write_text(text, encoding="utf-8")
+            os.replace(temporary, target)
+        finally:
+            if temporary.exists():
+                temporary.unlink()
+        return target
+
 
 def check_write(path: str | os.PathLike[str], roots: tuple[Path, ...], *, skill: str = "") -> Path:
     """Resolve ``path`` (following symlinks) and refuse it unless it is under one of ``roots``."""

@@ -58,3 +58,21 @@ def test_fixture_body_is_the_seed_example_verbatim() -> None:
     assert block is not None
     fixture = (Path(__file__).parents[1] / "fixtures" / "seed_email_compose.py").read_text()
     assert block.group(1).strip() in fixture
+
+
+def test_write_atomic_replaces_content_and_refuses_paths_outside(tmp_path: Path) -> None:
+    import pytest
+
+    from semif_agent.engine import ScriptedEngine
+    from semif_agent.errors import WriteRefused
+    from semif_agent.skills import ActionContext
+
+    data = tmp_path / "data"
+    ctx = ActionContext(engine=ScriptedEngine(), config={"todos": str(data / "todos.json")}, write_roots=(data,))
+    target = ctx.write_atomic(ctx.data_path("todos"), "[1]")
+    assert target.read_text() == "[1]"
+    ctx.write_atomic(target, "[1, 2]")
+    assert target.read_text() == "[1, 2]" and sorted(p.name for p in data.iterdir()) == ["todos.json"]
+    with pytest.raises(WriteRefused, match="outside the data dirs"):
+        ctx.write_atomic(tmp_path / "elsewhere.json", "x")
+    assert not (tmp_path / "elsewhere.json").exists()

@@ -7,7 +7,6 @@ of ``{id, text, priority, done, created, completed}``, rewritten atomically.
 """
 
 import json
-import os
 import re
 from datetime import datetime
 
@@ -42,14 +41,6 @@ def load(path):
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
 
 
-def save(ctx, path, todos, request):
-    """Write ``todos`` to ``path`` atomically: a temporary file beside it, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = ctx.check_write(path.with_name(f".{path.name}.{request.id}.tmp"))
-    tmp.write_text(json.dumps(todos, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def predict(ctx, request):
     task = task_text(request.text)
     if not task:
@@ -74,7 +65,7 @@ def act(ctx, request, prediction):
     todos = load(path)
     todo = {"id": max((t["id"] for t in todos), default=0) + 1, "text": task, "priority": priority,
             "done": False, "created": datetime.now().isoformat(timespec="seconds"), "completed": None}
-    save(ctx, path, todos + [todo], request)
+    ctx.write_atomic(path, json.dumps(todos + [todo], indent=2, ensure_ascii=False) + "\n")
     open_count = sum(1 for t in todos if not t["done"]) + 1
     return ActionResult(
         action_log=f"todos.add: added to-do #{todo['id']} {task!r} ({priority} priority) to {path}; "

@@ -6,7 +6,6 @@ nothing is changed. The list is rewritten atomically.
 """
 
 import json
-import os
 from datetime import datetime
 
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
@@ -15,14 +14,6 @@ from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
 def load(path):
     """The todos stored at ``path`` (none if there is no file yet)."""
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-
-
-def save(ctx, path, todos, request):
-    """Write ``todos`` to ``path`` atomically: a temporary file beside it, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = ctx.check_write(path.with_name(f".{path.name}.{request.id}.tmp"))
-    tmp.write_text(json.dumps(todos, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def predict(ctx, request):
@@ -49,7 +40,7 @@ def act(ctx, request, prediction):
                "unknown: no open to-dos": f"there are no open to-dos in {path}"}.get(chosen, f"no open to-do #{chosen}")
         return ActionResult(f"todos.complete: did not check off anything: {why}.", request.text)
     todo["done"], todo["completed"] = True, datetime.now().isoformat(timespec="seconds")
-    save(ctx, path, todos, request)
+    ctx.write_atomic(path, json.dumps(todos, indent=2, ensure_ascii=False) + "\n")
     left = sum(1 for t in todos if not t["done"])
     return ActionResult(
         action_log=f"todos.complete: marked to-do #{todo['id']} {todo['text']!r} as done in {path}; {left} open left.",
