@@ -25,6 +25,10 @@ from ..tree.tree import SkillTree
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
 DEFAULT_LEXICAL_WEIGHT = 0.5
+# The default ``none`` threshold for blended scores (they run higher than bare
+# cosines): what `semif eval --tune` picked on the validation half of the
+# starter workspace's request set. Tune your own tree with `semif eval --tune`.
+BLENDED_THRESHOLD = 0.35
 
 
 class LeafScorer:
@@ -49,6 +53,13 @@ class LeafScorer:
     @property
     def embedded(self) -> bool:
         return isinstance(self.engine, LocalEngine)
+
+    @property
+    def default_threshold(self) -> float:
+        """Where ``none`` starts when no threshold was tuned: the engine's own, or the blended one."""
+        if self.embedded and self.lexical_weight:
+            return BLENDED_THRESHOLD
+        return float(getattr(self.engine, "threshold", 0.0))
 
     def scores(self, text: str) -> dict[str, float]:
         if not self.names:

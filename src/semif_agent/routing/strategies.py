@@ -188,7 +188,7 @@ def create_strategy(
         scorer_engine = create_engine("local")
     mode = examples or ("centroid" if name == "examples" else "off")
     scorer = LeafScorer(tree, scorer_engine, examples=mode)
-    cut = threshold if threshold is not None else float(getattr(scorer_engine, "threshold", 0.0))
+    cut = threshold if threshold is not None else scorer.default_threshold
     if name in ("best_leaf", "examples"):
         return BestLeaf(tree, engine, scorer, cut)
     if name == "beam":
