@@ -23,6 +23,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "routing": (*KERNEL, "tree", "catalog"),
     "starter": KERNEL,
     "loop": (*KERNEL, "llm", "tree", "routing"),
+    "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "starter"),
 }
 
 

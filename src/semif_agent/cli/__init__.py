@@ -21,9 +21,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import eval_cmd, log_cmd, models_cmd, run_cmd, skills_cmd, workspace_cmds
+    from . import chat_cmd, eval_cmd, log_cmd, models_cmd, run_cmd, skills_cmd, workspace_cmds
 
-    for module in (workspace_cmds, run_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
+    for module in (workspace_cmds, run_cmd, chat_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 
