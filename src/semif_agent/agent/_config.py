@@ -7,7 +7,6 @@ reconfigured while it runs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -17,7 +16,7 @@ from ..llm.messages import ToolSpec
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import OutputSpec
 from .tools import AgentTool
-from .usage import UsageLimits, estimate_tokens
+from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,15 +43,13 @@ class TurnConfig:
     @classmethod
     def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str, **settings: Any) -> TurnConfig:
         specs = tuple(t.to_tool_schema() for t in tools.values())
+        schema_tokens = sum(t.schema_tokens for t in tools.values())
         if output is not None and output.mode == "tool":
-            specs += (output.tool_spec(),)
+            final = output.tool_spec()
+            specs += (final,)
+            schema_tokens += estimate_tokens(final.description) + estimate_json_tokens(final.input_schema)
         if output is not None and output.mode == "prompted":
             system_prompt = f"{system_prompt}\n\n{output.instructions()}".strip()
-        schema_tokens = sum(
-            estimate_tokens(s.name) + estimate_tokens(s.description)
-            + estimate_tokens(json.dumps(s.input_schema, separators=(",", ":")))
-            for s in specs
-        )
         return cls(
             system_prompt=system_prompt,
             tools=MappingProxyType(dict(tools)),

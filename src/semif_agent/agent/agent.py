@@ -241,6 +241,7 @@ class Agent:
 
     def stream(self, message: str) -> Iterator[Any]:
         """:meth:`astream` for sync code (not inside a running event loop)."""
+        self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return iter_sync(self.astream(message), "Agent.stream")
 
     async def achat(self, message: str) -> AsyncIterator[str]:
@@ -271,6 +272,8 @@ class Agent:
 
     def run(self, message: str) -> BaseModel:
         """:meth:`arun` for sync code (not inside a running event loop)."""
+        if self._output is not None:
+            self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return run_sync(self.arun(message), "Agent.run")
 
     async def aclose(self) -> None:

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from ..llm.messages import ToolSpec
 from ._schema import basic_check, format_validation_error, model_schema, parse_docstring, signature_model
 from .errors import ToolDefinitionError
+from .usage import estimate_json_tokens, estimate_tokens
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -75,6 +76,7 @@ class AgentTool(BaseModel):
     max_result_tokens: int | None = Field(default=None, gt=0)
 
     _spec: ToolSpec | None = PrivateAttr(default=None)
+    _schema_tokens: int | None = PrivateAttr(default=None)
     _is_async: bool = PrivateAttr(default=False)
     _positional: tuple[str, ...] = PrivateAttr(default=())
     _pass_model: bool = PrivateAttr(default=False)
@@ -95,6 +97,14 @@ class AgentTool(BaseModel):
         if self._spec is None:
             self._spec = ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema)
         return self._spec
+
+    @property
+    def schema_tokens(self) -> int:
+        """About how many prompt tokens showing this tool costs (name, description, schema)."""
+        if self._schema_tokens is None:
+            self._schema_tokens = (estimate_tokens(self.name) + estimate_tokens(self.description)
+                                   + estimate_json_tokens(self.input_schema))
+        return self._schema_tokens
 
     def validate_input(self, tool_input: dict[str, Any]) -> tuple[bool, str]:
         """``(True, "")`` when ``tool_input`` is valid, else ``(False, what is wrong)``."""
