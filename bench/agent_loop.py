@@ -145,11 +145,12 @@ def peer_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> di
     return {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
 
 
-def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> dict[int, float]:
+def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str, provider: str = "scripted") -> dict[int, float]:
+    """Ours, with ``ScriptedProvider`` (``provider="scripted"``) or a bare provider object (``"bare"``)."""
     from semif_agent.agent import Agent, tool
-    from semif_agent.llm import ScriptedProvider, ScriptedReply, Usage
+    from semif_agent.llm import Response, ScriptedProvider, ScriptedReply, StopChunk, ToolCall, Usage
 
-    usage = Usage(input_tokens=100, output_tokens=10)
+    usage = Usage(input_tokens=100, output_tokens=10, cost_usd=0.0)
 
     def make_tool(i: int):
         if flavour == "async":
@@ -175,6 +176,23 @@ def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> dic
 
         return ScriptedProvider(fn=reply, model="bench", pricing={"scripted/bench": {"input": 0.0, "output": 0.0}})
 
+    class Bare:
+        """The protocol's astream and nothing else, like the fake anchor gets: no request checks, no assembler."""
+
+        provider_name, model_id = "bench", "bare"
+
+        def __init__(self, count: int) -> None:
+            self.count, self.k = count, 0
+
+        async def astream(self, messages, **options):
+            k, self.k = self.k, self.k + 1
+            if k < self.count:
+                call = ToolCall(id=f"c{k}", name=f"tool_{k % tools}", arguments={"n": k}, raw_arguments=json.dumps({"n": k}))
+                response = Response(tool_calls=(call,), usage=usage, stop_reason="tool_use")
+            else:
+                response = Response(text="done", usage=usage)
+            yield StopChunk(stop_reason=response.stop_reason, response=response)
+
     async def turn(agent):
         last = None
         async for last in agent.astream("go"):
@@ -185,13 +203,20 @@ def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> dic
     for count in rounds:
         times = []
         for _ in range(repeat):
-            agent = Agent(llm=scripted(count), max_rounds=count + 2).with_tools(registered)
+            model = scripted(count) if provider == "scripted" else Bare(count)
+            agent = Agent(llm=model, max_rounds=count + 2).with_tools(registered)
             began = time.perf_counter()
             outcome = asyncio.run(turn(agent))
             times.append(time.perf_counter() - began)
             assert outcome == ("turn_finished", "done", count + 1), outcome
         out[count] = statistics.median(times) / (count + 1)
     return out
+
+
+def marginal(figures: dict[int, float]) -> float:
+    """Seconds per extra round between the two largest counts (fixed per-turn costs cancel out)."""
+    low, high = sorted(figures)[-2:]
+    return (figures[high] * (high + 1) - figures[low] * (low + 1)) / (high - low)
 
 
 def main() -> None:
@@ -203,15 +228,22 @@ def main() -> None:
     args = parser.parse_args()
     rounds = [int(r) for r in args.rounds.split(",")]
     flavours = ("async", "sync") if args.flavour == "both" else (args.flavour,)
-    print(f"per-round overhead, {args.tools} tools registered, one trivial tool call a round, median of {args.repeat} turns")
-    print(f"{'tool':<6} {'rounds':>6} {'ours (ms)':>10} {'anchor (ms)':>12} {'anchor/ours':>12}")
+    print(f"per-round time, {args.tools} tools registered, one trivial tool call a round, median of {args.repeat} turns (ms)")
+    print(f"{'tool':<6} {'rounds':>7} {'ours':>8} {'ours, bare':>11} {'anchor':>8} {'anchor/ours':>12}")
     for flavour in flavours:
         ours = our_figures(rounds, args.tools, args.repeat, flavour)
+        bare = our_figures(rounds, args.tools, args.repeat, flavour, provider="bare")
         theirs = peer_figures(rounds, args.tools, args.repeat, flavour)
         for count in rounds:
-            print(f"{flavour:<6} {count:>6} {ours[count] * 1e3:>10.3f} {theirs[count] * 1e3:>12.3f} {theirs[count] / ours[count]:>11.1f}x")
-        first, last = rounds[0], rounds[-1]
-        print(f"{flavour:<6} growth {first} -> {last} rounds: ours {ours[last] / ours[first]:.2f}x, anchor {theirs[last] / theirs[first]:.2f}x")
+            print(f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
+                  f"{theirs[count] * 1e3:>8.3f} {theirs[count] / ours[count]:>11.1f}x")
+        if len(rounds) > 1:
+            m_ours, m_bare, m_theirs = marginal(ours), marginal(bare), marginal(theirs)
+            print(f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
+                  f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x")
+    print("ours: with ScriptedProvider (request checks, stream assembly, pricing, as real providers do);")
+    print("ours, bare: with a provider object that only answers, like the one anchor is given;")
+    print(f"extra: the cost of one more round between {sorted(rounds)[-2]} and {sorted(rounds)[-1]} rounds (per-turn set-up cancels out).")
 
 
 if __name__ == "__main__":

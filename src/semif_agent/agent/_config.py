@@ -41,9 +41,12 @@ class TurnConfig:
     tool_result_max_tokens: int | None = 10_000
 
     @classmethod
-    def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str, **settings: Any) -> TurnConfig:
-        specs = tuple(t.to_tool_schema() for t in tools.values())
-        schema_tokens = sum(t.schema_tokens for t in tools.values())
+    def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str,
+              specs: tuple[ToolSpec, ...] | None = None, schema_tokens: int | None = None, **settings: Any) -> TurnConfig:
+        """The config for ``tools``; ``specs`` and ``schema_tokens`` may come precomputed (the agent keeps them)."""
+        if specs is None or schema_tokens is None:
+            specs = tuple(t.to_tool_schema() for t in tools.values())
+            schema_tokens = sum(t.schema_tokens for t in tools.values())
         if output is not None and output.mode == "tool":
             final = output.tool_spec()
             specs += (final,)

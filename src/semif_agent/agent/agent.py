@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .._sync import iter_sync, run_sync
-from ..llm.messages import Message, UserMessage
+from ..llm.messages import Message, ToolSpec, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
 from ._config import TurnConfig
@@ -88,6 +88,8 @@ class Agent:
                           "tool_timeout": tool_timeout, "tool_result_max_tokens": tool_result_max_tokens}
         self._system_prompt = ""
         self._tools: dict[str, AgentTool] = {}
+        self._specs: tuple[ToolSpec, ...] = ()  # the tools' specs and schema tokens, kept as tools are added
+        self._schema_tokens = 0
         self._limits: UsageLimits | None = None
         self._pre_hooks: list[PreToolHook] = []
         self._post_hooks: list[PostToolHook] = []
@@ -120,6 +122,8 @@ class Agent:
                 raise ToolNameCollisionError(f"tool name {item.name!r} is already used by {where}; tool names must be unique")
             taken.add(item.name)
         self._tools.update((t.name, t) for t in tools)
+        self._specs += tuple(t.to_tool_schema() for t in tools)
+        self._schema_tokens += sum(t.schema_tokens for t in tools)
         return self._changed()
 
     def with_usage_limits(self, limits: UsageLimits | Mapping[str, Any]) -> Agent:
@@ -173,7 +177,8 @@ class Agent:
     def _turn_config(self) -> TurnConfig:
         if self._config is None:
             self._config = TurnConfig.build(
-                tools=self._tools, output=self._output, system_prompt=self._system_prompt, limits=self._limits,
+                tools=self._tools, specs=self._specs, schema_tokens=self._schema_tokens, output=self._output,
+                system_prompt=self._system_prompt, limits=self._limits,
                 pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
                 callbacks=tuple(self._callbacks), context_management=self._context_management, **self._settings,
             )
