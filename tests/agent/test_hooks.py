@@ -199,3 +199,27 @@ def test_callbacks_observe_the_loop_and_their_failures_are_swallowed(caplog):
         ("round_start", 1), ("round_end", 1),
     ]
     assert "observer bug" in caplog.text
+
+
+def test_a_sync_approval_callback_waits_off_the_loop():
+    import threading
+
+    answered = threading.Event()
+
+    @tool(read_only=True)
+    async def ping() -> str:
+        """Answers at once, while the approval waits."""
+        answered.set()
+        return "pong"
+
+    @tool(read_only=True, requires_approval=True)
+    def guarded() -> str:
+        """Needs a yes."""
+        return "done"
+
+    def person(request):  # blocks until the other call has run: only possible off the loop
+        return ApprovalDecision(approved=answered.wait(3))
+
+    provider = ScriptedProvider([calls(("guarded", {}), ("ping", {})), "ok"])
+    events = collect(Agent(llm=provider).with_tools([guarded, ping]).with_approval(person).astream("go"))
+    assert sorted(f.result for f in finished(events)) == ["done", "pong"]

@@ -265,3 +265,36 @@ def test_settings_are_checked_when_the_agent_is_made():
             Agent(llm=ScriptedProvider(), **bad)
     with pytest.raises(AgentConfigError):
         Agent(llm=ScriptedProvider()).with_tools([add.fn])
+
+
+def test_one_round_offers_no_tools_and_a_plain_answer_is_a_stop():
+    provider = ScriptedProvider(["Straight answer."])
+    events = collect(Agent(llm=provider, max_rounds=1).with_tools([add]).stream("1+1?"))
+    assert provider.requests[0].tool_choice == "none" and events[-1].diagnostics.stopped_by == "stop"
+    assert all("Final round" not in m.content for m in provider.requests[0].messages)
+
+
+def test_context_management_reaches_providers_that_take_it_and_only_those():
+    seen = []
+
+    class Managed(ScriptedProvider):
+        supports_context_management = True
+
+        async def astream(self, messages, *, context_management=None, **options):
+            seen.append(context_management)
+            async for chunk in super().astream(messages, **options):
+                yield chunk
+
+    config = {"edits": [{"type": "clear_tool_uses_20250919"}]}
+    collect(Agent(llm=Managed(["ok"])).with_context_management(config).stream("hi"))
+    assert seen == [config]
+    plain = ScriptedProvider(["ok"])  # would refuse an unknown keyword
+    assert collect(Agent(llm=plain).with_context_management(config).chat("hi")) == ["ok"]
+
+
+def test_model_api_key_and_fallbacks_build_the_provider():
+    from semif_agent.llm import FallbackProvider
+
+    agent = Agent("scripted/first", fallbacks=["scripted/second"])
+    assert isinstance(agent.llm, FallbackProvider)
+    assert Agent("openai/gpt-4o-mini", api_key="sk-test").llm.model_ref == "openai/gpt-4o-mini"

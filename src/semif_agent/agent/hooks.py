@@ -13,7 +13,10 @@ meant to vet is not shown). Hooks may be sync or async; ``None`` means
 The approval callback ``(ApprovalRequest) -> ApprovalDecision`` (sync or
 async) is asked for tools marked ``requires_approval`` and for calls a
 pre-hook answered ``ask``. Without one, those calls are denied. A callback
-that raises denies too.
+that raises denies too. A sync callback runs in a worker thread, so it may
+block (on a person at a prompt) without stalling the loop; parallel calls
+ask concurrently, so serialise inside the callback if your UI needs one
+prompt at a time.
 
 :class:`AgentCallback` observers see the loop; their exceptions are logged
 and swallowed.
@@ -27,6 +30,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
+
+from ._threads import run_in_worker
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -97,6 +102,10 @@ def fire(callbacks: Iterable[Any], method: str, *args: Any) -> None:
             log.exception("agent callback %s.%s failed", type(callback).__name__, method)
 
 
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -154,7 +163,10 @@ async def ask_approval(callback: ApprovalCallback | None, request: ApprovalReque
     if callback is None:
         return ApprovalDecision(approved=False, reason=f"{request.name} needs approval and no approval callback is set")
     try:
-        decision = await _maybe_await(callback(request))
+        if _is_async(callback):
+            decision = await callback(request)
+        else:  # it may wait for a person: keep it off the event loop
+            decision = await _maybe_await(await run_in_worker(callback, request))
     except Exception as exc:  # noqa: BLE001 - a failing approver denies (fail closed)
         log.warning("approval callback raised on %s: %s", request.name, exc)
         return ApprovalDecision(approved=False, reason=f"the approval callback failed ({type(exc).__name__}: {exc})")
