@@ -120,3 +120,29 @@ def test_sync_tools_see_the_callers_context_variables():
     assert isinstance(contextvars.copy_context(), contextvars.Context)
     collect(Agent(llm=ScriptedProvider([calls(("peek", {})), "done"])).with_tools([peek]).stream("go"))
     assert seen["pool"] is not None and seen["thread"] == "semif-agent-tool"
+
+
+def test_abandoning_the_stream_cancels_tools_still_running():
+    cancelled: list[int] = []
+
+    @tool(read_only=True)
+    async def sleepy(n: int) -> str:
+        """Sleeps a long time."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append(n)
+            raise
+        return "woke"
+
+    provider = ScriptedProvider([calls(("sleepy", {"n": 1}), ("sleepy", {"n": 2})), "done"])
+    agent = Agent(llm=provider).with_tools([sleepy])
+    stream = agent.stream("go")
+    started = 0
+    for event in stream:
+        started += event.type == "tool_started"
+        if started == 2:
+            break
+    stream.close()
+    assert sorted(cancelled) == [1, 2]
+    assert agent.last_turn.error.kind == "cancelled"

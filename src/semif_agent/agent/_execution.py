@@ -19,6 +19,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,12 +111,14 @@ class ToolExecutor:
                     group.append(nxt)
                     index += 1
                 if len(group) > 1:
-                    async for event in self._run_group(group, slots):
-                        yield event
+                    async with aclosing(self._run_group(group, slots)) as events:
+                        async for event in events:
+                            yield event
                     index += 1
                     continue
-            async for event in self._run_one(position, call, tool, slots):
-                yield event
+            async with aclosing(self._run_one(position, call, tool, slots)) as events:
+                async for event in events:
+                    yield event
             index += 1
         outcomes.extend(o for o in slots if o is not None)
 

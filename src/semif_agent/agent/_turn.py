@@ -21,8 +21,10 @@ conversation is left as it was: only finished turns are remembered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from pydantic import BaseModel
@@ -49,6 +51,11 @@ from .usage import (
 )
 
 _OUTPUT_NUDGE = "[system] Record your final answer by calling the final_result tool; do not answer in plain text."
+
+
+def _closing(stream: Any) -> Any:
+    """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
+    return aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
 
 
 def message_tokens(message: Message) -> int:
@@ -117,8 +124,9 @@ class Turn:
                                       final_result=self._final_result if self.config.tool_output else None)
         try:
             yield self._event(TurnStarted)
-            async for event in self._rounds():
-                yield event
+            async with aclosing(self._rounds()) as rounds:
+                async for event in rounds:
+                    yield event
         except ProviderError as exc:
             self._fail(exc)
         except BaseException as exc:
@@ -142,16 +150,18 @@ class Turn:
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
             prompt_tokens = self._tokens + (config.schema_tokens if config.specs else 0)
-            async for delta in self._model_call(final):
-                yield delta
+            async with aclosing(self._model_call(final)) as deltas:
+                async for delta in deltas:
+                    yield delta
             response = self._response
             assert response is not None
             if response.text or response.tool_calls:
                 self._append(response.to_message())
             outcomes: list[Outcome] = []
             if response.tool_calls:
-                async for event in self._tool_phase(response.tool_calls, final, outcomes):
-                    yield event
+                async with aclosing(self._tool_phase(response.tool_calls, final, outcomes)) as tool_events:
+                    async for event in tool_events:
+                        yield event
                 for outcome in outcomes:
                     self._append(ToolResultMessage(tool_call_id=outcome.call.id, content=outcome.content, is_error=outcome.is_error))
             usage = self._round_usage(index, response, outcomes, prompt_tokens)
@@ -184,13 +194,14 @@ class Turn:
         if config.context_management and getattr(self.provider, "supports_context_management", False):
             options["context_management"] = dict(config.context_management)
         self._response = None
-        async for chunk in self.provider.astream(tuple(self.messages), **options):
-            kind = chunk.type
-            if kind == "text_delta":
-                if chunk.text:
-                    yield self._event(TextDelta, text=chunk.text)
-            elif kind == "stop":
-                self._response = chunk.response
+        async with _closing(self.provider.astream(tuple(self.messages), **options)) as chunks:
+            async for chunk in chunks:
+                kind = chunk.type
+                if kind == "text_delta":
+                    if chunk.text:
+                        yield self._event(TextDelta, text=chunk.text)
+                elif kind == "stop":
+                    self._response = chunk.response
         if self._response is None:
             raise StreamInterruptedError("the model's stream ended without its answer",
                                          provider=str(getattr(self.provider, "provider_name", "")),
@@ -200,8 +211,9 @@ class Turn:
         executor = self._executor
         assert executor is not None
         if not final:
-            async for event in executor.run_batch(calls, outcomes):
-                yield event
+            async with aclosing(executor.run_batch(calls, outcomes)) as events:
+                async for event in events:
+                    yield event
             return
         reason = self._cut_reason()
         for call in calls:  # the last round runs no tools: the model would never see their results
