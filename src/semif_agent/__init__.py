@@ -32,6 +32,11 @@ _EXPORTS = {
     "UserError": "semif_agent.errors",
     # workspaces
     "Workspace": "semif_agent.workspace",
+    # the agent
+    "Agent": "semif_agent.agent",
+    "AgentTool": "semif_agent.agent",
+    "tool": "semif_agent.agent",
+    "UsageLimits": "semif_agent.agent",
 }
 
 __all__ = sorted(_EXPORTS)

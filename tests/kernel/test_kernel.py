@@ -44,6 +44,7 @@ def test_public_face_is_pinned() -> None:
         "ActionContext", "ActionResult", "DecisionLog", "DecisionRequest", "DecisionResult", "Engine",
         "Option", "Prediction", "Request", "ScriptedEngine", "SemifError", "UserError", "Workspace",
         "create_engine", "register_engine",
+        "Agent", "AgentTool", "UsageLimits", "tool",
     ])
     for name in semif_agent.__all__:
         assert getattr(semif_agent, name) is not None

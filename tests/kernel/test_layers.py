@@ -24,6 +24,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "starter": KERNEL,
     "loop": (*KERNEL, "llm", "tree", "routing"),
     "forge": (*KERNEL, "llm", "tree", "routing", "loop", "catalog"),
+    "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter"),
 }
 
 

@@ -21,12 +21,13 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import catalog_cmds, eval_cmd, forge_cmds, log_cmd, models_cmd, run_cmd, skills_cmd, workspace_cmds
+    from . import catalog_cmds, chat_cmd, eval_cmd, forge_cmds, log_cmd, models_cmd, run_cmd, skills_cmd
+    from . import workspace_cmds
 
     for command in (catalog_cmds.validate, catalog_cmds.prompt, *forge_cmds.SKILL_COMMANDS):
         skills_cmd.skills.add_command(command)
 
-    for module in (workspace_cmds, run_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
+    for module in (workspace_cmds, run_cmd, chat_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -1,0 +1,250 @@
+"""Per-round overhead of our agent loop against astro-anchor 0.2.0's, both driven by a scripted model.
+
+    python bench/agent_loop.py [--rounds 10,100,400] [--tools 300] [--repeat 5]
+
+Each agent has ``--tools`` registered tools. One turn runs N rounds that
+each call one trivial tool (a different argument every round, so neither
+loop's stuck detection trips), then one round that answers in text; the
+figure is the turn's wall time over its N + 1 rounds, the median of
+``--repeat`` turns, each on a fresh agent (registering the tools is not
+timed). Both models are in-process fakes that answer at once and report
+token usage, as real providers do: ours is ``ScriptedProvider``, theirs a
+minimal object satisfying their ``LLMProvider`` protocol, in a child
+process running in its own virtual environment under ``.bench/`` (made on
+first use: ``pip install --no-deps astro-anchor==0.2.0`` plus pydantic and
+PyYAML, all it imports on this path). Both run the async path
+(``astream``).
+
+Two tool flavours are measured. ``async``: an ``async def`` tool, which
+both loops run on the event loop. ``sync``: a plain ``def`` tool, which we
+run in a worker thread (so a slow tool never blocks the loop and
+``tool_timeout`` holds) and anchor runs inline on the loop, blocking it.
+
+What to look for: the per-round figure should not grow with N (no copying
+or re-validating the whole history each round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER_VENV = ROOT / ".bench" / "venv-anchor"
+
+PEER = r'''
+import asyncio, json, statistics, sys, time
+from anchor import Agent, tool
+from anchor.llm.models import LLMResponse, StopReason, StreamChunk, ToolCallDelta, Usage
+
+rounds_list, n_tools, repeat, flavour = json.loads(sys.argv[1])
+
+
+class ScriptedLLM:
+    """Their LLMProvider protocol: a tool call per round for `rounds` rounds, then text."""
+
+    def __init__(self, rounds):
+        self.rounds = rounds
+        self.calls = 0
+
+    @property
+    def model_id(self):
+        return "bench/scripted"
+
+    @property
+    def provider_name(self):
+        return "bench"
+
+    def _chunks(self):
+        k = self.calls
+        self.calls += 1
+        usage = Usage(prompt_tokens=100, completion_tokens=10, total_tokens=110)
+        if k < self.rounds:
+            delta = ToolCallDelta(index=0, id=f"c{k}", name=f"tool_{k % N_TOOLS}", arguments_fragment=json.dumps({"n": k}))
+            return [StreamChunk(tool_call_delta=delta), StreamChunk(usage=usage, stop_reason=StopReason.TOOL_USE)]
+        return [StreamChunk(content="done"), StreamChunk(usage=usage, stop_reason=StopReason.STOP)]
+
+    def invoke(self, messages, *, tools=None, max_tokens=None, temperature=None, stop=None, **kwargs):
+        raise NotImplementedError
+
+    def stream(self, messages, *, tools=None, max_tokens=None, temperature=None, stop=None, **kwargs):
+        yield from self._chunks()
+
+    async def ainvoke(self, messages, *, tools=None, max_tokens=None, temperature=None, stop=None, **kwargs):
+        raise NotImplementedError
+
+    async def astream(self, messages, *, tools=None, max_tokens=None, temperature=None, stop=None, **kwargs):
+        for chunk in self._chunks():
+            yield chunk
+
+
+N_TOOLS = n_tools
+
+
+def make_tool(i):
+    if flavour == "async":
+        async def fn(n: int) -> str:
+            return "ok"
+    else:
+        def fn(n: int) -> str:
+            return "ok"
+    fn.__name__ = f"tool_{i}"
+    fn.__doc__ = f"Tool number {i}: returns ok."
+    return tool(fn)
+
+
+TOOLS = [make_tool(i) for i in range(n_tools)]
+
+
+async def turn(agent):
+    last = None
+    async for last in agent.astream("go"):
+        pass
+    return last.type, last.text, len(last.diagnostics.rounds)  # small: asyncio formats the result's repr
+
+
+out = {}
+for rounds in rounds_list:
+    times = []
+    for _ in range(repeat):
+        agent = Agent(llm=ScriptedLLM(rounds), max_rounds=rounds + 2).with_tools(TOOLS)
+        began = time.perf_counter()
+        outcome = asyncio.run(turn(agent))
+        times.append(time.perf_counter() - began)
+        assert outcome == ("turn_finished", "done", rounds + 1), outcome
+    out[rounds] = statistics.median(times) / (rounds + 1)
+print(json.dumps(out))
+'''
+
+
+def ensure_peer() -> Path:
+    python = PEER_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "astro-anchor==0.2.0"], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "pydantic", "pyyaml"], check=True)
+    return python
+
+
+def peer_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> dict[int, float]:
+    python = ensure_peer()
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(PEER)
+    done = subprocess.run([str(python), handle.name, json.dumps([rounds, tools, repeat, flavour])],
+                          capture_output=True, text=True, check=False)
+    Path(handle.name).unlink()
+    if done.returncode != 0:
+        raise SystemExit(f"the astro-anchor child failed:\n{done.stderr[-3000:]}")
+    return {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+
+
+def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str, provider: str = "scripted") -> dict[int, float]:
+    """Ours, with ``ScriptedProvider`` (``provider="scripted"``) or a bare provider object (``"bare"``)."""
+    from semif_agent.agent import Agent, tool
+    from semif_agent.llm import Response, ScriptedProvider, ScriptedReply, StopChunk, ToolCall, Usage
+
+    usage = Usage(input_tokens=100, output_tokens=10, cost_usd=0.0)
+
+    def make_tool(i: int):
+        if flavour == "async":
+            async def fn(n: int) -> str:
+                return "ok"
+        else:
+            def fn(n: int) -> str:  # type: ignore[misc]
+                return "ok"
+        fn.__name__ = f"tool_{i}"
+        fn.__doc__ = f"Tool number {i}: returns ok."
+        return tool(fn)
+
+    registered = [make_tool(i) for i in range(tools)]
+
+    def scripted(count: int) -> ScriptedProvider:
+        made = iter(range(count + 1))
+
+        def reply(request):
+            k = next(made)
+            if k < count:
+                return ScriptedReply(tool_calls=[{"id": f"c{k}", "name": f"tool_{k % tools}", "arguments": {"n": k}}], usage=usage)
+            return ScriptedReply(text="done", usage=usage)
+
+        return ScriptedProvider(fn=reply, model="bench", pricing={"scripted/bench": {"input": 0.0, "output": 0.0}})
+
+    class Bare:
+        """The protocol's astream and nothing else, like the fake anchor gets: no request checks, no assembler."""
+
+        provider_name, model_id = "bench", "bare"
+
+        def __init__(self, count: int) -> None:
+            self.count, self.k = count, 0
+
+        async def astream(self, messages, **options):
+            k, self.k = self.k, self.k + 1
+            if k < self.count:
+                call = ToolCall(id=f"c{k}", name=f"tool_{k % tools}", arguments={"n": k}, raw_arguments=json.dumps({"n": k}))
+                response = Response(tool_calls=(call,), usage=usage, stop_reason="tool_use")
+            else:
+                response = Response(text="done", usage=usage)
+            yield StopChunk(stop_reason=response.stop_reason, response=response)
+
+    async def turn(agent):
+        last = None
+        async for last in agent.astream("go"):
+            pass
+        return last.type, last.text, len(last.diagnostics.rounds)  # small: asyncio formats the result's repr
+
+    out = {}
+    for count in rounds:
+        times = []
+        for _ in range(repeat):
+            model = scripted(count) if provider == "scripted" else Bare(count)
+            agent = Agent(llm=model, max_rounds=count + 2).with_tools(registered)
+            began = time.perf_counter()
+            outcome = asyncio.run(turn(agent))
+            times.append(time.perf_counter() - began)
+            assert outcome == ("turn_finished", "done", count + 1), outcome
+        out[count] = statistics.median(times) / (count + 1)
+    return out
+
+
+def marginal(figures: dict[int, float]) -> float:
+    """Seconds per extra round between the two largest counts (fixed per-turn costs cancel out)."""
+    low, high = sorted(figures)[-2:]
+    return (figures[high] * (high + 1) - figures[low] * (low + 1)) / (high - low)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", default="10,100,400", help="comma-separated round counts")
+    parser.add_argument("--tools", type=int, default=300, help="tools registered on each agent")
+    parser.add_argument("--repeat", type=int, default=5, help="turns per figure (the median is kept)")
+    parser.add_argument("--flavour", choices=("async", "sync", "both"), default="both", help="the trivial tool's kind")
+    args = parser.parse_args()
+    rounds = [int(r) for r in args.rounds.split(",")]
+    flavours = ("async", "sync") if args.flavour == "both" else (args.flavour,)
+    print(f"per-round time, {args.tools} tools registered, one trivial tool call a round, median of {args.repeat} turns (ms)")
+    print(f"{'tool':<6} {'rounds':>7} {'ours':>8} {'ours, bare':>11} {'anchor':>8} {'anchor/ours':>12}")
+    for flavour in flavours:
+        ours = our_figures(rounds, args.tools, args.repeat, flavour)
+        bare = our_figures(rounds, args.tools, args.repeat, flavour, provider="bare")
+        theirs = peer_figures(rounds, args.tools, args.repeat, flavour)
+        for count in rounds:
+            print(f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
+                  f"{theirs[count] * 1e3:>8.3f} {theirs[count] / ours[count]:>11.1f}x")
+        if len(rounds) > 1:
+            m_ours, m_bare, m_theirs = marginal(ours), marginal(bare), marginal(theirs)
+            print(f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
+                  f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x")
+    print("ours: with ScriptedProvider (request checks, stream assembly, pricing, as real providers do);")
+    print("ours, bare: with a provider object that only answers, like the one anchor is given;")
+    print(f"extra: the cost of one more round between {sorted(rounds)[-2]} and {sorted(rounds)[-1]} rounds (per-turn set-up cancels out).")
+
+
+if __name__ == "__main__":
+    main()

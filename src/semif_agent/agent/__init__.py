@@ -1,0 +1,94 @@
+"""The agent: one async tool-use loop with typed events, usage limits, hooks, approval and structured output.
+
+::
+
+    from semif_agent.agent import Agent, UsageLimits, tool
+
+    @tool(read_only=True)
+    def weather(city: str) -> str:
+        \"\"\"Today's weather in a city.\"\"\"
+        return "sunny"
+
+    agent = Agent("openai/gpt-4o-mini").with_tools([weather]).with_usage_limits(UsageLimits(tool_calls_limit=5))
+    for event in agent.stream("Is it sunny in Lisbon?"):
+        ...
+
+See :class:`Agent` for the methods, :mod:`~semif_agent.agent.events` for the
+stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
+:mod:`~semif_agent.agent.hooks` for hooks and approval,
+:mod:`~semif_agent.agent.output` for structured output and
+:mod:`~semif_agent.agent.skill_tools` for a workspace's skills as tools.
+"""
+
+from __future__ import annotations
+
+from .agent import Agent
+from .errors import AgentConfigError, AgentError, OutputMissingError, ToolDefinitionError, ToolNameCollisionError
+from .events import (
+    AgentEvent,
+    CompactionFinished,
+    CompactionStarted,
+    RoundFinished,
+    RoundStarted,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageLimitReached,
+    event_from_dict,
+    event_to_dict,
+)
+from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
+from .tools import AgentTool, tool
+from .usage import (
+    ChildTurn,
+    RoundUsage,
+    TurnDiagnostics,
+    TurnError,
+    UsageLimits,
+    UsagePool,
+    current_usage_pool,
+    estimate_tokens,
+)
+
+__all__ = [
+    # the agent and its tools
+    "Agent",
+    "AgentTool",
+    "tool",
+    # events
+    "AgentEvent",
+    "TurnStarted",
+    "RoundStarted",
+    "TextDelta",
+    "ToolStarted",
+    "ToolFinished",
+    "CompactionStarted",
+    "CompactionFinished",
+    "RoundFinished",
+    "UsageLimitReached",
+    "TurnFinished",
+    "event_to_dict",
+    "event_from_dict",
+    # usage
+    "UsageLimits",
+    "RoundUsage",
+    "TurnDiagnostics",
+    "TurnError",
+    "ChildTurn",
+    "UsagePool",
+    "current_usage_pool",
+    "estimate_tokens",
+    # hooks and approval
+    "HookResult",
+    "ApprovalRequest",
+    "ApprovalDecision",
+    "AgentCallback",
+    # errors
+    "AgentError",
+    "AgentConfigError",
+    "ToolNameCollisionError",
+    "ToolDefinitionError",
+    "OutputMissingError",
+]

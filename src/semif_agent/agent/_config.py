@@ -1,0 +1,74 @@
+"""The settings one turn runs with: a frozen snapshot of the agent's configuration.
+
+The agent rebuilds it only when its configuration changes, so starting a
+turn costs nothing per tool; a turn keeps its snapshot even if the agent is
+reconfigured while it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..llm.messages import ToolSpec
+from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
+from .output import OutputSpec
+from .tools import AgentTool
+from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnConfig:
+    """Everything a turn reads from its agent, fixed when the turn starts."""
+
+    system_prompt: str = ""
+    tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
+    specs: tuple[ToolSpec, ...] = ()  # what the model is shown: the tools, then final_result in tool mode
+    schema_tokens: int = 0
+    limits: UsageLimits | None = None
+    pre_hooks: tuple[PreToolHook, ...] = ()
+    post_hooks: tuple[PostToolHook, ...] = ()
+    approval: ApprovalCallback | None = None
+    callbacks: tuple[AgentCallback, ...] = ()
+    output: OutputSpec | None = None
+    context_management: Mapping[str, Any] | None = None
+    max_tokens: int = 16384
+    max_response_tokens: int = 1024
+    max_rounds: int = 10
+    tool_timeout: float | None = None
+    tool_result_max_tokens: int | None = 10_000
+
+    @classmethod
+    def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str,
+              specs: tuple[ToolSpec, ...] | None = None, schema_tokens: int | None = None, **settings: Any) -> TurnConfig:
+        """The config for ``tools``; ``specs`` and ``schema_tokens`` may come precomputed (the agent keeps them)."""
+        if specs is None or schema_tokens is None:
+            specs = tuple(t.to_tool_schema() for t in tools.values())
+            schema_tokens = sum(t.schema_tokens for t in tools.values())
+        if output is not None and output.mode == "tool":
+            final = output.tool_spec()
+            specs += (final,)
+            schema_tokens += estimate_tokens(final.description) + estimate_json_tokens(final.input_schema)
+        if output is not None and output.mode == "prompted":
+            system_prompt = f"{system_prompt}\n\n{output.instructions()}".strip()
+        return cls(
+            system_prompt=system_prompt,
+            tools=MappingProxyType(dict(tools)),
+            specs=specs,
+            schema_tokens=schema_tokens,
+            output=output,
+            **settings,
+        )
+
+    @property
+    def tool_output(self) -> OutputSpec | None:
+        """The output spec when it is carried by the ``final_result`` tool."""
+        return self.output if self.output is not None and self.output.mode == "tool" else None
+
+    def result_cap(self, tool: AgentTool | None) -> int | None:
+        """The token cap for ``tool``'s results: its own, else the agent's."""
+        if tool is not None and tool.max_result_tokens is not None:
+            return tool.max_result_tokens
+        return self.tool_result_max_tokens

@@ -1,0 +1,277 @@
+"""Running one round's tool calls: checks, hooks, approval, scheduling, timeouts, result caps.
+
+Every call ends as an :class:`Outcome`, the text the model sees; nothing a
+tool does raises out of here. Per call: look the tool up, validate the
+input, run the pre-hooks, ask for approval when needed, re-validate a
+rewritten input, run it (sync functions in a worker thread, every call
+under its timeout), run the post-hooks, cap the result head-and-tail.
+
+Scheduling: before anything runs, the calls past the run's
+``tool_calls_limit`` are cut (they do not run; the model is told). Then
+consecutive read-only calls run concurrently (at most
+:data:`READ_CONCURRENCY` at once), every other call alone, in order.
+``ToolFinished`` events come in completion order; outcomes keep call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from ..llm.messages import ToolCall
+from ._config import TurnConfig
+from ._threads import run_in_worker
+from .events import ToolFinished, ToolStarted
+from .output import FINAL_RESULT
+from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
+from .tools import AgentTool, result_text
+from .usage import CHARS_PER_TOKEN, UsagePool, publish_pool, reset_pool
+
+log = logging.getLogger("semif_agent.agent")
+
+READ_CONCURRENCY = 10
+_LISTED_NAMES = 30
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one call came to: the result text the model sees, and how it went."""
+
+    call: ToolCall
+    content: str
+    is_error: bool = False
+    ran: bool = False
+    counted: bool = True  # counts toward tool_calls (not when cut by a limit, nor final_result)
+    digest: int = 0  # of the full result, before the cap (stuck detection)
+
+
+class _TimedOut(Exception):
+    """The call passed its timeout."""
+
+
+@dataclass(slots=True)
+class _Ready:
+    call: ToolCall
+    tool: AgentTool
+    value: Any
+    tool_input: dict[str, Any]
+
+
+def cap_result(text: str, max_tokens: int | None) -> str:
+    """``text`` cut to about ``max_tokens``, keeping its head and its tail around a marker."""
+    if max_tokens is None:
+        return text
+    limit = max_tokens * CHARS_PER_TOKEN
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    cut = len(text) - head - tail
+    marker = f"\n[... {cut} characters cut here: the result was over the {max_tokens}-token limit ...]\n"
+    return f"{text[:head]}{marker}{text[len(text) - tail:]}"
+
+
+class ToolExecutor:
+    """Runs the tool calls of one turn's rounds, yielding tool events."""
+
+    def __init__(
+        self,
+        config: TurnConfig,
+        *,
+        pool: UsagePool,
+        turn_id: str,
+        parent_tool_call_id: str | None = None,
+        final_result: Callable[[ToolCall], Outcome] | None = None,
+    ) -> None:
+        self.config = config
+        self.pool = pool
+        self.turn_id = turn_id
+        self.parent = parent_tool_call_id
+        self.final_result = final_result
+
+    # -- a batch -------------------------------------------------------------
+
+    async def run_batch(self, calls: Sequence[ToolCall], outcomes: list[Outcome]) -> AsyncIterator[ToolStarted | ToolFinished]:
+        """Run ``calls``; yield their events; leave their outcomes in ``outcomes``, in call order."""
+        slots: list[Outcome | None] = [None] * len(calls)
+        admitted, cut = self._admit(calls, slots)
+        for outcome in cut:
+            yield self.finished_event(outcome)
+        index = 0
+        while index < len(admitted):
+            position, call, tool = admitted[index]
+            if tool is not None and tool.read_only:
+                group = [admitted[index]]
+                while index + 1 < len(admitted) and (nxt := admitted[index + 1])[2] is not None and nxt[2].read_only:
+                    group.append(nxt)
+                    index += 1
+                if len(group) > 1:
+                    async with aclosing(self._run_group(group, slots)) as events:
+                        async for event in events:
+                            yield event
+                    index += 1
+                    continue
+            async with aclosing(self._run_one(position, call, tool, slots)) as events:
+                async for event in events:
+                    yield event
+            index += 1
+        outcomes.extend(o for o in slots if o is not None)
+
+    def _admit(self, calls: Sequence[ToolCall], slots: list[Outcome | None]
+               ) -> tuple[list[tuple[int, ToolCall, AgentTool | None]], list[Outcome]]:
+        """Settle what needs no running (final_result, calls cut by the limit); the rest, in order."""
+        left = self.pool.tool_calls_left()
+        admitted: list[tuple[int, ToolCall, AgentTool | None]] = []
+        cut: list[Outcome] = []
+        for position, call in enumerate(calls):
+            if self.final_result is not None and call.name == FINAL_RESULT:
+                slots[position] = self.final_result(call)
+            elif left is not None and len(admitted) >= left:
+                outcome = Outcome(call, "Error: not run: this run's tool call limit is reached; no more tool calls will run.",
+                                  is_error=True, counted=False)
+                slots[position] = outcome
+                cut.append(outcome)
+            else:
+                admitted.append((position, call, self.config.tools.get(call.name)))
+        self.pool.debit(tool_calls=len(admitted))
+        if cut:
+            self.pool.refuse(len(cut))
+        return admitted, cut
+
+    async def _run_one(self, position: int, call: ToolCall, tool: AgentTool | None,
+                       slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
+        ready = await self._prepare(call, tool)
+        if isinstance(ready, _Ready):
+            yield self._started(ready)
+            outcome = await self._execute(ready)
+        else:
+            outcome = ready
+        slots[position] = outcome
+        yield self.finished_event(outcome)
+
+    async def _run_group(self, group: list[tuple[int, ToolCall, AgentTool | None]],
+                         slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
+        events: asyncio.Queue[ToolStarted | ToolFinished | None] = asyncio.Queue()
+        limit = asyncio.Semaphore(READ_CONCURRENCY)
+
+        async def one(position: int, call: ToolCall, tool: AgentTool | None) -> None:
+            try:
+                ready = await self._prepare(call, tool)
+                if isinstance(ready, _Ready):
+                    async with limit:
+                        events.put_nowait(self._started(ready))
+                        outcome = await self._execute(ready)
+                else:
+                    outcome = ready
+                slots[position] = outcome
+                events.put_nowait(self.finished_event(outcome))
+            finally:
+                events.put_nowait(None)
+
+        tasks = [asyncio.create_task(one(*item)) for item in group]
+        pending = len(tasks)
+        try:
+            while pending:
+                event = await events.get()
+                if event is None:
+                    pending -= 1
+                else:
+                    yield event
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- one call ------------------------------------------------------------
+
+    async def _prepare(self, call: ToolCall, tool: AgentTool | None) -> _Ready | Outcome:
+        """The call ready to run, or the outcome that refuses it."""
+        config = self.config
+        if tool is None:
+            names = sorted(config.tools)
+            listed = ", ".join(names[:_LISTED_NAMES]) + (", ..." if len(names) > _LISTED_NAMES else "")
+            return self._refused(call, f"Error: unknown tool {call.name!r}. Available tools: {listed or 'none'}.")
+        if not call.arguments_valid:
+            return self._refused(call, f"Error: the arguments for {call.name} were not a JSON object: {call.raw_arguments[:200]}")
+        value, error = tool.parse_input(call.arguments)
+        if error:
+            return self._refused(call, f"Error: invalid input for {call.name}: {error}. Fix the input and call it again.")
+        tool_input = call.arguments
+        verdict_asks = False
+        if config.pre_hooks:
+            verdict = await run_pre_hooks(config.pre_hooks, call.name, tool_input)
+            if verdict.decision == "deny":
+                return self._refused(call, f"Denied: {verdict.reason}")
+            tool_input = verdict.tool_input
+            verdict_asks = verdict.decision == "ask"
+        if tool.requires_approval or verdict_asks:
+            decision = await ask_approval(config.approval, ApprovalRequest(tool_call_id=call.id, name=call.name, tool_input=tool_input))
+            if not decision.approved:
+                return self._refused(call, f"Denied: {decision.reason or 'the call was not approved'}")
+            if decision.updated_input is not None:
+                tool_input = dict(decision.updated_input)
+        if tool_input is not call.arguments:
+            value, error = tool.parse_input(tool_input)
+            if error:
+                return self._refused(call, f"Error: the rewritten input for {call.name} is invalid: {error}")
+        return _Ready(call, tool, value, tool_input)
+
+    def _refused(self, call: ToolCall, message: str) -> Outcome:
+        return Outcome(call, message, is_error=True, digest=hash(message))
+
+    async def _execute(self, ready: _Ready) -> Outcome:
+        config, tool, call = self.config, ready.tool, ready.call
+        timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
+        fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
+        token = publish_pool(self.pool)
+        try:
+            text = result_text(await self._call(tool, ready.value, timeout))
+        except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
+            fire(config.callbacks, "on_tool_error", call.name, ready.tool_input, exc)
+            if isinstance(exc, _TimedOut):
+                return self._failed(call, f"Error: {call.name} timed out after {timeout:g} seconds.")
+            return self._failed(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}")
+        finally:
+            reset_pool(token)
+        if config.post_hooks:
+            try:
+                text = await run_post_hooks(config.post_hooks, call.name, ready.tool_input, text)
+            except Exception as exc:  # noqa: BLE001 - fail closed: the output it was to vet is withheld
+                log.warning("post-tool hook failed on %s: %s", call.name, exc)
+                return self._failed(call, f"Error: a post-tool hook failed on {call.name} ({type(exc).__name__}); its result is withheld.")
+        fire(config.callbacks, "on_tool_end", call.name, ready.tool_input, text)
+        return Outcome(call, cap_result(text, config.result_cap(tool)), ran=True, digest=hash(text))
+
+    @staticmethod
+    async def _call(tool: AgentTool, value: Any, timeout: float | None) -> Any:
+        """Call the tool under ``timeout``: async ones on the loop, sync ones in a worker thread."""
+        try:
+            if tool.is_async:
+                return await asyncio.wait_for(tool.call(value), timeout)
+            result = await asyncio.wait_for(run_in_worker(tool.call, value), timeout)
+            if inspect.isawaitable(result):  # a sync callable that handed back a coroutine
+                result = await asyncio.wait_for(result, timeout)
+            return result
+        except TimeoutError as exc:
+            # wait_for's own timeout is a TimeoutError raised from the CancelledError of the call
+            if timeout is not None and isinstance(exc.__cause__, asyncio.CancelledError):
+                raise _TimedOut() from exc
+            raise
+
+    def _failed(self, call: ToolCall, message: str) -> Outcome:
+        return Outcome(call, message, is_error=True, ran=True, digest=hash(message))
+
+    # -- events --------------------------------------------------------------
+
+    def _started(self, ready: _Ready) -> ToolStarted:
+        return ToolStarted(turn_id=self.turn_id, parent_tool_call_id=self.parent,
+                           tool_call_id=ready.call.id, name=ready.call.name, tool_input=ready.tool_input)
+
+    def finished_event(self, outcome: Outcome) -> ToolFinished:
+        return ToolFinished(turn_id=self.turn_id, parent_tool_call_id=self.parent, tool_call_id=outcome.call.id,
+                            name=outcome.call.name, result=outcome.content, is_error=outcome.is_error, ran=outcome.ran)

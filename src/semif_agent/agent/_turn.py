@@ -1,0 +1,345 @@
+"""One turn of the tool-use loop: the async core every public method runs on.
+
+A :class:`Turn` holds all per-turn state (its messages, rounds, pool,
+output, stuck ledger), so turns on one agent never share mutable state.
+:meth:`Turn.events` is the loop. Each round: one model call (text streams
+out as it comes), then the tool calls it asked for; then a verdict: the
+turn ends (final answer, output recorded, a cut), or the next round starts.
+
+Cuts. A crossed usage limit, a stuck loop, or the round cap's last round
+make the next round a wrap-up: a notice tells the model it is the last,
+``tool_choice`` is ``"none"`` (or ``final_result`` while structured output
+is pending), and tool calls it makes anyway are not run. The turn then
+ends with the cut as ``stopped_by``.
+
+A provider failure ends the turn with ``stopped_by="error"``, the error in
+the diagnostics and on ``TurnFinished.exception``; an abandoned stream
+records the same with ``error.kind == "cancelled"``. Either way the agent's
+conversation is left as it was: only finished turns are remembered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..llm.errors import ProviderError, StreamInterruptedError
+from ..llm.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from ..llm.protocol import LLMProvider
+from ..llm.responses import Response
+from ._config import TurnConfig
+from ._execution import Outcome, ToolExecutor
+from ._stuck import StuckDetector
+from .events import RoundFinished, RoundStarted, TextDelta, TurnFinished, TurnStarted, UsageLimitReached
+from .hooks import fire
+from .output import FINAL_RESULT
+from .usage import (
+    LimitBreach,
+    RoundUsage,
+    StoppedBy,
+    TurnDiagnostics,
+    TurnError,
+    UsagePool,
+    current_usage_pool,
+    estimate_tokens,
+)
+
+_OUTPUT_NUDGE = "[system] Record your final answer by calling the final_result tool; do not answer in plain text."
+
+
+def _closing(stream: Any) -> Any:
+    """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
+    return aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
+
+
+def message_tokens(message: Message) -> int:
+    """About how many tokens ``message`` takes in a prompt."""
+    tokens = estimate_tokens(message.content) + 4
+    if isinstance(message, AssistantMessage):
+        for call in message.tool_calls:
+            tokens += estimate_tokens(call.name) + estimate_tokens(call.arguments_json()) + 4
+    return tokens
+
+
+class Turn:
+    """One turn: a user message, the rounds it takes, and how it ended."""
+
+    def __init__(
+        self,
+        config: TurnConfig,
+        provider: LLMProvider,
+        message: str,
+        *,
+        history: Sequence[Message] = (),
+        parent_tool_call_id: str | None = None,
+        on_finish: Callable[[Turn], None] | None = None,
+    ) -> None:
+        self.id = uuid.uuid4().hex
+        self.config = config
+        self.provider = provider
+        self.parent = parent_tool_call_id
+        self._on_finish = on_finish
+        self.messages: list[Message] = [SystemMessage(content=config.system_prompt)] if config.system_prompt else []
+        self.messages.extend(history)
+        self.start = len(self.messages)
+        self._tokens = sum(message_tokens(m) for m in self.messages)
+        self._append(UserMessage(content=message))
+        self.rounds: list[RoundUsage] = []
+        self.stopped_by: StoppedBy | None = None
+        self.wrap_reason: StoppedBy | None = None
+        self.breach: LimitBreach | None = None
+        self.output: BaseModel | None = None
+        self.output_failures = 0
+        self.text = ""
+        self.error: TurnError | None = None
+        self.exception: BaseException | None = None
+        self.diagnostics: TurnDiagnostics | None = None
+        self.pool = UsagePool(config.limits)
+        self._stuck = StuckDetector()
+        self._open_round: int | None = None
+        self._response: Response | None = None
+        self._executor: ToolExecutor | None = None
+
+    @property
+    def new_messages(self) -> list[Message]:
+        """This turn's messages: the user's, then every model answer, tool result and notice."""
+        return self.messages[self.start :]
+
+    # -- the loop ------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[Any]:
+        """The turn's events, ending with ``TurnFinished``."""
+        inherited = current_usage_pool()
+        if inherited is not None:
+            self.pool = inherited.child(self.config.limits)
+            if self.pool.breach() is not None:
+                self.wrap_reason = "usage_limit"  # started on a spent run: straight to the wrap-up
+        self._executor = ToolExecutor(self.config, pool=self.pool, turn_id=self.id, parent_tool_call_id=self.parent,
+                                      final_result=self._final_result if self.config.tool_output else None)
+        try:
+            yield self._event(TurnStarted)
+            async with aclosing(self._rounds()) as rounds:
+                async for event in rounds:
+                    yield event
+        except ProviderError as exc:
+            self._fail(exc)
+        except BaseException as exc:
+            self._fail(exc)
+            self._finish()
+            raise
+        self._finish()
+        finished = self._event(TurnFinished, text=self.text, diagnostics=self.diagnostics, output=self.output)
+        finished._exception = self.exception
+        yield finished
+
+    async def _rounds(self) -> AsyncIterator[Any]:
+        config = self.config
+        for index in range(config.max_rounds):
+            final = self.wrap_reason is not None or index == config.max_rounds - 1
+            if final and self.wrap_reason is None and index > 0:
+                self.wrap_reason = "max_rounds"
+            if self.wrap_reason is not None:
+                self._append(UserMessage(content=self._wrap_notice()))
+            self._open_round = index
+            fire(config.callbacks, "on_round_start", index)
+            yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
+            prompt_tokens = self._tokens + (config.schema_tokens if config.specs else 0)
+            async with aclosing(self._model_call(final)) as deltas:
+                async for delta in deltas:
+                    yield delta
+            response = self._response
+            assert response is not None
+            if response.text or response.tool_calls:
+                self._append(response.to_message())
+            outcomes: list[Outcome] = []
+            if response.tool_calls:
+                async with aclosing(self._tool_phase(response.tool_calls, final, outcomes)) as tool_events:
+                    async for event in tool_events:
+                        yield event
+                for outcome in outcomes:
+                    self._append(ToolResultMessage(tool_call_id=outcome.call.id, content=outcome.content, is_error=outcome.is_error))
+            usage = self._round_usage(index, response, outcomes, prompt_tokens)
+            self.rounds.append(usage)
+            self.pool.debit(tokens=usage.total_tokens, cost_usd=usage.cost_usd)
+            self._open_round = None
+            fire(config.callbacks, "on_round_end", index)
+            yield self._event(RoundFinished, round=index, usage=usage)
+            verdict = self._verdict(response, final)
+            if verdict is not None:
+                self.stopped_by, self.text = verdict, response.text
+                return
+            self._watch_stuck(outcomes)
+            breach = self.pool.breach()
+            if breach is not None:
+                self.breach, self.wrap_reason = breach, "usage_limit"
+                yield self._event(UsageLimitReached, kind=breach.kind, used=breach.used, limit=breach.limit, scope=breach.scope)
+        self.stopped_by = self.wrap_reason or "max_rounds"  # pragma: no cover - the last round always ends the turn
+
+    async def _model_call(self, final: bool) -> AsyncIterator[TextDelta]:
+        config = self.config
+        options: dict[str, Any] = {"max_tokens": config.max_response_tokens}
+        if config.specs:
+            options["tools"] = config.specs
+            pending = config.tool_output is not None and self.output is None
+            if final:
+                options["tool_choice"] = FINAL_RESULT if pending else "none"
+            else:
+                options["tool_choice"] = "any" if pending else "auto"
+        if config.context_management and getattr(self.provider, "supports_context_management", False):
+            options["context_management"] = dict(config.context_management)
+        self._response = None
+        async with _closing(self.provider.astream(tuple(self.messages), **options)) as chunks:
+            async for chunk in chunks:
+                kind = chunk.type
+                if kind == "text_delta":
+                    if chunk.text:
+                        yield self._event(TextDelta, text=chunk.text)
+                elif kind == "stop":
+                    self._response = chunk.response
+        if self._response is None:
+            raise StreamInterruptedError("the model's stream ended without its answer",
+                                         provider=str(getattr(self.provider, "provider_name", "")),
+                                         model=str(getattr(self.provider, "model_id", "")))
+
+    async def _tool_phase(self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]) -> AsyncIterator[Any]:
+        executor = self._executor
+        assert executor is not None
+        if not final:
+            async with aclosing(executor.run_batch(calls, outcomes)) as events:
+                async for event in events:
+                    yield event
+            return
+        reason = self._cut_reason()
+        for call in calls:  # the last round runs no tools: the model would never see their results
+            if call.name == FINAL_RESULT and self.config.tool_output is not None:
+                outcomes.append(self._final_result(call))
+                continue
+            outcome = Outcome(call, f"Error: not run: {reason}.", is_error=True, counted=False)
+            outcomes.append(outcome)
+            yield executor.finished_event(outcome)
+
+    # -- verdicts ------------------------------------------------------------
+
+    def _verdict(self, response: Response, final: bool) -> StoppedBy | None:
+        """How the turn ends after this round, or ``None`` to go on."""
+        spec = self.config.output
+        if self.output is not None:
+            return self.wrap_reason or "stop"
+        if spec is not None and self.output_failures > spec.max_output_retries:
+            return self.wrap_reason or "output_missing"
+        if response.tool_calls:
+            return (self.wrap_reason or "max_rounds") if final else None
+        if response.stop_reason == "max_tokens":
+            return self.wrap_reason or "max_tokens"
+        if spec is None:
+            return self.wrap_reason or "stop"
+        if spec.mode == "prompted":
+            value, error = spec.from_text(response.text)
+            if value is not None:
+                self.output = value
+                return self.wrap_reason or "stop"
+            retry = (f"[system] Your answer does not match the required JSON schema: {error}. "
+                     "Answer again with only a JSON object that matches it.")
+        else:
+            retry = _OUTPUT_NUDGE
+        self.output_failures += 1
+        if final or self.output_failures > spec.max_output_retries:
+            return self.wrap_reason or "output_missing"
+        self._append(UserMessage(content=retry))
+        return None
+
+    def _final_result(self, call: ToolCall) -> Outcome:
+        """Handle a ``final_result`` call: record the output, or send the validation error back."""
+        spec = self.config.output
+        assert spec is not None
+        if self.output is not None:
+            return Outcome(call, "A final answer was already recorded.", counted=False)
+        if call.arguments_valid:
+            value, error = spec.from_arguments(call.arguments)
+        else:
+            value, error = None, "the arguments were not a JSON object"
+        if value is None:
+            self.output_failures += 1
+            return Outcome(call, f"Error: the final answer does not match the schema: {error}. "
+                                 "Call final_result again with a corrected answer.", is_error=True, counted=False)
+        self.output = value
+        return Outcome(call, "Final answer recorded.", counted=False)
+
+    def _watch_stuck(self, outcomes: list[Outcome]) -> None:
+        watched = [o for o in outcomes if not (o.call.name == FINAL_RESULT and self.config.tool_output is not None)]
+        if not watched:
+            self._stuck.reset()
+            return
+        state = self._stuck.observe(watched)
+        if state == "nudge":
+            self._append(UserMessage(content=self._stuck.nudge_text))
+        elif state == "stuck":
+            self.wrap_reason = "stuck"
+
+    def _cut_reason(self) -> str:
+        if self.wrap_reason == "usage_limit":
+            if self.breach is None:
+                return "this run's usage limit is reached"
+            used = f"${self.breach.used:.4f} of ${self.breach.limit:.4f}" if self.breach.kind == "cost" else f"{self.breach.used} of {self.breach.limit}"
+            return f"the usage limit is reached ({self.breach.kind.replace('_', ' ')}: {used})"
+        if self.wrap_reason == "stuck":
+            return "repeated identical tool calls are making no progress"
+        return f"this turn has used its {self.config.max_rounds} rounds"
+
+    def _wrap_notice(self) -> str:
+        if self.config.tool_output is not None and self.output is None:
+            action = "Record your final answer by calling the final_result tool now."
+        else:
+            action = "Give your best final answer now, without calling tools."
+        return f"[system] Final round: {self._cut_reason()}. {action}"
+
+    # -- accounting ----------------------------------------------------------
+
+    def _round_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
+        usage = response.usage
+        counted = sum(1 for o in outcomes if o.counted)
+        result_tokens = sum(estimate_tokens(o.content) for o in outcomes)
+        schema_tokens = self.config.schema_tokens if self.config.specs else 0
+        cost = usage.cost_usd or 0.0
+        if usage.total_tokens:
+            return RoundUsage(round=index, prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
+                              cache_creation_tokens=usage.cache_write_tokens, cache_read_tokens=usage.cache_read_tokens,
+                              tool_schema_tokens=schema_tokens, tool_result_tokens=result_tokens, tool_calls=counted,
+                              cost_usd=cost)
+        completion = estimate_tokens(response.text) + sum(estimate_tokens(c.arguments_json()) for c in response.tool_calls)
+        return RoundUsage(round=index, prompt_tokens=prompt_tokens, completion_tokens=completion,
+                          tool_schema_tokens=schema_tokens, tool_result_tokens=result_tokens, tool_calls=counted,
+                          cost_usd=cost, estimated=True)
+
+    def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        self._tokens += message_tokens(message)
+
+    # -- the end -------------------------------------------------------------
+
+    def _fail(self, exc: BaseException) -> None:
+        self.stopped_by = "error"
+        self.text = ""
+        if isinstance(exc, (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt)):
+            self.error = TurnError(kind="cancelled", message="the turn was abandoned before it finished")
+        else:
+            self.error = TurnError.from_exception(exc)
+            self.exception = exc
+
+    def _finish(self) -> None:
+        if self._open_round is not None:
+            fire(self.config.callbacks, "on_round_end", self._open_round)
+            self._open_round = None
+        self.diagnostics = TurnDiagnostics(turn_id=self.id, rounds=tuple(self.rounds),
+                                           stopped_by=self.stopped_by or "error", error=self.error)
+        if self._on_finish is not None:
+            self._on_finish(self)
+
+    def _event(self, cls: type, **fields: Any) -> Any:
+        return cls(turn_id=self.id, parent_tool_call_id=self.parent, **fields)

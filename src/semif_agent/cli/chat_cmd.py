@@ -1,0 +1,93 @@
+"""``semif chat``: an interactive session with an agent whose tools are the workspace's skills."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ._common import workspace_option
+from .workspace_cmds import load_tree, open_workspace
+
+_PREVIEW = 160
+
+
+@click.command()
+@workspace_option
+@click.option("--model", metavar="PROVIDER/MODEL", help="The agent's model (default: the workspace's, else the agent's default).")
+@click.option("--engine", "engine_name", metavar="NAME", help="SemIf engine for the skills' own decisions (default: the workspace's).")
+@click.option("--max-rounds", type=click.IntRange(1), default=10, show_default=True, help="Rounds (model calls) per message.")
+def chat(workspace: str | None, model: str | None, engine_name: str | None, max_rounds: int) -> None:
+    """Chat with an agent that can run this workspace's skills.
+
+    Reads one message per line from standard input until end of input or
+    /exit; /reset forgets the conversation. Text streams as it comes; tool
+    calls and their results are shown as they happen.
+    """
+    from ..agent.skill_tools import skill_agent
+    from ..engine.registry import create_engine
+    from ..loop.runner import SkillRunner
+
+    ws = open_workspace(workspace, create_default=True)
+    settings = ws.engine_settings
+    engine = create_engine(engine_name, settings) if engine_name else None
+    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws))
+    agent = skill_agent(runner, _provider(settings, model), model=model, max_rounds=max_rounds)
+    agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
+    click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.tools)} skills as tools; /exit to leave", err=True)
+    stdin = click.get_text_stream("stdin")
+    while True:
+        click.echo("> ", nl=False, err=True)
+        line = stdin.readline()
+        if not line:
+            break
+        text = line.strip()
+        if text in ("/exit", "/quit"):
+            break
+        if text == "/reset":
+            agent.clear_history()
+            click.echo("(conversation cleared)", err=True)
+        elif text:
+            for event in agent.stream(text):
+                _show(event)
+
+
+def _provider(settings: dict[str, Any], model: str | None) -> Any:
+    """The provider the workspace configures (``--model`` first); ``None`` leaves it to the agent's default."""
+    from ..llm.registry import create_provider
+    from ..llm.settings import provider_arguments, provider_table
+
+    if not (model or settings.get("model") or provider_table(settings).get("model")):
+        return None
+    if model:
+        settings = dict(settings, model=model)
+    ref, kwargs = provider_arguments(settings)
+    return create_provider(ref, **kwargs)
+
+
+def _show(event: Any) -> None:
+    kind = event.type
+    if kind == "text_delta":
+        click.echo(event.text, nl=False)
+    elif kind == "tool_started":
+        click.echo(click.style(f"\n[{event.name} {json.dumps(event.tool_input, ensure_ascii=False)}]", dim=True))
+    elif kind == "tool_finished":
+        preview = " ".join(event.result.split())
+        preview = preview if len(preview) <= _PREVIEW else preview[: _PREVIEW - 3] + "..."
+        if event.is_error:
+            click.echo(click.style(f"  ! {event.name}: {preview}", fg="red"))
+        else:
+            click.echo(click.style(f"  -> {preview}", dim=True))
+    elif kind == "usage_limit_reached":
+        click.echo(click.style(f"\n(usage limit reached: {event.kind} {event.used} of {event.limit}; wrapping up)", fg="yellow"))
+    elif kind == "turn_finished":
+        click.echo()
+        diagnostics = event.diagnostics
+        if diagnostics.error is not None:
+            click.echo(f"error: {diagnostics.error.message}", err=True)
+        elif diagnostics.stopped_by != "stop":
+            click.echo(click.style(f"(stopped: {diagnostics.stopped_by})", fg="yellow"), err=True)
+
+
+COMMANDS = [chat]
