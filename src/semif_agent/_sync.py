@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -87,30 +88,33 @@ def run_sync(coro: Coroutine[Any, Any, T], what: str = "a sync method") -> T:
     except SyncInAsyncError:
         coro.close()
         raise
-    return _runner().run(coro)
+    # The caller's context, not the one the thread's runner captured on its first run
+    # (an override or scope set since then must be seen by the coroutine).
+    return _runner().run(coro, context=contextvars.copy_context())
 
 
 def iter_sync(agen: AsyncIterator[T], what: str = "a sync stream") -> Iterator[T]:
     """Iterate an async iterator from sync code, one item at a time, on this thread's loop."""
     _refuse_inside_loop(what)
-    return _iterate(agen, _runner())
+    return _iterate(agen, _runner(), contextvars.copy_context())
 
 
-def _iterate(agen: AsyncIterator[T], runner: asyncio.Runner) -> Iterator[T]:
+def _iterate(agen: AsyncIterator[T], runner: asyncio.Runner, context: contextvars.Context) -> Iterator[T]:
+    """Every step runs in one context, the caller's at the start: the generator sees its own changes."""
     async def next_item() -> T:
         return await agen.__anext__()
 
     try:
         while True:
             try:
-                item = runner.run(next_item())
+                item = runner.run(next_item(), context=context)
             except StopAsyncIteration:
                 return
             yield item
     finally:
         aclose = getattr(agen, "aclose", None)
         if aclose is not None:
-            runner.run(aclose())
+            runner.run(aclose(), context=context)
 
 
 @atexit.register

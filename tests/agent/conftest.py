@@ -29,20 +29,6 @@ def _no_real_model_calls():
         yield
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _sync_runner_in_a_clean_context():
-    """Start this thread's sync runner now, outside any test's override_provider block.
-
-    asyncio.Runner copies the context once, on its first run, and reuses it for
-    every later run: started inside an override, it would keep that override.
-    """
-    import asyncio
-
-    from semif_agent._sync import run_sync
-
-    run_sync(asyncio.sleep(0))
-
-
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch, tmp_path):
     for name in ENV_VARS:
