@@ -103,6 +103,10 @@ class FileMemoryBackend:
             raise MemoryToolError(OUTSIDE)
         return current
 
+    def _path(self, command: dict[str, Any], key: str) -> tuple[str, Path]:
+        path = command.get(key)
+        return str(path), self.resolve(path)
+
     # -- commands ------------------------------------------------------------
 
     def execute(self, command: dict[str, Any]) -> str:
@@ -140,8 +144,7 @@ class FileMemoryBackend:
                 _remove(child)
 
     def _view(self, command: dict[str, Any]) -> str:
-        path = _text(command, "path")
-        target = self.resolve(path)
+        path, target = self._path(command, "path")
         info = _lstat(target, path)
         if stat.S_ISDIR(info.st_mode):
             lines = [f"{_size(info.st_size)}\t{path}"]
@@ -179,9 +182,8 @@ class FileMemoryBackend:
         return items
 
     def _create(self, command: dict[str, Any]) -> str:
-        path = _text(command, "path")
+        path, target = self._path(command, "path")
         text = _text(command, "file_text", allow_empty=True)
-        target = self.resolve(path)
         if target == self.root or (target.exists() and target.is_dir()):
             raise MemoryToolError(f"{path} is a directory")
         existed = target.exists()
@@ -190,9 +192,8 @@ class FileMemoryBackend:
         return f"File {'overwritten' if existed else 'created'} successfully at: {path}"
 
     def _str_replace(self, command: dict[str, Any]) -> str:
-        path = _text(command, "path")
+        path, target = self._path(command, "path")
         old, new = _text(command, "old_str", allow_empty=False), _text(command, "new_str", allow_empty=True)
-        target = self.resolve(path)
         content = self._read(target, path)
         count = content.count(old)
         if count == 0:
@@ -210,12 +211,11 @@ class FileMemoryBackend:
         return f"The memory file {path} has been edited. The changed lines:\n{snippet}"
 
     def _insert(self, command: dict[str, Any]) -> str:
-        path = _text(command, "path")
+        path, target = self._path(command, "path")
         text = _text(command, "insert_text", allow_empty=True)
         at = command.get("insert_line")
         if not isinstance(at, int) or isinstance(at, bool):
             raise MemoryToolError("insert needs insert_line (a line number; 0 inserts at the top)")
-        target = self.resolve(path)
         content = self._read(target, path)
         lines = content.split("\n")
         if content.endswith("\n"):
@@ -227,8 +227,7 @@ class FileMemoryBackend:
         return f"The memory file {path} has been edited: text inserted after line {at}."
 
     def _delete(self, command: dict[str, Any]) -> str:
-        path = _text(command, "path")
-        target = self.resolve(path)
+        path, target = self._path(command, "path")
         if target == self.root:
             raise MemoryToolError("the /memories directory itself cannot be deleted")
         _lstat(target, path)
@@ -236,8 +235,7 @@ class FileMemoryBackend:
         return f"Deleted {path}"
 
     def _rename(self, command: dict[str, Any]) -> str:
-        old_path, new_path = _text(command, "old_path"), _text(command, "new_path")
-        source, destination = self.resolve(old_path), self.resolve(new_path)
+        (old_path, source), (new_path, destination) = self._path(command, "old_path"), self._path(command, "new_path")
         if self.root in (source, destination):
             raise MemoryToolError("the /memories directory itself cannot be renamed")
         _lstat(source, old_path)

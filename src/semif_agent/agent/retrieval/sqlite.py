@@ -93,9 +93,7 @@ class SQLiteRetriever:
         """Delete documents by id; return how many there were."""
         ids = [str(i) for i in ids]
         with self._lock:
-            before = self._conn.total_changes
-            self._conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in ids])
-            return self._conn.total_changes - before
+            return sum(self._conn.execute("DELETE FROM documents WHERE id = ?", (i,)).rowcount for i in ids)
 
     def get(self, doc_id: str) -> Document | None:
         with self._lock:
