@@ -6,6 +6,7 @@
 
 Its tools: ``add`` and ``lookup`` (read-only), ``remember`` (writes a line to
 the file named by ``$MCP_TEST_LOG`` if set) and ``fail`` (an error result).
+With ``$MCP_TEST_PIDFILE`` set, it writes its process id there on start.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ def main() -> None:
     parser.add_argument("--name", default="test-tools")
     args = parser.parse_args()
     server = build(args.name)
+    if os.environ.get("MCP_TEST_PIDFILE"):
+        with open(os.environ["MCP_TEST_PIDFILE"], "w", encoding="utf-8") as handle:
+            handle.write(str(os.getpid()))
     if args.http:
         serve_http(server)
     else:

@@ -82,6 +82,8 @@ class MCPConnection:
             await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
         except BaseException as exc:
             await self.aclose()
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # retrieved: reported below
             if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
                 raise
             reason = "it did not answer in time" if isinstance(exc, TimeoutError) else _reason(exc)
@@ -156,9 +158,10 @@ class MCPConnection:
             return  # its loop is gone (and took the task with it), or it already ended
         assert self._stop is not None
         self._stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
-        except (TimeoutError, Exception):  # noqa: BLE001 - closing is best effort
+        if self.session is not None:  # connected: let it leave the session and the transport in order
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
+        if not task.done():  # still connecting (or stuck closing): cancel it
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task

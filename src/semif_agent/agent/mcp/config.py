@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -86,6 +87,8 @@ class MCPServerConfig(BaseModel):
                 text = server.strip()
                 if text.startswith(("http://", "https://")):
                     return cls(url=text)
+                if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+                    raise ValueError("an MCP server URL must be http:// or https://")
                 words = shlex.split(text)
                 if not words:
                     raise ValueError("an empty command")
