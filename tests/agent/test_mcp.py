@@ -237,7 +237,8 @@ def test_configs_from_strings_and_their_checks():
     http = MCPServerConfig.parse("https://example.test:8443/mcp")
     assert (http.transport, http.url, http.name) == ("http", "https://example.test:8443/mcp", "example.test:8443")
     command = MCPServerConfig.parse("uvx my-server --flag 'two words'")
-    assert (command.transport, command.command, command.args, command.name) == ("stdio", "uvx", ("my-server", "--flag", "two words"), "uvx")
+    assert (command.transport, command.command, command.name) == ("stdio", "uvx", "uvx")
+    assert command.args == ("my-server", "--flag", "two words")
     assert MCPServerConfig.parse({"name": "n", "url": "http://x/mcp"}).name == "n"
     for bad in ("", "ftp://host/mcp", {"name": "x"}, 42):
         with pytest.raises(AgentConfigError):

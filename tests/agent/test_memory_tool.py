@@ -33,7 +33,8 @@ def test_create_view_edit_insert_rename_delete(backend):
     listing = backend.view("/memories")
     assert "/memories/notes.md" in listing and "/memories/projects/" in listing and "/memories/projects/x/" in listing
     assert "plan.md" not in listing  # two levels deep
-    assert backend.rename("/memories/notes.md", "/memories/archive/notes.md") == "Renamed /memories/notes.md to /memories/archive/notes.md"
+    renamed = backend.rename("/memories/notes.md", "/memories/archive/notes.md")
+    assert renamed == "Renamed /memories/notes.md to /memories/archive/notes.md"
     assert (backend.root / "archive" / "notes.md").read_text() == "fresh\n"
     assert backend.delete("/memories/projects") == "Deleted /memories/projects"
     assert not (backend.root / "projects").exists()

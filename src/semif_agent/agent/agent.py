@@ -227,10 +227,7 @@ class Agent:
 
     @property
     def history(self) -> tuple[Message, ...]:
-        """The conversation so far: every finished turn's messages, tool calls and results included.
-
-        With :meth:`with_memory` it is the memory session's conversation.
-        """
+        """The conversation so far (with memory: its session's), tool calls and results included."""
         if self._memory is not None:
             return tuple(self._memory.messages())
         return tuple(m for messages, _ in self._history for m in messages)
@@ -242,11 +239,7 @@ class Agent:
             self._memory.clear_history()
 
     def _context_for(self, message: str, config: TurnConfig) -> list[Message]:
-        """The earlier turns that fit the conversation budget with ``message``, oldest dropped first.
-
-        The budget is the agent's ``max_tokens``, narrowed by a
-        :class:`TokenBudget`'s history and total caps when one is set.
-        """
+        """The earlier turns that fit ``max_tokens`` (and a :class:`TokenBudget`) with ``message``, oldest dropped first."""
         settings = self._settings
         message_size = message_tokens(UserMessage(content=message))
         room = settings["max_tokens"] - settings["max_response_tokens"] - message_size
@@ -279,14 +272,7 @@ class Agent:
     # -- memory, retrieval scope, context budget, MCP -------------------------
 
     def with_memory(self, memory: MemoryManager) -> Agent:
-        """Keep the conversation in ``memory`` (its session), which also holds persistent facts.
-
-        Finished turns are appended to the memory session and each turn
-        starts from it, so a conversation outlives this agent (another agent
-        on the same session picks it up). The facts reach the model through
-        :func:`~semif_agent.agent.memory_tools` / :func:`~semif_agent.agent.memory_skill`.
-        Incompatible with prompted structured output.
-        """
+        """Keep the conversation in ``memory``'s session (it outlives the agent); facts via ``memory_tools``/``memory_skill``."""
         if not isinstance(memory, MemoryManager):
             raise AgentConfigError(f"with_memory takes a MemoryManager, got {type(memory).__name__}")
         if self._output is not None and self._output.mode == "prompted":
@@ -295,21 +281,13 @@ class Agent:
         return self._changed()
 
     def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
-        """Add the ``memory`` tool (files under ``/memories``; see :mod:`~semif_agent.agent.memory_tool`).
-
-        ``backend`` is a :class:`FileMemoryBackend` or its base path. The
-        memory protocol is appended to the system prompt.
-        """
+        """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
         self.with_tools([memory_tool(backend)])
         self._memory_protocol = True
         return self._changed()
 
     def with_scope(self, scope: RetrievalScope | Mapping[str, Any] | None) -> Agent:
-        """Set the retrieval scope published during each tool call (``None``: none).
-
-        Inside another agent's tool call (a subagent), the scope a turn runs
-        with is the intersection of the published one and this one.
-        """
+        """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
         if scope is not None and not isinstance(scope, RetrievalScope):
             scope = RetrievalScope(**dict(scope))
         self._scope = scope
@@ -323,12 +301,7 @@ class Agent:
         return self._changed()
 
     def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
-        """Add MCP servers: :class:`~semif_agent.agent.MCPServerConfig` values, URLs (HTTP) or command lines (stdio).
-
-        Connections are made on the first async turn and closed by
-        :meth:`aclose` (or ``async with agent:``); the sync methods refuse
-        an agent with MCP servers. See :mod:`semif_agent.agent.mcp.servers`.
-        """
+        """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
         from .mcp import MCPServers
 
         if isinstance(servers, str):
@@ -409,7 +382,7 @@ class Agent:
         return run_sync(self.arun(message), "Agent.run")
 
     async def aclose(self) -> None:
-        """Close the MCP connections, and release the provider this agent built (a provider passed as ``llm`` is the caller's)."""
+        """Close MCP connections; release the provider this agent built (one passed as ``llm`` is the caller's)."""
         if self._mcp is not None:
             await self._mcp.aclose(self)
         if self._owns_llm and self._llm is not None:

@@ -69,10 +69,9 @@ class EmbeddingRetriever:
             return []
         vectors = self._embed([d.text for d in docs])
         with self._lock:
-            for doc, vector in zip(docs, vectors):
-                self._docs[doc.id] = doc
-            rows = {doc_id: row for doc_id, row in zip(self._ids, self._matrix)} if self._ids else {}
-            rows.update((doc.id, vector) for doc, vector in zip(docs, vectors))
+            self._docs.update((doc.id, doc) for doc in docs)
+            rows = dict(zip(self._ids, self._matrix, strict=True)) if self._ids else {}
+            rows.update(zip((doc.id for doc in docs), vectors, strict=True))
             self._ids = list(rows)
             self._matrix = self._np.stack(list(rows.values()))
         return docs
