@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -151,9 +152,9 @@ def test_an_mcp_tool_colliding_with_a_local_tool_is_an_error(http_url):
 
 def test_two_servers_collide_unless_prefixed(http_url):
     async def main():
-        clash = Agent(llm=ScriptedProvider(["x"])).with_mcp_servers([MCPServerConfig(name="one", url=http_url),
-                                                                     stdio("two")])
-        with pytest.raises(ToolNameCollisionError, match="MCP server 'two'"):
+        command_line = shlex.join([sys.executable, SERVER])  # a convenience string: a command run over stdio
+        clash = Agent(llm=ScriptedProvider(["x"])).with_mcp_servers([http_url, command_line])
+        with pytest.raises(ToolNameCollisionError, match=f"MCP server '{os.path.basename(sys.executable)}'"):
             await drain(clash, "hi")
         await clash.aclose()
         assert clash.tools == ()
@@ -247,3 +248,9 @@ def test_configs_from_strings_and_their_checks():
         http.name = "other"  # type: ignore[misc]
     with pytest.raises(AgentConfigError, match="two MCP servers are named"):
         Agent().with_mcp_servers(["http://127.0.0.1:1/mcp", "http://127.0.0.1:1/mcp"])
+
+
+def test_without_the_sdk_the_error_is_one_install_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(AgentConfigError, match=r"pip install 'semif-agent\[mcp\]'"):
+        Agent().with_mcp_servers(["http://127.0.0.1:1/mcp"])

@@ -140,8 +140,10 @@ def test_memory_tools_and_skill_describe_four_tools():
     assert [t.name for t in tools] == ["save_fact", "search_facts", "update_fact", "delete_fact"]
     assert [t.read_only for t in tools] == [False, True, False, False]
     assert tools[0].input_schema["required"] == ["content"]
-    skill = memory_skill(memory)
-    assert [t.name for t in skill] == [t.name for t in tools]  # a Skill once the agent has one
+    skill = memory_skill(memory)  # a Skill where the agent has the type, else the tools themselves
+    assert [t.name for t in getattr(skill, "tools", skill)] == [t.name for t in tools]
+    if hasattr(skill, "activation"):
+        assert (skill.name, skill.activation) == ("memory", "always")
     with pytest.raises(TypeError):
         memory_tools("not a manager")  # type: ignore[arg-type]
 

@@ -252,7 +252,10 @@ def test_rag_tools_refuse_what_cannot_search_and_rag_skill_wraps_search_docs(fts
     for bad in (object(), {}, {"": fts}):
         with pytest.raises(AgentConfigError):
             rag_tools(bad)
-    assert [t.name for t in rag_skill(fts)] == ["search_docs"]
+    skill = rag_skill(fts)  # a Skill where the agent has the type, else the tools themselves
+    assert [t.name for t in getattr(skill, "tools", skill)] == ["search_docs"]
+    if hasattr(skill, "activation"):
+        assert (skill.name, skill.activation) == ("rag", "on_demand")
     assert rag_tools(fts)[0].read_only
 
 

@@ -1,13 +1,11 @@
 """The one seam where ready-made tool groups (memory, retrieval) become a skill.
 
 :func:`memory_skill <semif_agent.agent.memory_skill>` and
-:func:`rag_skill <semif_agent.agent.rag_skill>` build their tools and hand
-them here with the skill's name, description, instructions and activation.
-Until the agent has a ``Skill`` type this returns the tools themselves (a
-list ready for ``Agent.with_tools``); wiring the skill type in means
-returning ``Skill(name=..., description=..., instructions=..., tools=tuple(tools),
-activation=activation, tags=tags)`` from :func:`skill_from_tools`, and
-nothing else changes.
+:func:`rag_skill <semif_agent.agent.rag_skill>` hand their tools here with
+the skill's name, description, instructions and activation. When the agent's
+``Skill`` type (:mod:`semif_agent.agent.skills`) is present this returns a
+``Skill``; without it, the tools themselves (a list ready for
+``Agent.with_tools``; the instructions are then not used).
 """
 
 from __future__ import annotations
@@ -27,6 +25,10 @@ def skill_from_tools(
     activation: Literal["always", "on_demand"] = "always",
     tags: Sequence[str] = (),
 ) -> Any:
-    """A skill named ``name`` made of ``tools`` (for now: the list of tools)."""
-    del name, description, instructions, activation, tags  # carried by the skill type once it exists
-    return list(tools)
+    """A ``Skill`` named ``name`` made of ``tools`` (the list of tools where the agent has no ``Skill`` type)."""
+    try:
+        from .skills import Skill  # type: ignore[import-not-found]  # the skills half of the agent
+    except ImportError:
+        return list(tools)
+    return Skill(name=name, description=description, instructions=instructions, tools=tuple(tools),
+                 activation=activation, tags=tuple(tags))
