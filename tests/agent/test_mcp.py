@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -201,6 +202,30 @@ def test_connections_close_and_reopen(tmp_path):
     third = asyncio.run(turn())  # the last loop ended without aclose: its connection died with it
     assert third != second and not _running(second)
     asyncio.run(agent.aclose())
+
+
+def test_a_server_that_died_is_an_error_result_then_reconnected(tmp_path):
+    pidfile = tmp_path / "pid"
+    provider = ScriptedProvider([calls(("add", {"a": 1, "b": 1})), "first", calls(("add", {"a": 2, "b": 2})), "second",
+                                 calls(("add", {"a": 3, "b": 3})), "third"])
+    agent = Agent(llm=provider).with_mcp_servers([stdio(env={"MCP_TEST_PIDFILE": str(pidfile)})])
+
+    async def main():
+        results = []
+        async with agent:
+            results.append(of_type(await drain(agent, "one"), "tool_finished")[0])
+            first = int(pidfile.read_text())
+            os.kill(first, signal.SIGKILL)
+            assert not _running(first)
+            results.append(of_type(await drain(agent, "two"), "tool_finished")[0])  # the call finds it gone
+            results.append(of_type(await drain(agent, "three"), "tool_finished")[0])  # a new connection
+            second = int(pidfile.read_text())
+        return results, first, second
+
+    (one, two, three), first, second = asyncio.run(main())
+    assert (one.result, one.is_error) == ("2", False)
+    assert two.is_error and "MCP server 'local' disconnected" in two.result
+    assert (three.result, three.is_error) == ("6", False) and second != first
 
 
 def _running(pid: int) -> bool:

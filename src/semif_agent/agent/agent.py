@@ -311,11 +311,8 @@ class Agent:
         self._mcp.add(list(servers))
         return self._changed()
 
-    def _add_discovered_tools(self, tools: Sequence[AgentTool]) -> None:
-        """Add tools found at run time (MCP), through the same name check as :meth:`with_tools`."""
-        self.with_tools(tools)
-
     def _remove_discovered_tools(self, names: Sequence[str]) -> None:
+        """Take off tools found at run time (MCP; they were added by :meth:`with_tools`, through its name check)."""
         gone = {name for name in names if name in self._tools}
         if not gone:
             return

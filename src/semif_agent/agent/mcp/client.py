@@ -25,6 +25,7 @@ from .config import MCPServerConfig
 log = logging.getLogger("semif_agent.agent.mcp")
 
 CLOSE_TIMEOUT = 10.0
+PING_TIMEOUT = 5.0
 
 
 class MCPError(AgentError):
@@ -59,6 +60,7 @@ class MCPConnection:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._opened = False
         self.error: BaseException | None = None
 
     @property
@@ -98,7 +100,7 @@ class MCPConnection:
                 read, write = await _open_transport(stack, self.config)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
-                self.session = session
+                self.session, self._opened = session, True
                 ready.set_result(None)
                 await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - reported to open(), or kept for the next call
@@ -131,13 +133,27 @@ class MCPConnection:
         try:
             result = dump(await session.call_tool(name, arguments))
         except Exception as exc:
-            if not self.alive:
+            if not await self._answers_ping(session):
+                self._lost(exc)
                 raise MCPError(f"MCP server {self.config.name!r} disconnected: {_reason(exc)}") from exc
             raise MCPError(f"MCP server {self.config.name!r} failed the call: {_reason(exc)}") from exc
         text = result_text(result)
         if result.get("isError"):
             raise MCPToolError(text or "the tool reported an error")
         return text
+
+    async def _answers_ping(self, session: Any) -> bool:
+        try:
+            await asyncio.wait_for(session.send_ping(), PING_TIMEOUT)
+        except Exception:  # noqa: BLE001 - any failure means the server is gone
+            return False
+        return True
+
+    def _lost(self, exc: BaseException) -> None:
+        """The server is gone: stop the connection task, so the next turn connects again."""
+        self.error, self.session = exc, None
+        if self._stop is not None:
+            self._stop.set()
 
     def _session(self) -> Any:
         if not self.alive:
@@ -158,7 +174,7 @@ class MCPConnection:
             return  # its loop is gone (and took the task with it), or it already ended
         assert self._stop is not None
         self._stop.set()
-        if self.session is not None:  # connected: let it leave the session and the transport in order
+        if self._opened:  # it connected: let it leave the session and the transport in order
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
         if not task.done():  # still connecting (or stuck closing): cancel it

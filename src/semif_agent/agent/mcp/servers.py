@@ -104,7 +104,7 @@ class MCPServers:
             wanted = [t for t in listed if _wanted(config, str(t.get("name", "")))]
             tools = [agent_tool(connection, t) for t in wanted]
             try:
-                agent._add_discovered_tools(tools)
+                agent.with_tools(tools)  # the agent's one name check
             except ToolNameCollisionError as exc:
                 raise ToolNameCollisionError(f"MCP server {config.name!r}: {exc}") from None
         except BaseException:
