@@ -44,6 +44,11 @@ def test_prefixes_are_boundary_aware_and_exclude_wins():
     assert RetrievalScope(include=["campaign-1/", "//rules"]).include == ("/campaign-1", "/rules")
     assert RetrievalScope(include="/a").include == ("/a",)
     assert RetrievalScope(include=("/",)).matches("/whatever")
+    for climbing in ("/a/../b", "./a", "/a/."):
+        with pytest.raises(ValueError):
+            RetrievalScope(include=(climbing,))
+        with pytest.raises(ValueError):
+            Document(id="x", text="t", namespace=climbing)
 
 
 def test_scopes_are_frozen():

@@ -33,8 +33,14 @@ ROOT = "/"
 
 
 def normalize_namespace(namespace: str) -> str:
-    """``namespace`` as a canonical path: a leading ``/``, no empty segments, no trailing ``/``."""
+    """``namespace`` as a canonical path: a leading ``/``, no empty segments, no trailing ``/``.
+
+    A ``.`` or ``..`` segment is a ``ValueError``: namespaces are names, and
+    one that looks like it climbs out of its parent would read as inside it.
+    """
     parts = [part for part in str(namespace).strip().split("/") if part]
+    if any(part in (".", "..") for part in parts):
+        raise ValueError(f"namespace {namespace!r} has a '.' or '..' segment")
     return ROOT + "/".join(parts)
 
 
