@@ -16,13 +16,18 @@
 See :class:`Agent` for the methods, :mod:`~semif_agent.agent.events` for the
 stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
-:mod:`~semif_agent.agent.output` for structured output and
-:mod:`~semif_agent.agent.skill_tools` for a workspace's skills as tools.
+:mod:`~semif_agent.agent.output` for structured output,
+:mod:`~semif_agent.agent.skill_tools` for a workspace's skills as tools,
+:mod:`~semif_agent.agent.memory` and :mod:`~semif_agent.agent.memory_tool` for memory,
+:mod:`~semif_agent.agent.retrieval`, :mod:`~semif_agent.agent.scope` and
+:mod:`~semif_agent.agent.budget` for retrieval and the context window, and
+:mod:`~semif_agent.agent.mcp` for MCP servers.
 """
 
 from __future__ import annotations
 
 from .agent import Agent
+from .budget import TokenBudget
 from .errors import AgentConfigError, AgentError, OutputMissingError, ToolDefinitionError, ToolNameCollisionError
 from .events import (
     AgentEvent,
@@ -40,6 +45,20 @@ from .events import (
     event_to_dict,
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
+from .mcp import MCPError, MCPServerConfig, MCPToolError
+from .memory import Fact, FactNotFoundError, MemoryManager, memory_skill, memory_tools
+from .memory_tool import FileMemoryBackend, MemoryToolError
+from .retrieval import (
+    Document,
+    EmbeddingRetriever,
+    Hit,
+    Retriever,
+    SQLiteRetriever,
+    UnknownVaultError,
+    rag_skill,
+    rag_tools,
+)
+from .scope import RetrievalScope, current_scope
 from .tools import AgentTool, tool
 from .usage import (
     ChildTurn,
@@ -80,6 +99,25 @@ __all__ = [
     "UsagePool",
     "current_usage_pool",
     "estimate_tokens",
+    # memory
+    "MemoryManager",
+    "Fact",
+    "memory_tools",
+    "memory_skill",
+    "FileMemoryBackend",
+    # retrieval, scope and the context budget
+    "Retriever",
+    "Document",
+    "Hit",
+    "SQLiteRetriever",
+    "EmbeddingRetriever",
+    "rag_tools",
+    "rag_skill",
+    "RetrievalScope",
+    "current_scope",
+    "TokenBudget",
+    # MCP
+    "MCPServerConfig",
     # hooks and approval
     "HookResult",
     "ApprovalRequest",
@@ -91,4 +129,9 @@ __all__ = [
     "ToolNameCollisionError",
     "ToolDefinitionError",
     "OutputMissingError",
+    "FactNotFoundError",
+    "MemoryToolError",
+    "UnknownVaultError",
+    "MCPError",
+    "MCPToolError",
 ]

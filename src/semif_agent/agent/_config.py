@@ -13,8 +13,11 @@ from types import MappingProxyType
 from typing import Any
 
 from ..llm.messages import ToolSpec
+from .budget import TokenBudget
+from .errors import AgentConfigError
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import OutputSpec
+from .scope import RetrievalScope
 from .tools import AgentTool
 from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
 
@@ -39,6 +42,9 @@ class TurnConfig:
     max_rounds: int = 10
     tool_timeout: float | None = None
     tool_result_max_tokens: int | None = 10_000
+    scope: RetrievalScope | None = None
+    budget: TokenBudget | None = None
+    system_tokens: int = 0  # the system prompt's estimated size
 
     @classmethod
     def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str,
@@ -53,7 +59,13 @@ class TurnConfig:
             schema_tokens += estimate_tokens(final.description) + estimate_json_tokens(final.input_schema)
         if output is not None and output.mode == "prompted":
             system_prompt = f"{system_prompt}\n\n{output.instructions()}".strip()
+        system_tokens = estimate_tokens(system_prompt)
+        budget = settings.get("budget")
+        if budget is not None and budget.system_tokens is not None and system_tokens > budget.system_tokens:
+            raise AgentConfigError(f"the system prompt is about {system_tokens} tokens, over the budget's "
+                                   f"system_tokens ({budget.system_tokens})")
         return cls(
+            system_tokens=system_tokens,
             system_prompt=system_prompt,
             tools=MappingProxyType(dict(tools)),
             specs=specs,
@@ -69,6 +81,5 @@ class TurnConfig:
 
     def result_cap(self, tool: AgentTool | None) -> int | None:
         """The token cap for ``tool``'s results: its own, else the agent's."""
-        if tool is not None and tool.max_result_tokens is not None:
-            return tool.max_result_tokens
-        return self.tool_result_max_tokens
+        cap = tool.max_result_tokens if tool is not None and tool.max_result_tokens is not None else self.tool_result_max_tokens
+        return self.budget.result_cap(cap) if self.budget is not None else cap

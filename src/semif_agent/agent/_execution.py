@@ -28,6 +28,7 @@ from ._config import TurnConfig
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
 from .output import FINAL_RESULT
+from .scope import RetrievalScope, publish_scope, reset_scope
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .tools import AgentTool, result_text
 from .usage import CHARS_PER_TOKEN, UsagePool, publish_pool, reset_pool
@@ -87,8 +88,10 @@ class ToolExecutor:
         turn_id: str,
         parent_tool_call_id: str | None = None,
         final_result: Callable[[ToolCall], Outcome] | None = None,
+        scope: RetrievalScope | None = None,
     ) -> None:
         self.config = config
+        self.scope = scope  # published during each call: current_scope()
         self.pool = pool
         self.turn_id = turn_id
         self.parent = parent_tool_call_id
@@ -229,6 +232,7 @@ class ToolExecutor:
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
         token = publish_pool(self.pool)
+        scope_token = publish_scope(self.scope)
         try:
             text = result_text(await self._call(tool, ready.value, timeout))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
@@ -237,6 +241,7 @@ class ToolExecutor:
                 return self._failed(call, f"Error: {call.name} timed out after {timeout:g} seconds.")
             return self._failed(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}")
         finally:
+            reset_scope(scope_token)
             reset_pool(token)
         if config.post_hooks:
             try:

@@ -39,6 +39,7 @@ from ._stuck import StuckDetector
 from .events import RoundFinished, RoundStarted, TextDelta, TurnFinished, TurnStarted, UsageLimitReached
 from .hooks import fire
 from .output import FINAL_RESULT
+from .scope import effective_scope
 from .usage import (
     LimitBreach,
     RoundUsage,
@@ -121,7 +122,8 @@ class Turn:
             if self.pool.breach() is not None:
                 self.wrap_reason = "usage_limit"  # started on a spent run: straight to the wrap-up
         self._executor = ToolExecutor(self.config, pool=self.pool, turn_id=self.id, parent_tool_call_id=self.parent,
-                                      final_result=self._final_result if self.config.tool_output else None)
+                                      final_result=self._final_result if self.config.tool_output else None,
+                                      scope=effective_scope(self.config.scope))
         try:
             yield self._event(TurnStarted)
             async with aclosing(self._rounds()) as rounds:

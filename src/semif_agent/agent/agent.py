@@ -20,9 +20,10 @@ it through the one sync bridge, ``achat``/``chat`` are its text, and
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -32,12 +33,19 @@ from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
 from ._config import TurnConfig
 from ._turn import Turn, message_tokens
+from .budget import TokenBudget
 from .errors import AgentConfigError, OutputMissingError, ToolNameCollisionError
 from .events import TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
+from .memory import MemoryManager
+from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
+from .scope import RetrievalScope
 from .tools import AgentTool
 from .usage import TurnDiagnostics, UsageLimits
+
+if TYPE_CHECKING:
+    from .mcp import MCPServerConfig, MCPServers
 
 DEFAULT_MODEL = "claude-haiku-4-5-20251001"
 
@@ -101,6 +109,11 @@ class Agent:
         self._history: list[tuple[tuple[Message, ...], int]] = []  # finished turns: (messages, estimated tokens)
         self._last_turn: TurnDiagnostics | None = None
         self._last_output: BaseModel | None = None
+        self._memory: MemoryManager | None = None
+        self._memory_protocol = False
+        self._scope: RetrievalScope | None = None
+        self._budget: TokenBudget | None = None
+        self._mcp: MCPServers | None = None
 
     # -- configuration -------------------------------------------------------
 
@@ -176,9 +189,14 @@ class Agent:
 
     def _turn_config(self) -> TurnConfig:
         if self._config is None:
+            if self._memory is not None and self._output is not None and self._output.mode == "prompted":
+                raise AgentConfigError("structured output in prompted mode needs an agent without with_memory; use mode='tool'")
+            system_prompt = self._system_prompt
+            if self._memory_protocol:
+                system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
             self._config = TurnConfig.build(
                 tools=self._tools, specs=self._specs, schema_tokens=self._schema_tokens, output=self._output,
-                system_prompt=self._system_prompt, limits=self._limits,
+                system_prompt=system_prompt, limits=self._limits, scope=self._scope, budget=self._budget,
                 pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
                 callbacks=tuple(self._callbacks), context_management=self._context_management, **self._settings,
             )
@@ -209,17 +227,29 @@ class Agent:
 
     @property
     def history(self) -> tuple[Message, ...]:
-        """The conversation so far: every finished turn's messages, tool calls and results included."""
+        """The conversation so far (with memory: its session's), tool calls and results included."""
+        if self._memory is not None:
+            return tuple(self._memory.messages())
         return tuple(m for messages, _ in self._history for m in messages)
 
     def clear_history(self) -> None:
-        """Forget the conversation (the configuration stays)."""
+        """Forget the conversation (the configuration stays; with memory, its session's history is cleared)."""
         self._history.clear()
+        if self._memory is not None:
+            self._memory.clear_history()
 
-    def _context_for(self, message: str) -> list[Message]:
-        """The earlier turns that fit the conversation budget with ``message``, oldest dropped first."""
+    def _context_for(self, message: str, config: TurnConfig) -> list[Message]:
+        """The earlier turns that fit ``max_tokens`` (and a :class:`TokenBudget`) with ``message``, oldest dropped first."""
         settings = self._settings
-        room = settings["max_tokens"] - settings["max_response_tokens"] - message_tokens(UserMessage(content=message))
+        message_size = message_tokens(UserMessage(content=message))
+        room = settings["max_tokens"] - settings["max_response_tokens"] - message_size
+        if config.budget is not None:
+            capped = config.budget.history_room(system=config.system_tokens, schemas=config.schema_tokens if config.specs else 0,
+                                                message=message_size, response=settings["max_response_tokens"])
+            room = room if capped is None else min(room, capped)
+        if self._memory is not None:
+            turns = self._memory.recent_turns(max(room, 0))
+            return [m for messages, _ in turns for m in messages]
         kept: list[tuple[Message, ...]] = []
         for messages, tokens in reversed(self._history):
             if tokens > room:
@@ -233,19 +263,85 @@ class Agent:
         self._last_output = turn.output
         if turn.stopped_by != "error":
             messages = tuple(turn.new_messages)
-            self._history.append((messages, sum(message_tokens(m) for m in messages)))
+            tokens = sum(message_tokens(m) for m in messages)
+            if self._memory is not None:
+                self._memory.add_turn(messages, tokens)
+            else:
+                self._history.append((messages, tokens))
+
+    # -- memory, retrieval scope, context budget, MCP -------------------------
+
+    def with_memory(self, memory: MemoryManager) -> Agent:
+        """Keep the conversation in ``memory``'s session (it outlives the agent); facts via ``memory_tools``/``memory_skill``."""
+        if not isinstance(memory, MemoryManager):
+            raise AgentConfigError(f"with_memory takes a MemoryManager, got {type(memory).__name__}")
+        if self._output is not None and self._output.mode == "prompted":
+            raise AgentConfigError("with_memory cannot be combined with prompted structured output; use mode='tool'")
+        self._memory = memory
+        return self._changed()
+
+    def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
+        """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
+        self.with_tools([memory_tool(backend)])
+        self._memory_protocol = True
+        return self._changed()
+
+    def with_scope(self, scope: RetrievalScope | Mapping[str, Any] | None) -> Agent:
+        """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
+        if scope is not None and not isinstance(scope, RetrievalScope):
+            scope = RetrievalScope(**dict(scope))
+        self._scope = scope
+        return self._changed()
+
+    def with_budget(self, budget: TokenBudget | Mapping[str, Any] | None) -> Agent:
+        """Cap what enters the context window (see :class:`~semif_agent.agent.TokenBudget`; ``None``: no caps)."""
+        if budget is not None and not isinstance(budget, TokenBudget):
+            budget = TokenBudget(**dict(budget))
+        self._budget = budget
+        return self._changed()
+
+    def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
+        """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
+        from .mcp import MCPServers
+
+        if isinstance(servers, str):
+            servers = [servers]
+        if self._mcp is None:
+            self._mcp = MCPServers()
+        self._mcp.add(list(servers))
+        return self._changed()
+
+    def _remove_discovered_tools(self, names: Sequence[str]) -> None:
+        """Take off tools found at run time (MCP; they were added by :meth:`with_tools`, through its name check)."""
+        gone = {name for name in names if name in self._tools}
+        if not gone:
+            return
+        self._schema_tokens -= sum(self._tools[n].schema_tokens for n in gone if any(s.name == n for s in self._specs))
+        self._specs = tuple(spec for spec in self._specs if spec.name not in gone)
+        for name in gone:
+            del self._tools[name]
+        self._changed()
+
+    def _refuse_sync_with_mcp(self, what: str) -> None:
+        if self._mcp is not None:
+            raise AgentConfigError(f"{what} cannot be used with MCP servers: they need the async variant "
+                                   "(astream, achat or arun, then aclose or `async with agent:`)")
 
     # -- the loop ------------------------------------------------------------
 
     async def astream(self, message: str) -> AsyncIterator[Any]:
         """Run a turn; yield its events (:data:`~semif_agent.agent.events.AgentEvent`), ``TurnFinished`` last."""
-        turn = Turn(self._turn_config(), self.llm, str(message), history=self._context_for(str(message)), on_finish=self._remember)
+        if self._mcp is not None:
+            await self._mcp.connect(self)
+        config = self._turn_config()
+        turn = Turn(config, self.llm, str(message), history=self._context_for(str(message), config), on_finish=self._remember)
         async with aclosing(turn.events()) as events:
             async for event in events:
                 yield event
 
     def stream(self, message: str) -> Iterator[Any]:
         """:meth:`astream` for sync code (not inside a running event loop)."""
+        self._refuse_sync_with_mcp("Agent.stream and Agent.chat")
         self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return iter_sync(self.astream(message), "Agent.stream")
 
@@ -277,12 +373,15 @@ class Agent:
 
     def run(self, message: str) -> BaseModel:
         """:meth:`arun` for sync code (not inside a running event loop)."""
+        self._refuse_sync_with_mcp("Agent.run")
         if self._output is not None:
             self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return run_sync(self.arun(message), "Agent.run")
 
     async def aclose(self) -> None:
-        """Release the provider this agent built (a provider passed as ``llm`` is the caller's to close)."""
+        """Close MCP connections; release the provider this agent built (one passed as ``llm`` is the caller's)."""
+        if self._mcp is not None:
+            await self._mcp.aclose(self)
         if self._owns_llm and self._llm is not None:
             close = getattr(self._llm, "aclose", None)
             self._llm = None

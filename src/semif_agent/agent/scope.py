@@ -1,0 +1,153 @@
+"""Retrieval scope: which namespaces of a vault a turn's tools may read.
+
+::
+
+    from semif_agent.agent import Agent, RetrievalScope, current_scope
+
+    scope = RetrievalScope(include=("/campaign-1",), exclude=("/campaign-1/secret",))
+    scope.matches("/campaign-1/sessions")   # True
+    scope.matches("/campaign-10")           # False: prefixes stop at a "/" boundary
+    agent = Agent(...).with_scope(scope)
+
+Namespaces are ``/``-separated paths (``/campaign-1/sessions``). A prefix
+covers itself and everything below it, never a sibling that merely starts
+with the same letters. ``exclude`` always wins over ``include``; an empty
+``include`` is the whole vault. :meth:`RetrievalScope.intersect` gives a
+child's effective scope, which can only be narrower than its parent's.
+
+The agent publishes its scope for the duration of each tool call (and a
+subagent's turn runs with the intersection of its parent's and its own);
+:func:`current_scope` reads it. The vault itself is a store mount bound when
+the tools are built (see :func:`~semif_agent.agent.retrieval.rag_tools`),
+never part of a scope.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+ROOT = "/"
+
+
+def normalize_namespace(namespace: str) -> str:
+    """``namespace`` as a canonical path: a leading ``/``, no empty segments, no trailing ``/``.
+
+    A ``.`` or ``..`` segment is a ``ValueError``: namespaces are names, and
+    one that looks like it climbs out of its parent would read as inside it.
+    """
+    parts = [part for part in str(namespace).strip().split("/") if part]
+    if any(part in (".", "..") for part in parts):
+        raise ValueError(f"namespace {namespace!r} has a '.' or '..' segment")
+    return ROOT + "/".join(parts)
+
+
+def covers(prefix: str, namespace: str) -> bool:
+    """True when ``prefix`` is ``namespace`` or one of its ancestors (both canonical)."""
+    return prefix == ROOT or namespace == prefix or namespace.startswith(prefix + "/")
+
+
+class RetrievalScope(BaseModel):
+    """Navigation scope over hierarchical namespaces (frozen).
+
+    ``include``: namespace prefixes that may be read (empty: the whole vault).
+    ``exclude``: prefixes that may never be read; exclude always wins.
+    Prefixes are normalized (``"a/b/"`` is ``"/a/b"``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @field_validator("include", "exclude", mode="before")
+    @classmethod
+    def _normalize(cls, value: object) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = (value,)
+        if not isinstance(value, Iterable):
+            raise ValueError("must be a list of namespace prefixes")
+        return _unique(normalize_namespace(item) for item in value)
+
+    @classmethod
+    def nothing(cls) -> RetrievalScope:
+        """The scope that matches no namespace (excluding the root excludes everything)."""
+        return cls(exclude=(ROOT,))
+
+    @property
+    def is_unrestricted(self) -> bool:
+        """True when every namespace matches."""
+        return not self.include and not self.exclude
+
+    @property
+    def matches_nothing(self) -> bool:
+        """True when no namespace can match (the root is excluded)."""
+        return ROOT in self.exclude
+
+    def matches(self, namespace: str) -> bool:
+        """True when ``namespace`` is inside an include (or includes are empty) and inside no exclude."""
+        namespace = normalize_namespace(namespace)
+        if any(covers(prefix, namespace) for prefix in self.exclude):
+            return False
+        return not self.include or any(covers(prefix, namespace) for prefix in self.include)
+
+    def intersect(self, child: RetrievalScope | None) -> RetrievalScope:
+        """The effective scope of a child that asks for ``child`` under this one.
+
+        Excludes are united. Includes are intersected pair by pair, each pair
+        keeping the deeper prefix when one covers the other; disjoint
+        non-empty includes give a scope that matches nothing. An empty
+        include on either side leaves the other side's.
+        """
+        if child is None:
+            return self
+        exclude = _unique([*self.exclude, *child.exclude])
+        if not self.include or not child.include:
+            return RetrievalScope(include=self.include or child.include, exclude=exclude)
+        include: list[str] = []
+        for mine in self.include:
+            for theirs in child.include:
+                if covers(mine, theirs):
+                    include.append(theirs)
+                elif covers(theirs, mine):
+                    include.append(mine)
+        if not include:
+            return RetrievalScope(exclude=_unique([*exclude, ROOT]))
+        return RetrievalScope(include=_unique(include), exclude=exclude)
+
+    def __str__(self) -> str:
+        if self.matches_nothing:
+            return "nothing"
+        shown = ", ".join(self.include) if self.include else "everything"
+        return f"{shown} except {', '.join(self.exclude)}" if self.exclude else shown
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+_current: contextvars.ContextVar[RetrievalScope | None] = contextvars.ContextVar("semif_retrieval_scope", default=None)
+
+
+def current_scope() -> RetrievalScope | None:
+    """The scope published for the current tool call (``None`` outside one, or for an agent without a scope)."""
+    return _current.get()
+
+
+def publish_scope(scope: RetrievalScope | None) -> contextvars.Token[RetrievalScope | None]:
+    """Make ``scope`` the current one; hand the token back to :func:`reset_scope`."""
+    return _current.set(scope)
+
+
+def reset_scope(token: contextvars.Token[RetrievalScope | None]) -> None:
+    _current.reset(token)
+
+
+def effective_scope(own: RetrievalScope | None) -> RetrievalScope | None:
+    """The scope a turn runs with: ``own`` narrowed by the one published around it (a parent's tool call)."""
+    inherited = current_scope()
+    if inherited is None:
+        return own
+    return inherited.intersect(own)
