@@ -11,11 +11,12 @@ with the same grid; accuracy is measured on the other half. Latency is per
 request, with every utterance already embedded (encoding the request is the
 same model call for both and is excluded).
 
-Part 2, prompt tokens to route one request among ``--catalog`` skills: one
-decision listing the whole catalog (the flat listing popular clients put in
-the prompt) against the decisions our tree asks a model (the chain over a
-built tree, and a 16-skill shortlist). Prompts are rendered exactly as the
-LLM engine renders them; tokens are counted with the MiniLM WordPiece
+Part 2, prompt tokens to route one request among ``--catalog`` skills: the
+flat catalog listing popular clients put in the prompt (every skill's name and
+description in an ``<available_skills>`` block, as skills-ref renders it)
+against the decisions our tree asks a model (the chain over a built tree, and
+a 16-skill shortlist), rendered exactly as the LLM engine renders them.
+Tokens are counted with the MiniLM WordPiece
 tokenizer shipped with the package (a stand-in for a model's own tokenizer:
 ratios carry over, absolute counts differ by a few percent).
 """
@@ -33,7 +34,7 @@ import time
 from pathlib import Path
 
 from semif_agent._sync import run_sync
-from semif_agent.engine import DecisionRequest, Option, create_engine
+from semif_agent.engine import DecisionRequest, create_engine
 from semif_agent.engine.local import TOKENIZER_PATH, shared_embedder
 from semif_agent.routing import create_strategy
 from semif_agent.routing.build import FlatSkill, build_tree
@@ -151,6 +152,14 @@ def render(request: DecisionRequest) -> str:
     return render_decision(request)
 
 
+def flat_listing(text: str, skills: list[FlatSkill]) -> str:
+    """The request and the whole catalog, as clients list skills for the model to pick from."""
+    entries = "\n".join(
+        f"<skill>\n<name>\n{s.name}\n</name>\n<description>\n{s.description}\n</description>\n</skill>" for s in skills
+    )
+    return f"{text}\n\n<available_skills>\n{entries}\n</available_skills>"
+
+
 def catalog(size: int) -> list[FlatSkill]:
     """The BFCL functions when their dataset was built (bench/bfcl_datasets.py), topped up with generated skills."""
     skills: list[FlatSkill] = []
@@ -170,7 +179,6 @@ def catalog(size: int) -> list[FlatSkill]:
 def tokens(size: int, requests: int) -> None:
     count = token_counter()
     skills = catalog(size)
-    flat_options = [Option(s.name, s.description) for s in skills] + [Option("none", "None of the other options fits.")]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tree.json"
         path.write_text(json.dumps(build_tree(skills)))
@@ -182,7 +190,7 @@ def tokens(size: int, requests: int) -> None:
     flat, chained, listed = [], [], []
     for skill in rng.sample(skills, requests):
         text = f"please {skill.description.lower()}"
-        flat.append(count(render(DecisionRequest(text, "Which skill should handle this request?", flat_options))))
+        flat.append(count(flat_listing(text, skills)))
         chained.append(sum(count(render(d.request)) for d in run_sync(chain.aroute(text)).decisions))
         listed.append(sum(count(render(d.request)) for d in run_sync(shortlist.aroute(text)).decisions))
     print(f"\nprompt tokens to route one request among {size} skills (mean of {requests} requests)")

@@ -51,7 +51,7 @@ def check_shape(built: dict, expected: int, limit: int) -> SkillTree:
     return tops
 
 
-@pytest.mark.parametrize(("n", "limit"), [(10, 16), (300, 16), (300, 5)])
+@pytest.mark.parametrize(("n", "limit"), [(10, 15), (300, 15), (300, 5)])
 def test_every_skill_is_placed_once_and_no_category_is_over_the_limit(n: int, limit: int, tmp_path: Path) -> None:
     built = build_tree(catalog(n), max_children=limit)
     check_shape(built, n, limit)
@@ -60,10 +60,11 @@ def test_every_skill_is_placed_once_and_no_category_is_over_the_limit(n: int, li
     tree = SkillTree.load(path, tmp_path)
     assert tree.problems == [] and len(tree.skills) == n
     assert all(len(tree.options_at(c)) - 1 <= limit for c in ["", *tree.categories])
+    assert all(len(tree.options_at(c)) <= 16 for c in ["", *tree.categories])  # what a model decision may show
 
 
 def test_categories_are_named_for_what_they_hold() -> None:
-    built = build_tree(catalog(50), max_children=16)
+    built = build_tree(catalog(50))
     text = " ".join(c["name"] + " " + c["description"] for c in built["categories"])
     assert sum(domain in text for domain in DOMAINS) >= 4
 

@@ -51,7 +51,7 @@ def test_beam_backs_off_to_the_next_category_when_the_leaf_step_says_none(tree_f
     assert len(set(tried)) == 2
 
 
-def test_shortlist_never_offers_a_model_more_than_16_options(tmp_path: Path) -> None:
+def test_shortlist_never_offers_a_model_more_than_16_options_none_included(tmp_path: Path) -> None:
     import json
 
     skills = [{"name": f"tools.tool_{i}", "category": "tools", "description": f"Tool number {i} for job {i}"} for i in range(40)]
@@ -61,9 +61,9 @@ def test_shortlist_never_offers_a_model_more_than_16_options(tmp_path: Path) -> 
     engine = ScriptedEngine(fn=lambda req: (seen.append(len(req.options)), req.options[0].id)[1])
     strategy = create_strategy("shortlist", SkillTree.load(path, tmp_path), engine, scorer_engine=create_engine("lexical"))
     route = run_sync(strategy.aroute("run tool number 33 for job 33"))
-    assert seen == [17]  # 16 skills + none
+    assert seen == [16]  # 15 skills + none
     assert route.skill.name == "tools.tool_33"
-    with pytest.raises(EngineConfigError, match="1 to 16"):
+    with pytest.raises(EngineConfigError, match="1 to 15 skills"):
         create_strategy("shortlist", SkillTree.load(path, tmp_path), engine, scorer_engine=create_engine("lexical"), shortlist_size=40)
 
 

@@ -86,7 +86,8 @@ def _print_level(skill_tree: SkillTree, category: str, indent: str) -> None:
 @tree.command("build")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the tree here (default: print it).")
-@click.option("--max-children", default=16, show_default=True, type=click.IntRange(min=2), help="Children per category at most.")
+@click.option("--max-children", default=15, show_default=True, type=click.IntRange(min=2),
+              help="Children per category at most (15: with `none`, 16 options per decision).")
 def build(source: Path, output: Path | None, max_children: int) -> None:
     """Group a flat set of skills into a tree of categories.
 

@@ -1,4 +1,7 @@
-"""Trees for flat catalogs: group skills into categories of at most 16 children, recursively.
+"""Trees for flat catalogs: group skills into categories of at most 15 children, recursively.
+
+Fifteen, so that a decision at any node, with its ``none`` option, shows a
+model at most 16 options (what the LLM engine accepts).
 
 Skills are embedded on the local model and split with k-means (k-means++
 seeding, fixed seed, so a build is reproducible) until every category holds at
@@ -21,7 +24,7 @@ from ..engine.local import option_text, shared_embedder
 from ..errors import UserError
 from ..tree.manifests import NAME_RE
 
-MAX_CHILDREN = 16
+MAX_CHILDREN = 15
 _SEED = 1234
 # words every skill description uses ("Use when ..."): they name nothing
 _VAGUE = frozenset("use used using when before after skill skill need needs make help helps want work any all "

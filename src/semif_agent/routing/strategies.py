@@ -6,7 +6,7 @@
   the best leaf is below the threshold.
 - ``beam``: the top categories by best leaf are tried in turn, each with the engine's own
   decision among its children; a ``none`` there backs off to the next category.
-- ``shortlist``: the leaves are ranked by the local scorer and only the top 16 (plus
+- ``shortlist``: the leaves are ranked by the local scorer and only the top 15 (plus
   ``none``) go to the engine, so no model decision ever sees more than 16 options.
 - ``examples``: ``best_leaf`` with each skill's example requests folded into its
   vector (centroid; ``examples="nn"`` for nearest neighbour).
@@ -27,7 +27,8 @@ from .scoring import LeafScorer
 
 STRATEGIES = ("chain", "best_leaf", "beam", "shortlist", "examples")
 SHORTLIST_QUESTION = "Which skill should handle this request?"
-MAX_OPTIONS = 16
+MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
+SHORTLIST_SIZE = MAX_OPTIONS - 1
 
 
 class RoutingStrategy(Protocol):
@@ -132,10 +133,10 @@ class Beam(_LeafAware):
 class Shortlist(_LeafAware):
     name = "shortlist"
 
-    def __init__(self, *args, size: int = MAX_OPTIONS, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args, size: int = SHORTLIST_SIZE, **kwargs) -> None:  # noqa: ANN002, ANN003
         super().__init__(*args, **kwargs)
-        if not 1 <= size <= MAX_OPTIONS:
-            raise EngineConfigError(f"a shortlist holds 1 to {MAX_OPTIONS} skills, not {size}")
+        if not 1 <= size <= SHORTLIST_SIZE:
+            raise EngineConfigError(f"a shortlist holds 1 to {SHORTLIST_SIZE} skills (plus none), not {size}")
         self.size = size
 
     async def aroute(self, text: str) -> Route:
@@ -170,7 +171,7 @@ def create_strategy(
     threshold: float | None = None,
     examples: str | None = None,
     beam_width: int = 3,
-    shortlist_size: int = MAX_OPTIONS,
+    shortlist_size: int = SHORTLIST_SIZE,
 ) -> RoutingStrategy:
     """Build the strategy ``name`` over ``tree``; ``engine`` makes its decisions.
 
