@@ -194,7 +194,7 @@ def tokens(size: int, requests: int) -> None:
         chained.append(sum(count(render(d.request)) for d in run_sync(chain.aroute(text)).decisions))
         listed.append(sum(count(render(d.request)) for d in run_sync(shortlist.aroute(text)).decisions))
     print(f"\nprompt tokens to route one request among {size} skills (mean of {requests} requests)")
-    for name, values in (("flat listing", flat), ("tree chain", chained), ("shortlist 16", listed)):
+    for name, values in (("flat listing", flat), ("tree chain", chained), ("shortlist 15", listed)):
         mean = statistics.mean(values)
         print(f"  {name:<14}{mean:>10.0f} tokens   {statistics.mean(flat) / mean:>6.1f}x fewer than flat")
 
