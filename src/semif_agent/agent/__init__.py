@@ -16,14 +16,30 @@
 See :class:`Agent` for the methods, :mod:`~semif_agent.agent.events` for the
 stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
-:mod:`~semif_agent.agent.output` for structured output and
-:mod:`~semif_agent.agent.skill_tools` for a workspace's skills as tools.
+:mod:`~semif_agent.agent.output` for structured output,
+:mod:`~semif_agent.agent.skills` (with :mod:`~semif_agent.agent.skill_registry`
+and :mod:`~semif_agent.agent.discovery`) for skills with progressive
+disclosure at any scale, :mod:`~semif_agent.agent.subagents`,
+:mod:`~semif_agent.agent.compaction` and :mod:`~semif_agent.agent.deferred`
+for deferred tools, and :mod:`~semif_agent.agent.skill_tools` for a
+workspace's code skills as tools.
 """
 
 from __future__ import annotations
 
 from .agent import Agent
-from .errors import AgentConfigError, AgentError, OutputMissingError, ToolDefinitionError, ToolNameCollisionError
+from .discovery import DiscoverySettings
+from .errors import (
+    AgentConfigError,
+    AgentError,
+    OutputMissingError,
+    SkillActivationError,
+    SkillNameCollisionError,
+    SkillNotRegisteredError,
+    SubagentNestingError,
+    ToolDefinitionError,
+    ToolNameCollisionError,
+)
 from .events import (
     AgentEvent,
     CompactionFinished,
@@ -40,6 +56,9 @@ from .events import (
     event_to_dict,
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
+from .skill_registry import SkillRegistry
+from .skills import Skill
+from .subagents import SubagentDefinition
 from .tools import AgentTool, tool
 from .usage import (
     ChildTurn,
@@ -57,6 +76,11 @@ __all__ = [
     "Agent",
     "AgentTool",
     "tool",
+    # skills and subagents
+    "Skill",
+    "SkillRegistry",
+    "DiscoverySettings",
+    "SubagentDefinition",
     # events
     "AgentEvent",
     "TurnStarted",
@@ -91,4 +115,8 @@ __all__ = [
     "ToolNameCollisionError",
     "ToolDefinitionError",
     "OutputMissingError",
+    "SkillNameCollisionError",
+    "SkillNotRegisteredError",
+    "SkillActivationError",
+    "SubagentNestingError",
 ]

@@ -11,6 +11,9 @@ Scheduling: before anything runs, the calls past the run's
 consecutive read-only calls run concurrently (at most
 :data:`READ_CONCURRENCY` at once), every other call alone, in order.
 ``ToolFinished`` events come in completion order; outcomes keep call order.
+Each call runs as a task whose events go through one queue, so events a
+tool forwards while it runs (a subagent's, see :mod:`._calls`) reach the
+stream live, between its ``ToolStarted`` and ``ToolFinished``.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..llm.messages import ToolCall
+from ._calls import ToolCallContext, publish_call, reset_call
 from ._config import TurnConfig
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
 from .output import FINAL_RESULT
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .tools import AgentTool, result_text
-from .usage import CHARS_PER_TOKEN, UsagePool, publish_pool, reset_pool
+from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool, publish_pool, reset_pool
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -87,12 +91,14 @@ class ToolExecutor:
         turn_id: str,
         parent_tool_call_id: str | None = None,
         final_result: Callable[[ToolCall], Outcome] | None = None,
+        on_child: Callable[[ChildTurn], None] | None = None,
     ) -> None:
         self.config = config
         self.pool = pool
         self.turn_id = turn_id
         self.parent = parent_tool_call_id
         self.final_result = final_result
+        self.on_child = on_child
 
     # -- a batch -------------------------------------------------------------
 
@@ -116,7 +122,7 @@ class ToolExecutor:
                             yield event
                     index += 1
                     continue
-            async with aclosing(self._run_one(position, call, tool, slots)) as events:
+            async with aclosing(self._run_group([admitted[index]], slots)) as events:
                 async for event in events:
                     yield event
             index += 1
@@ -143,17 +149,6 @@ class ToolExecutor:
             self.pool.refuse(len(cut))
         return admitted, cut
 
-    async def _run_one(self, position: int, call: ToolCall, tool: AgentTool | None,
-                       slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
-        ready = await self._prepare(call, tool)
-        if isinstance(ready, _Ready):
-            yield self._started(ready)
-            outcome = await self._execute(ready)
-        else:
-            outcome = ready
-        slots[position] = outcome
-        yield self.finished_event(outcome)
-
     async def _run_group(self, group: list[tuple[int, ToolCall, AgentTool | None]],
                          slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
         events: asyncio.Queue[ToolStarted | ToolFinished | None] = asyncio.Queue()
@@ -165,7 +160,7 @@ class ToolExecutor:
                 if isinstance(ready, _Ready):
                     async with limit:
                         events.put_nowait(self._started(ready))
-                        outcome = await self._execute(ready)
+                        outcome = await self._execute(ready, events.put_nowait)
                 else:
                     outcome = ready
                 slots[position] = outcome
@@ -224,11 +219,12 @@ class ToolExecutor:
     def _refused(self, call: ToolCall, message: str) -> Outcome:
         return Outcome(call, message, is_error=True, digest=hash(message))
 
-    async def _execute(self, ready: _Ready) -> Outcome:
+    async def _execute(self, ready: _Ready, emit: Callable[[Any], None]) -> Outcome:
         config, tool, call = self.config, ready.tool, ready.call
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
         token = publish_pool(self.pool)
+        call_token = publish_call(ToolCallContext(call.id, call.name, emit, self._add_child))
         try:
             text = result_text(await self._call(tool, ready.value, timeout))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
@@ -237,6 +233,7 @@ class ToolExecutor:
                 return self._failed(call, f"Error: {call.name} timed out after {timeout:g} seconds.")
             return self._failed(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}")
         finally:
+            reset_call(call_token)
             reset_pool(token)
         if config.post_hooks:
             try:
@@ -262,6 +259,10 @@ class ToolExecutor:
             if timeout is not None and isinstance(exc.__cause__, asyncio.CancelledError):
                 raise _TimedOut() from exc
             raise
+
+    def _add_child(self, child: ChildTurn) -> None:
+        if self.on_child is not None:
+            self.on_child(child)
 
     def _failed(self, call: ToolCall, message: str) -> Outcome:
         return Outcome(call, message, is_error=True, ran=True, digest=hash(message))

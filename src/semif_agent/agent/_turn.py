@@ -16,12 +16,21 @@ A provider failure ends the turn with ``stopped_by="error"``, the error in
 the diagnostics and on ``TurnFinished.exception``; an abandoned stream
 records the same with ``error.kind == "cancelled"``. Either way the agent's
 conversation is left as it was: only finished turns are remembered.
+
+Sessions and compaction. When the config carries the agent's session
+(skills, deferred tools, subagents), the session prepares the turn (the
+skill shortlist for the message) and, at the start of every round, gives
+the config that round runs with: the system prompt and tools as they stand
+now (a skill activated in one round shows in the next). When it carries a
+compaction, older messages are summarised at the start of a round that
+would pass its trigger (see :mod:`.compaction`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -36,10 +45,21 @@ from ..llm.responses import Response
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._stuck import StuckDetector
-from .events import RoundFinished, RoundStarted, TextDelta, TurnFinished, TurnStarted, UsageLimitReached
+from .compaction import CompactionCost, summary_message
+from .events import (
+    CompactionFinished,
+    CompactionStarted,
+    RoundFinished,
+    RoundStarted,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    UsageLimitReached,
+)
 from .hooks import fire
 from .output import FINAL_RESULT
 from .usage import (
+    ChildTurn,
     LimitBreach,
     RoundUsage,
     StoppedBy,
@@ -49,6 +69,8 @@ from .usage import (
     current_usage_pool,
     estimate_tokens,
 )
+
+log = logging.getLogger("semif_agent.agent")
 
 _OUTPUT_NUDGE = "[system] Record your final answer by calling the final_result tool; do not answer in plain text."
 
@@ -82,6 +104,8 @@ class Turn:
     ) -> None:
         self.id = uuid.uuid4().hex
         self.config = config
+        self._base = config  # what the session extends each round
+        self.message = message
         self.provider = provider
         self.parent = parent_tool_call_id
         self._on_finish = on_finish
@@ -105,6 +129,11 @@ class Turn:
         self._open_round: int | None = None
         self._response: Response | None = None
         self._executor: ToolExecutor | None = None
+        self.children: list[ChildTurn] = []
+        self.compacted = False  # the conversation before this turn was summarised into it
+        self._prepared: Any = None  # what the session prepared for this message (the skill shortlist)
+        self._extra = CompactionCost()  # a compaction's model call, counted into the round it precedes
+        self._compaction_failed = False
 
     @property
     def new_messages(self) -> list[Message]:
@@ -121,9 +150,12 @@ class Turn:
             if self.pool.breach() is not None:
                 self.wrap_reason = "usage_limit"  # started on a spent run: straight to the wrap-up
         self._executor = ToolExecutor(self.config, pool=self.pool, turn_id=self.id, parent_tool_call_id=self.parent,
-                                      final_result=self._final_result if self.config.tool_output else None)
+                                      final_result=self._final_result if self.config.tool_output else None,
+                                      on_child=self.children.append)
         try:
             yield self._event(TurnStarted)
+            if self._base.session is not None:
+                self._prepared = await self._base.session.prepare(self.message)
             async with aclosing(self._rounds()) as rounds:
                 async for event in rounds:
                     yield event
@@ -147,8 +179,14 @@ class Turn:
             if self.wrap_reason is not None:
                 self._append(UserMessage(content=self._wrap_notice()))
             self._open_round = index
+            self._refresh()
+            config = self.config
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
+            if config.compaction is not None and not self._compaction_failed:
+                async with aclosing(self._compact()) as compaction:
+                    async for event in compaction:
+                        yield event
             prompt_tokens = self._tokens + (config.schema_tokens if config.specs else 0)
             async with aclosing(self._model_call(final)) as deltas:
                 async for delta in deltas:
@@ -299,9 +337,75 @@ class Turn:
             action = "Give your best final answer now, without calling tools."
         return f"[system] Final round: {self._cut_reason()}. {action}"
 
+    # -- the session and compaction ------------------------------------------
+
+    def _refresh(self) -> None:
+        """Take the round's config from the session (the same object when nothing changed)."""
+        session = self._base.session
+        if session is None:
+            return
+        config = session.configure(self._base, self._prepared)
+        if config is self.config:
+            return
+        self.config = config
+        if self._executor is not None:
+            self._executor.config = config
+        first = self.messages[0] if self.messages and isinstance(self.messages[0], SystemMessage) else None
+        if first is not None:
+            self._tokens -= message_tokens(first)
+        if config.system_prompt:
+            system = SystemMessage(content=config.system_prompt)
+            self._tokens += message_tokens(system)
+            if first is not None:
+                self.messages[0] = system
+            else:
+                self.messages.insert(0, system)
+                self.start += 1
+        elif first is not None:
+            del self.messages[0]
+            self.start -= 1
+
+    async def _compact(self) -> AsyncIterator[Any]:
+        """Summarise the older working messages when they pass the trigger."""
+        compaction = self.config.compaction
+        first = 1 if self.messages and isinstance(self.messages[0], SystemMessage) else 0
+        working = self.messages[first:]
+        before = sum(message_tokens(m) for m in working)
+        if before <= compaction.trigger_tokens:
+            return
+        cut = compaction.boundary(working)
+        if cut == 0:
+            return
+        yield self._event(CompactionStarted)
+        try:
+            summary, cost = await compaction.summarize(working[:cut], self.provider, max_tokens=self.config.max_response_tokens)
+        except Exception as exc:  # noqa: BLE001 - the turn goes on uncompacted
+            log.warning("compaction failed, the messages stay as they are: %s: %s", type(exc).__name__, exc)
+            self._compaction_failed = True
+            yield self._event(CompactionFinished, tokens_before=before, tokens_after=before)
+            return
+        self._extra = CompactionCost(self._extra.prompt_tokens + cost.prompt_tokens,
+                                     self._extra.completion_tokens + cost.completion_tokens,
+                                     self._extra.cost_usd + cost.cost_usd)
+        self.messages[first:first + cut] = [summary_message(summary)]
+        self.start = first
+        self.compacted = True
+        self._tokens = sum(message_tokens(m) for m in self.messages)
+        after = sum(message_tokens(m) for m in self.messages[first:])
+        yield self._event(CompactionFinished, tokens_before=before, tokens_after=after)
+
     # -- accounting ----------------------------------------------------------
 
     def _round_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
+        usage = self._model_usage(index, response, outcomes, prompt_tokens)
+        extra, self._extra = self._extra, CompactionCost()
+        if extra == CompactionCost():
+            return usage
+        return usage.model_copy(update={"prompt_tokens": usage.prompt_tokens + extra.prompt_tokens,
+                                        "completion_tokens": usage.completion_tokens + extra.completion_tokens,
+                                        "cost_usd": usage.cost_usd + extra.cost_usd})
+
+    def _model_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
         usage = response.usage
         counted = sum(1 for o in outcomes if o.counted)
         result_tokens = sum(estimate_tokens(o.content) for o in outcomes)
@@ -336,7 +440,7 @@ class Turn:
         if self._open_round is not None:
             fire(self.config.callbacks, "on_round_end", self._open_round)
             self._open_round = None
-        self.diagnostics = TurnDiagnostics(turn_id=self.id, rounds=tuple(self.rounds),
+        self.diagnostics = TurnDiagnostics(turn_id=self.id, rounds=tuple(self.rounds), children=tuple(self.children),
                                            stopped_by=self.stopped_by or "error", error=self.error)
         if self._on_finish is not None:
             self._on_finish(self)
