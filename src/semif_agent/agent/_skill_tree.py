@@ -41,7 +41,7 @@ class SkillTreeView:
     top: list[str]
     categories: dict[str, Category]
 
-    def line(self, name: str, clip: int = 240) -> str:
+    def line(self, name: str, clip: int = 180) -> str:
         category = self.categories[name]
         return f"- {name} ({category.count} skills): {_clip(category.description, clip)}"
 

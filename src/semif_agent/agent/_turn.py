@@ -183,7 +183,7 @@ class Turn:
             config = self.config
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
-            if config.compaction is not None and not self._compaction_failed:
+            if config.compaction is not None and not self._compaction_failed and self.wrap_reason != "usage_limit":
                 async with aclosing(self._compact()) as compaction:
                     async for event in compaction:
                         yield event

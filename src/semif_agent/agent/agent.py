@@ -133,7 +133,7 @@ class Agent:
             taken[item.name] = "another tool"
         deferred = [t for t in tools if t.defer_loading]
         tools = [t for t in tools if not t.defer_loading]
-        self._session.add_deferred(deferred, self._taken_names())
+        self._session.add_deferred(deferred, taken)
         self._tools.update((t.name, t) for t in tools)
         self._specs += tuple(t.to_tool_schema() for t in tools)
         self._schema_tokens += sum(t.schema_tokens for t in tools)

@@ -22,7 +22,8 @@ around it.
   that round's :class:`~semif_agent.agent.usage.RoundUsage` and count
   against the usage limits like any other call.
 - A failing summary leaves the messages as they were (the turn goes on, and
-  does not try again).
+  does not try again). The wrap-up round after a usage limit is crossed
+  does not compact: it would spend more past the limit.
 - The agent then remembers the compacted conversation: the summary and what
   came after it.
 """

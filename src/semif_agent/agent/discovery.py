@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("semif_agent.agent")
 
+_CLOSING_TOKENS = 40  # kept for the lines that count what is not listed
 BROWSE_SKILLS = "browse_skills"
 SEARCH_SKILLS = "search_skills"
 
@@ -144,7 +145,7 @@ class SkillDiscovery:
         intro = (f"{HEADER}\nYou have {total} skills; not all of them are listed here. Every skill can be found "
                  f"with {SEARCH_SKILLS}(query), or by browsing its category with {BROWSE_SKILLS}(category).")
         parts, offered = [intro], set()
-        room -= estimate_tokens(intro) + 1
+        room -= estimate_tokens(intro) + 1 + _CLOSING_TOKENS  # the closing lines always fit
 
         def take(line: str) -> bool:
             nonlocal room
@@ -168,7 +169,7 @@ class SkillDiscovery:
                     break
                 shown += 1
             if shown < len(tree.top):
-                take(f"({len(tree.top) - shown} more categories: {BROWSE_SKILLS}() lists them all.)")
+                parts.append(f"({len(tree.top) - shown} more categories: {BROWSE_SKILLS}() lists them all.)")
         rest = [s for s in built.skills if s.name not in offered]
         if rest and room > 40 and take("More skills:"):
             for skill in rest:
