@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -39,16 +38,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..llm.errors import ProviderError, StreamInterruptedError
-from ..llm.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from ..llm.messages import Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.responses import Response
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._stuck import StuckDetector
-from .compaction import CompactionCost, summary_message
+from ._turn_session import SessionSteps, message_tokens
+from .compaction import CompactionCost
 from .events import (
-    CompactionFinished,
-    CompactionStarted,
     RoundFinished,
     RoundStarted,
     TextDelta,
@@ -70,8 +68,6 @@ from .usage import (
     estimate_tokens,
 )
 
-log = logging.getLogger("semif_agent.agent")
-
 _OUTPUT_NUDGE = "[system] Record your final answer by calling the final_result tool; do not answer in plain text."
 
 
@@ -80,16 +76,7 @@ def _closing(stream: Any) -> Any:
     return aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
 
 
-def message_tokens(message: Message) -> int:
-    """About how many tokens ``message`` takes in a prompt."""
-    tokens = estimate_tokens(message.content) + 4
-    if isinstance(message, AssistantMessage):
-        for call in message.tool_calls:
-            tokens += estimate_tokens(call.name) + estimate_tokens(call.arguments_json()) + 4
-    return tokens
-
-
-class Turn:
+class Turn(SessionSteps):
     """One turn: a user message, the rounds it takes, and how it ended."""
 
     def __init__(
@@ -337,73 +324,10 @@ class Turn:
             action = "Give your best final answer now, without calling tools."
         return f"[system] Final round: {self._cut_reason()}. {action}"
 
-    # -- the session and compaction ------------------------------------------
-
-    def _refresh(self) -> None:
-        """Take the round's config from the session (the same object when nothing changed)."""
-        session = self._base.session
-        if session is None:
-            return
-        config = session.configure(self._base, self._prepared)
-        if config is self.config:
-            return
-        self.config = config
-        if self._executor is not None:
-            self._executor.config = config
-        first = self.messages[0] if self.messages and isinstance(self.messages[0], SystemMessage) else None
-        if first is not None:
-            self._tokens -= message_tokens(first)
-        if config.system_prompt:
-            system = SystemMessage(content=config.system_prompt)
-            self._tokens += message_tokens(system)
-            if first is not None:
-                self.messages[0] = system
-            else:
-                self.messages.insert(0, system)
-                self.start += 1
-        elif first is not None:
-            del self.messages[0]
-            self.start -= 1
-
-    async def _compact(self) -> AsyncIterator[Any]:
-        """Summarise the older working messages when they pass the trigger."""
-        compaction = self.config.compaction
-        first = 1 if self.messages and isinstance(self.messages[0], SystemMessage) else 0
-        working = self.messages[first:]
-        before = sum(message_tokens(m) for m in working)
-        if before <= compaction.trigger_tokens:
-            return
-        cut = compaction.boundary(working)
-        if cut == 0:
-            return
-        yield self._event(CompactionStarted)
-        try:
-            summary, cost = await compaction.summarize(working[:cut], self.provider, max_tokens=self.config.max_response_tokens)
-        except Exception as exc:  # noqa: BLE001 - the turn goes on uncompacted
-            log.warning("compaction failed, the messages stay as they are: %s: %s", type(exc).__name__, exc)
-            self._compaction_failed = True
-            yield self._event(CompactionFinished, tokens_before=before, tokens_after=before)
-            return
-        self._extra = CompactionCost(self._extra.prompt_tokens + cost.prompt_tokens,
-                                     self._extra.completion_tokens + cost.completion_tokens,
-                                     self._extra.cost_usd + cost.cost_usd)
-        self.messages[first:first + cut] = [summary_message(summary)]
-        self.start = first
-        self.compacted = True
-        self._tokens = sum(message_tokens(m) for m in self.messages)
-        after = sum(message_tokens(m) for m in self.messages[first:])
-        yield self._event(CompactionFinished, tokens_before=before, tokens_after=after)
-
     # -- accounting ----------------------------------------------------------
 
     def _round_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
-        usage = self._model_usage(index, response, outcomes, prompt_tokens)
-        extra, self._extra = self._extra, CompactionCost()
-        if extra == CompactionCost():
-            return usage
-        return usage.model_copy(update={"prompt_tokens": usage.prompt_tokens + extra.prompt_tokens,
-                                        "completion_tokens": usage.completion_tokens + extra.completion_tokens,
-                                        "cost_usd": usage.cost_usd + extra.cost_usd})
+        return self._with_compaction_cost(self._model_usage(index, response, outcomes, prompt_tokens))
 
     def _model_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
         usage = response.usage

@@ -51,7 +51,7 @@ SUMMARIZER = (
 )
 MIN_SUMMARY_TOKENS = 1024
 
-CompactFn = Callable[[str], "str | Awaitable[str]"]
+CompactFn = Callable[[str], str | Awaitable[str]]
 
 
 @dataclass(frozen=True)

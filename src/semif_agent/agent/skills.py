@@ -34,7 +34,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -199,9 +199,3 @@ def describe_for_search(skill: Skill) -> str:
     tags = f" ({', '.join(skill.tags)})" if skill.tags else ""
     return f"{skill.description}{tags}"
 
-
-def as_dict(skill: Skill) -> dict[str, Any]:
-    """A JSON-ready summary of ``skill`` (its tools by name)."""
-    return {"name": skill.name, "description": skill.description, "activation": skill.activation,
-            "tools": list(skill.tool_names), "tags": list(skill.tags), "allowed_tools": list(skill.allowed_tools),
-            "path": str(skill.path) if skill.path else None}
