@@ -89,4 +89,4 @@ def test_deferred_names_are_checked_like_any_tool():
     with pytest.raises(ToolNameCollisionError, match="search_tools"):
         Agent(llm=ScriptedProvider()).with_tools([tool(name="search_tools")(lambda query: ""), export_ledger])
     plain = Agent(llm=ScriptedProvider(["ok"])).with_tools([search_web])
-    assert isinstance(plain.tools[0], AgentTool) and not plain._session.active  # nothing deferred: no session at all
+    assert isinstance(plain.tools[0], AgentTool) and not plain._session.active  # nothing deferred: the session adds nothing

@@ -195,3 +195,12 @@ def test_activation_survives_save_and_restore():
     request = provider.requests[0]
     assert "Always keep the header row." in system_of(request) and "Sign as Ana." not in system_of(request)
     assert "convert" in tool_names(request)
+
+
+def test_skills_registered_on_the_registry_itself_show_from_the_next_round():
+    provider = ScriptedProvider(["first", "second"])
+    agent = Agent(llm=provider)
+    collect(agent.stream("hi"))
+    agent.skills.register(SHEETS)
+    collect(agent.stream("again"))
+    assert tool_names(provider.requests[0]) == [] and "- sheets:" in system_of(provider.requests[1])

@@ -176,3 +176,17 @@ def test_subagents_get_the_orchestrators_skills_by_name_with_their_own_activatio
     child = agent._session.subagents.agent("clerk")
     assert child.skills.is_active("sheets") and not agent.skills.is_active("sheets")
     assert child.skills.catalog is agent.skills.catalog  # one catalog, two runtimes
+
+
+def test_a_definition_with_a_model_gets_its_own_provider_and_output_model():
+    from semif_agent.llm import override_provider
+
+    child_provider = ScriptedProvider([calls(("final_result", {"ok": False, "reason": "flaky"}))])
+    parent_provider = ScriptedProvider([calls(("task", {"agent_name": "judge", "task": "Judge it."})), "Judged."])
+    judge = SubagentDefinition(name="judge", description="Judges.", model="openai/gpt-4o-mini", output_model=Verdict)
+    agent = Agent(llm=parent_provider).with_subagents([judge])
+    with override_provider(child_provider):  # what create_provider("openai/...") builds here
+        events = collect(agent.stream("go"))
+    task = next(e for e in of_type(events, "tool_finished") if e.name == "task")
+    assert Verdict.model_validate_json(task.result) == Verdict(ok=False, reason="flaky")
+    assert len(child_provider.requests) == 1 and len(parent_provider.requests) == 2

@@ -18,7 +18,10 @@ from .usage import ChildTurn
 
 @dataclass(frozen=True, slots=True)
 class ToolCallContext:
-    """One running tool call: ``emit`` forwards an event into its turn's stream; ``add_child`` records a subagent turn."""
+    """One running tool call: ``emit`` forwards an event into its turn's stream; ``add_child`` records a subagent turn.
+
+    Both are called on the event loop's thread (from async tools), never from a worker thread.
+    """
 
     tool_call_id: str
     name: str

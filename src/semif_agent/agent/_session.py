@@ -125,6 +125,8 @@ class AgentSession:
 
     def configure(self, base: TurnConfig, shortlist: tuple[str, ...] | None) -> TurnConfig:
         """The config a round runs with: ``base`` extended with the session as it stands now."""
+        if not self.active:
+            return base
         shortlist = shortlist or ()
         key = self._key(shortlist)
         cached = self._cache

@@ -256,7 +256,7 @@ class Agent:
             system_prompt=self._system_prompt, limits=self._limits,
             pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
             callbacks=tuple(self._callbacks), context_management=self._context_management,
-            session=self._session if self._session.active else None, compaction=self._compaction, **self._settings,
+            session=self._session, compaction=self._compaction, **self._settings,
         )
         if output is None:
             self._config = config
