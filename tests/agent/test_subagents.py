@@ -190,3 +190,32 @@ def test_a_definition_with_a_model_gets_its_own_provider_and_output_model():
     task = next(e for e in of_type(events, "tool_finished") if e.name == "task")
     assert Verdict.model_validate_json(task.result) == Verdict(ok=False, reason="flaky")
     assert len(child_provider.requests) == 1 and len(parent_provider.requests) == 2
+
+
+def test_child_events_reach_the_parent_stream_while_the_child_runs():
+    import asyncio
+
+    async def scenario() -> list[str]:
+        gate = asyncio.Event()
+
+        @tool
+        async def wait_for_parent() -> str:
+            """Waits until the orchestrator's consumer has seen this call start."""
+            await asyncio.wait_for(gate.wait(), 5)
+            return "released"
+
+        waiter = SubagentDefinition(name="waiter", description="Waits.", system_prompt="Waiter:", tools=(wait_for_parent,))
+        provider = by_system({
+            "Orchestrator:": [calls(("task", {"agent_name": "waiter", "task": "Wait."})), "done"],
+            "Waiter:": [calls(("wait_for_parent", {})), "waited"],
+        })
+        agent = Agent(llm=provider).with_system_prompt("Orchestrator:").with_subagents([waiter])
+        seen = []
+        async for event in agent.astream("go"):
+            seen.append(f"{event.type}:{getattr(event, 'name', '')}")
+            if event.type == "tool_started" and event.name == "wait_for_parent":
+                gate.set()  # only possible if the child's event arrived before its tool returned
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen.index("tool_started:wait_for_parent") < seen.index("tool_finished:wait_for_parent") < seen.index("tool_finished:task")

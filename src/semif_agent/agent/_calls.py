@@ -29,6 +29,15 @@ class ToolCallContext:
     add_child: Callable[[ChildTurn], None]
 
 
+SUBAGENT_MARK = "_semif_subagent"
+"""Set on the function of a tool that runs a subagent (its events are forwarded live; it never nests)."""
+
+
+def runs_subagent(fn: Any) -> bool:
+    """True when ``fn`` (a tool's function) runs a subagent."""
+    return bool(getattr(fn, SUBAGENT_MARK, False))
+
+
 _current: contextvars.ContextVar[ToolCallContext | None] = contextvars.ContextVar("semif_agent_tool_call", default=None)
 
 

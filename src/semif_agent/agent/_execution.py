@@ -11,9 +11,11 @@ Scheduling: before anything runs, the calls past the run's
 consecutive read-only calls run concurrently (at most
 :data:`READ_CONCURRENCY` at once), every other call alone, in order.
 ``ToolFinished`` events come in completion order; outcomes keep call order.
-Each call runs as a task whose events go through one queue, so events a
-tool forwards while it runs (a subagent's, see :mod:`._calls`) reach the
-stream live, between its ``ToolStarted`` and ``ToolFinished``.
+Events a tool forwards while it runs (a subagent's, see :mod:`._calls`)
+come between its ``ToolStarted`` and ``ToolFinished``: live for subagent
+tools and concurrent groups (the call runs as a task feeding one queue),
+held until the call ends for any other tool run alone (run inline, the
+cheaper path).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..llm.messages import ToolCall
-from ._calls import ToolCallContext, publish_call, reset_call
+from ._calls import ToolCallContext, publish_call, reset_call, runs_subagent
 from ._config import TurnConfig
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
@@ -122,7 +124,8 @@ class ToolExecutor:
                             yield event
                     index += 1
                     continue
-            async with aclosing(self._run_group([admitted[index]], slots)) as events:
+            run = self._run_group([admitted[index]], slots) if _forwards(tool) else self._run_one(position, call, tool, slots)
+            async with aclosing(run) as events:
                 async for event in events:
                     yield event
             index += 1
@@ -148,6 +151,21 @@ class ToolExecutor:
         if cut:
             self.pool.refuse(len(cut))
         return admitted, cut
+
+    async def _run_one(self, position: int, call: ToolCall, tool: AgentTool | None,
+                       slots: list[Outcome | None]) -> AsyncIterator[Any]:
+        """One call, inline; events it forwards are held and yielded before its ``ToolFinished``."""
+        ready = await self._prepare(call, tool)
+        held: list[Any] = []
+        if isinstance(ready, _Ready):
+            yield self._started(ready)
+            outcome = await self._execute(ready, held.append)
+        else:
+            outcome = ready
+        slots[position] = outcome
+        for event in held:
+            yield event
+        yield self.finished_event(outcome)
 
     async def _run_group(self, group: list[tuple[int, ToolCall, AgentTool | None]],
                          slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
@@ -276,3 +294,8 @@ class ToolExecutor:
     def finished_event(self, outcome: Outcome) -> ToolFinished:
         return ToolFinished(turn_id=self.turn_id, parent_tool_call_id=self.parent, tool_call_id=outcome.call.id,
                             name=outcome.call.name, result=outcome.content, is_error=outcome.is_error, ran=outcome.ran)
+
+
+def _forwards(tool: AgentTool | None) -> bool:
+    """True for a subagent tool: its child's events are forwarded live."""
+    return tool is not None and runs_subagent(tool.fn)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._calls import current_tool_call
+from ._calls import SUBAGENT_MARK, current_tool_call, runs_subagent
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
@@ -97,7 +97,7 @@ class _AsToolInput(BaseModel):
 
 def is_subagent_tool(item: AgentTool) -> bool:
     """True for a tool that runs a subagent (``task``, or an ``as_tool`` tool)."""
-    return bool(getattr(item.fn, "_semif_subagent", False))
+    return runs_subagent(item.fn)
 
 
 def has_subagents(agent: Agent) -> bool:
@@ -155,7 +155,7 @@ class Subagents:
             async def task(agent_name: str, task: str) -> str:
                 return await subagents.run(agent_name, task)
 
-            task._semif_subagent = True  # type: ignore[attr-defined]
+            setattr(task, SUBAGENT_MARK, True)
             self._tool = AgentTool(name=TASK, fn=task, input_model=_TaskInput, input_schema=schema,
                                    description="Delegate a task to one of your subagents; returns its answer.")
         return self._tool
@@ -211,7 +211,7 @@ def agent_tool(agent: Agent, name: str, description: str, output_model: type[Bas
     async def run(task: str) -> str:
         return await run_subagent(agent, task, name, output=output)
 
-    run._semif_subagent = True  # type: ignore[attr-defined]
+    setattr(run, SUBAGENT_MARK, True)
     return AgentTool(name=name, description=description, fn=run, input_model=_AsToolInput,
                      input_schema=model_schema(_AsToolInput))
 
