@@ -69,6 +69,11 @@ class AgentSession:
             names.update((name, "a skill meta-tool") for name in SKILL_META_TOOLS)
             for skill in self.skills.skills():
                 names.update((t.name, f"a tool of skill {skill.name!r}") for t in skill.tools)
+        return {**names, **self._other_names()}
+
+    def _other_names(self) -> dict[str, str]:
+        """The names the deferred tools and the subagents use (skills' aside)."""
+        names: dict[str, str] = {}
         if self.deferred:
             names[SEARCH_TOOLS] = "the search_tools meta-tool"
             names.update((name, "a deferred tool") for name in self.deferred.tools)
@@ -80,7 +85,7 @@ class AgentSession:
         """Register skills whose tools clash with no other tool (on-demand skills may share names among themselves)."""
         skills = list(skills)
         registry = self.skill_registry()
-        others = {**taken, **{n: w for n, w in self.reserved().items() if w != "a skill meta-tool" and not w.startswith("a tool of skill")}}
+        others = {**taken, **self._other_names()}  # on-demand skills may share tool names with each other
         _claim(SKILL_META_TOOLS, taken)
         always = {t.name: s.name for s in registry.skills() if s.activation == "always" for t in s.tools}
         for skill in skills:
@@ -95,7 +100,7 @@ class AgentSession:
                 always.update((name, skill.name) for name in skill.tool_names)
             registry.register(skill)
             if allow_scripts:
-                registry._scripts.add(skill.name)
+                registry.allow_scripts(skill.name)
 
     def load_skills(self, path: Any, taken: Mapping[str, str], *, allow_scripts: bool = False, workspace: Any = None) -> list[str]:
         _claim(SKILL_META_TOOLS, taken)

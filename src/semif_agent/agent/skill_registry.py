@@ -156,10 +156,6 @@ class SkillRegistry:
         self._require(name)
         return self._ids[name]
 
-    def tool_names(self) -> set[str]:
-        """The names of every tool any registered skill provides."""
-        return {t.name for skill in self._skills.values() for t in skill.tools}
-
     def instructions_prompt(self) -> str:
         """The active skills' documents, as the runtime renders them (``<skill_content>`` blocks)."""
         return self._runtime.activated_skill_content_xml()
@@ -170,6 +166,11 @@ class SkillRegistry:
 
     def scripts_allowed(self, name: str) -> bool:
         return name in self._scripts
+
+    def allow_scripts(self, name: str) -> None:
+        """Let the model run the scripts of skill ``name`` (sandboxed, while it is active)."""
+        self._require(name)
+        self._scripts.add(name)
 
     @property
     def any_scripts(self) -> bool:
@@ -226,14 +227,6 @@ class SkillRegistry:
         if allow_scripts:
             self._scripts.update(added)
         return added
-
-    def register_path(self, path: str | os.PathLike[str], *, allow_scripts: bool = False, activation: str = "on_demand") -> str:
-        """Register the SKILL.md skill in one folder; returns its name (errors raise, unlike directory loading)."""
-        skill = Skill.from_path(path, activation=activation)  # type: ignore[arg-type]
-        self.register(skill)
-        if allow_scripts:
-            self._scripts.add(skill.name)
-        return skill.name
 
     def share(self, other: SkillRegistry, names: Iterable[str]) -> None:
         """Register skills of ``other`` (same catalog) here, with their script permission (for subagents)."""
