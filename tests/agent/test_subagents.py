@@ -166,8 +166,9 @@ def test_subagents_get_the_orchestrators_skills_by_name_with_their_own_activatio
     mail = Skill(name="mail", description="Send mail.", activation="on_demand")
     clerk = SubagentDefinition(name="clerk", description="Office work.", system_prompt="Clerk:", skills=("sheets", mail))
     provider = by_system({
-        "Orchestrator:": [calls(("task", {"agent_name": "clerk", "task": "Fix the sheet."})), "done"],
-        "Clerk:": [calls(("activate_skill", {"name": "sheets"})), "fixed"],
+        "Orchestrator:": [calls(("task", {"agent_name": "clerk", "task": "Fix the sheet."})), "done",
+                          calls(("task", {"agent_name": "clerk", "task": "Another."})), "done again"],
+        "Clerk:": [calls(("activate_skill", {"name": "sheets"})), "fixed", "nothing to activate"],
     })
     agent = Agent(llm=provider).with_system_prompt("Orchestrator:").with_skill(sheets).with_subagents([clerk])
     collect(agent.stream("go"))
@@ -176,6 +177,9 @@ def test_subagents_get_the_orchestrators_skills_by_name_with_their_own_activatio
     child = agent._session.subagents.agent("clerk")
     assert child.skills.is_active("sheets") and not agent.skills.is_active("sheets")
     assert child.skills.catalog is agent.skills.catalog  # one catalog, two runtimes
+    collect(agent.stream("again"))
+    clerk_again = [r for r in provider.requests if system_of(r).startswith("Clerk:")][-1]
+    assert "Keep headers." not in system_of(clerk_again)  # a new task starts with nothing activated
 
 
 def test_a_definition_with_a_model_gets_its_own_provider_and_output_model():

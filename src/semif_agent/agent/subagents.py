@@ -10,7 +10,10 @@
 - **Isolated, clean, lazy.** Each definition becomes its own :class:`Agent`
   (own system prompt, tools and skills, no memory of the orchestrator's
   conversation), built on its first task. Every task starts from a clean
-  context: the task text is the child's whole conversation.
+  context: the task text is the child's whole conversation, and no skill
+  activated (nor deferred tool loaded) by an earlier task is carried over.
+  An agent wrapped with ``as_tool`` is the caller's: each call is a clean
+  turn too, but its session (skills activated) is its own to reset.
 - **No nesting.** A subagent cannot start subagents: definitions whose tools
   include a subagent tool, and ``as_tool`` on an agent with subagents, are
   refused at registration (:class:`SubagentNestingError`); a subagent tool
@@ -163,7 +166,9 @@ class Subagents:
     async def run(self, name: str, task: str) -> str:
         if name not in self.definitions:
             raise ValueError(f"no subagent named {name!r}; the subagents are: {', '.join(self.definitions)}")
-        return await run_subagent(self.agent(name), task, name)
+        child = self.agent(name)
+        child._session.reset()  # isolated: nothing activated or loaded by an earlier task carries over
+        return await run_subagent(child, task, name)
 
     def agent(self, name: str) -> Agent:
         """The agent of definition ``name``, built the first time it is asked for."""
