@@ -55,6 +55,12 @@ class AgentSession:
             self.deferred.engine = self.skills.discovery.settings.engine
         return self.skills
 
+    def configure_discovery(self, **settings: Any) -> None:
+        """Change the skill discovery settings (the engine ranks deferred tools too)."""
+        self.skill_registry().discovery.configure(**settings)
+        if "engine" in settings:
+            self.deferred.engine = settings["engine"]
+
     @property
     def active(self) -> bool:
         """True when there is anything for the session to add to a turn."""

@@ -118,10 +118,7 @@ class Agent:
         return self._changed()
 
     def with_tools(self, tools: Sequence[AgentTool]) -> Agent:
-        """Add tools. A name already taken (or taken twice here) is a :class:`ToolNameCollisionError`.
-
-        ``defer_loading`` tools stay hidden until ``search_tools`` finds them (see :mod:`.deferred`).
-        """
+        """Add tools (``defer_loading`` ones wait for ``search_tools``). A taken name is a :class:`ToolNameCollisionError`."""
         tools = list(tools)
         for item in tools:
             if not isinstance(item, AgentTool):
@@ -196,11 +193,9 @@ class Agent:
 
     def with_skills_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False,
                               workspace: str | os.PathLike[str] | None = None) -> Agent:
-        """Register the SKILL.md skills under ``path`` (a tree of skill folders) as on-demand skills.
+        """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
 
-        Broken skills are reported and skipped. ``allow_scripts`` lets the
-        model run their scripts, sandboxed, in ``workspace`` (default: a
-        private temporary folder).
+        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder).
         """
         self._session.load_skills(path, self._taken_names(), allow_scripts=allow_scripts, workspace=workspace)
         return self._changed()
@@ -212,14 +207,11 @@ class Agent:
         return self._changed()
 
     def with_skill_discovery(self, **settings: Any) -> Agent:
-        """Tune how skills are offered: ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine``.
+        """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
 
-        See :class:`~semif_agent.agent.discovery.DiscoverySettings`.
+        ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools).
         """
-        registry = self._session.skill_registry()
-        registry.discovery.configure(**settings)
-        if "engine" in settings:
-            self._session.deferred.engine = settings["engine"]
+        self._session.configure_discovery(**settings)
         return self._changed()
 
     def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
