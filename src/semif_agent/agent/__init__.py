@@ -17,8 +17,13 @@ See :class:`Agent` for the methods, :mod:`~semif_agent.agent.events` for the
 stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
 :mod:`~semif_agent.agent.output` for structured output,
-:mod:`~semif_agent.agent.skill_tools` for a workspace's skills as tools,
-:mod:`~semif_agent.agent.memory` and :mod:`~semif_agent.agent.memory_tool` for memory,
+:mod:`~semif_agent.agent.skills` (with :mod:`~semif_agent.agent.skill_registry`
+and :mod:`~semif_agent.agent.discovery`) for skills with progressive
+disclosure at any scale, :mod:`~semif_agent.agent.subagents`,
+:mod:`~semif_agent.agent.compaction` and :mod:`~semif_agent.agent.deferred`
+for deferred tools, :mod:`~semif_agent.agent.skill_tools` for a workspace's
+code skills as tools, :mod:`~semif_agent.agent.memory` and
+:mod:`~semif_agent.agent.memory_tool` for memory,
 :mod:`~semif_agent.agent.retrieval`, :mod:`~semif_agent.agent.scope` and
 :mod:`~semif_agent.agent.budget` for retrieval and the context window, and
 :mod:`~semif_agent.agent.mcp` for MCP servers.
@@ -28,7 +33,18 @@ from __future__ import annotations
 
 from .agent import Agent
 from .budget import TokenBudget
-from .errors import AgentConfigError, AgentError, OutputMissingError, ToolDefinitionError, ToolNameCollisionError
+from .discovery import DiscoverySettings
+from .errors import (
+    AgentConfigError,
+    AgentError,
+    OutputMissingError,
+    SkillActivationError,
+    SkillNameCollisionError,
+    SkillNotRegisteredError,
+    SubagentNestingError,
+    ToolDefinitionError,
+    ToolNameCollisionError,
+)
 from .events import (
     AgentEvent,
     CompactionFinished,
@@ -59,6 +75,9 @@ from .retrieval import (
     rag_tools,
 )
 from .scope import RetrievalScope, current_scope
+from .skill_registry import SkillRegistry
+from .skills import Skill
+from .subagents import SubagentDefinition
 from .tools import AgentTool, tool
 from .usage import (
     ChildTurn,
@@ -76,6 +95,11 @@ __all__ = [
     "Agent",
     "AgentTool",
     "tool",
+    # skills and subagents
+    "Skill",
+    "SkillRegistry",
+    "DiscoverySettings",
+    "SubagentDefinition",
     # events
     "AgentEvent",
     "TurnStarted",
@@ -134,4 +158,8 @@ __all__ = [
     "UnknownVaultError",
     "MCPError",
     "MCPToolError",
+    "SkillNameCollisionError",
+    "SkillNotRegisteredError",
+    "SkillActivationError",
+    "SubagentNestingError",
 ]

@@ -8,7 +8,7 @@ reconfigured while it runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -45,6 +45,8 @@ class TurnConfig:
     scope: RetrievalScope | None = None
     budget: TokenBudget | None = None
     system_tokens: int = 0  # the system prompt's estimated size
+    session: Any = None  # the agent's session (skills, deferred tools, subagents): see extended()
+    compaction: Any = None  # a compaction.Compaction, or None
 
     @classmethod
     def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str,
@@ -72,6 +74,25 @@ class TurnConfig:
             schema_tokens=schema_tokens,
             output=output,
             **settings,
+        )
+
+    def extended(self, *, system: str = "", tools: Mapping[str, AgentTool] | None = None,
+                 pre_hooks: tuple[PreToolHook, ...] = ()) -> TurnConfig:
+        """This config with more system prompt text, more tools and earlier pre-hooks (a session's round view).
+
+        ``final_result`` stays the last spec; the hooks given run before the agent's own.
+        """
+        tools = dict(tools or {})
+        specs = tuple(t.to_tool_schema() for t in tools.values())
+        base = self.specs[:-1] if self.tool_output is not None else self.specs
+        final = self.specs[-1:] if self.tool_output is not None else ()
+        return replace(
+            self,
+            system_prompt="\n\n".join(part for part in (self.system_prompt, system) if part),
+            tools=MappingProxyType({**self.tools, **tools}),
+            specs=base + specs + final,
+            schema_tokens=self.schema_tokens + sum(t.schema_tokens for t in tools.values()),
+            pre_hooks=tuple(pre_hooks) + self.pre_hooks,
         )
 
     @property

@@ -11,6 +11,11 @@ Scheduling: before anything runs, the calls past the run's
 consecutive read-only calls run concurrently (at most
 :data:`READ_CONCURRENCY` at once), every other call alone, in order.
 ``ToolFinished`` events come in completion order; outcomes keep call order.
+Events a tool forwards while it runs (a subagent's, see :mod:`._calls`)
+come between its ``ToolStarted`` and ``ToolFinished``: live for subagent
+tools and concurrent groups (the call runs as a task feeding one queue),
+held until the call ends for any other tool run alone (run inline, the
+cheaper path).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..llm.messages import ToolCall
+from ._calls import ToolCallContext, publish_call, reset_call, runs_subagent
 from ._config import TurnConfig
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
@@ -31,7 +37,7 @@ from .output import FINAL_RESULT
 from .scope import RetrievalScope, publish_scope, reset_scope
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .tools import AgentTool, result_text
-from .usage import CHARS_PER_TOKEN, UsagePool, publish_pool, reset_pool
+from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool, publish_pool, reset_pool
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -89,6 +95,7 @@ class ToolExecutor:
         parent_tool_call_id: str | None = None,
         final_result: Callable[[ToolCall], Outcome] | None = None,
         scope: RetrievalScope | None = None,
+        on_child: Callable[[ChildTurn], None] | None = None,
     ) -> None:
         self.config = config
         self.scope = scope  # published during each call: current_scope()
@@ -96,6 +103,7 @@ class ToolExecutor:
         self.turn_id = turn_id
         self.parent = parent_tool_call_id
         self.final_result = final_result
+        self.on_child = on_child
 
     # -- a batch -------------------------------------------------------------
 
@@ -119,7 +127,8 @@ class ToolExecutor:
                             yield event
                     index += 1
                     continue
-            async with aclosing(self._run_one(position, call, tool, slots)) as events:
+            run = self._run_group([admitted[index]], slots) if _forwards(tool) else self._run_one(position, call, tool, slots)
+            async with aclosing(run) as events:
                 async for event in events:
                     yield event
             index += 1
@@ -147,14 +156,18 @@ class ToolExecutor:
         return admitted, cut
 
     async def _run_one(self, position: int, call: ToolCall, tool: AgentTool | None,
-                       slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
+                       slots: list[Outcome | None]) -> AsyncIterator[Any]:
+        """One call, inline; events it forwards are held and yielded before its ``ToolFinished``."""
         ready = await self._prepare(call, tool)
+        held: list[Any] = []
         if isinstance(ready, _Ready):
             yield self._started(ready)
-            outcome = await self._execute(ready)
+            outcome = await self._execute(ready, held.append)
         else:
             outcome = ready
         slots[position] = outcome
+        for event in held:
+            yield event
         yield self.finished_event(outcome)
 
     async def _run_group(self, group: list[tuple[int, ToolCall, AgentTool | None]],
@@ -168,7 +181,7 @@ class ToolExecutor:
                 if isinstance(ready, _Ready):
                     async with limit:
                         events.put_nowait(self._started(ready))
-                        outcome = await self._execute(ready)
+                        outcome = await self._execute(ready, events.put_nowait)
                 else:
                     outcome = ready
                 slots[position] = outcome
@@ -227,12 +240,13 @@ class ToolExecutor:
     def _refused(self, call: ToolCall, message: str) -> Outcome:
         return Outcome(call, message, is_error=True, digest=hash(message))
 
-    async def _execute(self, ready: _Ready) -> Outcome:
+    async def _execute(self, ready: _Ready, emit: Callable[[Any], None]) -> Outcome:
         config, tool, call = self.config, ready.tool, ready.call
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
         token = publish_pool(self.pool)
         scope_token = publish_scope(self.scope)
+        call_token = publish_call(ToolCallContext(call.id, call.name, emit, self._add_child))
         try:
             text = result_text(await self._call(tool, ready.value, timeout))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
@@ -241,6 +255,7 @@ class ToolExecutor:
                 return self._failed(call, f"Error: {call.name} timed out after {timeout:g} seconds.")
             return self._failed(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}")
         finally:
+            reset_call(call_token)
             reset_scope(scope_token)
             reset_pool(token)
         if config.post_hooks:
@@ -268,6 +283,10 @@ class ToolExecutor:
                 raise _TimedOut() from exc
             raise
 
+    def _add_child(self, child: ChildTurn) -> None:
+        if self.on_child is not None:
+            self.on_child(child)
+
     def _failed(self, call: ToolCall, message: str) -> Outcome:
         return Outcome(call, message, is_error=True, ran=True, digest=hash(message))
 
@@ -280,3 +299,8 @@ class ToolExecutor:
     def finished_event(self, outcome: Outcome) -> ToolFinished:
         return ToolFinished(turn_id=self.turn_id, parent_tool_call_id=self.parent, tool_call_id=outcome.call.id,
                             name=outcome.call.name, result=outcome.content, is_error=outcome.is_error, ran=outcome.ran)
+
+
+def _forwards(tool: AgentTool | None) -> bool:
+    """True for a subagent tool: its child's events are forwarded live."""
+    return tool is not None and runs_subagent(tool.fn)

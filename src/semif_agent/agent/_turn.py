@@ -16,6 +16,14 @@ A provider failure ends the turn with ``stopped_by="error"``, the error in
 the diagnostics and on ``TurnFinished.exception``; an abandoned stream
 records the same with ``error.kind == "cancelled"``. Either way the agent's
 conversation is left as it was: only finished turns are remembered.
+
+Sessions and compaction. When the config carries the agent's session
+(skills, deferred tools, subagents), the session prepares the turn (the
+skill shortlist for the message) and, at the start of every round, gives
+the config that round runs with: the system prompt and tools as they stand
+now (a skill activated in one round shows in the next). When it carries a
+compaction, older messages are summarised at the start of a round that
+would pass its trigger (see :mod:`.compaction`).
 """
 
 from __future__ import annotations
@@ -30,17 +38,27 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..llm.errors import ProviderError, StreamInterruptedError
-from ..llm.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from ..llm.messages import Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.responses import Response
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._stuck import StuckDetector
-from .events import RoundFinished, RoundStarted, TextDelta, TurnFinished, TurnStarted, UsageLimitReached
+from ._turn_session import SessionSteps, message_tokens
+from .compaction import CompactionCost
+from .events import (
+    RoundFinished,
+    RoundStarted,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    UsageLimitReached,
+)
 from .hooks import fire
 from .output import FINAL_RESULT
 from .scope import effective_scope
 from .usage import (
+    ChildTurn,
     LimitBreach,
     RoundUsage,
     StoppedBy,
@@ -59,16 +77,7 @@ def _closing(stream: Any) -> Any:
     return aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
 
 
-def message_tokens(message: Message) -> int:
-    """About how many tokens ``message`` takes in a prompt."""
-    tokens = estimate_tokens(message.content) + 4
-    if isinstance(message, AssistantMessage):
-        for call in message.tool_calls:
-            tokens += estimate_tokens(call.name) + estimate_tokens(call.arguments_json()) + 4
-    return tokens
-
-
-class Turn:
+class Turn(SessionSteps):
     """One turn: a user message, the rounds it takes, and how it ended."""
 
     def __init__(
@@ -83,6 +92,8 @@ class Turn:
     ) -> None:
         self.id = uuid.uuid4().hex
         self.config = config
+        self._base = config  # what the session extends each round
+        self.message = message
         self.provider = provider
         self.parent = parent_tool_call_id
         self._on_finish = on_finish
@@ -106,6 +117,11 @@ class Turn:
         self._open_round: int | None = None
         self._response: Response | None = None
         self._executor: ToolExecutor | None = None
+        self.children: list[ChildTurn] = []
+        self.compacted = False  # the conversation before this turn was summarised into it
+        self._prepared: Any = None  # what the session prepared for this message (the skill shortlist)
+        self._extra = CompactionCost()  # a compaction's model call, counted into the round it precedes
+        self._compaction_failed = False
 
     @property
     def new_messages(self) -> list[Message]:
@@ -123,9 +139,12 @@ class Turn:
                 self.wrap_reason = "usage_limit"  # started on a spent run: straight to the wrap-up
         self._executor = ToolExecutor(self.config, pool=self.pool, turn_id=self.id, parent_tool_call_id=self.parent,
                                       final_result=self._final_result if self.config.tool_output else None,
-                                      scope=effective_scope(self.config.scope))
+                                      scope=effective_scope(self.config.scope),
+                                      on_child=self.children.append)
         try:
             yield self._event(TurnStarted)
+            if self._base.session is not None:
+                self._prepared = await self._base.session.prepare(self.message)
             async with aclosing(self._rounds()) as rounds:
                 async for event in rounds:
                     yield event
@@ -149,8 +168,14 @@ class Turn:
             if self.wrap_reason is not None:
                 self._append(UserMessage(content=self._wrap_notice()))
             self._open_round = index
+            self._refresh()
+            config = self.config
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
+            if config.compaction is not None and not self._compaction_failed and self.wrap_reason != "usage_limit":
+                async with aclosing(self._compact()) as compaction:
+                    async for event in compaction:
+                        yield event
             prompt_tokens = self._tokens + (config.schema_tokens if config.specs else 0)
             async with aclosing(self._model_call(final)) as deltas:
                 async for delta in deltas:
@@ -304,6 +329,9 @@ class Turn:
     # -- accounting ----------------------------------------------------------
 
     def _round_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
+        return self._with_compaction_cost(self._model_usage(index, response, outcomes, prompt_tokens))
+
+    def _model_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
         usage = response.usage
         counted = sum(1 for o in outcomes if o.counted)
         result_tokens = sum(estimate_tokens(o.content) for o in outcomes)
@@ -338,7 +366,7 @@ class Turn:
         if self._open_round is not None:
             fire(self.config.callbacks, "on_round_end", self._open_round)
             self._open_round = None
-        self.diagnostics = TurnDiagnostics(turn_id=self.id, rounds=tuple(self.rounds),
+        self.diagnostics = TurnDiagnostics(turn_id=self.id, rounds=tuple(self.rounds), children=tuple(self.children),
                                            stopped_by=self.stopped_by or "error", error=self.error)
         if self._on_finish is not None:
             self._on_finish(self)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -32,8 +32,10 @@ from ..llm.messages import Message, ToolSpec, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
 from ._config import TurnConfig
+from ._session import AgentSession
 from ._turn import Turn, message_tokens
 from .budget import TokenBudget
+from .compaction import CompactFn, Compaction
 from .errors import AgentConfigError, OutputMissingError, ToolNameCollisionError
 from .events import TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
@@ -41,6 +43,9 @@ from .memory import MemoryManager
 from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
 from .scope import RetrievalScope
+from .skill_registry import SkillRegistry
+from .skills import Skill
+from .subagents import SubagentDefinition, agent_tool
 from .tools import AgentTool
 from .usage import TurnDiagnostics, UsageLimits
 
@@ -105,6 +110,8 @@ class Agent:
         self._output: OutputSpec | None = None
         self._callbacks: list[AgentCallback] = []
         self._context_management: dict[str, Any] | None = None
+        self._session = AgentSession()  # skills, deferred tools, subagents
+        self._compaction: Compaction | None = None
         self._config: TurnConfig | None = None
         self._history: list[tuple[tuple[Message, ...], int]] = []  # finished turns: (messages, estimated tokens)
         self._last_turn: TurnDiagnostics | None = None
@@ -123,17 +130,19 @@ class Agent:
         return self._changed()
 
     def with_tools(self, tools: Sequence[AgentTool]) -> Agent:
-        """Add tools. A name already taken (or taken twice here) is a :class:`ToolNameCollisionError`."""
+        """Add tools (``defer_loading`` ones wait for ``search_tools``). A taken name is a :class:`ToolNameCollisionError`."""
         tools = list(tools)
         for item in tools:
             if not isinstance(item, AgentTool):
                 raise AgentConfigError(f"with_tools takes AgentTool values (use @tool), got {type(item).__name__}")
-        taken = set(self._tools) | ({FINAL_RESULT} if self._output and self._output.mode == "tool" else set())
+        taken = {**self._session.reserved(), **self._taken_names()}
         for item in tools:
             if item.name in taken:
-                where = "the structured-output tool" if item.name == FINAL_RESULT else "another tool"
-                raise ToolNameCollisionError(f"tool name {item.name!r} is already used by {where}; tool names must be unique")
-            taken.add(item.name)
+                raise ToolNameCollisionError(f"tool name {item.name!r} is already used by {taken[item.name]}; tool names must be unique")
+            taken[item.name] = "another tool"
+        deferred = [t for t in tools if t.defer_loading]
+        tools = [t for t in tools if not t.defer_loading]
+        self._session.add_deferred(deferred, taken)
         self._tools.update((t.name, t) for t in tools)
         self._specs += tuple(t.to_tool_schema() for t in tools)
         self._schema_tokens += sum(t.schema_tokens for t in tools)
@@ -183,24 +192,85 @@ class Agent:
         self._context_management = dict(config)
         return self._changed()
 
+    # -- skills, subagents, compaction (see skills, discovery, subagents, compaction) --
+
+    def with_skill(self, skill: Skill) -> Agent:
+        """Register one skill (see :mod:`semif_agent.agent.skills`)."""
+        return self.with_skills([skill])
+
+    def with_skills(self, skills: Sequence[Skill]) -> Agent:
+        """Register skills. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``."""
+        self._session.add_skills(skills, self._taken_names())
+        return self._changed()
+
+    def with_skills_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False,
+                              workspace: str | os.PathLike[str] | None = None) -> Agent:
+        """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
+
+        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder).
+        """
+        self._session.load_skills(path, self._taken_names(), allow_scripts=allow_scripts, workspace=workspace)
+        return self._changed()
+
+    def with_skill_from_path(self, path: str | os.PathLike[str], *, activation: Literal["always", "on_demand"] = "on_demand",
+                             allow_scripts: bool = False) -> Agent:
+        """Register the SKILL.md skill of one folder (raises when it cannot be loaded)."""
+        self._session.add_skills([Skill.from_path(path, activation=activation)], self._taken_names(), allow_scripts=allow_scripts)
+        return self._changed()
+
+    def with_skill_discovery(self, **settings: Any) -> Agent:
+        """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
+
+        ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools).
+        """
+        self._session.configure_discovery(**settings)
+        return self._changed()
+
+    def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
+        """Register subagents and the ``task(agent_name, task)`` tool (see :mod:`semif_agent.agent.subagents`)."""
+        self._session.add_subagents(self, list(definitions), self._taken_names())
+        return self._changed()
+
+    def with_compaction(self, trigger_tokens: int, *, keep_last: int = 4, compact_fn: CompactFn | None = None) -> Agent:
+        """Summarise older messages when a turn's messages pass ``trigger_tokens`` (see :mod:`semif_agent.agent.compaction`)."""
+        self._compaction = Compaction.build(trigger_tokens, keep_last, compact_fn)
+        return self._changed()
+
+    def as_tool(self, name: str, description: str, *, output_model: type[BaseModel] | None = None,
+                max_output_retries: int = 1) -> AgentTool:
+        """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
+        return agent_tool(self, name, description, output_model, max_output_retries)
+
     def _changed(self) -> Agent:
         self._config = None
         return self
 
-    def _turn_config(self) -> TurnConfig:
-        if self._config is None:
-            if self._memory is not None and self._output is not None and self._output.mode == "prompted":
-                raise AgentConfigError("structured output in prompted mode needs an agent without with_memory; use mode='tool'")
-            system_prompt = self._system_prompt
-            if self._memory_protocol:
-                system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
-            self._config = TurnConfig.build(
-                tools=self._tools, specs=self._specs, schema_tokens=self._schema_tokens, output=self._output,
-                system_prompt=system_prompt, limits=self._limits, scope=self._scope, budget=self._budget,
-                pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
-                callbacks=tuple(self._callbacks), context_management=self._context_management, **self._settings,
-            )
-        return self._config
+    def _taken_names(self) -> dict[str, str]:
+        taken = {name: "another tool" for name in self._tools}
+        if self._output is not None and self._output.mode == "tool":
+            taken[FINAL_RESULT] = "the structured-output tool"
+        return taken
+
+    def _turn_config(self, output: OutputSpec | None = None) -> TurnConfig:
+        """The config turns run with (``output`` overrides the agent's for a one-off config)."""
+        if self._config is not None and output is None:
+            return self._config
+        chosen = output or self._output
+        if self._memory is not None and chosen is not None and chosen.mode == "prompted":
+            raise AgentConfigError("structured output in prompted mode needs an agent without with_memory; use mode='tool'")
+        system_prompt = self._system_prompt
+        if self._memory_protocol:
+            system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
+        config = TurnConfig.build(
+            tools=self._tools, specs=self._specs, schema_tokens=self._schema_tokens, output=chosen,
+            system_prompt=system_prompt, limits=self._limits, scope=self._scope, budget=self._budget,
+            pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
+            callbacks=tuple(self._callbacks), context_management=self._context_management,
+            session=self._session, compaction=self._compaction, **self._settings,
+        )
+        if output is None:
+            self._config = config
+        return config
 
     # -- state ---------------------------------------------------------------
 
@@ -214,6 +284,19 @@ class Agent:
     @property
     def tools(self) -> tuple[AgentTool, ...]:
         return tuple(self._tools.values())
+
+    @property
+    def skills(self) -> SkillRegistry:
+        """This agent's skills: registration, activation state, discovery."""
+        return self._session.skill_registry()
+
+    def save_state(self) -> dict[str, Any]:
+        """The session as JSON-ready data: skill activation (the catalog runtime's state), skills shown, deferred tools loaded."""
+        return self._session.to_state()
+
+    def restore_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`save_state` saved (into an agent configured the same way)."""
+        self._session.load_state(dict(state))
 
     @property
     def last_turn(self) -> TurnDiagnostics | None:
@@ -233,8 +316,10 @@ class Agent:
         return tuple(m for messages, _ in self._history for m in messages)
 
     def clear_history(self) -> None:
-        """Forget the conversation (the configuration stays; with memory, its session's history is cleared)."""
+        """Start a new session: forget the conversation (with memory, its session's history), the skills activated
+        and the tools loaded (the configuration stays)."""
         self._history.clear()
+        self._session.reset()
         if self._memory is not None:
             self._memory.clear_history()
 
@@ -262,6 +347,10 @@ class Agent:
         self._last_turn = turn.diagnostics
         self._last_output = turn.output
         if turn.stopped_by != "error":
+            if turn.compacted:  # the turn's messages start with the summary of everything before
+                self._history.clear()
+                if self._memory is not None:
+                    self._memory.clear_history()
             messages = tuple(turn.new_messages)
             tokens = sum(message_tokens(m) for m in messages)
             if self._memory is not None:
@@ -379,9 +468,11 @@ class Agent:
         return run_sync(self.arun(message), "Agent.run")
 
     async def aclose(self) -> None:
-        """Close MCP connections; release the provider this agent built (one passed as ``llm`` is the caller's)."""
+        """Close MCP connections and the session's resources; release the provider this agent built
+        (one passed as ``llm`` is the caller's to close)."""
         if self._mcp is not None:
             await self._mcp.aclose(self)
+        await self._session.aclose()
         if self._owns_llm and self._llm is not None:
             close = getattr(self._llm, "aclose", None)
             self._llm = None

@@ -4,11 +4,16 @@
 
     SemifError
     ├── UserError
-    │   └── AgentConfigError          a bad agent or tool setup (also a ValueError)
-    │       ├── ToolNameCollisionError two tools configured under one name
-    │       └── ToolDefinitionError   @tool cannot describe a function
+    │   ├── AgentConfigError          a bad agent or tool setup (also a ValueError)
+    │   │   ├── ToolNameCollisionError two tools configured under one name
+    │   │   ├── ToolDefinitionError   @tool cannot describe a function
+    │   │   ├── SkillNameCollisionError two skills registered under one name
+    │   │   └── SubagentNestingError  a subagent that would start subagents of its own
+    │   └── UnknownSkillError
+    │       └── SkillNotRegisteredError no skill of that name in the agent's registry (also a KeyError)
     └── AgentError                    a turn failed at run time
-        └── OutputMissingError        run()/arun(): no valid structured output
+        ├── OutputMissingError        run()/arun(): no valid structured output
+        └── SkillActivationError      a skill's instructions cannot be read to activate it
 
 A model provider's failure (:class:`~semif_agent.llm.ProviderError`) ends a
 streamed turn with a ``TurnFinished`` whose diagnostics carry it;
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import SemifError, UserError
+from ..errors import SemifError, UnknownSkillError, UserError
 
 if TYPE_CHECKING:
     from .usage import TurnDiagnostics
@@ -39,6 +44,21 @@ class ToolDefinitionError(AgentConfigError):
     """``@tool`` cannot build a tool from this function (no name, bad signature, ...)."""
 
 
+class SkillNameCollisionError(AgentConfigError):
+    """A skill name is already registered with this agent: skill names are one namespace."""
+
+
+class SubagentNestingError(AgentConfigError):
+    """Subagents cannot have subagents of their own (found at registration, or again at call time)."""
+
+
+class SkillNotRegisteredError(UnknownSkillError, KeyError):
+    """No skill of that name is registered with the agent (also a ``KeyError``, as a mapping lookup)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 class AgentError(SemifError):
     """A turn failed at run time."""
 
@@ -54,3 +74,7 @@ class OutputMissingError(AgentError):
     def __init__(self, message: str, *, diagnostics: TurnDiagnostics | None = None) -> None:
         self.diagnostics = diagnostics
         super().__init__(message)
+
+
+class SkillActivationError(AgentError):
+    """A registered skill could not be activated (its SKILL.md can no longer be read)."""

@@ -1,0 +1,352 @@
+"""One agent's skills: :class:`SkillRegistry`, over the SKILL.md catalog and a per-agent runtime.
+
+::
+
+    registry = agent.skills                 # or SkillRegistry() on its own
+    registry.register(Skill(name="sql", description="Query the warehouse.", activation="on_demand"))
+    registry.activate("sql")                # what the activate_skill tool does
+    registry.active_tools()                 # the tools of every active skill
+    state = registry.to_state()             # and back: registry.load_state(state)
+
+There is one mechanism under it, not two. Every skill, made in Python or
+read from a SKILL.md folder, is an entry of a
+:class:`semif_agent.catalog.SkillRegistry` (the catalog, which may be
+shared by many agents), and visibility and activation are the state of
+this agent's :class:`semif_agent.catalog.AgentSkillRuntime`: activation
+reads the skill's document through the runtime, the active skills'
+instructions are the runtime's ``activated_skill_content_xml()``, files are
+read and scripts run (sandboxed) through it, and its ``to_state`` /
+``from_state`` save and restore the session. This class adds what the
+agent needs on top: the :class:`~.skills.Skill` objects with their tools,
+``always`` versus ``on_demand``, and names as the model uses them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
+from ..catalog.loader import find_skill_md
+from ..catalog.registry import SkillRegistry as CatalogRegistry
+from ..catalog.results import ScriptRunResult
+from ..catalog.runtime import AgentSkillRuntime
+from .discovery import DiscoverySettings, SkillDiscovery
+from .errors import (
+    AgentConfigError,
+    SkillActivationError,
+    SkillNameCollisionError,
+    SkillNotRegisteredError,
+    ToolNameCollisionError,
+)
+from .skills import Skill, has_skill_md, python_descriptor, skill_folders
+from .tools import AgentTool
+
+STATE_VERSION = 1
+
+
+class SkillRegistry:
+    """The skills one agent has: registration, activation (per agent, per session), discovery.
+
+    ``catalog`` is the SKILL.md catalog the skills are entered in (a new
+    one by default; pass one to share it between agents). ``agent_id``
+    names this agent in the runtime's state and traces.
+    """
+
+    def __init__(self, *, catalog: CatalogRegistry | None = None, agent_id: str | None = None,
+                 discovery: DiscoverySettings | None = None) -> None:
+        self._catalog = catalog if catalog is not None else CatalogRegistry()
+        self._agent_id = agent_id or f"agent-{uuid.uuid4().hex[:12]}"
+        self._runtime = AgentSkillRuntime(self._agent_id, self._catalog)
+        self._skills: dict[str, Skill] = {}
+        self._ids: dict[str, str] = {}  # name -> catalog skill id
+        self._scripts: set[str] = set()  # skills whose scripts may run
+        self._workspace: Path | None = None
+        self.version = 0  # bumped by every change the model's view depends on
+        self.discovery = SkillDiscovery(self, discovery)
+
+    # -- the seed's methods -------------------------------------------------
+
+    def register(self, skill: Skill) -> None:
+        """Register a skill. A name already registered raises :class:`SkillNameCollisionError` (a ``ValueError``)."""
+        if not isinstance(skill, Skill):
+            raise AgentConfigError(f"register takes a Skill, got {type(skill).__name__}")
+        if skill.name in self._skills:
+            raise SkillNameCollisionError(f"a skill named {skill.name!r} is already registered")
+        self._add(skill, self._enter(skill))
+
+    def activate(self, name: str) -> Skill:
+        """Mark an on-demand skill active (its instructions and tools join the session); return it.
+
+        Raises :class:`SkillNotRegisteredError` (a ``KeyError``) for an unknown
+        name and :class:`ToolNameCollisionError` when one of its tools has the
+        name of another active skill's tool. Always-on skills are already active.
+        """
+        skill = self._require(name)
+        if skill.activation == "always" or self.is_active(name):
+            return skill
+        active_tools([*self.active_skills(), skill])
+        ok, _, _ = self._runtime.activate_skill(self._ids[name])
+        if not ok:
+            raise SkillActivationError(f"skill {name!r} cannot be activated: its SKILL.md cannot be read")
+        self.version += 1
+        return skill
+
+    def deactivate(self, name: str) -> None:
+        """Remove an on-demand skill from the active set (always-on skills stay active)."""
+        skill = self._require(name)
+        if skill.activation == "always":
+            return
+        removed, _ = self._runtime.deactivate_skill(self._ids[name])
+        if removed:
+            self.version += 1
+
+    def reset(self) -> None:
+        """Clear all activation state (registrations stay; always-on skills stay active)."""
+        self._runtime.set_activated_skills(self._ids[name] for name, skill in self._skills.items() if skill.activation == "always")
+        self.version += 1
+
+    def get(self, name: str) -> Skill | None:
+        """The skill registered under ``name``, or None."""
+        return self._skills.get(name)
+
+    def is_active(self, name: str) -> bool:
+        """True when the skill's instructions and tools are in play now (always-on skills always are)."""
+        skill = self._skills.get(name)
+        if skill is None:
+            return False
+        return skill.activation == "always" or self._ids[name] in self._runtime.activated_skill_ids()
+
+    def active_tools(self) -> list[AgentTool]:
+        """The tools of every active skill. Two with one name raise :class:`ToolNameCollisionError` (a ``ValueError``)."""
+        return active_tools(self.active_skills())
+
+    def on_demand_skills(self) -> list[Skill]:
+        """The skills that need activation, in registration order."""
+        return [skill for skill in self._skills.values() if skill.activation == "on_demand"]
+
+    def skill_discovery_prompt(self) -> str:
+        """The discovery text for the system prompt ('' when there are no on-demand skills); see :mod:`.discovery`."""
+        return self.discovery.listing().text
+
+    # -- more queries ---------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._skills)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._skills
+
+    def skills(self) -> list[Skill]:
+        """Every registered skill, in registration order."""
+        return list(self._skills.values())
+
+    def active_skills(self) -> list[Skill]:
+        """The active skills, in registration order."""
+        activated = self._runtime.activated_skill_ids()
+        return [s for name, s in self._skills.items() if s.activation == "always" or self._ids[name] in activated]
+
+    def skill_id(self, name: str) -> str:
+        """The catalog id of a registered skill (``python@name``, ``custom@name``, ...)."""
+        self._require(name)
+        return self._ids[name]
+
+    def instructions_prompt(self) -> str:
+        """The active skills' documents, as the runtime renders them (``<skill_content>`` blocks)."""
+        return self._runtime.activated_skill_content_xml()
+
+    def restrictions(self) -> dict[str, tuple[str, ...]]:
+        """``allowed-tools`` patterns of the active skills that declare some, by skill name."""
+        return {skill.name: skill.allowed_tools for skill in self.active_skills() if skill.allowed_tools}
+
+    def scripts_allowed(self, name: str) -> bool:
+        return name in self._scripts
+
+    def allow_scripts(self, name: str) -> None:
+        """Let the model run the scripts of skill ``name`` (sandboxed, while it is active)."""
+        self._require(name)
+        self._scripts.add(name)
+
+    @property
+    def any_scripts(self) -> bool:
+        """True when some skill may run its scripts."""
+        return bool(self._scripts)
+
+    @property
+    def catalog(self) -> CatalogRegistry:
+        """The SKILL.md catalog the skills are entered in."""
+        return self._catalog
+
+    @property
+    def runtime(self) -> AgentSkillRuntime:
+        """This agent's view of the catalog: visibility and activation."""
+        return self._runtime
+
+    # -- loading ------------------------------------------------------------
+
+    def load_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False) -> list[str]:
+        """Register every SKILL.md skill under ``path`` (a skill folder, or a tree of them) as on-demand.
+
+        A broken skill is reported (:class:`~semif_agent.catalog.SkillCatalogWarning`)
+        and skipped, and so is one whose name is already registered; the rest
+        load. Returns the names registered. ``allow_scripts`` lets the model
+        run their scripts (sandboxed) with ``run_skill_script``.
+        """
+        root = Path(path).expanduser()
+        if not root.is_dir():
+            raise SkillsPathNotFound(f"{root}: no such folder of skills")
+        root = root.resolve()
+        folders = [root] if find_skill_md(root) is not None else skill_folders(root)
+        known = {str(d.root) for d in self._catalog.list_all() if d.skill_md is not None}
+        new = [folder for folder in folders if os.path.realpath(folder) not in known]
+        for parent in sorted({folder.parent for folder in new}):
+            siblings = [f for f in folders if f.parent == parent]
+            if all(f in new for f in siblings) and siblings != [root]:
+                self._catalog.scan_custom(parent)  # one layer for the whole folder
+            else:
+                for folder in (f for f in new if f.parent == parent):
+                    self._catalog.scan_folder(folder)  # not rescanning what the catalog holds
+        by_root = {str(d.root): d for d in self._catalog.list_all() if d.skill_md is not None}
+        added: list[str] = []
+        for folder in folders:
+            descriptor = by_root.get(os.path.realpath(folder))
+            if descriptor is None:
+                continue  # skipped or shadowed: the catalog has said why
+            if descriptor.name in self._skills:
+                if self._ids[descriptor.name] != descriptor.skill_id:
+                    warnings.warn(f"{folder}: a skill named {descriptor.name!r} is already registered; skipped",
+                                  SkillCatalogWarning, stacklevel=2)
+                continue
+            self._add(Skill.from_descriptor(descriptor), descriptor.skill_id)
+            added.append(descriptor.name)
+        if allow_scripts:
+            self._scripts.update(added)
+        return added
+
+    def share(self, other: SkillRegistry, names: Iterable[str]) -> None:
+        """Register skills of ``other`` (same catalog) here, with their script permission (for subagents)."""
+        if other._catalog is not self._catalog:
+            raise AgentConfigError("skills can only be shared between registries over the same catalog")
+        for name in names:
+            skill = other._require(name)
+            if name in self._skills:
+                raise SkillNameCollisionError(f"a skill named {name!r} is already registered")
+            self._add(skill, other._ids[name])
+            if other.scripts_allowed(name):
+                self._scripts.add(name)
+        self._workspace = self._workspace or other._workspace
+
+    def use_workspace(self, workspace: str | os.PathLike[str] | None) -> None:
+        """Where skill scripts run (default: a private temporary folder made on first use)."""
+        self._workspace = Path(workspace).expanduser().resolve() if workspace is not None else None
+        if self._workspace is not None:
+            self._runtime.bind_workspace(workspace_root=self._workspace)
+
+    # -- files and scripts -----------------------------------------------------
+
+    def read_file(self, name: str, relative_path: str) -> str:
+        """A file of a registered skill; raises ``ValueError`` saying why it cannot be read."""
+        skill = self._require(name)
+        if skill.path is None:
+            raise ValueError(f"skill {name!r} has no folder, so no files")
+        text = self._runtime.read_skill_file(self._ids[name], relative_path)
+        if not text:
+            target = Path(skill.path) / relative_path
+            if not (os.path.isfile(target) and os.path.realpath(target).startswith(os.path.realpath(skill.path) + os.sep)):
+                raise ValueError(f"no readable file {relative_path!r} in skill {name!r}")
+        return text
+
+    async def run_script(self, name: str, script: str, args: Iterable[str], *, timeout_sec: float = 30) -> ScriptRunResult:
+        """Run a script of an active skill whose scripts are allowed, in the runtime's sandbox."""
+        self._require(name)
+        if name not in self._scripts:
+            raise ValueError(f"running the scripts of skill {name!r} is not allowed")
+        if not self.is_active(name):
+            raise ValueError(f"skill {name!r} is not active: activate it (and read its instructions) first")
+        if not self._runtime.is_initialized:
+            self.use_workspace(self._workspace or tempfile.mkdtemp(prefix="semif-agent-skills-"))
+        return await self._runtime.run_skill_script(self._ids[name], script, list(args), timeout_sec=timeout_sec)
+
+    # -- saved state ------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """This agent's activation state (the runtime's ``to_state``), JSON-ready."""
+        return {"version": STATE_VERSION, "runtime": self._runtime.to_state()}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`to_state` saved, through ``AgentSkillRuntime.from_state``.
+
+        Skills registered since stay visible; skills no longer registered are
+        dropped; always-on skills stay active.
+        """
+        saved = dict(state.get("runtime", state))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # skills of other agents sharing the catalog are not ours to restore
+            runtime = AgentSkillRuntime.from_state(saved, self._catalog, agent_id=self._agent_id)
+        activated = runtime.activated_skill_ids() & set(self._ids.values())
+        runtime.set_visible_skills(self._ids.values())
+        runtime.set_activated_skills(activated | {self._ids[n] for n, s in self._skills.items() if s.activation == "always"})
+        if self._workspace is not None:
+            runtime.bind_workspace(workspace_root=self._workspace)
+        self._runtime = runtime
+        self.version += 1
+
+    # -- internals ----------------------------------------------------------------
+
+    def _require(self, name: str) -> Skill:
+        skill = self._skills.get(name)
+        if skill is None:
+            raise SkillNotRegisteredError(f"no skill named {name!r} is registered")
+        return skill
+
+    def _enter(self, skill: Skill) -> str:
+        """Enter ``skill`` in the catalog (or find it there); its catalog id."""
+        if has_skill_md(skill):
+            try:
+                return self._catalog.register_folder(skill.path)  # type: ignore[arg-type]
+            except SkillCollisionError:
+                for descriptor in self._catalog.find_by_name(skill.name):
+                    if os.path.realpath(descriptor.root) == os.path.realpath(skill.path):  # type: ignore[arg-type]
+                        return descriptor.skill_id
+                raise SkillNameCollisionError(f"the catalog already holds another skill named {skill.name!r}") from None
+        descriptor, doc = python_descriptor(skill)
+        held = self._catalog.get(descriptor.skill_id)
+        if held is None:
+            return self._catalog.register(descriptor, doc=doc)
+        if held == descriptor and self._catalog.read_skill_doc(descriptor.skill_id) == doc:
+            return descriptor.skill_id  # the same skill, entered by an agent sharing the catalog
+        raise SkillNameCollisionError(f"the catalog already holds another skill {descriptor.skill_id!r}")
+
+    def _add(self, skill: Skill, skill_id: str) -> None:
+        self._skills[skill.name] = skill
+        self._ids[skill.name] = skill_id
+        self._runtime.add_visible_skill(skill_id)
+        if skill.activation == "always":
+            ok, _, _ = self._runtime.activate_skill(skill_id)
+            if not ok:
+                del self._skills[skill.name], self._ids[skill.name]
+                self._runtime.remove_visible_skill(skill_id)
+                raise SkillActivationError(f"skill {skill.name!r} cannot be activated: its SKILL.md cannot be read")
+        self.version += 1
+
+    def __repr__(self) -> str:
+        return f"<SkillRegistry skills={len(self._skills)} active={len(self.active_skills())}>"
+
+
+def active_tools(skills: Iterable[Skill]) -> list[AgentTool]:
+    """The tools of ``skills``; a name provided twice raises :class:`ToolNameCollisionError`."""
+    owners: dict[str, str] = {}
+    tools: list[AgentTool] = []
+    for skill in skills:
+        for item in skill.tools:
+            if item.name in owners:
+                raise ToolNameCollisionError(
+                    f"tool {item.name!r} is provided by both active skills {owners[item.name]!r} and {skill.name!r}")
+            owners[item.name] = skill.name
+            tools.append(item)
+    return tools
