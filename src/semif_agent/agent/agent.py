@@ -20,10 +20,9 @@ it through the one sync bridge, ``achat``/``chat`` are its text, and
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -32,30 +31,30 @@ from ..llm.messages import Message, ToolSpec, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
 from ._config import TurnConfig
+from ._context_config import ContextConfig
+from ._skill_config import SkillConfig
 from ._session import AgentSession
 from ._turn import Turn, message_tokens
 from .budget import TokenBudget
-from .compaction import CompactFn, Compaction
+from .compaction import Compaction
 from .errors import AgentConfigError, OutputMissingError, ToolNameCollisionError
 from .events import TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .memory import MemoryManager
-from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
+from .memory_tool import MEMORY_PROTOCOL
 from .output import FINAL_RESULT, OutputSpec
 from .scope import RetrievalScope
 from .skill_registry import SkillRegistry
-from .skills import Skill
-from .subagents import SubagentDefinition, agent_tool
 from .tools import AgentTool
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
-    from .mcp import MCPServerConfig, MCPServers
+    from .mcp import MCPServers
 
 DEFAULT_MODEL = "claude-haiku-4-5-20251001"
 
 
-class Agent:
+class Agent(SkillConfig, ContextConfig):
     """A model with tools, in a loop: streams typed events, keeps the conversation between turns.
 
     ``model`` is ``"provider/model"`` (well-known bare names work), built on
@@ -192,55 +191,6 @@ class Agent:
         self._context_management = dict(config)
         return self._changed()
 
-    # -- skills, subagents, compaction (see skills, discovery, subagents, compaction) --
-
-    def with_skill(self, skill: Skill) -> Agent:
-        """Register one skill (see :mod:`semif_agent.agent.skills`)."""
-        return self.with_skills([skill])
-
-    def with_skills(self, skills: Sequence[Skill]) -> Agent:
-        """Register skills. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``."""
-        self._session.add_skills(skills, self._taken_names())
-        return self._changed()
-
-    def with_skills_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False,
-                              workspace: str | os.PathLike[str] | None = None) -> Agent:
-        """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
-
-        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder).
-        """
-        self._session.load_skills(path, self._taken_names(), allow_scripts=allow_scripts, workspace=workspace)
-        return self._changed()
-
-    def with_skill_from_path(self, path: str | os.PathLike[str], *, activation: Literal["always", "on_demand"] = "on_demand",
-                             allow_scripts: bool = False) -> Agent:
-        """Register the SKILL.md skill of one folder (raises when it cannot be loaded)."""
-        self._session.add_skills([Skill.from_path(path, activation=activation)], self._taken_names(), allow_scripts=allow_scripts)
-        return self._changed()
-
-    def with_skill_discovery(self, **settings: Any) -> Agent:
-        """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
-
-        ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools).
-        """
-        self._session.configure_discovery(**settings)
-        return self._changed()
-
-    def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
-        """Register subagents and the ``task(agent_name, task)`` tool (see :mod:`semif_agent.agent.subagents`)."""
-        self._session.add_subagents(self, list(definitions), self._taken_names())
-        return self._changed()
-
-    def with_compaction(self, trigger_tokens: int, *, keep_last: int = 4, compact_fn: CompactFn | None = None) -> Agent:
-        """Summarise older messages when a turn's messages pass ``trigger_tokens`` (see :mod:`semif_agent.agent.compaction`)."""
-        self._compaction = Compaction.build(trigger_tokens, keep_last, compact_fn)
-        return self._changed()
-
-    def as_tool(self, name: str, description: str, *, output_model: type[BaseModel] | None = None,
-                max_output_retries: int = 1) -> AgentTool:
-        """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
-        return agent_tool(self, name, description, output_model, max_output_retries)
-
     def _changed(self) -> Agent:
         self._config = None
         return self
@@ -357,64 +307,6 @@ class Agent:
                 self._memory.add_turn(messages, tokens)
             else:
                 self._history.append((messages, tokens))
-
-    # -- memory, retrieval scope, context budget, MCP -------------------------
-
-    def with_memory(self, memory: MemoryManager) -> Agent:
-        """Keep the conversation in ``memory``'s session (it outlives the agent); facts via ``memory_tools``/``memory_skill``."""
-        if not isinstance(memory, MemoryManager):
-            raise AgentConfigError(f"with_memory takes a MemoryManager, got {type(memory).__name__}")
-        if self._output is not None and self._output.mode == "prompted":
-            raise AgentConfigError("with_memory cannot be combined with prompted structured output; use mode='tool'")
-        self._memory = memory
-        return self._changed()
-
-    def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
-        """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
-        self.with_tools([memory_tool(backend)])
-        self._memory_protocol = True
-        return self._changed()
-
-    def with_scope(self, scope: RetrievalScope | Mapping[str, Any] | None) -> Agent:
-        """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
-        if scope is not None and not isinstance(scope, RetrievalScope):
-            scope = RetrievalScope(**dict(scope))
-        self._scope = scope
-        return self._changed()
-
-    def with_budget(self, budget: TokenBudget | Mapping[str, Any] | None) -> Agent:
-        """Cap what enters the context window (see :class:`~semif_agent.agent.TokenBudget`; ``None``: no caps)."""
-        if budget is not None and not isinstance(budget, TokenBudget):
-            budget = TokenBudget(**dict(budget))
-        self._budget = budget
-        return self._changed()
-
-    def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
-        """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
-        from .mcp import MCPServers
-
-        if isinstance(servers, str):
-            servers = [servers]
-        if self._mcp is None:
-            self._mcp = MCPServers()
-        self._mcp.add(list(servers))
-        return self._changed()
-
-    def _remove_discovered_tools(self, names: Sequence[str]) -> None:
-        """Take off tools found at run time (MCP; they were added by :meth:`with_tools`, through its name check)."""
-        gone = {name for name in names if name in self._tools}
-        if not gone:
-            return
-        self._schema_tokens -= sum(self._tools[n].schema_tokens for n in gone if any(s.name == n for s in self._specs))
-        self._specs = tuple(spec for spec in self._specs if spec.name not in gone)
-        for name in gone:
-            del self._tools[name]
-        self._changed()
-
-    def _refuse_sync_with_mcp(self, what: str) -> None:
-        if self._mcp is not None:
-            raise AgentConfigError(f"{what} cannot be used with MCP servers: they need the async variant "
-                                   "(astream, achat or arun, then aclose or `async with agent:`)")
 
     # -- the loop ------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import DecisionError, EngineConfigError, SemifError, SyncInAsyncError, UserError
+from ..errors import DecisionError, EngineConfigError, SemifError, SyncInAsyncError, UserError  # noqa: F401 - SyncInAsyncError is re-exported
 
 
 class ProviderConfigError(EngineConfigError):
