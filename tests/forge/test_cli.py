@@ -64,3 +64,23 @@ def test_new_that_never_passes_writes_nothing_and_says_so(tmp_path: Path) -> Non
     assert "nothing was written" in result.stderr and "Traceback" not in result.stderr
     assert (root / "data" / "categories.json").read_bytes() == before
     assert not (root / "data" / "skills" / "todos" / "count.py").exists()
+
+
+def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
+    from semif_agent.engine import DecisionLog
+
+    root = create_workspace(tmp_path / "ws")
+    with override_provider(ScriptedProvider([fenced(COUNT)])):
+        invoke("skills", "new", "todos.count", "--description", "Count the to-do tasks, open or done.",
+               "--budget", "1", "--model", "openai/m", "-w", str(root))
+    DecisionLog(root / "data" / "decisions.jsonl").append(
+        {"run_id": "r1", "kind": "outcome", "skill": "todos.count", "outcome": "failure",
+         "request": "count tasks due today", "reason": "judged by local", "action_log": "counted all tasks"})
+    provider = ScriptedProvider([fenced(COUNT.replace("to-do(s)", "task(s)"))])
+    with override_provider(provider):
+        result = invoke("skills", "review", "todos.count", "-w", str(root), "--regenerate", "--model", "openai/m")
+    assert result.exit_code == 0, result.output
+    assert "failure 1" in result.stdout and "regenerated todos.count after 1 attempt(s)" in result.stdout
+    prompt = provider.requests[0].messages[-1].content
+    assert "count tasks due today" in prompt and "counted all tasks" in prompt
+    assert "task(s)" in (root / "data" / "skills" / "todos" / "count.py").read_text()
