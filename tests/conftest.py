@@ -1,12 +1,23 @@
-"""Shared fixtures: isolated user dirs, and small workspaces built from code."""
+"""Shared fixtures: isolated user dirs and caches, no real model calls, the loopback wire server,
+and small workspaces built from code.
+
+``tests/`` goes on ``sys.path`` so ``support`` (the shared test helpers) imports.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from support.wire_server import WireServer  # noqa: E402
+
+from semif_agent.llm import block_model_requests  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SEED_BODY = (FIXTURES / "seed_email_compose.py").read_text(encoding="utf-8")
@@ -14,6 +25,42 @@ CONTACTS = [
     {"name": "Alice", "email": "alice@example.com", "description": "Alice Martin, finance lead, quarterly reports"},
     {"name": "Bob", "email": "bob@example.com", "description": "Bob Chen, engineering manager"},
 ]
+
+
+PROVIDER_ENV = (
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS",
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CUSTOM_HEADERS", "OPENROUTER_API_KEY", "OLLAMA_BASE_URL",
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_real_model_calls():
+    """Only loopback endpoints may be called from the suite."""
+    with block_model_requests(allow_loopback=True):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _clean_provider_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the host's provider keys or endpoints."""
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "no-anthropic-config"))
+
+
+@pytest.fixture(scope="session")
+def _wire_server():
+    with WireServer() as server:
+        yield server
+
+
+@pytest.fixture
+def wire(_wire_server):
+    """The loopback server speaking the Anthropic and OpenAI APIs, with no replies queued and no requests recorded."""
+    _wire_server.reset()
+    yield _wire_server
+    _wire_server.reset()
 
 
 @pytest.fixture(scope="session", autouse=True)
