@@ -88,6 +88,7 @@ def test_user_mistakes_are_one_line_and_a_non_zero_exit(make_workspace, tmp_path
         (("tree", "-w", str(tmp_path)), "not a workspace"),
         (("skills", "show", "email.nope", "-w", str(root)), "skill named 'email.nope'"),
         (("run", "x", "-w", str(root), "--engine", "warp"), "unknown engine 'warp'"),
+        (("run", "  ", "-w", str(root)), "the request is empty"),
     ]
     for args, message in cases:
         code, out, err = invoke(*args)

@@ -36,6 +36,8 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     Without -w, uses the current directory if it has semif.toml, else your own
     workspace (made on first use). Every decision is logged as a training row.
     """
+    if not text.strip():
+        raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
     ws = open_workspace(workspace, create_default=True)
     settings = ws.engine_settings
     if model:
