@@ -16,6 +16,8 @@ Settings (``semif.toml``)::
     enabled = true
     path = "data/decisions.jsonl"
     fsync = false
+    model_calls = true                        # every model call (generation, chat) as a row too
+    model_calls_path = "data/model_calls.jsonl"
 
 Unknown sections are kept in :attr:`Workspace.settings` for the layers that
 own them (``[provider]``, ``[routing]``...).
@@ -36,7 +38,8 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "engine": {},
     "paths": {"data": "data"},
     "skills": {"write_dirs": ["data"]},
-    "log": {"enabled": True, "path": "data/decisions.jsonl", "fsync": False},
+    "log": {"enabled": True, "path": "data/decisions.jsonl", "fsync": False,
+            "model_calls": True, "model_calls_path": "data/model_calls.jsonl"},
 }
 
 
@@ -113,6 +116,10 @@ class Workspace:
     @property
     def log_path(self) -> Path:
         return self.resolve(self.settings["log"].get("path", "data/decisions.jsonl"))
+
+    @property
+    def model_calls_path(self) -> Path:
+        return self.resolve(self.settings["log"].get("model_calls_path", "data/model_calls.jsonl"))
 
     @property
     def engine_settings(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
     calls and their results are shown as they happen.
     """
     from ..agent.skill_tools import skill_agent
+    from ..llm.calllog import logged
     from ..engine.registry import create_engine
     from ..loop.runner import SkillRunner
 
@@ -33,7 +34,7 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
     settings = ws.engine_settings
     engine = create_engine(engine_name, settings) if engine_name else None
     runner = SkillRunner(ws, engine=engine, tree=load_tree(ws))
-    agent = skill_agent(runner, _provider(settings, model), model=model, max_rounds=max_rounds)
+    agent = skill_agent(runner, logged(_provider(settings, model), ws, purpose="chat"), model=model, max_rounds=max_rounds)
     agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
     click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.tools)} skills as tools; /exit to leave", err=True)
     stdin = click.get_text_stream("stdin")
@@ -54,12 +55,13 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
 
 
 def _provider(settings: dict[str, Any], model: str | None) -> Any:
-    """The provider the workspace configures (``--model`` first); ``None`` leaves it to the agent's default."""
+    """The provider the workspace configures (``--model`` first), else the agent's default model."""
+    from ..agent.agent import DEFAULT_MODEL
     from ..llm.registry import create_provider
     from ..llm.settings import provider_arguments, provider_table
 
     if not (model or settings.get("model") or provider_table(settings).get("model")):
-        return None
+        model = DEFAULT_MODEL
     if model:
         settings = dict(settings, model=model)
     ref, kwargs = provider_arguments(settings)

@@ -21,13 +21,14 @@ from .workspace_cmds import load_tree
 
 def provider_for(ws: Workspace, model: str | None) -> Any:
     """The code model: ``--model``, else ``[forge] model``, else the workspace's provider settings."""
+    from ..llm.calllog import logged
     from ..llm.engine import build_provider
 
     settings = ws.engine_settings
     chosen = model or ws.settings.get("forge", {}).get("model")
     if chosen:
         settings["model"] = chosen
-    return build_provider(settings)
+    return logged(build_provider(settings), ws, purpose="generate")
 
 
 def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[str, dict[str, Any]]:
