@@ -84,3 +84,21 @@ def test_calibration_error_is_zero_when_confidence_matches_accuracy() -> None:
     assert expected_calibration_error([right, right]) == 0.0
     assert expected_calibration_error([right, wrong]) == 0.5
     assert expected_calibration_error([Outcome(Example("c", None), None, 1, 1.0, 0, None)]) is None
+
+
+def test_temperature_tuning_recalibrates_overconfident_scores() -> None:
+    from semif_agent.routing.tune import tune_temperature
+
+    # scores that separate the answer sharply, but the answer is right only 60% of the time
+    outcomes = [
+        Outcome(Example(f"r{i}", "a"), "a" if i % 5 < 3 else "b", 1, 1.0, 0, None,
+                {"a": 0.60, "b": 0.50}, "a" if i % 5 < 3 else "b")
+        for i in range(100)
+    ]
+    for o in outcomes:  # each decision picked its own top answer
+        o.scores = {o.selected: 0.60, ("b" if o.selected == "a" else "a"): 0.50}
+    sharp = expected_calibration_error(outcomes, temperature=0.01)
+    best = tune_temperature(outcomes)
+    assert best is not None and best > 0.05
+    assert expected_calibration_error(outcomes, temperature=best) < sharp
+    assert tune_temperature(outcomes[:20]) is None  # too few to calibrate

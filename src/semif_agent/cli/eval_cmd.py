@@ -10,9 +10,9 @@ import click
 
 from .._sync import run_sync
 from ..engine.registry import create_engine, default_engine_name
-from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
+from ..routing.evaluate import check_labels, expected_calibration_error, load_dataset, route_all, split, summarize
 from ..routing.strategies import STRATEGIES, create_strategy
-from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_threshold
+from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_temperature, tune_threshold
 from ..tree.tree import SkillTree
 from ..workspace import find_workspace
 from ._common import json_option, print_json, workspace_option
@@ -57,9 +57,10 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     check_labels(examples, skill_tree)
     names = list(STRATEGIES) if strategy == "all" else [strategy]
 
-    def make(name: str, cut: float | None):
-        engine = create_engine(engine_name, {**settings, **({"threshold": cut} if cut is not None else {})})
-        return create_strategy(name, skill_tree, engine, threshold=cut)
+    def make(name: str, cut: float | None, temperature: float | None = None):
+        overrides = {k: v for k, v in (("threshold", cut), ("temperature", temperature)) if v is not None}
+        engine = create_engine(engine_name, {**settings, **overrides})
+        return create_strategy(name, skill_tree, engine, threshold=cut, temperature=temperature)
 
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
     if tune:
@@ -68,10 +69,15 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         with _bar(len(names) * len(DEFAULT_GRID), "tuning") as bar:
             for name in names:
                 best, _ = run_sync(tune_threshold(lambda t, n=name: make(n, t), validation, skill_tree, progress=bar.update))
-                metrics = summarize(run_sync(route_all(make(name, best), test)), skill_tree)
-                report["strategies"][name] = {"threshold": best, **metrics}
+                temperature = tune_temperature(run_sync(route_all(make(name, best), validation)))
+                untuned = expected_calibration_error(run_sync(route_all(make(name, best), test)))
+                metrics = summarize(run_sync(route_all(make(name, best, temperature), test)), skill_tree)
+                report["strategies"][name] = {"threshold": best, "temperature": temperature, **metrics,
+                                              "calibration_error_untuned": untuned}
         winner = max(report["strategies"], key=lambda n: report["strategies"][n]["balanced_accuracy"] or 0)
-        report["best"] = {"strategy": winner, "threshold": report["strategies"][winner]["threshold"]}
+        chosen = report["strategies"][winner]
+        report["best"] = {"strategy": winner, "threshold": chosen["threshold"],
+                          **({"temperature": chosen["temperature"]} if chosen["temperature"] else {})}
         if ws is not None:
             used = engine_name or settings.get("name") or default_engine_name()
             report["saved_to"] = str(save_tuned(ws, {**report["best"], "engine": used.split(":")[0],
@@ -79,8 +85,9 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     else:
         with _bar(len(names) * len(examples), "routing") as bar:
             for name in names:
-                cut = threshold if threshold is not None else (tuned.get("threshold") if tuned.get("strategy") == name else None)
-                outcomes = run_sync(route_all(make(name, cut), examples, progress=bar.update))
+                mine = tuned if tuned.get("strategy") == name else {}
+                cut = threshold if threshold is not None else mine.get("threshold")
+                outcomes = run_sync(route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update))
                 report["strategies"][name] = summarize(outcomes, skill_tree)
     if report_file is not None:
         report_file.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -107,6 +114,10 @@ def _print_table(report: dict[str, Any]) -> None:
             line += f"{shown:>10}"
         click.echo(line)
     if "best" in report:
+        calibrated = report["strategies"][report["best"]["strategy"]]
+        if calibrated.get("temperature"):
+            click.echo(f"calibration: temperature {calibrated['temperature']} brings the ECE from "
+                       f"{calibrated['calibration_error_untuned']} to {calibrated['calibration_error']}")
         click.echo(f"best: {report['best']['strategy']} at threshold {report['best']['threshold']}"
                    + (f" (saved to {report['saved_to']})" if "saved_to" in report else ""))
 

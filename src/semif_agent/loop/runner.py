@@ -127,7 +127,10 @@ class SkillRunner:
         routing = routing_settings(workspace, engine_name)
         strategy = strategy or routing.get("strategy")
         threshold = threshold if threshold is not None else routing.get("threshold")
+        temperature = routing.get("temperature")
         if engine is None:
+            if strategy in ("chain", "shortlist") and temperature is not None:
+                settings.setdefault("temperature", temperature)  # there, the engine's own probabilities
             if strategy == "chain" and threshold is not None:
                 settings.setdefault("threshold", threshold)  # the chain's cut is the engine's own
             engine = create_engine(engine_name, settings)
@@ -142,7 +145,7 @@ class SkillRunner:
         timeout = workspace.settings["skills"].get("timeout", DEFAULT_BODY_TIMEOUT)
         self.body_timeout = float(body_timeout if body_timeout is not None else timeout)
         self.on_row = on_row
-        self.strategy = create_strategy(strategy, self.tree, self.engine, threshold=threshold)
+        self.strategy = create_strategy(strategy, self.tree, self.engine, threshold=threshold, temperature=temperature)
 
     def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
         return run_sync(self.arun(text, skill=skill))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..engine.decisions import softmax
 from ..tree.tree import SkillTree
 from .strategies import RoutingStrategy
 
@@ -68,6 +69,14 @@ class Outcome:
     latency_ms: float
     prompt_tokens: int
     confidence: float | None
+    scores: dict[str, float] | None = None  # the last decision's raw scores, for recalibration
+    selected: str | None = None  # the last decision's answer
+
+    def confidence_at(self, temperature: float) -> float | None:
+        """The last decision's probability for its answer, were its scores softmaxed at ``temperature``."""
+        if not self.scores or self.selected not in self.scores:
+            return None
+        return softmax(self.scores, temperature)[self.selected]
 
     @property
     def correct(self) -> bool:
@@ -87,7 +96,9 @@ async def route_all(
         if last is not None and last.probabilities:
             confidence = last.probabilities.get(last.selected)
         tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
-        outcomes.append(Outcome(example, route.skill.name if route.skill else None, len(route.decisions), elapsed, tokens, confidence))
+        outcomes.append(Outcome(example, route.skill.name if route.skill else None, len(route.decisions), elapsed, tokens,
+                                confidence, dict(last.scores) if last and last.probabilities else None,
+                                last.selected if last else None))
         if progress is not None:
             progress(1)
     return outcomes
@@ -120,9 +131,13 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
     }
 
 
-def expected_calibration_error(outcomes: list[Outcome], bins: int = 10) -> float | None:
-    """ECE of the final decision's probability for its choice against being right (None without probabilities)."""
-    scored = [(o.confidence, o.correct) for o in outcomes if o.confidence is not None]
+def expected_calibration_error(outcomes: list[Outcome], bins: int = 10, *, temperature: float | None = None) -> float | None:
+    """ECE of the final decision's probability for its choice against being right (None without probabilities).
+
+    With ``temperature``, the probabilities are recomputed from the decisions' scores at that temperature.
+    """
+    pairs = [(o.confidence if temperature is None else o.confidence_at(temperature), o.correct) for o in outcomes]
+    scored = [(c, ok) for c, ok in pairs if c is not None]
     if not scored:
         return None
     total = 0.0

@@ -40,11 +40,13 @@ class RoutingStrategy(Protocol):
 class _LeafAware:
     """Shared ground: a leaf scorer and the derived score of any node."""
 
-    def __init__(self, tree: SkillTree, engine: Engine, scorer: LeafScorer, threshold: float) -> None:
+    def __init__(self, tree: SkillTree, engine: Engine, scorer: LeafScorer, threshold: float,
+                 temperature: float | None = None) -> None:
         self.tree = tree
         self.engine = engine
         self.scorer = scorer
         self.threshold = threshold
+        self.temperature = temperature or getattr(scorer.engine, "temperature", None) or 0.05
 
     def node_scores(self, leaf_scores: dict[str, float], options: list[Option]) -> dict[str, float]:
         """Each option's score: a skill's own, a category's best leaf's; ``none`` the threshold."""
@@ -60,9 +62,8 @@ class _LeafAware:
 
     def derived(self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str) -> RoutedDecision:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
-        temperature = getattr(self.scorer.engine, "temperature", None) or 0.05
         result = DecisionResult(
-            selected=selected, scores=scores, probabilities=softmax(scores, temperature),
+            selected=selected, scores=scores, probabilities=softmax(scores, self.temperature),
             engine=self.scorer.engine.name, model=self.scorer.engine.model, note=note,
         )
         asked = DecisionRequest(state=text, question=question_at(node), options=options)
@@ -169,6 +170,7 @@ def create_strategy(
     *,
     scorer_engine: Engine | None = None,
     threshold: float | None = None,
+    temperature: float | None = None,
     examples: str | None = None,
     beam_width: int = 3,
     shortlist_size: int = SHORTLIST_SIZE,
@@ -176,7 +178,8 @@ def create_strategy(
     """Build the strategy ``name`` over ``tree``; ``engine`` makes its decisions.
 
     Leaf scoring uses ``scorer_engine`` (default: ``engine`` when it can score
-    options, else the local engine).
+    options, else the local engine). ``temperature`` turns the derived
+    decisions' scores into probabilities (default: the scorer engine's).
     """
     if name == "chain":
         return Router(tree, engine)
@@ -191,7 +194,7 @@ def create_strategy(
     scorer = LeafScorer(tree, scorer_engine, examples=mode)
     cut = threshold if threshold is not None else scorer.default_threshold
     if name in ("best_leaf", "examples"):
-        return BestLeaf(tree, engine, scorer, cut)
+        return BestLeaf(tree, engine, scorer, cut, temperature)
     if name == "beam":
-        return Beam(tree, engine, scorer, cut, width=beam_width)
-    return Shortlist(tree, engine, scorer, cut, size=shortlist_size)
+        return Beam(tree, engine, scorer, cut, temperature, width=beam_width)
+    return Shortlist(tree, engine, scorer, cut, temperature, size=shortlist_size)

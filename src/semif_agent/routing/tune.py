@@ -1,4 +1,4 @@
-"""Tune the ``none`` threshold on a validation split, and keep what was tuned in the workspace.
+"""Tune the ``none`` threshold and the probabilities' temperature on a validation split, and keep them in the workspace.
 
 Tuned values live in ``data/routing.json``; ``[routing]`` in ``semif.toml``
 overrides them, and command-line flags override both.
@@ -7,6 +7,7 @@ overrides them, and command-line flags override both.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from .strategies import RoutingStrategy
 
 ROUTING_FILE = "routing.json"
 DEFAULT_GRID = tuple(round(0.05 + 0.025 * i, 3) for i in range(27))  # 0.05 .. 0.70
+TEMPERATURES = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0)
+MIN_CALIBRATION_EXAMPLES = 50  # fewer, and a tuned temperature fits noise (measured: it then hurts held-out ECE)
 
 async def tune_threshold(
     make: Callable[[float], RoutingStrategy],
@@ -39,6 +42,32 @@ async def tune_threshold(
     ties = [r for r in results if (r[1]["balanced_accuracy"] or 0.0) == best]
     return ties[len(ties) // 2]
 
+def tune_temperature(outcomes: list[Outcome], grid: tuple[float, ...] = TEMPERATURES) -> float | None:
+    """The softmax temperature whose probabilities best predict being right on ``outcomes``.
+
+    The objective is the log loss of "the decision is right" under the
+    decision's probability for its answer (smooth, unlike binned calibration
+    error, so it holds up on small validation sets). Routing does not change
+    with the temperature, only how sure the scores say it is, so the
+    decisions made once are rescored for every candidate. ``None`` when the
+    decisions carried no scores, or when there are fewer than
+    ``MIN_CALIBRATION_EXAMPLES`` of them.
+    """
+    if sum(o.scores is not None for o in outcomes) < MIN_CALIBRATION_EXAMPLES:
+        return None
+    losses = {t: _log_loss(outcomes, t) for t in grid}
+    losses = {t: v for t, v in losses.items() if v is not None}
+    return min(losses, key=losses.get) if losses else None
+
+
+def _log_loss(outcomes: list[Outcome], temperature: float) -> float | None:
+    pairs = [(o.confidence_at(temperature), o.correct) for o in outcomes]
+    pairs = [(min(max(c, 1e-6), 1 - 1e-6), ok) for c, ok in pairs if c is not None]
+    if not pairs:
+        return None
+    return -sum(math.log(c) if ok else math.log(1 - c) for c, ok in pairs) / len(pairs)
+
+
 def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[str, Any]:
     """What routes this workspace: tuned values, overridden by ``[routing]`` in semif.toml.
 
@@ -54,7 +83,7 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[st
             tuned = {}
     if engine is not None and tuned.get("engine") not in (None, engine):
         tuned = {}
-    settings = {k: tuned[k] for k in ("strategy", "threshold") if k in tuned}
+    settings = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if k in tuned}
     settings.update(workspace.settings.get("routing", {}))
     return settings
 
