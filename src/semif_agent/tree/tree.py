@@ -22,26 +22,52 @@ class SkillTree:
     skills: dict[str, SkillManifest] = field(default_factory=dict)
     problems: list = field(default_factory=list)
     source: Path | None = None
+    _index: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, categories_path: Path, bodies_dir: Path) -> SkillTree:
         manifests: Manifests = load_manifests(categories_path, bodies_dir)
         return cls(manifests.categories, manifests.skills, manifests.problems, categories_path)
 
+    def _indexes(self) -> tuple[dict[str, list[SkillManifest]], dict[str, list[Category]], dict[str, list[SkillManifest]]]:
+        """Skills and subcategories by parent, and leaves under each category: built once per tree shape.
+
+        Routing asks for these at every level of every request; they are
+        rebuilt only when skills or categories were added or removed.
+        """
+        shape = (len(self.skills), len(self.categories))
+        if self._index is None or self._index[0] != shape:
+            skills: dict[str, list[SkillManifest]] = {}
+            for skill in self.skills.values():
+                skills.setdefault(skill.category, []).append(skill)
+            subs: dict[str, list[Category]] = {}
+            for category in self.categories.values():
+                subs.setdefault(category.parent, []).append(category)
+            leaves: dict[str, list[SkillManifest]] = {}
+
+            def collect(name: str) -> list[SkillManifest]:
+                if name not in leaves:
+                    leaves[name] = list(skills.get(name, []))
+                    for sub in subs.get(name, []):
+                        leaves[name].extend(collect(sub.name))
+                return leaves[name]
+
+            for name in self.categories:
+                collect(name)
+            self._index = (shape, skills, subs, leaves)
+        return self._index[1], self._index[2], self._index[3]
+
     def children(self, category: str) -> list[SkillManifest]:
         """The skills directly in ``category``."""
-        return [s for s in self.skills.values() if s.category == category]
+        return list(self._indexes()[0].get(category, []))
 
     def subcategories(self, category: str) -> list[Category]:
         """The categories directly under ``category`` (``""``: the top level)."""
-        return [c for c in self.categories.values() if c.parent == category]
+        return list(self._indexes()[1].get(category, []))
 
     def leaves_under(self, category: str) -> list[SkillManifest]:
         """Every skill in ``category`` or below it."""
-        leaves = self.children(category)
-        for sub in self.subcategories(category):
-            leaves.extend(self.leaves_under(sub.name))
-        return leaves
+        return list(self._indexes()[2].get(category, []))
 
     def path_to(self, skill: str) -> list[str]:
         """The categories from the top down to ``skill``'s own."""
