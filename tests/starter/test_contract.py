@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,31 +14,14 @@ from semif_agent.starter import TEMPLATE_DIR
 SKILLS = json.loads((TEMPLATE_DIR / "data" / "categories.json").read_text(encoding="utf-8"))["skills"]
 NAMES = [s["name"] for s in SKILLS]
 
-# The worked example of the skill contract, copied from the contract document.
-SEED_EXAMPLE = '''\
-def predict(ctx, request):
-    contacts = read_contacts(ctx.config)          # config-driven, local data
-    decision = DecisionRequest(
-        state=f"{request.text} [current process: none]",
-        question="Which contact is the intended recipient?",
-        options=[Option(c["name"], c.get("description", "")) for c in contacts]
-        + [Option("none", "None of the listed contacts.")],
-    )
-    result = ctx.engine.call(decision)
-    return Prediction(text=f"recipient is {result.selected}",
-                      decisions=[(decision, result)])
-
-def act(ctx, request, prediction):
-    recipient = prediction.text.removeprefix("recipient is ")
-    drafts = Path(ctx.config.get("drafts", "data/drafts"))
-    drafts.mkdir(parents=True, exist_ok=True)
-    target = drafts / f"{request.id}.txt"
-    target.write_text(f"To: {recipient}\\nBody: {request.text}\\n")
-    return ActionResult(
-        action_log=f"email.compose: wrote draft {target} for {recipient!r}.",
-        new_state=f"Draft written to {target.name} for {recipient}.",
-    )
-'''
+# The worked example of the skill contract: predict and act of the seed body the kernel tests run verbatim
+# (tests/fixtures/seed_email_compose.py, itself checked against the seed document).
+_SEED_BODY = (Path(__file__).parents[1] / "fixtures" / "seed_email_compose.py").read_text(encoding="utf-8")
+SEED_EXAMPLE = "\n\n".join(
+    ast.get_source_segment(_SEED_BODY, node)
+    for node in ast.parse(_SEED_BODY).body
+    if isinstance(node, ast.FunctionDef) and node.name in ("predict", "act")
+)
 
 
 def source(name: str) -> str:
