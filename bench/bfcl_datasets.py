@@ -21,7 +21,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from semif_agent.routing.build import FlatSkill, build_tree, manifest_name
+from semif_agent.tree.build import FlatSkill, build_tree, manifest_name
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {

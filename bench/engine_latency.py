@@ -54,7 +54,7 @@ def routing_among(n_skills: int, requests: int) -> None:
 
     from semif_agent._sync import run_sync
     from semif_agent.routing import create_strategy
-    from semif_agent.routing.build import FlatSkill, build_tree
+    from semif_agent.tree.build import FlatSkill, build_tree
     from semif_agent.tree import SkillTree
 
     skills = [FlatSkill(o.id, o.description) for o in options(n_skills + 1, "tree")[:-1]]

@@ -37,7 +37,7 @@ from semif_agent._sync import run_sync
 from semif_agent.engine import DecisionRequest, create_engine
 from semif_agent.engine.local import TOKENIZER_PATH, shared_embedder
 from semif_agent.routing import create_strategy
-from semif_agent.routing.build import FlatSkill, build_tree
+from semif_agent.tree.build import FlatSkill, build_tree
 from semif_agent.routing.evaluate import load_dataset, split
 from semif_agent.routing.tune import DEFAULT_GRID
 from semif_agent.starter import create_workspace

@@ -19,10 +19,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "llm": KERNEL,
     "catalog": KERNEL,
     "compat": (*KERNEL, "catalog"),
-    "tree": KERNEL,
+    "tree": (*KERNEL, "catalog"),
     "routing": (*KERNEL, "tree", "catalog"),
     "starter": KERNEL,
-    "loop": (*KERNEL, "llm", "tree", "routing"),
+    "loop": (*KERNEL, "llm", "catalog", "tree", "routing"),
     "forge": (*KERNEL, "llm", "tree", "routing", "loop", "catalog"),
     "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter"),
 }

@@ -74,3 +74,33 @@ def test_bodies_live_under_category_folders_and_missing_ones_are_stubs(tmp_path:
     assert [o.id for o in tree.skill_options("email")] == ["email.compose", "email.archive", "none"]
     with pytest.raises(UnknownSkillError, match="no skill named 'email.send'"):
         tree.get("email.send")
+
+
+def test_skill_md_leaves_keep_their_names_and_paths(tmp_path: Path) -> None:
+    path = write(tmp_path, {
+        "categories": [{"name": "debugging", "description": "Finding bugs"}],
+        "skills": [
+            {"name": "systematic-debugging", "category": "debugging", "description": "Debug step by step",
+             "kind": "skill_md", "path": "skills/systematic-debugging/SKILL.md"},
+            {"name": "brainstorming~superpowers", "category": "debugging", "description": "Shape ideas",
+             "kind": "skill_md", "path": "/elsewhere/superpowers/brainstorming/SKILL.md", "skill_name": "brainstorming"},
+            {"name": "Has Space", "category": "debugging", "description": "x", "kind": "skill_md", "path": "a/SKILL.md"},
+            {"name": "nopath", "category": "debugging", "description": "x", "kind": "skill_md"},
+            {"name": "none", "category": "debugging", "description": "x", "kind": "skill_md", "path": "n/SKILL.md"},
+            {"name": "debugging", "category": "debugging", "description": "x", "kind": "skill_md", "path": "d/SKILL.md"},
+            {"name": "odd", "category": "debugging", "description": "x", "kind": "plugin"},
+        ],
+    })
+    tree = SkillTree.load(path, tmp_path / "skills")
+    assert list(tree.skills) == ["systematic-debugging", "brainstorming~superpowers"]
+    leaf = tree.skills["systematic-debugging"]
+    assert leaf.is_skill_md and not leaf.is_stub
+    assert leaf.source == tmp_path / "skills" / "systematic-debugging" / "SKILL.md"
+    assert leaf.source_name == "systematic-debugging"
+    other = tree.skills["brainstorming~superpowers"]
+    assert other.source_name == "brainstorming" and str(other.source) == "/elsewhere/superpowers/brainstorming/SKILL.md"
+    assert other.to_dict()["skill_name"] == "brainstorming"
+    messages = " | ".join(str(p) for p in tree.problems)
+    for expected in ("without spaces or slashes", "'path' is required", "'none' is taken", "'debugging' is taken",
+                     "kind must be one of"):
+        assert expected in messages

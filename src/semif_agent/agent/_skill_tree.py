@@ -1,6 +1,6 @@
 """The skill tree the model browses when an agent has more skills than its prompt lists.
 
-Built with :func:`semif_agent.routing.build.build_tree` on the local model's
+Built with :func:`semif_agent.tree.build.build_tree` on the local model's
 embeddings (categories of at most 16 children, each named and described by
 the words that set its skills apart). Without the model, skills are grouped
 by name instead (still at most 16 children a category), so every skill is
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
-from ..routing.build import MAX_CHILDREN, FlatSkill, build_tree, manifest_name
+from ..tree.build import MAX_CHILDREN, FlatSkill, build_tree, manifest_name
 from .skills import Skill
 
 log = logging.getLogger("semif_agent.agent")

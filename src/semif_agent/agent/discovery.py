@@ -11,7 +11,7 @@ skills past it, silently. Here the listing has a token budget
   within the budget: a **shortlist** for the user's message (the top
   ``shortlist`` skills by the local scorer, picked before the turn), the
   **categories** of the skill tree (built with
-  :func:`semif_agent.routing.build.build_tree`), then as many more skills
+  :func:`semif_agent.tree.build.build_tree`), then as many more skills
   as fit; it names the tools that reach the rest: ``browse_skills(category)``
   walks the tree and ``search_skills(query)`` ranks every skill with the
   SemIf engine (the local model blended with BM25; BM25 alone without it).

@@ -97,7 +97,7 @@ def build(source: Path, output: Path | None, max_children: int) -> None:
     """
     import json
 
-    from ..routing.build import build_tree, load_flat_skills
+    from ..tree.build import build_tree, load_flat_skills
 
     skills = load_flat_skills(source)
     click.echo(f"grouping {len(skills)} skills...", err=True)

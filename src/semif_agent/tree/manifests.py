@@ -7,7 +7,15 @@ The file::
      "skills": [{"name": "email.compose", "category": "email", "description": "...",
                  "allowed_inputs": "...", "actions": ["..."], "cost_budget": 2,
                  "decision_log_ref": "data/decisions.jsonl?skill=email.compose",
-                 "examples": ["..."]}]}
+                 "examples": ["..."]},
+                {"name": "systematic-debugging", "category": "debugging", "description": "...",
+                 "kind": "skill_md", "path": "../skills/systematic-debugging/SKILL.md"}]}
+
+A leaf is a code skill (``kind`` absent or ``"code"``: a dotted snake_case
+name and a body under ``data/skills/``) or a SKILL.md skill (``kind:
+"skill_md"``: its ``path`` is the SKILL.md file, relative to the file that
+lists it; its name is the one its folder gives, kept as written, and
+``skill_name`` says so when the leaf's id had to differ).
 
 Loading is lenient: a bad entry is reported (file and entry) and skipped, and
 the rest still load. A file that is not valid JSON is one clear error.
@@ -16,6 +24,7 @@ the rest still load. A file that is not valid JSON is one clear error.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +34,12 @@ from ..errors import ManifestError
 
 NAME_RE = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 CATEGORY_RE = re.compile(r"[a-z0-9_]+")
+LEAF_ID_RE = re.compile(r"[^\s/\\]{1,200}")  # a SKILL.md leaf: its name as written, no spaces or slashes
+RESERVED_IDS = frozenset({"none"})  # the `none` option of every decision
 DEFAULT_COST_BUDGET = 5
+CODE = "code"
+SKILL_MD = "skill_md"
+KINDS = (CODE, SKILL_MD)
 
 
 @dataclass(frozen=True)
@@ -39,7 +53,13 @@ class Category:
 
 @dataclass(frozen=True)
 class SkillManifest:
-    """A code skill's registry entry (the seed's fields, plus optional ``examples``)."""
+    """A leaf's registry entry: the seed's fields, plus optional ``examples``.
+
+    ``kind`` is ``"code"`` (a body with ``predict``/``act`` at ``body_path``)
+    or ``"skill_md"`` (a SKILL.md skill: ``source`` is its SKILL.md file and
+    ``source_name`` the name written there, which ``name`` differs from only
+    when two skills share it).
+    """
 
     name: str
     category: str
@@ -50,6 +70,9 @@ class SkillManifest:
     decision_log_ref: str = ""
     examples: tuple[str, ...] = ()
     body_path: Path | None = None
+    kind: str = CODE
+    source: Path | None = None
+    source_name: str = ""
 
     @property
     def leaf(self) -> str:
@@ -59,12 +82,27 @@ class SkillManifest:
 
     @property
     def is_stub(self) -> bool:
-        """A manifest without a body: listed and navigable, but it cannot act."""
-        return self.body_path is None or not self.body_path.is_file()
+        """A code skill without a body: listed and navigable, but it cannot act."""
+        return self.kind == CODE and (self.body_path is None or not self.body_path.is_file())
+
+    @property
+    def is_skill_md(self) -> bool:
+        return self.kind == SKILL_MD
 
     def to_dict(self) -> dict[str, Any]:
+        if self.kind == SKILL_MD:
+            return {
+                "name": self.name,
+                "kind": SKILL_MD,
+                "category": self.category,
+                "description": self.description,
+                "examples": list(self.examples),
+                "path": str(self.source) if self.source else None,
+                "skill_name": self.source_name or self.name,
+            }
         return {
             "name": self.name,
+            "kind": CODE,
             "category": self.category,
             "description": self.description,
             "allowed_inputs": self.allowed_inputs,
@@ -110,7 +148,9 @@ def load_manifests(path: Path, bodies_dir: Path) -> Manifests:
     return parse_manifests(data, file=str(path), bodies_dir=bodies_dir)
 
 
-def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path) -> Manifests:
+def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path, base: Path | None = None) -> Manifests:
+    """Parse a loaded file leniently. A SKILL.md leaf's ``path`` is relative to ``base`` (default: ``file``'s folder)."""
+    base = base if base is not None else Path(file).parent
     result = Manifests()
     for index, entry in enumerate(_entries(data, "categories", file, result)):
         try:
@@ -127,7 +167,7 @@ def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path) -> Man
     _drop_orphans(result, file)
     for index, entry in enumerate(_entries(data, "skills", file, result)):
         try:
-            skill = _skill(entry, result.categories, bodies_dir)
+            skill = _skill(entry, result.categories, bodies_dir, base)
         except ManifestError as exc:
             result.problems.append(ManifestError(str(exc), file=file, entry=_label(entry, "skills", index)))
             continue
@@ -169,6 +209,8 @@ def _category(entry: Any) -> Category:
     name = _text(entry, "name", required=True)
     if not CATEGORY_RE.fullmatch(name):
         raise ManifestError(f"category name {name!r} must match [a-z0-9_]+")
+    if name in RESERVED_IDS:
+        raise ManifestError(f"{name!r} is reserved (every decision's `none` option)")
     parent = _text(entry, "parent", required=False)
     if parent == name:
         raise ManifestError("a category cannot be its own parent")
@@ -201,10 +243,17 @@ def _on_cycle(category: Category, categories: dict[str, Category]) -> bool:
     return False
 
 
-def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path) -> SkillManifest:
+def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: Path) -> SkillManifest:
     if not isinstance(entry, dict):
         raise ManifestError("a skill manifest must be an object")
     name = _text(entry, "name", required=True)
+    kind = entry.get("kind", CODE)
+    if kind not in KINDS:
+        raise ManifestError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if name in RESERVED_IDS or name in categories:
+        raise ManifestError(f"name {name!r} is taken ({'a category' if name in categories else 'the none option'})")
+    if kind == SKILL_MD:
+        return _skill_md(entry, name, categories, base)
     if not NAME_RE.fullmatch(name):
         raise ManifestError(f"name {name!r} must match {NAME_RE.pattern} (lowercase, digits, '_' and '.')")
     category = _text(entry, "category", required=False)
@@ -233,4 +282,25 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path) -> Ski
         decision_log_ref=str(entry.get("decision_log_ref", "")),
         examples=tuple(examples),
         body_path=body_path_for(bodies_dir, category, name),
+    )
+
+
+def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category], base: Path) -> SkillManifest:
+    if not LEAF_ID_RE.fullmatch(name):
+        raise ManifestError(f"name {name!r} must be 1-200 characters without spaces or slashes")
+    category = _text(entry, "category", required=True)
+    if category not in categories:
+        raise ManifestError(f"unknown category {category!r}")
+    path = _text(entry, "path", required=True)
+    examples = entry.get("examples", [])
+    if not isinstance(examples, list) or not all(isinstance(v, str) for v in examples):
+        raise ManifestError("'examples' must be a list of strings")
+    return SkillManifest(
+        name=name,
+        category=category,
+        description=_text(entry, "description", required=True),
+        examples=tuple(examples),
+        kind=SKILL_MD,
+        source=Path(os.path.normpath(base / Path(path).expanduser())),
+        source_name=_text(entry, "skill_name", required=False) or name,
     )

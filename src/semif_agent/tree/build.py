@@ -22,7 +22,7 @@ from typing import Any
 from ..engine.lexical import terms
 from ..engine.local import option_text, shared_embedder
 from ..errors import UserError
-from ..tree.manifests import NAME_RE
+from .manifests import NAME_RE
 
 MAX_CHILDREN = 15
 _SEED = 1234

@@ -15,7 +15,7 @@ from semif_agent.cli import main
 from semif_agent.engine import create_engine
 from semif_agent.errors import UserError
 from semif_agent.routing import create_strategy
-from semif_agent.routing.build import FlatSkill, build_tree, manifest_name
+from semif_agent.tree.build import FlatSkill, build_tree, manifest_name
 from semif_agent.tree import SkillTree
 
 DOMAINS = {
