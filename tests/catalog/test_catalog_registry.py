@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from catalog_helpers import corpus_skill_folders, make_skill
 
+from semif_agent.catalog.loader import find_skill_folders
+from semif_agent.catalog.validate import validate_paths
+
 from semif_agent.catalog import (
     SkillCatalogWarning,
     SkillCollisionError,
@@ -232,3 +235,21 @@ def test_every_corpus_folder_loads_without_warnings(corpus):
     assert len(registry) == len(corpus_skill_folders(corpus))
     assert registry.issues == []
     assert all(info.description and info.warnings == () for info in registry.list_all())
+
+
+def test_nested_collections_are_found_and_a_skills_own_folders_are_not(tmp_path):
+    root = tmp_path / "skills"
+    make_skill(root, "top")
+    make_skill(root / "collection-a", "deep", files={"scripts/inner/SKILL.md": "---\nname: not-a-skill\n---\n"})
+    make_skill(root / "collection-a" / "more" / "levels", "deeper")
+    make_skill(root / ".hidden", "secret")
+    make_skill(root / "a" / "b" / "c" / "d", "too-deep")  # five levels down
+    (root / "loop").symlink_to(root, target_is_directory=True)  # a link back up is not followed again
+    found = [relative for relative, _ in find_skill_folders(root)]
+    assert found == ["collection-a/deep", "collection-a/more/levels/deeper", "top"]
+    registry = SkillRegistry()
+    registry.scan_custom(root)
+    assert sorted(d.name for d in registry.list_all()) == ["deep", "deeper", "top"]
+    reports = {r.path.name: r for r in validate_paths([root])}
+    assert all(reports[name].ok for name in ("deep", "deeper", "top"))
+    assert not reports["a"].ok  # a folder with no skill within reach is reported, not passed over

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
-from ..catalog.loader import find_skill_md
+from ..catalog.loader import find_skill_folders, find_skill_md
 from ..catalog.registry import SkillRegistry as CatalogRegistry
 from ..catalog.results import ScriptRunResult
 from ..catalog.runtime import AgentSkillRuntime
@@ -44,7 +44,7 @@ from .errors import (
     SkillNotRegisteredError,
     ToolNameCollisionError,
 )
-from .skills import Skill, has_skill_md, python_descriptor, skill_folders
+from .skills import Skill, has_skill_md, python_descriptor
 from .tools import AgentTool
 
 STATE_VERSION = 1
@@ -201,16 +201,14 @@ class SkillRegistry:
         if not root.is_dir():
             raise SkillsPathNotFound(f"{root}: no such folder of skills")
         root = root.resolve()
-        folders = [root] if find_skill_md(root) is not None else skill_folders(root)
+        folders = [root] if find_skill_md(root) is not None else [folder for _, folder in find_skill_folders(root)]
         known = {str(d.root) for d in self._catalog.list_all() if d.skill_md is not None}
         new = [folder for folder in folders if os.path.realpath(folder) not in known]
-        for parent in sorted({folder.parent for folder in new}):
-            siblings = [f for f in folders if f.parent == parent]
-            if all(f in new for f in siblings) and siblings != [root]:
-                self._catalog.scan_custom(parent)  # one layer for the whole folder
-            else:
-                for folder in (f for f in new if f.parent == parent):
-                    self._catalog.scan_folder(folder)  # not rescanning what the catalog holds
+        if new and len(new) == len(folders) and folders != [root]:
+            self._catalog.scan_custom(root)  # one layer for the whole folder of skills
+        else:
+            for folder in new:
+                self._catalog.scan_folder(folder)  # not rescanning what the catalog holds
         by_root = {str(d.root): d for d in self._catalog.list_all() if d.skill_md is not None}
         added: list[str] = []
         for folder in folders:

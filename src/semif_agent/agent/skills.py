@@ -178,22 +178,6 @@ def python_descriptor(skill: Skill) -> tuple[SkillDescriptor, str]:
     return descriptor, skill.instructions.strip() or skill.description
 
 
-def skill_folders(root: Path, *, max_depth: int = 4) -> list[Path]:
-    """The skill folders (holding a SKILL.md) under ``root``, not looking inside a skill, sorted."""
-    found: list[Path] = []
-    base_depth = len(root.parts)
-    for folder, dirs, _files in os.walk(root, followlinks=True):
-        here = Path(folder)
-        if here != root and find_skill_md(here) is not None:
-            found.append(here)
-            dirs[:] = []
-            continue
-        if len(here.parts) - base_depth >= max_depth:
-            dirs[:] = []
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-    return sorted(found)
-
-
 def describe_for_search(skill: Skill) -> str:
     """The text a skill is searched by: its description and tags."""
     tags = f" ({', '.join(skill.tags)})" if skill.tags else ""

@@ -24,6 +24,50 @@ SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 """File names of a skill document, preferred first."""
 
 
+MAX_DEPTH = 4
+"""How deep below a folder of skills a skill folder is still found (collections of collections)."""
+
+
+def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> list[tuple[str, Path]]:
+    """Every skill folder under ``root``: ``(path relative to root, folder)``, sorted by that path.
+
+    Subfolders are searched down to ``max_depth`` levels; a skill folder's own
+    subfolders are never searched (its ``scripts/`` or ``references/`` are not
+    skills), nor are hidden (``.``) or private (``_``) ones. Symbolic links to
+    folders are followed once (a link back up the tree is not followed again).
+    ``root`` itself is not a candidate: pass a skill folder's parent to find it.
+    """
+    found: list[tuple[str, Path]] = []
+    seen = {os.path.realpath(root)}
+
+    def walk(folder: str, relative: str, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name.startswith((".", "_")):
+                continue
+            try:
+                if not entry.is_dir():
+                    continue
+                real = os.path.realpath(entry.path)
+            except OSError:
+                continue
+            if real in seen:
+                continue
+            seen.add(real)
+            path = f"{relative}/{entry.name}" if relative else entry.name
+            target = real if entry.is_symlink() else entry.path
+            if find_skill_md(target) is not None:
+                found.append((path, Path(target)))
+            elif depth < max_depth:
+                walk(target, path, depth + 1)
+
+    walk(os.fspath(root), "", 1)
+    return found
+
+
 def find_skill_md(folder: str | os.PathLike[str]) -> Path | None:
     """The skill document of ``folder`` (``SKILL.md``, else ``skill.md``), or None."""
     for name in SKILL_MD_NAMES:

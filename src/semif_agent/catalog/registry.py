@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .descriptor import SkillDescriptor
 from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, SkillParseError, SkillPathError
-from .loader import SKILL_MD_NAMES, LoadResult, load_skill
+from .loader import SKILL_MD_NAMES, LoadResult, find_skill_folders, load_skill
 from .locations import BUILTIN_NAMESPACE, BUILTIN_ROOT, CUSTOM_NAMESPACE, SkillLocation, conventional_locations
 from .paths import resolve_inside
 
@@ -346,27 +346,14 @@ def _is_python(layer: _ScanSource | _PythonSkill, skill_id: str) -> bool:
 
 
 def _skill_folders(root: Path, only: str | None) -> Iterable[tuple[str, Path]]:
-    """``(name, real folder)`` of each candidate skill folder under ``root``, sorted by name."""
+    """``(key, real folder)`` of each skill folder under ``root`` (nested ones too), sorted by key."""
     base = os.path.realpath(root)
     if only is not None:
         folder = os.path.join(base, only)
         if os.path.isdir(folder):
             yield only, Path(os.path.realpath(folder))
         return
-    try:
-        entries = sorted(os.scandir(base), key=lambda entry: entry.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith((".", "_")):
-            continue
-        try:
-            if not entry.is_dir():
-                continue
-            path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
-        except OSError:
-            continue
-        yield entry.name, Path(path)
+    yield from find_skill_folders(base)
 
 
 def _stat_skill(folder: Path) -> tuple[Path | None, _Signature]:

@@ -16,7 +16,7 @@ from typing import Any
 from . import spec
 from .errors import SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
-from .loader import SKILL_MD_NAMES, find_skill_md
+from .loader import SKILL_MD_NAMES, find_skill_folders, find_skill_md
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,11 @@ def validate_frontmatter(data: dict[str, Any], folder: Path) -> list[str]:
 
 
 def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Skill folders named by ``paths``: a skill folder, a SKILL.md, or a folder of skill folders.
+    """Skill folders named by ``paths``: a skill folder, a SKILL.md, or a folder of skills (nested ones too).
 
-    In a folder of skill folders every visible subfolder counts, so one that
-    lacks its SKILL.md is reported rather than passed over. Raises
+    In a folder of skills, a visible subfolder that holds neither a SKILL.md
+    nor skills further down counts as a skill folder, so one that lacks its
+    SKILL.md is reported rather than passed over. Raises
     :class:`SkillsPathNotFound` for a path that does not exist or holds no skill.
     """
     folders: list[Path] = []
@@ -99,10 +100,12 @@ def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         elif find_skill_md(path) is not None:
             folders.append(path)
         else:
-            children = _subfolders(path)
-            if not any(find_skill_md(child) is not None for child in children):
+            nested = skill_folders_in(path)
+            if not nested:
                 raise SkillsPathNotFound(f"{path}: no SKILL.md in it or in its subfolders")
-            folders.extend(children)
+            holders = {path / Path(relative).parts[0] for relative, _ in find_skill_folders(path)}
+            empty = [child for child in _subfolders(path) if child not in holders]
+            folders.extend(sorted([*nested, *empty]))
     return folders
 
 
@@ -115,8 +118,8 @@ def _subfolders(root: Path) -> list[Path]:
 
 
 def skill_folders_in(root: Path) -> list[Path]:
-    """The direct subfolders of ``root`` that hold a SKILL.md, sorted, hidden ones left out."""
-    return [folder for folder in _subfolders(root) if find_skill_md(folder) is not None]
+    """The skill folders under ``root`` (nested collections too, see :func:`~.loader.find_skill_folders`)."""
+    return [folder for _, folder in find_skill_folders(root)]
 
 
 def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> list[ValidationReport]:
