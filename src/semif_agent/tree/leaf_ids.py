@@ -1,0 +1,61 @@
+"""Leaf ids for SKILL.md skills: each skill keeps its own name, and two that share one stay apart.
+
+A skill's name is never rewritten. When several skill folders give the same
+name, the first one (in precedence order) keeps it as its id, and each later
+one gets the name followed by ``~`` and the folder that holds it
+(``brainstorming~superpowers``; the folder above that too, if needed, and a
+short hash of its path as a last resort). Ids depend only on the folders, so
+they stay the same from one load to the next, and every collision is
+reported with both folders named.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+SEPARATOR = "~"
+
+
+def distinct_ids(
+    skills: Sequence[tuple[str, str | os.PathLike[str]]], *, taken: Iterable[str] = ()
+) -> tuple[list[str], list[str]]:
+    """Ids for ``(name, skill folder)`` pairs given in precedence order, and one warning per collision.
+
+    ``taken`` holds ids already used elsewhere (code skills, categories): a
+    skill whose name is taken gets a distinct id the same way.
+    """
+    used = set(taken)
+    holders: dict[str, Path] = {}
+    ids: list[str] = []
+    warnings: list[str] = []
+    for name, folder in skills:
+        folder = Path(folder)
+        if name not in used:
+            used.add(name)
+            holders[name] = folder
+            ids.append(name)
+            continue
+        leaf_id = _disambiguated(name, folder, used)
+        used.add(leaf_id)
+        ids.append(leaf_id)
+        first = holders.get(name)
+        other = f"the skill in {first}" if first is not None else "a code skill or category"
+        warnings.append(f"two skills are named {name!r}: {other} keeps the name, the one in {folder} is {leaf_id!r}")
+    return ids, warnings
+
+
+def _disambiguated(name: str, folder: Path, used: set[str]) -> str:
+    parents = ["-".join(part.split()) for part in reversed(folder.parent.parts) if part.strip(os.sep + "/")]
+    for depth in range(1, min(len(parents), 3) + 1):
+        candidate = f"{name}{SEPARATOR}{'-'.join(reversed(parents[:depth]))}"
+        if candidate not in used:
+            return candidate
+    digest = hashlib.sha1(os.path.realpath(folder).encode()).hexdigest()
+    for width in range(6, len(digest) + 1, 2):
+        candidate = f"{name}{SEPARATOR}{digest[:width]}"
+        if candidate not in used:
+            return candidate
+    raise AssertionError("unreachable: a full sha1 cannot be taken by distinct folders")
