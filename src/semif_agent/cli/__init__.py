@@ -22,12 +22,14 @@ def main() -> None:
 
 def _register() -> None:
     from . import catalog_cmds, chat_cmd, eval_cmd, forge_cmds, log_cmd, models_cmd, run_cmd, skills_cmd
-    from . import workspace_cmds
+    from . import tree_build_cmd, tree_cmds, workspace_cmds
 
     for command in (catalog_cmds.validate, catalog_cmds.prompt, *forge_cmds.SKILL_COMMANDS):
         skills_cmd.skills.add_command(command)
+    for command in tree_build_cmd.COMMANDS:
+        tree_cmds.tree.add_command(command)
 
-    for module in (workspace_cmds, run_cmd, chat_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
+    for module in (workspace_cmds, tree_cmds, run_cmd, chat_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -1,4 +1,4 @@
-"""``semif init`` and ``semif tree``: make a workspace, look at its skill tree."""
+"""``semif init``: make a workspace; and opening the workspace and tree every command uses."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import click
 
 from ..tree.tree import SkillTree
 from ..workspace import Workspace, default_workspace_dir, find_workspace
-from ._common import SemifGroup, json_option, print_json, workspace_option
 
 
 def open_workspace(explicit: str | None, *, create_default: bool = False) -> Workspace:
@@ -49,65 +48,4 @@ def init(directory: Path, force: bool) -> None:
     click.echo(f'Try: semif run "Email Alice that the quarterly report is ready" -w {directory}')
 
 
-@click.group(cls=SemifGroup, invoke_without_command=True)
-@workspace_option
-@json_option
-@click.pass_context
-def tree(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
-    """Show the skill tree: categories and their skills (or build one: semif tree build)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    ws = find_workspace(workspace)
-    skill_tree = load_tree(ws)
-    if as_json:
-        print_json({
-            "categories": [
-                {"name": c.name, "description": c.description,
-                 "skills": [s.to_dict() for s in skill_tree.children(c.name)]}
-                for c in skill_tree.categories.values()
-            ],
-            "problems": [str(p) for p in skill_tree.problems],
-        })
-        return
-    _print_level(skill_tree, "", "")
-
-
-def _print_level(skill_tree: SkillTree, category: str, indent: str) -> None:
-    nodes = [(c.name, c.description, True) for c in skill_tree.subcategories(category)]
-    nodes += [(s.name + (" (stub)" if s.is_stub else ""), s.description, False) for s in skill_tree.children(category)]
-    for index, (name, description, is_category) in enumerate(nodes):
-        last = index == len(nodes) - 1
-        branch = "" if not category else ("└── " if last else "├── ")
-        click.echo(f"{indent}{branch}{click.style(name, bold=is_category)}  {click.style(description, dim=True)}")
-        if is_category:
-            _print_level(skill_tree, name, indent + ("" if not category else ("    " if last else "│   ")))
-
-
-@tree.command("build")
-@click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the tree here (default: print it).")
-@click.option("--max-children", default=15, show_default=True, type=click.IntRange(min=2),
-              help="Children per category at most (15: with `none`, 16 options per decision).")
-def build(source: Path, output: Path | None, max_children: int) -> None:
-    """Group a flat set of skills into a tree of categories.
-
-    SOURCE is a folder of SKILL.md skills, a tree file with a "skills" list, or
-    JSON lines of {"name", "description"}. The result has the shape of
-    data/categories.json, so `semif eval --tree` can route on it.
-    """
-    import json
-
-    from ..tree.build import build_tree, load_flat_skills
-
-    skills = load_flat_skills(source)
-    click.echo(f"grouping {len(skills)} skills...", err=True)
-    built = build_tree(skills, max_children=max_children)
-    text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {len(built['categories'])} categories holding {len(built['skills'])} skills to {output}", err=True)
-
-
-COMMANDS = [init, tree]
+COMMANDS = [init]
