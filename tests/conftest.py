@@ -20,6 +20,7 @@ from support.wire_server import WireServer  # noqa: E402
 from semif_agent.llm import block_model_requests  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SKILLS_CORPUS = FIXTURES / "skills-corpus"  # 24 real SKILL.md skills (see its README)
 SEED_BODY = (FIXTURES / "seed_email_compose.py").read_text(encoding="utf-8")
 CONTACTS = [
     {"name": "Alice", "email": "alice@example.com", "description": "Alice Martin, finance lead, quarterly reports"},
@@ -73,8 +74,10 @@ def _isolate_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test touches the real per-user workspace."""
-    monkeypatch.setenv("SEMIF_HOME", str(tmp_path_factory.mktemp("semif-home") / "workspace"))
+    """No test touches the real per-user workspace, or sees the user's own ~/.agents/skills."""
+    home = tmp_path_factory.mktemp("semif-home")
+    monkeypatch.setenv("SEMIF_HOME", str(home / "workspace"))
+    monkeypatch.setenv("HOME", str(home))
 
 
 @pytest.fixture

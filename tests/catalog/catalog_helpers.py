@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPUS = REPO_ROOT.parent / "shared" / "skills-corpus"
+CORPUS = REPO_ROOT / "tests" / "fixtures" / "skills-corpus"  # copies of real skills (see its README)
 SKILLS_REF = "skills-ref==0.1.1"
 
 

@@ -27,14 +27,23 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 @click.option("--create", is_flag=True,
               help="When no skill fits, have the code model write one (checked against the contract), then run it.")
 @click.option("--code-model", metavar="PROVIDER/MODEL", help="The model that writes skills for --create.")
+@click.option("--allow-scripts", is_flag=True, default=None,
+              help="Let a SKILL.md skill's script run (sandboxed) when no model follows it (default: [skills] allow_scripts).")
 @click.option("--no-log", is_flag=True, help="Do not write decision rows.")
 @json_option
 def run(text: str, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
-        strategy: str | None, create: bool, code_model: str | None, no_log: bool, as_json: bool) -> None:
+        strategy: str | None, create: bool, code_model: str | None, allow_scripts: bool | None, no_log: bool,
+        as_json: bool) -> None:
     """Route TEXT to a skill, run it, and assess the result.
 
     Without -w, uses the current directory if it has semif.toml, else your own
     workspace (made on first use). Every decision is logged as a training row.
+
+    The tree holds the workspace's code skills and its SKILL.md skills (skills/,
+    .agents/skills/, [skills] folders, ~/.agents/skills). A SKILL.md skill is
+    followed by the agent when a model is configured (--model, --engine llm, or
+    a model in semif.toml); without one its instructions are printed (or its
+    script is run, with --allow-scripts).
     """
     if not text.strip():
         raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
@@ -47,7 +56,8 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
         ws.settings["log"]["enabled"] = False
     engine = create_engine(engine_name, settings) if engine_name else None
     judge = default_judge(engine, settings) if engine is not None else None
-    runner = SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws), strategy=strategy)
+    runner = SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws, engine=engine), strategy=strategy,
+                         skill_md_executor=_agent_executor(ws, settings, engine_name), allow_scripts=allow_scripts)
     result = runner.run(text, skill=skill)
     created = None
     if create and result.skill is None:
@@ -78,6 +88,19 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
     return created
 
 
+def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):  # noqa: ANN001, ANN202
+    """The Agent follows SKILL.md skills when a model is configured (or the engine is one); else None."""
+    from ..llm.settings import provider_table
+
+    if not (engine_name == "llm" or settings.get("model") or provider_table(settings).get("model")):
+        return None
+    from ..agent.skill_runs import AgentSkillExecutor
+    from ..llm.calllog import logged
+    from ..llm.engine import build_provider
+
+    return AgentSkillExecutor(logged(build_provider(settings), ws, purpose="run"))
+
+
 def _print_run(result: RunResult, *, logged: bool) -> None:
     click.echo(click.style("route", bold=True))
     for row in result.rows:
@@ -97,6 +120,10 @@ def _print_run(result: RunResult, *, logged: bool) -> None:
     decisions = sum(1 for r in result.rows if r.get("kind") != "outcome")
     where = f"-> {result.log_path}" if logged else "(not logged: --no-log)"
     _field("log", f"{decisions} decision rows + 1 outcome row {where}")
+    if result.instructions is not None:
+        source = result.route.skill.source if result.route.skill is not None else None
+        click.echo(click.style(f"\ninstructions of {result.skill} ({source}):", bold=True))
+        click.echo(result.instructions)
 
 
 def _score(row: dict[str, Any]) -> str:

@@ -36,7 +36,7 @@ def list_skills(folders: tuple[Path, ...], workspace: str | None, as_json: bool)
     ws = _open(workspace, folders)
     rows: list[dict[str, Any]] = []
     if ws is not None:
-        rows += [{"kind": "code", **s.to_dict()} for s in load_tree(ws).skills.values()]
+        rows += [{"kind": "code", **s.to_dict()} for s in load_tree(ws).skills.values() if not s.is_skill_md]
     rows += [{"kind": "skill.md", **r} for r in list_skill_rows(workspace=ws, folders=folders, include_user=ws is not None)]
     if as_json:
         print_json(rows)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,12 +28,48 @@ def open_workspace(explicit: str | None, *, create_default: bool = False) -> Wor
     return Workspace.load(home)
 
 
-def load_tree(workspace: Workspace) -> SkillTree:
-    """The workspace's tree; skipped manifest entries are reported on stderr."""
-    tree = SkillTree.load(workspace.categories_path, workspace.bodies_dir)
+def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -> SkillTree:
+    """The workspace's whole tree (code and SKILL.md skills); what loading skipped is reported on stderr.
+
+    Placing new SKILL.md skills in the stored tree can take a while: it shows
+    a progress bar on a terminal. ``engine``'s embedder is used when it has one.
+    """
+    with TreeProgress() as progress:
+        tree = SkillTree.for_workspace(workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None),
+                                       progress=progress, full=full)
     for problem in tree.problems:
         click.echo(f"warning: {problem}", err=True)
     return tree
+
+
+class TreeProgress:
+    """A progress callback drawing one bar per stage on stderr (only on a terminal, and only for long work)."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._stage = ""
+        self._shown = sys.stderr.isatty()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self._shown or total < 50:
+            return
+        if stage != self._stage:
+            self.close()
+            self._stage = stage
+            self._bar = click.progressbar(length=total, label=f"tree: {stage}", file=sys.stderr)
+            self._bar.__enter__()
+        self._bar.update(done - self._bar.pos)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+    def __enter__(self) -> TreeProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @click.command()

@@ -27,6 +27,7 @@ from .assess import assessment_request
 from .context import BudgetedEngine
 from .guard import guarded
 from .observe import Changes, diff, observe
+from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
 
 DEFAULT_BODY_TIMEOUT = 120.0
 
@@ -61,6 +62,7 @@ class RunResult:
     rows: list[dict[str, Any]] = field(default_factory=list)
     log_path: Path | None = None
     error: str | None = None
+    instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back rather than followed
 
     @property
     def skill(self) -> str | None:
@@ -78,6 +80,7 @@ class RunResult:
             "changes": self.changes.to_dict(),
             "assessment": self.assessment.to_dict(),
             "error": self.error,
+            "instructions": self.instructions,
             "decisions": [r for r in self.rows if r.get("kind") != "outcome"],
             "log": str(self.log_path) if self.log_path else None,
         }
@@ -106,6 +109,11 @@ class SkillRunner:
     (default: ``[routing]`` in semif.toml, else what ``semif eval --tune``
     stored, else :func:`default_strategy`). Decision rows are appended to the log as they are
     made, so a crash mid-run keeps everything decided so far.
+
+    The tree holds the workspace's code skills and SKILL.md skills. A route
+    that ends at a SKILL.md skill is followed by ``skill_md_executor`` (see
+    :mod:`.skill_md_run`; default: show its instructions, or run its script
+    when ``allow_scripts``, default ``[skills] allow_scripts``).
     """
 
     def __init__(
@@ -120,6 +128,8 @@ class SkillRunner:
         on_row: Callable[[dict[str, Any]], None] | None = None,
         strategy: str | None = None,
         threshold: float | None = None,
+        skill_md_executor: SkillMdExecutor | None = None,
+        allow_scripts: bool | None = None,
     ) -> None:
         self.workspace = workspace
         settings = workspace.engine_settings
@@ -137,7 +147,9 @@ class SkillRunner:
         self.engine = engine
         strategy = strategy or default_strategy(engine)
         self.judge = judge or default_judge(engine, settings)
-        self.tree = tree or SkillTree.load(workspace.categories_path, workspace.bodies_dir)
+        self.tree = tree or SkillTree.for_workspace(workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None))
+        self.skill_md_executor = skill_md_executor or show_instructions
+        self.allow_scripts = bool(workspace.settings["skills"].get("allow_scripts", False) if allow_scripts is None else allow_scripts)
         settings = workspace.settings["log"]
         self.log = log or DecisionLog(
             workspace.log_path, fsync=bool(settings.get("fsync")), enabled=bool(settings.get("enabled", True))
@@ -193,6 +205,8 @@ class _Run:
             return self.finish(route, action, Assessment("unclear", route.reason or "no skill fits the request"))
         skill = route.skill
         self.skill = skill.name
+        if skill.is_skill_md:
+            return await self.run_skill_md(route, skill)
         if skill.is_stub:
             action = ActionResult(
                 action_log=f"{skill.name}: this skill is a stub (no body at {skill.body_path}); nothing was done.",
@@ -240,6 +254,22 @@ class _Run:
             assessment = await self.assess(action, changes)
         return self.finish(route, action, assessment, prediction=prediction, changes=changes, error=error)
 
+    async def run_skill_md(self, route: Route, skill: SkillManifest) -> RunResult:
+        """Follow a SKILL.md skill with the runner's executor, then observe and assess like any run."""
+        roots = self.runner.workspace.write_roots
+        before = observe(roots, ignore=(self.runner.log.path,))
+        run = SkillMdRun(self.request, skill, self.runner.workspace, self.run_id, allow_scripts=self.runner.allow_scripts,
+                         log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind))
+        error: str | None = None
+        try:
+            outcome = await self.runner.skill_md_executor(run)
+        except Exception as exc:  # a failure to follow the skill becomes a logged result, never a crash
+            error = f"following the skill failed: {type(exc).__name__}: {exc}"
+            outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
+        changes = diff(before, observe(roots, ignore=(self.runner.log.path,)))
+        assessment = Assessment("failure", error) if error else await self.assess(outcome.action, changes)
+        return self.finish(route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions)
+
     async def _call(self, roots: tuple[Path, ...], skill: SkillManifest, fn: Callable, *args: Any) -> Any:
         with guarded(roots, skill.name):
             work = asyncio.to_thread(fn, *args)
@@ -263,6 +293,7 @@ class _Run:
         prediction: Prediction | None = None,
         changes: Changes | None = None,
         error: str | None = None,
+        instructions: str | None = None,
     ) -> RunResult:
         changes = changes or Changes()
         self._append({
@@ -274,6 +305,7 @@ class _Run:
         return RunResult(
             run_id=self.run_id, request=self.request, route=route, action=action, assessment=assessment,
             prediction=prediction, changes=changes, rows=self.rows, log_path=self.runner.log.path, error=error,
+            instructions=instructions,
         )
 
 

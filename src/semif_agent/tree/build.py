@@ -36,6 +36,39 @@ class FlatSkill:
     name: str
     description: str
     examples: tuple[str, ...] = ()
+    path: str | None = None
+    skill_name: str | None = None
+
+
+@dataclass(frozen=True)
+class TreeUpdate:
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    touched: tuple[str, ...] = ()
+    rebuilt: bool = True
+
+
+def update_tree(previous, skills, *, max_children=MAX_CHILDREN, top_capacity=None, reserved=(), embed=None, progress=None):
+    """Placeholder: a full rebuild keeping SKILL.md paths (the incremental builder replaces it)."""
+    built = build_tree(list(skills), max_children=max_children, embed=embed)
+    by_name = {manifest_name(s.name): s for s in skills}
+    for entry in built["skills"]:
+        skill = by_name[entry["name"]]
+        entry["name"] = skill.name
+        if skill.path:
+            entry.update(kind="skill_md", path=skill.path)
+            if skill.skill_name:
+                entry["skill_name"] = skill.skill_name
+    taken = set(reserved)
+    rename = {c["name"]: c["name"] + "_skills" for c in built["categories"] if c["name"] in taken}
+    for entry in built["categories"]:
+        entry["name"] = rename.get(entry["name"], entry["name"])
+        if entry.get("parent"):
+            entry["parent"] = rename.get(entry["parent"], entry["parent"])
+    for entry in built["skills"]:
+        entry["category"] = rename.get(entry["category"], entry["category"])
+    return built, TreeUpdate(added=tuple(s.name for s in skills))
 
 
 @dataclass

@@ -44,11 +44,16 @@ KINDS = (CODE, SKILL_MD)
 
 @dataclass(frozen=True)
 class Category:
-    """A node of the tree. ``parent`` nests it under another category ("" = top level)."""
+    """A node of the tree. ``parent`` nests it under another category ("" = top level).
+
+    ``built`` marks a category the tree builder made for SKILL.md skills
+    (stored in ``data/tree.json``), not one of ``categories.json``.
+    """
 
     name: str
     description: str = ""
     parent: str = ""
+    built: bool = False
 
 
 @dataclass(frozen=True)

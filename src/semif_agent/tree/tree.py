@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..engine.decisions import NONE_ID, Option
 from ..errors import UnknownSkillError
@@ -16,13 +17,24 @@ SUMMARY_NAMES = 12
 
 @dataclass
 class SkillTree:
-    """Categories and their code skills. ``problems`` lists the manifest entries skipped."""
+    """Categories and their leaves (code skills and SKILL.md skills).
+
+    ``problems`` lists what loading skipped or had to report (bad manifest
+    entries, SKILL.md folders that cannot be loaded, names shared by two skills).
+    """
 
     categories: dict[str, Category] = field(default_factory=dict)
     skills: dict[str, SkillManifest] = field(default_factory=dict)
     problems: list = field(default_factory=list)
     source: Path | None = None
     _index: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def for_workspace(cls, workspace: Any, **options: Any) -> SkillTree:
+        """A workspace's whole tree: code skills and SKILL.md skills (see :mod:`.workspace_tree`)."""
+        from .workspace_tree import load_workspace_tree
+
+        return load_workspace_tree(workspace, **options)
 
     @classmethod
     def load(cls, categories_path: Path, bodies_dir: Path) -> SkillTree:

@@ -1,0 +1,65 @@
+"""The Agent follows a SKILL.md skill the route chose: the model-backed :class:`~semif_agent.loop.skill_md_run.SkillMdExecutor`.
+
+::
+
+    from semif_agent.agent.skill_runs import AgentSkillExecutor
+    runner = SkillRunner(workspace, skill_md_executor=AgentSkillExecutor(provider))
+
+For each run, a fresh :class:`~semif_agent.agent.Agent` on ``provider`` gets
+the skill registered and activated before the turn (its instructions in
+the system prompt, its files readable with ``read_skill_file``, its scripts
+runnable with ``run_skill_script`` in the catalog's sandbox when scripts are
+allowed), and the request as its message. The turn's answer is the run's
+new state; the action log says what the agent did (rounds, tools, how the
+turn ended) for the assessment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
+from ..skills import ActionResult
+from .agent import Agent
+
+SYSTEM_PROMPT = (
+    "You carry out the user's request by following the active skill's instructions. The skill was chosen "
+    "for this request; read its instructions (and the files they point to) before you act, and finish with "
+    "a short account of what you did or found."
+)
+_ANSWER = 600
+
+
+class AgentSkillExecutor:
+    """Runs a SKILL.md leaf through an Agent on ``provider`` (``options`` go to :class:`Agent`: ``max_rounds``, ...)."""
+
+    def __init__(self, provider: Any, **options: Any) -> None:
+        self.provider = provider
+        self.options = options
+
+    async def __call__(self, run: SkillMdRun) -> SkillMdOutcome:
+        agent = Agent(llm=self.provider, **self.options).with_system_prompt(SYSTEM_PROMPT)
+        agent.with_skill_from_path(run.folder, activation="on_demand", allow_scripts=run.allow_scripts)
+        name = run.leaf.source_name or run.leaf.name
+        agent.skills.use_workspace(run.workspace.root)
+        agent.skills.activate(name)
+        tools: list[str] = []
+        finished = None
+        async for event in agent.astream(run.request.text):
+            if event.type == "tool_finished":
+                tools.append(f"{event.name}{' (error)' if event.is_error else ''}")
+            elif event.type == "turn_finished":
+                finished = event
+        text = (finished.text if finished is not None else "").strip()
+        diagnostics = finished.diagnostics if finished is not None else None
+        stopped = diagnostics.stopped_by if diagnostics is not None else "error"
+        if diagnostics is not None and diagnostics.error is not None:
+            raise RuntimeError(f"the agent's turn failed: {diagnostics.error.message}")
+        rounds = len(diagnostics.rounds) if diagnostics is not None else 0
+        used = f"tools: {', '.join(tools)}" if tools else "no tools"
+        answer = text if len(text) <= _ANSWER else text[: _ANSWER - 1] + "…"
+        log = (f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in {rounds} "
+               f"round{'s' if rounds != 1 else ''} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}")
+        return SkillMdOutcome(ActionResult(log, text or run.request.text),
+                              details={"stopped_by": stopped, "rounds": rounds, "tools": tools,
+                                       "total_tokens": diagnostics.total_tokens if diagnostics is not None else 0})

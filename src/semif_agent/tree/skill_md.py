@@ -1,0 +1,125 @@
+"""A workspace's SKILL.md skills: where they are found, and one scan of them all.
+
+Locations, highest precedence first (the order decides which of two skills
+sharing a name keeps it; see :mod:`.leaf_ids`):
+
+1. ``<workspace>/skills/``
+2. ``<workspace>/.agents/skills/``
+3. the folders listed in ``semif.toml`` (``[skills] folders = [...]``, relative to the workspace)
+4. ``~/.agents/skills/`` (unless ``[skills] user_skills = false``)
+
+Each location may hold skill folders directly or collections of them
+(:func:`~semif_agent.catalog.loader.find_skill_folders`). A skill that
+cannot be loaded is reported and skipped; the others load.
+
+A scan re-reads only the SKILL.md files that changed since the last one: the
+stored tree keeps each file's size and modification time next to what it
+said (``known``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
+from ..catalog.locations import CUSTOM_NAMESPACE, user_skills_dir, workspace_skill_dirs
+from ..errors import WorkspaceError
+from ..workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SkillMdLocation:
+    """A folder of SKILL.md skills and what kind of place it is (``workspace``, ``configured``, ``user``)."""
+
+    path: Path
+    source: str
+
+
+@dataclass(frozen=True)
+class FoundSkill:
+    """One SKILL.md skill found in a workspace's locations."""
+
+    name: str
+    description: str
+    folder: Path
+    skill_md: Path
+    signature: tuple[int, int]  # size and mtime of the SKILL.md, to notice an edit
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    script: str | None = None
+
+
+@dataclass
+class SkillMdScan:
+    """What a scan found: the skills in precedence order, and the folders it had to skip (with why)."""
+
+    skills: list[FoundSkill] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def skill_md_locations(workspace: Workspace) -> list[SkillMdLocation]:
+    """The workspace's SKILL.md locations, highest precedence first (absent ones included)."""
+    locations = [SkillMdLocation(path, "workspace") for path in workspace_skill_dirs(workspace.root)]
+    configured = workspace.settings["skills"].get("folders", [])
+    if not isinstance(configured, list) or not all(isinstance(item, str) for item in configured):
+        raise WorkspaceError(f"{workspace.settings_file}: [skills] folders must be a list of paths")
+    locations += [SkillMdLocation(workspace.resolve(item), "configured") for item in configured]
+    if workspace.settings["skills"].get("user_skills", True) is not False:
+        locations.append(SkillMdLocation(user_skills_dir(), "user"))
+    return locations
+
+
+def scan_skill_md(workspace: Workspace, known: Mapping[str, tuple[tuple[int, int], dict[str, Any]]] | None = None) -> SkillMdScan:
+    """Every SKILL.md skill of ``workspace``, in precedence order.
+
+    ``known`` maps a SKILL.md path to the signature and fields seen last
+    time (``name``, ``description``, ``metadata``, ``script``): a file whose
+    signature did not change is not parsed again.
+    """
+    known = known or {}
+    scan = SkillMdScan()
+    seen: set[str] = set()
+    for location in skill_md_locations(workspace):
+        if not location.path.is_dir():
+            continue
+        for _, folder in _folders(location.path):
+            real = os.path.realpath(folder)
+            if real in seen:
+                continue
+            seen.add(real)
+            skill_md = find_skill_md(folder)
+            if skill_md is None:
+                continue
+            signature = _signature(skill_md)
+            cached = known.get(str(skill_md))
+            if cached is not None and tuple(cached[0]) == signature:
+                fields = cached[1]
+                scan.skills.append(FoundSkill(fields["name"], fields["description"], folder, skill_md, signature,
+                                              dict(fields.get("metadata") or {}), fields.get("script")))
+                continue
+            result = load_skill(folder, namespace=CUSTOM_NAMESPACE, source=location.source,
+                                source_label=str(location.path), skill_md=skill_md)
+            if result.descriptor is None:
+                scan.problems.append(f"{folder}: skipped: {result.skipped}")
+                continue
+            info = result.descriptor
+            scan.skills.append(FoundSkill(info.name, info.description, folder, skill_md, signature,
+                                          dict(info.metadata), info.script))
+    return scan
+
+
+def _folders(root: Path) -> list[tuple[str, Path]]:
+    if find_skill_md(root) is not None:  # a location that is itself one skill
+        return [(root.name, root)]
+    return find_skill_folders(root)
+
+
+def _signature(path: Path) -> tuple[int, int]:
+    try:
+        info = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (info.st_size, info.st_mtime_ns)

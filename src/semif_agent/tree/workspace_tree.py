@@ -1,0 +1,202 @@
+"""One tree for every skill of a workspace: its code skills and its SKILL.md skills.
+
+- Code skills and their categories come from ``data/categories.json``.
+- SKILL.md skills come from the workspace's locations (:mod:`.skill_md`).
+  One whose frontmatter names a code category (``metadata: {category:
+  email}``) hangs there; the others are placed by the tree builder
+  (:mod:`.build`) in categories of their own, beside the code categories.
+- The built part is stored in ``data/tree.json`` (the shape of
+  ``categories.json``; every SKILL.md leaf with its path, the name its
+  SKILL.md gives, and the file's size and time). Loading compares it with
+  what is on disk now and rebuilds only for the skills that changed
+  (added, removed, description edited); when nothing changed, nothing is
+  embedded and nothing is written.
+
+Leaf ids are the skills' own names; two skills sharing one are both kept
+(:mod:`.leaf_ids`), and the collision is reported, like a skipped skill, in
+:attr:`SkillTree.problems`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import ManifestError
+from ..workspace import Workspace
+from .build import MAX_CHILDREN, FlatSkill, update_tree
+from .leaf_ids import distinct_ids
+from .manifests import RESERVED_IDS, SKILL_MD, Category, SkillManifest, load_manifests, parse_manifests
+from .skill_md import FoundSkill, scan_skill_md
+from .tree import SkillTree
+
+TREE_FILE = "tree.json"
+TREE_VERSION = 1
+Progress = Callable[[str, int, int], None]
+
+
+def tree_file(workspace: Workspace) -> Path:
+    """Where the built part of the workspace's tree is stored."""
+    return workspace.data_dir / TREE_FILE
+
+
+def load_workspace_tree(
+    workspace: Workspace,
+    *,
+    embed: Callable[[list[str]], Any] | None = None,
+    progress: Progress | None = None,
+    full: bool = False,
+) -> SkillTree:
+    """The workspace's whole tree, the stored built part brought up to date (``full``: rebuilt from scratch).
+
+    ``embed`` embeds texts for placing skills (default: the local model, or
+    the builder's fallback without it); ``progress(stage, done, total)``
+    reports long work.
+    """
+    code = load_manifests(workspace.categories_path, workspace.bodies_dir)
+    path = tree_file(workspace)
+    stored = _read_stored(path)
+    problems: list[Any] = list(code.problems)
+    scan = scan_skill_md(workspace, known=_known(stored, path.parent))
+    problems += scan.problems
+    taken = set(code.categories) | set(code.skills) | RESERVED_IDS
+    ids, collisions = distinct_ids([(found.name, found.folder) for found in scan.skills], taken=taken)
+    problems += collisions
+    direct, placed = _split_by_category(scan.skills, ids, code.categories)
+    flat = [_flat(found, leaf_id, path.parent) for leaf_id, found in placed]
+    reserved = taken | set(ids)
+    previous = {} if full or not _usable(stored, reserved) else stored
+    if not flat:
+        built: dict[str, Any] = {"categories": [], "skills": []}
+        if stored.get("skills"):
+            _store(path, _stored_form(built, []), problems)
+    elif not full and _same_leaves(previous, flat):
+        built = _stored_form(previous, placed)
+        if built != stored:  # the same skills, but some file was touched: remember its new signature
+            _store(path, built, problems)
+    else:
+        top = sum(1 for c in code.categories.values() if not c.parent)
+        built, _ = update_tree(previous, flat, max_children=MAX_CHILDREN, top_capacity=max(1, MAX_CHILDREN - top),
+                               reserved=reserved, embed=embed, progress=progress)
+        built = _stored_form(built, placed)
+        _store(path, built, problems)
+    parsed = parse_manifests(built, file=str(path), bodies_dir=workspace.bodies_dir, base=path.parent)
+    problems += parsed.problems
+    categories = dict(code.categories)
+    for name, category in parsed.categories.items():
+        categories[name] = Category(category.name, category.description, category.parent, built=True)
+    skills = dict(code.skills)
+    for leaf_id, found in direct:
+        skills[leaf_id] = _leaf(found, leaf_id, found.metadata["category"])
+    skills.update(parsed.skills)
+    return SkillTree(categories, skills, problems, workspace.categories_path)
+
+
+def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]):  # noqa: ANN202
+    """SKILL.md skills whose frontmatter names a code category, and the ones the builder places."""
+    direct, placed = [], []
+    for leaf_id, skill in zip(ids, found):
+        category = skill.metadata.get("category") if isinstance(skill.metadata, dict) else None
+        (direct if category in code_categories else placed).append((leaf_id, skill))
+    return direct, placed
+
+
+def _flat(found: FoundSkill, leaf_id: str, base: Path) -> FlatSkill:
+    return FlatSkill(leaf_id, found.description, path=_relative(found.skill_md, base),
+                     skill_name=found.name if found.name != leaf_id else None)
+
+
+def _leaf(found: FoundSkill, leaf_id: str, category: str) -> SkillManifest:
+    return SkillManifest(name=leaf_id, category=category, description=found.description, kind=SKILL_MD,
+                         source=found.skill_md, source_name=found.name)
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:  # another drive
+        return str(path)
+
+
+def _read_stored(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}  # a damaged store is rebuilt, never trusted
+    if not isinstance(data, dict) or data.get("version") != TREE_VERSION:
+        return {}
+    if not isinstance(data.get("categories"), list) or not isinstance(data.get("skills"), list):
+        return {}
+    return data
+
+
+def _known(stored: dict[str, Any], base: Path) -> dict[str, tuple[tuple[int, int], dict[str, Any]]]:
+    """What the store says each SKILL.md held, by path, with the file's signature then."""
+    known = {}
+    for entry in stored.get("skills", []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("seen"), dict):
+            continue
+        seen = entry["seen"]
+        signature = seen.get("signature")
+        if not (isinstance(signature, list) and len(signature) == 2 and isinstance(entry.get("path"), str)):
+            continue
+        fields = {"name": seen.get("name") or entry.get("skill_name") or entry.get("name"),
+                  "description": entry.get("description", ""), "metadata": seen.get("metadata") or {},
+                  "script": seen.get("script")}
+        if isinstance(fields["name"], str) and isinstance(fields["description"], str):
+            known[os.path.normpath(base / entry["path"])] = (tuple(signature), fields)
+    return known
+
+
+def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
+    """A stored tree can be updated when its categories take no name a code skill or category now has."""
+    names = [c.get("name") for c in stored.get("categories", []) if isinstance(c, dict)]
+    return bool(names) and not any(name in reserved or not isinstance(name, str) for name in names)
+
+
+def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
+    def key(entry: Any) -> tuple:
+        return (entry.get("name"), entry.get("description"), entry.get("path"), entry.get("skill_name") or None)
+
+    stored = sorted(key(e) for e in previous.get("skills", []) if isinstance(e, dict))
+    wanted = sorted((s.name, s.description, s.path, s.skill_name or None) for s in flat)
+    return bool(stored) and stored == wanted
+
+
+def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]) -> dict[str, Any]:
+    """The built tree with what each SKILL.md held (so the next load can skip unchanged files)."""
+    by_id = dict(placed)
+    skills = []
+    for entry in built.get("skills", []):
+        entry = dict(entry)
+        skill = by_id.get(entry.get("name"))
+        if skill is not None:
+            entry["seen"] = {"signature": list(skill.signature), "name": skill.name,
+                             "metadata": dict(skill.metadata), "script": skill.script}
+        skills.append(entry)
+    return {"version": TREE_VERSION, "categories": list(built.get("categories", [])), "skills": skills}
+
+
+def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:
+    """Write the built tree atomically; a workspace that cannot be written keeps it in memory only."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".tree-", suffix=".json", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, ensure_ascii=False, indent=1)
+                handle.write("\n")
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as exc:
+        problems.append(ManifestError(f"the built tree could not be stored ({exc.strerror}); it is rebuilt next time",
+                                      file=str(path)))
+
