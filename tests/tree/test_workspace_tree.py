@@ -1,0 +1,150 @@
+"""One tree per workspace: code skills and SKILL.md skills as leaves of one SkillTree, the built part stored."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semif_agent.tree import SkillTree
+from semif_agent.tree.workspace_tree import tree_file
+from semif_agent.workspace import Workspace
+
+
+def skill(root: Path, folder: str, description: str, *, name: str | None = None, extra: str = "", body: str = "Do it.\n") -> Path:
+    path = root / folder
+    path.mkdir(parents=True, exist_ok=True)
+    front = f"name: {name or Path(folder).name}\ndescription: {description}\n{textwrap.dedent(extra)}"
+    (path / "SKILL.md").write_text(f"---\n{front.strip()}\n---\n{body}", encoding="utf-8")
+    return path
+
+
+class CountingEmbed:
+    """A deterministic bag-of-words embedding that counts the texts it is asked for."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.texts += list(texts)
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, hash(word.strip(".,:;")) % 64] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+@pytest.fixture
+def workspace(make_workspace) -> Workspace:
+    root = make_workspace({"email.compose": None, "notes.add": None})
+    skill(root / "skills", "debug-tests", "Find why a test fails, step by step, before changing code.")
+    skill(root / "skills" / "collection", "write-plan", "Write an implementation plan for a feature.")
+    skill(root / ".agents" / "skills", "review-code", "Review a pull request and leave comments.")
+    return Workspace.load(root)
+
+
+def test_one_tree_holds_code_and_skill_md_skills(workspace: Workspace, tmp_path: Path) -> None:
+    skill(tmp_path / "shared-skills", "file-taxes", "Prepare a tax return from receipts.")
+    (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text()
+                                               + f'\n[skills]\nfolders = ["{tmp_path / "shared-skills"}"]\n')
+    workspace = Workspace.load(workspace.root)
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert {"email.compose", "notes.add", "debug-tests", "write-plan", "review-code", "file-taxes"} == set(tree.skills)
+    leaf = tree.skills["write-plan"]
+    assert leaf.is_skill_md and leaf.source == workspace.root / "skills" / "collection" / "write-plan" / "SKILL.md"
+    assert tree.categories[leaf.category].built and not tree.categories["email"].built
+    assert tree.path_to("write-plan")[-1] == leaf.category
+    for name in ("debug-tests", "file-taxes"):  # every leaf is reachable from the top of the one tree
+        assert name in {s.name for c in tree.subcategories("") for s in tree.leaves_under(c.name)}
+    stored = json.loads(tree_file(workspace).read_text())
+    assert {e["name"] for e in stored["skills"]} == {"debug-tests", "write-plan", "review-code", "file-taxes"}
+    assert all(e["kind"] == "skill_md" for e in stored["skills"])
+
+
+def test_names_that_collide_are_both_kept_with_a_warning(workspace: Workspace) -> None:
+    skill(workspace.root / ".agents" / "skills", "debug-tests", "Another debugging skill, elsewhere.")
+    skill(workspace.root / "skills", "email", "A skill named like a code category.")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.skills["debug-tests"].source.parent == workspace.root / "skills" / "debug-tests"
+    other = tree.skills["debug-tests~skills"]
+    assert other.source_name == "debug-tests" and other.source.parent.parent == workspace.root / ".agents" / "skills"
+    assert tree.skills["email~skills"].source_name == "email"
+    warnings = [str(p) for p in tree.problems if "two skills are named" in str(p)]
+    assert len(warnings) == 2
+    debug = next(w for w in warnings if "'debug-tests'" in w)
+    assert str(workspace.root / "skills" / "debug-tests") in debug
+    assert str(workspace.root / ".agents" / "skills" / "debug-tests") in debug
+
+
+def test_nothing_changed_means_nothing_embedded_or_written(workspace: Workspace) -> None:
+    SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    stored = tree_file(workspace)
+    before = (stored.read_text(), stored.stat().st_mtime_ns)
+    embed = CountingEmbed()
+    again = SkillTree.for_workspace(workspace, embed=embed)
+    assert embed.texts == []
+    assert (stored.read_text(), stored.stat().st_mtime_ns) == before
+    assert "debug-tests" in again.skills
+
+
+def test_an_edited_description_is_seen_and_the_tree_updated(workspace: Workspace) -> None:
+    SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    skill(workspace.root / "skills", "debug-tests", "Bisect flaky integration tests across commits.")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.skills["debug-tests"].description == "Bisect flaky integration tests across commits."
+    stored = {e["name"]: e for e in json.loads(tree_file(workspace).read_text())["skills"]}
+    assert stored["debug-tests"]["description"] == "Bisect flaky integration tests across commits."
+
+
+def test_removed_skills_leave_the_tree(workspace: Workspace) -> None:
+    SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    for folder in (workspace.root / "skills").rglob("SKILL.md"):
+        folder.unlink()
+    (workspace.root / ".agents" / "skills" / "review-code" / "SKILL.md").unlink()
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert set(tree.skills) == {"email.compose", "notes.add"}
+    assert not any(c.built for c in tree.categories.values())
+    assert json.loads(tree_file(workspace).read_text())["skills"] == []
+
+
+def test_a_skill_naming_a_code_category_hangs_there(workspace: Workspace) -> None:
+    skill(workspace.root / "skills", "email-tone", "Make an email sound friendlier.", extra="metadata:\n  category: email\n")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.skills["email-tone"].category == "email"
+    assert {s.name for s in tree.children("email")} == {"email.compose", "email-tone"}
+
+
+def test_a_broken_skill_is_reported_and_the_rest_load(workspace: Workspace) -> None:
+    broken = workspace.root / "skills" / "broken"
+    broken.mkdir()
+    (broken / "SKILL.md").write_text("---\nname: broken\ndescription: [unclosed\n---\n", encoding="utf-8")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert "broken" not in tree.skills and "debug-tests" in tree.skills
+    assert any(str(broken) in str(p) and "skipped" in str(p) for p in tree.problems)
+
+
+def test_a_damaged_store_is_rebuilt(workspace: Workspace) -> None:
+    tree_file(workspace).parent.mkdir(parents=True, exist_ok=True)
+    tree_file(workspace).write_text('{"version": 1, "categories": [', encoding="utf-8")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert {"debug-tests", "write-plan", "review-code"} <= set(tree.skills)
+    assert json.loads(tree_file(workspace).read_text())["version"] == 1
+
+
+def test_a_store_that_cannot_be_written_keeps_the_tree_in_memory(workspace: Workspace) -> None:
+    tree_file(workspace).mkdir(parents=True)  # a folder where the file should be: unwritable even for root
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert "debug-tests" in tree.skills
+    assert any("could not be stored" in str(p) for p in tree.problems)
+
+
+def test_user_skills_can_be_turned_off(workspace: Workspace) -> None:
+    skill(Path(os.environ["HOME"]) / ".agents" / "skills", "mine", "A skill of the user's own.")
+    assert "mine" in SkillTree.for_workspace(workspace, embed=CountingEmbed()).skills
+    (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text() + "\n[skills]\nuser_skills = false\n")
+    assert "mine" not in SkillTree.for_workspace(Workspace.load(workspace.root), embed=CountingEmbed()).skills
