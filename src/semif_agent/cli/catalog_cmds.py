@@ -16,7 +16,7 @@ from ..catalog.errors import SkillsPathNotFound
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
 from ..catalog.validate import expand_skill_folders, skill_folders_in, validate_paths
-from ..compat.skills_ref import read_properties, to_prompt
+from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ..workspace import find_workspace
 from ._common import json_option, print_json, workspace_option
@@ -93,20 +93,25 @@ def prompt(paths: tuple[Path, ...], workspace: str | None) -> None:
             _warn(f"skipped {exc}")
     if workspace is not None or not paths:
         folders += _workspace_folders(workspace)
-    usable = [folder for folder in folders if _readable(folder)]
-    if not usable:
+    entries = [entry for entry in map(_prompt_entry, folders) if entry is not None]
+    if not entries:
         raise UserError(f"no usable SKILL.md skill among {len(folders)} folder(s): nothing to list")
-    click.echo(to_prompt(usable))
+    head, tail = to_prompt([]).split("\n")
+    click.echo("\n".join([head, *entries, tail]))
 
 
-def _readable(folder: Path) -> bool:
-    """True when ``to_prompt`` can list ``folder``; otherwise say why on standard error."""
+def _prompt_entry(folder: Path) -> str | None:
+    """The lines ``to_prompt`` prints for ``folder`` (each skill is read once), or None with a warning.
+
+    ``to_prompt`` of several folders is its opening line, each folder's lines, and its closing line,
+    so the block of the readable folders is assembled from these entries unchanged.
+    """
     try:
-        read_properties(folder.resolve())
+        block = to_prompt([folder])
     except (UserError, OSError, ValueError) as exc:
         _warn(f"skipped {folder}: {exc}")
-        return False
-    return True
+        return None
+    return block.split("\n", 1)[1].rsplit("\n", 1)[0]
 
 
 def _warn(message: str) -> None:
