@@ -132,6 +132,12 @@ def test_a_name_that_repeats_is_shown_as_its_id(make_workspace):
     skill_md_id = next(row["id"] for row in rows if row["kind"] == "skill.md" and row["name"] == "email.compose")
     labels = [line.split()[0] for line in out.splitlines() if not line.startswith(" ")]
     assert code == 0 and labels == ["email.compose", skill_md_id, "gamma"]
+    code, out, _ = invoke("skills", "list", "named like", "-w", str(root))
+    assert code == 0 and out.split()[0] == skill_md_id
+    write_skill(root / ".agents" / "skills", "gamma", "name: gamma\ndescription: Shadowed by the workspace's gamma.")
+    code, out, err = invoke("skills", "list", "gamma", "-w", str(root))
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["gamma", "gamma"]
+    assert "! custom@gamma: shadowed" in out.splitlines()[1] and err.endswith(", 1 not loaded (skipped or shadowed)\n")
 
 
 def test_counts_code_and_skill_md_skills_on_stderr(big_workspace):

@@ -64,7 +64,7 @@ def list_skills(query: tuple[str, ...], folders: tuple[Path, ...], limit: int | 
         print_json(shown)
         return
     width = shutil.get_terminal_size((FALLBACK_COLUMNS, 24)).columns
-    for line in _listing_lines(shown, width):
+    for line in _listing_lines(shown, width, everything):
         click.echo(line)
     if len(rows) > len(shown):
         click.echo(f"… and {len(rows) - len(shown)} more (use --limit or a QUERY)")
@@ -83,25 +83,31 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
     return rows
 
 
-def _listing_lines(rows: list[dict[str, Any]], width: int) -> list[str]:
+def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict[str, Any]]) -> list[str]:
     """One line per row (name, kind, description), and one more for a loaded skill's warnings.
 
-    A SKILL.md skill is labelled by its name, or by its id where several listed skills share the name.
+    A SKILL.md skill is labelled by its name, or by its id where several skills of ``everything``
+    share the name (so that ``semif skills show LABEL`` finds it); a folder not loaded, by its name.
     """
-    names = Counter(row["name"] for row in rows if row["kind"] == "code" or row["id"])
-    labels = [row["id"] if row["kind"] == "skill.md" and names[row["name"]] > 1 else row["name"] for row in rows]
+    names = Counter(row["name"] for row in everything if _loaded(row))
+    labels = [row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"]
+              for row in rows]
     column = min(max(map(len, labels), default=0), max(12, width * 2 // 5))
     lines = []
     for row, label in zip(rows, labels):
         head = f"{label:<{column}}  {'code' if row['kind'] == 'code' else 'SKILL.md':<8}  "
         warnings = "; ".join(row.get("warnings") or ())
-        loaded = row["kind"] == "code" or row["id"]
-        text = ("(stub) " if row.get("stub") else "") + row["description"] if loaded else f"! {warnings}"
+        text = ("(stub) " if row.get("stub") else "") + row["description"] if _loaded(row) else f"! {warnings}"
         lines.append((head + _one_line(text, width - len(head))).rstrip())
-        if loaded and warnings:
+        if _loaded(row) and warnings:
             indent = " " * (column + 12)
             lines.append(indent + _one_line(f"! {warnings}", width - len(indent)))
     return lines
+
+
+def _loaded(row: dict[str, Any]) -> bool:
+    """True for a skill; False for a SKILL.md folder that was skipped or shadowed (its row has no id)."""
+    return row["kind"] == "code" or bool(row["id"])
 
 
 def _one_line(text: str, room: int) -> str:
@@ -116,12 +122,12 @@ def _one_line(text: str, room: int) -> str:
 
 
 def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], query: str) -> str:
-    """``24 skills (3 code, 21 SKILL.md)``, or ``5 of 24 skills match 'pdf' (...)``; folders not loaded are counted apart."""
+    """``24 skills (3 code, 21 SKILL.md)``, or ``5 of 24 skills match 'pdf' (...)``; folders not loaded apart."""
+    loaded = sum(map(_loaded, rows))
     code = sum(row["kind"] == "code" for row in rows)
-    skill_md = sum(row["kind"] == "skill.md" and bool(row["id"]) for row in rows)
-    loaded = code + skill_md
+    skill_md = loaded - code
     if query.strip():
-        total = sum(row["kind"] == "code" or bool(row["id"]) for row in everything)
+        total = sum(map(_loaded, everything))
         line = f"{loaded} of {total} skill{'' if total == 1 else 's'} match {query.strip()!r}"
     else:
         line = f"{loaded} skill{'' if loaded == 1 else 's'}"
