@@ -82,7 +82,7 @@ def test_json_rows_are_whole_after_filter_and_limit(big_workspace):
     assert code == 0 and len(rows) == 3
     for row in rows:
         assert row["description"] == generated_description(int(row["name"].split("-")[1]))
-        assert set(row) == {"kind", "id", "name", "description", "source", "path", "warnings"}
+        assert set(row) == {"kind", "id", "name", "description", "category", "path", "warnings"}
 
 
 def test_every_skill_is_one_line_cut_to_the_terminal_width(tmp_path):
@@ -135,9 +135,9 @@ def test_a_name_that_repeats_is_shown_as_its_id(make_workspace):
     code, out, _ = invoke("skills", "list", "named like", "-w", str(root))
     assert code == 0 and out.split()[0] == skill_md_id
     write_skill(root / ".agents" / "skills", "gamma", "name: gamma\ndescription: Shadowed by the workspace's gamma.")
-    code, out, err = invoke("skills", "list", "gamma", "-w", str(root))
-    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["gamma", "gamma"]
-    assert "! custom@gamma: shadowed" in out.splitlines()[1] and err.endswith(", 1 not loaded (skipped or shadowed)\n")
+    code, out, err = invoke("skills", "list", "gamma", "-w", str(root))  # both kept: the second under a distinct id
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["gamma", "gamma~agents-skills"]
+    assert err.splitlines()[-1].startswith("2 of 4 skills match") and "two skills are named 'gamma'" in err
 
 
 def test_counts_code_and_skill_md_skills_on_stderr(big_workspace):

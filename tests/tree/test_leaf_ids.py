@@ -15,7 +15,7 @@ def test_first_keeps_the_name_later_ones_are_named_by_their_folder() -> None:
         ("linear", Path("/a/openai/linear")),
     ]
     ids, warnings = distinct_ids(skills)
-    assert ids == ["brainstorming", "brainstorming~my-skills", "brainstorming~superpowers", "linear"]
+    assert ids == ["brainstorming", "brainstorming~my-skills", "brainstorming~c-superpowers", "linear"]
     assert len(warnings) == 2
     assert "/a/superpowers/brainstorming" in warnings[0] and "/b/my skills/brainstorming" in warnings[0]
     assert distinct_ids(skills) == (ids, warnings)  # the same folders give the same ids
@@ -29,4 +29,4 @@ def test_a_name_taken_by_a_code_skill_or_category_is_kept_apart() -> None:
 
 def test_folders_with_the_same_parents_fall_back_to_a_hash() -> None:
     ids, _ = distinct_ids([("x", Path("/s/x")), ("x", Path("/s/x")), ("x", Path("/s/x"))])
-    assert ids[0] == "x" and ids[1] == "x~s" and ids[2].startswith("x~") and len(set(ids)) == 3
+    assert ids[0] == "x" and all(i.startswith("x~") for i in ids[1:]) and len(set(ids)) == 3

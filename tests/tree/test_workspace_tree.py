@@ -71,7 +71,7 @@ def test_names_that_collide_are_both_kept_with_a_warning(workspace: Workspace) -
     skill(workspace.root / "skills", "email", "A skill named like a code category.")
     tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
     assert tree.skills["debug-tests"].source.parent == workspace.root / "skills" / "debug-tests"
-    other = tree.skills["debug-tests~skills"]
+    other = tree.skills["debug-tests~agents-skills"]
     assert other.source_name == "debug-tests" and other.source.parent.parent == workspace.root / ".agents" / "skills"
     assert tree.skills["email~skills"].source_name == "email"
     warnings = [str(p) for p in tree.problems if "two skills are named" in str(p)]

@@ -55,3 +55,14 @@ def print_json(value: Any) -> None:
 def print_json_lines(rows: Any) -> None:
     for row in rows:
         click.echo(json.dumps(row, ensure_ascii=False, default=str))
+
+
+def one_line(text: str, room: int) -> str:
+    """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…"."""
+    text = " ".join(text.split())
+    room = max(room, 10)
+    if len(text) <= room:
+        return text
+    cut = text[: room - 1]
+    before_word = cut.rsplit(" ", 1)[0]
+    return (before_word if len(before_word) > room // 2 else cut).rstrip() + "…"

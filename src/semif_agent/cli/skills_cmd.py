@@ -11,7 +11,7 @@ import click
 
 from ..errors import UnknownSkillError, UserError
 from ..workspace import Workspace, find_workspace
-from ._common import SemifGroup, json_option, print_json, workspace_option
+from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
 from .workspace_cmds import load_tree
 
 
@@ -77,10 +77,19 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
 
     ws = _open(workspace, folders)
     rows: list[dict[str, Any]] = []
-    if ws is not None:
-        rows += [{"kind": "code", **s.to_dict()} for s in load_tree(ws).skills.values() if not s.is_skill_md]
-    rows += [{"kind": "skill.md", **r} for r in list_skill_rows(workspace=ws, folders=folders, include_user=ws is not None)]
+    if ws is not None:  # the workspace's tree: the ids `semif run` and `semif tree` use
+        leaves = load_tree(ws).skills.values()
+        rows += [{"kind": "code", **s.to_dict()} for s in leaves if not s.is_skill_md]
+        rows += sorted((_skill_md_row(s) for s in leaves if s.is_skill_md), key=lambda row: row["id"])
+    if folders:
+        rows += [{"kind": "skill.md", **r} for r in list_skill_rows(folders=folders, include_user=False)]
     return rows
+
+
+def _skill_md_row(leaf: Any) -> dict[str, Any]:
+    """A SKILL.md leaf of the workspace's tree as a listing row."""
+    return {"kind": "skill.md", "id": leaf.name, "name": leaf.source_name or leaf.name, "description": leaf.description,
+            "category": leaf.category, "path": str(leaf.source.parent) if leaf.source else "", "warnings": []}
 
 
 def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict[str, Any]]) -> list[str]:
@@ -98,27 +107,16 @@ def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict
         head = f"{label:<{column}}  {'code' if row['kind'] == 'code' else 'SKILL.md':<8}  "
         warnings = "; ".join(row.get("warnings") or ())
         text = ("(stub) " if row.get("stub") else "") + row["description"] if _loaded(row) else f"! {warnings}"
-        lines.append((head + _one_line(text, width - len(head))).rstrip())
+        lines.append((head + one_line(text, width - len(head))).rstrip())
         if _loaded(row) and warnings:
             indent = " " * (column + 12)
-            lines.append(indent + _one_line(f"! {warnings}", width - len(indent)))
+            lines.append(indent + one_line(f"! {warnings}", width - len(indent)))
     return lines
 
 
 def _loaded(row: dict[str, Any]) -> bool:
     """True for a skill; False for a SKILL.md folder that was skipped or shadowed (its row has no id)."""
     return row["kind"] == "code" or bool(row["id"])
-
-
-def _one_line(text: str, room: int) -> str:
-    """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…"."""
-    text = " ".join(text.split())
-    room = max(room, 10)
-    if len(text) <= room:
-        return text
-    cut = text[: room - 1]
-    before_word = cut.rsplit(" ", 1)[0]
-    return (before_word if len(before_word) > room // 2 else cut).rstrip() + "…"
 
 
 def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], query: str) -> str:
@@ -151,7 +149,12 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
     try:
         if ws is None:
             raise UnknownSkillError(name)
-        data = {"kind": "code", **load_tree(ws).get(name).to_dict()}
+        leaf = load_tree(ws).get(name)
+        if leaf.is_skill_md and leaf.source is not None:
+            details = show_skill_md(leaf.source_name or leaf.name, folders=[leaf.source.parent], include_user=False)
+            data = {"kind": "skill.md", "id": leaf.name, "category": leaf.category, **details}
+        else:
+            data = {"kind": "code", **leaf.to_dict()}
     except UnknownSkillError:
         try:
             data = {"kind": "skill.md", **show_skill_md(name, workspace=ws, folders=folders, include_user=ws is not None)}

@@ -10,7 +10,7 @@ import click
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from ..workspace import find_workspace
-from ._common import SemifGroup, json_option, print_json, workspace_option
+from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
 from .workspace_cmds import load_tree
 
 SKILL_MD_MARK = "[SKILL.md]"
@@ -46,7 +46,7 @@ def tree(ctx: click.Context, category: str | None, workspace: str | None, depth:
     width = shutil.get_terminal_size((100, 20)).columns
     if category:
         node = skill_tree.categories[category]
-        click.echo(f"{click.style(category, bold=True)}  {click.style(_one_line(node.description, width - len(category) - 2), dim=True)}")
+        click.echo(f"{click.style(category, bold=True)}  {click.style(one_line(node.description, width - len(category) - 2), dim=True)}")
     _print_level(skill_tree, category or "", "" if not category else "", depth, limit, width, top=not category)
     leaves = skill_tree.leaves_under(category) if category else list(skill_tree.skills.values())
     kinds = sum(1 for s in leaves if s.is_skill_md)
@@ -87,17 +87,12 @@ def _print_level(skill_tree: SkillTree, category: str, indent: str, depth: int |
         head = f"{indent}{branch}{name}{' ' + mark if mark else ''}"
         room = max(width - len(head) - 2, 20)
         click.echo(f"{indent}{branch}{click.style(name, bold=is_category)}{' ' + mark if mark else ''}  "
-                   f"{click.style(_one_line(description, room), dim=True)}")
+                   f"{click.style(one_line(description, room), dim=True)}")
         if is_category and (depth is None or depth > 1):
             deeper = indent + ("" if top else ("    " if last else "│   "))
             _print_level(skill_tree, name, deeper, depth - 1 if depth else None, limit, width)
     if len(shown) < len(nodes):
         click.echo(f"{indent}{'' if top else '└── '}… {len(nodes) - len(shown)} more (--limit)")
-
-
-def _one_line(text: str, room: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= room else text[: max(room - 1, 1)].rstrip() + "…"
 
 
 @tree.command("refresh")

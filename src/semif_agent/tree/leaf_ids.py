@@ -38,7 +38,7 @@ def distinct_ids(
             holders[name] = folder
             ids.append(name)
             continue
-        leaf_id = _disambiguated(name, folder, used)
+        leaf_id = _disambiguated(name, folder, holders.get(name), used)
         used.add(leaf_id)
         ids.append(leaf_id)
         first = holders.get(name)
@@ -47,10 +47,13 @@ def distinct_ids(
     return ids, warnings
 
 
-def _disambiguated(name: str, folder: Path, used: set[str]) -> str:
-    parents = ["-".join(part.split()) for part in reversed(folder.parent.parts) if part.strip(os.sep + "/")]
-    for depth in range(1, min(len(parents), 3) + 1):
-        candidate = f"{name}{SEPARATOR}{'-'.join(reversed(parents[:depth]))}"
+def _disambiguated(name: str, folder: Path, first: Path | None, used: set[str]) -> str:
+    """``name~<folder above>``, going up until it tells ``folder`` from ``first``'s (the name's holder)."""
+    mine, theirs = _parents(folder), _parents(first) if first is not None else []
+    for depth in range(1, min(len(mine), 3) + 1):
+        if mine[:depth] == theirs[:depth]:
+            continue  # the same folders above both: they would not tell them apart
+        candidate = f"{name}{SEPARATOR}{'-'.join(reversed(mine[:depth]))}"
         if candidate not in used:
             return candidate
     digest = hashlib.sha1(os.path.realpath(folder).encode()).hexdigest()
@@ -59,3 +62,9 @@ def _disambiguated(name: str, folder: Path, used: set[str]) -> str:
         if candidate not in used:
             return candidate
     raise AssertionError("unreachable: a full sha1 cannot be taken by distinct folders")
+
+
+def _parents(folder: Path) -> list[str]:
+    """The names of the folders above ``folder``, nearest first, made fit for an id."""
+    parts = ["-".join(part.split()).lstrip(".") for part in reversed(folder.parent.parts)]
+    return [part for part in parts if part.strip(os.sep + "/")]
