@@ -1,4 +1,4 @@
-"""``semif chat``: the workspace's code skills as tools, text streamed, tool calls shown."""
+"""``semif chat``: the workspace's skills on demand, text streamed, tool calls shown, choices logged."""
 
 from __future__ import annotations
 
@@ -28,11 +28,12 @@ def test_skill_tool_names_and_schemas(tmp_path):
     assert skill_tool_name("a." + "b" * 80) != skill_tool_name("a." + "b" * 81) and len(skill_tool_name("a." + "b" * 80)) == 64
 
 
-def test_chat_runs_a_skill_as_a_tool_and_streams_the_answer(tmp_path):
+def test_chat_offers_skills_on_demand_activates_one_runs_it_and_logs_the_choices(tmp_path):
     root = create_workspace(tmp_path / "ws")
     request = "Email Alice that the quarterly report is ready"
     provider = ScriptedProvider([
-        calls(("skill__email__compose", {"request": request}), text="On it."),
+        calls(("activate_skill", {"name": "email.compose"}), text="On it."),
+        calls(("skill__email__compose", {"request": request})),
         "Drafted an email to Alice.",
         "You're welcome.",
     ])
@@ -42,14 +43,27 @@ def test_chat_runs_a_skill_as_a_tool_and_streams_the_answer(tmp_path):
     assert result.exit_code == 0, result.output
     assert "On it." in result.stdout and "Drafted an email to Alice." in result.stdout and "You're welcome." in result.stdout
     assert '[skill__email__compose {"request": "Email Alice' in result.stdout
+    first = provider.requests[0]
+    assert [t.name for t in first.tools] == ["activate_skill"]  # no skill's tool before it is activated
+    assert "email.compose" in first.tools[0].input_schema["properties"]["name"]["enum"]
+    assert "skill__email__compose" in [t.name for t in provider.requests[1].tools]
     drafts = list((root / "data" / "drafts").iterdir())
     assert len(drafts) == 1 and drafts[0].read_text().startswith("To: Alice")
-    [returned] = [m for m in provider.requests[1].messages if isinstance(m, ToolResultMessage)]
+    [returned] = [m for m in provider.requests[2].messages if isinstance(m, ToolResultMessage)][-1:]
     outcome = json.loads(returned.content)
     assert outcome["skill"] == "email.compose" and outcome["assessment"]["label"] in ("success", "unclear")
     assert "decisions" not in outcome
-    assert len(provider.requests) == 3  # the blank line was skipped, /exit ended the session
-    assert "skills as tools" in result.stderr
+    assert len(provider.requests) == 4  # the blank line was skipped, /exit ended the session
+    assert "skills on demand" in result.stderr
+    rows = [json.loads(line) for line in (root / "data" / "decisions.jsonl").read_text().splitlines()]
+    agent_rows = [r for r in rows if r.get("source") == "agent"]
+    activations = [r for r in agent_rows if r["kind"] == "activate"]
+    assert [r["selected"] for r in activations] == ["email.compose", "none"]  # the second turn activated nothing
+    assert activations[0]["engine"] == "agent" and activations[0]["model"] == provider.model_id
+    assert "email.compose" in [o["id"] for o in activations[0]["options"]] and len(activations[0]["options"]) <= 16
+    assert activations[0]["state"] == request
+    outcomes = [r for r in agent_rows if r["kind"] == "outcome"]
+    assert len(outcomes) == 2 and outcomes[0]["run_id"] == activations[0]["run_id"]
 
 
 def test_chat_reports_a_missing_key_as_one_line(tmp_path):

@@ -47,6 +47,7 @@ class AgentSession:
         self.deferred = DeferredTools()
         self.subagents: Subagents | None = None
         self._cache: tuple[TurnConfig, tuple[Any, ...], TurnConfig] | None = None
+        self._shown: frozenset[str] = frozenset()  # the skills the model was last shown
 
     def skill_registry(self, **options: Any) -> SkillRegistry:
         """The agent's skill registry (made on first use, with ``options`` for :class:`SkillRegistry`)."""
@@ -128,11 +129,17 @@ class AgentSession:
 
     # -- each turn, each round ----------------------------------------------------
 
-    async def prepare(self, message: str) -> tuple[str, ...]:
-        """The skill shortlist for ``message`` (empty when every skill is listed anyway)."""
+    async def prepare(self, message: str, *, run_id: str = "", model: str | None = None) -> tuple[str, ...]:
+        """The skill shortlist for ``message`` (empty when every skill is listed anyway); turn ``run_id`` begins."""
         if self.skills is None or not self.skills.on_demand_skills():
             return ()
-        return await self.skills.discovery.preselect(message)
+        return await self.skills.discovery.preselect(message, run_id=run_id, model=model)
+
+    def finish(self, *, stopped_by: str, text: str) -> None:
+        """The turn ended: its skill choices are complete (logged when discovery has a decision log)."""
+        if self.skills is not None:
+            inactive = [name for name in self._shown if not self.skills.is_active(name)]
+            self.skills.discovery.record_turn(inactive, stopped_by=stopped_by, text=text)
 
     def configure(self, base: TurnConfig, shortlist: tuple[str, ...] | None) -> TurnConfig:
         """The config a round runs with: ``base`` extended with the session as it stands now."""
@@ -171,7 +178,8 @@ class AgentSession:
         if listing.text:
             parts.append(listing.text)
         if skills.on_demand_skills():
-            tools[ACTIVATE_SKILL] = activate_tool(skills, listing.offered | skills.discovery.discovered)
+            self._shown = listing.offered | skills.discovery.discovered
+            tools[ACTIVATE_SKILL] = activate_tool(skills, self._shown)
         if any(skill.path is not None for skill in skills.skills()):
             tools[READ_SKILL_FILE] = read_file_tool(skills)
         if skills.any_scripts:

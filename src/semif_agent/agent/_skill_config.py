@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class SkillConfig:
-    """``with_skill(s)``, ``with_skills_directory``, ``with_skill_from_path``, ``with_skill_discovery``,
+    """``with_skill(s)``, ``with_skills_directory``, ``with_skill_from_path``, ``with_workspace``, ``with_skill_discovery``,
     ``with_subagents``, ``with_compaction`` and ``as_tool``. Mixed into :class:`~.agent.Agent`."""
 
     def with_skill(self, skill: Skill) -> Agent:
@@ -46,10 +46,30 @@ class SkillConfig:
         self._session.add_skills([Skill.from_path(path, activation=activation)], self._taken_names(), allow_scripts=allow_scripts)
         return self._changed()
 
+    def with_workspace(self, workspace: Any, *, allow_scripts: bool = False) -> Agent:
+        """Give the agent a workspace's skills, code and SKILL.md, on demand behind the workspace's own tree.
+
+        ``workspace`` is a :class:`~semif_agent.loop.SkillRunner` (its engine,
+        tree and log are used) or a :class:`~semif_agent.workspace.Workspace`.
+        Skills are ranked as ``semif run`` routes, and every shortlist and
+        activation is logged in the workspace's decision log (see
+        :mod:`semif_agent.agent.workspace_skills`). ``allow_scripts`` lets the
+        model run SKILL.md skills' scripts, sandboxed, in the workspace.
+        """
+        from ..loop.runner import SkillRunner
+        from .workspace_skills import discovery_settings, workspace_skills
+
+        runner = workspace if isinstance(workspace, SkillRunner) else SkillRunner(workspace)
+        self._session.configure_discovery(**discovery_settings(runner))
+        self._session.add_skills(workspace_skills(runner), self._taken_names(), allow_scripts=allow_scripts)
+        self._session.skill_registry().use_workspace(runner.workspace.root)
+        return self._changed()
+
     def with_skill_discovery(self, **settings: Any) -> Agent:
         """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
 
-        ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools).
+        ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),
+        ``log`` (a decision log or its path: every shortlist and activation becomes a training row).
         """
         self._session.configure_discovery(**settings)
         return self._changed()

@@ -56,7 +56,11 @@ class _RunInput(BaseModel):
 
 
 def activate_tool(registry: SkillRegistry, offered: Iterable[str]) -> AgentTool:
-    """``activate_skill``, its ``name`` an enum of ``offered`` (when there are any)."""
+    """``activate_skill``, its ``name`` an enum of ``offered`` (when there are any).
+
+    Each activation the model makes is recorded by the registry's discovery
+    (a training row when it has a decision log), with what it was offered.
+    """
     names = sorted(set(offered))
     schema = model_schema(_ActivateInput)
     if names:
@@ -72,6 +76,7 @@ def activate_tool(registry: SkillRegistry, offered: Iterable[str]) -> AgentTool:
         if registry.is_active(name):
             return f"Skill {name!r} is already active."
         registry.activate(name)
+        registry.discovery.record_activation(name, names)
         lines = [f"Skill {name!r} is now active. Its instructions are in your system prompt "
                  f'(<skill_content name="{name}">): read them and follow them.']
         if skill.tools:

@@ -41,6 +41,7 @@ from ..llm.errors import ProviderError, StreamInterruptedError
 from ..llm.messages import Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.responses import Response
+from ._choices import turn_run_id
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._stuck import StuckDetector
@@ -144,7 +145,8 @@ class Turn(SessionSteps):
         try:
             yield self._event(TurnStarted)
             if self._base.session is not None:
-                self._prepared = await self._base.session.prepare(self.message)
+                self._prepared = await self._base.session.prepare(self.message, run_id=turn_run_id(self.id),
+                                                                  model=getattr(self.provider, "model_id", None))
             async with aclosing(self._rounds()) as rounds:
                 async for event in rounds:
                     yield event
@@ -155,6 +157,8 @@ class Turn(SessionSteps):
             self._finish()
             raise
         self._finish()
+        if self._base.session is not None:
+            self._base.session.finish(stopped_by=self.diagnostics.stopped_by, text=self.text)
         finished = self._event(TurnFinished, text=self.text, diagnostics=self.diagnostics, output=self.output)
         finished._exception = self.exception
         yield finished

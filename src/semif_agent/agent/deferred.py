@@ -10,8 +10,8 @@
 
 The model sees the agent's other tools, a line in the system prompt saying
 how many tools are deferred, and the ``search_tools(query)`` meta-tool.
-Searching ranks the deferred tools by name and description with the SemIf
-engine (the local model blended with BM25, or BM25 alone) and loads the
+Searching ranks the deferred tools by name and description with the scorer
+skills are chosen with (the local model blended with BM25, or BM25 alone) and loads the
 best matches: from the next round on they are in the tool list, for the
 rest of the session (until ``clear_history``; saved by ``save_state``).
 A deferred tool the model calls before it is loaded is an unknown tool.
@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ._ranking import RankIndex, resolve_engine
+from ._chooser import Chooser, scoring_engine
 from ._schema import model_schema
 from .tools import AgentTool
 
@@ -46,7 +46,7 @@ class DeferredTools:
         self.loaded: list[str] = []
         self.engine: Any = None  # as for skill discovery: an engine, a name, or None
         self.version = 0
-        self._index: RankIndex | None = None
+        self._index: Chooser | None = None
 
     def __bool__(self) -> bool:
         return bool(self.tools)
@@ -75,9 +75,9 @@ class DeferredTools:
 
     def find(self, query: str, k: int = SEARCH_RESULTS) -> list[str]:
         """The names of the deferred tools that best match ``query``, best first."""
-        index = self._ranked()
-        floor = _FLOOR.get(index.engine_name, 0.0)
-        ranked = index.rank(query, k)
+        chooser = self._ranked()
+        floor = _FLOOR.get(chooser.engine_name, 0.0)
+        ranked = chooser.rank(query, k)
         return [name for name, score in ranked if score > floor] or [name for name, score in ranked[:1] if score > 0]
 
     def search(self, query: str, k: int = SEARCH_RESULTS) -> list[AgentTool]:
@@ -108,10 +108,10 @@ class DeferredTools:
                          input_schema=model_schema(_SearchInput),
                          description="Find and load tools that are available but not loaded yet, by what they do.")
 
-    def _ranked(self) -> RankIndex:
+    def _ranked(self) -> Chooser:
         if self._index is None:
             items = [(t.name, t.description) for t in self.tools.values()]
-            self._index = RankIndex(items, resolve_engine(self.engine))
+            self._index = Chooser.for_items(items, scoring_engine(self.engine))
         return self._index
 
 

@@ -9,12 +9,20 @@ skills past it, silently. Here the listing has a token budget
   as the reference does.
 - When they do not, the prompt says how many skills there are and lists,
   within the budget: a **shortlist** for the user's message (the top
-  ``shortlist`` skills by the local scorer, picked before the turn), the
-  **categories** of the skill tree (built with
-  :func:`semif_agent.tree.build.build_tree`), then as many more skills
-  as fit; it names the tools that reach the rest: ``browse_skills(category)``
-  walks the tree and ``search_skills(query)`` ranks every skill with the
-  SemIf engine (the local model blended with BM25; BM25 alone without it).
+  ``shortlist`` skills, picked before the turn), the **categories** of the
+  skill tree, then as many more skills as fit; it names the tools that
+  reach the rest: ``browse_skills(category)`` walks the tree and
+  ``search_skills(query)`` ranks every skill.
+
+One chooser: the tree is a :class:`~semif_agent.tree.SkillTree` (the
+workspace's own when the agent has one, ``settings.tree``; else one built
+from the agent's skills by :func:`semif_agent.tree.build.build_tree`), and
+every ranking (the shortlist, search) is the
+:class:`~semif_agent.routing.scoring.LeafScorer` ``semif run``'s strategies
+route with (the local model blended with BM25; BM25 alone without it); see
+:mod:`._ranking`. With ``settings.log``, every shortlist offered and every
+skill the model activates (or a turn ends without) is a row of the
+decision log (:mod:`._choices`).
 
 The names the model has been shown (listed, shortlisted, found by search or
 browsing) are the ``activate_skill`` enum: the enum grows as the model
@@ -32,11 +40,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ._ranking import RankIndex, resolve_engine
-from ._skill_tree import SkillTreeView, build_skill_tree
-from .errors import AgentConfigError
-from .skills import Skill, describe_for_search
+from ..tree.tree import SkillTree
+from ._choices import ChoiceLog, as_log
+from ._chooser import Chooser, clip, scoring_engine
 from ._schema import model_schema
+from .errors import AgentConfigError
+from .skills import Skill
 from .tools import AgentTool
 from .usage import estimate_tokens
 
@@ -56,11 +65,17 @@ HEADER = ("## Skills\nA skill holds instructions (and sometimes tools) for one k
 
 @dataclass(frozen=True)
 class DiscoverySettings:
-    """How skills are offered: the listing's token budget, the shortlist, search, the engine.
+    """How skills are offered: the listing's token budget, the shortlist, search, the engine, the tree, the log.
 
     ``engine`` is an engine, ``"local"``, ``"lexical"``, or ``None`` (local
     when installed, else lexical). ``description_chars`` clips descriptions
-    once the listing no longer holds every skill whole.
+    once the listing no longer holds every skill whole. ``tree`` is a
+    :class:`~semif_agent.tree.SkillTree` holding the agent's skills (a
+    workspace's: browsing and ranking then use it as ``semif run`` does),
+    ranked with ``examples`` folded in as ``semif run`` folds them, and
+    ``threshold`` and ``temperature`` as its routing uses them. ``log`` (a
+    :class:`~semif_agent.engine.DecisionLog` or a path) records every
+    shortlist and activation as a training row.
     """
 
     prompt_budget: int = 2000
@@ -68,6 +83,11 @@ class DiscoverySettings:
     search_results: int = 8
     engine: Any = None
     description_chars: int = 200
+    tree: SkillTree | None = None
+    examples: str = "centroid"
+    threshold: float | None = None
+    temperature: float | None = None
+    log: Any = None
 
     def __post_init__(self) -> None:
         for name in ("prompt_budget", "search_results", "description_chars"):
@@ -76,6 +96,8 @@ class DiscoverySettings:
                 raise AgentConfigError(f"{name} must be a whole number above 0, got {value!r}")
         if not isinstance(self.shortlist, int) or isinstance(self.shortlist, bool) or self.shortlist < 0:
             raise AgentConfigError(f"shortlist must be a whole number, 0 or more, got {self.shortlist!r}")
+        if self.tree is not None and not isinstance(self.tree, SkillTree):
+            raise AgentConfigError(f"tree must be a SkillTree, got {type(self.tree).__name__}")
 
 
 @dataclass(frozen=True)
@@ -97,8 +119,7 @@ class _Built:
     skills: list[Skill]
     full: list[str]
     fits: bool
-    index: RankIndex | None = None
-    tree: SkillTreeView | None = None
+    chooser: Chooser | None = None
 
 
 class SkillDiscovery:
@@ -111,12 +132,17 @@ class SkillDiscovery:
         self._built: _Built | None = None
         self.discovered: set[str] = set()  # names shown by search and browsing this session
         self.version = 0
+        target = as_log(self.settings.log)
+        self.choices: ChoiceLog | None = ChoiceLog(target) if target is not None else None
 
     def configure(self, **changes: Any) -> None:
         """Change settings (see :class:`DiscoverySettings`)."""
         if "engine" in changes and changes["engine"] is not self.settings.engine:
             self._engine = None
         self.settings = replace(self.settings, **changes)
+        if "log" in changes:
+            target = as_log(self.settings.log)
+            self.choices = ChoiceLog(target) if target is not None else None
         self._built = None
         self.version += 1
 
@@ -161,15 +187,16 @@ class SkillDiscovery:
             for name in picks:
                 if take(self._entry(by_name[name])):
                     offered.add(name)
-        tree = self._tree(built)
-        if tree.top and take(f"Categories ({BROWSE_SKILLS}(category) lists a category's skills):"):
+        chooser = self._chooser(built)
+        top = chooser.categories("")
+        if top and take(f"Categories ({BROWSE_SKILLS}(category) lists a category's skills):"):
             shown = 0
-            for name in tree.top:
-                if not take(tree.line(name)):
+            for name in top:
+                if not take(chooser.category_line(name)):
                     break
                 shown += 1
-            if shown < len(tree.top):
-                parts.append(f"({len(tree.top) - shown} more categories: {BROWSE_SKILLS}() lists them all.)")
+            if shown < len(top):
+                parts.append(f"({len(top) - shown} more categories: {BROWSE_SKILLS}() lists them all.)")
         rest = [s for s in built.skills if s.name not in offered]
         if rest and room > 40 and take("More skills:"):
             for skill in rest:
@@ -181,26 +208,41 @@ class SkillDiscovery:
         return Listing("\n".join(parts), frozenset(offered), True, len(offered), total)
 
     def _entry(self, skill: Skill) -> str:
-        return f"- {skill.name}: {_clip(skill.description, self.settings.description_chars)}"
+        return f"- {skill.name}: {clip(skill.description, self.settings.description_chars)}"
 
-    # -- the shortlist and search ------------------------------------------
+    # -- the shortlist, search and the log ------------------------------------
 
-    async def preselect(self, message: str) -> tuple[str, ...]:
-        """The shortlist for ``message`` (empty when every skill is listed anyway, or it is turned off)."""
+    async def preselect(self, message: str, *, run_id: str = "", model: str | None = None) -> tuple[str, ...]:
+        """The shortlist for ``message`` (empty when every skill is listed anyway, or it is turned off).
+
+        With a decision log, turn ``run_id`` begins there and its ranking is
+        kept for the activation rows; it is logged when the prompt offers a
+        shortlist from it.
+        """
         built = self._state()
-        if built.fits:
+        choices = self.choices
+        if choices is not None and run_id:
+            choices.begin(run_id, message, model)
+        if built.fits and choices is None:
             return ()
         try:  # off the event loop: the first time, the skills are embedded and the tree is built
-            return await asyncio.to_thread(self._preselect, built, message)
+            ranked = await asyncio.to_thread(self._preselect, built, message)
         except Exception as exc:  # noqa: BLE001 - no shortlist is better than no turn
             log.warning("the skill shortlist could not be made: %s: %s", type(exc).__name__, exc)
             return ()
+        offered = () if built.fits else tuple(name for name, _ in ranked[: self.settings.shortlist])
+        if choices is not None and choices.run_id:
+            choices.ranked = list(ranked)
+            if offered:
+                chooser = self._chooser(built)
+                choices.shortlist(ranked[: self.settings.shortlist], self.descriptions(), threshold=chooser.threshold,
+                                  engine=chooser.engine_name, model=chooser.model, temperature=chooser.temperature)
+        return offered
 
-    def _preselect(self, built: _Built, message: str) -> tuple[str, ...]:
-        self._tree(built)
-        if not self.settings.shortlist or not message.strip():
-            return ()
-        return tuple(name for name, _ in self._rank(message, self.settings.shortlist))
+    def _preselect(self, built: _Built, message: str) -> list[tuple[str, float]]:
+        chooser = self._chooser(built)
+        wanted = self.settings.shortlist if self.choices is None else max(self.settings.shortlist, 15)
+        return chooser.rank(message, wanted) if wanted and message.strip() else []
 
     def search(self, query: str, k: int | None = None) -> list[Skill]:
         """The on-demand skills that best match ``query``, best first (they count as shown)."""
@@ -210,15 +252,22 @@ class SkillDiscovery:
 
     def find(self, query: str, k: int | None = None) -> list[Skill]:
         """:meth:`search` without counting the skills as shown (safe off the event loop)."""
-        ranked = self._rank(query, k or self.settings.search_results)
+        ranked = self._chooser(self._state()).rank(query, k or self.settings.search_results)
         return [skill for name, score in ranked if score > 0 and (skill := self._registry.get(name)) is not None]
 
-    def _rank(self, query: str, k: int) -> list[tuple[str, float]]:
-        built = self._state()
-        if built.index is None:
-            items = [(s.name, describe_for_search(s)) for s in built.skills]
-            built.index = RankIndex(items, self._engine_now())
-        return built.index.rank(query, k)
+    def descriptions(self) -> dict[str, str]:
+        """The on-demand skills' descriptions by name."""
+        return {s.name: s.description for s in self._state().skills}
+
+    def record_activation(self, name: str, shown: Any) -> None:
+        """The model activated ``name`` among the skills ``shown`` to it (a training row, with a log)."""
+        if self.choices is not None:
+            self.choices.activation(name, list(shown), self.descriptions())
+
+    def record_turn(self, shown: Any, *, stopped_by: str, text: str) -> None:
+        """The turn ended: a ``none`` row if nothing shown was activated, and the outcome row (with a log)."""
+        if self.choices is not None:
+            self.choices.finish(list(shown), self.descriptions(), stopped_by=stopped_by, text=text)
 
     # -- the tree ------------------------------------------------------------
 
@@ -227,26 +276,31 @@ class SkillDiscovery:
         built = self._state()
         if not built.skills:
             return "There are no skills to browse."
-        tree = self._tree(built)
+        chooser = self._chooser(built)
         category = category.strip()
+        top = chooser.categories("")
         if not category:
-            return "Categories:\n" + "\n".join(tree.line(name) for name in tree.top)
-        node = tree.categories.get(category)
-        if node is None:
-            raise ValueError(f"no category {category!r}; the top-level categories are: {', '.join(tree.top)}")
-        lines = [f"{category}: {node.description}"]
-        if node.children:
-            lines += ["Subcategories:", *(tree.line(name) for name in node.children)]
-        if node.skills:
+            return "Categories:\n" + "\n".join(chooser.category_line(name) for name in top)
+        if not chooser.has_category(category):
+            raise ValueError(f"no category {category!r}; the top-level categories are: {', '.join(top)}")
+        lines = [f"{category}: {chooser.description(category)}"]
+        subcategories = chooser.categories(category)
+        if subcategories:
+            lines += ["Subcategories:", *(chooser.category_line(name) for name in subcategories)]
+        names = chooser.skills_in(category)
+        if names:
             by_name = {s.name: s for s in built.skills}
-            lines += ["Skills:", *(self._entry(by_name[name]) for name in node.skills if name in by_name)]
-            self._shown(node.skills)
+            lines += ["Skills:", *(self._entry(by_name[name]) for name in names)]
+            self._shown(names)
         return "\n".join(lines)
 
-    def _tree(self, built: _Built) -> SkillTreeView:
-        if built.tree is None:
-            built.tree = build_skill_tree(built.skills, self._engine_now())
-        return built.tree
+    def _chooser(self, built: _Built) -> Chooser:
+        if built.chooser is None:
+            settings = self.settings
+            built.chooser = Chooser.for_skills(built.skills, self._engine_now(), tree=settings.tree,
+                                             examples=settings.examples, threshold=settings.threshold,
+                                             temperature=settings.temperature)
+        return built.chooser
 
     # -- tools ---------------------------------------------------------------
 
@@ -288,7 +342,7 @@ class SkillDiscovery:
 
     def _engine_now(self) -> Any:
         if self._engine is None:
-            self._engine = resolve_engine(self.settings.engine)
+            self._engine = scoring_engine(self.settings.engine)
         return self._engine
 
     def _shown(self, names: Any) -> None:
@@ -304,8 +358,3 @@ class _BrowseInput(BaseModel):
 
 class _SearchInput(BaseModel):
     query: str = Field(description="What the skill should do, in a few words.")
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
 from ..catalog.loader import find_skill_folders, find_skill_md
+from ..catalog.locations import CUSTOM_NAMESPACE
 from ..catalog.registry import SkillRegistry as CatalogRegistry
 from ..catalog.results import ScriptRunResult
 from ..catalog.runtime import AgentSkillRuntime
@@ -311,6 +312,11 @@ class SkillRegistry:
                 for descriptor in self._catalog.find_by_name(skill.name):
                     if os.path.realpath(descriptor.root) == os.path.realpath(skill.path):  # type: ignore[arg-type]
                         return descriptor.skill_id
+            # another folder's skill has the same SKILL.md name: this one is entered under the name the agent gives it
+            namespace = f"{CUSTOM_NAMESPACE}~{skill.name}"
+            try:
+                return self._catalog.register_folder(skill.path, namespace=namespace)  # type: ignore[arg-type]
+            except SkillCollisionError:
                 raise SkillNameCollisionError(f"the catalog already holds another skill named {skill.name!r}") from None
         descriptor, doc = python_descriptor(skill)
         held = self._catalog.get(descriptor.skill_id)

@@ -1,13 +1,13 @@
-"""A workspace's code skills as agent tools: one tool per skill, run through the skill loop.
+"""A workspace's code skills as agent tools, run through the skill loop.
 
 ::
 
     from semif_agent.loop import SkillRunner
     from semif_agent.agent import Agent
-    from semif_agent.agent.skill_tools import skill_tools
 
     runner = SkillRunner(workspace)
-    agent = Agent("openai/gpt-4o-mini").with_tools(skill_tools(runner))
+    agent = Agent("openai/gpt-4o-mini").with_workspace(runner)   # skills on demand (see workspace_skills)
+    agent = Agent("openai/gpt-4o-mini").with_tools(skill_tools(runner))   # or every code skill as a tool
 
 Each skill ``category.leaf`` becomes the tool ``skill__category__leaf``
 taking one ``request`` string (the skill's own allowed inputs and examples
@@ -100,15 +100,16 @@ def _description(skill: SkillManifest) -> str:
 
 
 SYSTEM_PROMPT = (
-    "You are the assistant of a semif workspace. Its skills are your tools: each one does one kind of task "
-    "(email, notes, calendar, files, to-dos, ...) when given a request in plain words. When the user asks "
-    "for something a skill does, call it with a complete request; then tell the user briefly what was done, "
-    "from the tool's result. Otherwise, answer directly."
+    "You are the assistant of a semif workspace. Its skills each do one kind of task (email, notes, calendar, "
+    "files, to-dos, and whatever else the workspace holds). When the user asks for something a skill does, "
+    "activate that skill, then follow its instructions (a code skill is run with its tool, given a complete "
+    "request); tell the user briefly what was done, from the result. Otherwise, answer directly."
 )
 
 
-def skill_agent(runner: SkillRunner, llm: Any = None, *, model: str | None = None, **options: Any) -> Agent:
-    """An :class:`Agent` whose tools are ``runner``'s skills, with a system prompt saying so.
+def skill_agent(runner: SkillRunner, llm: Any = None, *, model: str | None = None, allow_scripts: bool = False,
+                **options: Any) -> Agent:
+    """An :class:`Agent` with ``runner``'s workspace skills on demand (:meth:`Agent.with_workspace`).
 
     ``llm`` is a provider (else ``model`` is built on first use); ``options``
     go to :class:`Agent` (``max_rounds``, ``tool_timeout``, ...).
@@ -116,4 +117,4 @@ def skill_agent(runner: SkillRunner, llm: Any = None, *, model: str | None = Non
     from .agent import DEFAULT_MODEL, Agent
 
     agent = Agent(model or DEFAULT_MODEL, llm=llm, **options)
-    return agent.with_system_prompt(SYSTEM_PROMPT).with_tools(skill_tools(runner))
+    return agent.with_system_prompt(SYSTEM_PROMPT).with_workspace(runner, allow_scripts=allow_scripts)

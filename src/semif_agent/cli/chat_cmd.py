@@ -18,8 +18,14 @@ _PREVIEW = 160
 @click.option("--model", metavar="PROVIDER/MODEL", help="The agent's model (default: the workspace's, else the agent's default).")
 @click.option("--engine", "engine_name", metavar="NAME", help="SemIf engine for the skills' own decisions (default: the workspace's).")
 @click.option("--max-rounds", type=click.IntRange(1), default=10, show_default=True, help="Rounds (model calls) per message.")
-def chat(workspace: str | None, model: str | None, engine_name: str | None, max_rounds: int) -> None:
-    """Chat with an agent that can run this workspace's skills.
+@click.option("--allow-scripts", is_flag=True, help="Let the agent run SKILL.md skills' scripts (sandboxed, in the workspace).")
+def chat(workspace: str | None, model: str | None, engine_name: str | None, max_rounds: int, allow_scripts: bool) -> None:
+    """Chat with an agent that can use this workspace's skills, code and SKILL.md.
+
+    The skills are offered on demand, as `semif run` chooses them: the prompt
+    lists the likely ones for each message and the tree's categories, and the
+    agent activates a skill before using it. Every shortlist and activation is
+    logged in the decision log (see `semif log`).
 
     Reads one message per line from standard input until end of input or
     /exit; /reset forgets the conversation. Text streams as it comes; tool
@@ -33,10 +39,11 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
     ws = open_workspace(workspace, create_default=True)
     settings = ws.engine_settings
     engine = create_engine(engine_name, settings) if engine_name else None
-    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws))
-    agent = skill_agent(runner, logged(_provider(settings, model), ws, purpose="chat"), model=model, max_rounds=max_rounds)
+    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws, engine=engine))
+    agent = skill_agent(runner, logged(_provider(settings, model), ws, purpose="chat"), model=model, max_rounds=max_rounds,
+                        allow_scripts=allow_scripts)
     agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
-    click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.tools)} skills as tools; /exit to leave", err=True)
+    click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.skills)} skills on demand; /exit to leave", err=True)
     stdin = click.get_text_stream("stdin")
     while True:
         click.echo("> ", nl=False, err=True)

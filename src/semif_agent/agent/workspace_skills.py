@@ -1,0 +1,65 @@
+"""A workspace's skills for an agent: every leaf of its tree, on demand, chosen as ``semif run`` chooses.
+
+::
+
+    runner = SkillRunner(workspace)
+    agent = Agent("openai/gpt-4o-mini").with_workspace(runner)
+
+The agent gets each leaf of the workspace's :class:`~semif_agent.tree.SkillTree`
+as an on-demand :class:`~.skills.Skill` named by its leaf id:
+
+- a code skill carries one tool, ``skill__<category>__<leaf>`` taking one
+  ``request`` string, that runs it through the skill loop
+  (:meth:`SkillRunner.arun <semif_agent.loop.SkillRunner.arun>`: predict,
+  act, observe, assess, every decision logged); its instructions say so;
+- a SKILL.md skill is its folder (instructions, files, scripts).
+
+Discovery works on the workspace's own tree, ranking with the scorer and
+routing settings ``semif run`` uses (the same engine, examples folded in the
+same way, the tuned threshold), so the skill the agent is offered first is
+the one ``semif run`` would route to; and every shortlist and activation is
+a row of the workspace's decision log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..tree.manifests import SkillManifest
+from .skill_tools import skill_tool
+from .skills import Skill
+
+if TYPE_CHECKING:
+    from ..loop.runner import SkillRunner
+
+
+def workspace_skills(runner: SkillRunner, *, include_stubs: bool = False) -> list[Skill]:
+    """The leaves of ``runner``'s tree as on-demand skills, in the tree's order (stubs left out: they cannot act)."""
+    skills = []
+    for leaf in runner.tree.skills.values():
+        if leaf.is_skill_md:
+            if leaf.source is not None:
+                skills.append(Skill.from_path(leaf.source.parent).model_copy(update={"name": leaf.name}))
+        elif include_stubs or not leaf.is_stub:
+            skills.append(code_skill(runner, leaf))
+    return skills
+
+
+def code_skill(runner: SkillRunner, leaf: SkillManifest) -> Skill:
+    """A code skill as an on-demand skill whose one tool runs it through the skill loop."""
+    item = skill_tool(runner, leaf)
+    instructions = (f"Run this skill with the tool {item.name}: pass the user's request, in plain words and with every "
+                    "detail it needs. The tool runs the skill and tells you what it did and how the run was judged.")
+    return Skill(name=leaf.name, description=leaf.description, instructions=instructions, tools=(item,),
+                 activation="on_demand")
+
+
+def discovery_settings(runner: SkillRunner) -> dict[str, Any]:
+    """Discovery settings that rank as ``runner`` routes: its tree, scorer engine, examples, threshold, temperature, log."""
+    strategy = runner.strategy
+    scorer = getattr(strategy, "scorer", None)
+    settings: dict[str, Any] = {"tree": runner.tree, "log": runner.log}
+    if scorer is not None:
+        settings.update(engine=scorer.engine, examples=scorer.examples,
+                        threshold=getattr(strategy, "threshold", None), temperature=getattr(strategy, "temperature", None))
+    return settings
