@@ -17,7 +17,7 @@ from ._common import json_option, print_json_lines, workspace_option
 @json_option
 @click.option("--run", "run_id", help="Only this run's rows.")
 @click.option("--skill", help="Only rows of this skill.")
-@click.option("--kind", type=click.Choice(["route", "predict", "act", "assess", "create", "propose", "generate"]),
+@click.option("--kind", type=click.Choice(["route", "predict", "act", "assess", "shortlist", "activate", "create", "propose", "generate"]),
               help="Only this kind of row.")
 @click.option("--outcome", type=click.Choice(["success", "failure", "unclear"]), help="Only runs assessed so.")
 @click.option("--engine", help="Only decisions answered by this engine.")
