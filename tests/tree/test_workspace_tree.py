@@ -148,3 +148,11 @@ def test_user_skills_can_be_turned_off(workspace: Workspace) -> None:
     assert "mine" in SkillTree.for_workspace(workspace, embed=CountingEmbed()).skills
     (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text() + "\n[skills]\nuser_skills = false\n")
     assert "mine" not in SkillTree.for_workspace(Workspace.load(workspace.root), embed=CountingEmbed()).skills
+
+
+def test_a_bad_folders_setting_is_one_clear_error(workspace: Workspace) -> None:
+    from semif_agent.errors import WorkspaceError
+
+    (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text() + '\n[skills]\nfolders = "x"\n')
+    with pytest.raises(WorkspaceError, match=r"\[skills\] folders must be a list of paths"):
+        SkillTree.for_workspace(Workspace.load(workspace.root), embed=CountingEmbed())
