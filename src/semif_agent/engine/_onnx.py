@@ -145,15 +145,17 @@ def build_session(model_path: Path, model_sha256: str, *, threads: int, cache_di
     return _session(ort, model_path, threads, optimise=True)
 
 
-def _session(ort: Any, path: Path, threads: int, *, optimise: bool, save_to: Path | None = None) -> Any:
+def _session(
+    ort: Any, path: Path, threads: int, *, optimise: bool, save_to: Path | None = None, spinning: bool = False
+) -> Any:
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     # Idle threads sleep instead of spinning, so whatever runs next on the same cores is not starved.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "1" if spinning else "0")
     # Batches change shape; without the arena, each one's activations are freed when it ends.
     options.enable_cpu_mem_arena = False
     # Extended, not "all": the saved graph holds no layout tied to this machine's CPU.

@@ -164,7 +164,8 @@ class Embedder:
         """An ``(len(texts), 384)`` float32 array of unit vectors, in the order of ``texts``.
 
         ``progress(done, total)`` is called before the first model run and
-        after each one, ``total`` being the number of texts no cache held.
+        after each one, ``total`` being the number of texts no cache held (it
+        runs while the embedder is busy: it must not call :meth:`embed`).
         """
         np = self._np
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
@@ -209,7 +210,7 @@ class Embedder:
         self, texts: list[str], rows: dict[str, list[int]], out: Any, progress: Callable[[int, int], None] | None
     ) -> None:
         np = self._np
-        encoded = [np.asarray(e.ids, dtype=np.int64) for e in self._tokenizer.encode_batch_fast(texts)]
+        encoded = [np.asarray(e.ids, dtype=np.int64) for e in self._tokenizer.encode_batch(texts)]
         plan = plan_batches([len(ids) for ids in encoded], max_rows=self.batch_rows, max_tokens=self.batch_tokens)
         done = 0
         if progress:
