@@ -194,3 +194,13 @@ def test_a_damaged_optimised_graph_falls_back_on_the_model_and_is_rebuilt(
     loaded.clear()
     np.testing.assert_allclose(Embedder(model_file()).embed(texts), reference, atol=1e-5)
     assert loaded == [_onnx.GRAPH_FILE]  # the fallback saved a sound graph again
+
+
+@pytest.mark.parametrize("threads", [None, 1])
+def test_sessions_sleep_between_runs_on_the_threads_they_are_given(cache_dir: Path, threads: int | None) -> None:
+    for _ in range(2):  # from the model, then from the saved graph
+        options = Embedder(model_file(), threads=threads)._session.get_session_options()
+        assert options.intra_op_num_threads == (threads or _onnx.default_threads())
+        assert options.inter_op_num_threads == 1
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"

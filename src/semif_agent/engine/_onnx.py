@@ -24,6 +24,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ GRAPH_FILE = "graph.onnx"
 GRAPH_DATA = "graph.data"
 GRAPH_RECORD = "record.json"
 MAX_THREADS = 4
+STALE_SECONDS = 3600  # a graph still being saved after an hour was abandoned
 
 _verified: set[tuple[Any, ...]] = set()
 _record_lock = threading.Lock()
@@ -132,7 +134,7 @@ def build_session(model_path: Path, model_sha256: str, *, threads: int, cache_di
         try:
             return _session(ort, folder / GRAPH_FILE, threads, optimise=False)
         except Exception:  # noqa: BLE001 - onnxruntime raises several kinds; the original model still works
-            pass
+            shutil.rmtree(folder, ignore_errors=True)  # the recorded bytes, yet not loadable: save them again
     staging = _staging_folder(folder) if folder is not None else None
     if staging is not None:
         try:
@@ -173,9 +175,9 @@ def _graph_intact(folder: Path, model_sha256: str, ort_version: str) -> bool:
     """Whether every file of the saved graph is the one its record describes."""
     record = _read_json(folder / GRAPH_RECORD)
     files = record.get("files")
-    if (record.get("model_sha256"), record.get("onnxruntime")) != (model_sha256, ort_version) or not isinstance(
-        files, dict
-    ) or GRAPH_FILE not in files:
+    if record.get("model_sha256") != model_sha256 or record.get("onnxruntime") != ort_version:
+        return False
+    if not isinstance(files, dict) or GRAPH_FILE not in files:
         return False
     refreshed = False
     for name, expected in files.items():
@@ -195,8 +197,13 @@ def _graph_intact(folder: Path, model_sha256: str, ort_version: str) -> bool:
 
 
 def _staging_folder(folder: Path) -> Path | None:
+    """A new private folder beside ``folder`` to save a graph in; leftovers of killed starts are removed."""
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
+        for stale in folder.parent.glob(f".{folder.name}.*"):
+            with contextlib.suppress(OSError):
+                if time.time() - stale.stat().st_mtime > STALE_SECONDS:
+                    shutil.rmtree(stale)
         return Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     except OSError:
         return None
