@@ -67,6 +67,14 @@ class LeafIndex:
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
 
+    def cosines(self, query: Any) -> Any:
+        """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn")."""
+        np = self.numpy
+        sims = np.empty(len(self.vectors), dtype=self.vectors.dtype)
+        for start, end in self.blocks:
+            np.matmul(self.vectors[start:end], query, out=sims[start:end])
+        return sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
+
     def node(self, name: str) -> NodeTable:
         """What the decision at ``name`` offers (``""``: the top), built on first use."""
         table = self._nodes.get(name)
@@ -128,13 +136,7 @@ class LeafScorer:
         if not index.names:
             return np.zeros(0) if np is not None else []
         if self.embedded:
-            query = self.engine.embedder.embed([text])[0]
-            sims = np.empty(len(index.vectors), dtype=index.vectors.dtype)
-            for start, end in index.blocks:
-                np.matmul(index.vectors[start:end], query, out=sims[start:end])
-            if index.row_starts is not None:
-                sims = np.maximum.reduceat(sims, index.row_starts)
-            out = sims.astype(np.float64)
+            out = index.cosines(self.engine.embedder.embed([text])[0]).astype(np.float64)
             if index.keywords is not None:
                 out += self.lexical_weight * index.keywords.scores(text)
             return out
