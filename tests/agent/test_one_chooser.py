@@ -81,3 +81,18 @@ def test_a_turn_that_activates_nothing_is_a_none_row(runner: SkillRunner, tmp_pa
     assert [r["selected"] for r in declined] == ["none"]
     assert rows[-1]["kind"] == "outcome" and rows[-1]["reason"] == "agent turn ended: stop"
     assert json.dumps(rows)  # every row is plain JSON
+
+
+def test_ranking_a_part_of_a_tree_keeps_the_trees_order_of_merit(runner: SkillRunner) -> None:
+    from semif_agent.agent._chooser import Chooser
+    from semif_agent.agent.workspace_skills import workspace_skills
+
+    skills = workspace_skills(runner)
+    engine = runner.strategy.scorer.engine
+    whole = Chooser.for_skills(skills, engine, tree=runner.tree)
+    part = Chooser.for_skills(skills[::3], engine, tree=runner.tree)
+    assert part.tree is runner.tree
+    kept = {s.name for s in skills[::3]}
+    for text in REQUESTS:
+        expected = [(n, round(v, 6)) for n, v in whole.rank(text, len(skills)) if n in kept][:5]
+        assert [(n, round(v, 6)) for n, v in part.rank(text, 5)] == expected

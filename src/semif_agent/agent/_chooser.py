@@ -16,7 +16,7 @@ from typing import Any
 from ..engine.lexical import LexicalEngine
 from ..engine.registry import create_engine, local_available
 from ..errors import EngineConfigError
-from ..routing.scoring import LeafScorer
+from ..routing.scoring import LeafScorer, top_indexes
 from ..tree.build import FlatSkill, build_tree
 from ..tree.manifests import Category, SkillManifest
 from ..tree.tree import SkillTree
@@ -56,6 +56,7 @@ class Chooser:
         self.threshold = threshold if threshold is not None else scorer.default_threshold
         self.temperature = temperature or getattr(scorer.engine, "temperature", None)
         self._counts: dict[str, int] = {}
+        self._mine: tuple[Any, Any] | None = None  # positions of the agent's skills in the scorer's index
 
     @classmethod
     def for_skills(cls, skills: Sequence[Skill], engine: Any, *, tree: SkillTree | None = None,
@@ -86,9 +87,17 @@ class Chooser:
         """The ``k`` best of the agent's skills for ``query``, best first (ties keep the tree's order)."""
         if not self.names or k <= 0:
             return []
-        scores = self.scorer.scores(query)
-        ranked = sorted(((name, scores[name]) for name in self.names if name in scores), key=lambda item: -item[1])
-        return ranked[:k]
+        if len(self._known) == len(self.scorer.names):  # the tree holds only the agent's skills: rank it whole
+            return self.scorer.top(query, k)
+        index = self.scorer.current()
+        values = self.scorer.score_array(query, index)
+        if self._mine is None or self._mine[0] is not index:
+            positions = [i for i, name in enumerate(index.names) if name in self._known]
+            self._mine = (index, index.numpy.asarray(positions, dtype=int) if index.numpy is not None else positions)
+        mine = self._mine[1]
+        subset = values[mine] if index.numpy is not None else [values[i] for i in mine]
+        picked = top_indexes(subset, k, index.numpy)
+        return [(index.names[int(mine[i])], float(subset[i])) for i in picked]
 
     def categories(self, parent: str) -> list[str]:
         """The categories under ``parent`` (``""``: the top) that hold some of the agent's skills."""
