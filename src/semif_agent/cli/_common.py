@@ -66,6 +66,16 @@ class SemifGroup(click.Group):
             self.add_command(self.lazy_commands[cmd_name].load(), cmd_name)
         return self.commands.get(cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click's, with close names suggested among every command, imported or not."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            unknown = getattr(exc, "command_name", None)  # click's NoSuchCommand (8.4+) suggests close names
+            if unknown is None:
+                raise
+            raise type(exc)(unknown, possibilities=self.list_commands(ctx), ctx=ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The Commands section, with the summaries of commands not imported yet."""
         rows = [(name, self._listed(name)) for name in self.list_commands(ctx)]
