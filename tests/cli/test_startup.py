@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import os
 import pkgutil
@@ -143,6 +144,11 @@ def test_every_command_the_cli_defines_is_reachable_from_main() -> None:
         defined += [f"{info.name}:{name}" for name, value in vars(module).items()
                     if isinstance(value, click.Command) and value is not main and id(value) not in seen]
     assert defined == []
+
+
+def test_version_is_the_installed_distributions() -> None:
+    result = CliRunner().invoke(main, ["--version"])
+    assert (result.exit_code, result.stdout) == (0, f"semif, version {importlib.metadata.version('semif-agent')}\n")
 
 
 @pytest.mark.parametrize("args", [["rnu"], ["skills", "valdate"], ["xyzzy"]])
