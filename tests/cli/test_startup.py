@@ -72,7 +72,7 @@ def test_help_imports_no_command_module() -> None:
 
 
 def test_help_lists_every_command_with_its_summary() -> None:
-    out = CliRunner().invoke(SemifGroup("semif", lazy_commands=COMMANDS), ["--help"]).stdout
+    _, out, _ = _semif_in_fresh_interpreter("--help")
     listed = dict(line.split(None, 1) for line in out.split("Commands:\n")[1].splitlines())
     assert sorted(listed) == sorted(entry.name for entry in COMMANDS)
     for entry in COMMANDS:
