@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import UserError
-from ..tree.tree import SkillTree
 from ..workspace import find_workspace
 from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
 from .workspace_cmds import load_tree
+
+if TYPE_CHECKING:
+    from ..tree.tree import SkillTree
 
 SKILL_MD_MARK = "[SKILL.md]"
 STUB_MARK = "(stub)"
@@ -95,7 +97,7 @@ def _print_level(skill_tree: SkillTree, category: str, indent: str, depth: int |
         click.echo(f"{indent}{'' if top else '└── '}… {len(nodes) - len(shown)} more (--limit)")
 
 
-@tree.command("refresh")
+@click.command("refresh")
 @workspace_option
 @click.option("--full", is_flag=True, help="Rebuild the SKILL.md skills' categories from scratch.")
 @json_option

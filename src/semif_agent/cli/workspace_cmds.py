@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..tree.tree import SkillTree
 from ..workspace import Workspace, default_workspace_dir, find_workspace
+
+if TYPE_CHECKING:
+    from ..tree.tree import SkillTree
 
 
 def open_workspace(explicit: str | None, *, create_default: bool = False) -> Workspace:
@@ -34,6 +36,8 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
     Placing new SKILL.md skills in the stored tree can take a while: it shows
     a progress bar on a terminal. ``engine``'s embedder is used when it has one.
     """
+    from ..tree.tree import SkillTree
+
     with TreeProgress() as progress:
         tree = SkillTree.for_workspace(workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None),
                                        progress=progress, full=full)
@@ -78,6 +82,7 @@ class TreeProgress:
 def init(directory: Path, force: bool) -> None:
     """Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data."""
     from ..starter import create_workspace
+    from ..tree.tree import SkillTree
 
     root = create_workspace(directory, force=force)
     made = Workspace.load(root)
