@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..routing.strategies import STRATEGIES
+from ..routing.names import STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UserError
-from ..routing.strategies import STRATEGIES
+from ..routing.names import STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 

@@ -23,9 +23,9 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option,
 from ..errors import EngineConfigError
 from ..tree.router import Route, RoutedDecision, Router, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
+from .names import STRATEGIES
 from .scoring import LeafIndex, LeafScorer
 
-STRATEGIES = ("chain", "best_leaf", "beam", "shortlist", "examples")
 SHORTLIST_QUESTION = "Which skill should handle this request?"
 MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
 SHORTLIST_SIZE = MAX_OPTIONS - 1
