@@ -147,7 +147,11 @@ def measure(command: list[str], env: dict[str, str], kill_above: float, timeout:
 
     watchdog = threading.Thread(target=watch, daemon=True)
     watchdog.start()
-    _, status, usage = os.wait4(child.pid, 0)
+    try:
+        _, status, usage = os.wait4(child.pid, 0)
+    except BaseException:  # interrupted: take the child (and anything it started) down too
+        os.killpg(child.pid, signal.SIGKILL)
+        raise
     child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - start
     for reader in readers:

@@ -53,7 +53,7 @@ def group(
     while True:
         groups = builder.top_groups(items, depth, top_capacity)
         if groups is not None:
-            return Node(children=[builder.category(g, depth - 1) for g in groups])
+            return Node(children=[builder.category(g) for g in groups])
         depth += 1  # only with 2 children a category: an odd group cannot be split without a single-child category
 
 
@@ -94,8 +94,8 @@ class _Builder:
         groups = self.clusters(items, k, hold)
         return _without_singletons(groups, self.vectors, hold)
 
-    def category(self, items: list[int], remaining: int) -> Node:
-        """A category over ``items`` that a decision at most ``remaining`` levels deep reaches every skill of."""
+    def category(self, items: list[int]) -> Node:
+        """A category over ``items``, as shallow as the children limit allows."""
         if len(items) <= self.limit:
             self.progress(len(items))
             return Node(skills=[self.names[i] for i in items])
@@ -114,7 +114,7 @@ class _Builder:
                 node.skills.append(self.names[members[0]])
                 self.progress(1)
             else:
-                node.children.append(self.category(members, depth - 1))
+                node.children.append(self.category(members))
         return node
 
     def clusters(self, items: list[int], k: int, hold: int) -> list[list[int]]:

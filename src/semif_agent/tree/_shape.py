@@ -8,6 +8,9 @@ from typing import Any
 
 from .manifests import CATEGORY_RE, SKILL_MD
 
+MAX_CHILDREN = 15
+"""Children of a category at most: with the ``none`` option, a decision shows at most 16 options."""
+
 
 @dataclass(frozen=True)
 class FlatSkill:

@@ -27,14 +27,12 @@ from typing import Any
 from ..errors import UserError
 from ._checks import check_limits, check_skills, stage, taken_names
 from ._clusters import group
-from ._shape import FlatSkill, to_dict
+from ._shape import MAX_CHILDREN, FlatSkill, to_dict
 from ._vectors import Centres, Embed, Progress, default_embed, embed_skills
 from .incremental import TreeUpdate, update_tree
 from .manifests import NAME_RE
 from .naming import Namer
 from .sources import load_flat_skills
-
-MAX_CHILDREN = 15
 
 __all__ = [
     "MAX_CHILDREN",

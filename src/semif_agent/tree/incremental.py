@@ -21,7 +21,7 @@ from typing import Any
 
 from ._checks import check_limits, check_skills, stage, taken_names
 from ._clusters import split
-from ._shape import FlatSkill, Node, from_dict, to_dict
+from ._shape import MAX_CHILDREN, FlatSkill, Node, from_dict, to_dict
 from ._vectors import Centres, Embed, Progress, default_embed, embed_skills
 from .naming import Namer
 
@@ -44,7 +44,7 @@ def update_tree(
     previous: Any,
     skills: Iterable[FlatSkill],
     *,
-    max_children: int = 15,
+    max_children: int = MAX_CHILDREN,
     top_capacity: int | None = None,
     reserved: Iterable[str] = (),
     embed: Embed | None = None,

@@ -236,6 +236,13 @@ class Namer:
         entries.sort(key=lambda pair: (-pair[0], pair[1]))
         return [label for _, label in entries[:LISTED]]
 
+    def _central_name(self, node: Node) -> list[str]:
+        """The content words of the name of the skill nearest the category's centre (at most ``MAX_WORDS``)."""
+        centre = self.centre(node)
+        leaf = max(node.leaves(), key=lambda name: (float(self.centre(name) @ centre), name), default=None)
+        words = [w for w in _name_words(self.skills[leaf]) if is_content_word(w)] if leaf else []
+        return words[:MAX_WORDS]
+
     def _novelty(self, node: Node, first: str, second: str) -> float:
         """The share of the skills using ``second`` that do not use ``first``."""
         using = [leaf for leaf in node.leaves() if second in self.terms(leaf)]
@@ -250,9 +257,9 @@ class Namer:
                 if _compatible(first, term):
                     options.append([self.surface(first), self.surface(term)])
         options += [self.words(node, ranked, skip) for skip in range(1, min(6, len(ranked)))]
-        names = ["_".join(w for term in option for w in term) for option in options if option]
-        if not names:
-            options, names = [[]], [_fallback(node, self.skills)]
+        options.append([self._central_name(node)])
+        options = [option for option in options if option and all(option)] or [[["skills"]]]
+        names = ["_".join(w for term in option for w in term) for option in options]
 
         def free(option: str) -> bool:
             return option not in self.reserved and option not in self.in_use
@@ -318,10 +325,3 @@ def _near(a: str, b: str) -> bool:
     """Two stems of one word (``test``/``testing``)."""
     short, long = sorted((a, b), key=len)
     return len(short) >= 4 and long.startswith(short)
-
-
-def _fallback(node: Node, skills: dict[str, FlatSkill]) -> str:
-    """A name from the category's first skill when no word qualifies (names in another alphabet)."""
-    leaves = node.leaves()
-    words = [w for w in _name_words(skills[leaves[0]]) if re.fullmatch(r"[a-z0-9]+", w)][:MAX_WORDS] if leaves else []
-    return "_".join(words) or "skills"
