@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from catalog_helpers import make_skill
+from catalog_helpers import corpus_skill_folders, make_skill
 from click.testing import CliRunner
 
 from semif_agent.catalog import SkillNotFound, SkillsPathNotFound, build_registry, list_skill_rows, show_skill
 from semif_agent.cli._common import SemifGroup
 from semif_agent.cli.catalog_cmds import COMMANDS, prompt, validate
+from semif_agent.compat.skills_ref import to_prompt
 
 
 def run(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
@@ -74,8 +77,10 @@ def test_user_mistakes_are_one_line(tmp_path):
     code, _, err = run("prompt", "-w", str(tmp_path))
     assert code == 1 and "no SKILL.md skills" in err
     broken = make_skill(tmp_path, "broken", "name: broken")
-    code, _, err = run("prompt", str(broken))
-    assert code == 1 and err.startswith("Error: Missing required field in frontmatter: description")
+    code, out, err = run("prompt", str(broken))
+    assert code == 1 and out == ""
+    assert err.splitlines() == [f"warning: skipped {broken}: Missing required field in frontmatter: description",
+                                "Error: no usable SKILL.md skill among 1 folder(s): nothing to list"]
 
 
 def test_prompt_expands_folders_and_workspaces(workspace, skills_root):
@@ -124,3 +129,80 @@ def test_show_gives_one_skills_details(workspace, skills_root):
     assert show_skill("team@alpha", registry=registry)["description"] == "another"
     with pytest.raises(SkillNotFound, match="no SKILL.md skill"):
         show_skill("zeta", folders=[skills_root])
+
+
+@pytest.fixture
+def mixed_collection(tmp_path: Path) -> tuple[Path, list[Path], list[Path]]:
+    """A folder of collections of collections: good skills, and bad ones of every kind; returns (root, good, bad)."""
+    root = tmp_path / "collection"
+    good = [make_skill(root / "team-a", "one"), make_skill(root / "team-a" / "deeper", "two"),
+            make_skill(root / "team-b", "three", "name: three\ndescription: Use <three> & \"more\"")]
+    bad = [make_skill(root / "team-a", "no-description", "name: no-description"),
+           make_skill(root / "team-b", "broken-yaml", "name: broken-yaml\ndescription: [unclosed"),
+           make_skill(root / "team-b", "no-frontmatter")]
+    (bad[2] / "SKILL.md").write_text("# Just a heading\n", encoding="utf-8")
+    not_utf8 = root / "team-a" / "latin-1"
+    not_utf8.mkdir()
+    (not_utf8 / "SKILL.md").write_bytes("---\nname: latin-1\ndescription: caf\u00e9\n---\n".encode("latin-1"))
+    unreadable = root / "team-b" / "unreadable"
+    (unreadable / "SKILL.md").mkdir(parents=True)  # the reference reads SKILL.md, which is a folder here
+    (unreadable / "skill.md").write_text("---\nname: unreadable\ndescription: d\n---\n", encoding="utf-8")
+    bad += [not_utf8, unreadable]
+    return root, sorted(good), sorted(bad)
+
+
+def test_prompt_leaves_out_bad_skills_with_one_warning_each(mixed_collection):
+    root, good, bad = mixed_collection
+    code, out, err = run("prompt", str(root))
+    assert code == 0
+    assert out == to_prompt(good) + "\n"
+    assert out.count("<skill>") == len(good) and "&lt;three&gt; &amp; &quot;more&quot;" in out
+    warnings = err.splitlines()
+    assert len(warnings) == len(bad)
+    for folder in bad:
+        assert sum(line.startswith(f"warning: skipped {folder}: ") for line in warnings) == 1, (folder, warnings)
+    code, out, err = run("prompt", *map(str, bad))
+    assert code == 1 and out == "" and len(err.splitlines()) == len(bad) + 1
+    assert err.splitlines()[-1].startswith("Error: no usable SKILL.md skill")
+
+
+def test_prompt_output_for_the_good_skills_is_the_references(reference_python, mixed_collection):
+    root, good, _ = mixed_collection
+    cli = Path(reference_python).parent / "agentskills"
+    reference = subprocess.run([str(cli), "to-prompt", *map(str, good)], capture_output=True, timeout=120)
+    assert reference.returncode == 0, reference.stderr
+    code, out, _ = run("prompt", str(root))
+    assert code == 0 and out.encode("utf-8") == reference.stdout
+
+
+def test_prompt_and_validate_take_a_folder_of_collections(corpus, tmp_path):
+    folders = corpus_skill_folders(corpus)
+    code, out, err = run("prompt", str(corpus))
+    assert code == 0 and err == ""
+    assert out == to_prompt(folders) + "\n" and out.count("<skill>") == len(folders)
+    code, out, err = run("validate", str(corpus))
+    assert code == 0
+    assert out.splitlines() == [f"ok    {folder}" for folder in folders]
+    assert err == f"{len(folders)} skill(s) checked, 0 invalid\n"
+
+    outer = tmp_path / "outer"
+    shutil.copytree(corpus, outer / "vendor")
+    bad = make_skill(outer / "local" / "team", "Bad-Name", "name: Bad-Name\ndescription: d")
+    code, out, err = run("validate", str(outer))
+    lines = out.splitlines()
+    assert code == 1 and err == f"{len(folders) + 1} skill(s) checked, 1 invalid\n"
+    assert lines[:2] == [f"FAIL  {bad}", "      - 'name' 'Bad-Name' must be lowercase"]
+    assert sum(line.startswith("ok    ") for line in lines) == len(folders)
+
+
+def test_prompt_in_a_workspace_keeps_nested_skills_that_share_a_folder_name(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "semif.toml").write_text("")
+    make_skill(root / "skills" / "team-a", "report")
+    make_skill(root / "skills" / "team-b", "report", "name: report\ndescription: The other report skill.")
+    make_skill(root / ".agents" / "skills" / "team-a", "report", "name: report\ndescription: shadowed")
+    code, out, err = run("prompt", "-w", str(root))
+    assert code == 0 and out.count("<skill>") == 2 and "shadowed" not in out
+    assert str(root / "skills" / "team-a" / "report" / "SKILL.md") in out
+    assert str(root / "skills" / "team-b" / "report" / "SKILL.md") in out

@@ -1,6 +1,6 @@
-"""Listings of SKILL.md skills for commands: :func:`list_skill_rows` and :func:`show_skill`.
+"""Listings of SKILL.md skills for commands: :func:`list_skill_rows`, :func:`filter_skill_rows`, :func:`show_skill`.
 
-Both work on a workspace (a :class:`~semif_agent.workspace.Workspace` or its
+Listing and showing work on a workspace (a :class:`~semif_agent.workspace.Workspace` or its
 folder: its conventional locations, and the user's ``~/.agents/skills`` unless
 left out) and on any folders, each a skill folder or a folder of skill folders.
 """
@@ -85,6 +85,21 @@ def list_skill_rows(
                  "warnings": [f"{issue.skill_id}: {issue.message}" if issue.skill_id else issue.message]}
             )
     return rows
+
+
+def filter_skill_rows(rows: Iterable[dict[str, Any]], query: str) -> list[dict[str, Any]]:
+    """The rows whose ``name`` or ``description`` holds every word of ``query`` (case-insensitive).
+
+    A word matches anywhere in the text (``pdf`` matches ``PDFs``); an empty query keeps every row.
+    Works on any rows with those two keys (code skills' rows too), in their order.
+    """
+    words = query.casefold().split()
+
+    def holds_every_word(row: dict[str, Any]) -> bool:
+        text = f"{row.get('name') or ''}\n{row.get('description') or ''}".casefold()
+        return all(word in text for word in words)
+
+    return [row for row in rows if holds_every_word(row)]
 
 
 def show_skill(

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import click
 
+from ..catalog.errors import SkillsPathNotFound
+from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
-from ..catalog.validate import skill_folders_in, validate_paths
+from ..catalog.validate import expand_skill_folders, skill_folders_in, validate_paths
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ..workspace import find_workspace
@@ -21,12 +23,12 @@ from ._common import json_option, print_json, workspace_option
 
 
 def _workspace_folders(workspace: str | None) -> list[Path]:
-    """The skill folders of a workspace, ``skills/`` winning over ``.agents/skills/`` on equal names."""
+    """The skill folders of a workspace, ``skills/x`` winning over ``.agents/skills/x`` (nested ones too)."""
     root = find_workspace(workspace).root
     chosen: dict[str, Path] = {}
     for location in workspace_skill_dirs(root):
-        for folder in skill_folders_in(location):
-            chosen.setdefault(folder.name, folder)
+        for relative, folder in find_skill_folders(location):
+            chosen.setdefault(relative, folder)
     if not chosen:
         raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")
     return [chosen[name] for name in sorted(chosen)]
@@ -76,21 +78,45 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
 def prompt(paths: tuple[Path, ...], workspace: str | None) -> None:
     """Print the <available_skills> block that lists skills in a system prompt.
 
-    The output is byte for byte what ``skills-ref to-prompt`` prints for the
-    same skill folders. PATH is a skill folder, its SKILL.md, or a folder of
-    skill folders (each of its skills is listed); -w adds a workspace's skills.
+    PATH is a skill folder, its SKILL.md, or a folder of skill folders (each
+    of its skills is listed, nested collections too); -w adds a workspace's
+    skills. A skill that cannot be read (no SKILL.md, broken frontmatter, no
+    name or description) is left out with a warning on standard error; the
+    block lists the others byte for byte as ``skills-ref to-prompt`` prints
+    them. Exits 1 when no skill is usable.
     """
     folders: list[Path] = []
     for path in paths:
-        if path.is_file() and path.name.lower() == "skill.md":
-            folders.append(path.parent)
-        elif path.is_dir() and not (path / "SKILL.md").exists() and not (path / "skill.md").exists():
-            folders.extend(skill_folders_in(path) or [path])
-        else:
-            folders.append(path)
+        try:
+            folders += expand_skill_folders([path])
+        except SkillsPathNotFound as exc:
+            _warn(f"skipped {exc}")
     if workspace is not None or not paths:
         folders += _workspace_folders(workspace)
-    click.echo(to_prompt(folders))
+    entries = [entry for entry in map(_prompt_entry, folders) if entry is not None]
+    if not entries:
+        raise UserError(f"no usable SKILL.md skill among {len(folders)} folder(s): nothing to list")
+    head, tail = to_prompt([]).split("\n")
+    click.echo("\n".join([head, *entries, tail]))
+
+
+def _prompt_entry(folder: Path) -> str | None:
+    """The lines ``to_prompt`` prints for ``folder`` (each skill is read once), or None with a warning.
+
+    ``to_prompt`` of several folders is its opening line, each folder's lines, and its closing line,
+    so the block of the readable folders is assembled from these entries unchanged.
+    """
+    try:
+        block = to_prompt([folder])
+    except (UserError, OSError, ValueError) as exc:
+        _warn(f"skipped {folder}: {exc}")
+        return None
+    return block.split("\n", 1)[1].rsplit("\n", 1)[0]
+
+
+def _warn(message: str) -> None:
+    """One line on standard error (a multi-line YAML error is joined)."""
+    click.echo(f"warning: {' '.join(message.split())}", err=True)
 
 
 COMMANDS = [validate, prompt]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -25,28 +27,114 @@ def _open(workspace: str | None, folders: tuple[Path, ...]) -> Workspace | None:
     return find_workspace(workspace)
 
 
+FALLBACK_COLUMNS = 100
+"""The width a listing is cut to when the terminal's cannot be read (output to a pipe or a file)."""
+
+
 @skills.command("list")
-@click.argument("folders", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("query", nargs=-1)
+@click.option("--folder", "folders", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="List the SKILL.md skills in this folder (a skill folder or a folder of skills; repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Show at most N skills.")
 @workspace_option
 @json_option
-def list_skills(folders: tuple[Path, ...], workspace: str | None, as_json: bool) -> None:
-    """List skills: the workspace's code skills and SKILL.md skills, or the SKILL.md skills in FOLDERS."""
-    from ..catalog import list_skill_rows
+def list_skills(query: tuple[str, ...], folders: tuple[Path, ...], limit: int | None, workspace: str | None,
+                as_json: bool) -> None:
+    """List skills: the workspace's code skills and SKILL.md skills, or those in --folder folders.
+
+    \b
+    QUERY keeps the skills whose name or description holds every one of its
+    words (case-insensitive), e.g. `semif skills list pdf form`. A QUERY word
+    that is an existing folder is taken as a --folder instead (the older form
+    `semif skills list FOLDER...`).
+
+    Each skill is one line: its name (a SKILL.md skill's id where names
+    repeat), its kind (code or SKILL.md) and its description, cut to the
+    terminal's width; a count goes to standard error. --json prints the full
+    rows.
+    """
+    from ..catalog.listing import filter_skill_rows
+
+    given_folders = tuple(Path(word) for word in query if word.strip() and Path(word).is_dir())
+    words = " ".join(word for word in query if Path(word) not in given_folders)
+    everything = _skill_rows(workspace, folders + given_folders)
+    rows = filter_skill_rows(everything, words)
+    shown = rows if limit is None else rows[:limit]
+    if as_json:
+        print_json(shown)
+        return
+    width = shutil.get_terminal_size((FALLBACK_COLUMNS, 24)).columns
+    for line in _listing_lines(shown, width, everything):
+        click.echo(line)
+    if len(rows) > len(shown):
+        click.echo(f"… and {len(rows) - len(shown)} more (use --limit or a QUERY)")
+    click.echo(_count_line(rows, everything, words), err=True)
+
+
+def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """Code skills first (workspace order), then SKILL.md skills (by id), then the folders that did not load."""
+    from ..catalog.listing import list_skill_rows
 
     ws = _open(workspace, folders)
     rows: list[dict[str, Any]] = []
     if ws is not None:
         rows += [{"kind": "code", **s.to_dict()} for s in load_tree(ws).skills.values()]
     rows += [{"kind": "skill.md", **r} for r in list_skill_rows(workspace=ws, folders=folders, include_user=ws is not None)]
-    if as_json:
-        print_json(rows)
-        return
-    width = max((len(r.get("id") or r["name"]) for r in rows), default=0)
-    for row in rows:
-        label = row.get("id") or row["name"] if row["kind"] == "skill.md" else row["name"]
-        notes = " (stub)" if row.get("stub") else ""
-        notes += "".join(f"  [{w}]" for w in row.get("warnings", []))
-        click.echo(f"{label:<{width}}  {row['description']}{notes}")
+    return rows
+
+
+def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict[str, Any]]) -> list[str]:
+    """One line per row (name, kind, description), and one more for a loaded skill's warnings.
+
+    A SKILL.md skill is labelled by its name, or by its id where several skills of ``everything``
+    share the name (so that ``semif skills show LABEL`` finds it); a folder not loaded, by its name.
+    """
+    names = Counter(row["name"] for row in everything if _loaded(row))
+    labels = [row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"]
+              for row in rows]
+    column = min(max(map(len, labels), default=0), max(12, width * 2 // 5))
+    lines = []
+    for row, label in zip(rows, labels):
+        head = f"{label:<{column}}  {'code' if row['kind'] == 'code' else 'SKILL.md':<8}  "
+        warnings = "; ".join(row.get("warnings") or ())
+        text = ("(stub) " if row.get("stub") else "") + row["description"] if _loaded(row) else f"! {warnings}"
+        lines.append((head + _one_line(text, width - len(head))).rstrip())
+        if _loaded(row) and warnings:
+            indent = " " * (column + 12)
+            lines.append(indent + _one_line(f"! {warnings}", width - len(indent)))
+    return lines
+
+
+def _loaded(row: dict[str, Any]) -> bool:
+    """True for a skill; False for a SKILL.md folder that was skipped or shadowed (its row has no id)."""
+    return row["kind"] == "code" or bool(row["id"])
+
+
+def _one_line(text: str, room: int) -> str:
+    """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…"."""
+    text = " ".join(text.split())
+    room = max(room, 10)
+    if len(text) <= room:
+        return text
+    cut = text[: room - 1]
+    before_word = cut.rsplit(" ", 1)[0]
+    return (before_word if len(before_word) > room // 2 else cut).rstrip() + "…"
+
+
+def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], query: str) -> str:
+    """``24 skills (3 code, 21 SKILL.md)``, or ``5 of 24 skills match 'pdf' (...)``; folders not loaded apart."""
+    loaded = sum(map(_loaded, rows))
+    code = sum(row["kind"] == "code" for row in rows)
+    skill_md = loaded - code
+    if query.strip():
+        total = sum(map(_loaded, everything))
+        line = f"{loaded} of {total} skill{'' if total == 1 else 's'} match {query.strip()!r}"
+    else:
+        line = f"{loaded} skill{'' if loaded == 1 else 's'}"
+    line += f" ({code} code, {skill_md} SKILL.md)"
+    if len(rows) > loaded:
+        line += f", {len(rows) - loaded} not loaded (skipped or shadowed)"
+    return line
 
 
 @skills.command("show")

