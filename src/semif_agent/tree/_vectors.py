@@ -23,7 +23,7 @@ from ._words import is_content_word
 
 Embed = Callable[[Sequence[str]], Any]
 Progress = Callable[[str, int, int], None]
-BATCH = 16
+BATCH = 64
 WORD_DIMENSIONS = 512
 _TOKEN = re.compile(r"[a-z0-9]+")
 
