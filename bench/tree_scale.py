@@ -139,7 +139,7 @@ def measure(command: list[str], env: dict[str, str], kill_above: float, timeout:
             if time.perf_counter() - start > timeout:
                 stopped.append(f"stopped after {timeout / 60:.0f} min")
             elif _rss(child.pid) > kill_above:
-                stopped.append(f"killed above {kill_above / 1024**3:.0f} GB")
+                stopped.append(f"killed above {kill_above / 1024**3:.0f} GB after {time.perf_counter() - start:.0f} s")
             if stopped:
                 os.killpg(child.pid, signal.SIGKILL)
                 return
