@@ -90,7 +90,21 @@ def run_sync(coro: Coroutine[Any, Any, T], what: str = "a sync method") -> T:
         raise
     # The caller's context, not the one the thread's runner captured on its first run
     # (an override or scope set since then must be seen by the coroutine).
-    return _runner().run(coro, context=contextvars.copy_context())
+    box: list[T] = []
+    _runner().run(_into(coro, box), context=contextvars.copy_context())
+    return box[0]
+
+
+async def _into(coro: Coroutine[Any, Any, T], box: list[T]) -> None:
+    """Await ``coro`` and keep its result out of the task's own.
+
+    On the main thread, ``asyncio.Runner`` restores the SIGINT handler after
+    each run, and the standard library formats the finished task (result
+    included) into an error message it then discards: for a large result
+    (a route with its decisions, an agent run) that repr cost more than the
+    work itself.
+    """
+    box.append(await coro)
 
 
 def iter_sync(agen: AsyncIterator[T], what: str = "a sync stream") -> Iterator[T]:

@@ -1,14 +1,53 @@
-"""The ``semif`` command: a thin face over the library."""
+"""The ``semif`` command: a thin face over the library.
+
+Every command is listed in :data:`COMMANDS` by name, module and summary, and
+its module is imported only when the command runs (or its own ``--help`` is
+asked), so ``semif --help`` and each command start without loading the rest.
+"""
 
 from __future__ import annotations
 
 import click
 
-from ._common import SemifGroup
+from .. import __version__
+from ._common import LazyCommand, SemifGroup
+
+_CLI = "semif_agent.cli."
+
+COMMANDS: tuple[LazyCommand, ...] = (
+    LazyCommand("init", _CLI + "workspace_cmds:init",
+                "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data."),
+    LazyCommand("run", _CLI + "run_cmd:run", "Route TEXT to a skill, run it, and assess the result."),
+    LazyCommand("chat", _CLI + "chat_cmd:chat", "Chat with an agent that can run this workspace's skills."),
+    LazyCommand("tree", _CLI + "tree_cmds:tree",
+                "Show the skill tree: categories and their skills (or build one: semif tree build).", subcommands=(
+                    LazyCommand("build", _CLI + "tree_build_cmd:build",
+                                "Group a flat set of skills into a tree of categories."),
+                )),
+    LazyCommand("skills", _CLI + "skills_cmd:skills", "List and inspect skills.", subcommands=(
+        LazyCommand("validate", _CLI + "catalog_cmds:validate",
+                    "Check SKILL.md skills strictly against the Agent Skills specification."),
+        LazyCommand("prompt", _CLI + "catalog_cmds:prompt",
+                    "Print the <available_skills> block that lists skills in a system prompt."),
+        LazyCommand("check", _CLI + "forge_cmds:check",
+                    "Check a skill body against the contract; every violation with its line."),
+        LazyCommand("new", _CLI + "forge_cmds:new",
+                    "Have a model write a new code skill; it is admitted only if it passes the contract."),
+        LazyCommand("review", _CLI + "forge_cmds:review",
+                    "Show a skill's body, its check report and its run history; optionally regenerate it."),
+    )),
+    LazyCommand("log", _CLI + "log_cmd:log", "List the logged decisions, each a training row with the run's outcome "
+                "(or, with --calls, the model calls)."),
+    LazyCommand("eval", _CLI + "eval_cmd:eval_", 'Route every request of DATASET (JSON lines {"text", "skill"}) '
+                "and report how well each strategy did."),
+    LazyCommand("models", _CLI + "models_cmd:models", "List the models configured (semif.toml and environment) "
+                "and whether each endpoint is reachable."),
+)
+"""Every command of ``semif``, with its subcommands; each summary is the command's own short help."""
 
 
-@click.group(cls=SemifGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="semif-agent", prog_name="semif")
+@click.group(cls=SemifGroup, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="semif")  # not importlib.metadata: importing it costs ~30 ms
 def main() -> None:
     """semif: route requests through a tree of skills, run them, judge them, log every decision.
 
@@ -18,20 +57,3 @@ def main() -> None:
       semif run "Email Alice ..." -w ws   route a request, run the skill, assess it
       semif log -w ws                     the decisions it made (training rows)
     """
-
-
-def _register() -> None:
-    from . import catalog_cmds, chat_cmd, eval_cmd, forge_cmds, log_cmd, models_cmd, run_cmd, skills_cmd
-    from . import tree_build_cmd, tree_cmds, workspace_cmds
-
-    for command in (catalog_cmds.validate, catalog_cmds.prompt, *forge_cmds.SKILL_COMMANDS):
-        skills_cmd.skills.add_command(command)
-    for command in tree_build_cmd.COMMANDS:
-        tree_cmds.tree.add_command(command)
-
-    for module in (workspace_cmds, tree_cmds, run_cmd, chat_cmd, skills_cmd, log_cmd, eval_cmd, models_cmd):
-        for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register()

@@ -1,11 +1,13 @@
-"""What every ``semif`` command shares: error handling, workspace and output options."""
+"""What every ``semif`` command shares: its group (errors, lazy commands), workspace and output options."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -13,8 +15,81 @@ import click
 from ..errors import SemifError, UserError
 
 
+@dataclass(frozen=True)
+class LazyCommand:
+    """A command known by name and summary, imported from ``target`` ("module:attribute") only when it runs.
+
+    ``summary`` is the command's own short help (the first sentence of its
+    docstring), shown by the group's ``--help`` without importing the module.
+    ``subcommands`` are lazy commands added to the group ``target`` names.
+    """
+
+    name: str
+    target: str
+    summary: str
+    subcommands: tuple[LazyCommand, ...] = ()
+
+    def load(self) -> click.Command:
+        """The real command (its module imported); a module that fails to import is one clear line."""
+        module_name, _, attribute = self.target.partition(":")
+        try:
+            command = getattr(importlib.import_module(module_name), attribute)
+        except Exception as exc:  # noqa: BLE001 - a broken or missing dependency must not become a traceback
+            raise click.ClickException(
+                f"the {self.name!r} command cannot be loaded ({module_name}): {type(exc).__name__}: {exc}"
+            ) from None
+        if self.subcommands:
+            command.add_lazy_commands(self.subcommands)
+        return command
+
+
 class SemifGroup(click.Group):
-    """A click group that turns our errors into one line and a non-zero exit."""
+    """A click group that turns our errors into one line and a non-zero exit.
+
+    Its commands may be :class:`LazyCommand` entries: listed in ``--help`` from
+    their summaries, and imported only when one is run (or its own help asked).
+    """
+
+    def __init__(self, *args: Any, lazy_commands: Iterable[LazyCommand] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands: dict[str, LazyCommand] = {}
+        self.add_lazy_commands(lazy_commands)
+
+    def add_lazy_commands(self, entries: Iterable[LazyCommand]) -> None:
+        self.lazy_commands.update((entry.name, entry) for entry in entries)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            self.add_command(self.lazy_commands[cmd_name].load(), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click's, with close names suggested among every command, imported or not."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            unknown = getattr(exc, "command_name", None)  # click's NoSuchCommand (8.4+) suggests close names
+            if unknown is None:
+                raise
+            raise type(exc)(unknown, possibilities=self.list_commands(ctx), ctx=ctx) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The Commands section, with the summaries of commands not imported yet."""
+        rows = [(name, self._listed(name)) for name in self.list_commands(ctx)]
+        rows = [(name, command) for name, command in rows if not command.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in rows])
+
+    def _listed(self, name: str) -> click.Command:
+        """The command if imported, else a stand-in carrying its summary (shortened exactly as click would)."""
+        if name in self.commands:
+            return self.commands[name]
+        return click.Command(name, help=self.lazy_commands[name].summary)
 
     def invoke(self, ctx: click.Context) -> Any:
         warnings.showwarning = _show_warning

@@ -8,13 +8,7 @@ from typing import Any
 
 import click
 
-from .._sync import run_sync
-from ..engine.registry import create_engine, default_engine_name
-from ..routing.evaluate import check_labels, expected_calibration_error, load_dataset, route_all, split, summarize
-from ..routing.strategies import STRATEGIES, create_strategy
-from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_temperature, tune_threshold
-from ..tree.tree import SkillTree
-from ..workspace import find_workspace
+from ..routing.strategies import STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
 
@@ -42,6 +36,14 @@ COLUMNS = [
 def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_name: str | None, strategy: str,
           threshold: float | None, tune: bool, report_file: Path | None, as_json: bool) -> None:
     """Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did."""
+    from .._sync import run_sync
+    from ..engine.registry import create_engine, default_engine_name
+    from ..routing.evaluate import check_labels, expected_calibration_error, load_dataset, route_all, split, summarize
+    from ..routing.strategies import create_strategy
+    from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_temperature, tune_threshold
+    from ..tree.tree import SkillTree
+    from ..workspace import find_workspace
+
     examples = load_dataset(dataset)
     ws = None
     tuned: dict[str, Any] = {}

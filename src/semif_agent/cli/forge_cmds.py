@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._sync import run_sync
-from ..engine.log import DecisionLog
-from ..engine.registry import create_engine
 from ..errors import UserError
-from ..forge import GenerationFailed, acheck_skill, agenerate_skill, make_manifest
-from ..forge.generator import Attempt
-from ..tree.tree import SkillTree
 from ..workspace import Workspace, find_workspace
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
+
+if TYPE_CHECKING:
+    from ..forge.generator import Attempt
 
 
 def provider_for(ws: Workspace, model: str | None) -> Any:
@@ -33,6 +30,8 @@ def provider_for(ws: Workspace, model: str | None) -> Any:
 
 def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[str, dict[str, Any]]:
     """(source, manifest) for a body file or a skill name of the workspace."""
+    from ..tree.tree import SkillTree
+
     path = Path(target)
     tree = load_tree(ws) if ws is not None else SkillTree()
     if path.suffix == ".py" or path.exists():
@@ -58,6 +57,10 @@ def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[
 @json_option
 def check(target: str, workspace: str | None, name: str | None, no_gate: bool, as_json: bool) -> None:
     """Check a skill body against the contract; every violation with its line. Exit 1 if any."""
+    from .._sync import run_sync
+    from ..forge import acheck_skill
+    from ..tree.tree import SkillTree
+
     ws = _optional_workspace(workspace)
     source, manifest = _manifest_for(target, ws, name)
     tree = load_tree(ws) if ws is not None else SkillTree()
@@ -84,6 +87,8 @@ def check(target: str, workspace: str | None, name: str | None, no_gate: bool, a
 def new(name: str, description: str, model: str | None, category_description: str | None, examples: tuple[str, ...],
         budget: int, attempts: int, workspace: str | None, as_json: bool) -> None:
     """Have a model write a new code skill; it is admitted only if it passes the contract."""
+    from ..forge import make_manifest
+
     ws = find_workspace(workspace)
     manifest = make_manifest(name, description, examples=list(examples), cost_budget=budget)
     generated = _generate(ws, manifest, model, category_description, attempts, [], quiet=as_json)
@@ -102,6 +107,10 @@ def new(name: str, description: str, model: str | None, category_description: st
 @json_option
 def review(name: str, workspace: str | None, regenerate: bool, model: str | None, as_json: bool) -> None:
     """Show a skill's body, its check report and its run history; optionally regenerate it."""
+    from .._sync import run_sync
+    from ..engine.log import DecisionLog
+    from ..forge import acheck_skill
+
     ws = find_workspace(workspace)
     tree = load_tree(ws)
     skill = tree.get(name)
@@ -133,6 +142,10 @@ def review(name: str, workspace: str | None, regenerate: bool, model: str | None
 
 def _generate(ws: Workspace, manifest: dict[str, Any], model: str | None, category_description: str | None,
               attempts: int, feedback: list[str], *, quiet: bool):  # noqa: ANN202
+    from .._sync import run_sync
+    from ..engine.log import DecisionLog
+    from ..forge import GenerationFailed, agenerate_skill
+
     def show(attempt: Attempt) -> None:
         if not quiet:
             verdict = "passes" if attempt.report.ok else f"{len(attempt.report.violations)} violation(s)"
@@ -149,6 +162,8 @@ def _generate(ws: Workspace, manifest: dict[str, Any], model: str | None, catego
 
 
 def _engine(ws: Workspace | None):  # noqa: ANN202
+    from ..engine.registry import create_engine
+
     return create_engine(None, ws.engine_settings) if ws is not None else None
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from ..engine.log import DecisionLog
 from ..workspace import find_workspace
 from ._common import json_option, print_json_lines, workspace_option
 
@@ -27,6 +26,8 @@ from ._common import json_option, print_json_lines, workspace_option
 @click.option("--calls", is_flag=True, help="List the model calls (generation, chat) instead of the decisions.")
 def log(workspace, as_json, run_id, skill, kind, outcome, engine, last, export_to, calls) -> None:  # noqa: ANN001
     """List the logged decisions, each a training row with the run's outcome (or, with --calls, the model calls)."""
+    from ..engine.log import DecisionLog
+
     ws = find_workspace(workspace)
     if calls:
         rows = list(DecisionLog(ws.model_calls_path).read())

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..engine.registry import create_engine
 from ..errors import UserError
-from ..loop.runner import RunResult, SkillRunner, default_judge
 from ..routing.strategies import STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
+
+if TYPE_CHECKING:
+    from ..loop.runner import RunResult, SkillRunner
 
 _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 
@@ -36,6 +37,9 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     Without -w, uses the current directory if it has semif.toml, else your own
     workspace (made on first use). Every decision is logged as a training row.
     """
+    from ..engine.registry import create_engine
+    from ..loop.runner import SkillRunner, default_judge
+
     if not text.strip():
         raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
     ws = open_workspace(workspace, create_default=True)

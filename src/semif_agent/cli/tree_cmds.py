@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ..tree.tree import SkillTree
 from ..workspace import find_workspace
 from ._common import SemifGroup, json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
+
+if TYPE_CHECKING:
+    from ..tree.tree import SkillTree
 
 
 @click.group(cls=SemifGroup, invoke_without_command=True)

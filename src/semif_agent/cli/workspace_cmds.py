@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..tree.tree import SkillTree
 from ..workspace import Workspace, default_workspace_dir, find_workspace
+
+if TYPE_CHECKING:
+    from ..tree.tree import SkillTree
 
 
 def open_workspace(explicit: str | None, *, create_default: bool = False) -> Workspace:
@@ -28,6 +31,8 @@ def open_workspace(explicit: str | None, *, create_default: bool = False) -> Wor
 
 def load_tree(workspace: Workspace) -> SkillTree:
     """The workspace's tree; skipped manifest entries are reported on stderr."""
+    from ..tree.tree import SkillTree
+
     tree = SkillTree.load(workspace.categories_path, workspace.bodies_dir)
     for problem in tree.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -40,6 +45,7 @@ def load_tree(workspace: Workspace) -> SkillTree:
 def init(directory: Path, force: bool) -> None:
     """Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data."""
     from ..starter import create_workspace
+    from ..tree.tree import SkillTree
 
     root = create_workspace(directory, force=force)
     made = Workspace.load(root)

@@ -8,12 +8,20 @@ description) or centroid (the mean of the description and the examples).
 
 With the local engine the cosine is blended with BM25 over the same texts
 (``lexical_weight``): the embedding catches paraphrases, the keywords catch
-what a small model misses ("todo:", "make a note"). Other engines that can
-score options (``lexical``) are used as they are.
+what a small model misses ("todo:", "make a note"). With the ``lexical`` engine
+BM25 alone scores; any other engine that can score options is used as it is.
+
+Everything that depends only on the tree (the leaves' vectors, their BM25
+postings, what each decision offers and which leaves stand behind each
+option) is built once per version of the tree, in a :class:`LeafIndex`, and
+rebuilt when its skills or categories change. A request then costs a few numpy
+operations; without numpy (the ``lexical`` engine on an install without the
+``local`` extra) the same scores come from plain lists.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from ..engine.base import Engine
@@ -21,7 +29,10 @@ from ..engine.decisions import Option
 from ..engine.lexical import LexicalEngine
 from ..engine.local import LocalEngine, option_text
 from ..errors import EngineConfigError
+from ..tree.manifests import SkillManifest
 from ..tree.tree import SkillTree
+from ._bm25 import BM25Index
+from ._nodes import NodeTable
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
 DEFAULT_LEXICAL_WEIGHT = 0.5
@@ -29,10 +40,56 @@ DEFAULT_LEXICAL_WEIGHT = 0.5
 # cosines): what `semif eval --tune` picked on the validation half of the
 # starter workspace's request set. Tune your own tree with `semif eval --tune`.
 BLENDED_THRESHOLD = 0.35
+# Rows per matrix-vector product. BLAS libraries split larger products across
+# threads (OpenBLAS from about 1,200 rows of 384), which saves tens of
+# microseconds on an idle machine and costs milliseconds whenever another
+# process holds a core; one thread per block keeps a request's cost steady.
+BLOCK_ROWS = 1024
+
+
+class LeafIndex:
+    """One version of a tree, ready to score: its leaves in order, their vectors and postings, its decisions.
+
+    ``numpy`` is the numpy module, or ``None`` when it cannot be imported
+    (then scores are lists).
+    """
+
+    def __init__(self, tree: SkillTree, key: tuple, numpy: Any) -> None:
+        self.key = key
+        self.names: list[str] = [s.name for s in key[0]]
+        self.position = {name: i for i, name in enumerate(self.names)}
+        self.numpy = numpy
+        self.vectors: Any = None  # a row per leaf, or per description and example ("nn")
+        self.blocks: list[tuple[int, int]] = []  # row ranges of the vectors, multiplied one at a time
+        self.row_starts: Any = None  # "nn": each leaf's first row (its rows are consecutive)
+        self.keywords: BM25Index | None = None
+        self.options: list[Option] | None = None  # for an engine that scores options as they are
+        self._tree = tree
+        self._nodes: dict[str, NodeTable] = {}
+
+    def cosines(self, query: Any) -> Any:
+        """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn")."""
+        np = self.numpy
+        sims = np.empty(len(self.vectors), dtype=self.vectors.dtype)
+        for start, end in self.blocks:
+            np.matmul(self.vectors[start:end], query, out=sims[start:end])
+        return sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
+
+    def node(self, name: str) -> NodeTable:
+        """What the decision at ``name`` offers (``""``: the top), built on first use."""
+        table = self._nodes.get(name)
+        if table is None:
+            table = self._nodes[name] = NodeTable(self._tree, name, self.position, self.numpy)
+        return table
 
 
 class LeafScorer:
-    """``scores(text)`` -> {leaf name: similarity} over every skill of ``tree``."""
+    """Every skill of ``tree`` scored against a request.
+
+    ``scores(text)`` -> {leaf name: score}; ``score_array(text)`` the same
+    scores in ``names`` order (a numpy array, or a list without numpy);
+    ``top(text, k)`` the ``k`` best leaves, best first.
+    """
 
     def __init__(
         self, tree: SkillTree, engine: Engine, *, examples: str = "off", lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
@@ -45,10 +102,8 @@ class LeafScorer:
         self.engine = engine
         self.examples = examples
         self.lexical_weight = lexical_weight if isinstance(engine, LocalEngine) else 0.0
-        self._lexical = LexicalEngine()
-        self.names = list(tree.skills)
-        self._matrix: Any = None
-        self._owners: Any = None
+        self._blend = LexicalEngine()  # the BM25 parameters blended with the cosine
+        self._index: LeafIndex | None = None
 
     @property
     def embedded(self) -> bool:
@@ -61,46 +116,107 @@ class LeafScorer:
             return BLENDED_THRESHOLD
         return float(getattr(self.engine, "threshold", 0.0))
 
-    def scores(self, text: str) -> dict[str, float]:
-        if not self.names:
-            return {}
-        options = [Option(s.name, _with_examples(s.description, s.examples, self.examples)) for s in self.tree.skills.values()]
-        if not self.embedded:
-            return self.engine.score(text, options)
-        np = _numpy()
-        matrix, owners = self._index()
-        query = self.engine.embedder.embed([text])[0]
-        sims = matrix @ query
-        best = np.full(len(self.names), -1.0, dtype=np.float32)
-        np.maximum.at(best, owners, sims)
-        keywords = self._lexical.score(text, options) if self.lexical_weight else {}
-        return {name: float(best[i]) + self.lexical_weight * keywords.get(name, 0.0) for i, name in enumerate(self.names)}
+    @property
+    def names(self) -> list[str]:
+        """The leaves, in the order of :meth:`score_array`."""
+        return self.current().names
 
-    def _index(self) -> tuple[Any, Any]:
-        """Rows to compare with (descriptions, plus examples or centroids) and their leaf index."""
-        if self._matrix is None:
-            np = _numpy()
-            skills = list(self.tree.skills.values())
-            texts = [option_text(s.name, s.description) for s in skills]
-            owners = list(range(len(skills)))
-            embed = self.engine.embedder.embed
-            if self.examples == "off":
-                matrix = embed(texts)
-            else:
-                example_texts = [(i, e) for i, s in enumerate(skills) for e in s.examples]
-                rows = embed(texts + [e for _, e in example_texts]) if example_texts else embed(texts)
-                if self.examples == "nn":
-                    matrix = rows
-                    owners += [i for i, _ in example_texts]
-                else:
-                    matrix = rows[: len(skills)].copy()
-                    counts = np.ones(len(skills), dtype=np.float32)
-                    for row, (i, _) in zip(rows[len(skills):], example_texts):
-                        matrix[i] += row
-                        counts[i] += 1
-                    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-            self._matrix, self._owners = matrix, np.array(owners)
-        return self._matrix, self._owners
+    def current(self) -> LeafIndex:
+        """The index of the tree as it is now: rebuilt when a skill or category was added, removed or replaced."""
+        key = (tuple(self.tree.skills.values()), tuple(self.tree.categories.values()))
+        index = self._index
+        if index is None or index.key != key:
+            index = self._index = self._build(key)
+        return index
+
+    def score_array(self, text: str, index: LeafIndex | None = None) -> Any:
+        """Every leaf's score for ``text``, in ``index.names`` order (default: the current index)."""
+        index = index or self.current()
+        np = index.numpy
+        if not index.names:
+            return np.zeros(0) if np is not None else []
+        if self.embedded:
+            out = index.cosines(self.engine.embedder.embed([text])[0]).astype(np.float64)
+            if index.keywords is not None:
+                out += self.lexical_weight * index.keywords.scores(text)
+            return out
+        if index.keywords is not None:
+            return index.keywords.scores(text)
+        scored = self.engine.score(text, index.options)
+        values = [float(scored.get(name, 0.0)) for name in index.names]
+        return np.array(values, dtype=np.float64) if np is not None else values
+
+    def scores(self, text: str) -> dict[str, float]:
+        index = self.current()
+        values = self.score_array(text, index)
+        return dict(zip(index.names, values.tolist() if index.numpy is not None else values))
+
+    def top(self, text: str, k: int) -> list[tuple[str, float]]:
+        """The ``k`` best leaves for ``text`` with their scores, best first (ties: the tree's order)."""
+        index = self.current()
+        values = self.score_array(text, index)
+        return [(index.names[i], float(values[i])) for i in top_indexes(values, k, index.numpy)]
+
+    def _build(self, key: tuple) -> LeafIndex:
+        np = _numpy()
+        index = LeafIndex(self.tree, key, np)
+        skills: tuple[SkillManifest, ...] = key[0]
+        documents = [f"{s.name} {_with_examples(s.description, s.examples, self.examples)}" for s in skills]
+        if self.embedded:
+            if skills:
+                index.vectors, index.row_starts = self._embed(skills)
+                rows = len(index.vectors)
+                index.blocks = [(start, min(start + BLOCK_ROWS, rows)) for start in range(0, rows, BLOCK_ROWS)]
+            if self.lexical_weight:
+                index.keywords = BM25Index(documents, k1=self._blend.k1, b=self._blend.b, numpy=np)
+        elif isinstance(self.engine, LexicalEngine) and type(self.engine)._score is LexicalEngine._score:
+            index.keywords = BM25Index(documents, k1=self.engine.k1, b=self.engine.b, numpy=np)
+        else:
+            index.options = [Option(s.name, _with_examples(s.description, s.examples, self.examples)) for s in skills]
+        return index
+
+    def _embed(self, skills: tuple[SkillManifest, ...]) -> tuple[Any, Any]:
+        """Rows to compare with (descriptions, plus examples or centroids), and where each leaf's rows start."""
+        np = _numpy()
+        texts = [option_text(s.name, s.description) for s in skills]
+        embed = self.engine.embedder.embed
+        examples = [(i, e) for i, s in enumerate(skills) for e in s.examples]
+        if self.examples == "off" or not examples:
+            return embed(texts), None
+        rows = embed(texts + [e for _, e in examples])
+        if self.examples == "centroid":
+            matrix = rows[: len(skills)].copy()
+            for row, (i, _) in zip(rows[len(skills):], examples):
+                matrix[i] += row
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+            return matrix, None
+        # nearest neighbour: each leaf's description row, then its examples' rows
+        order, starts = [], []
+        example_rows: dict[int, list[int]] = {}
+        for j, (i, _) in enumerate(examples):
+            example_rows.setdefault(i, []).append(len(skills) + j)
+        for i in range(len(skills)):
+            starts.append(len(order))
+            order.append(i)
+            order.extend(example_rows.get(i, ()))
+        return rows[np.array(order, dtype=np.intp)], np.array(starts, dtype=np.intp)
+
+
+def top_indexes(values: Any, k: int, numpy: Any = None) -> list[int]:
+    """The indexes of the ``k`` largest ``values``, largest first; ties keep the lower index first."""
+    size = len(values)
+    k = min(k, size)
+    if k <= 0:
+        return []
+    if numpy is None:
+        return heapq.nsmallest(k, range(size), key=lambda i: -values[i])
+    if k < size:
+        kth = numpy.partition(values, size - k)[size - k]
+        candidates = numpy.flatnonzero(values >= kth)
+    else:
+        candidates = numpy.arange(size)
+    ranked = candidates[numpy.argsort(-values[candidates], kind="stable")]
+    return ranked[:k].tolist()
 
 
 def _with_examples(description: str, examples: tuple[str, ...], mode: str) -> str:
@@ -108,6 +224,9 @@ def _with_examples(description: str, examples: tuple[str, ...], mode: str) -> st
 
 
 def _numpy() -> Any:
-    import numpy
-
+    """The numpy module, or ``None`` when it is not installed."""
+    try:
+        import numpy
+    except ImportError:
+        return None
     return numpy

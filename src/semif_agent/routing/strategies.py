@@ -16,14 +16,14 @@ Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
 from ..errors import EngineConfigError
 from ..tree.router import Route, RoutedDecision, Router, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
-from .scoring import LeafScorer
+from .scoring import LeafIndex, LeafScorer
 
 STRATEGIES = ("chain", "best_leaf", "beam", "shortlist", "examples")
 SHORTLIST_QUESTION = "Which skill should handle this request?"
@@ -38,7 +38,7 @@ class RoutingStrategy(Protocol):
 
 
 class _LeafAware:
-    """Shared ground: a leaf scorer and the derived score of any node."""
+    """Shared ground: a leaf scorer, and each offered option's score derived from the leaves'."""
 
     def __init__(self, tree: SkillTree, engine: Engine, scorer: LeafScorer, threshold: float,
                  temperature: float | None = None) -> None:
@@ -48,17 +48,13 @@ class _LeafAware:
         self.threshold = threshold
         self.temperature = temperature or getattr(scorer.engine, "temperature", None) or 0.05
 
-    def node_scores(self, leaf_scores: dict[str, float], options: list[Option]) -> dict[str, float]:
-        """Each option's score: a skill's own, a category's best leaf's; ``none`` the threshold."""
-        out = {}
-        for option in options:
-            if option.id == NONE_ID:
-                out[NONE_ID] = self.threshold
-            elif option.id in leaf_scores:
-                out[option.id] = leaf_scores[option.id]
-            else:
-                out[option.id] = max((leaf_scores[s.name] for s in self.tree.leaves_under(option.id)), default=-1.0)
-        return out
+    def node_scores(self, index: LeafIndex, leaf_scores: Any, node: str) -> tuple[list[Option], dict[str, float]]:
+        """The options at ``node`` and their scores: a skill's own, a category's best leaf's; ``none`` the threshold.
+
+        ``leaf_scores`` come from ``self.scorer.score_array`` over ``index``.
+        """
+        table = index.node(node)
+        return list(table.options), dict(zip(table.ids, table.scores(leaf_scores, self.threshold)))
 
     def derived(self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str) -> RoutedDecision:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
@@ -75,15 +71,16 @@ class BestLeaf(_LeafAware):
     name = "best_leaf"
 
     async def aroute(self, text: str) -> Route:
-        leaf_scores = self.scorer.scores(text)
+        index = self.scorer.current()
+        leaf_scores = self.scorer.score_array(text, index)
         route = Route(skill=None)
         node = ""
         while True:
-            options = self.tree.options_at(node)
+            options, scores = self.node_scores(index, leaf_scores, node)
             if len(options) == 1:
                 route.reason = "the skill tree has no skills"
                 return route
-            step = self.derived(text, node, options, self.node_scores(leaf_scores, options), "scored from the leaves")
+            step = self.derived(text, node, options, scores, "scored from the leaves")
             route.decisions.append(step)
             chosen = step.result.selected
             if chosen == NONE_ID:
@@ -103,13 +100,13 @@ class Beam(_LeafAware):
         self.width = width
 
     async def aroute(self, text: str) -> Route:
-        leaf_scores = self.scorer.scores(text)
+        index = self.scorer.current()
+        options, top = self.node_scores(index, self.scorer.score_array(text, index), "")
         route = Route(skill=None)
-        options = self.tree.options_at("")
         remaining = [o for o in options if o.id != NONE_ID]
         for attempt in range(self.width):
             offered = remaining + [NONE_CATEGORY]
-            step = self.derived(text, "", offered, self.node_scores(leaf_scores, offered),
+            step = self.derived(text, "", offered, {o.id: top[o.id] for o in offered},
                                 "scored from the leaves" if attempt == 0 else "backoff after none")
             route.decisions.append(step)
             chosen = step.result.selected
@@ -141,13 +138,12 @@ class Shortlist(_LeafAware):
         self.size = size
 
     async def aroute(self, text: str) -> Route:
-        leaf_scores = self.scorer.scores(text)
-        top = sorted(leaf_scores, key=leaf_scores.get, reverse=True)[: self.size]
+        top = self.scorer.top(text, self.size)
         route = Route(skill=None)
         if not top:
             route.reason = "the skill tree has no skills"
             return route
-        options = [Option(n, self.tree.skills[n].description) for n in top] + [NONE_SKILL]
+        options = [Option(n, self.tree.skills[n].description) for n, _ in top] + [NONE_SKILL]
         asked = DecisionRequest(state=text, question=SHORTLIST_QUESTION, options=options)
         answer = await decide(self.engine, asked)
         route.decisions.append(RoutedDecision("skill", asked, answer))
