@@ -13,8 +13,8 @@ skills. Each measurement runs in its own process with its own
 - first route: a fresh process loads the tree (``SkillTree.load``), builds the
   ``examples`` strategy (``create_strategy``) on the local engine and routes one
   request, with the cache the build left (a copy);
-- warm route: the median latency of ``--requests`` routings in one process,
-  after one routing to warm it up.
+- warm route: the median latency of ``--requests`` routings of distinct texts
+  in one process, after one routing to warm it up.
 
 The same runs on the code of ``--baseline`` (default 5b2f9e7, the builder
 before this change), checked out in a temporary worktree; a watchdog kills
@@ -189,9 +189,10 @@ def route_child(tree_file: str, requests: int) -> None:
     run_sync(strategy.aroute(REQUESTS[0]))
     first = time.perf_counter() - start
     latencies = []
-    for i in range(requests):
+    for i in range(requests):  # each text new to the process: no embedding of a request is served from memory
+        text = f"{REQUESTS[(i + 1) % len(REQUESTS)]}, request {i}"
         began = time.perf_counter()
-        run_sync(strategy.aroute(REQUESTS[(i + 1) % len(REQUESTS)]))
+        run_sync(strategy.aroute(text))
         latencies.append(time.perf_counter() - began)
     print(json.dumps({"first_in_process": first, "p50_ms": statistics.median(latencies) * 1000 if latencies else None}))
 
