@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
+
+from ..errors import UserError
 
 
 @click.command("build")
@@ -15,23 +20,104 @@ import click
 def build(source: Path, output: Path | None, max_children: int) -> None:
     """Group a flat set of skills into a tree of categories.
 
-    SOURCE is a folder of SKILL.md skills, a tree file with a "skills" list, or
-    JSON lines of {"name", "description"}. The result has the shape of
-    data/categories.json, so `semif eval --tree` can route on it.
+    SOURCE is a folder of SKILL.md skills (collections of collections too), a
+    tree file with a "skills" list, or JSON lines of {"name", "description"}.
+    The result has the shape of data/categories.json, so `semif eval --tree`
+    can route on it; SKILL.md paths in it are relative to the output file's
+    folder (absolute when printed). Progress and a summary go to stderr.
     """
     import json
 
     from ..tree.build import build_tree, load_flat_skills
 
+    if output is not None:
+        _writable(output)
     skills = load_flat_skills(source)
-    click.echo(f"grouping {len(skills)} skills...", err=True)
-    built = build_tree(skills, max_children=max_children)
+    with _StageBars() as bars:
+        built = build_tree(skills, max_children=max_children, progress=bars)
+    if output is not None:
+        _relative_paths(built, output.resolve().parent)
     text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
+    summary = (f"{_count(len(built['categories']), 'category', 'categories')}, "
+               f"{_count(len(built['skills']), 'skill', 'skills')}, "
+               f"depth {_depth(built)} (decisions from the top to the deepest skill)")
     if output is None:
         click.echo(text, nl=False)
+        click.echo(f"built {summary}", err=True)
     else:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {len(built['categories'])} categories holding {len(built['skills'])} skills to {output}", err=True)
+        _write(output, text)
+        click.echo(f"wrote {output}: {summary}", err=True)
+
+
+class _StageBars:
+    """A progress bar on stderr for each stage the builder reports (embedding, grouping, naming)."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.stage = ""
+        self.done = 0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage != self.stage:
+            self.close()
+            self.bar = click.progressbar(length=max(total, 1), label=f"{stage:<9}", file=sys.stderr)
+            self.bar.__enter__()
+            self.stage, self.done = stage, 0
+        self.bar.update(max(0, done - self.done))
+        self.done = max(done, self.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+    def __enter__(self) -> _StageBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _writable(output: Path) -> None:
+    """Fail before the work, with one line, when the tree could not be written."""
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write there ({exc.strerror})") from exc
+    if output.is_dir() or not os.access(output.parent, os.W_OK):
+        raise UserError(f"{output}: cannot write there")
+
+
+def _write(output: Path, text: str) -> None:
+    """Replace ``output`` in one step: a failed write leaves the previous file whole."""
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, output)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UserError(f"{output}: cannot write ({exc.strerror})") from exc
+
+
+def _relative_paths(built: dict[str, Any], folder: Path) -> None:
+    """SKILL.md paths made relative to ``folder`` (where the tree file is), as the manifests expect."""
+    for entry in built["skills"]:
+        if entry.get("path"):
+            entry["path"] = os.path.relpath(entry["path"], folder)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _depth(built: dict[str, Any]) -> int:
+    """Decisions from the top down to the deepest skill: one per category level, one for the skill."""
+    parents = {c["name"]: c.get("parent", "") for c in built["categories"]}
+
+    def level(name: str) -> int:
+        return 1 + (level(parents[name]) if parents.get(name) else 0)
+
+    return max((level(s["category"]) + 1 for s in built["skills"]), default=0)
 
 
 COMMANDS = [build]
