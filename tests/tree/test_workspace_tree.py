@@ -156,3 +156,23 @@ def test_a_bad_folders_setting_is_one_clear_error(workspace: Workspace) -> None:
     (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text() + '\n[skills]\nfolders = "x"\n')
     with pytest.raises(WorkspaceError, match=r"\[skills\] folders must be a list of paths"):
         SkillTree.for_workspace(Workspace.load(workspace.root), embed=CountingEmbed())
+
+
+def test_a_new_skill_is_placed_without_touching_the_other_categories(make_workspace) -> None:
+    root = make_workspace({"email.compose": None})
+    topics = ["invoice tax receipt", "python test debug", "garden plant water", "guitar chord song", "flight hotel trip"]
+    for t, topic in enumerate(topics):
+        for i in range(12):
+            skill(root / "skills", f"{topic.split()[0]}-{i}", f"Help with {topic} number {i}, for {topic} work.")
+    ws = Workspace.load(root)
+    embed = CountingEmbed()
+    before = SkillTree.for_workspace(ws, embed=embed)
+    members = {c.name: {s.name for s in before.leaves_under(c.name)} for c in before.categories.values() if c.built}
+    skill(root / "skills", "guitar-new", "Help with guitar chord song tuning.")
+    after = SkillTree.for_workspace(ws, embed=embed)
+    home = after.skills["guitar-new"].category
+    changed = [name for name, leaves in members.items()
+               if name not in after.categories or {s.name for s in after.leaves_under(name)} != leaves]
+    assert set(changed) <= {home, *after.path_to("guitar-new")}
+    untouched = [name for name in members if name not in changed]
+    assert untouched and all(after.categories[n].description == before.categories[n].description for n in untouched)
