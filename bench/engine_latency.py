@@ -94,7 +94,7 @@ def routing_among(n_skills: int, requests: int) -> None:
           f"median {statistics.median(times):.2f} ms, p90 {times[int(0.9 * (len(times) - 1))]:.2f} ms")
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "skills-corpus"
+CORPUS = REPO / "tests" / "fixtures" / "skills-corpus"
 # The code before bounded batches, measured once with `--before 5b2f9e7` (2 cores, load average 1.0).
 RECORDED = {
     "label": "5b2f9e7 (recorded)",

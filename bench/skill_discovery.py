@@ -52,7 +52,7 @@ from semif_agent.engine import local_available
 from semif_agent.llm import ScriptedProvider
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "skills-corpus"
+CORPUS = REPO / "tests" / "fixtures" / "skills-corpus"
 CLIENT_CHARS = 15_000
 SEED = 7
 

@@ -3,7 +3,9 @@
     python bench/tree_scale.py [--corpus DIR ...] [--sizes 1000 3000 10000] [--baseline REV | --no-baseline]
 
 Skills: the real SKILL.md skills of every ``--corpus`` folder (default: the
-shared corpus beside the repository), each distinct (name, description) once,
+skills of the test fixtures and the public collections of
+``bench/skill_collections.py``, fetched into ``.bench/`` on first use),
+each distinct (name, description) once,
 topped up to each size by variants (a real skill's description rephrased or
 joined with another's, under a distinct name), written as a folder of SKILL.md
 skills. Each measurement runs in its own process with its own
@@ -40,7 +42,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared" / "skills-corpus"
+FIXTURE_CORPUS = ROOT / "tests" / "fixtures" / "skills-corpus"
 BASELINE = "5b2f9e7"
 REQUESTS = [
     "the CI on my pull request is failing, find out why",
@@ -63,6 +65,14 @@ REQUESTS = [
 QUALIFIERS = ["for small teams", "in large monorepos", "for data pipelines", "on mobile apps", "for web services",
               "in regulated industries", "for open-source projects", "with a checklist", "step by step",
               "for beginners", "for enterprise setups", "in CI pipelines"]
+
+
+def default_corpora() -> list[Path]:
+    """The fixtures' skills and the public collections (fetched on first use)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from skill_collections import fetch
+
+    return [FIXTURE_CORPUS, fetch()]
 
 
 def real_skills(corpora: list[Path]) -> list[tuple[str, str]]:
@@ -249,7 +259,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.route_child:
         return route_child(args.route_child[0], int(args.route_child[1]))
-    real = real_skills(args.corpus or [DEFAULT_CORPUS])
+    real = real_skills(args.corpus or default_corpora())
     print(f"{len(real)} distinct real skills; load average {os.getloadavg()[0]:.1f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="tree-scale-") as tmp:
         versions = {"new": ROOT / "src"}

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPUS = REPO_ROOT.parent / "shared" / "skills-corpus"
+CORPUS = REPO_ROOT / "tests" / "fixtures" / "skills-corpus"  # copies of real skills
 
 
 def write_skill(root: Path, name: str, description: str = "", body: str = "", *, extra: str = "",

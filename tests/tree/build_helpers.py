@@ -9,7 +9,7 @@ from pathlib import Path
 
 from semif_agent.tree.build import FlatSkill
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "skills-corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"  # copies of real skills
 
 DOMAINS = {
     "music": ["play a song", "pause the playlist", "skip the track", "like an album", "shuffle the radio"],
