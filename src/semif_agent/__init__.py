@@ -6,8 +6,7 @@ standard library; everything else is imported on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ._lazy import lazy_namespace
 
 __version__ = "0.1.0"
 
@@ -41,15 +40,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'semif_agent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())

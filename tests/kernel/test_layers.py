@@ -8,11 +8,12 @@ from pathlib import Path
 import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
-KERNEL = ("errors", "_sync", "engine", "skills", "workspace")
+KERNEL = ("errors", "_sync", "_lazy", "engine", "skills", "workspace")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
     "_sync": ("errors",),
+    "_lazy": (),
     "engine": ("errors", "_sync"),
     "skills": ("errors", "engine"),
     "workspace": ("errors",),

@@ -17,8 +17,7 @@ import this package's small modules without pulling in the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_namespace
 
 _EXPORTS = {
     # parse and validate
@@ -72,15 +71,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())

@@ -141,3 +141,40 @@ def one_line(text: str, room: int) -> str:
     cut = text[: room - 1]
     before_word = cut.rsplit(" ", 1)[0]
     return (before_word if len(before_word) > room // 2 else cut).rstrip() + "…"
+
+
+class StageBars:
+    """A progress callback ``(stage, done, total)`` drawing one bar per stage on standard error.
+
+    ``min_total`` skips stages too short to be worth a bar; with
+    ``only_on_terminal`` nothing is drawn unless standard error is a terminal.
+    """
+
+    def __init__(self, *, min_total: int = 0, only_on_terminal: bool = False) -> None:
+        self.bar: Any = None
+        self.stage = ""
+        self.done = 0
+        self.min_total = min_total
+        self.shown = not only_on_terminal or sys.stderr.isatty()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.shown or total < self.min_total:
+            return
+        if stage != self.stage:
+            self.close()
+            self.bar = click.progressbar(length=max(total, 1), label=f"{stage:<9}", file=sys.stderr)
+            self.bar.__enter__()
+            self.stage, self.done = stage, 0
+        self.bar.update(max(0, done - self.done))
+        self.done = max(done, self.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+    def __enter__(self) -> StageBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import UserError
+from ._common import StageBars
 
 
 @click.command("build")
@@ -33,7 +33,7 @@ def build(source: Path, output: Path | None, max_children: int) -> None:
     if output is not None:
         _writable(output)
     skills = load_flat_skills(source)
-    with _StageBars() as bars:
+    with StageBars() as bars:
         built = build_tree(skills, max_children=max_children, progress=bars)
     if output is not None:
         _relative_paths(built, output.resolve().parent)
@@ -47,35 +47,6 @@ def build(source: Path, output: Path | None, max_children: int) -> None:
     else:
         _write(output, text)
         click.echo(f"wrote {output}: {summary}", err=True)
-
-
-class _StageBars:
-    """A progress bar on stderr for each stage the builder reports (embedding, grouping, naming)."""
-
-    def __init__(self) -> None:
-        self.bar: Any = None
-        self.stage = ""
-        self.done = 0
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if stage != self.stage:
-            self.close()
-            self.bar = click.progressbar(length=max(total, 1), label=f"{stage:<9}", file=sys.stderr)
-            self.bar.__enter__()
-            self.stage, self.done = stage, 0
-        self.bar.update(max(0, done - self.done))
-        self.done = max(done, self.done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
-
-    def __enter__(self) -> _StageBars:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _writable(output: Path) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..workspace import Workspace, default_workspace_dir, find_workspace
+from ._common import StageBars
 
 if TYPE_CHECKING:
     from ..tree.tree import SkillTree
@@ -38,42 +38,12 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
     """
     from ..tree.tree import SkillTree
 
-    with TreeProgress() as progress:
+    with StageBars(min_total=50, only_on_terminal=True) as progress:
         tree = SkillTree.for_workspace(workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None),
                                        progress=progress, full=full)
     for problem in tree.problems:
         click.echo(f"warning: {problem}", err=True)
     return tree
-
-
-class TreeProgress:
-    """A progress callback drawing one bar per stage on stderr (only on a terminal, and only for long work)."""
-
-    def __init__(self) -> None:
-        self._bar: Any = None
-        self._stage = ""
-        self._shown = sys.stderr.isatty()
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self._shown or total < 50:
-            return
-        if stage != self._stage:
-            self.close()
-            self._stage = stage
-            self._bar = click.progressbar(length=total, label=f"tree: {stage}", file=sys.stderr)
-            self._bar.__enter__()
-        self._bar.update(done - self._bar.pos)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
-
-    def __enter__(self) -> TreeProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @click.command()
