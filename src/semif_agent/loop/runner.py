@@ -267,7 +267,12 @@ class _Run:
             error = f"following the skill failed: {type(exc).__name__}: {exc}"
             outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
         changes = diff(before, observe(roots, ignore=(self.runner.log.path,)))
-        assessment = Assessment("failure", error) if error else await self.assess(outcome.action, changes)
+        if error:
+            assessment = Assessment("failure", error)
+        elif outcome.instructions is not None:  # handed to the user: nobody acted, so there is nothing to judge yet
+            assessment = Assessment("unclear", "its instructions were handed back; nobody followed them yet")
+        else:
+            assessment = await self.assess(outcome.action, changes)
         return self.finish(route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions)
 
     async def _call(self, roots: tuple[Path, ...], skill: SkillManifest, fn: Callable, *args: Any) -> Any:

@@ -10,7 +10,9 @@ A SKILL.md skill is instructions for a model, not code. Who follows them is a
   catalog's sandbox when the skill declares one and scripts are allowed
   (``[skills] allow_scripts = true`` or ``semif run --allow-scripts``).
 
-Either way the run is observed, assessed and logged like a code skill's.
+Either way the run is observed, assessed and logged like a code skill's; a
+run that only handed the instructions back is ``unclear`` (nobody acted on
+them yet), so it never counts against the route that chose the skill.
 """
 
 from __future__ import annotations
