@@ -43,3 +43,27 @@ def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_
     posts = wire.posts()
     assert len(posts) == 4 and all(p.api == "openai" for p in posts)
     assert "Which contact is the intended recipient?" in json.dumps(posts[2].body)
+
+
+def test_run_on_a_skill_md_skill_with_a_model_has_the_agent_follow_it_and_the_llm_judge_assess_it(wire, tmp_path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    folder = root / "skills" / "release-notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes from merged changes.\n"
+                                     "---\n# Release notes\n\nGroup the changes by kind; lead with what users notice.\n")
+    with (root / "semif.toml").open("a") as handle:
+        handle.write(f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n')
+    wire.queue(WireReply(text="Release notes: faster start-up; two fixes.", usage={"input": 300, "output": 12}),
+               letter("A", 200))
+    result = CliRunner().invoke(main, ["run", "write the release notes", "-w", str(root), "--skill", "release-notes",
+                                       "--model", "openai/test-model", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["skill"] == "release-notes" and data["instructions"] is None
+    assert data["new_state"] == "Release notes: faster start-up; two fixes."
+    assert data["assessment"]["label"] == "success" and data["assessment"]["engine"] == "llm-judge"
+    first = wire.posts()[0].body
+    system = " ".join(m["content"] for m in first["messages"] if m["role"] == "system")
+    assert '<skill_content name="release-notes"' in system and "lead with what users notice" in system
+    calls = [json.loads(line) for line in (root / "data" / "model_calls.jsonl").read_text().splitlines()]
+    assert [c["purpose"] for c in calls] == ["run"]

@@ -31,10 +31,15 @@ _ANSWER = 600
 
 
 class AgentSkillExecutor:
-    """Runs a SKILL.md leaf through an Agent on ``provider`` (``options`` go to :class:`Agent`: ``max_rounds``, ...)."""
+    """Runs a SKILL.md leaf through an Agent on ``provider`` (``options`` go to :class:`Agent`: ``max_rounds``, ...).
 
-    def __init__(self, provider: Any, **options: Any) -> None:
+    ``judge`` assesses the runs it makes (e.g. the LLM judge of the same
+    settings); without one, the runner's judge does.
+    """
+
+    def __init__(self, provider: Any, *, judge: Any = None, **options: Any) -> None:
         self.provider = provider
+        self.judge = judge
         self.options = options
 
     async def __call__(self, run: SkillMdRun) -> SkillMdOutcome:
@@ -60,6 +65,6 @@ class AgentSkillExecutor:
         answer = text if len(text) <= _ANSWER else text[: _ANSWER - 1] + "…"
         log = (f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in {rounds} "
                f"round{'s' if rounds != 1 else ''} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}")
-        return SkillMdOutcome(ActionResult(log, text or run.request.text),
+        return SkillMdOutcome(ActionResult(log, text or run.request.text), judge=self.judge,
                               details={"stopped_by": stopped, "rounds": rounds, "tools": tools,
                                        "total_tokens": diagnostics.total_tokens if diagnostics is not None else 0})

@@ -93,7 +93,7 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
 
 
 def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):  # noqa: ANN001, ANN202
-    """The Agent follows SKILL.md skills when a model is configured (or the engine is one); else None."""
+    """The Agent follows SKILL.md skills when a model is configured (or the engine is one), judged by the LLM judge; else None."""
     from ..llm.settings import provider_table
 
     if not (engine_name == "llm" or settings.get("model") or provider_table(settings).get("model")):
@@ -101,8 +101,9 @@ def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):  # n
     from ..agent.skill_runs import AgentSkillExecutor
     from ..llm.calllog import logged
     from ..llm.engine import build_provider
+    from ..llm.judge import create_judge
 
-    return AgentSkillExecutor(logged(build_provider(settings), ws, purpose="run"))
+    return AgentSkillExecutor(logged(build_provider(settings), ws, purpose="run"), judge=create_judge(settings))
 
 
 def _print_run(result: RunResult, *, logged: bool) -> None:

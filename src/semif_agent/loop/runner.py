@@ -272,7 +272,7 @@ class _Run:
         elif outcome.instructions is not None:  # handed to the user: nobody acted, so there is nothing to judge yet
             assessment = Assessment("unclear", "its instructions were handed back; nobody followed them yet")
         else:
-            assessment = await self.assess(outcome.action, changes)
+            assessment = await self.assess(outcome.action, changes, judge=outcome.judge)
         return self.finish(route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions)
 
     async def _call(self, roots: tuple[Path, ...], skill: SkillManifest, fn: Callable, *args: Any) -> Any:
@@ -280,10 +280,11 @@ class _Run:
             work = asyncio.to_thread(fn, *args)
             return await asyncio.wait_for(work, self.runner.body_timeout)
 
-    async def assess(self, action: ActionResult, changes: Changes) -> Assessment:
+    async def assess(self, action: ActionResult, changes: Changes, *, judge: Engine | None = None) -> Assessment:
+        """The judge's verdict on the run (``judge``, else the runner's)."""
         asked = assessment_request(self.request.text, action.action_log, changes)
         try:
-            answer = await decide(self.runner.judge, asked)
+            answer = await decide(judge or self.runner.judge, asked)
         except SemifError as exc:
             return Assessment("unclear", f"the judge could not decide: {exc}")
         self.log(asked, answer, kind="assess")

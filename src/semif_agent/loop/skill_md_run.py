@@ -27,6 +27,7 @@ from ..catalog.frontmatter import read_document
 from ..catalog.loader import load_skill
 from ..catalog.registry import SkillRegistry
 from ..catalog.runtime import AgentSkillRuntime
+from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..skills import ActionResult, Request
 from ..tree.manifests import SkillManifest
@@ -62,11 +63,17 @@ class SkillMdRun:
 
 @dataclass
 class SkillMdOutcome:
-    """What following the skill did. ``instructions`` is set when they were handed back, not followed."""
+    """What following the skill did.
+
+    ``instructions`` is set when they were handed back, not followed;
+    ``judge`` is the engine that should assess the run (the model's judge,
+    when a model followed them), else the runner's.
+    """
 
     action: ActionResult
     instructions: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    judge: Engine | None = None
 
 
 class SkillMdExecutor(Protocol):
