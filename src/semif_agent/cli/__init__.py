@@ -38,8 +38,10 @@ COMMANDS: tuple[LazyCommand, ...] = (
         LazyCommand("review", _CLI + "forge_cmds:review",
                     "Show a skill's body, its check report and its run history; optionally regenerate it."),
     )),
-    LazyCommand("log", _CLI + "log_cmd:log", "List the logged decisions, each a training row with the run's outcome "
-                "(or, with --calls, the model calls)."),
+    LazyCommand("log", _CLI + "log_cmd:log", "List the logged decisions, each a training row with its run's outcome "
+                "and label (or the runs, or the model calls)."),
+    LazyCommand("label", _CLI + "label_cmd:label", "Label a logged run: the skill its request should have gone to "
+                "(or none), and its real outcome."),
     LazyCommand("eval", _CLI + "eval_cmd:eval_", 'Route every request of DATASET (JSON lines {"text", "skill"}) '
                 "and report how well each strategy did."),
     LazyCommand("models", _CLI + "models_cmd:models", "List the models configured (semif.toml and environment) "

@@ -8,7 +8,9 @@ never glues a row onto the torn one.
 
 The outcome of a run is known only after its decisions were logged. Rather
 than rewrite rows, the run appends one ``kind: "outcome"`` row; readers join
-it onto the run's decision rows (``outcome`` field).
+it onto the run's decision rows (``outcome`` field). A person's label of a run
+is appended the same way, as a ``kind: "label"`` row (see :mod:`.labels`), and
+joined as ``label``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..errors import LogError
 from .decisions import DecisionRequest, DecisionResult
+from .labels import RECORD_KINDS, RunRecord, fold_labels, label_row, resolve_run_id, run_records
 
 SCHEMA_VERSION = 1
 
@@ -115,15 +118,23 @@ class DecisionLog:
     def read(self, *, with_outcomes: bool = False) -> Iterator[dict[str, Any]]:
         """The rows in order. Unparseable lines are skipped with a warning.
 
-        With ``with_outcomes`` the outcome rows are folded into the ``outcome``
-        field of their run's decision rows instead of being yielded.
+        With ``with_outcomes`` only the decision rows are yielded: their run's
+        outcome row is folded into their ``outcome`` field, and its label rows,
+        if any, into a ``label`` field (``{skill?, outcome?, by, note?}``, the
+        latest label winning field by field).
         """
         if with_outcomes:
             rows = list(self.read())
             outcomes = {r["run_id"]: r.get("outcome") for r in rows if r.get("kind") == "outcome"}
+            labels = fold_labels(rows)
             for row in rows:
-                if row.get("kind") != "outcome":
-                    yield {**row, "outcome": outcomes.get(row.get("run_id"))}
+                if row.get("kind") in RECORD_KINDS:
+                    continue
+                joined = {**row, "outcome": outcomes.get(row.get("run_id"))}
+                label = labels.get(row.get("run_id"))  # type: ignore[arg-type]
+                if label is not None:
+                    joined["label"] = label.to_dict()
+                yield joined
             return
         try:
             handle = self.path.open("rb")
@@ -155,8 +166,14 @@ class DecisionLog:
         outcome: str | None = None,
         engine: str | None = None,
         last_runs: int | None = None,
+        labelled: bool | None = None,
     ) -> list[dict[str, Any]]:
-        """Decision rows (outcomes joined) matching every given criterion."""
+        """Decision rows (outcomes and labels joined) matching every given criterion.
+
+        ``outcome`` is the run's true outcome: a person's label beats the
+        assessment. ``labelled`` keeps only the rows of labelled (True) or
+        unlabelled (False) runs.
+        """
         rows = list(self.read(with_outcomes=True))
         if last_runs is not None:
             order: list[str] = []
@@ -165,8 +182,44 @@ class DecisionLog:
                     order.append(row.get("run_id"))
             keep = set(order[-last_runs:]) if last_runs > 0 else set()
             rows = [r for r in rows if r.get("run_id") in keep]
-        wanted = {"run_id": run_id, "skill": skill, "kind": kind, "outcome": outcome, "engine": engine}
-        return [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
+        wanted = {"run_id": run_id, "skill": skill, "kind": kind, "engine": engine}
+        rows = [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
+        if outcome is not None:
+            rows = [r for r in rows if (r.get("label") or {}).get("outcome", r.get("outcome")) == outcome]
+        if labelled is not None:
+            rows = [r for r in rows if ("label" in r) == labelled]
+        return rows
+
+    def runs(self) -> list[RunRecord]:
+        """One record per run, in log order: its request, chosen skill, outcome and label."""
+        return run_records(self.read())
+
+    def run(self, run_id: str) -> RunRecord:
+        """The logged run ``run_id`` names (the whole id or a unique prefix); else a UserError."""
+        records = {record.run_id: record for record in self.runs()}
+        return records[resolve_run_id(run_id, records, where=f"the decision log {self.path}")]
+
+    def add_label(
+        self,
+        run_id: str,
+        *,
+        by: str,
+        skill: str | None = None,
+        no_skill: bool = False,
+        outcome: str | None = None,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """Append a person's label of a logged run (``run_id`` may be a unique prefix); the row written.
+
+        ``skill`` is where the request should have gone, ``no_skill`` that no
+        skill fits, ``outcome`` the real outcome (success or failure). Only
+        what is given is labelled; earlier rows are never rewritten. Checking
+        that ``skill`` names a skill of the tree is the caller's.
+        """
+        row = label_row(run_id, by=by, skill=skill, no_skill=no_skill, outcome=outcome, note=note)
+        row = {"v": SCHEMA_VERSION, "ts": time.time(), **row, "run_id": self.run(run_id).run_id}
+        self.append(row)
+        return row
 
 
 def _ends_mid_line(fd: int) -> bool:

@@ -60,9 +60,10 @@ class ScriptedEngine(BaseEngine):
     @classmethod
     def replay(cls, log_path: str | Path, run_id: str | None = None) -> ScriptedEngine:
         """Answer as a logged run did: its rows' ``selected``, checked against the question."""
+        from .labels import RECORD_KINDS
         from .log import DecisionLog
 
-        rows = [r for r in DecisionLog(log_path).read() if r.get("kind") != "outcome"]
+        rows = [r for r in DecisionLog(log_path).read() if r.get("kind") not in RECORD_KINDS]
         if run_id is None:
             if not rows:
                 raise EngineConfigError(f"{log_path}: no decisions to replay")

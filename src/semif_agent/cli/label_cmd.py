@@ -1,0 +1,76 @@
+"""``semif label``: a person's label of a logged run, appended to the decision log as one row."""
+
+from __future__ import annotations
+
+import difflib
+import getpass
+
+import click
+
+from ..errors import UnknownSkillError, UserError
+from ..workspace import Workspace, find_workspace
+from ._common import json_option, print_json, workspace_option
+from ._run_lines import describe_run
+
+
+@click.command("label")
+@click.argument("run_id")
+@click.option("--skill", metavar="NAME", help="The skill the request should have gone to (a skill of the workspace's tree).")
+@click.option("--none", "no_skill", is_flag=True, help="No skill fits the request: it should have been handed back.")
+@click.option("--outcome", type=click.Choice(["success", "failure"]), help="How the run really ended.")
+@click.option("--note", metavar="TEXT", help="A note kept with the label.")
+@click.option("--by", metavar="NAME", help="Who gives the label (default: your login name).")
+@workspace_option
+@json_option
+def label(run_id: str, skill: str | None, no_skill: bool, outcome: str | None, note: str | None, by: str | None,
+          workspace: str | None, as_json: bool) -> None:
+    """Label a logged run: the skill its request should have gone to (or none), and its real outcome.
+
+    \b
+    RUN_ID is a run's id as `semif log --runs` lists it, or a unique prefix of it.
+    The label is appended to the decision log (earlier rows are never changed);
+    labelling a run again overrides only what the new label says.
+    \b
+      semif label 20261130-101500-a1b2c3 --skill notes.add
+      semif label 20261130-1015 --outcome failure --note "wrote to the wrong Alice"
+      semif label 20261130-1015 --none
+    """
+    from ..engine.log import DecisionLog
+
+    if skill is not None and no_skill:
+        raise UserError("give --skill NAME or --none, not both")
+    if skill is None and not no_skill and outcome is None:
+        raise UserError("say what the label is: --skill NAME, --none, or --outcome success|failure")
+    ws = find_workspace(workspace)
+    log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
+    run = log.run(run_id)
+    if skill is not None:
+        _check_skill(ws, skill)
+    row = log.add_label(run.run_id, by=by or _login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
+    if as_json:
+        print_json(row)
+        return
+    click.echo(describe_run(log.run(run.run_id)))
+
+
+def _check_skill(ws: Workspace, name: str) -> None:
+    """``name`` is a leaf of the workspace's tree; else one line naming the closest leaves."""
+    from .workspace_cmds import load_tree
+
+    leaves = load_tree(ws).skills
+    if name in leaves:
+        return
+    close = difflib.get_close_matches(name, list(leaves), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else " (see `semif skills list`)"
+    raise UnknownSkillError(f"no skill named {name!r} in this workspace's tree{hint}")
+
+
+def _login_name() -> str:
+    """The user's login name, or "person" when the system does not know it."""
+    try:
+        return getpass.getuser() or "person"
+    except (OSError, KeyError, ImportError):  # no login variable and no password entry
+        return "person"
+
+
+COMMANDS = [label]

@@ -1,0 +1,185 @@
+"""Labels from people, and the runs of a decision log as records.
+
+A person who reads a run back can say where its request should have gone
+(a skill, or no skill at all) and what really happened (success or failure).
+That judgement is one ``kind: "label"`` row appended to the decision log, with
+the run's ``run_id``; earlier rows are never rewritten. When the log is read,
+a run's label rows are folded in log order, the latest winning field by field:
+a later label that only gives the outcome keeps an earlier label's skill.
+
+In a label row, ``"skill": null`` means no skill fits the request; a label
+that says nothing about the skill has no ``skill`` key at all (the same
+convention as the routing datasets of ``semif eval``).
+
+Pure functions over rows: :class:`~semif_agent.engine.log.DecisionLog` reads
+and writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UserError
+
+LABEL_KIND = "label"
+OUTCOME_KIND = "outcome"
+RECORD_KINDS = frozenset({OUTCOME_KIND, LABEL_KIND})
+"""Rows that record something about a run rather than a decision of it."""
+LABEL_OUTCOMES = ("success", "failure")
+AMBIGUOUS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Label:
+    """What people said about one run, their label rows folded (the latest wins field by field)."""
+
+    by: str
+    skill: str | None = None
+    has_skill: bool = False
+    outcome: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{skill?, outcome?, by, note?}``: only what a label said (``skill: None``: no skill fits)."""
+        joined: dict[str, Any] = {}
+        if self.has_skill:
+            joined["skill"] = self.skill
+        if self.outcome is not None:
+            joined["outcome"] = self.outcome
+        joined["by"] = self.by
+        if self.note is not None:
+            joined["note"] = self.note
+        return joined
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of the log: what it was asked, what it chose and how it ended, and a person's label."""
+
+    run_id: str
+    request: str | None          # the request text (from the outcome row, else the first decision row's state)
+    skill: str | None            # the skill the run chose (its outcome row's skill)
+    outcome: str | None          # the assessment's label (success/failure/unclear), as the engine judged it
+    source: str                  # "run" for the skill loop, "agent" for an agent turn
+    label_skill: str | None = None    # a person's label: the skill the request should have gone to (None: no skill fits, when label_has_skill)
+    label_has_skill: bool = False     # True when a label said --skill or --none
+    label_outcome: str | None = None  # a person's label of the real outcome
+    labelled_by: str | None = None    # who gave the latest label
+    note: str | None = None
+
+    @property
+    def true_outcome(self) -> str | None:
+        """The person's outcome when labelled, else the engine's."""
+        return self.label_outcome if self.label_outcome is not None else self.outcome
+
+
+def label_row(
+    run_id: str,
+    *,
+    by: str,
+    skill: str | None = None,
+    no_skill: bool = False,
+    outcome: str | None = None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """The row that labels ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional."""
+    if skill is not None and no_skill:
+        raise UserError("a label names the skill that fits or says that none does, not both")
+    if skill is None and not no_skill and outcome is None:
+        raise UserError("a label needs a skill, 'no skill fits', or an outcome")
+    if outcome is not None and outcome not in LABEL_OUTCOMES:
+        raise UserError(f"a label's outcome is {' or '.join(LABEL_OUTCOMES)}, not {outcome!r}")
+    if not by.strip():
+        raise UserError("a label needs the name of who gives it")
+    row: dict[str, Any] = {"run_id": run_id, "kind": LABEL_KIND}
+    if skill is not None or no_skill:
+        row["skill"] = skill
+    if outcome is not None:
+        row["outcome"] = outcome
+    if note is not None and note.strip():
+        row["note"] = note.strip()
+    row["by"] = by.strip()
+    row["source"] = "person"
+    return row
+
+
+def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
+    """Each labelled run's :class:`Label`: its label rows folded in order, the latest winning field by field.
+
+    Fields of the wrong type (a hand-edited row) are ignored, not trusted.
+    """
+    labels: dict[str, Label] = {}
+    for row in rows:
+        run_id = row.get("run_id")
+        if row.get("kind") != LABEL_KIND or not isinstance(run_id, str):
+            continue
+        before = labels.get(run_id) or Label(by="")
+        has_skill = "skill" in row and (row["skill"] is None or isinstance(row["skill"], str))
+        by = row.get("by")
+        outcome, note = row.get("outcome"), row.get("note")
+        labels[run_id] = Label(
+            by=by if isinstance(by, str) and by else "person",
+            skill=row["skill"] if has_skill else before.skill,
+            has_skill=has_skill or before.has_skill,
+            outcome=outcome if isinstance(outcome, str) else before.outcome,
+            note=note if isinstance(note, str) else before.note,
+        )
+    return labels
+
+
+def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
+    """One :class:`RunRecord` per run, in the order runs first appear; label rows alone make no run."""
+    rows = list(rows)
+    labels = fold_labels(rows)
+    order: dict[str, None] = {}
+    first_decision: dict[str, dict[str, Any]] = {}
+    outcomes: dict[str, dict[str, Any]] = {}
+    agent: set[str] = set()
+    for row in rows:
+        run_id, kind = row.get("run_id"), row.get("kind")
+        if not isinstance(run_id, str) or kind == LABEL_KIND:
+            continue
+        order.setdefault(run_id)
+        if kind == OUTCOME_KIND:
+            outcomes[run_id] = row
+        else:
+            first_decision.setdefault(run_id, row)
+        if row.get("source") == "agent":
+            agent.add(run_id)
+    records = []
+    for run_id in order:
+        ending, opening = outcomes.get(run_id, {}), first_decision.get(run_id, {})
+        label = labels.get(run_id)
+        records.append(RunRecord(
+            run_id=run_id,
+            request=ending.get("request") if ending.get("request") is not None else opening.get("state"),
+            skill=ending.get("skill"),
+            outcome=ending.get("outcome"),
+            source="agent" if run_id in agent else "run",
+            label_skill=label.skill if label else None,
+            label_has_skill=label.has_skill if label else False,
+            label_outcome=label.outcome if label else None,
+            labelled_by=label.by if label else None,
+            note=label.note if label else None,
+        ))
+    return records
+
+
+def resolve_run_id(wanted: str, run_ids: Iterable[str], *, where: str = "the decision log") -> str:
+    """The run id ``wanted`` names: itself, or the one run id it is a prefix of.
+
+    An unknown id, or a prefix of several, is a :class:`UserError` (the latter lists a few).
+    """
+    wanted = wanted.strip()
+    known = list(dict.fromkeys(run_ids))
+    if wanted in known:
+        return wanted
+    matches = [run_id for run_id in known if wanted and run_id.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UserError(f"no run {wanted!r} in {where}")
+    shown = ", ".join(matches[:AMBIGUOUS_SHOWN]) + (", ..." if len(matches) > AMBIGUOUS_SHOWN else "")
+    raise UserError(f"run id {wanted!r} is ambiguous: {len(matches)} runs start with it ({shown})")
