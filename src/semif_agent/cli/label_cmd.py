@@ -43,14 +43,13 @@ def label(run_id: str, skill: str | None, no_skill: bool, outcome: str | None, n
         raise UserError("say what the label is: --skill NAME, --none, or --outcome success|failure")
     ws = find_workspace(workspace)
     log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
-    run = log.run(run_id)
     if skill is not None:
         _check_skill(ws, skill)
-    row = log.add_label(run.run_id, by=by or _login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
+    row = log.add_label(run_id, by=by or _login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
     if as_json:
         print_json(row)
         return
-    click.echo(describe_run(log.run(run.run_id)))
+    click.echo(describe_run(log.run(row["run_id"])))
 
 
 def _check_skill(ws: Workspace, name: str) -> None:

@@ -131,7 +131,7 @@ class DecisionLog:
                 if row.get("kind") in RECORD_KINDS:
                     continue
                 joined = {**row, "outcome": outcomes.get(row.get("run_id"))}
-                label = labels.get(row.get("run_id"))  # type: ignore[arg-type]
+                label = labels.get(row.get("run_id"))
                 if label is not None:
                     joined["label"] = label.to_dict()
                 yield joined
