@@ -19,8 +19,9 @@ from typing import Any
 from .evaluate import Example, Outcome
 from .names import MEASURES
 
-# Below 30 held-out examples one request moves accuracy by more than 3 points,
-# and a threshold tuned on a validation half of the same size is a guess.
+# At least 30 held-out examples: with fewer, one request moves accuracy by more
+# than 3 points, the threshold was tuned on a validation half about as small,
+# and the verdict hangs on the handful of requests the two settings disagree on.
 MIN_HELD_OUT = 30
 # A smaller gain is not worth changing how a workspace routes, even when a
 # large dataset makes it significant.
