@@ -50,26 +50,6 @@ def test_dataset_errors_name_the_line(tree_file: Path, tmp_path: Path) -> None:
     assert "does not have: email.fly" in invoke("eval", str(bad), "--tree", str(tree_file)).stderr
 
 
-def test_tune_stores_the_best_strategy_and_threshold_in_the_workspace(make_workspace, dataset_file: Path) -> None:
-    from .conftest import TREE
-
-    root = make_workspace({s["name"]: None for s in TREE["skills"]},
-                          categories={c["name"]: c["description"] for c in TREE["categories"]},
-                          descriptions={s["name"]: s["description"] for s in TREE["skills"]})
-    result = invoke("eval", str(dataset_file), "-w", str(root), "--engine", "local", "--tune", "--json",
-                    "--strategy", "best_leaf")
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
-    assert report["validation"] + report["test"] == 10
-    saved = json.loads((root / "data" / "routing.json").read_text())
-    assert saved["strategy"] == "best_leaf" and saved["threshold"] == report["best"]["threshold"]
-
-    from semif_agent.routing.tune import routing_settings
-    from semif_agent.workspace import Workspace
-
-    assert routing_settings(Workspace.load(root))["threshold"] == saved["threshold"]
-
-
 def test_split_is_deterministic_and_complete() -> None:
     data = [Example(f"request {i}", None) for i in range(100)]
     validation, test = split(data)

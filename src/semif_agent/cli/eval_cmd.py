@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..routing.names import STRATEGIES
+from ..routing.names import MEASURES, STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
 
@@ -29,18 +29,22 @@ COLUMNS = [
 @click.option("--strategy", default="all", show_default=True, type=click.Choice(["all", *STRATEGIES]),
               help="Routing strategy to measure.")
 @click.option("--threshold", type=float, help="The none threshold (default: the tuned one for the tuned strategy, else the engine's).")
-@click.option("--tune", is_flag=True, help="Tune the threshold on half the data, report the other half, "
-              "and store the best strategy and threshold in the workspace.")
+@click.option("--tune", is_flag=True, help="Tune each strategy's threshold on half the data, compare the best with the "
+              "current routing on the other half, and store it in the workspace only if it is really better.")
+@click.option("--measure", default="accuracy", show_default=True, type=click.Choice(list(MEASURES)),
+              help="What --tune maximises: overall accuracy, balanced accuracy (in-scope and out-of-scope alike), "
+              "or in-scope (leaf) accuracy.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report as JSON.")
 @json_option
 def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_name: str | None, strategy: str,
-          threshold: float | None, tune: bool, report_file: Path | None, as_json: bool) -> None:
+          threshold: float | None, tune: bool, measure: str, report_file: Path | None, as_json: bool) -> None:
     """Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did."""
     from .._sync import run_sync
     from ..engine.registry import create_engine, default_engine_name
-    from ..routing.evaluate import check_labels, expected_calibration_error, load_dataset, route_all, split, summarize
+    from ..loop.runner import default_strategy
+    from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
     from ..routing.strategies import create_strategy
-    from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_temperature, tune_threshold
+    from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_routing
     from ..tree.tree import SkillTree
     from ..workspace import find_workspace
 
@@ -67,23 +71,22 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
     if tune:
         validation, test = split(examples)
-        report["validation"], report["test"] = len(validation), len(test)
+        report.update(validation=len(validation), test=len(test), measure=measure)
+        current = {"strategy": tuned.get("strategy") or default_strategy(create_engine(engine_name, settings)),
+                   **{k: tuned[k] for k in ("threshold", "temperature") if k in tuned}}
         with _bar(len(names) * len(DEFAULT_GRID), "tuning") as bar:
-            for name in names:
-                best, _ = run_sync(tune_threshold(lambda t, n=name: make(n, t), validation, skill_tree, progress=bar.update))
-                temperature = tune_temperature(run_sync(route_all(make(name, best), validation)))
-                untuned = expected_calibration_error(run_sync(route_all(make(name, best), test)))
-                metrics = summarize(run_sync(route_all(make(name, best, temperature), test)), skill_tree)
-                report["strategies"][name] = {"threshold": best, "temperature": temperature, **metrics,
-                                              "calibration_error_untuned": untuned}
-        winner = max(report["strategies"], key=lambda n: report["strategies"][n]["balanced_accuracy"] or 0)
-        chosen = report["strategies"][winner]
-        report["best"] = {"strategy": winner, "threshold": chosen["threshold"],
-                          **({"temperature": chosen["temperature"]} if chosen["temperature"] else {})}
-        if ws is not None:
+            now, trials, decision = run_sync(tune_routing(make, names, current, validation, test, skill_tree,
+                                                          measure=measure, progress=bar.update))
+        report["strategies"] = {t.strategy: {**t.settings, "validation": t.validation, **t.metrics} for t in trials}
+        report["current"] = {**now.settings, **now.metrics}
+        report["candidate"] = {**decision.candidate.settings, **decision.candidate.metrics}
+        report.update(decision="changed" if decision.changed else "kept", reason=decision.reason, gain=decision.gain,
+                      p_value=round(decision.p_value, 4), held_out=decision.held_out)
+        if decision.changed and ws is not None:
             used = engine_name or settings.get("name") or default_engine_name()
-            report["saved_to"] = str(save_tuned(ws, {**report["best"], "engine": used.split(":")[0],
-                                                     "test_accuracy": report["strategies"][winner]["accuracy"]}))
+            stored = {**decision.candidate.settings, "engine": used.split(":")[0], "measure": measure,
+                      "test_accuracy": decision.candidate.metrics["accuracy"]}
+            report["saved_to"] = str(save_tuned(ws, stored))
     else:
         with _bar(len(names) * len(examples), "routing") as bar:
             for name in names:
@@ -104,24 +107,37 @@ def _bar(length: int, label: str):  # noqa: ANN202
 
 
 def _print_table(report: dict[str, Any]) -> None:
-    scope = f" (tuned on {report['validation']}, measured on {report['test']})" if "test" in report else ""
+    tuning = "test" in report
+    scope = f" (tuned on {report['validation']}, measured on {report['test']}, by {report['measure']})" if tuning else ""
     click.echo(f"{report['examples']} examples{scope}")
-    header = f"{'strategy':<11}" + ("thresh  " if "test" in report else "") + "".join(f"{t:>10}" for _, t in COLUMNS)
-    click.echo(header)
-    for name, metrics in report["strategies"].items():
-        line = f"{name:<11}" + (f"{metrics['threshold']:<8.3f}" if "test" in report else "")
+    click.echo(f"{'strategy':<11}" + ("thresh  validation" if tuning else "") + "".join(f"{t:>10}" for _, t in COLUMNS))
+    rows = ({"current": report["current"]} if tuning else {}) | report["strategies"]
+    for name, metrics in rows.items():
+        line = f"{name:<11}"
+        if tuning:
+            line += f"{_number(metrics.get('threshold')):<8}{_percent(metrics.get('validation')):>10}"
         for key, _ in COLUMNS:
             value = metrics.get(key)
-            shown = "-" if value is None else (f"{value:.1%}" if key.endswith(("accuracy", "precision", "recall")) else f"{value:g}")
+            shown = _percent(value) if key.endswith(("accuracy", "precision", "recall")) else _number(value, "g")
             line += f"{shown:>10}"
         click.echo(line)
-    if "best" in report:
-        calibrated = report["strategies"][report["best"]["strategy"]]
-        if calibrated.get("temperature"):
-            click.echo(f"calibration: temperature {calibrated['temperature']} brings the ECE from "
-                       f"{calibrated['calibration_error_untuned']} to {calibrated['calibration_error']}")
-        click.echo(f"best: {report['best']['strategy']} at threshold {report['best']['threshold']}"
-                   + (f" (saved to {report['saved_to']})" if "saved_to" in report else ""))
+    if tuning:
+        candidate = report["candidate"]
+        if candidate.get("temperature"):
+            click.echo(f"calibration of {candidate['strategy']}: temperature {candidate['temperature']} brings the ECE from "
+                       f"{candidate['calibration_error_untuned']} to {candidate['calibration_error']}")
+        if "saved_to" in report:
+            click.echo(f"{report['reason']} (saved to {report['saved_to']})")
+        else:
+            click.echo(report["reason"] + (" (nothing saved: no workspace)" if report["decision"] == "changed" else ""))
+
+
+def _number(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _percent(value: float | None) -> str:
+    return _number(value, ".1%")
 
 
 COMMANDS = [eval_]

@@ -1,4 +1,9 @@
-"""Tune the ``none`` threshold and the probabilities' temperature on a validation split, and keep them in the workspace.
+"""Tune routing on a labelled dataset, and keep the result in the workspace only when it is a real gain.
+
+:func:`tune_routing` tunes each strategy's ``none`` threshold on the
+validation half (grid search on the chosen measure) and the probabilities'
+temperature, measures the current settings and every candidate on the
+held-out half, and lets :func:`.compare.decide` keep or change them.
 
 Tuned values live in ``data/routing.json``; ``[routing]`` in ``semif.toml``
 overrides them, and command-line flags override both.
@@ -10,12 +15,14 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
-from .evaluate import Example, Outcome, route_all, summarize
+from .compare import Decision, Trial, decide
+from .evaluate import Example, Outcome, expected_calibration_error, route_all, summarize
+from .names import MEASURES
 from .strategies import RoutingStrategy
 
 ROUTING_FILE = "routing.json"
@@ -23,23 +30,80 @@ DEFAULT_GRID = tuple(round(0.05 + 0.025 * i, 3) for i in range(27))  # 0.05 .. 0
 TEMPERATURES = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0)
 MIN_CALIBRATION_EXAMPLES = 50  # fewer, and a tuned temperature fits noise (measured: it then hurts held-out ECE)
 
+# ``make(strategy, threshold, temperature)`` builds a strategy; ``None`` leaves its default.
+StrategyFactory = Callable[[str, float | None, float | None], RoutingStrategy]
+
+
+async def tune_routing(
+    make: StrategyFactory,
+    names: Sequence[str],
+    current: dict[str, Any],
+    validation: list[Example],
+    test: list[Example],
+    tree: Any,
+    *,
+    measure: str = "accuracy",
+    progress: Callable[[int], None] | None = None,
+) -> tuple[Trial, list[Trial], Decision]:
+    """Tune each of ``names`` on ``validation``, measure them and ``current`` on ``test``, and decide.
+
+    ``current`` holds the routing in use (``strategy``, and ``threshold`` and
+    ``temperature`` when set). Returns the current settings' trial, one trial
+    per strategy, and the decision (see :func:`.compare.decide`).
+    """
+    routed = make(current["strategy"], current.get("threshold"), current.get("temperature"))
+    outcomes = await route_all(routed, test)
+    now = Trial(current["strategy"], threshold_of(routed), current.get("temperature"), outcomes, summarize(outcomes, tree))
+    trials = [await tune_strategy(make, name, validation, test, tree, measure=measure, progress=progress) for name in names]
+    return now, trials, decide(now, trials, measure)
+
+
+async def tune_strategy(
+    make: StrategyFactory,
+    name: str,
+    validation: list[Example],
+    test: list[Example],
+    tree: Any,
+    *,
+    measure: str = "accuracy",
+    progress: Callable[[int], None] | None = None,
+) -> Trial:
+    """Strategy ``name`` with its threshold and temperature tuned on ``validation``, measured on ``test``."""
+    threshold, tuned = await tune_threshold(lambda t: make(name, t, None), validation, tree, measure=measure, progress=progress)
+    temperature = tune_temperature(await route_all(make(name, threshold, None), validation))
+    untuned = expected_calibration_error(await route_all(make(name, threshold, None), test))
+    outcomes = await route_all(make(name, threshold, temperature), test)
+    metrics = {**summarize(outcomes, tree), "calibration_error_untuned": untuned}
+    return Trial(name, threshold, temperature, outcomes, metrics, validation=tuned[MEASURES[measure]])
+
+
+def threshold_of(strategy: RoutingStrategy) -> float | None:
+    """The ``none`` threshold ``strategy`` routes with: its own, or its engine's (the chain)."""
+    found = getattr(strategy, "threshold", None)
+    if found is None:
+        found = getattr(getattr(strategy, "engine", None), "threshold", None)
+    return None if found is None else float(found)
+
+
 async def tune_threshold(
     make: Callable[[float], RoutingStrategy],
     validation: list[Example],
     tree: Any,
     *,
+    measure: str = "accuracy",
     grid: tuple[float, ...] = DEFAULT_GRID,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """The grid threshold with the best balanced accuracy on ``validation`` (ties: the middle one)."""
+    """The grid threshold with the best ``measure`` (see ``MEASURES``) on ``validation`` (ties: the middle one)."""
+    key = MEASURES[measure]
     results: list[tuple[float, dict[str, Any]]] = []
     for threshold in grid:
         outcomes: list[Outcome] = await route_all(make(threshold), validation)
         results.append((threshold, summarize(outcomes, tree)))
         if progress is not None:
             progress(1)
-    best = max(r[1]["balanced_accuracy"] or 0.0 for r in results)
-    ties = [r for r in results if (r[1]["balanced_accuracy"] or 0.0) == best]
+    best = max(r[1][key] or 0.0 for r in results)
+    ties = [r for r in results if (r[1][key] or 0.0) == best]
     return ties[len(ties) // 2]
 
 def tune_temperature(outcomes: list[Outcome], grid: tuple[float, ...] = TEMPERATURES) -> float | None:
