@@ -19,7 +19,7 @@ def load(tree_file: Path) -> SkillTree:
     return SkillTree.load(tree_file, tree_file.parent)
 
 
-@pytest.mark.parametrize("name", STRATEGIES)
+@pytest.mark.parametrize("name", [n for n in STRATEGIES if n != "learned"])  # learned needs a trained router: tests/routing/test_learned.py
 def test_every_strategy_routes_clear_requests_with_the_local_engine(tree_file: Path, name: str) -> None:
     strategy = create_strategy(name, load(tree_file), create_engine("local"))
     right = 0

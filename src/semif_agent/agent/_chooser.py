@@ -59,14 +59,18 @@ class Chooser:
         self._mine: tuple[Any, Any] | None = None  # positions of the agent's skills in the scorer's index
 
     @classmethod
-    def for_skills(cls, skills: Sequence[Skill], engine: Any, *, tree: SkillTree | None = None,
+    def for_skills(cls, skills: Sequence[Skill], engine: Any, *, tree: SkillTree | None = None, scorer: Any = None,
                    examples: str = "centroid", threshold: float | None = None,
                    temperature: float | None = None) -> Chooser:
-        """A chooser over ``tree`` when it holds every skill (a workspace's), else over a tree built from them."""
+        """A chooser over ``tree`` when it holds every skill (a workspace's), else over a tree built from them.
+
+        ``scorer`` (a :class:`LeafScorer` over ``tree``, e.g. the learned router's) ranks when given.
+        """
         names = [s.name for s in skills]
         if tree is None or not set(names) <= set(tree.skills):
-            tree = built_tree(skills, engine)
-        scorer = LeafScorer(tree, engine, examples=examples)
+            tree, scorer = built_tree(skills, engine), None
+        if scorer is None or scorer.tree is not tree:
+            scorer = LeafScorer(tree, engine, examples=examples)
         return cls(tree, scorer, names, threshold=threshold, temperature=temperature)
 
     @classmethod
@@ -74,6 +78,11 @@ class Chooser:
         """A chooser that only ranks ``(name, description)`` items (no categories to browse)."""
         tree = flat_tree(items)
         return cls(tree, LeafScorer(tree, engine, examples="off"), [name for name, _ in items])
+
+    def threshold_for(self, text: str) -> float:
+        """Where ``none`` starts for ``text``: the learned router's own ``none`` score, else the threshold."""
+        none_score = getattr(self.scorer, "none_score", None)
+        return float(none_score(text)) if callable(none_score) else self.threshold
 
     @property
     def engine_name(self) -> str:

@@ -72,7 +72,8 @@ class DiscoverySettings:
     once the listing no longer holds every skill whole. ``tree`` is a
     :class:`~semif_agent.tree.SkillTree` holding the agent's skills (a
     workspace's: browsing and ranking then use it as ``semif run`` does),
-    ranked with ``examples`` folded in as ``semif run`` folds them, and
+    ranked by ``scorer`` (``semif run``'s own, e.g. the learned router's), or
+    else with ``examples`` folded in as ``semif run`` folds them, and
     ``threshold`` and ``temperature`` as its routing uses them. ``log`` (a
     :class:`~semif_agent.engine.DecisionLog` or a path) records every
     shortlist and activation as a training row.
@@ -84,6 +85,7 @@ class DiscoverySettings:
     engine: Any = None
     description_chars: int = 200
     tree: SkillTree | None = None
+    scorer: Any = None
     examples: str = "centroid"
     threshold: float | None = None
     temperature: float | None = None
@@ -235,7 +237,7 @@ class SkillDiscovery:
             choices.ranked = list(ranked)
             if offered:
                 chooser = self._chooser(built)
-                choices.shortlist(ranked[: self.settings.shortlist], self.descriptions(), threshold=chooser.threshold,
+                choices.shortlist(ranked[: self.settings.shortlist], self.descriptions(), threshold=chooser.threshold_for(message),
                                   engine=chooser.engine_name, model=chooser.model, temperature=chooser.temperature)
         return offered
 
@@ -297,9 +299,9 @@ class SkillDiscovery:
     def _chooser(self, built: _Built) -> Chooser:
         if built.chooser is None:
             settings = self.settings
-            built.chooser = Chooser.for_skills(built.skills, self._engine_now(), tree=settings.tree,
-                                             examples=settings.examples, threshold=settings.threshold,
-                                             temperature=settings.temperature)
+            built.chooser = Chooser.for_skills(built.skills, self._engine_now(), tree=settings.tree, scorer=settings.scorer,
+                                               examples=settings.examples, threshold=settings.threshold,
+                                               temperature=settings.temperature)
         return built.chooser
 
     # -- tools ---------------------------------------------------------------

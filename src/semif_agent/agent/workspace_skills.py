@@ -55,11 +55,12 @@ def code_skill(runner: SkillRunner, leaf: SkillManifest) -> Skill:
 
 
 def discovery_settings(runner: SkillRunner) -> dict[str, Any]:
-    """Discovery settings that rank as ``runner`` routes: its tree, scorer engine, examples, threshold, temperature, log."""
+    """Discovery settings that rank as ``runner`` routes: its tree and scorer (the learned router's when it routes),
+    threshold, temperature, and its decision log."""
     strategy = runner.strategy
     scorer = getattr(strategy, "scorer", None)
     settings: dict[str, Any] = {"tree": runner.tree, "log": runner.log}
     if scorer is not None:
-        settings.update(engine=scorer.engine, examples=scorer.examples,
+        settings.update(engine=scorer.engine, scorer=scorer, examples=scorer.examples,
                         threshold=getattr(strategy, "threshold", None), temperature=getattr(strategy, "temperature", None))
     return settings

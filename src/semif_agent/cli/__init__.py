@@ -42,6 +42,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
                 "and label (or the runs, or the model calls)."),
     LazyCommand("label", _CLI + "label_cmd:label", "Label a logged run: the skill its request should have gone to "
                 "(or none), and its real outcome."),
+    LazyCommand("train", _CLI + "train_cmd:train",
+                "Fit the workspace's router from everything it knows, and measure it on held-out requests."),
     LazyCommand("eval", _CLI + "eval_cmd:eval_", 'Route every request of DATASET (JSON lines {"text", "skill"}) '
                 "and report how well each strategy did."),
     LazyCommand("models", _CLI + "models_cmd:models", "List the models configured (semif.toml and environment) "

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..errors import UserError
 from ..routing.names import MEASURES, STRATEGIES
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import load_tree
@@ -61,12 +62,13 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         used = engine_name or settings.get("name") or default_engine_name()
         tuned = routing_settings(ws, used.split(":")[0])
     check_labels(examples, skill_tree)
-    names = list(STRATEGIES) if strategy == "all" else [strategy]
+    router = _router(ws, skill_tree, strategy)
+    names = [n for n in STRATEGIES if n != "learned" or router is not None] if strategy == "all" else [strategy]
 
     def make(name: str, cut: float | None, temperature: float | None = None):
         overrides = {k: v for k, v in (("threshold", cut), ("temperature", temperature)) if v is not None}
         engine = create_engine(engine_name, {**settings, **overrides})
-        return create_strategy(name, skill_tree, engine, threshold=cut, temperature=temperature)
+        return create_strategy(name, skill_tree, engine, threshold=cut, temperature=temperature, router=router)
 
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
     if tune:
@@ -74,6 +76,7 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         report.update(validation=len(validation), test=len(test), measure=measure)
         current = {"strategy": tuned.get("strategy") or default_strategy(create_engine(engine_name, settings)),
                    **{k: tuned[k] for k in ("threshold", "temperature") if k in tuned}}
+        names = [n for n in names if n != "learned"]  # its none threshold is learned, not tuned (see semif train)
         with _bar(len(names) * len(DEFAULT_GRID), "tuning") as bar:
             now, trials, decision = run_sync(tune_routing(make, names, current, validation, test, skill_tree,
                                                           measure=measure, progress=bar.update))
@@ -100,6 +103,26 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         print_json(report)
     else:
         _print_table(report)
+
+
+def _router(ws: Any, tree: Any, strategy: str) -> Any:
+    """The workspace's learned router when it fits the tree; asked for by name without one, an error."""
+    from ..routing.learned import RouterMismatch, stored_router
+
+    if ws is None:
+        if strategy == "learned":
+            raise UserError("the learned strategy routes with a workspace's trained router: pass -w, not --tree")
+        return None
+    try:
+        router = stored_router(ws)
+        if router is not None:
+            router.check_tree(tree)
+    except RouterMismatch as exc:
+        if strategy == "learned":
+            raise
+        click.echo(f"warning: {exc}; the learned strategy is left out", err=True)
+        return None
+    return router
 
 
 def _bar(length: int, label: str):  # noqa: ANN202

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,7 +158,23 @@ class SkillRunner:
         timeout = workspace.settings["skills"].get("timeout", DEFAULT_BODY_TIMEOUT)
         self.body_timeout = float(body_timeout if body_timeout is not None else timeout)
         self.on_row = on_row
-        self.strategy = create_strategy(strategy, self.tree, self.engine, threshold=threshold, temperature=temperature)
+        self.strategy = self._strategy(strategy, threshold, temperature)
+
+    def _strategy(self, name: str, threshold: float | None, temperature: float | None) -> Any:
+        """The routing strategy; ``learned`` with the workspace's trained router, or (said once) the default without one."""
+        router = None
+        if name == "learned":
+            from ..routing.learned import RouterMismatch, stored_router
+
+            try:
+                router = stored_router(self.workspace)
+                if router is None:
+                    raise RouterMismatch("the workspace has no learned router (semif train makes one)")
+                router.check(self.tree, self.engine if self.engine.name == "local" else create_engine("local"))
+            except RouterMismatch as exc:
+                warnings.warn(f"{exc}; routing the untrained way meanwhile", RuntimeWarning, stacklevel=3)
+                name, router = default_strategy(self.engine), None
+        return create_strategy(name, self.tree, self.engine, threshold=threshold, temperature=temperature, router=router)
 
     def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
         return run_sync(self.arun(text, skill=skill))

@@ -3,4 +3,4 @@
 # What `semif eval --tune --measure NAME` maximises: NAME -> its metric in the report.
 MEASURES = {"accuracy": "accuracy", "balanced": "balanced_accuracy", "leaf": "leaf_accuracy"}
 
-STRATEGIES = ("chain", "best_leaf", "beam", "shortlist", "examples")
+STRATEGIES = ("chain", "best_leaf", "beam", "shortlist", "examples", "learned")

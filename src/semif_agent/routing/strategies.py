@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
-from ..errors import EngineConfigError
+from ..errors import EngineConfigError, UserError
 from ..tree.router import Route, RoutedDecision, Router, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
 from .names import STRATEGIES
@@ -48,13 +48,18 @@ class _LeafAware:
         self.threshold = threshold
         self.temperature = temperature or getattr(scorer.engine, "temperature", None) or 0.05
 
-    def node_scores(self, index: LeafIndex, leaf_scores: Any, node: str) -> tuple[list[Option], dict[str, float]]:
+    def leaf_scores(self, text: str, index: LeafIndex) -> tuple[Any, float]:
+        """Every leaf's score for ``text`` (over ``index``) and ``none``'s: the threshold."""
+        return self.scorer.score_array(text, index), self.threshold
+
+    def node_scores(self, index: LeafIndex, leaf_scores: Any, node: str,
+                    none: float | None = None) -> tuple[list[Option], dict[str, float]]:
         """The options at ``node`` and their scores: a skill's own, a category's best leaf's; ``none`` the threshold.
 
-        ``leaf_scores`` come from ``self.scorer.score_array`` over ``index``.
+        ``leaf_scores`` come from :meth:`leaf_scores` over ``index`` (``none``: its ``none`` score).
         """
         table = index.node(node)
-        return list(table.options), dict(zip(table.ids, table.scores(leaf_scores, self.threshold)))
+        return list(table.options), dict(zip(table.ids, table.scores(leaf_scores, self.threshold if none is None else none)))
 
     def derived(self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str) -> RoutedDecision:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
@@ -72,11 +77,11 @@ class BestLeaf(_LeafAware):
 
     async def aroute(self, text: str) -> Route:
         index = self.scorer.current()
-        leaf_scores = self.scorer.score_array(text, index)
+        leaf_scores, none = self.leaf_scores(text, index)
         route = Route(skill=None)
         node = ""
         while True:
-            options, scores = self.node_scores(index, leaf_scores, node)
+            options, scores = self.node_scores(index, leaf_scores, node, none)
             if len(options) == 1:
                 route.reason = "the skill tree has no skills"
                 return route
@@ -101,7 +106,8 @@ class Beam(_LeafAware):
 
     async def aroute(self, text: str) -> Route:
         index = self.scorer.current()
-        options, top = self.node_scores(index, self.scorer.score_array(text, index), "")
+        leaf_scores, none = self.leaf_scores(text, index)
+        options, top = self.node_scores(index, leaf_scores, "", none)
         route = Route(skill=None)
         remaining = [o for o in options if o.id != NONE_ID]
         for attempt in range(self.width):
@@ -170,22 +176,30 @@ def create_strategy(
     examples: str | None = None,
     beam_width: int = 3,
     shortlist_size: int = SHORTLIST_SIZE,
+    router: Any = None,
 ) -> RoutingStrategy:
     """Build the strategy ``name`` over ``tree``; ``engine`` makes its decisions.
 
     Leaf scoring uses ``scorer_engine`` (default: ``engine`` when it can score
     options, else the local engine). ``temperature`` turns the derived
     decisions' scores into probabilities (default: the scorer engine's).
+    ``learned`` needs ``router``, a :class:`~.learned.LearnedRouter` (``semif train``).
     """
     if name == "chain":
         return Router(tree, engine)
     if name not in STRATEGIES:
         raise EngineConfigError(f"unknown routing strategy {name!r} (known: {', '.join(STRATEGIES)})")
     scorer_engine = scorer_engine or (engine if callable(getattr(engine, "score", None)) else None)
-    if scorer_engine is None:
+    if scorer_engine is None or (name == "learned" and scorer_engine.name != "local"):
         from ..engine.registry import create_engine
 
         scorer_engine = create_engine("local")
+    if name == "learned":
+        from .learned import Learned, LearnedScorer
+
+        if router is None:
+            raise UserError("this workspace has no learned router yet: teach it with semif train")
+        return Learned(tree, engine, LearnedScorer(tree, scorer_engine, router))
     mode = examples or ("centroid" if name == "examples" else "off")
     scorer = LeafScorer(tree, scorer_engine, examples=mode)
     cut = threshold if threshold is not None else scorer.default_threshold

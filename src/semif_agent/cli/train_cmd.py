@@ -1,0 +1,82 @@
+"""``semif train``: fit the workspace's router from its examples, labelled datasets and decision log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._common import StageBars, json_option, print_json, workspace_option
+
+
+@click.command("train")
+@click.argument("datasets", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@workspace_option
+@click.option("--no-log", "skip_log", is_flag=True, help="Do not learn from the decision log's runs.")
+@click.option("--held-out", type=click.FloatRange(0.05, 0.5), default=0.2, show_default=True,
+              help="Share of the labelled requests kept aside to measure before and after.")
+@json_option
+def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, held_out: float, as_json: bool) -> None:
+    """Fit the workspace's router from everything it knows, and measure it on held-out requests.
+
+    \b
+    It learns from:
+      the example requests of the workspace's skills (manifests' and SKILL.md skills' "examples"),
+      DATASETS: labelled requests, JSON lines {"text", "skill"} ("skill": null teaches "no skill fits"),
+      the decision log: runs a person labelled (semif label) first, runs judged a success as weaker
+      evidence, runs judged a failure as evidence against the skill they chose.
+
+    The router is stored in the workspace (data/router.json says on what, and when) and
+    routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
+    discovery use it. Skills added later are scored the untrained way until the next training.
+    """
+    from ..engine.log import DecisionLog
+    from ..engine.registry import create_engine
+    from ..routing.evaluate import load_dataset
+    from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train as fit_router
+    from ..routing.tune import routing_settings, save_tuned
+    from .workspace_cmds import open_workspace, load_tree
+
+    ws = open_workspace(workspace)
+    engine = create_engine("local", ws.engine_settings)
+    tree = load_tree(ws, engine=engine)
+    rows = examples_from_tree(tree)
+    for dataset in datasets:
+        rows += examples_from_dataset(load_dataset(dataset), tree)
+    if not skip_log:
+        rows += examples_from_log(DecisionLog(ws.log_path).runs(), tree)
+    threshold = routing_settings(ws, "local").get("threshold")
+    with StageBars(only_on_terminal=True) as bars:
+        router, report = fit_router(tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=bars)
+    path = router.save(ws)
+    save_tuned(ws, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
+    if as_json:
+        print_json({**report.to_dict(), "saved_to": str(path)})
+        return
+    _print_report(report.to_dict(), path)
+
+
+def _print_report(report: dict[str, Any], path: Path) -> None:
+    counts = ", ".join(f"{n} {source}" for source, n in sorted(report["counts"].items()) if n)
+    click.echo(f"learned {report['classes']} skills from {counts}")
+    if report["held_out"]:
+        before, after, calibration = report["before"], report["after"], report["calibration"]
+        click.echo(f"held out {report['held_out']} requests:")
+        click.echo(f"  {'':<11}{'overall':>9}{'in scope':>10}{'out of scope recall':>21}")
+        for name, metrics in (("untrained", before), ("learned", after)):
+            click.echo(f"  {name:<11}{_percent(metrics['accuracy']):>9}{_percent(metrics['in_scope_accuracy']):>10}"
+                       f"{_percent(metrics['out_of_scope_recall']):>21}")
+        click.echo(f"  calibration: temperature {calibration['temperature']} brings the error from "
+                   f"{calibration['calibration_error_before']} to {calibration['calibration_error_after']}")
+    else:
+        click.echo("too few labelled requests to hold any out: nothing was measured")
+    seconds = report["seconds"]
+    click.echo(f"took {seconds['embedding']} s embedding and {seconds['fitting']} s fitting; saved to {path}")
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+COMMANDS = [train]

@@ -1,0 +1,206 @@
+"""The learned router's head: a weighted softmax regression on frozen embeddings and words, over the untrained scores.
+
+For a request with embedding ``x`` (unit length), word features ``f`` (the
+TF-IDF of its terms and term pairs, unit length, times :data:`WORD_SCALE`)
+and untrained scores ``s`` (each class's blended cosine and BM25; ``none``
+scored its threshold), class ``k`` gets the logit
+
+    z_k = w_k . x + v_k . f + b_k + beta * s_k
+
+With ``W``, ``V`` and ``b`` at zero the head ranks exactly as the untrained
+router does (``beta`` says how much to trust it); the regression adds what
+the examples teach: the embedding carries meaning, the words what a small
+model misses. The loss is the weighted cross-entropy of the rows whose class
+is known, plus, for a row that only says which class is WRONG (a run judged a
+failure), ``-log(1 - p_wrong)``; ``W`` and ``V`` are penalised by ``l2 / 2``
+times their squared norm. Fitted with L-BFGS (scipy).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..engine.lexical import terms
+
+MAX_ITERATIONS = 150
+TOLERANCE = 1e-7  # stop once an iteration improves the loss by less than this share
+MIN_WORD_COUNT = 2  # a word (or pair) seen in fewer requests is left out: it would only learn one row
+WORD_SCALE = 0.5  # the word features' length next to the unit embedding
+
+
+def words_of(text: str) -> list[str]:
+    """A request's terms (stemmed, stop-words out) and its pairs of neighbouring terms."""
+    found = terms(text)
+    return found + [f"{a} {b}" for a, b in zip(found, found[1:])]
+
+
+@dataclass
+class Vocabulary:
+    """The words the head knows, with their inverse document frequencies."""
+
+    words: list[str]
+    idf: np.ndarray
+
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> Vocabulary:
+        counts = Counter(word for text in texts for word in set(words_of(text)))
+        words = sorted(w for w, c in counts.items() if c >= MIN_WORD_COUNT)
+        n = len(texts)
+        return cls(words, np.array([math.log((1 + n) / (1 + counts[w])) + 1.0 for w in words]))
+
+    def features(self, texts: Sequence[str]) -> Any:
+        """The rows of scaled, unit TF-IDF word features (a scipy sparse matrix)."""
+        from scipy.sparse import csr_matrix
+
+        index = {w: i for i, w in enumerate(self.words)}
+        rows, cols, values = [], [], []
+        for row, text in enumerate(texts):
+            counts = Counter(w for w in words_of(text) if w in index)
+            weights = {index[w]: (1.0 + math.log(c)) * self.idf[index[w]] for w, c in counts.items()}
+            norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+            for col, value in weights.items():
+                rows.append(row)
+                cols.append(col)
+                values.append(WORD_SCALE * value / norm)
+        return csr_matrix((values, (rows, cols)), shape=(len(texts), len(self.words)))
+
+    def vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """One request's word features as (column indexes, values)."""
+        row = self.features([text])
+        return row.indices, row.data
+
+
+@dataclass
+class HeadData:
+    """Training rows: embeddings, word features, untrained scores per class, the class (or -1), the wrong class (or -1), weights."""
+
+    x: np.ndarray  # (n, d) float32
+    words: Any  # (n, vocabulary) sparse
+    prior: np.ndarray  # (n, c) untrained scores of the classes
+    target: np.ndarray  # (n,) class index, -1 when only a wrong class is known
+    wrong: np.ndarray  # (n,) class index the row must not go to, -1 when none
+    weight: np.ndarray  # (n,)
+
+    def subset(self, rows: np.ndarray) -> HeadData:
+        return HeadData(self.x[rows], self.words[rows], self.prior[rows], self.target[rows], self.wrong[rows],
+                        self.weight[rows])
+
+
+@dataclass
+class Head:
+    """``W`` (c, d), ``V`` (c, vocabulary), ``b`` (c,), ``beta``."""
+
+    w: np.ndarray
+    v: np.ndarray
+    b: np.ndarray
+    beta: float
+
+    @classmethod
+    def untrained(cls, classes: int, dimension: int, vocabulary: int, beta: float) -> Head:
+        return cls(np.zeros((classes, dimension)), np.zeros((classes, vocabulary)), np.zeros(classes), float(beta))
+
+
+def fit(data: HeadData, classes: int, *, l2: float, start: Head, max_iterations: int = MAX_ITERATIONS,
+        fit_beta: bool = False) -> Head:
+    """The head minimising the weighted loss from ``start`` (L-BFGS); ``beta`` stays ``start``'s unless ``fit_beta``."""
+    from scipy.optimize import minimize
+
+    n, d = data.x.shape
+    vocabulary = data.words.shape[1]
+    x = data.x.astype(np.float32)
+    words = data.words.tocsr().astype(np.float32)
+    words_t = words.T.tocsr()
+    total = float(data.weight.sum()) or 1.0
+    known = data.target >= 0
+    onehot = np.zeros((n, classes), dtype=np.float32)
+    onehot[np.flatnonzero(known), data.target[known]] = 1.0
+    wrong_rows = np.flatnonzero(data.wrong >= 0)
+    wrong_cols = data.wrong[wrong_rows]
+    weight = (data.weight / total).astype(np.float32)
+    prior = data.prior.astype(np.float32)
+    sizes = (classes * d, classes * vocabulary, classes)
+
+    def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        w = theta[: sizes[0]].reshape(classes, d)
+        v = theta[sizes[0] : sizes[0] + sizes[1]].reshape(classes, vocabulary)
+        b = theta[sizes[0] + sizes[1] : sum(sizes)]
+        return w, v, b, float(theta[-1])
+
+    known_weight = np.where(known, weight, 0.0).astype(np.float32)[:, None]  # rows with a known class
+
+    def loss_and_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, v, b, beta = unpack(theta)
+        z = x @ w.T.astype(np.float32)
+        z += words @ v.T.astype(np.float32)
+        z += b.astype(np.float32) + beta * prior
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        norm = p.sum(axis=1, keepdims=True)
+        p /= norm
+        z -= np.log(norm)  # now the log-probabilities
+        loss = -float((known_weight * z * onehot).sum())
+        dz = (p - onehot) * known_weight
+        if len(wrong_rows):
+            p_wrong = np.clip(p[wrong_rows, wrong_cols], 0.0, 1.0 - 1e-6)
+            loss -= float((weight[wrong_rows] * np.log1p(-p_wrong)).sum())
+            scale = (weight[wrong_rows] * p_wrong / (1.0 - p_wrong))[:, None]
+            step = -p[wrong_rows]
+            step[np.arange(len(wrong_rows)), wrong_cols] += 1.0
+            dz[wrong_rows] += scale * step
+        loss += 0.5 * l2 * (float((w * w).sum()) + float((v * v).sum()))
+        grad_w = (dz.T @ x).astype(np.float64) + l2 * w
+        grad_v = np.asarray((words_t @ dz).T, dtype=np.float64) + l2 * v
+        grad_beta = float((dz * prior).sum()) if fit_beta else 0.0
+        grad = np.concatenate([grad_w.ravel(), grad_v.ravel(), dz.sum(axis=0).astype(np.float64), [grad_beta]])
+        return loss, grad
+
+    theta0 = np.concatenate([start.w.ravel(), start.v.ravel(), start.b, [start.beta]]).astype(np.float64)
+    result = minimize(loss_and_grad, theta0, jac=True, method="L-BFGS-B",
+                      options={"maxiter": max_iterations, "ftol": TOLERANCE})
+    w, v, b, beta = unpack(result.x)
+    return Head(w.copy(), v.copy(), b.copy(), beta)
+
+
+def temperature(logits: np.ndarray, target: np.ndarray) -> float:
+    """The temperature whose softmax best predicts ``target`` (log loss, on a log-spaced grid then refined)."""
+    grid = np.exp(np.linspace(np.log(0.05), np.log(20.0), 60))
+    losses = [_nll(logits / t, target) for t in grid]
+    best = int(np.argmin(losses))
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    fine = np.linspace(low, high, 21)
+    return float(fine[int(np.argmin([_nll(logits / t, target) for t in fine]))])
+
+
+def _nll(logits: np.ndarray, target: np.ndarray) -> float:
+    z = logits - logits.max(axis=1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -float(log_p[np.arange(len(target)), target].mean())
+
+
+def top_probability(logits: np.ndarray, temperature_: float) -> np.ndarray:
+    """The probability of each row's top class at ``temperature_``."""
+    z = logits / temperature_
+    z = z - z.max(axis=1, keepdims=True)
+    exp = np.exp(z)
+    return exp.max(axis=1) / exp.sum(axis=1)
+
+
+def calibration_error(confidence: Any, correct: Any, bins: int = 10) -> float:
+    """Expected calibration error of ``confidence`` (top-1 probabilities) against ``correct``."""
+    confidence = np.asarray(confidence, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    if not len(confidence):
+        return 0.0
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    total = 0.0
+    for low, high in zip(edges[:-1], edges[1:]):
+        members = (confidence > low) & (confidence <= high) if low > 0 else (confidence >= low) & (confidence <= high)
+        if members.any():
+            total += abs(confidence[members].mean() - correct[members].mean()) * members.sum()
+    return float(round(total / len(confidence), 4))

@@ -1,0 +1,205 @@
+"""The learned router: the tree's decisions answered from what the workspace has been taught.
+
+``semif train`` (:mod:`.training`) fits a :class:`LearnedRouter` and stores it
+in the workspace (``data/router.json`` says what it was trained on, and when;
+``data/router.npz`` holds its weights). It scores every leaf of the tree as
+logits over the embedded request: for each skill it learned, its own weights
+on the untrained score (see :mod:`._head`); for a skill it never saw (added
+since, or never in the data), the untrained score alone, with the average
+bias of the skills it learned, so nothing is guessed. ``none`` scores a
+logit of its own: learned from requests labelled ``none``, or a threshold
+set on held-out in-scope requests.
+
+Decisions stay SemIf decisions: :class:`Learned` walks the tree like
+``best_leaf`` (at most 16 options with ``none`` per decision, a category
+scored by its best leaf), with the probabilities of the temperature fitted on
+held-out data.
+
+A router is refused (:meth:`LearnedRouter.check`) when it was trained with
+another embedding model, or when most of the skills it learned are gone from
+the tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..engine.local import MODEL_ID, LocalEngine
+from ..errors import EngineConfigError, UserError
+from ..tree.tree import SkillTree
+from ..workspace import Workspace
+from .scoring import LeafIndex, LeafScorer
+from .strategies import BestLeaf
+
+ROUTER_FILE = "router.json"
+WEIGHTS_FILE = "router.npz"
+VERSION = 1
+MIN_COVERAGE = 0.5  # at least this share of the skills it learned must still be in the tree
+
+
+class RouterMismatch(UserError):
+    """The stored router does not fit the tree (or the engine) it is asked to route."""
+
+
+@dataclass
+class LearnedRouter:
+    """Weights per learned class (embedding and words), how ``none`` is scored, the temperature, what it learned from."""
+
+    classes: list[str]  # the skills it learned (rows of ``w`` and ``v``)
+    w: Any  # (classes, d)
+    v: Any  # (classes, words)
+    b: Any  # (classes,)
+    beta: float
+    none_w: Any  # (d,) when ``none`` was learned, else zeros
+    none_v: Any  # (words,)
+    none_b: float
+    none_prior: float  # the untrained threshold, the prior score of ``none``
+    temperature: float
+    vocabulary: Any  # a ._head.Vocabulary
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def unseen_bias(self) -> float:
+        """The bias of a skill the router never learned: the average of those it did."""
+        return float(self.b.mean()) if len(self.b) else 0.0
+
+    def check(self, tree: SkillTree, engine: Any) -> None:
+        """Raise :class:`RouterMismatch` when this router cannot route ``tree`` with ``engine``."""
+        if not isinstance(engine, LocalEngine):
+            raise RouterMismatch(f"the learned router needs the local engine's embeddings, not {engine.name!r}")
+        self.check_tree(tree)
+
+    def check_tree(self, tree: SkillTree) -> None:
+        """Raise :class:`RouterMismatch` when the tree changed in a way this router does not cover."""
+        model = self.meta.get("model")
+        if model != MODEL_ID:
+            raise RouterMismatch(f"the learned router was trained on embeddings of {model!r}, not {MODEL_ID!r}: "
+                                 "run semif train again")
+        kept = sum(1 for name in self.classes if name in tree.skills)
+        if self.classes and kept / len(self.classes) < MIN_COVERAGE:
+            raise RouterMismatch(
+                f"the learned router (trained {self.meta.get('trained_at', '?')}) learned {len(self.classes)} skills, "
+                f"and only {kept} of them are still in the tree: run semif train again")
+
+    # -- storing ------------------------------------------------------------
+
+    def save(self, workspace: Workspace) -> Path:
+        """Write ``data/router.npz`` and ``data/router.json`` (each replaced in one step)."""
+        import numpy as np
+
+        folder = workspace.data_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        weights = folder / WEIGHTS_FILE
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".router-", suffix=".npz")
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, w=self.w.astype(np.float32), v=self.v.astype(np.float32), b=self.b,
+                     none_w=self.none_w.astype(np.float32), none_v=self.none_v.astype(np.float32),
+                     words=np.array(self.vocabulary.words, dtype=str), idf=self.vocabulary.idf,
+                     numbers=np.array([self.beta, self.none_b, self.none_prior, self.temperature]))
+        os.replace(temp, weights)
+        description = {"version": VERSION, **self.meta, "classes": self.classes}
+        path = folder / ROUTER_FILE
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".router-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(description, handle, indent=1)
+            handle.write("\n")
+        os.replace(temp, path)
+        return path
+
+    @classmethod
+    def load(cls, workspace: Workspace) -> LearnedRouter | None:
+        """The workspace's router, or ``None`` when it has none. A damaged one is a :class:`RouterMismatch`."""
+        path = workspace.data_dir / ROUTER_FILE
+        weights = workspace.data_dir / WEIGHTS_FILE
+        if not path.is_file():
+            return None
+        try:
+            import numpy as np
+
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            from ._head import Vocabulary
+
+            with np.load(weights, allow_pickle=False) as data:
+                arrays = {key: data[key] for key in ("w", "v", "b", "none_w", "none_v", "words", "idf", "numbers")}
+        except ImportError as exc:
+            raise EngineConfigError("the learned router needs numpy: pip install 'semif-agent[local]'") from exc
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+            raise RouterMismatch(f"{path}: the learned router cannot be read ({exc}); run semif train again") from exc
+        classes = meta.pop("classes", [])
+        if meta.get("version") != VERSION or arrays["w"].shape[0] != len(classes):
+            raise RouterMismatch(f"{path}: the learned router's files do not match; run semif train again")
+        beta, none_b, none_prior, temperature = (float(v) for v in arrays["numbers"])
+        vocabulary = Vocabulary([str(w) for w in arrays["words"]], arrays["idf"])
+        return cls(list(classes), arrays["w"].astype(np.float64), arrays["v"].astype(np.float64), arrays["b"], beta,
+                   arrays["none_w"].astype(np.float64), arrays["none_v"].astype(np.float64), none_b, none_prior,
+                   temperature, vocabulary, meta)
+
+
+def stored_router(workspace: Workspace) -> LearnedRouter | None:
+    """The workspace's router when it has one (``None`` otherwise); see :meth:`LearnedRouter.load`."""
+    return LearnedRouter.load(workspace)
+
+
+class LearnedScorer(LeafScorer):
+    """Every leaf's learned logit for a request (and ``none``'s), over the untrained scores of the same tree."""
+
+    def __init__(self, tree: SkillTree, engine: Any, router: LearnedRouter) -> None:
+        super().__init__(tree, engine, examples="off")
+        router.check(tree, engine)
+        self.router = router
+        self._mapped: tuple[LeafIndex, Any, Any] | None = None
+
+    @property
+    def default_threshold(self) -> float:
+        """``none``'s logit for a request that carries no signal (its prior and bias)."""
+        return self.router.beta * self.router.none_prior + self.router.none_b
+
+    def _columns(self, index: LeafIndex) -> tuple[Any, Any]:
+        """Each leaf of ``index`` (in its order): its learned row, or -1 for a skill never learned; and the biases."""
+        if self._mapped is None or self._mapped[0] is not index:
+            np = index.numpy
+            row = {name: i for i, name in enumerate(self.router.classes)}
+            rows = np.array([row.get(name, -1) for name in index.names], dtype=int)
+            b = np.where(rows >= 0, self.router.b[np.maximum(rows, 0)] if len(self.router.b) else 0.0,
+                         self.router.unseen_bias)
+            self._mapped = (index, rows, b)
+        return self._mapped[1], self._mapped[2]
+
+    def learned(self, text: str, index: LeafIndex | None = None) -> tuple[Any, float]:
+        """The leaves' logits in ``index.names`` order, and ``none``'s logit, for ``text``."""
+        index = index or self.current()
+        np = index.numpy
+        prior = super().score_array(text, index)
+        router = self.router
+        x = self.engine.embedder.embed([text])[0].astype(np.float64)
+        cols, values = router.vocabulary.vector(text)
+        learned = router.w @ x + router.v[:, cols] @ values
+        rows, b = self._columns(index)
+        logits = b + router.beta * prior
+        seen = rows >= 0
+        logits[seen] += learned[rows[seen]]
+        none = float(router.none_w @ x + router.none_v[cols] @ values) + router.none_b + router.beta * router.none_prior
+        return logits, none
+
+    def score_array(self, text: str, index: LeafIndex | None = None) -> Any:
+        return self.learned(text, index)[0]
+
+    def none_score(self, text: str) -> float:
+        return self.learned(text)[1]
+
+
+class Learned(BestLeaf):
+    """``best_leaf`` on the learned logits, ``none`` at its own logit per request, at the fitted temperature."""
+
+    name = "learned"
+
+    def __init__(self, tree: SkillTree, engine: Any, scorer: LearnedScorer) -> None:
+        super().__init__(tree, engine, scorer, scorer.default_threshold, scorer.router.temperature)
+
+    def leaf_scores(self, text: str, index: LeafIndex) -> tuple[Any, float]:
+        return self.scorer.learned(text, index)

@@ -1,0 +1,177 @@
+"""Teaching the router: what a workspace knows, turned into a :class:`~.learned.LearnedRouter`.
+
+Sources, each row a request and the skill it should go to (``None``: no
+skill fits), with a weight:
+
+- ``examples``: the example requests of the tree's skills (manifests'
+  ``examples``, SKILL.md skills' ``examples``), weight 1;
+- ``dataset``: labelled datasets (``{"text", "skill"}`` JSON lines; a
+  ``null`` skill teaches ``none``), weight 1;
+- ``label``: runs a person labelled with the skill they should have gone to
+  (or ``none``), weight 2: the strongest evidence there is;
+- ``success``: runs the assessment judged a success (and nobody relabelled),
+  for the skill they chose, weight 0.5;
+- ``failure``: runs judged (or labelled) a failure say only which skill was
+  WRONG for the request: weight 1 when a person said so, 0.5 when the engine
+  did.
+
+:func:`train` embeds every request with the local model, holds out part of
+the rows, fits the head (:mod:`._head`) on the rest for a few strengths of
+regularisation and keeps the best on the held-out rows, fits the temperature
+and (without ``none`` rows) the ``none`` threshold there, reports before and
+after, and refits on everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..engine.local import MODEL_ID
+from ..errors import UserError
+from ..tree.tree import SkillTree
+from .evaluate import Example
+
+SOURCES = ("examples", "dataset", "label", "success", "failure")
+WEIGHTS = {"examples": 1.0, "dataset": 1.0, "label": 2.0, "success": 0.5, "failure": 0.5}
+PERSON_FAILURE_WEIGHT = 1.0
+HELD_OUT = 0.2
+MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
+DEFAULT_L2 = 1e-3  # the strength used when nothing is held out to choose one
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class TrainingExample:
+    """A request and the skill it should go to (``None``: no skill fits), or only a skill it must not go to."""
+
+    text: str
+    skill: str | None
+    source: str
+    weight: float = 1.0
+    wrong: str | None = None  # set for a failure: the right skill is unknown
+
+
+def examples_from_tree(tree: SkillTree) -> list[TrainingExample]:
+    """The example requests of every skill of ``tree``."""
+    return [TrainingExample(text, leaf.name, "examples", WEIGHTS["examples"])
+            for leaf in tree.skills.values() for text in leaf.examples if text.strip()]
+
+
+def examples_from_dataset(examples: Iterable[Example], tree: SkillTree) -> list[TrainingExample]:
+    """Rows of a labelled dataset; a skill the tree does not have is an error naming it."""
+    rows = list(examples)
+    unknown = sorted({e.skill for e in rows if e.skill is not None and e.skill not in tree.skills})
+    if unknown:
+        raise UserError(f"the dataset names skills the tree does not have: {', '.join(unknown[:5])}"
+                        + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+    return [TrainingExample(e.text, e.skill, "dataset", WEIGHTS["dataset"]) for e in rows]
+
+
+def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExample]:
+    """What the decision log's runs teach (see the module docstring); runs about skills now gone are left out."""
+    out = []
+    for run in runs:
+        text = (run.request or "").strip()
+        if not text:
+            continue
+        if run.label_has_skill:
+            if run.label_skill is None or run.label_skill in tree.skills:
+                out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"]))
+            continue
+        outcome = run.label_outcome or run.outcome
+        if run.skill is None or run.skill not in tree.skills:
+            continue
+        if outcome == "success":
+            out.append(TrainingExample(text, run.skill, "success", WEIGHTS["label"] if run.label_outcome else WEIGHTS["success"]))
+        elif outcome == "failure":
+            weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
+            out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
+    return out
+
+
+@dataclass
+class TrainingReport:
+    """What a training used and what it measured (held out), for the command line and ``router.json``."""
+
+    counts: dict[str, int]
+    classes: int
+    held_out: int
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] = field(default_factory=dict)
+    l2: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counts": self.counts, "classes": self.classes, "held_out": self.held_out, "before": self.before,
+                "after": self.after, "calibration": self.calibration, "l2": self.l2, "seconds": self.seconds}
+
+
+def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base_threshold: float | None = None,
+          held_out: float = HELD_OUT, progress: Progress | None = None) -> tuple[Any, TrainingReport]:
+    """A learned router for ``tree`` from ``rows``, and the report of its held-out measurement."""
+    import numpy as np
+
+    from ._fitting import Fitter
+
+    rows = [r for r in rows if r.skill is None or r.skill in tree.skills]
+    if not any(r.skill is not None for r in rows):
+        raise UserError("nothing to learn from: no example requests, datasets or labelled runs name a skill of this tree")
+    started = time.perf_counter()
+    fitter = Fitter(tree, engine, rows, base_threshold=base_threshold, progress=progress)
+    embedded = time.perf_counter()
+    test = _held_out_rows(rows, held_out)
+    kept_out = set(test)
+    train_rows = np.array([i for i in range(len(rows)) if i not in kept_out], dtype=int)
+    report = TrainingReport(dict(Counter(r.source for r in rows)), len(fitter.skills), len(test))
+    report.counts["none"] = sum(1 for r in rows if r.skill is None and r.wrong is None)
+    if len(test):
+        head, l2 = fitter.choose(train_rows, test)
+        report.l2 = l2
+        report.before = fitter.untrained_metrics(test)
+        report.after, report.calibration = fitter.held_out_metrics(head, test)
+        none_bias, temperature = fitter.none_bias, fitter.temperature
+    else:
+        l2 = DEFAULT_L2
+        head, none_bias, temperature = None, None, 1.0
+        report.l2 = l2
+    final = fitter.fit_all(l2, start=head)
+    if none_bias is None:
+        none_bias = fitter.fit_none_bias(final, np.arange(len(rows)))
+    fitted = time.perf_counter()
+    report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
+    meta = {"trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "model": MODEL_ID,
+            "tree": tree_fingerprint(tree), "skills_in_tree": len(tree.skills), **report.to_dict()}
+    return fitter.router(final, none_bias, temperature, meta), report
+
+
+def tree_fingerprint(tree: SkillTree) -> str:
+    """A short hash of the tree's leaves (names and descriptions)."""
+    digest = hashlib.sha256()
+    for leaf in sorted(tree.skills.values(), key=lambda s: s.name):
+        digest.update(f"{leaf.name}\0{leaf.description}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def _held_out_rows(rows: Sequence[TrainingExample], share: float) -> list[int]:
+    """A deterministic, per-class share of the rows with a known answer (hash of the text), when there are enough."""
+    candidates = [i for i, r in enumerate(rows) if r.wrong is None]
+    if len(candidates) * share < MIN_HELD_OUT:
+        return []
+    by_class: dict[str | None, list[int]] = {}
+    for i in candidates:
+        by_class.setdefault(rows[i].skill, []).append(i)
+    chosen = []
+    for members in by_class.values():
+        if len(members) < 2:
+            continue  # a class's only example is needed for training
+        ranked = sorted(members, key=lambda i: hashlib.sha256(rows[i].text.encode()).hexdigest())
+        chosen += ranked[: max(1, round(len(members) * share))] if len(members) * share >= 0.5 else []
+    return sorted(chosen)
