@@ -79,7 +79,7 @@ def test_a_hand_back_that_changed_files_is_unclear(make_workspace) -> None:
             return ActionResult("email.compose: gave up half way.", request.text)
     """)})
     result, _ = run(root, ["email", "email.compose", verdict("failure", 0.9)])
-    assert result.assessment.label == "unclear" and "changed data/drafts/half.txt" in result.assessment.reason
+    assert result.assessment.label == "unclear" and result.assessment.reason == "it handed the request back but created data/drafts/half.txt"
 
 
 def test_success_claimed_with_nothing_done_is_unclear(make_workspace) -> None:
@@ -98,7 +98,7 @@ def test_a_written_file_with_a_confident_judge_is_a_success(make_workspace) -> N
     result, _ = run(root, ["email", "email.compose", "Alice", verdict("success", 0.95)])
     assert result.assessment.label == "success"
     draft = f"data/drafts/{result.request.id}.txt"
-    assert result.assessment.reason == f"judged success (p=0.95), and it changed {draft}"
+    assert result.assessment.reason == f"judged success (p=0.95), and it created {draft}"
 
 
 def test_an_unsure_judge_gives_unclear(make_workspace) -> None:
@@ -112,7 +112,7 @@ def test_a_failure_verdict_against_the_asked_for_file_is_unclear(make_workspace)
     root = make_workspace()
     result, _ = run(root, ["email", "email.compose", "Alice", verdict("failure", 0.9)])
     assert result.assessment.label == "unclear"
-    assert result.assessment.reason.startswith("judged failure (p=0.90), but it changed data/drafts/")
+    assert result.assessment.reason.startswith("judged failure (p=0.90), but it created data/drafts/")
 
 
 def test_a_failure_verdict_the_log_agrees_with_stands_even_when_unsure(make_workspace) -> None:
@@ -154,7 +154,8 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
     assert row["run_id"] == result.run_id and row["outcome"] == "success"
     assert row["reason"] == result.assessment.reason
     assert row["evidence"] == {
-        "error": False, "handed_back": False, "could_not": False, "changed": 1, "answered": True, "asks": "change",
+        "error": False, "handed_back": False, "could_not": False, "changed": 1, "confined": True, "answered": True,
+        "asks": "change",
         "verb": "email", "fits": True, "close_call": None, "rule": "judge",
         "judge": {"label": "success", "p": 0.95, "margin": 0.91},
     }

@@ -3,33 +3,39 @@
 The judge is a SemIf decision over the run (:func:`assessment_request`: the
 request, the action log and the changes; answered by the routing engine, or
 the LLM judge when the engine is a model), logged as the run's ``assess``
-row. Its verdict is weighed against the run's observable evidence
-(:mod:`.evidence`), by these rules, first match wins:
+row. :func:`weigh` sets its verdict against the run's observable evidence
+(:mod:`.evidence`); the first rule that applies gives the label:
 
 1. an ``error`` (a body that raised, a refused write, a timeout, a budget
    overrun) is ``failure``; the judge is not asked;
 2. a hand-back (the request returned as the new state) is ``failure``: the
-   skill chose not to act, so what was asked was not done. It stays
-   ``unclear`` if files changed all the same;
+   skill chose not to act, so what was asked was not done (it may still have
+   been the right skill: the evidence says ``handed_back`` so training can
+   tell). It is ``unclear`` if files changed all the same;
 3. no verdict (the judge could not decide) is ``unclear``;
-4. ``success`` is kept only when nothing speaks against it: the skill is the
+4. ``success`` stands only when nothing speaks against it: the skill is the
    kind asked for (``fits``), its log does not say it could not act, a
-   request to change something changed files, a question changed none, none
-   of its own decisions was a close call, and the judge's probability for
-   ``success`` is at least :data:`UNSURE_BELOW`; otherwise ``unclear``;
-5. ``failure`` is ``unclear`` when the run did what such a request needs
-   (it fits, did not say it could not act, and changed files for a change or
-   answered a question); else it is kept when the judge is sure of it or
-   the evidence agrees (the skill is not the kind asked for, its log says it
-   could not act, a request to change something changed nothing), and
-   ``unclear`` when the judge is unsure;
+   request to change something changed files (when the data dirs are all
+   it could change: a code skill), a question changed none, none of the
+   skill's own decisions was a close call (margin under
+   :data:`CLOSE_CALL_BELOW`), and the judge gave ``success`` a probability
+   of at least :data:`UNSURE_BELOW`; otherwise ``unclear``;
+5. ``failure`` is ``unclear`` when the run shows what such a request needs:
+   it fits, its log reports no problem, and it changed files (for anything
+   but a question) or answered without changing any (for anything but a
+   change). Otherwise it stands when the evidence agrees (the skill is not
+   the kind asked for, its log says it could not act, a code skill changed
+   nothing for a change request, a question changed files) or the judge is
+   sure, and is ``unclear`` when the judge is unsure;
 6. ``unclear`` from the judge stays ``unclear``.
 
-Evidence alone never turns a verdict into ``success``, and only an error or
-a hand-back makes ``failure`` without the judge: a wrong guess about the
-request's wording costs an ``unclear``, not a wrong label. The outcome row
-keeps the evidence and the rule that decided (``evidence``), so training can
-weigh each label by how it was reached.
+So evidence alone never makes a ``success``, and only an error or a
+hand-back makes a ``failure`` without the judge: a wrong reading of the
+request's wording costs an ``unclear``, or at worst backs a failure the
+judge gave itself. The outcome row keeps the evidence, the judge's
+probability and the rule that decided (``evidence``), so training can weigh
+each label by how it was reached. ``bench/assessment.py`` measures the
+labels against people's.
 """
 
 from __future__ import annotations
@@ -120,7 +126,7 @@ def _label(evidence: Evidence, verdict: DecisionResult | None, judge_error: str 
         return "failure", "error", f"it failed: {_short(evidence.error)}"
     if evidence.handed_back:
         if evidence.changed:
-            return "unclear", "hand-back", f"it handed the request back but changed {_files(evidence)}"
+            return "unclear", "hand-back", f"it handed the request back but {_changed(evidence)}"
         return "failure", "hand-back", "it handed the request back without acting"
     if verdict is None:
         return "unclear", "no verdict", f"the judge could not decide: {_short(judge_error or 'no answer')}"
@@ -153,10 +159,10 @@ def _doubt_success(evidence: Evidence, *, close_calls: bool = True) -> str | Non
         return _misfit(evidence)
     if evidence.could_not:
         return "its log says it could not act"
-    if evidence.asks == "change" and not evidence.changed:
+    if evidence.asks == "change" and not evidence.changed and evidence.confined:
         return f"nothing was changed for a request to {evidence.verb!r}"
     if evidence.asks == "lookup" and evidence.changed:
-        return f"a question changed {_files(evidence)}"
+        return f"a question {_changed(evidence)}"
     call = evidence.close_call
     if close_calls and call is not None and call.margin < CLOSE_CALL_BELOW:
         return f"its answer {call.selected!r} to {call.question!r} was a close call (margin {call.margin:.2f})"
@@ -168,30 +174,34 @@ def _doing(evidence: Evidence) -> str | None:
     if evidence.fits is False or evidence.could_not:
         return None
     if evidence.changed and evidence.asks != "lookup":
-        return f"it changed {_files(evidence)} and reported no problem"
+        return f"it {_changed(evidence)} and reported no problem"
     if evidence.answered and evidence.asks != "change" and not evidence.changed:
         return "it answered and reported no problem"
     return None
 
 
 def _misfit(evidence: Evidence) -> str:
-    if evidence.verb and evidence.asks != "lookup":
+    if evidence.verb:
         return f"the request asks to {evidence.verb!r}, which {evidence.skill} does not do"
-    return f"the request's words are none of {evidence.skill}'s"
+    return f"none of the request's words are {evidence.skill}'s"
 
 
 def _done(evidence: Evidence) -> str:
     if evidence.changed:
-        return f"it changed {_files(evidence)}"
+        return f"it {_changed(evidence)}"
     if evidence.answered:
         return "it answered without changing files"
     return "it changed no files"
 
 
-def _files(evidence: Evidence) -> str:
+def _changed(evidence: Evidence) -> str:
+    """What the run changed, as a verb phrase: "created data/drafts/x.txt", "changed 3 files"."""
     changes = evidence.changes
-    paths = changes.created + changes.modified + changes.deleted
-    return paths[0] if len(paths) == 1 else f"{len(paths)} files"
+    done = [(verb, paths) for verb, paths in (("created", changes.created), ("modified", changes.modified),
+                                              ("deleted", changes.deleted)) if paths]
+    if len(done) == 1 and len(done[0][1]) == 1:
+        return f"{done[0][0]} {done[0][1][0]}"
+    return f"changed {evidence.changed} files"
 
 
 def _probability(verdict: DecisionResult) -> float | None:

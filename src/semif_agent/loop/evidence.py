@@ -10,6 +10,9 @@ itself:
   declined to act, as the contract asks when it cannot);
 - ``could_not``: its action log says it could not, did not or failed to act;
 - ``changed``: how many files under the data dirs it created, modified or deleted;
+  ``confined``: whether that is all it could change (a code skill, whose
+  writes the loop confines to the data dirs; a SKILL.md skill's agent or
+  script may act elsewhere, or answer in text);
 - ``answered``: its new state holds something other than the request (a
   listing, an answer, a confirmation);
 - ``asks``: what the request asks for, read from its wording: ``"lookup"``
@@ -17,21 +20,19 @@ itself:
   schedule / note / delete...), else ``"other"``;
 - ``verb``: the request's leading word once polite lead-ins are cut ("Please
   email Grace..." -> ``email``), and ``fits``: whether the skill is the kind
-  asked for. It fits when one of the request's words is among the skill's
-  (name, description, examples, inputs, actions) and, for a command to a
-  skill with example requests, when its verb also leads the skill's
-  description, a clause of it, or one of its examples: "Email Grace..." fits
-  neither ``calendar.add_event`` ("Schedule a meeting...", "Book the team
-  dinner...") nor ``email.list_drafts`` ("Show my email drafts"). Without
-  examples (most SKILL.md skills: their descriptions are prose, "Use
-  when...") only the words test applies;
+  asked for: a command fits when its verb is one of the skill's words (name,
+  description, examples, inputs, actions), a question when any of its words
+  is. "Email Grace..." does not fit ``calendar.add_event``; a synonym the
+  skill never uses ("Drop Bob a line") does not fit either, which turns a
+  success verdict into ``unclear`` and can only back a failure verdict the
+  judge gave itself;
 - ``close_call``: the smallest margin between the two likeliest options of
   the skill's own decisions (which contact, which time), when the engine
   gives probabilities: a result that rests on a coin toss.
 
-The request's wording is read for English; other languages give ``asks =
-"other"`` and rarely a fitting verb, which can only make a verdict
-``unclear``, never flip it.
+The request's wording is read for English; in other languages ``asks`` is
+``"other"`` and the verb rarely fits, so such runs are labelled ``unclear``
+more often, never ``success`` against the judge.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ me i we you he she it they them us him myself to of in on at for from by with ab
 down out off and or but if so as than then not no nor is are was were be been being am do does did have has
 had will would shall should can could may might must please hey hi ok okay just also there here what which
 where when who whom whose how why s""".split())
-QUESTION_WORDS = frozenset("""what which where when who whom whose how why is are was were do does did have has
-had can could will would should am any""".split())
+QUESTION_WORDS = frozenset("what which where when who whom whose how why".split())
+AUXILIARIES = frozenset("is are was were do does did have has had can could will would should am any".split())
+SUBJECTS = frozenset("i you we there it my your any".split())
 LOOKUP_VERBS = frozenset("""show list find search look locate get see display view count read open check
 give tell""".split())
 CHANGE_VERBS = frozenset("""add append book cancel clear complete create cross delete draft email erase file
@@ -63,7 +65,6 @@ _LEAD_INS = re.compile(
     r"|i(?:'d| would)? (?:want|like|need) (?:you )?to\s+|i (?:have|got) to\s+|go ahead and\s+|don'?t forget to\s+)+",
     re.IGNORECASE,
 )
-_CLAUSES = re.compile(r"[,;]|\bor\b", re.IGNORECASE)
 _COULD_NOT = re.compile(
     r"\b(?:could not|couldn'?t|cannot|can'?t|unable to|did not|didn'?t|was not able|wasn'?t able|refus\w*"
     r"|not allowed|fail(?:ed|s) to|nothing (?:was|has been) (?:done|changed|written|saved)"
@@ -89,6 +90,7 @@ class Evidence:
     handed_back: bool = False
     could_not: bool = False
     changes: Changes = field(default_factory=Changes)
+    confined: bool = False
     answered: bool = False
     asks: str = "other"
     verb: str | None = None
@@ -103,7 +105,7 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         return {
             "error": self.error is not None, "handed_back": self.handed_back, "could_not": self.could_not,
-            "changed": self.changed, "answered": self.answered, "asks": self.asks, "verb": self.verb,
+            "changed": self.changed, "confined": self.confined, "answered": self.answered, "asks": self.asks, "verb": self.verb,
             "fits": self.fits, "close_call": round(self.close_call.margin, 3) if self.close_call else None,
         }
 
@@ -126,6 +128,7 @@ def gather_evidence(
         handed_back=new_state == request,
         could_not=bool(_COULD_NOT.search(action.action_log)),
         changes=changes,
+        confined=skill is not None and not skill.is_skill_md,
         answered=bool(new_state) and new_state != request,
         asks=reading.asks,
         verb=reading.verb,
@@ -147,12 +150,12 @@ class RequestReading:
 
 def read_request(text: str) -> RequestReading:
     words = _words(_LEAD_INS.sub("", text.strip()))
-    first = words[0] if words else None
-    question = text.rstrip().endswith("?") or first in QUESTION_WORDS
+    first, second = (words + [None, None])[:2]
+    question = text.rstrip().endswith("?") or first in QUESTION_WORDS or first in AUXILIARIES and second in SUBJECTS
     verb = None if question else next((w for w in words if w not in STOP), None)
     if question or verb in LOOKUP_VERBS and not _asks_to_change(words):
         asks = "lookup"
-    elif verb in CHANGE_VERBS:
+    elif verb in CHANGE_VERBS or _asks_to_change(words):
         asks = "change"
     else:
         asks = "other"
@@ -160,12 +163,11 @@ def read_request(text: str) -> RequestReading:
 
 
 def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
-    """Is ``skill`` the kind of skill the request asks for? (Its words, and for a code skill its verbs.)"""
-    if not reading.words & _vocabulary(skill):
-        return False
-    if reading.question or reading.verb is None or not skill.examples:
-        return True
-    return _stem(reading.verb) in _leading_verbs(skill)
+    """Is ``skill`` the kind of skill the request asks for? Its verb (a command) or a word of it (a question) is the skill's."""
+    vocabulary = _vocabulary(skill)
+    if reading.question or reading.verb is None:
+        return bool(reading.words & vocabulary)
+    return _stem(reading.verb) in vocabulary
 
 
 def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) -> CloseCall | None:
@@ -191,19 +193,6 @@ def _vocabulary(skill: SkillManifest) -> frozenset[str]:
     texts = [skill.name.replace(".", " ").replace("_", " ").replace("-", " "), skill.category, skill.description,
              inputs, *skill.actions, *skill.examples]
     return frozenset(_stem(w) for text in texts for w in _words(text) if w not in STOP)
-
-
-def _leading_verbs(skill: SkillManifest) -> frozenset[str]:
-    """The first word of the description, of each of its clauses, and of each example (lead-ins and questions skipped)."""
-    leads = set()
-    for text in (skill.description, *skill.examples):
-        for clause in _CLAUSES.split(text):
-            words = _words(_LEAD_INS.sub("", clause.strip()))
-            if words and words[0] not in QUESTION_WORDS:
-                lead = next((w for w in words if w not in STOP), None)
-                if lead is not None:
-                    leads.add(_stem(lead))
-    return frozenset(leads)
 
 
 def _words(text: str) -> list[str]:
