@@ -3,8 +3,7 @@
     python bench/assessment.py [--runs bench/assessment_runs.jsonl] [--show] [--json]
 
 Makes a fresh starter workspace (``semif-bench-assessment/ws`` in the
-temporary folder) and runs each request of the runs file, in
-order, through ``semif run --json`` with the local engine (later requests
+temporary folder) and runs each request of the runs file, in order, through ``semif run --json`` with the local engine (later requests
 see what earlier ones wrote: the drafts, notes, events and to-dos). Each run
 has a label a person gave after looking at what that run did (its action
 log, its changes, the files written), with why. For each label it prints the
@@ -14,9 +13,10 @@ precision and recall of the assessment against those labels, the share of
 (an error, no skill). Then the runs where the assessment and the person
 disagree.
 
-Runs are deterministic (the local engine is; file names, which hold the
-request id, are not compared; dates are read against today, which moves a
-weekday only when the run falls on it). A run that now goes to another skill
+Runs are deterministic enough for the labels to hold: the local engine is
+deterministic and the workspace path fixed, but the request ids in the action
+logs move the judge's probabilities by about 0.01, and dates are read
+against today (the events of "today" differ from day to day). A run that now goes to another skill
 than the one it was labelled for is flagged: its label may no longer hold.
 
 The rules' thresholds (the judge's probability, the close-call margin) were
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
