@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,29 +24,14 @@ from ..routing.tune import routing_settings
 from ..tree.router import Route
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
-from .assess import assessment_request
+from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .context import BudgetedEngine
 from .guard import guarded
-from .observe import Changes, diff, observe
+from .evidence import gather_evidence
+from .observe import Changes, Observation, diff, observe
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
 
 DEFAULT_BODY_TIMEOUT = 120.0
-
-
-@dataclass
-class Assessment:
-    """The run's outcome label (``success`` / ``failure`` / ``unclear``) and why."""
-
-    label: str
-    reason: str
-    decision: tuple[DecisionRequest, DecisionResult] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"label": self.label, "reason": self.reason}
-        if self.decision is not None:
-            out["engine"] = self.decision[1].engine
-            out["scores"] = self.decision[1].to_dict()["scores"]
-        return out
 
 
 @dataclass
@@ -219,7 +204,8 @@ class _Run:
         text = self.request.text
         if route.skill is None:
             action = ActionResult(action_log=f"No skill handled the request: {route.reason}.", new_state=text)
-            return self.finish(route, action, Assessment("unclear", route.reason or "no skill fits the request"))
+            reason = route.reason or "no skill fits the request"
+            return self.finish(route, action, settled("unclear", reason, gather_evidence(text, action, Changes()), "no skill"))
         skill = route.skill
         self.skill = skill.name
         if skill.is_skill_md:
@@ -229,12 +215,14 @@ class _Run:
                 action_log=f"{skill.name}: this skill is a stub (no body at {skill.body_path}); nothing was done.",
                 new_state=text,
             )
-            return self.finish(route, action, Assessment("failure", "the skill is a stub"))
+            evidence = gather_evidence(text, action, Changes(), skill=skill)
+            return self.finish(route, action, settled("failure", "the skill is a stub", evidence, "stub"))
         try:
             body = load_body(skill)
         except SkillError as exc:
             action = ActionResult(action_log=f"{skill.name}: cannot load the skill: {exc}", new_state=text)
-            return self.finish(route, action, Assessment("failure", str(exc)), error=str(exc))
+            assessment = await self.assess(action, Changes(), error=str(exc), skill=skill)
+            return self.finish(route, action, assessment, error=str(exc))
         return await self.run_body(route, skill, body)
 
     async def run_body(self, route: Route, skill: SkillManifest, body: Any) -> RunResult:
@@ -242,7 +230,7 @@ class _Run:
         roots = ws.write_roots
         engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
         ctx = ActionContext(engine=engine, config=ws.skill_config(), write_roots=roots, skill=skill.name, run_id=self.run_id)
-        before = observe(roots, ignore=(self.runner.log.path,))
+        before = self._observe()
         prediction: Prediction | None = None
         error: str | None = None
         phase = "predict"
@@ -264,17 +252,13 @@ class _Run:
         if engine.overrun and error is None:
             error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
             action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
-        changes = diff(before, observe(roots, ignore=(self.runner.log.path,)))
-        if error is not None:
-            assessment = Assessment("failure", error)
-        else:
-            assessment = await self.assess(action, changes)
+        changes = diff(before, self._observe())
+        assessment = await self.assess(action, changes, error=error, skill=skill, decisions=engine.decisions)
         return self.finish(route, action, assessment, prediction=prediction, changes=changes, error=error)
 
     async def run_skill_md(self, route: Route, skill: SkillManifest) -> RunResult:
         """Follow a SKILL.md skill with the runner's executor, then observe and assess like any run."""
-        roots = self.runner.workspace.write_roots
-        before = observe(roots, ignore=(self.runner.log.path,))
+        before = self._observe()
         run = SkillMdRun(self.request, skill, self.runner.workspace, self.run_id, allow_scripts=self.runner.allow_scripts,
                          log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind))
         error: str | None = None
@@ -283,13 +267,13 @@ class _Run:
         except Exception as exc:  # a failure to follow the skill becomes a logged result, never a crash
             error = f"following the skill failed: {type(exc).__name__}: {exc}"
             outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
-        changes = diff(before, observe(roots, ignore=(self.runner.log.path,)))
-        if error:
-            assessment = Assessment("failure", error)
-        elif outcome.instructions is not None:  # handed to the user: nobody acted, so there is nothing to judge yet
-            assessment = Assessment("unclear", "its instructions were handed back; nobody followed them yet")
+        changes = diff(before, self._observe())
+        if outcome.instructions is not None and not error:  # handed to the user: nobody acted, so there is nothing to judge yet
+            evidence = gather_evidence(self.request.text, outcome.action, changes, skill=skill)
+            assessment = settled("unclear", "its instructions were handed back; nobody followed them yet", evidence,
+                                 "instructions")
         else:
-            assessment = await self.assess(outcome.action, changes, judge=outcome.judge)
+            assessment = await self.assess(outcome.action, changes, error=error, skill=skill, judge=outcome.judge)
         return self.finish(route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions)
 
     async def _call(self, roots: tuple[Path, ...], skill: SkillManifest, fn: Callable, *args: Any) -> Any:
@@ -297,15 +281,32 @@ class _Run:
             work = asyncio.to_thread(fn, *args)
             return await asyncio.wait_for(work, self.runner.body_timeout)
 
-    async def assess(self, action: ActionResult, changes: Changes, *, judge: Engine | None = None) -> Assessment:
-        """The judge's verdict on the run (``judge``, else the runner's)."""
+    def _observe(self) -> Observation:
+        """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
+        ws = self.runner.workspace
+        return observe(ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path))
+
+    async def assess(
+        self,
+        action: ActionResult,
+        changes: Changes,
+        *,
+        error: str | None = None,
+        skill: SkillManifest | None = None,
+        decisions: Iterable[tuple[DecisionRequest, DecisionResult]] = (),
+        judge: Engine | None = None,
+    ) -> Assessment:
+        """The run's label: the judge's verdict (``judge``, else the runner's) weighed against what the run did."""
+        evidence = gather_evidence(self.request.text, action, changes, error=error, skill=skill, decisions=decisions)
+        if not needs_judge(evidence):
+            return weigh(evidence)
         asked = assessment_request(self.request.text, action.action_log, changes)
         try:
             answer = await decide(judge or self.runner.judge, asked)
         except SemifError as exc:
-            return Assessment("unclear", f"the judge could not decide: {exc}")
+            return weigh(evidence, judge_error=str(exc))
         self.log(asked, answer, kind="assess")
-        return Assessment(answer.selected, f"judged by {answer.engine}", (asked, answer))
+        return weigh(evidence, (asked, answer))
 
     def finish(
         self,
@@ -323,7 +324,7 @@ class _Run:
             "run_id": self.run_id, "kind": "outcome", "skill": self.skill, "request_id": self.request.id,
             "request": self.request.text, "outcome": assessment.label, "reason": assessment.reason,
             "action_log": action.action_log, "new_state": action.new_state, "changes": changes.to_dict(),
-            "error": error,
+            "error": error, "evidence": assessment.evidence,
         })
         return RunResult(
             run_id=self.run_id, request=self.request, route=route, action=action, assessment=assessment,

@@ -1,0 +1,211 @@
+"""What a run observably did, and whether it was the kind of thing asked: the evidence an assessment weighs.
+
+The judge reads the request, the action log and the changes and says
+success, failure or unclear; these facts are checked beside it, from the run
+itself:
+
+- ``error``: the body raised, was refused a write, timed out or overran its
+  budget (the loop says so; nothing to read);
+- ``handed_back``: the skill returned the request text as its new state (it
+  declined to act, as the contract asks when it cannot);
+- ``could_not``: its action log says it could not, did not or failed to act;
+- ``changed``: how many files under the data dirs it created, modified or deleted;
+  ``confined``: whether that is all it could change (a code skill, whose
+  writes the loop confines to the data dirs; a SKILL.md skill's agent or
+  script may act elsewhere, or answer in text);
+- ``answered``: its new state holds something other than the request (a
+  listing, an answer, a confirmation);
+- ``asks``: what the request asks for, read from its wording: ``"lookup"``
+  (a question, or show / list / find...), ``"change"`` (add / email /
+  schedule / note / delete...), else ``"other"``;
+- ``verb``: the request's leading word once polite lead-ins are cut ("Please
+  email Grace..." -> ``email``), and ``fits``: whether the skill is the kind
+  asked for: a command fits when its verb is one of the skill's words (name,
+  description, examples, inputs, actions), a question when any of its words
+  is. "Email Grace..." does not fit ``calendar.add_event``; a synonym the
+  skill never uses ("Drop Bob a line") does not fit either, which turns a
+  success verdict into ``unclear`` and can only back a failure verdict the
+  judge gave itself;
+- ``close_call``: the smallest margin between the two likeliest options of
+  the skill's own decisions (which contact, which time), when the engine
+  gives probabilities: a result that rests on a coin toss.
+
+The request's wording is read for English; in other languages ``asks`` is
+``"other"`` and the verb rarely fits, so such runs are labelled ``unclear``
+more often, never ``success`` against the judge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.decisions import DecisionRequest, DecisionResult
+from ..skills import ActionResult
+from ..tree.manifests import SkillManifest
+from .observe import Changes
+
+STOP = frozenset("""a an the my your our their his her its this that these those some any all every each
+me i we you he she it they them us him myself to of in on at for from by with about into onto over under up
+down out off and or but if so as than then not no nor is are was were be been being am do does did have has
+had will would shall should can could may might must please hey hi ok okay just also there here what which
+where when who whom whose how why s""".split())
+QUESTION_WORDS = frozenset("what which where when who whom whose how why".split())
+AUXILIARIES = frozenset("is are was were do does did have has had can could will would should am any".split())
+SUBJECTS = frozenset("i you we there it my your any".split())
+LOOKUP_VERBS = frozenset("""show list find search look locate get see display view count read open check
+give tell""".split())
+CHANGE_VERBS = frozenset("""add append book cancel clear complete create cross delete draft email erase file
+finish forward jot log mail make mark message move note put record remember remind remove rename reply
+reschedule save schedule send set store text tick update write""".split())
+_LEAD_INS = re.compile(
+    r"^(?:(?:please|hey|hi|ok|okay|so|now)\b[\s,]*|(?:can|could|would|will) you\s+(?:please\s+)?"
+    r"|i(?:'d| would)? (?:want|like|need) (?:you )?to\s+|i (?:have|got) to\s+|go ahead and\s+|don'?t forget to\s+)+",
+    re.IGNORECASE,
+)
+_COULD_NOT = re.compile(
+    r"\b(?:could not|couldn'?t|cannot|can'?t|unable to|did not|didn'?t|was not able|wasn'?t able|refus\w*"
+    r"|not allowed|fail(?:ed|s) to|nothing (?:was|has been) (?:done|changed|written|saved)"
+    r"|no \w+ (?:was )?(?:written|saved|sent|added))\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class CloseCall:
+    """The skill's own decision that was nearest to a tie."""
+
+    question: str
+    selected: str
+    margin: float
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the run observably did (see the module's docstring for each field)."""
+
+    error: str | None = None
+    handed_back: bool = False
+    could_not: bool = False
+    changes: Changes = field(default_factory=Changes)
+    confined: bool = False
+    answered: bool = False
+    asks: str = "other"
+    verb: str | None = None
+    fits: bool | None = None
+    skill: str | None = None
+    close_call: CloseCall | None = None
+
+    @property
+    def changed(self) -> int:
+        return len(self.changes.created) + len(self.changes.modified) + len(self.changes.deleted)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "error": self.error is not None, "handed_back": self.handed_back, "could_not": self.could_not,
+            "changed": self.changed, "confined": self.confined, "answered": self.answered, "asks": self.asks, "verb": self.verb,
+            "fits": self.fits, "close_call": round(self.close_call.margin, 3) if self.close_call else None,
+        }
+
+
+def gather_evidence(
+    request_text: str,
+    action: ActionResult,
+    changes: Changes,
+    *,
+    error: str | None = None,
+    skill: SkillManifest | None = None,
+    decisions: Iterable[tuple[DecisionRequest, DecisionResult]] = (),
+) -> Evidence:
+    """The evidence of one run: its request, what the skill returned and changed, and its own decisions."""
+    request = request_text.strip()
+    new_state = action.new_state.strip()
+    reading = read_request(request)
+    return Evidence(
+        error=error,
+        handed_back=new_state == request,
+        could_not=bool(_COULD_NOT.search(action.action_log)),
+        changes=changes,
+        confined=skill is not None and not skill.is_skill_md,
+        answered=bool(new_state) and new_state != request,
+        asks=reading.asks,
+        verb=reading.verb,
+        fits=skill_fits(reading, skill) if skill is not None else None,
+        skill=skill.name if skill is not None else None,
+        close_call=closest_call(decisions),
+    )
+
+
+@dataclass(frozen=True)
+class RequestReading:
+    """What the request's wording says: its leading word, whether it is a question, what it asks for, its words."""
+
+    verb: str | None
+    question: bool
+    asks: str
+    words: frozenset[str]
+
+
+def read_request(text: str) -> RequestReading:
+    words = _words(_LEAD_INS.sub("", text.strip()))
+    first, second = (words + [None, None])[:2]
+    question = text.rstrip().endswith("?") or first in QUESTION_WORDS or first in AUXILIARIES and second in SUBJECTS
+    verb = None if question else next((w for w in words if w not in STOP), None)
+    if question or verb in LOOKUP_VERBS and not _asks_to_change(words):
+        asks = "lookup"
+    elif verb in CHANGE_VERBS or _asks_to_change(words):
+        asks = "change"
+    else:
+        asks = "other"
+    return RequestReading(verb, question, asks, frozenset(_stem(w) for w in words if w not in STOP))
+
+
+def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
+    """Is ``skill`` the kind of skill the request asks for? Its verb (a command) or a word of it (a question) is the skill's."""
+    vocabulary = _vocabulary(skill)
+    if reading.question or reading.verb is None:
+        return bool(reading.words & vocabulary)
+    return _stem(reading.verb) in vocabulary
+
+
+def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) -> CloseCall | None:
+    """The decision whose two likeliest options were nearest (engines with probabilities only)."""
+    closest: CloseCall | None = None
+    for asked, answer in decisions:
+        ranked = sorted((answer.probabilities or {}).values(), reverse=True)
+        if len(ranked) < 2:
+            continue
+        margin = ranked[0] - ranked[1]
+        if closest is None or margin < closest.margin:
+            closest = CloseCall(asked.question, answer.selected, margin)
+    return closest
+
+
+def _asks_to_change(words: list[str]) -> bool:
+    """"Check off the bill" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
+    return len(words) > 1 and (words[0] == "check" and words[1] == "off" or words[0] == "tell" and words[1] != "me")
+
+
+def _vocabulary(skill: SkillManifest) -> frozenset[str]:
+    inputs = skill.allowed_inputs if isinstance(skill.allowed_inputs, str) else " ".join(map(str, skill.allowed_inputs or ()))
+    texts = [skill.name.replace(".", " ").replace("_", " ").replace("-", " "), skill.category, skill.description,
+             inputs, *skill.actions, *skill.examples]
+    return frozenset(_stem(w) for text in texts for w in _words(text) if w not in STOP)
+
+
+def _words(text: str) -> list[str]:
+    text = re.sub(r"['’](?:s|re|ve|ll|d|m)\b", "", text.lower())
+    return re.findall(r"[^\W_]+", text.replace("n't", " not"))
+
+
+def _stem(word: str) -> str:
+    """A light stem, so "emails", "emailed" and "email", or "schedule" and "scheduled", compare equal."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]  # "planned" -> "plan", "debugging" -> "debug"
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
