@@ -17,7 +17,7 @@ and writes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,7 @@ class RunRecord:
     label_outcome: str | None = None  # a person's label of the real outcome
     labelled_by: str | None = None    # who gave the latest label
     note: str | None = None
+    evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
 
     @property
     def true_outcome(self) -> str | None:
@@ -163,6 +164,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
             label_outcome=label.outcome if label else None,
             labelled_by=label.by if label else None,
             note=label.note if label else None,
+            evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
         ))
     return records
 

@@ -13,7 +13,9 @@ skill fits), with a weight:
   for the skill they chose, weight 0.5;
 - ``failure``: runs judged (or labelled) a failure say only which skill was
   WRONG for the request: weight 1 when a person said so, 0.5 when the engine
-  did.
+  did. A run the engine judged a failure because the skill raised, handed the
+  request back or said it could not act is left out: that says more about
+  the skill (or what the request lacked) than about the route.
 
 :func:`train` embeds every request with the local model, holds out part of
 the rows, fits the head (:mod:`._head`) on the rest for a few strengths of
@@ -90,10 +92,15 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
             continue
         if outcome == "success":
             out.append(TrainingExample(text, run.skill, "success", WEIGHTS["label"] if run.label_outcome else WEIGHTS["success"]))
-        elif outcome == "failure":
+        elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
             out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
     return out
+
+
+def _skill_trouble(evidence: Any) -> bool:
+    """Whether the assessment blamed the skill itself (an error, a hand-back, a "could not")."""
+    return bool(evidence) and any(evidence.get(key) for key in ("error", "handed_back", "could_not"))
 
 
 @dataclass
