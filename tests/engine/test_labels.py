@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -195,7 +196,9 @@ def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: P
     log.add_label(handed_back.run_id, by="alice", no_skill=True)
     log.add_label(turn, by="bob", outcome="success", note="it helped")
 
-    assert log.runs() == [
+    records = log.runs()
+    assert records[0].evidence == emailed.assessment.evidence  # what the assessment weighed rides along
+    assert [replace(r, evidence=None) for r in records] == [
         RunRecord(run_id=emailed.run_id, request="Email Alice that the quarterly report is ready",
                   skill="email.compose", outcome=emailed.assessment.label, source="run"),
         RunRecord(run_id=handed_back.run_id, request="what is the capital of France?", skill=handed_back.skill,
