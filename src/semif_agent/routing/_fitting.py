@@ -101,6 +101,11 @@ class Fitter:
         leaves, none = self._logits(router, inside)
         return float(np.quantile(leaves.max(axis=1) - none, REJECT_IN_SCOPE))
 
+    def untrained_none_bias(self, head: Head) -> float:
+        """``none``'s bias when nothing could be held out: the average bias, as for a skill never learned."""
+        count = len(self.skills)
+        return float(head.b[:count].mean()) if count else 0.0
+
     def router(self, head: Head, none_bias: float, temperature_: float, meta: dict[str, Any]) -> LearnedRouter:
         return self._router(head, none_bias, temperature_, meta)
 

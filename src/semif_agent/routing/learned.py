@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,7 @@ class LearnedRouter:
                 arrays = {key: data[key] for key in ("w", "v", "b", "none_w", "none_v", "words", "idf", "numbers")}
         except ImportError as exc:
             raise EngineConfigError("the learned router needs numpy: pip install 'semif-agent[local]'") from exc
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise RouterMismatch(f"{path}: the learned router cannot be read ({exc}); run semif train again") from exc
         classes = meta.pop("classes", [])
         if meta.get("version") != VERSION or arrays["w"].shape[0] != len(classes):

@@ -150,8 +150,8 @@ def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base
         head, none_bias, temperature = None, None, 1.0
         report.l2 = l2
     final = fitter.fit_all(l2, start=head)
-    if none_bias is None:
-        none_bias = fitter.fit_none_bias(final, np.arange(len(rows)))
+    if none_bias is None:  # nothing held out: `none` competes as an untrained skill scored the threshold would
+        none_bias = fitter.untrained_none_bias(final)
     fitted = time.perf_counter()
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
     meta = {"trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "model": MODEL_ID,
