@@ -1,26 +1,40 @@
-"""The work behind :func:`.training.train`: embed, score the untrained way, fit, hold out, calibrate."""
+"""The work behind :func:`.training.train`: embed, score the untrained way, fit on a part, hold out, calibrate."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ..engine.decisions import NONE_ID
 from ..tree.tree import SkillTree
 from ._head import Head, HeadData, Vocabulary, calibration_error, fit, temperature, top_probability
 from .learned import LearnedRouter
 from .scoring import LeafScorer
 
-L2_PATH = (3e-4, 1e-4, 3e-5)  # strengths tried, strongest first (each fit starts from the last)
-BETAS = (2.0, 8.0)  # weights of the untrained scores tried: little data leans on them more
-REJECT_IN_SCOPE = 0.02  # without `none` rows, `none` takes the least sure 2% of held-out in-scope requests
+L2_PATH = (3e-3, 3e-4, 1e-4, 3e-5)  # strengths tried, strongest first (each fit starts from the last)
+BETAS = (2.0, 8.0, 32.0)  # weights of the untrained scores tried: little data leans on them more
+REJECT_IN_SCOPE = 0.01  # without `none` rows, `none` takes the least sure 1% of held-out in-scope requests
+
+
+@dataclass
+class Part:
+    """Rows to fit on: the skills they teach (in leaf order), and the head's data over them."""
+
+    rows: np.ndarray
+    skills: list[str]
+    learn_none: bool
+    data: HeadData
+    shift: np.ndarray  # each skill's move from its description to its centroid, folded into the router's weights
+
+    @property
+    def width(self) -> int:
+        return len(self.skills) + (1 if self.learn_none else 0)
 
 
 class Fitter:
-    """The rows as arrays (embeddings, words, untrained scores of every leaf, classes), and the fits made on them."""
+    """The rows as arrays (embeddings, words, every leaf's untrained score), and the fits made on parts of them."""
 
     def __init__(self, tree: SkillTree, engine: Any, rows: Sequence[Any], *, base_threshold: float | None,
                  progress: Any = None) -> None:
@@ -36,89 +50,123 @@ class Fitter:
         base = LeafScorer(tree, engine, examples="off")
         index = base.current()
         self.leaves = list(index.names)
+        self.position = {name: i for i, name in enumerate(self.leaves)}
         priors = np.empty((len(texts), len(self.leaves)))
         for i, text in enumerate(texts):
             priors[i] = base.score_array(text, index)
             if i % 500 == 0 or i == len(texts) - 1:
                 self._tell("scoring", i + 1, len(texts))
         self.prior_all = priors[order]
+        self.descriptions = np.asarray(index.vectors, dtype=np.float64)  # each leaf's embedded description
         self.tau = float(base_threshold if base_threshold is not None else base.default_threshold)
-        learned = {r.skill for r in self.rows if r.skill is not None} | {r.wrong for r in self.rows if r.wrong}
-        self.skills = [name for name in self.leaves if name in learned]
-        self.learn_none = any(r.skill is None and r.wrong is None for r in self.rows)
-        column = {name: i for i, name in enumerate(self.skills)}
-        position = {name: i for i, name in enumerate(self.leaves)}
-        prior = self.prior_all[:, [position[name] for name in self.skills]]
-        if self.learn_none:
-            prior = np.hstack([prior, np.full((len(self.rows), 1), self.tau)])
-        none_class = len(self.skills)
-        target = np.array([-1 if r.wrong else (column[r.skill] if r.skill is not None else none_class) for r in self.rows])
-        wrong = np.array([column[r.wrong] if r.wrong else -1 for r in self.rows])
-        weight = np.array([r.weight for r in self.rows], dtype=float)
-        self.data = HeadData(self.x, self.words, prior, target, wrong, weight)
-        self.width = len(self.skills) + (1 if self.learn_none else 0)
-        self.none_bias: float | None = None
+        self.none_bias: float | None = None  # without `none` rows: where `none` starts, set on held-out rows
+        self.none_shift = 0.0  # with `none` rows: the move of the learned `none` that balances the held-out rows
         self.temperature = 1.0
 
-    # -- fitting ---------------------------------------------------------------
+    # -- parts and fits ------------------------------------------------------------
 
-    def start(self, beta: float) -> Head:
-        """The untrained head: the untrained scores, weighed by ``beta``."""
-        return Head.untrained(self.width, self.x.shape[1], len(self.vocabulary.words), beta)
+    def part(self, rows: np.ndarray) -> Part:
+        """The rows ``rows`` ready to fit: their skills, targets, weights, and untrained scores with their requests folded in.
 
-    def choose(self, train_rows: np.ndarray, test_rows: Sequence[int]) -> tuple[Head, float]:
-        """The head fitted on ``train_rows`` whose weight of the untrained scores and strength do best on ``test_rows``."""
-        data = self.data.subset(train_rows)
-        best: tuple[float, Head, float] | None = None
+        As the ``examples`` strategy does, a skill's vector becomes the centroid of
+        its description and its requests among ``rows``; a row's own skill is
+        scored by the centroid of the OTHER requests (leave one out), so a
+        request never vouches for itself. Skills with no row here are left to
+        the untrained scores, as they will be when routing.
+        """
+        taught = {self.rows[i].skill for i in rows if self.rows[i].skill is not None}
+        taught |= {self.rows[i].wrong for i in rows if self.rows[i].wrong}
+        skills = [name for name in self.leaves if name in taught]
+        column = {name: k for k, name in enumerate(skills)}
+        learn_none = any(self.rows[i].skill is None and self.rows[i].wrong is None for i in rows)
+        count = len(skills)
+        target = np.array([-1 if self.rows[i].wrong else column.get(self.rows[i].skill, count) for i in rows])
+        wrong = np.array([column[self.rows[i].wrong] if self.rows[i].wrong else -1 for i in rows])
+        weight = np.array([self.rows[i].weight for i in rows], dtype=float) * _balance(target, wrong)
+        columns = np.array([self.position[name] for name in skills], dtype=int)
+        descriptions = self.descriptions[columns]
+        sums = descriptions.copy()
+        own = np.where((target >= 0) & (target < count), target, -1)
+        np.add.at(sums, own[own >= 0], self.x[rows[own >= 0]])
+        shift = sums / np.linalg.norm(sums, axis=1, keepdims=True) - descriptions
+        x = self.x[rows].astype(np.float64)
+        prior = self.prior_all[rows][:, columns] + x @ shift.T
+        mine = np.flatnonzero(own >= 0)
+        if len(mine):
+            k = own[mine]
+            rest = np.linalg.norm(sums[k] - x[mine], axis=1)
+            cosine = ((x[mine] * sums[k]).sum(axis=1) - 1.0) / np.maximum(rest, 1e-9)
+            prior[mine, k] += cosine - (x[mine] * (descriptions[k] + shift[k])).sum(axis=1)
+        if learn_none:
+            prior = np.hstack([prior, np.full((len(rows), 1), self.tau)])
+        data = HeadData(self.x[rows], self.words[rows], prior, target, wrong, weight)
+        return Part(rows, skills, learn_none, data, shift)
+
+    def start(self, part: Part, beta: float) -> Head:
+        """The untrained head of ``part``: the untrained scores, weighed by ``beta``."""
+        return Head.untrained(part.width, self.x.shape[1], len(self.vocabulary.words), beta)
+
+    def router(self, part: Part, head: Head, meta: dict[str, Any] | None = None) -> LearnedRouter:
+        """The router ``head`` (fitted on ``part``) scores as, with the centroids folded into its weights."""
+        count = len(part.skills)
+        w = head.w[:count] + head.beta * part.shift
+        if part.learn_none:
+            none_w, none_v, none_b = head.w[count], head.v[count], float(head.b[count]) + self.none_shift
+        else:
+            none_w, none_v = np.zeros(self.x.shape[1]), np.zeros(len(self.vocabulary.words))
+            none_b = self.none_bias if self.none_bias is not None else (float(head.b[:count].mean()) if count else 0.0)
+        return LearnedRouter(list(part.skills), w, head.v[:count], head.b[:count], head.beta, none_w, none_v, none_b,
+                             self.tau, self.temperature, self.vocabulary, dict(meta or {}))
+
+    def choose(self, part: Part, test_rows: Sequence[int]) -> tuple[LearnedRouter, float, float]:
+        """The head fitted on ``part`` whose weight of the untrained scores and strength rank ``test_rows`` best;
+        then ``none`` is placed and the temperature fitted on them too. Returns the router, the strength and the weight."""
+        best: tuple[float, Head, float, float] | None = None
         steps, done = len(BETAS) * len(L2_PATH), 0
         for beta in BETAS:
-            head = self.start(beta)
+            head = self.start(part, beta)
             for l2 in L2_PATH:
-                head = fit(data, self.width, l2=l2, start=head)
-                score = self._accuracy(head, test_rows)
+                head = fit(part.data, part.width, l2=l2, start=head)
+                leaves, _ = self.logits(self.router(part, head), test_rows)
+                score = self.ranked_right(leaves, test_rows)
                 if best is None or score > best[0]:
-                    best = (score, head, l2)
+                    best = (score, head, l2, beta)
                 done += 1
                 self._tell("fitting", done, steps + 1)
         assert best is not None
-        _, head, l2 = best
-        self.none_bias = None if self.learn_none else self.fit_none_bias(head, test_rows)
-        logits, truth = self._route_logits(self._router(head, self.none_bias or 0.0, 1.0), test_rows)
+        _, head, l2, beta = best
+        untuned = self.router(part, head)
+        leaves, none = self.logits(untuned, test_rows)
+        if part.learn_none:
+            self.none_shift = self._none_shift(leaves, none, test_rows)
+        else:
+            inside = [k for k, i in enumerate(test_rows) if self.rows[i].skill is not None]
+            margins = leaves[inside].max(axis=1) - none[inside] if inside else np.zeros(1)
+            self.none_bias = untuned.none_b + float(np.quantile(margins, REJECT_IN_SCOPE))
+        router = self.router(part, head)
+        logits, truth = self.route_logits(router, test_rows)
         self.temperature = temperature(logits, truth)
-        return head, l2
+        router.temperature = self.temperature
+        return router, l2, beta
 
-    def fit_all(self, l2: float, start: Head | None) -> Head:
-        head = fit(self.data, self.width, l2=l2, start=start or self.start(BETAS[0]))
+    def fit_all(self, l2: float, beta: float) -> LearnedRouter:
+        """The router fitted on every row, at the strength and weight chosen (held-out ``none`` and temperature kept)."""
+        part = self.part(np.arange(len(self.rows)))
+        head = fit(part.data, part.width, l2=l2, start=self.start(part, beta))
         self._tell("fitting", 1, 1)
-        return head
-
-    def fit_none_bias(self, head: Head, rows: Sequence[int]) -> float:
-        """The ``none`` bias that leaves the least sure few in-scope ``rows`` to ``none``."""
-        router = self._router(head, 0.0, 1.0)
-        inside = [i for i in rows if self.rows[i].skill is not None]
-        if not inside:
-            return 0.0
-        leaves, none = self._logits(router, inside)
-        return float(np.quantile(leaves.max(axis=1) - none, REJECT_IN_SCOPE))
-
-    def untrained_none_bias(self, head: Head) -> float:
-        """``none``'s bias when nothing could be held out: the average bias, as for a skill never learned."""
-        count = len(self.skills)
-        return float(head.b[:count].mean()) if count else 0.0
-
-    def router(self, head: Head, none_bias: float, temperature_: float, meta: dict[str, Any]) -> LearnedRouter:
-        return self._router(head, none_bias, temperature_, meta)
+        return self.router(part, head)
 
     # -- measuring -------------------------------------------------------------
 
-    def held_out_metrics(self, head: Head, rows: Sequence[int]) -> tuple[dict[str, Any], dict[str, Any]]:
-        router = self._router(head, self.none_bias or 0.0, self.temperature)
-        predicted = self._predict(router, rows)
-        logits, _ = self._route_logits(router, rows)
+    def held_out_metrics(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[dict[str, Any], dict[str, Any]]:
+        leaves, none = self.logits(router, rows)
+        best = leaves.argmax(axis=1)
+        predicted = [self.leaves[j] if leaves[k, j] > none[k] else None for k, j in enumerate(best)]
+        logits, _ = self.route_logits(router, rows)
         right = [p == self.rows[i].skill for p, i in zip(predicted, rows)]
         before = calibration_error(top_probability(logits, 1.0), right)
-        after = calibration_error(top_probability(logits, self.temperature), right)
-        return self._metrics(predicted, rows), {"temperature": round(self.temperature, 4),
+        after = calibration_error(top_probability(logits, router.temperature), right)
+        return self._metrics(predicted, rows), {"temperature": round(router.temperature, 4),
                                                 "calibration_error_before": before, "calibration_error_after": after}
 
     def untrained_metrics(self, rows: Sequence[int]) -> dict[str, Any]:
@@ -133,6 +181,33 @@ class Fitter:
             predicted.append(index.names[best] if scores[best] > self.tau else None)
         return self._metrics(predicted, rows)
 
+    def ranked_right(self, leaves: np.ndarray, rows: Sequence[int]) -> float:
+        """The share of in-scope ``rows`` whose best leaf is the right one (``none`` is placed afterwards)."""
+        wanted = [self.rows[i].skill for i in rows]
+        inside = [self.leaves[b] == w for b, w in zip(leaves.argmax(axis=1), wanted) if w is not None]
+        return sum(inside) / len(inside) if inside else 0.0
+
+    def balanced(self, leaves: np.ndarray, none: np.ndarray, rows: Sequence[int], *, learned_none: bool) -> float:
+        """In-scope rows right by their best leaf (beating ``none``, when it is learned), the rest right by ``none``;
+        with both kinds held out, the mean of the two (so neither side can win by giving up the other)."""
+        best = leaves.argmax(axis=1)
+        top = leaves[np.arange(len(best)), best]
+        wanted = [self.rows[i].skill for i in rows]
+        inside = [self.leaves[b] == w and (not learned_none or t > n) for b, t, n, w in zip(best, top, none, wanted)
+                  if w is not None]
+        outside = [bool(learned_none and t <= n) for t, n, w in zip(top, none, wanted) if w is None]
+        parts = [sum(group) / len(group) for group in (inside, outside) if group]
+        return sum(parts) / len(parts) if parts else 0.0
+
+    def _none_shift(self, leaves: np.ndarray, none: np.ndarray, rows: Sequence[int]) -> float:
+        """How far to move the learned ``none`` so the held-out rows balance best (in-scope accuracy and recall)."""
+        if {self.rows[i].skill is None for i in rows} != {True, False}:
+            return 0.0
+        margins = np.sort(leaves.max(axis=1) - none)
+        candidates = [0.0, *((margins[:-1] + margins[1:]) / 2)]
+        return float(max(candidates, key=lambda shift: (self.balanced(leaves, none + shift, rows, learned_none=True),
+                                                        -abs(shift))))
+
     def _metrics(self, predicted: list[str | None], rows: Sequence[int]) -> dict[str, Any]:
         truth = [self.rows[i].skill for i in rows]
         inside = [(p, t) for p, t in zip(predicted, truth) if t is not None]
@@ -141,56 +216,35 @@ class Fitter:
                 "in_scope_accuracy": _share(sum(p == t for p, t in inside), len(inside)),
                 "out_of_scope_recall": _share(sum(p is None for p, _ in outside), len(outside))}
 
-    def _accuracy(self, head: Head, rows: Sequence[int]) -> float:
-        """Held-out accuracy: in-scope rows by their best leaf, and, when ``none`` is learned, the rest by it."""
-        router = self._router(head, 0.0, 1.0)
-        leaves, none = self._logits(router, rows)
-        best = leaves.argmax(axis=1)
-        right = 0
-        for k, i in enumerate(rows):
-            wanted = self.rows[i].skill
-            if wanted is None:
-                right += self.learn_none and leaves[k, best[k]] <= none[k]
-            else:
-                right += self.leaves[best[k]] == wanted and (not self.learn_none or leaves[k, best[k]] > none[k])
-        return right / max(len(rows), 1)
-
-    def _predict(self, router: LearnedRouter, rows: Sequence[int]) -> list[str | None]:
-        leaves, none = self._logits(router, rows)
-        best = leaves.argmax(axis=1)
-        return [self.leaves[j] if leaves[k, j] > none[k] else None for k, j in enumerate(best)]
-
-    def _logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Every leaf's logit and ``none``'s for ``rows``, as the learned router computes them when it routes."""
+    def logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Every leaf's logit and ``none``'s for ``rows``, as the router computes them when it routes."""
         rows = np.asarray(rows, dtype=int)
         column = {name: i for i, name in enumerate(router.classes)}
         seen = np.array([column.get(name, -1) for name in self.leaves])
         x = self.x[rows].astype(np.float64)
         words = self.words[rows]
-        learned = x @ router.w.T + np.asarray(words @ router.v.T)
         leaves = router.beta * self.prior_all[rows] + router.unseen_bias
         mask = seen >= 0
-        leaves[:, mask] = learned[:, seen[mask]] + router.b[seen[mask]] + router.beta * self.prior_all[rows][:, mask]
+        if mask.any():
+            learned = x @ router.w.T + np.asarray(words @ router.v.T)
+            leaves[:, mask] = learned[:, seen[mask]] + router.b[seen[mask]] + router.beta * self.prior_all[rows][:, mask]
         none = x @ router.none_w + np.asarray(words @ router.none_v).ravel() + router.none_b + router.beta * router.none_prior
         return leaves, none
 
-    def _route_logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def route_logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Logits over [every leaf, none] and the index of each row's answer, for calibration."""
-        leaves, none = self._logits(router, rows)
-        position = {name: i for i, name in enumerate(self.leaves)}
-        truth = np.array([position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves)
+        leaves, none = self.logits(router, rows)
+        truth = np.array([self.position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves)
                           for i in rows])
         return np.hstack([leaves, none[:, None]]), truth
 
-    def _router(self, head: Head, none_bias: float, temperature_: float, meta: dict[str, Any] | None = None) -> LearnedRouter:
-        count = len(self.skills)
-        if self.learn_none:
-            none_w, none_v, none_b = head.w[count], head.v[count], float(head.b[count])
-        else:
-            none_w, none_v = np.zeros(self.x.shape[1]), np.zeros(len(self.vocabulary.words))
-            none_b = none_bias
-        return LearnedRouter(list(self.skills), head.w[:count], head.v[:count], head.b[:count], head.beta, none_w,
-                             none_v, none_b, self.tau, temperature_, self.vocabulary, dict(meta or {}))
+
+def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:
+    """Per-row factors that keep a skill with many requests from drowning those with few: 1/sqrt(its count), mean 1."""
+    key = np.where(target >= 0, target, -2 - np.maximum(wrong, 0))
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    factor = 1.0 / np.sqrt(counts[inverse])
+    return factor / factor.mean()
 
 
 def without_examples(tree: SkillTree, texts: set[str]) -> SkillTree:

@@ -45,6 +45,7 @@ PERSON_FAILURE_WEIGHT = 1.0
 HELD_OUT = 0.2
 MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
 DEFAULT_L2 = 1e-3  # the strength used when nothing is held out to choose one
+DEFAULT_BETA = 8.0  # and the weight of the untrained scores then
 
 Progress = Callable[[str, int, int], None]
 
@@ -137,26 +138,21 @@ def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base
     test = _held_out_rows(rows, held_out)
     kept_out = set(test)
     train_rows = np.array([i for i in range(len(rows)) if i not in kept_out], dtype=int)
-    report = TrainingReport(dict(Counter(r.source for r in rows)), len(fitter.skills), len(test))
+    taught = {r.skill for r in rows if r.skill is not None} | {r.wrong for r in rows if r.wrong}
+    report = TrainingReport(dict(Counter(r.source for r in rows)), len(taught), len(test))
     report.counts["none"] = sum(1 for r in rows if r.skill is None and r.wrong is None)
+    l2, beta = DEFAULT_L2, DEFAULT_BETA
     if len(test):
-        head, l2 = fitter.choose(train_rows, test)
-        report.l2 = l2
+        held_out_router, l2, beta = fitter.choose(fitter.part(train_rows), test)
         report.before = fitter.untrained_metrics(test)
-        report.after, report.calibration = fitter.held_out_metrics(head, test)
-        none_bias, temperature = fitter.none_bias, fitter.temperature
-    else:
-        l2 = DEFAULT_L2
-        head, none_bias, temperature = None, None, 1.0
-        report.l2 = l2
-    final = fitter.fit_all(l2, start=head)
-    if none_bias is None:  # nothing held out: `none` competes as an untrained skill scored the threshold would
-        none_bias = fitter.untrained_none_bias(final)
+        report.after, report.calibration = fitter.held_out_metrics(held_out_router, test)
+    report.l2 = l2
+    router = fitter.fit_all(l2, beta)
     fitted = time.perf_counter()
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
-    meta = {"trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "model": MODEL_ID,
-            "tree": tree_fingerprint(tree), "skills_in_tree": len(tree.skills), **report.to_dict()}
-    return fitter.router(final, none_bias, temperature, meta), report
+    router.meta = {"trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "model": MODEL_ID,
+                   "tree": tree_fingerprint(tree), "skills_in_tree": len(tree.skills), "beta": beta, **report.to_dict()}
+    return router, report
 
 
 def tree_fingerprint(tree: SkillTree) -> str:
@@ -168,17 +164,13 @@ def tree_fingerprint(tree: SkillTree) -> str:
 
 
 def _held_out_rows(rows: Sequence[TrainingExample], share: float) -> list[int]:
-    """A deterministic, per-class share of the rows with a known answer (hash of the text), when there are enough."""
+    """A deterministic share of the rows with a known answer (by a hash of the text), when it makes enough rows.
+
+    Not stratified: a skill's only request may be held out, which measures
+    what routing will meet, skills seen seldom or never.
+    """
     candidates = [i for i, r in enumerate(rows) if r.wrong is None]
-    if len(candidates) * share < MIN_HELD_OUT:
-        return []
-    by_class: dict[str | None, list[int]] = {}
-    for i in candidates:
-        by_class.setdefault(rows[i].skill, []).append(i)
-    chosen = []
-    for members in by_class.values():
-        if len(members) < 2:
-            continue  # a class's only example is needed for training
-        ranked = sorted(members, key=lambda i: hashlib.sha256(rows[i].text.encode()).hexdigest())
-        chosen += ranked[: max(1, round(len(members) * share))] if len(members) * share >= 0.5 else []
-    return sorted(chosen)
+    chosen = [i for i in candidates if int(hashlib.sha256(rows[i].text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share]
+    return chosen if len(chosen) >= MIN_HELD_OUT else []
+
+
