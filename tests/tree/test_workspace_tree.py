@@ -176,3 +176,13 @@ def test_a_new_skill_is_placed_without_touching_the_other_categories(make_worksp
     assert set(changed) <= {home, *after.path_to("guitar-new")}
     untouched = [name for name in members if name not in changed]
     assert untouched and all(after.categories[n].description == before.categories[n].description for n in untouched)
+
+
+def test_skill_md_examples_come_from_the_frontmatter_and_an_examples_section(workspace: Workspace) -> None:
+    skill(workspace.root / "skills", "plan-trip", "Plan a trip.", extra='examples: ["plan a weekend in Rome"]\n',
+          body="# Plan\n\nDo it.\n\n## Examples\n\n- book me three days in Lisbon\n* \"find a cheap trip to Porto\"\n\n## Notes\n- not an example\n")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.skills["plan-trip"].examples == (
+        "plan a weekend in Rome", "book me three days in Lisbon", "find a cheap trip to Porto")
+    again = SkillTree.for_workspace(workspace, embed=CountingEmbed())  # read back from the store, not parsed again
+    assert again.skills["plan-trip"].examples == tree.skills["plan-trip"].examples

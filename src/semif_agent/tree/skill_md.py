@@ -20,15 +20,22 @@ said (``known``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..catalog.errors import SkillParseError
+from ..catalog.frontmatter import read_document
 from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
 from ..catalog.locations import CUSTOM_NAMESPACE, user_skills_dir, workspace_skill_dirs
 from ..errors import WorkspaceError
 from ..workspace import Workspace
+
+
+EXAMPLES_HEADING = re.compile(r"^#{2,3}\s+(example requests|examples)\s*$", re.IGNORECASE)
+LIST_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+(.+)$")
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class FoundSkill:
     signature: tuple[int, int]  # size and mtime of the SKILL.md, to notice an edit
     metadata: Mapping[str, str] = field(default_factory=dict)
     script: str | None = None
+    examples: tuple[str, ...] = ()  # example requests: an `examples` list, or the `## Examples` section's items
 
 
 @dataclass
@@ -98,7 +106,8 @@ def scan_skill_md(workspace: Workspace, known: Mapping[str, tuple[tuple[int, int
             if cached is not None and tuple(cached[0]) == signature:
                 fields = cached[1]
                 scan.skills.append(FoundSkill(fields["name"], fields["description"], folder, skill_md, signature,
-                                              dict(fields.get("metadata") or {}), fields.get("script")))
+                                              dict(fields.get("metadata") or {}), fields.get("script"),
+                                              tuple(fields.get("examples") or ())))
                 continue
             result = load_skill(folder, namespace=CUSTOM_NAMESPACE, source=location.source,
                                 source_label=str(location.path), skill_md=skill_md)
@@ -107,8 +116,29 @@ def scan_skill_md(workspace: Workspace, known: Mapping[str, tuple[tuple[int, int
                 continue
             info = result.descriptor
             scan.skills.append(FoundSkill(info.name, info.description, folder, skill_md, signature,
-                                          dict(info.metadata), info.script))
+                                          dict(info.metadata), info.script, example_requests(skill_md)))
     return scan
+
+
+def example_requests(skill_md: Path) -> tuple[str, ...]:
+    """A SKILL.md's example requests: its frontmatter's ``examples`` list, and the items of an ``## Examples`` section."""
+    try:
+        document = read_document(skill_md)
+        data = document.data(path=str(skill_md))
+    except SkillParseError:
+        return ()
+    listed = data.get("examples")
+    found = [str(item).strip() for item in listed if isinstance(item, (str, int, float))] if isinstance(listed, list) else []
+    section = False
+    for line in document.body.splitlines():
+        heading = EXAMPLES_HEADING.match(line)
+        if line.startswith("#"):
+            section = bool(heading)
+            continue
+        item = LIST_ITEM.match(line) if section else None
+        if item:
+            found.append(item.group(1).strip().strip('"“”'))
+    return tuple(dict.fromkeys(text for text in found if text))
 
 
 def _folders(root: Path) -> list[tuple[str, Path]]:

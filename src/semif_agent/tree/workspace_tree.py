@@ -106,13 +106,13 @@ def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories:
 
 
 def _flat(found: FoundSkill, leaf_id: str, base: Path) -> FlatSkill:
-    return FlatSkill(leaf_id, found.description, path=_relative(found.skill_md, base),
+    return FlatSkill(leaf_id, found.description, found.examples, path=_relative(found.skill_md, base),
                      skill_name=found.name if found.name != leaf_id else None)
 
 
 def _leaf(found: FoundSkill, leaf_id: str, category: str) -> SkillManifest:
-    return SkillManifest(name=leaf_id, category=category, description=found.description, kind=SKILL_MD,
-                         source=found.skill_md, source_name=found.name)
+    return SkillManifest(name=leaf_id, category=category, description=found.description, examples=found.examples,
+                         kind=SKILL_MD, source=found.skill_md, source_name=found.name)
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -148,7 +148,7 @@ def _known(stored: dict[str, Any], base: Path) -> dict[str, tuple[tuple[int, int
             continue
         fields = {"name": seen.get("name") or entry.get("skill_name") or entry.get("name"),
                   "description": entry.get("description", ""), "metadata": seen.get("metadata") or {},
-                  "script": seen.get("script")}
+                  "script": seen.get("script"), "examples": entry.get("examples") or []}
         if isinstance(fields["name"], str) and isinstance(fields["description"], str):
             known[os.path.normpath(base / entry["path"])] = (tuple(signature), fields)
     return known
@@ -162,10 +162,11 @@ def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
 
 def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
     def key(entry: Any) -> tuple:
-        return (entry.get("name"), entry.get("description"), entry.get("path"), entry.get("skill_name") or None)
+        return (entry.get("name"), entry.get("description"), entry.get("path"), entry.get("skill_name") or None,
+                tuple(entry.get("examples") or ()))
 
     stored = sorted(key(e) for e in previous.get("skills", []) if isinstance(e, dict))
-    wanted = sorted((s.name, s.description, s.path, s.skill_name or None) for s in flat)
+    wanted = sorted((s.name, s.description, s.path, s.skill_name or None, tuple(s.examples)) for s in flat)
     return bool(stored) and stored == wanted
 
 
