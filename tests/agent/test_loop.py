@@ -238,8 +238,8 @@ def test_the_provider_is_built_on_first_use_and_a_missing_key_is_its_one_line_er
     assert agent.model == "openai/gpt-4o-mini"
     with pytest.raises(MissingCredentialsError, match="set OPENAI_API_KEY"):
         list(agent.chat("hi"))
-    default = Agent()
-    assert default.model == "claude-haiku-4-5-20251001"
+    default = Agent()  # no provider set up in the environment: the default model
+    assert default.model == "anthropic/claude-haiku-4-5-20251001" and not default.model_choice.detected
     with pytest.raises(MissingCredentialsError, match="ANTHROPIC_API_KEY"):
         default.llm
 

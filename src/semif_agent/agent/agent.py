@@ -30,6 +30,7 @@ from .._sync import iter_sync, run_sync
 from ..llm.messages import Message, ToolSpec, UserMessage
 from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
+from ..llm.settings import DEFAULT_MODELS, FALLBACK_PROVIDER, ModelChoice, default_model
 from ._config import TurnConfig
 from ._context_config import ContextConfig
 from ._skill_config import SkillConfig
@@ -51,7 +52,8 @@ from .usage import TurnDiagnostics, UsageLimits
 if TYPE_CHECKING:
     from .mcp import MCPServers
 
-DEFAULT_MODEL = "claude-haiku-4-5-20251001"
+DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
+"""The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
 
 
 class Agent(SkillConfig, ContextConfig):
@@ -59,7 +61,10 @@ class Agent(SkillConfig, ContextConfig):
 
     ``model`` is ``"provider/model"`` (well-known bare names work), built on
     the first call with ``api_key`` and ``fallbacks``; or pass a ready
-    provider as ``llm``. ``max_tokens`` is the conversation's budget: earlier
+    provider as ``llm``. Without either, the model is that of the provider
+    the environment sets up (only ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL``:
+    an OpenAI model; only ``ANTHROPIC_API_KEY``: an Anthropic one; both or
+    neither: :data:`DEFAULT_MODEL`); :attr:`model_choice` says which and why. ``max_tokens`` is the conversation's budget: earlier
     turns are dropped, oldest first, to keep the messages under it (an
     estimate; the system prompt and tool schemas are not counted).
     ``max_response_tokens`` caps each model answer, ``max_rounds`` the
@@ -73,7 +78,7 @@ class Agent(SkillConfig, ContextConfig):
 
     def __init__(
         self,
-        model: str = DEFAULT_MODEL,
+        model: str | None = None,
         *,
         api_key: str | None = None,
         llm: LLMProvider | None = None,
@@ -91,7 +96,11 @@ class Agent(SkillConfig, ContextConfig):
             raise AgentConfigError("tool_timeout must be a number of seconds above 0, or None")
         if tool_result_max_tokens is not None:
             _positive("tool_result_max_tokens", tool_result_max_tokens)
-        self.model = model
+        self.model_choice: ModelChoice | None = None
+        if model is None and llm is None:
+            self.model_choice = default_model()
+            model = self.model_choice.model
+        self.model = model or DEFAULT_MODEL
         self._api_key = api_key
         self._fallbacks = list(fallbacks or ())
         self._llm = llm

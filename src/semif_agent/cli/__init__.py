@@ -18,6 +18,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("init", _CLI + "workspace_cmds:init",
                 "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data."),
     LazyCommand("run", _CLI + "run_cmd:run", "Route TEXT to a skill, run it, and assess the result."),
+    LazyCommand("route", _CLI + "route_cmd:route", "Show where TEXT would go: each decision's top candidates "
+                "and their probabilities; nothing is run or logged."),
     LazyCommand("chat", _CLI + "chat_cmd:chat", "Chat with an agent that can use this workspace's skills, code and SKILL.md."),
     LazyCommand("tree", _CLI + "tree_cmds:tree",
                 "Show the skill tree: categories and their skills, code skills and SKILL.md skills alike.", subcommands=(
@@ -38,8 +40,11 @@ COMMANDS: tuple[LazyCommand, ...] = (
         LazyCommand("review", _CLI + "forge_cmds:review",
                     "Show a skill's body, its check report and its run history; optionally regenerate it."),
     )),
-    LazyCommand("log", _CLI + "log_cmd:log", "List the logged decisions, each a training row with its run's outcome "
-                "and label (or the runs, or the model calls)."),
+    LazyCommand("log", _CLI + "log_cmd:log", "List the logged runs, one line each: request, chosen skill, outcome "
+                "and who judged it, label.", subcommands=(
+                    LazyCommand("show", _CLI + "log_show_cmd:show", "Show one logged run whole: its request, route, "
+                                "prediction, actions, changes, assessment and label."),
+                )),
     LazyCommand("label", _CLI + "label_cmd:label", "Label a logged run: the skill its request should have gone to "
                 "(or none), and its real outcome."),
     LazyCommand("train", _CLI + "train_cmd:train",
@@ -59,7 +64,12 @@ def main() -> None:
 
     \b
     Start here:
-      semif init ws                       make a starter workspace
-      semif run "Email Alice ..." -w ws   route a request, run the skill, assess it
-      semif log -w ws                     the decisions it made (training rows)
+      semif run "Email Alice that the report is ready"   route it, run the skill, assess it
+      semif route "Email Alice ..."       where it would go, without running anything
+      semif log                           the runs (semif log show RUN: one run whole)
+      semif init ws                       a starter workspace in ws (then -w ws)
+
+    Every command finds its workspace the same way: -w DIR, else
+    $SEMIF_WORKSPACE, else the current directory if it has semif.toml, else
+    your own (made by the first semif run; its path is printed).
     """

@@ -1,4 +1,10 @@
-"""What every ``semif`` command shares: its group (errors, lazy commands), workspace and output options."""
+"""What every ``semif`` command shares: its group (errors, lazy commands), workspace and output options.
+
+Errors: a :class:`~semif_agent.errors.SemifError` (or click's own) ends the
+command with one line on standard error and a non-zero exit; when ``--json``
+was asked, the same error is ``{"error": "..."}`` on standard output, with the
+same exit code, so a script reading the output always gets JSON.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ from typing import Any
 import click
 
 from ..errors import SemifError, UserError
+
+JSON_ASKED = "semif.json"
+"""The key of ``click.Context.meta`` that says ``--json`` was asked (errors are then JSON too)."""
 
 
 @dataclass(frozen=True)
@@ -91,14 +100,23 @@ class SemifGroup(click.Group):
             return self.commands[name]
         return click.Command(name, help=self.lazy_commands[name].summary)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta.setdefault(JSON_ASKED, "--json" in args)  # the outermost group sees every word of the command line
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         warnings.showwarning = _show_warning
         try:
             return super().invoke(ctx)
-        except UserError as exc:
-            raise click.ClickException(str(exc)) from None
-        except SemifError as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
+        except (SemifError, click.ClickException) as exc:
+            if isinstance(exc, UserError):
+                exc = click.ClickException(str(exc))
+            elif isinstance(exc, SemifError):
+                exc = click.ClickException(f"{type(exc).__name__}: {exc}")
+            if ctx.meta.get(JSON_ASKED):
+                click.echo(json.dumps({"error": exc.format_message()}, ensure_ascii=False))
+                raise click.exceptions.Exit(exc.exit_code) from None
+            raise exc from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
@@ -115,12 +133,25 @@ def workspace_option(fn: Callable) -> Callable:
         "workspace",
         type=click.Path(file_okay=False, path_type=str),
         default=None,
-        help="Workspace folder (default: the current directory if it has semif.toml).",
+        help="Workspace folder (default: $SEMIF_WORKSPACE, else the current directory if it has semif.toml, "
+        "else your own workspace).",
     )(fn)
 
 
-def json_option(fn: Callable) -> Callable:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
+def json_option(fn: Callable | None = None, *, shape: str = "one JSON object") -> Callable:
+    """``--json``; ``shape`` says what is printed ("one JSON object", "JSON lines, one object per ...")."""
+
+    def decorate(command: Callable) -> Callable:
+        return click.option("--json", "as_json", is_flag=True,
+                            help=f'Print {shape} on standard output; an error is {{"error": "..."}} there too, '
+                            "with the same exit code.")(command)
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``1 decision row``, ``2 decision rows`` (``many``: the plural when it is not ``one`` + "s")."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def print_json(value: Any) -> None:

@@ -1,9 +1,12 @@
-"""How a logged run reads on one line: its request, chosen skill, outcome, and who labelled it."""
+"""How runs and decisions read: a run on one line (request, chosen skill, outcome, who labelled it), a decision's choice."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
 
 from ._common import one_line
 
@@ -37,3 +40,52 @@ def describe_run(record: RunRecord) -> str:
                     label_has_skill=record.label_has_skill, label_skill=record.label_skill)
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
+
+
+def percent(probability: float) -> str:
+    """A probability as a whole percentage: "82%", and "<1%" / ">99%" rather than a misleading 0% or 100%."""
+    if 0 < probability < 0.005:
+        return "<1%"
+    if 0.995 <= probability < 1:
+        return ">99%"
+    return f"{probability:.0%}"
+
+
+def ranked_options(row: Mapping[str, Any]) -> list[tuple[str, float | None, float | None]]:
+    """A decision's options as ``(id, probability, score)``, most likely first (by score when it has no probabilities)."""
+    probabilities = row.get("probabilities") or {}
+    scores = row.get("scores") or {}
+    ids = [option["id"] if isinstance(option, Mapping) else option.id for option in row.get("options") or ()]
+    ids = ids or list(probabilities or scores)
+    ranked = [(option, probabilities.get(option), scores.get(option)) for option in ids]
+    return sorted(ranked, key=lambda item: -(item[1] if item[1] is not None else item[2] if item[2] is not None else 0))
+
+
+def chosen(row: Mapping[str, Any]) -> str:
+    """``email.compose (p 82%)``: what a decision chose and how likely the engine found it."""
+    probability = (row.get("probabilities") or {}).get(row.get("selected"))
+    return f"{row.get('selected')}" + (f" (p {percent(probability)})" if isinstance(probability, (int, float)) else "")
+
+
+def runners_up(row: Mapping[str, Any], count: int = 2) -> str:
+    """``next: notes 9%, files 4%``: the most likely options a decision did not choose ("" when there are none)."""
+    others = [(option, p) for option, p, _ in ranked_options(row) if option != row.get("selected") and p is not None]
+    return "next: " + ", ".join(f"{option} {percent(p)}" for option, p in others[:count]) if others else ""
+
+
+FIELD_WIDTH = 11
+
+
+def print_field(name: str, value: str) -> None:
+    """``name`` in a bold column, then ``value``, its further lines indented under the first."""
+    value = value.replace("\n", "\n" + " " * (FIELD_WIDTH + 1))
+    click.echo(f"{click.style(f'{name:<{FIELD_WIDTH}}', bold=True)} {value}")
+
+
+def without_shared_tail(action_log: str, new_state: str) -> str:
+    """The action log less the lines it ends with that the result also ends with, so a listing is printed once."""
+    action, state = action_log.splitlines(), new_state.splitlines()
+    shared = 0
+    while shared < len(action) - 1 and shared < len(state) and action[-1 - shared] == state[-1 - shared]:
+        shared += 1
+    return "\n".join(action[: len(action) - shared])

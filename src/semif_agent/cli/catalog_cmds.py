@@ -18,13 +18,13 @@ from ..catalog.locations import workspace_skill_dirs
 from ..catalog.validate import expand_skill_folders, skill_folders_in, validate_paths
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
-from ..workspace import find_workspace
 from ._common import json_option, print_json, workspace_option
+from .workspace_cmds import open_workspace
 
 
 def _workspace_folders(workspace: str | None) -> list[Path]:
     """The skill folders of a workspace, ``skills/x`` winning over ``.agents/skills/x`` (nested ones too)."""
-    root = find_workspace(workspace).root
+    root = open_workspace(workspace).root
     chosen: dict[str, Path] = {}
     for location in workspace_skill_dirs(root):
         for relative, folder in find_skill_folders(location):
@@ -36,7 +36,7 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
 
 def _workspace_dirs(workspace: str | None) -> list[Path]:
     """A workspace's existing skill folders (``skills/``, ``.agents/skills/``)."""
-    root = find_workspace(workspace).root
+    root = open_workspace(workspace).root
     dirs = [path for path in workspace_skill_dirs(root) if path.is_dir() and skill_folders_in(path)]
     if not dirs:
         raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")

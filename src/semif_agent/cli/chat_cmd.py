@@ -15,7 +15,8 @@ _PREVIEW = 160
 
 @click.command()
 @workspace_option
-@click.option("--model", metavar="PROVIDER/MODEL", help="The agent's model (default: the workspace's, else the agent's default).")
+@click.option("--model", metavar="PROVIDER/MODEL", help="The agent's model (default: the workspace's, else that of the "
+              "provider the environment sets up: OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY).")
 @click.option("--engine", "engine_name", metavar="NAME", help="SemIf engine for the skills' own decisions (default: the workspace's).")
 @click.option("--max-rounds", type=click.IntRange(1), default=10, show_default=True, help="Rounds (model calls) per message.")
 @click.option("--allow-scripts", is_flag=True, help="Let the agent run SKILL.md skills' scripts (sandboxed, in the workspace).")
@@ -29,7 +30,9 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
 
     Reads one message per line from standard input until end of input or
     /exit; /reset forgets the conversation. Text streams as it comes; tool
-    calls and their results are shown as they happen.
+    calls and their results are shown as they happen. A turn the model
+    could not answer (no connection, a refused key) is shown as one error
+    line and the session goes on; the exit code is then 1.
     """
     from ..agent.skill_tools import skill_agent
     from ..llm.calllog import logged
@@ -45,6 +48,7 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
     agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
     click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.skills)} skills on demand; /exit to leave", err=True)
     stdin = click.get_text_stream("stdin")
+    failed = 0
     while True:
         click.echo("> ", nl=False, err=True)
         line = stdin.readline()
@@ -58,24 +62,28 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
             click.echo("(conversation cleared)", err=True)
         elif text:
             for event in agent.stream(text):
-                _show(event)
+                failed += _show(event)
+    if failed:
+        raise click.ClickException(f"{failed} of the turns failed (see the error lines above)")
 
 
 def _provider(settings: dict[str, Any], model: str | None) -> Any:
-    """The provider the workspace configures (``--model`` first), else the agent's default model."""
-    from ..agent.agent import DEFAULT_MODEL
+    """The provider the workspace configures (``--model`` first), else that of the provider set up (said on stderr)."""
     from ..llm.registry import create_provider
-    from ..llm.settings import provider_arguments, provider_table
+    from ..llm.settings import default_model, provider_arguments, provider_table
 
     if not (model or settings.get("model") or provider_table(settings).get("model")):
-        model = DEFAULT_MODEL
+        choice = default_model(settings)
+        model = choice.model
+        click.echo(f"semif: {choice.describe()}", err=True)
     if model:
         settings = dict(settings, model=model)
     ref, kwargs = provider_arguments(settings)
     return create_provider(ref, **kwargs)
 
 
-def _show(event: Any) -> None:
+def _show(event: Any) -> int:
+    """Show one event; 1 for a turn that ended in an error, else 0."""
     kind = event.type
     if kind == "text_delta":
         click.echo(event.text, nl=False)
@@ -95,8 +103,10 @@ def _show(event: Any) -> None:
         diagnostics = event.diagnostics
         if diagnostics.error is not None:
             click.echo(f"error: {diagnostics.error.message}", err=True)
-        elif diagnostics.stopped_by != "stop":
+            return 1
+        if diagnostics.stopped_by != "stop":
             click.echo(click.style(f"(stopped: {diagnostics.stopped_by})", fg="yellow"), err=True)
+    return 0
 
 
 COMMANDS = [chat]

@@ -11,7 +11,7 @@ import click
 from ..errors import UserError
 from ..routing.names import MEASURES, STRATEGIES
 from ._common import json_option, print_json, workspace_option
-from .workspace_cmds import load_tree
+from .workspace_cmds import load_tree, open_workspace
 
 COLUMNS = [
     ("accuracy", "overall"), ("balanced_accuracy", "balanced"), ("leaf_accuracy", "leaf"), ("category_accuracy", "category"),
@@ -47,7 +47,6 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     from ..routing.strategies import create_strategy
     from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_routing
     from ..tree.tree import SkillTree
-    from ..workspace import find_workspace
 
     examples = load_dataset(dataset)
     ws = None
@@ -56,7 +55,7 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         skill_tree = SkillTree.load(tree_file, tree_file.parent / "skills")
         settings: dict[str, Any] = {}
     else:
-        ws = find_workspace(workspace)
+        ws = open_workspace(workspace)
         skill_tree = load_tree(ws)
         settings = ws.engine_settings
         used = engine_name or settings.get("name") or default_engine_name()

@@ -8,24 +8,46 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UserError
-from ..workspace import Workspace, find_workspace
+from ..workspace import Workspace
 from ._common import json_option, print_json, workspace_option
-from .workspace_cmds import load_tree
+from .workspace_cmds import find_cli_workspace, load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..forge.generator import Attempt
 
 
 def provider_for(ws: Workspace, model: str | None) -> Any:
-    """The code model: ``--model``, else ``[forge] model``, else the workspace's provider settings."""
+    """The code model: ``--code-model``, else ``[forge] model``, else the workspace's provider settings."""
     from ..llm.calllog import logged
     from ..llm.engine import build_provider
+    from ..llm.settings import provider_table
 
     settings = ws.engine_settings
     chosen = model or ws.settings.get("forge", {}).get("model")
     if chosen:
         settings["model"] = chosen
+    elif not (settings.get("model") or provider_table(settings).get("model")):
+        raise UserError('no code model: pass --code-model PROVIDER/MODEL (e.g. openai/gpt-4o), or set model = '
+                        '"provider/model" under [forge] (or [engine]) in semif.toml')
     return logged(build_provider(settings), ws, purpose="generate")
+
+
+def code_model_options(fn: Any) -> Any:
+    """``--code-model``, and ``--model``, its older name, kept hidden for a while."""
+    fn = click.option("--model", "old_model", metavar="PROVIDER/MODEL", hidden=True,
+                      help="Deprecated: use --code-model.")(fn)
+    return click.option("--code-model", metavar="PROVIDER/MODEL",
+                        help="The model that writes the skill (default: [forge] model, else the workspace's model).")(fn)
+
+
+def _code_model(code_model: str | None, old_model: str | None) -> str | None:
+    """``--code-model``, or the deprecated ``--model`` with a one-line note."""
+    if old_model is None:
+        return code_model
+    if code_model is not None and code_model != old_model:
+        raise UserError("give the code model once: --code-model (--model is its older name)")
+    click.echo("warning: --model is deprecated here; the code model is --code-model", err=True)
+    return old_model
 
 
 def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[str, dict[str, Any]]:
@@ -61,7 +83,7 @@ def check(target: str, workspace: str | None, name: str | None, no_gate: bool, a
     from ..forge import acheck_skill
     from ..tree.tree import SkillTree
 
-    ws = _optional_workspace(workspace)
+    ws = find_cli_workspace(workspace)
     source, manifest = _manifest_for(target, ws, name)
     tree = load_tree(ws) if ws is not None else SkillTree()
     report = run_sync(acheck_skill(source, manifest, workspace=ws, tree=tree, engine=_engine(ws),
@@ -77,19 +99,20 @@ def check(target: str, workspace: str | None, name: str | None, no_gate: bool, a
 @click.command("new")
 @click.argument("name", metavar="CATEGORY.NAME")
 @click.option("--description", required=True, help="What the skill does, in one or two sentences.")
-@click.option("--model", metavar="PROVIDER/MODEL", help="The code model (default: [forge] or [provider] model).")
+@code_model_options
 @click.option("--category-description", help="Create the category if it is new, described so.")
 @click.option("--example", "examples", multiple=True, help="A request the skill should serve (repeatable).")
 @click.option("--budget", default=3, show_default=True, type=click.IntRange(min=0), help="cost_budget: engine calls per run.")
 @click.option("--attempts", default=3, show_default=True, type=click.IntRange(1, 10), help="Attempts before giving up.")
 @workspace_option
 @json_option
-def new(name: str, description: str, model: str | None, category_description: str | None, examples: tuple[str, ...],
-        budget: int, attempts: int, workspace: str | None, as_json: bool) -> None:
+def new(name: str, description: str, code_model: str | None, old_model: str | None, category_description: str | None,
+        examples: tuple[str, ...], budget: int, attempts: int, workspace: str | None, as_json: bool) -> None:
     """Have a model write a new code skill; it is admitted only if it passes the contract."""
     from ..forge import make_manifest
 
-    ws = find_workspace(workspace)
+    model = _code_model(code_model, old_model)
+    ws = open_workspace(workspace)
     manifest = make_manifest(name, description, examples=list(examples), cost_budget=budget)
     generated = _generate(ws, manifest, model, category_description, attempts, [], quiet=as_json)
     if as_json:
@@ -103,15 +126,17 @@ def new(name: str, description: str, model: str | None, category_description: st
 @click.argument("name")
 @workspace_option
 @click.option("--regenerate", is_flag=True, help="Write the body again, feeding its failed runs back to the model.")
-@click.option("--model", metavar="PROVIDER/MODEL", help="The code model for --regenerate.")
+@code_model_options
 @json_option
-def review(name: str, workspace: str | None, regenerate: bool, model: str | None, as_json: bool) -> None:
+def review(name: str, workspace: str | None, regenerate: bool, code_model: str | None, old_model: str | None,
+           as_json: bool) -> None:
     """Show a skill's body, its check report and its run history; optionally regenerate it."""
     from .._sync import run_sync
     from ..engine.log import DecisionLog
     from ..forge import acheck_skill
 
-    ws = find_workspace(workspace)
+    model = _code_model(code_model, old_model)
+    ws = open_workspace(workspace)
     tree = load_tree(ws)
     skill = tree.get(name)
     source = skill.body_path.read_text(encoding="utf-8") if not skill.is_stub else ""
@@ -165,15 +190,6 @@ def _engine(ws: Workspace | None):  # noqa: ANN202
     from ..engine.registry import create_engine
 
     return create_engine(None, ws.engine_settings) if ws is not None else None
-
-
-def _optional_workspace(workspace: str | None) -> Workspace | None:
-    try:
-        return find_workspace(workspace)
-    except UserError:
-        if workspace is not None:
-            raise
-        return None
 
 
 SKILL_COMMANDS = [check, new, review]

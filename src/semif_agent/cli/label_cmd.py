@@ -8,9 +8,10 @@ import getpass
 import click
 
 from ..errors import UnknownSkillError, UserError
-from ..workspace import Workspace, find_workspace
+from ..workspace import Workspace
 from ._common import json_option, print_json, workspace_option
 from ._run_lines import describe_run
+from .workspace_cmds import open_workspace
 
 
 @click.command("label")
@@ -41,7 +42,7 @@ def label(run_id: str, skill: str | None, no_skill: bool, outcome: str | None, n
         raise UserError("give --skill NAME or --none, not both")
     if skill is None and not no_skill and outcome is None:
         raise UserError("say what the label is: --skill NAME, --none, or --outcome success|failure")
-    ws = find_workspace(workspace)
+    ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
     if skill is not None:
         _check_skill(ws, skill)

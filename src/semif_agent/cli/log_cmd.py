@@ -1,4 +1,4 @@
-"""``semif log``: read the decision log back: list, filter, export training rows; one line per run."""
+"""``semif log``: read the decision log back: one line per run (or per decision, or per model call), filter, export."""
 
 from __future__ import annotations
 
@@ -9,66 +9,83 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..workspace import find_workspace
-from ._common import json_option, print_json_lines, workspace_option
-from ._run_lines import describe_run, verdict
+from ..errors import UserError
+from ._common import SemifGroup, json_option, plural, print_json_lines, workspace_option
+from ._run_lines import chosen, describe_run, verdict
+from .workspace_cmds import open_workspace
 
 if TYPE_CHECKING:
     from ..engine.log import DecisionLog
 
 
-@click.command("log")
+DEFAULT_LIMIT = 20
+"""Runs shown on the screen when --limit is not given (--json and --export give them all)."""
+
+
+@click.group("log", cls=SemifGroup, invoke_without_command=True)
 @workspace_option
-@json_option
-@click.option("--run", "run_id", help="Only this run's rows (its id, or a unique prefix of it).")
-@click.option("--skill", help="Only rows of this skill.")
+@json_option(shape="JSON lines, one object per run (per decision row with --decisions, per call with --calls)")
+@click.option("--decisions", "by_decision", is_flag=True,
+              help="One line per decision (a training row: question, choice, engine) instead of one per run.")
+@click.option("--calls", is_flag=True, help="List the model calls (generation, chat) instead of the runs.")
+@click.option("--runs", "by_run", is_flag=True, hidden=True, help="One line per run (the default).")
+@click.option("--run", "run_id", help="Only this run (its id, or a unique prefix of it); `semif log show RUN` shows it whole.")
+@click.option("--skill", help="Only runs (or rows) of this skill.")
 @click.option("--kind", type=click.Choice(["route", "predict", "act", "assess", "shortlist", "activate", "create", "propose", "generate"]),
-              help="Only this kind of row.")
+              help="Only this kind of decision (runs that made one).")
 @click.option("--outcome", type=click.Choice(["success", "failure", "unclear"]),
               help="Only runs that ended so (a person's label beats the assessment).")
 @click.option("--labelled/--unlabelled", default=None, help="Only runs a person labelled (or only those not labelled yet).")
 @click.option("--engine", help="Only decisions answered by this engine.")
-@click.option("--last", type=click.IntRange(min=0), help="Only the last N runs.")
+@click.option("--limit", type=click.IntRange(min=0), metavar="N",
+              help=f"Only the last N runs (calls with --calls); 0 for all (default: {DEFAULT_LIMIT} on the screen, "
+              "all with --json or --export).")
+@click.option("--last", type=click.IntRange(min=0), hidden=True, help="The older name of --limit.")
 @click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the rows as JSON lines to this file (training data).")
-@click.option("--calls", is_flag=True, help="List the model calls (generation, chat) instead of the decisions.")
-@click.option("--runs", "by_run", is_flag=True,
-              help="One line per run: request, chosen skill, outcome and who judged it, label (to choose what to label).")
-def log(workspace, as_json, run_id, skill, kind, outcome, labelled, engine, last, export_to, calls, by_run) -> None:  # noqa: ANN001
-    """List the logged decisions, each a training row with its run's outcome and label (or the runs, or the model calls).
+              help="Write what is listed as JSON lines to this file (its folder is made if missing); with "
+              "--decisions, training rows.")
+@click.pass_context
+def log(ctx: click.Context, workspace, as_json, by_decision, calls, by_run, run_id, skill, kind, outcome,  # noqa: ANN001
+        labelled, engine, limit, last, export_to) -> None:
+    """List the logged runs, one line each: request, chosen skill, outcome and who judged it, label.
 
     \b
-    Each row ends with its engine and how its run ended: "success (engine)"
-    as assessed, or "failure, labelled by alice: should be notes.add" once a
-    person labelled it (`semif label`). --json rows carry the `outcome` and,
-    when labelled, a `label` object.
+    Each line starts with the run's id (its date and time, then a random
+    part; `semif label` and `semif log show` take it, or a unique prefix),
+    then the request, the skill it went to, and how it ended: "success
+    (engine)" as assessed, or "failure, labelled by alice: should be
+    notes.add" once a person labelled it (`semif label`). --decisions lists
+    the decisions instead (the training rows), --calls the model calls.
+    \b
+      semif log                      the last 20 runs
+      semif log --limit 0 --outcome failure
+      semif log show 20261130-1015   one run whole: route, prediction, action, changes, assessment, label
+      semif log --decisions --export rows.jsonl
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from ..engine.log import DecisionLog
 
-    ws = find_workspace(workspace)
+    if by_decision and (calls or by_run):
+        raise UserError("give one of --decisions, --calls (the runs are listed by default)")
+    limit = last if limit is None else limit
+    everything = as_json or export_to is not None
+    shown = limit if limit is not None else (None if everything else DEFAULT_LIMIT)
+    ws = open_workspace(workspace)
     if calls:
-        rows = list(DecisionLog(ws.model_calls_path).read())
-        rows = rows[-last:] if last else rows
-        if as_json or export_to is not None:
-            _emit(rows, export_to)
-        else:
-            for row in rows:
-                usage = row.get("usage") or {}
-                outcome_text = row.get("error") or f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
-                click.echo(f"{row.get('purpose', '-'):<9} {row.get('provider')}/{row.get('model')}  "
-                           f"{len(row.get('messages', []))} messages  {outcome_text}  {row.get('latency_ms')} ms")
+        _list_calls(DecisionLog(ws.model_calls_path), shown or None, as_json=as_json, export_to=export_to)
         return
     decisions = DecisionLog(ws.log_path)
     if run_id is not None:
         run_id = decisions.run(run_id).run_id
-    if by_run:
+    if not by_decision:
         _list_runs(decisions, run_id=run_id, skill=skill, kind=kind, outcome=outcome, labelled=labelled,
-                   engine=engine, last=last, as_json=as_json, export_to=export_to)
+                   engine=engine, last=shown or None, as_json=as_json, export_to=export_to)
         return
     rows = decisions.filter(
-        run_id=run_id, skill=skill, kind=kind, outcome=outcome, engine=engine, last_runs=last, labelled=labelled
+        run_id=run_id, skill=skill, kind=kind, outcome=outcome, engine=engine, last_runs=shown or None, labelled=labelled
     )
-    if as_json or export_to is not None:
+    if everything:
         _emit(rows, export_to)
         return
     if not rows:
@@ -80,24 +97,36 @@ def log(workspace, as_json, run_id, skill, kind, outcome, labelled, engine, last
             click.echo(f"{row.get('run_id')}  {row.get('kind'):<9} {row.get('skill')} "
                        f"{('#' + str(row['attempt'])) if 'attempt' in row else ''} {admitted}".rstrip())
             continue
-        score = (row.get("scores") or {}).get(row.get("selected"))
-        shown = f" ({score:.2f})" if isinstance(score, (int, float)) else ""
         label = row.get("label") or {}
         ended = verdict(row.get("outcome"), by=label.get("by"), label_outcome=label.get("outcome"),
                         label_has_skill="skill" in label, label_skill=label.get("skill"))
         click.echo(
             f"{row.get('run_id')}  #{row.get('step')} {row.get('kind'):<7} "
-            f"{row.get('question')} -> {row.get('selected')}{shown}  [{row.get('engine')}; {ended}]"
+            f"{row.get('question')} -> {chosen(row)}  [{row.get('engine')}; {ended}]"
         )
+
+
+def _list_calls(calls: DecisionLog, last: int | None, *, as_json: bool, export_to: Path | None) -> None:
+    """``--calls``: the model calls, one line each (or JSON lines)."""
+    rows = list(calls.read())
+    rows = rows[-last:] if last else rows
+    if as_json or export_to is not None:
+        _emit(rows, export_to)
+        return
+    if not rows:
+        click.echo(f"no model calls logged in {calls.path}")
+    for row in rows:
+        usage = row.get("usage") or {}
+        ended = row.get("error") or f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
+        click.echo(f"{row.get('purpose', '-'):<9} {row.get('provider')}/{row.get('model')}  "
+                   f"{plural(len(row.get('messages', [])), 'message')}  {ended}  {row.get('latency_ms')} ms")
 
 
 def _list_runs(decisions: DecisionLog, *, run_id: str | None, skill: str | None, kind: str | None,
                outcome: str | None, labelled: bool | None, engine: str | None, last: int | None,
                as_json: bool, export_to: Path | None) -> None:
-    """``--runs``: one line (or JSON object) per run; ``--skill`` is the skill the run chose."""
+    """One line (or JSON object) per run, the last ``last`` of those that match; ``--skill`` is the skill the run chose."""
     records = every = decisions.runs()
-    if last is not None:
-        records = records[-last:] if last else []
     if kind is not None or engine is not None:
         having = {row.get("run_id") for row in decisions.filter(kind=kind, engine=engine)}
         records = [r for r in records if r.run_id in having]
@@ -107,24 +136,32 @@ def _list_runs(decisions: DecisionLog, *, run_id: str | None, skill: str | None,
         and (outcome is None or r.true_outcome == outcome)
         and (labelled is None or (r.labelled_by is not None) == labelled)
     ]
+    earlier = max(0, len(records) - last) if last else 0
+    records = records[earlier:]
     if as_json or export_to is not None:
         _emit([{**asdict(r), "true_outcome": r.true_outcome} for r in records], export_to)
     elif not records:
-        click.echo(f"no runs match in {decisions.path}" if every else f"no runs logged in {decisions.path}")
+        click.echo(f"no runs match in {decisions.path}" if every else
+                   f"no runs logged yet in {decisions.path} (semif run TEXT logs one)")
     else:
+        if earlier:
+            click.echo(f"({plural(earlier, 'earlier run')} not shown: --limit 0 shows all)", err=True)
         for record in records:
             click.echo(describe_run(record))
 
 
 def _emit(rows: list, export_to: Path | None) -> None:
-    """The rows as JSON lines: to ``export_to`` (training data), else to standard output."""
+    """The rows as JSON lines: to ``export_to`` (its folder made if missing), else to standard output."""
     if export_to is None:
         print_json_lines(rows)
         return
-    with export_to.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    click.echo(f"wrote {len(rows)} rows to {export_to}")
+    text = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+    try:
+        export_to.parent.mkdir(parents=True, exist_ok=True)
+        export_to.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{export_to}: cannot write the export ({exc.strerror or exc})") from None
+    click.echo(f"wrote {plural(len(rows), 'row')} to {export_to}")
 
 
 COMMANDS = [log]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..errors import WorkspaceError
 from ._common import json_option, print_json, workspace_option
 
 
@@ -16,14 +15,10 @@ from ._common import json_option, print_json, workspace_option
 def models(workspace: str | None, as_json: bool, no_check: bool, timeout: float) -> None:
     """List the models configured (semif.toml and environment) and whether each endpoint is reachable."""
     from ..llm.status import check_endpoints, configured_models
-    from ..workspace import find_workspace
+    from .workspace_cmds import find_cli_workspace
 
-    try:
-        settings = find_workspace(workspace).engine_settings
-    except WorkspaceError:
-        if workspace is not None:
-            raise
-        settings = {}  # no workspace here: what the environment configures
+    found = find_cli_workspace(workspace)
+    settings = found.engine_settings if found is not None else {}  # no workspace: what the environment configures
     entries = configured_models(settings)
     if not no_check:
         entries = check_endpoints(entries, timeout=timeout)

@@ -8,7 +8,8 @@ import click
 
 from ..errors import UserError
 from ..routing.names import STRATEGIES
-from ._common import json_option, print_json, workspace_option
+from ._common import json_option, plural, print_json, workspace_option
+from ._run_lines import chosen, print_field as _field, without_shared_tail
 from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
@@ -31,34 +32,44 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 @click.option("--allow-scripts", is_flag=True, default=None,
               help="Let a SKILL.md skill's script run (sandboxed) when no model follows it (default: [skills] allow_scripts).")
 @click.option("--no-log", is_flag=True, help="Do not write decision rows.")
+@click.option("--dry-run", is_flag=True,
+              help="Only route: show each decision's top candidates and their probabilities; run nothing, write "
+              "nothing, log nothing (the same as semif route TEXT).")
 @json_option
 def run(text: str, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
         strategy: str | None, create: bool, code_model: str | None, allow_scripts: bool | None, no_log: bool,
-        as_json: bool) -> None:
+        dry_run: bool, as_json: bool) -> None:
     """Route TEXT to a skill, run it, and assess the result.
 
-    Without -w, uses the current directory if it has semif.toml, else your own
-    workspace (made on first use). Every decision is logged as a training row.
+    Without -w, uses $SEMIF_WORKSPACE, else the current directory if it has
+    semif.toml, else your own workspace (made on first use). Every decision is
+    logged as a training row. Each route line shows what a decision chose and
+    the probability the engine gave it, e.g. "-> email.compose (p 82%)".
 
     The tree holds the workspace's code skills and its SKILL.md skills (skills/,
     .agents/skills/, [skills] folders, ~/.agents/skills). A SKILL.md skill is
     followed by the agent when a model is configured (--model, --engine llm, or
     a model in semif.toml); without one its instructions are printed (or its
-    script is run, with --allow-scripts).
+    script is run, with --allow-scripts). --engine llm without a model uses
+    the provider the environment sets up (the line on stderr says which).
     """
-    from ..engine.registry import create_engine
     from ..loop.runner import SkillRunner, default_judge
+    from ._engines import build_engine, engine_settings
 
+    if dry_run:
+        if skill or create:
+            raise UserError("--dry-run only routes: leave out --skill and --create")
+        from .route_cmd import show_route
+
+        show_route(text, workspace=workspace, engine_name=engine_name, model=model, strategy=strategy, as_json=as_json)
+        return
     if not text.strip():
         raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
     ws = open_workspace(workspace, create_default=True)
-    settings = ws.engine_settings
-    if model:
-        settings["model"] = model
-        engine_name = engine_name or "llm"
+    settings, engine_name = engine_settings(ws, engine_name, model)
     if no_log:
         ws.settings["log"]["enabled"] = False
-    engine = create_engine(engine_name, settings) if engine_name else None
+    engine = build_engine(settings, engine_name)
     judge = default_judge(engine, settings) if engine is not None else None
     runner = SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws, engine=engine), strategy=strategy,
                          skill_md_executor=_agent_executor(ws, settings, engine_name), allow_scripts=allow_scripts)
@@ -108,36 +119,25 @@ def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):  # n
 
 def _print_run(result: RunResult, *, logged: bool) -> None:
     click.echo(click.style("route", bold=True))
-    for row in result.rows:
-        if row.get("kind") == "outcome":
-            continue
-        click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> "
-                   f"{click.style(str(row['selected']), bold=True)}{_score(row)}")
+    decisions = [row for row in result.rows if row.get("kind") != "outcome"]
+    for row in decisions:
+        click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> {click.style(chosen(row), bold=True)}")
     _field("skill", result.skill or "(none)")
     if result.prediction is not None:
         _field("prediction", result.prediction.text)
-    _field("action", result.action.action_log)
-    _field("new state", result.action.new_state)
+    action, outcome = result.action.action_log, result.action.new_state
+    _field("action", without_shared_tail(action, outcome))
+    _field("result", "(the request, handed back unchanged)" if outcome == result.request.text else outcome)
     if not result.changes.empty:
         _field("changes", result.changes.summary())
     label = result.assessment.label
     _field("assessment", f"{click.style(label, fg=_LABEL_COLOURS.get(label), bold=True)} ({result.assessment.reason})")
-    decisions = sum(1 for r in result.rows if r.get("kind") != "outcome")
     where = f"-> {result.log_path}" if logged else "(not logged: --no-log)"
-    _field("log", f"{decisions} decision rows + 1 outcome row {where}")
+    _field("log", f"{plural(len(decisions), 'decision row')} + 1 outcome row {where}")
     if result.instructions is not None:
         source = result.route.skill.source if result.route.skill is not None else None
         click.echo(click.style(f"\ninstructions of {result.skill} ({source}):", bold=True))
         click.echo(result.instructions)
-
-
-def _score(row: dict[str, Any]) -> str:
-    score = (row.get("scores") or {}).get(row["selected"])
-    return f" ({score:.2f})" if isinstance(score, (int, float)) else ""
-
-
-def _field(name: str, value: str) -> None:
-    click.echo(f"{click.style(f'{name:<11}', bold=True)} {value}")
 
 
 COMMANDS = [run]

@@ -10,9 +10,9 @@ from typing import Any
 import click
 
 from ..errors import UnknownSkillError, UserError
-from ..workspace import Workspace, find_workspace
+from ..workspace import Workspace
 from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
-from .workspace_cmds import load_tree
+from .workspace_cmds import load_tree, open_workspace
 
 
 @click.group(cls=SemifGroup)
@@ -24,7 +24,7 @@ def _open(workspace: str | None, folders: tuple[Path, ...]) -> Workspace | None:
     """The workspace to list: ``-w``, else the current one; none is needed when folders are given."""
     if folders and workspace is None:
         return None
-    return find_workspace(workspace)
+    return open_workspace(workspace)
 
 
 FALLBACK_COLUMNS = 100

@@ -36,7 +36,7 @@ def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, hel
     from ..routing.evaluate import load_dataset
     from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train as fit_router
     from ..routing.tune import routing_settings, save_tuned
-    from .workspace_cmds import open_workspace, load_tree
+    from .workspace_cmds import load_tree, open_workspace
 
     ws = open_workspace(workspace)
     engine = create_engine("local", ws.engine_settings)

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UserError
-from ..workspace import find_workspace
 from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
-from .workspace_cmds import load_tree
+from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..tree.tree import SkillTree
@@ -37,7 +36,7 @@ def tree(ctx: click.Context, category: str | None, workspace: str | None, depth:
     """
     if ctx.invoked_subcommand is not None:
         return
-    ws = find_workspace(workspace)
+    ws = open_workspace(workspace)
     skill_tree = load_tree(ws)
     if category is not None and category not in skill_tree.categories:
         top = ", ".join(c.name for c in skill_tree.subcategories("")) or "none"
@@ -107,7 +106,7 @@ def refresh(workspace: str | None, full: bool, as_json: bool) -> None:
     Every command does this on its own when skills were added, removed or
     edited, placing only those; --full regroups every SKILL.md skill.
     """
-    ws = find_workspace(workspace)
+    ws = open_workspace(workspace)
     skill_tree = load_tree(ws, full=full)
     built = [c for c in skill_tree.categories.values() if c.built]
     placed = [s for s in skill_tree.skills.values() if s.is_skill_md]

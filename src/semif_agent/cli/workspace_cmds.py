@@ -2,32 +2,77 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..workspace import Workspace, default_workspace_dir, find_workspace
+from ..errors import UserError, WorkspaceError
+from ..workspace import SETTINGS_FILE, Workspace, default_workspace_dir, find_workspace
 from ._common import StageBars
 
 if TYPE_CHECKING:
     from ..tree.tree import SkillTree
 
 
-def open_workspace(explicit: str | None, *, create_default: bool = False) -> Workspace:
-    """``-w`` if given, else the current directory if it is a workspace, else the per-user one.
+WORKSPACE_ENV = "SEMIF_WORKSPACE"
+"""The variable that names the workspace to use when ``-w`` is not given."""
 
-    The per-user workspace is made from the starter on first use (its path is printed).
+
+def open_workspace(explicit: str | None, *, create_default: bool = False) -> Workspace:
+    """The workspace a command works on; see :func:`find_cli_workspace`. None found is one line naming what to do."""
+    workspace = find_cli_workspace(explicit, create_default=create_default)
+    if workspace is None:
+        raise WorkspaceError(
+            f"no workspace: run semif init DIR (then pass -w DIR), or semif run TEXT to make your own "
+            f"({Path.cwd()} has no {SETTINGS_FILE}; -w DIR or ${WORKSPACE_ENV} names one)"
+        )
+    return workspace
+
+
+def find_cli_workspace(explicit: str | None, *, create_default: bool = False) -> Workspace | None:
+    """The workspace every command finds the same way, or None when there is none.
+
+    ``-w DIR`` if given; else ``$SEMIF_WORKSPACE``; else the current directory
+    if it has ``semif.toml``; else the per-user workspace
+    (:func:`~semif_agent.workspace.default_workspace_dir`), made from the
+    starter when ``create_default`` (``semif run``, ``semif chat``) and used
+    by the others only if it exists. When the choice is not the obvious one
+    (the variable, or the per-user workspace), one line on stderr says which.
     """
-    if explicit is not None or not create_default or (Path.cwd() / "semif.toml").is_file():
-        return find_workspace(explicit)
+    if explicit is not None:
+        return Workspace.load(explicit)
+    named = os.environ.get(WORKSPACE_ENV, "").strip()
+    if named:
+        try:
+            workspace = Workspace.load(named)
+        except WorkspaceError as exc:
+            raise WorkspaceError(f"${WORKSPACE_ENV}: {exc}") from None
+        _note(f"semif: workspace {workspace.root} (from ${WORKSPACE_ENV})")
+        return workspace
+    if (Path.cwd() / SETTINGS_FILE).is_file():
+        return find_workspace(None)
     home = default_workspace_dir()
-    if not (home / "semif.toml").is_file():
+    if not (home / SETTINGS_FILE).is_file():
+        if not create_default:
+            return None
         from ..starter import create_workspace
 
         create_workspace(home)
-        click.echo(f"semif: made your workspace at {home}", err=True)
+        _note(f"semif: made your workspace at {home}")
+        return Workspace.load(home)
+    _note(f"semif: workspace {home} (your own; -w DIR for another)")
     return Workspace.load(home)
+
+
+def _note(line: str) -> None:
+    """``line`` on stderr, once per command (a command may look for its workspace more than once)."""
+    ctx = click.get_current_context(silent=True)
+    said = ctx.meta.setdefault("semif.noted", set()) if ctx is not None else set()
+    if line not in said:
+        said.add(line)
+        click.echo(line, err=True)
 
 
 def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -> SkillTree:
@@ -54,6 +99,9 @@ def init(directory: Path, force: bool) -> None:
     from ..starter import create_workspace
     from ..tree.tree import SkillTree
 
+    if (directory / SETTINGS_FILE).exists() and not force:
+        raise UserError(f"{directory.expanduser().resolve()}: already a workspace ({SETTINGS_FILE} exists); "
+                        "use --force to add the missing starter files (nothing is overwritten)")
     root = create_workspace(directory, force=force)
     made = Workspace.load(root)
     skill_tree = SkillTree.load(made.categories_path, made.bodies_dir)

@@ -13,12 +13,18 @@ Fallbacks (``[engine] fallbacks`` or ``[provider] fallbacks``) take their
 provider's sub-table only, so each keeps its own key and endpoint. Keys and
 endpoints that no setting gives come from the environment
 (``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ...), as the SDKs read them.
+
+When nothing names a model, :func:`default_model` picks one from the provider
+that is set up: the one whose key or base URL the environment or
+``semif.toml`` gives (:data:`DEFAULT_MODELS`); with both or neither set up, the
+Anthropic default.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import MissingCredentialsError, ProviderConfigError
@@ -47,6 +53,69 @@ def configured_model(settings: Mapping[str, Any]) -> str:
             "or [provider] in semif.toml, or pass --model"
         )
     return str(model)
+
+
+DEFAULT_MODELS = {"anthropic": "anthropic/claude-haiku-4-5-20251001", "openai": "openai/gpt-4o-mini"}
+"""The model used for each provider when it is the one set up and no model is named."""
+FALLBACK_PROVIDER = "anthropic"
+"""Whose default model is used when both providers, or neither, are set up."""
+# The variables that set each provider up: its key (or token) and its endpoint, as its SDK reads them.
+PROVIDER_ENV = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
+                "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The model :func:`default_model` chose, and why, in words (``"OPENAI_BASE_URL is set"``)."""
+
+    model: str
+    reason: str
+    detected: bool  # True when one provider was set up; False for the default (both or neither)
+
+    def describe(self, how_to_choose: str = "--model") -> str:
+        """One line: ``model openai/gpt-4o-mini (OPENAI_API_KEY is set; --model to choose another)``."""
+        return f"model {self.model} ({self.reason}; {how_to_choose} to choose another)"
+
+
+def default_model(settings: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> ModelChoice:
+    """The model to use when none is named: that of the one provider set up, else the Anthropic default.
+
+    A provider is set up when ``semif.toml`` gives it a key or a base URL (its
+    ``[provider.NAME]`` table, or ``[provider]``'s ``api_key_env`` naming one of
+    its variables; a ``[provider]`` ``base_url`` is an OpenAI-compatible server)
+    or the environment has one of its :data:`PROVIDER_ENV` variables.
+    """
+    environ = os.environ if environ is None else environ
+    found = {name: _set_up_by(name, settings or {}, environ) for name in DEFAULT_MODELS}
+    found = {name: where for name, where in found.items() if where}
+    if len(found) == 1:
+        [(name, where)] = found.items()
+        return ModelChoice(DEFAULT_MODELS[name], where, detected=True)
+    if found:
+        why = "both " + " and ".join(f"{name} ({where})" for name, where in sorted(found.items()))
+        reason = f"the default: {why} are set up"
+    else:
+        reason = "the default: no provider key or base URL is set (" + ", ".join(
+            v for name in sorted(PROVIDER_ENV) for v in PROVIDER_ENV[name] if "AUTH_TOKEN" not in v) + ")"
+    return ModelChoice(DEFAULT_MODELS[FALLBACK_PROVIDER], reason, detected=False)
+
+
+def _set_up_by(name: str, settings: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    """What sets provider ``name`` up, in words ("OPENAI_BASE_URL is set"), or "" when nothing does."""
+    table = provider_table(settings)
+    own = table.get(name)
+    if isinstance(own, Mapping) and any(own.get(k) for k in ("api_key", "api_key_env", "base_url")):
+        return f"[provider.{name}] in semif.toml"
+    key_env = str(table.get("api_key_env") or settings.get("api_key_env") or "")
+    if key_env and key_env in PROVIDER_ENV[name]:
+        return f"[provider] api_key_env = {key_env!r} in semif.toml"
+    base_url = str(settings.get("base_url") or table.get("base_url") or "")
+    if base_url and ("anthropic" in base_url) == (name == "anthropic"):
+        return "[provider] base_url in semif.toml"
+    present = [variable for variable in PROVIDER_ENV[name] if environ.get(variable)]
+    if present:
+        return " and ".join(present) + (" is set" if len(present) == 1 else " are set")
+    return ""
 
 
 def connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:

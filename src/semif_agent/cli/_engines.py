@@ -1,0 +1,40 @@
+"""The engine a routing command (``semif run``, ``semif route``) decides with: ``--engine``, ``--model``, the workspace's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
+    from ..workspace import Workspace
+
+
+def engine_settings(ws: Workspace, engine_name: str | None, model: str | None) -> tuple[dict[str, Any], str | None]:
+    """``(settings, engine name)`` for ``--engine``/``--model`` over the workspace's ``[engine]`` table.
+
+    ``--model`` implies ``--engine llm``. An LLM engine that no setting gives
+    a model gets the model of the provider the environment (or semif.toml)
+    sets up, said in one line on stderr.
+    """
+    from ..llm.settings import default_model, provider_table
+
+    settings = ws.engine_settings
+    if model:
+        settings["model"] = model
+        engine_name = engine_name or "llm"
+    if (engine_name or settings.get("name")) == "llm" and not (
+            settings.get("model") or provider_table(settings).get("model")):
+        choice = default_model(settings)
+        settings["model"] = choice.model
+        engine_name = "llm"  # built here, with that model, rather than from the workspace's settings alone
+        click.echo(f"semif: {choice.describe()}", err=True)
+    return settings, engine_name
+
+
+def build_engine(settings: dict[str, Any], engine_name: str | None) -> Engine | None:
+    """The engine ``--engine`` names, or None: the workspace's own (the runner builds it)."""
+    from ..engine.registry import create_engine
+
+    return create_engine(engine_name, settings) if engine_name else None

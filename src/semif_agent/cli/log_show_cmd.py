@@ -1,0 +1,94 @@
+"""``semif log show RUN``: one logged run whole, from its request to its label."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from typing import Any
+
+import click
+
+from ._common import json_option, one_line, print_json, workspace_option
+from ._run_lines import chosen, print_field as _field, runners_up, verdict, without_shared_tail
+from .workspace_cmds import open_workspace
+
+@click.command("show")
+@click.argument("run_id", metavar="RUN")
+@workspace_option
+@json_option
+def show(run_id: str, workspace: str | None, as_json: bool) -> None:
+    """Show one logged run whole: its request, route, prediction, actions, changes, assessment and label.
+
+    RUN is a run's id as `semif log` lists it, or a unique prefix of it. The
+    route shows each decision's choice with its probability and the options
+    that lost; the assessment, its reason and the evidence it weighed.
+    --json prints the run's record, its outcome row, every decision row and
+    its label rows.
+    """
+    from ..engine.log import DecisionLog
+
+    ws = open_workspace(workspace)
+    log = DecisionLog(ws.log_path)
+    record = log.run(run_id)
+    rows = [row for row in log.read() if row.get("run_id") == record.run_id]
+    outcome = next((row for row in reversed(rows) if row.get("kind") == "outcome"), {})
+    labels = [row for row in rows if row.get("kind") == "label"]
+    decisions = [row for row in rows if row.get("kind") not in ("outcome", "label")]
+    if as_json:
+        print_json({"run": {**asdict(record), "true_outcome": record.true_outcome}, "outcome": outcome or None,
+                    "decisions": decisions, "labels": labels})
+        return
+    started = rows[0].get("ts") if rows else None
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else ""
+    _field("run", f"{record.run_id}  {when}".rstrip() + ("  (an agent turn)" if record.source == "agent" else ""))
+    _field("request", json.dumps(record.request or "", ensure_ascii=False))
+    for kind, title in (("route", "route"), ("shortlist", "shortlist"), ("activate", "activated"),
+                        ("predict", "prediction"), ("act", "acting")):
+        _decisions(title, [row for row in decisions if row.get("kind") == kind])
+    _field("skill", record.skill or "(none)")
+    others = [row for row in decisions if row.get("kind") not in ("route", "shortlist", "activate", "predict", "act", "assess")]
+    for row in others:  # generation steps and other records of the run
+        _field(str(row.get("kind")), one_line(json.dumps({k: v for k, v in row.items() if k not in ("v", "ts", "run_id")},
+                                                         ensure_ascii=False, default=str), 200))
+    if outcome:
+        action, result = str(outcome.get("action_log") or "-"), str(outcome.get("new_state") or "")
+        _field("action", without_shared_tail(action, result))
+        _field("result", "(the request, handed back unchanged)" if result == record.request else result or "-")
+        _field("changes", _changes(outcome.get("changes") or {}))
+        if outcome.get("error"):
+            _field("error", str(outcome["error"]))
+    _decisions("judge", [row for row in decisions if row.get("kind") == "assess"])
+    _field("assessment", f"{record.outcome or '-'}" + (f" ({outcome['reason']})" if outcome.get("reason") else ""))
+    if record.evidence:
+        _field("evidence", "; ".join(f"{key} {_value(value)}" for key, value in record.evidence.items()))
+    if record.labelled_by is None:
+        _field("label", f"none yet (semif label {record.run_id} --skill NAME | --none | --outcome success|failure)")
+    else:
+        _field("label", verdict(record.outcome, by=record.labelled_by, label_outcome=record.label_outcome,
+                                label_has_skill=record.label_has_skill, label_skill=record.label_skill)
+               + (f" ({record.note})" if record.note else ""))
+
+
+def _decisions(title: str, rows: list[dict[str, Any]]) -> None:
+    """Each decision on its own lines: the question, the choice with its probability, and the options that lost."""
+    for index, row in enumerate(rows):
+        lost = runners_up(row, count=3)
+        _field(title if index == 0 else "", f"{row.get('step')}. {row.get('question')}\n"
+               f"   -> {chosen(row)}" + (f"   {lost}" if lost else ""))
+
+
+def _changes(changes: dict[str, Any]) -> str:
+    parts = [f"{verb} {', '.join(map(str, paths))}" for verb, paths in changes.items() if paths]
+    return "; ".join(parts) or "no files changed"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{k} {_value(v)}" for k, v in value.items()) + ")"
+    return str(value)
+
+
+COMMANDS = [show]

@@ -1,0 +1,107 @@
+"""``semif route`` (and ``semif run --dry-run``): where a request would go, acting on nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import UserError
+from ..routing.names import STRATEGIES
+from ._common import json_option, print_json, workspace_option
+from ._run_lines import percent, ranked_options
+from .workspace_cmds import load_tree, open_workspace
+
+if TYPE_CHECKING:
+    from ..tree.router import Route
+
+DEFAULT_TOP = 5
+
+
+@click.command("route")
+@click.argument("text")
+@workspace_option
+@click.option("--engine", "engine_name", metavar="NAME",
+              help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")
+@click.option("--model", metavar="PROVIDER/MODEL", help="Model for --engine llm, e.g. openai/gpt-4o-mini.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")
+@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True, metavar="N",
+              help="Candidates shown at each decision.")
+@json_option
+def route(text: str, workspace: str | None, engine_name: str | None, model: str | None, strategy: str | None,
+          top: int, as_json: bool) -> None:
+    """Show where TEXT would go: each decision's top candidates and their probabilities; nothing is run or logged.
+
+    The same routing as `semif run` (same workspace, engine and strategy),
+    stopped before the skill: no skill runs, no file is written, nothing is
+    logged. `semif run TEXT --dry-run` is the same.
+    """
+    show_route(text, workspace=workspace, engine_name=engine_name, model=model, strategy=strategy, top=top,
+               as_json=as_json)
+
+
+def show_route(text: str, *, workspace: str | None, engine_name: str | None, model: str | None,
+               strategy: str | None, top: int = DEFAULT_TOP, as_json: bool = False) -> None:
+    """Route ``text`` with the strategy ``semif run`` would use, and print the decisions; act on nothing."""
+    from .._sync import run_sync
+    from ..engine.log import DecisionLog
+    from ..loop.runner import SkillRunner
+    from ._engines import build_engine, engine_settings
+
+    if not text.strip():
+        raise UserError("the request is empty: say what you want routed, e.g. semif route \"Add milk to my todo list\"")
+    ws = open_workspace(workspace)
+    settings, engine_name = engine_settings(ws, engine_name, model)
+    engine = build_engine(settings, engine_name)
+    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws, engine=engine), strategy=strategy,
+                         log=DecisionLog(ws.log_path, enabled=False))
+    found = run_sync(runner.strategy.aroute(text))
+    data = route_json(text, found)
+    if as_json:
+        print_json(data)
+    else:
+        _print_route(data, top)
+
+
+def route_json(text: str, found: Route) -> dict[str, Any]:
+    """The route as JSON: the skill (or None and why) and each decision with every option, most likely first."""
+    decisions = []
+    for step in found.decisions:
+        row = {"question": step.request.question, "selected": step.result.selected, "options": step.request.options,
+               "probabilities": step.result.probabilities, "scores": step.result.scores}
+        decisions.append({
+            "level": step.level, "question": step.request.question, "selected": step.result.selected,
+            "engine": step.result.engine, "model": step.result.model,
+            "options": [{"id": option, "probability": p, "score": score} for option, p, score in ranked_options(row)],
+        })
+    return {"request": text, "skill": found.skill.name if found.skill else None, "reason": found.reason,
+            "decisions": decisions}
+
+
+def _print_route(data: dict[str, Any], top: int) -> None:
+    click.echo(click.style("route", bold=True) + click.style("  (dry run: nothing was run, written or logged)", dim=True))
+    for number, decision in enumerate(data["decisions"], start=1):
+        click.echo(f"  {number}. {decision['question']}")
+        shown = decision["options"][:top]
+        shown += [o for o in decision["options"][top:] if o["id"] == decision["selected"]]  # the choice, always
+        width = max(len(option["id"]) for option in shown)
+        for option in shown:
+            mark = click.style("  <- chosen", bold=True) if option["id"] == decision["selected"] else ""
+            click.echo(f"       {option['id']:<{width}}  {_likelihood(option):>5}{mark}")
+        if len(decision["options"]) > len(shown):
+            click.echo(click.style(f"       … {len(decision['options']) - len(shown)} more (--top)", dim=True))
+    if data["skill"]:
+        click.echo(f"{click.style('would run', bold=True)}  {data['skill']}")
+    else:
+        click.echo(f"{click.style('would run', bold=True)}  no skill: {data['reason'] or 'none fits'} "
+                   "(the request would be handed back)")
+
+
+def _likelihood(option: dict[str, Any]) -> str:
+    """The option's probability as a percentage, else its raw score, else "-"."""
+    if option["probability"] is not None:
+        return percent(option["probability"])
+    return f"{option['score']:.2f}" if option["score"] is not None else "-"
+
+
+COMMANDS = [route]
