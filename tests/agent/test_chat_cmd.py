@@ -74,7 +74,7 @@ def test_chat_reports_a_missing_key_as_one_line(tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_chat_shows_a_failed_turn_and_goes_on(tmp_path):
+def test_chat_shows_a_failed_turn_goes_on_and_exits_1(tmp_path):
     from semif_agent.llm import ServerError
 
     root = create_workspace(tmp_path / "ws")
@@ -82,5 +82,6 @@ def test_chat_shows_a_failed_turn_and_goes_on(tmp_path):
     with override_provider(provider):
         result = CliRunner().invoke(main, ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/any"],
                                     input="hello\nhello again\n")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the session went on, but a script must see that a turn failed
     assert "error: scripted/x (HTTP 503): the server is down" in result.stderr and "Back." in result.stdout
+    assert result.stderr.splitlines()[-1] == "Error: 1 turn failed (see the error lines above)"

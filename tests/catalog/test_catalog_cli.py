@@ -72,7 +72,7 @@ def test_user_mistakes_are_one_line(tmp_path):
     code, out, err = run("validate", str(tmp_path / "missing"))
     assert code == 1 and err.strip().count("\n") == 0 and "no such file or directory" in err
     code, _, err = run("validate", cwd=tmp_path)
-    assert code == 1 and "not a workspace" in err and "Traceback" not in err
+    assert code == 1 and "no workspace: run semif init DIR" in err and "Traceback" not in err
     (tmp_path / "semif.toml").write_text("")
     code, _, err = run("prompt", "-w", str(tmp_path))
     assert code == 1 and "no SKILL.md skills" in err

@@ -58,14 +58,18 @@ def test_log_lists_filters_and_exports(make_workspace, tmp_path: Path) -> None:
     nothing.write_text(json.dumps(["none"]))
     invoke("run", "Email Alice", "-w", str(root), "--engine", f"scripted:{script}")
     invoke("run", "weather?", "-w", str(root), "--engine", f"scripted:{nothing}")
-    code, out, _ = invoke("log", "-w", str(root), "--json")
+    code, out, _ = invoke("log", "-w", str(root), "--json")  # one object per run by default
+    runs = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [(r["request"], r["skill"], r["outcome"]) for r in runs] == [
+        ("Email Alice", "email.compose", "success"), ("weather?", None, "unclear")]
+    code, out, _ = invoke("log", "-w", str(root), "--json", "--decisions")
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(rows) == 5
     assert {r["outcome"] for r in rows} == {"success", "unclear"}
-    code, out, _ = invoke("log", "-w", str(root), "--json", "--kind", "predict")
+    code, out, _ = invoke("log", "-w", str(root), "--json", "--decisions", "--kind", "predict")
     assert [json.loads(line)["selected"] for line in out.splitlines()] == ["Alice"]
     export = tmp_path / "rows.jsonl"
-    code, out, _ = invoke("log", "-w", str(root), "--outcome", "success", "--export", str(export))
+    code, out, _ = invoke("log", "-w", str(root), "--decisions", "--outcome", "success", "--export", str(export))
     assert code == 0 and len(export.read_text().splitlines()) == 4
 
 

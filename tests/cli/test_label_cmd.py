@@ -47,14 +47,14 @@ def test_a_label_shows_in_the_log_with_who_gave_it(logged) -> None:
     assert code == 0, err
     assert out.strip() == (f'{handed_back}  "note that lunch moved"  -> none  '
                            "[failure, labelled by alice: should be notes.add]")
-    lines = log_lines(root)
+    lines = log_lines(root, "--decisions")
     assert [line.endswith("[scripted; success (engine)]") for line in lines] == [True] * 4 + [False]
     assert lines[-1].startswith(handed_back) and lines[-1].endswith(
         "[scripted; failure, labelled by alice: should be notes.add]")
-    assert [line.split()[0] for line in log_lines(root, "--labelled")] == [handed_back]
-    assert {line.split()[0] for line in log_lines(root, "--unlabelled")} == {emailed}
-    assert {line.split()[0] for line in log_lines(root, "--outcome", "failure")} == {handed_back}
-    rows = [json.loads(line) for line in log_lines(root, "--json")]
+    assert [line.split()[0] for line in log_lines(root, "--decisions", "--labelled")] == [handed_back]
+    assert {line.split()[0] for line in log_lines(root, "--decisions", "--unlabelled")} == {emailed}
+    assert {line.split()[0] for line in log_lines(root, "--decisions", "--outcome", "failure")} == {handed_back}
+    rows = [json.loads(line) for line in log_lines(root, "--decisions", "--json")]
     assert [r.get("label") for r in rows] == [None] * 4 + [{"skill": "notes.add", "outcome": "failure", "by": "alice"}]
     assert rows[-1]["outcome"] == "unclear"  # the engine's judgement stays beside the person's
 

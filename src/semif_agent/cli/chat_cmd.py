@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ._common import workspace_option
+from ._common import plural, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 
 _PREVIEW = 160
@@ -64,7 +64,7 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
             for event in agent.stream(text):
                 failed += _show(event)
     if failed:
-        raise click.ClickException(f"{failed} of the turns failed (see the error lines above)")
+        raise click.ClickException(f"{plural(failed, 'turn')} failed (see the error lines above)")
 
 
 def _provider(settings: dict[str, Any], model: str | None) -> Any:

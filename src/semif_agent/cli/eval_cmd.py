@@ -10,18 +10,37 @@ import click
 
 from ..errors import UserError
 from ..routing.names import MEASURES, STRATEGIES
-from ._common import json_option, print_json, workspace_option
+from ._common import json_option, one_line, plural, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 
 COLUMNS = [
-    ("accuracy", "overall"), ("balanced_accuracy", "balanced"), ("leaf_accuracy", "leaf"), ("category_accuracy", "category"),
-    ("out_of_scope_precision", "oos P"), ("out_of_scope_recall", "oos R"),
-    ("decisions_per_request", "decisions"), ("latency_ms_p50", "p50 ms"), ("latency_ms_p90", "p90 ms"),
-    ("prompt_tokens_per_request", "tokens"), ("calibration_error", "ECE"),
+    ("accuracy", "overall", "requests routed right: to their skill, or to none when no skill fits"),
+    ("balanced_accuracy", "balanced", "the mean of leaf and oos R (out-of-scope requests cannot inflate it)"),
+    ("leaf_accuracy", "leaf", "requests that have a skill, routed to it"),
+    ("category_accuracy", "category", "requests that have a skill, routed into its top-level category"),
+    ("out_of_scope_precision", "oos P", "of the requests routed to none, those that fit no skill"),
+    ("out_of_scope_recall", "oos R", "of the requests that fit no skill, those routed to none"),
+    ("decisions_per_request", "decisions", "decisions made per request"),
+    ("latency_ms_p50", "p50 ms", "median milliseconds to route one request"),
+    ("latency_ms_p90", "p90 ms", "90th percentile of the milliseconds"),
+    ("prompt_tokens_per_request", "tokens", "prompt tokens per request (model engines)"),
+    ("calibration_error", "ECE", "calibration error: how far the last decision's probability is from how often it is right"),
 ]
+"""(key in the report, column heading, what it measures): the table and its legend."""
+PERCENT_KEYS = {"accuracy", "balanced_accuracy", "leaf_accuracy", "category_accuracy", "out_of_scope_precision",
+                "out_of_scope_recall", "calibration_error", "validation"}
 
 
-@click.command("eval")
+def _help() -> str:
+    """The command's help: what it does, and the legend of the table's columns (from :data:`COLUMNS`)."""
+    legend = "\n".join(f"  {heading:<10}{meaning}" for _, heading, meaning in COLUMNS)
+    return ('Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did.\n\n'
+            "\b\nOne row per strategy; the columns (percentages, but for decisions, milliseconds and tokens):\n"
+            f"{legend}\n\nThe same legend is printed under the table. --errors lists what each strategy "
+            "got wrong; --tune tunes each strategy's none threshold.")
+
+
+@click.command("eval", help=_help())
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @workspace_option
 @click.option("--tree", "tree_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -35,11 +54,14 @@ COLUMNS = [
 @click.option("--measure", default="accuracy", show_default=True, type=click.Choice(list(MEASURES)),
               help="What --tune maximises: overall accuracy, balanced accuracy (in-scope and out-of-scope alike), "
               "or in-scope (leaf) accuracy.")
+@click.option("--errors", "show_errors", is_flag=True,
+              help="Also list the misrouted requests of each strategy: the request, the skill expected, the one it got "
+              "(--json: an \"errors\" list per strategy).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report as JSON.")
 @json_option
 def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_name: str | None, strategy: str,
-          threshold: float | None, tune: bool, measure: str, report_file: Path | None, as_json: bool) -> None:
-    """Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did."""
+          threshold: float | None, tune: bool, measure: str, show_errors: bool, report_file: Path | None,
+          as_json: bool) -> None:
     from .._sync import run_sync
     from ..engine.registry import create_engine, default_engine_name
     from ..loop.runner import default_strategy
@@ -70,6 +92,8 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
         return create_strategy(name, skill_tree, engine, threshold=cut, temperature=temperature, router=router)
 
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
+    if tune and show_errors:
+        raise UserError("--errors lists the errors of a measurement: run it without --tune")
     if tune:
         validation, test = split(examples)
         report.update(validation=len(validation), test=len(test), measure=measure)
@@ -96,6 +120,10 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
                 cut = threshold if threshold is not None else mine.get("threshold")
                 outcomes = run_sync(route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update))
                 report["strategies"][name] = summarize(outcomes, skill_tree)
+                if show_errors:
+                    report["strategies"][name]["errors"] = [
+                        {"text": o.example.text, "expected": o.example.skill, "got": o.predicted}
+                        for o in outcomes if not o.correct]
     if report_file is not None:
         report_file.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if as_json:
@@ -131,35 +159,59 @@ def _bar(length: int, label: str):  # noqa: ANN202
 def _print_table(report: dict[str, Any]) -> None:
     tuning = "test" in report
     scope = f" (tuned on {report['validation']}, measured on {report['test']}, by {report['measure']})" if tuning else ""
-    click.echo(f"{report['examples']} examples{scope}")
-    click.echo(f"{'strategy':<11}" + ("thresh  validation" if tuning else "") + "".join(f"{t:>10}" for _, t in COLUMNS))
+    click.echo(f"{plural(report['examples'], 'example')}{scope}")
+    click.echo(f"{'strategy':<11}" + ("thresh  validation" if tuning else "") + "".join(f"{t:>10}" for _, t, _ in COLUMNS))
     rows = ({"current": report["current"]} if tuning else {}) | report["strategies"]
     for name, metrics in rows.items():
         line = f"{name:<11}"
         if tuning:
-            line += f"{_number(metrics.get('threshold')):<8}{_percent(metrics.get('validation')):>10}"
-        for key, _ in COLUMNS:
-            value = metrics.get(key)
-            shown = _percent(value) if key.endswith(("accuracy", "precision", "recall")) else _number(value, "g")
-            line += f"{shown:>10}"
+            line += f"{_figure('threshold', metrics.get('threshold')):<8}{_figure('validation', metrics.get('validation')):>10}"
+        line += "".join(f"{_figure(key, metrics.get(key)):>10}" for key, _, _ in COLUMNS)
         click.echo(line)
+    click.echo()
+    for _, heading, meaning in COLUMNS:
+        click.echo(click.style(f"  {heading:<10}{meaning}", dim=True))
+    click.echo(click.style("  (percentages; '-' where the dataset has no such request)", dim=True))
+    for name, metrics in report["strategies"].items():
+        if "errors" in metrics:
+            _print_errors(name, metrics["errors"])
     if tuning:
         candidate = report["candidate"]
         if candidate.get("temperature"):
             click.echo(f"calibration of {candidate['strategy']}: temperature {candidate['temperature']} brings the ECE from "
-                       f"{candidate['calibration_error_untuned']} to {candidate['calibration_error']}")
+                       f"{_figure('calibration_error', candidate['calibration_error_untuned'])} to "
+                       f"{_figure('calibration_error', candidate['calibration_error'])}")
         if "saved_to" in report:
             click.echo(f"{report['reason']} (saved to {report['saved_to']})")
         else:
             click.echo(report["reason"] + (" (nothing saved: no workspace)" if report["decision"] == "changed" else ""))
 
 
-def _number(value: float | None, spec: str = ".3f") -> str:
-    return "-" if value is None else format(value, spec)
+def _print_errors(strategy: str, errors: list[dict[str, Any]]) -> None:
+    """``--errors``: each misrouted request, the skill expected and the one it got."""
+    click.echo(click.style(f"\n{strategy}: {plural(len(errors), 'misrouted request')}", bold=True))
+    if not errors:
+        return
+    room = max(len(json.dumps(e["text"], ensure_ascii=False)) for e in errors)
+    room = min(room, 60)
+    expected = max(len(str(e["expected"] or "none")) for e in errors)
+    click.echo(f"  {'request':<{room}}  {'expected':<{expected}}  got")
+    for error in errors:
+        text = json.dumps(one_line(error["text"], room - 2), ensure_ascii=False)
+        click.echo(f"  {text:<{room}}  {error['expected'] or 'none':<{expected}}  {error['got'] or 'none'}")
 
 
-def _percent(value: float | None) -> str:
-    return _number(value, ".1%")
+def _figure(key: str, value: float | None) -> str:
+    """A figure of the table: a percentage or a number, to one decimal ("-" when there is none)."""
+    if value is None:
+        return "-"
+    if key in PERCENT_KEYS:
+        return f"{value:.1%}"
+    if key == "threshold":
+        return format(value, "g")
+    if key == "prompt_tokens_per_request":
+        return f"{value:.0f}"
+    return "<0.1" if 0 < value < 0.05 else f"{value:.1f}"
 
 
 COMMANDS = [eval_]
