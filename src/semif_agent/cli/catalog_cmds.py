@@ -46,7 +46,7 @@ def _workspace_dirs(workspace: str | None) -> list[Path]:
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @workspace_option
-@json_option
+@json_option(shape="one JSON array (an object per skill)")
 @click.pass_context
 def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, as_json: bool) -> None:
     """Check SKILL.md skills strictly against the Agent Skills specification.

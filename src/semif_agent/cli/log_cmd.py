@@ -24,7 +24,7 @@ DEFAULT_LIMIT = 20
 
 @click.group("log", cls=SemifGroup, invoke_without_command=True)
 @workspace_option
-@json_option(shape="JSON lines, one object per run (per decision row with --decisions, per call with --calls)")
+@json_option(shape="JSON lines (one object per run; per decision row with --decisions, per call with --calls)")
 @click.option("--decisions", "by_decision", is_flag=True,
               help="One line per decision (a training row: question, choice, engine) instead of one per run.")
 @click.option("--calls", is_flag=True, help="List the model calls (generation, chat) instead of the runs.")

@@ -9,7 +9,7 @@ from ._common import json_option, print_json, workspace_option
 
 @click.command("models")
 @workspace_option
-@json_option
+@json_option(shape="one JSON array (an object per model)")
 @click.option("--no-check", is_flag=True, help="Only list; do not contact the endpoints.")
 @click.option("--timeout", type=float, default=3.0, show_default=True, help="Seconds to wait for each endpoint.")
 def models(workspace: str | None, as_json: bool, no_check: bool, timeout: float) -> None:

@@ -37,7 +37,7 @@ FALLBACK_COLUMNS = 100
               help="List the SKILL.md skills in this folder (a skill folder or a folder of skills; repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Show at most N skills.")
 @workspace_option
-@json_option
+@json_option(shape="one JSON array (an object per skill)")
 def list_skills(query: tuple[str, ...], folders: tuple[Path, ...], limit: int | None, workspace: str | None,
                 as_json: bool) -> None:
     """List skills: the workspace's code skills and SKILL.md skills, or those in --folder folders.

@@ -95,8 +95,7 @@ def default_model(settings: Mapping[str, Any] | None = None, environ: Mapping[st
         why = "both " + " and ".join(f"{name} ({where})" for name, where in sorted(found.items()))
         reason = f"the default: {why} are set up"
     else:
-        reason = "the default: no provider key or base URL is set (" + ", ".join(
-            v for name in sorted(PROVIDER_ENV) for v in PROVIDER_ENV[name] if "AUTH_TOKEN" not in v) + ")"
+        reason = "the default: neither ANTHROPIC_API_KEY nor OPENAI_API_KEY (nor a base URL) is set"
     return ModelChoice(DEFAULT_MODELS[FALLBACK_PROVIDER], reason, detected=False)
 
 
