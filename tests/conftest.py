@@ -78,6 +78,7 @@ def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     home = tmp_path_factory.mktemp("semif-home")
     monkeypatch.setenv("SEMIF_HOME", str(home / "workspace"))
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SEMIF_WORKSPACE", raising=False)  # the workspace a command uses is the one each test gives
 
 
 @pytest.fixture
