@@ -1,0 +1,87 @@
+"""`semif log`: one line per run by default, the last 20; `semif log show RUN`: one run whole (real processes)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from semif_agent.engine import DecisionLog
+
+
+def fill_log(root: Path, runs: int) -> list[str]:
+    """``runs`` finished runs in the workspace's log (outcome rows alone, as a run's last row is); their ids."""
+    ids = [f"20260101-0000{i:02d}-a{i:05d}" for i in range(runs)]
+    DecisionLog(root / "data" / "decisions.jsonl").extend(
+        {"run_id": run_id, "kind": "outcome", "request": f"request number {i}", "skill": "email.compose",
+         "outcome": "success", "reason": "it did"} for i, run_id in enumerate(ids))
+    return ids
+
+
+def test_the_default_view_is_the_last_20_runs_one_line_each(semif, make_workspace) -> None:
+    root = make_workspace()
+    ids = fill_log(root, 23)
+    shown = semif("log", "-w", str(root))
+    assert shown.returncode == 0, shown.stderr
+    assert [line.split()[0] for line in shown.stdout.splitlines()] == ids[-20:]
+    assert shown.stdout.splitlines()[-1] == f'{ids[-1]}  "request number 22"  -> email.compose  [success (engine)]'
+    assert shown.stderr == "(3 earlier runs not shown: --limit 0 shows all)\n"
+    assert [line.split()[0] for line in semif("log", "-w", str(root), "--limit", "2").stdout.splitlines()] == ids[-2:]
+    everything = semif("log", "-w", str(root), "--limit", "0")
+    assert len(everything.stdout.splitlines()) == 23 and everything.stderr == ""
+    as_json = semif("log", "-w", str(root), "--json")  # complete unless --limit says otherwise
+    assert [json.loads(line)["run_id"] for line in as_json.stdout.splitlines()] == ids
+
+
+def test_show_tells_one_run_whole_and_its_label(semif, make_workspace) -> None:
+    root = make_workspace()
+    done = semif("run", "Email Alice that the report is ready", "-w", str(root), "--engine", "lexical", "--json")
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    shown = semif("log", "show", run_id[:-2], "-w", str(root))
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert out.startswith(f"run         {run_id}  ")
+    assert 'request     "Email Alice that the report is ready"' in out
+    assert re.search(r"^route +1\. Which category of skills fits this request\?\n +-> email \(p [^)]+\)   next: none \S+%",
+                     out, re.M)
+    assert re.search(r"^prediction +\d\. Which contact is the intended recipient\?\n +-> Alice", out, re.M)
+    assert re.search(r"^skill +email\.compose$", out, re.M)
+    assert re.search(r"^changes +created data/drafts/\S+\.txt$", out, re.M)
+    assert re.search(r"^assessment +\w+ \(.+\)$", out, re.M) and re.search(r"^evidence +.*rule \w+", out, re.M)
+    assert re.search(rf"^label +none yet \(semif label {run_id} ", out, re.M)
+
+    labelled = semif("label", run_id, "--outcome", "failure", "--note", "wrong Alice", "--by", "bob", "-w", str(root))
+    assert labelled.returncode == 0, labelled.stderr
+    after = semif("log", "show", run_id, "-w", str(root)).stdout
+    assert re.search(r"^label +failure, labelled by bob \(wrong Alice\)$", after, re.M)
+    data = json.loads(semif("log", "show", run_id, "-w", str(root), "--json").stdout)
+    assert data["run"]["run_id"] == run_id and data["run"]["true_outcome"] == "failure"
+    assert [row["kind"] for row in data["decisions"]][:2] == ["route", "route"]
+    assert data["outcome"]["changes"]["created"] and [row["by"] for row in data["labels"]] == ["bob"]
+
+
+def test_an_unknown_run_is_one_line_and_json_errors_are_json(semif, make_workspace) -> None:
+    root = make_workspace()
+    fill_log(root, 1)
+    for args in (("log", "--run", "nope"), ("log", "show", "nope")):
+        plain = semif(*args, "-w", str(root))
+        assert plain.returncode == 1 and plain.stdout == ""
+        assert plain.stderr.strip().splitlines() == [f"Error: no run 'nope' in the decision log {root / 'data' / 'decisions.jsonl'}"]
+        as_json = semif(*args, "-w", str(root), "--json")
+        assert (as_json.returncode, as_json.stderr) == (1, "")
+        assert json.loads(as_json.stdout) == {"error": plain.stderr.strip().removeprefix("Error: ")}
+
+
+def test_export_makes_the_missing_folder_and_a_file_in_the_way_is_one_line(semif, make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    ids = fill_log(root, 2)
+    target = tmp_path / "exports" / "2026" / "runs.jsonl"
+    done = semif("log", "-w", str(root), "--export", str(target))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"wrote 2 rows to {target}\n"
+    assert [json.loads(line)["run_id"] for line in target.read_text().splitlines()] == ids
+    (tmp_path / "blocked").write_text("a file, not a folder")
+    blocked = semif("log", "-w", str(root), "--export", str(tmp_path / "blocked" / "runs.jsonl"))
+    assert blocked.returncode == 1 and "cannot write the export" in blocked.stderr
+    assert len(blocked.stderr.strip().splitlines()) == 1
