@@ -43,7 +43,7 @@ def test_new_admits_a_skill_and_review_shows_it(tmp_path: Path) -> None:
     provider = ScriptedProvider([fenced(BAD[3]), fenced(COUNT)])
     with override_provider(provider):
         result = invoke("skills", "new", "todos.count", "--description", "Count the to-do tasks, open or done.",
-                        "--budget", "1", "--model", "openai/some-model", "-w", str(root))
+                        "--budget", "1", "--code-model", "openai/some-model", "-w", str(root))
     assert result.exit_code == 0, result.output
     assert "attempt 1: 1 violation(s)" in result.stderr and "admitted todos.count after 2 attempt(s)" in result.stdout
     rows = [json.loads(line) for line in (root / "data" / "decisions.jsonl").read_text().splitlines()]
@@ -59,7 +59,7 @@ def test_new_that_never_passes_writes_nothing_and_says_so(tmp_path: Path) -> Non
     before = (root / "data" / "categories.json").read_bytes()
     with override_provider(ScriptedProvider([fenced(BAD[1])] * 2)):
         result = invoke("skills", "new", "todos.count", "--description", "Count the tasks.", "--attempts", "2",
-                        "--model", "openai/m", "-w", str(root))
+                        "--code-model", "openai/m", "-w", str(root))
     assert result.exit_code == 1
     assert "nothing was written" in result.stderr and "Traceback" not in result.stderr
     assert (root / "data" / "categories.json").read_bytes() == before
@@ -72,13 +72,13 @@ def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     with override_provider(ScriptedProvider([fenced(COUNT)])):
         invoke("skills", "new", "todos.count", "--description", "Count the to-do tasks, open or done.",
-               "--budget", "1", "--model", "openai/m", "-w", str(root))
+               "--budget", "1", "--code-model", "openai/m", "-w", str(root))
     DecisionLog(root / "data" / "decisions.jsonl").append(
         {"run_id": "r1", "kind": "outcome", "skill": "todos.count", "outcome": "failure",
          "request": "count tasks due today", "reason": "judged by local", "action_log": "counted all tasks"})
     provider = ScriptedProvider([fenced(COUNT.replace("to-do(s)", "task(s)"))])
     with override_provider(provider):
-        result = invoke("skills", "review", "todos.count", "-w", str(root), "--regenerate", "--model", "openai/m")
+        result = invoke("skills", "review", "todos.count", "-w", str(root), "--regenerate", "--code-model", "openai/m")
     assert result.exit_code == 0, result.output
     assert "failure 1" in result.stdout and "regenerated todos.count after 1 attempt(s)" in result.stdout
     prompt = provider.requests[0].messages[-1].content
