@@ -53,6 +53,7 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
         click.echo("> ", nl=False, err=True)
         line = stdin.readline()
         if not line:
+            click.echo(err=True)  # end the prompt's line
             break
         text = line.strip()
         if text in ("/exit", "/quit"):
