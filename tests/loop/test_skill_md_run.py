@@ -48,7 +48,7 @@ def test_without_a_model_the_route_ends_at_the_skill_and_its_instructions_are_pr
     instructions = (CORPUS / "superpowers" / "systematic-debugging" / "SKILL.md").read_text().split("---", 2)[2].strip()
     assert "instructions of systematic-debugging" in result.output
     assert instructions.splitlines()[0] in result.output and instructions.splitlines()[-1] in result.output
-    listed = cli.invoke(main, ["log", "-w", str(corpus_workspace), "--json"])
+    listed = cli.invoke(main, ["log", "-w", str(corpus_workspace), "--json", "--decisions"])
     rows = [json.loads(line) for line in listed.output.splitlines()]
     routes = [r for r in rows if r["kind"] == "route"]
     assert routes[-1]["selected"] == "systematic-debugging"
