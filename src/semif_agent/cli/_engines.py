@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..routing.names import STRATEGIES
+
 if TYPE_CHECKING:
     from ..engine.base import Engine
     from ..workspace import Workspace
+
+
+def routing_options(fn: Callable) -> Callable:
+    """``--engine``, ``--model`` and ``--strategy``, as every command that routes a request takes them."""
+    fn = click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")(fn)
+    fn = click.option("--model", metavar="PROVIDER/MODEL",
+                      help="The model that decides (implies --engine llm), e.g. openai/gpt-4o-mini.")(fn)
+    return click.option("--engine", "engine_name", metavar="NAME",
+                        help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")(fn)
 
 
 def engine_settings(ws: Workspace, engine_name: str | None, model: str | None) -> tuple[dict[str, Any], str | None]:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UserError
-from ..routing.names import STRATEGIES
 from ._common import json_option, print_json, workspace_option
+from ._engines import build_engine, engine_settings, routing_options
 from ._run_lines import percent, ranked_options
 from .workspace_cmds import load_tree, open_workspace
 
@@ -21,10 +21,7 @@ DEFAULT_TOP = 5
 @click.command("route")
 @click.argument("text")
 @workspace_option
-@click.option("--engine", "engine_name", metavar="NAME",
-              help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")
-@click.option("--model", metavar="PROVIDER/MODEL", help="Model for --engine llm, e.g. openai/gpt-4o-mini.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")
+@routing_options
 @click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True, metavar="N",
               help="Candidates shown at each decision.")
 @json_option
@@ -46,7 +43,6 @@ def show_route(text: str, *, workspace: str | None, engine_name: str | None, mod
     from .._sync import run_sync
     from ..engine.log import DecisionLog
     from ..loop.runner import SkillRunner
-    from ._engines import build_engine, engine_settings
 
     if not text.strip():
         raise UserError("the request is empty: say what you want routed, e.g. semif route \"Add milk to my todo list\"")

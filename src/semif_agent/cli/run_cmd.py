@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UserError
-from ..routing.names import STRATEGIES
 from ._common import json_option, plural, print_json, workspace_option
+from ._engines import build_engine, engine_settings, routing_options
 from ._run_lines import chosen, print_field as _field, without_shared_tail
 from .workspace_cmds import load_tree, open_workspace
 
@@ -21,11 +21,8 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 @click.command()
 @click.argument("text")
 @workspace_option
-@click.option("--engine", "engine_name", metavar="NAME",
-              help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")
-@click.option("--model", metavar="PROVIDER/MODEL", help="Model for --engine llm, e.g. openai/gpt-4o-mini.")
+@routing_options
 @click.option("--skill", metavar="NAME", help="Skip routing and run this skill.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")
 @click.option("--create", is_flag=True,
               help="When no skill fits, have the code model write one (checked against the contract), then run it.")
 @click.option("--code-model", metavar="PROVIDER/MODEL", help="The model that writes skills for --create.")
@@ -54,7 +51,6 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     the provider the environment sets up (the line on stderr says which).
     """
     from ..loop.runner import SkillRunner, default_judge
-    from ._engines import build_engine, engine_settings
 
     if dry_run:
         if skill or create:
