@@ -85,7 +85,10 @@ def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 def make_workspace(tmp_path: Path) -> Callable[..., Path]:
     """Build a workspace: ``make_workspace(skills={"email.compose": SOURCE or None}, ...)``.
 
-    ``None`` as a source makes a stub. Returns the workspace root.
+    ``None`` as a source makes a stub. With ``admitted``, the bodies' digests
+    are recorded as if they had passed admission, so a run goes straight to
+    the runtime checks (a body that fails the static contract still runs).
+    Returns the workspace root.
     """
 
     def build(
@@ -96,6 +99,7 @@ def make_workspace(tmp_path: Path) -> Callable[..., Path]:
         descriptions: dict[str, str] | None = None,
         settings: str = "",
         name: str = "ws",
+        admitted: bool = False,
     ) -> Path:
         root = tmp_path / name
         (root / "data").mkdir(parents=True)
@@ -123,6 +127,14 @@ def make_workspace(tmp_path: Path) -> Callable[..., Path]:
             '[paths]\ndata = "data"\ndrafts = "data/drafts"\ncontacts = "data/contacts.json"\n' + settings,
             encoding="utf-8",
         )
+        if admitted:
+            from semif_agent.contract import record_body
+            from semif_agent.workspace import Workspace
+
+            ws = Workspace.load(root)
+            for full, source in skills.items():
+                if source is not None:
+                    record_body(ws, full, source)
         return root
 
     return build

@@ -7,16 +7,23 @@ here. Kernel code: standard library only, so bodies load in milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .engine.base import Engine
 from .engine.decisions import DecisionRequest, DecisionResult, Option
-from .errors import WriteRefused
+from .errors import UserError, WriteRefused
+
+try:  # POSIX advisory locks; elsewhere ``locked`` only checks the path.
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "Request",
@@ -36,11 +43,31 @@ def new_request_id() -> str:
 
 @dataclass(frozen=True)
 class Request:
-    """What the user asked, with a stable ``id`` (used e.g. to name files)."""
+    """What the user asked, with a stable ``id`` (used e.g. to name files).
+
+    ``text`` must be a string that is valid Unicode (text read from the
+    command line with undecodable bytes is refused with a :class:`UserError`).
+    """
 
     text: str
     id: str = field(default_factory=new_request_id)
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_text(self.text)
+
+
+def check_text(text: object, what: str = "the request") -> None:
+    """Refuse ``text`` unless it is a ``str`` that UTF-8 can encode (no undecodable bytes, no lone surrogates)."""
+    if not isinstance(text, str):
+        raise UserError(f"{what} must be text, not {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = ord(text[exc.start])
+        shown = f"the byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
+        raise UserError(f"{what} is not valid UTF-8 text: character {exc.start + 1} is {shown} "
+                        "(pass it in UTF-8, e.g. with a UTF-8 locale)") from None
 
 
 @dataclass
@@ -115,6 +142,25 @@ class ActionContext:
             if temporary.exists():
                 temporary.unlink()
         return target
+
+    @contextlib.contextmanager
+    def locked(self, path: str | os.PathLike[str]) -> Iterator[Path]:
+        """Hold an exclusive lock on the folder of ``path`` while reading and rewriting it.
+
+        ``with ctx.locked(ctx.data_path("todos", "todos.json")) as path:`` then
+        read, change and :meth:`write_atomic` it: every run that locks the same
+        folder waits its turn, so none loses another's change. The folder is
+        created if missing; ``path`` is checked like :meth:`check_write`.
+        """
+        target = self.check_write(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield target
+        finally:
+            os.close(fd)  # closing releases the lock
 
 
 def check_write(path: str | os.PathLike[str], roots: tuple[Path, ...], *, skill: str = "") -> Path:

@@ -11,7 +11,7 @@ from semif_agent.forge.gate import run_gate
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
-from .test_generator import COUNT
+from .test_generator import COUNT, READ
 
 
 @pytest.fixture
@@ -31,22 +31,21 @@ def test_a_passing_body_runs_on_each_sample_twice(ws: Workspace) -> None:
 
 
 def test_a_hanging_body_is_stopped_by_the_timeout(ws: Workspace) -> None:
-    hang = COUNT.replace("    path = Path(ctx.config[\"todos\"])", "    while True:\n        pass")
+    hang = COUNT.replace(READ, "    while True:\n        pass\n")
     report = run_sync(gate(ws, hang, timeout=2.0))
     assert not report.ok and "did not finish" in report.error
 
 
 def test_a_memory_bomb_is_contained(ws: Workspace) -> None:
-    bomb = COUNT.replace("    path = Path(ctx.config[\"todos\"])", "    hog = [bytearray(1 << 27) for _ in range(64)]")
+    bomb = COUNT.replace(READ, "    hog = [bytearray(1 << 27) for _ in range(64)]\n" + READ)
     report = run_sync(gate(ws, bomb))
     assert not report.ok
     assert all("MemoryError" in v.message for v in report.violations())
 
 
 def test_the_hosts_data_is_untouched(ws: Workspace) -> None:
-    writer = COUNT.replace("    path = Path(ctx.config[\"todos\"])",
-                           "    ctx.data_path('todos.json').write_text('[]')\n    path = Path(ctx.config[\"todos\"])")
-    before = sorted(p.name for p in ws.data_dir.iterdir())
+    writer = COUNT.replace(READ, "    ctx.data_path('todos', 'todos.json').write_text('[]')\n" + READ)
+    before = sorted(p.relative_to(ws.root) for p in ws.root.rglob("*"))
     report = run_sync(gate(ws, writer))
     assert report.ok
-    assert sorted(p.name for p in ws.data_dir.iterdir()) == before
+    assert sorted(p.relative_to(ws.root) for p in ws.root.rglob("*")) == before

@@ -32,7 +32,7 @@ def predict(ctx, request):
 
 
 def act(ctx, request, prediction):
-    path = Path(ctx.config["todos"])
+    path = Path(ctx.config["todos"]) / "todos.json"
     todos = json.loads(path.read_text()) if path.exists() else []
     if isinstance(todos, dict):
         todos = todos.get("todos", [])
@@ -41,6 +41,7 @@ def act(ctx, request, prediction):
                         new_state=f"{len(wanted)} to-do(s).")
 '''
 HEADER_LINES = COUNT.count("\n", 0, COUNT.index("def act"))
+READ = '    path = Path(ctx.config["todos"]) / "todos.json"\n'  # the line of COUNT that reads the to-dos
 
 
 def fenced(source: str) -> str:
@@ -84,8 +85,7 @@ BAD = {
     3: COUNT.replace("import json\n", "import json\nimport requests\n"),
     4: COUNT.replace("    result = ctx.engine.call(decision)",
                      "    from semif_agent.skills import DecisionResult\n    result = DecisionResult(selected='open')"),
-    "write": COUNT.replace("    path = Path(ctx.config[\"todos\"])",
-                           "    Path('/tmp/semif-outside-write.txt').write_text('x')\n    path = Path(ctx.config[\"todos\"])"),
+    "write": COUNT.replace(READ, "    Path('/tmp/semif-outside-write.txt').write_text('x')\n" + READ),
     "budget": COUNT.replace("    result = ctx.engine.call(decision)",
                             "    result = ctx.engine.call(decision)\n    result = ctx.engine.call(decision)"),
 }

@@ -22,10 +22,11 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "compat": (*KERNEL, "catalog"),
     "tree": (*KERNEL, "catalog"),
     "routing": (*KERNEL, "tree", "catalog"),
+    "contract": (*KERNEL, "tree", "catalog"),
     "starter": KERNEL,
-    "loop": (*KERNEL, "llm", "catalog", "tree", "routing"),
-    "forge": (*KERNEL, "llm", "tree", "routing", "loop", "catalog"),
-    "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter"),
+    "loop": (*KERNEL, "llm", "catalog", "tree", "routing", "contract"),
+    "forge": (*KERNEL, "llm", "tree", "routing", "loop", "catalog", "contract"),
+    "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract"),
 }
 
 

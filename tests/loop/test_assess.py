@@ -51,7 +51,7 @@ def test_an_error_is_a_failure_without_asking_the_judge(make_workspace) -> None:
     root = make_workspace({"email.compose": body("""
         def act(ctx, request, prediction):
             raise ConnectionError("the mail server is down")
-    """)})
+    """)}, admitted=True)  # the checker would refuse an act that never returns; this is about a raise at run time
     result, engine = run(root, ["email", "email.compose"])  # no verdict queued: asking the judge would fail
     assert result.assessment.label == "failure"
     assert "the mail server is down" in result.assessment.reason

@@ -74,9 +74,18 @@ def test_a_stub_is_navigable_and_says_so(make_workspace) -> None:
 def test_a_body_with_a_syntax_error_is_a_clear_failure(make_workspace) -> None:
     root = make_workspace({"email.compose": "def predict(ctx, request)\n    return 1\n"})
     result = runner(root, ["email", "email.compose"]).run(TEXT)
-    assert "compose.py:1: syntax error" in result.action.action_log
+    assert "compose.py: the body fails the contract, so it was not run: line 1: [criterion 1] the body does not " \
+           "compile" in result.action.action_log
     assert result.action.new_state == TEXT and result.assessment.label == "failure"
     assert outcome_rows(root)[-1]["error"]
+
+
+def test_an_admitted_body_that_no_longer_compiles_is_refused_before_it_loads(make_workspace) -> None:
+    root = make_workspace(admitted=True)
+    (root / "data" / "skills" / "email" / "compose.py").write_text("def predict(ctx, request)\n    return 1\n")
+    result = runner(root, ["email", "email.compose"]).run(TEXT)
+    assert "the body changed since it was admitted and fails the contract" in result.action.action_log
+    assert "line 1: [criterion 1]" in result.action.action_log and result.assessment.label == "failure"
 
 
 def test_a_body_missing_act_is_a_contract_error(make_workspace) -> None:
@@ -108,7 +117,7 @@ def test_wrong_return_types_are_refused(make_workspace) -> None:
 
         def act(ctx, request, prediction):
             raise AssertionError("not reached")
-    """)})
+    """)}, admitted=True)
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert "predict returned str, not Prediction" in result.action.action_log
 
@@ -133,7 +142,7 @@ def test_writes_outside_the_data_dirs_are_refused(make_workspace, tmp_path: Path
             inside.write_text("allowed")
             {writes[how]}
             return ActionResult(action_log="wrote", new_state="done")
-    """)})
+    """)}, admitted=True)
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert not outside.exists()
     assert (root / "data" / "drafts" / "ok.txt").read_text() == "allowed"
@@ -152,7 +161,8 @@ def test_a_write_through_a_symlink_out_of_the_data_dir_is_refused(make_workspace
             ctx.data_path("link", "x.txt").write_text("x")
             return ActionResult(action_log="wrote", new_state="done")
     """)})
-    (root / "data" / "link").symlink_to(outside)
+    (root / "data" / "drafts").mkdir()
+    (root / "data" / "drafts" / "link").symlink_to(outside)
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert not (outside / "x.txt").exists()
     assert "outside the data dirs" in result.action.action_log
@@ -189,7 +199,7 @@ def test_a_body_that_hangs_is_abandoned(make_workspace) -> None:
             time.sleep(2)
         def act(ctx, request, prediction):
             pass
-    """)})
+    """)}, admitted=True)
     result = runner(root, ["email", "email.compose"], body_timeout=0.2).run(TEXT)
     assert "did not finish in time" in result.action.action_log
 

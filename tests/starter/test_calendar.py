@@ -80,14 +80,14 @@ def test_none_hands_the_request_back(ws, run):
     done = run("calendar.add_event", "coffee with Grace tomorrow at 4", ["none"])
     assert done.result.new_state == "coffee with Grace tomorrow at 4"
     assert "unclear" in done.result.action_log
-    assert not (ws.data_dir / "calendar").exists()
+    assert not list((ws.data_dir / "calendar").iterdir())
 
 
 def test_no_date_or_time_hands_the_request_back(ws, run):
     done = run("calendar.add_event", "add an event for the product launch")
     assert done.engine.calls == []
     assert done.result.new_state == "add an event for the product launch"
-    assert not (ws.data_dir / "calendar").exists()
+    assert not list((ws.data_dir / "calendar").iterdir())
 
 
 def test_long_titles_are_escaped_and_folded(ws, run):
@@ -124,7 +124,7 @@ def test_list_events_by_range(ws, run):
 
 def test_list_events_reads_foreign_ics_files(ws, run):
     folder = ws.data_dir / "calendar"
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "import.ics").write_bytes(
         b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//y//EN\r\nBEGIN:VEVENT\r\nUID:1@x\r\n"
         b"DTSTAMP:20250301T000000Z\r\nDTSTART;TZID=Europe/Paris:20250313T090000\r\n"

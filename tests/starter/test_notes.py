@@ -6,7 +6,7 @@ import sqlite3
 
 
 def rows(ws):
-    db = sqlite3.connect(ws.data_dir / "notes.sqlite3")
+    db = sqlite3.connect(ws.data_dir / "notes" / "notes.sqlite3")
     try:
         return db.execute("SELECT id, notebook, body FROM notes ORDER BY id").fetchall()
     finally:
@@ -18,7 +18,7 @@ def test_add_saves_the_note_in_the_chosen_notebook(ws, run):
     assert done.engine.calls[0].option_ids == ["work", "personal", "ideas", "reading", "none"]
     assert rows(ws) == [(1, "personal", "the garage door code is 4471")]
     assert "saved note #1 in notebook 'personal'" in done.result.action_log
-    assert str(ws.data_dir / "notes.sqlite3") in done.result.action_log
+    assert str(ws.data_dir / "notes" / "notes.sqlite3") in done.result.action_log
     assert done.result.new_state == "Note #1 saved in personal: the garage door code is 4471"
 
 
@@ -31,7 +31,7 @@ def test_add_without_text_hands_the_request_back(ws, run):
     done = run("notes.add", "take a note")
     assert done.engine.calls == []
     assert done.result.new_state == "take a note"
-    assert not (ws.data_dir / "notes.sqlite3").exists()
+    assert not (ws.data_dir / "notes" / "notes.sqlite3").exists()
 
 
 def test_search_finds_the_note_with_full_text_search(ws, run):
@@ -54,7 +54,7 @@ def test_search_ranks_the_chosen_notebook_first(ws, run):
 
 def test_search_falls_back_to_like_without_the_index(ws, run):
     run("notes.add", "Remember that the plumber is called Luis", ["none"])
-    db = sqlite3.connect(ws.data_dir / "notes.sqlite3")
+    db = sqlite3.connect(ws.data_dir / "notes" / "notes.sqlite3")
     db.execute("DROP TABLE notes_fts")
     db.commit()
     db.close()
@@ -64,7 +64,7 @@ def test_search_falls_back_to_like_without_the_index(ws, run):
 
 
 def test_add_indexes_notes_saved_before_the_index_existed(ws, run):
-    path = ws.data_dir / "notes.sqlite3"
+    path = ws.data_dir / "notes" / "notes.sqlite3"
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, notebook TEXT, body TEXT, created TEXT)")
     db.execute("INSERT INTO notes (notebook, body, created) VALUES ('reading', 'read Piranesi next', '2025-01-01')")

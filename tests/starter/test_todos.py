@@ -1,4 +1,4 @@
-"""todos.add, todos.list and todos.complete over the JSON list at config["todos"]."""
+"""todos.add, todos.list and todos.complete over todos.json in the folder config["todos"]."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from semif_agent.errors import WriteRefused
 
 
 def todos(ws):
-    return json.loads((ws.data_dir / "todos.json").read_text())
+    return json.loads((ws.data_dir / "todos" / "todos.json").read_text())
 
 
 def test_add_appends_to_the_json_list(ws, run):
@@ -22,13 +22,13 @@ def test_add_appends_to_the_json_list(ws, run):
         (1, "buy printer paper", "normal", False), (2, "pay the rent, it's urgent", "high", False)]
     assert items[0]["created"] and items[0]["completed"] is None
     assert "added to-do #1 'buy printer paper' (normal priority)" in done.result.action_log
-    assert [p.name for p in ws.data_dir.iterdir() if p.name.endswith(".tmp")] == []
+    assert [p.name for p in (ws.data_dir / "todos").iterdir()] == ["todos.json"]  # no temporary file left
 
 
 def test_add_without_a_task_hands_the_request_back(ws, run):
     done = run("todos.add", "add to my to-do list")
     assert done.engine.calls == [] and done.result.new_state == "add to my to-do list"
-    assert not (ws.data_dir / "todos.json").exists()
+    assert not (ws.data_dir / "todos" / "todos.json").exists()
 
 
 @pytest.fixture
@@ -70,11 +70,11 @@ def test_complete_marks_the_chosen_todo_done(listed, run):
 
 
 def test_complete_none_changes_nothing(listed, run):
-    before = (listed.data_dir / "todos.json").read_text()
+    before = (listed.data_dir / "todos" / "todos.json").read_text()
     done = run("todos.complete", "I fixed the bike", ["none"])
     assert done.result.new_state == "I fixed the bike"
     assert "none of the open to-dos" in done.result.action_log
-    assert (listed.data_dir / "todos.json").read_text() == before
+    assert (listed.data_dir / "todos" / "todos.json").read_text() == before
 
 
 def test_complete_with_nothing_open(ws, run):
@@ -85,7 +85,7 @@ def test_complete_with_nothing_open(ws, run):
 
 
 def test_writes_outside_the_data_dirs_are_refused(ws, run, tmp_path):
-    ws.settings["paths"]["todos"] = str(tmp_path / "elsewhere.json")
+    ws.settings["paths"]["todos"] = str(tmp_path / "elsewhere")
     with pytest.raises(WriteRefused):
         run("todos.add", "todo: buy milk", ["none"])
-    assert not (tmp_path / "elsewhere.json").exists()
+    assert not (tmp_path / "elsewhere").exists()

@@ -13,7 +13,8 @@ from semif_agent.starter import TEMPLATE_DIR, create_workspace, template_files
 from semif_agent.workspace import Workspace
 
 NAME = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
-PATH_KEYS = {"data", "drafts", "contacts", "notes_db", "calendar", "todos", "files_root"}
+PATH_KEYS = {"data", "drafts", "contacts", "notes", "calendar", "todos", "files_root"}
+WRITE_DIRS = ["data/drafts", "data/notes", "data/calendar", "data/todos"]
 
 
 def test_creates_a_loadable_workspace(tmp_path):
@@ -24,7 +25,8 @@ def test_creates_a_loadable_workspace(tmp_path):
     assert PATH_KEYS <= set(config)
     assert config["drafts"] == str(root / "data" / "drafts")
     assert config["files_root"] == str(root / "files")
-    assert ws.write_roots == (root / "data",)
+    assert ws.write_roots == tuple(root / d for d in WRITE_DIRS)
+    assert all(folder.is_dir() and not any(folder.iterdir()) for folder in ws.write_roots)
     assert ws.log_path == root / "data" / "decisions.jsonl"
     assert ws.settings["log"]["enabled"] is True
     assert ws.categories_path.is_file()
@@ -56,11 +58,11 @@ def test_force_restores_missing_files_and_keeps_user_data(tmp_path):
     (root / "semif.toml").write_text('[engine]\nname = "lexical"\n')
     (root / "data" / "contacts.json").write_text('[{"name": "Zoe", "description": "me"}]')
     (root / "data" / "skills" / "todos" / "add.py").unlink()
-    (root / "data" / "todos.json").write_text("[]")
+    (root / "data" / "todos" / "todos.json").write_text("[]")
     create_workspace(root, force=True)
     assert (root / "semif.toml").read_text() == '[engine]\nname = "lexical"\n'
     assert json.loads((root / "data" / "contacts.json").read_text()) == [{"name": "Zoe", "description": "me"}]
-    assert (root / "data" / "todos.json").read_text() == "[]"
+    assert (root / "data" / "todos" / "todos.json").read_text() == "[]"
     assert (root / "data" / "skills" / "todos" / "add.py").is_file()
 
 
@@ -93,7 +95,8 @@ def test_settings_file_has_exactly_the_documented_tables():
     assert set(settings) == {"engine", "paths", "skills", "log"}
     assert settings["engine"] == {}
     assert set(settings["paths"]) == PATH_KEYS
-    assert settings["skills"] == {"write_dirs": ["data"]}
+    assert settings["skills"] == {"write_dirs": WRITE_DIRS}
+    assert [settings["paths"][kind] for kind in ("drafts", "notes", "calendar", "todos")] == WRITE_DIRS
     assert settings["log"] == {"enabled": True, "path": "data/decisions.jsonl"}
     assert '# name = "local"' in (TEMPLATE_DIR / "semif.toml").read_text()
 

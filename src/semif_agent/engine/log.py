@@ -6,6 +6,10 @@ log); a process killed mid-write leaves at most a torn last line, which
 readers skip with a warning, and the next writer starts on a fresh line so it
 never glues a row onto the torn one.
 
+The log is opened without following a symbolic link and must be a regular
+file: a link, a directory or anything else in its place is a :class:`LogError`,
+and nothing is written anywhere.
+
 The outcome of a run is known only after its decisions were logged. Rather
 than rewrite rows, the run appends one ``kind: "outcome"`` row; readers join
 it onto the run's decision rows (``outcome`` field). A person's label of a run
@@ -15,8 +19,10 @@ joined as ``label``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -96,9 +102,9 @@ class DecisionLog:
         data = "".join(lines).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise LogError(f"cannot open the decision log {self.path}: {exc.strerror}") from exc
+        fd = self._open(os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -114,6 +120,29 @@ class DecisionLog:
             raise LogError(f"cannot write the decision log {self.path}: {exc.strerror}") from exc
         finally:
             os.close(fd)  # closing releases the lock
+
+    def _open(self, flags: int) -> int:
+        """A descriptor of the log opened with ``flags``, never through a link; only a regular file is accepted."""
+        nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags | nofollow, 0o644)
+        except FileNotFoundError:
+            if flags & os.O_CREAT:
+                raise LogError(f"cannot open the decision log {self.path}: its folder is missing") from None
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise LogError(f"the decision log {self.path} is a symbolic link; refusing to follow it "
+                               "(replace it with a regular file)") from exc
+            if exc.errno == errno.EISDIR:
+                raise LogError(f"the decision log {self.path} is a directory, not a file") from exc
+            raise LogError(f"cannot open the decision log {self.path}: {exc.strerror}") from exc
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise LogError(f"the decision log {self.path} is {what}; refusing to use it")
+        return fd
 
     def read(self, *, with_outcomes: bool = False) -> Iterator[dict[str, Any]]:
         """The rows in order. Unparseable lines are skipped with a warning.
@@ -137,11 +166,9 @@ class DecisionLog:
                 yield joined
             return
         try:
-            handle = self.path.open("rb")
+            handle = os.fdopen(self._open(os.O_RDONLY), "rb")
         except FileNotFoundError:
             return
-        except OSError as exc:
-            raise LogError(f"cannot read the decision log {self.path}: {exc.strerror}") from exc
         with handle:
             for number, raw in enumerate(handle, start=1):
                 if not raw.strip():

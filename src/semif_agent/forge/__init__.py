@@ -1,7 +1,7 @@
 """Skill generation and the contract checker: only bodies that pass the contract are admitted."""
 
+from ..contract import CheckReport, Violation, check_source
 from .admission import acheck_skill
-from .checker import CheckReport, Violation, check_source
 from .generator import GenerationFailed, Generated, agenerate_skill, contract_text, extract_code, make_manifest
 from .store import admit
 

@@ -35,9 +35,12 @@ def main() -> None:
         return
     for sample in job["samples"]:
         for answer in ("first", "none"):
-            engine = BudgetedEngine(ScriptedEngine(fn=_answer(answer)), job["budget"], job["name"])
-            ctx = ActionContext(engine=engine, config=job["config"], write_roots=roots, skill=job["name"], run_id="gate")
+            scripted = ScriptedEngine(fn=_answer(answer), model=job.get("model"))
+            scripted.name = job.get("engine") or scripted.name  # the workspace engine's name, as in a real run
+            engine = BudgetedEngine(scripted, job["budget"], job["name"])
             request = Request(sample)
+            ctx = ActionContext(engine=engine, config=dict(job["config"]), write_roots=roots, skill=job["name"],
+                                run_id=request.id)
             outcome = {"request": sample, "answers": answer, "ok": True, "problem": ""}
             try:
                 with guarded(roots, job["name"]):
@@ -64,11 +67,14 @@ def main() -> None:
 
 
 def _answer(mode: str):
+    """The first real option (or ``none``), with a score and probability for every option, as engines give."""
+
     def pick(request):
         ids = request.option_ids
-        if mode == "none" and "none" in ids:
-            return "none"
-        return next((i for i in ids if i != "none"), ids[0])
+        chosen = "none" if mode == "none" and "none" in ids else next((i for i in ids if i != "none"), ids[0])
+        rest = (1.0 - 0.7) / max(len(ids) - 1, 1)
+        return {"selected": chosen, "scores": {i: 0.62 if i == chosen else 0.21 for i in ids},
+                "probabilities": {i: 0.7 if i == chosen else rest for i in ids}}
 
     return pick
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import CheckReport, check_source
 from ..engine.base import Engine
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
-from .checker import CheckReport, check_source
 from .duplicates import duplicate_violation, nearest_leaf
 from .gate import run_gate
 
@@ -33,7 +33,8 @@ async def acheck_skill(
     if gate and report.ok:
         samples = list(manifest.get("examples") or []) or [description or manifest.get("name", "")]
         result = await run_gate(source, name=manifest["name"], category=manifest["category"],
-                                budget=int(manifest.get("cost_budget", 3)), samples=samples[:4], workspace=workspace)
+                                budget=int(manifest.get("cost_budget", 3)), samples=samples[:4], workspace=workspace,
+                                engine_name=getattr(engine, "name", None), engine_model=getattr(engine, "model", None))
         report.gate = result.to_dict()
         report.violations.extend(result.violations())
     return report

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..contract import Violation
 from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, Option
 from ..engine.lexical import LexicalEngine
 from ..engine.local import option_text
 from ..engine.registry import local_available
 from ..tree.tree import SkillTree
-from .checker import Violation
 
 ASK_AT = 0.70
 REFUSE_AT = 0.80

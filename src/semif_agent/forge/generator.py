@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..contract import CheckReport
 from ..engine.base import Engine
 from ..engine.log import DecisionLog
 from ..errors import UserError
@@ -23,7 +24,6 @@ from ..tree.manifests import DEFAULT_COST_BUDGET, NAME_RE
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .admission import acheck_skill
-from .checker import CheckReport
 from .store import admit
 
 MAX_ATTEMPTS = 3

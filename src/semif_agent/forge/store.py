@@ -4,6 +4,8 @@ Both files are written to temporary siblings first and moved into place only
 when both are ready, under a lock on ``categories.json``; the manifest moves
 last, so until it does the tree does not know the skill. If anything fails,
 the previous body (if any) is put back and ``categories.json`` is unchanged.
+The admitted body's sha256 is then recorded in ``data/admitted.json``, so a
+later change to it is checked again before it runs.
 """
 
 from __future__ import annotations
@@ -12,29 +14,13 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..contract.admitted import locked, record_body
 from ..errors import ManifestError
 from ..tree.manifests import body_path_for
 from ..workspace import Workspace
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on ``path`` (a sibling ``.lock`` file)."""
-    lock = path.with_name(path.name + ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("a") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
 
 
 def admit(workspace: Workspace, manifest: dict[str, Any], source: str, *, category: dict[str, Any] | None = None) -> Path:
@@ -78,6 +64,7 @@ def admit(workspace: Workspace, manifest: dict[str, Any], source: str, *, catego
         if backup is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(backup)
+        record_body(workspace, manifest["name"], source, how="admitted")
     return body
 
 

@@ -41,13 +41,20 @@ class Changes:
         return {"created": self.created, "modified": self.modified, "deleted": self.deleted}
 
 
-def observe(roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = ()) -> Observation:
-    """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``."""
+def observe(roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = (), base: Path | None = None) -> Observation:
+    """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``.
+
+    Files are named relative to ``base`` (the workspace) when they lie in it,
+    else relative to their root's parent folder.
+    """
     files: dict[str, tuple[int, int]] = {}
     skip = {os.path.realpath(p) for p in ignore}
+    top = os.path.realpath(base) if base is not None else None
     for root in roots:
-        base = os.path.realpath(root)
-        for folder, dirs, names in os.walk(base):
+        base_dir = os.path.realpath(root)
+        inside = top is not None and (base_dir + os.sep).startswith(top + os.sep)
+        names_from = top if inside else os.path.dirname(base_dir)
+        for folder, dirs, names in os.walk(base_dir):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(names):
                 full = os.path.join(folder, name)
@@ -57,7 +64,7 @@ def observe(roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = ()) -> Observ
                     stat = os.stat(full)
                 except OSError:
                     continue
-                files[os.path.relpath(full, os.path.dirname(base))] = (stat.st_size, stat.st_mtime_ns)
+                files[os.path.relpath(full, names_from)] = (stat.st_size, stat.st_mtime_ns)
                 if len(files) >= MAX_FILES:
                     return Observation(files, truncated=True)
     return Observation(files)

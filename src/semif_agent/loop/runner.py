@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from .._sync import run_sync
+from ..contract.admitted import load_checked_body
 from ..engine.base import Engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..engine.log import DecisionLog, decision_row
 from ..engine.registry import create_engine, default_engine_name
 from ..errors import BudgetExceeded, SemifError, SkillContractError, SkillError, WriteRefused
 from ..skills import ActionContext, ActionResult, Prediction, Request
-from ..tree.bodies import load_body
 from ..tree.manifests import SkillManifest
 from ..routing.strategies import create_strategy
 from ..routing.tune import routing_settings
@@ -218,7 +218,7 @@ class _Run:
             evidence = gather_evidence(text, action, Changes(), skill=skill)
             return self.finish(route, action, settled("failure", "the skill is a stub", evidence, "stub"))
         try:
-            body = load_body(skill)
+            body = load_checked_body(self.runner.workspace, skill)  # a body changed since it passed is checked again
         except SkillError as exc:
             action = ActionResult(action_log=f"{skill.name}: cannot load the skill: {exc}", new_state=text)
             assessment = await self.assess(action, Changes(), error=str(exc), skill=skill)
@@ -284,7 +284,7 @@ class _Run:
     def _observe(self) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
         ws = self.runner.workspace
-        return observe(ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path))
+        return observe(ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path), base=ws.root)
 
     async def assess(
         self,

@@ -8,6 +8,7 @@ bodies are data files, not modules of this package)::
     data/categories.json                5 categories, 11 skill manifests
     data/contacts.json                  the address book email skills choose from
     data/skills/<category>/<leaf>.py    the skill bodies (predict -> act)
+    data/drafts/, notes/, calendar/, todos/   what the skills write (created empty)
     files/...                           sample files for the files skills
 
 >>> from semif_agent.starter import create_workspace
@@ -16,6 +17,7 @@ bodies are data files, not modules of this package)::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WorkspaceError
+from ..workspace import Workspace
 
 __all__ = ["TEMPLATE_DIR", "create_workspace", "template_files"]
 
@@ -52,6 +55,7 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Pa
     existing file is overwritten: only the template files that are missing
     are written, and the starter's categories and skills are added to an
     existing ``data/categories.json`` where absent (entries already there win).
+    The write dirs its ``semif.toml`` lists are created.
     """
     root = Path(dest).expanduser().resolve()
     if root.exists() and not root.is_dir():
@@ -73,6 +77,8 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Pa
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(TEMPLATE_DIR / rel, target)
+        with contextlib.suppress(WorkspaceError):  # a user's semif.toml kept by force is theirs to fix
+            Workspace.load(root, migrate_layout=False).make_write_dirs()
     except OSError as exc:
         raise WorkspaceError(f"{root}: cannot write the starter workspace ({exc.strerror or exc})") from exc
     return root

@@ -9,7 +9,6 @@ files of that kind rank first, or, with no other word to match, are the
 result; ``none`` means any kind.
 """
 
-import os
 import re
 from pathlib import Path
 
@@ -45,13 +44,14 @@ def ask(text):
 
 
 def walk(root):
-    """The files under ``root``, skipping links and hidden entries."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            path = Path(folder) / name
-            if not name.startswith(".") and not path.is_symlink():
-                yield path
+    """The files under ``root``, skipping links and hidden entries: a folder's files, then its subfolders'."""
+    try:
+        entries = sorted(p for p in root.iterdir() if not p.name.startswith(".") and not p.is_symlink())
+    except OSError:  # an unreadable folder is skipped
+        return
+    yield from (p for p in entries if p.is_file())
+    for folder in (p for p in entries if p.is_dir()):
+        yield from walk(folder)
 
 
 def predict(ctx, request):

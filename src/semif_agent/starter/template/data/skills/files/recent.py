@@ -6,7 +6,6 @@ number ("the last 5 files"). The time window (changed today, this week, this
 month) is a SemIf decision; ``none`` means no time limit.
 """
 
-import os
 import re
 import time
 from datetime import datetime
@@ -27,6 +26,17 @@ def count_of(text):
     m = re.search(r"\b(?:last|latest|newest|recent|top)\s+(\d{1,3})\b|\b(\d{1,3})\s+(?:most\s+)?"
                   r"(?:recent|latest|newest|last|recently)\b", text, re.I)
     return max(1, int(m[1] or m[2])) if m else DEFAULT_COUNT
+
+
+def walk(root):
+    """The files under ``root``, skipping links and hidden entries: a folder's files, then its subfolders'."""
+    try:
+        entries = sorted(p for p in root.iterdir() if not p.name.startswith(".") and not p.is_symlink())
+    except OSError:  # an unreadable folder is skipped
+        return
+    yield from (p for p in entries if p.is_file())
+    for folder in (p for p in entries if p.is_dir()):
+        yield from walk(folder)
 
 
 def since(window):
@@ -54,12 +64,10 @@ def act(ctx, request, prediction):
     if not root.is_dir():
         return ActionResult(f"files.recent: the files folder {root} does not exist.", request.text)
     start, found = since(window), []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            path = Path(folder) / name
-            if not name.startswith(".") and not path.is_symlink() and len(found) < MAX_FILES:
-                found.append((path.stat().st_mtime, path.relative_to(root).as_posix()))
+    for path in walk(root):
+        if len(found) >= MAX_FILES:
+            break
+        found.append((path.stat().st_mtime, path.relative_to(root).as_posix()))
     found = sorted((f for f in found if f[0] >= start), reverse=True)[: count_of(request.text)]
     label = {"today": "changed today", "week": "changed this week", "month": "changed this month"}.get(window, "")
     if not found:

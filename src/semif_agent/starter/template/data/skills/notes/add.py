@@ -2,9 +2,9 @@
 
 The note is the request without its lead-in ("note that", "jot down:",
 "remember that"...). Which notebook it goes in is a SemIf decision; ``none``
-files it under "general". Notes are rows of a SQLite database at
-``config["notes_db"]``, indexed for full-text search (FTS5) when this SQLite
-has it.
+files it under "general". Notes are rows of the SQLite database
+``notes.sqlite3`` in the folder ``config["notes"]``, indexed for full-text
+search (FTS5) when this SQLite has it (SQLite serialises concurrent writers).
 """
 
 import re
@@ -62,7 +62,7 @@ def act(ctx, request, prediction):
         )
     notebook = prediction.text.removeprefix("notebook is ")
     notebook = notebook if notebook in NOTEBOOKS else "general"
-    path = ctx.data_path("notes_db")
+    path = ctx.data_path("notes", "notes.sqlite3")
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path)
     try:

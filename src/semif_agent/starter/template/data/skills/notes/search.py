@@ -3,8 +3,8 @@
 The search words are the request's words less the filler ("search my notes
 for", "what did I note about"...). Which notebook to look in first is a SemIf
 decision; notes from other notebooks still follow, and ``none`` ranks all
-notebooks alike. Uses the FTS5 index of ``config["notes_db"]`` when present,
-else a LIKE scan. Read-only.
+notebooks alike. Uses the FTS5 index of ``notes.sqlite3`` in the folder
+``config["notes"]`` when present, else a LIKE scan. Read-only.
 """
 
 import re
@@ -55,7 +55,7 @@ def act(ctx, request, prediction):
         )
     notebook = prediction.text.removeprefix("notebook is ")
     query = " ".join(words)
-    path = Path(ctx.config.get("notes_db", "data/notes.sqlite3"))
+    path = Path(ctx.config.get("notes", "data/notes")) / "notes.sqlite3"
     if not path.is_file():
         return ActionResult(f"notes.search: no notes database at {path} yet.", "No notes saved yet.")
     db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)

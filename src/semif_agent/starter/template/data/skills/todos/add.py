@@ -2,8 +2,10 @@
 
 The task is the request without its lead-in ("add", "remind me to", "todo:")
 and trailing "to my to-do list". Its priority is a SemIf decision (high, low);
-``none`` means normal. The list is a JSON file at ``config["todos"]``, a list
-of ``{id, text, priority, done, created, completed}``, rewritten atomically.
+``none`` means normal. The list is ``todos.json`` in the folder
+``config["todos"]``, a list of ``{id, text, priority, done, created,
+completed}``, read and rewritten (atomically) under a lock on that folder, so
+runs at the same time each keep their to-do.
 """
 
 import json
@@ -61,11 +63,11 @@ def act(ctx, request, prediction):
         return ActionResult("todos.add: did not add a to-do: the request names no task.", request.text)
     priority = prediction.text.removeprefix("priority is ")
     priority = priority if priority in PRIORITIES else "normal"
-    path = ctx.data_path("todos")
-    todos = load(path)
-    todo = {"id": max((t["id"] for t in todos), default=0) + 1, "text": task, "priority": priority,
-            "done": False, "created": datetime.now().isoformat(timespec="seconds"), "completed": None}
-    ctx.write_atomic(path, json.dumps(todos + [todo], indent=2, ensure_ascii=False) + "\n")
+    with ctx.locked(ctx.data_path("todos", "todos.json")) as path:
+        todos = load(path)
+        todo = {"id": max((t["id"] for t in todos), default=0) + 1, "text": task, "priority": priority,
+                "done": False, "created": datetime.now().isoformat(timespec="seconds"), "completed": None}
+        ctx.write_atomic(path, json.dumps(todos + [todo], indent=2, ensure_ascii=False) + "\n")
     open_count = sum(1 for t in todos if not t["done"]) + 1
     return ActionResult(
         action_log=f"todos.add: added to-do #{todo['id']} {task!r} ({priority} priority) to {path}; "

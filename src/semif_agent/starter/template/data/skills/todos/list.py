@@ -1,7 +1,7 @@
 """todos.list: show the to-do list.
 
 Which to-dos the user wants (open, done, all) is a SemIf decision; ``none``
-shows the open ones. Reads the JSON list at ``config["todos"]``; open to-dos
+shows the open ones. Reads ``todos.json`` in the folder ``config["todos"]``; open to-dos
 are shown high priority first. Read-only.
 """
 
@@ -43,7 +43,7 @@ def predict(ctx, request):
 def act(ctx, request, prediction):
     status = prediction.text.removeprefix("status is ")
     status = status if status in STATUSES else "open"
-    path = Path(ctx.config.get("todos", "data/todos.json"))
+    path = Path(ctx.config.get("todos", "data/todos")) / "todos.json"
     todos = load(path)
     shown = [t for t in todos if status == "all" or t["done"] == (status == "done")]
     shown.sort(key=lambda t: (t["done"], RANK.get(t.get("priority"), 1), t["id"]))

@@ -1,4 +1,4 @@
-"""A workspace: a folder with ``semif.toml``, its data dirs, skills and decision log.
+"""A workspace: a folder with ``semif.toml``, its data dirs, skills and records.
 
 Settings (``semif.toml``)::
 
@@ -6,11 +6,15 @@ Settings (``semif.toml``)::
     name = "local"            # local | lexical | scripted | llm | a registered name
 
     [paths]                   # relative to the workspace; skills get them absolute in ctx.config
-    data = "data"
-    drafts = "data/drafts"
+    data = "data"             # the data dir: the records (manifests, bodies, logs) and the folders below
+    drafts = "data/drafts"    # one folder per kind of data skills write (each defaults to data/<kind>)
+    notes = "data/notes"
+    calendar = "data/calendar"
+    todos = "data/todos"
 
     [skills]
-    write_dirs = ["data"]     # the only places skills may write
+    write_dirs = ["data/drafts", "data/notes", "data/calendar", "data/todos"]   # the only places skills may write
+    timeout = 120             # seconds a body may run
 
     [log]
     enabled = true
@@ -19,8 +23,12 @@ Settings (``semif.toml``)::
     model_calls = true                        # every model call (generation, chat) as a row too
     model_calls_path = "data/model_calls.jsonl"
 
-Unknown sections are kept in :attr:`Workspace.settings` for the layers that
-own them (``[provider]``, ``[routing]``...).
+``write_dirs`` defaults to the four folders of ``[paths]``. A write dir may
+not reach a record (see :mod:`.records`); a setting of the wrong type is
+refused (see :mod:`.settings`); a workspace of the old layout, where skills
+wrote the whole data dir, is moved on load (see :mod:`.migrate`). Unknown
+sections are kept in :attr:`Workspace.settings` for the layers that own them
+(``[provider]``, ``[routing]``...).
 """
 
 from __future__ import annotations
@@ -31,16 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import WorkspaceError
+from ..errors import WorkspaceError
+from .migrate import migrate
+from .records import check_write_dirs
+from .settings import FOLDERS, check_types, merged
+
+__all__ = ["FOLDERS", "SETTINGS_FILE", "Workspace", "default_workspace_dir", "find_workspace"]
 
 SETTINGS_FILE = "semif.toml"
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "engine": {},
-    "paths": {"data": "data"},
-    "skills": {"write_dirs": ["data"]},
-    "log": {"enabled": True, "path": "data/decisions.jsonl", "fsync": False,
-            "model_calls": True, "model_calls_path": "data/model_calls.jsonl"},
-}
 
 
 @dataclass
@@ -51,39 +57,21 @@ class Workspace:
     settings: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, root: str | os.PathLike[str]) -> Workspace:
+    def load(cls, root: str | os.PathLike[str], *, migrate_layout: bool = True) -> Workspace:
+        """The workspace at ``root``; one of the old layout is moved to the current one first (``migrate_layout``)."""
         root = Path(root).expanduser().resolve()
         settings_file = root / SETTINGS_FILE
         if not root.is_dir():
             raise WorkspaceError(f"{root}: no such workspace directory")
         if not settings_file.is_file():
             raise WorkspaceError(f"{root}: not a workspace (no {SETTINGS_FILE}); create one with: semif init {root}")
-        try:
-            raw = tomllib.loads(settings_file.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise WorkspaceError(f"{settings_file}: invalid TOML ({exc})") from exc
-        except OSError as exc:
-            raise WorkspaceError(f"{settings_file}: cannot read ({exc.strerror})") from exc
-        settings = {k: dict(v) for k, v in _DEFAULTS.items()}
-        for key, value in raw.items():
-            if isinstance(value, dict) and isinstance(settings.get(key), dict):
-                settings[key].update(value)
-            else:
-                settings[key] = value
-        workspace = cls(root=root, settings=settings)
-        workspace._validate()
+        text, raw = _read(settings_file)
+        if migrate_layout and migrate(root, settings_file, raw, text):
+            text, raw = _read(settings_file)
+        workspace = cls(root=root, settings=merged(raw))
+        check_types(workspace.settings, str(settings_file))
+        check_write_dirs(workspace)
         return workspace
-
-    def _validate(self) -> None:
-        for section in ("engine", "paths", "skills", "log"):
-            if not isinstance(self.settings.get(section), dict):
-                raise WorkspaceError(f"{self.settings_file}: [{section}] must be a table")
-        for key, value in self.settings["paths"].items():
-            if not isinstance(value, str):
-                raise WorkspaceError(f"{self.settings_file}: [paths] {key} must be a string path")
-        dirs = self.settings["skills"].get("write_dirs")
-        if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
-            raise WorkspaceError(f"{self.settings_file}: [skills] write_dirs must be a list of paths")
 
     @property
     def settings_file(self) -> Path:
@@ -111,7 +99,19 @@ class Workspace:
 
     @property
     def write_roots(self) -> tuple[Path, ...]:
+        """The folders skills may write (``[skills] write_dirs``), resolved."""
         return tuple(self.resolve(d) for d in self.settings["skills"]["write_dirs"])
+
+    def make_write_dirs(self) -> None:
+        """Create the write dirs that lie inside the workspace and are missing."""
+        for folder in self.write_roots:
+            if self.root in folder.parents:
+                folder.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def admitted_path(self) -> Path:
+        """The admitted bodies' sha256 digests (see :mod:`semif_agent.contract.admitted`)."""
+        return self.data_dir / "admitted.json"
 
     @property
     def log_path(self) -> Path:
@@ -133,6 +133,18 @@ class Workspace:
             config[key] = str(self.resolve(value))
         config["workspace"] = str(self.root)
         return config
+
+
+def _read(settings_file: Path) -> tuple[str, dict[str, Any]]:
+    try:
+        text = settings_file.read_text(encoding="utf-8")
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{settings_file}: invalid TOML ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(f"{settings_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise WorkspaceError(f"{settings_file}: cannot read ({exc.strerror})") from exc
 
 
 def find_workspace(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Workspace:

@@ -4,76 +4,31 @@ Criteria (numbered as in the contract's acceptance criteria):
 
 1. the body compiles and defines ``predict(ctx, request)`` and ``act(ctx, request, prediction)``;
 2. the name matches the manifest pattern and the category is given;
-3. it imports nothing outside the standard library and ``semif_agent`` (no
-   ``__import__``, ``importlib``, ``exec``/``eval``/``compile``, no processes);
+3. it imports only the allowed modules and takes no way around them (see
+   :mod:`.escapes`: the allow-list, dynamic imports, dunders, ``exec``/``eval``);
 4. it decides through ``ctx.engine`` (no invented engines, no hand-made
-   ``DecisionResult``) and returns ``Prediction`` / ``ActionResult``;
-5. it does not duplicate a leaf of its category (see :mod:`.duplicates`).
+   ``DecisionResult``, no reaching past its budget) and returns ``Prediction`` /
+   ``ActionResult``, and leaves ``ctx`` as it was given;
+5. it does not duplicate a leaf of its category (``semif_agent.forge.duplicates``).
 
-The behavioural gate (:mod:`.gate`) then runs the body.
+Admission (``semif_agent.forge``) adds criterion 5 and the behavioural gate;
+before a run, a body changed since it passed is checked here again
+(:mod:`.admitted`).
 """
 
 from __future__ import annotations
 
 import ast
-import sys
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from ..tree.manifests import NAME_RE
+from .escapes import escape_violations
+from .report import CheckReport, Violation
 
-_FORBIDDEN_MODULES = frozenset({
-    "importlib", "subprocess", "ctypes", "multiprocessing", "pty", "runpy", "code", "codeop", "marshal", "pickle",
-    "shelve", "socket", "ssl", "http", "urllib", "ftplib", "smtplib", "telnetlib", "xmlrpc", "asyncio", "threading",
-    "signal", "resource", "sys",
-})
-_FORBIDDEN_CALLS = frozenset({"__import__", "exec", "eval", "compile", "breakpoint", "globals", "vars"})
-_PROCESS_CALLS = frozenset({
-    "system", "popen", "fork", "forkpty", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve",
-    "spawnvp", "spawnvpe", "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe",
-    "posix_spawn", "posix_spawnp", "kill", "killpg",
-})
+__all__ = ["CheckReport", "Violation", "check_source"]
+
 _SIGNATURES = {"predict": ("ctx", "request"), "act": ("ctx", "request", "prediction")}
 _RETURNS = {"predict": "Prediction", "act": "ActionResult"}
 _ARTICLE = {"Prediction": "a Prediction", "ActionResult": "an ActionResult"}
-
-
-@dataclass(frozen=True)
-class Violation:
-    criterion: int | str
-    line: int
-    message: str
-
-    def render(self, filename: str = "") -> str:
-        where = f"{filename}:{self.line}" if filename else f"line {self.line}"
-        return f"{where}: [criterion {self.criterion}] {self.message}"
-
-
-@dataclass
-class CheckReport:
-    """What the checker found. ``ok`` when there is no violation."""
-
-    name: str
-    category: str
-    violations: list[Violation] = field(default_factory=list)
-    nearest: dict[str, Any] | None = None
-    gate: dict[str, Any] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    def criteria(self) -> set[int | str]:
-        return {v.criterion for v in self.violations}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "category": self.category, "ok": self.ok,
-                "violations": [asdict(v) for v in self.violations], "nearest": self.nearest, "gate": self.gate}
-
-    def render(self, filename: str = "") -> str:
-        if self.ok:
-            return f"{self.name}: passes the contract"
-        return "\n".join(v.render(filename) for v in self.violations)
 
 
 def check_source(source: str, *, name: str, category: str) -> CheckReport:
@@ -102,7 +57,7 @@ def check_source(source: str, *, name: str, category: str) -> CheckReport:
         if len(given) != len(params) or node.args.vararg or node.args.kwonlyargs:
             found.append(Violation(1, node.lineno, f"{fn} must take {_sig(params)}, not ({', '.join(given)})"))
         found.extend(_return_violations(node, _RETURNS[fn]))
-    found.extend(_import_violations(tree))
+    found.extend(escape_violations(tree))
     found.extend(_engine_violations(tree))
     found.sort(key=lambda v: (v.line, str(v.criterion)))
     return report
@@ -110,35 +65,6 @@ def check_source(source: str, *, name: str, category: str) -> CheckReport:
 
 def _sig(params: tuple[str, ...]) -> str:
     return f"({', '.join(params)})"
-
-
-def _import_violations(tree: ast.Module) -> list[Violation]:
-    out = []
-    for node in ast.walk(tree):
-        modules: list[str] = []
-        if isinstance(node, ast.Import):
-            modules = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                out.append(Violation(3, node.lineno, "relative imports are not allowed"))
-                continue
-            modules = [node.module or ""]
-        for module in modules:
-            top = module.split(".")[0]
-            if top == "semif_agent":
-                continue
-            if top not in sys.stdlib_module_names:
-                out.append(Violation(3, node.lineno, f"imports {module!r}, which is not in the standard library"))
-            elif top in _FORBIDDEN_MODULES:
-                out.append(Violation(3, node.lineno, f"imports {module!r}: skills may not load code, open "
-                                                     "connections or start processes"))
-        if isinstance(node, ast.Call):
-            called = _called_name(node.func)
-            if called in _FORBIDDEN_CALLS:
-                out.append(Violation(3, node.lineno, f"calls {called}(): running or importing code from strings is refused"))
-            elif called in _PROCESS_CALLS and isinstance(node.func, ast.Attribute) and _root(node.func) == "os":
-                out.append(Violation(3, node.lineno, f"calls os.{called}(): skills may not start or signal processes"))
-    return out
 
 
 def _engine_violations(tree: ast.Module) -> list[Violation]:
@@ -155,11 +81,15 @@ def _engine_violations(tree: ast.Module) -> list[Violation]:
                 builds_request = True
             elif called == "call" and _is_ctx_engine(node.func):
                 asks_engine = True
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        elif isinstance(node, ast.Attribute) and node.attr == "engine" and _is_ctx_engine(node):
+            out.append(Violation(4, node.lineno, "reaches past ctx.engine to the engine behind it: call ctx.engine.call(...)"))
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Attribute) and target.attr == "engine":
                     out.append(Violation(4, node.lineno, "replaces ctx.engine: use the engine the skill is given"))
+                elif isinstance(target, ast.Attribute) and _root(target) == "ctx":
+                    out.append(Violation(4, node.lineno, f"changes {ast.unparse(target)}: the context is read-only"))
     if builds_request and not asks_engine:
         out.append(Violation(4, 1, "builds DecisionRequests but never asks ctx.engine.call(...)"))
     return out

@@ -1,0 +1,295 @@
+"""Criterion 3: what a body may import, and the ways around that list it may not take.
+
+A body imports only the modules of :data:`ALLOWED_MODULES` (and their
+submodules): standard-library modules for text, data, dates, numbers and
+files reached through ``pathlib``, plus ``semif_agent.skills``. Everything
+else is refused, notably what reaches past the skill's context:
+
+- ``os``, ``sys``, ``io``, ``tempfile``, ``fcntl``, ``mmap``: the process and
+  descriptor layer (environment, raw descriptors, other files, ``ioctl``);
+- ``subprocess``, ``pty``, ``multiprocessing``, ``threading``, ``asyncio``,
+  ``signal``, ``resource``: processes, threads and signals;
+- ``socket``, ``ssl``, ``http``, ``urllib.request``, ``ftplib``, ``smtplib``:
+  the network;
+- ``importlib``, ``builtins``, ``inspect``, ``gc``, ``types``, ``ctypes``,
+  ``pickle``, ``marshal``, ``code``, ``runpy``, ``traceback``: loading or
+  reaching code and frames;
+- every other ``semif_agent`` module (the host's internals, its write guard).
+
+What the list could be bypassed with is refused too, each with its line:
+importing everything (``*``) or relatively, reaching a module through
+another (``pathlib.os``), using a module as a value or rebinding its name,
+changing a module's or an imported object's attributes, ``getattr`` with a
+computed name, ``setattr``/``delattr``, dunder names and attributes
+(``__class__``, ``__globals__``, ``__subclasses__``, ``__builtins__``...),
+private attributes (``_name``) outside ``self``/``cls``, frame and code
+attributes (``gi_frame``, ``f_globals``...), ``exec``/``eval``/``compile``/
+``__import__`` and their kin, what runs annotation strings as code
+(``typing.get_type_hints``, ``ForwardRef``, ``functools.singledispatch``),
+``exit``/``SystemExit``, SQLite's extension loading and ``ATTACH``/``VACUUM INTO`` (files outside the write dirs), and
+format strings that read such attributes.
+
+These are static checks on what a body says. The confinement a body runs in
+is what holds when something gets past them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import types
+from collections.abc import Iterator
+
+from .report import Violation
+
+ALLOWED_MODULES = frozenset({
+    "__future__", "abc", "base64", "bisect", "bz2", "calendar", "cmath", "collections", "contextlib", "copy", "csv",
+    "dataclasses", "datetime", "decimal", "difflib", "email", "enum", "fnmatch", "fractions", "functools", "glob",
+    "gzip", "hashlib", "heapq", "hmac", "html", "itertools", "json", "lzma", "math", "mimetypes", "numbers",
+    "operator", "pathlib", "pprint", "random", "re", "secrets", "shlex", "shutil", "sqlite3", "statistics", "string",
+    "struct", "textwrap", "time", "typing", "unicodedata", "urllib.parse", "uuid", "xml.etree", "zipfile", "zlib",
+    "zoneinfo", "semif_agent.skills",
+})
+"""The modules a body may import (with their submodules)."""
+
+_BUILTINS = frozenset({
+    "exec", "eval", "compile", "breakpoint", "globals", "locals", "vars", "help", "input", "exit", "quit",
+    "SystemExit", "setattr", "delattr",
+})
+"""Built-in names a body may not use: they run strings as code, reach scopes, stop the host, or set attributes by name."""
+_OUT_OF_REACH = frozenset({
+    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await",
+    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next", "co_code",
+    "co_consts", "co_names", "mro", "load_extension", "enable_load_extension", "get_type_hints", "ForwardRef",
+    "singledispatch", "singledispatchmethod", "attrgetter", "methodcaller",
+})
+"""Attributes and importable names refused wherever they appear: frames and code objects, native extensions,
+and what runs annotation strings or reaches attributes by name."""
+_ALLOWED_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__file__", "__debug__"})
+_SELF = frozenset({"self", "cls"})
+_FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[](?:_|" + "|".join(sorted(_OUT_OF_REACH)) + r")")
+_SQL_FILES = re.compile(r"\battach\s+database\b|\battach\s+('[^']*'|\"[^\"]*\"|\?|:\w+)\s+as\b|\bvacuum\s+(\w+\s+)?into\b",
+                        re.I)
+
+
+def allowed_module(name: str) -> bool:
+    """True when ``name`` is an allowed module or one of their submodules."""
+    return any(name == m or name.startswith(m + ".") for m in ALLOWED_MODULES)
+
+
+def _gateway(name: str) -> bool:
+    """True for a package on the way to allowed modules but not allowed itself (``urllib``, ``xml``, ``semif_agent``)."""
+    return not allowed_module(name) and any(m.startswith(name + ".") for m in ALLOWED_MODULES)
+
+
+def escape_violations(tree: ast.Module) -> list[Violation]:
+    """Every criterion-3 violation of ``tree``, each with its line."""
+    return list(_Scan(tree).violations())
+
+
+class _Scan:
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        self.modules: dict[str, str] = {}  # a name bound by an import -> the module it names
+        self.imported: set[str] = set()  # every name an import binds
+
+    def violations(self) -> Iterator[Violation]:
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield from self._import(node)
+        rebound = self._rebound()
+        for node in ast.walk(self.tree):
+            line = getattr(node, "lineno", 1)
+            if isinstance(node, ast.Name):
+                yield from self._name(node, rebound)
+            elif isinstance(node, ast.Attribute):
+                yield from self._attribute(node, line)
+            elif isinstance(node, ast.Call):
+                yield from self._call(node, line)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                yield from self._text(node, line)
+        for name, line in rebound.items():
+            yield Violation(3, line, f"rebinds {name!r}, a name its imports bind: give the value another name")
+
+    # imports
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> Iterator[Violation]:
+        line = node.lineno
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if not allowed_module(alias.name):
+                    yield _refused_module(alias.name, line)
+                    continue
+                bound = alias.asname or alias.name.split(".")[0]
+                self.modules[bound] = alias.name if alias.asname else alias.name.split(".")[0]
+                self.imported.add(bound)
+            return
+        if node.level:
+            yield Violation(3, line, "relative imports are not allowed")
+            return
+        module = node.module or ""
+        if not (allowed_module(module) or _gateway(module)):
+            yield _refused_module(module, line)
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                yield Violation(3, line, f"imports * from {module}: import each name it uses")
+                continue
+            bound = alias.asname or alias.name
+            self.imported.add(bound)
+            target = self._member(module, alias.name)
+            if isinstance(target, str):
+                if allowed_module(target) or _gateway(target):
+                    self.modules[bound] = target
+                else:
+                    yield Violation(3, line, f"imports the module {target} through {module}: skills may not use it")
+            elif _gateway(module):
+                yield Violation(3, line, f"imports {module}.{alias.name}: from {module} a body may import only "
+                                         f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}")
+            elif alias.name in _OUT_OF_REACH or alias.name.startswith("_"):
+                yield Violation(3, line, f"imports {alias.name} from {module}: {_why(alias.name)}")
+
+    def _member(self, module: str, name: str) -> str | None:
+        """The module ``module.name`` is, if it is one (``None`` for anything else)."""
+        if _gateway(module):
+            dotted = f"{module}.{name}"
+            return dotted if allowed_module(dotted) or _gateway(dotted) else None
+        try:
+            value = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            return None
+        return value.__name__ if isinstance(value, types.ModuleType) else None
+
+    def _rebound(self) -> dict[str, int]:
+        """Imported names the body binds again (assignment, parameter, loop, ``with``, ``def``...)."""
+        found: dict[str, int] = {}
+        for node in ast.walk(self.tree):
+            names: list[tuple[str, int]] = []
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names = [(node.id, node.lineno)]
+            elif isinstance(node, ast.arg):
+                names = [(node.arg, node.lineno)]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [(node.name, node.lineno)]
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names = [(node.name, node.lineno)]
+            for name, line in names:
+                if name in self.imported:
+                    found.setdefault(name, line)
+        return found
+
+    # uses
+
+    def _name(self, node: ast.Name, rebound: dict[str, int]) -> Iterator[Violation]:
+        parent = self.parents.get(node)
+        if node.id in _BUILTINS and node.id not in self.imported:
+            yield Violation(3, node.lineno, f"uses {node.id}: {_why(node.id)}")
+        elif node.id == "getattr" and not (isinstance(parent, ast.Call) and parent.func is node):
+            yield Violation(3, node.lineno, "uses getattr as a value: write obj.NAME")
+        elif _dunder(node.id) and node.id not in _ALLOWED_DUNDERS:
+            yield Violation(3, node.lineno, f"uses {node.id}: dunder names reach the interpreter's internals")
+        elif node.id in self.modules and node.id not in rebound and isinstance(node.ctx, ast.Load):
+            if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                yield Violation(3, node.lineno, f"uses the module {node.id} as a value: call what it holds as "
+                                                f"{node.id}.NAME")
+            else:
+                yield from self._chain(node)
+
+    def _chain(self, root: ast.Name) -> Iterator[Violation]:
+        """Follow ``module.a.b`` through the real modules; refuse a step that reaches a module not allowed."""
+        module = self.modules[root.id]
+        node: ast.AST = root
+        while isinstance(parent := self.parents.get(node), ast.Attribute) and parent.value is node:
+            attr, line = parent.attr, parent.lineno
+            if not isinstance(parent.ctx, ast.Load):
+                yield Violation(3, line, f"changes {ast.unparse(parent)}: bodies may not change modules")
+                return
+            if _dunder(attr) or attr.startswith("_"):
+                return  # refused as an attribute
+            if _gateway(module):
+                dotted = f"{module}.{attr}"
+                if not (allowed_module(dotted) or _gateway(dotted)):
+                    yield Violation(3, line, f"uses {dotted}: from {module} a body may use only "
+                                             f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}")
+                    return
+                module, node = dotted, parent
+                continue
+            try:
+                value = getattr(importlib.import_module(module), attr, None)
+            except ImportError:
+                return
+            if not isinstance(value, types.ModuleType):
+                return
+            if not allowed_module(value.__name__):
+                yield Violation(3, line, f"reaches the module {value.__name__} through {ast.unparse(parent)}: "
+                                         "skills may not use it")
+                return
+            module, node = value.__name__, parent
+
+    def _attribute(self, node: ast.Attribute, line: int) -> Iterator[Violation]:
+        attr = node.attr
+        root = _root(node)
+        if _dunder(attr) and attr not in _ALLOWED_DUNDERS:
+            yield Violation(3, line, f"uses .{attr}: dunder attributes reach the interpreter's internals")
+        elif attr in _OUT_OF_REACH:
+            yield Violation(3, line, f"uses .{attr}: {_why(attr)}")
+        elif attr.startswith("_") and not _dunder(attr) and not (isinstance(node.value, ast.Name) and node.value.id in _SELF):
+            yield Violation(3, line, f"uses the private attribute .{attr}: only a class's own methods (self, cls) may")
+        elif not isinstance(node.ctx, ast.Load) and root in self.imported and root not in self.modules:
+            yield Violation(3, line, f"changes {ast.unparse(node)}: bodies may not change what they import")
+
+    def _call(self, node: ast.Call, line: int) -> Iterator[Violation]:
+        if not (isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")):
+            return
+        name = node.args[1] if len(node.args) > 1 else None
+        target = node.args[0] if node.args else None
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            yield Violation(3, line, f"calls {node.func.id}() with a computed attribute name: write obj.NAME")
+        elif _dunder(name.value) or name.value.startswith("_") or name.value in _OUT_OF_REACH:
+            yield Violation(3, line, f"calls {node.func.id}() for {name.value!r}: that attribute is out of reach")
+        elif isinstance(target, ast.Name) and target.id in self.modules:
+            return  # the module as a value is refused where it is used
+
+    def _text(self, node: ast.Constant, line: int) -> Iterator[Violation]:
+        text = node.value
+        if _FORMAT_FIELD.search(text):
+            yield Violation(3, line, "has a format string that reads private, dunder or frame attributes")
+        elif _SQL_FILES.search(text):
+            yield Violation(3, line, "has SQL that attaches or writes another database file: use the paths in ctx.config")
+
+
+def _refused_module(module: str, line: int) -> Violation:
+    import sys
+
+    if module.split(".")[0] not in sys.stdlib_module_names and module.split(".")[0] != "semif_agent":
+        return Violation(3, line, f"imports {module!r}, which is not in the standard library")
+    if module.startswith("semif_agent"):
+        return Violation(3, line, f"imports {module!r}: of semif_agent, a body may import only semif_agent.skills")
+    return Violation(3, line, f"imports {module!r}: skills may not load code, reach the process or the network, "
+                              "or start processes (see the allowed modules in the contract)")
+
+
+def _why(name: str) -> str:
+    if name in ("setattr", "delattr"):
+        return "set attributes directly (obj.NAME = value)"
+    if name in ("exit", "quit", "SystemExit"):
+        return "a body may not stop the process; return an ActionResult instead"
+    if name in ("attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod"):
+        return "it reaches attributes by name or runs annotation strings as code"
+    if name in _OUT_OF_REACH:
+        return "frames, code objects and native extensions are out of reach"
+    if name.startswith("_"):
+        return "private names of a module are out of reach"
+    return "running or importing code from strings, and reaching scopes, is refused"
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""

@@ -1,0 +1,112 @@
+"""The workspace's records, and the rule that keeps skills' write dirs away from them.
+
+Records are what the workspace keeps about itself, next to what skills
+write: the settings, the data dir's own files (manifests, the admitted
+bodies' hashes, the stored tree, tuned routing, the trained router), the
+skill bodies, the decision and model-call logs, and the SKILL.md skill
+folders. A write dir may not be, contain or lie inside any of them, nor
+contain the data dir; a relative one stays inside the workspace; an
+absolute one elsewhere must be a folder of its own, not a system folder,
+the home folder or anything above them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from . import Workspace
+
+DATA_RECORDS = {
+    "categories.json": "the skill manifests",
+    "admitted.json": "the admitted bodies' hashes",
+    "tree.json": "the stored skill tree",
+    "routing.json": "the tuned routing",
+    "router.json": "the trained router",
+    "router.npz": "the trained router's weights",
+}
+"""Files of the data dir that are records (name -> what it holds). The tree, routing and router modules keep their own names."""
+
+_SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
+
+
+@dataclass(frozen=True)
+class Record:
+    """A path skills may not write: ``what`` it is and the ``setting`` that places it."""
+
+    path: Path
+    what: str
+    setting: str
+
+
+def records(ws: Workspace) -> list[Record]:
+    """Every record of ``ws``, resolved."""
+    found = [
+        Record(ws.settings_file, "the settings", "semif.toml"),
+        Record(ws.bodies_dir, "the skill bodies", "[paths] data"),
+        Record(ws.log_path, "the decision log", "[log] path"),
+        Record(ws.model_calls_path, "the model-call log", "[log] model_calls_path"),
+        Record(ws.skills_md_dir, "the SKILL.md skills", "skills/"),
+        Record(ws.root / ".agents" / "skills", "the SKILL.md skills", ".agents/skills/"),
+    ]
+    found += [Record(ws.data_dir / name, what, "[paths] data") for name, what in DATA_RECORDS.items()]
+    found += [Record(ws.resolve(folder), "a folder of SKILL.md skills", "[skills] folders")
+              for folder in ws.settings["skills"].get("folders", [])]
+    return found
+
+
+def check_write_dirs(ws: Workspace) -> None:
+    """Refuse, with one line naming ``[skills] write_dirs``, a write dir that reaches a record or is too broad."""
+    where = f"{ws.settings_file}: [skills] write_dirs"
+    home = Path(os.path.realpath(Path.home()))
+    for given in ws.settings["skills"]["write_dirs"]:
+        path = ws.resolve(given)
+        shown = f'"{given}"'
+        if path == ws.root or ws.root in path.parents:
+            if path == ws.data_dir or path in ws.data_dir.parents:
+                raise WorkspaceError(
+                    f"{where} {shown} holds the data dir {_rel(ws, ws.data_dir)}, where the workspace keeps its "
+                    f"records (manifests, skill bodies, logs): list only the folders skills write, such as "
+                    f'"{_rel(ws, ws.data_dir / "drafts")}"')
+            for record in records(ws):
+                clash = _overlap(path, record.path)
+                if clash:
+                    raise WorkspaceError(
+                        f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} ({record.setting}): "
+                        "skills may not write the workspace's records")
+        elif not Path(os.path.expanduser(given)).is_absolute():
+            raise WorkspaceError(f"{where} {shown} lies outside the workspace: a relative write dir must stay "
+                                 "inside it (give a folder elsewhere as an absolute path)")
+        elif path in ws.root.parents or path == home or path in home.parents or len(path.parts) <= 2 \
+                or any(path == Path(s) or Path(s) in path.parents for s in _SYSTEM):
+            raise WorkspaceError(f"{where} {shown} is too broad: a write dir outside the workspace must be a "
+                                 "folder of its own, not a system folder, the home folder or one above them")
+        else:
+            for record in records(ws):  # e.g. a decision log configured outside the workspace
+                clash = _overlap(path, record.path)
+                if clash:
+                    raise WorkspaceError(f"{where} {shown} {clash} {record.what} {record.path} ({record.setting}): "
+                                         "skills may not write the workspace's records")
+
+
+def _overlap(write_dir: Path, record: Path) -> str:
+    """How ``write_dir`` reaches ``record`` ("is", "holds", "lies inside"), or ``""``."""
+    if write_dir == record:
+        return "is"
+    if write_dir in record.parents:
+        return "holds"
+    if record in write_dir.parents:
+        return "lies inside"
+    return ""
+
+
+def _rel(ws: Workspace, path: Path) -> str:
+    try:
+        return path.relative_to(ws.root).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,111 @@
+"""``semif.toml``'s defaults, how a file's tables are merged onto them, and the type of every known setting.
+
+A setting of the wrong type is refused with one line naming its table and
+key (``[skills] timeout must be a positive number of seconds, not "slow"``).
+Unknown keys are kept for the layers that read them.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import WorkspaceError
+
+FOLDERS = ("drafts", "notes", "calendar", "todos")
+"""The kinds of data the starter skills write, each in its own folder (``[paths]``), by default under the data dir."""
+
+_TABLES = ("engine", "paths", "skills", "log")
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "engine": {},
+    "paths": {"data": "data"},
+    "skills": {},
+    "log": {"enabled": True, "path": "data/decisions.jsonl", "fsync": False,
+            "model_calls": True, "model_calls_path": "data/model_calls.jsonl"},
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_positive(value: Any) -> bool:
+    return _is_number(value) and value > 0
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+def _is_text_list(value: Any) -> bool:
+    return isinstance(value, list) and all(_is_text(item) for item in value)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+_Check = tuple[Callable[[Any], bool], str]
+_NUMBER: _Check = (_is_number, "a number")
+_TEXT: _Check = (_is_text, "a non-empty string")
+_BOOL: _Check = (_is_bool, "true or false")
+_PATHS: _Check = (_is_text_list, "a list of paths (strings)")
+SCHEMA: dict[str, dict[str, _Check]] = {
+    "engine": {"name": _TEXT, "threshold": _NUMBER, "model": _TEXT, "temperature": _NUMBER},
+    "skills": {"write_dirs": _PATHS, "timeout": (_is_positive, "a positive number of seconds"), "folders": _PATHS,
+               "user_skills": _BOOL, "allow_scripts": _BOOL},
+    "log": {"enabled": _BOOL, "path": _TEXT, "fsync": _BOOL, "model_calls": _BOOL, "model_calls_path": _TEXT},
+    "routing": {"strategy": _TEXT, "threshold": _NUMBER, "temperature": _NUMBER},
+    "forge": {"model": _TEXT},
+}
+"""The known settings of each table and what each must be; ``[paths]`` entries are all non-empty strings."""
+
+
+def merged(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` (a parsed semif.toml) over the defaults; missing folder paths and ``write_dirs`` filled in.
+
+    Each kind of data in :data:`FOLDERS` defaults to a folder of that name in
+    the data dir, and ``write_dirs`` to those folders.
+    """
+    settings: dict[str, Any] = {k: dict(v) for k, v in _DEFAULTS.items()}
+    for key, value in raw.items():
+        if isinstance(value, dict) and isinstance(settings.get(key), dict):
+            settings[key].update(value)
+        else:
+            settings[key] = value
+    paths, skills = settings.get("paths"), settings.get("skills")
+    if isinstance(paths, dict) and isinstance(paths.get("data"), str):
+        for kind in FOLDERS:
+            paths.setdefault(kind, posixpath.join(paths["data"], kind))
+        if isinstance(skills, dict) and "write_dirs" not in skills:
+            skills["write_dirs"] = [paths[kind] for kind in FOLDERS if isinstance(paths[kind], str)]
+    return settings
+
+
+def check_types(settings: dict[str, Any], where: str) -> None:
+    """Refuse, with one line naming the setting, a table or value of the wrong type."""
+    for table in (*_TABLES, *(t for t in SCHEMA if t in settings)):
+        if not isinstance(settings.get(table), dict):
+            raise WorkspaceError(f"{where}: [{table}] must be a table, not {_shown(settings.get(table))}")
+    for key, value in settings["paths"].items():
+        if not _is_text(value):
+            raise WorkspaceError(f"{where}: [paths] {key} must be a path (a non-empty string), not {_shown(value)}")
+    for table, keys in SCHEMA.items():
+        values = settings.get(table, {})
+        for key, (valid, what) in keys.items():
+            if key in values and not valid(values[key]):
+                raise WorkspaceError(f"{where}: [{table}] {key} must be {what}, not {_shown(values[key])}")
+
+
+def _shown(value: Any) -> str:
+    """A TOML-ish rendering of a bad value for an error line."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, dict):
+        return "a table"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
