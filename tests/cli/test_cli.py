@@ -118,3 +118,47 @@ def test_help_explains_the_commands() -> None:
         assert command in out
     code, out, _ = invoke("run", "--help")
     assert "--engine" in out and "--json" in out
+
+
+def test_a_request_that_is_not_utf8_is_one_line_and_nothing_is_logged(make_workspace) -> None:
+    root = make_workspace()
+    code, out, err = invoke("run", "add \udcff\udcfe to my list", "-w", str(root), "--engine", "lexical")
+    assert code == 1 and out == ""
+    assert err.strip().splitlines() == [
+        "Error: the request is not valid UTF-8 text: character 5 is the byte 0xff "
+        "(pass it in UTF-8, e.g. with a UTF-8 locale)"]
+    assert not (root / "data" / "decisions.jsonl").exists()
+
+
+def test_undecodable_bytes_on_a_real_command_line_are_one_line(make_workspace) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = make_workspace()
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "1"}
+    done = subprocess.run([sys.executable, "-m", "semif_agent", "run", b"note \xff\xfe", "-w", str(root),
+                           "--engine", "lexical"], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.decode().strip().splitlines() == [
+        "Error: the request is not valid UTF-8 text: character 6 is the byte 0xff "
+        "(pass it in UTF-8, e.g. with a UTF-8 locale)"]
+
+
+def test_the_library_refuses_text_that_is_not_utf8(make_workspace) -> None:
+    import pytest
+
+    from semif_agent.engine import ScriptedEngine
+    from semif_agent.errors import UserError
+    from semif_agent.loop import SkillRunner
+    from semif_agent.skills import Request
+    from semif_agent.workspace import Workspace
+
+    with pytest.raises(UserError, match="character 2 is a lone surrogate U\\+D800"):
+        Request("a\ud800b")
+    with pytest.raises(UserError, match="must be text, not bytes"):
+        Request(b"add milk")  # type: ignore[arg-type]
+    root = make_workspace()
+    with pytest.raises(UserError, match="character 5 is the byte 0xff"):
+        SkillRunner(Workspace.load(root), engine=ScriptedEngine(["email"])).run("add \udcff")
+    assert not (root / "data" / "decisions.jsonl").exists()

@@ -15,6 +15,7 @@ import pytest
 
 from semif_agent.engine import DecisionLog, DecisionRequest, DecisionResult, Option
 from semif_agent.engine.log import TornLineWarning, decision_row
+from semif_agent.errors import LogError
 
 
 def row(run: str, step: int, kind: str = "route") -> dict:
@@ -97,3 +98,36 @@ def test_a_run_killed_mid_write_leaves_every_earlier_row_intact(tmp_path: Path) 
         assert list(DecisionLog(path).read())[-1]["run_id"] == "after"
     lines = path.read_bytes().split(b"\n")
     assert json.loads(lines[-2])["run_id"] == "after"
+
+
+def test_a_symlink_in_place_of_the_log_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious\n")
+    (tmp_path / "d.jsonl").symlink_to(target)
+    log = DecisionLog(tmp_path / "d.jsonl")
+    with pytest.raises(LogError, match=r"d\.jsonl is a symbolic link; refusing to follow it"):
+        log.append(row("r1", 1))
+    with pytest.raises(LogError, match="symbolic link"):
+        list(log.read())
+    assert target.read_text() == "precious\n"
+
+
+def test_a_dangling_symlink_is_not_followed_to_create_a_file(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").symlink_to(tmp_path / "created-through-the-link.jsonl")
+    with pytest.raises(LogError, match="symbolic link"):
+        DecisionLog(tmp_path / "d.jsonl").append(row("r1", 1))
+    assert not (tmp_path / "created-through-the-link.jsonl").exists()
+
+
+def test_a_directory_or_a_fifo_in_place_of_the_log_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").mkdir()
+    with pytest.raises(LogError, match=r"d\.jsonl is a directory"):
+        DecisionLog(tmp_path / "d.jsonl").append(row("r1", 1))
+    with pytest.raises(LogError, match=r"d\.jsonl is a directory"):
+        list(DecisionLog(tmp_path / "d.jsonl").read())
+    assert list((tmp_path / "d.jsonl").iterdir()) == []
+    os.mkfifo(tmp_path / "f.jsonl")
+    with pytest.raises(LogError, match=r"f\.jsonl is not a regular file"):
+        DecisionLog(tmp_path / "f.jsonl").append(row("r1", 1))
+    with pytest.raises(LogError, match=r"f\.jsonl is not a regular file"):
+        list(DecisionLog(tmp_path / "f.jsonl").read())

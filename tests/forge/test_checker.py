@@ -75,3 +75,92 @@ def test_all_violations_are_reported_not_just_the_first() -> None:
     report = check(body)
     assert {3, 1} <= report.criteria()
     assert len(report.violations) >= 3
+
+
+def in_act(*lines: str) -> str:
+    """GOOD with ``lines`` at the start of act's work (line 11 onwards)."""
+    return GOOD.replace("    path = ctx.data_path", "".join(f"    {line}\n" for line in lines) + "    path = ctx.data_path")
+
+
+@pytest.mark.parametrize(("body", "line", "fragment"), [
+    ("import os\n" + GOOD, 2, "imports 'os': skills may not"),
+    ("from os import path\n" + GOOD, 2, "imports 'os'"),
+    ("import sys\n" + GOOD, 2, "imports 'sys'"),
+    ("import io\n" + GOOD, 2, "imports 'io'"),
+    ("import importlib\n" + GOOD, 2, "imports 'importlib'"),
+    ("import builtins\n" + GOOD, 2, "imports 'builtins'"),
+    ("import ctypes\n" + GOOD, 2, "imports 'ctypes'"),
+    ("import socket\n" + GOOD, 2, "imports 'socket'"),
+    ("import tempfile\n" + GOOD, 2, "imports 'tempfile'"),
+    ("import urllib.request\n" + GOOD, 2, "imports 'urllib.request'"),
+    ("from semif_agent.loop.guard import unguarded\n" + GOOD, 2, "a body may import only semif_agent.skills"),
+    ("from semif_agent import Agent\n" + GOOD, 2, "from semif_agent a body may import only semif_agent.skills"),
+    ("from pathlib import os\n" + GOOD, 2, "imports the module os through pathlib"),
+    ("from functools import singledispatch\n" + GOOD, 2, "runs annotation strings as code"),
+    ("from json import *\n" + GOOD, 2, "imports * from json"),
+    ("from .helpers import x\n" + GOOD, 2, "relative imports are not allowed"),
+    (in_act("import pathlib", "pathlib.os.system('id')"), 12, "reaches the module os through pathlib.os"),
+    (in_act("from semif_agent import skills", "skills.os.getcwd()"), 12, "reaches the module os through skills.os"),
+    (in_act("import urllib.parse", "urllib.request.urlopen('http://x')"), 12, "uses urllib.request"),
+    (in_act("import json", "loader = json"), 12, "uses the module json as a value"),
+    (in_act("import json", "json.loads = print"), 12, "changes json.loads: bodies may not change modules"),
+    (in_act("import json", "json = None"), 12, "rebinds 'json'"),
+    (in_act("from semif_agent.skills import ActionContext", "ActionContext.check_write = print"), 12,
+     "changes ActionContext.check_write"),
+    (in_act("name = 'lo' + 'ads'", "getattr(request, name)"), 12, "getattr() with a computed attribute name"),
+    (in_act("getattr(ctx, '__class__')"), 11, "calls getattr() for '__class__'"),
+    (in_act("fetch = getattr"), 11, "uses getattr as a value"),
+    (in_act("setattr(ctx, 'write_roots', ())"), 11, "uses setattr"),
+    (in_act("__import__('os')"), 11, "uses __import__"),
+    (in_act("exec('1')"), 11, "uses exec"),
+    (in_act("run = eval"), 11, "uses eval"),
+    (in_act("compile('1', 'x', 'exec')"), 11, "uses compile"),
+    (in_act("globals()"), 11, "uses globals"),
+    (in_act("exit()"), 11, "a body may not stop the process"),
+    (in_act("kind = ctx.__class__"), 11, "uses .__class__"),
+    (in_act("scope = predict.__globals__"), 11, "uses .__globals__"),
+    (in_act("found = object.__subclasses__()"), 11, "uses .__subclasses__"),
+    (in_act("found = __builtins__"), 11, "uses __builtins__"),
+    (in_act("frame = (x for x in []).gi_frame"), 11, "uses .gi_frame"),
+    (in_act("import random", "random._inst"), 12, "uses the private attribute ._inst"),
+    (in_act("import typing", "typing.get_type_hints(act)"), 12, "uses .get_type_hints"),
+    (in_act("import sqlite3", "sqlite3.connect(':memory:').enable_load_extension(True)"), 12,
+     "uses .enable_load_extension"),
+    (in_act("sql = \"ATTACH DATABASE '/tmp/x.db' AS other\""), 11, "attaches or writes another database file"),
+    (in_act("shown = '{0.__class__}'.format(ctx)"), 11, "a format string that reads private, dunder or frame"),
+])
+def test_each_way_around_the_allow_list_is_refused_with_its_line(body: str, line: int, fragment: str) -> None:
+    report = check(body)
+    matching = [v for v in report.violations if fragment in v.message]
+    assert matching, report.render()
+    assert matching[0].line == line and matching[0].criterion in (3, 4), report.render()
+
+
+@pytest.mark.parametrize("lines", [
+    ("import xml.etree.ElementTree as ET", "ET.fromstring('<a/>')"),
+    ("import xml.etree.ElementTree", "xml.etree.ElementTree.fromstring('<a/>')"),
+    ("from urllib.parse import quote", "quote('a b')"),
+    ("import re", "re.compile('x')"),
+    ("from re import compile", "compile('x')"),
+    ("import csv, statistics, textwrap, zoneinfo", "statistics.mean([1, 2])"),
+    ("from email.utils import formataddr", "formataddr(('Alice', 'alice@example.com'))"),
+    ("from semif_agent import skills", "skills.Option('x')"),
+    ("kind = type(ctx).__name__", "note = 'attach the report as a PDF'"),
+    ("config = getattr(ctx, 'config')", "shown = '{0.text}'.format(request)"),
+])
+def test_what_a_body_legitimately_needs_passes(lines: tuple[str, ...]) -> None:
+    report = check(in_act(*lines))
+    assert report.ok, report.render()
+
+
+def test_the_allow_list_holds_only_modules_that_exist_and_none_that_reach_the_process() -> None:
+    import importlib
+
+    from semif_agent.contract import ALLOWED_MODULES, allowed_module
+
+    for name in ALLOWED_MODULES:
+        importlib.import_module(name)
+    for name in ("os", "sys", "io", "subprocess", "socket", "ctypes", "importlib", "builtins", "inspect", "gc",
+                 "pickle", "marshal", "threading", "multiprocessing", "signal", "tempfile", "urllib.request",
+                 "semif_agent.loop", "semif_agent.engine"):
+        assert not allowed_module(name), name

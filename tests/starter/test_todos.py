@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from semif_agent.engine import ScriptedEngine
 from semif_agent.errors import WriteRefused
+from semif_agent.loop import SkillRunner
 
 
 def todos(ws):
@@ -89,3 +93,23 @@ def test_writes_outside_the_data_dirs_are_refused(ws, run, tmp_path):
     with pytest.raises(WriteRefused):
         run("todos.add", "todo: buy milk", ["none"])
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_twenty_runs_at_once_keep_all_twenty_todos(ws):
+    """Each run reads, extends and rewrites the list under the folder's lock: none loses another's to-do."""
+    everyone_predicted = threading.Barrier(20, timeout=60)
+
+    def answer(request):
+        if request.question == "How urgent is this task?":
+            everyone_predicted.wait()  # all 20 reach act together
+        return "none" if "none" in request.option_ids else request.option_ids[0]
+
+    def add(number):
+        return SkillRunner(ws, engine=ScriptedEngine(fn=answer)).run(f"todo: task number {number}", skill="todos.add")
+
+    with ThreadPoolExecutor(20) as pool:
+        results = list(pool.map(add, range(20)))
+    assert [r.error for r in results] == [None] * 20
+    items = todos(ws)
+    assert sorted(t["text"] for t in items) == sorted(f"task number {n}" for n in range(20))
+    assert sorted(t["id"] for t in items) == list(range(1, 21))

@@ -51,6 +51,7 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     the provider the environment sets up (the line on stderr says which).
     """
     from ..loop.runner import SkillRunner, default_judge
+    from ..skills import check_text
 
     if dry_run:
         if skill or create:
@@ -61,6 +62,7 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
         return
     if not text.strip():
         raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
+    check_text(text)  # text from the command line with undecodable bytes: one line, before anything loads
     ws = open_workspace(workspace, create_default=True)
     settings, engine_name = engine_settings(ws, engine_name, model)
     if no_log:

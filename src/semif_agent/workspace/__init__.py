@@ -65,11 +65,16 @@ class Workspace:
             raise WorkspaceError(f"{root}: no such workspace directory")
         if not settings_file.is_file():
             raise WorkspaceError(f"{root}: not a workspace (no {SETTINGS_FILE}); create one with: semif init {root}")
-        text, raw = _read(settings_file)
-        if migrate_layout and migrate(root, settings_file, raw, text):
-            text, raw = _read(settings_file)
+        raw = _read(settings_file)
+        if migrate_layout and migrate(root, settings_file, raw, lambda new: cls._checked(root, new)):
+            raw = _read(settings_file)
+        return cls._checked(root, raw)
+
+    @classmethod
+    def _checked(cls, root: Path, raw: dict[str, Any]) -> Workspace:
+        """The workspace at ``root`` with settings ``raw``, once their types and write dirs passed."""
         workspace = cls(root=root, settings=merged(raw))
-        check_types(workspace.settings, str(settings_file))
+        check_types(workspace.settings, str(workspace.settings_file))
         check_write_dirs(workspace)
         return workspace
 
@@ -135,10 +140,9 @@ class Workspace:
         return config
 
 
-def _read(settings_file: Path) -> tuple[str, dict[str, Any]]:
+def _read(settings_file: Path) -> dict[str, Any]:
     try:
-        text = settings_file.read_text(encoding="utf-8")
-        return text, tomllib.loads(text)
+        return tomllib.loads(settings_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise WorkspaceError(f"{settings_file}: invalid TOML ({exc})") from exc
     except UnicodeDecodeError as exc:

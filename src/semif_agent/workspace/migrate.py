@@ -24,7 +24,7 @@ import os
 import posixpath
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,11 +99,12 @@ def plan_migration(root: Path, raw: dict[str, Any]) -> Plan | None:
     return plan
 
 
-def migrate(root: Path, settings_file: Path, raw: dict[str, Any], text: str) -> bool:
+def migrate(root: Path, settings_file: Path, raw: dict[str, Any], check: Callable[[dict[str, Any]], None]) -> bool:
     """Move the workspace at ``root`` to the current layout if it needs it; True when it was moved.
 
-    Runs under a lock on ``semif.toml``, re-reading it there, so two processes
-    loading the same workspace move it once.
+    ``check`` is handed the settings the move would leave and raises if they
+    are not valid; then nothing is moved. Runs under a lock on ``semif.toml``,
+    re-reading it there, so two processes loading the same workspace move it once.
     """
     if plan_migration(root, raw) is None:
         return False
@@ -115,14 +116,19 @@ def migrate(root: Path, settings_file: Path, raw: dict[str, Any], text: str) -> 
         plan = plan_migration(root, raw)
         if plan is None:
             return False
-        _apply(plan, root, settings_file, text)
+        new_text = _rewritten(text, plan)
+        try:
+            check(tomllib.loads(new_text))
+        except WorkspaceError as exc:
+            raise _failed(settings_file, f"the settings it would leave are not valid: {exc}") from exc
+        _apply(plan, root, settings_file, new_text)
     moved = ", ".join(f"{_rel(root, a)} -> {_rel(root, b)}" for a, b in plan.moves) or "no files"
     print(f"semif: moved the workspace {root} to the new layout ({moved}); skills now write only to "
           f"{', '.join(plan.write_dirs)}; semif.toml updated", file=sys.stderr)
     return True
 
 
-def _apply(plan: Plan, root: Path, settings_file: Path, text: str) -> None:
+def _apply(plan: Plan, root: Path, settings_file: Path, new_text: str) -> None:
     """Carry ``plan`` out; on any failure undo what was done and raise a WorkspaceError saying why."""
     for source, target in plan.moves:
         if target.exists() or target.is_symlink():
@@ -130,7 +136,6 @@ def _apply(plan: Plan, root: Path, settings_file: Path, text: str) -> None:
     done: list[tuple[Path, Path]] = []
     made: list[Path] = []
     try:
-        new_text = _rewritten(text, plan)
         for folder in plan.folders:
             for missing in reversed([folder, *folder.parents]):
                 if not missing.exists():
