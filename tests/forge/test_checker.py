@@ -164,3 +164,11 @@ def test_the_allow_list_holds_only_modules_that_exist_and_none_that_reach_the_pr
                  "pickle", "marshal", "threading", "multiprocessing", "signal", "tempfile", "urllib.request",
                  "semif_agent.loop", "semif_agent.engine"):
         assert not allowed_module(name), name
+
+
+def test_the_contract_given_to_the_model_names_every_allowed_module() -> None:
+    from semif_agent.contract import ALLOWED_MODULES
+    from semif_agent.forge import contract_text
+
+    text = " ".join(contract_text().split())
+    assert [m for m in sorted(ALLOWED_MODULES) if f"`{m}`" not in text] == []

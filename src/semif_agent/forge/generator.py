@@ -81,12 +81,16 @@ def make_manifest(name: str, description: str, *, category: str | None = None, e
 
 def prompt_for(manifest: dict[str, Any], tree: SkillTree, workspace: Workspace, feedback: list[str]) -> str:
     siblings = [f"- {s.name}: {s.description}" for s in tree.children(manifest["category"]) if s.name != manifest["name"]]
-    keys = ", ".join(sorted(k for k in workspace.skill_config() if k != "workspace"))
+    config = workspace.skill_config()
+    keys = ", ".join(sorted(k for k in config if k != "workspace"))
+    roots = set(workspace.write_roots)
+    writable = ", ".join(sorted(k for k, v in config.items() if isinstance(v, str) and Path(v) in roots)) or "(none)"
     parts = [
         "Write the body of this skill.",
         "Manifest:\n" + json.dumps(manifest, indent=2),
         "Other skills of its category (do not duplicate them):\n" + ("\n".join(siblings) or "(none yet)"),
-        f"Keys of ctx.config (absolute paths): {keys}. Write only under the data folder, via ctx.data_path(...).",
+        f"Keys of ctx.config (absolute paths): {keys}. The folders the skill may write: {writable}; write only "
+        "under them, via ctx.data_path(KEY, ...).",
     ]
     if feedback:
         parts.append("Your previous body was refused. Fix every one of these violations:\n" + "\n".join(feedback))

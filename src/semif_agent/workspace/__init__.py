@@ -1,4 +1,4 @@
-"""A workspace: a folder with ``semif.toml``, its data dirs, skills and records.
+"""A workspace: a folder with ``semif.toml``, the folders its skills write, its skills and its records.
 
 Settings (``semif.toml``)::
 
