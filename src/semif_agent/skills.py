@@ -154,10 +154,12 @@ class ActionContext:
         """
         target = self.check_write(path)
         target.parent.mkdir(parents=True, exist_ok=True)
+        if fcntl is None:  # pragma: no cover - no advisory locks here
+            yield target
+            return
         fd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
             yield target
         finally:
             os.close(fd)  # closing releases the lock

@@ -117,6 +117,7 @@ def in_act(*lines: str) -> str:
     (in_act("compile('1', 'x', 'exec')"), 11, "uses compile"),
     (in_act("globals()"), 11, "uses globals"),
     (in_act("exit()"), 11, "a body may not stop the process"),
+    (in_act("open(1, 'w').write('x')"), 11, "uses open: use pathlib"),
     (in_act("kind = ctx.__class__"), 11, "uses .__class__"),
     (in_act("scope = predict.__globals__"), 11, "uses .__globals__"),
     (in_act("found = object.__subclasses__()"), 11, "uses .__subclasses__"),

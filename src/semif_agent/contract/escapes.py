@@ -7,6 +7,8 @@ else is refused, notably what reaches past the skill's context:
 
 - ``os``, ``sys``, ``io``, ``tempfile``, ``fcntl``, ``mmap``: the process and
   descriptor layer (environment, raw descriptors, other files, ``ioctl``);
+  for the same reason the built-in ``open`` (which takes a descriptor number
+  as readily as a path): files are opened through ``pathlib``;
 - ``subprocess``, ``pty``, ``multiprocessing``, ``threading``, ``asyncio``,
   ``signal``, ``resource``: processes, threads and signals;
 - ``socket``, ``ssl``, ``http``, ``urllib.request``, ``ftplib``, ``smtplib``:
@@ -55,9 +57,10 @@ ALLOWED_MODULES = frozenset({
 
 _BUILTINS = frozenset({
     "exec", "eval", "compile", "breakpoint", "globals", "locals", "vars", "help", "input", "exit", "quit",
-    "SystemExit", "setattr", "delattr",
+    "SystemExit", "setattr", "delattr", "open",
 })
-"""Built-in names a body may not use: they run strings as code, reach scopes, stop the host, or set attributes by name."""
+"""Built-in names a body may not use: they run strings as code, reach scopes, stop the host, set attributes by
+name, or (``open``) write to raw descriptors as readily as to paths."""
 _OUT_OF_REACH = frozenset({
     "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await",
     "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next", "co_code",
@@ -274,6 +277,8 @@ def _refused_module(module: str, line: int) -> Violation:
 def _why(name: str) -> str:
     if name in ("setattr", "delattr"):
         return "set attributes directly (obj.NAME = value)"
+    if name == "open":
+        return "use pathlib (Path(...).open(), read_text(), write_text()): open() also writes to raw descriptors"
     if name in ("exit", "quit", "SystemExit"):
         return "a body may not stop the process; return an ActionResult instead"
     if name in ("attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod"):

@@ -1,8 +1,8 @@
 """todos.list: show the to-do list.
 
 Which to-dos the user wants (open, done, all) is a SemIf decision; ``none``
-shows the open ones. Reads ``todos.json`` in the folder ``config["todos"]``; open to-dos
-are shown high priority first. Read-only.
+shows the open ones. Reads ``todos.json`` in the folder ``config["todos"]``;
+open to-dos are shown high priority first. Read-only.
 """
 
 import json
