@@ -86,9 +86,8 @@ def plan_migration(root: Path, raw: dict[str, Any]) -> Plan | None:
         if source == target or not source.is_file():
             continue
         if data_dir not in source.parents:
-            raise WorkspaceError(f"{root / 'semif.toml'}: cannot move this workspace to the new layout: "
-                                 f"[paths] {old_key} points outside the data dir ({source}); move it to "
-                                 f"{target} and set [paths] {kind} by hand")
+            raise _failed(root / "semif.toml", f"[paths] {old_key} points outside the data dir ({source}): move it to "
+                                               f"{_rel(root, target)} and set [paths] {kind} by hand")
         for suffix in ("", *_SQLITE_SIDECARS):
             if suffix == "" or source.with_name(source.name + suffix).exists():
                 plan.moves.append((source.with_name(source.name + suffix), target.with_name(name + suffix)))
