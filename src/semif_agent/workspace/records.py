@@ -64,43 +64,38 @@ def check_write_dirs(ws: Workspace) -> None:
     """Refuse, with one line naming ``[skills] write_dirs``, a write dir that reaches a record or is too broad."""
     where = f"{ws.settings_file}: [skills] write_dirs"
     home = Path(os.path.realpath(Path.home()))
+    data_dir, known = ws.data_dir, records(ws)
     for given in ws.settings["skills"]["write_dirs"]:
         path = ws.resolve(given)
         shown = f'"{given}"'
-        if path == ws.root or ws.root in path.parents:
-            if path == ws.data_dir or path in ws.data_dir.parents:
-                raise WorkspaceError(
-                    f"{where} {shown} holds the data dir {_rel(ws, ws.data_dir)}, where the workspace keeps its "
-                    f"records (manifests, skill bodies, logs): list only the folders skills write, such as "
-                    f'"{_rel(ws, ws.data_dir / "drafts")}"')
-            for record in records(ws):
-                clash = _overlap(path, record.path)
-                if clash:
-                    raise WorkspaceError(
-                        f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} ({record.setting}): "
-                        "skills may not write the workspace's records")
-        elif not Path(os.path.expanduser(given)).is_absolute():
+        inside = _overlap(ws.root, path) in ("is", "holds")
+        if inside and _overlap(path, data_dir) in ("is", "holds"):
+            raise WorkspaceError(
+                f"{where} {shown} holds the data dir {_rel(ws, data_dir)}, where the workspace keeps its "
+                f"records (manifests, skill bodies, logs): list only the folders skills write, such as "
+                f'"{_rel(ws, data_dir / "drafts")}"')
+        if not inside and not Path(os.path.expanduser(given)).is_absolute():
             raise WorkspaceError(f"{where} {shown} lies outside the workspace: a relative write dir must stay "
                                  "inside it (give a folder elsewhere as an absolute path)")
-        elif path in ws.root.parents or path == home or path in home.parents or len(path.parts) <= 2 \
-                or any(path == Path(s) or Path(s) in path.parents for s in _SYSTEM):
+        if not inside and (_overlap(path, ws.root) == "holds" or _overlap(path, home) in ("is", "holds")
+                           or len(path.parts) <= 2 or any(_overlap(Path(s), path) for s in _SYSTEM)):
             raise WorkspaceError(f"{where} {shown} is too broad: a write dir outside the workspace must be a "
                                  "folder of its own, not a system folder, the home folder or one above them")
-        else:
-            for record in records(ws):  # e.g. a decision log configured outside the workspace
-                clash = _overlap(path, record.path)
-                if clash:
-                    raise WorkspaceError(f"{where} {shown} {clash} {record.what} {record.path} ({record.setting}): "
-                                         "skills may not write the workspace's records")
+        for record in known:
+            clash = _overlap(path, record.path)
+            if clash:
+                raise WorkspaceError(f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} "
+                                     f"({record.setting}): skills may not write the workspace's records")
 
 
 def _overlap(write_dir: Path, record: Path) -> str:
-    """How ``write_dir`` reaches ``record`` ("is", "holds", "lies inside"), or ``""``."""
-    if write_dir == record:
+    """How ``write_dir`` reaches ``record`` ("is", "holds", "lies inside"), or ``""`` (both resolved)."""
+    folder, other = str(write_dir), str(record)
+    if folder == other:
         return "is"
-    if write_dir in record.parents:
+    if other.startswith(folder.rstrip(os.sep) + os.sep):
         return "holds"
-    if record in write_dir.parents:
+    if folder.startswith(other.rstrip(os.sep) + os.sep):
         return "lies inside"
     return ""
 
