@@ -128,6 +128,8 @@ def test_a_request_that_is_not_utf8_is_one_line_and_nothing_is_logged(make_works
         "Error: the request is not valid UTF-8 text: character 5 is the byte 0xff "
         "(pass it in UTF-8, e.g. with a UTF-8 locale)"]
     assert not (root / "data" / "decisions.jsonl").exists()
+    code, out, err = invoke("route", "add \udcff to my list", "-w", str(root), "--engine", "lexical")
+    assert code == 1 and "Error: the request is not valid UTF-8 text: character 5 is the byte 0xff" in err
 
 
 def test_undecodable_bytes_on_a_real_command_line_are_one_line(make_workspace) -> None:

@@ -43,9 +43,11 @@ def show_route(text: str, *, workspace: str | None, engine_name: str | None, mod
     from .._sync import run_sync
     from ..engine.log import DecisionLog
     from ..loop.runner import SkillRunner
+    from ..skills import check_text
 
     if not text.strip():
         raise UserError("the request is empty: say what you want routed, e.g. semif route \"Add milk to my todo list\"")
+    check_text(text)
     ws = open_workspace(workspace)
     settings, engine_name = engine_settings(ws, engine_name, model)
     engine = build_engine(settings, engine_name)
