@@ -1,0 +1,91 @@
+"""The confined child's side of a code-skill run: ``predict`` then ``act``, engine calls asked of the host.
+
+Imported by name in the sandbox's warm worker (``semif_agent.loop._body_child:run``),
+never by the host. The host sends the body's source (read and checked there,
+so the child never reads the body file), the request, a copy of the config
+and the write roots. Every ``ctx.engine.call`` becomes a question to the
+host over the sandbox's channel; the host keeps the engine, enforces the
+budget and logs the decision, and answers with the result or the refusal.
+The child reports when ``predict`` is done, then returns ``act``'s result,
+or what went wrong and where.
+"""
+
+from __future__ import annotations
+
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from ..engine.decisions import DecisionRequest, DecisionResult
+from ..errors import BudgetExceeded, DecisionError, WriteRefused
+from ..skills import ActionContext, ActionResult, Prediction, Request
+
+
+class HostEngine:
+    """The engine a confined body sees: each call is answered by the host (which counts it against the budget)."""
+
+    def __init__(self, channel: Any, name: str, model: str | None) -> None:
+        self._channel = channel
+        self.name = name
+        self.model = model
+
+    def call(self, request: DecisionRequest) -> DecisionResult:
+        if not isinstance(request, DecisionRequest):
+            raise TypeError(f"ctx.engine.call takes a DecisionRequest, not {type(request).__name__}")
+        reply = self._channel.ask({"kind": "engine", "request": request.to_dict()})
+        error = reply.get("error")
+        if error:
+            raised = {"budget": BudgetExceeded, "decision": DecisionError}.get(error.get("type"), RuntimeError)
+            raise raised(str(error.get("message", "the engine refused the decision")))
+        result = reply["result"]
+        return DecisionResult(
+            selected=result["selected"], scores=dict(result.get("scores") or {}),
+            probabilities=result.get("probabilities"), engine=result.get("engine", self.name),
+            model=result.get("model", self.model), latency_ms=float(result.get("latency_ms") or 0.0),
+            usage=result.get("usage"), note=result.get("note", ""),
+        )
+
+
+def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """Load the body from its source, run ``predict`` and ``act``; the outcome as JSON-ready data."""
+    name, path = payload["skill"], payload["body_path"]
+    phase = "load"
+    try:
+        module = types.ModuleType(name)
+        module.__file__ = path
+        exec(compile(payload["source"], path, "exec"), module.__dict__)  # noqa: S102 - the body, checked by the host
+        missing = [fn for fn in ("predict", "act") if not callable(getattr(module, fn, None))]
+        if missing:
+            return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")
+        engine = HostEngine(channel, payload["engine"], payload.get("model"))
+        ctx = ActionContext(engine=engine, config=payload["config"], write_roots=tuple(Path(r) for r in payload["write_roots"]),
+                            skill=name, run_id=payload["run_id"])
+        request = Request(payload["request"]["text"], payload["request"]["id"], dict(payload["request"].get("meta") or {}))
+        phase = "predict"
+        prediction = module.predict(ctx, request)
+        if not isinstance(prediction, Prediction):
+            return _failure(phase, "contract", f"predict returned {type(prediction).__name__}, not Prediction")
+        channel.ask({"kind": "predicted", "text": str(prediction.text)})
+        phase = "act"
+        action = module.act(ctx, request, prediction)
+        if not isinstance(action, ActionResult):
+            return _failure(phase, "contract", f"act returned {type(action).__name__}, not ActionResult")
+        return {"ok": True, "prediction": str(prediction.text),
+                "action": {"action_log": str(action.action_log), "new_state": str(action.new_state)}}
+    except BudgetExceeded as exc:
+        return _failure(phase, "budget", str(exc))
+    except WriteRefused as exc:
+        return _failure(phase, "write", str(exc))
+    except SyntaxError as exc:
+        return _failure(phase, "load", f"syntax error at line {exc.lineno}: {exc.msg}")
+    except Exception as exc:  # noqa: BLE001 - every failure of the body is its outcome
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+        where = f" at line {frames[-1].lineno}" if frames else ""
+        kind = "write" if isinstance(exc, PermissionError) else "exception"
+        return _failure(phase, kind, f"{type(exc).__name__}{where}: {exc}")
+
+
+def _failure(phase: str, kind: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "phase": phase, "kind": kind, "message": message}
+
