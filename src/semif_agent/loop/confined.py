@@ -1,0 +1,181 @@
+"""Code-skill bodies run confined: a child of the sandbox's warm worker pool, the engine kept in the host.
+
+A run's ``predict`` and ``act`` execute in one forked, confined child (the
+mechanism SKILL.md scripts run in, :mod:`semif_agent.catalog.worker`): its
+own PID namespace and network namespace where the kernel allows them,
+Landlock write access to the skill's write dirs only, limits on memory, CPU,
+file size, bytes written, open files and processes, a reduced environment
+with no credentials, standard output and error captured apart from the
+host's. The body's source is read (and its hash checked) in the host and
+sent over; the child never opens the body file.
+
+Every ``ctx.engine.call`` is a question to the host (:class:`BodyRun`
+answers it): the host's :class:`~.context.BudgetedEngine` enforces the
+skill's ``cost_budget`` and keeps the decision for the log, so nothing in the
+child can change the budget, the log or the guard; ``ctx.config`` is a copy.
+However the child ends (an exception, ``SystemExit``, ``os._exit``, a crash,
+running out of memory or time), the host gets an outcome that says so.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine.base import decide
+from ..engine.decisions import DecisionRequest, Option
+from ..errors import BudgetExceeded, DecisionError
+from ..skills import Request
+from ..tree.manifests import SkillManifest
+from ..workspace import Workspace
+from .context import BudgetedEngine
+
+TARGET = "semif_agent.loop._body_child:run"
+MEMORY_MB = 1024
+
+
+@dataclass
+class BodyOutcome:
+    """What a confined run of ``predict`` and ``act`` came to.
+
+    ``prediction`` and ``action`` are set when the body returned them;
+    otherwise ``error`` says what went wrong and ``phase`` where. ``stdout``
+    and ``stderr`` are what the body printed (never shown in the host's
+    output). ``predicted`` is the number of engine calls made during ``predict``.
+    """
+
+    prediction: str | None = None
+    action: tuple[str, str] | None = None
+    error: str | None = None
+    kind: str = ""
+    phase: str = "predict"
+    predicted: int = 0
+    stdout: str = ""
+    stderr: str = ""
+
+
+class BodyRun:
+    """One confined run: the host side of the channel (engine calls, the phase), and the result."""
+
+    def __init__(self, engine: BudgetedEngine) -> None:
+        self.engine = engine
+        self.predicted: int | None = None
+
+    async def on_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        kind = message.get("kind")
+        if kind == "engine":
+            return await self._decide(message.get("request") or {})
+        if kind == "predicted":
+            self.predicted = self.engine.calls
+            return {"ok": True}
+        return {"error": {"type": "protocol", "message": f"unknown message {kind!r}"}}
+
+    async def _decide(self, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            asked = DecisionRequest(str(data["state"]), str(data["question"]),
+                                    [Option(str(o["id"]), str(o.get("description", ""))) for o in data["options"]])
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"error": {"type": "decision", "message": f"not a decision request: {exc}"}}
+        try:
+            answer = await decide(self.engine, asked)
+        except BudgetExceeded as exc:
+            return {"error": {"type": "budget", "message": str(exc)}}
+        except DecisionError as exc:
+            return {"error": {"type": "decision", "message": str(exc)}}
+        return {"result": answer.to_dict() | {"scores": dict(answer.scores)}}
+
+
+def confinement(workspace: Workspace, write_roots: tuple[Path, ...], run_dir: Path, timeout: float) -> dict[str, Any]:
+    """The child's confinement: write only the write roots (and its own temporary folder), read the data it may read."""
+    from ..catalog.limits import SandboxLimits, confinement_spec
+
+    readable = tuple(str(p) for p in readable_data(workspace))
+    limits = SandboxLimits(memory_mb=MEMORY_MB, readable_paths=readable)
+    spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=run_dir, skill_dir=run_dir, run_dir=run_dir)
+    spec["writable"] = [*(str(r) for r in write_roots), str(run_dir), "/dev/null"]
+    return spec
+
+
+def readable_data(workspace: Workspace) -> list[Path]:
+    """What a body may read: the configured data paths (the contacts, the folders), never the records or semif.toml."""
+    paths = []
+    for key, value in workspace.skill_config().items():
+        path = Path(str(value))
+        if key != "workspace" and key != "data" and path.exists():
+            paths.append(path)
+    return paths
+
+
+async def run_confined(
+    skill: SkillManifest,
+    source: str,
+    request: Request,
+    *,
+    workspace: Workspace,
+    engine: BudgetedEngine,
+    run_id: str,
+    timeout: float,
+    pool: Any = None,
+) -> BodyOutcome:
+    """Run ``skill``'s body (``source``) on ``request`` in a confined child; the engine answers from here."""
+    from ..catalog.worker import default_worker_pool
+
+    pool = pool or default_worker_pool()
+    roots = workspace.write_roots
+    run = BodyRun(engine)
+    with tempfile.TemporaryDirectory(prefix="semif-body-") as tmp:
+        run_dir = Path(tmp)
+        payload = {
+            "skill": skill.name, "body_path": str(skill.body_path), "source": source, "run_id": run_id,
+            "request": {"text": request.text, "id": request.id, "meta": dict(request.meta)},
+            "config": workspace.skill_config(), "write_roots": [str(r) for r in roots],
+            "engine": engine.name, "model": engine.model,
+        }
+        env = {"HOME": str(run_dir), "TMPDIR": str(run_dir), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
+               **{k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}}
+        result = await pool.call(TARGET, payload, cwd=str(run_dir), env=env,
+                                 confine_spec=confinement(workspace, roots, run_dir, timeout),
+                                 timeout_sec=timeout, on_message=run.on_message)
+    return outcome_of(result, run)
+
+
+def outcome_of(result: Any, run: BodyRun) -> BodyOutcome:
+    """The body's outcome from the sandbox's result: its own report, or how the child ended."""
+    predicted = run.predicted if run.predicted is not None else run.engine.calls
+    phase = "act" if run.predicted is not None else "predict"
+    value = result.value if isinstance(getattr(result, "value", None), dict) else None
+    base = {"predicted": predicted, "stdout": result.stdout, "stderr": result.stderr}
+    if value is not None and value.get("ok"):
+        action = value["action"]
+        return BodyOutcome(prediction=value["prediction"], action=(action["action_log"], action["new_state"]), phase="act",
+                           **base)
+    if value is not None:
+        return BodyOutcome(error=f"{value['phase']} failed: {value['message']}" if value["kind"] != "exception"
+                           else f"{value['phase']} raised {value['message']}", kind=value["kind"], phase=value["phase"],
+                           **base)
+    return BodyOutcome(error=f"{phase} {_ended(result)}", kind=result.error_type, phase=phase, **base)
+
+
+_ENDINGS: dict[str, Callable[[Any], str]] = {
+    "timeout": lambda r: "did not finish in time; the body and every process it started were killed",
+    "memory": lambda r: "ran out of its memory allowance and was stopped",
+    "cpu": lambda r: "used up its CPU time and was stopped",
+    "disk": lambda r: "wrote more than it may and was stopped",
+    "signal": lambda r: f"crashed (killed by signal {-r.exit_code})",
+    "worker": lambda r: f"could not run: {r.stderr.strip()[:200]}",
+}
+
+
+def _ended(result: Any) -> str:
+    ending = _ENDINGS.get(result.error_type)
+    if ending is not None:
+        return ending(result)
+    last = (result.stderr.strip().splitlines() or [""])[-1][:200]
+    return f"exited without an outcome (exit status {result.exit_code}){': ' + last if last else ''}"
+
+
+
