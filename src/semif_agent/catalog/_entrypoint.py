@@ -1,0 +1,70 @@
+"""The call target that runs a skill script's ``entrypoint(argv, ctx)`` in a warm worker's child.
+
+:class:`~.execution.ScriptExecutor` sends ``semif_agent.catalog._entrypoint:run``
+through :meth:`~.worker.WorkerPool.call` with the script, its arguments and
+the fields of its :class:`~.context.SkillScriptContext`. The script is imported
+as ``__skill_script__`` and its ``entrypoint`` called (awaited when it is a
+coroutine function); a returned string is written to stdout as it is,
+anything else but None as JSON, as the script's output. The workers import
+this module at start, so calls find it warm.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .context import SkillScriptContext
+
+
+def run(payload: dict[str, Any], channel: object) -> None:
+    """Import ``payload["script"]`` and call its ``entrypoint`` with ``payload["argv"]`` and the context."""
+    script, argv = payload["script"], list(payload["argv"])
+    sys.argv = [script, *argv]
+    sys.path.insert(0, os.path.dirname(script))
+    fields = payload["ctx"]
+    ctx = SkillScriptContext(
+        workspace_root=Path(fields["workspace_root"]),
+        skill_dir=Path(fields["skill_dir"]),
+        skill_id=fields["skill_id"],
+        skill_name=fields["skill_name"],
+        env=dict(os.environ),
+        hook_type=fields.get("hook_type", ""),
+    )
+    spec = importlib.util.spec_from_file_location("__skill_script__", script)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {os.path.basename(script)}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    entrypoint = getattr(module, "entrypoint", None)
+    if not callable(entrypoint):
+        raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
+    value = entrypoint(argv, ctx) if _takes_context(entrypoint) else entrypoint(argv)
+    if inspect.isawaitable(value):
+        import asyncio
+
+        value = asyncio.run(_awaited(value))
+    if isinstance(value, str):
+        sys.stdout.write(value)
+    elif value is not None:
+        sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _takes_context(entrypoint: Any) -> bool:
+    try:
+        inspect.signature(entrypoint).bind([], None)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
