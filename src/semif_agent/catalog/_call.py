@@ -1,10 +1,10 @@
-"""One confined call in the warm worker: its child process's steps, and its files.
+"""One confined call in the warm worker: its child process's steps.
 
 :func:`run_child` is what a call's forked child does, in order: die with the
 worker, leave the worker's process group (when no PID namespace holds it),
 take the host's network back (a call allowed it) or keep none, close what it
 inherited, join the call's ``pids`` cgroup, point stdout and stderr at the
-call's files, take the call's folder and environment, confine itself
+worker's pipes, take the call's folder and environment, confine itself
 (:mod:`._confine`), say what held, then import the target and call it
 (:func:`run_target`). Standard library only, apart from the catalog's own
 sandbox modules; the worker imports it at start.
@@ -21,15 +21,18 @@ from typing import Any
 from . import _cgroup, _confine, _isolation
 from .channel import Channel
 
-OUT, ERR = "stdout.txt", "stderr.txt"
 WARM_LATER = frozenset({"asyncio"})
 """Heavy modules the worker imports once a call has needed them, so later calls find them warm."""
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's own limit
 
 
-def run_child(request: dict[str, Any], run_dir: str, channel_fds: tuple[int, int], held: dict[str, str], *,
-              cgroup_parent: str | None, host_netns: int) -> None:
-    """Set up the forked child of a call and run it; never returns (``os._exit`` with its status)."""
+def run_child(request: dict[str, Any], fds: tuple[int, int, int, int], held: dict[str, str], *,
+              cgroup: str | None, host_netns: int) -> None:
+    """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
+
+    ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes.
+    """
     code = 1
     try:
         _isolation.die_with_parent()
@@ -41,24 +44,19 @@ def run_child(request: dict[str, Any], run_dir: str, channel_fds: tuple[int, int
         spec = request["confine"]
         if held["network"] != "namespace" and host_netns >= 0 and not _isolation.join_network(host_netns):
             held["network"] = "namespace"  # could not go back: the call has no network
-        close_inherited(keep={*channel_fds, *(fd for fd, _dir in _confine._preopened.values())})
-        limit = spec.get("max_processes")
-        if cgroup_parent and limit is not None:
-            own = _cgroup.create(cgroup_parent, f"call-{os.readlink('/proc/self')}", limit)
-            spec["process_limit_held"] = own is not None and _cgroup.join(own)
-            if spec["process_limit_held"]:
-                held["process_limit"] = "cgroup"
-        for target, name in ((1, OUT), (2, ERR)):
-            fd = os.open(os.path.join(run_dir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
-            os.close(fd)
+        close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
+        if cgroup is not None and _cgroup.join(cgroup):
+            spec["process_limit_held"] = True
+            held["process_limit"] = "cgroup"
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        channel = Channel(*channel_fds)
+        channel = Channel(fds[0], fds[1])
         held.update(_confine.confine(spec))
         channel.report("C", held)
         code = run_target(request, channel)
@@ -116,40 +114,21 @@ def _is_machinery(filename: str) -> bool:
 
 def close_inherited(keep: set[int]) -> None:
     """Close every descriptor a forked child inherited but ``keep`` and the standard three."""
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2 and fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def append_note(run_dir: str, note: str) -> None:
-    """Add ``[note]`` to the call's stderr."""
-    try:
-        with open(os.path.join(run_dir, ERR), "a", encoding="utf-8") as handle:
-            handle.write(f"\n[{note}]\n")
-    except OSError:
-        pass
-
-
-def read_bounded(path: str, limit: int) -> str:
-    """The first ``limit`` bytes of a call's output file, with a note of what was dropped."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-            size = os.fstat(handle.fileno()).st_size
-    except OSError:
-        return ""
-    text = data[:limit].decode("utf-8", errors="replace")
-    if size > limit:
-        text += f"\n[{size - limit} bytes of output dropped]"
-    return text
+    start = 3
+    for fd in sorted(keep):
+        if fd > start:
+            os.closerange(start, fd)
+        start = max(start, fd + 1)
+    os.closerange(start, _FD_CEILING)
 
 
 def remove_tree(path: str) -> None:
     """Remove a call's folder and what the call left in it (symbolic links are not followed)."""
+    try:
+        os.rmdir(path)
+        return
+    except OSError:
+        pass
     for folder, subfolders, files in os.walk(path, topdown=False):
         for name in files:
             try:

@@ -10,8 +10,8 @@ Layout, under this process's own cgroup of the ``pids`` controller (cgroup v1
 ``pids`` hierarchy, or cgroup v2 with ``pids`` available)::
 
     semif-<host pid>/            one per host process, removed at exit
-        worker-<n>/              one per warm worker (made and removed by the pool)
-            call-<pid>/          one per call (the call's process joins it)
+        worker-<...>/            one per warm worker (made and removed by the pool)
+            slot-<n>/            one per call running at once, reused (the call's process joins it)
         run-<n>/                 one per fresh confined process
 
 Where no such hierarchy is writable (not root, no delegation) every function
@@ -78,10 +78,15 @@ def create(parent: str, name: str, max_tasks: int | None = None) -> str | None:
         pass
     except OSError:
         return None
-    if max_tasks is not None and not _write(os.path.join(path, "pids.max"), str(max(1, int(max_tasks)))):
+    if max_tasks is not None and not set_limit(path, max_tasks):
         remove(path)
         return None
     return path
+
+
+def set_limit(path: str, max_tasks: int) -> bool:
+    """Cap cgroup ``path`` at ``max_tasks`` tasks at once; True when it holds."""
+    return _write(os.path.join(path, "pids.max"), str(max(1, int(max_tasks))))
 
 
 def _enable_pids(parent: str) -> None:

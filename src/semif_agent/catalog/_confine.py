@@ -165,6 +165,7 @@ def _abi() -> int:
 def preopen(paths: list[str]) -> None:
     """Open ``paths`` now, in a long-lived parent, and prepare their read rules for forked children."""
     read_rights, _write, file_rights = _rights(_abi())
+    _libc().syscall, _libc().prctl  # noqa: B018 - made once here, not in every child
     for path in paths:
         if path not in _preopened and path != "/proc/self":
             try:
@@ -177,13 +178,18 @@ def preopen(paths: list[str]) -> None:
 
 
 def _release_preopened() -> None:
-    for fd, _is_dir in _preopened.values():
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    close_all(sorted(fd for fd, _is_dir in _preopened.values()))
     _preopened.clear()
     _prepared.clear()
+
+
+def close_all(fds: list[int]) -> None:
+    """Close the sorted descriptors ``fds``, a run of consecutive ones in one system call."""
+    start = 0
+    for index in range(1, len(fds) + 1):
+        if index == len(fds) or fds[index] != fds[index - 1] + 1:
+            os.closerange(fds[start], fds[index - 1] + 1)
+            start = index
 
 
 def _add_path_rule(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int, file_rights: int) -> None:
@@ -229,11 +235,14 @@ def _set_limit(which: int, value: int | None) -> None:
     if value is None:
         return
     try:
-        _soft, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
         resource.setrlimit(which, (value, value))
-    except (ValueError, OSError):
+    except ValueError:  # above the hard limit: lower to it
+        try:
+            _soft, hard = resource.getrlimit(which)
+            resource.setrlimit(which, (min(value, hard), hard))
+        except (ValueError, OSError):
+            pass
+    except OSError:
         pass
 
 

@@ -11,12 +11,12 @@ this module at start, so calls find it warm.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import os
 import sys
 from pathlib import Path
+from types import FunctionType, ModuleType
 from typing import Any
 
 from .context import SkillScriptContext
@@ -36,12 +36,7 @@ def run(payload: dict[str, Any], channel: object) -> None:
         env=dict(os.environ),
         hook_type=fields.get("hook_type", ""),
     )
-    spec = importlib.util.spec_from_file_location("__skill_script__", script)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {os.path.basename(script)}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = _import_script(script)
     entrypoint = getattr(module, "entrypoint", None)
     if not callable(entrypoint):
         raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
@@ -56,7 +51,27 @@ def run(payload: dict[str, Any], channel: object) -> None:
         sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str))
 
 
+def _import_script(script: str) -> ModuleType:
+    """Run ``script`` as module ``__skill_script__`` (what ``importlib`` does, with fewer steps)."""
+    with open(script, "rb") as handle:
+        source = handle.read()
+    module = ModuleType("__skill_script__")
+    module.__file__ = script
+    sys.modules[module.__name__] = module
+    exec(compile(source, script, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the skill's own code
+    return module
+
+
 def _takes_context(entrypoint: Any) -> bool:
+    """Whether ``entrypoint`` accepts ``(argv, ctx)`` (else it gets ``(argv)``)."""
+    if isinstance(entrypoint, FunctionType):  # read from the code: inspect.signature costs every call
+        code = entrypoint.__code__
+        positional, keywords = code.co_argcount, code.co_kwonlyargcount
+        required = positional - len(entrypoint.__defaults__ or ())
+        keyword_names = code.co_varnames[positional:positional + keywords]
+        if any(name not in (entrypoint.__kwdefaults__ or {}) for name in keyword_names) or required > 2:
+            return False
+        return positional >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
     try:
         inspect.signature(entrypoint).bind([], None)
     except TypeError:

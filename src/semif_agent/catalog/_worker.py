@@ -20,48 +20,62 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   is a process-group leader and a subreaper, and what it leaves behind is
   killed when it ends.
 - Each call's processes join a ``pids`` cgroup of their own (:mod:`._cgroup`)
-  capped at the call's process allowance.
+  capped at the call's process allowance: one of the worker's ``slot-<n>``
+  cgroups, made when no free one is left and reused once empty.
 - The child applies the call's limits and Landlock rules (:mod:`._confine`).
 - The worker watches how much each call writes (:mod:`._disk`) and kills it past its allowance.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import selectors
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 
 
-@dataclass
 class _Call:
-    call_id: int
-    deadline: float
-    timeout: float
-    run_dir: str
-    max_output: int
-    max_message: int
-    messages: int
-    replies: int
-    watched: list[str]
-    disk_cap: int | None
-    cpu_seconds: float | None
-    started_ns: int
-    next_disk_check: float
-    held: dict[str, str]
-    cgroup: str | None = None
-    received: bytearray = field(default_factory=bytearray)
-    unsent: bytes = b""
-    asking: bool = False
-    timed_out: bool = False
-    reported: str = ""
-    value: Any = None
-    has_value: bool = False
+    """One call in flight: its pipes, limits, what it said and wrote so far."""
+
+    __slots__ = ("call_id", "deadline", "timeout", "run_dir", "max_output", "max_message", "messages", "replies",
+                 "outputs", "kept", "dropped", "notes", "watched", "disk_cap", "cpu_seconds", "started_ns",
+                 "next_disk_check", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
+                 "value", "has_value")
+
+    def __init__(self, call_id: int, timeout: float, run_dir: str, request: dict[str, Any], fds: tuple[int, int, int, int],
+                 held: dict[str, str], cgroup: str | None, disk: Any) -> None:
+        spec = request["confine"]
+        now = time.monotonic()
+        self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
+        self.max_output, self.max_message = int(request["max_output"]), int(request["max_message"])
+        self.messages, self.replies, out, err = fds
+        self.outputs = {out: 1, err: 2}
+        self.kept = {1: bytearray(), 2: bytearray()}
+        self.dropped = {1: 0, 2: 0}
+        self.notes: list[str] = []
+        self.disk_cap = spec.get("disk_bytes")
+        self.watched = disk.watched_folders(spec["writable"]) if self.disk_cap is not None else []
+        cpu = spec.get("cpu_seconds")
+        self.cpu_seconds = float(cpu) if cpu is not None else None
+        self.started_ns, self.next_disk_check = disk.run_start_ns(), now + disk.FIRST_CHECK_SEC
+        self.held, self.cgroup = held, cgroup
+        self.received, self.unsent = bytearray(), b""
+        self.asking = self.timed_out = self.has_value = False
+        self.reported, self.value = "", None
+
+    def text(self, stream: int) -> str:
+        """What the call wrote to ``stream`` (1, 2), with a note of what was dropped (and the worker's notes)."""
+        text = self.kept[stream].decode("utf-8", errors="replace")
+        if self.dropped[stream]:
+            text += f"\n[{self.dropped[stream]} bytes of output dropped]"
+        if stream == 2 and self.notes:
+            text = text.rstrip() + "".join(f"\n[{note}]" for note in self.notes)
+        return text
 
 
 class _Worker:
@@ -72,6 +86,9 @@ class _Worker:
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
         self.cgroup = cgroup
+        self.free_slots: list[str] = []
+        self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
+        self.slot_limits: dict[str, int] = {}
         self.network_mode, self.host_netns = network
         self.namespaces_work = True
         self.calls: dict[int, _Call] = {}
@@ -101,6 +118,8 @@ class _Worker:
                     self._drain(self.wake_r)
                 elif kind == "messages" and pid in self.calls:
                     self._read_messages(pid, self.calls[pid])
+                elif kind == "output" and pid in self.calls:
+                    self._read_output(self.calls[pid], key.fd)
                 elif kind == "answers" and pid in self.calls and mask & selectors.EVENT_WRITE:
                     self._flush_answers(pid)
             self._reap()
@@ -159,33 +178,51 @@ class _Worker:
         os.mkdir(run_dir, 0o700)
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
-        messages_r, messages_w = os.pipe()  # child -> worker
-        answers_r, answers_w = os.pipe()  # worker -> child
-        pid, held = self._fork(spec)
+        messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
+        answers_r, answers_w = os.pipe()  # worker -> child: answers
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        slot = self._take_slot(spec.get("max_processes"))
+        pid, held = self._fork(spec, slot)
         if pid == 0:
-            self.call.run_child(request, run_dir, (messages_w, answers_r), held, cgroup_parent=self.cgroup,
+            self.call.run_child(request, (messages_w, answers_r, out_w, err_w), held, cgroup=slot,
                                 host_netns=self.host_netns)
-        os.close(messages_w)
-        os.close(answers_r)
-        os.set_blocking(messages_r, False)
-        os.set_blocking(answers_w, False)
-        timeout = float(request["timeout"])
-        now = time.monotonic()
-        disk_cap = spec.get("disk_bytes")
-        cpu = spec.get("cpu_seconds")
-        self.calls[pid] = _Call(
-            call_id=int(request["id"]), deadline=now + timeout, timeout=timeout, run_dir=run_dir,
-            max_output=int(request["max_output"]), max_message=int(request["max_message"]),
-            messages=messages_r, replies=answers_w,
-            watched=self.disk.watched_folders(spec["writable"]) if disk_cap is not None else [],
-            disk_cap=disk_cap, cpu_seconds=float(cpu) if cpu is not None else None,
-            started_ns=self.disk.run_start_ns(), next_disk_check=now + self.disk.FIRST_CHECK_SEC, held=held,
-            cgroup=os.path.join(self.cgroup, f"call-{pid}") if self.cgroup and spec.get("max_processes") is not None else None,
-        )
-        self.by_id[int(request["id"])] = pid
+        for fd in (messages_w, answers_r, out_w, err_w):
+            os.close(fd)
+        for fd in (messages_r, answers_w, out_r, err_r):
+            os.set_blocking(fd, False)
+        call = _Call(int(request["id"]), float(request["timeout"]), run_dir, request, (messages_r, answers_w, out_r, err_r),
+                     held, slot, self.disk)
+        self.calls[pid] = call
+        self.by_id[call.call_id] = pid
         self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
+        self.selector.register(out_r, selectors.EVENT_READ, ("output", pid))
+        self.selector.register(err_r, selectors.EVENT_READ, ("output", pid))
 
-    def _fork(self, spec: dict[str, Any]) -> tuple[int, dict[str, str]]:
+    def _take_slot(self, limit: int | None) -> str | None:
+        """A free ``pids`` cgroup capped at ``limit`` tasks for a call (None: no cap, or no cgroups)."""
+        if self.cgroup is None or limit is None:
+            return None
+        self.draining = [slot for slot in self.draining if not self._release_if_empty(slot)]
+        slot = self.free_slots.pop() if self.free_slots else None
+        if slot is None:
+            slot = self.cgroups.create(self.cgroup, f"slot-{len(self.slot_limits)}", limit)
+            if slot is None:
+                return None
+        elif self.slot_limits[slot] != limit and not self.cgroups.set_limit(slot, limit):
+            self.free_slots.append(slot)
+            return None
+        self.slot_limits[slot] = limit
+        return slot
+
+    def _release_if_empty(self, slot: str) -> bool:
+        if self.cgroups.members(slot):
+            self.cgroups.kill_members(slot)
+            return False
+        self.free_slots.append(slot)
+        return True
+
+    def _fork(self, spec: dict[str, Any], slot: str | None) -> tuple[int, dict[str, str]]:
         """Fork the call's child: into new PID (and network) namespaces when allowed, else a plain child."""
         namespaces, allowed = bool(spec.get("namespaces", True)), bool(spec.get("network"))
         if allowed:
@@ -202,7 +239,7 @@ class _Worker:
                 return pid, {"processes": "pid-namespace", "network": "namespace" if own_network else network}
             except OSError:
                 self.namespaces_work = False
-        processes = "cgroup" if self.cgroup and spec.get("max_processes") is not None else "subreaper"
+        processes = "cgroup" if slot is not None else "subreaper"
         return os.fork(), {"processes": processes, "network": network}
 
     # -- messages between the call and the host --------------------------------------
@@ -229,6 +266,26 @@ class _Worker:
         for line in lines:
             self._take_line(pid, call, line)
 
+    def _read_output(self, call: _Call, fd: int) -> bool:
+        """Keep what the call wrote to stdout or stderr, up to its bound; False once nothing more is there now."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.selector.unregister(fd)
+            os.close(fd)
+            del call.outputs[fd]
+            return False
+        stream = call.outputs[fd]
+        kept = call.kept[stream]
+        room = max(call.max_output - len(kept), 0)
+        kept += chunk[:room]
+        call.dropped[stream] += max(len(chunk) - room, 0)
+        return True
+
     def _take_line(self, pid: int, call: _Call, line: bytes) -> None:
         kind, body = line[:1], line[1:]
         if len(body) > call.max_message:
@@ -250,15 +307,16 @@ class _Worker:
             call.held.update({str(key): str(value) for key, value in data.items()})
         elif kind == b"W" and isinstance(data, list):
             for name in data:
-                if name in self.call.WARM_LATER:
+                if name in self.call.WARM_LATER and name not in sys.modules:
                     __import__(name)
+                    gc.freeze()
         else:
             self._break_channel(pid, call, "a message the channel does not know")
 
     def _break_channel(self, pid: int, call: _Call, what: str) -> None:
         if not call.reported:
             call.reported = "channel"
-            self.call.append_note(call.run_dir, f"killed: the call sent {what}")
+            call.notes.append(f"killed: the call sent {what}")
         _kill(pid)
 
     def _answer(self, reply: dict[str, Any]) -> None:
@@ -322,7 +380,7 @@ class _Worker:
                 call.next_disk_check = self.disk.next_check(time.monotonic() - started)
                 if written > call.disk_cap:
                     call.reported = "disk"
-                    self.call.append_note(call.run_dir, f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance")
+                    call.notes.append(f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance")
                     _kill(pid)
 
     def _finish(self, pid: int, call: _Call, status: int, cpu_used: float) -> None:
@@ -332,7 +390,10 @@ class _Worker:
             if call.cgroup is None:
                 self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls))
         if call.cgroup is not None:
-            self.cgroups.remove(call.cgroup)
+            if call.held.get("processes") == "pid-namespace":  # every process of the call is gone with its init
+                self.free_slots.append(call.cgroup)
+            elif not self._release_if_empty(call.cgroup):
+                self.draining.append(call.cgroup)
         returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         reported = call.reported
         if not reported and returncode < 0 and call.cpu_seconds is not None and cpu_used >= call.cpu_seconds - 0.05:
@@ -340,8 +401,7 @@ class _Worker:
         line: dict[str, Any] = {
             "id": call.call_id, "kind": "done", "returncode": returncode, "timed_out": call.timed_out,
             "reported": reported, "timeout": call.timeout, "confinement": call.held,
-            "stdout": self.call.read_bounded(os.path.join(call.run_dir, self.call.OUT), call.max_output),
-            "stderr": self.call.read_bounded(os.path.join(call.run_dir, self.call.ERR), call.max_output),
+            "stdout": call.text(1), "stderr": call.text(2),
         }
         if call.has_value:
             line["value"] = call.value
@@ -350,7 +410,13 @@ class _Worker:
         self._send(line)
 
     def _collect_last_messages(self, pid: int, call: _Call) -> None:
-        """Read what the call wrote before it ended (its value), then close its channel."""
+        """Read what the call wrote before it ended (its output, its value), then close its pipes."""
+        for fd in list(call.outputs):
+            while fd in call.outputs and self._read_output(call, fd):
+                pass
+            if fd in call.outputs:  # a descendant outside the namespace may still hold it: stop here
+                self.selector.unregister(fd)
+                os.close(fd)
         registered = self.selector.get_map()
         while call.messages in registered:
             before = len(call.received)
@@ -403,6 +469,7 @@ def main() -> None:
     elif _isolation.enter_user_namespace():
         network = ("per-call", -1)
     _confine.preopen(list(setup.get("system_readable", [])))
+    gc.freeze()  # what is here now stays out of the children's collections: fewer pages copied on write
     reply_fd = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
