@@ -111,7 +111,18 @@ def probe(tcp_port, udp_port):
         report.append("udp:refused")
     return " ".join(report)
 """
-FUNCTIONS = {"escape": (ESCAPE, "escape(len(ARGS) > 0 and ARGS[0] == 'hang')"), "bomb": (BOMB, "bomb(int(ARGS[0]))"),
+SECRETS = """
+def peek(*paths):
+    report = []
+    for path in paths:
+        try:
+            with open(path) as handle:
+                report.append("root-line" if "root:" in handle.read() else "empty")
+        except OSError:
+            report.append("refused")
+    return " ".join(report)
+"""
+FUNCTIONS = {"peek": (SECRETS, "peek(*ARGS)"), "escape": (ESCAPE, "escape(len(ARGS) > 0 and ARGS[0] == 'hang')"), "bomb": (BOMB, "bomb(int(ARGS[0]))"),
              "rbomb": (RECURSIVE_BOMB, "bomb(0)"), "fill": (FILL, "fill(ARGS[0])"), "net": (NET, "probe(*ARGS)")}
 
 
@@ -184,6 +195,16 @@ async def test_writing_past_the_disk_allowance_kills_the_run(registry, make_runt
     assert 8 * 1024 * 1024 < written < 400 * 1024 * 1024
     small = await runtime.run_skill_script("box", f"fill{style}.py", ["3"], timeout_sec=30)
     assert small.ok and small.confinement["disk"] == "watched", small
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock: file access is not confined")
+@pytest.mark.skipif(not os.path.exists("/etc/shadow"), reason="this system has no /etc/shadow")
+@pytest.mark.parametrize("style", ["", "_entry"])
+async def test_the_secrets_of_etc_stay_hidden_while_the_rest_is_readable(registry, make_runtime, style):
+    runtime = make_runtime(registry)
+    result = await runtime.run_skill_script("box", f"peek{style}.py", ["/etc/shadow", "/etc/passwd"], timeout_sec=20)
+    shadow, passwd = result.stdout.split()
+    assert shadow in {"refused", "empty"} and passwd == "root-line", result
 
 
 class _LocalServers:

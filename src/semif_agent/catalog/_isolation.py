@@ -12,6 +12,7 @@ What it offers, each where the kernel allows it:
 - :func:`leave_network`: a network namespace of this process with nothing but
   loopback, down: no address is reachable, not even 127.0.0.1;
   :func:`join_network` goes back to one kept open (root only).
+- :func:`hide_paths`: a mount namespace in which secrets (``/etc/shadow``) are empty.
 - :func:`die_with_parent`: the child is killed when the process that forked it dies.
 - The fallback where namespaces are refused: :func:`become_subreaper` (orphans
   of the run are re-parented to us, not to init) and :func:`kill_descendants`.
@@ -23,10 +24,13 @@ import _signal  # the C module: 'signal' would pull in enum, a few ms per script
 import ctypes
 import os
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 _CLONE_CHILD_SETTID = 0x01000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _SYS_CLONE = {"x86_64": 56, "amd64": 56, "aarch64": 220, "arm64": 220, "riscv64": 220}
@@ -117,6 +121,35 @@ def enter_user_namespace() -> bool:
 def leave_network() -> bool:
     """Move this process into a new network namespace: loopback only, and down. True when it holds."""
     return _libc.unshare(CLONE_NEWNET) == 0
+
+
+def hide_paths(paths: list[str]) -> bool:
+    """In a mount namespace of this process's own, cover each of ``paths``: a file with an empty
+    one (``/dev/null``), a folder with an empty read-only one. True when every one is covered.
+
+    Children forked afterwards see the same: a Landlock rule may then allow a whole folder
+    (``/etc``) instead of each of its entries but these.
+    """
+    if _libc.unshare(CLONE_NEWNS) != 0:
+        return False
+    if _mount(None, b"/", None, _MS_REC | _MS_PRIVATE) != 0:  # nothing done here reaches the host's mounts
+        return False
+    for path in paths:
+        target = os.fsencode(path)
+        if os.path.isdir(path):
+            covered = _mount(b"none", target, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,mode=0555")
+        elif os.path.exists(path):
+            covered = _mount(b"/dev/null", target, None, _MS_BIND)
+            covered = covered or _mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
+        else:
+            continue
+        if covered != 0:
+            return False
+    return True
+
+
+def _mount(source: bytes | None, target: bytes, kind: bytes | None, flags: int, data: bytes | None = None) -> int:
+    return _libc.mount(source, target, kind, ctypes.c_ulong(flags), data)
 
 
 def join_network(namespace_fd: int) -> bool:

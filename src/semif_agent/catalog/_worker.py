@@ -14,7 +14,9 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
 
 - The worker enters a network namespace of its own at start (loopback only,
   down), so its children have no network; a call allowed the network joins
-  the host's again (root), or gets none.
+  the host's again (root), or gets none. It also enters a mount namespace in
+  which the secrets of ``/etc`` are empty, so Landlock allows ``/etc`` with
+  one rule instead of one per entry (a fifth of the rules, and of their cost).
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
@@ -468,7 +470,8 @@ def main() -> None:
             os.close(host_netns)
     elif _isolation.enter_user_namespace():
         network = ("per-call", -1)
-    _confine.preopen(list(setup.get("system_readable", [])))
+    hidden = _isolation.hide_paths(setup.get("secrets", []))  # then one Landlock rule for /etc, not one per entry
+    _confine.preopen(list(setup.get("system_folders" if hidden else "system_readable", [])))
     gc.freeze()  # what is here now stays out of the children's collections: fewer pages copied on write
     reply_fd = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)

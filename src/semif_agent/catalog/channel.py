@@ -16,9 +16,9 @@ only, apart from the catalog's errors.
 
 from __future__ import annotations
 
+import _thread  # not threading: its at-fork hook would cost every forked call
 import json
 import os
-import threading
 from typing import Any
 
 from .errors import ChannelError
@@ -31,7 +31,7 @@ class Channel:
         """Speak over ``send_fd`` (to the worker) and ``receive_fd`` (from it); both are owned from now on."""
         self._send_fd = send_fd
         self._receive_fd = receive_fd
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._buffer = bytearray()
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -146,6 +146,19 @@ def system_readable_paths() -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
+@functools.lru_cache(maxsize=1)
+def system_readable_folders() -> tuple[str, ...]:
+    """:func:`system_readable_paths` with ``/etc`` whole: for a process where :func:`etc_secrets` are covered."""
+    return tuple(dict.fromkeys(path if not path.startswith("/etc/") else "/etc" for path in system_readable_paths()))
+
+
+@functools.lru_cache(maxsize=1)
+def etc_secrets() -> tuple[str, ...]:
+    """The entries of ``/etc`` no script may read (password hashes, sudo rules, host keys, private keys)."""
+    paths = [os.path.join("/etc", name) for name in sorted(_ETC_SECRETS)] + ["/etc/ssl/private"]
+    return tuple(path for path in paths if os.path.lexists(path))
+
+
 def _etc_entries() -> list[str]:
     entries: list[str] = []
     try:

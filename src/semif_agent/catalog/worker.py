@@ -41,7 +41,7 @@ from typing import Any
 
 from . import _cgroup
 from .errors import CallTargetError, WorkerError
-from .limits import package_parent, system_readable_paths
+from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
 
 WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
@@ -314,7 +314,8 @@ class WorkerPool:
             if cgroup:
                 _cgroup.remove(cgroup)
             raise WorkerError(f"cannot start a skill worker ({exc.strerror})") from exc
-        setup = {"system_readable": list(system_readable_paths()), "preload": list(self.preload)}
+        setup = {"system_readable": list(system_readable_paths()), "system_folders": list(system_readable_folders()),
+                 "secrets": list(etc_secrets()), "preload": list(self.preload)}
         process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")  # type: ignore[union-attr]
         process.stdin.flush()  # type: ignore[union-attr]
         self.started += 1
