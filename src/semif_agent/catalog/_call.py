@@ -1,4 +1,4 @@
-"""One confined call in the warm worker: its child process's steps.
+"""One confined call in the warm worker: :class:`Call` (the worker's record of it) and its child's steps.
 
 :func:`run_child` is what a call's forked child does, in order: die with the
 worker, leave the worker's process group (when no PID namespace holds it),
@@ -12,10 +12,11 @@ sandbox modules; the worker imports it at start.
 
 from __future__ import annotations
 
+import _signal  # the C module: the signal module's enum wrappers would cost every call
 import importlib
 import os
-import signal
 import sys
+import time
 from typing import Any
 
 from . import _cgroup, _confine, _isolation
@@ -27,6 +28,47 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's own limit
 
 
+class Call:
+    """A call in flight, as the worker keeps it: its pipes, limits, what it said and wrote so far."""
+
+    __slots__ = ("call_id", "deadline", "timeout", "run_dir", "max_output", "max_message", "messages", "replies",
+                 "outputs", "kept", "dropped", "notes", "writable", "watched", "disk_cap", "cpu_seconds",
+                 "started_ns", "next_check", "listening", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
+                 "value", "has_value")
+
+    def __init__(self, call_id: int, timeout: float, run_dir: str, request: dict[str, Any], fds: tuple[int, int, int, int],
+                 held: dict[str, str], cgroup: str | None, disk: Any) -> None:
+        spec = request["confine"]
+        now = time.monotonic()
+        self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
+        self.max_output, self.max_message = int(request["max_output"]), int(request["max_message"])
+        self.messages, self.replies, out, err = fds
+        self.outputs = {out: 1, err: 2}
+        self.kept = {1: bytearray(), 2: bytearray()}
+        self.dropped = {1: 0, 2: 0}
+        self.notes: list[str] = []
+        self.disk_cap = spec.get("disk_bytes")
+        self.writable: list[str] = spec["writable"]
+        self.watched: list[str] | None = None  # found at the first look
+        cpu = spec.get("cpu_seconds")
+        self.cpu_seconds = float(cpu) if cpu is not None else None
+        self.started_ns, self.next_check = disk.run_start_ns(), now + disk.FIRST_CHECK_SEC
+        self.listening = False  # its stdout and stderr are read when it ends, or from its first check on
+        self.held, self.cgroup = held, cgroup
+        self.received, self.unsent = bytearray(), b""
+        self.asking = self.timed_out = self.has_value = False
+        self.reported, self.value = "", None
+
+    def text(self, stream: int) -> str:
+        """What the call wrote to ``stream`` (1, 2), with a note of what was dropped (and the worker's notes)."""
+        text = self.kept[stream].decode("utf-8", errors="replace")
+        if self.dropped[stream]:
+            text += f"\n[{self.dropped[stream]} bytes of output dropped]"
+        if stream == 2 and self.notes:
+            text = text.rstrip() + "".join(f"\n[{note}]" for note in self.notes)
+        return text
+
+
 def run_child(request: dict[str, Any], fds: tuple[int, int, int, int], held: dict[str, str], *,
               cgroup: str | None, host_netns: int) -> None:
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
@@ -36,8 +78,8 @@ def run_child(request: dict[str, Any], fds: tuple[int, int, int, int], held: dic
     code = 1
     try:
         _isolation.die_with_parent()
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _signal.set_wakeup_fd(-1)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
         if held["processes"] != "pid-namespace":
             os.setpgid(0, 0)
             _isolation.become_subreaper()
@@ -75,7 +117,7 @@ def run_child(request: dict[str, Any], fds: tuple[int, int, int, int], held: dic
 
 def run_target(request: dict[str, Any], channel: Channel) -> int:
     """Import the call's target, call it with the payload and the channel; the exit status."""
-    had = set(sys.modules)
+    missing = [name for name in WARM_LATER if name not in sys.modules]
     try:
         module_name, function_name = request["target"].split(":")
         function = getattr(importlib.import_module(module_name), function_name)
@@ -102,7 +144,7 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
         traceback.print_exception(type(exc), exc, tb)
         return 1
     finally:
-        warm = sorted(WARM_LATER & (set(sys.modules) - had))
+        warm = [name for name in missing if name in sys.modules]
         if warm:
             channel.report("W", warm)
 
@@ -122,13 +164,11 @@ def close_inherited(keep: set[int]) -> None:
     os.closerange(start, _FD_CEILING)
 
 
-def remove_tree(path: str) -> None:
-    """Remove a call's folder and what the call left in it (symbolic links are not followed)."""
-    try:
-        os.rmdir(path)
-        return
-    except OSError:
-        pass
+def empty_folder(path: str) -> bool:
+    """Remove what a call left in its private folder (symbolic links are not followed); True when it is empty."""
+    with os.scandir(path) as entries:
+        if next(entries, None) is None:
+            return True
     for folder, subfolders, files in os.walk(path, topdown=False):
         for name in files:
             try:
@@ -142,6 +182,7 @@ def remove_tree(path: str) -> None:
             except OSError:
                 pass
     try:
-        os.rmdir(path)
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
     except OSError:
-        pass
+        return False

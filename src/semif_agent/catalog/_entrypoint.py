@@ -1,8 +1,8 @@
 """The call target that runs a skill script's ``entrypoint(argv, ctx)`` in a warm worker's child.
 
 :class:`~.execution.ScriptExecutor` sends ``semif_agent.catalog._entrypoint:run``
-through :meth:`~.worker.WorkerPool.call` with the script, its arguments and
-the fields of its :class:`~.context.SkillScriptContext`. The script is imported
+through :meth:`~.worker.WorkerPool.call` with the script, its arguments, its
+environment and the fields of its :class:`~.context.SkillScriptContext`. The script is imported
 as ``__skill_script__`` and its ``entrypoint`` called (awaited when it is a
 coroutine function); a returned string is written to stdout as it is,
 anything else but None as JSON, as the script's output. The workers import
@@ -33,7 +33,7 @@ def run(payload: dict[str, Any], channel: object) -> None:
         skill_dir=Path(fields["skill_dir"]),
         skill_id=fields["skill_id"],
         skill_name=fields["skill_name"],
-        env=dict(os.environ),
+        env=dict(payload["env"]) if "env" in payload else dict(os.environ),
         hook_type=fields.get("hook_type", ""),
     )
     module = _import_script(script)

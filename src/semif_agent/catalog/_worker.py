@@ -37,47 +37,11 @@ import selectors
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from semif_agent.catalog._call import Call
 
-
-class _Call:
-    """One call in flight: its pipes, limits, what it said and wrote so far."""
-
-    __slots__ = ("call_id", "deadline", "timeout", "run_dir", "max_output", "max_message", "messages", "replies",
-                 "outputs", "kept", "dropped", "notes", "watched", "disk_cap", "cpu_seconds", "started_ns",
-                 "next_disk_check", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
-                 "value", "has_value")
-
-    def __init__(self, call_id: int, timeout: float, run_dir: str, request: dict[str, Any], fds: tuple[int, int, int, int],
-                 held: dict[str, str], cgroup: str | None, disk: Any) -> None:
-        spec = request["confine"]
-        now = time.monotonic()
-        self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
-        self.max_output, self.max_message = int(request["max_output"]), int(request["max_message"])
-        self.messages, self.replies, out, err = fds
-        self.outputs = {out: 1, err: 2}
-        self.kept = {1: bytearray(), 2: bytearray()}
-        self.dropped = {1: 0, 2: 0}
-        self.notes: list[str] = []
-        self.disk_cap = spec.get("disk_bytes")
-        self.watched = disk.watched_folders(spec["writable"]) if self.disk_cap is not None else []
-        cpu = spec.get("cpu_seconds")
-        self.cpu_seconds = float(cpu) if cpu is not None else None
-        self.started_ns, self.next_disk_check = disk.run_start_ns(), now + disk.FIRST_CHECK_SEC
-        self.held, self.cgroup = held, cgroup
-        self.received, self.unsent = bytearray(), b""
-        self.asking = self.timed_out = self.has_value = False
-        self.reported, self.value = "", None
-
-    def text(self, stream: int) -> str:
-        """What the call wrote to ``stream`` (1, 2), with a note of what was dropped (and the worker's notes)."""
-        text = self.kept[stream].decode("utf-8", errors="replace")
-        if self.dropped[stream]:
-            text += f"\n[{self.dropped[stream]} bytes of output dropped]"
-        if stream == 2 and self.notes:
-            text = text.rstrip() + "".join(f"\n[{note}]" for note in self.notes)
-        return text
 
 
 class _Worker:
@@ -91,9 +55,11 @@ class _Worker:
         self.free_slots: list[str] = []
         self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
         self.slot_limits: dict[str, int] = {}
+        self.free_dirs: list[str] = []  # emptied private folders of calls that ended, for the next ones
+        self.dirs_made = 0
         self.network_mode, self.host_netns = network
         self.namespaces_work = True
-        self.calls: dict[int, _Call] = {}
+        self.calls: dict[int, Call] = {}
         self.by_id: dict[int, int] = {}
         self.pending_input = bytearray()
         self.selector = selectors.DefaultSelector()
@@ -129,7 +95,7 @@ class _Worker:
 
     def _next_timeout(self) -> float | None:
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
-        moments += [call.next_disk_check for call in self.calls.values() if call.disk_cap is not None]
+        moments += [call.next_check for call in self.calls.values()]
         if moments:
             return max(0.0, min(moments) - time.monotonic())
         return 0.05 if self.calls else None
@@ -176,8 +142,7 @@ class _Worker:
 
     def _start(self, request: dict[str, Any]) -> None:
         spec = request["confine"]
-        run_dir = os.path.join(self.calls_folder, str(request["id"]))
-        os.mkdir(run_dir, 0o700)
+        run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
         messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
@@ -193,13 +158,17 @@ class _Worker:
             os.close(fd)
         for fd in (messages_r, answers_w, out_r, err_r):
             os.set_blocking(fd, False)
-        call = _Call(int(request["id"]), float(request["timeout"]), run_dir, request, (messages_r, answers_w, out_r, err_r),
+        call = self.call.Call(int(request["id"]), float(request["timeout"]), run_dir, request, (messages_r, answers_w, out_r, err_r),
                      held, slot, self.disk)
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
         self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
-        self.selector.register(out_r, selectors.EVENT_READ, ("output", pid))
-        self.selector.register(err_r, selectors.EVENT_READ, ("output", pid))
+
+    def _new_dir(self) -> str:
+        self.dirs_made += 1
+        path = os.path.join(self.calls_folder, f"{os.getpid()}-{self.dirs_made}")
+        os.mkdir(path, 0o700)
+        return path
 
     def _take_slot(self, limit: int | None) -> str | None:
         """A free ``pids`` cgroup capped at ``limit`` tasks for a call (None: no cap, or no cgroups)."""
@@ -246,7 +215,7 @@ class _Worker:
 
     # -- messages between the call and the host --------------------------------------
 
-    def _read_messages(self, pid: int, call: _Call) -> None:
+    def _read_messages(self, pid: int, call: Call) -> None:
         fd = call.messages
         try:
             chunk = os.read(fd, 1 << 20)
@@ -268,7 +237,7 @@ class _Worker:
         for line in lines:
             self._take_line(pid, call, line)
 
-    def _read_output(self, call: _Call, fd: int) -> bool:
+    def _read_output(self, call: Call, fd: int) -> bool:
         """Keep what the call wrote to stdout or stderr, up to its bound; False once nothing more is there now."""
         try:
             chunk = os.read(fd, 1 << 16)
@@ -277,7 +246,8 @@ class _Worker:
         except OSError:
             chunk = b""
         if not chunk:
-            self.selector.unregister(fd)
+            if call.listening:
+                self.selector.unregister(fd)
             os.close(fd)
             del call.outputs[fd]
             return False
@@ -288,7 +258,7 @@ class _Worker:
         call.dropped[stream] += max(len(chunk) - room, 0)
         return True
 
-    def _take_line(self, pid: int, call: _Call, line: bytes) -> None:
+    def _take_line(self, pid: int, call: Call, line: bytes) -> None:
         kind, body = line[:1], line[1:]
         if len(body) > call.max_message:
             self._break_channel(pid, call, f"a message larger than {call.max_message} bytes")
@@ -315,7 +285,7 @@ class _Worker:
         else:
             self._break_channel(pid, call, "a message the channel does not know")
 
-    def _break_channel(self, pid: int, call: _Call, what: str) -> None:
+    def _break_channel(self, pid: int, call: Call, what: str) -> None:
         if not call.reported:
             call.reported = "channel"
             call.notes.append(f"killed: the call sent {what}")
@@ -376,16 +346,25 @@ class _Worker:
             if not call.timed_out and now >= call.deadline:
                 call.timed_out = True
                 _kill(pid)
-            if call.disk_cap is not None and now >= call.next_disk_check and not call.reported:
+            if now < call.next_check:
+                continue
+            if not call.listening:  # a call this long may write more than a pipe holds: read as it goes
+                call.listening = True
+                for fd in call.outputs:
+                    self.selector.register(fd, selectors.EVENT_READ, ("output", pid))
+            call.next_check = float("inf")
+            if call.disk_cap is not None and not call.reported:
                 started = time.monotonic()
+                if call.watched is None:
+                    call.watched = self.disk.watched_folders(call.writable)
                 written = self.disk.changed_bytes(call.watched, call.started_ns, walks)
-                call.next_disk_check = self.disk.next_check(time.monotonic() - started)
+                call.next_check = self.disk.next_check(time.monotonic() - started)
                 if written > call.disk_cap:
                     call.reported = "disk"
                     call.notes.append(f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance")
                     _kill(pid)
 
-    def _finish(self, pid: int, call: _Call, status: int, cpu_used: float) -> None:
+    def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
         self._collect_last_messages(pid, call)
         if call.held.get("processes") != "pid-namespace":
             _kill(pid)
@@ -407,17 +386,19 @@ class _Worker:
         }
         if call.has_value:
             line["value"] = call.value
-        self.call.remove_tree(call.run_dir)
+        if self.call.empty_folder(call.run_dir):
+            self.free_dirs.append(call.run_dir)
         self.by_id.pop(call.call_id, None)
         self._send(line)
 
-    def _collect_last_messages(self, pid: int, call: _Call) -> None:
+    def _collect_last_messages(self, pid: int, call: Call) -> None:
         """Read what the call wrote before it ended (its output, its value), then close its pipes."""
         for fd in list(call.outputs):
             while fd in call.outputs and self._read_output(call, fd):
                 pass
             if fd in call.outputs:  # a descendant outside the namespace may still hold it: stop here
-                self.selector.unregister(fd)
+                if call.listening:
+                    self.selector.unregister(fd)
                 os.close(fd)
         registered = self.selector.get_map()
         while call.messages in registered:

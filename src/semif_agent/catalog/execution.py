@@ -84,6 +84,7 @@ class ScriptExecutor:
             payload = {
                 "script": str(script),
                 "argv": list(argv),
+                "env": env,
                 "ctx": {
                     "workspace_root": str(workspace_root),
                     "skill_dir": str(descriptor.root),

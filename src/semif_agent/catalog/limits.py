@@ -84,7 +84,7 @@ def script_environment(
     hook_type: str = "",
 ) -> dict[str, str]:
     """The complete environment of one script run (``TMPDIR`` is ``run_dir``; None: the runner sets it)."""
-    env = {key: value for key, value in os.environ.items() if key in limits.env_allow}
+    env = {key: os.environ[key] for key in limits.env_allow if key in os.environ}
     env.update(limits.extra_env)
     env.update(
         {
@@ -127,7 +127,7 @@ def confinement_spec(
         "confine_fs": limits.confine_fs,
         "network": limits.network,
         "namespaces": limits.namespaces,
-        "system_readable": list(system_readable_paths()),
+        "system_readable": system_readable_paths(),
         "readable": [str(skill_dir), *limits.readable_paths],
         "writable": [str(workspace_root), *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
     }

@@ -240,7 +240,7 @@ class WorkerPool:
             raise CallTargetError(f"a call target is 'semif_agent.<module>:<function>', not {target!r}")
         spec = dict(confine_spec)
         system = spec.pop("system_readable", None)
-        if system is not None and tuple(system) != system_readable_paths():
+        if system is not None and system is not system_readable_paths() and tuple(system) != system_readable_paths():
             spec["readable"] = [*system, *spec.get("readable", [])]
         request = {"op": "call", "target": target, "payload": payload, "cwd": str(cwd), "env": dict(env),
                    "confine": spec, "timeout": timeout_sec, "max_output": max_output_bytes,
