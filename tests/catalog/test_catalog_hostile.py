@@ -3,16 +3,18 @@
 What is prevented, and how:
 - exiting, looping forever, exhausting memory or CPU, flooding output: separate
   process, timeout killing its process group, RLIMIT_AS / RLIMIT_CPU, bounded capture;
-- forking many children: the process group is killed at the timeout and after
-  exit (RLIMIT_NPROC also applies when not running as root);
+- forking many children: each run's processes die with it (a PID namespace, or
+  its cgroup, or a subreaper), and a ``pids`` cgroup caps them (RLIMIT_NPROC
+  where no cgroup can be made and not running as root); see test_catalog_isolation.py;
 - reading the host's environment: scripts get an allow-listed environment, and
   with Landlock they cannot read other processes' ``/proc/<pid>/environ``;
 - writing or reading outside the workspace and the skill, signalling the host:
   refused where the kernel has Landlock (ABI 6+ for signals); skipped otherwise;
 - path escapes: refused before anything runs, with one uniform message.
-Not prevented: a child that calls setsid() escapes the process-group kill
-(PID namespaces or cgroups would be needed), and without Landlock a script
-can read and write whatever the host user can.
+Not prevented: without Landlock a script can read and write whatever the host
+user can. Scripts see their own process ids as the PID namespace numbers them
+(the script's process is 1), so the ones here write the host's numbering,
+read from ``/proc/self``, for the checks.
 """
 
 from __future__ import annotations
@@ -36,19 +38,21 @@ needs_landlock = pytest.mark.skipif(LANDLOCK < 1, reason="the kernel has no Land
 SCRIPTS = {
     "exit_at_import.py": "import sys\nsys.exit(3)\n",
     "exit_at_import_entry.py": "import sys\nsys.exit(3)\ndef entrypoint(argv, ctx):\n    return 'unreachable'\n",
-    "loop.py": "import os\nopen('loop.pid', 'w').write(str(os.getpid()))\nwhile True:\n    pass\n",
-    "loop_entry.py": "import os\ndef entrypoint(argv, ctx):\n    open('loop_entry.pid', 'w').write(str(os.getpid()))\n    while True:\n        pass\n",
+    "loop.py": "import os\nopen('loop.pid', 'w').write(os.readlink('/proc/self'))\nwhile True:\n    pass\n",
+    "loop_entry.py": "import os\ndef entrypoint(argv, ctx):\n    open('loop_entry.pid', 'w').write(os.readlink('/proc/self'))\n    while True:\n        pass\n",
     "burn.py": "while True:\n    pass\n",
     "memory.py": "chunks = []\nfor _ in range(40):\n    chunks.append(bytearray(50 * 1024 * 1024))\nprint('allocated 2 GB')\n",
     "memory_entry.py": "def entrypoint(argv, ctx):\n    chunks = [bytearray(50 * 1024 * 1024) for _ in range(40)]\n    return 'allocated 2 GB'\n",
     "forks.py": (
-        "import os, time\npids = []\nfor _ in range(30):\n    try:\n        pid = os.fork()\n    except OSError as exc:\n"
-        "        print('fork refused:', exc)\n        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\n"
-        "    pids.append(pid)\nopen('children.txt', 'w').write(' '.join(map(str, pids)))\ntime.sleep(60)\n"
+        "import os, time\nfor _ in range(30):\n    try:\n        pid = os.fork()\n    except OSError as exc:\n"
+        "        print('fork refused:', exc)\n        break\n    if pid == 0:\n"
+        "        with open('children.txt', 'a') as out:\n            out.write(os.readlink('/proc/self') + ' ')\n"
+        "        time.sleep(60)\n        os._exit(0)\ntime.sleep(60)\n"
     ),
     "daemon.py": (
-        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(60)\n    os._exit(0)\n"
-        "open('daemon.pid', 'w').write(str(pid))\nprint('left a child behind')\n"
+        "import os, time\nif os.fork() == 0:\n    open('daemon.tmp', 'w').write(os.readlink('/proc/self'))\n"
+        "    os.rename('daemon.tmp', 'daemon.pid')\n    time.sleep(60)\n    os._exit(0)\n"
+        "while not os.path.exists('daemon.pid'):\n    time.sleep(0.01)\nprint('left a child behind')\n"
     ),
     "flood.py": "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n",
 }
@@ -193,8 +197,10 @@ runtime.set_visible_skills(["spy"])
 async def main():
     out = {}
     for name in sys.argv[3:]:
-        result = await runtime.run_skill_script("spy", name, [str(os.getpid())], timeout_sec=5)
+        targets = [str(os.getpid()), *map(str, pool.pids)]
+        result = await runtime.run_skill_script("spy", name, targets, timeout_sec=5)
         out[name] = result.as_dict()
+    out["workers_alive"] = bool(pool.pids) and all(os.path.exists(f"/proc/{pid}") for pid in pool.pids)
     pool.close()
     return out
 print(json.dumps(asyncio.run(main())))
@@ -220,9 +226,9 @@ def look(host_pid):
 
 KILLER = """
 import os, signal, sys
-def attack(host_pid):
+def attack(pids):
     report = []
-    for pid in dict.fromkeys([os.getppid(), int(host_pid)]):
+    for pid in dict.fromkeys(pid for pid in [os.getppid(), *map(int, pids)] if pid > 0):
         try:
             os.kill(pid, signal.SIGKILL)
             report.append("killed")
@@ -247,7 +253,8 @@ def test_the_host_environment_stays_secret(skills_root, tmp_path):
     secret = "s3cr3t-value-4f1d"
     code, results = run_host(skills_root, tmp_path / "ws", ["environ.py", "environ_entry.py"], secret)
     assert code == 0, results
-    for name, result in results.items():
+    for name in ("environ.py", "environ_entry.py"):
+        result = results[name]
         assert result["ok"], (name, result)
         assert secret not in result["stdout"] and secret not in result["stderr"]
         found = result["stdout"].split("found: ")[1].split(",") if result["stdout"].strip() != "found:" else []
@@ -258,11 +265,14 @@ def test_the_host_environment_stays_secret(skills_root, tmp_path):
 
 @pytest.mark.skipif(LANDLOCK < 6, reason="signals to the host are refused from Landlock ABI 6 on")
 def test_scripts_cannot_kill_the_host_or_the_worker(skills_root, tmp_path):
+    """Each script tries its parent (unless a PID namespace hides it), the host and the worker."""
     make_skill(skills_root, "spy", files={
-        "kill.py": KILLER + "print(attack(sys.argv[1]))\n",
-        "kill_entry.py": KILLER + "def entrypoint(argv, ctx):\n    return attack(argv[0])\n",
+        "kill.py": KILLER + "print(attack(sys.argv[1:]))\n",
+        "kill_entry.py": KILLER + "def entrypoint(argv, ctx):\n    return attack(argv)\n",
     })
-    code, results = run_host(skills_root, tmp_path / "ws", ["kill.py", "kill_entry.py"], "unused")
+    code, results = run_host(skills_root, tmp_path / "ws", ["kill_entry.py", "kill.py"], "unused")
     assert code == 0, results
-    assert results["kill.py"]["stdout"].strip() == "refused"  # its parent is the host
-    assert results["kill_entry.py"]["stdout"] == "refused refused"  # the worker, then the host
+    for name in ("kill.py", "kill_entry.py"):
+        attempts = results[name]["stdout"].split()
+        assert attempts and set(attempts) == {"refused"}, (name, results[name])
+    assert results["workers_alive"]

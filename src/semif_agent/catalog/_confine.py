@@ -8,7 +8,8 @@ What :func:`confine` applies, each where the platform allows it:
 
 - resource limits: address space (memory), CPU seconds, size of files written,
   open files, no core dumps, and the process count (``RLIMIT_NPROC``; the
-  kernel does not enforce it for root);
+  kernel does not enforce it for root, so where a ``pids`` cgroup holds the
+  run (:mod:`._cgroup`) the spec says ``process_limit_held`` and it is skipped);
 - ``SIGXFSZ`` ignored, so an oversized write fails with ``OSError`` instead of
   killing the script silently;
 - Landlock (Linux 5.13+): reading, listing and executing confined to an
@@ -16,7 +17,11 @@ What :func:`confine` applies, each where the platform allows it:
   to the workspace and a private temporary directory. Nothing else of the host
   is readable: not the user's home, not ``/proc/<pid>/environ`` of other
   processes. ptrace of processes outside the sandbox is refused and, from
-  Landlock ABI 6, so are signals to them and abstract unix sockets.
+  Landlock ABI 6, so are signals to them and abstract unix sockets;
+- unless the spec says ``network``, Landlock (ABI 4+) also refuses binding and
+  connecting TCP sockets: a second layer under the network namespace of
+  :mod:`._isolation`, and the only one where namespaces are not allowed
+  (UDP is then left open).
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ _REFER = 1 << 13  # ABI 2
 _TRUNCATE = 1 << 14  # ABI 3
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 _SCOPE_SIGNAL = 1 << 1  # ABI 6
+_BIND_TCP = 1 << 0  # ABI 4, network access rights
+_CONNECT_TCP = 1 << 1
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -64,8 +71,17 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+_RULE_PATH_BENEATH = ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH)
+_NO_FLAGS = ctypes.c_uint32(0)
+
+
+_libc_found: list[ctypes.CDLL] = []
+
+
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+    if not _libc_found:
+        _libc_found.append(ctypes.CDLL(None, use_errno=True))
+    return _libc_found[0]
 
 
 def landlock_abi() -> int:
@@ -79,17 +95,8 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
-def restrict_filesystem(writable: list[str], readable: list[str]) -> bool:
-    """Confine this process to ``readable`` (read, list, execute) and ``writable`` (all of it).
-
-    Paths may be files or directories; missing ones are ignored. Returns True
-    when the kernel enforces it. Also confines ptrace (``/proc/<pid>/mem``) and,
-    from ABI 6, signals and abstract unix sockets to this process's own domain.
-    """
-    abi = landlock_abi()
-    if abi < 1:
-        return False
-    libc = _libc()
+def _rights(abi: int) -> tuple[int, int, int]:
+    """(read rights, write rights, rights that apply to a file) the kernel of ``abi`` knows."""
     read_rights = _EXECUTE | _READ_FILE | _READ_DIR
     write_rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG
     write_rights |= _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
@@ -99,8 +106,29 @@ def restrict_filesystem(writable: list[str], readable: list[str]) -> bool:
     if abi >= 3:
         write_rights |= _TRUNCATE
         file_rights |= _TRUNCATE
-    attr = _RulesetAttr(handled_access_fs=read_rights | write_rights, handled_access_net=0, scoped=0)
+    return read_rights, write_rights, file_rights
+
+
+def restrict_filesystem(writable: list[str], readable: list[str], *, deny_tcp: bool = False, files: bool = True) -> bool:
+    """Confine this process to ``readable`` (read, list, execute) and ``writable`` (all of it).
+
+    Paths may be files or directories; missing ones are ignored; the folders
+    given to :func:`preopen` are readable too. Returns True when the kernel
+    enforces it. Also confines ptrace (``/proc/<pid>/mem``) and, from ABI 6,
+    signals and abstract unix sockets to this process's own domain. With
+    ``deny_tcp`` (ABI 4+) no TCP port may be bound or connected to; with
+    ``files`` false only that (and the scoping) applies.
+    """
+    abi = _abi()
+    if abi < 1 or (not files and not (deny_tcp and abi >= 4)):
+        return False
+    libc = _libc()
+    read_rights, write_rights, file_rights = _rights(abi)
+    attr = _RulesetAttr(handled_access_fs=read_rights | write_rights if files else 0, handled_access_net=0, scoped=0)
     size = 8  # handled_access_fs only
+    if abi >= 4:
+        attr.handled_access_net = (_BIND_TCP | _CONNECT_TCP) if deny_tcp else 0
+        size = 16
     if abi >= 6:
         attr.scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET
         size = ctypes.sizeof(_RulesetAttr)
@@ -108,7 +136,11 @@ def restrict_filesystem(writable: list[str], readable: list[str]) -> bool:
     if ruleset_fd < 0:
         return False
     try:
-        rules = [(path, read_rights) for path in readable] + [(path, read_rights | write_rights) for path in writable]
+        add_rule, ruleset = libc.syscall, ctypes.c_int(ruleset_fd)
+        for rule in _prepared if files else ():
+            add_rule(_SYS_LANDLOCK_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), _NO_FLAGS)
+        rules = [(path, read_rights) for path in readable if path not in _preopened] if files else []
+        rules += [(path, read_rights | write_rights) for path in writable] if files else []
         for path, rights in rules:
             _add_path_rule(libc, ruleset_fd, path, rights, file_rights)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -119,44 +151,58 @@ def restrict_filesystem(writable: list[str], readable: list[str]) -> bool:
 
 
 _preopened: dict[str, tuple[int, bool]] = {}
+_prepared: list[_PathBeneathAttr] = []
+_abi_found: int | None = None
+
+
+def _abi() -> int:
+    global _abi_found
+    if _abi_found is None:
+        _abi_found = landlock_abi()
+    return _abi_found
 
 
 def preopen(paths: list[str]) -> None:
-    """Look ``paths`` up now, in a long-lived parent, so forked children add their rules faster."""
+    """Open ``paths`` now, in a long-lived parent, and prepare their read rules for forked children."""
+    read_rights, _write, file_rights = _rights(_abi())
+    _libc().syscall, _libc().prctl  # noqa: B018 - made once here, not in every child
     for path in paths:
         if path not in _preopened and path != "/proc/self":
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
-            _preopened[path] = (fd, stat.S_ISDIR(os.fstat(fd).st_mode))
+            is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+            _preopened[path] = (fd, is_dir)
+            _prepared.append(_PathBeneathAttr(allowed_access=read_rights if is_dir else read_rights & file_rights, parent_fd=fd))
 
 
 def _release_preopened() -> None:
-    for fd, _is_dir in _preopened.values():
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    close_all(sorted(fd for fd, _is_dir in _preopened.values()))
     _preopened.clear()
+    _prepared.clear()
+
+
+def close_all(fds: list[int]) -> None:
+    """Close the sorted descriptors ``fds``, a run of consecutive ones in one system call."""
+    start = 0
+    for index in range(1, len(fds) + 1):
+        if index == len(fds) or fds[index] != fds[index - 1] + 1:
+            os.closerange(fds[start], fds[index - 1] + 1)
+            start = index
 
 
 def _add_path_rule(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int, file_rights: int) -> None:
-    cached = _preopened.get(path)
-    if cached is not None:
-        fd, is_dir = cached
-    else:
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            return
-        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
     try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
         rule = _PathBeneathAttr(allowed_access=rights if is_dir else rights & file_rights, parent_fd=fd)
-        libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+        libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), _RULE_PATH_BENEATH, ctypes.byref(rule), _NO_FLAGS)
     finally:
-        if cached is None:
-            os.close(fd)
+        os.close(fd)
 
 
 def _count_user_tasks(uid: int) -> int:
@@ -189,11 +235,14 @@ def _set_limit(which: int, value: int | None) -> None:
     if value is None:
         return
     try:
-        _soft, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
         resource.setrlimit(which, (value, value))
-    except (ValueError, OSError):
+    except ValueError:  # above the hard limit: lower to it
+        try:
+            _soft, hard = resource.getrlimit(which)
+            resource.setrlimit(which, (min(value, hard), hard))
+        except (ValueError, OSError):
+            pass
+    except OSError:
         pass
 
 
@@ -213,25 +262,44 @@ def apply_limits(spec: dict, *, process_limit: int | None = None) -> None:
         _set_limit(resource.RLIMIT_NPROC, process_limit)
 
 
-def confine(spec: dict) -> dict[str, bool]:
-    """Apply every confinement ``spec`` asks for to this process; report what held.
+def confine(spec: dict) -> dict[str, str]:
+    """Apply every confinement ``spec`` asks for to this process; what held, by kind.
 
-    Order matters: the process count is read while ``/proc`` is still visible,
-    Landlock comes next (it needs free descriptors), the limits last.
+    The answer has ``filesystem`` (``landlock`` or ``none``), ``tcp``
+    (``landlock`` when TCP is denied by Landlock too) and, when not already
+    held by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit``
+    or ``none``). Order matters: the process count is read while ``/proc``
+    is still visible, Landlock comes next (it needs free descriptors), the
+    limits last.
     """
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
-    process_limit = _process_limit(spec)
+    held: dict[str, str] = {}
+    process_limit = None if spec.get("process_limit_held") else _process_limit(spec)
+    if not spec.get("process_limit_held"):
+        held["process_limit"] = "rlimit" if process_limit is not None else "none"
+    files, deny_tcp = bool(spec.get("confine_fs")), not spec.get("network", False)
     confined = False
     try:
-        if spec.get("confine_fs"):
-            readable = [_expand(path) for path in spec.get("readable", [])]
-            confined = restrict_filesystem(list(spec.get("writable", [])), readable)
+        readable = [_expand(path) for path in [*spec.get("system_readable", []), *spec.get("readable", [])]]
+        confined = restrict_filesystem(list(spec.get("writable", [])), readable, deny_tcp=deny_tcp, files=files)
     finally:
         _release_preopened()
+    held["filesystem"] = "landlock" if confined and files else "none"
+    if deny_tcp:
+        held["tcp"] = "landlock" if confined and _abi() >= 4 else "none"
     apply_limits(spec, process_limit=process_limit)
-    return {"fs_confined": confined}
+    return held
 
 
 def _expand(path: str) -> str:
-    """``/proc/self`` names this process's own /proc entry (its children get none)."""
-    return f"/proc/{os.getpid()}" if path == "/proc/self" else path
+    """``/proc/self`` names this process's own /proc entry (its children get none).
+
+    Read from the link, not ``getpid()``: in a PID namespace of its own the
+    process is pid 1 there, but ``/proc`` still numbers it as the host does.
+    """
+    if path != "/proc/self":
+        return path
+    try:
+        return f"/proc/{os.readlink('/proc/self')}"
+    except OSError:
+        return f"/proc/{os.getpid()}"

@@ -3,22 +3,33 @@
 Usage: ``python -I _launcher.py PACKAGE_PARENT SPEC SCRIPT [ARG...]``
 
 ``SPEC`` is the confinement (see :mod:`._confine`) as hex-encoded
-:mod:`marshal` data, which needs no import to read. The launcher applies it
-to itself, then runs ``SCRIPT``: a ``.py`` file as ``__main__`` in this same
-interpreter (as ``python SCRIPT`` would), a ``.sh`` file with ``/bin/sh``, any
-other executable directly. What went wrong beyond an exit status (running out
-of memory) is written as one word to the spec's ``status_file``. It imports
-as little as it can: every millisecond here is paid by every script run.
+:mod:`marshal` data, which needs no import to read. The launcher forks the
+script's process into new PID and network namespaces where the kernel allows
+it (:mod:`._isolation`), and into the spec's ``pids`` cgroup (:mod:`._cgroup`);
+that process applies the confinement to itself, then runs ``SCRIPT``: a ``.py``
+file as ``__main__`` in the same interpreter (as ``python SCRIPT`` would), a
+``.sh`` file with ``/bin/sh``, any other executable directly.
+
+The launcher stays outside, as the run's supervisor: it kills the run at its
+``timeout`` or when it has written more than ``disk_bytes`` (:mod:`._disk`),
+kills whatever the script left behind when it ends (by the namespace, or else
+the cgroup, or else as a subreaper), and exits as the script did. What went
+wrong beyond an exit status (``error_type=...``), and what confinement held
+(``kind=how``), is written as lines to the spec's ``status_file``. It imports as little as it can: every millisecond
+here is paid by every script run.
 """
 
 from __future__ import annotations
 
+import _signal
 import marshal
 import os
 import sys
+import time
 
 
 def _report(spec: dict, error_type: str) -> None:
+    """The script's process says what went wrong (one word); the supervisor reads it at the end."""
     path = spec.get("status_file")
     if path:
         try:
@@ -51,16 +62,17 @@ def _run_python(script: str, spec: dict) -> None:
         sys.exit(1)
 
 
-def main() -> None:
-    package_parent, spec_hex, script, *args = sys.argv[1:]
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
-    import _confine  # this folder's module, without importing the package
-
-    sys.path.remove(here)
-    spec = marshal.loads(bytes.fromhex(spec_hex))
-    _confine.confine(spec)
-    sys.path.append(package_parent)
+def _run_script(modules: tuple, spec: dict, script: str, args: list[str], held: dict, report_fd: int) -> None:
+    """The script's process: join the cgroup, confine itself, tell the supervisor what held, run."""
+    confine, isolation, cgroups = modules
+    isolation.die_with_parent()
+    cgroup = spec.get("cgroup")
+    if cgroup and cgroups.join(cgroup):
+        spec["process_limit_held"] = True
+        held["process_limit"] = "cgroup"
+    held.update(confine.confine(spec))
+    os.write(report_fd, marshal.dumps(held))
+    os.close(report_fd)
     if script.endswith(".py"):
         sys.argv = [script, *args]
         sys.path.insert(0, os.path.dirname(script))
@@ -72,6 +84,145 @@ def main() -> None:
         os.execv(script, [script, *args])
     sys.stderr.write(f"cannot run {os.path.basename(script)}: not a .py or .sh file, and not executable\n")
     sys.exit(126)
+
+
+def _fork(isolation: object, spec: dict) -> tuple[int, dict]:
+    """Fork the script's process: into new namespaces when allowed, else under this subreaper."""
+    if spec.get("namespaces", True):
+        own_user = isolation.enter_user_namespace()  # type: ignore[attr-defined]
+        if own_user or os.geteuid() == 0:
+            network = not spec.get("network")
+            flags = isolation.CLONE_NEWPID | (isolation.CLONE_NEWNET if network else 0)  # type: ignore[attr-defined]
+            try:
+                pid = isolation.fork_namespaced(flags)  # type: ignore[attr-defined]
+                return pid, {"processes": "pid-namespace", "network": "namespace" if network else "allowed"}
+            except OSError:
+                pass
+    isolation.become_subreaper()  # type: ignore[attr-defined]
+    processes = "cgroup" if spec.get("cgroup") else "subreaper"
+    return os.fork(), {"processes": processes, "network": "allowed" if spec.get("network") else "open"}
+
+
+def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
+    """Wait for the script's process within the timeout and the disk allowance; (status, what went wrong, CPU)."""
+    disk = modules[3]
+    deadline = time.monotonic() + float(spec.get("timeout") or 1e9)
+    cap = spec.get("disk_bytes")
+    watched = disk.watched_folders(list(spec.get("writable", []))) if cap else []
+    started_ns, next_check = disk.run_start_ns(), time.monotonic() + disk.FIRST_CHECK_SEC
+    reason = ""
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, reason, usage.ru_utime + usage.ru_stime
+        now = time.monotonic()
+        if not reason and now >= deadline:
+            reason = "timeout"
+            _kill(pid)
+        elif not reason and watched and now >= next_check:
+            written = disk.changed_bytes(watched, started_ns)
+            next_check = disk.next_check(time.monotonic() - now)
+            if written > cap:
+                reason = "disk"
+                sys.stderr.write(f"\n[killed: wrote {written // 1048576} MB, over its {cap // 1048576} MB allowance]\n")
+                sys.stderr.flush()
+                _kill(pid)
+        moments = [deadline, next_check] if watched and not reason else [deadline]
+        _wait_child(max(0.001, min(min(moments) - time.monotonic(), 0.25 if reason else 1.0)))
+
+
+def _wait_child(seconds: float) -> None:
+    """Sleep until a child exits (SIGCHLD) or ``seconds`` pass."""
+    try:
+        _signal.sigtimedwait([_signal.SIGCHLD], seconds)
+    except (AttributeError, OSError):
+        time.sleep(min(seconds, 0.01))
+
+
+def _kill(pid: int) -> None:
+    for kill in (os.kill, os.killpg):
+        try:
+            kill(pid, _signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _finish(spec: dict, reason: str, held: dict) -> None:
+    path = spec.get("status_file")
+    if not path:
+        return
+    try:
+        with open(path, encoding="utf-8") as handle:
+            reported = handle.read().strip()
+    except OSError:
+        reported = ""
+    lines = [f"error_type={reason or reported}", *(f"{key}={value}" for key, value in held.items())]
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+    except OSError:
+        pass
+
+
+def main() -> None:
+    package_parent, spec_hex, script, *args = sys.argv[1:]
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import _cgroup  # this folder's modules, without importing the package
+    import _confine
+    import _disk
+    import _isolation
+
+    sys.path.remove(here)
+    spec = marshal.loads(bytes.fromhex(spec_hex))
+    modules = (_confine, _isolation, _cgroup, _disk)
+    report_r, report_w = os.pipe()
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGCHLD])
+    pid, held = _fork(_isolation, spec)
+    if pid == 0:
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [_signal.SIGCHLD])
+        os.close(report_r)
+        sys.path.append(package_parent)
+        _run_script((_confine, _isolation, _cgroup), spec, script, args, held, report_w)
+        return
+    os.close(report_w)
+    status, reason, cpu_used = _supervise(modules, spec, pid)
+    if held["processes"] != "pid-namespace":  # what the script left behind
+        _kill(pid)
+        if spec.get("cgroup"):
+            _cgroup.kill_members(spec["cgroup"])
+        _isolation.kill_descendants(os.getpid())
+    held.update(_child_report(report_r))
+    cpu = spec.get("cpu_seconds")
+    signalled = os.WIFSIGNALED(status)
+    if not reason and signalled and cpu is not None and cpu_used >= float(cpu) - 0.05:
+        reason = "cpu"
+    _finish(spec, reason, held)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if signalled:
+        number = os.WTERMSIG(status)
+        if number != _signal.SIGKILL:
+            _signal.signal(number, _signal.SIG_DFL)
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [number])
+        _confine.apply_limits({})  # no core file
+        os.kill(os.getpid(), number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _child_report(fd: int) -> dict:
+    """What confinement the script's process said held (written before the script ran)."""
+    data = b""
+    try:
+        os.set_blocking(fd, False)
+        data = os.read(fd, 65536)
+    except OSError:
+        pass
+    try:
+        value = marshal.loads(data) if data else {}
+    except (ValueError, EOFError, TypeError):
+        value = {}
+    return {str(key): str(item) for key, item in value.items()} if isinstance(value, dict) else {}
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@
     │   ├── SkillPathError             a path that leaves its skill or workspace (one uniform message)
     │   ├── SkillCollisionError        registering an id that is already taken
     │   ├── SkillsPathNotFound         a path given to a command does not exist
+    │   ├── CallTargetError            a confined call's target is not a function of this package
     │   └── UnknownSkillError
     │       └── SkillNotFound          no SKILL.md skill with that id or name
     └── CatalogError                   the catalog machinery failed at run time
         ├── RuntimeNotBound            a runtime used before ``bind_workspace``
-        └── WorkerError                the warm worker pool cannot start
+        ├── WorkerError                the warm worker pool cannot start
+        └── ChannelError               a confined call's question got an error, not an answer
 
     UserWarning
     └── SkillCatalogWarning            lenient loading: a skill loaded with a problem, skipped, or shadowed
@@ -57,6 +59,10 @@ class SkillNotFound(UnknownSkillError):
     """No SKILL.md skill has that id or display name (or the name is ambiguous)."""
 
 
+class CallTargetError(UserError):
+    """:meth:`~.worker.WorkerPool.call` was given a target that is not ``semif_agent.<module>:<function>``."""
+
+
 class CatalogError(SemifError):
     """The catalog machinery failed at run time."""
 
@@ -67,6 +73,10 @@ class RuntimeNotBound(CatalogError):
 
 class WorkerError(CatalogError):
     """The warm worker pool could not start a worker process."""
+
+
+class ChannelError(CatalogError):
+    """Raised inside a confined call by ``channel.ask``: the host's handler failed, or the channel closed."""
 
 
 class SkillCatalogWarning(UserWarning):

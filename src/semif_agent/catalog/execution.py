@@ -8,7 +8,7 @@
 
 Both get the same working directory (the agent's workspace), environment,
 limits and confinement (:mod:`.limits`), and a private temporary folder that
-is removed afterwards. Whether a script has an ``entrypoint`` is read from its
+is removed afterwards (the worker's own, for a warm call). Whether a script has an ``entrypoint`` is read from its
 syntax tree, never by importing it in the host; the answer is cached per
 file version (path, size, modification time).
 """
@@ -29,6 +29,7 @@ from .sandbox import run_subprocess
 from .worker import WorkerPool, default_worker_pool
 
 _ENTRYPOINT_CACHE_SIZE = 1024
+ENTRYPOINT_TARGET = "semif_agent.catalog._entrypoint:run"
 
 
 class ScriptExecutor:
@@ -75,6 +76,27 @@ class ScriptExecutor:
     ) -> tuple[ScriptRunResult, str]:
         """Run ``script`` (an absolute path inside the skill); returns the result and the mode used."""
         mode = self.mode_for(script)
+        if mode == "worker":
+            env = script_environment(self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None,
+                                     hook_type=hook_type)
+            spec = confinement_spec(self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root,
+                                    skill_dir=descriptor.root)
+            payload = {
+                "script": str(script),
+                "argv": list(argv),
+                "env": env,
+                "ctx": {
+                    "workspace_root": str(workspace_root),
+                    "skill_dir": str(descriptor.root),
+                    "skill_id": descriptor.skill_id,
+                    "skill_name": descriptor.name,
+                    "hook_type": hook_type,
+                },
+            }
+            called = await self.worker_pool.call(ENTRYPOINT_TARGET, payload, cwd=workspace_root, env=env, confine_spec=spec,
+                                                 timeout_sec=timeout_sec, max_output_bytes=self.limits.max_output_bytes)
+            return ScriptRunResult(called.ok, called.exit_code, called.stdout, called.stderr, called.error_type,
+                                   called.confinement), mode
         run_dir = Path(tempfile.mkdtemp(prefix="semif-skill-"))
         try:
             env = script_environment(
@@ -84,37 +106,15 @@ class ScriptExecutor:
                 self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root, skill_dir=descriptor.root, run_dir=run_dir
             )
             spec["status_file"] = str(run_dir / "status")
-            if mode == "worker":
-                result = await self.worker_pool.run(
-                    {
-                        "script": str(script),
-                        "argv": list(argv),
-                        "cwd": str(workspace_root),
-                        "env": env,
-                        "confine": spec,
-                        "timeout": timeout_sec,
-                        "run_dir": str(run_dir),
-                        "max_output": self.limits.max_output_bytes,
-                        "ctx": {
-                            "workspace_root": str(workspace_root),
-                            "skill_dir": str(descriptor.root),
-                            "skill_id": descriptor.skill_id,
-                            "skill_name": descriptor.name,
-                            "hook_type": hook_type,
-                        },
-                    },
-                    timeout_sec=timeout_sec,
-                )
-            else:
-                result = await run_subprocess(
-                    script,
-                    list(argv),
-                    cwd=workspace_root,
-                    env=env,
-                    spec=spec,
-                    timeout_sec=timeout_sec,
-                    max_output_bytes=self.limits.max_output_bytes,
-                )
+            result = await run_subprocess(
+                script,
+                list(argv),
+                cwd=workspace_root,
+                env=env,
+                spec=spec,
+                timeout_sec=timeout_sec,
+                max_output_bytes=self.limits.max_output_bytes,
+            )
         finally:
             await asyncio.to_thread(shutil.rmtree, run_dir, True)
         return result, mode

@@ -8,6 +8,10 @@ temporary folder removed after the run.
 Where Linux Landlock is available (see :mod:`._confine`), the script may read
 only system and Python folders, ``/etc`` minus its secrets, its own skill and
 the workspace, and may write only to the workspace and its temporary folder.
+Where the kernel allows namespaces (see :mod:`._isolation`), every process a
+run starts dies with it and the run has no network; a ``pids`` cgroup
+(:mod:`._cgroup`) caps its processes even for root; what it writes in all is
+watched (:mod:`._disk`).
 """
 
 from __future__ import annotations
@@ -39,11 +43,18 @@ class SandboxLimits:
     Attributes:
         memory_mb: Address-space limit per script process.
         cpu_seconds: CPU-time limit; None means the timeout rounded up, plus one second.
-        max_processes: Processes a script may add (``RLIMIT_NPROC``; not enforced for root).
+        max_processes: Tasks (processes and threads) a run may have at once: a ``pids`` cgroup
+            where one can be made, else ``RLIMIT_NPROC`` (which the kernel does not enforce for root).
         max_file_mb: Largest file a script may write.
+        max_disk_mb: Most a run may write in all to its writable folders (files changed
+            during the run count whole); past it the run is killed (error type ``disk``).
         max_open_files: Open file descriptors per process.
         max_output_bytes: stdout and stderr kept per run (each); the rest is dropped.
         confine_fs: Confine reads and writes with Landlock where the kernel has it.
+        network: Let runs use the network (off: a network namespace with only loopback,
+            down, and Landlock refusing TCP binds and connects).
+        namespaces: Use PID and network namespaces where the kernel allows them (off: the
+            cgroup or subreaper fallback kills what a run leaves, Landlock alone denies TCP).
         readable_paths: More folders scripts may read (tools' configuration, data sets).
         env_allow: Host environment variables passed through.
         extra_env: Variables set for every script.
@@ -53,9 +64,12 @@ class SandboxLimits:
     cpu_seconds: int | None = None
     max_processes: int | None = 64
     max_file_mb: int | None = 64
+    max_disk_mb: int | None = 256
     max_open_files: int | None = 256
     max_output_bytes: int = 1_000_000
     confine_fs: bool = True
+    network: bool = False
+    namespaces: bool = True
     readable_paths: tuple[str, ...] = ()
     env_allow: frozenset[str] = DEFAULT_ENV_ALLOW
     extra_env: Mapping[str, str] = field(default_factory=dict)
@@ -66,16 +80,15 @@ def script_environment(
     *,
     descriptor: SkillDescriptor,
     workspace_root: Path,
-    run_dir: Path,
+    run_dir: Path | None,
     hook_type: str = "",
 ) -> dict[str, str]:
-    """The complete environment of one script run."""
-    env = {key: value for key, value in os.environ.items() if key in limits.env_allow}
+    """The complete environment of one script run (``TMPDIR`` is ``run_dir``; None: the runner sets it)."""
+    env = {key: os.environ[key] for key in limits.env_allow if key in os.environ}
     env.update(limits.extra_env)
     env.update(
         {
             "HOME": str(workspace_root),
-            "TMPDIR": str(run_dir),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONIOENCODING": "utf-8",
             "SKILL_ID": descriptor.skill_id,
@@ -84,6 +97,8 @@ def script_environment(
             "AGENT_WORK_DIR": str(workspace_root),
         }
     )
+    if run_dir is not None:
+        env["TMPDIR"] = str(run_dir)
     if hook_type:
         env["SKILL_HOOK"] = hook_type
     return env
@@ -95,19 +110,26 @@ def confinement_spec(
     timeout_sec: float,
     workspace_root: Path,
     skill_dir: Path,
-    run_dir: Path,
+    run_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """The JSON-ready instructions :func:`._confine.confine` applies in the script's process."""
+    """The JSON-ready instructions :func:`._confine.confine` and the run's supervisor apply.
+
+    ``run_dir`` is the run's private temporary folder (None: the warm worker makes one).
+    """
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout_sec) + 1
     return {
         "memory_bytes": limits.memory_mb * 1024 * 1024 if limits.memory_mb else None,
         "cpu_seconds": cpu,
         "file_bytes": limits.max_file_mb * 1024 * 1024 if limits.max_file_mb else None,
+        "disk_bytes": limits.max_disk_mb * 1024 * 1024 if limits.max_disk_mb else None,
         "open_files": limits.max_open_files,
         "max_processes": limits.max_processes,
         "confine_fs": limits.confine_fs,
-        "readable": [*system_readable_paths(), str(skill_dir), *limits.readable_paths],
-        "writable": [str(workspace_root), str(run_dir), "/dev/null"],
+        "network": limits.network,
+        "namespaces": limits.namespaces,
+        "system_readable": system_readable_paths(),
+        "readable": [str(skill_dir), *limits.readable_paths],
+        "writable": [str(workspace_root), *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
     }
 
 
@@ -122,6 +144,19 @@ def system_readable_paths() -> tuple[str, ...]:
     paths += [entry for entry in sys.path if entry and entry != cwd and os.path.isdir(entry)]
     paths.append(_PACKAGE_PARENT)
     return tuple(dict.fromkeys(paths))
+
+
+@functools.lru_cache(maxsize=1)
+def system_readable_folders() -> tuple[str, ...]:
+    """:func:`system_readable_paths` with ``/etc`` whole: for a process where :func:`etc_secrets` are covered."""
+    return tuple(dict.fromkeys(path if not path.startswith("/etc/") else "/etc" for path in system_readable_paths()))
+
+
+@functools.lru_cache(maxsize=1)
+def etc_secrets() -> tuple[str, ...]:
+    """The entries of ``/etc`` no script may read (password hashes, sudo rules, host keys, private keys)."""
+    paths = [os.path.join("/etc", name) for name in sorted(_ETC_SECRETS)] + ["/etc/ssl/private"]
+    return tuple(path for path in paths if os.path.lexists(path))
 
 
 def _etc_entries() -> list[str]:

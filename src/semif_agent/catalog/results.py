@@ -1,9 +1,10 @@
-"""The outcome of running a skill script or hook: :class:`ScriptRunResult` and its error types."""
+"""The outcome of a confined run: :class:`ScriptRunResult` (a script or hook), :class:`CallResult`
+(a :meth:`~.worker.WorkerPool.call`), and their error types."""
 
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -31,6 +32,10 @@ class ErrorType(StrEnum):
     """It was killed by a signal it did not ask for (a crash, an outside kill)."""
     WORKER = "worker"
     """The warm worker running it died or could not start."""
+    DISK = "disk"
+    """It wrote more than its allowance (``SandboxLimits.max_disk_mb``) and was killed."""
+    CHANNEL = "channel"
+    """It broke its message channel's rules (a message too large, not JSON) and was killed."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,12 @@ class ScriptRunResult:
 
     ``ok`` is true only for exit status 0; ``error_type`` is one of
     :class:`ErrorType`'s values; a failure's explanation is in ``stderr``.
+    ``confinement`` says what held, by kind: ``processes`` (``pid-namespace``,
+    ``cgroup``, ``subreaper``, ``process-group``), ``process_limit``
+    (``cgroup``, ``rlimit``, ``none``), ``filesystem`` (``landlock``,
+    ``none``), ``network`` (``namespace``, ``open``, ``allowed``), ``tcp``
+    (``landlock``, ``none``, when the network is denied) and ``disk``
+    (``watched``, ``none``); empty for a run refused before it started.
     """
 
     ok: bool
@@ -46,6 +57,7 @@ class ScriptRunResult:
     stdout: str
     stderr: str
     error_type: str
+    confinement: dict[str, str] = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
@@ -55,7 +67,23 @@ class ScriptRunResult:
             "stdout": self.stdout,
             "stderr": self.stderr,
             "error_type": self.error_type,
+            "confinement": dict(self.confinement),
         }
+
+
+@dataclass(frozen=True)
+class CallResult(ScriptRunResult):
+    """What a :meth:`~.worker.WorkerPool.call` produced: a :class:`ScriptRunResult` plus ``value``.
+
+    ``value`` is what the called function returned (JSON data), None when it
+    returned None or did not return (it exited, raised, crashed, was killed).
+    """
+
+    value: Any = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return {**super().as_dict(), "value": self.value}
 
 
 def refused(error_type: ErrorType, message: str) -> ScriptRunResult:
@@ -76,13 +104,15 @@ def outcome(
 
     ``returncode`` follows :mod:`subprocess` (negative: killed by that signal);
     ``reported`` is the error type the launcher or worker wrote (``memory``,
-    ``exception``), or empty.
+    ``exception``, ``cpu``, ``disk``, ``channel``, ``timeout``, ``worker``), or empty.
     """
-    if timed_out:
+    if timed_out or reported == ErrorType.TIMEOUT:
         note = f"killed: ran past its {timeout_sec:g}s timeout"
         return ScriptRunResult(False, returncode, stdout, _append(stderr, note), str(ErrorType.TIMEOUT))
+    if reported in (ErrorType.DISK, ErrorType.CHANNEL, ErrorType.WORKER):
+        return ScriptRunResult(False, returncode, stdout, stderr, reported)
     if returncode < 0:
-        if -returncode == getattr(signal, "SIGXCPU", -1):
+        if -returncode == getattr(signal, "SIGXCPU", -1) or reported == ErrorType.CPU:
             return ScriptRunResult(False, returncode, stdout, _append(stderr, "killed: used up its CPU time"), str(ErrorType.CPU))
         if reported == ErrorType.MEMORY:
             return ScriptRunResult(False, returncode, stdout, stderr, str(ErrorType.MEMORY))

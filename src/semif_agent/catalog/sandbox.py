@@ -1,16 +1,20 @@
 """Run a skill script in its own confined process: :func:`run_subprocess`.
 
-The script runs through :mod:`._launcher` in a new session (so a new process
-group), with the working directory, environment and confinement the caller
-built (see :mod:`.limits`). Nothing here blocks the event loop: the process is
-an asyncio subprocess, its output is taken as it comes and kept up to a bound,
-and the timeout kills the whole process group. The group is killed when the
-script's own process exits too, so background children never outlive the run.
+The script runs through :mod:`._launcher` in a new session, with the working
+directory, environment and confinement the caller built (see :mod:`.limits`)
+and a ``pids`` cgroup of its own where one can be made (:mod:`._cgroup`).
+The launcher supervises it: PID namespace (or cgroup, or subreaper), timeout,
+disk allowance. Nothing here blocks the event loop: the process is an asyncio
+subprocess, its output is taken as it comes and kept up to a bound; should the
+launcher overrun the timeout by a grace period, its process group is killed
+(and the script's process dies with it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import itertools
 import marshal
 import os
 import signal
@@ -19,11 +23,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import _cgroup
 from .limits import package_parent
 from .results import ScriptRunResult, outcome
 
 LAUNCHER = str(Path(__file__).resolve().parent / "_launcher.py")
 _DRAIN_SECONDS = 1.0
+_GRACE_SECONDS = 2.0
+_runs = itertools.count(1)
 
 
 class _Capture(asyncio.SubprocessProtocol):
@@ -69,9 +76,14 @@ async def run_subprocess(
 ) -> ScriptRunResult:
     """Run ``script`` with ``argv`` under ``spec``'s confinement; never raises for the script's faults.
 
-    The run ends when the script's own process exits (or at the timeout); its
-    process group, background children included, is killed then.
+    The run ends when the script's own process exits (or at the timeout); every
+    process it started is killed then.
     """
+    spec = {**spec, "timeout": timeout_sec}
+    parent = _cgroup.host_parent() if spec.get("max_processes") is not None else None
+    cgroup = _cgroup.create(parent, f"run-{next(_runs)}", spec["max_processes"]) if parent else None
+    if cgroup:
+        spec["cgroup"] = cgroup
     command = [sys.executable, "-I", LAUNCHER, package_parent(), marshal.dumps(spec).hex(), str(script), *argv]
     loop = asyncio.get_running_loop()
     transport, capture = await loop.subprocess_exec(
@@ -85,12 +97,12 @@ async def run_subprocess(
         start_new_session=True,
     )
     pid = transport.get_pid()
-    timed_out = False
+    overran = False
     try:
         try:
-            await asyncio.wait_for(asyncio.shield(capture.exited), timeout_sec)
+            await asyncio.wait_for(asyncio.shield(capture.exited), timeout_sec + _GRACE_SECONDS)
         except asyncio.TimeoutError:
-            timed_out = True
+            overran = True
         _kill_group(pid)
         await capture.exited
         try:  # the group is dead; only a grandchild that left it can still hold the pipes
@@ -101,14 +113,20 @@ async def run_subprocess(
     finally:
         _kill_group(pid)
         transport.close()
-    return outcome(
+        if cgroup:
+            await asyncio.to_thread(_cgroup.remove, cgroup)
+    status = _read_status(spec.get("status_file"))
+    reported = status.pop("error_type", "")
+    status["disk"] = "watched" if spec.get("disk_bytes") else "none"
+    result = outcome(
         returncode=returncode if returncode is not None else -signal.SIGKILL,
-        timed_out=timed_out,
-        reported=_read_status(spec.get("status_file")),
+        timed_out=overran,
+        reported=reported,
         stdout=capture.text(1),
         stderr=capture.text(2),
         timeout_sec=timeout_sec,
     )
+    return dataclasses.replace(result, confinement=status)
 
 
 def _kill_group(pid: int) -> None:
@@ -118,10 +136,15 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _read_status(path: str | None) -> str:
+def _read_status(path: str | None) -> dict[str, str]:
+    """What the launcher wrote: ``error_type=...`` and the confinement that held (``kind=how``)."""
     if not path:
-        return ""
+        return {}
     try:
-        return Path(path).read_text(encoding="utf-8").strip()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError:
-        return ""
+        return {}
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) == 1 and "=" not in lines[0]:  # the script's process reported, the launcher did not finish
+        return {"error_type": lines[0]}
+    return dict(line.split("=", 1) for line in lines if "=" in line)

@@ -1,11 +1,18 @@
-"""A pool of warm worker processes for ``entrypoint(argv, ctx)`` scripts: :class:`WorkerPool`.
+"""A pool of warm worker processes that run functions confined: :class:`WorkerPool`.
 
-Each worker (see :mod:`._worker`) is a long-lived Python process started
-lazily, in its own session, with a minimal environment. It forks one confined
-child per call, so calls are isolated from the host and from each other yet
-skip the interpreter's start-up. Workers speak JSON lines over pipes that the
-pool watches with the event loop's reader and writer callbacks: nothing
-blocks the loop, and one worker runs many calls at once.
+``await pool.call("semif_agent.pkg.module:function", payload, cwd=..., env=...,
+confine_spec=..., timeout_sec=..., on_message=handler)`` runs
+``function(payload, channel)`` in a forked, confined child of a warm worker
+(see :mod:`._worker`) and returns a :class:`~.results.CallResult`. Inside,
+``channel.ask(message)`` (:class:`~.channel.Channel`) sends a JSON object to
+the host and blocks until ``await handler(message)`` answers. Skill scripts'
+``entrypoint(argv, ctx)`` run through the same call (:mod:`._entrypoint`).
+
+Each worker is a long-lived Python process started lazily, in its own
+session, with a minimal environment; calls skip the interpreter's start-up yet
+are isolated from the host and from each other. Workers speak JSON lines over
+pipes that the pool watches with the event loop's reader and writer
+callbacks: nothing blocks the loop, and one worker runs many calls at once.
 
 A worker that dies is replaced on the next call (its calls in flight fail with
 error type ``worker``); one that does not answer within the call's timeout
@@ -20,55 +27,81 @@ import atexit
 import itertools
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import WorkerError
-from .limits import package_parent
-from .results import ErrorType, ScriptRunResult
+from . import _cgroup
+from .errors import CallTargetError, WorkerError
+from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
+from .results import CallResult, ErrorType, outcome
 
 WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message, answer or return value a call may pass (JSON text)."""
 _GRACE_SECONDS = 5.0
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+_PRELOAD = ("semif_agent.catalog._entrypoint",)
+_TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 _pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+MessageHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass
+class _Pending:
+    """A call in flight: the future its ``done`` line resolves, its handler and the handler's tasks."""
+
+    future: asyncio.Future[dict[str, Any]]
+    on_message: MessageHandler | None
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 class _Worker:
     """One worker process and the calls it has in flight."""
 
-    def __init__(self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, cgroup: str | None) -> None:
         self.process = process
         self.loop = loop
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.cgroup = cgroup
+        self.pending: dict[int, _Pending] = {}
         self.alive = True
         self._in = process.stdin.fileno()  # type: ignore[union-attr]
         self._out = process.stdout.fileno()  # type: ignore[union-attr]
-        self._received = b""
-        self._unsent = b""
+        self._received = bytearray()
+        self._unsent = bytearray()
         self._writing = False
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
         loop.add_reader(self._out, self._on_readable)
 
-    def send(self, request: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
-        """Queue one request; the future resolves with the worker's reply (or a failure)."""
+    def start(self, request: dict[str, Any], on_message: MessageHandler | None) -> asyncio.Future[dict[str, Any]]:
+        """Send one call; the future resolves with the worker's ``done`` line (or a failure)."""
         future: asyncio.Future[dict[str, Any]] = self.loop.create_future()
         if not self.alive:
             future.set_result(_worker_failure("the skill worker exited unexpectedly"))
             return future
-        self.pending[request["id"]] = future
-        self._unsent += json.dumps(request).encode("utf-8") + b"\n"
-        self._flush()
+        self.pending[request["id"]] = _Pending(future, on_message)
+        self.send(request)
         return future
+
+    def send(self, line: dict[str, Any]) -> None:
+        """Queue one JSON line for the worker."""
+        self._unsent += json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
+        self._flush()
 
     def _flush(self) -> None:
         try:
             written = os.write(self._in, self._unsent)
-            self._unsent = self._unsent[written:]
+            del self._unsent[:written]
         except BlockingIOError:
             pass
         except OSError:
@@ -83,7 +116,7 @@ class _Worker:
 
     def _on_readable(self) -> None:
         try:
-            chunk = os.read(self._out, 1 << 16)
+            chunk = os.read(self._out, 1 << 20)
         except BlockingIOError:
             return
         except OSError:
@@ -91,16 +124,48 @@ class _Worker:
         if not chunk:
             self.stop()
             return
-        lines = (self._received + chunk).split(b"\n")
-        self._received = lines.pop()
+        start = len(self._received)
+        self._received += chunk
+        if self._received.find(b"\n", start) < 0:
+            return
+        *lines, rest = bytes(self._received).split(b"\n")
+        self._received = bytearray(rest)
         for line in lines:
-            reply = json.loads(line)
-            future = self.pending.pop(reply.pop("id"), None)
-            if future is not None and not future.done():
-                future.set_result(reply)
+            self._take(json.loads(line))
+
+    def _take(self, line: dict[str, Any]) -> None:
+        pending = self.pending.get(line["id"])
+        if pending is None:
+            return  # a call that already ended: dropped
+        if line["kind"] == "ask":
+            task = self.loop.create_task(self._answer(line["id"], pending, line["message"]))
+            pending.tasks.add(task)
+            task.add_done_callback(pending.tasks.discard)
+            return
+        del self.pending[line["id"]]
+        for task in pending.tasks:
+            task.cancel()
+        if not pending.future.done():
+            pending.future.set_result(line)
+
+    async def _answer(self, call_id: int, pending: _Pending, message: dict[str, Any]) -> None:
+        try:
+            if pending.on_message is None:
+                raise LookupError("this call takes no messages")
+            reply = await pending.on_message(message)
+            if not isinstance(reply, dict):
+                raise TypeError(f"the handler answered with {type(reply).__name__}, not a dict")
+            data = {"op": "reply", "id": call_id, "ok": True, "reply": reply}
+            json.dumps(data)  # refuse what cannot travel before it reaches the pipe
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the call's function gets the error, the host goes on
+            data = {"op": "reply", "id": call_id, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        if self.alive and call_id in self.pending:
+            self.send(data)
 
     def stop(self) -> None:
-        """Kill the worker; its calls in flight fail with error type ``worker``."""
+        """Kill the worker and what its calls left; its calls in flight fail with error type ``worker``."""
         if not self.alive:
             return
         self.alive = False
@@ -108,27 +173,34 @@ class _Worker:
             self.loop.remove_reader(self._out)
             if self._writing:
                 self.loop.remove_writer(self._in)
-        _kill(self.process)
-        for future in self.pending.values():
-            if not future.done() and not future.get_loop().is_closed():
-                future.set_result(_worker_failure("the skill worker exited unexpectedly"))
+        _kill(self.process, self.cgroup)
+        for pending in self.pending.values():
+            for task in pending.tasks:
+                task.cancel()
+            if not pending.future.done() and not pending.future.get_loop().is_closed():
+                pending.future.set_result(_worker_failure("the skill worker exited unexpectedly"))
         self.pending.clear()
 
 
 class WorkerPool:
     """Up to ``size`` warm workers shared by every runtime that uses this pool."""
 
-    def __init__(self, size: int = 2, *, grace_sec: float = _GRACE_SECONDS) -> None:
+    def __init__(self, size: int = 2, *, grace_sec: float = _GRACE_SECONDS, preload: Sequence[str] = ()) -> None:
         """A pool of at most ``size`` workers, started on first use.
 
-        A worker silent for a call's timeout plus ``grace_sec`` is killed and replaced.
+        A worker silent for a call's timeout plus ``grace_sec`` is killed and
+        replaced. ``preload`` names more modules of this package the workers
+        import at start, so calls into them start warm (each adds to the cost
+        of every call's fork: keep it to what most calls use).
         """
         self.size = max(1, size)
         self.grace_sec = grace_sec
+        self.preload = tuple(dict.fromkeys([*_PRELOAD, *preload]))
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
         self._starting: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self._calls_folder: str | None = None
         self.started = 0
         _pools.add(self)
 
@@ -137,32 +209,80 @@ class WorkerPool:
         """Process ids of the live workers."""
         return [worker.process.pid for worker in self._workers if worker.alive]
 
-    async def run(self, request: dict[str, Any], *, timeout_sec: float) -> ScriptRunResult:
-        """Send one call to a worker and await its result (never raises for the script's faults)."""
-        for attempt in range(2):  # a worker found dead while sending is replaced once
+    async def call(
+        self,
+        target: str,
+        payload: dict[str, Any],
+        *,
+        cwd: str | Path,
+        env: dict[str, str],
+        confine_spec: dict[str, Any],
+        timeout_sec: float,
+        on_message: MessageHandler | None = None,
+        max_output_bytes: int = 1_000_000,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+    ) -> CallResult:
+        """Run ``target`` (``"semif_agent.module:function"``) as ``function(payload, channel)``, confined.
+
+        The function runs in a forked child of a warm worker with working
+        directory ``cwd``, environment ``env`` (``TMPDIR`` becomes a private
+        folder removed afterwards) and the limits and confinement of
+        ``confine_spec`` (see :func:`~.limits.confinement_spec`). Each
+        ``channel.ask(message)`` in it awaits ``on_message(message)`` here,
+        whose dict is the answer; its exception becomes the child's
+        :class:`~.errors.ChannelError`. stdout and stderr are captured (up to
+        ``max_output_bytes`` each). Never raises for the function's faults:
+        an exception, exit, crash, timeout or limit is in the result's
+        ``error_type``. Raises :class:`~.errors.CallTargetError` for a target
+        outside this package.
+        """
+        if not isinstance(target, str) or not _TARGET.fullmatch(target):
+            raise CallTargetError(f"a call target is 'semif_agent.<module>:<function>', not {target!r}")
+        spec = dict(confine_spec)
+        system = spec.pop("system_readable", None)
+        if system is not None and system is not system_readable_paths() and tuple(system) != system_readable_paths():
+            spec["readable"] = [*system, *spec.get("readable", [])]
+        request = {"op": "call", "target": target, "payload": payload, "cwd": str(cwd), "env": dict(env),
+                   "confine": spec, "timeout": timeout_sec, "max_output": max_output_bytes,
+                   "max_message": max_message_bytes}
+        reply = await self._run(request, timeout_sec=timeout_sec, on_message=on_message)
+        result = outcome(returncode=int(reply["returncode"]), timed_out=bool(reply["timed_out"]),
+                         reported=str(reply["reported"]), stdout=str(reply["stdout"]), stderr=str(reply["stderr"]),
+                         timeout_sec=timeout_sec)
+        confinement = {**reply.get("confinement", {}), "disk": "watched" if spec.get("disk_bytes") else "none"}
+        if result.error_type == ErrorType.WORKER:
+            confinement = {}
+        return CallResult(result.ok, result.exit_code, result.stdout, result.stderr, result.error_type,
+                          confinement, reply.get("value"))
+
+    async def _run(self, request: dict[str, Any], *, timeout_sec: float, on_message: MessageHandler | None) -> dict[str, Any]:
+        for _attempt in range(2):  # a worker found dead while sending is replaced once
             try:
                 worker = await self._acquire()
             except WorkerError as exc:
-                return _result(_worker_failure(str(exc)))
-            future = worker.send({**request, "id": next(self._ids)})
+                return _worker_failure(str(exc))
+            request["id"] = next(self._ids)
+            future = worker.start(request, on_message)
             if worker.alive:
                 break
         try:
-            reply = await asyncio.wait_for(asyncio.shield(future), timeout_sec + self.grace_sec)
+            return await asyncio.wait_for(asyncio.shield(future), timeout_sec + self.grace_sec)
         except asyncio.TimeoutError:
             worker.stop()
-            reply = _worker_failure("the skill worker stopped answering and was restarted")
-        return _result(reply)
+            return _worker_failure("the skill worker stopped answering and was restarted")
 
     async def aclose(self) -> None:
         """Stop every worker (they also exit on their own when the host goes away)."""
         self.close()
 
     def close(self) -> None:
-        """Stop every worker now."""
+        """Stop every worker now, and remove the calls' folder."""
         for worker in self._workers:
             worker.stop()
         self._workers.clear()
+        if self._calls_folder is not None:
+            shutil.rmtree(self._calls_folder, ignore_errors=True)
+            self._calls_folder = None
 
     async def _acquire(self) -> _Worker:
         loop = asyncio.get_running_loop()
@@ -175,32 +295,34 @@ class WorkerPool:
                     worker.stop()
             self._workers = [worker for worker in self._workers if worker.alive]
             if all(worker.pending for worker in self._workers) and len(self._workers) < self.size:
-                spawned = await self._spawn(loop)
-                self._workers.append(spawned)
+                spawned = await asyncio.to_thread(self._spawn)
+                self._workers.append(_Worker(spawned[0], loop, spawned[1]))
             return min(self._workers, key=lambda worker: len(worker.pending))
 
-    async def _spawn(self, loop: asyncio.AbstractEventLoop) -> _Worker:
+    def _spawn(self) -> tuple[subprocess.Popen[bytes], str | None]:
+        if self._calls_folder is None or not os.path.isdir(self._calls_folder):
+            self._calls_folder = tempfile.mkdtemp(prefix="semif-calls-")
+        parent = _cgroup.host_parent()
+        cgroup = _cgroup.create(parent, f"worker-{os.getpid()}-{id(self):x}-{self.started}") if parent else None
         env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
-        command = [sys.executable, "-I", WORKER_MAIN, package_parent()]
+        command = [sys.executable, "-I", WORKER_MAIN, package_parent(), self._calls_folder, cgroup or "-"]
         try:
-            process = await asyncio.to_thread(
-                subprocess.Popen,
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=env,
-                cwd="/",
-                start_new_session=True,
-                close_fds=True,
-            )
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, env=env, cwd="/", start_new_session=True,
+                                       close_fds=True)
         except OSError as exc:
+            if cgroup:
+                _cgroup.remove(cgroup)
             raise WorkerError(f"cannot start a skill worker ({exc.strerror})") from exc
+        setup = {"system_readable": list(system_readable_paths()), "system_folders": list(system_readable_folders()),
+                 "secrets": list(etc_secrets()), "preload": list(self.preload)}
+        process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
         self.started += 1
-        return _Worker(process, loop)
+        return process, cgroup
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
+def _kill(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -210,29 +332,27 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
             stream.close()  # type: ignore[union-attr]
         except OSError:
             pass
-    if process.poll() is not None:
-        return
     try:
-        asyncio.get_running_loop().run_in_executor(None, process.wait)
-    except RuntimeError:  # no running loop (at exit): reap it here
-        try:
-            process.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            pass
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no running loop (at exit): clean up here
+        _reap(process, cgroup)
+        return
+    loop.run_in_executor(None, _reap, process, cgroup)
+
+
+def _reap(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
+    """Wait for a killed worker, then kill what its calls left in its cgroup and remove it."""
+    try:
+        process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        pass
+    if cgroup is not None:
+        _cgroup.remove(cgroup)
 
 
 def _worker_failure(message: str) -> dict[str, Any]:
-    return {"ok": False, "exit_code": -1, "stdout": "", "stderr": message, "error_type": str(ErrorType.WORKER)}
-
-
-def _result(reply: dict[str, Any]) -> ScriptRunResult:
-    return ScriptRunResult(
-        ok=bool(reply["ok"]),
-        exit_code=int(reply["exit_code"]),
-        stdout=str(reply["stdout"]),
-        stderr=str(reply["stderr"]),
-        error_type=str(reply["error_type"]),
-    )
+    return {"returncode": -1, "timed_out": False, "reported": str(ErrorType.WORKER), "stdout": "",
+            "stderr": message, "confinement": {}}
 
 
 _default_pool: WorkerPool | None = None

@@ -1,0 +1,188 @@
+"""One confined call in the warm worker: :class:`Call` (the worker's record of it) and its child's steps.
+
+:func:`run_child` is what a call's forked child does, in order: die with the
+worker, leave the worker's process group (when no PID namespace holds it),
+take the host's network back (a call allowed it) or keep none, close what it
+inherited, join the call's ``pids`` cgroup, point stdout and stderr at the
+worker's pipes, take the call's folder and environment, confine itself
+(:mod:`._confine`), say what held, then import the target and call it
+(:func:`run_target`). Standard library only, apart from the catalog's own
+sandbox modules; the worker imports it at start.
+"""
+
+from __future__ import annotations
+
+import _signal  # the C module: the signal module's enum wrappers would cost every call
+import importlib
+import os
+import sys
+import time
+from typing import Any
+
+from . import _cgroup, _confine, _isolation
+from .channel import Channel
+
+WARM_LATER = frozenset({"asyncio"})
+"""Heavy modules the worker imports once a call has needed them, so later calls find them warm."""
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's own limit
+
+
+class Call:
+    """A call in flight, as the worker keeps it: its pipes, limits, what it said and wrote so far."""
+
+    __slots__ = ("call_id", "deadline", "timeout", "run_dir", "max_output", "max_message", "messages", "replies",
+                 "outputs", "kept", "dropped", "notes", "writable", "watched", "disk_cap", "cpu_seconds",
+                 "started_ns", "next_check", "listening", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
+                 "value", "has_value")
+
+    def __init__(self, call_id: int, timeout: float, run_dir: str, request: dict[str, Any], fds: tuple[int, int, int, int],
+                 held: dict[str, str], cgroup: str | None, disk: Any) -> None:
+        spec = request["confine"]
+        now = time.monotonic()
+        self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
+        self.max_output, self.max_message = int(request["max_output"]), int(request["max_message"])
+        self.messages, self.replies, out, err = fds
+        self.outputs = {out: 1, err: 2}
+        self.kept = {1: bytearray(), 2: bytearray()}
+        self.dropped = {1: 0, 2: 0}
+        self.notes: list[str] = []
+        self.disk_cap = spec.get("disk_bytes")
+        self.writable: list[str] = spec["writable"]
+        self.watched: list[str] | None = None  # found at the first look
+        cpu = spec.get("cpu_seconds")
+        self.cpu_seconds = float(cpu) if cpu is not None else None
+        self.started_ns, self.next_check = disk.run_start_ns(), now + disk.FIRST_CHECK_SEC
+        self.listening = False  # its stdout and stderr are read when it ends, or from its first check on
+        self.held, self.cgroup = held, cgroup
+        self.received, self.unsent = bytearray(), b""
+        self.asking = self.timed_out = self.has_value = False
+        self.reported, self.value = "", None
+
+    def text(self, stream: int) -> str:
+        """What the call wrote to ``stream`` (1, 2), with a note of what was dropped (and the worker's notes)."""
+        text = self.kept[stream].decode("utf-8", errors="replace")
+        if self.dropped[stream]:
+            text += f"\n[{self.dropped[stream]} bytes of output dropped]"
+        if stream == 2 and self.notes:
+            text = text.rstrip() + "".join(f"\n[{note}]" for note in self.notes)
+        return text
+
+
+def run_child(request: dict[str, Any], fds: tuple[int, int, int, int], held: dict[str, str], *,
+              cgroup: str | None, host_netns: int) -> None:
+    """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
+
+    ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes.
+    """
+    code = 1
+    try:
+        _isolation.die_with_parent()
+        _signal.set_wakeup_fd(-1)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        if held["processes"] != "pid-namespace":
+            os.setpgid(0, 0)
+            _isolation.become_subreaper()
+        spec = request["confine"]
+        if held["network"] != "namespace" and host_netns >= 0 and not _isolation.join_network(host_netns):
+            held["network"] = "namespace"  # could not go back: the call has no network
+        for fd, target in ((fds[2], 1), (fds[3], 2)):
+            os.dup2(fd, target)
+        close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
+        if cgroup is not None and _cgroup.join(cgroup):
+            spec["process_limit_held"] = True
+            held["process_limit"] = "cgroup"
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        channel = Channel(fds[0], fds[1])
+        held.update(_confine.confine(spec))
+        channel.report("C", held)
+        code = run_target(request, channel)
+    except BaseException:  # noqa: BLE001 - the child must always exit through os._exit
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        os._exit(code)
+
+
+def run_target(request: dict[str, Any], channel: Channel) -> int:
+    """Import the call's target, call it with the payload and the channel; the exit status."""
+    missing = [name for name in WARM_LATER if name not in sys.modules]
+    try:
+        module_name, function_name = request["target"].split(":")
+        function = getattr(importlib.import_module(module_name), function_name)
+        value = function(request["payload"], channel)
+        if value is not None:
+            channel.send_value(value)
+        return 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        sys.stderr.write(f"{exc.code}\n")
+        return 1
+    except MemoryError:
+        channel.report("E", "memory")
+        sys.stderr.write("MemoryError: the call ran out of its memory allowance\n")
+        return 1
+    except BaseException as exc:  # noqa: BLE001 - reported as the call's failure
+        import traceback
+
+        channel.report("E", "exception")
+        tb = exc.__traceback__
+        while tb is not None and _is_machinery(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb)
+        return 1
+    finally:
+        warm = [name for name in missing if name in sys.modules]
+        if warm:
+            channel.report("W", warm)
+
+
+def _is_machinery(filename: str) -> bool:
+    """A frame of the call's machinery (the catalog's private modules), not of the function called."""
+    return os.path.dirname(filename) == _HERE and os.path.basename(filename).startswith("_")
+
+
+def close_inherited(keep: set[int]) -> None:
+    """Close every descriptor a forked child inherited but ``keep`` and the standard three."""
+    start = 3
+    for fd in sorted(keep):
+        if fd > start:
+            os.closerange(start, fd)
+        start = max(start, fd + 1)
+    os.closerange(start, _FD_CEILING)
+
+
+def empty_folder(path: str) -> bool:
+    """Remove what a call left in its private folder (symbolic links are not followed); True when it is empty."""
+    with os.scandir(path) as entries:
+        if next(entries, None) is None:
+            return True
+    for folder, subfolders, files in os.walk(path, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+        for name in subfolders:
+            target = os.path.join(folder, name)
+            try:
+                os.unlink(target) if os.path.islink(target) else os.rmdir(target)
+            except OSError:
+                pass
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False

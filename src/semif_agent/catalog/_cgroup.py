@@ -1,0 +1,183 @@
+"""A process limit that holds for root: one ``pids`` cgroup per run (Linux; standard library only).
+
+``RLIMIT_NPROC`` is not enforced for root, so each run's processes go into a
+cgroup of their own whose ``pids.max`` caps the tasks (processes and threads)
+the run may have at once; a fork past it fails with ``EAGAIN``. The cgroup
+also names every process of the run, whatever session it moved to, so the
+run can be killed whole where PID namespaces are not allowed.
+
+Layout, under this process's own cgroup of the ``pids`` controller (cgroup v1
+``pids`` hierarchy, or cgroup v2 with ``pids`` available)::
+
+    semif-<host pid>/            one per host process, removed at exit
+        worker-<...>/            one per warm worker (made and removed by the pool)
+            slot-<n>/            one per call running at once, reused (the call's process joins it)
+        run-<n>/                 one per fresh confined process
+
+Where no such hierarchy is writable (not root, no delegation) every function
+here says so (None or False) and the caller falls back to ``RLIMIT_NPROC``.
+The launcher and the warm worker load this module without the package.
+"""
+
+from __future__ import annotations
+
+import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
+import atexit
+import os
+import time
+
+_base: str | None = None
+_looked = False
+
+
+def pids_base() -> str | None:
+    """This process's own cgroup folder of the ``pids`` controller, when we may create cgroups under it."""
+    global _base, _looked
+    if _looked:
+        return _base
+    _looked = True
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as handle:
+            memberships = [line.rstrip("\n").split(":", 2) for line in handle]
+        with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+            mounts = [line.split() for line in handle]
+    except OSError:
+        return None
+    v1 = next((path for _id, controllers, path in memberships if "pids" in controllers.split(",")), None)
+    v2 = next((path for _id, controllers, path in memberships if _id == "0" and controllers == ""), None)
+    for fields in mounts:
+        separator = fields.index("-")
+        kind, options = fields[separator + 1], fields[separator + 3].split(",")
+        if kind == "cgroup" and "pids" in options and v1 is not None:
+            candidate = fields[4] + v1 if v1 != "/" else fields[4]
+        elif kind == "cgroup2" and v2 is not None and _has_pids(fields[4] + v2):
+            candidate = fields[4] + v2 if v2 != "/" else fields[4]
+        else:
+            continue
+        if os.access(candidate, os.W_OK):
+            _base = candidate
+            return _base
+    return None
+
+
+def _has_pids(folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "cgroup.controllers"), encoding="ascii") as handle:
+            return "pids" in handle.read().split()
+    except OSError:
+        return False
+
+
+def create(parent: str, name: str, max_tasks: int | None = None) -> str | None:
+    """Make cgroup ``parent/name`` (capped at ``max_tasks`` when given); its path, or None."""
+    path = os.path.join(parent, name)
+    try:
+        _enable_pids(parent)
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    if max_tasks is not None and not set_limit(path, max_tasks):
+        remove(path)
+        return None
+    return path
+
+
+def set_limit(path: str, max_tasks: int) -> bool:
+    """Cap cgroup ``path`` at ``max_tasks`` tasks at once; True when it holds."""
+    return _write(os.path.join(path, "pids.max"), str(max(1, int(max_tasks))))
+
+
+def _enable_pids(parent: str) -> None:
+    """cgroup v2 only: let children of ``parent`` use the pids controller."""
+    control = os.path.join(parent, "cgroup.subtree_control")
+    if os.path.exists(control):
+        try:
+            with open(control, encoding="ascii") as handle:
+                if "pids" in handle.read().split():
+                    return
+        except OSError:
+            return
+        _write(control, "+pids")
+
+
+def join(path: str) -> bool:
+    """Move the calling process into cgroup ``path``; True when it holds."""
+    return _write(os.path.join(path, "cgroup.procs"), "0")
+
+
+def members(path: str) -> list[int]:
+    """Processes in cgroup ``path`` and the cgroups under it."""
+    found: list[int] = []
+    for folder, subfolders, _files in os.walk(path):
+        try:
+            with open(os.path.join(folder, "cgroup.procs"), encoding="ascii") as handle:
+                found += [int(line) for line in handle if line.strip()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def kill_members(path: str) -> int:
+    """SIGKILL every process in ``path`` (and below); how many were signalled."""
+    killed = 0
+    for pid in members(path):
+        try:
+            os.kill(pid, _signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
+    return killed
+
+
+def remove(path: str, *, wait_sec: float = 1.0) -> bool:
+    """Kill what is left in cgroup ``path`` and remove it with the cgroups under it; True when gone."""
+    deadline = time.monotonic() + wait_sec
+    while True:
+        kill_members(path)
+        try:
+            for folder, _subfolders, _files in os.walk(path, topdown=False):
+                os.rmdir(folder)
+            return True
+        except FileNotFoundError:
+            return not os.path.exists(path)
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+
+def host_parent() -> str | None:
+    """``semif-<pid>`` for this process (made on first use), after clearing those of hosts that died."""
+    base = pids_base()
+    if base is None:
+        return None
+    path = os.path.join(base, f"semif-{os.getpid()}")
+    if os.path.isdir(path):
+        return path
+    _clear_stale(base)
+    made = create(base, f"semif-{os.getpid()}")
+    if made is not None:
+        atexit.register(remove, made, wait_sec=0.2)
+    return made
+
+
+def _clear_stale(base: str) -> None:
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        owner = name[len("semif-"):]
+        if name.startswith("semif-") and owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            remove(os.path.join(base, name), wait_sec=0.2)
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w", encoding="ascii") as handle:
+            handle.write(text)
+        return True
+    except OSError:
+        return False

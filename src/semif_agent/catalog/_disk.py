@@ -1,0 +1,76 @@
+"""How much a run has written to its writable folders (standard library only).
+
+RLIMIT_FSIZE caps one file; this caps the total. While a run goes, its
+supervisor (the warm worker, or the script launcher) calls
+:func:`changed_bytes` every so often and kills the run past its allowance.
+What counts: every file and folder under the run's writable folders whose
+status changed since the run started (``st_ctime``, which a process cannot
+set back), at its allocated size and at least one 4 KiB block. A file that
+existed before and was appended to counts whole; writes to a folder shared
+with runs going on at the same time count for each of them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+BLOCK = 4096
+FIRST_CHECK_SEC = 0.1
+"""The first look, and the shortest time between two: a run shorter than this costs nothing."""
+MAX_SHARE = 0.1
+"""The share of the supervisor's time looking may take: slower walks are spaced out."""
+
+
+def run_start_ns() -> int:
+    """The wall-clock start of a run as file change times see it (they lag by up to a clock tick)."""
+    return time.time_ns() - 20_000_000
+
+
+def folder_entries(folder: str) -> list[tuple[int, int]]:
+    """``(change time ns, bytes)`` of every file and folder under ``folder``, each inode once."""
+    entries: list[tuple[int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    stack = [folder]
+    while stack:
+        try:
+            scanner = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with scanner:
+            for entry in scanner:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                except OSError:
+                    continue
+                key = (info.st_dev, info.st_ino)
+                if key in seen:
+                    continue
+                seen.add(key)
+                entries.append((info.st_ctime_ns, max(info.st_blocks * 512, BLOCK)))
+    return entries
+
+
+def changed_bytes(folders: list[str], since_ns: int, cache: dict[str, list[tuple[int, int]]] | None = None) -> int:
+    """Bytes under ``folders`` changed at or after ``since_ns`` (wall clock); ``cache`` shares walks between runs."""
+    total = 0
+    for folder in folders:
+        entries = cache.get(folder) if cache is not None else None
+        if entries is None:
+            entries = folder_entries(folder)
+            if cache is not None:
+                cache[folder] = entries
+        total += sum(size for changed, size in entries if changed >= since_ns)
+    return total
+
+
+def next_check(walk_seconds: float) -> float:
+    """When to look again: at least :data:`FIRST_CHECK_SEC` from now, longer when looking is slow."""
+    return time.monotonic() + max(FIRST_CHECK_SEC, walk_seconds / MAX_SHARE)
+
+
+def watched_folders(writable: list[str]) -> list[str]:
+    """The folders among a run's writable paths (``/dev/null`` and other files are not watched)."""
+    return [path for path in writable if os.path.isdir(path)]

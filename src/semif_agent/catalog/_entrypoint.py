@@ -1,0 +1,85 @@
+"""The call target that runs a skill script's ``entrypoint(argv, ctx)`` in a warm worker's child.
+
+:class:`~.execution.ScriptExecutor` sends ``semif_agent.catalog._entrypoint:run``
+through :meth:`~.worker.WorkerPool.call` with the script, its arguments, its
+environment and the fields of its :class:`~.context.SkillScriptContext`. The script is imported
+as ``__skill_script__`` and its ``entrypoint`` called (awaited when it is a
+coroutine function); a returned string is written to stdout as it is,
+anything else but None as JSON, as the script's output. The workers import
+this module at start, so calls find it warm.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+from pathlib import Path
+from types import FunctionType, ModuleType
+from typing import Any
+
+from .context import SkillScriptContext
+
+
+def run(payload: dict[str, Any], channel: object) -> None:
+    """Import ``payload["script"]`` and call its ``entrypoint`` with ``payload["argv"]`` and the context."""
+    script, argv = payload["script"], list(payload["argv"])
+    sys.argv = [script, *argv]
+    sys.path.insert(0, os.path.dirname(script))
+    fields = payload["ctx"]
+    ctx = SkillScriptContext(
+        workspace_root=Path(fields["workspace_root"]),
+        skill_dir=Path(fields["skill_dir"]),
+        skill_id=fields["skill_id"],
+        skill_name=fields["skill_name"],
+        env=dict(payload["env"]) if "env" in payload else dict(os.environ),
+        hook_type=fields.get("hook_type", ""),
+    )
+    module = _import_script(script)
+    entrypoint = getattr(module, "entrypoint", None)
+    if not callable(entrypoint):
+        raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
+    value = entrypoint(argv, ctx) if _takes_context(entrypoint) else entrypoint(argv)
+    if inspect.isawaitable(value):
+        import asyncio
+
+        value = asyncio.run(_awaited(value))
+    if isinstance(value, str):
+        sys.stdout.write(value)
+    elif value is not None:
+        sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _import_script(script: str) -> ModuleType:
+    """Run ``script`` as module ``__skill_script__`` (what ``importlib`` does, with fewer steps)."""
+    with open(script, "rb") as handle:
+        source = handle.read()
+    module = ModuleType("__skill_script__")
+    module.__file__ = script
+    sys.modules[module.__name__] = module
+    exec(compile(source, script, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the skill's own code
+    return module
+
+
+def _takes_context(entrypoint: Any) -> bool:
+    """Whether ``entrypoint`` accepts ``(argv, ctx)`` (else it gets ``(argv)``)."""
+    if isinstance(entrypoint, FunctionType):  # read from the code: inspect.signature costs every call
+        code = entrypoint.__code__
+        positional, keywords = code.co_argcount, code.co_kwonlyargcount
+        required = positional - len(entrypoint.__defaults__ or ())
+        keyword_names = code.co_varnames[positional:positional + keywords]
+        if any(name not in (entrypoint.__kwdefaults__ or {}) for name in keyword_names) or required > 2:
+            return False
+        return positional >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
+    try:
+        inspect.signature(entrypoint).bind([], None)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable

@@ -1,0 +1,70 @@
+"""A scripted target for :meth:`~.worker.WorkerPool.call`: :func:`run_steps` (a testing utility).
+
+Code that drives confined calls (a handler for their messages, a runner of
+bodies) can be tested against a real worker with a callee that does, step by
+step, what the payload says, including failing in every way a callee can::
+
+    await pool.call("semif_agent.catalog.scripted_call:run_steps",
+                    {"steps": [{"ask": {"q": 1}}, {"print": "done"}]}, ...)
+
+Steps, in order (each a one-key dict):
+
+- ``{"ask": message}``: ``channel.ask(message)``; the answer, or
+  ``{"error": text}`` when the host's handler failed, joins ``answers``;
+- ``{"print": text}`` / ``{"stderr": text}``: write a line to stdout / stderr;
+- ``{"sleep": seconds}``;
+- ``{"die_after": seconds}``: a timer that ends the process (``os._exit(9)``)
+  whatever it is doing then, a question to the host included;
+- ``{"exit": code}`` (``sys.exit``), ``{"os_exit": code}`` (``os._exit``),
+  ``{"raise": text}`` (``RuntimeError``), ``{"crash": true}`` (a segmentation fault);
+- ``{"return": value}``: return ``value`` now.
+
+Without a ``return`` step it returns ``{"answers": [...]}``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from .errors import ChannelError
+
+
+def run_steps(payload: dict[str, Any], channel: Any) -> Any:
+    """Do the payload's ``steps`` one after another (see the module's documentation)."""
+    answers: list[Any] = []
+    for step in payload.get("steps", []):
+        (action, argument), = step.items()
+        if action == "ask":
+            try:
+                answers.append(channel.ask(argument))
+            except ChannelError as exc:
+                answers.append({"error": str(exc)})
+        elif action == "print":
+            print(argument, flush=True)
+        elif action == "stderr":
+            print(argument, file=sys.stderr, flush=True)
+        elif action == "sleep":
+            time.sleep(float(argument))
+        elif action == "die_after":
+            timer = threading.Timer(float(argument), os._exit, args=(9,))
+            timer.daemon = True
+            timer.start()
+        elif action == "exit":
+            sys.exit(argument)
+        elif action == "os_exit":
+            os._exit(int(argument))
+        elif action == "raise":
+            raise RuntimeError(argument)
+        elif action == "crash":
+            import ctypes
+
+            ctypes.string_at(0)
+        elif action == "return":
+            return argument
+        else:
+            raise ValueError(f"unknown step {action!r}")
+    return {"answers": answers}
