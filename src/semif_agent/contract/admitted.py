@@ -65,20 +65,23 @@ def record_body(workspace: Workspace, name: str, source: str | bytes, *, how: st
         _write(workspace.admitted_path, {"version": VERSION, "bodies": dict(sorted(bodies.items()))})
 
 
-def verify_body(workspace: Workspace, skill: SkillManifest) -> None:
-    """Pass if ``skill``'s body matches its record or passes the checker (then recorded); else SkillContractError."""
+def verify_body(workspace: Workspace, skill: SkillManifest) -> str:
+    """``skill``'s body text, if it matches its record or passes the checker (then recorded); else SkillContractError.
+
+    The text returned is exactly the one verified: run it, not the file (which may change meanwhile).
+    """
     path = skill.body_path
     try:
         source = path.read_bytes() if path is not None else b""
     except OSError as exc:
         raise SkillLoadError(f"{path}: cannot read the body of {skill.name!r} ({exc.strerror})") from exc
-    entry = recorded(workspace).get(skill.name, {})
-    if entry.get("sha256") == digest(source):
-        return
     try:
         text = source.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SkillLoadError(f"{path}: the body of {skill.name!r} is not UTF-8 text") from exc
+    entry = recorded(workspace).get(skill.name, {})
+    if entry.get("sha256") == digest(source):
+        return text
     report = check_source(text, name=skill.name, category=skill.category)
     if not report.ok:
         since = "changed since it was admitted and " if entry else ""
@@ -86,6 +89,7 @@ def verify_body(workspace: Workspace, skill: SkillManifest) -> None:
         more = f"; and {len(report.violations) - 5} more" if len(report.violations) > 5 else ""
         raise SkillContractError(f"{path}: the body {since}fails the contract, so it was not run: {shown}{more}")
     record_body(workspace, skill.name, source, how="checked")
+    return text
 
 
 def load_checked_body(workspace: Workspace, skill: SkillManifest) -> types.ModuleType:

@@ -1,10 +1,9 @@
 """The behavioural gate: run a body, in a separate limited process, on sample requests.
 
-The body runs in the skill sandbox (the confined process SKILL.md scripts run
-in: memory, CPU, file-size and process limits, a reduced environment, and,
-where the kernel has Landlock, writes only to its own folders), against a
-throw-away copy of the workspace, with the scripted engine answering each
-decision twice (the first real option, then ``none``). It must return the
+The body runs exactly as a real run runs it (:mod:`semif_agent.loop.confined`:
+a confined child of the sandbox's warm workers, the engine answered by the
+host), against a throw-away copy of the workspace, with the scripted engine
+answering each decision twice (the first real option, then ``none``). It must return the
 right types, write only under the write dirs (the write guard names the
 offending path) and stay within its ``cost_budget``; a crash, a hang or a
 memory blow-up is a failure too. The host's data is never touched.
@@ -22,22 +21,18 @@ time, the process, the folder above the workspace).
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..contract import Violation
-from ..tree.manifests import body_path_for
+from ..tree.manifests import SkillManifest, body_path_for
 from ..workspace import Workspace
 
-GATE_TIMEOUT = 30.0
-MEMORY_MB = 1024
-CHILD = Path(__file__).with_name("_gate_child.py")
+GATE_TIMEOUT = 15.0  # seconds each sample run may take
 
 
 @dataclass
@@ -67,50 +62,71 @@ async def run_gate(
     source: str, *, name: str, category: str, budget: int, samples: list[str], workspace: Workspace,
     timeout: float = GATE_TIMEOUT, engine_name: str | None = None, engine_model: str | None = None,
 ) -> GateReport:
-    """Run ``source`` on ``samples`` in the sandbox against a copy of ``workspace``.
+    """Run ``source`` on ``samples`` confined, against a copy of ``workspace``, as a real run would run it.
 
     ``engine_name``/``engine_model`` are what the body's engine says it is
-    (default: the workspace's engine).
+    (default: the workspace's engine); ``timeout`` is each sample run's.
     """
-    from ..catalog.limits import SandboxLimits, confinement_spec
-    from ..catalog.sandbox import run_subprocess
+    from ..engine.scripted import ScriptedEngine
+    from ..loop.confined import run_confined
+    from ..loop.context import BudgetedEngine
+    from ..skills import Request
 
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        copy = base / workspace.root.name
-        moved, linked = _copy_workspace(workspace, copy)
+        copy = Path(tmp) / workspace.root.name
+        moved, _ = _copy_workspace(workspace, copy)
         body = Path(moved(str(body_path_for(workspace.bodies_dir, category, name))))
         body.parent.mkdir(parents=True, exist_ok=True)
         body.write_text(source, encoding="utf-8")
+        sandbox = Workspace.load(copy, migrate_layout=False)
         config = {k: moved(v) if isinstance(v, str) else v for k, v in workspace.skill_config().items()}
-        job_dir = base / "job"
-        job_dir.mkdir()
-        job = {"name": name, "category": category, "budget": budget, "body": str(body), "samples": samples,
-               "config": config, "write_roots": [moved(str(r)) for r in workspace.write_roots],
-               "engine": engine_name or _engine_name(workspace), "model": engine_model}
-        (job_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
-        run_dir = base / "run"
-        run_dir.mkdir()
-        outside = [v for k, v in config.items() if isinstance(v, str) and k != "workspace" and Path(v).is_absolute()
-                   and not _inside(Path(v), copy) and Path(v).exists()]
-        limits = SandboxLimits(memory_mb=MEMORY_MB, readable_paths=tuple(dict.fromkeys((*linked, *outside))))
-        spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=copy, skill_dir=job_dir, run_dir=run_dir)
-        env = {k: v for k, v in os.environ.items() if k in limits.env_allow}
-        env.update({"HOME": os.environ.get("HOME", str(copy)), "TMPDIR": str(run_dir), "PYTHONDONTWRITEBYTECODE": "1"})
-        result = await run_subprocess(CHILD, [str(job_dir / "job.json")], cwd=copy, env=env, spec=spec,
-                                      timeout_sec=timeout, max_output_bytes=limits.max_output_bytes)
-    if result.error_type == "timeout":
-        return GateReport(False, error=f"the body did not finish its sample runs within {timeout:g} s")
-    lines = result.stdout.strip().splitlines()
-    try:
-        report = json.loads(lines[-1])
-    except (IndexError, json.JSONDecodeError):
-        tail = result.stderr.strip().splitlines()[-1:] or [f"exit status {result.exit_code} ({result.error_type})"]
-        return GateReport(False, error=f"the sample run crashed: {tail[0][:300]}")
-    if not report["loaded"]:
-        return GateReport(False, error=f"the body could not be loaded: {report['error']}")
-    results = report["results"]
+        skill = SkillManifest(name=name, category=category, description="", cost_budget=budget, body_path=body)
+        results = []
+        for sample in samples:
+            for answers in ("first", "none"):
+                posing = _Posing(ScriptedEngine(fn=_answer(answers)), engine_name or _engine_name(workspace), engine_model)
+                engine = BudgetedEngine(posing, budget, name)
+                request = Request(sample)
+                outcome = await run_confined(skill, source, request, workspace=sandbox, engine=engine,
+                                             run_id=request.id, timeout=timeout, config=config)
+                if outcome.kind == "timeout":
+                    return GateReport(False, error=f"the body did not finish a sample run within {timeout:g} s")
+                results.append(_result(sample, answers, outcome, engine))
     return GateReport(all(r["ok"] for r in results), results)
+
+
+class _Posing:
+    """An engine that answers as ``engine`` does but bears the workspace engine's name and model."""
+
+    def __init__(self, engine: Any, name: str, model: str | None) -> None:
+        self._engine, self.name, self.model = engine, name, model
+
+    def call(self, request: Any) -> Any:
+        return replace(self._engine.call(request), engine=self.name, model=self.model)
+
+
+def _answer(mode: str) -> Callable[[Any], str]:
+    """The first real option, or ``none`` when offered."""
+
+    def pick(request: Any) -> str:
+        ids = request.option_ids
+        if mode == "none" and "none" in ids:
+            return "none"
+        return next((i for i in ids if i != "none"), ids[0])
+
+    return pick
+
+
+_KINDS = {"write": "write", "budget": "budget", "contract": "types", "load": "error", "exception": "error"}
+
+
+def _result(sample: str, answers: str, outcome: Any, engine: Any) -> dict[str, Any]:
+    result = {"request": sample, "answers": answers, "ok": True, "problem": "", "engine_calls": engine.calls}
+    if engine.overrun:
+        result.update(ok=False, kind="budget", problem=f"made more than {engine.budget} engine calls")
+    elif outcome.error is not None:
+        result.update(ok=False, kind=_KINDS.get(outcome.kind, "error"), problem=outcome.message)
+    return result
 
 
 def _copy_workspace(workspace: Workspace, dest: Path) -> tuple[Callable[[str], str], list[str]]:

@@ -20,6 +20,7 @@ from typing import Any
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import BudgetExceeded, DecisionError, WriteRefused
 from ..skills import ActionContext, ActionResult, Prediction, Request
+from .guard import guarded
 
 
 class HostEngine:
@@ -63,12 +64,14 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
                             skill=name, run_id=payload["run_id"])
         request = Request(payload["request"]["text"], payload["request"]["id"], dict(payload["request"].get("meta") or {}))
         phase = "predict"
-        prediction = module.predict(ctx, request)
+        with guarded(ctx.write_roots, name):  # a second fence: the sandbox is the first
+            prediction = module.predict(ctx, request)
         if not isinstance(prediction, Prediction):
             return _failure(phase, "contract", f"predict returned {type(prediction).__name__}, not Prediction")
         channel.ask({"kind": "predicted", "text": str(prediction.text)})
         phase = "act"
-        action = module.act(ctx, request, prediction)
+        with guarded(ctx.write_roots, name):
+            action = module.act(ctx, request, prediction)
         if not isinstance(action, ActionResult):
             return _failure(phase, "contract", f"act returned {type(action).__name__}, not ActionResult")
         return {"ok": True, "prediction": str(prediction.text),

@@ -19,8 +19,9 @@ running out of memory or time), the host gets an outcome that says so.
 
 from __future__ import annotations
 
+import asyncio
 import os
-import tempfile
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from .context import BudgetedEngine
 
 TARGET = "semif_agent.loop._body_child:run"
 MEMORY_MB = 1024
+ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")  # nothing else of the host's environment: no keys, no tokens
 
 
 @dataclass
@@ -51,6 +53,7 @@ class BodyOutcome:
     prediction: str | None = None
     action: tuple[str, str] | None = None
     error: str | None = None
+    message: str = ""  # the error without its phase: what the body raised or refused
     kind: str = ""
     phase: str = "predict"
     predicted: int = 0
@@ -89,25 +92,42 @@ class BodyRun:
         return {"result": answer.to_dict() | {"scores": dict(answer.scores)}}
 
 
-def confinement(workspace: Workspace, write_roots: tuple[Path, ...], run_dir: Path, timeout: float) -> dict[str, Any]:
-    """The child's confinement: write only the write roots (and its own temporary folder), read the data it may read."""
+def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
+    """The child's confinement: write only the skill's write dirs, read the data it may read, no network."""
     from ..catalog.limits import SandboxLimits, confinement_spec
 
+    roots = [str(r) for r in workspace.write_roots]
     readable = tuple(str(p) for p in readable_data(workspace))
     limits = SandboxLimits(memory_mb=MEMORY_MB, readable_paths=readable)
-    spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=run_dir, skill_dir=run_dir, run_dir=run_dir)
-    spec["writable"] = [*(str(r) for r in write_roots), str(run_dir), "/dev/null"]
+    anchor = Path(roots[0]) if roots else workspace.root
+    spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=anchor, skill_dir=anchor)
+    spec["writable"] = [*roots, "/dev/null"]
     return spec
 
 
 def readable_data(workspace: Workspace) -> list[Path]:
-    """What a body may read: the configured data paths (the contacts, the folders), never the records or semif.toml."""
+    """What a body may read besides its write dirs: the configured data paths (contacts, files), never the records."""
+    roots = set(workspace.write_roots)
     paths = []
     for key, value in workspace.skill_config().items():
         path = Path(str(value))
-        if key != "workspace" and key != "data" and path.exists():
+        if key not in ("workspace", "data") and path.is_absolute() and path.exists() and path not in roots:
             paths.append(path)
     return paths
+
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+def pool_for_this_loop() -> Any:
+    """A warm worker pool for the running event loop (a pool serves one loop; runs on other threads get their own)."""
+    from ..catalog.worker import WorkerPool
+
+    loop = asyncio.get_running_loop()
+    pool = _pools.get(loop)
+    if pool is None:
+        pool = _pools[loop] = WorkerPool()
+    return pool
 
 
 async def run_confined(
@@ -120,26 +140,26 @@ async def run_confined(
     run_id: str,
     timeout: float,
     pool: Any = None,
+    config: dict[str, Any] | None = None,
 ) -> BodyOutcome:
-    """Run ``skill``'s body (``source``) on ``request`` in a confined child; the engine answers from here."""
-    from ..catalog.worker import default_worker_pool
+    """Run ``skill``'s body (``source``) on ``request`` in a confined child; the engine answers from here.
 
-    pool = pool or default_worker_pool()
-    roots = workspace.write_roots
+    ``config`` is what the body sees as ``ctx.config`` (default: the workspace's).
+    """
+    pool = pool or pool_for_this_loop()
+    workspace.make_write_dirs()
     run = BodyRun(engine)
-    with tempfile.TemporaryDirectory(prefix="semif-body-") as tmp:
-        run_dir = Path(tmp)
-        payload = {
-            "skill": skill.name, "body_path": str(skill.body_path), "source": source, "run_id": run_id,
-            "request": {"text": request.text, "id": request.id, "meta": dict(request.meta)},
-            "config": workspace.skill_config(), "write_roots": [str(r) for r in roots],
-            "engine": engine.name, "model": engine.model,
-        }
-        env = {"HOME": str(run_dir), "TMPDIR": str(run_dir), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
-               **{k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}}
-        result = await pool.call(TARGET, payload, cwd=str(run_dir), env=env,
-                                 confine_spec=confinement(workspace, roots, run_dir, timeout),
-                                 timeout_sec=timeout, on_message=run.on_message)
+    payload = {
+        "skill": skill.name, "body_path": str(skill.body_path), "source": source, "run_id": run_id,
+        "request": {"text": request.text, "id": request.id, "meta": dict(request.meta)},
+        "config": config if config is not None else workspace.skill_config(),
+        "write_roots": [str(r) for r in workspace.write_roots],
+        "engine": engine.name, "model": engine.model,
+    }
+    env = {"HOME": str(workspace.root), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
+           **{k: v for k, v in os.environ.items() if k in ENV_KEPT}}
+    result = await pool.call(TARGET, payload, cwd=str(workspace.root), env=env, confine_spec=confinement(workspace, timeout),
+                             timeout_sec=timeout, on_message=run.on_message)
     return outcome_of(result, run)
 
 
@@ -155,9 +175,10 @@ def outcome_of(result: Any, run: BodyRun) -> BodyOutcome:
                            **base)
     if value is not None:
         return BodyOutcome(error=f"{value['phase']} failed: {value['message']}" if value["kind"] != "exception"
-                           else f"{value['phase']} raised {value['message']}", kind=value["kind"], phase=value["phase"],
-                           **base)
-    return BodyOutcome(error=f"{phase} {_ended(result)}", kind=result.error_type, phase=phase, **base)
+                           else f"{value['phase']} raised {value['message']}", message=value["message"],
+                           kind=value["kind"], phase=value["phase"], **base)
+    ended = _ended(result)
+    return BodyOutcome(error=f"{phase} {ended}", message=ended, kind=result.error_type, phase=phase, **base)
 
 
 _ENDINGS: dict[str, Callable[[Any], str]] = {

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import traceback
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -11,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from .._sync import run_sync
-from ..contract.admitted import load_checked_body
+from ..contract.admitted import verify_body
 from ..engine.base import Engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..engine.log import DecisionLog, decision_row
 from ..engine.registry import create_engine, default_engine_name
-from ..errors import BudgetExceeded, SemifError, SkillContractError, SkillError, WriteRefused
-from ..skills import ActionContext, ActionResult, Prediction, Request
+from ..errors import SemifError, SkillError
+from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
 from ..routing.strategies import create_strategy
 from ..routing.tune import routing_settings
@@ -26,12 +24,13 @@ from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .context import BudgetedEngine
-from .guard import guarded
+from .confined import run_confined
 from .evidence import gather_evidence
 from .observe import Changes, Observation, diff, observe
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
 
 DEFAULT_BODY_TIMEOUT = 120.0
+OUTPUT_KEPT = 2000  # characters of a body's printed output kept in its outcome row
 
 
 @dataclass
@@ -186,6 +185,7 @@ class _Run:
         self.run_id = request.id
         self.rows: list[dict[str, Any]] = []
         self.skill: str | None = None
+        self.output: dict[str, str] = {}  # what a confined body printed, kept apart from the host's output
 
     def log(self, asked: DecisionRequest, answer: DecisionResult, *, kind: str, **extra: Any) -> None:
         row = decision_row(
@@ -218,37 +218,28 @@ class _Run:
             evidence = gather_evidence(text, action, Changes(), skill=skill)
             return self.finish(route, action, settled("failure", "the skill is a stub", evidence, "stub"))
         try:
-            body = load_checked_body(self.runner.workspace, skill)  # a body changed since it passed is checked again
+            source = verify_body(self.runner.workspace, skill)  # a body changed since it passed is checked again
         except SkillError as exc:
             action = ActionResult(action_log=f"{skill.name}: cannot load the skill: {exc}", new_state=text)
             assessment = await self.assess(action, Changes(), error=str(exc), skill=skill)
             return self.finish(route, action, assessment, error=str(exc))
-        return await self.run_body(route, skill, body)
+        return await self.run_body(route, skill, source)
 
-    async def run_body(self, route: Route, skill: SkillManifest, body: Any) -> RunResult:
-        ws = self.runner.workspace
-        roots = ws.write_roots
+    async def run_body(self, route: Route, skill: SkillManifest, source: str) -> RunResult:
+        """Run the body (``source``, as verified) in a confined child; its engine calls are answered, counted and logged here."""
         engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
-        ctx = ActionContext(engine=engine, config=ws.skill_config(), write_roots=roots, skill=skill.name, run_id=self.run_id)
         before = self._observe()
-        prediction: Prediction | None = None
-        error: str | None = None
-        phase = "predict"
-        try:
-            prediction = await self._call(roots, skill, body.predict, ctx, self.request)
-            if not isinstance(prediction, Prediction):
-                raise SkillContractError(f"predict returned {type(prediction).__name__}, not Prediction")
-            predicted = engine.calls
-            phase = "act"
-            action = await self._call(roots, skill, body.act, ctx, self.request, prediction)
-            if not isinstance(action, ActionResult):
-                raise SkillContractError(f"act returned {type(action).__name__}, not ActionResult")
-        except Exception as exc:  # a body's failure becomes a logged result, never a crash
-            predicted = engine.calls if phase == "predict" else predicted
-            error = _describe(exc, skill, phase)
+        outcome = await run_confined(skill, source, self.request, workspace=self.runner.workspace, engine=engine,
+                                     run_id=self.run_id, timeout=self.runner.body_timeout)
+        prediction = Prediction(outcome.prediction) if outcome.prediction is not None else None
+        error = outcome.error
+        if outcome.action is not None:
+            action = ActionResult(action_log=outcome.action[0], new_state=outcome.action[1])
+        else:
             action = ActionResult(action_log=f"{skill.name}: {error}", new_state=self.request.text)
+        self.output = {k: v for k, v in (("stdout", outcome.stdout), ("stderr", outcome.stderr)) if v}
         for index, (asked, answer) in enumerate(engine.decisions):
-            self.log(asked, answer, kind="predict" if index < predicted else "act")
+            self.log(asked, answer, kind="predict" if index < outcome.predicted else "act")
         if engine.overrun and error is None:
             error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
             action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
@@ -275,11 +266,6 @@ class _Run:
         else:
             assessment = await self.assess(outcome.action, changes, error=error, skill=skill, judge=outcome.judge)
         return self.finish(route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions)
-
-    async def _call(self, roots: tuple[Path, ...], skill: SkillManifest, fn: Callable, *args: Any) -> Any:
-        with guarded(roots, skill.name):
-            work = asyncio.to_thread(fn, *args)
-            return await asyncio.wait_for(work, self.runner.body_timeout)
 
     def _observe(self) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
@@ -325,19 +311,10 @@ class _Run:
             "request": self.request.text, "outcome": assessment.label, "reason": assessment.reason,
             "action_log": action.action_log, "new_state": action.new_state, "changes": changes.to_dict(),
             "error": error, "evidence": assessment.evidence,
+            **({"output": {k: v[:OUTPUT_KEPT] for k, v in self.output.items()}} if self.output else {}),
         })
         return RunResult(
             run_id=self.run_id, request=self.request, route=route, action=action, assessment=assessment,
             prediction=prediction, changes=changes, rows=self.rows, log_path=self.runner.log.path, error=error,
             instructions=instructions,
         )
-
-
-def _describe(exc: BaseException, skill: SkillManifest, phase: str) -> str:
-    if isinstance(exc, TimeoutError):
-        return f"{phase} did not finish in time and was abandoned"
-    if isinstance(exc, (BudgetExceeded, WriteRefused, SkillContractError)):
-        return f"{phase} failed: {exc}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(skill.body_path)]
-    where = f" at line {frames[-1].lineno}" if frames else ""
-    return f"{phase} raised {type(exc).__name__}{where}: {exc}"
