@@ -1,22 +1,27 @@
-"""The skill loop: observe -> predict -> act -> observe -> assess."""
+"""The skill loop: observe -> predict -> act -> observe -> assess.
 
-from .assess import ASSESS_OPTIONS, ASSESS_QUESTION, assessment_request
-from .context import BudgetedEngine
-from .guard import guarded
-from .observe import Changes, Observation, diff, observe
-from .runner import Assessment, RunResult, SkillRunner
+Names are imported on first use, so a module of this package (the confined
+child's, say) loads without the runner and everything it routes with.
+"""
 
-__all__ = [
-    "SkillRunner",
-    "RunResult",
-    "Assessment",
-    "BudgetedEngine",
-    "Changes",
-    "Observation",
-    "observe",
-    "diff",
-    "guarded",
-    "assessment_request",
-    "ASSESS_OPTIONS",
-    "ASSESS_QUESTION",
-]
+from __future__ import annotations
+
+from .._lazy import lazy_namespace
+
+_EXPORTS = {
+    "SkillRunner": ".runner",
+    "RunResult": ".runner",
+    "Assessment": ".assess",
+    "BudgetedEngine": ".context",
+    "Changes": ".observe",
+    "Observation": ".observe",
+    "observe": ".observe",
+    "diff": ".observe",
+    "guarded": ".guard",
+    "assessment_request": ".assess",
+    "ASSESS_OPTIONS": ".assess",
+    "ASSESS_QUESTION": ".assess",
+}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
