@@ -162,7 +162,8 @@ class _Worker:
                      held, slot, self.disk)
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
-        self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
+        if request.get("listen"):  # questions relayed at once; otherwise read at the end or from the first check
+            self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
 
     def _new_dir(self) -> str:
         self.dirs_made += 1
@@ -215,27 +216,33 @@ class _Worker:
 
     # -- messages between the call and the host --------------------------------------
 
-    def _read_messages(self, pid: int, call: Call) -> None:
-        fd = call.messages
+    def _read_messages(self, pid: int, call: Call) -> bool:
+        """Take the complete lines the call wrote to its channel; False once nothing more is there now."""
         try:
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(call.messages, 1 << 20)
         except BlockingIOError:
-            return
+            return False
         except OSError:
             chunk = b""
         if not chunk:
-            self.selector.unregister(fd)
-            return
+            self._unwatch(call.messages)
+            call.messages_done = True
+            return False
         start = len(call.received)
         call.received += chunk
         if call.received.find(b"\n", start) < 0:
             if len(call.received) > call.max_message + 1:
                 self._break_channel(pid, call, f"a message larger than {call.max_message} bytes")
-            return
+            return True
         *lines, rest = bytes(call.received).split(b"\n")
         call.received = bytearray(rest)
         for line in lines:
             self._take_line(pid, call, line)
+        return True
+
+    def _unwatch(self, fd: int) -> None:
+        if fd in self.selector.get_map():
+            self.selector.unregister(fd)
 
     def _read_output(self, call: Call, fd: int) -> bool:
         """Keep what the call wrote to stdout or stderr, up to its bound; False once nothing more is there now."""
@@ -246,8 +253,7 @@ class _Worker:
         except OSError:
             chunk = b""
         if not chunk:
-            if call.listening:
-                self.selector.unregister(fd)
+            self._unwatch(fd)
             os.close(fd)
             del call.outputs[fd]
             return False
@@ -352,6 +358,8 @@ class _Worker:
                 call.listening = True
                 for fd in call.outputs:
                     self.selector.register(fd, selectors.EVENT_READ, ("output", pid))
+                if not call.messages_done and call.messages not in self.selector.get_map():
+                    self.selector.register(call.messages, selectors.EVENT_READ, ("messages", pid))
             call.next_check = float("inf")
             if call.disk_cap is not None and not call.reported:
                 started = time.monotonic()
@@ -397,18 +405,12 @@ class _Worker:
             while fd in call.outputs and self._read_output(call, fd):
                 pass
             if fd in call.outputs:  # a descendant outside the namespace may still hold it: stop here
-                if call.listening:
-                    self.selector.unregister(fd)
+                self._unwatch(fd)
                 os.close(fd)
-        registered = self.selector.get_map()
-        while call.messages in registered:
-            before = len(call.received)
-            self._read_messages(pid, call)
-            if len(call.received) == before and call.messages in registered:
-                break  # nothing more to read now (a descendant may still hold the pipe)
+        while not call.messages_done and self._read_messages(pid, call):
+            pass
         for fd in (call.messages, call.replies):
-            if fd in registered:
-                self.selector.unregister(fd)
+            self._unwatch(fd)
             os.close(fd)
 
     def _shutdown(self) -> None:

@@ -244,7 +244,7 @@ class WorkerPool:
             spec["readable"] = [*system, *spec.get("readable", [])]
         request = {"op": "call", "target": target, "payload": payload, "cwd": str(cwd), "env": dict(env),
                    "confine": spec, "timeout": timeout_sec, "max_output": max_output_bytes,
-                   "max_message": max_message_bytes}
+                   "max_message": max_message_bytes, "listen": on_message is not None}
         reply = await self._run(request, timeout_sec=timeout_sec, on_message=on_message)
         result = outcome(returncode=int(reply["returncode"]), timed_out=bool(reply["timed_out"]),
                          reported=str(reply["reported"]), stdout=str(reply["stdout"]), stderr=str(reply["stderr"]),
