@@ -13,14 +13,17 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
 ``done`` line says what held):
 
 - The worker enters a network namespace of its own at start (loopback only,
-  down), so its children have no network; a call allowed the network joins
-  the host's again (root), or gets none. It also enters a mount namespace in
+  down), so its children have no network; a call allowed the network there
+  joins the host's again (root), or gets none. The pool sends such calls to
+  workers started for them, which stay in the host's namespace (and give a
+  call denied the network one of its own). It also enters a mount namespace in
   which the secrets of ``/etc`` are empty, so Landlock allows ``/etc`` with
   one rule instead of one per entry (a fifth of the rules, and of their cost).
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
-  killed when it ends.
+  killed when it ends: through its cgroup, or else as orphans of the worker
+  (itself a subreaper), looked for in ``/proc`` shortly after.
 - Each call's processes join a ``pids`` cgroup of their own (:mod:`._cgroup`)
   capped at the call's process allowance: one of the worker's ``slot-<n>``
   cgroups, made when no free one is left and reused once empty.
@@ -42,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from semif_agent.catalog._call import Call
 
+_SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
+
 
 
 class _Worker:
@@ -55,6 +60,7 @@ class _Worker:
         self.free_slots: list[str] = []
         self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
         self.slot_limits: dict[str, int] = {}
+        self.sweep_at = float("inf")  # when to kill the orphans of calls that had no namespace or cgroup
         self.free_dirs: list[str] = []  # emptied private folders of calls that ended, for the next ones
         self.dirs_made = 0
         self.network_mode, self.host_netns = network
@@ -96,6 +102,7 @@ class _Worker:
     def _next_timeout(self) -> float | None:
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
         moments += [call.next_check for call in self.calls.values()]
+        moments += [self.sweep_at] if self.sweep_at < float("inf") else []
         if moments:
             return max(0.0, min(moments) - time.monotonic())
         return 0.05 if self.calls else None
@@ -347,6 +354,9 @@ class _Worker:
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
+        if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
+            self.sweep_at = float("inf")
+            self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls))
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
             if not call.timed_out and now >= call.deadline:
@@ -377,7 +387,7 @@ class _Worker:
         if call.held.get("processes") != "pid-namespace":
             _kill(pid)
             if call.cgroup is None:
-                self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls))
+                self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
         if call.cgroup is not None:
             if call.held.get("processes") == "pid-namespace":  # every process of the call is gone with its init
                 self.free_slots.append(call.cgroup)
@@ -445,7 +455,9 @@ def main() -> None:
         __import__(name)
     _isolation.become_subreaper()
     network = ("none", -1)
-    if os.geteuid() == 0:
+    if setup.get("network"):  # its calls are allowed the network: it stays in the host's namespace
+        network = ("per-call", -1) if os.geteuid() == 0 or _isolation.enter_user_namespace() else network
+    elif os.geteuid() == 0:
         host_netns = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         if _isolation.leave_network():
             network = ("worker", host_netns)
