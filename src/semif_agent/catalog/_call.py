@@ -121,7 +121,8 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
     missing = [name for name in WARM_LATER if name not in sys.modules]
     try:
         module_name, function_name = request["target"].split(":")
-        function = getattr(importlib.import_module(module_name), function_name)
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        function = getattr(module, function_name)
         value = function(request["payload"], channel)
         if value is not None:
             channel.send_value(value)
