@@ -457,7 +457,7 @@ def main() -> None:
     network = ("none", -1)
     if setup.get("network"):  # its calls are allowed the network: it stays in the host's namespace
         network = ("per-call", -1) if os.geteuid() == 0 or _isolation.enter_user_namespace() else network
-    elif os.geteuid() == 0:
+    elif os.geteuid() == 0 and os.path.exists("/proc/self/ns/net"):
         host_netns = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         if _isolation.leave_network():
             network = ("worker", host_netns)
