@@ -1,6 +1,6 @@
 """50 agents run their ``pre_step`` hook at once: semif vs agentsociety2's ``run_skill_hook``.
 
-    .venv/bin/python bench/catalog_hooks.py [--agents 50] [--rounds 5]
+    .venv/bin/python bench/catalog_hooks.py [--agents 50] [--rounds 5] [--steps]
 
 Every agent has its own runtime and workspace over one shared registry, with
 the hook skill visible and active; all agents call ``run_skill_hook`` together
@@ -10,6 +10,14 @@ the hook skill visible and active; all agents call ``run_skill_hook`` together
   confined child per call); agentsociety2 calls it inside the host process.
 - a plain script (no entrypoint): semif runs a fresh confined process;
   agentsociety2 executes it inside the host under a global lock.
+
+semif's runs keep all their confinement (the line under its figures says what
+held on this machine): a PID namespace per run, a ``pids`` cgroup, no network,
+Landlock, resource limits and the watch on bytes written. ``--steps`` prints
+instead what each of those costs: the warm ``entrypoint`` hooks again, with
+one more step of confinement turned on per line (then the network allowed,
+and the fallbacks where namespaces or cgroups are refused), as wall time and
+as CPU time per call (the host's, and the workers' with their children's).
 
 "cold" is the first round (semif starts its workers then); "warm" the best of
 the next ``--rounds``. The peer's figures buy speed with no isolation at all:
@@ -23,6 +31,8 @@ import argparse
 import asyncio
 import contextlib
 import io
+import os
+import resource
 import sys
 import tempfile
 import time
@@ -32,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import agentsociety2, generate_skills, ratio  # noqa: E402
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillRegistry, WorkerPool  # noqa: E402
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SandboxLimits, SkillRegistry, WorkerPool  # noqa: E402
 
 ENTRYPOINT_HOOK = """
 import json
@@ -45,22 +55,23 @@ print(json.dumps({"skill": os.environ.get("SKILL_ID"), "args": sys.argv[1:], "no
 """
 
 
-async def timed_rounds(calls, rounds: int) -> tuple[float, float, bool]:
-    """(cold seconds, best warm seconds, all ok) of running ``calls()`` concurrently."""
+async def timed_rounds(calls, rounds: int) -> tuple[float, float, bool, dict]:
+    """(cold seconds, best warm seconds, all ok, what confinement held) of running ``calls()`` concurrently."""
     started = time.perf_counter()
     results = await asyncio.gather(*calls())
     cold = time.perf_counter() - started
     ok = all(result.ok for result in results)
+    held = getattr(results[0], "confinement", {})
     warm = float("inf")
     for _ in range(rounds):
         started = time.perf_counter()
         results = await asyncio.gather(*calls())
         warm = min(warm, time.perf_counter() - started)
         ok = ok and all(result.ok for result in results)
-    return cold, warm, ok
+    return cold, warm, ok, held
 
 
-async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict[str, tuple[float, float, bool]]:
+async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict[str, tuple[float, float, bool, dict]]:
     with tempfile.TemporaryDirectory(prefix="semif-bench-hooks-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=hook)
@@ -100,19 +111,70 @@ async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict
     return {"semif": semif, "agentsociety2": other}
 
 
+STEPS = {
+    "fork into a PID namespace, no network (Landlock on TCP)": {"confine_fs": False, "max_processes": None,
+                                                                "max_disk_mb": None},
+    "+ Landlock on files": {"max_processes": None, "max_disk_mb": None},
+    "+ pids cgroup": {"max_disk_mb": None},
+    "+ disk watch (all: the default)": {},
+    "the default, network allowed (the host's namespace)": {"network": True},
+    "the default, no namespaces (the cgroup kills leftovers)": {"namespaces": False},
+    "no namespaces, no cgroup (a subreaper kills leftovers)": {"namespaces": False, "max_processes": None},
+}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` and of the children it has reaped."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure_steps(agents: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="semif-bench-steps-") as tmp:
+        root = Path(tmp) / "skills"
+        generate_skills(root, 1, hook=ENTRYPOINT_HOOK)
+        registry = SkillRegistry()
+        registry.scan_custom(root)
+        pool = WorkerPool()
+        for name, settings in STEPS.items():
+            runtimes = []
+            for agent in range(agents):
+                runtime = AgentSkillRuntime(agent, registry, limits=SandboxLimits(**settings), worker_pool=pool)
+                runtime.bind_workspace(workspace_root=Path(tmp) / "ws" / str(agent), trace_writer=NullTraceWriter())
+                runtime.set_visible_skills(["skill-00000"])
+                runtimes.append(runtime)
+            calls = lambda: [rt.run_skill_hook("skill-00000", "pre_step", [], timeout_sec=30) for rt in runtimes]  # noqa: E731
+            await asyncio.gather(*calls())
+            host, workers = resource.getrusage(resource.RUSAGE_SELF), sum(_cpu_seconds(pid) for pid in pool.pids)
+            _cold, warm, ok, _held = await timed_rounds(calls, rounds)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            host_ms = (after.ru_utime + after.ru_stime - host.ru_utime - host.ru_stime) * 1000 / (agents * (rounds + 1))
+            worker_ms = (sum(_cpu_seconds(pid) for pid in pool.pids) - workers) * 1000 / (agents * (rounds + 1))
+            print(f"  {name:56s} warm {warm * 1000:6.1f} ms   CPU per call: host {host_ms:4.2f} ms,"
+                  f" workers {worker_ms:4.2f} ms   all ok: {ok}")
+        pool.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", action="store_true", help="what each step of confinement costs, one more per line")
     args = parser.parse_args()
+    if args.steps:
+        print(f"{args.agents} concurrent entrypoint hooks, confinement added step by step")
+        asyncio.run(measure_steps(args.agents, args.rounds))
+        return
     peer = agentsociety2()
     print(f"{args.agents} concurrent pre_step hooks ({args.agents} agents, one shared registry)")
     for style, hook in (("entrypoint(argv, ctx)", ENTRYPOINT_HOOK), ("plain script", PLAIN_HOOK)):
         figures = asyncio.run(measure(style, hook, args.agents, args.rounds, peer))
-        (our_cold, our_warm, our_ok), (peer_cold, peer_warm, peer_ok) = figures["semif"], figures["agentsociety2"]
+        (our_cold, our_warm, our_ok, held), (peer_cold, peer_warm, peer_ok, _) = figures["semif"], figures["agentsociety2"]
         print(f"  {style}")
         print(f"    semif (isolated process)        cold {our_cold * 1000:8.1f} ms   warm {our_warm * 1000:8.1f} ms"
               f"   all ok: {our_ok}")
+        print("      held: " + ", ".join(f"{kind} {how}" for kind, how in held.items()))
         print(f"    agentsociety2 {peer['version']} (in-process) cold {peer_cold * 1000:8.1f} ms   warm {peer_warm * 1000:8.1f} ms"
               f"   all ok: {peer_ok}")
         print(f"    warm: semif is {ratio(our_warm, peer_warm)}")

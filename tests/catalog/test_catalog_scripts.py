@@ -143,6 +143,9 @@ async def test_script_runs_are_spans_with_output_excerpts(registry, make_runtime
     assert script["attributes"]["script.stderr_excerpt"] == "it broke\n"
     assert hook["name"] == "skill.hook" and hook["attributes"]["hook.type"] == "pre_step"
     assert hook["attributes"]["script.mode"] == "worker" and "printed by" in hook["attributes"]["script.stdout_excerpt"]
+    for span in (script, hook):  # what held, however this kernel confines
+        held = dict(item.split("=", 1) for item in span["attributes"]["script.confinement"])
+        assert held["processes"] in {"pid-namespace", "cgroup", "subreaper"} and held["disk"] == "watched"
     assert escape["attributes"]["script.error_type"] == "path"
     assert len(writer.records) == 3
 

@@ -7,7 +7,9 @@
   :class:`SkillDescriptor` objects; :func:`conventional_locations` and their precedence.
 - Per agent: :class:`AgentSkillRuntime` (visibility, activation, documents,
   scripts and hooks in confined processes, :class:`ScriptRunResult`,
-  :class:`SkillScriptContext`, :class:`SandboxLimits`, :class:`WorkerPool`).
+  :class:`SkillScriptContext`, :class:`SandboxLimits`, :class:`WorkerPool`,
+  whose ``call`` runs a function of this package confined: :class:`CallResult`,
+  :class:`Channel`).
 - Traces: :class:`JsonlTraceWriter`, :class:`MemoryTraceWriter`, :func:`read_spans`.
 - For commands: :func:`list_skill_rows`, :func:`show_skill`.
 
@@ -45,6 +47,8 @@ _EXPORTS = {
     "SkillScriptContext": ".context",
     "SandboxLimits": ".limits",
     "WorkerPool": ".worker",
+    "CallResult": ".results",
+    "Channel": ".channel",
     "default_worker_pool": ".worker",
     "WorkspaceFS": ".fs",
     # traces
@@ -67,6 +71,8 @@ _EXPORTS = {
     "CatalogError": ".errors",
     "RuntimeNotBound": ".errors",
     "WorkerError": ".errors",
+    "ChannelError": ".errors",
+    "CallTargetError": ".errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -33,7 +33,7 @@ class Call:
 
     __slots__ = ("call_id", "deadline", "timeout", "run_dir", "max_output", "max_message", "messages", "replies",
                  "outputs", "kept", "dropped", "notes", "writable", "watched", "disk_cap", "cpu_seconds",
-                 "started_ns", "next_check", "listening", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
+                 "started_ns", "next_check", "listening", "messages_done", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
                  "value", "has_value")
 
     def __init__(self, call_id: int, timeout: float, run_dir: str, request: dict[str, Any], fds: tuple[int, int, int, int],
@@ -54,6 +54,7 @@ class Call:
         self.cpu_seconds = float(cpu) if cpu is not None else None
         self.started_ns, self.next_check = disk.run_start_ns(), now + disk.FIRST_CHECK_SEC
         self.listening = False  # its stdout and stderr are read when it ends, or from its first check on
+        self.messages_done = False
         self.held, self.cgroup = held, cgroup
         self.received, self.unsent = bytearray(), b""
         self.asking = self.timed_out = self.has_value = False
@@ -120,7 +121,8 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
     missing = [name for name in WARM_LATER if name not in sys.modules]
     try:
         module_name, function_name = request["target"].split(":")
-        function = getattr(importlib.import_module(module_name), function_name)
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        function = getattr(module, function_name)
         value = function(request["payload"], channel)
         if value is not None:
             channel.send_value(value)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 import ctypes
 import os
+import sys
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -39,6 +40,7 @@ _SYS_GETTID = {"x86_64": 186, "amd64": 186, "aarch64": 178, "arm64": 178, "riscv
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc_holding_gil = ctypes.PyDLL(None, use_errno=True)  # os.fork keeps the GIL across fork(); so do we
 _machine = os.uname().machine.lower()
+_LINUX = sys.platform.startswith("linux")
 _tid_field: int | None = None  # address of this thread's cached tid in glibc's struct pthread, once found
 
 
@@ -56,7 +58,7 @@ def fork_namespaced(flags: int) -> int:
     privilege, namespaces disabled) or the machine is not one we know the
     ``clone`` system call of; the caller then falls back to :func:`os.fork`.
     """
-    number = _SYS_CLONE.get(_machine)
+    number = _SYS_CLONE.get(_machine) if _LINUX else None
     if number is None:
         raise OSError(0, f"no clone system call known for {_machine or 'this machine'}")
     tid_field = _find_tid_field()
@@ -104,7 +106,7 @@ def enter_user_namespace() -> bool:
     Afterwards this process may create PID and network namespaces. True when
     it holds; False for root (not needed) or when the kernel refuses.
     """
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 or not _LINUX:
         return False
     uid, gid = os.geteuid(), os.getegid()
     if _libc.unshare(CLONE_NEWUSER) != 0:
@@ -120,7 +122,7 @@ def enter_user_namespace() -> bool:
 
 def leave_network() -> bool:
     """Move this process into a new network namespace: loopback only, and down. True when it holds."""
-    return _libc.unshare(CLONE_NEWNET) == 0
+    return _LINUX and _libc.unshare(CLONE_NEWNET) == 0
 
 
 def hide_paths(paths: list[str]) -> bool:
@@ -130,7 +132,7 @@ def hide_paths(paths: list[str]) -> bool:
     Children forked afterwards see the same: a Landlock rule may then allow a whole folder
     (``/etc``) instead of each of its entries but these.
     """
-    if _libc.unshare(CLONE_NEWNS) != 0:
+    if not _LINUX or _libc.unshare(CLONE_NEWNS) != 0:
         return False
     if _mount(None, b"/", None, _MS_REC | _MS_PRIVATE) != 0:  # nothing done here reaches the host's mounts
         return False
@@ -154,17 +156,18 @@ def _mount(source: bytes | None, target: bytes, kind: bytes | None, flags: int, 
 
 def join_network(namespace_fd: int) -> bool:
     """Move this process into the network namespace open at ``namespace_fd``. True when it holds."""
-    return _libc.setns(namespace_fd, CLONE_NEWNET) == 0
+    return _LINUX and _libc.setns(namespace_fd, CLONE_NEWNET) == 0
 
 
 def die_with_parent() -> None:
     """Have the kernel SIGKILL this process when the thread that forked it exits."""
-    _libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+    if _LINUX:
+        _libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
 
 
 def become_subreaper() -> bool:
     """Orphans among this process's descendants are re-parented to it instead of to init."""
-    return _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _LINUX and _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
 def descendants(root: int, *, spare: frozenset[int] = frozenset()) -> list[int]:

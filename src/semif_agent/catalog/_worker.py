@@ -13,14 +13,17 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
 ``done`` line says what held):
 
 - The worker enters a network namespace of its own at start (loopback only,
-  down), so its children have no network; a call allowed the network joins
-  the host's again (root), or gets none. It also enters a mount namespace in
+  down), so its children have no network; a call allowed the network there
+  joins the host's again (root), or gets none. The pool sends such calls to
+  workers started for them, which stay in the host's namespace (and give a
+  call denied the network one of its own). It also enters a mount namespace in
   which the secrets of ``/etc`` are empty, so Landlock allows ``/etc`` with
   one rule instead of one per entry (a fifth of the rules, and of their cost).
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
-  killed when it ends.
+  killed when it ends: through its cgroup, or else as orphans of the worker
+  (itself a subreaper), looked for in ``/proc`` shortly after.
 - Each call's processes join a ``pids`` cgroup of their own (:mod:`._cgroup`)
   capped at the call's process allowance: one of the worker's ``slot-<n>``
   cgroups, made when no free one is left and reused once empty.
@@ -42,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from semif_agent.catalog._call import Call
 
+_SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
+
 
 
 class _Worker:
@@ -55,6 +60,7 @@ class _Worker:
         self.free_slots: list[str] = []
         self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
         self.slot_limits: dict[str, int] = {}
+        self.sweep_at = float("inf")  # when to kill the orphans of calls that had no namespace or cgroup
         self.free_dirs: list[str] = []  # emptied private folders of calls that ended, for the next ones
         self.dirs_made = 0
         self.network_mode, self.host_netns = network
@@ -96,6 +102,7 @@ class _Worker:
     def _next_timeout(self) -> float | None:
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
         moments += [call.next_check for call in self.calls.values()]
+        moments += [self.sweep_at] if self.sweep_at < float("inf") else []
         if moments:
             return max(0.0, min(moments) - time.monotonic())
         return 0.05 if self.calls else None
@@ -162,7 +169,8 @@ class _Worker:
                      held, slot, self.disk)
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
-        self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
+        if request.get("listen"):  # questions relayed at once; otherwise read at the end or from the first check
+            self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
 
     def _new_dir(self) -> str:
         self.dirs_made += 1
@@ -215,27 +223,33 @@ class _Worker:
 
     # -- messages between the call and the host --------------------------------------
 
-    def _read_messages(self, pid: int, call: Call) -> None:
-        fd = call.messages
+    def _read_messages(self, pid: int, call: Call) -> bool:
+        """Take the complete lines the call wrote to its channel; False once nothing more is there now."""
         try:
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(call.messages, 1 << 20)
         except BlockingIOError:
-            return
+            return False
         except OSError:
             chunk = b""
         if not chunk:
-            self.selector.unregister(fd)
-            return
+            self._unwatch(call.messages)
+            call.messages_done = True
+            return False
         start = len(call.received)
         call.received += chunk
         if call.received.find(b"\n", start) < 0:
             if len(call.received) > call.max_message + 1:
                 self._break_channel(pid, call, f"a message larger than {call.max_message} bytes")
-            return
+            return True
         *lines, rest = bytes(call.received).split(b"\n")
         call.received = bytearray(rest)
         for line in lines:
             self._take_line(pid, call, line)
+        return True
+
+    def _unwatch(self, fd: int) -> None:
+        if fd in self.selector.get_map():
+            self.selector.unregister(fd)
 
     def _read_output(self, call: Call, fd: int) -> bool:
         """Keep what the call wrote to stdout or stderr, up to its bound; False once nothing more is there now."""
@@ -246,8 +260,7 @@ class _Worker:
         except OSError:
             chunk = b""
         if not chunk:
-            if call.listening:
-                self.selector.unregister(fd)
+            self._unwatch(fd)
             os.close(fd)
             del call.outputs[fd]
             return False
@@ -341,6 +354,9 @@ class _Worker:
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
+        if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
+            self.sweep_at = float("inf")
+            self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls))
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
             if not call.timed_out and now >= call.deadline:
@@ -352,6 +368,8 @@ class _Worker:
                 call.listening = True
                 for fd in call.outputs:
                     self.selector.register(fd, selectors.EVENT_READ, ("output", pid))
+                if not call.messages_done and call.messages not in self.selector.get_map():
+                    self.selector.register(call.messages, selectors.EVENT_READ, ("messages", pid))
             call.next_check = float("inf")
             if call.disk_cap is not None and not call.reported:
                 started = time.monotonic()
@@ -369,7 +387,7 @@ class _Worker:
         if call.held.get("processes") != "pid-namespace":
             _kill(pid)
             if call.cgroup is None:
-                self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls))
+                self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
         if call.cgroup is not None:
             if call.held.get("processes") == "pid-namespace":  # every process of the call is gone with its init
                 self.free_slots.append(call.cgroup)
@@ -397,18 +415,12 @@ class _Worker:
             while fd in call.outputs and self._read_output(call, fd):
                 pass
             if fd in call.outputs:  # a descendant outside the namespace may still hold it: stop here
-                if call.listening:
-                    self.selector.unregister(fd)
+                self._unwatch(fd)
                 os.close(fd)
-        registered = self.selector.get_map()
-        while call.messages in registered:
-            before = len(call.received)
-            self._read_messages(pid, call)
-            if len(call.received) == before and call.messages in registered:
-                break  # nothing more to read now (a descendant may still hold the pipe)
+        while not call.messages_done and self._read_messages(pid, call):
+            pass
         for fd in (call.messages, call.replies):
-            if fd in registered:
-                self.selector.unregister(fd)
+            self._unwatch(fd)
             os.close(fd)
 
     def _shutdown(self) -> None:
@@ -443,7 +455,9 @@ def main() -> None:
         __import__(name)
     _isolation.become_subreaper()
     network = ("none", -1)
-    if os.geteuid() == 0:
+    if setup.get("network"):  # its calls are allowed the network: it stays in the host's namespace
+        network = ("per-call", -1) if os.geteuid() == 0 or _isolation.enter_user_namespace() else network
+    elif os.geteuid() == 0 and os.path.exists("/proc/self/ns/net"):
         host_netns = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         if _isolation.leave_network():
             network = ("worker", host_netns)

@@ -5,13 +5,27 @@ A script sees only an allow-list of the host's environment variables plus
 for a hook); ``HOME`` is the agent's workspace and ``TMPDIR`` a private
 temporary folder removed after the run.
 
-Where Linux Landlock is available (see :mod:`._confine`), the script may read
-only system and Python folders, ``/etc`` minus its secrets, its own skill and
-the workspace, and may write only to the workspace and its temporary folder.
-Where the kernel allows namespaces (see :mod:`._isolation`), every process a
-run starts dies with it and the run has no network; a ``pids`` cgroup
-(:mod:`._cgroup`) caps its processes even for root; what it writes in all is
-watched (:mod:`._disk`).
+What holds, and where (each result's ``confinement`` says which held):
+
+- Files: Landlock (Linux 5.13+, :mod:`._confine`) lets a run read only system
+  and Python folders, ``/etc`` minus its secrets, its own skill and the
+  workspace, and write only to the workspace and its temporary folder.
+  Without Landlock it may read and write whatever the host user can.
+- Processes: each run is the init of a PID namespace of its own
+  (:mod:`._isolation`; for a user other than root inside a user namespace):
+  when it ends, or is killed, every process it started dies, whatever
+  session it moved to. Where namespaces are refused, its ``pids`` cgroup
+  names them all; where that is missing too, the supervisor (a subreaper)
+  kills the orphans it finds in ``/proc``.
+- Process count: a ``pids`` cgroup per run (:mod:`._cgroup`) caps its tasks,
+  for root too. Where no cgroup can be written, ``RLIMIT_NPROC`` caps them
+  for a user other than root; root then has no process limit.
+- Network: a network namespace with only loopback, down (none at all), and
+  Landlock (ABI 4+) refusing TCP binds and connects. Where namespaces are
+  refused only the Landlock layer holds: UDP (and raw sockets, for root)
+  stays open. ``network=True`` lifts both.
+- Disk: RLIMIT_FSIZE caps each file; the supervisor watches the total
+  written to the writable folders (:mod:`._disk`) and kills the run past it.
 """
 
 from __future__ import annotations

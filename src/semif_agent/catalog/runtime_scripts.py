@@ -3,8 +3,9 @@
 Every run is refused before it starts unless the skill is visible to the agent
 and the script lies inside the skill (escapes get one uniform message, error
 type ``path``). A run is a span (``skill.script`` or ``skill.hook``) with its
-exit code, error type, execution mode, duration and bounded excerpts of
-stdout and stderr.
+exit code, error type, execution mode, what confinement held
+(``script.confinement``, ``kind=how`` strings), duration and bounded excerpts
+of stdout and stderr.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ class ScriptRunning:
                 "script.mode": mode,
                 "script.exit_code": result.exit_code,
                 "script.error_type": result.error_type,
+                "script.confinement": [f"{kind}={how}" for kind, how in result.confinement.items()],
                 "script.duration_ms": round((time.perf_counter() - started) * 1000, 3),
                 "script.stdout_excerpt": result.stdout,
                 "script.stderr_excerpt": result.stderr,

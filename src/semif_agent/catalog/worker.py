@@ -14,7 +14,9 @@ are isolated from the host and from each other. Workers speak JSON lines over
 pipes that the pool watches with the event loop's reader and writer
 callbacks: nothing blocks the loop, and one worker runs many calls at once.
 
-A worker that dies is replaced on the next call (its calls in flight fail with
+Calls allowed the network go to workers of their own, which stay in the
+host's network namespace (the others leave it at start). A worker that dies
+is replaced on the next call (its calls in flight fail with
 error type ``worker``); one that does not answer within the call's timeout
 plus a grace period is killed and replaced. A pool serves one event loop at a
 time: when used from a new loop it restarts its workers there.
@@ -68,8 +70,10 @@ class _Pending:
 class _Worker:
     """One worker process and the calls it has in flight."""
 
-    def __init__(self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, cgroup: str | None) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, cgroup: str | None, *,
+                 network: bool) -> None:
         self.process = process
+        self.network = network
         self.loop = loop
         self.cgroup = cgroup
         self.pending: dict[int, _Pending] = {}
@@ -244,7 +248,7 @@ class WorkerPool:
             spec["readable"] = [*system, *spec.get("readable", [])]
         request = {"op": "call", "target": target, "payload": payload, "cwd": str(cwd), "env": dict(env),
                    "confine": spec, "timeout": timeout_sec, "max_output": max_output_bytes,
-                   "max_message": max_message_bytes}
+                   "max_message": max_message_bytes, "listen": on_message is not None}
         reply = await self._run(request, timeout_sec=timeout_sec, on_message=on_message)
         result = outcome(returncode=int(reply["returncode"]), timed_out=bool(reply["timed_out"]),
                          reported=str(reply["reported"]), stdout=str(reply["stdout"]), stderr=str(reply["stderr"]),
@@ -258,7 +262,7 @@ class WorkerPool:
     async def _run(self, request: dict[str, Any], *, timeout_sec: float, on_message: MessageHandler | None) -> dict[str, Any]:
         for _attempt in range(2):  # a worker found dead while sending is replaced once
             try:
-                worker = await self._acquire()
+                worker = await self._acquire(network=bool(request["confine"].get("network")))
             except WorkerError as exc:
                 return _worker_failure(str(exc))
             request["id"] = next(self._ids)
@@ -284,7 +288,8 @@ class WorkerPool:
             shutil.rmtree(self._calls_folder, ignore_errors=True)
             self._calls_folder = None
 
-    async def _acquire(self) -> _Worker:
+    async def _acquire(self, *, network: bool) -> _Worker:
+        """A worker for a call denied the network (or, with ``network``, allowed it): up to ``size`` of each kind."""
         loop = asyncio.get_running_loop()
         if self._lock_loop is not loop:
             self._starting, self._lock_loop = asyncio.Lock(), loop
@@ -294,12 +299,14 @@ class WorkerPool:
                 if worker.alive and worker.loop is not loop:
                     worker.stop()
             self._workers = [worker for worker in self._workers if worker.alive]
-            if all(worker.pending for worker in self._workers) and len(self._workers) < self.size:
-                spawned = await asyncio.to_thread(self._spawn)
-                self._workers.append(_Worker(spawned[0], loop, spawned[1]))
-            return min(self._workers, key=lambda worker: len(worker.pending))
+            kind = [worker for worker in self._workers if worker.network == network]
+            if all(worker.pending for worker in kind) and len(kind) < self.size:
+                process, cgroup = await asyncio.to_thread(self._spawn, network)
+                kind.append(_Worker(process, loop, cgroup, network=network))
+                self._workers.append(kind[-1])
+            return min(kind, key=lambda worker: len(worker.pending))
 
-    def _spawn(self) -> tuple[subprocess.Popen[bytes], str | None]:
+    def _spawn(self, network: bool) -> tuple[subprocess.Popen[bytes], str | None]:
         if self._calls_folder is None or not os.path.isdir(self._calls_folder):
             self._calls_folder = tempfile.mkdtemp(prefix="semif-calls-")
         parent = _cgroup.host_parent()
@@ -315,7 +322,7 @@ class WorkerPool:
                 _cgroup.remove(cgroup)
             raise WorkerError(f"cannot start a skill worker ({exc.strerror})") from exc
         setup = {"system_readable": list(system_readable_paths()), "system_folders": list(system_readable_folders()),
-                 "secrets": list(etc_secrets()), "preload": list(self.preload)}
+                 "secrets": list(etc_secrets()), "preload": list(self.preload), "network": network}
         process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")  # type: ignore[union-attr]
         process.stdin.flush()  # type: ignore[union-attr]
         self.started += 1
