@@ -126,7 +126,7 @@ def pool_for_this_loop() -> Any:
     loop = asyncio.get_running_loop()
     pool = _pools.get(loop)
     if pool is None:
-        pool = _pools[loop] = WorkerPool()
+        pool = _pools[loop] = WorkerPool(preload=(TARGET.split(":")[0],))
     return pool
 
 
