@@ -288,6 +288,13 @@ class WorkerPool:
             shutil.rmtree(self._calls_folder, ignore_errors=True)
             self._calls_folder = None
 
+    async def start(self, *, network: bool = False) -> None:
+        """Start a worker now (when none is running), so the first call finds it warm.
+
+        Returns once the process is launched; it loads its modules meanwhile.
+        """
+        await self._acquire(network=network)
+
     async def _acquire(self, *, network: bool) -> _Worker:
         """A worker for a call denied the network (or, with ``network``, allowed it): up to ``size`` of each kind."""
         loop = asyncio.get_running_loop()

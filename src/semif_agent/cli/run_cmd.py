@@ -50,6 +50,7 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     script is run, with --allow-scripts). --engine llm without a model uses
     the provider the environment sets up (the line on stderr says which).
     """
+    from ..loop.confined import start_body_workers
     from ..loop.runner import SkillRunner, default_judge
     from ..skills import check_text
 
@@ -64,6 +65,7 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
         raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
     check_text(text)  # text from the command line with undecodable bytes: one line, before anything loads
     ws = open_workspace(workspace, create_default=True)
+    start_body_workers()  # a code skill's body runs in a warm worker: it starts while the tree loads
     settings, engine_name = engine_settings(ws, engine_name, model)
     if no_log:
         ws.settings["log"]["enabled"] = False

@@ -130,6 +130,23 @@ def pool_for_this_loop() -> Any:
     return pool
 
 
+def start_body_workers() -> None:
+    """Launch this thread's body worker now, so it loads while the caller loads the tree (what ``semif run`` does).
+
+    Sync: for the thread's own loop (:func:`~semif_agent._sync.run_sync`); a
+    worker that cannot start is left to the first run to report.
+    """
+    from .._sync import run_sync
+
+    async def start() -> None:
+        try:
+            await pool_for_this_loop().start()
+        except OSError:
+            pass
+
+    run_sync(start())
+
+
 async def run_confined(
     skill: SkillManifest,
     source: str,
