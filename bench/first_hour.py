@@ -70,7 +70,8 @@ def main() -> None:
         for o in outcomes:
             if o.routed_right and o.done_right and o.judged_right:
                 continue
-            print(f"\n{o.row['text']!r}: expected {o.row['skill']}, went to {o.skill}; judged {o.label}")
+            print(f"\n{o.row['text']!r}: expected {o.row['skill']}, went to {o.skill}; judged {o.label}: "
+                  f"{o.result.assessment.reason}")
             print(f"  {o.result.action.action_log.splitlines()[0][:160]}")
             for problem in o.problems:
                 print(f"  - {problem[:160]}")

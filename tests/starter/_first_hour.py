@@ -11,7 +11,7 @@ Every row starts from empty write dirs. An ``expect`` entry looks in one place:
   must not be in them (case-insensitive);
 - ``"notes"``: every saved note (``notebook: body``, one a line);
 - ``"todos"``: ``open`` and ``done`` name to-dos that must be open or done,
-  ``absent`` text that must not be anywhere in ``todos.json``;
+  ``absent`` text that must not be in any to-do;
 - ``"answer"``: what the run answered (its new state), with no file changed;
   ``handed_back``: the request came back untouched.
 
@@ -68,7 +68,9 @@ class Outcome:
 
     @property
     def judged_right(self) -> bool:
-        """The assessment says success exactly when the right thing was done."""
+        """The assessment says success exactly when the right thing was done (a right hand-back is no success)."""
+        if self.done_right and any(e.get("handed_back") for e in self.row["expect"]):
+            return self.label != "success"
         return (self.label == "success") == self.done_right
 
 
@@ -129,7 +131,7 @@ class FirstHour:
         elif where == "todos":
             path = self.ws.data_dir / "todos" / "todos.json"
             todos = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            text = "\n".join(t["text"] for t in todos)
             for status, done in (("open", False), ("done", True)):
                 for wanted in expect.get(status, []):
                     if not any(wanted.lower() in t["text"].lower() and t["done"] is done for t in todos):
