@@ -52,7 +52,7 @@ def main() -> None:
         "done_right": sum(o.done_right for o in outcomes),
         "judged_right": sum(o.judged_right for o in outcomes),
         "false_success": sum(o.label == "success" and not o.done_right for o in outcomes),
-        "false_failure": sum(o.label == "failure" and o.done_right for o in outcomes),
+        "false_failure": sum(o.label == "failure" and o.done_right and not o.hands_back for o in outcomes),
         "unclear": sum(o.label == "unclear" for o in outcomes),
     }
     if args.json:

@@ -67,9 +67,14 @@ class Outcome:
         return not self.problems
 
     @property
+    def hands_back(self) -> bool:
+        """The right thing to do is to hand the request back (no skill fits, or the skill cannot act on it)."""
+        return any(e.get("handed_back") for e in self.row["expect"])
+
+    @property
     def judged_right(self) -> bool:
         """The assessment says success exactly when the right thing was done (a right hand-back is no success)."""
-        if self.done_right and any(e.get("handed_back") for e in self.row["expect"]):
+        if self.done_right and self.hands_back:
             return self.label != "success"
         return (self.label == "success") == self.done_right
 
