@@ -24,7 +24,8 @@ def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_
                      '[provider.pricing."openai/test-model"]\ninput = 1.0\noutput = 2.0\n')
     # category (A = email), skill (A = email.compose), recipient (A = Alice Martin), verdict (A = success)
     wire.queue(letter("A", 120), letter("A", 90), letter("A", 140), letter("A", 200))
-    result = CliRunner().invoke(main, ["run", "Email Alice that the quarterly report is ready", "-w", str(root),
+    # a recipient the request does not name, so the skill asks the model which contact it is
+    result = CliRunner().invoke(main, ["run", "Email the owner of the quarterly report that it is ready", "-w", str(root),
                                        "--engine", "llm", "--model", "openai/test-model", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

@@ -93,6 +93,18 @@ def test_success_claimed_with_nothing_done_is_unclear(make_workspace) -> None:
     assert result.assessment.reason == "judged success (p=0.97), but nothing was changed for a request to 'email'"
 
 
+def test_an_answer_that_found_nothing_is_not_a_success(make_workspace) -> None:
+    root = make_workspace({"email.compose": body("""
+        def act(ctx, request, prediction):
+            return ActionResult("email.compose: looked for drafts to Alice.", "No drafts to Alice.")
+    """)})
+    result, _ = run(root, ["email", "email.compose", verdict("success", 0.97)], text="Did I email Alice yet?")
+    assert result.assessment.label == "unclear"
+    assert result.assessment.reason == ("judged success (p=0.97), but it found nothing, which does not show it "
+                                        "looked in the right place")
+    assert result.assessment.evidence["found_nothing"] is True
+
+
 def test_a_written_file_with_a_confident_judge_is_a_success(make_workspace) -> None:
     root = make_workspace()
     result, _ = run(root, ["email", "email.compose", "Alice", verdict("success", 0.95)])
@@ -143,7 +155,7 @@ def test_a_calendar_event_for_an_email_request_is_not_a_success(tmp_path: Path) 
     assert result.assessment.label == "unclear"
     assert "the request asks to 'email', which calendar.add_event does not do" in result.assessment.reason
     assert result.assessment.evidence["fits"] is False and result.assessment.evidence["verb"] == "email"
-    drafted, _ = run(root, ["Grace Kim", verdict("success", 0.97)], text=text, skill="email.compose")
+    drafted, _ = run(root, [verdict("success", 0.97)], text=text, skill="email.compose")  # Grace is named: no decision
     assert drafted.assessment.label == "success" and drafted.assessment.evidence["fits"] is True
 
 
@@ -155,7 +167,7 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
     assert row["reason"] == result.assessment.reason
     assert row["evidence"] == {
         "error": False, "handed_back": False, "could_not": False, "changed": 1, "confined": True, "answered": True,
-        "asks": "change",
+        "found_nothing": False, "asks": "change",
         "verb": "email", "fits": True, "close_call": None, "rule": "judge",
         "judge": {"label": "success", "p": 0.95, "margin": 0.91},
     }

@@ -90,3 +90,22 @@ def test_what_the_skill_returned_is_read(log: str, new_state: str, handed_back: 
                                          answered: bool) -> None:
     evidence = gather_evidence("Call mom", ActionResult(log, new_state), Changes())
     assert (evidence.handed_back, evidence.could_not, evidence.answered) == (handed_back, could_not, answered)
+
+
+@pytest.mark.parametrize(("text", "verb"), [
+    ("I renewed my passport, tick it off", "tick"),
+    ("I have called Bob, so cross it off", "cross"),
+    ("Let Alice know the review moves to Thursday", "tell"),
+    ("I paid the rent", "paid"),
+])
+def test_the_command_after_what_the_user_did_is_the_verb(text: str, verb: str) -> None:
+    assert read_request(text).verb == verb
+
+
+def test_an_answer_that_found_nothing_is_told_apart() -> None:
+    nothing = gather_evidence("Find the banana bread recipe", ActionResult("notes.search: none.", "No notes saved yet."),
+                              Changes())
+    found = gather_evidence("Find the banana bread recipe", ActionResult("files.find: 1 file.", "1 file(s) found: x"),
+                            Changes())
+    assert nothing.found_nothing and nothing.answered
+    assert not found.found_nothing and found.answered

@@ -109,12 +109,13 @@ def test_list_events_by_range(ws, run):
     add(run, "Lunch with Bob on Friday at noon")
     add(run, "Team offsite on 2025-04-02")
     add(run, "Old review on 2025-03-01 at 9am")
-    today = run("calendar.list_events", "what's on my calendar today?", ["today"])
-    assert today.engine.calls[0].option_ids == ["today", "tomorrow", "this_week", "upcoming", "none"]
+    today = run("calendar.list_events", "what's on my calendar today?")
+    assert today.engine.calls == [], "a range the request names is read, not decided"
     assert today.result.new_state == "1 event(s) today:\n- Wed 12 Mar 11:00: Standup"
-    tomorrow = run("calendar.list_events", "anything tomorrow?", ["tomorrow"])
+    tomorrow = run("calendar.list_events", "anything tomorrow?")
     assert tomorrow.result.new_state == "1 event(s) tomorrow:\n- Thu 13 Mar 15:00: Dentist"
-    week = run("calendar.list_events", "my week", ["this_week"])
+    week = run("calendar.list_events", "my agenda", ["this_week"])
+    assert week.engine.calls[0].option_ids == ["today", "tomorrow", "this_week", "upcoming", "none"]
     assert week.result.new_state.splitlines()[1:] == [
         "- Wed 12 Mar 11:00: Standup", "- Thu 13 Mar 15:00: Dentist", "- Fri 14 Mar 12:00: Lunch with Bob"]
     upcoming = run("calendar.list_events", "what's coming up?", ["none"])
@@ -129,10 +130,40 @@ def test_list_events_reads_foreign_ics_files(ws, run):
         b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//y//EN\r\nBEGIN:VEVENT\r\nUID:1@x\r\n"
         b"DTSTAMP:20250301T000000Z\r\nDTSTART;TZID=Europe/Paris:20250313T090000\r\n"
         b"SUMMARY:Flight to Lisbon\\, gate B\r\n 12\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
-    done = run("calendar.list_events", "tomorrow's events", ["tomorrow"])
+    done = run("calendar.list_events", "tomorrow's events")
     assert done.result.new_state == "1 event(s) tomorrow:\n- Thu 13 Mar 09:00: Flight to Lisbon, gate B12"
 
 
 def test_list_events_with_an_empty_calendar(ws, run):
-    done = run("calendar.list_events", "what's on today", ["today"])
+    done = run("calendar.list_events", "what's on today")
     assert done.result.new_state == "No events today."
+
+
+def test_list_events_reads_the_range_the_request_names(ws, run):
+    """Wednesday 12 March: "this week" is all of it, Monday to Sunday, past days included."""
+    add(run, "Planning on 2025-03-10 at 9am")  # Monday, already past
+    add(run, "Dentist tomorrow at 3pm")
+    add(run, "Brunch on 2025-03-16 at 11am")  # Sunday
+    add(run, "Team offsite on 2025-03-18")  # next Tuesday
+    add(run, "Review on 2025-03-21 at 10am")  # next Friday
+    cases = {
+        "What's on my calendar this week?": ("3 event(s) this week", ["Planning", "Dentist", "Brunch"]),
+        "What do I have next week?": ("2 event(s) next week", ["Team offsite", "Review"]),
+        "anything this weekend?": ("1 event(s) this weekend", ["Brunch"]),
+        "What's on next Friday?": ("1 event(s) on Friday 21 March", ["Review"]),
+        "Am I free on Thursday?": ("1 event(s) on Thursday 13 March", ["Dentist"]),
+        "What's on in 6 days?": ("1 event(s) on Tuesday 18 March", ["Team offsite"]),
+        "what's on 16 March": ("1 event(s) on Sunday 16 March", ["Brunch"]),
+    }
+    for text, (head, titles) in cases.items():
+        done = run("calendar.list_events", text)
+        lines = done.result.new_state.splitlines()
+        assert lines[0] == f"{head}:", (text, lines)
+        assert [line.rsplit(": ", 1)[1] for line in lines[1:]] == titles, text
+
+
+def test_the_clock_can_be_pinned_in_the_settings(ws, run):
+    ws.settings.setdefault("config", {})["now"] = "2025-03-10T09:00:00"  # a Monday
+    run("calendar.add_event", "Call with Grace next Tuesday at 10:30", meta={"now": None})
+    [path] = ics_files(ws)
+    assert parse_ics(path)["DTSTART"] == "20250318T103000", "the Tuesday of next week, not tomorrow"

@@ -5,25 +5,85 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
 
 
-def test_compose_writes_a_draft_to_the_chosen_contact(ws, run):
-    done = run("email.compose", "Email Alice that the quarterly report is ready", ["Alice Martin"])
-    decision, answer = done.prediction.decisions[0]
-    assert decision.option_ids[:2] == ["Alice Martin", "Bob Chen"] and decision.option_ids[-1] == "none"
-    assert answer.selected == "Alice Martin"
+def draft_of(ws, done):
+    return (ws.data_dir / "drafts" / f"{done.request.id}.txt").read_text(encoding="utf-8")
+
+
+def test_compose_writes_an_addressed_draft_with_a_subject_and_a_message(ws, run):
+    done = run("email.compose", "Email Grace that I accept the offer")
+    assert done.engine.calls == [], "Grace is named: nothing to decide"
     draft = ws.data_dir / "drafts" / f"{done.request.id}.txt"
-    text = draft.read_text()
-    assert text.startswith("To: Alice")
-    assert text == "To: Alice Martin\nBody: Email Alice that the quarterly report is ready\n"
+    assert draft.read_text() == ("To: Grace Kim <grace.kim@example.com>\nSubject: Accepting the offer\n\n"
+                                 "Hi Grace,\n\nI accept the offer.\n\nBest regards,\n")
     assert str(draft) in done.result.action_log
-    assert done.result.new_state == f"Draft written to {draft.name} for Alice Martin."
+    assert done.result.new_state == f"Draft written to {draft.name} for Grace Kim: Accepting the offer."
+
+
+@pytest.mark.parametrize(("text", "to", "subject", "message"), [
+    ("Tell the landlord that the kitchen tap is leaking", "Farid Haddad <farid.haddad@example.com>",
+     "The kitchen tap is leaking", "The kitchen tap is leaking."),
+    ("Email my sister that I'll be late for dinner on Sunday", "Emma Laurent <emma.laurent@example.com>",
+     "I'll be late for dinner on Sunday", "I'll be late for dinner on Sunday."),
+    ("Send my manager a note asking for Friday off", "David Okafor <david.okafor@example.com>",
+     "Friday off", "I would like to ask for Friday off."),
+    ("Write to Bob about the hosting invoice", "Bob Chen <bob.chen@example.com>",
+     "The hosting invoice", "I'm writing to you about the hosting invoice."),
+    ("Ask Carla to send me the logo files", "Carla Rossi <carla.rossi@example.com>",
+     "Send me the logo files", "Could you send me the logo files?"),
+    ("Let Alice know the roadmap review moves to Thursday", "Alice Martin <alice.martin@example.com>",
+     "The roadmap review moves to Thursday", "The roadmap review moves to Thursday."),
+    ("Drop Bob a line asking whether the October invoice was paid", "Bob Chen <bob.chen@example.com>",
+     "Whether the October invoice was paid", "Could you tell me whether the October invoice was paid?"),
+    ("Reply to the recruiter that Tuesday works", "Grace Kim <grace.kim@example.com>", "Tuesday works",
+     "Tuesday works."),
+    ("Send Emma a happy birthday message", "Emma Laurent <emma.laurent@example.com>", "Happy birthday",
+     "Happy birthday!"),
+    ("Email Alice and Bob about the team offsite",
+     "Alice Martin <alice.martin@example.com>, Bob Chen <bob.chen@example.com>", "The team offsite",
+     "I'm writing to you about the team offsite."),
+])
+def test_compose_finds_the_recipient_by_name_or_role_and_makes_the_message(ws, run, text, to, subject, message):
+    done = run("email.compose", text)
+    assert done.engine.calls == []
+    head, _, body = draft_of(ws, done).partition("\n\n")
+    assert head == f"To: {to}\nSubject: {subject}"
+    assert body.split("\n\n")[1] == message
+    assert text not in body
+
+
+def test_compose_asks_the_engine_when_the_request_names_nobody(ws, run):
+    done = run("email.compose", "Email the person who handles invoices that the payment went out", ["Bob Chen"])
+    decision = done.engine.calls[0]
+    assert decision.option_ids[:2] == ["Alice Martin", "Bob Chen"] and decision.option_ids[-1] == "none"
+    assert len(decision.option_ids) == 8
+    assert "(landlord)" in decision.options[5].description, "the roles are part of each option"
+    assert draft_of(ws, done).startswith("To: Bob Chen <bob.chen@example.com>\nSubject: The payment went out\n")
+
+
+def test_compose_chooses_among_the_contacts_a_shared_role_fits(ws, run):
+    done = run("email.compose", "Email my colleague that lunch is at noon", ["Alice Martin"])
+    assert done.engine.calls[0].option_ids == ["Alice Martin", "Bob Chen", "none"]
+    assert draft_of(ws, done).startswith("To: Alice Martin <alice.martin@example.com>\n")
 
 
 def test_compose_none_hands_the_request_back(ws, run):
     done = run("email.compose", "Email my accountant about the taxes", ["none"])
     assert done.result.new_state == done.request.text
     assert "no draft written" in done.result.action_log
+    assert not any((ws.data_dir / "drafts").iterdir())
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("Email Zoe Park about the conference", "Zoe Park is not in the contacts"),
+    ("Where is invoice 1043?", "the request names no recipient and nothing to say"),
+])
+def test_compose_hands_back_a_stranger_or_nothing_to_say_without_asking(ws, run, text, why):
+    done = run("email.compose", text)
+    assert done.engine.calls == []
+    assert done.result.new_state == text and why in done.result.action_log
     assert not any((ws.data_dir / "drafts").iterdir())
 
 
@@ -57,10 +117,12 @@ def test_list_drafts_none_lists_them_all(ws, run):
 
 
 def test_list_drafts_sees_what_compose_wrote(ws, run):
-    run("email.compose", "Write to Carla about the logo", ["Carla Rossi"])
+    run("email.compose", "Write to Carla about the logo")
+    run("email.compose", "Email Bob that the invoice is paid")
     done = run("email.list_drafts", "drafts for Carla", ["Carla Rossi"])
-    assert "1 email draft(s) for Carla Rossi" in done.result.new_state
-    assert "Write to Carla about the logo" in done.result.new_state
+    assert "1 email draft(s) for Carla Rossi:" in done.result.new_state
+    assert "to Carla Rossi <carla.rossi@example.com>: The logo" in done.result.new_state
+    assert "Bob" not in done.result.new_state
 
 
 def test_list_drafts_with_none_written_yet(ws, run):

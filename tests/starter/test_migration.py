@@ -77,7 +77,7 @@ def test_the_old_layout_is_moved_on_load_and_said_in_one_line(old: Path, capsys)
     assert settings["paths"]["contacts"] == "data/contacts.json"
     run = SkillRunner(ws)
     assert "fjord-42" in run("notes.search", "what is the cabin wifi password", ["none"]).result.new_state
-    assert "water the plants" in run("todos.list", "my todos", ["open"]).result.new_state
+    assert "water the plants" in run("todos.list", "my todos").result.new_state
 
 
 def test_a_moved_workspace_loads_quietly_the_next_time(old: Path, capsys) -> None:

@@ -44,16 +44,17 @@ def listed(ws, run):
 
 
 def test_list_open_done_and_all(listed, run):
-    done = run("todos.list", "what's left on my to-do list?", ["open"])
-    assert done.engine.calls[0].option_ids == ["open", "done", "all", "none"]
+    done = run("todos.list", "what's left on my to-do list?")
+    assert done.engine.calls == [], "which to-dos to show is read from the request"
     assert done.result.new_state.splitlines() == [
         "3 open to-do(s):",
         "- [ ] #2 send the slides to the client (high priority)",
         "- [ ] #3 renew my passport",
         "- [ ] #1 water the plants (low priority)",
     ]
-    assert run("todos.list", "what have I finished?", ["done"]).result.new_state == "No done to-dos."
-    assert run("todos.list", "my todos", ["none"]).result.new_state.startswith("3 open to-do(s):")
+    assert run("todos.list", "what have I finished?").result.new_state == "No done to-dos."
+    assert run("todos.list", "my todos").result.new_state.startswith("3 open to-do(s):")
+    assert run("todos.list", "Show my to-do list").result.new_state.startswith("3 open to-do(s):")
 
 
 def test_complete_marks_the_chosen_todo_done(listed, run):
@@ -67,7 +68,7 @@ def test_complete_marks_the_chosen_todo_done(listed, run):
     assert [t["done"] for t in items[1:]] == [False, False]
     assert "marked to-do #1 'water the plants' as done" in done.result.action_log
     assert done.result.new_state == "Done: water the plants. 2 open to-do(s) left."
-    everything = run("todos.list", "list all my todos", ["all"]).result.new_state
+    everything = run("todos.list", "list all my todos").result.new_state
     assert everything.splitlines()[-1] == "- [x] #1 water the plants (low priority)"
     again = run("todos.complete", "I renewed the passport", ["3"])
     assert [o for o in again.engine.calls[0].option_ids] == ["2", "3", "none"]
@@ -113,3 +114,28 @@ def test_twenty_runs_at_once_keep_all_twenty_todos(ws):
     items = todos(ws)
     assert sorted(t["text"] for t in items) == sorted(f"task number {n}" for n in range(20))
     assert sorted(t["id"] for t in items) == list(range(1, 21))
+
+
+def test_list_shows_open_to_dos_unless_done_ones_are_asked_for(listed, run):
+    run("todos.complete", "watered the plants", ["1"])
+    for text in ("Show my to-do list", "What's on my list?", "What do I still have to get done?", "todos"):
+        shown = run("todos.list", text).result.new_state
+        assert shown.startswith("2 open to-do(s):") and "water the plants" not in shown, text
+    for text in ("What have I finished?", "Which tasks did I complete?", "show the completed to-dos",
+                 "what did I tick off this week?"):
+        shown = run("todos.list", text).result.new_state
+        assert shown.splitlines() == ["1 done to-do(s):", "- [x] #1 water the plants (low priority)"], text
+    assert run("todos.list", "show everything on my list").result.new_state.startswith("3 all to-do(s):")
+
+
+@pytest.mark.parametrize(("text", "task"), [
+    ("Add 'renew passport' to my to-do list", "renew passport"),
+    ('Add "water the plants" to my todos', "water the plants"),
+    ("Put “buy milk” on my shopping list", "buy milk"),
+    ("remind me to call the plumber", "call the plumber"),
+    ("I need to pick up the dry cleaning", "pick up the dry cleaning"),
+    ("add the \"big\" box to the tasks", 'the "big" box'),
+])
+def test_the_task_is_the_request_without_its_wrapper_or_quotes(ws, run, text, task):
+    run("todos.add", text, ["none"])
+    assert todos(ws)[-1]["text"] == task

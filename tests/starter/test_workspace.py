@@ -136,10 +136,13 @@ def test_contacts_are_realistic():
     contacts = json.loads((TEMPLATE_DIR / "data" / "contacts.json").read_text())
     assert 6 <= len(contacts) <= 8
     for contact in contacts:
-        assert set(contact) == {"name", "email", "description"}
+        assert set(contact) == {"name", "email", "roles", "description"}
+        assert isinstance(contact["roles"], list) and all(isinstance(r, str) and r for r in contact["roles"])
         assert re.fullmatch(r"[\w.]+@example\.com", contact["email"])
     assert len({c["name"].split()[0] for c in contacts}) == len(contacts)
     assert any(c["name"].startswith("Alice") for c in contacts)
+    roles = [r for c in contacts for r in c["roles"]]
+    assert {"sister", "landlord", "manager"} <= set(roles)
 
 
 def test_compiled_files_in_an_installed_template_are_not_copied(tmp_path, monkeypatch):

@@ -16,7 +16,9 @@ row. :func:`weigh` sets its verdict against the run's observable evidence
 4. ``success`` stands only when nothing speaks against it: the skill is the
    kind asked for (``fits``), its log does not say it could not act, a
    request to change something changed files (when the data dirs are all
-   it could change: a code skill), a question changed none, none of the
+   it could change: a code skill), a question changed none, an answer that
+   changed nothing does not say there was nothing to find (the wrong skill,
+   or the right one looking in the wrong place, says that too), none of the
    skill's own decisions was a close call (margin under
    :data:`CLOSE_CALL_BELOW`), and the judge gave ``success`` a probability
    of at least :data:`UNSURE_BELOW`; otherwise ``unclear``;
@@ -163,6 +165,8 @@ def _doubt_success(evidence: Evidence, *, close_calls: bool = True) -> str | Non
         return f"nothing was changed for a request to {evidence.verb!r}"
     if evidence.asks == "lookup" and evidence.changed:
         return f"a question {_changed(evidence)}"
+    if close_calls and evidence.found_nothing and not evidence.changed:
+        return "it found nothing, which does not show it looked in the right place"
     call = evidence.close_call
     if close_calls and call is not None and call.margin < CLOSE_CALL_BELOW:
         return f"its answer {call.selected!r} to {call.question!r} was a close call (margin {call.margin:.2f})"

@@ -14,12 +14,15 @@ itself:
   writes the loop confines to the data dirs; a SKILL.md skill's agent or
   script may act elsewhere, or answer in text);
 - ``answered``: its new state holds something other than the request (a
-  listing, an answer, a confirmation);
+  listing, an answer, a confirmation); ``found_nothing``: that answer says
+  there was nothing ("No notes match...", "No events tomorrow."), which is as
+  likely from the wrong skill, or the wrong place looked in, as from the right one;
 - ``asks``: what the request asks for, read from its wording: ``"lookup"``
   (a question, or show / list / find...), ``"change"`` (add / email /
   schedule / note / delete...), else ``"other"``;
 - ``verb``: the request's leading word once polite lead-ins are cut ("Please
-  email Grace..." -> ``email``), and ``fits``: whether the skill is the kind
+  email Grace..." -> ``email``; in "I paid the bill, tick it off" the command
+  after what the user says they did, ``tick``; "let Bob know..." is ``tell``), and ``fits``: whether the skill is the kind
   asked for: a command fits when its verb is one of the skill's words (name,
   description, examples, inputs, actions), a question when any of its words
   is. "Email Grace..." does not fit ``calendar.add_event``; a synonym the
@@ -71,6 +74,10 @@ _COULD_NOT = re.compile(
     r"|no \w+ (?:was )?(?:written|saved|sent|added))\b",
     re.IGNORECASE,
 )
+_NOTHING = re.compile(r"(?:no|none|nothing)\b", re.IGNORECASE)
+_STATEMENT = re.compile(r"^i(?:'ve| have| had)?\s+\w+(?:\s+[^\s,;]+)*?\s*[,;]\s*(?:(?:and|so|now|please)\s+)*"
+                        r"(?=[a-z])(?!i\b)", re.IGNORECASE)
+_LET_KNOW = re.compile(r"^let\s+((?:\w+\s+){1,3}?)know\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,7 @@ class Evidence:
     changes: Changes = field(default_factory=Changes)
     confined: bool = False
     answered: bool = False
+    found_nothing: bool = False
     asks: str = "other"
     verb: str | None = None
     fits: bool | None = None
@@ -105,7 +113,8 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         return {
             "error": self.error is not None, "handed_back": self.handed_back, "could_not": self.could_not,
-            "changed": self.changed, "confined": self.confined, "answered": self.answered, "asks": self.asks, "verb": self.verb,
+            "changed": self.changed, "confined": self.confined, "answered": self.answered,
+            "found_nothing": self.found_nothing, "asks": self.asks, "verb": self.verb,
             "fits": self.fits, "close_call": round(self.close_call.margin, 3) if self.close_call else None,
         }
 
@@ -130,6 +139,7 @@ def gather_evidence(
         changes=changes,
         confined=skill is not None and not skill.is_skill_md,
         answered=bool(new_state) and new_state != request,
+        found_nothing=new_state != request and bool(_NOTHING.match(new_state)),
         asks=reading.asks,
         verb=reading.verb,
         fits=skill_fits(reading, skill) if skill is not None else None,
@@ -149,7 +159,10 @@ class RequestReading:
 
 
 def read_request(text: str) -> RequestReading:
-    words = _words(_LEAD_INS.sub("", text.strip()))
+    command = _LEAD_INS.sub("", text.strip())
+    command = _STATEMENT.sub("", command, count=1)  # "I paid the bill, tick it off": the command is "tick it off"
+    command = _LET_KNOW.sub(r"tell \1", command, count=1)  # "let Bob know that...": tell Bob that...
+    words = _words(command)
     first, second = (words + [None, None])[:2]
     question = text.rstrip().endswith("?") or first in QUESTION_WORDS or first in AUXILIARIES and second in SUBJECTS
     verb = None if question else next((w for w in words if w not in STOP), None)

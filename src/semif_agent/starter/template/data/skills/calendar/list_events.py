@@ -1,22 +1,25 @@
 """calendar.list_events: list the events on the local calendar.
 
-Which range the user means (today, tomorrow, this week, everything upcoming)
-is a SemIf decision; ``none`` lists everything upcoming. Events are read from
-every ``.ics`` file under ``config["calendar"]`` (VEVENT DTSTART/SUMMARY, all-day
-or timed; UTC times are shown in local time). Read-only.
-``request.meta["now"]`` (ISO) stands in for the clock.
+A range the request names ("today", "tomorrow", "on Friday", "this week": the
+whole week, Monday to Sunday; "next week", "this weekend", "in 3 days", "on 12
+March") is read by ``semif_agent.skills.dates``. Otherwise which range the user
+means (today, tomorrow, this week, everything upcoming) is a SemIf decision;
+``none`` lists everything upcoming. Events are read from every ``.ics`` file
+under ``config["calendar"]`` (VEVENT DTSTART/SUMMARY, all-day or timed; UTC
+times are shown in local time). Read-only. ``request.meta["now"]`` or the
+``[config] now`` setting (ISO) stands in for the clock.
 """
 
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction, current_time, read_range
 
 RANGES = {
     "today": "Today: what is on the calendar today.",
     "tomorrow": "Tomorrow: the events of tomorrow.",
-    "this_week": "This week: from today through Sunday.",
+    "this_week": "This week: Monday through Sunday.",
     "upcoming": "Everything upcoming: all future events, whenever they are.",
 }
 SHOWN = 25
@@ -50,20 +53,21 @@ def parse_start(value):
 
 
 def window(name, now):
-    """``(from, until)`` of a range name; the day's all-day events count as today's."""
+    """``(from, until, label)`` of a range name; the day's all-day events count as the day's."""
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    return {
+    monday = today - timedelta(days=today.weekday())
+    start, end = {
         "today": (today, today + timedelta(days=1)),
         "tomorrow": (today + timedelta(days=1), today + timedelta(days=2)),
-        "this_week": (today, today + timedelta(days=7 - today.weekday())),
+        "this_week": (monday, monday + timedelta(days=7)),
     }.get(name, (today, datetime.max))
-
-
-def now_of(request):
-    return datetime.fromisoformat(request.meta["now"]) if request.meta.get("now") else datetime.now()
+    return start, end, name.replace("_", " ")
 
 
 def predict(ctx, request):
+    named = read_range(request.text, current_time(request, ctx.config))
+    if named is not None:
+        return Prediction(text=f"range is {named.label}", decisions=[])
     decision = DecisionRequest(
         state=f"{request.text} [current process: listing calendar events]",
         question="Which events should be listed?",
@@ -76,14 +80,17 @@ def predict(ctx, request):
 
 def act(ctx, request, prediction):
     name = prediction.text.removeprefix("range is ")
-    name = name if name in RANGES else "upcoming"
+    now = current_time(request, ctx.config)
+    named = read_range(request.text, now)
+    if named is not None and name == named.label:
+        start, end, label = named.start, named.end, named.label
+    else:
+        name = name if name in RANGES else "upcoming"
+        start, end, label = window(name, now)
     folder = Path(ctx.config.get("calendar", "data/calendar"))
-    now = now_of(request)
-    start, end = window(name, now)
     events = [e for e in (read_events(folder) if folder.is_dir() else []) if start <= e[0] < end]
     if name == "upcoming":  # timed events already over are not upcoming
         events = [e for e in events if e[1] or e[0] >= now]
-    label = name.replace("_", " ")
     if not events:
         return ActionResult(f"calendar.list_events: no events {label} in {folder}.", f"No events {label}.")
     lines = [f"- {s:%a %d %b}{' (all day)' if all_day else f' {s:%H:%M}'}: {summary}"

@@ -1,18 +1,39 @@
 """email.compose: write an email draft to one of the contacts.
 
-The recipient is resolved with a SemIf decision over the address book at
-``config["contacts"]`` (a JSON list of ``{name, email, description}``); the
-draft is written to ``config["drafts"]`` as ``<request id>.txt``.
-This is the worked example of the skill contract, with one addition: when no
-contact fits (the engine answers ``none``), ``act`` hands the request back
-instead of writing a draft to nobody, as the contract's "never swallow the
-request" rule asks.
+The address book is ``config["contacts"]``: a JSON list of ``{name, email,
+roles, description}``, ``roles`` being what you call them ("sister",
+"landlord", "manager"). The recipient is whom the request names: a contact's
+name, first name or address, or one of their roles ("the landlord", "my
+sister"). When it names none of them, a SemIf decision chooses among the
+contacts (their roles and descriptions), or among those a shared role fits
+("my colleague"); ``none`` hands the request back, as it does at once for a
+name that is not in the address book ("Email Zoe Park ..."), or for a request
+that names neither a recipient nor anything to say.
+
+The draft is written to ``config["drafts"]`` as ``<request id>.txt``: ``To:``
+with the address, ``Subject:`` and a short message made from the request
+("Email Grace that I accept the offer" -> subject "Accepting the offer",
+"Hi Grace, I accept the offer.").
 """
 
 import json
+import re
+from email.utils import formataddr
 from pathlib import Path
 
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+
+# What joins "who" to "what" in a request: "Email Grace | that I accept the offer".
+JOINS = (r"\b(that|about|regarding|asking|saying|to say|whether|if)\b|:|\s-\s|(?<=\bknow)\s"
+         r"|\b((and|to) )?(tell|ask) (him|her|them)\b|\bto (tell|ask)\b")
+# Verbs whose "to" starts the message: "Ask Carla | to send the files".
+ASKING = r"^\W*(please\s+)?(ask|tell|remind|get)\b"
+NOT_NAMES = {"I", "Email", "E-mail", "Mail", "Message", "Text", "Please", "Hi", "Hello", "Dear"}
+CALENDAR_WORDS = set("mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split())
+KEEP_VERBS = set("am are was will would can could should shall must may might need want have has had do did "
+                 "think hope".split())
+QUESTIONS = ("whether ", "if ", "how ", "when ", "what ", "where ", "who ", "why ", "which ")
+SUBJECT_WORDS = 9
 
 
 def read_contacts(config):
@@ -23,28 +44,134 @@ def read_contacts(config):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def split_request(text):
+    """``(who, join, what)``: the words naming the recipient, the word that joins them to the message, the message."""
+    asking = re.match(ASKING, text, re.I)
+    joins = JOINS + (r"|\bto\b" if asking else "")
+    start = asking.end() if asking else 0
+    m = re.search(joins, text[start:], re.I)
+    if m is None:
+        return text.strip(), "", ""
+    cut = start + m.start()
+    join = re.sub(r"^(and|to) ", "", m[0].strip().lower())
+    join = "asking" if join.startswith("ask") else "that" if join.startswith("tell") else join
+    return text[:cut].strip(), join, text[start + m.end():].strip(" .!?")
+
+
+def mentions(words, phrase):
+    return re.search(rf"(?<![\w-]){re.escape(phrase.lower())}(?![\w-])", words.lower()) is not None
+
+
+def named(who, contacts):
+    """The contacts ``who`` names: by name, first name or address, else by the longest role that fits."""
+    by_name = [c for c in contacts
+               if any(mentions(who, n) for n in (c["name"], c["name"].split()[0], c.get("email", "")) if n)]
+    if by_name:
+        return by_name, "name"
+    roles = [(len(role), c) for c in contacts for role in c.get("roles", []) if mentions(who, role)]
+    longest = max((n for n, _ in roles), default=0)
+    return [c for n, c in roles if n == longest], "role"
+
+
+def unknown_name(who):
+    """A capitalised name in ``who`` that is no contact's ("Zoe Park"), if any; the first word does not count."""
+    for m in re.finditer(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", who):
+        words = [w for w in m[0].split() if w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS]
+        if words:
+            return " ".join(words)
+    return None
+
+
+def option(contact):
+    roles = ", ".join(contact.get("roles", []))
+    return Option(contact["name"], f"{contact.get('description', '')}" + (f" ({roles})" if roles else ""))
+
+
 def predict(ctx, request):
     contacts = read_contacts(ctx.config)          # config-driven, local data
+    who, _, _ = split_request(request.text)
+    found, how = named(who, contacts)
+    if found and (how == "name" or len(found) == 1):
+        return Prediction(text="recipient is " + "; ".join(c["name"] for c in found), decisions=[])
+    stranger = unknown_name(who)
+    if stranger and not found:
+        return Prediction(text=f"recipient is none: {stranger} is not in the contacts", decisions=[])
+    if not found and message(*split_request(request.text)[1:], who)[1] == "":
+        return Prediction(text="recipient is none: the request names no recipient and nothing to say", decisions=[])
     decision = DecisionRequest(
-        state=f"{request.text} [current process: none]",
+        state=f"{request.text} [current process: choosing the recipient of an email]",
         question="Which contact is the intended recipient?",
-        options=[Option(c["name"], c.get("description", "")) for c in contacts]
-        + [Option("none", "None of the listed contacts.")],
+        options=[option(c) for c in (found or contacts)] + [Option("none", "None of the listed contacts.")],
     )
     result = ctx.engine.call(decision)
     return Prediction(text=f"recipient is {result.selected}",
                       decisions=[(decision, result)])
 
+
+def message(join, what, who):
+    """``(subject, body)`` made from the request's message."""
+    what = re.sub(r"^(him|her|them)\s+", "", what)
+    if not what:
+        kind = re.search(r"\b(?:an?|the)\s+(.+?)\s+(?:message|note|email|e-mail|card|wish(?:es)?)\b", who, re.I)
+        if kind is None:
+            return "(no subject)", ""
+        words = re.sub(r"^(quick|short|brief|little)\s+", "", kind[1], flags=re.I)
+        return sentence(words, ""), sentence(words, "!")
+    if join in ("about", "regarding"):
+        return sentence(what, ""), f"I'm writing to you about {what}."
+    if join in ("whether", "if") or what.lower().startswith(QUESTIONS):
+        asked = what if what.lower().startswith(QUESTIONS) else f"{join} {what}"
+        return sentence(asked, ""), f"Could you tell me {asked}?"
+    if join == "asking":
+        if what.lower().startswith("for "):
+            return sentence(what[4:], ""), f"I would like to ask for {what[4:]}."
+        if what.lower().startswith("to "):
+            return sentence(what[3:], ""), f"Could you {what[3:]}?"
+        return sentence(what, ""), sentence(what, "?")
+    if join == "to":
+        verb = re.match(ASKING, who, re.I)
+        lead = "Just a reminder to" if verb and verb[2].lower() == "remind" else "Could you"
+        return sentence(what, ""), f"{lead} {what}" + ("." if lead.startswith("Just") else "?")
+    return subject_of(what), sentence(what, ".")
+
+
+def subject_of(statement):
+    """A subject line for a statement: "I accept the offer" -> "Accepting the offer"."""
+    m = re.match(r"^I\s+([a-z]+)\b(.*)$", statement)
+    if m and m[1] not in KEEP_VERBS and not m[1].endswith(("ed", "'")):
+        verb = m[1]
+        if verb.endswith("e") and not verb.endswith("ee"):
+            verb = verb[:-1]
+        return sentence(verb + "ing" + m[2], "")
+    return sentence(statement, "")
+
+
+def sentence(words, end):
+    """``words`` with a capital first letter, cut to a subject's length when ``end`` is empty, ending with ``end``."""
+    words = re.sub(r"\s+", " ", words).strip(" .!?")
+    if not end:
+        kept = words.split()
+        words = " ".join(kept[:SUBJECT_WORDS]) + ("…" if len(kept) > SUBJECT_WORDS else "")
+    return (words[:1].upper() + words[1:] + end) if words else ""
+
+
 def act(ctx, request, prediction):
-    recipient = prediction.text.removeprefix("recipient is ")
-    if recipient == "none":
-        return ActionResult(action_log="email.compose: no contact matches the request; no draft written.",
-                            new_state=request.text)
-    drafts = Path(ctx.config.get("drafts", "data/drafts"))
-    drafts.mkdir(parents=True, exist_ok=True)
-    target = drafts / f"{request.id}.txt"
-    target.write_text(f"To: {recipient}\nBody: {request.text}\n")
+    chosen = prediction.text.removeprefix("recipient is ")
+    if chosen == "none" or chosen.startswith("none:"):
+        why = chosen.removeprefix("none: ") if chosen.startswith("none:") else "no contact matches the request"
+        return ActionResult(action_log=f"email.compose: {why}; no draft written.", new_state=request.text)
+    book = {c["name"]: c for c in read_contacts(ctx.config)}
+    recipients = [book.get(name, {"name": name}) for name in chosen.split("; ")]
+    who, join, what = split_request(request.text)
+    subject, body = message(join, what, who)
+    greeting = " and ".join(r["name"].split()[0] for r in recipients)
+    to = ", ".join(formataddr((r["name"], r["email"])) if r.get("email") else r["name"] for r in recipients)
+    text = f"To: {to}\nSubject: {subject}\n\nHi {greeting},\n\n" + (f"{body}\n\n" if body else "") + "Best regards,\n"
+    target = ctx.data_path("drafts", f"{request.id}.txt")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    names = ", ".join(r["name"] for r in recipients)
     return ActionResult(
-        action_log=f"email.compose: wrote draft {target} for {recipient!r}.",
-        new_state=f"Draft written to {target.name} for {recipient}.",
+        action_log=f"email.compose: wrote draft {target} for {names!r}: {subject!r}.",
+        new_state=f"Draft written to {target.name} for {names}: {subject}.",
     )

@@ -2,11 +2,13 @@
 
 Which contact the user means is a SemIf decision over the address book at
 ``config["contacts"]``; ``none`` lists every draft. Drafts are the ``.txt``
-files email.compose writes to ``config["drafts"]`` ("To: ..." then
-"Body: ..."), newest first. Read-only.
+files email.compose writes to ``config["drafts"]`` (``To:`` and ``Subject:``
+lines, a blank line, the message; older drafts have a ``Body:`` line),
+newest first, each with its subject. Read-only.
 """
 
 import json
+from email.utils import getaddresses
 from pathlib import Path
 
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
@@ -23,23 +25,29 @@ def read_contacts(config):
 
 
 def read_drafts(folder):
-    """``(path, recipient, first body line)`` for each draft in ``folder``, newest first."""
+    """``(path, recipient, subject or first line of the message)`` for each draft in ``folder``, newest first."""
     drafts = []
     paths = sorted(folder.glob("*.txt"), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in paths:
+        head, _, message = path.read_text(encoding="utf-8", errors="replace").partition("\n\n")
         fields = {}
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in head.splitlines():
             key, sep, value = line.partition(":")
-            if sep and key in ("To", "Body") and key not in fields:
+            if sep and key in ("To", "Subject", "Body") and key not in fields:
                 fields[key] = value.strip()
-        drafts.append((path, fields.get("To", "(no recipient)"), fields.get("Body", "")))
+        lines = [line for line in message.splitlines() if line.strip() and not line.startswith("Hi ")]
+        about = fields.get("Subject") or fields.get("Body") or (lines[0] if lines else "")
+        drafts.append((path, fields.get("To", "(no recipient)"), about))
     return drafts
 
 
 def addressed_to(recipient, contact):
-    """True if a draft's ``To:`` names ``contact``, by full or first name."""
-    to, name = recipient.casefold(), contact.casefold()
-    return to == name or to == name.split()[0]
+    """True if a draft's ``To:`` names ``contact`` (a contact's dict), by full or first name or by address."""
+    names = {contact["name"].casefold(), contact["name"].split()[0].casefold(), contact.get("email", "").casefold()}
+    for name, address in getaddresses([recipient]):
+        if {name.casefold(), address.casefold()} & names - {""}:
+            return True
+    return recipient.casefold() in names
 
 
 def predict(ctx, request):
@@ -59,7 +67,8 @@ def act(ctx, request, prediction):
     folder = Path(ctx.config.get("drafts", "data/drafts"))
     drafts = read_drafts(folder) if folder.is_dir() else []
     if contact != "none":
-        drafts = [d for d in drafts if addressed_to(d[1], contact)]
+        known = {c["name"]: c for c in read_contacts(ctx.config)}.get(contact, {"name": contact})
+        drafts = [d for d in drafts if addressed_to(d[1], known)]
     scope = "all contacts" if contact == "none" else contact
     if not drafts:
         return ActionResult(

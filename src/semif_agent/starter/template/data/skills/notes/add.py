@@ -9,9 +9,8 @@ search (FTS5) when this SQLite has it (SQLite serialises concurrent writers).
 
 import re
 import sqlite3
-from datetime import datetime
 
-from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction, current_time
 
 NOTEBOOKS = {
     "work": "Work: meetings, projects, clients, colleagues, deadlines, the office.",
@@ -68,7 +67,7 @@ def act(ctx, request, prediction):
     try:
         with db:
             db.execute(SCHEMA)
-            row = (notebook, body, datetime.now().isoformat(timespec="seconds"))
+            row = (notebook, body, current_time(request, ctx.config).isoformat(timespec="seconds"))
             note_id = db.execute("INSERT INTO notes (notebook, body, created) VALUES (?, ?, ?)", row).lastrowid
             indexed = index_note(db, note_id, body)
     finally:

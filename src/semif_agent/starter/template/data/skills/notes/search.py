@@ -58,8 +58,9 @@ def act(ctx, request, prediction):
     path = Path(ctx.config.get("notes", "data/notes")) / "notes.sqlite3"
     if not path.is_file():
         return ActionResult(f"notes.search: no notes database at {path} yet.", "No notes saved yet.")
-    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    db = sqlite3.connect(path)  # a plain path, which the write guard checks like any other
     try:
+        db.execute("PRAGMA query_only = ON")  # read-only from here on
         rows, how = find(db, words, notebook)
     except sqlite3.DatabaseError as exc:
         return ActionResult(f"notes.search: cannot read the notes database {path}: {exc}.", request.text)

@@ -1,7 +1,7 @@
 """todos.add: add a task to the to-do list.
 
-The task is the request without its lead-in ("add", "remind me to", "todo:")
-and trailing "to my to-do list". Its priority is a SemIf decision (high, low);
+The task is the request without its lead-in ("add", "remind me to", "todo:"),
+its trailing "to my to-do list" and the quotes around it. Its priority is a SemIf decision (high, low);
 ``none`` means normal. The list is ``todos.json`` in the folder
 ``config["todos"]``, a list of ``{id, text, priority, done, created,
 completed}``, read and rewritten (atomically) under a lock on that folder, so
@@ -10,9 +10,8 @@ runs at the same time each keep their to-do.
 
 import json
 import re
-from datetime import datetime
 
-from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction, current_time
 
 PRIORITIES = {
     "high": "High priority: urgent, important, needed today, as soon as possible, or overdue.",
@@ -24,8 +23,9 @@ LEAD_INS = [
     r"^(new (task|todo|to-do)\b|(to-?do|task)\s*(?=:)|add( a)?( new)?( task| todo| to-do)?( to)?\b|put\b|"
     r"remind me to\b|i (need|have|got) to\b|don'?t (let me )?forget to\b)\s*:?\s*",
 ]
-TRAILERS = (r"[\s,]*\b(to|on|onto|in) (my|the) (to-?do|todo|task)?\s*(list|tasks)\b.*$"
+TRAILERS = (r"[\s,]*\b(to|on|onto|in|into) (my|the) ((to-?do|task|shopping)\s*)?(lists?|tasks|to-?dos)\b.*$"
             r"|[\s,]*\bput it on (my|the) list\b.*$")
+QUOTES = r"^[\"'“‘«]\s*(.*?)\s*[\"'”’»]$"
 
 
 def task_text(text):
@@ -35,7 +35,8 @@ def task_text(text):
         task = re.sub(pattern, "", task, count=1, flags=re.IGNORECASE)
     if re.fullmatch(r"((to|on) )?(my|the) (to-?do |todo |task )?(list|tasks)\W*", task, re.IGNORECASE):
         return ""  # "add to my to-do list": no task named
-    return re.sub(TRAILERS, "", task, flags=re.IGNORECASE).strip(" .,;:!")
+    task = re.sub(TRAILERS, "", task, flags=re.IGNORECASE).strip(" .,;:!")
+    return re.sub(QUOTES, r"\1", task).strip(" .,;:!")
 
 
 def load(path):
@@ -65,8 +66,9 @@ def act(ctx, request, prediction):
     priority = priority if priority in PRIORITIES else "normal"
     with ctx.locked(ctx.data_path("todos", "todos.json")) as path:
         todos = load(path)
+        created = current_time(request, ctx.config).isoformat(timespec="seconds")
         todo = {"id": max((t["id"] for t in todos), default=0) + 1, "text": task, "priority": priority,
-                "done": False, "created": datetime.now().isoformat(timespec="seconds"), "completed": None}
+                "done": False, "created": created, "completed": None}
         ctx.write_atomic(path, json.dumps(todos + [todo], indent=2, ensure_ascii=False) + "\n")
     open_count = sum(1 for t in todos if not t["done"]) + 1
     return ActionResult(

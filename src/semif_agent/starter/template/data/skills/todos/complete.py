@@ -7,10 +7,9 @@ under a lock on that folder.
 """
 
 import json
-from datetime import datetime
 from pathlib import Path
 
-from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction, current_time
 
 
 def load(path):
@@ -47,7 +46,7 @@ def act(ctx, request, prediction):
         todo = next((t for t in todos if str(t["id"]) == chosen and not t["done"]), None)
         if todo is None:
             return ActionResult(f"todos.complete: did not check off anything: no open to-do #{chosen}.", request.text)
-        todo["done"], todo["completed"] = True, datetime.now().isoformat(timespec="seconds")
+        todo["done"], todo["completed"] = True, current_time(request, ctx.config).isoformat(timespec="seconds")
         ctx.write_atomic(path, json.dumps(todos, indent=2, ensure_ascii=False) + "\n")
     left = sum(1 for t in todos if not t["done"])
     return ActionResult(

@@ -1,19 +1,24 @@
 """todos.list: show the to-do list.
 
-Which to-dos the user wants (open, done, all) is a SemIf decision; ``none``
-shows the open ones. Reads ``todos.json`` in the folder ``config["todos"]``;
-open to-dos are shown high priority first. Read-only.
+The open to-dos, unless the request asks for the done ones ("what have I
+finished?", "completed tasks", "ticked off") or for all of them ("all my
+to-dos", "everything on my list"); words for what is left ("still", "left",
+"remaining", "not done yet") mean the open ones whatever else is said. Reads
+``todos.json`` in the folder ``config["todos"]``; open to-dos are shown high
+priority first. Read-only.
 """
 
 import json
+import re
 from pathlib import Path
 
-from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+from semif_agent.skills import ActionResult, Prediction
 
 STATUSES = {
-    "open": "Open to-dos: tasks still to do, not finished yet.",
-    "done": "Done to-dos: tasks already finished, completed or checked off.",
-    "all": "All to-dos: every task, open and done.",
+    "open": r"\b(open|still|left|remaining|pending|outstanding|unfinished|not (yet )?(done|finished|completed)|"
+            r"(yet|left) to do|to get done)\b",
+    "done": r"\b(done|finished|completed?|(check|tick|cross)(ed)? off|accomplished)\b",
+    "all": r"\b(all|everything|every|whole|entire)\b",
 }
 RANK = {"high": 0, "normal": 1, "low": 2}
 
@@ -29,15 +34,13 @@ def line(todo):
     return f"- [{mark}] #{todo['id']} {todo['text']}{flag}"
 
 
+def asked_status(text):
+    """``open``, ``done`` or ``all``: the first whose words the request uses, in that order; else ``open``."""
+    return next((name for name, words in STATUSES.items() if re.search(words, text, re.IGNORECASE)), "open")
+
+
 def predict(ctx, request):
-    decision = DecisionRequest(
-        state=f"{request.text} [current process: showing the to-do list]",
-        question="Which to-dos should be shown?",
-        options=[Option(name, about) for name, about in STATUSES.items()]
-        + [Option("none", "No status named: show the open to-dos.")],
-    )
-    result = ctx.engine.call(decision)
-    return Prediction(text=f"status is {result.selected}", decisions=[(decision, result)])
+    return Prediction(text=f"status is {asked_status(request.text)}", decisions=[])
 
 
 def act(ctx, request, prediction):

@@ -1,8 +1,12 @@
-"""The code-skill contract: what a skill body receives and what it returns.
+"""The code-skill contract: what a skill body receives and what it returns, and helpers bodies may use.
 
 A body defines ``predict(ctx, request) -> Prediction`` and
 ``act(ctx, request, prediction) -> ActionResult``, importing these names from
 here. Kernel code: standard library only, so bodies load in milliseconds.
+
+Helpers: :mod:`.dates` reads dates, times and ranges as people say them
+("next Tuesday at 10:30", "this week"), against a ``now`` that
+:func:`current_time` takes from the request or the ``[config] now`` setting.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .engine.base import Engine
-from .engine.decisions import DecisionRequest, DecisionResult, Option
-from .errors import UserError, WriteRefused
+from ..engine.base import Engine
+from ..engine.decisions import DecisionRequest, DecisionResult, Option
+from ..errors import UserError, WriteRefused
+from .dates import Span, When, current_time, read_range, read_when
 
 try:  # POSIX advisory locks; elsewhere ``locked`` only checks the path.
     import fcntl
@@ -33,6 +38,12 @@ __all__ = [
     "DecisionRequest",
     "DecisionResult",
     "Option",
+    # dates and times as people say them (see semif_agent.skills.dates)
+    "current_time",
+    "read_when",
+    "read_range",
+    "When",
+    "Span",
 ]
 
 
