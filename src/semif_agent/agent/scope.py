@@ -25,7 +25,8 @@ never part of a scope.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -70,6 +71,11 @@ class RetrievalScope(BaseModel):
         if not isinstance(value, Iterable):
             raise ValueError("must be a list of namespace prefixes")
         return _unique(normalize_namespace(item) for item in value)
+
+    @classmethod
+    def coerce(cls, scope: RetrievalScope | Mapping[str, Any] | None) -> RetrievalScope | None:
+        """``scope`` as a :class:`RetrievalScope` (a mapping gives its fields; ``None`` stays ``None``)."""
+        return scope if scope is None or isinstance(scope, RetrievalScope) else cls(**dict(scope))
 
     @classmethod
     def nothing(cls) -> RetrievalScope:
