@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._sync import run_sync
-from .descriptor import SkillDescriptor
+from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import SkillPathError
 from .paths import resolve_inside
 from .results import ErrorType, ScriptRunResult, refused
 
 if TYPE_CHECKING:
     from .execution import ScriptExecutor
-    from .runtime import SkillRegistryLike
     from .trace import TraceWriter
 
 DEFAULT_TIMEOUT_SEC = 30
