@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from ..llm.messages import Message, UserMessage
 from ._config import AgentSettings, TurnConfig
 from ._turn import Turn, message_tokens
-from .memory import MemoryManager
+from .toolkits.memory import MemoryManager
 from .usage import TurnDiagnostics
 
 

@@ -34,7 +34,7 @@ from ._config import TurnConfig
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
 from .output import FINAL_RESULT
-from .scope import RetrievalScope, publish_scope, reset_scope
+from .toolkits.scope import RetrievalScope, publish_scope, reset_scope
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .tools import AgentTool, result_text
 from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool, publish_pool, reset_pool

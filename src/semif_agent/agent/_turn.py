@@ -57,7 +57,7 @@ from .events import (
 )
 from .hooks import fire
 from .output import FINAL_RESULT
-from .scope import effective_scope
+from .toolkits.scope import effective_scope
 from .usage import (
     ChildTurn,
     LimitBreach,

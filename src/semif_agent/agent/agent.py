@@ -42,10 +42,10 @@ from .compaction import CompactFn, Compaction
 from .errors import AgentConfigError, OutputMissingError
 from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
-from .memory import MemoryManager
+from .toolkits.memory import MemoryManager
 from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
-from .scope import RetrievalScope
+from .toolkits.scope import RetrievalScope
 from .skill_registry import SkillRegistry
 from .skills import Skill
 from .subagents import SubagentDefinition, agent_tool
@@ -54,7 +54,7 @@ from .toolset import ToolSet
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
-    from .mcp import MCPServerConfig, MCPServers
+    from .toolkits.mcp import MCPServerConfig, MCPServers
 
 DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
 """The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
@@ -213,7 +213,7 @@ class Agent:
 
     def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
         """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
-        from .mcp import MCPServers
+        from .toolkits.mcp import MCPServers
 
         self._mcp = self._mcp or MCPServers()
         self._mcp.add([servers] if isinstance(servers, str) else list(servers))

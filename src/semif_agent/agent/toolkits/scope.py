@@ -18,7 +18,7 @@ child's effective scope, which can only be narrower than its parent's.
 The agent publishes its scope for the duration of each tool call (and a
 subagent's turn runs with the intersection of its parent's and its own);
 :func:`current_scope` reads it. The vault itself is a store mount bound when
-the tools are built (see :func:`~semif_agent.agent.retrieval.rag_tools`),
+the tools are built (see :func:`~semif_agent.agent.toolkits.retrieval.rag_tools`),
 never part of a scope.
 """
 

@@ -22,13 +22,13 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AgentConfigError, ToolNameCollisionError
-from ..tools import AgentTool
+from ...errors import AgentConfigError, ToolNameCollisionError
+from ...tools import AgentTool
 from .client import MCPConnection, require_sdk
 from .config import MCPServerConfig
 
 if TYPE_CHECKING:
-    from .._ports import ToolHost
+    from ..._ports import ToolHost
 
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
