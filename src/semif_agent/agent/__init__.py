@@ -31,6 +31,7 @@ code skills as tools, :mod:`~semif_agent.agent.toolkits.memory` and
 
 from __future__ import annotations
 
+from ._run_context import current_scope, current_usage_pool
 from .agent import Agent
 from .budget import TokenBudget
 from .discovery import DiscoverySettings
@@ -74,7 +75,7 @@ from .toolkits.retrieval import (
     rag_skill,
     rag_tools,
 )
-from .toolkits.scope import RetrievalScope, current_scope
+from .toolkits.scope import RetrievalScope
 from .skill_registry import SkillRegistry
 from .skills import Skill
 from .subagents import SubagentDefinition
@@ -86,7 +87,6 @@ from .usage import (
     TurnError,
     UsageLimits,
     UsagePool,
-    current_usage_pool,
     estimate_tokens,
 )
 

@@ -44,6 +44,7 @@ from ..llm.responses import Response
 from ._choices import turn_run_id
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
+from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
 from ._turn_session import SessionSteps, message_tokens
 from .compaction import CompactionCost
@@ -57,7 +58,6 @@ from .events import (
 )
 from .hooks import fire
 from .output import FINAL_RESULT
-from .toolkits.scope import effective_scope
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -66,7 +66,6 @@ from .usage import (
     TurnDiagnostics,
     TurnError,
     UsagePool,
-    current_usage_pool,
     estimate_tokens,
 )
 

@@ -33,14 +33,13 @@
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._calls import SUBAGENT_MARK, current_tool_call, runs_subagent
+from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
@@ -54,9 +53,6 @@ if TYPE_CHECKING:
 
 TASK = "task"
 PARTIAL = "[partial result: {who} stopped early ({why}); the answer below may be incomplete]"
-
-_inside: contextvars.ContextVar[str | None] = contextvars.ContextVar("semif_agent_subagent", default=None)
-
 
 class SubagentDefinition(BaseModel):
     """A subagent for :meth:`Agent.with_subagents` (the Agent API's fields, plus ``skills``).
@@ -191,21 +187,21 @@ def agent_tool(agent: Delegate, name: str, description: str, output_model: type[
 
 async def run_subagent(agent: Delegate, task: str, name: str, *, output: OutputSpec | None = None) -> str:
     """Run one clean turn of ``agent`` on ``task`` inside the current tool call; the text the orchestrator sees."""
-    inside = _inside.get()
+    run = current_run()
+    inside = run.subagent
     if inside is not None:
         raise SubagentNestingError(f"subagent {inside!r} cannot start subagent {name!r}: subagents do not nest")
     if agent.delegates:
         raise SubagentNestingError(f"{name!r} has subagents of its own; subagents do not nest")
-    call = current_tool_call()
+    call = run.call
     turn = agent.task_turn(task, output=output, parent_tool_call_id=call.tool_call_id if call else None)
-    token = _inside.set(name)
     try:
-        async with aclosing(turn.events()) as events:
-            async for event in events:
-                if call is not None:
-                    call.emit(event)
+        with inside_subagent(name):
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    if call is not None:
+                        call.emit(event)
     finally:
-        _inside.reset(token)
         if call is not None and turn.diagnostics is not None:
             call.add_child(ChildTurn(tool_call_id=call.tool_call_id, name=name, diagnostics=turn.diagnostics))
     return child_result(turn, name)
