@@ -10,11 +10,12 @@ the session that changes what the model is shown from round to round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from ..catalog.results import ScriptRunResult
 from ..llm.messages import ToolSpec
 from .budget import TokenBudget
 from .compaction import Compaction
@@ -64,6 +65,10 @@ class TurnSession(Protocol):
 
     def configure(self, base: TurnConfig, shortlist: tuple[str, ...] | None) -> TurnConfig:
         """The config a round runs with: ``base`` extended with the session as it stands now."""
+        ...
+
+    async def run_hooks(self, hook_type: str, args: Sequence[str]) -> Mapping[str, ScriptRunResult]:
+        """Run the ``hook_type`` lifecycle hooks (``pre_step``, ``post_step``) of the active skills; results by skill."""
         ...
 
     def finish(self, *, stopped_by: str, text: str) -> None:

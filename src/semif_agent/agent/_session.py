@@ -20,7 +20,7 @@ turn's: an activation in one turn holds in the next, until
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._config import TurnConfig
@@ -34,6 +34,7 @@ from .subagents import TASK, SubagentDefinition, Subagents, is_subagent_tool
 from .tools import AgentTool
 
 if TYPE_CHECKING:
+    from ..catalog.results import ScriptRunResult
     from ._ports import Delegate
 
 STATE_VERSION = 1
@@ -146,6 +147,12 @@ class AgentSession:
         if self.skills is None or not self.skills.on_demand_skills():
             return ()
         return await self.skills.discovery.preselect(message, run_id=run_id, model=model)
+
+    async def run_hooks(self, hook_type: str, args: Sequence[str]) -> dict[str, ScriptRunResult]:
+        """Run the SKILL.md ``hook_type`` hooks of the active skills allowed to run scripts (nothing when none are)."""
+        if self.skills is None or not self.skills.any_scripts:
+            return {}
+        return await self.skills.run_hooks(hook_type, args)
 
     def finish(self, *, stopped_by: str, text: str) -> None:
         """The turn ended: its skill choices are complete (logged when discovery has a decision log)."""

@@ -175,6 +175,7 @@ class Turn(SessionSteps):
             config = self.config
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
+            await self._step_hooks("pre_step", index)
             if config.compaction is not None and not self._compaction_failed and self.wrap_reason != "usage_limit":
                 async with aclosing(self._compact()) as compaction:
                     async for event in compaction:
@@ -194,6 +195,7 @@ class Turn(SessionSteps):
                         yield event
                 for outcome in outcomes:
                     self._append(ToolResultMessage(tool_call_id=outcome.call.id, content=outcome.content, is_error=outcome.is_error))
+            await self._step_hooks("post_step", index)
             usage = self._round_usage(index, response, outcomes, prompt_tokens)
             self.rounds.append(usage)
             self.pool.debit(tokens=usage.total_tokens, cost_usd=usage.cost_usd)

@@ -232,7 +232,8 @@ class Agent:
                               workspace: str | os.PathLike[str] | None = None) -> Agent:
         """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
 
-        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder).
+        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder),
+        and runs an active skill's ``pre_step``/``post_step`` hooks around each round (see :mod:`._turn_session`).
         """
         self._session.load_skills(path, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
         return self._changed()
