@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -49,6 +49,7 @@ from ._stuck import StuckDetector
 from ._turn_session import SessionSteps, message_tokens
 from .compaction import CompactionCost
 from .events import (
+    AgentEvent,
     RoundFinished,
     RoundStarted,
     TextDelta,
@@ -130,7 +131,7 @@ class Turn(SessionSteps):
 
     # -- the loop ------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[Any]:
+    async def events(self) -> AsyncGenerator[AgentEvent, None]:
         """The turn's events, ending with ``TurnFinished``."""
         inherited = current_usage_pool()
         if inherited is not None:

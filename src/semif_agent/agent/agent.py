@@ -21,7 +21,7 @@ it through the one sync bridge, ``achat``/``chat`` are its text, and
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -384,7 +384,7 @@ class Agent:
 
     # -- the loop ------------------------------------------------------------
 
-    async def astream(self, message: str) -> AsyncIterator[AgentEvent]:
+    async def astream(self, message: str) -> AsyncGenerator[AgentEvent, None]:
         """Run a turn; yield its events (:data:`~semif_agent.agent.events.AgentEvent`), ``TurnFinished`` last."""
         if self._mcp is not None:
             await self._mcp.connect(self._tools)
@@ -401,7 +401,7 @@ class Agent:
         self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return iter_sync(self.astream(message), "Agent.stream")
 
-    async def achat(self, message: str) -> AsyncIterator[str]:
+    async def achat(self, message: str) -> AsyncGenerator[str, None]:
         """The text of :meth:`astream` as it arrives. Raises the provider's error if the turn failed."""
         async with aclosing(self.astream(message)) as events:
             async for event in events:
