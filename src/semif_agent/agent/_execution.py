@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..llm.messages import ToolCall
-from ._run_context import RunContext, ToolCallContext, current_run, running, runs_subagent
 from ._config import TurnConfig
+from ._run_context import RunContext, ToolCallContext, current_run, running, runs_subagent
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
+from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .output import FINAL_RESULT
 from .toolkits.scope import RetrievalScope
-from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .tools import AgentTool, result_text
 from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool
 

@@ -24,7 +24,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._config import TurnConfig
-from ._skill_meta import ACTIVATE_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT, activate_tool, allowed_tools_hook, read_file_tool, run_script_tool
+from ._skill_meta import (
+    ACTIVATE_SKILL,
+    READ_SKILL_FILE,
+    RUN_SKILL_SCRIPT,
+    activate_tool,
+    allowed_tools_hook,
+    read_file_tool,
+    run_script_tool,
+)
 from .deferred import SEARCH_TOOLS, DeferredTools
 from .discovery import BROWSE_SKILLS, SEARCH_SKILLS
 from .errors import AgentConfigError, ToolNameCollisionError

@@ -42,13 +42,13 @@ from .compaction import CompactFn, Compaction
 from .errors import AgentConfigError, OutputMissingError
 from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
-from .toolkits.memory import MemoryManager
 from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
-from .toolkits.scope import RetrievalScope
 from .skill_registry import SkillRegistry
 from .skills import Skill
 from .subagents import SubagentDefinition, agent_tool
+from .toolkits.memory import MemoryManager
+from .toolkits.scope import RetrievalScope
 from .tools import AgentTool
 from .toolset import ToolSet
 from .usage import TurnDiagnostics, UsageLimits

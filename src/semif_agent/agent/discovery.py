@@ -50,7 +50,6 @@ from .tools import AgentTool
 from .usage import estimate_tokens
 
 
-
 class SkillSource(Protocol):
     """What discovery reads of the skills it offers (a :class:`~.skill_registry.SkillRegistry` has it)."""
 

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
+from ._schema import model_schema
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
-from ._schema import model_schema
 from .tools import AgentTool
 from .usage import ChildTurn, UsageLimits
 

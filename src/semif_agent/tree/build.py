@@ -21,6 +21,7 @@ The result has the shape of ``data/categories.json`` (:mod:`.manifests`).
 from __future__ import annotations
 
 import re
+
 from ..errors import UserError
 from ._shape import MAX_CHILDREN, FlatSkill
 from ._whole import build_tree
