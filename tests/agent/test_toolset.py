@@ -80,3 +80,17 @@ def test_settings_are_frozen_checked_and_copied_with_replace():
             AgentSettings(**bad)
     with pytest.raises(AgentConfigError):
         replace(settings, max_response_tokens=0)
+
+
+def test_the_turn_config_is_rebuilt_only_when_the_options_or_the_tools_change():
+    agent = Agent(llm=ScriptedProvider()).with_system_prompt("Be brief.")
+    first = agent._turn_config()
+    assert agent._turn_config() is first
+    agent.with_scope({"include": ["/a"]})
+    second = agent._turn_config()
+    assert second is not first and second.scope is not None and second.system_prompt == "Be brief."
+    agent.with_tools([alpha])
+    third = agent._turn_config()
+    assert third is not second and list(third.tools) == ["alpha"]
+    agent.with_hooks(pre_tool_use=[lambda name, tool_input: None])
+    assert len(agent._turn_config().pre_hooks) == 1 and third.pre_hooks == ()  # a turn keeps its snapshot

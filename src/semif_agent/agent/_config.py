@@ -11,7 +11,7 @@ the session that changes what the model is shown from round to round.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -54,6 +54,32 @@ class AgentSettings:
 def _positive(name: str, value: Any) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise AgentConfigError(f"{name} must be a whole number above 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOptions:
+    """What an agent's ``with_*`` methods set for its turns. Frozen: each change is a new one (``replace``),
+    so an agent knows its turn config is stale by identity alone."""
+
+    system_prompt: str = ""
+    memory_protocol: bool = False  # the memory tool's protocol follows the system prompt
+    output: OutputSpec | None = None
+    limits: UsageLimits | None = None
+    pre_hooks: tuple[PreToolHook, ...] = ()
+    post_hooks: tuple[PostToolHook, ...] = ()
+    approval: ApprovalCallback | None = None
+    callbacks: tuple[AgentCallback, ...] = ()
+    context_management: Mapping[str, Any] | None = None
+    compaction: Compaction | None = None
+    scope: RetrievalScope | None = None
+    budget: TokenBudget | None = None
+
+    def turn_fields(self) -> dict[str, Any]:
+        """The options a :class:`TurnConfig` takes as they are (the prompt and output are built into it)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _BUILT}
+
+
+_BUILT = frozenset({"system_prompt", "memory_protocol", "output"})
 
 
 class TurnSession(Protocol):

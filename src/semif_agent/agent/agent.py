@@ -33,7 +33,7 @@ from ..llm.messages import Message
 from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
 from ..llm.settings import DEFAULT_MODELS, FALLBACK_PROVIDER, ModelChoice, default_model
-from ._config import AgentSettings, TurnConfig
+from ._config import AgentSettings, TurnConfig, TurnOptions
 from ._conversation import Conversation
 from ._session import AgentSession
 from ._turn import Turn
@@ -103,30 +103,18 @@ class Agent:
         self._fallbacks = list(fallbacks or ())
         self._llm = llm
         self._owns_llm = llm is None
-        self._system_prompt = ""
+        self._options = TurnOptions()  # what the with_* methods set, replaced on every change
         self._session = AgentSession()  # skills, deferred tools, subagents
         self._tools = ToolSet(reserved=self._session.reserved)
-        self._limits: UsageLimits | None = None
-        self._pre_hooks: list[PreToolHook] = []
-        self._post_hooks: list[PostToolHook] = []
-        self._approval: ApprovalCallback | None = None
-        self._output: OutputSpec | None = None
-        self._callbacks: list[AgentCallback] = []
-        self._context_management: dict[str, Any] | None = None
-        self._compaction: Compaction | None = None
-        self._config: tuple[int, TurnConfig] | None = None  # (the tools' version, the config)
+        self._config: tuple[TurnOptions, int, TurnConfig] | None = None  # the last config, and what it was built from
         self._conversation = Conversation()
-        self._memory_protocol = False
-        self._scope: RetrievalScope | None = None
-        self._budget: TokenBudget | None = None
         self._mcp: MCPServers | None = None
 
     # -- configuration -------------------------------------------------------
 
     def with_system_prompt(self, prompt: str) -> Agent:
         """Set the system prompt (replacing any earlier one)."""
-        self._system_prompt = str(prompt)
-        return self._changed()
+        return self._set(system_prompt=str(prompt))
 
     def with_tools(self, tools: Sequence[AgentTool]) -> Agent:
         """Add tools (``defer_loading`` ones wait for ``search_tools``). A taken name is a :class:`ToolNameCollisionError`."""
@@ -138,12 +126,11 @@ class Agent:
         deferred = [t for t in tools if t.defer_loading]
         self._session.add_deferred(deferred, {**self._tools.taken(), **{t.name: "another tool" for t in tools}})
         self._tools.add_tools([t for t in tools if not t.defer_loading])
-        return self._changed()
+        return self
 
     def with_usage_limits(self, limits: UsageLimits | Mapping[str, Any]) -> Agent:
         """Limit what each turn (and every subagent turn inside it) may spend: see :class:`UsageLimits`."""
-        self._limits = limits if isinstance(limits, UsageLimits) else UsageLimits(**dict(limits))
-        return self._changed()
+        return self._set(limits=limits if isinstance(limits, UsageLimits) else UsageLimits(**dict(limits)))
 
     def with_hooks(self, *, pre_tool_use: Sequence[PreToolHook] | None = None,
                    post_tool_use: Sequence[PostToolHook] | None = None) -> Agent:
@@ -151,16 +138,15 @@ class Agent:
         for hook in [*(pre_tool_use or ()), *(post_tool_use or ())]:
             if not callable(hook):
                 raise AgentConfigError(f"a hook must be callable, got {type(hook).__name__}")
-        self._pre_hooks.extend(pre_tool_use or ())
-        self._post_hooks.extend(post_tool_use or ())
-        return self._changed()
+        options = self._options
+        return self._set(pre_hooks=(*options.pre_hooks, *(pre_tool_use or ())),
+                         post_hooks=(*options.post_hooks, *(post_tool_use or ())))
 
     def with_approval(self, callback: ApprovalCallback | None) -> Agent:
         """Set the approval callback for ``requires_approval`` tools and calls a hook sends to ``ask``."""
         if callback is not None and not callable(callback):
             raise AgentConfigError("the approval callback must be callable")
-        self._approval = callback
-        return self._changed()
+        return self._set(approval=callback)
 
     def with_output_model(self, output_model: type[BaseModel], *, mode: str = "tool", max_output_retries: int = 1) -> Agent:
         """Require structured output validated by ``output_model`` (see :mod:`semif_agent.agent.output`)."""
@@ -169,13 +155,11 @@ class Agent:
             self._tools.claim(FINAL_RESULT, "structured output in tool mode")
         else:
             self._tools.release(FINAL_RESULT)
-        self._output = spec
-        return self._changed()
+        return self._set(output=spec)
 
     def with_callbacks(self, callbacks: Sequence[AgentCallback]) -> Agent:
         """Add observers of the loop (their exceptions are logged and swallowed)."""
-        self._callbacks.extend(callbacks)
-        return self._changed()
+        return self._set(callbacks=(*self._options.callbacks, *callbacks))
 
     def with_context_management(self, config: Mapping[str, Any]) -> Agent:
         """Pass an Anthropic ``context_management`` config with every request.
@@ -183,33 +167,28 @@ class Agent:
         It reaches providers that declare ``supports_context_management``;
         the others ignore it.
         """
-        self._context_management = dict(config)
-        return self._changed()
+        return self._set(context_management=dict(config))
 
     def with_memory(self, memory: MemoryManager) -> Agent:
         """Keep the conversation in ``memory``'s session (it outlives the agent); facts via ``memory_tools``/``memory_skill``."""
         if not isinstance(memory, MemoryManager):
             raise AgentConfigError(f"with_memory takes a MemoryManager, got {type(memory).__name__}")
-        if self._output is not None and self._output.mode == "prompted":
+        if self._options.output is not None and self._options.output.mode == "prompted":
             raise AgentConfigError("with_memory cannot be combined with prompted structured output; use mode='tool'")
         self._conversation.memory = memory
-        return self._changed()
+        return self
 
     def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
         """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
-        self.with_tools([memory_tool(backend)])
-        self._memory_protocol = True
-        return self._changed()
+        return self.with_tools([memory_tool(backend)])._set(memory_protocol=True)
 
     def with_scope(self, scope: RetrievalScope | Mapping[str, Any] | None) -> Agent:
         """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
-        self._scope = RetrievalScope.coerce(scope)
-        return self._changed()
+        return self._set(scope=RetrievalScope.coerce(scope))
 
     def with_budget(self, budget: TokenBudget | Mapping[str, Any] | None) -> Agent:
         """Cap what enters the context window (see :class:`~semif_agent.agent.TokenBudget`; ``None``: no caps)."""
-        self._budget = TokenBudget.coerce(budget)
-        return self._changed()
+        return self._set(budget=TokenBudget.coerce(budget))
 
     def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
         """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
@@ -217,7 +196,7 @@ class Agent:
 
         self._mcp = self._mcp or MCPServers()
         self._mcp.add([servers] if isinstance(servers, str) else list(servers))
-        return self._changed()
+        return self
 
     def with_skill(self, skill: Skill) -> Agent:
         """Register one skill (see :mod:`semif_agent.agent.skills`)."""
@@ -226,7 +205,7 @@ class Agent:
     def with_skills(self, skills: Sequence[Skill]) -> Agent:
         """Register skills. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``."""
         self._session.add_skills(skills, self._tools.taken())
-        return self._changed()
+        return self
 
     def with_skills_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False,
                               workspace: str | os.PathLike[str] | None = None) -> Agent:
@@ -236,14 +215,14 @@ class Agent:
         and runs an active skill's ``pre_step``/``post_step`` hooks around each round (see :mod:`._turn_session`).
         """
         self._session.load_skills(path, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
-        return self._changed()
+        return self
 
     def with_skill_from_path(self, path: str | os.PathLike[str], *, activation: Literal["always", "on_demand"] = "on_demand",
                              allow_scripts: bool = False) -> Agent:
         """Register the SKILL.md skill of one folder (raises when it cannot be loaded)."""
         skill = Skill.from_path(path, activation=activation)
         self._session.add_skills([skill], self._tools.taken(), allow_scripts=allow_scripts)
-        return self._changed()
+        return self
 
     def with_workspace(self, workspace: Any, *, allow_scripts: bool = False) -> Agent:
         """Give the agent a workspace's skills, code and SKILL.md, on demand behind the workspace's own tree.
@@ -256,7 +235,7 @@ class Agent:
         from .workspace_skills import add_workspace
 
         add_workspace(self._session, workspace, self._tools.taken(), allow_scripts=allow_scripts)
-        return self._changed()
+        return self
 
     def with_skill_discovery(self, **settings: Any) -> Agent:
         """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
@@ -265,46 +244,43 @@ class Agent:
         ``log`` (a decision log or its path: every shortlist and activation becomes a training row).
         """
         self._session.configure_discovery(**settings)
-        return self._changed()
+        return self
 
     def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
         """Register subagents and the ``task(agent_name, task)`` tool (see :mod:`semif_agent.agent.subagents`)."""
         self._session.add_subagents(self._spawn, list(definitions), self._tools.taken())
-        return self._changed()
+        return self
 
     def with_compaction(self, trigger_tokens: int, *, keep_last: int = 4, compact_fn: CompactFn | None = None) -> Agent:
         """Summarise older messages when a turn's messages pass ``trigger_tokens`` (see :mod:`semif_agent.agent.compaction`)."""
-        self._compaction = Compaction.build(trigger_tokens, keep_last, compact_fn)
-        return self._changed()
+        return self._set(compaction=Compaction.build(trigger_tokens, keep_last, compact_fn))
 
     def as_tool(self, name: str, description: str, *, output_model: type[BaseModel] | None = None,
                 max_output_retries: int = 1) -> AgentTool:
         """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
         return agent_tool(self, name, description, output_model, max_output_retries)
 
-    def _changed(self) -> Agent:
-        self._config = None
+    def _set(self, **options: Any) -> Agent:
+        self._options = replace(self._options, **options)
         return self
 
     def _turn_config(self, output: OutputSpec | None = None) -> TurnConfig:
         """The config turns run with (``output`` overrides the agent's for a one-off config)."""
-        if self._config is not None and output is None and self._config[0] == self._tools.version:
-            return self._config[1]
-        chosen = output or self._output
+        options, version, cached = self._options, self._tools.version, self._config
+        if cached is not None and output is None and cached[0] is options and cached[1] == version:
+            return cached[2]
+        chosen = output or options.output
         if self._conversation.memory is not None and chosen is not None and chosen.mode == "prompted":
             raise AgentConfigError("structured output in prompted mode needs an agent without with_memory; use mode='tool'")
-        system_prompt = self._system_prompt
-        if self._memory_protocol:
+        system_prompt = options.system_prompt
+        if options.memory_protocol:
             system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
         config = TurnConfig.build(
             tools=self._tools.tools, specs=self._tools.specs, schema_tokens=self._tools.schema_tokens, output=chosen,
-            system_prompt=system_prompt, limits=self._limits, scope=self._scope, budget=self._budget,
-            pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
-            callbacks=tuple(self._callbacks), context_management=self._context_management,
-            session=self._session, compaction=self._compaction, **self._settings.as_dict(),
+            system_prompt=system_prompt, session=self._session, **options.turn_fields(), **self._settings.as_dict(),
         )
         if output is None:
-            self._config = (self._tools.version, config)
+            self._config = (options, version, config)
         return config
 
     def _spawn(self, definition: SubagentDefinition) -> Agent:
@@ -420,7 +396,7 @@ class Agent:
         Raises the provider's error if the turn failed, and
         :class:`OutputMissingError` if it ended without valid output.
         """
-        if self._output is None:
+        if self._options.output is None:
             raise AgentConfigError("run() and arun() need with_output_model(...); use chat() or stream() for text")
         last: Any = None
         async for last in self.astream(message):
@@ -430,7 +406,7 @@ class Agent:
     def run(self, message: str) -> BaseModel:
         """:meth:`arun` for sync code (not inside a running event loop)."""
         self._refuse_sync_with_mcp("Agent.run")
-        if self._output is not None:
+        if self._options.output is not None:
             self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return run_sync(self.arun(message), "Agent.run")
 
