@@ -130,7 +130,8 @@ class AgentSession:
 
     def add_deferred(self, tools: list[AgentTool], taken: Mapping[str, str]) -> None:
         if tools:
-            _claim([SEARCH_TOOLS], taken)
+            if not self.deferred:  # the first deferred tools bring search_tools
+                _claim([SEARCH_TOOLS], taken)
             self.deferred.add(tools)
 
     def add_subagents(self, spawn: Callable[[SubagentDefinition], Delegate], definitions: list[SubagentDefinition],

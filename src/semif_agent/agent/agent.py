@@ -124,7 +124,8 @@ class Agent:
                 raise AgentConfigError(f"with_tools takes AgentTool values (use @tool), got {type(item).__name__}")
         self._tools.check(t.name for t in tools)
         deferred = [t for t in tools if t.defer_loading]
-        self._session.add_deferred(deferred, {**self._tools.taken(), **{t.name: "another tool" for t in tools}})
+        taken = {**self._session.reserved(), **self._tools.taken(), **{t.name: "another tool" for t in tools}}
+        self._session.add_deferred(deferred, taken)
         self._tools.add_tools([t for t in tools if not t.defer_loading])
         return self
 

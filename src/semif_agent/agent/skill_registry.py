@@ -273,7 +273,11 @@ class SkillRegistry:
     async def run_hooks(self, hook_type: str, args: Iterable[str] = (), *, timeout_sec: float = 30) -> dict[str, ScriptRunResult]:
         """Run the ``hook_type`` hook (``pre_step``, ``post_step``, ...) of every active skill that declares it and whose
         scripts are allowed, concurrently, in the runtime's sandbox; the results by skill name."""
-        names = {self._ids[name]: name for name in self._scripts if name in self._ids and self.is_active(name)}
+        declaring = self._runtime.active_hook_skills(hook_type)  # active, visible, declaring it: usually none
+        if not declaring:
+            return {}
+        allowed = {self._ids[name]: name for name in self._scripts if name in self._ids}
+        names = {info.skill_id: allowed[info.skill_id] for info in declaring if info.skill_id in allowed}
         if not names:
             return {}
         self._bind()
