@@ -16,6 +16,15 @@
 ``astream`` is the loop (see :mod:`semif_agent.agent._turn`); ``stream`` is
 it through the one sync bridge, ``achat``/``chat`` are its text, and
 ``arun``/``run`` consume it for the structured output.
+
+An agent holds a few parts, each owning one concern: its
+:class:`~.toolset.ToolSet` (tools, specs, schema tokens, name claims), its
+:class:`~._config.TurnOptions` (what the ``with_*`` methods set; frozen,
+replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
+session (skills, deferred tools, subagents: :mod:`._session`) and its
+:class:`~._conversation.Conversation`. Subagents and MCP servers see it only
+through the protocols of :mod:`._ports`; memory, retrieval, scope and MCP
+live in :mod:`.toolkits`.
 """
 
 from __future__ import annotations
