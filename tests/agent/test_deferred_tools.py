@@ -90,3 +90,18 @@ def test_deferred_names_are_checked_like_any_tool():
         Agent(llm=ScriptedProvider()).with_tools([tool(name="search_tools")(lambda query: ""), export_ledger])
     plain = Agent(llm=ScriptedProvider(["ok"])).with_tools([search_web])
     assert isinstance(plain.tools[0], AgentTool) and not plain._session.active  # nothing deferred: the session adds nothing
+
+
+def test_deferred_tools_may_come_in_several_batches_and_search_tools_stays_one_name():
+    agent = Agent(llm=ScriptedProvider()).with_tools([export_ledger]).with_tools([resize_image])
+    assert sorted(agent._session.deferred.tools) == ["export_ledger", "resize_image"]
+
+    @tool
+    def search_tools(query: str) -> str:
+        """A tool taking the meta-tool's name."""
+        return query
+
+    with pytest.raises(ToolNameCollisionError, match="search_tools"):
+        agent.with_tools([search_tools])
+    with pytest.raises(ToolNameCollisionError, match="search_tools"):
+        Agent(llm=ScriptedProvider()).with_tools([search_tools]).with_tools([export_ledger])

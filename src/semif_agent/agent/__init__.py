@@ -22,15 +22,16 @@ and :mod:`~semif_agent.agent.discovery`) for skills with progressive
 disclosure at any scale, :mod:`~semif_agent.agent.subagents`,
 :mod:`~semif_agent.agent.compaction` and :mod:`~semif_agent.agent.deferred`
 for deferred tools, :mod:`~semif_agent.agent.skill_tools` for a workspace's
-code skills as tools, :mod:`~semif_agent.agent.memory` and
+code skills as tools, :mod:`~semif_agent.agent.toolkits.memory` and
 :mod:`~semif_agent.agent.memory_tool` for memory,
-:mod:`~semif_agent.agent.retrieval`, :mod:`~semif_agent.agent.scope` and
+:mod:`~semif_agent.agent.toolkits.retrieval`, :mod:`~semif_agent.agent.toolkits.scope` and
 :mod:`~semif_agent.agent.budget` for retrieval and the context window, and
-:mod:`~semif_agent.agent.mcp` for MCP servers.
+:mod:`~semif_agent.agent.toolkits.mcp` for MCP servers.
 """
 
 from __future__ import annotations
 
+from ._run_context import current_scope, current_usage_pool
 from .agent import Agent
 from .budget import TokenBudget
 from .discovery import DiscoverySettings
@@ -61,10 +62,10 @@ from .events import (
     event_to_dict,
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
-from .mcp import MCPError, MCPServerConfig, MCPToolError
-from .memory import Fact, FactNotFoundError, MemoryManager, memory_skill, memory_tools
+from .toolkits.mcp import MCPError, MCPServerConfig, MCPToolError
+from .toolkits.memory import Fact, FactNotFoundError, MemoryManager, memory_skill, memory_tools
 from .memory_tool import FileMemoryBackend, MemoryToolError
-from .retrieval import (
+from .toolkits.retrieval import (
     Document,
     EmbeddingRetriever,
     Hit,
@@ -74,7 +75,7 @@ from .retrieval import (
     rag_skill,
     rag_tools,
 )
-from .scope import RetrievalScope, current_scope
+from .toolkits.scope import RetrievalScope
 from .skill_registry import SkillRegistry
 from .skills import Skill
 from .subagents import SubagentDefinition
@@ -86,7 +87,6 @@ from .usage import (
     TurnError,
     UsageLimits,
     UsagePool,
-    current_usage_pool,
     estimate_tokens,
 )
 

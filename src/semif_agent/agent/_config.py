@@ -2,24 +2,104 @@
 
 The agent rebuilds it only when its configuration changes, so starting a
 turn costs nothing per tool; a turn keeps its snapshot even if the agent is
-reconfigured while it runs.
+reconfigured while it runs. :class:`AgentSettings` holds the agent's
+numeric settings (a subagent copies its parent's with
+:func:`dataclasses.replace`); :class:`TurnSession` is what a turn asks of
+the session that changes what the model is shown from round to round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
+from ..catalog.results import ScriptRunResult
 from ..llm.messages import ToolSpec
 from .budget import TokenBudget
+from .compaction import Compaction
 from .errors import AgentConfigError
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import OutputSpec
-from .scope import RetrievalScope
+from .toolkits.scope import RetrievalScope
 from .tools import AgentTool
 from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSettings:
+    """An agent's numeric settings (see :class:`~semif_agent.agent.Agent`), checked when made."""
+
+    max_tokens: int = 16384
+    max_response_tokens: int = 1024
+    max_rounds: int = 10
+    tool_timeout: float | None = None
+    tool_result_max_tokens: int | None = 10_000
+
+    def __post_init__(self) -> None:
+        _positive("max_tokens", self.max_tokens)
+        _positive("max_response_tokens", self.max_response_tokens)
+        _positive("max_rounds", self.max_rounds)
+        timeout = self.tool_timeout
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
+            raise AgentConfigError("tool_timeout must be a number of seconds above 0, or None")
+        if self.tool_result_max_tokens is not None:
+            _positive("tool_result_max_tokens", self.tool_result_max_tokens)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _positive(name: str, value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise AgentConfigError(f"{name} must be a whole number above 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOptions:
+    """What an agent's ``with_*`` methods set for its turns. Frozen: each change is a new one (``replace``),
+    so an agent knows its turn config is stale by identity alone."""
+
+    system_prompt: str = ""
+    memory_protocol: bool = False  # the memory tool's protocol follows the system prompt
+    output: OutputSpec | None = None
+    limits: UsageLimits | None = None
+    pre_hooks: tuple[PreToolHook, ...] = ()
+    post_hooks: tuple[PostToolHook, ...] = ()
+    approval: ApprovalCallback | None = None
+    callbacks: tuple[AgentCallback, ...] = ()
+    context_management: Mapping[str, Any] | None = None
+    compaction: Compaction | None = None
+    scope: RetrievalScope | None = None
+    budget: TokenBudget | None = None
+
+    def turn_fields(self) -> dict[str, Any]:
+        """The options a :class:`TurnConfig` takes as they are (the prompt and output are built into it)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _BUILT}
+
+
+_BUILT = frozenset({"system_prompt", "memory_protocol", "output"})
+
+
+class TurnSession(Protocol):
+    """What a turn asks of the session that moves within it (skills, deferred tools, subagents)."""
+
+    async def prepare(self, message: str, *, run_id: str = "", model: str | None = None) -> tuple[str, ...]:
+        """What the session needs for ``message`` before the first round (the skill shortlist)."""
+        ...
+
+    def configure(self, base: TurnConfig, shortlist: tuple[str, ...] | None) -> TurnConfig:
+        """The config a round runs with: ``base`` extended with the session as it stands now."""
+        ...
+
+    async def run_hooks(self, hook_type: str, args: Sequence[str]) -> Mapping[str, ScriptRunResult]:
+        """Run the ``hook_type`` lifecycle hooks (``pre_step``, ``post_step``) of the active skills; results by skill."""
+        ...
+
+    def finish(self, *, stopped_by: str, text: str) -> None:
+        """The turn ended."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,8 +125,8 @@ class TurnConfig:
     scope: RetrievalScope | None = None
     budget: TokenBudget | None = None
     system_tokens: int = 0  # the system prompt's estimated size
-    session: Any = None  # the agent's session (skills, deferred tools, subagents): see extended()
-    compaction: Any = None  # a compaction.Compaction, or None
+    session: TurnSession | None = None  # the agent's session (skills, deferred tools, subagents): see extended()
+    compaction: Compaction | None = None
 
     @classmethod
     def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str,

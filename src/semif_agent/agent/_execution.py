@@ -11,7 +11,7 @@ Scheduling: before anything runs, the calls past the run's
 consecutive read-only calls run concurrently (at most
 :data:`READ_CONCURRENCY` at once), every other call alone, in order.
 ``ToolFinished`` events come in completion order; outcomes keep call order.
-Events a tool forwards while it runs (a subagent's, see :mod:`._calls`)
+Events a tool forwards while it runs (a subagent's, see :mod:`._run_context`)
 come between its ``ToolStarted`` and ``ToolFinished``: live for subagent
 tools and concurrent groups (the call runs as a task feeding one queue),
 held until the call ends for any other tool run alone (run inline, the
@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..llm.messages import ToolCall
-from ._calls import ToolCallContext, publish_call, reset_call, runs_subagent
 from ._config import TurnConfig
+from ._run_context import RunContext, ToolCallContext, current_run, running, runs_subagent
 from ._threads import run_in_worker
 from .events import ToolFinished, ToolStarted
-from .output import FINAL_RESULT
-from .scope import RetrievalScope, publish_scope, reset_scope
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
+from .output import FINAL_RESULT
+from .toolkits.scope import RetrievalScope
 from .tools import AgentTool, result_text
-from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool, publish_pool, reset_pool
+from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -98,7 +98,7 @@ class ToolExecutor:
         on_child: Callable[[ChildTurn], None] | None = None,
     ) -> None:
         self.config = config
-        self.scope = scope  # published during each call: current_scope()
+        self.scope = scope  # published during each call, with the pool, in its RunContext
         self.pool = pool
         self.turn_id = turn_id
         self.parent = parent_tool_call_id
@@ -244,20 +244,16 @@ class ToolExecutor:
         config, tool, call = self.config, ready.tool, ready.call
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
-        token = publish_pool(self.pool)
-        scope_token = publish_scope(self.scope)
-        call_token = publish_call(ToolCallContext(call.id, call.name, emit, self._add_child))
+        context = RunContext(self.pool, self.scope, ToolCallContext(call.id, call.name, emit, self._add_child),
+                             subagent=current_run().subagent)
         try:
-            text = result_text(await self._call(tool, ready.value, timeout))
+            with running(context):
+                text = result_text(await self._call(tool, ready.value, timeout))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
             fire(config.callbacks, "on_tool_error", call.name, ready.tool_input, exc)
             if isinstance(exc, _TimedOut):
                 return self._failed(call, f"Error: {call.name} timed out after {timeout:g} seconds.")
             return self._failed(call, f"Error: {call.name} failed: {type(exc).__name__}: {exc}")
-        finally:
-            reset_call(call_token)
-            reset_scope(scope_token)
-            reset_pool(token)
         if config.post_hooks:
             try:
                 text = await run_post_hooks(config.post_hooks, call.name, ready.tool_input, text)

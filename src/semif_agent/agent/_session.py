@@ -20,18 +20,30 @@ turn's: an activation in one turn holds in the next, until
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ._config import TurnConfig
-from ._skill_meta import ACTIVATE_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT, activate_tool, allowed_tools_hook, read_file_tool, run_script_tool
+from ._skill_meta import (
+    ACTIVATE_SKILL,
+    READ_SKILL_FILE,
+    RUN_SKILL_SCRIPT,
+    activate_tool,
+    allowed_tools_hook,
+    read_file_tool,
+    run_script_tool,
+)
 from .deferred import SEARCH_TOOLS, DeferredTools
 from .discovery import BROWSE_SKILLS, SEARCH_SKILLS
 from .errors import AgentConfigError, ToolNameCollisionError
 from .skill_registry import SkillRegistry
 from .skills import Skill
-from .subagents import TASK, Subagents
+from .subagents import TASK, SubagentDefinition, Subagents, is_subagent_tool
 from .tools import AgentTool
+
+if TYPE_CHECKING:
+    from ..catalog.results import ScriptRunResult
+    from ._ports import Delegate
 
 STATE_VERSION = 1
 SKILL_META_TOOLS = (ACTIVATE_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT, BROWSE_SKILLS, SEARCH_SKILLS)
@@ -118,14 +130,24 @@ class AgentSession:
 
     def add_deferred(self, tools: list[AgentTool], taken: Mapping[str, str]) -> None:
         if tools:
-            _claim([SEARCH_TOOLS], taken)
+            if not self.deferred:  # the first deferred tools bring search_tools
+                _claim([SEARCH_TOOLS], taken)
             self.deferred.add(tools)
 
-    def add_subagents(self, parent: Any, definitions: list[Any], taken: Mapping[str, str]) -> None:
+    def add_subagents(self, spawn: Callable[[SubagentDefinition], Delegate], definitions: list[SubagentDefinition],
+                      taken: Mapping[str, str]) -> None:
+        """Register subagents; ``spawn`` builds a definition's agent on its first task."""
         _claim([TASK], taken)
         if self.subagents is None:
-            self.subagents = Subagents(parent)
+            self.subagents = Subagents(spawn)
         self.subagents.add(definitions)
+
+    def runs_subagents(self, tools: Iterable[AgentTool]) -> bool:
+        """True when subagents are registered, or a subagent tool is among ``tools``, the deferred or the skills' tools."""
+        every = [*tools, *self.deferred.tools.values()]
+        if self.skills is not None:
+            every += [t for skill in self.skills.skills() for t in skill.tools]
+        return bool(self.subagents) or any(is_subagent_tool(t) for t in every)
 
     # -- each turn, each round ----------------------------------------------------
 
@@ -134,6 +156,12 @@ class AgentSession:
         if self.skills is None or not self.skills.on_demand_skills():
             return ()
         return await self.skills.discovery.preselect(message, run_id=run_id, model=model)
+
+    async def run_hooks(self, hook_type: str, args: Sequence[str]) -> dict[str, ScriptRunResult]:
+        """Run the SKILL.md ``hook_type`` hooks of the active skills allowed to run scripts (nothing when none are)."""
+        if self.skills is None or not self.skills.any_scripts:
+            return {}
+        return await self.skills.run_hooks(hook_type, args)
 
     def finish(self, *, stopped_by: str, text: str) -> None:
         """The turn ended: its skill choices are complete (logged when discovery has a decision log)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -44,10 +44,12 @@ from ..llm.responses import Response
 from ._choices import turn_run_id
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
+from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
 from ._turn_session import SessionSteps, message_tokens
 from .compaction import CompactionCost
 from .events import (
+    AgentEvent,
     RoundFinished,
     RoundStarted,
     TextDelta,
@@ -57,7 +59,6 @@ from .events import (
 )
 from .hooks import fire
 from .output import FINAL_RESULT
-from .scope import effective_scope
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -66,7 +67,6 @@ from .usage import (
     TurnDiagnostics,
     TurnError,
     UsagePool,
-    current_usage_pool,
     estimate_tokens,
 )
 
@@ -131,7 +131,7 @@ class Turn(SessionSteps):
 
     # -- the loop ------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[Any]:
+    async def events(self) -> AsyncGenerator[AgentEvent, None]:
         """The turn's events, ending with ``TurnFinished``."""
         inherited = current_usage_pool()
         if inherited is not None:
@@ -176,6 +176,7 @@ class Turn(SessionSteps):
             config = self.config
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
+            await self._step_hooks("pre_step", index)
             if config.compaction is not None and not self._compaction_failed and self.wrap_reason != "usage_limit":
                 async with aclosing(self._compact()) as compaction:
                     async for event in compaction:
@@ -195,6 +196,7 @@ class Turn(SessionSteps):
                         yield event
                 for outcome in outcomes:
                     self._append(ToolResultMessage(tool_call_id=outcome.call.id, content=outcome.content, is_error=outcome.is_error))
+            await self._step_hooks("post_step", index)
             usage = self._round_usage(index, response, outcomes, prompt_tokens)
             self.rounds.append(usage)
             self.pool.debit(tokens=usage.total_tokens, cost_usd=usage.cost_usd)

@@ -5,6 +5,14 @@ config from the agent's session (skills, deferred tools, subagents as they
 stand now) and puts its system prompt in place; :meth:`SessionSteps._compact`
 summarises the older working messages when they pass the compaction
 trigger. A summary's model call is counted into the round it precedes.
+
+SKILL.md lifecycle hooks: a round is a step. :meth:`SessionSteps._step_hooks`
+runs the ``pre_step`` hooks of the active skills (those allowed to run
+scripts) before the round's model call, and their ``post_step`` hooks after
+its tool calls, in the catalog's sandbox (the agent's workspace as working
+directory, ``SKILL_HOOK`` naming the hook), with the arguments
+``--turn TURN_ID --round N``. A hook's output does not reach the model; one
+that fails is logged and the turn goes on.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ def message_tokens(message: Message) -> int:
 class SessionSteps:
     """Per-round session refresh and compaction, over the turn's messages."""
 
+    id: str
     config: TurnConfig
     _base: TurnConfig
     provider: LLMProvider
@@ -53,6 +62,17 @@ class SessionSteps:
     if TYPE_CHECKING:
 
         def _event(self, cls: type, **fields: Any) -> Any: ...
+
+    async def _step_hooks(self, hook_type: str, index: int) -> None:
+        """Run the active skills' ``hook_type`` hooks for round ``index`` (see the module's description)."""
+        session = self._base.session
+        if session is None:
+            return
+        results = await session.run_hooks(hook_type, ("--turn", self.id, "--round", str(index)))
+        for skill, result in results.items():
+            if not result.ok:
+                log.warning("the %s hook of skill %r failed (%s): %s", hook_type, skill, result.error_type,
+                            result.stderr.strip()[-500:])
 
     def _refresh(self) -> None:
         """Take the round's config from the session (the same object when nothing changed)."""

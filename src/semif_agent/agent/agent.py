@@ -16,47 +16,60 @@
 ``astream`` is the loop (see :mod:`semif_agent.agent._turn`); ``stream`` is
 it through the one sync bridge, ``achat``/``chat`` are its text, and
 ``arun``/``run`` consume it for the structured output.
+
+An agent holds a few parts, each owning one concern: its
+:class:`~.toolset.ToolSet` (tools, specs, schema tokens, name claims), its
+:class:`~._config.TurnOptions` (what the ``with_*`` methods set; frozen,
+replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
+session (skills, deferred tools, subagents: :mod:`._session`) and its
+:class:`~._conversation.Conversation`. Subagents and MCP servers see it only
+through the protocols of :mod:`._ports`; memory, retrieval, scope and MCP
+live in :mod:`.toolkits`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import os
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from .._sync import iter_sync, run_sync
-from ..llm.messages import Message, ToolSpec, UserMessage
+from ..llm.messages import Message
 from ..llm.protocol import LLMProvider
 from ..llm.registry import FallbackSpec, create_provider
 from ..llm.settings import DEFAULT_MODELS, FALLBACK_PROVIDER, ModelChoice, default_model
-from ._config import TurnConfig
-from ._context_config import ContextConfig
-from ._skill_config import SkillConfig
+from ._config import AgentSettings, TurnConfig, TurnOptions
+from ._conversation import Conversation
 from ._session import AgentSession
-from ._turn import Turn, message_tokens
+from ._turn import Turn
 from .budget import TokenBudget
-from .compaction import Compaction
-from .errors import AgentConfigError, OutputMissingError, ToolNameCollisionError
-from .events import TextDelta, TurnFinished
+from .compaction import CompactFn, Compaction
+from .errors import AgentConfigError, OutputMissingError
+from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
-from .memory import MemoryManager
-from .memory_tool import MEMORY_PROTOCOL
+from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
-from .scope import RetrievalScope
 from .skill_registry import SkillRegistry
+from .skills import Skill
+from .subagents import SubagentDefinition, agent_tool
+from .toolkits.memory import MemoryManager
+from .toolkits.scope import RetrievalScope
 from .tools import AgentTool
+from .toolset import ToolSet
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
-    from .mcp import MCPServers
+    from .toolkits.mcp import MCPServerConfig, MCPServers
 
 DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
 """The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
 
 
-class Agent(SkillConfig, ContextConfig):
+class Agent:
     """A model with tools, in a loop: streams typed events, keeps the conversation between turns.
 
     ``model`` is ``"provider/model"`` (well-known bare names work), built on
@@ -89,13 +102,7 @@ class Agent(SkillConfig, ContextConfig):
         tool_timeout: float | None = None,
         tool_result_max_tokens: int | None = 10_000,
     ) -> None:
-        _positive("max_tokens", max_tokens)
-        _positive("max_response_tokens", max_response_tokens)
-        _positive("max_rounds", max_rounds)
-        if tool_timeout is not None and not tool_timeout > 0:
-            raise AgentConfigError("tool_timeout must be a number of seconds above 0, or None")
-        if tool_result_max_tokens is not None:
-            _positive("tool_result_max_tokens", tool_result_max_tokens)
+        self._settings = AgentSettings(max_tokens, max_response_tokens, max_rounds, tool_timeout, tool_result_max_tokens)
         self.model_choice: ModelChoice | None = None
         if model is None and llm is None:
             self.model_choice = default_model()
@@ -105,37 +112,18 @@ class Agent(SkillConfig, ContextConfig):
         self._fallbacks = list(fallbacks or ())
         self._llm = llm
         self._owns_llm = llm is None
-        self._settings = {"max_tokens": max_tokens, "max_response_tokens": max_response_tokens, "max_rounds": max_rounds,
-                          "tool_timeout": tool_timeout, "tool_result_max_tokens": tool_result_max_tokens}
-        self._system_prompt = ""
-        self._tools: dict[str, AgentTool] = {}
-        self._specs: tuple[ToolSpec, ...] = ()  # the tools' specs and schema tokens, kept as tools are added
-        self._schema_tokens = 0
-        self._limits: UsageLimits | None = None
-        self._pre_hooks: list[PreToolHook] = []
-        self._post_hooks: list[PostToolHook] = []
-        self._approval: ApprovalCallback | None = None
-        self._output: OutputSpec | None = None
-        self._callbacks: list[AgentCallback] = []
-        self._context_management: dict[str, Any] | None = None
+        self._options = TurnOptions()  # what the with_* methods set, replaced on every change
         self._session = AgentSession()  # skills, deferred tools, subagents
-        self._compaction: Compaction | None = None
-        self._config: TurnConfig | None = None
-        self._history: list[tuple[tuple[Message, ...], int]] = []  # finished turns: (messages, estimated tokens)
-        self._last_turn: TurnDiagnostics | None = None
-        self._last_output: BaseModel | None = None
-        self._memory: MemoryManager | None = None
-        self._memory_protocol = False
-        self._scope: RetrievalScope | None = None
-        self._budget: TokenBudget | None = None
+        self._tools = ToolSet(reserved=self._session.reserved)
+        self._config: tuple[TurnOptions, int, TurnConfig] | None = None  # the last config, and what it was built from
+        self._conversation = Conversation()
         self._mcp: MCPServers | None = None
 
     # -- configuration -------------------------------------------------------
 
     def with_system_prompt(self, prompt: str) -> Agent:
         """Set the system prompt (replacing any earlier one)."""
-        self._system_prompt = str(prompt)
-        return self._changed()
+        return self._set(system_prompt=str(prompt))
 
     def with_tools(self, tools: Sequence[AgentTool]) -> Agent:
         """Add tools (``defer_loading`` ones wait for ``search_tools``). A taken name is a :class:`ToolNameCollisionError`."""
@@ -143,23 +131,16 @@ class Agent(SkillConfig, ContextConfig):
         for item in tools:
             if not isinstance(item, AgentTool):
                 raise AgentConfigError(f"with_tools takes AgentTool values (use @tool), got {type(item).__name__}")
-        taken = {**self._session.reserved(), **self._taken_names()}
-        for item in tools:
-            if item.name in taken:
-                raise ToolNameCollisionError(f"tool name {item.name!r} is already used by {taken[item.name]}; tool names must be unique")
-            taken[item.name] = "another tool"
+        self._tools.check(t.name for t in tools)
         deferred = [t for t in tools if t.defer_loading]
-        tools = [t for t in tools if not t.defer_loading]
+        taken = {**self._session.reserved(), **self._tools.taken(), **{t.name: "another tool" for t in tools}}
         self._session.add_deferred(deferred, taken)
-        self._tools.update((t.name, t) for t in tools)
-        self._specs += tuple(t.to_tool_schema() for t in tools)
-        self._schema_tokens += sum(t.schema_tokens for t in tools)
-        return self._changed()
+        self._tools.add_tools([t for t in tools if not t.defer_loading])
+        return self
 
     def with_usage_limits(self, limits: UsageLimits | Mapping[str, Any]) -> Agent:
         """Limit what each turn (and every subagent turn inside it) may spend: see :class:`UsageLimits`."""
-        self._limits = limits if isinstance(limits, UsageLimits) else UsageLimits(**dict(limits))
-        return self._changed()
+        return self._set(limits=limits if isinstance(limits, UsageLimits) else UsageLimits(**dict(limits)))
 
     def with_hooks(self, *, pre_tool_use: Sequence[PreToolHook] | None = None,
                    post_tool_use: Sequence[PostToolHook] | None = None) -> Agent:
@@ -167,29 +148,28 @@ class Agent(SkillConfig, ContextConfig):
         for hook in [*(pre_tool_use or ()), *(post_tool_use or ())]:
             if not callable(hook):
                 raise AgentConfigError(f"a hook must be callable, got {type(hook).__name__}")
-        self._pre_hooks.extend(pre_tool_use or ())
-        self._post_hooks.extend(post_tool_use or ())
-        return self._changed()
+        options = self._options
+        return self._set(pre_hooks=(*options.pre_hooks, *(pre_tool_use or ())),
+                         post_hooks=(*options.post_hooks, *(post_tool_use or ())))
 
     def with_approval(self, callback: ApprovalCallback | None) -> Agent:
         """Set the approval callback for ``requires_approval`` tools and calls a hook sends to ``ask``."""
         if callback is not None and not callable(callback):
             raise AgentConfigError("the approval callback must be callable")
-        self._approval = callback
-        return self._changed()
+        return self._set(approval=callback)
 
     def with_output_model(self, output_model: type[BaseModel], *, mode: str = "tool", max_output_retries: int = 1) -> Agent:
         """Require structured output validated by ``output_model`` (see :mod:`semif_agent.agent.output`)."""
         spec = OutputSpec.build(output_model, mode, max_output_retries)
-        if spec.mode == "tool" and FINAL_RESULT in self._tools:
-            raise ToolNameCollisionError(f"a tool is named {FINAL_RESULT!r}, the name structured output uses in tool mode")
-        self._output = spec
-        return self._changed()
+        if spec.mode == "tool":
+            self._tools.claim(FINAL_RESULT, "structured output in tool mode")
+        else:
+            self._tools.release(FINAL_RESULT)
+        return self._set(output=spec)
 
     def with_callbacks(self, callbacks: Sequence[AgentCallback]) -> Agent:
         """Add observers of the loop (their exceptions are logged and swallowed)."""
-        self._callbacks.extend(callbacks)
-        return self._changed()
+        return self._set(callbacks=(*self._options.callbacks, *callbacks))
 
     def with_context_management(self, config: Mapping[str, Any]) -> Agent:
         """Pass an Anthropic ``context_management`` config with every request.
@@ -197,39 +177,138 @@ class Agent(SkillConfig, ContextConfig):
         It reaches providers that declare ``supports_context_management``;
         the others ignore it.
         """
-        self._context_management = dict(config)
-        return self._changed()
+        return self._set(context_management=dict(config))
 
-    def _changed(self) -> Agent:
-        self._config = None
+    def with_memory(self, memory: MemoryManager) -> Agent:
+        """Keep the conversation in ``memory``'s session (it outlives the agent); facts via ``memory_tools``/``memory_skill``."""
+        if not isinstance(memory, MemoryManager):
+            raise AgentConfigError(f"with_memory takes a MemoryManager, got {type(memory).__name__}")
+        if self._options.output is not None and self._options.output.mode == "prompted":
+            raise AgentConfigError("with_memory cannot be combined with prompted structured output; use mode='tool'")
+        self._conversation.memory = memory
         return self
 
-    def _taken_names(self) -> dict[str, str]:
-        taken = {name: "another tool" for name in self._tools}
-        if self._output is not None and self._output.mode == "tool":
-            taken[FINAL_RESULT] = "the structured-output tool"
-        return taken
+    def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
+        """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
+        return self.with_tools([memory_tool(backend)])._set(memory_protocol=True)
+
+    def with_scope(self, scope: RetrievalScope | Mapping[str, Any] | None) -> Agent:
+        """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
+        return self._set(scope=RetrievalScope.coerce(scope))
+
+    def with_budget(self, budget: TokenBudget | Mapping[str, Any] | None) -> Agent:
+        """Cap what enters the context window (see :class:`~semif_agent.agent.TokenBudget`; ``None``: no caps)."""
+        return self._set(budget=TokenBudget.coerce(budget))
+
+    def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
+        """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
+        from .toolkits.mcp import MCPServers
+
+        self._mcp = self._mcp or MCPServers()
+        self._mcp.add([servers] if isinstance(servers, str) else list(servers))
+        return self
+
+    def with_skill(self, skill: Skill) -> Agent:
+        """Register one skill (see :mod:`semif_agent.agent.skills`)."""
+        return self.with_skills([skill])
+
+    def with_skills(self, skills: Sequence[Skill]) -> Agent:
+        """Register skills. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``."""
+        self._session.add_skills(skills, self._tools.taken())
+        return self
+
+    def with_skills_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False,
+                              workspace: str | os.PathLike[str] | None = None) -> Agent:
+        """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
+
+        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder),
+        and runs an active skill's ``pre_step``/``post_step`` hooks around each round (see :mod:`._turn_session`).
+        """
+        self._session.load_skills(path, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
+        return self
+
+    def with_skill_from_path(self, path: str | os.PathLike[str], *, activation: Literal["always", "on_demand"] = "on_demand",
+                             allow_scripts: bool = False) -> Agent:
+        """Register the SKILL.md skill of one folder (raises when it cannot be loaded)."""
+        skill = Skill.from_path(path, activation=activation)
+        self._session.add_skills([skill], self._tools.taken(), allow_scripts=allow_scripts)
+        return self
+
+    def with_workspace(self, workspace: Any, *, allow_scripts: bool = False) -> Agent:
+        """Give the agent a workspace's skills, code and SKILL.md, on demand behind the workspace's own tree.
+
+        ``workspace`` is a :class:`~semif_agent.loop.SkillRunner` (its engine, tree and log are used) or a
+        :class:`~semif_agent.workspace.Workspace`. Skills are ranked as ``semif run`` routes, and every shortlist
+        and activation is logged in the workspace's decision log (see :mod:`semif_agent.agent.workspace_skills`).
+        ``allow_scripts`` lets the model run SKILL.md skills' scripts, sandboxed, in the workspace.
+        """
+        from .workspace_skills import add_workspace
+
+        add_workspace(self._session, workspace, self._tools.taken(), allow_scripts=allow_scripts)
+        return self
+
+    def with_skill_discovery(self, **settings: Any) -> Agent:
+        """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
+
+        ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),
+        ``log`` (a decision log or its path: every shortlist and activation becomes a training row).
+        """
+        self._session.configure_discovery(**settings)
+        return self
+
+    def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
+        """Register subagents and the ``task(agent_name, task)`` tool (see :mod:`semif_agent.agent.subagents`)."""
+        self._session.add_subagents(self._spawn, list(definitions), self._tools.taken())
+        return self
+
+    def with_compaction(self, trigger_tokens: int, *, keep_last: int = 4, compact_fn: CompactFn | None = None) -> Agent:
+        """Summarise older messages when a turn's messages pass ``trigger_tokens`` (see :mod:`semif_agent.agent.compaction`)."""
+        return self._set(compaction=Compaction.build(trigger_tokens, keep_last, compact_fn))
+
+    def as_tool(self, name: str, description: str, *, output_model: type[BaseModel] | None = None,
+                max_output_retries: int = 1) -> AgentTool:
+        """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
+        return agent_tool(self, name, description, output_model, max_output_retries)
+
+    def _set(self, **options: Any) -> Agent:
+        self._options = replace(self._options, **options)
+        return self
 
     def _turn_config(self, output: OutputSpec | None = None) -> TurnConfig:
         """The config turns run with (``output`` overrides the agent's for a one-off config)."""
-        if self._config is not None and output is None:
-            return self._config
-        chosen = output or self._output
-        if self._memory is not None and chosen is not None and chosen.mode == "prompted":
+        options, version, cached = self._options, self._tools.version, self._config
+        if cached is not None and output is None and cached[0] is options and cached[1] == version:
+            return cached[2]
+        chosen = output or options.output
+        if self._conversation.memory is not None and chosen is not None and chosen.mode == "prompted":
             raise AgentConfigError("structured output in prompted mode needs an agent without with_memory; use mode='tool'")
-        system_prompt = self._system_prompt
-        if self._memory_protocol:
+        system_prompt = options.system_prompt
+        if options.memory_protocol:
             system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
         config = TurnConfig.build(
-            tools=self._tools, specs=self._specs, schema_tokens=self._schema_tokens, output=chosen,
-            system_prompt=system_prompt, limits=self._limits, scope=self._scope, budget=self._budget,
-            pre_hooks=tuple(self._pre_hooks), post_hooks=tuple(self._post_hooks), approval=self._approval,
-            callbacks=tuple(self._callbacks), context_management=self._context_management,
-            session=self._session, compaction=self._compaction, **self._settings,
+            tools=self._tools.tools, specs=self._tools.specs, schema_tokens=self._tools.schema_tokens, output=chosen,
+            system_prompt=system_prompt, session=self._session, **options.turn_fields(), **self._settings.as_dict(),
         )
         if output is None:
-            self._config = config
+            self._config = (options, version, config)
         return config
+
+    def _spawn(self, definition: SubagentDefinition) -> Agent:
+        """The agent of a subagent definition: this one's settings, the definition's prompt, tools, skills and limits."""
+        settings = replace(self._settings, max_rounds=definition.max_rounds)
+        child = Agent(definition.model or self.model, llm=None if definition.model else self.llm, **settings.as_dict())
+        child.with_system_prompt(definition.system_prompt).with_tools(list(definition.tools))
+        if definition.skills:
+            registry = child._session.skill_registry(catalog=self.skills.catalog, discovery=self.skills.discovery.settings)
+            registry.share(self.skills, [s for s in definition.skills if isinstance(s, str)])
+            child.with_skills([s for s in definition.skills if isinstance(s, Skill)])
+        if definition.output_model is not None:
+            child.with_output_model(definition.output_model)
+        if definition.usage_limits is not None:
+            child.with_usage_limits(definition.usage_limits)
+        if definition.scope is not None:
+            child.with_scope(definition.scope)
+        return child
 
     # -- state ---------------------------------------------------------------
 
@@ -242,7 +321,7 @@ class Agent(SkillConfig, ContextConfig):
 
     @property
     def tools(self) -> tuple[AgentTool, ...]:
-        return tuple(self._tools.values())
+        return tuple(self._tools)
 
     @property
     def skills(self) -> SkillRegistry:
@@ -260,82 +339,55 @@ class Agent(SkillConfig, ContextConfig):
     @property
     def last_turn(self) -> TurnDiagnostics | None:
         """The diagnostics of the last turn that ended (also when its stream was abandoned)."""
-        return self._last_turn
+        return self._conversation.last_turn
 
     @property
     def last_output(self) -> BaseModel | None:
         """The structured output of the last turn that ended (``None`` if it had none)."""
-        return self._last_output
+        return self._conversation.last_output
 
     @property
     def history(self) -> tuple[Message, ...]:
         """The conversation so far (with memory: its session's), tool calls and results included."""
-        if self._memory is not None:
-            return tuple(self._memory.messages())
-        return tuple(m for messages, _ in self._history for m in messages)
+        return self._conversation.messages()
 
     def clear_history(self) -> None:
         """Start a new session: forget the conversation (with memory, its session's history), the skills activated
         and the tools loaded (the configuration stays)."""
-        self._history.clear()
+        self._conversation.clear()
         self._session.reset()
-        if self._memory is not None:
-            self._memory.clear_history()
 
-    def _context_for(self, message: str, config: TurnConfig) -> list[Message]:
-        """The earlier turns that fit ``max_tokens`` (and a :class:`TokenBudget`) with ``message``, oldest dropped first."""
-        settings = self._settings
-        message_size = message_tokens(UserMessage(content=message))
-        room = settings["max_tokens"] - settings["max_response_tokens"] - message_size
-        if config.budget is not None:
-            capped = config.budget.history_room(system=config.system_tokens, schemas=config.schema_tokens if config.specs else 0,
-                                                message=message_size, response=settings["max_response_tokens"])
-            room = room if capped is None else min(room, capped)
-        if self._memory is not None:
-            turns = self._memory.recent_turns(max(room, 0))
-            return [m for messages, _ in turns for m in messages]
-        kept: list[tuple[Message, ...]] = []
-        for messages, tokens in reversed(self._history):
-            if tokens > room:
-                break
-            room -= tokens
-            kept.append(messages)
-        return [m for messages in reversed(kept) for m in messages]
+    # -- as a subagent (the Delegate protocol) ---------------------------------
 
-    def _remember(self, turn: Turn) -> None:
-        self._last_turn = turn.diagnostics
-        self._last_output = turn.output
-        if turn.stopped_by != "error":
-            if turn.compacted:  # the turn's messages start with the summary of everything before
-                self._history.clear()
-                if self._memory is not None:
-                    self._memory.clear_history()
-            messages = tuple(turn.new_messages)
-            tokens = sum(message_tokens(m) for m in messages)
-            if self._memory is not None:
-                self._memory.add_turn(messages, tokens)
-            else:
-                self._history.append((messages, tokens))
+    @property
+    def delegates(self) -> bool:
+        """True when this agent can start subagents: registered ones, or a subagent tool among its tools or skills'."""
+        return self._session.runs_subagents(self._tools)
+
+    def task_turn(self, task: str, *, output: OutputSpec | None = None, parent_tool_call_id: str | None = None) -> Turn:
+        """A clean turn on ``task``: no conversation before it, not remembered after (a subagent's)."""
+        return Turn(self._turn_config(output), self.llm, task, parent_tool_call_id=parent_tool_call_id)
 
     # -- the loop ------------------------------------------------------------
 
-    async def astream(self, message: str) -> AsyncIterator[Any]:
+    async def astream(self, message: str) -> AsyncGenerator[AgentEvent, None]:
         """Run a turn; yield its events (:data:`~semif_agent.agent.events.AgentEvent`), ``TurnFinished`` last."""
         if self._mcp is not None:
-            await self._mcp.connect(self)
+            await self._mcp.connect(self._tools)
         config = self._turn_config()
-        turn = Turn(config, self.llm, str(message), history=self._context_for(str(message), config), on_finish=self._remember)
+        history = self._conversation.context_for(str(message), config, self._settings)
+        turn = Turn(config, self.llm, str(message), history=history, on_finish=self._conversation.remember)
         async with aclosing(turn.events()) as events:
             async for event in events:
                 yield event
 
-    def stream(self, message: str) -> Iterator[Any]:
+    def stream(self, message: str) -> Iterator[AgentEvent]:
         """:meth:`astream` for sync code (not inside a running event loop)."""
         self._refuse_sync_with_mcp("Agent.stream and Agent.chat")
         self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return iter_sync(self.astream(message), "Agent.stream")
 
-    async def achat(self, message: str) -> AsyncIterator[str]:
+    async def achat(self, message: str) -> AsyncGenerator[str, None]:
         """The text of :meth:`astream` as it arrives. Raises the provider's error if the turn failed."""
         async with aclosing(self.astream(message)) as events:
             async for event in events:
@@ -354,7 +406,7 @@ class Agent(SkillConfig, ContextConfig):
         Raises the provider's error if the turn failed, and
         :class:`OutputMissingError` if it ended without valid output.
         """
-        if self._output is None:
+        if self._options.output is None:
             raise AgentConfigError("run() and arun() need with_output_model(...); use chat() or stream() for text")
         last: Any = None
         async for last in self.astream(message):
@@ -364,15 +416,20 @@ class Agent(SkillConfig, ContextConfig):
     def run(self, message: str) -> BaseModel:
         """:meth:`arun` for sync code (not inside a running event loop)."""
         self._refuse_sync_with_mcp("Agent.run")
-        if self._output is not None:
+        if self._options.output is not None:
             self.llm  # noqa: B018 - built here, in the caller's context (where override_provider applies)
         return run_sync(self.arun(message), "Agent.run")
+
+    def _refuse_sync_with_mcp(self, what: str) -> None:
+        if self._mcp is not None:
+            raise AgentConfigError(f"{what} cannot be used with MCP servers: they need the async variant "
+                                   "(astream, achat or arun, then aclose or `async with agent:`)")
 
     async def aclose(self) -> None:
         """Close MCP connections and the session's resources; release the provider this agent built
         (one passed as ``llm`` is the caller's to close)."""
         if self._mcp is not None:
-            await self._mcp.aclose(self)
+            await self._mcp.aclose(self._tools)
         await self._session.aclose()
         if self._owns_llm and self._llm is not None:
             close = getattr(self._llm, "aclose", None)
@@ -411,7 +468,3 @@ def _output_of(finished: Any) -> BaseModel:
                                  diagnostics=finished.diagnostics)
     return finished.output
 
-
-def _positive(name: str, value: Any) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise AgentConfigError(f"{name} must be a whole number above 0, got {value!r}")

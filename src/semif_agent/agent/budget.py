@@ -33,6 +33,9 @@ its window inside one turn is what compaction is for.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -45,6 +48,11 @@ class TokenBudget(BaseModel):
     history_tokens: int | None = Field(default=None, ge=0)
     system_tokens: int | None = Field(default=None, gt=0)
     tool_result_tokens: int | None = Field(default=None, gt=0)
+
+    @classmethod
+    def coerce(cls, budget: TokenBudget | Mapping[str, Any] | None) -> TokenBudget | None:
+        """``budget`` as a :class:`TokenBudget` (a mapping gives its fields; ``None`` stays ``None``)."""
+        return budget if budget is None or isinstance(budget, TokenBudget) else cls(**dict(budget))
 
     def history_room(self, *, system: int, schemas: int, message: int, response: int) -> int | None:
         """How many tokens of earlier conversation fit, given the rest of the prompt (``None``: no cap)."""

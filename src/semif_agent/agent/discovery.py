@@ -36,7 +36,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -49,8 +49,13 @@ from .skills import Skill
 from .tools import AgentTool
 from .usage import estimate_tokens
 
-if TYPE_CHECKING:
-    from .skill_registry import SkillRegistry
+
+class SkillSource(Protocol):
+    """What discovery reads of the skills it offers (a :class:`~.skill_registry.SkillRegistry` has it)."""
+
+    def get(self, name: str) -> Skill | None: ...
+
+    def on_demand_skills(self) -> list[Skill]: ...
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -127,7 +132,7 @@ class _Built:
 class SkillDiscovery:
     """The discovery side of one agent's :class:`~.skill_registry.SkillRegistry`."""
 
-    def __init__(self, registry: SkillRegistry, settings: DiscoverySettings | None = None) -> None:
+    def __init__(self, registry: SkillSource, settings: DiscoverySettings | None = None) -> None:
         self._registry = registry
         self.settings = settings or DiscoverySettings()
         self._engine: Any = None

@@ -267,9 +267,27 @@ class SkillRegistry:
             raise ValueError(f"running the scripts of skill {name!r} is not allowed")
         if not self.is_active(name):
             raise ValueError(f"skill {name!r} is not active: activate it (and read its instructions) first")
+        self._bind()
+        return await self._runtime.run_skill_script(self._ids[name], script, list(args), timeout_sec=timeout_sec)
+
+    async def run_hooks(self, hook_type: str, args: Iterable[str] = (), *, timeout_sec: float = 30) -> dict[str, ScriptRunResult]:
+        """Run the ``hook_type`` hook (``pre_step``, ``post_step``, ...) of every active skill that declares it and whose
+        scripts are allowed, concurrently, in the runtime's sandbox; the results by skill name."""
+        declaring = self._runtime.active_hook_skills(hook_type)  # active, visible, declaring it: usually none
+        if not declaring:
+            return {}
+        allowed = {self._ids[name]: name for name in self._scripts if name in self._ids}
+        names = {info.skill_id: allowed[info.skill_id] for info in declaring if info.skill_id in allowed}
+        if not names:
+            return {}
+        self._bind()
+        results = await self._runtime.run_active_hooks(hook_type, list(args), timeout_sec=timeout_sec, skill_ids=names)
+        return {names[skill_id]: result for skill_id, result in results.items()}
+
+    def _bind(self) -> None:
+        """Give the runtime a workspace (a temporary folder when none was given) before a script runs."""
         if not self._runtime.is_initialized:
             self.use_workspace(self._workspace or tempfile.mkdtemp(prefix="semif-agent-skills-"))
-        return await self._runtime.run_skill_script(self._ids[name], script, list(args), timeout_sec=timeout_sec)
 
     # -- saved state ------------------------------------------------------------
 

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from .tools import AgentTool
 
 if TYPE_CHECKING:
-    from .agent import Agent
     from ..loop.runner import RunResult, SkillRunner
     from ..tree.manifests import SkillManifest
 
@@ -97,24 +96,3 @@ def _description(skill: SkillManifest) -> str:
     if skill.examples:
         parts.append("For example: " + "; ".join(f'"{e}"' for e in skill.examples[:_EXAMPLES]))
     return " ".join(parts)
-
-
-SYSTEM_PROMPT = (
-    "You are the assistant of a semif workspace. Its skills each do one kind of task (email, notes, calendar, "
-    "files, to-dos, and whatever else the workspace holds). When the user asks for something a skill does, "
-    "activate that skill, then follow its instructions (a code skill is run with its tool, given a complete "
-    "request); tell the user briefly what was done, from the result. Otherwise, answer directly."
-)
-
-
-def skill_agent(runner: SkillRunner, llm: Any = None, *, model: str | None = None, allow_scripts: bool = False,
-                **options: Any) -> Agent:
-    """An :class:`Agent` with ``runner``'s workspace skills on demand (:meth:`Agent.with_workspace`).
-
-    ``llm`` is a provider (else ``model`` is built on first use); ``options``
-    go to :class:`Agent` (``max_rounds``, ``tool_timeout``, ...).
-    """
-    from .agent import DEFAULT_MODEL, Agent
-
-    agent = Agent(model or DEFAULT_MODEL, llm=llm, **options)
-    return agent.with_system_prompt(SYSTEM_PROMPT).with_workspace(runner, allow_scripts=allow_scripts)

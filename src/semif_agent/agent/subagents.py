@@ -33,29 +33,26 @@
 
 from __future__ import annotations
 
-import contextvars
+from collections.abc import Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._calls import SUBAGENT_MARK, current_tool_call, runs_subagent
+from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
+from ._schema import model_schema
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
-from ._schema import model_schema
 from .tools import AgentTool
 from .usage import ChildTurn, UsageLimits
 
 if TYPE_CHECKING:
+    from ._ports import Delegate
     from ._turn import Turn
-    from .agent import Agent
 
 TASK = "task"
 PARTIAL = "[partial result: {who} stopped early ({why}); the answer below may be incomplete]"
-
-_inside: contextvars.ContextVar[str | None] = contextvars.ContextVar("semif_agent_subagent", default=None)
-
 
 class SubagentDefinition(BaseModel):
     """A subagent for :meth:`Agent.with_subagents` (the Agent API's fields, plus ``skills``).
@@ -103,22 +100,13 @@ def is_subagent_tool(item: AgentTool) -> bool:
     return runs_subagent(item.fn)
 
 
-def has_subagents(agent: Agent) -> bool:
-    """True when ``agent`` can start subagents: registered ones, or a subagent tool anywhere in its tools."""
-    session = agent._session
-    tools = [*agent._tools.values(), *session.deferred.tools.values()]
-    if session.skills is not None:
-        tools += [t for skill in session.skills.skills() for t in skill.tools]
-    return bool(session.subagents) or any(is_subagent_tool(t) for t in tools)
-
-
 class Subagents:
-    """An orchestrator's subagent definitions, the agents built from them, and the ``task`` tool."""
+    """An orchestrator's subagent definitions, the agents built from them (by ``spawn``), and the ``task`` tool."""
 
-    def __init__(self, parent: Agent) -> None:
-        self._parent = parent
+    def __init__(self, spawn: Callable[[SubagentDefinition], Delegate]) -> None:
+        self._spawn = spawn
         self.definitions: dict[str, SubagentDefinition] = {}
-        self._agents: dict[str, Agent] = {}
+        self._agents: dict[str, Delegate] = {}
         self.version = 0
         self._tool: AgentTool | None = None
 
@@ -167,49 +155,25 @@ class Subagents:
         if name not in self.definitions:
             raise ValueError(f"no subagent named {name!r}; the subagents are: {', '.join(self.definitions)}")
         child = self.agent(name)
-        child._session.reset()  # isolated: nothing activated or loaded by an earlier task carries over
+        child.clear_history()  # isolated: nothing activated or loaded by an earlier task carries over
         return await run_subagent(child, task, name)
 
-    def agent(self, name: str) -> Agent:
+    def agent(self, name: str) -> Delegate:
         """The agent of definition ``name``, built the first time it is asked for."""
         built = self._agents.get(name)
         if built is None:
-            built = self._agents[name] = self._build(self.definitions[name])
+            built = self._agents[name] = self._spawn(self.definitions[name])
         return built
-
-    def _build(self, definition: SubagentDefinition) -> Agent:
-        from .agent import Agent
-
-        parent = self._parent
-        settings = {key: parent._settings[key] for key in ("max_tokens", "max_response_tokens", "tool_timeout", "tool_result_max_tokens")}
-        child = Agent(definition.model or parent.model, llm=None if definition.model else parent.llm,
-                      max_rounds=definition.max_rounds, **settings)
-        child.with_system_prompt(definition.system_prompt)
-        if definition.tools:
-            child.with_tools(list(definition.tools))
-        if definition.skills:
-            parent_skills = parent._session.skill_registry()
-            registry = child._session.skill_registry(catalog=parent_skills.catalog, discovery=parent_skills.discovery.settings)
-            named = [s for s in definition.skills if isinstance(s, str)]
-            registry.share(parent_skills, named)
-            child.with_skills([s for s in definition.skills if isinstance(s, Skill)])
-        if definition.output_model is not None:
-            child.with_output_model(definition.output_model)
-        if definition.usage_limits is not None:
-            child.with_usage_limits(definition.usage_limits)
-        if definition.scope is not None and hasattr(child, "with_scope"):
-            child.with_scope(definition.scope)
-        return child
 
     async def aclose(self) -> None:
         for child in self._agents.values():
             await child.aclose()
 
 
-def agent_tool(agent: Agent, name: str, description: str, output_model: type[BaseModel] | None,
+def agent_tool(agent: Delegate, name: str, description: str, output_model: type[BaseModel] | None,
                max_output_retries: int) -> AgentTool:
     """``agent`` as a tool taking one task (see :meth:`Agent.as_tool`)."""
-    if has_subagents(agent):
+    if agent.delegates:
         raise SubagentNestingError("an agent with subagents (or subagent tools) cannot be wrapped as a subagent tool")
     output = OutputSpec.build(output_model, "prompted", max_output_retries) if output_model is not None else None
 
@@ -221,25 +185,23 @@ def agent_tool(agent: Agent, name: str, description: str, output_model: type[Bas
                      input_schema=model_schema(_AsToolInput))
 
 
-async def run_subagent(agent: Agent, task: str, name: str, *, output: OutputSpec | None = None) -> str:
+async def run_subagent(agent: Delegate, task: str, name: str, *, output: OutputSpec | None = None) -> str:
     """Run one clean turn of ``agent`` on ``task`` inside the current tool call; the text the orchestrator sees."""
-    from ._turn import Turn
-
-    inside = _inside.get()
+    run = current_run()
+    inside = run.subagent
     if inside is not None:
         raise SubagentNestingError(f"subagent {inside!r} cannot start subagent {name!r}: subagents do not nest")
-    if has_subagents(agent):
+    if agent.delegates:
         raise SubagentNestingError(f"{name!r} has subagents of its own; subagents do not nest")
-    call = current_tool_call()
-    turn = Turn(agent._turn_config(output), agent.llm, task, parent_tool_call_id=call.tool_call_id if call else None)
-    token = _inside.set(name)
+    call = run.call
+    turn = agent.task_turn(task, output=output, parent_tool_call_id=call.tool_call_id if call else None)
     try:
-        async with aclosing(turn.events()) as events:
-            async for event in events:
-                if call is not None:
-                    call.emit(event)
+        with inside_subagent(name):
+            async with aclosing(turn.events()) as events:
+                async for event in events:
+                    if call is not None:
+                        call.emit(event)
     finally:
-        _inside.reset(token)
         if call is not None and turn.diagnostics is not None:
             call.add_child(ChildTurn(tool_call_id=call.tool_call_id, name=name, diagnostics=turn.diagnostics))
     return child_result(turn, name)

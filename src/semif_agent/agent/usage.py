@@ -15,7 +15,6 @@ the whole run and the effective budget only ever narrows.
 
 from __future__ import annotations
 
-import contextvars
 import json
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple, TypeAlias
@@ -247,23 +246,3 @@ class UsagePool:
             if limits.cost_limit is not None and pool.cost_usd > limits.cost_limit:
                 return LimitBreach("cost", pool.cost_usd, limits.cost_limit, scope)
         return None
-
-
-_current_pool: contextvars.ContextVar[UsagePool | None] = contextvars.ContextVar("semif_agent_usage_pool", default=None)
-
-
-def current_usage_pool() -> UsagePool | None:
-    """The run pool published for the tool call running here (``None`` outside tool calls).
-
-    A turn started inside a tool call (a subagent) takes a child of it.
-    """
-    return _current_pool.get()
-
-
-def publish_pool(pool: UsagePool | None) -> contextvars.Token[UsagePool | None]:
-    """Publish ``pool`` for the current context (reset with the returned token)."""
-    return _current_pool.set(pool)
-
-
-def reset_pool(token: contextvars.Token[UsagePool | None]) -> None:
-    _current_pool.reset(token)

@@ -23,6 +23,7 @@ a row of the workspace's decision log.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..tree.manifests import SkillManifest
@@ -31,6 +32,17 @@ from .skills import Skill
 
 if TYPE_CHECKING:
     from ..loop.runner import SkillRunner
+    from ._session import AgentSession
+
+
+def add_workspace(session: AgentSession, workspace: Any, taken: Mapping[str, str], *, allow_scripts: bool = False) -> None:
+    """Give ``session`` the skills of ``workspace`` (a :class:`SkillRunner` or a workspace), ranked as it routes."""
+    from ..loop.runner import SkillRunner
+
+    runner = workspace if isinstance(workspace, SkillRunner) else SkillRunner(workspace)
+    session.configure_discovery(**discovery_settings(runner))
+    session.add_skills(workspace_skills(runner), taken, allow_scripts=allow_scripts)
+    session.skill_registry().use_workspace(runner.workspace.root)
 
 
 def workspace_skills(runner: SkillRunner, *, include_stubs: bool = False) -> list[Skill]:

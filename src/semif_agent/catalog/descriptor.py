@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 MAX_RESOURCE_FILES = 500
 """``resource_files()`` lists at most this many files."""
@@ -101,3 +101,12 @@ class SkillDescriptor:
             "skill_md": str(self.skill_md) if self.skill_md else None,
             "warnings": list(self.warnings),
         }
+
+
+class SkillRegistryLike(Protocol):
+    """What a runtime needs from a registry (:class:`~.registry.SkillRegistry` has it)."""
+
+    def get(self, skill_id: str) -> SkillDescriptor | None: ...
+    def find_by_name(self, name: str) -> list[SkillDescriptor]: ...
+    def list_hooks(self, hook_type: str) -> list[SkillDescriptor]: ...
+    def read_skill_doc(self, skill_id: str) -> str: ...

@@ -17,9 +17,9 @@ import time
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from .descriptor import SkillDescriptor
+from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import RuntimeNotBound, SkillPathError
 from .execution import ScriptExecutor
 from .fs import WorkspaceFS
@@ -32,15 +32,6 @@ from .worker import WorkerPool
 STATE_VERSION = 1
 TRACE_FILE = Path(".semif") / "skill-trace.jsonl"
 """Where the default trace writer writes, relative to the workspace."""
-
-
-class SkillRegistryLike(Protocol):
-    """What a runtime needs from a registry (:class:`~.registry.SkillRegistry` has it)."""
-
-    def get(self, skill_id: str) -> SkillDescriptor | None: ...
-    def find_by_name(self, name: str) -> list[SkillDescriptor]: ...
-    def list_hooks(self, hook_type: str) -> list[SkillDescriptor]: ...
-    def read_skill_doc(self, skill_id: str) -> str: ...
 
 
 class AgentSkillRuntime(ScriptRunning):

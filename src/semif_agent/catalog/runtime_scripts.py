@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._sync import run_sync
-from .descriptor import SkillDescriptor
+from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import SkillPathError
 from .paths import resolve_inside
 from .results import ErrorType, ScriptRunResult, refused
 
 if TYPE_CHECKING:
     from .execution import ScriptExecutor
-    from .runtime import SkillRegistryLike
     from .trace import TraceWriter
 
 DEFAULT_TIMEOUT_SEC = 30
@@ -78,10 +77,12 @@ class ScriptRunning:
         return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type=hook_type)
 
     async def run_active_hooks(
-        self, hook_type: str, argv: Sequence[str] = (), *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+        self, hook_type: str, argv: Sequence[str] = (), *, timeout_sec: float = DEFAULT_TIMEOUT_SEC,
+        skill_ids: Collection[str] | None = None,
     ) -> dict[str, ScriptRunResult]:
-        """Run ``hook_type`` of every visible, active skill declaring it, concurrently; results by skill id."""
-        skills = self.active_hook_skills(hook_type)
+        """Run ``hook_type`` of every visible, active skill declaring it (of ``skill_ids``, when given), concurrently;
+        results by skill id."""
+        skills = [info for info in self.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids]
         results = await asyncio.gather(
             *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
         )

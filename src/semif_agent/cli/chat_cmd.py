@@ -34,7 +34,7 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
     could not answer (no connection, a refused key) is shown as one error
     line and the session goes on; the exit code is then 1.
     """
-    from ..agent.skill_tools import skill_agent
+    from ..agent.workspace_agent import skill_agent
     from ..llm.calllog import logged
     from ..engine.registry import create_engine
     from ..loop.runner import SkillRunner

@@ -66,7 +66,7 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     from ..engine.registry import create_engine, default_engine_name
     from ..loop.runner import default_strategy
     from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
-    from ..routing.strategies import create_strategy
+    from ..routing.create import create_strategy
     from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_routing
     from ..tree.tree import SkillTree
 

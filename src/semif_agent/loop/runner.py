@@ -17,7 +17,7 @@ from ..engine.registry import create_engine, default_engine_name
 from ..errors import SemifError, SkillError
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
-from ..routing.strategies import create_strategy
+from ..routing.create import create_strategy
 from ..routing.tune import routing_settings
 from ..tree.router import Route
 from ..tree.tree import SkillTree

@@ -11,7 +11,7 @@ _EXPORTS = {
     "LeafScorer": ".scoring",
     "RoutingStrategy": ".strategies",
     "STRATEGIES": ".names",
-    "create_strategy": ".strategies",
+    "create_strategy": ".create",
 }
 __all__ = sorted(_EXPORTS)
 

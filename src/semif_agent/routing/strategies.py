@@ -20,10 +20,9 @@ from typing import Any, Protocol
 
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
-from ..errors import EngineConfigError, UserError
+from ..errors import EngineConfigError
 from ..tree.router import Route, RoutedDecision, Router, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
-from .names import STRATEGIES
 from .scoring import LeafIndex, LeafScorer
 
 SHORTLIST_QUESTION = "Which skill should handle this request?"
@@ -163,48 +162,3 @@ class Shortlist(_LeafAware):
 async def _chain_from(tree: SkillTree, engine: Engine, text: str, node: str) -> Route:
     router = Router(tree, engine)
     return await router.aroute(text, start=node)
-
-
-def create_strategy(
-    name: str,
-    tree: SkillTree,
-    engine: Engine,
-    *,
-    scorer_engine: Engine | None = None,
-    threshold: float | None = None,
-    temperature: float | None = None,
-    examples: str | None = None,
-    beam_width: int = 3,
-    shortlist_size: int = SHORTLIST_SIZE,
-    router: Any = None,
-) -> RoutingStrategy:
-    """Build the strategy ``name`` over ``tree``; ``engine`` makes its decisions.
-
-    Leaf scoring uses ``scorer_engine`` (default: ``engine`` when it can score
-    options, else the local engine). ``temperature`` turns the derived
-    decisions' scores into probabilities (default: the scorer engine's).
-    ``learned`` needs ``router``, a :class:`~.learned.LearnedRouter` (``semif train``).
-    """
-    if name == "chain":
-        return Router(tree, engine)
-    if name not in STRATEGIES:
-        raise EngineConfigError(f"unknown routing strategy {name!r} (known: {', '.join(STRATEGIES)})")
-    scorer_engine = scorer_engine or (engine if callable(getattr(engine, "score", None)) else None)
-    if scorer_engine is None or (name == "learned" and scorer_engine.name != "local"):
-        from ..engine.registry import create_engine
-
-        scorer_engine = create_engine("local")
-    if name == "learned":
-        from .learned import Learned, LearnedScorer
-
-        if router is None:
-            raise UserError("this workspace has no learned router yet: teach it with semif train")
-        return Learned(tree, engine, LearnedScorer(tree, scorer_engine, router))
-    mode = examples or ("centroid" if name == "examples" else "off")
-    scorer = LeafScorer(tree, scorer_engine, examples=mode)
-    cut = threshold if threshold is not None else scorer.default_threshold
-    if name in ("best_leaf", "examples"):
-        return BestLeaf(tree, engine, scorer, cut, temperature)
-    if name == "beam":
-        return Beam(tree, engine, scorer, cut, temperature, width=beam_width)
-    return Shortlist(tree, engine, scorer, cut, temperature, size=shortlist_size)

@@ -23,6 +23,7 @@ from ._checks import check_limits, check_skills, stage, taken_names
 from ._clusters import split
 from ._shape import MAX_CHILDREN, FlatSkill, Node, from_dict, to_dict
 from ._vectors import Centres, Embed, Progress, default_embed, embed_skills
+from ._whole import build_tree
 from .naming import Namer
 
 REBUILD_SHARE = 0.3
@@ -223,8 +224,6 @@ def _rebuild(
     embed: Embed | None,
     progress: Progress | None,
 ) -> tuple[dict[str, Any], TreeUpdate]:
-    from .build import build_tree
-
     built = build_tree(
         skills, max_children=max_children, top_capacity=top_capacity, reserved=reserved, embed=embed, progress=progress
     )

@@ -32,9 +32,10 @@ class SkillTree:
     @classmethod
     def for_workspace(cls, workspace: Any, **options: Any) -> SkillTree:
         """A workspace's whole tree: code skills and SKILL.md skills (see :mod:`.workspace_tree`)."""
-        from .workspace_tree import load_workspace_tree
+        from .workspace_tree import workspace_manifests
 
-        return load_workspace_tree(workspace, **options)
+        manifests = workspace_manifests(workspace, **options)
+        return cls(manifests.categories, manifests.skills, manifests.problems, workspace.categories_path)
 
     @classmethod
     def load(cls, categories_path: Path, bodies_dir: Path) -> SkillTree:

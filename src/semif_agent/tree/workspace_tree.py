@@ -30,9 +30,8 @@ from ..errors import ManifestError
 from ..workspace import Workspace
 from .build import MAX_CHILDREN, FlatSkill, update_tree
 from .leaf_ids import distinct_ids
-from .manifests import RESERVED_IDS, SKILL_MD, Category, SkillManifest, load_manifests, parse_manifests
+from .manifests import RESERVED_IDS, SKILL_MD, Category, Manifests, SkillManifest, load_manifests, parse_manifests
 from .skill_md import FoundSkill, scan_skill_md
-from .tree import SkillTree
 
 TREE_FILE = "tree.json"
 TREE_VERSION = 1
@@ -44,14 +43,15 @@ def tree_file(workspace: Workspace) -> Path:
     return workspace.data_dir / TREE_FILE
 
 
-def load_workspace_tree(
+def workspace_manifests(
     workspace: Workspace,
     *,
     embed: Callable[[list[str]], Any] | None = None,
     progress: Progress | None = None,
     full: bool = False,
-) -> SkillTree:
-    """The workspace's whole tree, the stored built part brought up to date (``full``: rebuilt from scratch).
+) -> Manifests:
+    """The categories and skills of the workspace's whole tree (:meth:`SkillTree.for_workspace`), the stored built
+    part brought up to date (``full``: rebuilt from scratch).
 
     ``embed`` embeds texts for placing skills (default: the local model, or
     the builder's fallback without it); ``progress(stage, done, total)``
@@ -93,7 +93,7 @@ def load_workspace_tree(
     for leaf_id, found in direct:
         skills[leaf_id] = _leaf(found, leaf_id, found.metadata["category"])
     skills.update(parsed.skills)
-    return SkillTree(categories, skills, problems, workspace.categories_path)
+    return Manifests(categories, skills, problems)
 
 
 def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]):  # noqa: ANN202

@@ -15,17 +15,17 @@ with the same letters. ``exclude`` always wins over ``include``; an empty
 ``include`` is the whole vault. :meth:`RetrievalScope.intersect` gives a
 child's effective scope, which can only be narrower than its parent's.
 
-The agent publishes its scope for the duration of each tool call (and a
-subagent's turn runs with the intersection of its parent's and its own);
-:func:`current_scope` reads it. The vault itself is a store mount bound when
-the tools are built (see :func:`~semif_agent.agent.retrieval.rag_tools`),
+The agent publishes its scope for the duration of each tool call, in the
+call's run context (and a subagent's turn runs with the intersection of its
+parent's and its own); :func:`~semif_agent.agent.current_scope` reads it. The vault itself is a store mount bound when
+the tools are built (see :func:`~semif_agent.agent.toolkits.retrieval.rag_tools`),
 never part of a scope.
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -70,6 +70,11 @@ class RetrievalScope(BaseModel):
         if not isinstance(value, Iterable):
             raise ValueError("must be a list of namespace prefixes")
         return _unique(normalize_namespace(item) for item in value)
+
+    @classmethod
+    def coerce(cls, scope: RetrievalScope | Mapping[str, Any] | None) -> RetrievalScope | None:
+        """``scope`` as a :class:`RetrievalScope` (a mapping gives its fields; ``None`` stays ``None``)."""
+        return scope if scope is None or isinstance(scope, RetrievalScope) else cls(**dict(scope))
 
     @classmethod
     def nothing(cls) -> RetrievalScope:
@@ -126,28 +131,3 @@ class RetrievalScope(BaseModel):
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
-
-
-_current: contextvars.ContextVar[RetrievalScope | None] = contextvars.ContextVar("semif_retrieval_scope", default=None)
-
-
-def current_scope() -> RetrievalScope | None:
-    """The scope published for the current tool call (``None`` outside one, or for an agent without a scope)."""
-    return _current.get()
-
-
-def publish_scope(scope: RetrievalScope | None) -> contextvars.Token[RetrievalScope | None]:
-    """Make ``scope`` the current one; hand the token back to :func:`reset_scope`."""
-    return _current.set(scope)
-
-
-def reset_scope(token: contextvars.Token[RetrievalScope | None]) -> None:
-    _current.reset(token)
-
-
-def effective_scope(own: RetrievalScope | None) -> RetrievalScope | None:
-    """The scope a turn runs with: ``own`` narrowed by the one published around it (a parent's tool call)."""
-    inherited = current_scope()
-    if inherited is None:
-        return own
-    return inherited.intersect(own)

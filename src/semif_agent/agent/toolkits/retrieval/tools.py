@@ -22,11 +22,11 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._skill_bundle import skill_from_tools
-from .._threads import run_in_worker
-from ..errors import AgentConfigError, AgentError
-from ..scope import current_scope
-from ..tools import AgentTool
+from ..._skill_bundle import skill_from_tools
+from ..._threads import run_in_worker
+from ...errors import AgentConfigError, AgentError
+from ..._run_context import current_scope
+from ...tools import AgentTool
 from .base import Document, Hit
 
 TOOL_NAME = "search_docs"

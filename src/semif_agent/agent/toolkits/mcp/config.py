@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import AgentConfigError
+from ...errors import AgentConfigError
 
 Transport = Literal["stdio", "http"]
 

@@ -1,6 +1,6 @@
 """SQLite full-text search helpers: FTS5 when the SQLite build has it, ``LIKE`` otherwise.
 
-Shared by the memory store (facts) and :class:`~semif_agent.agent.retrieval.SQLiteRetriever`.
+Shared by the memory store (facts) and :class:`~semif_agent.agent.toolkits.retrieval.SQLiteRetriever`.
 A query is split into words; a row matches when it has any of them. FTS5
 ranks with BM25 (``porter`` stemming, diacritics folded); the ``LIKE``
 fallback ranks by how many of the words a row contains.

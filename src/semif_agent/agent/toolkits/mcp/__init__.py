@@ -7,7 +7,7 @@
             ...
 
 Needs the ``mcp`` extra (``pip install 'semif-agent[mcp]'``). Connections are
-lazy and async-only: see :mod:`semif_agent.agent.mcp.servers`.
+lazy and async-only: see :mod:`semif_agent.agent.toolkits.mcp.servers`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ becomes an :class:`AgentTool` with the server's name (after ``tool_prefix``;
 characters a tool name cannot hold become ``_``), description and input
 schema, and ``read_only`` from its ``readOnlyHint`` annotation (so read-only
 MCP calls run concurrently). The tools join the agent through the same
-check as ``with_tools``: a name already taken (by a local tool, another
+check as ``with_tools`` (the agent's :class:`~semif_agent.agent.toolset.ToolSet`): a name already taken (by a local tool, another
 server's tool, ...) is a :class:`~semif_agent.agent.ToolNameCollisionError`
 naming the server, and the turn does not start.
 
@@ -22,13 +22,13 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AgentConfigError, ToolNameCollisionError
-from ..tools import AgentTool
+from ...errors import AgentConfigError, ToolNameCollisionError
+from ...tools import AgentTool
 from .client import MCPConnection, require_sdk
 from .config import MCPServerConfig
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..._ports import ToolHost
 
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -83,7 +83,7 @@ class MCPServers:
             names.append(config.name)
         self.configs.extend(configs)
 
-    async def connect(self, agent: Agent) -> None:
+    async def connect(self, agent: ToolHost) -> None:
         """Connect every server not connected on this loop, and give the agent its tools."""
         if all(c.name in self.connections and self.connections[c.name].alive for c in self.configs):
             return
@@ -96,7 +96,7 @@ class MCPServers:
                     await self._drop(agent, config.name)
                 await self._connect(agent, config)
 
-    async def _connect(self, agent: Agent, config: MCPServerConfig) -> None:
+    async def _connect(self, agent: ToolHost, config: MCPServerConfig) -> None:
         connection = MCPConnection(config)
         await connection.open()
         try:
@@ -104,7 +104,7 @@ class MCPServers:
             wanted = [t for t in listed if _wanted(config, str(t.get("name", "")))]
             tools = [agent_tool(connection, t) for t in wanted]
             try:
-                agent.with_tools(tools)  # the agent's one name check
+                agent.add_tools(tools)  # the agent's one name check
             except ToolNameCollisionError as exc:
                 raise ToolNameCollisionError(f"MCP server {config.name!r}: {exc}") from None
         except BaseException:
@@ -113,13 +113,13 @@ class MCPServers:
         self.connections[config.name] = connection
         self.tool_names[config.name] = [t.name for t in tools]
 
-    async def _drop(self, agent: Agent, name: str) -> None:
+    async def _drop(self, agent: ToolHost, name: str) -> None:
         connection = self.connections.pop(name, None)
-        agent._remove_discovered_tools(self.tool_names.pop(name, []))
+        agent.remove_tools(self.tool_names.pop(name, []))
         if connection is not None:
             await connection.aclose()
 
-    async def aclose(self, agent: Agent) -> None:
+    async def aclose(self, agent: ToolHost) -> None:
         """Close every connection and take the servers' tools off ``agent``."""
         for name in list(self.connections):
             await self._drop(agent, name)

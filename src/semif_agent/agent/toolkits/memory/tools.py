@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._skill_bundle import skill_from_tools
-from ..tools import AgentTool, tool
+from ..._skill_bundle import skill_from_tools
+from ...tools import AgentTool, tool
 from .manager import MemoryManager
 
 MEMORY_INSTRUCTIONS = (

@@ -33,8 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...llm.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
-from ..errors import AgentError
+from ....llm.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from ...errors import AgentError
 from ..retrieval import fts
 
 SCHEMA_VERSION = 1
@@ -223,7 +223,7 @@ class MemoryManager:
         if not messages:
             return
         if tokens is None:
-            from .._turn import message_tokens
+            from ..._turn import message_tokens
 
             tokens = sum(message_tokens(m) for m in messages)
         data = json.dumps([message_to_dict(m) for m in messages], ensure_ascii=False)

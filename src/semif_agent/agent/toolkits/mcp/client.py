@@ -19,7 +19,7 @@ import logging
 import sys
 from typing import Any
 
-from ..errors import AgentConfigError, AgentError
+from ...errors import AgentConfigError, AgentError
 from .config import MCPServerConfig
 
 log = logging.getLogger("semif_agent.agent.mcp")
