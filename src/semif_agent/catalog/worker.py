@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _cgroup
+from ._process_group import kill_group
 from .errors import CallTargetError, WorkerError
 from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
@@ -337,10 +337,7 @@ class WorkerPool:
 
 
 def _kill(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_group(process.pid)
     for stream in (process.stdin, process.stdout):
         try:
             stream.close()  # type: ignore[union-attr]
