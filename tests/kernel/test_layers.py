@@ -8,15 +8,16 @@ from pathlib import Path
 import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
-KERNEL = ("errors", "_sync", "_lazy", "engine", "skills", "workspace")
+KERNEL = ("errors", "_sync", "_lazy", "_text", "engine", "skills", "workspace")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
     "_sync": ("errors",),
     "_lazy": (),
+    "_text": (),
     "engine": ("errors", "_sync"),
     "skills": ("errors", "engine"),
-    "workspace": ("errors",),
+    "workspace": ("errors", "_text"),
     "llm": KERNEL,
     "catalog": KERNEL,
     "compat": (*KERNEL, "catalog"),

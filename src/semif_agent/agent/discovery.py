@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from .._text import clip
 from ..tree.tree import SkillTree
 from ._choices import ChoiceLog, as_log
-from ._chooser import Chooser, clip, scoring_engine
+from ._chooser import Chooser, scoring_engine
 from ._schema import model_schema
 from .errors import AgentConfigError
 from .skills import Skill
