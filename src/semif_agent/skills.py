@@ -86,6 +86,14 @@ class ActionResult:
     new_state: str
 
 
+BODY_FUNCTIONS = ("predict", "act")
+
+
+def missing_functions(body: object) -> list[str]:
+    """The contract's functions (``predict``, ``act``) that a loaded ``body`` does not define."""
+    return [name for name in BODY_FUNCTIONS if not callable(getattr(body, name, None))]
+
+
 @dataclass
 class ActionContext:
     """What a skill body is handed.

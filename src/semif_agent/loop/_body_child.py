@@ -23,7 +23,7 @@ from typing import Any
 
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import BudgetExceeded, DecisionError, WriteRefused
-from ..skills import ActionContext, ActionResult, Prediction, Request
+from ..skills import ActionContext, ActionResult, Prediction, Request, missing_functions
 from .guard import guarded
 
 
@@ -60,7 +60,7 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
         module = types.ModuleType(name)
         module.__file__ = path
         exec(compile(payload["source"], path, "exec"), module.__dict__)  # noqa: S102 - the body, checked by the host
-        missing = [fn for fn in ("predict", "act") if not callable(getattr(module, fn, None))]
+        missing = missing_functions(module)
         if missing:
             return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")
         engine = HostEngine(channel, payload["engine"], payload.get("model"))

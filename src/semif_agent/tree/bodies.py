@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 from ..errors import SkillContractError, SkillLoadError
+from ..skills import missing_functions
 from .manifests import SkillManifest
 
 _cache: dict[tuple[str, str, int, int], types.ModuleType] = {}
@@ -49,7 +50,7 @@ def _import(name: str, path: Path) -> types.ModuleType:
     except Exception as exc:
         where = _body_frame(exc, path)
         raise SkillLoadError(f"{where}: importing {name!r} raised {type(exc).__name__}: {exc}") from exc
-    missing = [fn for fn in ("predict", "act") if not callable(getattr(module, fn, None))]
+    missing = missing_functions(module)
     if missing:
         raise SkillContractError(f"{path}: the body of {name!r} does not define {' and '.join(missing)}")
     return module
