@@ -33,10 +33,12 @@ its window inside one turn is what compaction is for.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from ._validated import ValidatedModel
 
 
-class TokenBudget(BaseModel):
+class TokenBudget(ValidatedModel):
     """Caps, in estimated tokens, on what enters the context window (frozen; ``None``: no cap)."""
 
     model_config = ConfigDict(frozen=True)

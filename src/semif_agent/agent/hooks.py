@@ -29,14 +29,15 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from ._threads import run_in_worker
+from ._validated import ValidatedModel
 
 log = logging.getLogger("semif_agent.agent")
 
 
-class HookResult(BaseModel):
+class HookResult(ValidatedModel):
     """A hook's verdict. ``decision``/``reason``/``updated_input`` are for pre-hooks, ``updated_output`` for post-hooks."""
 
     model_config = ConfigDict(frozen=True)
@@ -47,7 +48,7 @@ class HookResult(BaseModel):
     updated_output: str | None = None
 
 
-class ApprovalRequest(BaseModel):
+class ApprovalRequest(ValidatedModel):
     """A call waiting for approval."""
 
     model_config = ConfigDict(frozen=True)
@@ -57,7 +58,7 @@ class ApprovalRequest(BaseModel):
     tool_input: dict[str, Any]
 
 
-class ApprovalDecision(BaseModel):
+class ApprovalDecision(ValidatedModel):
     """The answer to an :class:`ApprovalRequest`. ``reason`` goes to the model on deny; ``updated_input`` replaces the input on approve."""
 
     model_config = ConfigDict(frozen=True)

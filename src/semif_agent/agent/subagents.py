@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._calls import SUBAGENT_MARK, current_tool_call, runs_subagent
+from ._validated import ValidatedModel
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
@@ -57,7 +58,7 @@ PARTIAL = "[partial result: {who} stopped early ({why}); the answer below may be
 _inside: contextvars.ContextVar[str | None] = contextvars.ContextVar("semif_agent_subagent", default=None)
 
 
-class SubagentDefinition(BaseModel):
+class SubagentDefinition(ValidatedModel):
     """A subagent for :meth:`Agent.with_subagents` (the Agent API's fields, plus ``skills``).
 
     ``model`` ``None`` inherits the orchestrator's provider. ``tools`` and
