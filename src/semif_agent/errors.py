@@ -174,3 +174,21 @@ class WriteRefused(SkillError, PermissionError):
 
 class LogError(SemifError):
     """The decision log could not be written or read."""
+
+
+def check_number(
+    what: str, value: object, *, minimum: float = 0, whole: bool = False, optional: bool = False
+) -> None:
+    """Refuse ``value`` unless it is a number of at least ``minimum`` (``int`` if ``whole``; ``None`` if ``optional``).
+
+    A value that is no number (a ``bool`` included) is an :class:`ArgumentTypeError`,
+    one out of range an :class:`InvalidArgumentError`; both name ``what``:
+    ``max_retries must be a whole number, 0 or more, got -1``.
+    """
+    if value is None and optional:
+        return
+    number = isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
+    if number and value >= minimum:  # type: ignore[operator]
+        return
+    wanted = f"{'a whole number' if whole else 'a number'}, {minimum:g} or more{', or None' if optional else ''}"
+    raise (InvalidArgumentError if number else ArgumentTypeError)(f"{what} must be {wanted}, got {value!r}")

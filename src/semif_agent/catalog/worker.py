@@ -42,6 +42,7 @@ from typing import Any
 
 from . import _cgroup
 from ._process_group import kill_group
+from ..errors import check_number
 from .errors import CallTargetError, WorkerError
 from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
@@ -197,7 +198,9 @@ class WorkerPool:
         import at start, so calls into them start warm (each adds to the cost
         of every call's fork: keep it to what most calls use).
         """
-        self.size = max(1, size)
+        check_number("size", size, minimum=1, whole=True)
+        check_number("grace_sec", grace_sec)
+        self.size = size
         self.grace_sec = grace_sec
         self.preload = tuple(dict.fromkeys([*_PRELOAD, *preload]))
         self._workers: list[_Worker] = []
