@@ -192,3 +192,14 @@ def check_number(
         return
     wanted = f"{'a whole number' if whole else 'a number'}, {minimum:g} or more{', or None' if optional else ''}"
     raise (InvalidArgumentError if number else ArgumentTypeError)(f"{what} must be {wanted}, got {value!r}")
+
+
+def check_type(what: str, value: object, kinds: type | tuple[type, ...], *, optional: bool = False) -> None:
+    """Refuse ``value`` with an :class:`ArgumentTypeError` naming ``what`` unless it is one of ``kinds`` (or ``None``).
+
+    ``memory_tools needs a MemoryManager, not str``.
+    """
+    if (value is None and optional) or isinstance(value, kinds):
+        return
+    names = " or ".join(kind.__name__ for kind in (kinds if isinstance(kinds, tuple) else (kinds,)))
+    raise ArgumentTypeError(f"{what} must be a {names}{' or None' if optional else ''}, not {type(value).__name__}")

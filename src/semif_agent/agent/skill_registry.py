@@ -37,6 +37,7 @@ from ..catalog.locations import CUSTOM_NAMESPACE
 from ..catalog.registry import SkillRegistry as CatalogRegistry
 from ..catalog.results import ScriptRunResult
 from ..catalog.runtime import AgentSkillRuntime
+from ..errors import check_type
 from .discovery import DiscoverySettings, SkillDiscovery
 from .errors import (
     AgentConfigError,
@@ -61,6 +62,8 @@ class SkillRegistry:
 
     def __init__(self, *, catalog: CatalogRegistry | None = None, agent_id: str | None = None,
                  discovery: DiscoverySettings | None = None) -> None:
+        check_type("catalog", catalog, CatalogRegistry, optional=True)
+        check_type("discovery", discovery, DiscoverySettings, optional=True)
         self._catalog = catalog if catalog is not None else CatalogRegistry()
         self._agent_id = agent_id or f"agent-{uuid.uuid4().hex[:12]}"
         self._runtime = AgentSkillRuntime(self._agent_id, self._catalog)

@@ -22,6 +22,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 from pydantic import ConfigDict, Field, computed_field
 
+from ..errors import check_type
 from ._validated import ValidatedModel
 
 CHARS_PER_TOKEN = 4
@@ -195,6 +196,8 @@ class UsagePool:
     __slots__ = ("limits", "parent", "tokens", "tool_calls", "refused_calls", "cost_usd")
 
     def __init__(self, limits: UsageLimits | None = None, *, parent: UsagePool | None = None) -> None:
+        check_type("limits", limits, UsageLimits, optional=True)
+        check_type("parent", parent, UsagePool, optional=True)
         self.limits = limits
         self.parent = parent
         self.tokens = 0

@@ -21,6 +21,7 @@ import json
 import os
 from typing import Any
 
+from ..errors import check_number
 from .errors import ChannelError
 
 
@@ -29,6 +30,8 @@ class Channel:
 
     def __init__(self, send_fd: int, receive_fd: int) -> None:
         """Speak over ``send_fd`` (to the worker) and ``receive_fd`` (from it); both are owned from now on."""
+        check_number("send_fd", send_fd, whole=True)
+        check_number("receive_fd", receive_fd, whole=True)
         self._send_fd = send_fd
         self._receive_fd = receive_fd
         self._lock = _thread.allocate_lock()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import check_number
+from ..errors import check_number, check_type
 
 EXCERPT_CHARS = 2000
 """Longest text attribute kept in a span (head and tail, with a marker between)."""
@@ -147,6 +147,7 @@ class JsonlTraceWriter(TraceWriter):
     """Appends one JSON line per span to ``path`` (created with its folder on first write)."""
 
     def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        check_type("path", path, (str, os.PathLike))
         super().__init__(**kwargs)
         self.path = Path(path)
         self._fd: int | None = None

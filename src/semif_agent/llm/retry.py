@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import check_number
+from ..errors import check_number, check_type
 from .errors import ProviderConfigError, ProviderError
 from .protocol import BaseProvider, LLMProvider, ModelRequest
 from .responses import Response, StreamChunk
@@ -80,6 +80,7 @@ class RetryingProvider(BaseProvider):
     """``inner``, retried according to ``policy``."""
 
     def __init__(self, inner: LLMProvider, policy: RetryPolicy | None = None) -> None:
+        check_type("policy", policy, RetryPolicy, optional=True)
         self.inner = inner
         self.policy = policy or RetryPolicy()
         self.model_id = inner.model_id
