@@ -31,6 +31,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import ConfigDict
 
+from ..errors import ArgumentTypeError
 from ._threads import run_in_worker
 from ._validated import ValidatedModel
 
@@ -153,7 +154,7 @@ async def run_post_hooks(hooks: Iterable[PostToolHook], name: str, tool_input: d
         if result is None:
             continue
         if not isinstance(result, HookResult):
-            raise TypeError(f"a post-tool hook returned {type(result).__name__}, not a HookResult")
+            raise ArgumentTypeError(f"a post-tool hook returned {type(result).__name__}, not a HookResult")
         if result.updated_output is not None:
             output = result.updated_output
     return output

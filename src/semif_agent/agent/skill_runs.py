@@ -22,6 +22,7 @@ from .._text import clip
 from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
 from ..skills import ActionResult
 from .agent import Agent
+from .errors import AgentError
 
 SYSTEM_PROMPT = (
     "You carry out the user's request by following the active skill's instructions. The skill was chosen "
@@ -60,7 +61,7 @@ class AgentSkillExecutor:
         diagnostics = finished.diagnostics if finished is not None else None
         stopped = diagnostics.stopped_by if diagnostics is not None else "error"
         if diagnostics is not None and diagnostics.error is not None:
-            raise RuntimeError(f"the agent's turn failed: {diagnostics.error.message}")
+            raise AgentError(f"the agent's turn failed: {diagnostics.error.message}")
         rounds = len(diagnostics.rounds) if diagnostics is not None else 0
         used = f"tools: {', '.join(tools)}" if tools else "no tools"
         answer = clip(text, _ANSWER, one_line=False)

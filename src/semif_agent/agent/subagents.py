@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._calls import SUBAGENT_MARK, current_tool_call, runs_subagent
 from ._validated import ValidatedModel
+from ..errors import InvalidArgumentError
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
@@ -166,7 +167,7 @@ class Subagents:
 
     async def run(self, name: str, task: str) -> str:
         if name not in self.definitions:
-            raise ValueError(f"no subagent named {name!r}; the subagents are: {', '.join(self.definitions)}")
+            raise InvalidArgumentError(f"no subagent named {name!r}; the subagents are: {', '.join(self.definitions)}")
         child = self.agent(name)
         child._session.reset()  # isolated: nothing activated or loaded by an earlier task carries over
         return await run_subagent(child, task, name)

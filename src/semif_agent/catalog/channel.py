@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any
 
-from ..errors import check_number
+from ..errors import ArgumentTypeError, check_number
 from .errors import ChannelError
 
 
@@ -45,7 +45,7 @@ class Channel:
         JSON-ready dict.
         """
         if not isinstance(message, dict):
-            raise TypeError(f"a channel message is a dict, not {type(message).__name__}")
+            raise ArgumentTypeError(f"a channel message is a dict, not {type(message).__name__}")
         line = b"A" + json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
         with self._lock:
             self._write(line)
