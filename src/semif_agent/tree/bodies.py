@@ -9,12 +9,11 @@ picked up on the next run.
 
 from __future__ import annotations
 
-import traceback
 import types
 from pathlib import Path
 
 from ..errors import SkillContractError, SkillLoadError
-from ..skills import missing_functions
+from ..skills import body_line, missing_functions
 from .manifests import SkillManifest
 
 _cache: dict[tuple[str, str, int, int], types.ModuleType] = {}
@@ -58,5 +57,5 @@ def _import(name: str, path: Path) -> types.ModuleType:
 
 def _body_frame(exc: BaseException, path: Path) -> str:
     """``file:line`` of the deepest frame inside the body, for error messages."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
-    return f"{path}:{frames[-1].lineno}" if frames else str(path)
+    line = body_line(exc, path)
+    return f"{path}:{line}" if line is not None else str(path)
