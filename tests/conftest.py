@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from support.wire_server import WireServer  # noqa: E402
 
-from semif_agent.llm import block_model_requests  # noqa: E402
+from semif_agent.llm import RetryPolicy, block_model_requests, create_provider  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SKILLS_CORPUS = FIXTURES / "skills-corpus"  # 24 real SKILL.md skills (see its README)
@@ -62,6 +62,26 @@ def wire(_wire_server):
     _wire_server.reset()
     yield _wire_server
     _wire_server.reset()
+
+
+@pytest.fixture
+def provider_retry() -> RetryPolicy:
+    """The retry policy :func:`provider_for` gives its providers: none here; a suite may override it."""
+    return RetryPolicy(max_retries=0)
+
+
+@pytest.fixture
+def provider_for(wire, provider_retry):
+    """``provider_for("openai", model="test-model", **options)``: a provider of that API pointed at the wire server."""
+
+    def build(api: str, model: str = "test-model", **options):
+        options.setdefault("api_key", "test-key")
+        options.setdefault("base_url", wire.base_url(api))
+        options.setdefault("retry", provider_retry)
+        options.setdefault("timeout", 5.0)
+        return create_provider(f"{api}/{model}", **options)
+
+    return build
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,15 +8,17 @@ from pathlib import Path
 import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
-KERNEL = ("errors", "_sync", "_lazy", "engine", "skills", "workspace")
+KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "engine", "skills", "workspace")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
     "_sync": ("errors",),
     "_lazy": (),
-    "engine": ("errors", "_sync"),
+    "_text": (),
+    "_files": (),
+    "engine": ("errors", "_sync", "_files"),
     "skills": ("errors", "engine"),
-    "workspace": ("errors",),
+    "workspace": ("errors", "_text", "_files"),
     "llm": KERNEL,
     "catalog": KERNEL,
     "compat": (*KERNEL, "catalog"),

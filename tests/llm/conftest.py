@@ -1,13 +1,14 @@
-"""Fixtures for the llm suite: providers pointed at the loopback wire server, fast retries.
+"""Fixtures for the llm suite: fast retries for the providers ``provider_for`` builds.
 
-The wire server, the clean environment and the block on real model calls come from ``tests/conftest.py``.
+The wire server, ``provider_for``, the clean environment and the block on real model calls come from
+``tests/conftest.py``.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from semif_agent.llm import RetryPolicy, create_provider
+from semif_agent.llm import RetryPolicy
 
 
 class Sleeps:
@@ -31,14 +32,6 @@ def fast_retry(sleeps) -> RetryPolicy:
 
 
 @pytest.fixture
-def provider_for(wire, fast_retry):
-    """``provider_for("openai", **options)``: a provider of that API pointed at the wire server."""
-
-    def build(api: str, model: str = "test-model", **options):
-        options.setdefault("api_key", "test-key")
-        options.setdefault("base_url", wire.base_url(api))
-        options.setdefault("retry", fast_retry)
-        options.setdefault("timeout", 5.0)
-        return create_provider(f"{api}/{model}", **options)
-
-    return build
+def provider_retry(fast_retry) -> RetryPolicy:
+    """:func:`provider_for` (``tests/conftest.py``) retries quickly here, with the delays recorded."""
+    return fast_retry

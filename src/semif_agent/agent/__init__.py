@@ -37,6 +37,7 @@ from .budget import TokenBudget
 from .discovery import DiscoverySettings
 from .errors import (
     AgentConfigError,
+    ArgumentValidationError,
     AgentError,
     OutputMissingError,
     SkillActivationError,
@@ -150,6 +151,7 @@ __all__ = [
     # errors
     "AgentError",
     "AgentConfigError",
+    "ArgumentValidationError",
     "ToolNameCollisionError",
     "ToolDefinitionError",
     "OutputMissingError",

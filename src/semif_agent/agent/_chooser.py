@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from .._text import clip
 from ..engine.lexical import LexicalEngine
 from ..engine.registry import create_engine, local_available
 from ..errors import EngineConfigError
@@ -151,9 +152,3 @@ def flat_tree(items: Sequence[tuple[str, str]]) -> SkillTree:
     category = Category(FLAT_CATEGORY, "Everything.")
     leaves = {name: SkillManifest(name=name, category=FLAT_CATEGORY, description=text) for name, text in items}
     return SkillTree({FLAT_CATEGORY: category}, leaves)
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word before ``limit`` characters with "…"."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from ..errors import InvalidArgumentError
+from .errors import AgentError
 from .hooks import HookResult, PreToolHook
 from ._schema import model_schema
 from .tools import AgentTool
@@ -70,7 +72,7 @@ def activate_tool(registry: SkillRegistry, offered: Iterable[str]) -> AgentTool:
     async def activate_skill(name: str) -> str:
         skill = registry.get(name)
         if skill is None:
-            raise ValueError(f"no skill named {name!r}; look for one with search_skills, or use a listed name")
+            raise InvalidArgumentError(f"no skill named {name!r}; look for one with search_skills, or use a listed name")
         if skill.activation == "always":
             return f"Skill {name!r} is always active: its instructions are already in your system prompt."
         if registry.is_active(name):
@@ -109,7 +111,7 @@ def run_script_tool(registry: SkillRegistry) -> AgentTool:
         result = await registry.run_script(name, script, args or ())
         report = json.dumps({"exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}, ensure_ascii=False)
         if not result.ok:
-            raise RuntimeError(f"the script failed ({result.error_type}): {report}")
+            raise AgentError(f"the script failed ({result.error_type}): {report}")
         return report
 
     return AgentTool(name=RUN_SKILL_SCRIPT, fn=run_skill_script, input_model=_RunInput,

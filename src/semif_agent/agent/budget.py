@@ -36,10 +36,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from ._validated import ValidatedModel
 
 
-class TokenBudget(BaseModel):
+class TokenBudget(ValidatedModel):
     """Caps, in estimated tokens, on what enters the context window (frozen; ``None``: no cap)."""
 
     model_config = ConfigDict(frozen=True)

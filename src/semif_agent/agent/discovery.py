@@ -40,10 +40,12 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from .._text import clip
 from ..tree.tree import SkillTree
 from ._choices import ChoiceLog, as_log
-from ._chooser import Chooser, clip, scoring_engine
+from ._chooser import Chooser, scoring_engine
 from ._schema import model_schema
+from ..errors import InvalidArgumentError
 from .errors import AgentConfigError
 from .skills import Skill
 from .tools import AgentTool
@@ -289,7 +291,7 @@ class SkillDiscovery:
         if not category:
             return "Categories:\n" + "\n".join(chooser.category_line(name) for name in top)
         if not chooser.has_category(category):
-            raise ValueError(f"no category {category!r}; the top-level categories are: {', '.join(top)}")
+            raise InvalidArgumentError(f"no category {category!r}; the top-level categories are: {', '.join(top)}")
         lines = [f"{category}: {chooser.description(category)}"]
         subcategories = chooser.categories(category)
         if subcategories:

@@ -1,38 +1,59 @@
-"""The errors the agent raises, rooted in :class:`~semif_agent.errors.SemifError`.
+"""The errors the agent raises; the whole tree is drawn in :mod:`semif_agent.errors`.
 
-::
-
-    SemifError
-    ├── UserError
-    │   ├── AgentConfigError          a bad agent or tool setup (also a ValueError)
-    │   │   ├── ToolNameCollisionError two tools configured under one name
-    │   │   ├── ToolDefinitionError   @tool cannot describe a function
-    │   │   ├── SkillNameCollisionError two skills registered under one name
-    │   │   └── SubagentNestingError  a subagent that would start subagents of its own
-    │   └── UnknownSkillError
-    │       └── SkillNotRegisteredError no skill of that name in the agent's registry (also a KeyError)
-    └── AgentError                    a turn failed at run time
-        ├── OutputMissingError        run()/arun(): no valid structured output
-        └── SkillActivationError      a skill's instructions cannot be read to activate it
-
-A model provider's failure (:class:`~semif_agent.llm.ProviderError`) ends a
-streamed turn with a ``TurnFinished`` whose diagnostics carry it;
-``run``/``arun`` and ``chat``/``achat`` raise the provider error itself, so
-callers can tell a rate limit from a refused key. Tool failures never
-raise: the model sees them as error results.
+A bad setup is an :class:`AgentConfigError` when it is configured; a
+pydantic-built object given bad fields is an :class:`ArgumentValidationError`
+(still a pydantic ``ValidationError``); a turn that fails at run time is an
+:class:`AgentError`. A model provider's failure
+(:class:`~semif_agent.llm.ProviderError`) ends a streamed turn with a
+``TurnFinished`` whose diagnostics carry it; ``run``/``arun`` and
+``chat``/``achat`` raise the provider error itself, so callers can tell a
+rate limit from a refused key. Tool failures never raise: the model sees
+them as error results.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..errors import SemifError, UnknownSkillError, UserError
+from pydantic import ValidationError
+
+from ..errors import InvalidArgumentError, SemifError, UnknownSkillError
 
 if TYPE_CHECKING:
     from .usage import TurnDiagnostics
 
 
-class AgentConfigError(UserError, ValueError):
+class ArgumentValidationError(InvalidArgumentError, ValidationError):
+    """A pydantic-built object (``Skill``, ``AgentTool``, ``UsageLimits``, an event...) refused its fields.
+
+    Also pydantic's ``ValidationError``: :meth:`errors` lists each problem,
+    and the error pydantic raised is the ``__cause__``. Its message is one
+    line: ``Skill: name: skill name 'two words' must be 1-64 characters...``.
+    """
+
+    @classmethod
+    def from_validation(cls, exc: ValidationError) -> ArgumentValidationError:
+        """The same problems as ``exc``, as our error (raise it ``from exc``)."""
+        lines: list[Any] = exc.errors()
+        try:
+            return cls.from_exception_data(exc.title, lines)
+        except KeyError:  # an error type pydantic does not know (a validator's own): keep its message
+            from pydantic_core import PydanticCustomError
+
+            lines = [{"type": PydanticCustomError(line["type"], line["msg"]), "loc": line["loc"], "input": line["input"]}
+                     for line in lines]
+            return cls.from_exception_data(exc.title, lines)
+
+    def __str__(self) -> str:
+        problems = []
+        for line in self.errors(include_url=False):
+            where = ".".join(str(part) for part in line["loc"])
+            message = line["msg"].removeprefix("Value error, ")
+            problems.append(f"{where}: {message}" if where else message)
+        return f"{self.title}: {'; '.join(problems)}"
+
+
+class AgentConfigError(InvalidArgumentError):
     """The agent or a tool is set up wrongly (found when it is configured, not mid-turn)."""
 
 

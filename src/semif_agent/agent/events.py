@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, TypeAdapter
 
+from ._validated import ValidatedModel
 from .usage import LimitKind, LimitScope, RoundUsage, TurnDiagnostics
 
 
@@ -32,7 +33,7 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class _Event(BaseModel):
+class _Event(ValidatedModel):
     model_config = ConfigDict(frozen=True)
 
     turn_id: str

@@ -29,14 +29,16 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from ..errors import ArgumentTypeError
 from ._threads import run_in_worker
+from ._validated import ValidatedModel
 
 log = logging.getLogger("semif_agent.agent")
 
 
-class HookResult(BaseModel):
+class HookResult(ValidatedModel):
     """A hook's verdict. ``decision``/``reason``/``updated_input`` are for pre-hooks, ``updated_output`` for post-hooks."""
 
     model_config = ConfigDict(frozen=True)
@@ -47,7 +49,7 @@ class HookResult(BaseModel):
     updated_output: str | None = None
 
 
-class ApprovalRequest(BaseModel):
+class ApprovalRequest(ValidatedModel):
     """A call waiting for approval."""
 
     model_config = ConfigDict(frozen=True)
@@ -57,7 +59,7 @@ class ApprovalRequest(BaseModel):
     tool_input: dict[str, Any]
 
 
-class ApprovalDecision(BaseModel):
+class ApprovalDecision(ValidatedModel):
     """The answer to an :class:`ApprovalRequest`. ``reason`` goes to the model on deny; ``updated_input`` replaces the input on approve."""
 
     model_config = ConfigDict(frozen=True)
@@ -152,7 +154,7 @@ async def run_post_hooks(hooks: Iterable[PostToolHook], name: str, tool_input: d
         if result is None:
             continue
         if not isinstance(result, HookResult):
-            raise TypeError(f"a post-tool hook returned {type(result).__name__}, not a HookResult")
+            raise ArgumentTypeError(f"a post-tool hook returned {type(result).__name__}, not a HookResult")
         if result.updated_output is not None:
             output = result.updated_output
     return output

@@ -29,6 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..errors import check_type
 from .errors import AgentError
 from .tools import AgentTool
 
@@ -74,6 +75,7 @@ class FileMemoryBackend:
     """Memory files on disk under ``<base_path>/memories``, behind strict ``/memories`` containment."""
 
     def __init__(self, base_path: str | os.PathLike[str]) -> None:
+        check_type("base_path", base_path, (str, os.PathLike))
         self.base_path = Path(base_path).expanduser().absolute()
         self.root = self.base_path / "memories"
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -37,6 +37,7 @@ from ..catalog.locations import CUSTOM_NAMESPACE
 from ..catalog.registry import SkillRegistry as CatalogRegistry
 from ..catalog.results import ScriptRunResult
 from ..catalog.runtime import AgentSkillRuntime
+from ..errors import InvalidArgumentError, check_type
 from .discovery import DiscoverySettings, SkillDiscovery
 from .errors import (
     AgentConfigError,
@@ -61,6 +62,8 @@ class SkillRegistry:
 
     def __init__(self, *, catalog: CatalogRegistry | None = None, agent_id: str | None = None,
                  discovery: DiscoverySettings | None = None) -> None:
+        check_type("catalog", catalog, CatalogRegistry, optional=True)
+        check_type("discovery", discovery, DiscoverySettings, optional=True)
         self._catalog = catalog if catalog is not None else CatalogRegistry()
         self._agent_id = agent_id or f"agent-{uuid.uuid4().hex[:12]}"
         self._runtime = AgentSkillRuntime(self._agent_id, self._catalog)
@@ -249,24 +252,24 @@ class SkillRegistry:
     # -- files and scripts -----------------------------------------------------
 
     def read_file(self, name: str, relative_path: str) -> str:
-        """A file of a registered skill; raises ``ValueError`` saying why it cannot be read."""
+        """A file of a registered skill; raises :class:`~semif_agent.errors.InvalidArgumentError` (a ``ValueError``) saying why not."""
         skill = self._require(name)
         if skill.path is None:
-            raise ValueError(f"skill {name!r} has no folder, so no files")
+            raise InvalidArgumentError(f"skill {name!r} has no folder, so no files")
         text = self._runtime.read_skill_file(self._ids[name], relative_path)
         if not text:
             target = Path(skill.path) / relative_path
             if not (os.path.isfile(target) and os.path.realpath(target).startswith(os.path.realpath(skill.path) + os.sep)):
-                raise ValueError(f"no readable file {relative_path!r} in skill {name!r}")
+                raise InvalidArgumentError(f"no readable file {relative_path!r} in skill {name!r}")
         return text
 
     async def run_script(self, name: str, script: str, args: Iterable[str], *, timeout_sec: float = 30) -> ScriptRunResult:
         """Run a script of an active skill whose scripts are allowed, in the runtime's sandbox."""
         self._require(name)
         if name not in self._scripts:
-            raise ValueError(f"running the scripts of skill {name!r} is not allowed")
+            raise InvalidArgumentError(f"running the scripts of skill {name!r} is not allowed")
         if not self.is_active(name):
-            raise ValueError(f"skill {name!r} is not active: activate it (and read its instructions) first")
+            raise InvalidArgumentError(f"skill {name!r} is not active: activate it (and read its instructions) first")
         self._bind()
         return await self._runtime.run_skill_script(self._ids[name], script, list(args), timeout_sec=timeout_sec)
 

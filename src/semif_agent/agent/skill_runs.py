@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._text import clip
 from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
 from ..skills import ActionResult
 from .agent import Agent
+from .errors import AgentError
 
 SYSTEM_PROMPT = (
     "You carry out the user's request by following the active skill's instructions. The skill was chosen "
@@ -59,10 +61,10 @@ class AgentSkillExecutor:
         diagnostics = finished.diagnostics if finished is not None else None
         stopped = diagnostics.stopped_by if diagnostics is not None else "error"
         if diagnostics is not None and diagnostics.error is not None:
-            raise RuntimeError(f"the agent's turn failed: {diagnostics.error.message}")
+            raise AgentError(f"the agent's turn failed: {diagnostics.error.message}")
         rounds = len(diagnostics.rounds) if diagnostics is not None else 0
         used = f"tools: {', '.join(tools)}" if tools else "no tools"
-        answer = text if len(text) <= _ANSWER else text[: _ANSWER - 1] + "…"
+        answer = clip(text, _ANSWER, one_line=False)
         log = (f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in {rounds} "
                f"round{'s' if rounds != 1 else ''} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}")
         return SkillMdOutcome(ActionResult(log, text or run.request.text), judge=self.judge,

@@ -36,12 +36,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..catalog.descriptor import SkillDescriptor
 from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import read_document
 from ..catalog.loader import find_skill_md, load_skill
+from ._validated import ValidatedModel
 from .tools import AgentTool
 
 PYTHON_NAMESPACE = "python"
@@ -52,7 +53,7 @@ _NAME = re.compile(r"^\S{1,64}$")
 Activation = Literal["always", "on_demand"]
 
 
-class Skill(BaseModel):
+class Skill(ValidatedModel):
     """A named group of instructions and tools (frozen).
 
     The first six fields are the Agent API's; ``license``,

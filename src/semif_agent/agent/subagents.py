@@ -41,6 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
 from ._schema import model_schema
+from ._validated import ValidatedModel
+from ..errors import InvalidArgumentError
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
 TASK = "task"
 PARTIAL = "[partial result: {who} stopped early ({why}); the answer below may be incomplete]"
 
-class SubagentDefinition(BaseModel):
+class SubagentDefinition(ValidatedModel):
     """A subagent for :meth:`Agent.with_subagents` (the Agent API's fields, plus ``skills``).
 
     ``model`` ``None`` inherits the orchestrator's provider. ``tools`` and
@@ -153,7 +155,7 @@ class Subagents:
 
     async def run(self, name: str, task: str) -> str:
         if name not in self.definitions:
-            raise ValueError(f"no subagent named {name!r}; the subagents are: {', '.join(self.definitions)}")
+            raise InvalidArgumentError(f"no subagent named {name!r}; the subagents are: {', '.join(self.definitions)}")
         child = self.agent(name)
         child.clear_history()  # isolated: nothing activated or loaded by an earlier task carries over
         return await run_subagent(child, task, name)

@@ -41,13 +41,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ..llm.messages import ToolSpec
 from ._schema import basic_check, format_validation_error, model_schema, parse_docstring, signature_model
+from ._validated import ValidatedModel
 from .errors import ToolDefinitionError
 from .usage import estimate_json_tokens, estimate_tokens
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class AgentTool(BaseModel):
+class AgentTool(ValidatedModel):
     """A tool the agent may call (frozen).
 
     ``input_model``, when set, validates inputs with pydantic; otherwise a

@@ -19,7 +19,10 @@ import json
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import ConfigDict, Field, computed_field
+
+from ..errors import check_type
+from ._validated import ValidatedModel
 
 CHARS_PER_TOKEN = 4
 
@@ -38,7 +41,7 @@ def estimate_json_tokens(value: Any) -> int:
     return estimate_tokens(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
 
 
-class UsageLimits(BaseModel):
+class UsageLimits(ValidatedModel):
     """What a run may spend. ``None`` is no limit.
 
     Crossing a limit emits ``UsageLimitReached``, grants one wrap-up round and
@@ -56,7 +59,7 @@ class UsageLimits(BaseModel):
     cost_limit: float | None = Field(default=None, gt=0)
 
 
-class RoundUsage(BaseModel):
+class RoundUsage(ValidatedModel):
     """One round's accounting (one model call and the tools it asked for).
 
     ``prompt_tokens`` is the uncached input; cache writes and reads are
@@ -89,7 +92,7 @@ class RoundUsage(BaseModel):
         return self.prompt_tokens + self.completion_tokens + self.cache_creation_tokens + self.cache_read_tokens
 
 
-class TurnError(BaseModel):
+class TurnError(ValidatedModel):
     """Why a turn failed: the error's kind (class name), message and, for a provider, where."""
 
     model_config = ConfigDict(frozen=True)
@@ -111,7 +114,7 @@ class TurnError(BaseModel):
         )
 
 
-class TurnDiagnostics(BaseModel):
+class TurnDiagnostics(ValidatedModel):
     """Accounting and outcome of one turn (``agent.last_turn``, ``TurnFinished.diagnostics``).
 
     ``stopped_by``: ``stop`` (the model finished), ``max_rounds`` (the round
@@ -160,7 +163,7 @@ class TurnDiagnostics(BaseModel):
         return self.total_tokens + sum(c.diagnostics.run_total_tokens for c in self.children)
 
 
-class ChildTurn(BaseModel):
+class ChildTurn(ValidatedModel):
     """A subagent turn run inside one of this turn's tool calls."""
 
     model_config = ConfigDict(frozen=True)
@@ -192,6 +195,8 @@ class UsagePool:
     __slots__ = ("limits", "parent", "tokens", "tool_calls", "refused_calls", "cost_usd")
 
     def __init__(self, limits: UsageLimits | None = None, *, parent: UsagePool | None = None) -> None:
+        check_type("limits", limits, UsageLimits, optional=True)
+        check_type("parent", parent, UsagePool, optional=True)
         self.limits = limits
         self.parent = parent
         self.tokens = 0

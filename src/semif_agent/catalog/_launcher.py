@@ -105,7 +105,7 @@ def _fork(isolation: object, spec: dict) -> tuple[int, dict]:
 
 def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
     """Wait for the script's process within the timeout and the disk allowance; (status, what went wrong, CPU)."""
-    disk = modules[3]
+    disk, groups = modules[3], modules[4]
     deadline = time.monotonic() + float(spec.get("timeout") or 1e9)
     cap = spec.get("disk_bytes")
     watched = disk.watched_folders(list(spec.get("writable", []))) if cap else []
@@ -118,7 +118,7 @@ def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
         now = time.monotonic()
         if not reason and now >= deadline:
             reason = "timeout"
-            _kill(pid)
+            groups.kill_group(pid)
         elif not reason and watched and now >= next_check:
             written = disk.changed_bytes(watched, started_ns)
             next_check = disk.next_check(time.monotonic() - now)
@@ -126,7 +126,7 @@ def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
                 reason = "disk"
                 sys.stderr.write(f"\n[killed: wrote {written // 1048576} MB, over its {cap // 1048576} MB allowance]\n")
                 sys.stderr.flush()
-                _kill(pid)
+                groups.kill_group(pid)
         moments = [deadline, next_check] if watched and not reason else [deadline]
         _wait_child(max(0.001, min(min(moments) - time.monotonic(), 0.25 if reason else 1.0)))
 
@@ -137,14 +137,6 @@ def _wait_child(seconds: float) -> None:
         _signal.sigtimedwait([_signal.SIGCHLD], seconds)
     except (AttributeError, OSError):
         time.sleep(min(seconds, 0.01))
-
-
-def _kill(pid: int) -> None:
-    for kill in (os.kill, os.killpg):
-        try:
-            kill(pid, _signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def _finish(spec: dict, reason: str, held: dict) -> None:
@@ -172,10 +164,11 @@ def main() -> None:
     import _confine
     import _disk
     import _isolation
+    import _process_group
 
     sys.path.remove(here)
     spec = marshal.loads(bytes.fromhex(spec_hex))
-    modules = (_confine, _isolation, _cgroup, _disk)
+    modules = (_confine, _isolation, _cgroup, _disk, _process_group)
     report_r, report_w = os.pipe()
     _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGCHLD])
     pid, held = _fork(_isolation, spec)
@@ -188,7 +181,7 @@ def main() -> None:
     os.close(report_w)
     status, reason, cpu_used = _supervise(modules, spec, pid)
     if held["processes"] != "pid-namespace":  # what the script left behind
-        _kill(pid)
+        _process_group.kill_group(pid)
         if spec.get("cgroup"):
             _cgroup.kill_members(spec["cgroup"])
         _isolation.kill_descendants(os.getpid())

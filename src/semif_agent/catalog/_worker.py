@@ -53,7 +53,7 @@ class _Worker:
     def __init__(self, modules: Any, reply_fd: int, calls_folder: str, cgroup: str | None, network: tuple[str, int]) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise."""
-        self.call, self.isolation, self.cgroups, self.disk = modules
+        self.call, self.isolation, self.cgroups, self.disk, self.groups = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
         self.cgroup = cgroup
@@ -302,7 +302,7 @@ class _Worker:
         if not call.reported:
             call.reported = "channel"
             call.notes.append(f"killed: the call sent {what}")
-        _kill(pid)
+        self.groups.kill_group(pid)
 
     def _answer(self, reply: dict[str, Any]) -> None:
         pid = self.by_id.get(int(reply["id"]))
@@ -361,7 +361,7 @@ class _Worker:
         for pid, call in self.calls.items():
             if not call.timed_out and now >= call.deadline:
                 call.timed_out = True
-                _kill(pid)
+                self.groups.kill_group(pid)
             if now < call.next_check:
                 continue
             if not call.listening:  # a call this long may write more than a pipe holds: read as it goes
@@ -380,12 +380,12 @@ class _Worker:
                 if written > call.disk_cap:
                     call.reported = "disk"
                     call.notes.append(f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance")
-                    _kill(pid)
+                    self.groups.kill_group(pid)
 
     def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
         self._collect_last_messages(pid, call)
         if call.held.get("processes") != "pid-namespace":
-            _kill(pid)
+            self.groups.kill_group(pid)
             if call.cgroup is None:
                 self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
         if call.cgroup is not None:
@@ -425,23 +425,15 @@ class _Worker:
 
     def _shutdown(self) -> None:
         for pid, call in list(self.calls.items()):
-            _kill(pid)
+            self.groups.kill_group(pid)
             if call.cgroup is not None:
                 self.cgroups.kill_members(call.cgroup)
-
-
-def _kill(pid: int) -> None:
-    for kill in (os.kill, os.killpg):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def main() -> None:
     package_parent, calls_folder, cgroup = sys.argv[1:4]
     sys.path.insert(0, package_parent)
-    from semif_agent.catalog import _call, _cgroup, _confine, _disk, _isolation
+    from semif_agent.catalog import _call, _cgroup, _confine, _disk, _isolation, _process_group
 
     received = b""
     while b"\n" not in received:
@@ -472,7 +464,7 @@ def main() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.close(null)
-    modules = (_call, _isolation, _cgroup, _disk)
+    modules = (_call, _isolation, _cgroup, _disk, _process_group)
     worker = _Worker(modules, reply_fd, calls_folder, None if cgroup == "-" else cgroup, network)
     worker.serve(rest)
 

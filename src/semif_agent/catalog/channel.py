@@ -21,6 +21,7 @@ import json
 import os
 from typing import Any
 
+from ..errors import ArgumentTypeError, check_number
 from .errors import ChannelError
 
 
@@ -29,6 +30,8 @@ class Channel:
 
     def __init__(self, send_fd: int, receive_fd: int) -> None:
         """Speak over ``send_fd`` (to the worker) and ``receive_fd`` (from it); both are owned from now on."""
+        check_number("send_fd", send_fd, whole=True)
+        check_number("receive_fd", receive_fd, whole=True)
         self._send_fd = send_fd
         self._receive_fd = receive_fd
         self._lock = _thread.allocate_lock()
@@ -42,7 +45,7 @@ class Channel:
         JSON-ready dict.
         """
         if not isinstance(message, dict):
-            raise TypeError(f"a channel message is a dict, not {type(message).__name__}")
+            raise ArgumentTypeError(f"a channel message is a dict, not {type(message).__name__}")
         line = b"A" + json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
         with self._lock:
             self._write(line)

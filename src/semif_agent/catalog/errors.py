@@ -1,23 +1,9 @@
-"""The exceptions and warnings of the SKILL.md catalog, rooted in :class:`~semif_agent.errors.SemifError`.
+"""The exceptions and warnings of the SKILL.md catalog; the whole tree is drawn in :mod:`semif_agent.errors`.
 
-::
-
-    SemifError
-    ├── UserError
-    │   ├── SkillParseError            a SKILL.md without frontmatter, or with broken YAML
-    │   ├── SkillPathError             a path that leaves its skill or workspace (one uniform message)
-    │   ├── SkillCollisionError        registering an id that is already taken
-    │   ├── SkillsPathNotFound         a path given to a command does not exist
-    │   ├── CallTargetError            a confined call's target is not a function of this package
-    │   └── UnknownSkillError
-    │       └── SkillNotFound          no SKILL.md skill with that id or name
-    └── CatalogError                   the catalog machinery failed at run time
-        ├── RuntimeNotBound            a runtime used before ``bind_workspace``
-        ├── WorkerError                the warm worker pool cannot start
-        └── ChannelError               a confined call's question got an error, not an answer
-
-    UserWarning
-    └── SkillCatalogWarning            lenient loading: a skill loaded with a problem, skipped, or shadowed
+A caller's mistake (a broken SKILL.md, a path out of its skill, a taken id)
+is a :class:`~semif_agent.errors.UserError`; the machinery failing at run
+time is a :class:`CatalogError`; lenient loading warns with
+:class:`SkillCatalogWarning` instead of raising.
 """
 
 from __future__ import annotations

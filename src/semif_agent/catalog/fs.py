@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..errors import check_type
 from .errors import SkillPathError
 from .paths import OUTSIDE_WORKSPACE, relative_inside, resolve_inside
 
@@ -18,6 +19,7 @@ class WorkspaceFS:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         """Bind to ``root``, creating it when absent."""
+        check_type("root", root, (str, os.PathLike))
         self.root = Path(root).expanduser().resolve()
         self.root.mkdir(parents=True, exist_ok=True)
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import check_number
 from .descriptor import SkillDescriptor
 
 DEFAULT_ENV_ALLOW = frozenset({"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM"})
@@ -87,6 +88,11 @@ class SandboxLimits:
     readable_paths: tuple[str, ...] = ()
     env_allow: frozenset[str] = DEFAULT_ENV_ALLOW
     extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("memory_mb", "cpu_seconds", "max_processes", "max_file_mb", "max_disk_mb", "max_open_files"):
+            check_number(name, getattr(self, name), minimum=1, whole=True, optional=True)
+        check_number("max_output_bytes", self.max_output_bytes, whole=True)
 
 
 def script_environment(

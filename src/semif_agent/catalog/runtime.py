@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..errors import check_type
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import RuntimeNotBound, SkillPathError
 from .execution import ScriptExecutor
@@ -50,6 +51,9 @@ class AgentSkillRuntime(ScriptRunning):
         ``limits`` bound every script (defaults: :class:`~.limits.SandboxLimits`);
         ``worker_pool`` runs entrypoint scripts (default: the process-wide pool).
         """
+        check_type("agent_id", agent_id, (int, str))
+        check_type("limits", limits, SandboxLimits, optional=True)
+        check_type("worker_pool", worker_pool, WorkerPool, optional=True)
         self.agent_id = agent_id
         self._registry = registry
         self._executor = ScriptExecutor(limits, worker_pool)

@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._sync import run_sync
+from .._sync import run_sync
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import SkillPathError
 from .paths import resolve_inside
@@ -92,13 +92,13 @@ class ScriptRunning:
         self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
     ) -> ScriptRunResult:
         """:meth:`run_skill_script` for synchronous callers (not inside a running event loop)."""
-        return run_sync(self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec))
+        return run_sync(self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec), "run_skill_script_sync")
 
     def run_skill_hook_sync(
         self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
     ) -> ScriptRunResult:
         """:meth:`run_skill_hook` for synchronous callers (not inside a running event loop)."""
-        return run_sync(self.run_skill_hook(skill_id, hook_type, argv, timeout_sec=timeout_sec))
+        return run_sync(self.run_skill_hook(skill_id, hook_type, argv, timeout_sec=timeout_sec), "run_skill_hook_sync")
 
     # -- internals --------------------------------------------------------------
 

@@ -16,7 +16,6 @@ import asyncio
 import dataclasses
 import itertools
 import marshal
-import os
 import signal
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _cgroup
+from ._process_group import kill_group
 from .limits import package_parent
 from .results import ScriptRunResult, outcome
 
@@ -103,7 +103,7 @@ async def run_subprocess(
             await asyncio.wait_for(asyncio.shield(capture.exited), timeout_sec + _GRACE_SECONDS)
         except asyncio.TimeoutError:
             overran = True
-        _kill_group(pid)
+        kill_group(pid)
         await capture.exited
         try:  # the group is dead; only a grandchild that left it can still hold the pipes
             await asyncio.wait_for(asyncio.shield(capture.closed), _DRAIN_SECONDS)
@@ -111,7 +111,7 @@ async def run_subprocess(
             pass
         returncode = transport.get_returncode()
     finally:
-        _kill_group(pid)
+        kill_group(pid)
         transport.close()
         if cgroup:
             await asyncio.to_thread(_cgroup.remove, cgroup)
@@ -127,13 +127,6 @@ async def run_subprocess(
         timeout_sec=timeout_sec,
     )
     return dataclasses.replace(result, confinement=status)
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _read_status(path: str | None) -> dict[str, str]:

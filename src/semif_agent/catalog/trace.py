@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import check_number, check_type
+
 EXCERPT_CHARS = 2000
 """Longest text attribute kept in a span (head and tail, with a marker between)."""
 
@@ -61,6 +63,7 @@ class TraceWriter:
 
     def __init__(self, *, service_name: str = "semif-agent", resource: dict[str, Any] | None = None,
                  excerpt_chars: int = EXCERPT_CHARS) -> None:
+        check_number("excerpt_chars", excerpt_chars, minimum=1, whole=True)
         self.resource = {"service.name": service_name, **(resource or {})}
         self.excerpt_chars = excerpt_chars
         self._current: ContextVar[Span | None] = ContextVar(f"semif_span_{id(self)}", default=None)
@@ -132,6 +135,7 @@ class MemoryTraceWriter(TraceWriter):
     """Keeps the last ``maxlen`` records in :attr:`records` (for tests and embedding)."""
 
     def __init__(self, *, maxlen: int = 10_000, **kwargs: Any) -> None:
+        check_number("maxlen", maxlen, whole=True)
         super().__init__(**kwargs)
         self.records: deque[dict[str, Any]] = deque(maxlen=maxlen)
 
@@ -143,6 +147,7 @@ class JsonlTraceWriter(TraceWriter):
     """Appends one JSON line per span to ``path`` (created with its folder on first write)."""
 
     def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        check_type("path", path, (str, os.PathLike))
         super().__init__(**kwargs)
         self.path = Path(path)
         self._fd: int | None = None

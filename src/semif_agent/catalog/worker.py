@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _cgroup
+from ._process_group import kill_group
+from ..errors import check_number
 from .errors import CallTargetError, WorkerError
 from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
@@ -197,7 +198,9 @@ class WorkerPool:
         import at start, so calls into them start warm (each adds to the cost
         of every call's fork: keep it to what most calls use).
         """
-        self.size = max(1, size)
+        check_number("size", size, minimum=1, whole=True)
+        check_number("grace_sec", grace_sec)
+        self.size = size
         self.grace_sec = grace_sec
         self.preload = tuple(dict.fromkeys([*_PRELOAD, *preload]))
         self._workers: list[_Worker] = []
@@ -337,10 +340,7 @@ class WorkerPool:
 
 
 def _kill(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_group(process.pid)
     for stream in (process.stdin, process.stdout):
         try:
             stream.close()  # type: ignore[union-attr]

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from .._text import clip
 from ..errors import SemifError, UserError
 
 JSON_ASKED = "semif.json"
@@ -165,13 +166,7 @@ def print_json_lines(rows: Any) -> None:
 
 def one_line(text: str, room: int) -> str:
     """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…"."""
-    text = " ".join(text.split())
-    room = max(room, 10)
-    if len(text) <= room:
-        return text
-    cut = text[: room - 1]
-    before_word = cut.rsplit(" ", 1)[0]
-    return (before_word if len(before_word) > room // 2 else cut).rstrip() + "…"
+    return clip(text, max(room, 10))
 
 
 class StageBars:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from .._text import clip
 from ._common import plural, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 
@@ -91,8 +92,7 @@ def _show(event: Any) -> int:
     elif kind == "tool_started":
         click.echo(click.style(f"\n[{event.name} {json.dumps(event.tool_input, ensure_ascii=False)}]", dim=True))
     elif kind == "tool_finished":
-        preview = " ".join(event.result.split())
-        preview = preview if len(preview) <= _PREVIEW else preview[: _PREVIEW - 3] + "..."
+        preview = clip(event.result, _PREVIEW)
         if event.is_error:
             click.echo(click.style(f"  ! {event.name}: {preview}", fg="red"))
         else:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 import time
 import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..errors import SkillContractError, SkillLoadError
 from ..tree.bodies import load_body
 from ..tree.manifests import SkillManifest
@@ -110,13 +109,4 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
-        raise
+    replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..errors import EngineConfigError
 from .embed_cache import default_cache_path
 
@@ -86,16 +87,9 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` atomically; best effort (an unwritable folder is skipped)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        replace_file(path, json.dumps(data, indent=1, sort_keys=True))
     except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        pass
 
 
 def verify_model(path: Path, sha256: str, *, hint: str, cache_dir: Path | None) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Protocol, runtime_checkable
 
-from ..errors import DecisionError
+from ..errors import ArgumentTypeError, DecisionError
 from .decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
 
 
@@ -22,6 +22,12 @@ class Engine(Protocol):
     model: str | None
 
     def call(self, request: DecisionRequest) -> DecisionResult: ...
+
+
+def check_engine(engine: object) -> None:
+    """Refuse, with an :class:`~semif_agent.errors.ArgumentTypeError`, what has no ``call(request)``."""
+    if not callable(getattr(engine, "call", None)):
+        raise ArgumentTypeError(f"an engine answers decisions with call(request); {type(engine).__name__} has no call")
 
 
 class BaseEngine:

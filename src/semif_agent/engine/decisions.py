@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InvalidArgumentError
+
 NONE_ID = "none"
 
 
@@ -18,9 +20,9 @@ class Option:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise ValueError("Option.id must be a non-empty string")
+            raise InvalidArgumentError("Option.id must be a non-empty string")
         if not isinstance(self.description, str):
-            raise ValueError(f"Option {self.id!r}: description must be a string")
+            raise InvalidArgumentError(f"Option {self.id!r}: description must be a string")
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,11 @@ class DecisionRequest:
 
     def __post_init__(self) -> None:
         if not self.options:
-            raise ValueError("a DecisionRequest needs at least one option")
+            raise InvalidArgumentError("a DecisionRequest needs at least one option")
         ids = [o.id for o in self.options]
         if len(set(ids)) != len(ids):
             dupes = sorted({i for i in ids if ids.count(i) > 1})
-            raise ValueError(f"duplicate option ids: {', '.join(dupes)}")
+            raise InvalidArgumentError(f"duplicate option ids: {', '.join(dupes)}")
 
     @property
     def option_ids(self) -> list[str]:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import LogError
+from ..errors import LogError, check_type
 from .decisions import DecisionRequest, DecisionResult
 from .labels import RECORD_KINDS, RunRecord, fold_labels, label_row, resolve_run_id, run_records
 
@@ -82,6 +82,7 @@ class DecisionLog:
     """An append-only JSON-lines file of decision rows."""
 
     def __init__(self, path: str | Path, *, fsync: bool = False, enabled: bool = True) -> None:
+        check_type("the decision log's path", path, (str, os.PathLike))
         self.path = Path(path)
         self.fsync = fsync
         self.enabled = enabled

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import DecisionError, EngineConfigError
+from ..errors import ArgumentTypeError, DecisionError, EngineConfigError, check_type
 from .base import BaseEngine
 from .decisions import DecisionRequest, DecisionResult
 
@@ -44,6 +44,12 @@ class ScriptedEngine(BaseEngine):
         default: str | None = None,
         model: str | None = None,
     ) -> None:
+        if isinstance(replies, (str, bytes)):
+            raise ArgumentTypeError(f"replies must be a list, not one {type(replies).__name__}: wrap it in a list")
+        check_type("replies", replies, Iterable)
+        if fn is not None and not callable(fn):
+            raise ArgumentTypeError(f"fn must be a function of the DecisionRequest, not {type(fn).__name__}")
+        check_type("default", default, str, optional=True)
         self._replies: deque[Reply] = deque(replies)
         self._fn = fn
         self.default = default

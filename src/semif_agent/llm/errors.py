@@ -1,41 +1,24 @@
-"""The errors the model-provider layer raises, all rooted in :class:`SemifError`.
-
-::
-
-    SemifError
-    ├── UserError
-    │   ├── EngineConfigError
-    │   │   └── ProviderConfigError        a provider cannot be built
-    │   │       ├── UnknownProviderError   no provider of that name
-    │   │       ├── MissingCredentialsError no API key: names the variable to set
-    │   │       └── MissingExtraError      the SDK is not installed: names the extra
-    │   ├── InvalidModelRequestError       bad call arguments (also a ValueError)
-    │   ├── ModelRequestsBlockedError      a real model call while they are blocked (tests)
-    │   └── SyncInAsyncError               a sync method called inside a running event loop
-    ├── DecisionError
-    │   └── TooManyOptionsError            more options than one decision may show
-    └── ProviderError                      a model call failed at run time
-        ├── AuthenticationError            401/403: the key was refused
-        ├── RateLimitError                 429                       (retried)
-        ├── ServerError                    5xx                       (retried)
-        │   └── ProviderOverloadedError    529/503: overloaded       (retried)
-        ├── ProviderConnectionError        no connection, or it dropped (retried)
-        ├── ProviderTimeoutError           no answer in time          (retried)
-        ├── BadRequestError                400/404/422...: the request was refused
-        ├── StreamInterruptedError         a stream broke after it started
-        └── ResponseError                  an answer we cannot read
+"""The errors the model-provider layer raises; the whole tree is drawn in :mod:`semif_agent.errors`.
 
 Every :class:`ProviderError` carries ``provider``, ``model``, ``status`` (the
 HTTP status, or ``None``), ``body`` (the decoded error body, if any) and
 ``retry_after`` (seconds the server asked us to wait, if it said). The SDK
-error it was translated from is its ``__cause__``.
+error it was translated from is its ``__cause__``. :class:`SyncInAsyncError`
+is re-exported from there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import DecisionError, EngineConfigError, SemifError, SyncInAsyncError, UserError  # noqa: F401 - SyncInAsyncError is re-exported
+from ..errors import (  # noqa: F401 - SyncInAsyncError is re-exported
+    DecisionError,
+    EngineConfigError,
+    InvalidArgumentError,
+    SemifError,
+    SyncInAsyncError,
+    UserError,
+)
 
 
 class ProviderConfigError(EngineConfigError):
@@ -54,7 +37,7 @@ class MissingExtraError(ProviderConfigError):
     """The provider's SDK is not installed; the message names the extra to install."""
 
 
-class InvalidModelRequestError(UserError, ValueError):
+class InvalidModelRequestError(InvalidArgumentError):
     """A model call's arguments are invalid: no messages, an unknown role or tool choice, ..."""
 
 

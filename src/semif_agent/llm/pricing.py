@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import check_number
 from .errors import ProviderConfigError
 from .usage import Usage
 
@@ -42,6 +43,10 @@ class ModelPrice:
     output: float
     cache_write: float | None = None
     cache_read: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output", "cache_write", "cache_read"):
+            check_number(f"the {name} price", getattr(self, name), optional=name.startswith("cache"))
 
     @classmethod
     def coerce(cls, value: ModelPrice | Mapping[str, Any]) -> ModelPrice:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import check_number, check_type
 from .errors import ProviderConfigError, ProviderError
 from .protocol import BaseProvider, LLMProvider, ModelRequest
 from .responses import Response, StreamChunk
@@ -42,6 +43,12 @@ class RetryPolicy:
     jitter: float = 0.1
     max_retry_after: float = 60.0
     sleep: Callable[[float], Awaitable[Any]] | None = None
+
+    def __post_init__(self) -> None:
+        check_number("max_retries", self.max_retries, whole=True)
+        for name in ("initial_delay", "max_delay", "jitter", "max_retry_after"):
+            check_number(name, getattr(self, name))
+        check_number("multiplier", self.multiplier, minimum=1)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> RetryPolicy:
@@ -73,6 +80,7 @@ class RetryingProvider(BaseProvider):
     """``inner``, retried according to ``policy``."""
 
     def __init__(self, inner: LLMProvider, policy: RetryPolicy | None = None) -> None:
+        check_type("policy", policy, RetryPolicy, optional=True)
         self.inner = inner
         self.policy = policy or RetryPolicy()
         self.model_id = inner.model_id

@@ -16,14 +16,13 @@ import datetime  # noqa: F401 - with json, re and sqlite3: what most bodies impo
 import json  # noqa: F401
 import re  # noqa: F401
 import sqlite3  # noqa: F401
-import traceback
 import types
 from pathlib import Path
 from typing import Any
 
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import BudgetExceeded, DecisionError, WriteRefused
-from ..skills import ActionContext, ActionResult, Prediction, Request
+from ..skills import ActionContext, ActionResult, Prediction, Request, body_line, missing_functions
 from .guard import guarded
 
 
@@ -60,7 +59,7 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
         module = types.ModuleType(name)
         module.__file__ = path
         exec(compile(payload["source"], path, "exec"), module.__dict__)  # noqa: S102 - the body, checked by the host
-        missing = [fn for fn in ("predict", "act") if not callable(getattr(module, fn, None))]
+        missing = missing_functions(module)
         if missing:
             return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")
         engine = HostEngine(channel, payload["engine"], payload.get("model"))
@@ -87,8 +86,8 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     except SyntaxError as exc:
         return _failure(phase, "load", f"syntax error at line {exc.lineno}: {exc.msg}")
     except Exception as exc:  # noqa: BLE001 - every failure of the body is its outcome
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
-        where = f" at line {frames[-1].lineno}" if frames else ""
+        line = body_line(exc, path)
+        where = f" at line {line}" if line is not None else ""
         kind = "write" if isinstance(exc, PermissionError) else "exception"
         return _failure(phase, kind, f"{type(exc).__name__}{where}: {exc}")
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import clip
 from ..engine.decisions import DecisionRequest, DecisionResult, Option
 from .evidence import Evidence
 from .observe import Changes
@@ -222,5 +223,4 @@ def _round(value: float | None) -> float | None:
 
 
 def _short(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= _EXCERPT else line[: _EXCERPT - 1] + "…"
+    return clip(text.strip().splitlines()[0] if text.strip() else "", _EXCERPT)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, DecisionResult
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, check_number
 from .guard import unguarded
 
 
@@ -24,6 +24,9 @@ class BudgetedEngine:
     skill: str = ""
     decisions: list[tuple[DecisionRequest, DecisionResult]] = field(default_factory=list)
     overrun: bool = False
+
+    def __post_init__(self) -> None:
+        check_number("budget", self.budget, whole=True)
 
     @property
     def name(self) -> str:

@@ -10,11 +10,11 @@ from typing import Any
 
 from .._sync import run_sync
 from ..contract.admitted import verify_body
-from ..engine.base import Engine, decide
+from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..engine.log import DecisionLog, decision_row
 from ..engine.registry import create_engine, default_engine_name
-from ..errors import SemifError, SkillError
+from ..errors import SemifError, SkillError, check_type
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
 from ..routing.create import create_strategy
@@ -116,6 +116,10 @@ class SkillRunner:
         skill_md_executor: SkillMdExecutor | None = None,
         allow_scripts: bool | None = None,
     ) -> None:
+        check_type("workspace", workspace, Workspace)
+        for engine_given in (engine, judge):
+            if engine_given is not None:
+                check_engine(engine_given)
         self.workspace = workspace
         settings = workspace.engine_settings
         engine_name = engine.name if engine is not None else (settings.get("name") or default_engine_name())

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .._text import clip
 from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import read_document
 from ..catalog.loader import load_skill
@@ -118,5 +119,4 @@ async def _run_script(run: SkillMdRun, script: str) -> SkillMdOutcome:
 
 
 def _excerpt(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+    return clip(text, _EXCERPT, one_line=False)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
+from ..errors import InvalidArgumentError
 from .evaluate import Example, Outcome
 from .names import MEASURES
 
@@ -77,7 +78,7 @@ def measure_weights(examples: list[Example], measure: str) -> list[int]:
     other way round), as in the mean of leaf accuracy and out-of-scope recall.
     """
     if measure not in MEASURES:
-        raise ValueError(f"unknown measure {measure!r} (known: {', '.join(MEASURES)})")
+        raise InvalidArgumentError(f"unknown measure {measure!r} (known: {', '.join(MEASURES)})")
     inside = sum(e.skill is not None for e in examples)
     outside = len(examples) - inside
     if measure == "leaf":

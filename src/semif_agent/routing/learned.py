@@ -22,14 +22,14 @@ the tree.
 
 from __future__ import annotations
 
+import io
 import json
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..engine.local import MODEL_ID, LocalEngine
 from ..errors import EngineConfigError, UserError
 from ..tree.tree import SkillTree
@@ -96,20 +96,15 @@ class LearnedRouter:
         folder = workspace.data_dir
         folder.mkdir(parents=True, exist_ok=True)
         weights = folder / WEIGHTS_FILE
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".router-", suffix=".npz")
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, w=self.w.astype(np.float32), v=self.v.astype(np.float32), b=self.b,
-                     none_w=self.none_w.astype(np.float32), none_v=self.none_v.astype(np.float32),
-                     words=np.array(self.vocabulary.words, dtype=str), idf=self.vocabulary.idf,
-                     numbers=np.array([self.beta, self.none_b, self.none_prior, self.temperature]))
-        os.replace(temp, weights)
+        arrays = io.BytesIO()
+        np.savez(arrays, w=self.w.astype(np.float32), v=self.v.astype(np.float32), b=self.b,
+                 none_w=self.none_w.astype(np.float32), none_v=self.none_v.astype(np.float32),
+                 words=np.array(self.vocabulary.words, dtype=str), idf=self.vocabulary.idf,
+                 numbers=np.array([self.beta, self.none_b, self.none_prior, self.temperature]))
+        replace_file(weights, arrays.getvalue())
         description = {"version": VERSION, **self.meta, "classes": self.classes}
         path = folder / ROUTER_FILE
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".router-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(description, handle, indent=1)
-            handle.write("\n")
-        os.replace(temp, path)
+        replace_file(path, json.dumps(description, indent=1) + "\n")
         return path
 
     @classmethod

@@ -24,11 +24,11 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from ..engine.base import Engine
+from ..engine.base import Engine, check_engine
 from ..engine.decisions import Option
 from ..engine.lexical import LexicalEngine
 from ..engine.local import LocalEngine, option_text
-from ..errors import EngineConfigError
+from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
@@ -94,6 +94,8 @@ class LeafScorer:
     def __init__(
         self, tree: SkillTree, engine: Engine, *, examples: str = "off", lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     ) -> None:
+        check_type("the tree", tree, SkillTree)
+        check_engine(engine)
         if examples not in EXAMPLE_MODES:
             raise EngineConfigError(f"examples must be one of {', '.join(EXAMPLE_MODES)}, not {examples!r}")
         if not callable(getattr(engine, "score", None)):

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..workspace import Workspace
 from .compare import Decision, Trial, decide
 from .evaluate import Example, Outcome, expected_calibration_error, route_all, summarize
@@ -155,9 +154,5 @@ def save_tuned(workspace: Workspace, values: dict[str, Any]) -> Path:
     """Write ``data/routing.json`` atomically."""
     path = workspace.data_dir / ROUTING_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".routing-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(values, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(values, indent=2) + "\n")
     return path

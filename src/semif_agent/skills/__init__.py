@@ -97,6 +97,22 @@ class ActionResult:
     new_state: str
 
 
+BODY_FUNCTIONS = ("predict", "act")
+
+
+def missing_functions(body: object) -> list[str]:
+    """The contract's functions (``predict``, ``act``) that a loaded ``body`` does not define."""
+    return [name for name in BODY_FUNCTIONS if not callable(getattr(body, name, None))]
+
+
+def body_line(exc: BaseException, path: str | os.PathLike[str]) -> int | None:
+    """The line of the body at ``path`` where ``exc`` was raised (its deepest frame there), if any."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == os.fspath(path)]
+    return frames[-1].lineno if frames else None
+
+
 @dataclass
 class ActionContext:
     """What a skill body is handed.

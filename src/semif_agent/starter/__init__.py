@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..errors import WorkspaceError
 from ..workspace import Workspace
 
@@ -108,6 +109,4 @@ def _merge_categories(target: Path, template: Path) -> None:
             changed = True
     if changed:
         existing.setdefault("version", starter.get("version", 1))
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(json.dumps(existing, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, target)
+        replace_file(target, json.dumps(existing, indent=2, ensure_ascii=False) + "\n")

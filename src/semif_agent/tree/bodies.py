@@ -9,11 +9,11 @@ picked up on the next run.
 
 from __future__ import annotations
 
-import traceback
 import types
 from pathlib import Path
 
 from ..errors import SkillContractError, SkillLoadError
+from ..skills import body_line, missing_functions
 from .manifests import SkillManifest
 
 _cache: dict[tuple[str, str, int, int], types.ModuleType] = {}
@@ -49,7 +49,7 @@ def _import(name: str, path: Path) -> types.ModuleType:
     except Exception as exc:
         where = _body_frame(exc, path)
         raise SkillLoadError(f"{where}: importing {name!r} raised {type(exc).__name__}: {exc}") from exc
-    missing = [fn for fn in ("predict", "act") if not callable(getattr(module, fn, None))]
+    missing = missing_functions(module)
     if missing:
         raise SkillContractError(f"{path}: the body of {name!r} does not define {' and '.join(missing)}")
     return module
@@ -57,5 +57,5 @@ def _import(name: str, path: Path) -> types.ModuleType:
 
 def _body_frame(exc: BaseException, path: Path) -> str:
     """``file:line`` of the deepest frame inside the body, for error messages."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
-    return f"{path}:{frames[-1].lineno}" if frames else str(path)
+    line = body_line(exc, path)
+    return f"{path}:{line}" if line is not None else str(path)

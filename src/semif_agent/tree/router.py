@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.base import Engine, decide
+from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult
+from ..errors import check_type
 from .manifests import SkillManifest
 from .tree import SkillTree
 
@@ -42,6 +43,8 @@ class Router:
     name = "chain"
 
     def __init__(self, tree: SkillTree, engine: Engine) -> None:
+        check_type("the tree", tree, SkillTree)
+        check_engine(engine)
         self.tree = tree
         self.engine = engine
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..errors import ManifestError
 from ..workspace import Workspace
 from .build import MAX_CHILDREN, FlatSkill, update_tree
@@ -188,15 +188,7 @@ def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:
     """Write the built tree atomically; a workspace that cannot be written keeps it in memory only."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".tree-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, ensure_ascii=False, indent=1)
-                handle.write("\n")
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
+        replace_file(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     except OSError as exc:
         problems.append(ManifestError(f"the built tree could not be stored ({exc.strerror}); it is rebuilt next time",
                                       file=str(path)))

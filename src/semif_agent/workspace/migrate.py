@@ -23,12 +23,12 @@ import contextlib
 import os
 import posixpath
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_file
 from ..errors import WorkspaceError
 from .settings import FOLDERS
 
@@ -175,17 +175,7 @@ def _rewritten(text: str, plan: Plan) -> str:
 
 
 def _replace(path: Path, text: str) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
-        raise
+    replace_file(path, text, fsync=True)
 
 
 @contextlib.contextmanager

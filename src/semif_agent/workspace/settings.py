@@ -12,6 +12,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
+from .._text import clip
 from ..errors import WorkspaceError
 
 FOLDERS = ("drafts", "notes", "calendar", "todos")
@@ -107,5 +108,4 @@ def _shown(value: Any) -> str:
         return f'"{value}"'
     if isinstance(value, dict):
         return "a table"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clip(repr(value), 40)

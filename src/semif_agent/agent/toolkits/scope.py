@@ -27,7 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import ConfigDict, field_validator
+
+from ...errors import InvalidArgumentError
+from .._validated import ValidatedModel
 
 ROOT = "/"
 
@@ -35,12 +38,12 @@ ROOT = "/"
 def normalize_namespace(namespace: str) -> str:
     """``namespace`` as a canonical path: a leading ``/``, no empty segments, no trailing ``/``.
 
-    A ``.`` or ``..`` segment is a ``ValueError``: namespaces are names, and
+    A ``.`` or ``..`` segment is an :class:`~semif_agent.errors.InvalidArgumentError` (a ``ValueError``): namespaces are names, and
     one that looks like it climbs out of its parent would read as inside it.
     """
     parts = [part for part in str(namespace).strip().split("/") if part]
     if any(part in (".", "..") for part in parts):
-        raise ValueError(f"namespace {namespace!r} has a '.' or '..' segment")
+        raise InvalidArgumentError(f"namespace {namespace!r} has a '.' or '..' segment")
     return ROOT + "/".join(parts)
 
 
@@ -49,7 +52,7 @@ def covers(prefix: str, namespace: str) -> bool:
     return prefix == ROOT or namespace == prefix or namespace.startswith(prefix + "/")
 
 
-class RetrievalScope(BaseModel):
+class RetrievalScope(ValidatedModel):
     """Navigation scope over hierarchical namespaces (frozen).
 
     ``include``: namespace prefixes that may be read (empty: the whole vault).
@@ -68,7 +71,7 @@ class RetrievalScope(BaseModel):
         if isinstance(value, str):
             value = (value,)
         if not isinstance(value, Iterable):
-            raise ValueError("must be a list of namespace prefixes")
+            raise InvalidArgumentError("must be a list of namespace prefixes")
         return _unique(normalize_namespace(item) for item in value)
 
     @classmethod

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from ...errors import ArgumentTypeError, check_number, check_type
 from .._assembler import StreamAssembler
 from ..errors import InvalidModelRequestError, ResponseError, StreamInterruptedError
 from ..messages import ToolCall
@@ -57,6 +58,12 @@ class ScriptedReply:
     break_after: int | None = None
     model: str | None = field(default=None)
 
+    def __post_init__(self) -> None:
+        check_type("text", self.text, str)
+        for call in self.tool_calls:
+            check_type("each of tool_calls", call, (ToolCall, Mapping))
+        check_number("break_after", self.break_after, whole=True, optional=True)
+
 
 Reply: TypeAlias = str | ScriptedReply | Response | Mapping[str, Any] | BaseException
 ReplyFunction: TypeAlias = Callable[[ModelRequest], Reply]
@@ -84,6 +91,11 @@ class ScriptedProvider(BaseProvider):
         name: str = "scripted",
         pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
     ) -> None:
+        if isinstance(replies, (str, bytes)):
+            raise ArgumentTypeError(f"replies must be a list, not one {type(replies).__name__}: wrap it in a list")
+        check_type("replies", replies, Iterable)
+        if fn is not None and not callable(fn):
+            raise ArgumentTypeError(f"fn must be a function of the ModelRequest, not {type(fn).__name__}")
         super().__init__(model, pricing=pricing)
         self._replies: deque[Reply] = deque(replies)
         self._fn = fn

@@ -19,6 +19,7 @@ import logging
 import sys
 from typing import Any
 
+from ....errors import check_type
 from ...errors import AgentConfigError, AgentError
 from .config import MCPServerConfig
 
@@ -55,6 +56,7 @@ class MCPConnection:
     """A session with one server: :meth:`open`, :meth:`list_tools`, :meth:`call_tool`, :meth:`aclose`."""
 
     def __init__(self, config: MCPServerConfig) -> None:
+        check_type("config", config, MCPServerConfig)
         self.config = config
         self.session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None

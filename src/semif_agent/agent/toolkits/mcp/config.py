@@ -16,14 +16,15 @@ import shlex
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from ..._validated import ValidatedModel
 from ...errors import AgentConfigError
 
 Transport = Literal["stdio", "http"]
 
 
-class MCPServerConfig(BaseModel):
+class MCPServerConfig(ValidatedModel):
     """One MCP server (frozen).
 
     ``transport`` is inferred: ``url`` means streamable HTTP, ``command``

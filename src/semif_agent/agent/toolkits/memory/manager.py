@@ -31,9 +31,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from ....errors import InvalidArgumentError
 from ....llm.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from ..._validated import ValidatedModel
 from ...errors import AgentError
 from ..retrieval import fts
 
@@ -80,7 +82,7 @@ class FactNotFoundError(AgentError, LookupError):
     """No fact has that id (it was never saved, or was deleted)."""
 
 
-class Fact(BaseModel):
+class Fact(ValidatedModel):
     """One persistent fact (frozen)."""
 
     model_config = ConfigDict(frozen=True)
@@ -131,7 +133,7 @@ class MemoryManager:
     def __init__(self, path: str | Any = ":memory:", *, session: str = DEFAULT_SESSION, fts5: bool | None = None) -> None:
         self._store = path if isinstance(path, _Store) else _Store(str(path), fts5)
         if not session:
-            raise ValueError("a memory session needs a name")
+            raise InvalidArgumentError("a memory session needs a name")
         self.session_id = str(session)
 
     @property
@@ -287,7 +289,7 @@ class MemoryManager:
 def _clean_content(content: str) -> str:
     content = str(content).strip()
     if not content:
-        raise ValueError("a fact needs some content")
+        raise InvalidArgumentError("a fact needs some content")
     return content
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....errors import ArgumentTypeError
 from ..._skill_bundle import skill_from_tools
 from ...tools import AgentTool, tool
 from .manager import MemoryManager
@@ -27,7 +28,7 @@ MEMORY_INSTRUCTIONS = (
 def memory_tools(memory: MemoryManager) -> list[AgentTool]:
     """The four fact tools over ``memory``: ``save_fact``, ``search_facts``, ``update_fact``, ``delete_fact``."""
     if not isinstance(memory, MemoryManager):
-        raise TypeError(f"memory_tools needs a MemoryManager, got {type(memory).__name__}")
+        raise ArgumentTypeError(f"memory_tools needs a MemoryManager, got {type(memory).__name__}")
 
     @tool(name="save_fact")
     def save_fact(content: str, tags: list[str] | None = None) -> str:

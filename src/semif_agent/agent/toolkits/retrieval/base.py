@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from ....errors import InvalidArgumentError
+from ..._validated import ValidatedModel
 from ..scope import RetrievalScope, normalize_namespace
 
 
-class Document(BaseModel):
+class Document(ValidatedModel):
     """A document to search (frozen): an id unique in its store, its text, its namespace and free metadata."""
 
     model_config = ConfigDict(frozen=True)
@@ -29,11 +31,11 @@ class Document(BaseModel):
     @classmethod
     def _id(cls, value: str) -> str:
         if not str(value).strip():
-            raise ValueError("a document needs an id")
+            raise InvalidArgumentError("a document needs an id")
         return str(value)
 
 
-class Hit(BaseModel):
+class Hit(ValidatedModel):
     """One search result (frozen): the document and its score (higher is better; scales differ by retriever)."""
 
     model_config = ConfigDict(frozen=True)

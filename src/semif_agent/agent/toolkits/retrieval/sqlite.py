@@ -16,10 +16,12 @@ build it falls back to ``LIKE`` and ranks by how many words a document has.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ....errors import check_type
 from ..scope import RetrievalScope
 from . import fts
 from .base import Document, Hit, as_documents, scope_sql
@@ -61,6 +63,7 @@ class SQLiteRetriever:
     """
 
     def __init__(self, path: str = ":memory:", *, fts5: bool | None = None) -> None:
+        check_type("path", path, (str, os.PathLike))
         self.path = str(path)
         self._lock = threading.RLock()
         self._conn = fts.connect(self.path)
