@@ -44,7 +44,7 @@ SECURITY_HEADERS = {
                                "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # "no-referrer" would make the browser send Origin: null on our own forms
 }
 
 
@@ -163,12 +163,12 @@ class _Pages:
             if skill is not None:
                 self.state.tree.check_skill(skill)
             log = DecisionLog(self.state.workspace.log_path, fsync=bool(self.state.workspace.settings["log"].get("fsync")))
-            await asyncio.to_thread(log.add_label, request.path_params["run_id"], by=str(form.get("by") or self.state.by),
+            row = await asyncio.to_thread(log.add_label, request.path_params["run_id"], by=str(form.get("by") or self.state.by),
                                     skill=skill, no_skill=choice == "none", outcome=outcome,
                                     note=str(form.get("note") or "") or None)
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
-        return RedirectResponse(f"/runs/{request.path_params['run_id']}#label", status_code=303)
+        return RedirectResponse(f"/runs/{row['run_id']}#label", status_code=303)
 
     def _refused(self, request: Request, form: Any) -> Response | None:
         """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""
