@@ -38,6 +38,7 @@ class Served:
     url: str
     workspace: Path
     process: subprocess.Popen
+    said: str = ""  # what it printed before serving
 
 
 def make_workspace(root: Path, requests: tuple[str, ...] = REQUESTS) -> Path:
@@ -74,7 +75,7 @@ def start_ui(workspace: Path, home: Path, *extra: str) -> Served:
         said.append(line)
         found = re.search(r"serving .* at (http://\S+/)", line)
         if found:
-            return Served(found.group(1), workspace, process)
+            return Served(found.group(1), workspace, process, "".join(said))
     process.wait(timeout=10)
     raise AssertionError("semif ui did not start:\n" + "".join(said))
 

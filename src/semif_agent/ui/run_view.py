@@ -129,13 +129,13 @@ def _change(root: Path, verb: str, path: str) -> ChangeView:
     """
     if verb == "deleted":
         return ChangeView(verb, path, None, "deleted")
-    target = (root / path)
     try:
-        resolved = target.resolve(strict=True)
-        resolved.relative_to(root.resolve())
+        resolved = (root / path).resolve(strict=True)
         status = os.stat(resolved, follow_symlinks=False)
-    except (OSError, ValueError):
+    except OSError:
         return ChangeView(verb, path, None, "no longer there")
+    if not resolved.is_relative_to(root.resolve()):
+        return ChangeView(verb, path, None, "not shown (outside the workspace)")
     if not stat.S_ISREG(status.st_mode) or status.st_size > DIFF_MAX_BYTES:
         return ChangeView(verb, path, None, "not shown (not a small regular file)")
     try:
