@@ -101,10 +101,14 @@ class RunFilter:
             return False
         if self.engine and self.engine not in run.engines:
             return False
-        day = _day(run.started)
-        if self.since and (day is None or day < self.since):
-            return False
-        return not (self.until and (day is None or day > self.until))
+        if self.since or self.until:
+            day = _day(run.started)
+            if day is None or (self.since and day < self.since) or (self.until and day > self.until):
+                return False
+        return True
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) for name in self.__dataclass_fields__)
 
 
 def _day(ts: float | None) -> str | None:
@@ -209,6 +213,7 @@ class LogIndex(AppendedRows):
         super()._reset()
         self.runs: dict[str, IndexedRun] = {}
         self.order: list[str] = []  # run ids in the order they first appear
+        self._choices: tuple[int, dict[str, list[str]]] | None = None
 
     def _add_row(self, row: dict[str, Any], start: int, length: int) -> bool:
         run_id = row.get("run_id")
@@ -225,14 +230,20 @@ class LogIndex(AppendedRows):
 
     def page(self, wanted: RunFilter, page: int = 1, size: int = PAGE_SIZE) -> tuple[list[tuple[IndexedRun, RunRecord]], int]:
         """The runs that match, newest first: the ``page``-th ``size`` of them, and how many match in all."""
-        matching = []
+        first = max(0, (page - 1) * size)
+        if not wanted:
+            end = max(0, len(self.order) - first)
+            newest = self.order[max(0, end - size):end][::-1]
+            return [(self.runs[run_id], self.runs[run_id].summary()) for run_id in newest], len(self.order)
+        shown, total = [], 0
         for run_id in reversed(self.order):
             run = self.runs[run_id]
             record = run.summary()
             if wanted.matches(run, record):
-                matching.append((run, record))
-        first = max(0, (page - 1) * size)
-        return matching[first: first + size], len(matching)
+                if first <= total < first + size:
+                    shown.append((run, record))
+                total += 1
+        return shown, total
 
     def rows_of(self, run_id: str) -> list[dict[str, Any]]:
         """Every row of one run, in log order, read from where the index saw them."""
@@ -249,6 +260,8 @@ class LogIndex(AppendedRows):
 
     def choices(self) -> dict[str, list[str]]:
         """The values the filters offer: skills chosen and engines used."""
+        if self._choices is not None and self._choices[0] == self.version:
+            return self._choices[1]
         skills: set[str] = set()
         engines: set[str] = set()
         for run in self.runs.values():
@@ -256,7 +269,8 @@ class LogIndex(AppendedRows):
             skill = run.summary().skill
             if skill:
                 skills.add(skill)
-        return {"skills": sorted(skills), "engines": sorted(engines)}
+        self._choices = (self.version, {"skills": sorted(skills), "engines": sorted(engines)})
+        return self._choices[1]
 
 
 class CallIndex(AppendedRows):
