@@ -5,8 +5,11 @@ from __future__ import annotations
 import click
 
 from ..errors import UserError
-from ._common import workspace_option
+from ._common import StageBars, workspace_option
 from .workspace_cmds import open_workspace
+
+INDEX_BAR_KIB = 16 * 1024
+"""A log smaller than this (16 MiB) is indexed too fast to be worth a progress bar."""
 
 
 @click.command("ui")
@@ -47,10 +50,17 @@ def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: 
     if public and not is_loopback(host):
         click.echo(f"warning: serving on {host}: anyone who can reach it can read the decision log and write labels",
                    err=True)
-    try:
-        serve(ws, host=host, port=port, public=public, open_browser=open_browser, say=lambda line: click.echo(line))
-    except KeyboardInterrupt:
-        pass
+    with StageBars(min_total=INDEX_BAR_KIB, only_on_terminal=True) as bars:
+        def indexing(done: int, total: int) -> None:
+            bars("indexing", done // 1024, total // 1024)
+            if done >= total:
+                bars.close()
+
+        try:
+            serve(ws, host=host, port=port, public=public, open_browser=open_browser, say=lambda line: click.echo(line),
+                  progress=indexing)
+        except KeyboardInterrupt:
+            pass
 
 
 COMMANDS = [ui]

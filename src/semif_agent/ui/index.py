@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -133,8 +134,11 @@ class AppendedRows:
     def _add_row(self, row: dict[str, Any], start: int, length: int) -> bool:
         raise NotImplementedError
 
-    def refresh(self) -> bool:
-        """Read the rows appended since the last refresh; True when there were any."""
+    def refresh(self, progress: Callable[[int, int], None] | None = None) -> bool:
+        """Read the rows appended since the last refresh; True when there were any.
+
+        ``progress(done, total)`` is told the bytes read so far of those to read.
+        """
         with self._lock:
             try:
                 handle = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed below
@@ -153,11 +157,11 @@ class AppendedRows:
                 self.identity = identity
                 if status.st_size == self.offset:
                     return False
-                return self._read_from(handle, status.st_size)
+                return self._read_from(handle, status.st_size, progress)
 
-    def _read_from(self, handle: Any, size: int) -> bool:
+    def _read_from(self, handle: Any, size: int, progress: Callable[[int, int], None] | None) -> bool:
         added = False
-        position = self.offset
+        position = begun = self.offset
         handle.seek(position)
         pending = b""
         while position + len(pending) < size:
@@ -172,6 +176,8 @@ class AppendedRows:
             added |= self._add_lines(data[: end + 1], position)
             position += end + 1
             pending = data[end + 1:]
+            if progress is not None:
+                progress(position - begun, size - begun)
         self.offset = position  # a last line without its newline is read again next time
         if added:
             self.version += 1

@@ -46,18 +46,25 @@ def url_of(sock: socket.socket) -> str:
 
 
 def serve(workspace: Workspace, *, host: str = "127.0.0.1", port: int = 8765, public: bool = False,
-          open_browser: bool = False, say: Callable[[str], None] = print) -> None:
-    """Index the log, then serve the web view until interrupted; ``say`` reports the address and timings."""
+          open_browser: bool = False, say: Callable[[str], None] = print,
+          progress: Callable[[int, int], None] | None = None) -> None:
+    """Index the log, then serve the web view until interrupted.
+
+    ``say`` reports the address and timings; ``progress(done, total)`` the
+    bytes of the log indexed so far.
+    """
     import uvicorn
 
     from .app import create_app
+    from .index import LogIndex
 
     if not is_loopback(host) and not public:
         raise UserError(f"{host} is not a loopback address: anyone who can reach it could read the log and write "
                         "labels; pass --public to serve there anyway")
     started = time.perf_counter()
-    app = create_app(workspace, public=not is_loopback(host))
-    index = app.state.ui.index
+    index = LogIndex(workspace.log_path)
+    index.refresh(progress)
+    app = create_app(workspace, public=not is_loopback(host), index=index)
     say(f"indexed {len(index.runs)} runs ({index.rows} rows) of {index.path} in {time.perf_counter() - started:.2f} s")
     sock = bind(host, port)
     url = url_of(sock)
