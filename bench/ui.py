@@ -12,7 +12,8 @@ prints:
 - for the runs page, a search, a filtered page and one run's page: the median
   time to the first byte of the response and to its last byte (the page fully
   rendered by the server), over ``--repeat`` requests on one connection;
-- the same after a run is appended (the index reads only the new bytes);
+- the same after a run is appended (the index reads only the new bytes), and
+  the time to label a run through the page;
 - with the system's Chromium and Playwright, the time until the browser has
   loaded the runs page (its ``load`` event), median of 5.
 
@@ -113,6 +114,23 @@ def measure(url: str, paths: dict[str, str], repeat: int) -> None:
     connection.close()
 
 
+def label_time(url: str) -> float:
+    """Ms to label one run through the page's form (the 303 that follows the write)."""
+    host, port = re.match(r"http://([^:/]+):(\d+)/", url).groups()
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection.request("GET", "/")
+    token = re.search(r'name="semif-token" content="([^"]+)"', connection.getresponse().read().decode()).group(1)
+    started = time.perf_counter()
+    connection.request("POST", "/runs/bench-0000123/label", body=f"token={token}&skill_choice=none&by=bench",
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    response = connection.getresponse()
+    response.read()
+    elapsed = (time.perf_counter() - started) * 1000
+    assert response.status == 303, response.status
+    connection.close()
+    return elapsed
+
+
 def browser_load(url: str) -> float | None:
     """Median ms until Chromium fires the runs page's load event (None without a browser)."""
     path = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -170,6 +188,7 @@ def main() -> None:
                     handle.write(json.dumps({**row, "run_id": "bench-appended"}) + "\n")
             print("after one run is appended:")
             measure(url, {"runs page (first request)": "/"}, 1)
+            print(f"  {'label a run (POST)':<28} answered in {label_time(url):7.1f} ms")
             loaded = browser_load(url)
             if loaded is not None:
                 print(f"Chromium: runs page loaded in {loaded:.1f} ms (median of 5, load event)")

@@ -25,7 +25,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..engine.labels import LABEL_OUTCOMES
+from ..engine.labels import LABEL_OUTCOMES, label_row
 from ..engine.log import DecisionLog
 from ..errors import SemifError, UserError
 from ..workspace import Workspace
@@ -162,10 +162,12 @@ class _Pages:
                 raise UserError("name the skill the request should have gone to")
             if skill is not None:
                 self.state.tree.check_skill(skill)
-            log = DecisionLog(self.state.workspace.log_path, fsync=bool(self.state.workspace.settings["log"].get("fsync")))
-            row = await asyncio.to_thread(log.add_label, request.path_params["run_id"], by=str(form.get("by") or self.state.by),
-                                    skill=skill, no_skill=choice == "none", outcome=outcome,
-                                    note=str(form.get("note") or "") or None)
+            self.state.refresh()
+            run_id = resolve(self.state.index, request.path_params["run_id"])
+            row = label_row(run_id, by=str(form.get("by") or self.state.by), skill=skill, no_skill=choice == "none",
+                            outcome=outcome, note=str(form.get("note") or "") or None)
+            settings = self.state.workspace.settings["log"]
+            await asyncio.to_thread(DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync"))).append, row)
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{row['run_id']}#label", status_code=303)
@@ -216,7 +218,7 @@ class _Pages:
         async def stream() -> Any:
             seen, quiet = -1, 0.0
             while not await request.is_disconnected():
-                await asyncio.to_thread(self.state.refresh)
+                self.state.refresh()  # on the event loop, like every page: the index changes on one thread only
                 version = self.state.index.version
                 if version != seen:
                     seen, quiet = version, 0.0

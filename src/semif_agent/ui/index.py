@@ -43,6 +43,7 @@ class IndexedRun:
     record_rows: list[dict[str, Any]] = field(default_factory=list)  # slim rows run_records() reads
     confidence: float | None = None  # the probability of the last routing decision's choice
     record: RunRecord | None = None
+    lowered: str | None = None  # the request in lower case, for search
 
     def add(self, row: dict[str, Any], start: int, length: int) -> None:
         self.offsets.append((start, length))
@@ -66,7 +67,7 @@ class IndexedRun:
             if kind == "route":
                 probability = (row.get("probabilities") or {}).get(row.get("selected"))
                 self.confidence = float(probability) if isinstance(probability, (int, float)) else None
-        self.record = None
+        self.record = self.lowered = None
 
     def summary(self) -> RunRecord:
         """The run's record (request, chosen skill, outcome, label), as ``semif log`` builds it."""
@@ -74,6 +75,11 @@ class IndexedRun:
             self.record = run_records(self.record_rows)[0] if self.record_rows else RunRecord(
                 self.run_id, None, None, None, "run")
         return self.record
+
+    def searchable(self) -> str:
+        if self.lowered is None:
+            self.lowered = (self.summary().request or "").lower()
+        return self.lowered
 
 
 _RECORD_KEYS = ("run_id", "kind", "request", "skill", "outcome", "evidence", "source", "by", "note")
@@ -92,7 +98,7 @@ class RunFilter:
     until: str = ""        # YYYY-MM-DD, inclusive
 
     def matches(self, run: IndexedRun, record: RunRecord) -> bool:
-        if self.text and not all(word in (record.request or "").lower() for word in self.text.lower().split()):
+        if self.text and not all(word in run.searchable() for word in self.text.lower().split()):
             return False
         if self.skill and (record.skill or "") != self.skill:
             return False
