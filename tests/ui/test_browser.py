@@ -39,8 +39,8 @@ def test_runs_search_open_and_relabel_a_run(served: Served, page, screenshots: P
     page.goto(served.url)
     rows = page.locator("table.runs tbody tr")
     assert rows.count() == 5
-    assert "Email Alice that the quarterly report is ready" in rows.first.inner_text() or \
-        "Email Alice that the quarterly report is ready" in page.locator("table.runs").inner_text()
+    assert "remind me to water the plants" in rows.first.inner_text()  # newest first
+    assert "Email Alice that the quarterly report is ready" in rows.last.inner_text()
     shoot(page, screenshots, "runs")
 
     page.fill("input[name=text]", "alice quarterly")
@@ -57,11 +57,11 @@ def test_runs_search_open_and_relabel_a_run(served: Served, page, screenshots: P
     assert page.locator("details.change pre.diff").count() == 1  # the draft it wrote, as a diff
     shoot(page, screenshots, "run")
 
-    page.check("input[name=skill_choice][value=skill]")
-    page.fill("input[name=skill]", "email.list_drafts")
-    page.check("input[name=outcome][value=failure]")
-    page.fill("input[name=note]", "wanted the drafts")
-    page.fill("input[name=by]", "tester")
+    page.check("form.label-form input[name=skill_choice][value=skill]")
+    page.fill("form.label-form input[name=skill]", "email.list_drafts")
+    page.check("form.label-form input[name=outcome][value=failure]")
+    page.fill("form.label-form input[name=note]", "wanted the drafts")
+    page.fill("form.label-form input[name=by]", "tester")
     page.click("form.label-form button[type=submit]")
     page.wait_for_selector(".current-label .labelled")
     label = page.inner_text(".current-label")
@@ -78,16 +78,21 @@ def test_runs_search_open_and_relabel_a_run(served: Served, page, screenshots: P
     assert labels[-1]["skill"] == "email.list_drafts" and labels[-1]["source"] == "person"
 
 
-def test_an_unknown_skill_is_refused_on_the_page_and_nothing_is_written(served: Served, page) -> None:  # noqa: ANN001
+def test_an_unknown_skill_is_refused_and_one_click_confirms_a_run(served: Served, page) -> None:  # noqa: ANN001
     log = served.workspace / "data" / "decisions.jsonl"
     before = log.read_bytes()
     page.goto(served.url + "runs/" + run_id_of(served, "Show my email drafts"))
-    page.check("input[name=skill_choice][value=skill]")
-    page.fill("input[name=skill]", "email.compos")
+    page.check("form.label-form input[name=skill_choice][value=skill]")
+    page.fill("form.label-form input[name=skill]", "email.compos")
     page.click("form.label-form button[type=submit]")
     page.wait_for_selector("p.error")
     assert "no skill named 'email.compos'" in page.inner_text("p.error") and "email.compose" in page.inner_text("p.error")
     assert log.read_bytes() == before
+
+    page.click("button.quick-label:text-is('Right skill, and it worked')")  # one click
+    page.wait_for_selector(".current-label .labelled")
+    label = page.inner_text(".current-label")
+    assert "success" in label and "should be email.list_drafts" in label
 
 
 def test_tree_and_quality_pages(served: Served, page, screenshots: Path) -> None:  # noqa: ANN001
