@@ -180,12 +180,11 @@ def main() -> None:
         try:
             paths = {"runs page": "/", "search 'budget alice'": "/?text=budget+alice",
                      "labelled, last page": "/?label=labelled&page=50", "one run": "/runs/bench-0000123"}
-            print("served (median of %d):" % args.repeat)
+            print(f"served (median of {args.repeat}):")
             measure(url, paths, args.repeat)
             with open(log, "a", encoding="utf-8") as handle:
                 last = [json.loads(line) for line in log.read_text().splitlines()[-6:]]
-                for row in last:
-                    handle.write(json.dumps({**row, "run_id": "bench-appended"}) + "\n")
+                handle.writelines(json.dumps({**row, "run_id": "bench-appended"}) + "\n" for row in last)
             print("after one run is appended:")
             measure(url, {"runs page (first request)": "/"}, 1)
             print(f"  {'label a run (POST)':<28} answered in {label_time(url):7.1f} ms")

@@ -63,7 +63,7 @@ def semif_env(home: Path) -> dict[str, str]:
 def semif(home: Path, *args: str) -> subprocess.CompletedProcess:
     """``semif ARGS`` in a new process."""
     return subprocess.run([sys.executable, "-m", "semif_agent", *args], capture_output=True, text=True,
-                          env=semif_env(home), timeout=180)
+                          env=semif_env(home), timeout=180, check=False)
 
 
 def start_ui(workspace: Path, home: Path, *extra: str) -> Served:
@@ -118,7 +118,7 @@ def browser() -> Iterator:
 
 
 @pytest.fixture
-def page(browser):  # noqa: ANN001, ANN201
+def page(browser):
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     opened = context.new_page()
     yield opened

@@ -17,7 +17,7 @@ from .conftest import Served, semif, start_ui, stop
 def fetch(url: str, *, data: dict | None = None, headers: dict | None = None) -> tuple[int, dict, str]:
     """(status, headers, body) of a GET, or of a form POST when ``data`` is given; redirects are not followed."""
     class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def redirect_request(self, *args, **kwargs):
             return None
 
     body = urllib.parse.urlencode(data).encode() if data is not None else None
@@ -72,8 +72,8 @@ def test_listening_beyond_loopback_needs_public(served: Served) -> None:
     refused = semif(home, "ui", "-w", str(served.workspace), "--host", "0.0.0.0", "--port", "0")
     assert refused.returncode == 1
     assert refused.stderr.strip().splitlines() == [
-        "Error: 0.0.0.0 is not a loopback address: anyone who can reach it could read the log and write labels; "
-        "pass --public to serve there anyway"]
+        ("Error: 0.0.0.0 is not a loopback address: anyone who can reach it could read the log and write labels; "
+         "pass --public to serve there anyway")]
     public = start_ui(served.workspace, home, "--host", "0.0.0.0", "--public")
     try:
         assert public.url.startswith("http://0.0.0.0:")

@@ -17,11 +17,18 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -130,9 +137,9 @@ class _Pages:
         page = _positive(query.get("page"), 1)
         rows, total = self.state.index.page(wanted, page)
         pages = max(1, -(-total // PAGE_SIZE))
-        values = dict(rows=rows, total=total, page=page, pages=pages, wanted=wanted,
-                      choices=self.state.index.choices(), version=self.state.index.version,
-                      query={k: v for k, v in query.items() if k != "page" and v})
+        values: dict[str, Any] = {"rows": rows, "total": total, "page": page, "pages": pages, "wanted": wanted,
+                  "choices": self.state.index.choices(), "version": self.state.index.version,
+                  "query": {k: v for k, v in query.items() if k not in ("page", "partial") and v}}
         if query.get("partial"):
             return self.render("_runs_table.html", **values)
         return self.render("runs.html", active="runs", **values)

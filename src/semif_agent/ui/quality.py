@@ -90,7 +90,7 @@ def _periods(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list[tup
     counts = tally(lambda when: when.strftime("%Y-%m-%d"))
     by_week = len(counts) > MAX_PERIODS
     if by_week:
-        counts = tally(lambda when: "%d-W%02d" % when.isocalendar()[:2])
+        counts = tally(lambda when: "{}-W{:02d}".format(*when.isocalendar()[:2]))
     periods = sorted(counts.items())[-MAX_PERIODS:]
     return [(period, n, right) for period, (n, right) in periods], by_week
 
@@ -100,13 +100,14 @@ def _reliability(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list
     outcomes = [Outcome(Example(record.request or "", record.label_skill if record.label_has_skill else record.skill),
                         record.skill, 0, 0.0, 0, run.confidence)
                 for run, record, _ in judged if run.confidence is not None]  # correct exactly when routing_correct
-    bins = []
+    pairs = [(float(o.confidence), o.correct) for o in outcomes if o.confidence is not None]
+    bins: list[tuple[float, float, int, float | None, float | None]] = []
     for number in range(BINS):
         low, high = number / BINS, (number + 1) / BINS
-        members = [o for o in outcomes if low < o.confidence <= high or (number == 0 and o.confidence == 0)]
+        members = [(p, right) for p, right in pairs if low < p <= high or (number == 0 and p == 0)]
         if members:
-            bins.append((low, high, len(members), sum(o.confidence for o in members) / len(members),
-                         sum(o.correct for o in members) / len(members)))
+            bins.append((low, high, len(members), sum(p for p, _ in members) / len(members),
+                         sum(right for _, right in members) / len(members)))
         else:
             bins.append((low, high, 0, None, None))
     return bins, expected_calibration_error(outcomes, BINS)

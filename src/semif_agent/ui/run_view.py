@@ -74,7 +74,7 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     """Everything the run page shows for ``run_id`` (already resolved)."""
     run = index.runs[run_id]
     rows = index.rows_of(run_id)
-    outcome = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
+    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
     labels = [row for row in rows if row.get("kind") == LABEL_KIND]
     decisions = [_decision(row) for row in rows if row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)]
     model_calls = [_decision_call(row) for row in rows if row.get("usage")]
