@@ -7,7 +7,10 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from semif_agent.engine.log import DecisionLog
+from semif_agent.errors import LogError
 from semif_agent.ui.index import LogIndex, RunFilter
 from semif_agent.ui.run_view import run_view
 
@@ -116,3 +119,11 @@ def test_a_changed_file_outside_the_workspace_is_never_read(tmp_path: Path) -> N
     assert draft.diff[-1] == "+To: Alice" and draft.diff[0] == "--- /dev/null"
     assert secret.diff is None and secret.why == "not shown (outside the workspace)"
     assert [option.id for option in view.decisions[0].options if option.chosen] == ["email"]
+
+
+def test_a_log_that_is_a_link_is_refused_as_the_log_refuses_it(tmp_path: Path) -> None:
+    real = DecisionLog(tmp_path / "elsewhere.jsonl")
+    write_runs(real)
+    (tmp_path / "decisions.jsonl").symlink_to(real.path)
+    with pytest.raises(LogError, match="is a symbolic link"):
+        LogIndex(tmp_path / "decisions.jsonl").refresh()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.labels import LABEL_KIND, OUTCOME_KIND, RunRecord, run_records
+from ..engine.log import DecisionLog
 
 PAGE_SIZE = 50
 READ_CHUNK = 1 << 22
@@ -140,6 +141,10 @@ class AppendedRows:
     def _add_row(self, row: dict[str, Any], start: int, length: int) -> bool:
         raise NotImplementedError
 
+    def open(self) -> Any:
+        """The file, opened for reading as the log itself opens it: never through a link, a regular file only."""
+        return os.fdopen(DecisionLog(self.path)._open(os.O_RDONLY), "rb", buffering=0)
+
     def refresh(self, progress: Callable[[int, int], None] | None = None) -> bool:
         """Read the rows appended since the last refresh; True when there were any.
 
@@ -147,7 +152,7 @@ class AppendedRows:
         """
         with self._lock:
             try:
-                handle = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed below
+                handle = self.open()
             except FileNotFoundError:
                 if self.rows:
                     self._reset()
@@ -262,7 +267,7 @@ class LogIndex(AppendedRows):
         run = self.runs.get(run_id)
         if run is None:
             return []
-        with open(self.path, "rb") as handle:
+        with self.open() as handle:
             rows = [self.read_row(handle, start, length) for start, length in run.offsets]
         return [row for row in rows if row is not None]
 
@@ -308,6 +313,6 @@ class CallIndex(AppendedRows):
             wanted = [c for c in self.calls if c[1] is None and c[2] == "run" and started <= c[0] <= ended]
         if not wanted:
             return []
-        with open(self.path, "rb") as handle:
+        with self.open() as handle:
             rows = [self.read_row(handle, start, length) for _, _, _, start, length in wanted]
         return [row for row in rows if row is not None]
