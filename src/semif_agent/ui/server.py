@@ -35,7 +35,8 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (--port N picks another port, "
+                        "--port 0 any free one)") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
