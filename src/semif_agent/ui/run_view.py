@@ -145,6 +145,6 @@ def _change(root: Path, verb: str, path: str) -> ChangeView:
     lines = text.splitlines()
     if verb == "created":
         diff = list(difflib.unified_diff([], lines, "/dev/null", path, lineterm=""))
-        return ChangeView(verb, path, diff[:DIFF_MAX_LINES], "against no file")
+        return ChangeView(verb, path, diff[:DIFF_MAX_LINES], "against no file (its contents now: the log keeps none)")
     return ChangeView(verb, path, [" " + line for line in lines[:DIFF_MAX_LINES]],
                       "as it is now (the log keeps no earlier contents)")
