@@ -51,6 +51,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
                 "Fit the workspace's router from everything it knows, and measure it on held-out requests."),
     LazyCommand("eval", _CLI + "eval_cmd:eval_", 'Route every request of DATASET (JSON lines {"text", "skill"}) '
                 "and report how well each strategy did."),
+    LazyCommand("ui", _CLI + "ui_cmd:ui", "Serve a local web view of the workspace's runs, decisions, tree and "
+                "quality, where runs are labelled."),
     LazyCommand("models", _CLI + "models_cmd:models", "List the models configured (semif.toml and environment) "
                 "and whether each endpoint is reachable."),
 )

@@ -1,0 +1,272 @@
+"""The web application: runs, one run, the tree, quality, training; label writes guarded by a token.
+
+Pages are rendered on the server from Jinja2 templates with autoescaping on,
+so nothing from a request, a skill or the log becomes markup. Every page
+carries the server's random token; a POST without it, or from another
+origin, is refused. Responses forbid framing and inline scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..engine.labels import LABEL_OUTCOMES, label_row
+from ..engine.log import DecisionLog
+from ..errors import SemifError, UserError
+from ..workspace import Workspace
+from . import charts
+from .index import PAGE_SIZE, CallIndex, LogIndex, RunFilter
+from .quality import quality
+from .run_view import resolve, run_view
+from .training import TrainingJob
+from .tree_view import TreeCache
+
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+LIVE_POLL_SECONDS = 0.5
+LIVE_HEARTBEAT_SECONDS = 15.0
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",  # "no-referrer" would make the browser send Origin: null on our own forms
+}
+
+
+@dataclass
+class UiState:
+    """What the server holds: the workspace, its indexed logs, its tree, the training job and the token."""
+
+    workspace: Workspace
+    index: LogIndex
+    calls: CallIndex
+    tree: TreeCache
+    training: TrainingJob
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    by: str = ""
+
+    def refresh(self) -> None:
+        self.index.refresh()
+        self.calls.refresh()
+
+
+def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | None = None) -> Starlette:
+    """The application for ``workspace``; ``public`` accepts any Host header (for a non-loopback bind)."""
+    index = index or LogIndex(workspace.log_path)
+    state = UiState(workspace, index, CallIndex(workspace.model_calls_path), TreeCache(workspace),
+                    TrainingJob(workspace, lambda: [record for _, record in index.records()]), by=_login_name())
+    state.refresh()
+    templates = Environment(loader=PackageLoader("semif_agent.ui", "templates"),
+                            autoescape=select_autoescape(default=True, default_for_string=True))
+    templates.filters.update(percent=_percent, when=_when,
+                             accuracy_point=lambda period: (period[0], period[2] / period[1] if period[1] else 0.0),
+                             confusion_item=lambda pair: (f"{pair[0]} \u2192 {pair[1]}", pair[2]))
+    templates.globals.update(charts=charts, token=state.token, outcomes=LABEL_OUTCOMES)
+    pages = _Pages(state, templates)
+    routes = [
+        Route("/", pages.runs), Route("/runs/{run_id}", pages.run),
+        Route("/runs/{run_id}/label", pages.label, methods=["POST"]),
+        Route("/tree", pages.tree), Route("/quality", pages.quality),
+        Route("/train", pages.train_page), Route("/train", pages.train_start, methods=["POST"]),
+        Route("/api/train", pages.train_status), Route("/events", pages.events),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Mount("/static", StaticFiles(packages=[("semif_agent.ui", "static")]), name="static"),
+    ]
+    middleware = [Middleware(SecurityHeaders)]
+    if not public:  # a name other than loopback in Host: a page of another site rebinding its name to us
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS))
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={404: pages.not_found})
+    app.state.ui = state
+    return app
+
+
+class SecurityHeaders:
+    """Adds :data:`SECURITY_HEADERS` to every response (no framing, no inline script or style, no sniffing)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).update(SECURITY_HEADERS)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class _Pages:
+    def __init__(self, state: UiState, templates: Environment) -> None:
+        self.state = state
+        self.templates = templates
+
+    def render(self, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+        html = self.templates.get_template(name).render(workspace=self.state.workspace.root, **values)
+        return HTMLResponse(html, status_code=code)
+
+    async def runs(self, request: Request) -> Response:
+        self.state.refresh()
+        query = request.query_params
+        wanted = RunFilter(**{name: query.get(name, "").strip() for name in RunFilter.__dataclass_fields__})
+        page = _positive(query.get("page"), 1)
+        rows, total = self.state.index.page(wanted, page)
+        pages = max(1, -(-total // PAGE_SIZE))
+        values: dict[str, Any] = {"rows": rows, "total": total, "page": page, "pages": pages, "wanted": wanted,
+                  "choices": self.state.index.choices(), "version": self.state.index.version,
+                  "query": {k: v for k, v in query.items() if k not in ("page", "partial") and v}}
+        if query.get("partial"):
+            return self.render("_runs_table.html", **values)
+        return self.render("runs.html", active="runs", **values)
+
+    async def run(self, request: Request, *, error: str | None = None, code: int = 200) -> Response:
+        self.state.refresh()
+        try:
+            run_id = resolve(self.state.index, request.path_params["run_id"])
+        except UserError as exc:
+            return self.render("error.html", code=404, message=str(exc))
+        if run_id != request.path_params["run_id"]:
+            return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        view = run_view(self.state.index, self.state.calls, self.state.workspace.root, run_id)
+        return self.render("run.html", code=code, active="runs", view=view, error=error,
+                           skills=sorted(self.state.tree.get().skills), by=self.state.by)
+
+    async def label(self, request: Request) -> Response:
+        form = await request.form()
+        refused = self._refused(request, form)
+        if refused is not None:
+            return refused
+        choice = str(form.get("skill_choice", "")).strip()
+        skill = str(form.get("skill", "")).strip() or None if choice == "skill" else None
+        outcome = str(form.get("outcome", "")).strip() or None
+        try:
+            if choice == "skill" and skill is None:
+                raise UserError("name the skill the request should have gone to")
+            if skill is not None:
+                self.state.tree.check_skill(skill)
+            self.state.refresh()
+            run_id = resolve(self.state.index, request.path_params["run_id"])
+            row = label_row(run_id, by=str(form.get("by") or self.state.by), skill=skill, no_skill=choice == "none",
+                            outcome=outcome, note=str(form.get("note") or "") or None)
+            settings = self.state.workspace.settings["log"]
+            await asyncio.to_thread(DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync"))).append, row)
+        except SemifError as exc:
+            return await self.run(request, error=str(exc), code=400)
+        return RedirectResponse(f"/runs/{row['run_id']}#label", status_code=303)
+
+    def _refused(self, request: Request, form: Any) -> Response | None:
+        """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+            return PlainTextResponse("refused: this request came from another site", status_code=403)
+        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return PlainTextResponse("refused: this request came from another site", status_code=403)
+        token = str(form.get("token") or request.headers.get("x-semif-token") or "")
+        if not secrets.compare_digest(token.encode(), self.state.token.encode()):
+            return PlainTextResponse("refused: the page's token is missing or stale; reload the page", status_code=403)
+        return None
+
+    async def tree(self, request: Request) -> Response:
+        self.state.refresh()
+        query = request.query_params.get("q", "").strip()
+        chosen = request.query_params.get("skill", "").strip()
+        view = self.state.tree.view(query, chosen, self.state.index)
+        return self.render("tree.html", active="tree", view=view, q=query)
+
+    async def quality(self, request: Request) -> Response:
+        self.state.refresh()
+        engine = request.query_params.get("engine", "").strip()
+        figures = quality(self.state.index.records(), engine=engine)
+        return self.render("quality.html", active="quality", q=figures, engine=engine,
+                           engines=self.state.index.choices()["engines"])
+
+    async def train_page(self, request: Request) -> Response:
+        return self.render("train.html", active="train", status=self.state.training.status)
+
+    async def train_start(self, request: Request) -> Response:
+        form = await request.form()
+        refused = self._refused(request, form)
+        if refused is not None:
+            return refused
+        self.state.refresh()
+        self.state.training.start()
+        return RedirectResponse("/train", status_code=303)
+
+    async def train_status(self, request: Request) -> Response:
+        return JSONResponse(self.state.training.status.to_dict())
+
+    async def events(self, request: Request) -> Response:
+        """Server-sent events: the log's version, each time rows were appended (and a comment now and then)."""
+        async def stream() -> Any:
+            seen, quiet = -1, 0.0
+            while not await request.is_disconnected():
+                self.state.refresh()  # on the event loop, like every page: the index changes on one thread only
+                version = self.state.index.version
+                if version != seen:
+                    seen, quiet = version, 0.0
+                    yield f"event: log\ndata: {version}\n\n"
+                elif quiet >= LIVE_HEARTBEAT_SECONDS:
+                    quiet = 0.0
+                    yield ": still here\n\n"
+                await asyncio.sleep(LIVE_POLL_SECONDS)
+                quiet += LIVE_POLL_SECONDS
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        return self.render("error.html", code=404, message=f"nothing at {request.url.path}")
+
+
+def _positive(value: str | None, default: int) -> int:
+    try:
+        return max(1, int(value or default))
+    except ValueError:
+        return default
+
+
+def _percent(probability: float | None) -> str:
+    """A probability as a whole percentage; "<1%" and ">99%" rather than a misleading 0% or 100%."""
+    if probability is None:
+        return "-"
+    if 0 < probability < 0.005:
+        return "<1%"
+    if 0.995 <= probability < 1:
+        return ">99%"
+    return f"{probability:.0%}"
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if isinstance(ts, (int, float)) else ""
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser() or "person"
+    except (OSError, KeyError, ImportError):
+        return "person"
+

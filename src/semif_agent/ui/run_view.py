@@ -1,0 +1,150 @@
+"""One run, whole, as its page shows it: the request, each decision with every option, what it did, how it ended.
+
+The rows are those ``semif log show`` reads (the run's decision rows, its
+outcome row and its label rows), taken from the index rather than by reading
+the log again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..engine.labels import LABEL_KIND, OUTCOME_KIND, RunRecord, resolve_run_id
+from .index import CallIndex, LogIndex
+
+DIFF_MAX_BYTES = 64 * 1024
+DIFF_MAX_LINES = 400
+
+
+@dataclass
+class OptionView:
+    id: str
+    description: str
+    probability: float | None
+    score: float | None
+    chosen: bool
+
+
+@dataclass
+class DecisionView:
+    step: Any
+    kind: str
+    question: str | None
+    state: str
+    selected: Any
+    engine: str | None
+    model: str | None
+    latency_ms: Any
+    options: list[OptionView] = field(default_factory=list)
+    note: str | None = None
+    details: str | None = None  # a generation step or other record of the run, as JSON
+
+
+@dataclass
+class ChangeView:
+    verb: str
+    path: str
+    diff: list[str] | None  # unified diff lines; None when the file cannot be shown
+    why: str = ""           # why there is no diff, or what it is against
+
+
+@dataclass
+class RunView:
+    record: RunRecord
+    started: float | None
+    decisions: list[DecisionView]
+    outcome: dict[str, Any]
+    changes: list[ChangeView]
+    labels: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+
+
+def resolve(index: LogIndex, wanted: str) -> str:
+    """The run id ``wanted`` names (itself or a unique prefix); a UserError otherwise."""
+    return resolve_run_id(wanted, index.runs, where=f"the decision log {index.path}")
+
+
+def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) -> RunView:
+    """Everything the run page shows for ``run_id`` (already resolved)."""
+    run = index.runs[run_id]
+    rows = index.rows_of(run_id)
+    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
+    labels = [row for row in rows if row.get("kind") == LABEL_KIND]
+    decisions = [_decision(row) for row in rows if row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)]
+    model_calls = [_decision_call(row) for row in rows if row.get("usage")]
+    if calls is not None:
+        model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]
+    changes = [_change(root, verb, str(path)) for verb, paths in (outcome.get("changes") or {}).items()
+               for path in (paths or ())]
+    return RunView(run.summary(), run.started, decisions, outcome, changes, labels, model_calls)
+
+
+def _decision(row: dict[str, Any]) -> DecisionView:
+    view = DecisionView(row.get("step"), str(row.get("kind")), row.get("question"), str(row.get("state") or ""),
+                        row.get("selected"), row.get("engine"), row.get("model"), row.get("latency_ms"),
+                        note=row.get("note") if isinstance(row.get("note"), str) else None)
+    if "question" not in row:
+        shown = {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}
+        view.details = json.dumps(shown, ensure_ascii=False, indent=1, default=str)
+        return view
+    probabilities = row.get("probabilities") or {}
+    scores = row.get("scores") or {}
+    for option in row.get("options") or ():
+        option_id = option.get("id") if isinstance(option, dict) else str(option)
+        description = option.get("description", "") if isinstance(option, dict) else ""
+        view.options.append(OptionView(str(option_id), str(description or ""), _number(probabilities.get(option_id)),
+                                       _number(scores.get(option_id)), option_id == row.get("selected")))
+    return view
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _decision_call(row: dict[str, Any]) -> dict[str, Any]:
+    usage = row.get("usage") or {}
+    return {"what": f"decision {row.get('step')} ({row.get('kind')})", "model": row.get("model"),
+            "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
+            "cost_usd": usage.get("cost_usd"), "latency_ms": row.get("latency_ms"), "error": None}
+
+
+def _logged_call(row: dict[str, Any]) -> dict[str, Any]:
+    usage = row.get("usage") or {}
+    return {"what": row.get("purpose") or "model call", "model": f"{row.get('provider')}/{row.get('model')}",
+            "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
+            "cost_usd": usage.get("cost_usd"), "latency_ms": row.get("latency_ms"), "error": row.get("error")}
+
+
+def _change(root: Path, verb: str, path: str) -> ChangeView:
+    """A changed file and its diff: a file the run created, against nothing; one it modified, as it is now.
+
+    Only regular text files inside the workspace, under 64 KiB, are read;
+    the log keeps no earlier contents, so a modification shows the file now.
+    """
+    if verb == "deleted":
+        return ChangeView(verb, path, None, "deleted")
+    try:
+        resolved = (root / path).resolve(strict=True)
+        status = os.stat(resolved, follow_symlinks=False)
+    except OSError:
+        return ChangeView(verb, path, None, "no longer there")
+    if not resolved.is_relative_to(root.resolve()):
+        return ChangeView(verb, path, None, "not shown (outside the workspace)")
+    if not stat.S_ISREG(status.st_mode) or status.st_size > DIFF_MAX_BYTES:
+        return ChangeView(verb, path, None, "not shown (not a small regular file)")
+    try:
+        text = resolved.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ChangeView(verb, path, None, "not shown (binary)")
+    lines = text.splitlines()
+    if verb == "created":
+        diff = list(difflib.unified_diff([], lines, "/dev/null", path, lineterm=""))
+        return ChangeView(verb, path, diff[:DIFF_MAX_LINES], "against no file (its contents now: the log keeps none)")
+    return ChangeView(verb, path, [" " + line for line in lines[:DIFF_MAX_LINES]],
+                      "as it is now (the log keeps no earlier contents)")

@@ -1,0 +1,77 @@
+"""Serving the web view: a socket bound where asked (loopback unless ``public``), uvicorn on it."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+import webbrowser
+from collections.abc import Callable
+
+from ..errors import UserError
+from ..workspace import Workspace
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (127.0.0.0/8, ::1) or ``localhost``."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port`` (0: any free port); a clear error when it cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by connections: no 40 ms Nagle stalls
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (--port N picks another port, "
+                        "--port 0 any free one)") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+
+
+def serve(workspace: Workspace, *, host: str = "127.0.0.1", port: int = 8765, public: bool = False,
+          open_browser: bool = False, say: Callable[[str], None] = print,
+          progress: Callable[[int, int], None] | None = None) -> None:
+    """Index the log, then serve the web view until interrupted.
+
+    ``say`` reports the address and timings; ``progress(done, total)`` the
+    bytes of the log indexed so far.
+    """
+    import uvicorn
+
+    from .app import create_app
+    from .index import LogIndex
+
+    if not is_loopback(host) and not public:
+        raise UserError(f"{host} is not a loopback address: anyone who can reach it could read the log and write "
+                        "labels; pass --public to serve there anyway")
+    started = time.perf_counter()
+    index = LogIndex(workspace.log_path)
+    index.refresh(progress)
+    app = create_app(workspace, public=not is_loopback(host), index=index)
+    say(f"indexed {len(index.runs)} runs ({index.rows} rows) of {index.path} in {time.perf_counter() - started:.2f} s")
+    sock = bind(host, port)
+    url = url_of(sock)
+    say(f"serving {workspace.root} at {url} (Ctrl-C stops)")
+    if open_browser:
+        threading.Timer(0.3, webbrowser.open, args=(url,)).start()
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,102 @@
+"""``semif ui`` as a server: label writes need the page's token and our own origin, loopback unless --public, training."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from .conftest import Served, semif, start_ui, stop
+
+
+def fetch(url: str, *, data: dict | None = None, headers: dict | None = None) -> tuple[int, dict, str]:
+    """(status, headers, body) of a GET, or of a form POST when ``data`` is given; redirects are not followed."""
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.build_opener(NoRedirect).open(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read().decode()
+
+
+def page_token(served: Served) -> str:
+    return re.search(r'name="semif-token" content="([^"]+)"', fetch(served.url)[2]).group(1)
+
+
+def first_run(served: Served) -> str:
+    return json.loads((served.workspace / "data" / "decisions.jsonl").read_text().splitlines()[0])["run_id"]
+
+
+def test_a_label_write_needs_the_page_token_and_our_own_origin(served: Served) -> None:
+    log = served.workspace / "data" / "decisions.jsonl"
+    before = log.read_bytes()
+    target = served.url + f"runs/{first_run(served)}/label"
+    token = page_token(served)
+    assert fetch(target, data={"skill_choice": "none"})[0] == 403
+    assert fetch(target, data={"skill_choice": "none", "token": token[:-1] + "x"})[0] == 403
+    foreign = fetch(target, data={"skill_choice": "none", "token": token}, headers={"Origin": "http://evil.example"})
+    assert foreign[0] == 403 and "another site" in foreign[2]
+    assert log.read_bytes() == before
+
+    status, headers, _ = fetch(target, data={"skill_choice": "none", "token": token, "by": "tester"},
+                               headers={"Origin": served.url.rstrip("/")})
+    assert status == 303 and headers["location"] == f"/runs/{first_run(served)}#label"
+    appended = [json.loads(line) for line in log.read_bytes()[len(before):].decode().splitlines()]
+    assert [(row["kind"], row["skill"], row["by"]) for row in appended] == [("label", None, "tester")]
+
+
+def test_pages_refuse_another_host_name_and_forbid_inline_script(served: Served) -> None:
+    assert fetch(served.url, headers={"Host": "rebound.example"})[0] == 400
+    status, headers, _ = fetch(served.url + "quality")
+    assert status == 200
+    assert "script-src 'self'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
+
+
+def test_an_unknown_run_is_a_page_that_says_so(served: Served) -> None:
+    status, _, body = fetch(served.url + "runs/19990101-nothing")
+    assert status == 404 and "no run &#39;19990101-nothing&#39;" in body
+
+
+def test_listening_beyond_loopback_needs_public(served: Served) -> None:
+    home = served.workspace.parent / "home"
+    refused = semif(home, "ui", "-w", str(served.workspace), "--host", "0.0.0.0", "--port", "0")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines() == [
+        ("Error: 0.0.0.0 is not a loopback address: anyone who can reach it could read the log and write labels; "
+         "pass --public to serve there anyway")]
+    public = start_ui(served.workspace, home, "--host", "0.0.0.0", "--public")
+    try:
+        assert public.url.startswith("http://0.0.0.0:")
+        assert fetch(public.url.replace("0.0.0.0", "127.0.0.1"))[0] == 200
+    finally:
+        stop(public)
+    warned = public.process.stdout.read() if public.process.stdout else ""
+    assert "warning: serving on 0.0.0.0" in public.said + warned
+
+
+def test_train_now_runs_the_training_and_reports_it(served: Served) -> None:
+    pytest.importorskip("onnxruntime", reason="training needs the local model (the local extra)")
+    token = page_token(served)
+    assert fetch(served.url + "train", data={})[0] == 403
+    status, headers, _ = fetch(served.url + "train", data={"token": token})
+    assert status == 303 and headers["location"] == "/train"
+    deadline = time.monotonic() + 120
+    while True:
+        state = json.loads(fetch(served.url + "api/train")[2])
+        if state["state"] != "running" or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert state["state"] == "done", state
+    assert state["report"]["classes"] == 11 and state["report"]["counts"]["examples"] > 0
+    assert (served.workspace / "data" / "router.json").is_file()
+    assert "Trained; saved to" in fetch(served.url + "train")[2]
