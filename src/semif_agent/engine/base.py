@@ -116,5 +116,6 @@ async def decide(engine: Engine, request: DecisionRequest) -> DecisionResult:
     """Ask ``engine`` without blocking the event loop (native ``acall`` when it has one)."""
     native = getattr(engine, "acall", None)
     if native is not None:
-        return await native(request)
+        answer: DecisionResult = await native(request)
+        return answer
     return await asyncio.to_thread(engine.call, request)

@@ -43,7 +43,7 @@ def terms(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _document(text: str) -> tuple[int, Counter]:
+def _document(text: str) -> tuple[int, Counter[str]]:
     """An option's length in terms and its term counts (cached: options repeat across decisions)."""
     words = terms(text)
     return len(words), Counter(words)

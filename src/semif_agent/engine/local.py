@@ -183,7 +183,7 @@ class Embedder:
                     self._cache.move_to_end(text)
                     out[where] = vector
             if missing and self.store is not None:
-                missing = self._load_stored(missing, rows, out)
+                missing = self._load_stored(self.store, missing, rows, out)
             if missing:
                 self._embed_missing(missing, rows, out, progress)
         return out
@@ -193,11 +193,11 @@ class Embedder:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _load_stored(self, texts: list[str], rows: dict[str, list[int]], out: Any) -> list[str]:
+    def _load_stored(self, store: EmbeddingStore, texts: list[str], rows: dict[str, list[int]], out: Any) -> list[str]:
         """Fill ``out`` and the memory cache from the store; return the texts still missing."""
         keys = {cache_key(MODEL_ID, t): t for t in texts}
         found = set()
-        for key, blob in self.store.get_many(list(keys)).items():
+        for key, blob in store.get_many(list(keys)).items():
             vector = self._np.frombuffer(blob, dtype=self._np.float32)
             if vector.shape == (self.dimension,):
                 text = keys[key]

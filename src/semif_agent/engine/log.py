@@ -160,8 +160,9 @@ class DecisionLog:
             for row in rows:
                 if row.get("kind") in RECORD_KINDS:
                     continue
-                joined = {**row, "outcome": outcomes.get(row.get("run_id"))}
-                label = labels.get(row.get("run_id"))
+                run_id = str(row.get("run_id"))
+                joined = {**row, "outcome": outcomes.get(run_id)}
+                label = labels.get(run_id)
                 if label is not None:
                     joined["label"] = label.to_dict()
                 yield joined
@@ -206,10 +207,11 @@ class DecisionLog:
         if last_runs is not None:
             order: list[str] = []
             for row in rows:
-                if row.get("run_id") not in order:
-                    order.append(row.get("run_id"))
+                run_id = str(row.get("run_id"))
+                if run_id not in order:
+                    order.append(run_id)
             keep = set(order[-last_runs:]) if last_runs > 0 else set()
-            rows = [r for r in rows if r.get("run_id") in keep]
+            rows = [r for r in rows if str(r.get("run_id")) in keep]
         wanted = {"run_id": run_id, "skill": skill, "kind": kind, "engine": engine}
         rows = [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
         if outcome is not None:

@@ -87,7 +87,8 @@ def create_engine(name: str | None = None, settings: Mapping[str, Any] | None = 
             f"engine {name!r} is not available ({exc.name or exc}); "
             f"install it with: pip install 'semif-agent[{_EXTRA.get(name, name)}]'"
         ) from exc
-    return getattr(module, attr)(settings)
+    engine: Engine = getattr(module, attr)(settings)
+    return engine
 
 
 _EXTRA = {"local": "local", "llm": "openai"}

@@ -86,7 +86,7 @@ class Prediction:
     """``predict``'s forecast, and the ``(DecisionRequest, DecisionResult)`` pairs it made."""
 
     text: str
-    decisions: list = field(default_factory=list)
+    decisions: list[tuple[DecisionRequest, DecisionResult]] = field(default_factory=list)
 
 
 @dataclass
