@@ -6,67 +6,83 @@ tool calls, stop reason), usage with cost, latency and the error if the call
 failed. With the decision log, it makes every model call a training row too.
 The file is written like the decision log (append-only, crash-safe); turn it
 off with ``[log] model_calls = false``.
+
+A conversation is logged as it grows, not again whole at every call: when a
+call's messages begin with all the messages of a call logged shortly before
+(the loop's next round), its row holds only the new ones, with
+``"continues"`` naming that row's ``call_id`` and ``"earlier_messages"``
+counting the messages it leaves out. :func:`read_calls` gives the rows back
+with their messages whole.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Mapping
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from ..engine.log import DecisionLog
-from .protocol import BaseProvider, LLMProvider, ModelRequest
+from .messages import Message
+from .protocol import LLMProvider, ModelRequest, ProviderWrapper, closing_stream
 from .responses import Response, StopChunk, StreamChunk
 
+RECENT_CALLS = 8  # conversations a logger follows at once (agents sharing one provider)
 
-class LoggedProvider(BaseProvider):
+
+class LoggedProvider(ProviderWrapper):
     """``inner``, with one row appended to ``log`` per call; ``context`` is added to every row."""
 
     def __init__(self, inner: LLMProvider, log: DecisionLog, *, context: Mapping[str, Any] | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.log = log
         self.context = dict(context or {})
-        self.model_id = inner.model_id
-        self.provider_name = inner.provider_name
-        self.supports_logprobs = bool(getattr(inner, "supports_logprobs", False))
-        self.pricing = getattr(inner, "pricing", {})
+        self._recent: deque[tuple[str, tuple[Message, ...]]] = deque(maxlen=RECENT_CALLS)
 
-    async def _ainvoke(self, request: ModelRequest) -> Response:
+    async def request(self, request: ModelRequest) -> Response:
         start = time.perf_counter()
         try:
-            response = await self.inner.ainvoke(list(request.messages), **request.kwargs())
+            response = await self.next.request(request)
         except BaseException as exc:
             self._write(request, None, start, exc)
             raise
         self._write(request, response, start)
         return response
 
-    async def _astream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         start = time.perf_counter()
         response: Response | None = None
         try:
-            async for chunk in self.inner.astream(list(request.messages), **request.kwargs()):
-                if isinstance(chunk, StopChunk):
-                    response = chunk.response
-                yield chunk
+            async with closing_stream(self.next.request_stream(request)) as chunks:
+                async for chunk in chunks:
+                    if isinstance(chunk, StopChunk):
+                        response = chunk.response
+                    yield chunk
         except BaseException as exc:
             self._write(request, response, start, exc)
             raise
         self._write(request, response, start)
 
     def _write(self, request: ModelRequest, response: Response | None, start: float, error: BaseException | None = None) -> None:
-        row: dict[str, Any] = {
-            **self.context,
-            "kind": "model_call",
-            "provider": self.provider_name,
-            "model": self.model_id,
-            "messages": [dataclasses.asdict(m) for m in request.messages],
+        call_id = uuid.uuid4().hex
+        row: dict[str, Any] = {**self.context, "kind": "model_call", "call_id": call_id,
+                               "provider": self.provider_name, "model": self.model_id}
+        messages = request.messages
+        earlier = self._continues(messages)
+        if earlier is not None:
+            row["continues"], row["earlier_messages"] = earlier
+            messages = messages[earlier[1]:]
+        row.update({
+            "messages": [dataclasses.asdict(m) for m in messages],
             "tools": [t.name for t in request.tools],
             "tool_choice": request.tool_choice,
             "response": None,
             "latency_ms": round((time.perf_counter() - start) * 1000, 3),
-        }
+        })
+        if request.options:
+            row["options"] = dict(request.options)
         if response is not None:
             answer = response.to_dict()
             row["usage"] = answer.pop("usage")
@@ -76,15 +92,37 @@ class LoggedProvider(BaseProvider):
         try:
             self.log.append(row)
         except Exception:  # noqa: BLE001 - a log that cannot be written never breaks the call
-            pass
+            return
+        self._recent.append((call_id, request.messages))
 
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+    def _continues(self, messages: tuple[Message, ...]) -> tuple[str, int] | None:
+        """The latest recent call whose messages begin ``messages``: its id and message count."""
+        for call_id, earlier in reversed(self._recent):
+            count = len(earlier)
+            # the last message first (one comparison rules out most), then all (identical objects compare at C speed)
+            if 0 < count <= len(messages) and messages[count - 1] == earlier[-1] and messages[:count] == earlier:
+                return call_id, count
+        return None
 
     def __repr__(self) -> str:
         return f"<LoggedProvider {self.inner!r} -> {self.log.path}>"
+
+
+def read_calls(log: DecisionLog) -> Iterator[dict[str, Any]]:
+    """The log's model-call rows, each with its messages whole (a continuing row's earlier ones put back).
+
+    A row continuing one that is not in the file (cut off, or lost to a torn
+    line) is given as it was written.
+    """
+    whole: dict[str, list[Any]] = {}
+    for row in log.read():
+        earlier = whole.get(row.get("continues", ""))
+        if earlier is not None and isinstance(row.get("earlier_messages"), int):
+            row = {**row, "messages": earlier[: row["earlier_messages"]] + list(row.get("messages") or ())}
+            del row["continues"], row["earlier_messages"]
+        if isinstance(row.get("call_id"), str):
+            whole[row["call_id"]] = row.get("messages") or []
+        yield row
 
 
 def logged(provider: LLMProvider, workspace: Any, **context: Any) -> LLMProvider:

@@ -10,6 +10,7 @@
     │   │       ├── MissingCredentialsError no API key: names the variable to set
     │   │       └── MissingExtraError      the SDK is not installed: names the extra
     │   ├── InvalidModelRequestError       bad call arguments (also a ValueError)
+    │   │   └── UnsupportedOptionError     a provider option the provider does not declare
     │   ├── ModelRequestsBlockedError      a real model call while they are blocked (tests)
     │   └── SyncInAsyncError               a sync method called inside a running event loop
     ├── DecisionError
@@ -56,6 +57,10 @@ class MissingExtraError(ProviderConfigError):
 
 class InvalidModelRequestError(UserError, ValueError):
     """A model call's arguments are invalid: no messages, an unknown role or tool choice, ..."""
+
+
+class UnsupportedOptionError(InvalidModelRequestError):
+    """A request carries a provider option its provider does not take; the message names those it does."""
 
 
 class ModelRequestsBlockedError(UserError):
