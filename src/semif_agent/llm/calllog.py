@@ -11,13 +11,13 @@ A conversation is logged as it grows, not again whole at every call: when a
 call's messages begin with all the messages of a call logged shortly before
 (the loop's next round), its row holds only the new ones, with
 ``"continues"`` naming that row's ``call_id`` and ``"earlier_messages"``
-counting the messages it leaves out. :func:`read_calls` gives the rows back
-with their messages whole.
+counting the messages it leaves out; its ``"tools"`` are left out too when
+they are the same as that row's. :func:`read_calls` gives the rows back
+whole.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from collections import deque
@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from ..engine.log import DecisionLog
-from .messages import Message
+from .messages import Message, message_to_dict
 from .protocol import LLMProvider, ModelRequest, ProviderWrapper, closing_stream
 from .responses import Response, StopChunk, StreamChunk
 
@@ -39,7 +39,7 @@ class LoggedProvider(ProviderWrapper):
         super().__init__(inner)
         self.log = log
         self.context = dict(context or {})
-        self._recent: deque[tuple[str, tuple[Message, ...]]] = deque(maxlen=RECENT_CALLS)
+        self._recent: deque[tuple[str, ModelRequest]] = deque(maxlen=RECENT_CALLS)
 
     async def request(self, request: ModelRequest) -> Response:
         start = time.perf_counter()
@@ -72,11 +72,12 @@ class LoggedProvider(ProviderWrapper):
         messages = request.messages
         earlier = self._continues(messages)
         if earlier is not None:
-            row["continues"], row["earlier_messages"] = earlier
-            messages = messages[earlier[1]:]
+            row["continues"], row["earlier_messages"] = earlier[0], len(earlier[1].messages)
+            messages = messages[len(earlier[1].messages):]
+        row["messages"] = [message_to_dict(m) for m in messages]
+        if earlier is None or request.tools != earlier[1].tools:
+            row["tools"] = [t.name for t in request.tools]
         row.update({
-            "messages": [dataclasses.asdict(m) for m in messages],
-            "tools": [t.name for t in request.tools],
             "tool_choice": request.tool_choice,
             "response": None,
             "latency_ms": round((time.perf_counter() - start) * 1000, 3),
@@ -93,15 +94,16 @@ class LoggedProvider(ProviderWrapper):
             self.log.append(row)
         except Exception:  # noqa: BLE001 - a log that cannot be written never breaks the call
             return
-        self._recent.append((call_id, request.messages))
+        self._recent.append((call_id, request))
 
-    def _continues(self, messages: tuple[Message, ...]) -> tuple[str, int] | None:
-        """The latest recent call whose messages begin ``messages``: its id and message count."""
+    def _continues(self, messages: tuple[Message, ...]) -> tuple[str, ModelRequest] | None:
+        """The latest recent call whose messages begin ``messages``: its id and request."""
         for call_id, earlier in reversed(self._recent):
-            count = len(earlier)
+            before = earlier.messages
+            count = len(before)
             # the last message first (one comparison rules out most), then all (identical objects compare at C speed)
-            if 0 < count <= len(messages) and messages[count - 1] == earlier[-1] and messages[:count] == earlier:
-                return call_id, count
+            if 0 < count <= len(messages) and messages[count - 1] == before[-1] and messages[:count] == before:
+                return call_id, earlier
         return None
 
     def __repr__(self) -> str:
@@ -114,14 +116,15 @@ def read_calls(log: DecisionLog) -> Iterator[dict[str, Any]]:
     A row continuing one that is not in the file (cut off, or lost to a torn
     line) is given as it was written.
     """
-    whole: dict[str, list[Any]] = {}
+    whole: dict[str, dict[str, Any]] = {}
     for row in log.read():
         earlier = whole.get(row.get("continues", ""))
         if earlier is not None and isinstance(row.get("earlier_messages"), int):
-            row = {**row, "messages": earlier[: row["earlier_messages"]] + list(row.get("messages") or ())}
+            row = {**row, "messages": earlier["messages"][: row["earlier_messages"]] + list(row.get("messages") or ())}
+            row.setdefault("tools", earlier.get("tools", []))
             del row["continues"], row["earlier_messages"]
         if isinstance(row.get("call_id"), str):
-            whole[row["call_id"]] = row.get("messages") or []
+            whole[row["call_id"]] = {"messages": row.get("messages") or [], "tools": row.get("tools", [])}
         yield row
 
 

@@ -117,6 +117,18 @@ ToolChoice: TypeAlias = str
 TOOL_CHOICE_MODES = ("auto", "any", "none")
 
 
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A message as a JSON-ready dict: its fields by name (what ``dataclasses.asdict`` gives, without the copying)."""
+    if message.role == "assistant":
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments}
+                 for c in message.tool_calls]
+        return {"content": message.content, "tool_calls": calls, "role": "assistant"}
+    if message.role == "tool":
+        return {"tool_call_id": message.tool_call_id, "content": message.content, "is_error": message.is_error,
+                "role": "tool"}
+    return {"content": message.content, "role": message.role}
+
+
 def to_messages(messages: MessageLike | Iterable[MessageLike]) -> list[Message]:
     """Typed messages from typed ones, plain strings (user turns) or ``{"role", "content"}`` dicts."""
     if isinstance(messages, (str, Mapping, SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)):
