@@ -247,7 +247,7 @@ def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str,
             times.append(time.perf_counter() - began)
             assert outcome == ("turn_finished", "done", count + 1), outcome
             if count == max(rounds):
-                longest.append([b - a for a, b in zip(starts, starts[1:])])
+                longest.append([b - a for a, b in zip(starts, starts[1:], strict=False)])
         out[count] = min(times) / (count + 1)
     log_dir.cleanup()
     return out, longest

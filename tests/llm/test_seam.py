@@ -63,7 +63,8 @@ def test_the_keyword_face_builds_the_request_and_unknown_keywords_are_our_error(
     provider = ScriptedProvider(["a", "b"])
     assert provider.invoke("Hi", max_tokens=5, stop="END").text == "a"
     assert (provider.last_request.max_tokens, provider.last_request.stop) == (5, ("END",))
-    with pytest.raises(UnsupportedOptionError, match=r"scripted/scripted does not take the option 'max_token' \(it takes no provider options\)") as caught:
+    refused = r"scripted/scripted does not take the option 'max_token' \(it takes no provider options\)"
+    with pytest.raises(UnsupportedOptionError, match=refused) as caught:
         provider.invoke("Hi", max_token=5)
     assert isinstance(caught.value, SemifError) and not isinstance(caught.value, TypeError)
     takes = ScriptedProvider(["c"], supported_options=["context_management"])
@@ -159,10 +160,10 @@ def test_a_long_turn_is_logged_as_it_grows_and_read_back_whole(tmp_path: Path) -
     written = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert len(written) == rounds + 1
     assert "continues" not in written[0] and len(written[0]["messages"]) == 2
-    for before, row in zip(written, written[1:]):
+    for before, row in zip(written, written[1:], strict=False):
         assert row["continues"] == before["call_id"] and len(row["messages"]) == 2  # the answer and its tool result
         assert "tools" not in row  # the same tools as the row it continues
     whole = list(read_calls(log))
-    for row, request in zip(whole, model.requests):
+    for row, request in zip(whole, model.requests, strict=True):
         assert [m["content"] for m in row["messages"]] == [m.content for m in request.messages]
         assert row["tools"] == ["step"] and "continues" not in row

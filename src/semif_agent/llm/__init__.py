@@ -103,8 +103,8 @@ from .messages import (
     ToolSpec,
     UserMessage,
 )
-from .pricing import MODEL_PRICING, ModelPrice, set_price
 from .options import ProviderOptions
+from .pricing import MODEL_PRICING, ModelPrice, set_price
 from .protocol import BaseProvider, LLMProvider, ModelRequest, as_provider
 from .providers.scripted import ScriptedProvider, ScriptedReply
 from .registry import create_provider, parse_model_ref, provider_names, register_provider

@@ -50,7 +50,8 @@ class ProviderOptions:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
             raise InvalidModelRequestError(f"invalid provider options{f' for {where}' if where else ''}: {problems}") from exc
-        return checked.model_dump(include=set(values))
+        validated: dict[str, Any] = checked.model_dump(include=set(values))
+        return validated
 
     @classmethod
     def _build_model(cls) -> Any:

@@ -175,10 +175,12 @@ class BaseProvider:
 
     async def request(self, request: ModelRequest) -> Response:
         """Ask the model; return its whole answer."""
+        self.check_options(request)
         return await self._ainvoke(request)
 
     def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         """Ask the model; yield its answer as it comes, ending with a ``StopChunk``."""
+        self.check_options(request)
         return self._astream(request)
 
     async def _ainvoke(self, request: ModelRequest) -> Response:  # pragma: no cover
@@ -243,7 +245,7 @@ class ProviderWrapper(BaseProvider):
 
 def closing_stream(stream: AsyncIterator[StreamChunk]) -> Any:
     """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
-    return aclosing(stream) if hasattr(stream, "aclose") else nullcontext(stream)  # type: ignore[type-var]  # aclose checked
+    return aclosing(stream) if hasattr(stream, "aclose") else nullcontext(stream)
 
 _kinds: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
 
