@@ -114,14 +114,17 @@ def read_calls(log: DecisionLog) -> Iterator[dict[str, Any]]:
     """The log's model-call rows, each with its messages whole (a continuing row's earlier ones put back).
 
     A row continuing one that is not in the file (cut off, or lost to a torn
-    line) is given as it was written.
+    line), and any row continuing that one, is given as it was written.
     """
     whole: dict[str, dict[str, Any]] = {}
     for row in log.read():
-        earlier = whole.get(row.get("continues", ""))
-        if earlier is not None and isinstance(row.get("earlier_messages"), int):
+        if "continues" in row:
+            earlier = whole.get(row["continues"])
+            if earlier is None or not isinstance(row.get("earlier_messages"), int):
+                yield row  # its beginning is lost: so is the beginning of any row continuing it
+                continue
             row = {**row, "messages": earlier["messages"][: row["earlier_messages"]] + list(row.get("messages") or ())}
-            row.setdefault("tools", earlier.get("tools", []))
+            row.setdefault("tools", earlier["tools"])
             del row["continues"], row["earlier_messages"]
         if isinstance(row.get("call_id"), str):
             whole[row["call_id"]] = {"messages": row.get("messages") or [], "tools": row.get("tools", [])}
