@@ -134,6 +134,10 @@ def test_anthropic_takes_context_management_on_the_wire(wire, provider_for) -> N
     plain = wire.posts()[-1]
     assert "context_management" not in plain.body and plain.body["temperature"] == 0.2
     assert "anthropic-beta" not in plain.headers
+    wire.queue(WireReply(text="Both."))
+    other_beta = provider_for("anthropic", default_headers={"anthropic-beta": "context-1m-2025-08-07"})
+    assert other_beta.invoke("Hi", context_management=CONTEXT).text == "Both."
+    assert wire.posts()[-1].headers["anthropic-beta"] == "context-1m-2025-08-07,context-management-2025-06-27"
 
 
 def test_provider_options_are_validated_by_the_provider_that_answers(wire, provider_for) -> None:

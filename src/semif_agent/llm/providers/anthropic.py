@@ -64,7 +64,11 @@ class AnthropicProvider(SDKProvider):
         )
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        return _params(self.model_id, request, self.check_options(request))
+        params = _params(self.model_id, request, self.check_options(request))
+        betas = [v for k, v in self.default_headers.items() if k.lower() == "anthropic-beta"]
+        if betas and "extra_headers" in params:  # the betas asked for in default_headers stay on
+            params["extra_headers"]["anthropic-beta"] = ",".join([*betas, CONTEXT_MANAGEMENT_BETA])
+        return params
 
     async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:
         message = await client.messages.create(**params)
