@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, TypeAlias
 
 from .errors import InvalidModelRequestError
@@ -41,9 +42,9 @@ class ToolCall:
         arguments = decoded if isinstance(decoded, dict) else {}
         return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
 
-    @property
+    @cached_property
     def arguments_valid(self) -> bool:
-        """False when the model's argument text was not a JSON object."""
+        """False when the model's argument text was not a JSON object (decided once per call)."""
         if not self.raw_arguments.strip():
             return True
         try:
