@@ -133,6 +133,11 @@ class ModelRequest:
         return "\n\n".join(m.content for m in self.messages if m.role == "system")
 
 
+def closing_stream(stream: AsyncIterator[StreamChunk]) -> Any:
+    """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
+    return aclosing(stream) if hasattr(stream, "aclose") else nullcontext(stream)
+
+
 class BaseProvider:
     """A provider written as the two seam methods; the keyword face comes from here.
 
@@ -242,10 +247,6 @@ class ProviderWrapper(BaseProvider):
 
 # -- putting any provider on the seam -------------------------------------------
 
-
-def closing_stream(stream: AsyncIterator[StreamChunk]) -> Any:
-    """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
-    return aclosing(stream) if hasattr(stream, "aclose") else nullcontext(stream)
 
 _kinds: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
 
