@@ -213,6 +213,8 @@ NOT_BUILT_BY_CALLERS = {
     "SystemMessage": "checked when a request is built (ModelRequest.build: InvalidModelRequestError)",
     "UserMessage": "checked when a request is built", "AssistantMessage": "checked when a request is built",
     "ToolResultMessage": "checked when a request is built",
+    "ProviderOptions": "a base class a provider subclasses to declare its options; they are checked when a request is"
+                       " built (InvalidModelRequestError, UnsupportedOptionError)",
 }
 
 

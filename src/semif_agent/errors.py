@@ -14,6 +14,7 @@ also the standard exception X, so code that catches X keeps working.
     │   │   ├── ArgumentValidationError a pydantic-built object (Skill, AgentTool, UsageLimits, an event...)
     │   │   │                           refused its fields (also pydantic's ValidationError)
     │   │   ├── InvalidModelRequestError bad model-call arguments: no messages, an unknown role...
+    │   │   │   └── UnsupportedOptionError   a provider option the provider does not declare
     │   │   └── AgentConfigError        an agent or tool set up wrongly, found when it is configured
     │   │       ├── ToolNameCollisionError   two tools configured under one name
     │   │       ├── ToolDefinitionError      @tool cannot describe a function
@@ -76,7 +77,7 @@ also the standard exception X, so code that catches X keeps working.
     ├── SkillCatalogWarning             lenient loading: a skill loaded with a problem, skipped or shadowed
     └── TornLineWarning                 a log line that cannot be parsed (a write cut by a crash)
 
-Where they live, besides this module: ``llm.errors`` (InvalidModelRequestError,
+Where they live, besides this module: ``llm.errors`` (InvalidModelRequestError, UnsupportedOptionError,
 ProviderConfigError and below, ModelRequestsBlockedError, TooManyOptionsError,
 ProviderError and below); ``catalog.errors`` (SkillNotFound, SkillParseError,
 SkillPathError, SkillCollisionError, SkillsPathNotFound, CallTargetError,

@@ -29,7 +29,6 @@ would pass its trigger (see :mod:`.compaction`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -39,7 +38,8 @@ from pydantic import BaseModel
 
 from ..llm.errors import ProviderError, StreamInterruptedError
 from ..llm.messages import Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
-from ..llm.protocol import LLMProvider
+from ..llm.options import supported_options
+from ..llm.protocol import LLMProvider, ModelRequest, as_provider, closing_stream
 from ..llm.responses import Response
 from ._choices import turn_run_id
 from ._config import TurnConfig
@@ -71,11 +71,6 @@ from .usage import (
 )
 
 _OUTPUT_NUDGE = "[system] Record your final answer by calling the final_result tool; do not answer in plain text."
-
-
-def _closing(stream: Any) -> Any:
-    """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
-    return aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
 
 
 class Turn(SessionSteps):
@@ -215,19 +210,8 @@ class Turn(SessionSteps):
         self.stopped_by = self.wrap_reason or "max_rounds"  # pragma: no cover - the last round always ends the turn
 
     async def _model_call(self, final: bool) -> AsyncIterator[TextDelta]:
-        config = self.config
-        options: dict[str, Any] = {"max_tokens": config.max_response_tokens}
-        if config.specs:
-            options["tools"] = config.specs
-            pending = config.tool_output is not None and self.output is None
-            if final:
-                options["tool_choice"] = FINAL_RESULT if pending else "none"
-            else:
-                options["tool_choice"] = "any" if pending else "auto"
-        if config.context_management and getattr(self.provider, "supports_context_management", False):
-            options["context_management"] = dict(config.context_management)
         self._response = None
-        async with _closing(self.provider.astream(tuple(self.messages), **options)) as chunks:
+        async with closing_stream(as_provider(self.provider).request_stream(self._request(final))) as chunks:
             async for chunk in chunks:
                 kind = chunk.type
                 if kind == "text_delta":
@@ -239,6 +223,22 @@ class Turn(SessionSteps):
             raise StreamInterruptedError("the model's stream ended without its answer",
                                          provider=str(getattr(self.provider, "provider_name", "")),
                                          model=str(getattr(self.provider, "model_id", "")))
+
+    def _request(self, final: bool) -> ModelRequest:
+        """This round's request: the typed messages as they stand (none normalised again), tools, options."""
+        config = self.config
+        tool_choice = None
+        if config.specs:
+            pending = config.tool_output is not None and self.output is None
+            if final:
+                tool_choice = FINAL_RESULT if pending else "none"
+            else:
+                tool_choice = "any" if pending else "auto"
+        options: dict[str, Any] = {}
+        if config.context_management and "context_management" in supported_options(self.provider):
+            options["context_management"] = dict(config.context_management)
+        return ModelRequest(messages=tuple(self.messages), tools=config.specs, tool_choice=tool_choice,
+                            max_tokens=config.max_response_tokens, options=options)
 
     async def _tool_phase(self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]) -> AsyncIterator[Any]:
         executor = self._executor

@@ -5,6 +5,14 @@
 'Hello!'
 
 Providers
+    Every provider answers one :class:`ModelRequest` (``request`` and
+    ``request_stream``: the :class:`LLMProvider` protocol); ``invoke``,
+    ``stream``, ``ainvoke`` and ``astream`` take keyword arguments and build
+    the request for you. :func:`as_provider` puts a provider written before
+    the seam on it. Options only some providers take (Anthropic's
+    ``context_management``) are declared by each provider
+    (:class:`ProviderOptions`) and refused by the others
+    (:class:`UnsupportedOptionError`).
     :func:`create_provider` builds ``"provider/model"`` (``anthropic``, ``openai``,
     the OpenAI-compatible ``ollama``, ``vllm``, ``llamacpp``, ``openrouter``, and
     ``scripted``), with retries and fallbacks; :func:`register_provider` adds
@@ -82,6 +90,7 @@ from .errors import (
     SyncInAsyncError,
     TooManyOptionsError,
     UnknownProviderError,
+    UnsupportedOptionError,
 )
 from .fallback import FallbackProvider
 from .judge import LLMJudge, assess_request, create_judge
@@ -94,8 +103,9 @@ from .messages import (
     ToolSpec,
     UserMessage,
 )
+from .options import ProviderOptions
 from .pricing import MODEL_PRICING, ModelPrice, set_price
-from .protocol import BaseProvider, LLMProvider, ModelRequest
+from .protocol import BaseProvider, LLMProvider, ModelRequest, as_provider
 from .providers.scripted import ScriptedProvider, ScriptedReply
 from .registry import create_provider, parse_model_ref, provider_names, register_provider
 from .responses import (
@@ -117,6 +127,8 @@ __all__ = [
     "LLMProvider",
     "BaseProvider",
     "ModelRequest",
+    "ProviderOptions",
+    "as_provider",
     "create_provider",
     "register_provider",
     "provider_names",
@@ -171,6 +183,7 @@ __all__ = [
     "MissingCredentialsError",
     "MissingExtraError",
     "InvalidModelRequestError",
+    "UnsupportedOptionError",
     "ModelRequestsBlockedError",
     "SyncInAsyncError",
     "TooManyOptionsError",

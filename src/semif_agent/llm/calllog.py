@@ -6,67 +6,84 @@ tool calls, stop reason), usage with cost, latency and the error if the call
 failed. With the decision log, it makes every model call a training row too.
 The file is written like the decision log (append-only, crash-safe); turn it
 off with ``[log] model_calls = false``.
+
+A conversation is logged as it grows, not again whole at every call: when a
+call's messages begin with all the messages of a call logged shortly before
+(the loop's next round), its row holds only the new ones, with
+``"continues"`` naming that row's ``call_id`` and ``"earlier_messages"``
+counting the messages it leaves out; its ``"tools"`` are left out too when
+they are the same as that row's. :func:`read_calls` gives the rows back
+whole.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import AsyncIterator, Mapping
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from ..engine.log import DecisionLog
-from .protocol import BaseProvider, LLMProvider, ModelRequest
+from .messages import Message, message_to_dict
+from .protocol import LLMProvider, ModelRequest, ProviderWrapper, closing_stream
 from .responses import Response, StopChunk, StreamChunk
 
+RECENT_CALLS = 8  # conversations a logger follows at once (agents sharing one provider)
 
-class LoggedProvider(BaseProvider):
+
+class LoggedProvider(ProviderWrapper):
     """``inner``, with one row appended to ``log`` per call; ``context`` is added to every row."""
 
     def __init__(self, inner: LLMProvider, log: DecisionLog, *, context: Mapping[str, Any] | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.log = log
         self.context = dict(context or {})
-        self.model_id = inner.model_id
-        self.provider_name = inner.provider_name
-        self.supports_logprobs = bool(getattr(inner, "supports_logprobs", False))
-        self.pricing = getattr(inner, "pricing", {})
+        self._recent: deque[tuple[str, ModelRequest]] = deque(maxlen=RECENT_CALLS)
 
-    async def _ainvoke(self, request: ModelRequest) -> Response:
+    async def request(self, request: ModelRequest) -> Response:
         start = time.perf_counter()
         try:
-            response = await self.inner.ainvoke(list(request.messages), **request.kwargs())
+            response = await self.next.request(request)
         except BaseException as exc:
             self._write(request, None, start, exc)
             raise
         self._write(request, response, start)
         return response
 
-    async def _astream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         start = time.perf_counter()
         response: Response | None = None
         try:
-            async for chunk in self.inner.astream(list(request.messages), **request.kwargs()):
-                if isinstance(chunk, StopChunk):
-                    response = chunk.response
-                yield chunk
+            async with closing_stream(self.next.request_stream(request)) as chunks:
+                async for chunk in chunks:
+                    if isinstance(chunk, StopChunk):
+                        response = chunk.response
+                    yield chunk
         except BaseException as exc:
             self._write(request, response, start, exc)
             raise
         self._write(request, response, start)
 
     def _write(self, request: ModelRequest, response: Response | None, start: float, error: BaseException | None = None) -> None:
-        row: dict[str, Any] = {
-            **self.context,
-            "kind": "model_call",
-            "provider": self.provider_name,
-            "model": self.model_id,
-            "messages": [dataclasses.asdict(m) for m in request.messages],
-            "tools": [t.name for t in request.tools],
+        call_id = uuid.uuid4().hex
+        row: dict[str, Any] = {**self.context, "kind": "model_call", "call_id": call_id,
+                               "provider": self.provider_name, "model": self.model_id}
+        messages = request.messages
+        earlier = self._continues(messages)
+        if earlier is not None:
+            row["continues"], row["earlier_messages"] = earlier[0], len(earlier[1].messages)
+            messages = messages[len(earlier[1].messages):]
+        row["messages"] = [message_to_dict(m) for m in messages]
+        if earlier is None or request.tools != earlier[1].tools:
+            row["tools"] = [t.name for t in request.tools]
+        row.update({
             "tool_choice": request.tool_choice,
             "response": None,
             "latency_ms": round((time.perf_counter() - start) * 1000, 3),
-        }
+        })
+        if request.options:
+            row["options"] = dict(request.options)
         if response is not None:
             answer = response.to_dict()
             row["usage"] = answer.pop("usage")
@@ -76,15 +93,42 @@ class LoggedProvider(BaseProvider):
         try:
             self.log.append(row)
         except Exception:  # noqa: BLE001 - a log that cannot be written never breaks the call
-            pass
+            return
+        self._recent.append((call_id, request))
 
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+    def _continues(self, messages: tuple[Message, ...]) -> tuple[str, ModelRequest] | None:
+        """The latest recent call whose messages begin ``messages``: its id and request."""
+        for call_id, earlier in reversed(self._recent):
+            before = earlier.messages
+            count = len(before)
+            # the last message first (one comparison rules out most), then all (identical objects compare at C speed)
+            if 0 < count <= len(messages) and messages[count - 1] == before[-1] and messages[:count] == before:
+                return call_id, earlier
+        return None
 
     def __repr__(self) -> str:
         return f"<LoggedProvider {self.inner!r} -> {self.log.path}>"
+
+
+def read_calls(log: DecisionLog) -> Iterator[dict[str, Any]]:
+    """The log's model-call rows, each with its messages whole (a continuing row's earlier ones put back).
+
+    A row continuing one that is not in the file (cut off, or lost to a torn
+    line), and any row continuing that one, is given as it was written.
+    """
+    whole: dict[str, dict[str, Any]] = {}
+    for row in log.read():
+        if "continues" in row:
+            earlier = whole.get(row["continues"])
+            if earlier is None or not isinstance(row.get("earlier_messages"), int):
+                yield row  # its beginning is lost: so is the beginning of any row continuing it
+                continue
+            row = {**row, "messages": earlier["messages"][: row["earlier_messages"]] + list(row.get("messages") or ())}
+            row.setdefault("tools", earlier["tools"])
+            del row["continues"], row["earlier_messages"]
+        if isinstance(row.get("call_id"), str):
+            whole[row["call_id"]] = {"messages": row.get("messages") or [], "tools": row.get("tools", [])}
+        yield row
 
 
 def logged(provider: LLMProvider, workspace: Any, **context: Any) -> LLMProvider:

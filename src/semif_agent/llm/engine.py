@@ -45,7 +45,7 @@ from ._choice import (
 from .._sync import run_sync
 from .errors import TooManyOptionsError
 from .messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
-from .protocol import LLMProvider
+from .protocol import LLMProvider, ModelRequest, as_provider
 from .responses import Response
 from .usage import Usage
 
@@ -83,6 +83,7 @@ class LLMEngine(BaseEngine):
         if mode not in MODES:
             raise EngineConfigError(f"llm engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.provider = provider
+        self._model = as_provider(provider)
         self.model = f"{provider.provider_name}/{provider.model_id}"
         self.mode = mode
         self.temperature = temperature
@@ -130,9 +131,9 @@ class LLMEngine(BaseEngine):
         messages = self._messages(request, letter_instruction(request))
         answers: list[str] = []
         for _ in range(2):
-            response = await self.provider.ainvoke(
+            response = await self._model.request(ModelRequest.build(
                 messages, max_tokens=1, temperature=self.temperature, top_logprobs=self.top_logprobs
-            )
+            ))
             spent.add(response)
             if not response.logprobs:
                 if self.mode == "logprobs":
@@ -172,9 +173,9 @@ class LLMEngine(BaseEngine):
         messages = self._messages(request, f"Call {CHOICE_TOOL} with the id of the option you choose.")
         answers: list[str] = []
         for _ in range(2):
-            response = await self.provider.ainvoke(
+            response = await self._model.request(ModelRequest.build(
                 messages, tools=[tool], tool_choice=CHOICE_TOOL, max_tokens=self.max_tokens, temperature=self.temperature
-            )
+            ))
             spent.add(response)
             call = next((c for c in response.tool_calls if c.name == CHOICE_TOOL), None)
             answer = call.arguments.get("option") if call is not None else None

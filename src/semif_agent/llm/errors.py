@@ -41,6 +41,10 @@ class InvalidModelRequestError(InvalidArgumentError):
     """A model call's arguments are invalid: no messages, an unknown role or tool choice, ..."""
 
 
+class UnsupportedOptionError(InvalidModelRequestError):
+    """A request carries a provider option its provider does not take; the message names those it does."""
+
+
 class ModelRequestsBlockedError(UserError):
     """A request to a real model endpoint while model requests are blocked.
 

@@ -16,13 +16,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from .errors import ProviderConfigError, ProviderError
-from .protocol import BaseProvider, LLMProvider, ModelRequest
+from .errors import ProviderConfigError, ProviderError, UnsupportedOptionError
+from .options import supported_options
+from .protocol import BaseProvider, LLMProvider, ModelRequest, as_provider, closing_stream
 from .responses import Response, StreamChunk
 
 
 class FallbackProvider(BaseProvider):
-    """``providers`` tried in order; named after the first (the primary)."""
+    """``providers`` tried in order; named after the first (the primary).
+
+    A provider option goes to the providers of the chain that take it (a
+    ``context_management`` setting for an Anthropic primary is not sent to an
+    OpenAI fallback); an option none of them takes is refused before any call.
+    """
 
     def __init__(
         self,
@@ -34,35 +40,52 @@ class FallbackProvider(BaseProvider):
             raise ProviderConfigError("FallbackProvider needs at least one provider")
         self.providers = list(providers)
         self.fallback_on = fallback_on
+        self._chain = [(as_provider(p), supported_options(p)) for p in self.providers]
         primary = self.providers[0]
         self.model_id = primary.model_id
         self.provider_name = primary.provider_name
         self.supports_logprobs = bool(getattr(primary, "supports_logprobs", False))
         self.pricing = getattr(primary, "pricing", {})
 
-    async def _ainvoke(self, request: ModelRequest) -> Response:
+    @property
+    def supported_options(self) -> frozenset[str]:
+        """The options any provider of the chain takes."""
+        return frozenset().union(*(takes for _, takes in self._chain))
+
+    async def request(self, request: ModelRequest) -> Response:
         failures: list[BaseException] = []
-        for provider in self.providers:
+        for provider, takes in self._chain:
             try:
-                return await provider.ainvoke(list(request.messages), **request.kwargs())
+                return await provider.request(self._for(request, takes))
             except self.fallback_on as exc:
                 failures.append(exc)
         raise _last(failures, self.providers)
 
-    async def _astream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         failures: list[BaseException] = []
-        for provider in self.providers:
+        for provider, takes in self._chain:
             started = False
             try:
-                async for chunk in provider.astream(list(request.messages), **request.kwargs()):
-                    started = True
-                    yield chunk
+                async with closing_stream(provider.request_stream(self._for(request, takes))) as chunks:
+                    async for chunk in chunks:
+                        started = True
+                        yield chunk
                 return
             except self.fallback_on as exc:
                 if started:
                     raise
                 failures.append(exc)
         raise _last(failures, self.providers)
+
+    def _for(self, request: ModelRequest, takes: frozenset[str]) -> ModelRequest:
+        """``request`` with only the options a provider that takes ``takes`` is given."""
+        if not request.options or request.options.keys() <= takes:
+            return request
+        unknown = set(request.options) - self.supported_options
+        if unknown:
+            raise UnsupportedOptionError(f"no provider of {self!r} takes the option{'s' if len(unknown) > 1 else ''} "
+                                         f"{', '.join(repr(n) for n in sorted(unknown))}")
+        return request.replace(options={k: v for k, v in request.options.items() if k in takes})
 
     async def aclose(self) -> None:
         for provider in self.providers:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, TypeAlias
 
 from .errors import InvalidModelRequestError
@@ -41,9 +42,9 @@ class ToolCall:
         arguments = decoded if isinstance(decoded, dict) else {}
         return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
 
-    @property
+    @cached_property
     def arguments_valid(self) -> bool:
-        """False when the model's argument text was not a JSON object."""
+        """False when the model's argument text was not a JSON object (decided once per call)."""
         if not self.raw_arguments.strip():
             return True
         try:
@@ -115,6 +116,18 @@ ToolChoice: TypeAlias = str
 (it must not), or the name of the one tool it must call."""
 
 TOOL_CHOICE_MODES = ("auto", "any", "none")
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A message as a JSON-ready dict: its fields by name (what ``dataclasses.asdict`` gives, without the copying)."""
+    if message.role == "assistant":
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments}
+                 for c in message.tool_calls]
+        return {"content": message.content, "tool_calls": calls, "role": "assistant"}
+    if message.role == "tool":
+        return {"tool_call_id": message.tool_call_id, "content": message.content, "is_error": message.is_error,
+                "role": "tool"}
+    return {"content": message.content, "role": message.role}
 
 
 def to_messages(messages: MessageLike | Iterable[MessageLike]) -> list[Message]:

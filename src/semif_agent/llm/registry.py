@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import ProviderConfigError, UnknownProviderError
 from .fallback import FallbackProvider
-from .protocol import LLMProvider
+from .protocol import LLMProvider, is_provider
 from .retry import RetryingProvider, RetryPolicy
 from .testing import current_override
 
@@ -129,7 +129,7 @@ def create_provider(
             if not ref:
                 raise ProviderConfigError(f"a fallback needs a model (provider/model): {spec!r}")
             chain.append(_build(str(ref), spec, policy))
-        elif isinstance(spec, LLMProvider):
+        elif is_provider(spec):
             chain.append(spec)
         else:
             raise ProviderConfigError(f"cannot use {spec!r} as a fallback (a provider/model string, a dict or a provider)")

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import check_number, check_type
 from .errors import ProviderConfigError, ProviderError
-from .protocol import BaseProvider, LLMProvider, ModelRequest
+from .protocol import LLMProvider, ModelRequest, ProviderWrapper, closing_stream
 from .responses import Response, StreamChunk
 
 
@@ -76,23 +76,19 @@ class RetryPolicy:
         await (self.sleep or asyncio.sleep)(seconds)
 
 
-class RetryingProvider(BaseProvider):
+class RetryingProvider(ProviderWrapper):
     """``inner``, retried according to ``policy``."""
 
     def __init__(self, inner: LLMProvider, policy: RetryPolicy | None = None) -> None:
         check_type("policy", policy, RetryPolicy, optional=True)
-        self.inner = inner
+        super().__init__(inner)
         self.policy = policy or RetryPolicy()
-        self.model_id = inner.model_id
-        self.provider_name = inner.provider_name
-        self.supports_logprobs = bool(getattr(inner, "supports_logprobs", False))
-        self.pricing = getattr(inner, "pricing", {})
 
-    async def _ainvoke(self, request: ModelRequest) -> Response:
+    async def request(self, request: ModelRequest) -> Response:
         retry = 0
         while True:
             try:
-                return await self.inner.ainvoke(list(request.messages), **request.kwargs())
+                return await self.next.request(request)
             except ProviderError as exc:
                 delay = self._delay(retry, exc)
                 if delay is None:
@@ -100,14 +96,15 @@ class RetryingProvider(BaseProvider):
             retry += 1
             await self.policy.wait(delay)
 
-    async def _astream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         retry = 0
         while True:
             started = False
             try:
-                async for chunk in self.inner.astream(list(request.messages), **request.kwargs()):
-                    started = True
-                    yield chunk
+                async with closing_stream(self.next.request_stream(request)) as chunks:
+                    async for chunk in chunks:
+                        started = True
+                        yield chunk
                 return
             except ProviderError as exc:
                 delay = None if started else self._delay(retry, exc)
@@ -121,11 +118,6 @@ class RetryingProvider(BaseProvider):
         if delay is None and retry:
             error.add_note(f"gave up after {retry} {'retry' if retry == 1 else 'retries'}")
         return delay
-
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
 
     def __repr__(self) -> str:
         return f"<RetryingProvider {self.provider_name}/{self.model_id} max_retries={self.policy.max_retries}>"

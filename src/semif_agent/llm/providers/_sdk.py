@@ -58,8 +58,10 @@ class SDKProvider(BaseProvider):
     """A provider that talks through an official (Stainless-generated) SDK.
 
     Subclasses set the class attributes below and implement ``_make_client``,
-    ``_fill`` (a whole answer into the assembler) and ``_feed`` (stream events
-    into the assembler, yielding the chunks it returns).
+    ``_params`` (a request as the SDK call's keyword arguments, its provider
+    options checked), ``_fill`` (a whole answer into the assembler) and
+    ``_feed`` (stream events into the assembler, yielding the chunks it
+    returns).
     """
 
     sdk_module = ""
@@ -137,11 +139,12 @@ class SDKProvider(BaseProvider):
     def _assembler(self) -> StreamAssembler:
         return StreamAssembler(provider=self.provider_name, model=self.model_id, pricing=self.pricing)
 
-    async def _ainvoke(self, request: ModelRequest) -> Response:
+    async def request(self, request: ModelRequest) -> Response:
+        params = self._params(request)
         check_request_allowed(self.provider_name, self.model_id, self.base_url)
         assembler = self._assembler()
         try:
-            await self._fill(self._client(), request, assembler)
+            await self._fill(self._client(), params, assembler)
         except ProviderError:
             raise
         except Exception as exc:
@@ -151,11 +154,12 @@ class SDKProvider(BaseProvider):
             raise error from exc
         return assembler.response()
 
-    async def _astream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        params = self._params(request)
         check_request_allowed(self.provider_name, self.model_id, self.base_url)
         assembler = self._assembler()
         try:
-            async for chunk in self._feed(self._client(), request, assembler):
+            async for chunk in self._feed(self._client(), params, assembler):
                 yield chunk
         except ProviderError:
             raise
@@ -167,10 +171,13 @@ class SDKProvider(BaseProvider):
         for chunk in assembler.finish():
             yield chunk
 
-    async def _fill(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> None:  # pragma: no cover
+    def _params(self, request: ModelRequest) -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError
 
-    def _feed(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:  # pragma: no cover
+    async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _feed(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:  # pragma: no cover
         raise NotImplementedError
 
     # -- errors -------------------------------------------------------------

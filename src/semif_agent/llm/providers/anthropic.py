@@ -3,6 +3,11 @@
 Key from ``api_key`` or ``ANTHROPIC_API_KEY``; endpoint from ``base_url`` or
 ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``). The Messages
 API returns no token log-probabilities, so ``top_logprobs`` is ignored.
+
+Provider options (:class:`AnthropicOptions`): ``context_management``, the
+API's context-management config (e.g. ``{"edits": [{"type":
+"clear_tool_uses_20250919"}]}``), sent in the request body with its beta
+header; ``Agent.with_context_management`` sets it on every round.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ from typing import Any
 
 from .._assembler import StreamAssembler
 from ..messages import Message, ToolSpec
+from ..options import ProviderOptions
 from ..protocol import ModelRequest
 from ..responses import StopReason, StreamChunk
 from ..usage import Usage
 from ._sdk import SDKProvider
 
 DEFAULT_MAX_TOKENS = 1024
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -27,6 +34,12 @@ _STOP_REASONS: dict[str, StopReason] = {
     "tool_use": "tool_use",
     "refusal": "content_filter",
 }
+
+
+class AnthropicOptions(ProviderOptions):
+    """The Messages API's own request options."""
+
+    context_management: dict[str, Any] | None = None
 
 
 class AnthropicProvider(SDKProvider):
@@ -39,6 +52,7 @@ class AnthropicProvider(SDKProvider):
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
     supports_logprobs = False
+    options_schema = AnthropicOptions
 
     def _make_client(self) -> Any:
         return self._sdk.AsyncAnthropic(
@@ -49,8 +63,15 @@ class AnthropicProvider(SDKProvider):
             default_headers=self.default_headers or None,
         )
 
-    async def _fill(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> None:
-        message = await client.messages.create(**_params(self.model_id, request))
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params = _params(self.model_id, request, self.check_options(request))
+        betas = [v for k, v in self.default_headers.items() if k.lower() == "anthropic-beta"]
+        if betas and "extra_headers" in params:  # the betas asked for in default_headers stay on
+            params["extra_headers"]["anthropic-beta"] = ",".join([*betas, CONTEXT_MANAGEMENT_BETA])
+        return params
+
+    async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:
+        message = await client.messages.create(**params)
         calls = 0
         for block in message.content:
             if block.type == "text":
@@ -61,8 +82,8 @@ class AnthropicProvider(SDKProvider):
         assembler.usage(_usage(message.usage))
         assembler.stop(_STOP_REASONS.get(message.stop_reason or "", "other"), message.stop_reason)
 
-    async def _feed(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
-        stream = await client.messages.create(**_params(self.model_id, request), stream=True)
+    async def _feed(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
+        stream = await client.messages.create(**params, stream=True)
         counts: dict[str, int | None] = {}
         stop_reason: str | None = None
         call_numbers: dict[int, int] = {}  # content block index -> tool call number
@@ -115,7 +136,7 @@ def _usage(usage: Any) -> Usage:
     return Usage.from_anthropic(**{f: counts.get(f) for f in _USAGE_FIELDS})
 
 
-def _params(model: str, request: ModelRequest) -> dict[str, Any]:
+def _params(model: str, request: ModelRequest, options: dict[str, Any]) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
@@ -129,8 +150,14 @@ def _params(model: str, request: ModelRequest) -> dict[str, Any]:
         params["tool_choice"] = _tool_choice_to_wire(request.tool_choice)
     if request.stop:
         params["stop_sequences"] = list(request.stop)
+    extra_body: dict[str, Any] = {}
     if request.temperature is not None:
-        params["extra_body"] = {"temperature": request.temperature}
+        extra_body["temperature"] = request.temperature
+    if options.get("context_management") is not None:
+        extra_body["context_management"] = options["context_management"]
+        params["extra_headers"] = {"anthropic-beta": CONTEXT_MANAGEMENT_BETA}
+    if extra_body:
+        params["extra_body"] = extra_body
     return params
 
 

@@ -87,6 +87,7 @@ class OpenAIProvider(SDKProvider):
         )
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
+        self.check_options(request)  # Chat Completions declares no provider options
         params: dict[str, Any] = {"model": self.model_id, "messages": _to_wire(request.messages)}
         if request.tools:
             params["tools"] = [_tool_to_wire(t) for t in request.tools]
@@ -103,8 +104,8 @@ class OpenAIProvider(SDKProvider):
             params["top_logprobs"] = request.top_logprobs
         return params
 
-    async def _fill(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> None:
-        completion = await client.chat.completions.create(**self._params(request))
+    async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:
+        completion = await client.chat.completions.create(**params)
         if not completion.choices:
             raise ResponseError("the answer has no choices", provider=self.provider_name, model=self.model_id)
         choice = completion.choices[0]
@@ -123,10 +124,9 @@ class OpenAIProvider(SDKProvider):
         reason = choice.finish_reason
         assembler.stop(_STOP_REASONS.get(reason or "", "other"), reason)
 
-    async def _feed(self, client: Any, request: ModelRequest, assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
-        params = self._params(request)
+    async def _feed(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
         if self.stream_usage:
-            params["stream_options"] = {"include_usage": True}
+            params = {**params, "stream_options": {"include_usage": True}}
         stream = await client.chat.completions.create(**params, stream=True)
         finish_reason: str | None = None
         async with stream:

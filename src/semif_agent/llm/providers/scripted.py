@@ -15,8 +15,12 @@ it with a queue of replies or with a function::
     ])
     provider = ScriptedProvider(fn=lambda request: request.messages[-1].content.upper())
 
+It implements the provider seam (``request``/``request_stream``) like any
+provider, and the keyword face (``invoke``, ``stream``, ...) comes with it.
 Each call's :class:`~semif_agent.llm.protocol.ModelRequest` is appended to
-``provider.requests``. Streams are fed through the same assembler as the real
+``provider.requests``. ``supported_options`` names the provider options it
+takes (any value; they are kept on the recorded request): a request with
+another option fails as it would at a real provider. Streams are fed through the same assembler as the real
 providers, one chunk per ``chunk_size`` characters of text.
 """
 
@@ -90,6 +94,7 @@ class ScriptedProvider(BaseProvider):
         supports_logprobs: bool = False,
         name: str = "scripted",
         pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        supported_options: Iterable[str] = (),
     ) -> None:
         if isinstance(replies, (str, bytes)):
             raise ArgumentTypeError(f"replies must be a list, not one {type(replies).__name__}: wrap it in a list")
@@ -104,6 +109,12 @@ class ScriptedProvider(BaseProvider):
         self.supports_logprobs = supports_logprobs
         self.provider_name = name
         self.requests: list[ModelRequest] = []
+        self._options = frozenset(supported_options)
+
+    @property
+    def supported_options(self) -> frozenset[str]:
+        """The provider options this scripted model takes."""
+        return self._options | super().supported_options
 
     @property
     def remaining(self) -> int:
@@ -119,6 +130,7 @@ class ScriptedProvider(BaseProvider):
         return self.requests[-1] if self.requests else None
 
     def _next(self, request: ModelRequest) -> ScriptedReply | Response:
+        self.check_options(request)
         self.requests.append(request)
         if self._fn is not None:
             reply: Reply | None = self._fn(request)
@@ -138,7 +150,7 @@ class ScriptedProvider(BaseProvider):
             return ScriptedReply(**reply)
         raise InvalidModelRequestError(f"cannot use {type(reply).__name__} as a scripted reply")
 
-    async def _ainvoke(self, request: ModelRequest) -> Response:
+    async def request(self, request: ModelRequest) -> Response:
         reply = self._next(request)
         if isinstance(reply, Response):
             return reply
@@ -149,7 +161,7 @@ class ScriptedProvider(BaseProvider):
             pass
         return assembler.response()
 
-    async def _astream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def request_stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         reply = self._next(request)
         if isinstance(reply, Response):
             reply = _from_response(reply)
