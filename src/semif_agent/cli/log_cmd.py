@@ -107,8 +107,10 @@ def log(ctx: click.Context, workspace, as_json, by_decision, calls, by_run, run_
 
 
 def _list_calls(calls: DecisionLog, last: int | None, *, as_json: bool, export_to: Path | None) -> None:
-    """``--calls``: the model calls, one line each (or JSON lines)."""
-    rows = list(calls.read())
+    """``--calls``: the model calls, one line each (or JSON lines), each with its messages whole."""
+    from ..llm.calllog import read_calls
+
+    rows = list(read_calls(calls))
     rows = rows[-last:] if last else rows
     if as_json or export_to is not None:
         _emit(rows, export_to)

@@ -160,9 +160,9 @@ class DecisionLog:
             for row in rows:
                 if row.get("kind") in RECORD_KINDS:
                     continue
-                run_id = str(row.get("run_id"))
-                joined = {**row, "outcome": outcomes.get(run_id)}
-                label = labels.get(run_id)
+                row_run = str(row.get("run_id"))
+                joined = {**row, "outcome": outcomes.get(row_run)}
+                label = labels.get(row_run)
                 if label is not None:
                     joined["label"] = label.to_dict()
                 yield joined
@@ -207,9 +207,9 @@ class DecisionLog:
         if last_runs is not None:
             order: list[str] = []
             for row in rows:
-                run_id = str(row.get("run_id"))
-                if run_id not in order:
-                    order.append(run_id)
+                row_run = str(row.get("run_id"))
+                if row_run not in order:
+                    order.append(row_run)
             keep = set(order[-last_runs:]) if last_runs > 0 else set()
             rows = [r for r in rows if str(r.get("run_id")) in keep]
         wanted = {"run_id": run_id, "skill": skill, "kind": kind, "engine": engine}
