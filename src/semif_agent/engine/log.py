@@ -101,10 +101,6 @@ class DecisionLog:
         if not lines:
             return
         data = "".join(lines).encode("utf-8")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise LogError(f"cannot open the decision log {self.path}: {exc.strerror}") from exc
         fd = self._open(os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             if fcntl is not None:
@@ -126,7 +122,13 @@ class DecisionLog:
         """A descriptor of the log opened with ``flags``, never through a link; only a regular file is accepted."""
         nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(self.path, flags | nofollow, 0o644)
+            try:
+                fd = os.open(self.path, flags | nofollow, 0o644)
+            except FileNotFoundError:
+                if not flags & os.O_CREAT:
+                    raise
+                self.path.parent.mkdir(parents=True, exist_ok=True)  # the first write makes the folder
+                fd = os.open(self.path, flags | nofollow, 0o644)
         except FileNotFoundError:
             if flags & os.O_CREAT:
                 raise LogError(f"cannot open the decision log {self.path}: its folder is missing") from None
