@@ -144,16 +144,21 @@ def peer_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> di
     python = ensure_peer()
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(PEER)
-    done = subprocess.run([str(python), handle.name, json.dumps([rounds, tools, repeat, flavour])],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [str(python), handle.name, json.dumps([rounds, tools, repeat, flavour])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     Path(handle.name).unlink()
     if done.returncode != 0:
         raise SystemExit(f"the astro-anchor child failed:\n{done.stderr[-3000:]}")
     return {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
 
 
-def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str,
-                provider: str = "stacked") -> tuple[dict[int, float], list[list[float]]]:
+def our_figures(
+    rounds: list[int], tools: int, repeat: int, flavour: str, provider: str = "stacked"
+) -> tuple[dict[int, float], list[list[float]]]:
     """Ours: per-round time by round count, and each round's time in every turn of the longest count.
 
     ``provider``: ``"stacked"`` (the scripted model behind the call log, retries and a fallback),
@@ -166,11 +171,14 @@ def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str,
 
     def make_tool(i: int):
         if flavour == "async":
+
             async def fn(n: int) -> str:
                 return "ok"
         else:
+
             def fn(n: int) -> str:  # type: ignore[misc]
                 return "ok"
+
         fn.__name__ = f"tool_{i}"
         fn.__doc__ = f"Tool number {i}: returns ok."
         return tool(fn)
@@ -183,7 +191,9 @@ def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str,
         def reply(request):
             k = next(made)
             if k < count:
-                return ScriptedReply(tool_calls=[{"id": f"c{k}", "name": f"tool_{k % tools}", "arguments": {"n": k}}], usage=usage)
+                return ScriptedReply(
+                    tool_calls=[{"id": f"c{k}", "name": f"tool_{k % tools}", "arguments": {"n": k}}], usage=usage
+                )
             return ScriptedReply(text="done", usage=usage)
 
         return ScriptedProvider(fn=reply, model="bench", pricing={"scripted/bench": {"input": 0.0, "output": 0.0}})
@@ -215,7 +225,9 @@ def our_figures(rounds: list[int], tools: int, repeat: int, flavour: str,
         async def request_stream(self, request):
             k, self.k = self.k, self.k + 1
             if k < self.count:
-                call = ToolCall(id=f"c{k}", name=f"tool_{k % tools}", arguments={"n": k}, raw_arguments=json.dumps({"n": k}))
+                call = ToolCall(
+                    id=f"c{k}", name=f"tool_{k % tools}", arguments={"n": k}, raw_arguments=json.dumps({"n": k})
+                )
                 response = Response(tool_calls=(call,), usage=usage, stop_reason="tool_use")
             else:
                 response = Response(text="done", usage=usage)
@@ -273,7 +285,9 @@ def main() -> None:
     args = parser.parse_args()
     rounds = sorted(int(r) for r in args.rounds.split(","))
     flavours = ("async", "sync") if args.flavour == "both" else (args.flavour,)
-    print(f"per-round time, {args.tools} tools registered, one trivial tool call a round, best of {args.repeat} turns (ms)")
+    print(
+        f"per-round time, {args.tools} tools registered, one trivial tool call a round, best of {args.repeat} turns (ms)"
+    )
     print(f"{'tool':<6} {'rounds':>7} {'ours':>8} {'ours, bare':>11} {'anchor':>8} {'anchor/ours':>12}")
     flat = []
     for flavour in flavours:
@@ -281,12 +295,16 @@ def main() -> None:
         bare, bare_longest = our_figures(rounds, args.tools, args.repeat, flavour, provider="bare")
         theirs = peer_figures(rounds, args.tools, args.repeat, flavour)
         for count in rounds:
-            print(f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
-                  f"{theirs[count] * 1e3:>8.3f} {theirs[count] / ours[count]:>11.1f}x")
+            print(
+                f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
+                f"{theirs[count] * 1e3:>8.3f} {theirs[count] / ours[count]:>11.1f}x"
+            )
         if len(rounds) > 1:
             m_ours, m_bare, m_theirs = marginal(ours), marginal(bare), marginal(theirs)
-            print(f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
-                  f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x")
+            print(
+                f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
+                f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x"
+            )
         flat.append((flavour, longest, bare_longest))
     top = rounds[-1]
     if top >= 20:
@@ -296,11 +314,17 @@ def main() -> None:
             for name, turns in (("ours", longest), ("bare", bare_longest)):
                 early, late = round_cost(turns, 1, 10), round_cost(turns, top - 9, top)
                 print(f"{flavour:<6} {name:<8} {early * 1e3:>8.3f} {late * 1e3:>8.3f} {late / early - 1:>+8.1%}")
-    print("ours: the scripted model behind the model-call log, retries and a fallback (request checks, stream assembly,")
-    print("pricing and a log row per call, as a configured provider has); ours, bare: behind a provider object that only")
+    print(
+        "ours: the scripted model behind the model-call log, retries and a fallback (request checks, stream assembly,"
+    )
+    print(
+        "pricing and a log row per call, as a configured provider has); ours, bare: behind a provider object that only"
+    )
     print("answers, like the one anchor is given;")
-    print(f"extra: the cost of one more round between {rounds[-2] if len(rounds) > 1 else rounds[0]} and {top} rounds "
-          "(per-turn set-up cancels out).")
+    print(
+        f"extra: the cost of one more round between {rounds[-2] if len(rounds) > 1 else rounds[0]} and {top} rounds "
+        "(per-turn set-up cancels out)."
+    )
 
 
 if __name__ == "__main__":

@@ -63,10 +63,18 @@ def run_all(items: list[dict[str, Any]], progress: bool) -> list[dict[str, Any]]
             sys.exit(f"semif run {item['text']!r} failed: {result.output}")
         out = json.loads(result.stdout)
         judged = [d["selected"] for d in out["decisions"] if d["kind"] == "assess"]
-        runs.append({**item, "got_skill": out["skill"], "action_log": out["action_log"], "changes": out["changes"],
-                     "new": out["assessment"]["label"], "reason": out["assessment"]["reason"],
-                     "evidence": out["assessment"].get("evidence", {}),
-                     "old": judged[0] if judged else out["assessment"]["label"]})
+        runs.append(
+            {
+                **item,
+                "got_skill": out["skill"],
+                "action_log": out["action_log"],
+                "changes": out["changes"],
+                "new": out["assessment"]["label"],
+                "reason": out["assessment"]["reason"],
+                "evidence": out["assessment"].get("evidence", {}),
+                "old": judged[0] if judged else out["assessment"]["label"],
+            }
+        )
         if progress and sys.stderr.isatty():
             print(f"\r{n}/{len(items)} runs", end="", file=sys.stderr, flush=True)
     if progress and sys.stderr.isatty():
@@ -81,8 +89,12 @@ def figures(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
         said = [r for r in runs if r[key] == label]
         meant = [r for r in runs if r["label"] == label]
         right = sum(1 for r in said if r["label"] == label)
-        out[label] = {"precision": right / len(said) if said else None, "recall": right / len(meant) if meant else None,
-                      "said": len(said), "right": right}
+        out[label] = {
+            "precision": right / len(said) if said else None,
+            "recall": right / len(meant) if meant else None,
+            "said": len(said),
+            "right": right,
+        }
     decided = [r for r in runs if r[key] != "unclear"]
     out["unclear_share"] = 1 - len(decided) / len(runs)
     out["wrong_decided"] = sum(1 for r in decided if r[key] != r["label"])
@@ -103,11 +115,15 @@ def table(runs: list[dict[str, Any]], title: str) -> dict[str, Any]:
     print(f"{'label':10} {'precision':>9} {'recall':>7} {'said':>6}   {'precision':>9} {'recall':>7} {'said':>6}")
     for label in LABELS:
         a, b = new[label], old[label]
-        print(f"{label:10} {_pct(a['precision']):>9} {_pct(a['recall']):>7} {a['said']:>6}   "
-              f"{_pct(b['precision']):>9} {_pct(b['recall']):>7} {b['said']:>6}")
+        print(
+            f"{label:10} {_pct(a['precision']):>9} {_pct(a['recall']):>7} {a['said']:>6}   "
+            f"{_pct(b['precision']):>9} {_pct(b['recall']):>7} {b['said']:>6}"
+        )
     print(f"unclear share {_pct(new['unclear_share']):>6}{'':20}{_pct(old['unclear_share']):>9}")
-    print(f"wrong success/failure labels: {new['wrong_decided']} of {new['decided']} "
-          f"(judge alone: {old['wrong_decided']} of {old['decided']})\n")
+    print(
+        f"wrong success/failure labels: {new['wrong_decided']} of {new['decided']} "
+        f"(judge alone: {old['wrong_decided']} of {old['decided']})\n"
+    )
     return {"assessment": new, "judge_alone": old}
 
 
@@ -126,23 +142,31 @@ def report(runs: list[dict[str, Any]]) -> dict[str, Any]:
     disagree = [r for r in runs if r["new"] != r["label"]]
     print(f"disagreements with the hand labels ({len(disagree)}):")
     for r in disagree:
-        print(f"  {r['text']!r} [{r['got_skill']}, {r.get('set', '')}]\n    person: {r['label']} ({r['why']})\n"
-              f"    assessment: {r['new']} ({r['reason']}); judge alone: {r['old']}")
+        print(
+            f"  {r['text']!r} [{r['got_skill']}, {r.get('set', '')}]\n    person: {r['label']} ({r['why']})\n"
+            f"    assessment: {r['new']} ({r['reason']}); judge alone: {r['old']}"
+        )
     return result
 
 
 def show(runs: list[dict[str, Any]]) -> None:
     for n, r in enumerate(runs, 1):
         changes = "; ".join(f"{k} {', '.join(v)}" for k, v in r["changes"].items() if v) or "no changes"
-        print(f"{n:2}. {r['text']} -> {r['got_skill']}\n    {r['action_log'].splitlines()[0]}\n    {changes}\n"
-              f"    person: {r['label']}; assessment: {r['new']} ({r['reason']}); judge alone: {r['old']}\n"
-              f"    evidence: {json.dumps(r['evidence'])}")
+        print(
+            f"{n:2}. {r['text']} -> {r['got_skill']}\n    {r['action_log'].splitlines()[0]}\n    {changes}\n"
+            f"    person: {r['label']}; assessment: {r['new']} ({r['reason']}); judge alone: {r['old']}\n"
+            f"    evidence: {json.dumps(r['evidence'])}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, default=ROOT / "bench" / "assessment_runs.jsonl",
-                        help="JSON lines {text, label, why, skill, set}")
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=ROOT / "bench" / "assessment_runs.jsonl",
+        help="JSON lines {text, label, why, skill, set}",
+    )
     parser.add_argument("--show", action="store_true", help="print every run, as the labels were decided from")
     parser.add_argument("--json", action="store_true", help="print the figures and runs as JSON")
     args = parser.parse_args()
@@ -152,8 +176,10 @@ def main() -> None:
     runs = run_all(items, progress=not args.json)
     if args.json:
         sets = {"all": runs, **{r["set"]: [x for x in runs if x.get("set") == r["set"]] for r in runs if r.get("set")}}
-        figures_by_set = {name: {"assessment": figures(part, "new"), "judge_alone": figures(part, "old")}
-                          for name, part in sets.items()}
+        figures_by_set = {
+            name: {"assessment": figures(part, "new"), "judge_alone": figures(part, "old")}
+            for name, part in sets.items()
+        }
         print(json.dumps({"figures": figures_by_set, "runs": runs}, indent=2))
         return
     if args.show:

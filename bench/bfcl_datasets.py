@@ -35,7 +35,9 @@ def fetch_wheel(cache: Path) -> Path:
     wheels = sorted(cache.glob("bfcl_eval-*.whl"))
     if not wheels:
         cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), "bfcl-eval"], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), "bfcl-eval"], check=True
+        )
         wheels = sorted(cache.glob("bfcl_eval-*.whl"))
     return wheels[-1]
 
@@ -78,7 +80,9 @@ def main() -> None:
         for row in rows:
             handle.write(json.dumps(row) + "\n")
     in_scope = sum(1 for r in rows if r["skill"])
-    print(f"{len(skills)} skills, {len(rows)} requests ({in_scope} in scope, {len(rows) - in_scope} irrelevant) -> {args.out}")
+    print(
+        f"{len(skills)} skills, {len(rows)} requests ({in_scope} in scope, {len(rows) - in_scope} irrelevant) -> {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -40,9 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from catalog_peers import agentsociety2, generate_skills, ratio  # noqa: E402
+from catalog_peers import agentsociety2, generate_skills, ratio
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SandboxLimits, SkillRegistry, WorkerPool  # noqa: E402
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SandboxLimits, SkillRegistry, WorkerPool
 
 ENTRYPOINT_HOOK = """
 import json
@@ -89,7 +89,8 @@ async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict
             runtime.activate_skill(skill)
             our_runtimes.append(runtime)
         semif = await timed_rounds(
-            lambda: [rt.run_skill_hook(skill, "pre_step", argv, timeout_sec=30) for rt in our_runtimes], rounds)
+            lambda: [rt.run_skill_hook(skill, "pre_step", argv, timeout_sec=30) for rt in our_runtimes], rounds
+        )
         pool.close()
 
         theirs = peer["registry"].SkillRegistry()
@@ -99,21 +100,32 @@ async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict
             runtime = peer["runtime"].AgentSkillRuntime(agent, theirs)
             workspace = Path(tmp) / "theirs" / str(agent)
             workspace.mkdir(parents=True)
-            runtime.bind_workspace(workspace_root=workspace, fs=peer["fs"].WorkspaceFS(workspace),
-                                   trace_writer=peer["trace"].JsonlTraceWriter(agent_id=agent))
+            runtime.bind_workspace(
+                workspace_root=workspace,
+                fs=peer["fs"].WorkspaceFS(workspace),
+                trace_writer=peer["trace"].JsonlTraceWriter(agent_id=agent),
+            )
             runtime.set_visible_skills([skill])
             runtime.activate_skill(f"custom@{skill}")
             peer_runtimes.append(runtime)
-        with contextlib.redirect_stdout(io.StringIO()):  # the peer imports plain hooks into the host: their prints land here
+        with contextlib.redirect_stdout(
+            io.StringIO()
+        ):  # the peer imports plain hooks into the host: their prints land here
             other = await timed_rounds(
-                lambda: [rt.run_skill_hook(f"custom@{skill}", "pre_step", argv, timeout_sec=30) for rt in peer_runtimes],
-                rounds)
+                lambda: [
+                    rt.run_skill_hook(f"custom@{skill}", "pre_step", argv, timeout_sec=30) for rt in peer_runtimes
+                ],
+                rounds,
+            )
     return {"semif": semif, "agentsociety2": other}
 
 
 STEPS = {
-    "fork into a PID namespace, no network (Landlock on TCP)": {"confine_fs": False, "max_processes": None,
-                                                                "max_disk_mb": None},
+    "fork into a PID namespace, no network (Landlock on TCP)": {
+        "confine_fs": False,
+        "max_processes": None,
+        "max_disk_mb": None,
+    },
     "+ Landlock on files": {"max_processes": None, "max_disk_mb": None},
     "+ pids cgroup": {"max_disk_mb": None},
     "+ disk watch (all: the default)": {},
@@ -144,15 +156,17 @@ async def measure_steps(agents: int, rounds: int) -> None:
                 runtime.bind_workspace(workspace_root=Path(tmp) / "ws" / str(agent), trace_writer=NullTraceWriter())
                 runtime.set_visible_skills(["skill-00000"])
                 runtimes.append(runtime)
-            calls = lambda: [rt.run_skill_hook("skill-00000", "pre_step", [], timeout_sec=30) for rt in runtimes]  # noqa: E731
+            calls = lambda: [rt.run_skill_hook("skill-00000", "pre_step", [], timeout_sec=30) for rt in runtimes]  # noqa: E731, B023 - called in this iteration
             await asyncio.gather(*calls())
             host, workers = resource.getrusage(resource.RUSAGE_SELF), sum(_cpu_seconds(pid) for pid in pool.pids)
             _cold, warm, ok, _held = await timed_rounds(calls, rounds)
             after = resource.getrusage(resource.RUSAGE_SELF)
             host_ms = (after.ru_utime + after.ru_stime - host.ru_utime - host.ru_stime) * 1000 / (agents * (rounds + 1))
             worker_ms = (sum(_cpu_seconds(pid) for pid in pool.pids) - workers) * 1000 / (agents * (rounds + 1))
-            print(f"  {name:56s} warm {warm * 1000:6.1f} ms   CPU per call: host {host_ms:4.2f} ms,"
-                  f" workers {worker_ms:4.2f} ms   all ok: {ok}")
+            print(
+                f"  {name:56s} warm {warm * 1000:6.1f} ms   CPU per call: host {host_ms:4.2f} ms,"
+                f" workers {worker_ms:4.2f} ms   all ok: {ok}"
+            )
         pool.close()
 
 
@@ -170,13 +184,20 @@ def main() -> None:
     print(f"{args.agents} concurrent pre_step hooks ({args.agents} agents, one shared registry)")
     for style, hook in (("entrypoint(argv, ctx)", ENTRYPOINT_HOOK), ("plain script", PLAIN_HOOK)):
         figures = asyncio.run(measure(style, hook, args.agents, args.rounds, peer))
-        (our_cold, our_warm, our_ok, held), (peer_cold, peer_warm, peer_ok, _) = figures["semif"], figures["agentsociety2"]
+        (our_cold, our_warm, our_ok, held), (peer_cold, peer_warm, peer_ok, _) = (
+            figures["semif"],
+            figures["agentsociety2"],
+        )
         print(f"  {style}")
-        print(f"    semif (isolated process)        cold {our_cold * 1000:8.1f} ms   warm {our_warm * 1000:8.1f} ms"
-              f"   all ok: {our_ok}")
+        print(
+            f"    semif (isolated process)        cold {our_cold * 1000:8.1f} ms   warm {our_warm * 1000:8.1f} ms"
+            f"   all ok: {our_ok}"
+        )
         print("      held: " + ", ".join(f"{kind} {how}" for kind, how in held.items()))
-        print(f"    agentsociety2 {peer['version']} (in-process) cold {peer_cold * 1000:8.1f} ms   warm {peer_warm * 1000:8.1f} ms"
-              f"   all ok: {peer_ok}")
+        print(
+            f"    agentsociety2 {peer['version']} (in-process) cold {peer_cold * 1000:8.1f} ms   warm {peer_warm * 1000:8.1f} ms"
+            f"   all ok: {peer_ok}"
+        )
         print(f"    warm: semif is {ratio(our_warm, peer_warm)}")
 
 

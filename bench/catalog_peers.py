@@ -48,13 +48,28 @@ def agentsociety2() -> dict[str, Any]:
         wheels = BENCH / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
         if not list(wheels.glob("agentsociety2-*.whl")):
-            _run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
-                  "agentsociety2", "-d", str(wheels)])
+            _run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                    "agentsociety2",
+                    "-d",
+                    str(wheels),
+                ]
+            )
         with zipfile.ZipFile(sorted(wheels.glob("agentsociety2-*.whl"))[-1]) as wheel:
             wheel.extractall(target)
     package = target / "agentsociety2"
-    for name, folder in (("agentsociety2", package), ("agentsociety2.agent", package / "agent"),
-                         ("agentsociety2.agent.base", package / "agent" / "base")):
+    for name, folder in (
+        ("agentsociety2", package),
+        ("agentsociety2.agent", package / "agent"),
+        ("agentsociety2.agent.base", package / "agent" / "base"),
+    ):
         if name not in sys.modules:  # namespace stubs: skip the heavy __init__ files
             stub = types.ModuleType(name)
             stub.__path__ = [str(folder)]  # type: ignore[attr-defined]
@@ -84,7 +99,7 @@ def generate_skills(root: Path, count: int, *, hook: str | None = None) -> list[
         hooks = "hooks:\n  pre_step: scripts/hook.py\n" if hook else ""
         (folder / "SKILL.md").write_text(
             f"---\nname: {name}\ndescription: Handles task family {index}; use it when the request mentions topic {index}.\n"
-            f"license: MIT\nmetadata:\n  author: bench\n  version: \"1.{index % 10}\"\n{hooks}---\n"
+            f'license: MIT\nmetadata:\n  author: bench\n  version: "1.{index % 10}"\n{hooks}---\n'
             f"# {name}\n\nStep one. Step two. See references/notes.md.\n",
             encoding="utf-8",
         )

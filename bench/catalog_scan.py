@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from catalog_peers import agentsociety2, generate_skills, ratio, skills_ref_python  # noqa: E402
+from catalog_peers import agentsociety2, generate_skills, ratio, skills_ref_python
 
-from semif_agent.catalog import SkillRegistry  # noqa: E402
+from semif_agent.catalog import SkillRegistry
 
 SKILLS_REF_TIMER = """
 import json, sys, time
@@ -72,17 +72,25 @@ def main() -> None:
             return len(peer["registry"].SkillRegistry().scan_custom(root))
 
         peer_seconds, peer_count = best_of(args.rounds, theirs)
-        done = subprocess.run([str(reference), "-c", SKILLS_REF_TIMER, str(root), str(args.rounds)],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [str(reference), "-c", SKILLS_REF_TIMER, str(root), str(args.rounds)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         reference_result = json.loads(done.stdout)
 
     print(f"scan and parse {args.count} skill folders (best of {args.rounds})")
     print(f"  semif SkillRegistry.scan_custom          {ours_seconds * 1000:9.1f} ms  ({ours_count} skills)")
     print(f"  semif SkillRegistry.refresh (unchanged)  {refresh_seconds * 1000:9.1f} ms")
-    print(f"  agentsociety2 {peer['version']} scan_custom      {peer_seconds * 1000:9.1f} ms  ({peer_count} skills)"
-          f"   semif is {ratio(ours_seconds, peer_seconds)}")
-    print(f"  skills-ref 0.1.1 read_properties x N     {reference_result['seconds'] * 1000:9.1f} ms"
-          f"  ({reference_result['loaded']} skills)   semif is {ratio(ours_seconds, reference_result['seconds'])}")
+    print(
+        f"  agentsociety2 {peer['version']} scan_custom      {peer_seconds * 1000:9.1f} ms  ({peer_count} skills)"
+        f"   semif is {ratio(ours_seconds, peer_seconds)}"
+    )
+    print(
+        f"  skills-ref 0.1.1 read_properties x N     {reference_result['seconds'] * 1000:9.1f} ms"
+        f"  ({reference_result['loaded']} skills)   semif is {ratio(ours_seconds, reference_result['seconds'])}"
+    )
 
 
 if __name__ == "__main__":

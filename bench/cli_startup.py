@@ -38,8 +38,13 @@ def environment(src: Path) -> dict[str, str]:
     """The environment that makes ``semif`` run the code in ``src`` (bytecode cached, as installs do)."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
-    where = subprocess.run([sys.executable, "-c", "import semif_agent; print(semif_agent.__file__)"],
-                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [sys.executable, "-c", "import semif_agent; print(semif_agent.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     if not Path(where).resolve().is_relative_to(src.resolve()):
         sys.exit(f"semif_agent comes from {where}, not {src}: an installed copy shadows PYTHONPATH")
     return env
@@ -49,7 +54,11 @@ def default_before() -> str:
     """The parent of the first commit that gave ``main`` its lazy command table."""
     introduced = subprocess.run(
         ["git", "log", "--reverse", "--format=%H", "-S", "lazy_commands", "--", "src/semif_agent/cli/__init__.py"],
-        cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     if not introduced:
         sys.exit("no commit introduces the lazy command table here; name one with --before")
     return f"{introduced[0]}^"
@@ -85,8 +94,9 @@ def main() -> None:
 
     semif = semif_command()
     before_ref = args.before or default_before()
-    label = subprocess.run(["git", "rev-parse", "--short", before_ref], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.strip()
+    label = subprocess.run(
+        ["git", "rev-parse", "--short", before_ref], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     load_start = os.getloadavg()[0]
     with checkout(before_ref) as before_tree:
         trees = {"before": environment(before_tree / "src"), "after": environment(ROOT / "src")}

@@ -48,29 +48,48 @@ print(json.dumps({"median": statistics.median(times), "p90": sorted(times)[int(0
 
 
 def checkout(rev: str, where: Path) -> Path:
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), rev], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), rev], check=True, capture_output=True
+    )
     return where / "src"
 
 
 def in_process(src: Path, runs: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": str(src), "SEMIF_CACHE_DIR": str(Path(tmp) / "cache")}
-        out = subprocess.run([sys.executable, "-c", IN_PROCESS, tmp, str(runs)], capture_output=True, text=True, env=env,
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", IN_PROCESS, tmp, str(runs)], capture_output=True, text=True, env=env, check=True
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def command(src: Path, runs: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": str(src), "SEMIF_CACHE_DIR": str(Path(tmp) / "cache")}
-        subprocess.run([sys.executable, "-m", "semif_agent", "init", f"{tmp}/ws"], env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "semif_agent", "init", f"{tmp}/ws"], env=env, check=True, capture_output=True
+        )
         times = []
         for n in range(runs):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "semif_agent", "run", f"Add chore {n} to my to-do list", "-w",
-                            f"{tmp}/ws", "--skill", "todos.add", "--engine", "lexical"], env=env, check=True,
-                           capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "semif_agent",
+                    "run",
+                    f"Add chore {n} to my to-do list",
+                    "-w",
+                    f"{tmp}/ws",
+                    "--skill",
+                    "todos.add",
+                    "--engine",
+                    "lexical",
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 
@@ -85,19 +104,27 @@ def main() -> None:
         old = checkout(args.before, Path(tmp) / "before")
         try:
             rows = []
-            for name, src in (("before (threads in the host)", old), ("after (confined child, warm pool)", ROOT / "src")):
+            for name, src in (
+                ("before (threads in the host)", old),
+                ("after (confined child, warm pool)", ROOT / "src"),
+            ):
                 runs = in_process(src, args.runs)
                 rows.append((name, runs, command(src, max(5, args.runs // 3))))
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old.parent)], check=False,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old.parent)],
+                check=False,
+                capture_output=True,
+            )
     print(f"load average {load:.2f}; todos.add on the lexical engine; {args.runs} runs")
     print(f"{'':<36}{'run, median':>14}{'run, p90':>11}{'semif run':>12}")
     for name, runs, cli in rows:
         print(f"{name:<36}{runs['median']:>11.1f} ms{runs['p90']:>8.1f} ms{cli:>9.0f} ms")
     (_, before, cli_before), (_, after, cli_after) = rows
-    print(f"confinement adds {after['median'] - before['median']:+.1f} ms per run (warm) "
-          f"and {cli_after - cli_before:+.0f} ms per semif run")
+    print(
+        f"confinement adds {after['median'] - before['median']:+.1f} ms per run (warm) "
+        f"and {cli_after - cli_before:+.0f} ms per semif run"
+    )
 
 
 if __name__ == "__main__":

@@ -43,7 +43,10 @@ NOUNS = "note email file event todo invoice contact photo report meeting reminde
 def options(n: int, salt: str) -> list[Option]:
     rng = random.Random(n)
     opts = [
-        Option(f"skill_{i}", f"{rng.choice(VERBS)} a {rng.choice(NOUNS)} {salt} and {rng.choice(VERBS)} its {rng.choice(NOUNS)}")
+        Option(
+            f"skill_{i}",
+            f"{rng.choice(VERBS)} a {rng.choice(NOUNS)} {salt} and {rng.choice(VERBS)} its {rng.choice(NOUNS)}",
+        )
         for i in range(n - 1)
     ]
     return opts + [Option("none", "Nothing fits.")]
@@ -74,8 +77,8 @@ def routing_among(n_skills: int, requests: int) -> None:
 
     from semif_agent._sync import run_sync
     from semif_agent.routing import create_strategy
-    from semif_agent.tree.build import FlatSkill, build_tree
     from semif_agent.tree import SkillTree
+    from semif_agent.tree.build import FlatSkill, build_tree
 
     skills = [FlatSkill(o.id, o.description) for o in options(n_skills + 1, "tree")[:-1]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,15 +93,19 @@ def routing_among(n_skills: int, requests: int) -> None:
         run_sync(strategy.aroute(state(i, "route")))
         times.append((time.perf_counter() - start) * 1000)
     times.sort()
-    print(f"routing among {n_skills} skills (best leaf, a new request each time, model call included): "
-          f"median {statistics.median(times):.2f} ms, p90 {times[int(0.9 * (len(times) - 1))]:.2f} ms")
+    print(
+        f"routing among {n_skills} skills (best leaf, a new request each time, model call included): "
+        f"median {statistics.median(times):.2f} ms, p90 {times[int(0.9 * (len(times) - 1))]:.2f} ms"
+    )
+
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "fixtures" / "skills-corpus"
 # The code before bounded batches, measured once with `--before 5b2f9e7` (2 cores, load average 1.0).
 RECORDED = {
     "label": "5b2f9e7 (recorded)",
-    "cold_ms": 249, "warm_ms": 243,  # it hashed the model and optimised the graph at every start
+    "cold_ms": 249,
+    "warm_ms": 243,  # it hashed the model and optimised the graph at every start
     "small": {"texts_per_s": 41, "peak_mb": 3081},
     "large": "killed at 23.8 GB",  # 10000 descriptions in one batch: the kernel killed it after 119 s
 }
@@ -145,8 +152,12 @@ def skill_descriptions(count: int) -> list[str]:
 
     rng = random.Random(7)
     real = corpus_descriptions() or [
-        (f"{verb}-{noun}", " ".join(f"Use when you need to {rng.choice(VERBS)} a {rng.choice(NOUNS)}."
-                                     for _ in range(rng.randint(2, 12))))
+        (
+            f"{verb}-{noun}",
+            " ".join(
+                f"Use when you need to {rng.choice(VERBS)} a {rng.choice(NOUNS)}." for _ in range(rng.randint(2, 12))
+            ),
+        )
         for verb, noun in zip(VERBS, NOUNS)
     ]
     pool = [word for _, description in real for word in description.split()]
@@ -193,12 +204,20 @@ def measure_revision(revision: str, texts: list[str]) -> dict:
     """The figures of git revision ``revision``, checked out in a temporary worktree."""
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "tree"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), revision],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), revision],
+            check=True,
+            capture_output=True,
+        )
         try:
             cold, warm = start_times(tree / "src")
-            return {"label": f"{revision}, measured", "cold_ms": cold, "warm_ms": warm, "small": bulk(tree / "src", texts),
-                    "large": "not run"}
+            return {
+                "label": f"{revision}, measured",
+                "cold_ms": cold,
+                "warm_ms": warm,
+                "small": bulk(tree / "src", texts),
+                "large": "not run",
+            }
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
 
@@ -213,7 +232,9 @@ def spinning(texts: list[str], queries: int = 60) -> None:
 
     embedder = Embedder(model_file())
     threads = _onnx.default_threads()
-    sessions = {spin: _onnx._session(ort, model_file(), threads, optimise=True, spinning=spin) for spin in (True, False)}
+    sessions = {
+        spin: _onnx._session(ort, model_file(), threads, optimise=True, spinning=spin) for spin in (True, False)
+    }
     matrix = np.random.default_rng(0).standard_normal((20_000, 384)).astype(np.float32)
     print(f"{threads} intra-op threads, {len(texts)} descriptions; scoring = 20000x384 matrix @ query + top 10")
     for run in range(2):
@@ -230,8 +251,10 @@ def spinning(texts: list[str], queries: int = 60) -> None:
                 np.argpartition(matrix @ vector, -10)[-10:]
                 query_ms.append((middle - start) * 1000)
                 score_ms.append((time.perf_counter() - middle) * 1000)
-            print(f"  spinning {'on ' if spin else 'off'}: {rate:6.1f} texts/s, one query {statistics.median(query_ms):6.2f} ms,"
-                  f" scoring after it {statistics.median(score_ms):6.2f} ms")
+            print(
+                f"  spinning {'on ' if spin else 'off'}: {rate:6.1f} texts/s, one query {statistics.median(query_ms):6.2f} ms,"
+                f" scoring after it {statistics.median(score_ms):6.2f} ms"
+            )
 
 
 def embedder_part(count: int, revision: str | None, before_count: int) -> None:
@@ -267,8 +290,9 @@ def main() -> None:
     parser.add_argument("--part", choices=("all", "decisions", "embedder"), default="all")
     parser.add_argument("--texts", type=int, default=10_000, help="skill descriptions to embed (default 10000)")
     parser.add_argument("--before", metavar="REV", help="also measure the code of this git revision")
-    parser.add_argument("--before-texts", type=int, default=500,
-                        help="texts for REV (it embeds them in one batch: 500 need about 3 GB)")
+    parser.add_argument(
+        "--before-texts", type=int, default=500, help="texts for REV (it embeds them in one batch: 500 need about 3 GB)"
+    )
     args = parser.parse_args()
     if args.part in ("all", "decisions"):
         decisions(args)
@@ -283,7 +307,7 @@ def decisions(args: argparse.Namespace) -> None:
     print(f"{'engine':<10}{'options':>8}{'cache':>7}{'median ms':>12}{'p90 ms':>10}")
     for name, engine in engines:
         for n in (5, 16):
-            for cold in ((False, True) if name == "local" else (False,)):
+            for cold in (False, True) if name == "local" else (False,):
                 times = sorted(measure(engine, n, args.decisions, cold=cold))
                 p90 = times[int(0.9 * (len(times) - 1))]
                 print(f"{name:<10}{n:>8}{'cold' if cold else 'warm':>7}{statistics.median(times):>12.3f}{p90:>10.3f}")

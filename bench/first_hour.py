@@ -56,22 +56,34 @@ def main() -> None:
         "unclear": sum(o.label == "unclear" for o in outcomes),
     }
     if args.json:
-        runs = [{"text": o.row["text"], "expected": o.row["skill"], "skill": o.skill, "label": o.label,
-                 "problems": o.problems} for o in outcomes]
+        runs = [
+            {
+                "text": o.row["text"],
+                "expected": o.row["skill"],
+                "skill": o.skill,
+                "label": o.label,
+                "problems": o.problems,
+            }
+            for o in outcomes
+        ]
         print(json.dumps({**counts, "runs": runs}, indent=2))
         return
     total = counts["requests"]
     print(f"first-hour requests on the starter workspace, engine {args.engine}: {total}")
     print(f"  routed right  {counts['routed_right']:3}/{total}")
     print(f"  done right    {counts['done_right']:3}/{total}")
-    print(f"  judged right  {counts['judged_right']:3}/{total}   (success for a wrong result: {counts['false_success']}, "
-          f"failure for a right one: {counts['false_failure']}, unclear: {counts['unclear']})")
+    print(
+        f"  judged right  {counts['judged_right']:3}/{total}   (success for a wrong result: {counts['false_success']}, "
+        f"failure for a right one: {counts['false_failure']}, unclear: {counts['unclear']})"
+    )
     if args.show:
         for o in outcomes:
             if o.routed_right and o.done_right and o.judged_right:
                 continue
-            print(f"\n{o.row['text']!r}: expected {o.row['skill']}, went to {o.skill}; judged {o.label}: "
-                  f"{o.result.assessment.reason}")
+            print(
+                f"\n{o.row['text']!r}: expected {o.row['skill']}, went to {o.skill}; judged {o.label}: "
+                f"{o.result.assessment.reason}"
+            )
             print(f"  {o.result.action.action_log.splitlines()[0][:160]}")
             for problem in o.problems:
                 print(f"  - {problem[:160]}")

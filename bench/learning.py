@@ -80,7 +80,11 @@ def peer_python() -> Path:
 
 
 def load_hwu(folder: Path) -> tuple[SkillTree, list[Example], list[Example]]:
-    return SkillTree.load(folder / "tree.json", folder), load_dataset(folder / "train.jsonl"), load_dataset(folder / "test.jsonl")
+    return (
+        SkillTree.load(folder / "tree.json", folder),
+        load_dataset(folder / "train.jsonl"),
+        load_dataset(folder / "test.jsonl"),
+    )
 
 
 def load_bfcl(folder: Path) -> tuple[SkillTree, list[Example], list[Example]]:
@@ -88,8 +92,11 @@ def load_bfcl(folder: Path) -> tuple[SkillTree, list[Example], list[Example]]:
         subprocess.run([sys.executable, str(ROOT / "bench" / "bfcl_datasets.py"), "--out", str(folder)], check=True)
     rows = load_dataset(folder / "dataset.jsonl")
     half = [int(hashlib.sha256(e.text.encode()).hexdigest()[:8], 16) % 2 for e in rows]
-    return (SkillTree.load(folder / "tree.json", folder), [e for e, h in zip(rows, half) if h == 0],
-            [e for e, h in zip(rows, half) if h == 1])
+    return (
+        SkillTree.load(folder / "tree.json", folder),
+        [e for e, h in zip(rows, half) if h == 0],
+        [e for e, h in zip(rows, half) if h == 1],
+    )
 
 
 def per_skill(rows: list[Example], shots: int) -> list[Example]:
@@ -118,8 +125,10 @@ def folded(tree: SkillTree, rows: list[Example]) -> SkillTree:
 def measure(predicted: list[str | None], test: list[Example]) -> dict[str, float | None]:
     inside = [(p, e.skill) for p, e in zip(predicted, test) if e.skill is not None]
     outside = [p for p, e in zip(predicted, test) if e.skill is None]
-    return {"leaf": sum(p == t for p, t in inside) / len(inside),
-            "oos_recall": sum(p is None for p in outside) / len(outside) if outside else None}
+    return {
+        "leaf": sum(p == t for p, t in inside) / len(inside),
+        "oos_recall": sum(p is None for p in outside) / len(outside) if outside else None,
+    }
 
 
 def route_all(strategy, test: list[Example]) -> list[str | None]:
@@ -143,8 +152,12 @@ def logistic(engine, rows: list[Example], test: list[Example]) -> list[str | Non
 def cell(name: str, tree: SkillTree, rows: list[Example], test: list[Example], engine) -> list[tuple[str, dict]]:
     results = []
     for strategy in ("best_leaf", "chain"):
-        results.append((f"untrained {strategy}", measure(route_all(create_strategy(strategy, tree, engine), test), test)))
-    results.append(("examples", measure(route_all(create_strategy("examples", folded(tree, rows), engine), test), test)))
+        results.append(
+            (f"untrained {strategy}", measure(route_all(create_strategy(strategy, tree, engine), test), test))
+        )
+    results.append(
+        ("examples", measure(route_all(create_strategy("examples", folded(tree, rows), engine), test), test))
+    )
     started = time.perf_counter()
     router, _ = train(tree, examples_from_dataset(rows, tree), engine)
     trained = time.perf_counter() - started
@@ -168,20 +181,29 @@ def speed(engine) -> None:
         data.write_text("".join(json.dumps({"text": e.text, "skill": e.skill}) + "\n" for e in rows))
         env = {**os.environ, "SEMIF_CACHE_DIR": str(Path(tmp) / "cache")}
         started = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "semif_agent", "train", str(data), "-w", str(ws), "--json"],
-                             capture_output=True, text=True, env=env, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "semif_agent", "train", str(data), "-w", str(ws), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         wall = time.perf_counter() - started
         report = json.loads(out.stdout)
-        print(f"\nsemif train on {len(rows):,} labelled requests: {wall:.1f} s in all "
-              f"({report['seconds']['embedding']} s embedding, {report['seconds']['fitting']} s fitting, "
-              f"the rest starting up and reading); held-out in-scope accuracy "
-              f"{report['before']['in_scope_accuracy']:.1%} -> {report['after']['in_scope_accuracy']:.1%}")
+        print(
+            f"\nsemif train on {len(rows):,} labelled requests: {wall:.1f} s in all "
+            f"({report['seconds']['embedding']} s embedding, {report['seconds']['fitting']} s fitting, "
+            f"the rest starting up and reading); held-out in-scope accuracy "
+            f"{report['before']['in_scope_accuracy']:.1%} -> {report['after']['in_scope_accuracy']:.1%}"
+        )
     small = per_skill(load_hwu(HWU)[1], SHOTS)
     router, _ = train(tree, examples_from_dataset(small, tree), engine)
     texts = [e.text for e in test[:300]]
     engine.embedder.embed(texts)
-    for name, strategy in (("examples", create_strategy("examples", folded(tree, small), engine)),
-                           ("learned", Learned(tree, engine, LearnedScorer(tree, engine, router)))):
+    for name, strategy in (
+        ("examples", create_strategy("examples", folded(tree, small), engine)),
+        ("learned", Learned(tree, engine, LearnedScorer(tree, engine, router))),
+    ):
         times = []
         for text in texts:
             started = time.perf_counter()
@@ -210,8 +232,10 @@ def main() -> None:
             mine, theirs = results[3][1], results[4][1]
             verdicts.append((dataset, setting, mine["leaf"] >= theirs["leaf"], mine["leaf"] - theirs["leaf"]))
     for dataset, setting, ok, gap in verdicts:
-        print(f"{dataset} {setting}: learned {'matches or beats' if ok else 'is BELOW'} the logistic regression "
-              f"({gap * 100:+.1f} points of leaf accuracy)")
+        print(
+            f"{dataset} {setting}: learned {'matches or beats' if ok else 'is BELOW'} the logistic regression "
+            f"({gap * 100:+.1f} points of leaf accuracy)"
+        )
     if args.speed:
         speed(engine)
 

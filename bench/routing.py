@@ -51,11 +51,11 @@ from semif_agent._sync import run_sync
 from semif_agent.engine import DecisionRequest, create_engine
 from semif_agent.engine.local import TOKENIZER_PATH, shared_embedder
 from semif_agent.routing import create_strategy
-from semif_agent.tree.build import FlatSkill, build_tree
 from semif_agent.routing.evaluate import load_dataset, split
 from semif_agent.routing.tune import DEFAULT_GRID
 from semif_agent.starter import create_workspace
 from semif_agent.tree import SkillTree
+from semif_agent.tree.build import FlatSkill, build_tree
 from semif_agent.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,9 +141,14 @@ def ours(tree: SkillTree, validation: list, test: list) -> dict:
     engine = create_engine("local")
 
     def accuracy(strategy, items) -> float:
-        return sum((r.skill.name if (r := run_sync(strategy.aroute(e.text))).skill else None) == e.skill for e in items) / len(items)
+        return sum(
+            (r.skill.name if (r := run_sync(strategy.aroute(e.text))).skill else None) == e.skill for e in items
+        ) / len(items)
 
-    best = max(DEFAULT_GRID, key=lambda t: (accuracy(create_strategy("examples", tree, engine, threshold=t), validation), -abs(t - 0.3)))
+    best = max(
+        DEFAULT_GRID,
+        key=lambda t: (accuracy(create_strategy("examples", tree, engine, threshold=t), validation), -abs(t - 0.3)),
+    )
     strategy = create_strategy("examples", tree, engine, threshold=best)
     for e in test:  # the request's own embedding is excluded from the timing, as for the peer
         engine.embedder.embed([e.text])
@@ -154,7 +159,12 @@ def ours(tree: SkillTree, validation: list, test: list) -> dict:
         times.append((time.perf_counter() - start) * 1000)
         right += (route.skill.name if route.skill else None) == e.skill
     times.sort()
-    return {"threshold": best, "accuracy": right / len(test), "p50": statistics.median(times), "p90": times[int(0.9 * (len(times) - 1))]}
+    return {
+        "threshold": best,
+        "accuracy": right / len(test),
+        "p50": statistics.median(times),
+        "p90": times[int(0.9 * (len(times) - 1))],
+    }
 
 
 def peer(tree: SkillTree, validation: list, test: list) -> dict:
@@ -296,20 +306,31 @@ def scale(size: int, count: int, embedder) -> None:
             run_sync(strategy.aroute(text))
             times.append((time.perf_counter() - start) * 1000)
         rows.append((f"semif ({name})", percentiles(times)))
-    payload = {"vectors": {t: [float(x) for x in v] for t, v in zip(texts, vectors)}, "routes": routes,
-               "requests": requests, "threshold": 0.3}
+    payload = {
+        "vectors": {t: [float(x) for x in v] for t, v in zip(texts, vectors)},
+        "routes": routes,
+        "requests": requests,
+        "threshold": 0.3,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data.json"
         data.write_text(json.dumps(payload))
         script = Path(tmp) / "peer_scale.py"
         script.write_text(PEER_SCALE)
         for label, env in (("", {}), (" (1 BLAS thread)", {"OPENBLAS_NUM_THREADS": "1"})):
-            out = subprocess.run([str(peer_python()), str(script), str(data)], capture_output=True, text=True,
-                                 check=True, env={**os.environ, **env})
+            out = subprocess.run(
+                [str(peer_python()), str(script), str(data)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, **env},
+            )
             rows.append((f"semantic-router 1.1.1{label}", percentiles(json.loads(out.stdout.strip().splitlines()[-1]))))
     theirs = rows[-2][1][0]
-    print(f"\nrouting one request among {len(tree.skills)} skills ({len(tree.categories)} categories), "
-          f"{len(requests)} requests, encoding excluded")
+    print(
+        f"\nrouting one request among {len(tree.skills)} skills ({len(tree.categories)} categories), "
+        f"{len(requests)} requests, encoding excluded"
+    )
     print(f"{'router':<40}{'p50 ms':>9}{'p90 ms':>9}{'semantic-router p50 / p50':>28}")
     for name, (p50, p90) in rows:
         print(f"{name:<40}{p50:>9.3f}{p90:>9.3f}{theirs / p50:>27.2f}x")
@@ -350,7 +371,10 @@ def accuracy_and_latency(dataset_path: Path, tree_path: Path | None) -> None:
     mine, theirs = ours(tree, validation, test), peer(tree, validation, test)
     for name, r in (("semif (examples)", mine), ("semantic-router 1.1.1", theirs)):
         print(f"{name:<26}{r['threshold']:>10.3f}{r['accuracy']:>10.1%}{r['p50']:>9.3f}{r['p90']:>9.3f}")
-    print(f"accuracy {mine['accuracy'] - theirs['accuracy']:+.1%} points; median latency {theirs['p50'] / mine['p50']:.1f}x")
+    print(
+        f"accuracy {mine['accuracy'] - theirs['accuracy']:+.1%} points; median latency {theirs['p50'] / mine['p50']:.1f}x"
+    )
+
 
 if __name__ == "__main__":
     main()

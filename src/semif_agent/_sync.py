@@ -76,8 +76,7 @@ def _refuse_inside_loop(what: str) -> None:
     except RuntimeError:
         return
     raise SyncInAsyncError(
-        f"{what} was called inside a running event loop; await its async form instead "
-        "(arun, ainvoke, astream, acall)"
+        f"{what} was called inside a running event loop; await its async form instead (arun, ainvoke, astream, acall)"
     )
 
 
@@ -115,6 +114,7 @@ def iter_sync(agen: AsyncIterator[T], what: str = "a sync stream") -> Iterator[T
 
 def _iterate(agen: AsyncIterator[T], runner: asyncio.Runner, context: contextvars.Context) -> Iterator[T]:
     """Every step runs in one context, the caller's at the start: the generator sees its own changes."""
+
     async def next_item() -> T:
         return await agen.__anext__()
 

@@ -177,9 +177,7 @@ class LogError(SemifError):
     """The decision log could not be written or read."""
 
 
-def check_number(
-    what: str, value: object, *, minimum: float = 0, whole: bool = False, optional: bool = False
-) -> None:
+def check_number(what: str, value: object, *, minimum: float = 0, whole: bool = False, optional: bool = False) -> None:
     """Refuse ``value`` unless it is a number of at least ``minimum`` (``int`` if ``whole``; ``None`` if ``optional``).
 
     A value that is no number (a ``bool`` included) is an :class:`ArgumentTypeError`,

@@ -9,8 +9,15 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CORPUS = REPO_ROOT / "tests" / "fixtures" / "skills-corpus"  # copies of real skills
 
 
-def write_skill(root: Path, name: str, description: str = "", body: str = "", *, extra: str = "",
-                files: dict[str, str] | None = None) -> Path:
+def write_skill(
+    root: Path,
+    name: str,
+    description: str = "",
+    body: str = "",
+    *,
+    extra: str = "",
+    files: dict[str, str] | None = None,
+) -> Path:
     """Write ``root/name/SKILL.md`` (and ``files``); returns the skill folder."""
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,9 @@ from typing import Any
 from semif_agent.llm import ScriptedReply
 
 
-def calls(*specs: tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str], text: str = "", **kw: Any) -> ScriptedReply:
+def calls(
+    *specs: tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str], text: str = "", **kw: Any
+) -> ScriptedReply:
     """A scripted reply asking for tool calls: ``calls(("add", {"a": 1}), ("add", {"a": 2}, "id"))``."""
     tool_calls = []
     for number, spec in enumerate(specs):
@@ -22,6 +24,7 @@ def calls(*specs: tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str], 
 def collect(agen_or_iter: Any) -> list[Any]:
     """All items of a sync iterator, or of an async one (run to completion on a fresh loop)."""
     if hasattr(agen_or_iter, "__anext__"):
+
         async def drain(items: AsyncIterator[Any]) -> list[Any]:
             return [item async for item in items]
 
@@ -35,4 +38,3 @@ def types(events: list[Any]) -> list[str]:
 
 def of_type(events: list[Any], kind: str) -> list[Any]:
     return [e for e in events if e.type == kind]
-

@@ -37,8 +37,17 @@ SEED_METHODS = {
     "arun": ["message"],
     "aclose": [],
 }
-SEED_CONSTRUCTOR = ["model", "api_key", "llm", "fallbacks", "max_tokens", "max_response_tokens", "max_rounds",
-                    "tool_timeout", "tool_result_max_tokens"]
+SEED_CONSTRUCTOR = [
+    "model",
+    "api_key",
+    "llm",
+    "fallbacks",
+    "max_tokens",
+    "max_response_tokens",
+    "max_rounds",
+    "tool_timeout",
+    "tool_result_max_tokens",
+]
 
 
 @pytest.mark.parametrize("name", sorted(SEED_METHODS))

@@ -25,23 +25,35 @@ def test_skill_tool_names_and_schemas(tmp_path):
     compose = next(t for t in tools if t.name == "skill__email__compose")
     assert compose.input_schema["required"] == ["request"] and not compose.read_only
     assert "Email someone" in compose.description and "For example:" in compose.description
-    assert skill_tool_name("a." + "b" * 80) != skill_tool_name("a." + "b" * 81) and len(skill_tool_name("a." + "b" * 80)) == 64
+    assert (
+        skill_tool_name("a." + "b" * 80) != skill_tool_name("a." + "b" * 81)
+        and len(skill_tool_name("a." + "b" * 80)) == 64
+    )
 
 
 def test_chat_offers_skills_on_demand_activates_one_runs_it_and_logs_the_choices(tmp_path):
     root = create_workspace(tmp_path / "ws")
     request = "Email Alice that the quarterly report is ready"
-    provider = ScriptedProvider([
-        calls(("activate_skill", {"name": "email.compose"}), text="On it."),
-        calls(("skill__email__compose", {"request": request})),
-        "Drafted an email to Alice.",
-        "You're welcome.",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("activate_skill", {"name": "email.compose"}), text="On it."),
+            calls(("skill__email__compose", {"request": request})),
+            "Drafted an email to Alice.",
+            "You're welcome.",
+        ]
+    )
     with override_provider(provider):
-        result = CliRunner().invoke(main, ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/any"],
-                                    input=f"{request}\n\nthanks\n/exit\nnever read\n")
+        result = CliRunner().invoke(
+            main,
+            ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/any"],
+            input=f"{request}\n\nthanks\n/exit\nnever read\n",
+        )
     assert result.exit_code == 0, result.output
-    assert "On it." in result.stdout and "Drafted an email to Alice." in result.stdout and "You're welcome." in result.stdout
+    assert (
+        "On it." in result.stdout
+        and "Drafted an email to Alice." in result.stdout
+        and "You're welcome." in result.stdout
+    )
     assert '[skill__email__compose {"request": "Email Alice' in result.stdout
     first = provider.requests[0]
     assert [t.name for t in first.tools] == ["activate_skill"]  # no skill's tool before it is activated
@@ -68,7 +80,9 @@ def test_chat_offers_skills_on_demand_activates_one_runs_it_and_logs_the_choices
 
 def test_chat_reports_a_missing_key_as_one_line(tmp_path):
     root = create_workspace(tmp_path / "ws")
-    result = CliRunner().invoke(main, ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/gpt-4o-mini"], input="hi\n")
+    result = CliRunner().invoke(
+        main, ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/gpt-4o-mini"], input="hi\n"
+    )
     assert result.exit_code == 1
     assert "no API key for openai/gpt-4o-mini: set OPENAI_API_KEY" in result.output
     assert "Traceback" not in result.output
@@ -78,10 +92,15 @@ def test_chat_shows_a_failed_turn_goes_on_and_exits_1(tmp_path):
     from semif_agent.llm import ServerError
 
     root = create_workspace(tmp_path / "ws")
-    provider = ScriptedProvider([ServerError("the server is down", provider="scripted", model="x", status=503), "Back."])
+    provider = ScriptedProvider(
+        [ServerError("the server is down", provider="scripted", model="x", status=503), "Back."]
+    )
     with override_provider(provider):
-        result = CliRunner().invoke(main, ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/any"],
-                                    input="hello\nhello again\n")
+        result = CliRunner().invoke(
+            main,
+            ["chat", "-w", str(root), "--engine", "lexical", "--model", "openai/any"],
+            input="hello\nhello again\n",
+        )
     assert result.exit_code == 1  # the session went on, but a script must see that a turn failed
     assert "error: scripted/x (HTTP 503): the server is down" in result.stderr and "Back." in result.stdout
     assert result.stderr.splitlines()[-1] == "Error: 1 turn failed (see the error lines above)"

@@ -47,27 +47,40 @@ def test_older_messages_become_one_summary_and_the_last_ones_stay():
     assert kinds[started - 1] == "round_started" and kinds[started + 1] == "compaction_finished"
     finished = of_type(events, "compaction_finished")[0]
     assert finished.tokens_after < finished.tokens_before
-    assert "user: Read the whole report" in seen[0] and "assistant called fetch({\"page\": 1})" in seen[0]
+    assert "user: Read the whole report" in seen[0] and 'assistant called fetch({"page": 1})' in seen[0]
     assert "tool result of fetch: page 1:" in seen[0]
     after = provider.requests[kinds[:started].count("round_started")]  # the call right after the first compaction
-    assert after.messages[0] == UserMessage(content="[Conversation summary]\nThe user wants the report read; pages 1-2 were fetched.")
+    assert after.messages[0] == UserMessage(
+        content="[Conversation summary]\nThe user wants the report read; pages 1-2 were fetched."
+    )
     assert not isinstance(after.messages[1], ToolResultMessage)
     assert events[-1].diagnostics.stopped_by == "stop" and events[-1].text == "All read."
     assert agent.history[0].content.startswith("[Conversation summary]")  # the agent goes on from the summary
 
 
 def test_a_tool_call_is_never_split_from_its_result():
-    call = AssistantMessage(tool_calls=(ToolCall(id="a", name="fetch", arguments={"page": 1}),
-                                        ToolCall(id="b", name="fetch", arguments={"page": 2})))
-    messages = [UserMessage(content="go"), call, ToolResultMessage(tool_call_id="a", content="1"),
-                ToolResultMessage(tool_call_id="b", content="2"), AssistantMessage(content="done")]
+    call = AssistantMessage(
+        tool_calls=(
+            ToolCall(id="a", name="fetch", arguments={"page": 1}),
+            ToolCall(id="b", name="fetch", arguments={"page": 2}),
+        )
+    )
+    messages = [
+        UserMessage(content="go"),
+        call,
+        ToolResultMessage(tool_call_id="a", content="1"),
+        ToolResultMessage(tool_call_id="b", content="2"),
+        AssistantMessage(content="done"),
+    ]
     compaction = Compaction.build(10, keep_last=2)
     assert compaction.boundary(messages) == 1  # not 3: the kept part starts at the call, with both results
     assert Compaction.build(10, keep_last=1).boundary(messages) == 4
     assert Compaction.build(10, keep_last=4).boundary(messages) == 1
     assert Compaction.build(10, keep_last=5).boundary(messages) == 0
     provider = ScriptedProvider(paging(5))
-    collect(Agent(llm=provider).with_tools([fetch]).with_compaction(300, keep_last=3, compact_fn=lambda t: "S").stream("go"))
+    collect(
+        Agent(llm=provider).with_tools([fetch]).with_compaction(300, keep_last=3, compact_fn=lambda t: "S").stream("go")
+    )
     for request in provider.requests:  # every result the model is sent follows its call
         called: set[str] = set()
         for message in request.messages:
@@ -78,9 +91,16 @@ def test_a_tool_call_is_never_split_from_its_result():
 
 
 def test_active_skill_instructions_are_never_pruned():
-    skill = Skill(name="reports", description="Read long reports.", instructions="Quote page numbers.", activation="on_demand")
+    skill = Skill(
+        name="reports", description="Read long reports.", instructions="Quote page numbers.", activation="on_demand"
+    )
     provider = ScriptedProvider([calls(("activate_skill", {"name": "reports"})), *paging(4)])
-    agent = Agent(llm=provider).with_tools([fetch]).with_skill(skill).with_compaction(300, keep_last=2, compact_fn=lambda t: "S")
+    agent = (
+        Agent(llm=provider)
+        .with_tools([fetch])
+        .with_skill(skill)
+        .with_compaction(300, keep_last=2, compact_fn=lambda t: "S")
+    )
     events = collect(agent.stream("Read it"))
     assert of_type(events, "compaction_finished")
     last = provider.requests[-1]
@@ -98,8 +118,12 @@ def test_the_default_compactor_uses_the_agents_model_and_its_tokens_count_agains
             return ScriptedReply(text="Summary so far.", usage=Usage(input_tokens=5000, output_tokens=100))
         return next(replies)
 
-    agent = (Agent(llm=ScriptedProvider(fn=answer)).with_tools([fetch]).with_compaction(400, keep_last=2)
-             .with_usage_limits(UsageLimits(total_tokens_limit=4000)))
+    agent = (
+        Agent(llm=ScriptedProvider(fn=answer))
+        .with_tools([fetch])
+        .with_compaction(400, keep_last=2)
+        .with_usage_limits(UsageLimits(total_tokens_limit=4000))
+    )
     events = collect(agent.stream("Read the report"))
     assert len(summaries) == 1 and "fetch" in summaries[0].messages[1].content
     compacted_round = of_type(events, "round_finished")[-2].usage
@@ -113,7 +137,9 @@ def test_a_failing_summary_leaves_the_messages_as_they_were():
         raise RuntimeError("no summariser today")
 
     provider = ScriptedProvider(paging(4))
-    events = collect(Agent(llm=provider).with_tools([fetch]).with_compaction(300, keep_last=2, compact_fn=broken).stream("go"))
+    events = collect(
+        Agent(llm=provider).with_tools([fetch]).with_compaction(300, keep_last=2, compact_fn=broken).stream("go")
+    )
     [finished] = of_type(events, "compaction_finished")  # tried once, not every round
     assert finished.tokens_after == finished.tokens_before
     assert events[-1].text == "All read." and provider.requests[-1].messages[0].content == "go"
@@ -124,13 +150,19 @@ def test_async_compactors_and_the_transcript():
         return "async summary"
 
     provider = ScriptedProvider(paging(4))
-    collect(Agent(llm=provider).with_tools([fetch]).with_compaction(300, keep_last=2, compact_fn=summarize).stream("go"))
+    collect(
+        Agent(llm=provider).with_tools([fetch]).with_compaction(300, keep_last=2, compact_fn=summarize).stream("go")
+    )
     assert any(m.content == "[Conversation summary]\nasync summary" for r in provider.requests for m in r.messages)
     text = transcript([UserMessage(content="hi"), ToolResultMessage(tool_call_id="x", content="boom", is_error=True)])
     assert text == "user: hi\n\ntool error of x: boom"
 
 
 def test_settings_are_checked():
-    for bad in ({"trigger_tokens": 0}, {"trigger_tokens": 10, "keep_last": -1}, {"trigger_tokens": 10, "compact_fn": "x"}):
+    for bad in (
+        {"trigger_tokens": 0},
+        {"trigger_tokens": 10, "keep_last": -1},
+        {"trigger_tokens": 10, "compact_fn": "x"},
+    ):
         with pytest.raises(AgentConfigError):
             Agent(llm=ScriptedProvider()).with_compaction(**bad)

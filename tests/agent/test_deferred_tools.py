@@ -38,17 +38,21 @@ def _fresh() -> None:
 
 
 def agent_with(provider) -> Agent:
-    return Agent(llm=provider).with_tools([search_web, export_ledger, resize_image]).with_skill_discovery(engine="lexical")
+    return (
+        Agent(llm=provider).with_tools([search_web, export_ledger, resize_image]).with_skill_discovery(engine="lexical")
+    )
 
 
 def test_deferred_tools_are_hidden_until_searched_then_stay_loaded():
-    provider = ScriptedProvider([
-        calls(("export_ledger", {"year": 2024})),  # not loaded yet: an unknown tool
-        calls(("search_tools", {"query": "export the ledger as csv"})),
-        calls(("export_ledger", {"year": 2024})),
-        "Exported.",
-        "Still here.",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("export_ledger", {"year": 2024})),  # not loaded yet: an unknown tool
+            calls(("search_tools", {"query": "export the ledger as csv"})),
+            calls(("export_ledger", {"year": 2024})),
+            "Exported.",
+            "Still here.",
+        ]
+    )
     agent = agent_with(provider)
     events = collect(agent.stream("Export the 2024 ledger"))
     first, _, third, _ = provider.requests
@@ -56,7 +60,9 @@ def test_deferred_tools_are_hidden_until_searched_then_stay_loaded():
     assert "2 more tools are available but not loaded" in system_of(first)
     unknown, found, exported = of_type(events, "tool_finished")
     assert unknown.is_error and "unknown tool 'export_ledger'" in unknown.result
-    assert found.result.startswith("Loaded these tools") and "- export_ledger: Export the general ledger" in found.result
+    assert (
+        found.result.startswith("Loaded these tools") and "- export_ledger: Export the general ledger" in found.result
+    )
     assert "resize_image" not in found.result
     assert tool_names(third) == ["search_web", "search_tools", "export_ledger"]
     assert "1 more tools are available" in system_of(third)
@@ -89,7 +95,9 @@ def test_deferred_names_are_checked_like_any_tool():
     with pytest.raises(ToolNameCollisionError, match="search_tools"):
         Agent(llm=ScriptedProvider()).with_tools([tool(name="search_tools")(lambda query: ""), export_ledger])
     plain = Agent(llm=ScriptedProvider(["ok"])).with_tools([search_web])
-    assert isinstance(plain.tools[0], AgentTool) and not plain._session.active  # nothing deferred: the session adds nothing
+    assert (
+        isinstance(plain.tools[0], AgentTool) and not plain._session.active
+    )  # nothing deferred: the session adds nothing
 
 
 def test_deferred_tools_may_come_in_several_batches_and_search_tools_stays_one_name():

@@ -53,7 +53,12 @@ def test_astream_runs_a_tool_round_trip_over_the_wire(api, wire, provider_for):
         call = second["messages"][1]["content"][-1]
         result = second["messages"][2]["content"][0]
         assert call["type"] == "tool_use" and call["input"] == {"city": "Lisbon"}
-        assert result == {"type": "tool_result", "tool_use_id": call["id"], "content": "Sunny in Lisbon, 24C", "is_error": False}
+        assert result == {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": "Sunny in Lisbon, 24C",
+            "is_error": False,
+        }
     else:
         assert first["messages"][0] == {"role": "system", "content": "Be brief."}
         assert first["tools"][0]["function"]["name"] == "weather"
@@ -64,8 +69,10 @@ def test_astream_runs_a_tool_round_trip_over_the_wire(api, wire, provider_for):
 
 @pytest.mark.parametrize("api", APIS)
 def test_a_wrap_up_round_reaches_the_wire_as_tool_choice_none(api, wire, provider_for):
-    wire.queue(WireReply.tool_call("weather", {"city": "Oslo"}, usage={"input": 500, "output": 10}),
-               WireReply(text="Cold, probably."))
+    wire.queue(
+        WireReply.tool_call("weather", {"city": "Oslo"}, usage={"input": 500, "output": 10}),
+        WireReply(text="Cold, probably."),
+    )
     agent = Agent(llm=provider_for(api)).with_tools([weather]).with_usage_limits(UsageLimits(total_tokens_limit=100))
     events = list(agent.stream("Weather in Oslo?"))
     assert events[-1].diagnostics.stopped_by == "usage_limit"

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from semif_agent.agent import AgentCallback, Agent, ApprovalDecision, ApprovalRequest, HookResult, tool
+from semif_agent.agent import Agent, AgentCallback, ApprovalDecision, ApprovalRequest, HookResult, tool
 from semif_agent.llm import ScriptedProvider
 
 from ._support import calls, collect, of_type
@@ -43,8 +43,15 @@ def finished(events: list) -> list:
 
 
 def test_a_pre_hook_denies_with_a_reason_the_model_sees_and_the_call_never_starts():
-    agent = Agent(llm=one_call("send", {"to": "eve"})).with_tools([send]).with_hooks(
-        pre_tool_use=[lambda name, args: HookResult(decision="deny", reason="eve is blocked") if args["to"] == "eve" else None])
+    agent = (
+        Agent(llm=one_call("send", {"to": "eve"}))
+        .with_tools([send])
+        .with_hooks(
+            pre_tool_use=[
+                lambda name, args: HookResult(decision="deny", reason="eve is blocked") if args["to"] == "eve" else None
+            ]
+        )
+    )
     events = collect(agent.stream("go"))
     assert runs == [] and of_type(events, "tool_started") == []
     [done] = finished(events)
@@ -68,8 +75,11 @@ def test_pre_hooks_rewrite_input_in_order_and_the_call_runs_with_it():
 
 
 def test_a_rewrite_that_breaks_the_schema_is_refused():
-    agent = Agent(llm=one_call("send", {"to": "eve"})).with_tools([send]).with_hooks(
-        pre_tool_use=[lambda name, args: HookResult(updated_input={"to": 5})])
+    agent = (
+        Agent(llm=one_call("send", {"to": "eve"}))
+        .with_tools([send])
+        .with_hooks(pre_tool_use=[lambda name, args: HookResult(updated_input={"to": 5})])
+    )
     [done] = finished(collect(agent.stream("go")))
     assert runs == [] and "rewritten input for send is invalid" in done.result
 
@@ -84,8 +94,13 @@ def test_a_raising_pre_hook_denies():
 
 
 def test_post_hooks_replace_the_output_and_a_raising_one_withholds_it():
-    agent = Agent(llm=one_call("send", {"to": "bob"})).with_tools([send]).with_hooks(
-        post_tool_use=[lambda name, args, out: HookResult(updated_output=out.upper()), lambda name, args, out: None])
+    agent = (
+        Agent(llm=one_call("send", {"to": "bob"}))
+        .with_tools([send])
+        .with_hooks(
+            post_tool_use=[lambda name, args, out: HookResult(updated_output=out.upper()), lambda name, args, out: None]
+        )
+    )
     assert finished(collect(agent.stream("go")))[0].result == "SENT TO BOB"
 
     def broken(name, args, out):
@@ -131,9 +146,19 @@ def test_a_hook_answering_ask_goes_to_the_approval_callback_and_a_raising_callba
     def broken(request):
         raise RuntimeError("no UI")
 
-    agent = Agent(llm=one_call("send", {"to": "bob"})).with_tools([send]).with_hooks(pre_tool_use=[ask]).with_approval(broken)
+    agent = (
+        Agent(llm=one_call("send", {"to": "bob"}))
+        .with_tools([send])
+        .with_hooks(pre_tool_use=[ask])
+        .with_approval(broken)
+    )
     assert "the approval callback failed (RuntimeError: no UI)" in finished(collect(agent.stream("go")))[0].result
-    agent = Agent(llm=one_call("send", {"to": "bob"})).with_tools([send]).with_hooks(pre_tool_use=[ask]).with_approval(lambda r: True)
+    agent = (
+        Agent(llm=one_call("send", {"to": "bob"}))
+        .with_tools([send])
+        .with_hooks(pre_tool_use=[ask])
+        .with_approval(lambda r: True)
+    )
     assert finished(collect(agent.stream("go")))[0].result == "sent to bob"
 
 
@@ -194,9 +219,14 @@ def test_callbacks_observe_the_loop_and_their_failures_are_swallowed(caplog):
         events = collect(agent.stream("go"))
     assert events[-1].diagnostics.stopped_by == "stop"
     assert recorder.seen == [
-        ("round_start", 0), ("tool_start", "send", {"to": "bob"}), ("tool_end", "send", "sent to bob"),
-        ("tool_start", "fail", {}), ("tool_error", "fail", "KeyError"), ("round_end", 0),
-        ("round_start", 1), ("round_end", 1),
+        ("round_start", 0),
+        ("tool_start", "send", {"to": "bob"}),
+        ("tool_end", "send", "sent to bob"),
+        ("tool_start", "fail", {}),
+        ("tool_error", "fail", "KeyError"),
+        ("round_end", 0),
+        ("round_start", 1),
+        ("round_end", 1),
     ]
     assert "observer bug" in caplog.text
 

@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-from ._support import calls, collect, of_type, types
 
 from semif_agent.agent import (
     Agent,
@@ -22,15 +21,17 @@ from semif_agent.agent._execution import cap_result
 from semif_agent.llm import (
     BaseProvider,
     MissingCredentialsError,
-    Response,
-    StopChunk,
-    ToolCall,
     RateLimitError,
+    Response,
     ScriptedProvider,
     ScriptedReply,
+    StopChunk,
     StreamInterruptedError,
+    ToolCall,
     ToolResultMessage,
 )
+
+from ._support import calls, collect, of_type, types
 
 
 @tool
@@ -54,13 +55,27 @@ def test_a_tool_round_trip_streams_ordered_typed_events():
     agent = Agent(llm=provider).with_system_prompt("Be brief.").with_tools([add])
     events = collect(agent.stream("What is 1 + 2?"))
     assert types(events) == [
-        "turn_started", "round_started", "text_delta", "text_delta", "tool_started", "tool_finished", "round_finished",
-        "round_started", "text_delta", "round_finished", "turn_finished",
+        "turn_started",
+        "round_started",
+        "text_delta",
+        "text_delta",
+        "tool_started",
+        "tool_finished",
+        "round_finished",
+        "round_started",
+        "text_delta",
+        "round_finished",
+        "turn_finished",
     ]
     assert len({e.turn_id for e in events}) == 1 and all(e.parent_tool_call_id is None for e in events)
     started, finished = of_type(events, "tool_started")[0], of_type(events, "tool_finished")[0]
     assert started.tool_call_id == finished.tool_call_id == "call_add_0"
-    assert (started.name, started.tool_input, finished.result, finished.is_error) == ("add", {"a": 1, "b": 2}, "3", False)
+    assert (started.name, started.tool_input, finished.result, finished.is_error) == (
+        "add",
+        {"a": 1, "b": 2},
+        "3",
+        False,
+    )
     final = events[-1]
     assert final.text == "It is 3."  # the final answer, not every round's text
     assert final.diagnostics.stopped_by == "stop" and len(final.diagnostics.rounds) == 2
@@ -100,7 +115,11 @@ def test_unknown_tools_invalid_input_and_exceptions_are_results_the_model_sees()
     assert "unknown tool 'nope'" in first[0].content and "add, boom" in first[0].content
     assert "invalid input for add: a: Input should be a valid integer" in first[1].content
     assert first[2].content == "Error: boom failed: ValueError: the disk is on fire"
-    assert [(f.name, f.ran) for f in of_type(events, "tool_finished")] == [("nope", False), ("add", False), ("boom", True)]
+    assert [(f.name, f.ran) for f in of_type(events, "tool_finished")] == [
+        ("nope", False),
+        ("add", False),
+        ("boom", True),
+    ]
     assert [s.name for s in of_type(events, "tool_started")] == ["boom"]  # only calls that run start
     assert events[-1].diagnostics.stopped_by == "stop"
 
@@ -199,7 +218,9 @@ def test_tool_names_are_one_namespace():
 
 
 def test_the_last_round_wraps_up_without_tools_and_ends_with_max_rounds():
-    provider = ScriptedProvider([calls(("add", {"a": i, "b": 1})) for i in range(2)] + [calls(("add", {"a": 9, "b": 9}), text="Best guess: 2.")])
+    provider = ScriptedProvider(
+        [calls(("add", {"a": i, "b": 1})) for i in range(2)] + [calls(("add", {"a": 9, "b": 9}), text="Best guess: 2.")]
+    )
     events = collect(Agent(llm=provider, max_rounds=3).with_tools([add]).stream("go"))
     final = events[-1]
     assert final.diagnostics.stopped_by == "max_rounds" and final.text == "Best guess: 2."
@@ -241,7 +262,7 @@ def test_the_provider_is_built_on_first_use_and_a_missing_key_is_its_one_line_er
     default = Agent()  # no provider set up in the environment: the default model
     assert default.model == "anthropic/claude-haiku-4-5-20251001" and not default.model_choice.detected
     with pytest.raises(MissingCredentialsError, match="ANTHROPIC_API_KEY"):
-        default.llm
+        default.llm  # noqa: B018 - reading the property raises
 
 
 def test_an_abandoned_stream_still_records_its_diagnostics():

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+
 from ._support import calls, of_type
 
 pytest.importorskip("mcp")
 
-from semif_agent.agent import (  # noqa: E402
+from semif_agent.agent import (
     Agent,
     AgentConfigError,
     MCPError,
@@ -27,7 +28,7 @@ from semif_agent.agent import (  # noqa: E402
     ToolNameCollisionError,
     tool,
 )
-from semif_agent.llm import ScriptedProvider  # noqa: E402
+from semif_agent.llm import ScriptedProvider
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
@@ -72,15 +73,21 @@ async def drain(agent: Agent, message: str) -> list:
 
 
 def turn_script() -> ScriptedProvider:
-    return ScriptedProvider([
-        calls(("add", {"a": 2, "b": 40}), ("lookup", {"country": "Portugal"}), ("remember", {"note": "buy milk"})),
-        "2 + 40 = 42, the capital is Lisbon, and the note is saved.",
-    ])
+    return ScriptedProvider(
+        [
+            calls(("add", {"a": 2, "b": 40}), ("lookup", {"country": "Portugal"}), ("remember", {"note": "buy milk"})),
+            "2 + 40 = 42, the capital is Lisbon, and the note is saved.",
+        ]
+    )
 
 
 def check_round_trip(events: list, provider: ScriptedProvider) -> None:
     finished = {e.name: e for e in of_type(events, "tool_finished")}
-    assert (finished["add"].result, finished["lookup"].result, finished["remember"].result) == ("42", "Lisbon", "noted: buy milk")
+    assert (finished["add"].result, finished["lookup"].result, finished["remember"].result) == (
+        "42",
+        "Lisbon",
+        "noted: buy milk",
+    )
     assert not any(e.is_error for e in finished.values())
     assert events[-1].text == "2 + 40 = 42, the capital is Lisbon, and the note is saved."
     assert {t.name for t in provider.requests[0].tools} == {"add", "lookup", "remember", "fail"}
@@ -160,10 +167,12 @@ def test_two_servers_collide_unless_prefixed(http_url):
         await clash.aclose()
         assert clash.tools == ()
         provider = ScriptedProvider([calls(("one_add", {"a": 1, "b": 2}), ("two_lookup", {"country": "Japan"})), "ok"])
-        both = Agent(llm=provider).with_mcp_servers([
-            MCPServerConfig(name="one", url=http_url, tool_prefix="one_", include_tools=("add",)),
-            stdio("two", tool_prefix="two_", exclude_tools=("fail", "remember")),
-        ])
+        both = Agent(llm=provider).with_mcp_servers(
+            [
+                MCPServerConfig(name="one", url=http_url, tool_prefix="one_", include_tools=("add",)),
+                stdio("two", tool_prefix="two_", exclude_tools=("fail", "remember")),
+            ]
+        )
         async with both:
             events = await drain(both, "hi")
             names = sorted(t.name for t in both.tools)
@@ -206,8 +215,16 @@ def test_connections_close_and_reopen(tmp_path):
 
 def test_a_server_that_died_is_an_error_result_then_reconnected(tmp_path):
     pidfile = tmp_path / "pid"
-    provider = ScriptedProvider([calls(("add", {"a": 1, "b": 1})), "first", calls(("add", {"a": 2, "b": 2})), "second",
-                                 calls(("add", {"a": 3, "b": 3})), "third"])
+    provider = ScriptedProvider(
+        [
+            calls(("add", {"a": 1, "b": 1})),
+            "first",
+            calls(("add", {"a": 2, "b": 2})),
+            "second",
+            calls(("add", {"a": 3, "b": 3})),
+            "third",
+        ]
+    )
     agent = Agent(llm=provider).with_mcp_servers([stdio(env={"MCP_TEST_PIDFILE": str(pidfile)})])
 
     async def main():
@@ -239,11 +256,16 @@ def _running(pid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("server", [
-    MCPServerConfig(name="missing", command="/nonexistent/mcp-server"),
-    MCPServerConfig(name="silent", command=sys.executable, args=("-c", "import time; time.sleep(30)"), connect_timeout=1),
-    "http://127.0.0.1:9/mcp",
-])
+@pytest.mark.parametrize(
+    "server",
+    [
+        MCPServerConfig(name="missing", command="/nonexistent/mcp-server"),
+        MCPServerConfig(
+            name="silent", command=sys.executable, args=("-c", "import time; time.sleep(30)"), connect_timeout=1
+        ),
+        "http://127.0.0.1:9/mcp",
+    ],
+)
 def test_a_server_that_cannot_be_reached_fails_the_turn_clearly(server):
     provider = ScriptedProvider(["never"])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from ._support import calls, collect, of_type
+from pydantic import BaseModel
 
 from semif_agent.agent import (
     Agent,
@@ -16,7 +16,8 @@ from semif_agent.agent import (
     memory_tools,
 )
 from semif_agent.llm import AssistantMessage, RateLimitError, ScriptedProvider, ToolResultMessage, UserMessage
-from pydantic import BaseModel
+
+from ._support import calls, collect, of_type
 
 
 @pytest.fixture(params=[True, False], ids=["fts5", "like"])
@@ -102,11 +103,13 @@ def test_many_threads_can_use_one_manager():
 
 def test_a_turn_saves_a_fact_then_finds_it():
     memory = MemoryManager()
-    provider = ScriptedProvider([
-        calls(("save_fact", {"content": "The user is allergic to peanuts", "tags": ["health"]})),
-        calls(("search_facts", {"query": "peanuts allergy"})),
-        "Noted: you are allergic to peanuts.",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("save_fact", {"content": "The user is allergic to peanuts", "tags": ["health"]})),
+            calls(("search_facts", {"query": "peanuts allergy"})),
+            "Noted: you are allergic to peanuts.",
+        ]
+    )
     agent = Agent(llm=provider).with_tools(memory_tools(memory))
     events = collect(agent.stream("Remember that I'm allergic to peanuts, then check it is saved."))
     finished = of_type(events, "tool_finished")
@@ -120,11 +123,13 @@ def test_a_turn_saves_a_fact_then_finds_it():
 def test_fact_tools_update_delete_and_report_unknown_ids():
     memory = MemoryManager()
     memory.save_fact("Meeting on Monday")
-    provider = ScriptedProvider([
-        calls(("update_fact", {"fact_id": "1", "content": "Meeting on Tuesday"}), ("delete_fact", {"fact_id": 7})),
-        calls(("search_facts", {"query": "monday"}), ("delete_fact", {"fact_id": 1})),
-        "Done.",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("update_fact", {"fact_id": "1", "content": "Meeting on Tuesday"}), ("delete_fact", {"fact_id": 7})),
+            calls(("search_facts", {"query": "monday"}), ("delete_fact", {"fact_id": 1})),
+            "Done.",
+        ]
+    )
     agent = Agent(llm=provider).with_tools(memory_tools(memory))
     finished = of_type(collect(agent.stream("Move the meeting")), "tool_finished")
     assert finished[0].result == "Updated fact [1] Meeting on Tuesday" and not finished[0].is_error
@@ -165,9 +170,16 @@ def test_with_memory_keeps_the_conversation_in_the_store(tmp_path):
     resumed = Agent(llm=second).with_memory(MemoryManager(path)).with_tools([clock])  # another agent, later
     assert "".join(resumed.chat("What did I ask?")) == "You asked for the time."
     sent = second.requests[0].messages
-    assert [type(m).__name__ for m in sent] == ["UserMessage", "AssistantMessage", "ToolResultMessage",
-                                                "AssistantMessage", "UserMessage"]
-    assert sent[1].tool_calls[0].name == "clock" and sent[2] == ToolResultMessage(tool_call_id="call_clock_0", content="09:30")
+    assert [type(m).__name__ for m in sent] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "UserMessage",
+    ]
+    assert sent[1].tool_calls[0].name == "clock" and sent[2] == ToolResultMessage(
+        tool_call_id="call_clock_0", content="09:30"
+    )
     assert len(MemoryManager(path).messages()) == 6
 
     fresh = ScriptedProvider(["Nothing yet."])
@@ -192,7 +204,11 @@ def test_memory_and_prompted_output_do_not_mix():
 
     with pytest.raises(AgentConfigError, match="prompted"):
         Agent(llm=ScriptedProvider()).with_output_model(Answer, mode="prompted").with_memory(MemoryManager())
-    agent = Agent(llm=ScriptedProvider(['{"value": 1}'])).with_memory(MemoryManager()).with_output_model(Answer, mode="prompted")
+    agent = (
+        Agent(llm=ScriptedProvider(['{"value": 1}']))
+        .with_memory(MemoryManager())
+        .with_output_model(Answer, mode="prompted")
+    )
     with pytest.raises(AgentConfigError, match="prompted"):
         agent.run("give me one")
     with pytest.raises(AgentConfigError):

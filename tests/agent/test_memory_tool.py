@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from ._support import calls, collect, of_type
 
 from semif_agent.agent import Agent, FileMemoryBackend, MemoryToolError
 from semif_agent.agent.memory_tool import MEMORY_PROTOCOL, OUTSIDE, memory_tool
 from semif_agent.llm import ScriptedProvider
+
+from ._support import calls, collect, of_type
 
 
 @pytest.fixture
@@ -18,10 +19,14 @@ def backend(tmp_path):
 
 
 def test_create_view_edit_insert_rename_delete(backend):
-    assert backend.create("/memories/notes.md", "line one\nline two\n") == "File created successfully at: /memories/notes.md"
+    assert (
+        backend.create("/memories/notes.md", "line one\nline two\n")
+        == "File created successfully at: /memories/notes.md"
+    )
     assert (backend.root / "notes.md").read_text() == "line one\nline two\n"
     assert backend.view("/memories/notes.md") == (
-        "Content of /memories/notes.md with line numbers:\n     1\tline one\n     2\tline two")
+        "Content of /memories/notes.md with line numbers:\n     1\tline one\n     2\tline two"
+    )
     assert backend.view("/memories/notes.md", [2, -1]).endswith("     2\tline two")
     edited = backend.str_replace("/memories/notes.md", "line two", "line 2")
     assert "has been edited" in edited and "     2\tline 2" in edited
@@ -40,17 +45,20 @@ def test_create_view_edit_insert_rename_delete(backend):
     assert not (backend.root / "projects").exists()
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda b: b.view("/memories/missing.md"), "does not exist"),
-    (lambda b: b.str_replace("/memories/a.md", "absent", "x"), "does not occur"),
-    (lambda b: b.str_replace("/memories/a.md", "same", "x"), r"occurs 2 times in /memories/a.md \(lines 1, 2\)"),
-    (lambda b: b.insert("/memories/a.md", 9, "x"), "outside 0..2"),
-    (lambda b: b.delete("/memories"), "cannot be deleted"),
-    (lambda b: b.rename("/memories/a.md", "/memories/a.md"), "already exists"),
-    (lambda b: b.create("/memories", "x"), "is a directory"),
-    (lambda b: b.execute({"command": "format"}), "unknown command"),
-    (lambda b: b.execute({"command": "create", "path": "/memories/b.md"}), "needs file_text"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda b: b.view("/memories/missing.md"), "does not exist"),
+        (lambda b: b.str_replace("/memories/a.md", "absent", "x"), "does not occur"),
+        (lambda b: b.str_replace("/memories/a.md", "same", "x"), r"occurs 2 times in /memories/a.md \(lines 1, 2\)"),
+        (lambda b: b.insert("/memories/a.md", 9, "x"), "outside 0..2"),
+        (lambda b: b.delete("/memories"), "cannot be deleted"),
+        (lambda b: b.rename("/memories/a.md", "/memories/a.md"), "already exists"),
+        (lambda b: b.create("/memories", "x"), "is a directory"),
+        (lambda b: b.execute({"command": "format"}), "unknown command"),
+        (lambda b: b.execute({"command": "create", "path": "/memories/b.md"}), "needs file_text"),
+    ],
+)
 def test_command_errors_are_clear(backend, call, message):
     backend.create("/memories/a.md", "same\nsame\n")
     with pytest.raises(MemoryToolError, match=message):
@@ -103,12 +111,14 @@ def test_every_escape_gets_the_one_error(tmp_path, path):
 
 
 def test_the_tool_in_a_turn_and_the_protocol_in_the_prompt(tmp_path):
-    provider = ScriptedProvider([
-        calls(("memory", {"command": "view", "path": "/memories"})),
-        calls(("memory", {"command": "create", "path": "/memories/progress.md", "file_text": "step 1 done\n"})),
-        calls(("memory", {"command": "view", "path": "/memories/../../etc/passwd"})),
-        "Recorded.",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("memory", {"command": "view", "path": "/memories"})),
+            calls(("memory", {"command": "create", "path": "/memories/progress.md", "file_text": "step 1 done\n"})),
+            calls(("memory", {"command": "view", "path": "/memories/../../etc/passwd"})),
+            "Recorded.",
+        ]
+    )
     agent = Agent(llm=provider).with_system_prompt("You help.").with_memory_tool(tmp_path)
     finished = of_type(collect(agent.stream("Work on the task")), "tool_finished")
     assert finished[0].result.startswith("Files and directories up to 2 levels deep in /memories")
@@ -119,13 +129,21 @@ def test_the_tool_in_a_turn_and_the_protocol_in_the_prompt(tmp_path):
     assert request.system == f"You help.\n\n{MEMORY_PROTOCOL}"
     assert [t.name for t in request.tools] == ["memory"]
     assert request.tools[0].input_schema["properties"]["command"]["enum"] == [
-        "view", "create", "str_replace", "insert", "delete", "rename"]
+        "view",
+        "create",
+        "str_replace",
+        "insert",
+        "delete",
+        "rename",
+    ]
 
 
 def test_a_backend_can_be_shared_and_the_tool_is_not_read_only(tmp_path):
     backend = FileMemoryBackend(tmp_path)
     tool = memory_tool(backend)
     assert tool.name == "memory" and not tool.read_only
-    agent = Agent(llm=ScriptedProvider([calls(("memory", {"command": "create", "path": "/memories/a", "file_text": "x"})), "ok"]))
+    agent = Agent(
+        llm=ScriptedProvider([calls(("memory", {"command": "create", "path": "/memories/a", "file_text": "x"})), "ok"])
+    )
     collect(agent.with_memory_tool(backend).stream("go"))
     assert backend.view("/memories/a").endswith("1\tx")

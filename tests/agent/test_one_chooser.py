@@ -55,8 +55,9 @@ def test_the_agent_is_offered_first_what_semif_run_routes_to(runner: SkillRunner
 def test_every_choice_of_a_turn_is_a_row_joined_to_its_outcome(runner: SkillRunner, tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "decisions.jsonl")
     provider = ScriptedProvider([calls(("activate_skill", {"name": "systematic-debugging"})), "I will bisect it."])
-    agent = (Agent(llm=provider).with_workspace(runner)
-             .with_skill_discovery(log=log, prompt_budget=600))  # not every skill fits: a shortlist is offered
+    agent = (
+        Agent(llm=provider).with_workspace(runner).with_skill_discovery(log=log, prompt_budget=600)
+    )  # not every skill fits: a shortlist is offered
     events = list(agent.stream("debug a failing test"))
     assert events[-1].type == "turn_finished"
     rows = list(log.read(with_outcomes=True))

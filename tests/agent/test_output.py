@@ -27,8 +27,9 @@ def check(claim: str) -> str:
 
 
 def test_tool_mode_offers_final_result_forces_a_tool_and_run_returns_the_instance():
-    provider = ScriptedProvider([calls(("check", {"claim": "sky is blue"})),
-                                 calls(("final_result", {"holds": True, "confidence": 0.9}))])
+    provider = ScriptedProvider(
+        [calls(("check", {"claim": "sky is blue"})), calls(("final_result", {"holds": True, "confidence": 0.9}))]
+    )
     agent = Agent(llm=provider).with_tools([check]).with_output_model(Verdict)
     verdict = agent.run("Is the sky blue?")
     assert verdict == Verdict(holds=True, confidence=0.9) and agent.last_output == verdict
@@ -43,8 +44,12 @@ def test_tool_mode_offers_final_result_forces_a_tool_and_run_returns_the_instanc
 
 
 def test_invalid_output_comes_back_as_an_error_result_and_is_retried():
-    provider = ScriptedProvider([calls(("final_result", {"holds": "maybe", "confidence": 2})),
-                                 calls(("final_result", {"holds": False, "confidence": 0.5}))])
+    provider = ScriptedProvider(
+        [
+            calls(("final_result", {"holds": "maybe", "confidence": 2})),
+            calls(("final_result", {"holds": False, "confidence": 0.5})),
+        ]
+    )
     agent = Agent(llm=provider).with_output_model(Verdict)
     assert agent.run("?") == Verdict(holds=False, confidence=0.5)
     [error] = [m for m in provider.requests[1].messages if isinstance(m, ToolResultMessage)]
@@ -73,22 +78,33 @@ def test_a_plain_text_answer_in_tool_mode_is_nudged_toward_final_result():
 
 
 def test_prompted_mode_puts_the_schema_in_the_prompt_and_validates_the_text():
-    provider = ScriptedProvider(['```json\n{"holds": true, "confidence": 3}\n```', 'Sure: {"holds": true, "confidence": 0.7}'])
+    provider = ScriptedProvider(
+        ['```json\n{"holds": true, "confidence": 3}\n```', 'Sure: {"holds": true, "confidence": 0.7}']
+    )
     agent = Agent(llm=provider).with_system_prompt("Judge claims.").with_output_model(Verdict, mode="prompted")
     assert agent.run("?") == Verdict(holds=True, confidence=0.7)
     first = provider.requests[0]
     assert first.system.startswith("Judge claims.") and '"confidence"' in first.system and not first.tools
     assert "does not match the required JSON schema: confidence" in provider.requests[1].messages[-1].content
-    events = collect(Agent(llm=ScriptedProvider(["no json here"])).with_output_model(Verdict, mode="prompted",
-                                                                                     max_output_retries=0).stream("?"))
+    events = collect(
+        Agent(llm=ScriptedProvider(["no json here"]))
+        .with_output_model(Verdict, mode="prompted", max_output_retries=0)
+        .stream("?")
+    )
     assert events[-1].diagnostics.stopped_by == "output_missing"
 
 
 def test_the_wrap_up_round_forces_final_result_while_output_is_pending():
     big = Usage(input_tokens=500)
-    provider = ScriptedProvider([calls(("check", {"claim": "x"}), usage=big),
-                                 calls(("final_result", {"holds": True, "confidence": 0.2}))])
-    agent = Agent(llm=provider).with_tools([check]).with_output_model(Verdict).with_usage_limits(UsageLimits(total_tokens_limit=100))
+    provider = ScriptedProvider(
+        [calls(("check", {"claim": "x"}), usage=big), calls(("final_result", {"holds": True, "confidence": 0.2}))]
+    )
+    agent = (
+        Agent(llm=provider)
+        .with_tools([check])
+        .with_output_model(Verdict)
+        .with_usage_limits(UsageLimits(total_tokens_limit=100))
+    )
     events = collect(agent.stream("?"))
     assert provider.requests[1].tool_choice == "final_result"
     assert "calling the final_result tool now" in provider.requests[1].messages[-1].content
@@ -127,10 +143,16 @@ def test_a_provider_error_makes_run_raise_it():
 
 
 def test_two_final_results_in_one_answer_keep_the_first_valid_one():
-    provider = ScriptedProvider([ScriptedReply(tool_calls=[
-        {"id": "a", "name": "final_result", "arguments": {"holds": True, "confidence": 0.1}},
-        {"id": "b", "name": "final_result", "arguments": {"holds": False, "confidence": 0.9}},
-    ])])
+    provider = ScriptedProvider(
+        [
+            ScriptedReply(
+                tool_calls=[
+                    {"id": "a", "name": "final_result", "arguments": {"holds": True, "confidence": 0.1}},
+                    {"id": "b", "name": "final_result", "arguments": {"holds": False, "confidence": 0.9}},
+                ]
+            )
+        ]
+    )
     agent = Agent(llm=provider).with_output_model(Verdict)
     assert agent.run("?") == Verdict(holds=True, confidence=0.1)
     assert agent.history[-1].content == "A final answer was already recorded."

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
-from ._support import calls, collect, of_type
 
 from semif_agent.agent import (
     Agent,
@@ -21,6 +20,8 @@ from semif_agent.agent import (
     tool,
 )
 from semif_agent.llm import ScriptedProvider, ToolResultMessage
+
+from ._support import calls, collect, of_type
 
 DOCS = [
     {"id": "c1-s1", "text": "The party fought the red dragon at the bridge.", "namespace": "/campaign-1/sessions"},
@@ -57,16 +58,19 @@ def test_scopes_are_frozen():
         scope.include = ("/b",)  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("parent", "child", "include", "exclude"), [
-    # the deeper prefix of each pair is kept
-    (("/c1",), ("/c1/sessions",), ("/c1/sessions",), ()),
-    (("/c1/sessions",), ("/c1",), ("/c1/sessions",), ()),
-    # an empty include on one side leaves the other's
-    ((), ("/c1",), ("/c1",), ()),
-    (("/c1",), (), ("/c1",), ()),
-    # pairwise over several prefixes; disjoint pairs drop out
-    (("/a", "/b"), ("/a/x", "/c"), ("/a/x",), ()),
-])
+@pytest.mark.parametrize(
+    ("parent", "child", "include", "exclude"),
+    [
+        # the deeper prefix of each pair is kept
+        (("/c1",), ("/c1/sessions",), ("/c1/sessions",), ()),
+        (("/c1/sessions",), ("/c1",), ("/c1/sessions",), ()),
+        # an empty include on one side leaves the other's
+        ((), ("/c1",), ("/c1",), ()),
+        (("/c1",), (), ("/c1",), ()),
+        # pairwise over several prefixes; disjoint pairs drop out
+        (("/a", "/b"), ("/a/x", "/c"), ("/a/x",), ()),
+    ],
+)
 def test_intersection_keeps_the_deeper_prefix(parent, child, include, exclude):
     result = RetrievalScope(include=parent).intersect(RetrievalScope(include=child))
     assert (result.include, result.exclude) == (include, exclude)
@@ -79,7 +83,12 @@ def test_intersection_unites_excludes_and_disjoint_includes_match_nothing():
     assert both.include == ("/c1",) and both.exclude == ("/c1/gm", "/c1/drafts")
     assert not both.matches("/c1/drafts/a") and both.matches("/c1/sessions")
     nothing = RetrievalScope(include=("/c1",)).intersect(RetrievalScope(include=("/c10",)))
-    assert nothing.matches_nothing and not nothing.matches("/c1") and not nothing.matches("/c10") and not nothing.matches("/")
+    assert (
+        nothing.matches_nothing
+        and not nothing.matches("/c1")
+        and not nothing.matches("/c10")
+        and not nothing.matches("/")
+    )
     assert str(nothing) == "nothing" and parent.intersect(None) is parent
     # a child can only narrow: whatever it asks for, it never sees more than the parent
     wide = RetrievalScope(include=("/",))
@@ -121,11 +130,13 @@ def test_sqlite_retriever_replaces_deletes_and_persists(tmp_path):
 
 def test_embedding_retriever_finds_by_meaning_within_a_scope():
     retriever = EmbeddingRetriever()
-    retriever.add([
-        {"id": "tea", "text": "Ana drinks green tea every morning.", "namespace": "/team/ana"},
-        {"id": "deploy", "text": "Deployments happen on Thursdays after the standup.", "namespace": "/team/ops"},
-        {"id": "cat", "text": "Ana's cat is called Miso.", "namespace": "/team/ana/private"},
-    ])
+    retriever.add(
+        [
+            {"id": "tea", "text": "Ana drinks green tea every morning.", "namespace": "/team/ana"},
+            {"id": "deploy", "text": "Deployments happen on Thursdays after the standup.", "namespace": "/team/ops"},
+            {"id": "cat", "text": "Ana's cat is called Miso.", "namespace": "/team/ana/private"},
+        ]
+    )
     assert retriever.search("what beverage does Ana like?", limit=1)[0].id == "tea"
     assert retriever.search("when do we ship releases?", limit=1)[0].id == "deploy"
     scoped = retriever.search("Ana's pet", scope=RetrievalScope(include=("/team/ana",), exclude=("/team/ana/private",)))
@@ -201,8 +212,11 @@ def test_a_subagent_runs_with_the_intersection_of_its_scope_and_its_parents():
         seen.append(current_scope())
         return "ok"
 
-    child = (Agent(llm=ScriptedProvider([calls(("where", {})), "child done"]))
-             .with_tools([where]).with_scope(RetrievalScope(include=("/c1/sessions", "/c2"), exclude=("/c1/sessions/draft",))))
+    child = (
+        Agent(llm=ScriptedProvider([calls(("where", {})), "child done"]))
+        .with_tools([where])
+        .with_scope(RetrievalScope(include=("/c1/sessions", "/c2"), exclude=("/c1/sessions/draft",)))
+    )
 
     @tool
     async def delegate(task: str) -> str:
@@ -220,14 +234,21 @@ def test_mounted_vaults_restrict_the_vault_argument():
     tools = rag_tools({"legal": legal, "notes": notes})
     schema = tools[0].input_schema
     assert schema["properties"]["vault"]["enum"] == ["legal", "notes"] and "vault" in schema["required"]
-    provider = ScriptedProvider([
-        calls(("search_docs", {"query": "dragon", "vault": "notes"}), ("search_docs", {"query": "dragon", "vault": "secrets"})),
-        "ok",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(
+                ("search_docs", {"query": "dragon", "vault": "notes"}),
+                ("search_docs", {"query": "dragon", "vault": "secrets"}),
+            ),
+            "ok",
+        ]
+    )
     events = of_type(collect(Agent(llm=provider).with_tools(tools).stream("q")), "tool_finished")
     finished = sorted(events, key=lambda e: e.tool_call_id)  # read-only calls finish in any order
     assert not finished[0].is_error and "in vault notes" in finished[0].result
-    assert finished[1].is_error and not finished[1].ran and "vault: must be one of 'legal', 'notes'" in finished[1].result
+    assert (
+        finished[1].is_error and not finished[1].ran and "vault: must be one of 'legal', 'notes'" in finished[1].result
+    )
     assert len(notes.calls) == 1 and legal.calls == []
 
 

@@ -37,14 +37,18 @@ def test_a_call_inside_a_subagent_knows_which_subagent_it_belongs_to():
         seen.append(current_run())
         return "ok"
 
-    replies = {"Parent.": [calls(("task", {"agent_name": "helper", "task": "look"})), "done"],
-               "Child.": [calls(("where", {})), "child done"]}
+    replies = {
+        "Parent.": [calls(("task", {"agent_name": "helper", "task": "look"})), "done"],
+        "Child.": [calls(("where", {})), "child done"],
+    }
 
     def answer(request: ModelRequest):
         return replies[system_of(request).split()[0]].pop(0)
 
     helper = SubagentDefinition(name="helper", description="Helps.", system_prompt="Child.", tools=(where,))
-    events = collect(Agent(llm=ScriptedProvider(fn=answer)).with_system_prompt("Parent.").with_subagents([helper]).stream("go"))
+    events = collect(
+        Agent(llm=ScriptedProvider(fn=answer)).with_system_prompt("Parent.").with_subagents([helper]).stream("go")
+    )
     assert events[-1].diagnostics.stopped_by == "stop"
     [inside] = seen
     assert inside.subagent == "helper" and inside.call.name == "where"

@@ -73,8 +73,19 @@ def test_writes_run_alone_and_split_read_groups():
         log.append(f"<write{n}")
         return "w"
 
-    provider = ScriptedProvider([calls(("read", {"n": 1}), ("read", {"n": 2}), ("write", {"n": 3}), ("read", {"n": 4}),
-                                       ("write", {"n": 5}), ("write", {"n": 6})), "done"])
+    provider = ScriptedProvider(
+        [
+            calls(
+                ("read", {"n": 1}),
+                ("read", {"n": 2}),
+                ("write", {"n": 3}),
+                ("read", {"n": 4}),
+                ("write", {"n": 5}),
+                ("write", {"n": 6}),
+            ),
+            "done",
+        ]
+    )
     collect(Agent(llm=provider).with_tools([read, write]).astream("go"))
     assert set(log[:2]) == {"read1>", "read2>"}  # the first two reads overlap
     assert log[4:] == ["write3>", "<write3", "read4>", "<read4", "write5>", "<write5", "write6>", "<write6"]

@@ -28,9 +28,11 @@ open(os.path.join(os.environ["SKILL_DIR"], "planted.txt"), "w").write("x")
 def journal_skill(root: Path, script: str = JOURNAL) -> Path:
     folder = root / "step-journal"
     (folder / "scripts").mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: step-journal\ndescription: Keeps a journal of the agent's steps.\n"
-                                     "hooks:\n  pre_step: scripts/journal.py\n  post_step: scripts/journal.py\n---\n"
-                                     "Nothing to do: the hooks keep the journal.\n")
+    (folder / "SKILL.md").write_text(
+        "---\nname: step-journal\ndescription: Keeps a journal of the agent's steps.\n"
+        "hooks:\n  pre_step: scripts/journal.py\n  post_step: scripts/journal.py\n---\n"
+        "Nothing to do: the hooks keep the journal.\n"
+    )
     (folder / "scripts" / "journal.py").write_text(script)
     return folder
 
@@ -43,8 +45,11 @@ def noop() -> str:
 
 def run_turn(skills: Path, workspace: Path, *, allow_scripts: bool) -> list:
     provider = ScriptedProvider([calls(("noop", {})), "finished"])
-    agent = (Agent(llm=provider).with_tools([noop])
-             .with_skills_directory(skills, allow_scripts=allow_scripts, workspace=workspace))
+    agent = (
+        Agent(llm=provider)
+        .with_tools([noop])
+        .with_skills_directory(skills, allow_scripts=allow_scripts, workspace=workspace)
+    )
     agent.skills.activate("step-journal")
     return collect(agent.stream("go"))
 
@@ -57,8 +62,9 @@ def test_hooks_of_an_active_skill_run_around_every_round_in_the_workspace(tmp_pa
     turn_id = events[-1].turn_id
     assert events[-1].diagnostics.stopped_by == "stop"
     lines = (workspace / "journal.txt").read_text().splitlines()
-    assert lines == [f"{hook} --turn {turn_id} --round {index} {workspace}"
-                     for index in (0, 1) for hook in ("pre_step", "post_step")]
+    assert lines == [
+        f"{hook} --turn {turn_id} --round {index} {workspace}" for index in (0, 1) for hook in ("pre_step", "post_step")
+    ]
 
 
 def test_hooks_do_not_run_without_allow_scripts_nor_for_an_inactive_skill(tmp_path):
@@ -67,8 +73,9 @@ def test_hooks_do_not_run_without_allow_scripts_nor_for_an_inactive_skill(tmp_pa
     journal_skill(tmp_path / "skills")
     run_turn(tmp_path / "skills", workspace, allow_scripts=False)
     assert not (workspace / "journal.txt").exists()
-    agent = Agent(llm=ScriptedProvider(["hi"])).with_skills_directory(tmp_path / "skills", allow_scripts=True,
-                                                                     workspace=workspace)
+    agent = Agent(llm=ScriptedProvider(["hi"])).with_skills_directory(
+        tmp_path / "skills", allow_scripts=True, workspace=workspace
+    )
     collect(agent.stream("go"))  # registered, never activated
     assert not (workspace / "journal.txt").exists()
 

@@ -41,13 +41,19 @@ def _fresh() -> None:
     ran.clear()
 
 
-SHEETS = Skill(name="sheets", description="Read and convert spreadsheets.", instructions="Always keep the header row.",
-               tools=(convert,), activation="on_demand")
+SHEETS = Skill(
+    name="sheets",
+    description="Read and convert spreadsheets.",
+    instructions="Always keep the header row.",
+    tools=(convert,),
+    activation="on_demand",
+)
 
 
 def test_an_on_demand_skill_is_listed_then_activated_for_the_rest_of_the_session():
-    provider = ScriptedProvider([calls(("activate_skill", {"name": "sheets"})), calls(("convert", {"path": "a.xlsx"})),
-                                 "Converted.", "Again."])
+    provider = ScriptedProvider(
+        [calls(("activate_skill", {"name": "sheets"})), calls(("convert", {"path": "a.xlsx"})), "Converted.", "Again."]
+    )
     agent = Agent(llm=provider).with_system_prompt("You are helpful.").with_skill(SHEETS)
     events = collect(agent.stream("Convert a.xlsx"))
     first, second, third = provider.requests
@@ -69,7 +75,9 @@ def test_an_on_demand_skill_is_listed_then_activated_for_the_rest_of_the_session
 
 
 def test_always_on_skills_are_in_the_prompt_and_their_tools_available_from_the_start():
-    base = Skill(name="house-style", description="House style.", instructions="Write in British English.", tools=(convert,))
+    base = Skill(
+        name="house-style", description="House style.", instructions="Write in British English.", tools=(convert,)
+    )
     provider = ScriptedProvider(["ok"])
     collect(Agent(llm=provider).with_skill(base).stream("hi"))
     request = provider.requests[0]
@@ -78,9 +86,19 @@ def test_always_on_skills_are_in_the_prompt_and_their_tools_available_from_the_s
 
 
 def test_activation_errors_are_results_and_the_turn_goes_on():
-    other = Skill(name="other-sheets", description="Other.", tools=(tool(name="convert")(lambda path: path),), activation="on_demand")
-    provider = ScriptedProvider([calls(("activate_skill", {"name": "nope"}), ("activate_skill", {"name": "sheets"})),
-                                 calls(("activate_skill", {"name": "other-sheets"})), "done"])
+    other = Skill(
+        name="other-sheets",
+        description="Other.",
+        tools=(tool(name="convert")(lambda path: path),),
+        activation="on_demand",
+    )
+    provider = ScriptedProvider(
+        [
+            calls(("activate_skill", {"name": "nope"}), ("activate_skill", {"name": "sheets"})),
+            calls(("activate_skill", {"name": "other-sheets"})),
+            "done",
+        ]
+    )
     agent = Agent(llm=provider).with_skills([SHEETS, other])
     events = collect(agent.stream("go"))
     unknown, good, clash = of_type(events, "tool_finished")
@@ -103,20 +121,24 @@ def test_tool_names_stay_one_namespace():
 
 def test_allowed_tools_are_enforced_while_the_skill_is_active(tmp_path):
     write_skill(tmp_path, "careful", "Inspect files without changing them.", extra="allowed-tools: Read")
-    provider = ScriptedProvider([
-        calls(("delete_file", {"path": "x"})),  # before activation: allowed
-        calls(("activate_skill", {"name": "careful"})),
-        calls(("delete_file", {"path": "y"}), ("Read", {"path": "y"})),
-        "done",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("delete_file", {"path": "x"})),  # before activation: allowed
+            calls(("activate_skill", {"name": "careful"})),
+            calls(("delete_file", {"path": "y"}), ("Read", {"path": "y"})),
+            "done",
+        ]
+    )
     agent = Agent(llm=provider).with_tools([read, delete_file]).with_skills_directory(tmp_path)
     events = collect(agent.stream("tidy up"))
     results = of_type(events, "tool_finished")
     assert [r.name for r in results] == ["delete_file", "activate_skill", "delete_file", "Read"]
     denied = results[2]
     assert denied.is_error and not denied.ran
-    assert denied.result == ("Denied: tool 'delete_file' is not allowed while skill 'careful' is active "
-                             "(allowed-tools: Read); use one of the allowed tools.")
+    assert denied.result == (
+        "Denied: tool 'delete_file' is not allowed while skill 'careful' is active "
+        "(allowed-tools: Read); use one of the allowed tools."
+    )
     assert ran == ["delete x", "read y"]
     agent.skills.deactivate("careful")
     provider.push(calls(("delete_file", {"path": "z"})), "ok")
@@ -126,12 +148,16 @@ def test_allowed_tools_are_enforced_while_the_skill_is_active(tmp_path):
 
 def test_skill_files_are_read_through_the_runtime_and_confined(tmp_path):
     write_skill(tmp_path, "guide", "A guide.", files={"references/howto.md": "Step one.", "../outside.txt": "secret"})
-    provider = ScriptedProvider([
-        calls(("read_skill_file", {"name": "guide", "path": "references/howto.md"}),
-              ("read_skill_file", {"name": "guide", "path": "../outside.txt"}),
-              ("read_skill_file", {"name": "plain", "path": "x"})),
-        "done",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(
+                ("read_skill_file", {"name": "guide", "path": "references/howto.md"}),
+                ("read_skill_file", {"name": "guide", "path": "../outside.txt"}),
+                ("read_skill_file", {"name": "plain", "path": "x"}),
+            ),
+            "done",
+        ]
+    )
     plain = Skill(name="plain", description="No folder.", activation="on_demand")
     agent = Agent(llm=provider).with_skills_directory(tmp_path).with_skill(plain)
     howto, escape, nofolder = of_type(collect(agent.stream("read")), "tool_finished")
@@ -144,24 +170,33 @@ def test_activation_lists_the_skill_files(tmp_path):
     write_skill(tmp_path, "guide", "A guide.", files={"references/howto.md": "Step one."})
     provider = ScriptedProvider([calls(("activate_skill", {"name": "guide"})), "ok"])
     events = collect(Agent(llm=provider).with_skills_directory(tmp_path).stream("go"))
-    assert "Its files (read them with read_skill_file): references/howto.md." in of_type(events, "tool_finished")[0].result
+    assert (
+        "Its files (read them with read_skill_file): references/howto.md." in of_type(events, "tool_finished")[0].result
+    )
     assert "<file>references/howto.md</file>" in system_of(provider.requests[1])
 
 
 def test_scripts_are_off_unless_allowed_then_run_sandboxed_for_active_skills(tmp_path):
     skills = tmp_path / "skills"
-    write_skill(skills, "greeter", "Greets people.", extra="script: scripts/hello.py",
-                files={"scripts/hello.py": "import sys\nprint('hello', *sys.argv[1:])\n"})
+    write_skill(
+        skills,
+        "greeter",
+        "Greets people.",
+        extra="script: scripts/hello.py",
+        files={"scripts/hello.py": "import sys\nprint('hello', *sys.argv[1:])\n"},
+    )
     provider = ScriptedProvider(["no scripts"])
     collect(Agent(llm=provider).with_skills_directory(skills).stream("hi"))
     assert "run_skill_script" not in tool_names(provider.requests[0])
 
-    provider = ScriptedProvider([
-        calls(("run_skill_script", {"name": "greeter", "args": ["Ana"]})),
-        calls(("activate_skill", {"name": "greeter"})),
-        calls(("run_skill_script", {"name": "greeter", "args": ["Ana"]})),
-        "done",
-    ])
+    provider = ScriptedProvider(
+        [
+            calls(("run_skill_script", {"name": "greeter", "args": ["Ana"]})),
+            calls(("activate_skill", {"name": "greeter"})),
+            calls(("run_skill_script", {"name": "greeter", "args": ["Ana"]})),
+            "done",
+        ]
+    )
     agent = Agent(llm=provider).with_skills_directory(skills, allow_scripts=True, workspace=tmp_path / "work")
     early, _, run = of_type(collect(agent.stream("greet Ana")), "tool_finished")
     assert "run_skill_script" in tool_names(provider.requests[0])
@@ -171,9 +206,19 @@ def test_scripts_are_off_unless_allowed_then_run_sandboxed_for_active_skills(tmp
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX")
 def test_a_failing_script_is_an_error_result(tmp_path):
-    write_skill(tmp_path, "broken", "Breaks.", files={"scripts/fail.py": "import sys\nsys.stderr.write('it broke')\nsys.exit(3)\n"})
-    provider = ScriptedProvider([calls(("activate_skill", {"name": "broken"})),
-                                 calls(("run_skill_script", {"name": "broken", "script": "scripts/fail.py"})), "done"])
+    write_skill(
+        tmp_path,
+        "broken",
+        "Breaks.",
+        files={"scripts/fail.py": "import sys\nsys.stderr.write('it broke')\nsys.exit(3)\n"},
+    )
+    provider = ScriptedProvider(
+        [
+            calls(("activate_skill", {"name": "broken"})),
+            calls(("run_skill_script", {"name": "broken", "script": "scripts/fail.py"})),
+            "done",
+        ]
+    )
     agent = Agent(llm=provider).with_skills_directory(tmp_path, allow_scripts=True, workspace=tmp_path / "work")
     result = of_type(collect(agent.stream("go")), "tool_finished")[-1]
     assert result.is_error and "it broke" in result.result and '"exit_code": 3' in result.result

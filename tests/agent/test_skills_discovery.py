@@ -25,9 +25,14 @@ TOPICS = (
 
 
 def many_skills(count: int) -> list[Skill]:
-    return [Skill(name=f"{topic}-helper", activation="on_demand",
-                  description=f"Create, check and organise {topic}. Use when the user works with {topic}.")
-            for topic in TOPICS[:count]]
+    return [
+        Skill(
+            name=f"{topic}-helper",
+            activation="on_demand",
+            description=f"Create, check and organise {topic}. Use when the user works with {topic}.",
+        )
+        for topic in TOPICS[:count]
+    ]
 
 
 def lexical_agent(provider, count: int = 60, **settings) -> Agent:
@@ -55,7 +60,7 @@ def test_past_the_budget_the_prompt_says_how_to_reach_every_skill():
     collect(agent.stream("Please help me organise my mortgages"))
     request = provider.requests[0]
     system = system_of(request)
-    skills_part = system[system.index("## Skills"):]
+    skills_part = system[system.index("## Skills") :]
     assert len(skills_part) // 4 <= 400 + 10  # within the budget (an estimate, 4 characters a token)
     assert "You have 60 skills; not all of them are listed here." in system
     assert "Categories (browse_skills(category) lists a category's skills):" in system
@@ -71,7 +76,7 @@ def test_the_shortlist_for_the_message_comes_first():
     provider = ScriptedProvider(["ok"])
     collect(lexical_agent(provider).stream("I need to sort out my mortgages"))
     system = system_of(provider.requests[0])
-    shortlist = system[system.index("Likely skills for this request:"):]
+    shortlist = system[system.index("Likely skills for this request:") :]
     assert shortlist.splitlines()[1].startswith("- mortgages-helper:")
 
 
@@ -86,7 +91,9 @@ def test_browsing_the_tree_reaches_every_skill():
     def walk(category: str) -> None:
         text = registry.discovery.browse(category)
         seen.update(listed_names(text))
-        for child in re.findall(r"^- (\S+) \(\d+ skills\):", text.split("Subcategories:")[-1] if category else text, re.M):
+        for child in re.findall(
+            r"^- (\S+) \(\d+ skills\):", text.split("Subcategories:")[-1] if category else text, re.M
+        ):
             walk(child)
 
     walk("")
@@ -97,8 +104,13 @@ def test_browsing_the_tree_reaches_every_skill():
 
 
 def test_search_then_activate_a_skill_that_was_not_listed():
-    provider = ScriptedProvider([calls(("search_skills", {"query": "telescopes"})),
-                                 calls(("activate_skill", {"name": "telescopes-helper"})), "done"])
+    provider = ScriptedProvider(
+        [
+            calls(("search_skills", {"query": "telescopes"})),
+            calls(("activate_skill", {"name": "telescopes-helper"})),
+            "done",
+        ]
+    )
     agent = lexical_agent(provider, count=61, prompt_budget=250, shortlist=0)
     events = collect(agent.stream("hello"))
     first, second, _ = provider.requests

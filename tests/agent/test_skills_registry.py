@@ -41,9 +41,18 @@ def on_demand(name: str, *tools, **fields) -> Skill:
 
 
 def test_skill_has_the_seed_fields_and_the_skill_md_fields():
-    skill = Skill(name="sheets", description="Spreadsheets.", instructions="Keep headers.", tools=(convert,),
-                  activation="on_demand", tags=("office",), license="MIT", compatibility="python 3.11",
-                  metadata={"owner": "ops"}, allowed_tools=("Read",))
+    skill = Skill(
+        name="sheets",
+        description="Spreadsheets.",
+        instructions="Keep headers.",
+        tools=(convert,),
+        activation="on_demand",
+        tags=("office",),
+        license="MIT",
+        compatibility="python 3.11",
+        metadata={"owner": "ops"},
+        allowed_tools=("Read",),
+    )
     assert skill.activation == "on_demand" and skill.tool_names == ("convert",) and skill.path is None
     assert Skill(name="x", description="X.").activation == "always"  # the seed's default
     with pytest.raises(ValidationError):
@@ -55,8 +64,13 @@ def test_skill_has_the_seed_fields_and_the_skill_md_fields():
 
 
 def test_from_path_reads_the_skill_md_fields(tmp_path):
-    folder = write_skill(tmp_path, "pdf-tools", "Fill PDF forms.", "# PDF\n\nUse pdftk.",
-                         extra="license: Apache-2.0\ncompatibility: needs pdftk\nmetadata:\n  author: me\nallowed-tools: Read Bash(pdftk:*)")
+    folder = write_skill(
+        tmp_path,
+        "pdf-tools",
+        "Fill PDF forms.",
+        "# PDF\n\nUse pdftk.",
+        extra="license: Apache-2.0\ncompatibility: needs pdftk\nmetadata:\n  author: me\nallowed-tools: Read Bash(pdftk:*)",
+    )
     skill = Skill.from_path(folder)
     assert (skill.name, skill.description, skill.activation) == ("pdf-tools", "Fill PDF forms.", "on_demand")
     assert skill.instructions == "# PDF\n\nUse pdftk."
@@ -95,7 +109,9 @@ def test_activation_deactivation_reset_and_lookups():
     assert not registry.is_active("sheets") and registry.is_active("base") and len(registry) == 2
     with pytest.raises(KeyError) as caught:
         registry.activate("nope")
-    assert isinstance(caught.value, SkillNotRegisteredError) and str(caught.value) == "no skill named 'nope' is registered"
+    assert (
+        isinstance(caught.value, SkillNotRegisteredError) and str(caught.value) == "no skill named 'nope' is registered"
+    )
 
 
 def test_two_active_skills_with_one_tool_name_are_a_value_error():
@@ -162,7 +178,9 @@ def test_state_round_trips_through_the_runtime_state(tmp_path):
     saved = build()
     saved.activate("sheets")
     state = json.loads(json.dumps(saved.to_state()))
-    assert state["runtime"]["activated"] == ["python@base", "python@sheets"] and state["runtime"]["agent_id"] == "agent-7"
+    assert (
+        state["runtime"]["activated"] == ["python@base", "python@sheets"] and state["runtime"]["agent_id"] == "agent-7"
+    )
     restored = build()
     restored.load_state(state)
     assert restored.is_active("sheets") and not restored.is_active("mail") and restored.is_active("base")

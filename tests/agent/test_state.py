@@ -8,7 +8,14 @@ import pytest
 
 from semif_agent.agent import Agent, tool
 from semif_agent.errors import SyncInAsyncError
-from semif_agent.llm import AssistantMessage, ModelRequest, ScriptedProvider, ScriptedReply, ToolResultMessage, UserMessage
+from semif_agent.llm import (
+    AssistantMessage,
+    ModelRequest,
+    ScriptedProvider,
+    ScriptedReply,
+    ToolResultMessage,
+    UserMessage,
+)
 
 from ._support import calls, collect
 
@@ -26,7 +33,9 @@ def test_a_later_turn_sees_an_earlier_turns_real_tool_calls_and_results():
     assert "".join(agent.chat("What was the code?")) == "It was code-7731."
     sent = provider.requests[-1].messages
     assert [m.role for m in sent] == ["user", "assistant", "tool", "assistant", "user"]
-    assert sent[1].tool_calls[0].name == "secret" and sent[2] == ToolResultMessage(tool_call_id="call_secret_0", content="code-7731")
+    assert sent[1].tool_calls[0].name == "secret" and sent[2] == ToolResultMessage(
+        tool_call_id="call_secret_0", content="code-7731"
+    )
     assert agent.history == (*sent, AssistantMessage(content="It was code-7731."))
 
 

@@ -26,7 +26,11 @@ def poll() -> str:
 
 
 def nudges(provider: ScriptedProvider) -> list[str]:
-    return [m.content for m in provider.requests[-1].messages if isinstance(m, UserMessage) and "same arguments" in m.content]
+    return [
+        m.content
+        for m in provider.requests[-1].messages
+        if isinstance(m, UserMessage) and "same arguments" in m.content
+    ]
 
 
 def test_repeating_a_call_with_the_same_result_is_nudged_once_then_wrapped_up():
@@ -49,8 +53,12 @@ def test_a_call_whose_result_changes_is_not_stuck():
 
 
 def test_moving_on_after_the_nudge_re_arms_it():
-    script = [calls(("status", {})) for _ in range(REPEATS)] + [calls(("poll", {}))] + \
-        [calls(("status", {})) for _ in range(REPEATS)] + ["ok"]
+    script = (
+        [calls(("status", {})) for _ in range(REPEATS)]
+        + [calls(("poll", {}))]
+        + [calls(("status", {})) for _ in range(REPEATS)]
+        + ["ok"]
+    )
     provider = ScriptedProvider(script)
     events = collect(Agent(llm=provider, max_rounds=20).with_tools([status, poll]).stream("go"))
     assert events[-1].diagnostics.stopped_by == "stop"

@@ -39,20 +39,28 @@ def by_system(routes: dict[str, list]):
     return ScriptedProvider(fn=answer)
 
 
-RESEARCHER = SubagentDefinition(name="researcher", description="Looks terms up.", system_prompt="Researcher: be exact.",
-                                tools=(lookup,))
+RESEARCHER = SubagentDefinition(
+    name="researcher", description="Looks terms up.", system_prompt="Researcher: be exact.", tools=(lookup,)
+)
 
 
 def test_task_runs_a_lazily_built_child_and_forwards_its_events_flat():
-    provider = by_system({
-        "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Define entropy."}, "t1")), "Entropy is disorder."],
-        "Researcher:": [calls(("lookup", {"term": "entropy"})), "Entropy: a measure of disorder."],
-    })
+    provider = by_system(
+        {
+            "Orchestrator:": [
+                calls(("task", {"agent_name": "researcher", "task": "Define entropy."}, "t1")),
+                "Entropy is disorder.",
+            ],
+            "Researcher:": [calls(("lookup", {"term": "entropy"})), "Entropy: a measure of disorder."],
+        }
+    )
     agent = Agent(llm=provider).with_system_prompt("Orchestrator: delegate.").with_subagents([RESEARCHER])
     assert agent._session.subagents._agents == {}  # built on first use
     events = collect(agent.stream("What is entropy?"))
     first = provider.requests[0]
-    assert tool_names(first) == ["task"] and first.tools[0].input_schema["properties"]["agent_name"]["enum"] == ["researcher"]
+    assert tool_names(first) == ["task"] and first.tools[0].input_schema["properties"]["agent_name"]["enum"] == [
+        "researcher"
+    ]
     assert "## Subagents" in system_of(first) and "- researcher: Looks terms up." in system_of(first)
     started = next(i for i, e in enumerate(events) if e.type == "tool_started" and e.name == "task")
     finished = next(i for i, e in enumerate(events) if e.type == "tool_finished" and e.name == "task")
@@ -73,13 +81,26 @@ def test_task_runs_a_lazily_built_child_and_forwards_its_events_flat():
 
 def test_children_debit_the_run_pool_and_a_cut_child_returns_a_marked_partial_result():
     big = Usage(input_tokens=700, output_tokens=10)
-    provider = by_system({
-        "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Dig."}), usage=big), "Partial is fine."],
-        "Researcher:": [calls(("lookup", {"term": "a"}), usage=big), calls(("lookup", {"term": "b"}), usage=big),
-                        calls(("lookup", {"term": "c"}), usage=big), ScriptedReply(text="What I found so far.", usage=big)],
-    })
-    agent = (Agent(llm=provider).with_system_prompt("Orchestrator:").with_subagents([RESEARCHER])
-             .with_usage_limits(UsageLimits(total_tokens_limit=1500)))
+    provider = by_system(
+        {
+            "Orchestrator:": [
+                calls(("task", {"agent_name": "researcher", "task": "Dig."}), usage=big),
+                "Partial is fine.",
+            ],
+            "Researcher:": [
+                calls(("lookup", {"term": "a"}), usage=big),
+                calls(("lookup", {"term": "b"}), usage=big),
+                calls(("lookup", {"term": "c"}), usage=big),
+                ScriptedReply(text="What I found so far.", usage=big),
+            ],
+        }
+    )
+    agent = (
+        Agent(llm=provider)
+        .with_system_prompt("Orchestrator:")
+        .with_subagents([RESEARCHER])
+        .with_usage_limits(UsageLimits(total_tokens_limit=1500))
+    )
     events = collect(agent.stream("go"))
     child_limit = [e for e in of_type(events, "usage_limit_reached") if e.parent_tool_call_id]
     assert child_limit and child_limit[0].scope == "run"  # the orchestrator's budget cut the child
@@ -92,10 +113,12 @@ def test_children_debit_the_run_pool_and_a_cut_child_returns_a_marked_partial_re
 
 def test_a_childs_own_narrower_limit_is_a_turn_scoped_cut():
     narrow = RESEARCHER.model_copy(update={"usage_limits": UsageLimits(tool_calls_limit=1)})
-    provider = by_system({
-        "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Dig."})), "ok"],
-        "Researcher:": [calls(("lookup", {"term": "a"}), ("lookup", {"term": "b"})), "Half done."],
-    })
+    provider = by_system(
+        {
+            "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Dig."})), "ok"],
+            "Researcher:": [calls(("lookup", {"term": "a"}), ("lookup", {"term": "b"})), "Half done."],
+        }
+    )
     events = collect(Agent(llm=provider).with_system_prompt("Orchestrator:").with_subagents([narrow]).stream("go"))
     [limit] = of_type(events, "usage_limit_reached")
     assert limit.scope == "turn" and limit.parent_tool_call_id is not None
@@ -133,10 +156,12 @@ def test_nesting_is_refused_at_registration_and_at_call_time():
 
 
 def test_a_child_that_fails_is_an_error_result_and_still_in_the_diagnostics():
-    provider = by_system({
-        "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Dig."})), "Could not."],
-        "Researcher:": [calls(("lookup", {"term": "a"})), ProviderError("the model is down", provider="scripted")],
-    })
+    provider = by_system(
+        {
+            "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Dig."})), "Could not."],
+            "Researcher:": [calls(("lookup", {"term": "a"})), ProviderError("the model is down", provider="scripted")],
+        }
+    )
     events = collect(Agent(llm=provider).with_system_prompt("Orchestrator:").with_subagents([RESEARCHER]).stream("go"))
     task = next(e for e in of_type(events, "tool_finished") if e.name == "task")
     assert task.is_error and "subagent 'researcher' failed:" in task.result and "the model is down" in task.result
@@ -164,12 +189,20 @@ def test_as_tool_with_an_output_model_retries_invalid_output():
 def test_subagents_get_the_orchestrators_skills_by_name_with_their_own_activation():
     sheets = Skill(name="sheets", description="Spreadsheets.", instructions="Keep headers.", activation="on_demand")
     mail = Skill(name="mail", description="Send mail.", activation="on_demand")
-    clerk = SubagentDefinition(name="clerk", description="Office work.", system_prompt="Clerk:", skills=("sheets", mail))
-    provider = by_system({
-        "Orchestrator:": [calls(("task", {"agent_name": "clerk", "task": "Fix the sheet."})), "done",
-                          calls(("task", {"agent_name": "clerk", "task": "Another."})), "done again"],
-        "Clerk:": [calls(("activate_skill", {"name": "sheets"})), "fixed", "nothing to activate"],
-    })
+    clerk = SubagentDefinition(
+        name="clerk", description="Office work.", system_prompt="Clerk:", skills=("sheets", mail)
+    )
+    provider = by_system(
+        {
+            "Orchestrator:": [
+                calls(("task", {"agent_name": "clerk", "task": "Fix the sheet."})),
+                "done",
+                calls(("task", {"agent_name": "clerk", "task": "Another."})),
+                "done again",
+            ],
+            "Clerk:": [calls(("activate_skill", {"name": "sheets"})), "fixed", "nothing to activate"],
+        }
+    )
     agent = Agent(llm=provider).with_system_prompt("Orchestrator:").with_skill(sheets).with_subagents([clerk])
     collect(agent.stream("go"))
     clerk_first = next(r for r in provider.requests if system_of(r).startswith("Clerk:"))
@@ -208,11 +241,15 @@ def test_child_events_reach_the_parent_stream_while_the_child_runs():
             await asyncio.wait_for(gate.wait(), 5)
             return "released"
 
-        waiter = SubagentDefinition(name="waiter", description="Waits.", system_prompt="Waiter:", tools=(wait_for_parent,))
-        provider = by_system({
-            "Orchestrator:": [calls(("task", {"agent_name": "waiter", "task": "Wait."})), "done"],
-            "Waiter:": [calls(("wait_for_parent", {})), "waited"],
-        })
+        waiter = SubagentDefinition(
+            name="waiter", description="Waits.", system_prompt="Waiter:", tools=(wait_for_parent,)
+        )
+        provider = by_system(
+            {
+                "Orchestrator:": [calls(("task", {"agent_name": "waiter", "task": "Wait."})), "done"],
+                "Waiter:": [calls(("wait_for_parent", {})), "waited"],
+            }
+        )
         agent = Agent(llm=provider).with_system_prompt("Orchestrator:").with_subagents([waiter])
         seen = []
         async for event in agent.astream("go"):
@@ -222,4 +259,8 @@ def test_child_events_reach_the_parent_stream_while_the_child_runs():
         return seen
 
     seen = asyncio.run(scenario())
-    assert seen.index("tool_started:wait_for_parent") < seen.index("tool_finished:wait_for_parent") < seen.index("tool_finished:task")
+    assert (
+        seen.index("tool_started:wait_for_parent")
+        < seen.index("tool_finished:wait_for_parent")
+        < seen.index("tool_finished:task")
+    )

@@ -93,8 +93,14 @@ def test_google_numpy_and_sphinx_docstrings_describe_parameters():
         "Search the notes.\n\nLonger text about searching.",
         {"query": "What to look for, in plain words.", "limit": "How many results."},
     )
-    assert parse_docstring(numpy.__doc__) == ("Search the notes.", {"query": "What to look for.", "limit": "How many results."})
-    assert parse_docstring(sphinx.__doc__) == ("Search the notes.", {"query": "What to look for.", "limit": "How many results."})
+    assert parse_docstring(numpy.__doc__) == (
+        "Search the notes.",
+        {"query": "What to look for.", "limit": "How many results."},
+    )
+    assert parse_docstring(sphinx.__doc__) == (
+        "Search the notes.",
+        {"query": "What to look for.", "limit": "How many results."},
+    )
     schema = tool(google).input_schema
     assert schema["properties"]["query"]["description"] == "What to look for, in plain words."
     assert tool(numpy).description == "Search the notes."
@@ -138,9 +144,15 @@ def test_raw_schema_tools_get_the_basic_check():
     raw = AgentTool(
         name="lookup",
         description="Look up a word.",
-        input_schema={"type": "object", "properties": {"word": {"type": "string"}, "n": {"type": "integer"},
-                                                        "mode": {"type": "string", "enum": ["a", "b"]}},
-                      "required": ["word"]},
+        input_schema={
+            "type": "object",
+            "properties": {
+                "word": {"type": "string"},
+                "n": {"type": "integer"},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+            },
+            "required": ["word"],
+        },
         fn=lambda word, n=1, mode="a": word * n,
     )
     assert raw.validate_input({"word": "x", "n": 2}) == (True, "")

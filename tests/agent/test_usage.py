@@ -27,11 +27,18 @@ def _fresh() -> None:
 
 def test_round_usage_comes_from_the_provider_with_cache_counts_and_cost():
     usage = Usage(input_tokens=100, output_tokens=20, cache_write_tokens=30, cache_read_tokens=50)
-    provider = ScriptedProvider([calls(("step", {"n": 1}), usage=usage), ScriptedReply(text="ok", usage=usage)],
-                                pricing={"scripted/scripted": {"input": 1.0, "output": 2.0}})
+    provider = ScriptedProvider(
+        [calls(("step", {"n": 1}), usage=usage), ScriptedReply(text="ok", usage=usage)],
+        pricing={"scripted/scripted": {"input": 1.0, "output": 2.0}},
+    )
     events = collect(Agent(llm=provider).with_tools([step]).stream("go"))
     first = of_type(events, "round_finished")[0].usage
-    assert (first.prompt_tokens, first.completion_tokens, first.cache_creation_tokens, first.cache_read_tokens) == (100, 20, 30, 50)
+    assert (first.prompt_tokens, first.completion_tokens, first.cache_creation_tokens, first.cache_read_tokens) == (
+        100,
+        20,
+        30,
+        50,
+    )
     assert first.total_tokens == 200 and first.tool_calls == 1 and not first.estimated
     assert first.cost_usd == pytest.approx((100 + 30 + 50) * 1.0 / 1e6 + 20 * 2.0 / 1e6)
     assert first.tool_schema_tokens > 0 and first.tool_result_tokens == 3  # "step 1 done": 11 chars
@@ -59,8 +66,13 @@ def test_limits_are_checked():
 
 def test_a_token_breach_emits_the_event_grants_one_wrap_up_round_and_ends_without_raising():
     big = Usage(input_tokens=600, output_tokens=10)
-    provider = ScriptedProvider([calls(("step", {"n": 1}), usage=big), calls(("step", {"n": 2}), usage=big),
-                                 ScriptedReply(text="Here is what I have.", usage=big)])
+    provider = ScriptedProvider(
+        [
+            calls(("step", {"n": 1}), usage=big),
+            calls(("step", {"n": 2}), usage=big),
+            ScriptedReply(text="Here is what I have.", usage=big),
+        ]
+    )
     agent = Agent(llm=provider).with_tools([step]).with_usage_limits(UsageLimits(total_tokens_limit=1000))
     events = collect(agent.stream("go"))
     kinds = types(events)
@@ -99,8 +111,10 @@ def test_a_zero_tool_call_limit_runs_no_tool():
 
 def test_a_cost_breach_reads_usd():
     costly = Usage(input_tokens=1000, output_tokens=0)
-    provider = ScriptedProvider([calls(("step", {"n": 1}), usage=costly), ScriptedReply(text="ok", usage=costly)],
-                                pricing={"scripted/scripted": {"input": 10.0, "output": 10.0}})
+    provider = ScriptedProvider(
+        [calls(("step", {"n": 1}), usage=costly), ScriptedReply(text="ok", usage=costly)],
+        pricing={"scripted/scripted": {"input": 10.0, "output": 10.0}},
+    )
     agent = Agent(llm=provider).with_tools([step]).with_usage_limits(UsageLimits(cost_limit=0.005))
     events = collect(agent.stream("go"))
     [breach] = of_type(events, "usage_limit_reached")
@@ -139,7 +153,12 @@ def test_a_turn_inside_a_tool_call_takes_a_child_of_the_run_pool():
         seen["inner"] = events[-1].diagnostics
         return events[-1].text
 
-    outer = ScriptedProvider([calls(("delegate", {}), usage=Usage(input_tokens=40)), ScriptedReply(text="outer", usage=Usage(input_tokens=10))])
+    outer = ScriptedProvider(
+        [
+            calls(("delegate", {}), usage=Usage(input_tokens=40)),
+            ScriptedReply(text="outer", usage=Usage(input_tokens=10)),
+        ]
+    )
     agent = Agent(llm=outer).with_tools([delegate]).with_usage_limits(UsageLimits(total_tokens_limit=100))
     events = collect(agent.stream("go"))
     # the child's 70 tokens debited the run pool: 40 + 70 > 100, so the outer turn wraps up
@@ -149,6 +168,13 @@ def test_a_turn_inside_a_tool_call_takes_a_child_of_the_run_pool():
 
 
 def test_round_usage_total_counts_every_token_once():
-    usage = RoundUsage(round=0, prompt_tokens=10, completion_tokens=5, cache_creation_tokens=2, cache_read_tokens=3,
-                       tool_schema_tokens=7, tool_result_tokens=1)
+    usage = RoundUsage(
+        round=0,
+        prompt_tokens=10,
+        completion_tokens=5,
+        cache_creation_tokens=2,
+        cache_read_tokens=3,
+        tool_schema_tokens=7,
+        tool_result_tokens=1,
+    )
     assert usage.total_tokens == 20

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from catalog_helpers import CORPUS, SKILLS_REF, cache_dir
 
 from semif_agent.catalog import AgentSkillRuntime, SandboxLimits, SkillRegistry, WorkerPool
@@ -45,9 +44,16 @@ def worker_pool() -> Iterator[WorkerPool]:
 def make_runtime(tmp_path: Path, worker_pool: WorkerPool):
     """Build a bound runtime over a registry, with fast limits and its own worker pool."""
 
-    def build(registry: SkillRegistry, *, agent_id: int | str = 1, limits: SandboxLimits | None = None,
-              workspace: Path | None = None) -> AgentSkillRuntime:
-        runtime = AgentSkillRuntime(agent_id, registry, limits=limits or SandboxLimits(memory_mb=512), worker_pool=worker_pool)
+    def build(
+        registry: SkillRegistry,
+        *,
+        agent_id: int | str = 1,
+        limits: SandboxLimits | None = None,
+        workspace: Path | None = None,
+    ) -> AgentSkillRuntime:
+        runtime = AgentSkillRuntime(
+            agent_id, registry, limits=limits or SandboxLimits(memory_mb=512), worker_pool=worker_pool
+        )
         runtime.bind_workspace(workspace_root=workspace or tmp_path / f"work-{agent_id}")
         runtime.set_visible_skills(item.skill_id for item in registry.list_all())
         return runtime
@@ -75,7 +81,10 @@ def reference_python(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempP
         pytest.skip(f"cannot create a virtual environment for {SKILLS_REF}: {created.stderr.strip()[-200:]}")
     installed = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SKILLS_REF],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "PIP_NO_INPUT": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PIP_NO_INPUT": "1"},
     )
     if installed.returncode != 0:
         pytest.skip(f"cannot install {SKILLS_REF} (no network?): {installed.stderr.strip()[-300:]}")

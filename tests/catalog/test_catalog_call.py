@@ -26,10 +26,21 @@ def call(tmp_path: Path, worker_pool: WorkerPool):
     workspace.mkdir()
 
     async def run(steps, *, timeout_sec: float = 10, limits: SandboxLimits | None = None, **options):
-        spec = confinement_spec(limits or SandboxLimits(memory_mb=512), timeout_sec=timeout_sec,
-                                workspace_root=workspace, skill_dir=workspace)
-        return await worker_pool.call(SCRIPTED, {"steps": steps}, cwd=workspace, env={"PATH": "/usr/bin:/bin"},
-                                      confine_spec=spec, timeout_sec=timeout_sec, **options)
+        spec = confinement_spec(
+            limits or SandboxLimits(memory_mb=512),
+            timeout_sec=timeout_sec,
+            workspace_root=workspace,
+            skill_dir=workspace,
+        )
+        return await worker_pool.call(
+            SCRIPTED,
+            {"steps": steps},
+            cwd=workspace,
+            env={"PATH": "/usr/bin:/bin"},
+            confine_spec=spec,
+            timeout_sec=timeout_sec,
+            **options,
+        )
 
     return run
 
@@ -66,8 +77,9 @@ async def test_many_calls_talk_at_once_each_to_its_own(call):
         await asyncio.sleep(0.01 * (message["call"] % 3))
         return {"call": message["call"], "step": message["step"]}
 
-    results = await asyncio.gather(*(call([{"ask": {"call": c, "step": s}} for s in range(4)], on_message=handler)
-                                     for c in range(20)))
+    results = await asyncio.gather(
+        *(call([{"ask": {"call": c, "step": s}} for s in range(4)], on_message=handler) for c in range(20))
+    )
     for c, result in enumerate(results):
         assert result.ok, result
         assert result.value == {"answers": [{"call": c, "step": s} for s in range(4)]}
@@ -118,12 +130,15 @@ async def test_a_call_timed_out_while_asking_drops_its_late_answer(call):
     assert (await call([{"ask": {"q": 2}}], on_message=echo)).ok
 
 
-@pytest.mark.parametrize(("step", "exit_code", "error_type"), [
-    ({"exit": 3}, 3, "exit"),
-    ({"os_exit": 4}, 4, "exit"),
-    ({"raise": "broken"}, 1, "exception"),
-    ({"crash": True}, -11, "signal"),
-])
+@pytest.mark.parametrize(
+    ("step", "exit_code", "error_type"),
+    [
+        ({"exit": 3}, 3, "exit"),
+        ({"os_exit": 4}, 4, "exit"),
+        ({"raise": "broken"}, 1, "exception"),
+        ({"crash": True}, -11, "signal"),
+    ],
+)
 async def test_every_way_a_callee_fails_is_reported(call, step, exit_code, error_type):
     result = await call([{"print": "before"}, step, {"print": "after"}])
     assert (result.ok, result.exit_code, result.error_type, result.value) == (False, exit_code, error_type, None)
@@ -152,13 +167,24 @@ async def test_a_message_over_the_limit_kills_the_call(call):
 
 async def test_a_target_that_cannot_be_imported_is_an_exception(tmp_path, worker_pool):
     spec = confinement_spec(SandboxLimits(memory_mb=512), timeout_sec=10, workspace_root=tmp_path, skill_dir=tmp_path)
-    missing = await worker_pool.call("semif_agent.catalog.no_such_module:f", {}, cwd=tmp_path, env={}, confine_spec=spec,
-                                     timeout_sec=10)
+    missing = await worker_pool.call(
+        "semif_agent.catalog.no_such_module:f", {}, cwd=tmp_path, env={}, confine_spec=spec, timeout_sec=10
+    )
     assert (missing.error_type, missing.value) == ("exception", None) and "ModuleNotFoundError" in missing.stderr
 
 
-@pytest.mark.parametrize("target", ["os:system", "builtins:exec", "semif_agent", "semif_agent.catalog.scripted_call",
-                                    "semif_agent.x:y;z", "tests.helpers:run", ""])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "os:system",
+        "builtins:exec",
+        "semif_agent",
+        "semif_agent.catalog.scripted_call",
+        "semif_agent.x:y;z",
+        "tests.helpers:run",
+        "",
+    ],
+)
 async def test_targets_outside_the_package_are_refused(worker_pool, tmp_path, target):
     with pytest.raises(CallTargetError, match="semif_agent.<module>:<function>"):
         await worker_pool.call(target, {}, cwd=tmp_path, env={}, confine_spec={}, timeout_sec=5)

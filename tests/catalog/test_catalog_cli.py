@@ -56,7 +56,9 @@ def test_validate_reports_every_error_and_exits_1(skills_root):
     assert "FAIL  " + str(skills_root / "bad") in out and "ok    " + str(skills_root / "good") in out
     assert out.count("      - ") == 4 and "2 skill(s) checked, 1 invalid" in err
     code, out, _ = run("validate", "--json", str(skills_root / "good"))
-    assert code == 0 and json.loads(out) == [{"path": str(skills_root / "good"), "name": "good", "ok": True, "errors": []}]
+    assert code == 0 and json.loads(out) == [
+        {"path": str(skills_root / "good"), "name": "good", "ok": True, "errors": []}
+    ]
 
 
 def test_validate_a_workspace(workspace):
@@ -79,8 +81,10 @@ def test_user_mistakes_are_one_line(tmp_path):
     broken = make_skill(tmp_path, "broken", "name: broken")
     code, out, err = run("prompt", str(broken))
     assert code == 1 and out == ""
-    assert err.splitlines() == [f"warning: skipped {broken}: Missing required field in frontmatter: description",
-                                "Error: no usable SKILL.md skill among 1 folder(s): nothing to list"]
+    assert err.splitlines() == [
+        f"warning: skipped {broken}: Missing required field in frontmatter: description",
+        "Error: no usable SKILL.md skill among 1 folder(s): nothing to list",
+    ]
 
 
 def test_prompt_expands_folders_and_workspaces(workspace, skills_root):
@@ -112,7 +116,9 @@ def test_listing_rows_cover_workspace_user_and_folders(workspace, tmp_path, monk
     assert any("missing description" in warning for row in problems for warning in row["warnings"])
     assert any("shadowed" in warning for row in problems for warning in row["warnings"])
     assert [row["id"] for row in list_skill_rows(workspace=workspace, include_user=False) if row["id"]] == [
-        "custom@alpha", "custom@beta"]
+        "custom@alpha",
+        "custom@beta",
+    ]
     with pytest.raises(SkillsPathNotFound):
         list_skill_rows(folders=[tmp_path / "nope"])
 
@@ -135,11 +141,16 @@ def test_show_gives_one_skills_details(workspace, skills_root):
 def mixed_collection(tmp_path: Path) -> tuple[Path, list[Path], list[Path]]:
     """A folder of collections of collections: good skills, and bad ones of every kind; returns (root, good, bad)."""
     root = tmp_path / "collection"
-    good = [make_skill(root / "team-a", "one"), make_skill(root / "team-a" / "deeper", "two"),
-            make_skill(root / "team-b", "three", "name: three\ndescription: Use <three> & \"more\"")]
-    bad = [make_skill(root / "team-a", "no-description", "name: no-description"),
-           make_skill(root / "team-b", "broken-yaml", "name: broken-yaml\ndescription: [unclosed"),
-           make_skill(root / "team-b", "no-frontmatter")]
+    good = [
+        make_skill(root / "team-a", "one"),
+        make_skill(root / "team-a" / "deeper", "two"),
+        make_skill(root / "team-b", "three", 'name: three\ndescription: Use <three> & "more"'),
+    ]
+    bad = [
+        make_skill(root / "team-a", "no-description", "name: no-description"),
+        make_skill(root / "team-b", "broken-yaml", "name: broken-yaml\ndescription: [unclosed"),
+        make_skill(root / "team-b", "no-frontmatter"),
+    ]
     (bad[2] / "SKILL.md").write_text("# Just a heading\n", encoding="utf-8")
     not_utf8 = root / "team-a" / "latin-1"
     not_utf8.mkdir()

@@ -143,8 +143,16 @@ async def test_path_escapes_get_one_uniform_message(hostile, make_runtime, skill
     outside.write_text("print('escaped')")
     (skills_root / "hostile" / "scripts" / "link.py").symlink_to(outside)
     runtime = make_runtime(hostile)
-    attempts = ["../hostile/../../outside.py", str(outside), "scripts/link.py", "%2e%2e/%2e%2e/outside.py",
-                "scripts%2f..%2f..%2f..%2foutside.py", "scripts/\x00loop.py", "..\\..\\outside.py", "~/outside.py"]
+    attempts = [
+        "../hostile/../../outside.py",
+        str(outside),
+        "scripts/link.py",
+        "%2e%2e/%2e%2e/outside.py",
+        "scripts%2f..%2f..%2f..%2foutside.py",
+        "scripts/\x00loop.py",
+        "..\\..\\outside.py",
+        "~/outside.py",
+    ]
     results = [await runtime.run_skill_script("hostile", attempt, [], timeout_sec=5) for attempt in attempts]
     assert {result.error_type for result in results} == {"path"}
     assert {result.stderr for result in results} == {"path is not inside the skill"}
@@ -240,16 +248,25 @@ def attack(pids):
 
 def run_host(skills_root: Path, workspace: Path, scripts: list[str], secret: str) -> tuple[int, dict]:
     env = {**os.environ, "SEMIF_TEST_SECRET": secret}
-    done = subprocess.run([sys.executable, "-c", HOST, str(skills_root), str(workspace), *scripts],
-                          capture_output=True, text=True, timeout=60, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", HOST, str(skills_root), str(workspace), *scripts],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     return done.returncode, json.loads(done.stdout) if done.returncode == 0 else {"stderr": done.stderr}
 
 
 def test_the_host_environment_stays_secret(skills_root, tmp_path):
-    make_skill(skills_root, "spy", files={
-        "environ.py": SPY + "print(look(sys.argv[1]))\n",
-        "environ_entry.py": SPY + "def entrypoint(argv, ctx):\n    return look(argv[0])\n",
-    })
+    make_skill(
+        skills_root,
+        "spy",
+        files={
+            "environ.py": SPY + "print(look(sys.argv[1]))\n",
+            "environ_entry.py": SPY + "def entrypoint(argv, ctx):\n    return look(argv[0])\n",
+        },
+    )
     secret = "s3cr3t-value-4f1d"
     code, results = run_host(skills_root, tmp_path / "ws", ["environ.py", "environ_entry.py"], secret)
     assert code == 0, results
@@ -266,10 +283,14 @@ def test_the_host_environment_stays_secret(skills_root, tmp_path):
 @pytest.mark.skipif(LANDLOCK < 6, reason="signals to the host are refused from Landlock ABI 6 on")
 def test_scripts_cannot_kill_the_host_or_the_worker(skills_root, tmp_path):
     """Each script tries its parent (unless a PID namespace hides it), the host and the worker."""
-    make_skill(skills_root, "spy", files={
-        "kill.py": KILLER + "print(attack(sys.argv[1:]))\n",
-        "kill_entry.py": KILLER + "def entrypoint(argv, ctx):\n    return attack(argv)\n",
-    })
+    make_skill(
+        skills_root,
+        "spy",
+        files={
+            "kill.py": KILLER + "print(attack(sys.argv[1:]))\n",
+            "kill_entry.py": KILLER + "def entrypoint(argv, ctx):\n    return attack(argv)\n",
+        },
+    )
     code, results = run_host(skills_root, tmp_path / "ws", ["kill_entry.py", "kill.py"], "unused")
     assert code == 0, results
     for name in ("kill.py", "kill_entry.py"):

@@ -17,8 +17,7 @@ import pytest
 from catalog_helpers import make_skill
 from test_catalog_hostile import alive, wait_dead
 
-from semif_agent.catalog import SandboxLimits, SkillRegistry
-from semif_agent.catalog import _cgroup
+from semif_agent.catalog import SandboxLimits, SkillRegistry, _cgroup
 from semif_agent.catalog._confine import landlock_abi
 
 
@@ -42,7 +41,8 @@ NAMESPACES = _namespaces_allowed()
 CGROUP = _cgroup.pids_base() is not None
 needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason="the kernel refuses new PID and network namespaces here")
 needs_process_cap = pytest.mark.skipif(
-    os.geteuid() == 0 and not CGROUP, reason="running as root with no writable pids cgroup: nothing caps processes")
+    os.geteuid() == 0 and not CGROUP, reason="running as root with no writable pids cgroup: nothing caps processes"
+)
 needs_landlock_net = pytest.mark.skipif(landlock_abi() < 4, reason="Landlock before ABI 4 cannot refuse TCP")
 
 ESCAPE = """
@@ -122,8 +122,14 @@ def peek(*paths):
             report.append("refused")
     return " ".join(report)
 """
-FUNCTIONS = {"peek": (SECRETS, "peek(*ARGS)"), "escape": (ESCAPE, "escape(len(ARGS) > 0 and ARGS[0] == 'hang')"), "bomb": (BOMB, "bomb(int(ARGS[0]))"),
-             "rbomb": (RECURSIVE_BOMB, "bomb(0)"), "fill": (FILL, "fill(ARGS[0])"), "net": (NET, "probe(*ARGS)")}
+FUNCTIONS = {
+    "peek": (SECRETS, "peek(*ARGS)"),
+    "escape": (ESCAPE, "escape(len(ARGS) > 0 and ARGS[0] == 'hang')"),
+    "bomb": (BOMB, "bomb(int(ARGS[0]))"),
+    "rbomb": (RECURSIVE_BOMB, "bomb(0)"),
+    "fill": (FILL, "fill(ARGS[0])"),
+    "net": (NET, "probe(*ARGS)"),
+}
 
 
 @pytest.fixture
@@ -156,7 +162,9 @@ async def test_a_setsid_double_fork_dies_with_the_run(registry, make_runtime, st
         pytest.skip("no writable pids cgroup")
     runtime = make_runtime(registry, limits=SandboxLimits(memory_mb=512, **settings))
     argv = ["hang"] if ending == "timeout" else []
-    result = await runtime.run_skill_script("box", f"escape{style}.py", argv, timeout_sec=2 if ending == "timeout" else 20)
+    result = await runtime.run_skill_script(
+        "box", f"escape{style}.py", argv, timeout_sec=2 if ending == "timeout" else 20
+    )
     assert result.error_type == ("timeout" if ending == "timeout" else "none"), result
     assert result.confinement["processes"] == holder
     escaped = int((runtime.workspace_root() / "escaped.pid").read_text())
@@ -274,7 +282,9 @@ async def test_without_namespaces_landlock_still_refuses_tcp(registry, make_runt
     assert (result.confinement["network"], result.confinement["tcp"]) == ("open", "landlock")
 
 
-@pytest.mark.skipif(os.geteuid() != 0 and NAMESPACES, reason="a worker in a user namespace cannot rejoin the host's network")
+@pytest.mark.skipif(
+    os.geteuid() != 0 and NAMESPACES, reason="a worker in a user namespace cannot rejoin the host's network"
+)
 @pytest.mark.parametrize("style", ["", "_entry"])
 async def test_a_run_allowed_the_network_reaches_it(registry, make_runtime, servers, style):
     runtime = make_runtime(registry, limits=SandboxLimits(memory_mb=512, network=True))

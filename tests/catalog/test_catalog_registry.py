@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 from catalog_helpers import corpus_skill_folders, make_skill
 
-from semif_agent.catalog.loader import find_skill_folders
-from semif_agent.catalog.validate import validate_paths
-
 from semif_agent.catalog import (
     SkillCatalogWarning,
     SkillCollisionError,
@@ -21,6 +18,8 @@ from semif_agent.catalog import (
     load_skill,
     user_skills_dir,
 )
+from semif_agent.catalog.loader import find_skill_folders
+from semif_agent.catalog.validate import validate_paths
 
 
 def scan(root: Path, **kwargs) -> SkillRegistry:
@@ -47,8 +46,13 @@ def test_scan_builds_descriptors_with_every_field(skills_root):
         hooks:
           pre_step: scripts/hook.py
         """,
-        files={"scripts/run.py": "", "scripts/hook.py": "", "references/guide.md": "", ".hidden": "",
-               "scripts/__pycache__/x.pyc": ""},
+        files={
+            "scripts/run.py": "",
+            "scripts/hook.py": "",
+            "references/guide.md": "",
+            ".hidden": "",
+            "scripts/__pycache__/x.pyc": "",
+        },
     )
     registry = SkillRegistry()
     assert registry.scan_custom(skills_root) == ["custom@pdf"]
@@ -189,7 +193,9 @@ def test_python_registration(skills_root, tmp_path):
     assert registry.read_skill_doc("python@inline") == "# Inline doc"
     with pytest.raises(SkillCollisionError):
         registry.register(inline)
-    override = SkillDescriptor("custom@scanned", "scanned", "custom", "Overridden.", tmp_path, "python", "test", None, {})
+    override = SkillDescriptor(
+        "custom@scanned", "scanned", "custom", "Overridden.", tmp_path, "python", "test", None, {}
+    )
     with pytest.warns(SkillCatalogWarning, match="custom@scanned .* shadowed"):
         registry.register(override, replace=True)
     assert registry.get("custom@scanned").description == "Overridden."

@@ -14,8 +14,12 @@ from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, RuntimeNot
 def registry(tmp_path) -> SkillRegistry:
     team = tmp_path / "team"
     make_skill(team, "report", files={"references/style.md": "Be brief.", "scripts/make.py": "print(1)"})
-    make_skill(team, "email", "name: email\ndescription: Send email.\nscript: scripts/send.py",
-               files={"scripts/send.py": "print('sent')"})
+    make_skill(
+        team,
+        "email",
+        "name: email\ndescription: Send email.\nscript: scripts/send.py",
+        files={"scripts/send.py": "print('sent')"},
+    )
     make_skill(team, "hooked", "name: hooked\ndescription: Hooks.\nhooks:\n  pre_step: h.py", files={"h.py": ""})
     other = tmp_path / "other"
     make_skill(other, "report", "name: report\ndescription: The other report.")
@@ -150,7 +154,10 @@ def test_resolve_skill_path_by_containment_and_by_segment(registry, tmp_path):
     runtime.set_visible_skills(["custom@report"])
     style = tmp_path / "team" / "report" / "references" / "style.md"
     assert runtime.resolve_skill_path(style) == ("custom@report", "references/style.md")
-    assert runtime.resolve_skill_path("/somewhere/skills/report/references/style.md") == ("custom@report", "references/style.md")
+    assert runtime.resolve_skill_path("/somewhere/skills/report/references/style.md") == (
+        "custom@report",
+        "references/style.md",
+    )
     assert runtime.resolve_skill_path("skills/custom@report/scripts/make.py") == ("custom@report", "scripts/make.py")
     assert runtime.resolve_skill_path("skills/report/references/missing.md") is None
     assert runtime.resolve_skill_path("skills/report/../email/SKILL.md") is None

@@ -53,7 +53,9 @@ def registry(skills_root) -> SkillRegistry:
             "scripts/big.py": "print('x' * 300000)\n",
         },
     )
-    make_skill(skills_root, "hidden", "name: hidden\ndescription: Not visible.\nscript: s.py", files={"s.py": "print(1)"})
+    make_skill(
+        skills_root, "hidden", "name: hidden\ndescription: Not visible.\nscript: s.py", files={"s.py": "print(1)"}
+    )
     registry = SkillRegistry()
     registry.scan_custom(skills_root)
     return registry
@@ -82,7 +84,9 @@ async def test_an_entrypoint_runs_in_a_warm_worker_with_its_context(registry, ma
     assert '"hook": "pre_step"' in result.stdout and '"env_id": "custom@tools"' in result.stdout
     assert f'"cwd": "{runtime.workspace_root()}"' in result.stdout
     assert worker_pool.pids and all(pid != os.getpid() for pid in worker_pool.pids)
-    assert (await runtime.run_skill_script("tools", "scripts/one_arg.py", ["a", "b"], timeout_sec=10)).stdout == "async a b"
+    assert (
+        await runtime.run_skill_script("tools", "scripts/one_arg.py", ["a", "b"], timeout_sec=10)
+    ).stdout == "async a b"
 
 
 async def test_failures_are_reported_with_their_kind(registry, make_runtime):
@@ -166,18 +170,22 @@ async def test_many_agents_run_hooks_at_the_same_time(skills_root, make_runtime,
                 time.sleep(0.02)
             return "met"
     """
-    make_skill(skills_root, "meet", "name: meet\ndescription: d\nhooks:\n  pre_step: meet.py", files={"meet.py": rendezvous})
+    make_skill(
+        skills_root, "meet", "name: meet\ndescription: d\nhooks:\n  pre_step: meet.py", files={"meet.py": rendezvous}
+    )
     registry = SkillRegistry()
     registry.scan_custom(skills_root)
     shared = tmp_path / "shared"
     runtimes = []
     for agent in range(count):
-        runtime = make_runtime(registry, agent_id=agent, workspace=shared,
-                               limits=SandboxLimits(extra_env={"AGENT": str(agent)}))
+        runtime = make_runtime(
+            registry, agent_id=agent, workspace=shared, limits=SandboxLimits(extra_env={"AGENT": str(agent)})
+        )
         runtime.activate_skill("meet")
         runtimes.append(runtime)
-    results = await asyncio.gather(*(rt.run_skill_hook("meet", "pre_step", [str(shared), str(count)], timeout_sec=15)
-                                     for rt in runtimes))
+    results = await asyncio.gather(
+        *(rt.run_skill_hook("meet", "pre_step", [str(shared), str(count)], timeout_sec=15) for rt in runtimes)
+    )
     assert [result.stdout for result in results] == ["met"] * count, results
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from catalog_helpers import corpus_skill_folders, make_skill
 
 from semif_agent.catalog import SkillsPathNotFound, validate_paths, validate_skill
-
-from catalog_helpers import corpus_skill_folders, make_skill
 
 
 def errors_of(root: Path, folder: str, frontmatter: str, files: dict[str, str] | None = None) -> list[str]:
@@ -90,8 +89,16 @@ def test_missing_required_fields(skills_root):
 def test_every_error_of_a_skill_is_reported(skills_root):
     frontmatter = "name: Bad--Name\ncompatibility: ''\nmetadata:\n  n: 1\nextra: 1\nscript: ../x.py"
     errors = errors_of(skills_root, "bad-folder", frontmatter)
-    for fragment in ("unknown field 'extra'", "lowercase", "two hyphens", "folder name", "'description'",
-                     "'compatibility' must not be empty", "'metadata.n'", "'script' '../x.py' is not inside the skill"):
+    for fragment in (
+        "unknown field 'extra'",
+        "lowercase",
+        "two hyphens",
+        "folder name",
+        "'description'",
+        "'compatibility' must not be empty",
+        "'metadata.n'",
+        "'script' '../x.py' is not inside the skill",
+    ):
         assert any(fragment in error for error in errors), (fragment, errors)
 
 

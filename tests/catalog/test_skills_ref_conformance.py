@@ -35,9 +35,23 @@ def reference_sdist(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPa
     if found:
         return found[0]
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
-         "--quiet", SKILLS_REF, "-d", str(cache)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "--quiet",
+            SKILLS_REF,
+            "-d",
+            str(cache),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     found = sorted(cache.glob("skills_ref-0.1.1.tar.gz"))
     if done.returncode != 0 or not found:
@@ -60,9 +74,24 @@ def test_the_reference_test_suite_passes_against_our_module(reference_sdist, tmp
         )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "shim")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(tmp_path),
-         str(tmp_path / "tests")],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "tests"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
     )
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
@@ -88,7 +117,7 @@ CASES = {
     "empty": "---\n---\nbody",
     "nested-metadata": "---\nname: a\ndescription: b\nmetadata:\n  deep:\n    k: v\n  list:\n    - 1\n---\n",
     "block-scalars": "---\nname: a\ndescription: |\n  line one\n  line two\nlicense: >\n  folded\n  text\n---\n",
-    "quotes": "---\nname: 'a'\ndescription: \"say \\\"hi\\\": <b> & co\"\n---\n",
+    "quotes": '---\nname: \'a\'\ndescription: "say \\"hi\\": <b> & co"\n---\n',
     "tab": "---\nname:\ta\n---\n",
     "comment-only": "---\n# nothing here\n---\n",
     "unicode": "---\nname: навык\ndescription: Ünïcödé ✓\n---\n",
@@ -139,8 +168,9 @@ def test_tricky_inputs_parse_and_validate_as_in_the_reference(reference_python, 
         folder.mkdir()
         (folder / "SKILL.md").write_bytes(text.encode("utf-8"))
         folders.append(folder)
-    done = subprocess.run([str(reference_python), "-c", REFERENCE_PROBE, *map(str, folders)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(reference_python), "-c", REFERENCE_PROBE, *map(str, folders)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     reference = json.loads(done.stdout)
     for folder in folders:
@@ -170,10 +200,15 @@ def test_validate_agrees_with_the_reference_folder_by_folder(reference_python, c
     make_skill(synthetic, "fine", "name: fine\ndescription: d\nlicense: MIT")
     folders = corpus_skill_folders(corpus) + sorted(synthetic.iterdir())
     done = subprocess.run(
-        [str(reference_python), "-c",
-         "import json, sys; from skills_ref import validate; print(json.dumps({p: validate(p) for p in sys.argv[1:]}))",
-         *map(str, folders)],
-        capture_output=True, text=True, timeout=120,
+        [
+            str(reference_python),
+            "-c",
+            "import json, sys; from skills_ref import validate; print(json.dumps({p: validate(p) for p in sys.argv[1:]}))",
+            *map(str, folders),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     reference = {path: not errors for path, errors in json.loads(done.stdout).items()}

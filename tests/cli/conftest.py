@@ -28,14 +28,30 @@ def semif(user_home: Path, tmp_path: Path) -> Semif:
     HOME, SEMIF_HOME and the XDG folders point into the test's temporary
     folder, and no SEMIF_WORKSPACE is set unless ``env`` sets it.
     """
-    base = {**os.environ, "HOME": str(user_home), "SEMIF_HOME": str(user_home / "semif-workspace"),
-            "XDG_DATA_HOME": str(user_home / ".local" / "share"), "XDG_CONFIG_HOME": str(user_home / ".config"),
-            "COLUMNS": "200"}
+    base = {
+        **os.environ,
+        "HOME": str(user_home),
+        "SEMIF_HOME": str(user_home / "semif-workspace"),
+        "XDG_DATA_HOME": str(user_home / ".local" / "share"),
+        "XDG_CONFIG_HOME": str(user_home / ".config"),
+        "COLUMNS": "200",
+    }
     base.pop("SEMIF_WORKSPACE", None)
 
-    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess:  # noqa: A002
-        return subprocess.run([sys.executable, "-m", "semif_agent", *args], cwd=cwd or tmp_path, input=input,
-                              capture_output=True, text=True, env={**base, **(env or {})}, timeout=180)
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "semif_agent", *args],
+            cwd=cwd or tmp_path,
+            input=input,
+            capture_output=True,
+            text=True,
+            env={**base, **(env or {})},
+            timeout=180,
+        )
 
     return run

@@ -10,13 +10,28 @@ def test_an_unreachable_provider_ends_the_session_with_exit_1(semif) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     assert semif("init", "ws").returncode == 0
-    done = semif("chat", "-w", "ws", "--engine", "lexical", input="hello\n",
-                 env={"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "test-key"})
+    done = semif(
+        "chat",
+        "-w",
+        "ws",
+        "--engine",
+        "lexical",
+        input="hello\n",
+        env={"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "test-key"},
+    )
     lines = done.stderr.splitlines()
     assert done.returncode == 1, done.stderr
-    assert lines[0] == "semif: model openai/gpt-4o-mini (OPENAI_API_KEY and OPENAI_BASE_URL are set; --model to choose another)"
-    assert any(line.endswith(f"error: openai/gpt-4o-mini: cannot reach http://127.0.0.1:{port}/v1 "
-                             "(ConnectError: All connection attempts failed)") for line in lines), lines
+    assert (
+        lines[0]
+        == "semif: model openai/gpt-4o-mini (OPENAI_API_KEY and OPENAI_BASE_URL are set; --model to choose another)"
+    )
+    assert any(
+        line.endswith(
+            f"error: openai/gpt-4o-mini: cannot reach http://127.0.0.1:{port}/v1 "
+            "(ConnectError: All connection attempts failed)"
+        )
+        for line in lines
+    ), lines
     assert lines[-1] == "Error: 1 turn failed (see the error lines above)" and "Traceback" not in done.stderr
 
 

@@ -19,7 +19,9 @@ def test_run_with_a_scripted_engine_prints_json(make_workspace, tmp_path: Path) 
     root = make_workspace()
     script = tmp_path / "answers.json"
     script.write_text(json.dumps(["email", "email.compose", "Alice", "success"]))
-    code, out, err = invoke("run", "Email Alice about lunch", "-w", str(root), "--engine", f"scripted:{script}", "--json")
+    code, out, err = invoke(
+        "run", "Email Alice about lunch", "-w", str(root), "--engine", f"scripted:{script}", "--json"
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["skill"] == "email.compose"
@@ -61,7 +63,9 @@ def test_log_lists_filters_and_exports(make_workspace, tmp_path: Path) -> None:
     code, out, _ = invoke("log", "-w", str(root), "--json")  # one object per run by default
     runs = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and [(r["request"], r["skill"], r["outcome"]) for r in runs] == [
-        ("Email Alice", "email.compose", "success"), ("weather?", None, "unclear")]
+        ("Email Alice", "email.compose", "success"),
+        ("weather?", None, "unclear"),
+    ]
     code, out, _ = invoke("log", "-w", str(root), "--json", "--decisions")
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(rows) == 5
@@ -126,7 +130,8 @@ def test_a_request_that_is_not_utf8_is_one_line_and_nothing_is_logged(make_works
     assert code == 1 and out == ""
     assert err.strip().splitlines() == [
         "Error: the request is not valid UTF-8 text: character 5 is the byte 0xff "
-        "(pass it in UTF-8, e.g. with a UTF-8 locale)"]
+        "(pass it in UTF-8, e.g. with a UTF-8 locale)"
+    ]
     assert not (root / "data" / "decisions.jsonl").exists()
     code, out, err = invoke("route", "add \udcff to my list", "-w", str(root), "--engine", "lexical")
     assert code == 1 and "Error: the request is not valid UTF-8 text: character 5 is the byte 0xff" in err
@@ -139,12 +144,17 @@ def test_undecodable_bytes_on_a_real_command_line_are_one_line(make_workspace) -
 
     root = make_workspace()
     env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "1"}
-    done = subprocess.run([sys.executable, "-m", "semif_agent", "run", b"note \xff\xfe", "-w", str(root),
-                           "--engine", "lexical"], capture_output=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "run", b"note \xff\xfe", "-w", str(root), "--engine", "lexical"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 1
     assert done.stderr.decode().strip().splitlines() == [
         "Error: the request is not valid UTF-8 text: character 6 is the byte 0xff "
-        "(pass it in UTF-8, e.g. with a UTF-8 locale)"]
+        "(pass it in UTF-8, e.g. with a UTF-8 locale)"
+    ]
 
 
 def test_the_library_refuses_text_that_is_not_utf8(make_workspace) -> None:

@@ -36,20 +36,50 @@ def test_each_model_flag_means_one_thing_everywhere() -> None:
 def test_skills_new_takes_code_model_and_still_its_old_name_with_a_note(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     with override_provider(ScriptedProvider([fenced(COUNT)])):
-        old = CliRunner().invoke(main, ["skills", "new", "todos.count", "--description", "Count the to-do tasks.",
-                                        "--budget", "1", "--model", "openai/m", "-w", str(root)])
+        old = CliRunner().invoke(
+            main,
+            [
+                "skills",
+                "new",
+                "todos.count",
+                "--description",
+                "Count the to-do tasks.",
+                "--budget",
+                "1",
+                "--model",
+                "openai/m",
+                "-w",
+                str(root),
+            ],
+        )
     assert old.exit_code == 0, old.output
     assert old.stderr.splitlines()[0] == "warning: --model is deprecated here; the code model is --code-model"
     assert "admitted todos.count" in old.stdout
-    both = CliRunner().invoke(main, ["skills", "new", "todos.other", "--description", "x", "--model", "openai/a",
-                                     "--code-model", "openai/b", "-w", str(root)])
+    both = CliRunner().invoke(
+        main,
+        [
+            "skills",
+            "new",
+            "todos.other",
+            "--description",
+            "x",
+            "--model",
+            "openai/a",
+            "--code-model",
+            "openai/b",
+            "-w",
+            str(root),
+        ],
+    )
     assert both.exit_code == 1 and "give the code model once: --code-model" in both.stderr
 
 
 def test_a_missing_code_model_names_the_code_model_flag(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
-    for args in (["skills", "new", "todos.count", "--description", "Count the to-do tasks."],
-                 ["skills", "review", "todos.add", "--regenerate"]):
+    for args in (
+        ["skills", "new", "todos.count", "--description", "Count the to-do tasks."],
+        ["skills", "review", "todos.add", "--regenerate"],
+    ):
         result = CliRunner().invoke(main, [*args, "-w", str(root)])
         assert result.exit_code == 1, result.output
         [line] = result.stderr.strip().splitlines()

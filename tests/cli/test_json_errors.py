@@ -27,8 +27,20 @@ JSON_COMMANDS = list(commands_with_json())
 
 def test_the_commands_with_json_are_all_here() -> None:
     names = {" ".join(path) for path, _ in JSON_COMMANDS}
-    assert {"run", "route", "log", "log show", "label", "eval", "train", "models", "tree", "skills list",
-            "skills show", "skills new"} <= names
+    assert {
+        "run",
+        "route",
+        "log",
+        "log show",
+        "label",
+        "eval",
+        "train",
+        "models",
+        "tree",
+        "skills list",
+        "skills show",
+        "skills new",
+    } <= names
 
 
 @pytest.mark.parametrize(("path", "command"), JSON_COMMANDS, ids=[" ".join(p) for p, _ in JSON_COMMANDS])
@@ -38,10 +50,17 @@ def test_an_error_is_json_on_stdout_with_the_same_exit_code(path, command, tmp_p
     arguments = [param for param in command.params if isinstance(param, click.Argument)]
     dataset = tmp_path / "requests.jsonl"
     dataset.write_text('{"text": "hello", "skill": null}\n')
-    words = [str(dataset) if isinstance(param.type, click.Path) and param.type.exists else "email.compose"
-             for param in arguments if param.required]
-    required = [opt for param in command.params if isinstance(param, click.Option) and param.required
-                for opt in (param.opts[0], "some text")]
+    words = [
+        str(dataset) if isinstance(param.type, click.Path) and param.type.exists else "email.compose"
+        for param in arguments
+        if param.required
+    ]
+    required = [
+        opt
+        for param in command.params
+        if isinstance(param, click.Option) and param.required
+        for opt in (param.opts[0], "some text")
+    ]
     args = [*path, *words, *required, "-w", str(tmp_path / "missing")]  # the workspace, or another mistake
     plain = CliRunner().invoke(main, args)
     as_json = CliRunner().invoke(main, [*args, "--json"])

@@ -42,15 +42,18 @@ def log_lines(root: Path, *args: str) -> list[str]:
 
 def test_a_label_shows_in_the_log_with_who_gave_it(logged) -> None:
     root, emailed, handed_back = logged
-    code, out, err = invoke("label", handed_back[:-2], "--skill", "notes.add", "--outcome", "failure", "--by", "alice",
-                            "-w", str(root))
+    code, out, err = invoke(
+        "label", handed_back[:-2], "--skill", "notes.add", "--outcome", "failure", "--by", "alice", "-w", str(root)
+    )
     assert code == 0, err
-    assert out.strip() == (f'{handed_back}  "note that lunch moved"  -> none  '
-                           "[failure, labelled by alice: should be notes.add]")
+    assert out.strip() == (
+        f'{handed_back}  "note that lunch moved"  -> none  [failure, labelled by alice: should be notes.add]'
+    )
     lines = log_lines(root, "--decisions")
     assert [line.endswith("[scripted; success (engine)]") for line in lines] == [True] * 4 + [False]
     assert lines[-1].startswith(handed_back) and lines[-1].endswith(
-        "[scripted; failure, labelled by alice: should be notes.add]")
+        "[scripted; failure, labelled by alice: should be notes.add]"
+    )
     assert [line.split()[0] for line in log_lines(root, "--decisions", "--labelled")] == [handed_back]
     assert {line.split()[0] for line in log_lines(root, "--decisions", "--unlabelled")} == {emailed}
     assert {line.split()[0] for line in log_lines(root, "--decisions", "--outcome", "failure")} == {handed_back}
@@ -69,11 +72,18 @@ def test_runs_view_lists_one_line_per_run_and_the_latest_label_wins_field_by_fie
     invoke("label", emailed, "--outcome", "failure", "--by", "bob", "--note", "Alice was out", "-w", str(root))
     assert log_lines(root, "--runs", "--labelled") == [
         f'{emailed}  "Email Alice about lunch"  -> email.compose  '
-        "[failure, labelled by bob: no skill fits]  (Alice was out)"]
+        "[failure, labelled by bob: no skill fits]  (Alice was out)"
+    ]
     [record] = [json.loads(line) for line in log_lines(root, "--runs", "--json", "--labelled")]
-    assert {k: record[k] for k in ("label_skill", "label_has_skill", "label_outcome", "labelled_by", "true_outcome")} == {
-        "label_skill": None, "label_has_skill": True, "label_outcome": "failure", "labelled_by": "bob",
-        "true_outcome": "failure"}
+    assert {
+        k: record[k] for k in ("label_skill", "label_has_skill", "label_outcome", "labelled_by", "true_outcome")
+    } == {
+        "label_skill": None,
+        "label_has_skill": True,
+        "label_outcome": "failure",
+        "labelled_by": "bob",
+        "true_outcome": "failure",
+    }
     assert [line.split()[0] for line in log_lines(root, "--runs", "--unlabelled")] == [handed_back]
     assert [line.split()[0] for line in log_lines(root, "--runs", "--run", handed_back[:-3])] == [handed_back]
 
@@ -85,7 +95,12 @@ def test_the_label_is_given_by_the_login_name_unless_told(logged, monkeypatch: p
     assert code == 0, err
     row = json.loads(out)
     assert (row["by"], row["kind"], row["source"], row["run_id"], row["outcome"]) == (
-        "carol", "label", "person", emailed, "success")
+        "carol",
+        "label",
+        "person",
+        emailed,
+        "success",
+    )
     assert json.loads((root / "data" / "decisions.jsonl").read_text().splitlines()[-1]) == row
 
 
@@ -95,9 +110,14 @@ def test_mistakes_are_one_line_exit_1_and_write_nothing(logged) -> None:
     common = emailed[:8]  # both runs were logged the same day
     cases = [
         (("label", "20000101-000000-000000", "--none"), "no run '20000101-000000-000000' in the decision log"),
-        (("label", common, "--none"), f"run id '{common}' is ambiguous: 2 runs start with it ({emailed}, {handed_back})"),
-        (("label", emailed, "--skill", "email.compse"), "no skill named 'email.compse' in this workspace's tree; "
-                                                        "did you mean email.compose?"),
+        (
+            ("label", common, "--none"),
+            f"run id '{common}' is ambiguous: 2 runs start with it ({emailed}, {handed_back})",
+        ),
+        (
+            ("label", emailed, "--skill", "email.compse"),
+            "no skill named 'email.compse' in this workspace's tree; did you mean email.compose?",
+        ),
         (("label", emailed, "--skill", "notes.add", "--none"), "give --skill NAME or --none, not both"),
         (("label", emailed), "say what the label is"),
         (("log", "--run", "nope"), "no run 'nope'"),
@@ -117,8 +137,9 @@ def test_a_labelled_run_can_still_be_replayed(logged) -> None:
     invoke("label", emailed, "--outcome", "failure", "-w", str(root))
     invoke("label", handed_back, "--skill", "notes.add", "-w", str(root))
     log = root / "data" / "decisions.jsonl"
-    code, out, err = invoke("run", "note that lunch moved", "-w", str(root), "--engine", f"scripted:{log}",
-                            "--json", "--no-log")
+    code, out, err = invoke(
+        "run", "note that lunch moved", "-w", str(root), "--engine", f"scripted:{log}", "--json", "--no-log"
+    )
     assert code == 0, err  # the log ends with a label: the replay takes the last run's decisions, not the label
     assert [d["selected"] for d in json.loads(out)["decisions"]] == ["none"]
     replay = ScriptedEngine.replay(log, run_id=emailed)

@@ -13,8 +13,16 @@ def fill_log(root: Path, runs: int) -> list[str]:
     """``runs`` finished runs in the workspace's log (outcome rows alone, as a run's last row is); their ids."""
     ids = [f"20260101-0000{i:02d}-a{i:05d}" for i in range(runs)]
     DecisionLog(root / "data" / "decisions.jsonl").extend(
-        {"run_id": run_id, "kind": "outcome", "request": f"request number {i}", "skill": "email.compose",
-         "outcome": "success", "reason": "it did"} for i, run_id in enumerate(ids))
+        {
+            "run_id": run_id,
+            "kind": "outcome",
+            "request": f"request number {i}",
+            "skill": "email.compose",
+            "outcome": "success",
+            "reason": "it did",
+        }
+        for i, run_id in enumerate(ids)
+    )
     return ids
 
 
@@ -43,8 +51,9 @@ def test_show_tells_one_run_whole_and_its_label(semif, make_workspace) -> None:
     out = shown.stdout
     assert out.startswith(f"run         {run_id}  ")
     assert 'request     "Email Alice that the report is ready"' in out
-    assert re.search(r"^route +1\. Which category of skills fits this request\?\n +-> email \(p [^)]+\)   next: none \S+%",
-                     out, re.M)
+    assert re.search(
+        r"^route +1\. Which category of skills fits this request\?\n +-> email \(p [^)]+\)   next: none \S+%", out, re.M
+    )
     assert re.search(r"^prediction +\d\. Which contact is the intended recipient\?\n +-> Alice", out, re.M)
     assert re.search(r"^skill +email\.compose$", out, re.M)
     assert re.search(r"^changes +created data/drafts/\S+\.txt$", out, re.M)
@@ -67,13 +76,17 @@ def test_an_unknown_run_is_one_line_and_json_errors_are_json(semif, make_workspa
     for args in (("log", "--run", "nope"), ("log", "show", "nope")):
         plain = semif(*args, "-w", str(root))
         assert plain.returncode == 1 and plain.stdout == ""
-        assert plain.stderr.strip().splitlines() == [f"Error: no run 'nope' in the decision log {root / 'data' / 'decisions.jsonl'}"]
+        assert plain.stderr.strip().splitlines() == [
+            f"Error: no run 'nope' in the decision log {root / 'data' / 'decisions.jsonl'}"
+        ]
         as_json = semif(*args, "-w", str(root), "--json")
         assert (as_json.returncode, as_json.stderr) == (1, "")
         assert json.loads(as_json.stdout) == {"error": plain.stderr.strip().removeprefix("Error: ")}
 
 
-def test_export_makes_the_missing_folder_and_a_file_in_the_way_is_one_line(semif, make_workspace, tmp_path: Path) -> None:
+def test_export_makes_the_missing_folder_and_a_file_in_the_way_is_one_line(
+    semif, make_workspace, tmp_path: Path
+) -> None:
     root = make_workspace()
     ids = fill_log(root, 2)
     target = tmp_path / "exports" / "2026" / "runs.jsonl"

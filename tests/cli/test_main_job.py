@@ -12,8 +12,14 @@ TEXT = "Email Alice that the quarterly report is ready"
 
 
 def semif(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "semif_agent", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "semif_agent", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
 def test_init_then_run_routes_to_email_compose_writes_the_draft_and_logs(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..conftest import SEED_BODY
 
-LISTING_BODY = '''
+LISTING_BODY = """
 from semif_agent.skills import ActionResult, Prediction
 
 
@@ -20,7 +20,7 @@ def act(ctx, request, prediction):
     items = "- buy milk\\n- call Bob"
     return ActionResult(action_log=f"notes.list: listed 2 notes from {ctx.config['data']}:\\n{items}",
                         new_state=f"2 notes:\\n{items}")
-'''
+"""
 
 
 def script(tmp_path: Path, name: str, answers: list[str]) -> str:
@@ -65,8 +65,14 @@ def test_counts_take_the_right_plural(semif, make_workspace, tmp_path: Path) -> 
     assert handed_back.returncode == 0, handed_back.stderr
     assert "log         1 decision row + 1 outcome row" in handed_back.stdout
     assert re.search(r"^result +\(the request, handed back unchanged\)$", handed_back.stdout, re.M)
-    emailed = semif("run", "Email Alice", "-w", str(root),
-                    "--engine", script(tmp_path, "all", ["email", "email.compose", "Alice", "success"]))
+    emailed = semif(
+        "run",
+        "Email Alice",
+        "-w",
+        str(root),
+        "--engine",
+        script(tmp_path, "all", ["email", "email.compose", "Alice", "success"]),
+    )
     assert "log         4 decision rows + 1 outcome row" in emailed.stdout
 
 

@@ -45,8 +45,11 @@ def big_workspace(make_workspace) -> Path:
     root = make_workspace({"email.compose": SEED_BODY, "email.archive": None})
     for index in range(300):
         collection = f"team-{index % 3}/" if index % 2 else ""
-        write_skill(root / "skills", f"{collection}skill-{index:03d}",
-                    f"name: skill-{index:03d}\ndescription: {generated_description(index)}")
+        write_skill(
+            root / "skills",
+            f"{collection}skill-{index:03d}",
+            f"name: skill-{index:03d}\ndescription: {generated_description(index)}",
+        )
     return root
 
 
@@ -125,7 +128,9 @@ def test_a_positional_folder_is_still_a_folder(tmp_path):
 
 def test_a_name_that_repeats_is_shown_as_its_id(make_workspace):
     root = make_workspace({"email.compose": SEED_BODY})
-    write_skill(root / "skills", "compose", "name: email.compose\ndescription: A SKILL.md skill named like a code skill.")
+    write_skill(
+        root / "skills", "compose", "name: email.compose\ndescription: A SKILL.md skill named like a code skill."
+    )
     write_skill(root / "skills", "gamma", "name: gamma\ndescription: Gamma.")
     code, out, _ = invoke("skills", "list", "-w", str(root))
     rows = json.loads(invoke("skills", "list", "-w", str(root), "--json")[1])

@@ -22,7 +22,15 @@ from semif_agent.cli._common import LazyCommand, SemifGroup
 
 SRC = Path(semif_agent.__file__).resolve().parents[1]
 # what no --help may pull in: the agent, the skill loop, model providers, generation, and their third-party deps
-HEAVY = ("semif_agent.agent", "semif_agent.loop", "semif_agent.llm", "semif_agent.forge", "pydantic", "numpy", "onnxruntime")
+HEAVY = (
+    "semif_agent.agent",
+    "semif_agent.loop",
+    "semif_agent.llm",
+    "semif_agent.forge",
+    "pydantic",
+    "numpy",
+    "onnxruntime",
+)
 
 
 def _entries(entries: tuple[LazyCommand, ...] = COMMANDS, path: tuple[str, ...] = ()):
@@ -66,7 +74,15 @@ def test_help_imports_no_command_module() -> None:
     assert code == 0
     command_modules = {_module(entry) for _, entry in _entries()}
     assert command_modules & modules == set()
-    heavy = (*HEAVY, "semif_agent.engine", "semif_agent.tree", "semif_agent.routing", "semif_agent.catalog", "asyncio", "yaml")
+    heavy = (
+        *HEAVY,
+        "semif_agent.engine",
+        "semif_agent.tree",
+        "semif_agent.routing",
+        "semif_agent.catalog",
+        "asyncio",
+        "yaml",
+    )
     assert _loaded(modules, heavy) == set()
     assert "Usage: semif" in out
 
@@ -141,8 +157,11 @@ def test_every_command_the_cli_defines_is_reachable_from_main() -> None:
     defined = []
     for info in pkgutil.iter_modules(semif_agent.cli.__path__, "semif_agent.cli."):
         module = importlib.import_module(info.name)
-        defined += [f"{info.name}:{name}" for name, value in vars(module).items()
-                    if isinstance(value, click.Command) and value is not main and id(value) not in seen]
+        defined += [
+            f"{info.name}:{name}"
+            for name, value in vars(module).items()
+            if isinstance(value, click.Command) and value is not main and id(value) not in seen
+        ]
     assert defined == []
 
 
@@ -169,12 +188,16 @@ def test_unknown_commands_get_clicks_usual_error(args: list[str]) -> None:
 def test_a_command_whose_module_fails_to_import_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "semif_broken_cmd.py").write_text("import semif_dependency_not_installed\n", encoding="utf-8")
     (tmp_path / "semif_fine_cmd.py").write_text(
-        "import click\n\n@click.command()\ndef fine():\n    click.echo('fine ran')\n", encoding="utf-8")
+        "import click\n\n@click.command()\ndef fine():\n    click.echo('fine ran')\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    group = SemifGroup("semif", lazy_commands=[
-        LazyCommand("broken", "semif_broken_cmd:broken", "A command that needs a missing dependency."),
-        LazyCommand("fine", "semif_fine_cmd:fine", "A command that works."),
-    ])
+    group = SemifGroup(
+        "semif",
+        lazy_commands=[
+            LazyCommand("broken", "semif_broken_cmd:broken", "A command that needs a missing dependency."),
+            LazyCommand("fine", "semif_fine_cmd:fine", "A command that works."),
+        ],
+    )
 
     listing = CliRunner().invoke(group, ["--help"])
     assert listing.exit_code == 0 and "broken" in listing.stdout and "A command that works." in listing.stdout

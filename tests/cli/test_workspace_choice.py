@@ -9,8 +9,16 @@ NO_WORKSPACE = "no workspace: run semif init DIR"
 
 
 def test_with_no_workspace_anywhere_every_command_says_what_to_do(semif, tmp_path: Path, user_home: Path) -> None:
-    for args in (("log",), ("log", "show", "x"), ("tree",), ("skills", "list"), ("label", "x", "--none"),
-                 ("route", "Email Alice"), ("train",), ("skills", "validate")):
+    for args in (
+        ("log",),
+        ("log", "show", "x"),
+        ("tree",),
+        ("skills", "list"),
+        ("label", "x", "--none"),
+        ("route", "Email Alice"),
+        ("train",),
+        ("skills", "validate"),
+    ):
         done = semif(*args)
         assert done.returncode == 1, (args, done.stderr)
         assert done.stderr.startswith(f"Error: {NO_WORKSPACE}"), (args, done.stderr)
@@ -47,7 +55,9 @@ def test_the_variable_beats_the_current_folder_and_w_beats_both(semif, tmp_path:
     from_variable = semif("log", "--json", cwd=here, env=env)
     assert from_variable.returncode == 0, from_variable.stderr
     assert from_variable.stderr.splitlines() == [f"semif: workspace {named.resolve()} (from $SEMIF_WORKSPACE)"]
-    assert [json.loads(line)["request"] for line in from_variable.stdout.splitlines()] == ["Add buy milk to my todo list"]
+    assert [json.loads(line)["request"] for line in from_variable.stdout.splitlines()] == [
+        "Add buy milk to my todo list"
+    ]
 
     from_folder = semif("log", cwd=here)
     assert (from_folder.returncode, from_folder.stderr) == (0, "")

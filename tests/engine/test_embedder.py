@@ -18,8 +18,10 @@ from semif_agent.engine.embed_cache import EmbeddingStore, cache_key
 from semif_agent.engine.local import MODEL_ID, Batch, Embedder, model_file, plan_batches, verify_model
 from semif_agent.errors import EngineConfigError
 
-WORDS = ("route each request to the skill that fits, write a draft for the contact, schedule the weekly "
-         "meeting, summarise the quarterly report, archive old invoices and rename the shared photos").split()
+WORDS = (
+    "route each request to the skill that fits, write a draft for the contact, schedule the weekly "
+    "meeting, summarise the quarterly report, archive old invoices and rename the shared photos"
+).split()
 
 
 def varied_texts(count: int) -> list[str]:
@@ -38,8 +40,11 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def run_python(code: str, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``code`` in a new interpreter that sees this package and uses ``cache`` as its cache folder."""
     source = str(Path(semif_agent.__file__).parents[1])
-    env = {**os.environ, "SEMIF_CACHE_DIR": str(cache),
-           "PYTHONPATH": os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "SEMIF_CACHE_DIR": str(cache),
+        "PYTHONPATH": os.pathsep.join([source, os.environ.get("PYTHONPATH", "")]),
+    }
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -121,7 +126,9 @@ COUNT_HASHES = (
 )
 
 
-def test_a_second_process_trusts_the_verification_record_until_the_file_changes(cache_dir: Path, tmp_path: Path) -> None:
+def test_a_second_process_trusts_the_verification_record_until_the_file_changes(
+    cache_dir: Path, tmp_path: Path
+) -> None:
     model = tmp_path / "model.onnx"
     shutil.copyfile(model_file(), model)
 
@@ -175,8 +182,11 @@ def test_a_damaged_optimised_graph_falls_back_on_the_model_and_is_rebuilt(
 
     loaded: list[str] = []
     real_session = _onnx._session
-    monkeypatch.setattr(_onnx, "_session", lambda ort, path, *a, **k: (loaded.append(Path(path).name),
-                                                                        real_session(ort, path, *a, **k))[1])
+    monkeypatch.setattr(
+        _onnx,
+        "_session",
+        lambda ort, path, *a, **k: (loaded.append(Path(path).name), real_session(ort, path, *a, **k))[1],
+    )
     Embedder(model_file())
     assert loaded == [_onnx.GRAPH_FILE]  # a sound saved graph is used as is
 

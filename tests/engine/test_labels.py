@@ -21,21 +21,39 @@ from semif_agent.errors import UserError
 
 def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str = "route", **extra) -> dict:
     asked = DecisionRequest(state, "Which skill?", [Option("todos.add", "Add a task"), Option("none")])
-    return decision_row(run_id=run, step=step, kind=kind, skill=None, request=asked,
-                        result=DecisionResult(selected="todos.add", scores={"todos.add": 0.5}, engine="lexical"), **extra)
+    return decision_row(
+        run_id=run,
+        step=step,
+        kind=kind,
+        skill=None,
+        request=asked,
+        result=DecisionResult(selected="todos.add", scores={"todos.add": 0.5}, engine="lexical"),
+        **extra,
+    )
 
 
-def outcome(run: str, label: str, skill: str | None = "todos.add", request: str = "Add a note: buy milk", **extra) -> dict:
+def outcome(
+    run: str, label: str, skill: str | None = "todos.add", request: str = "Add a note: buy milk", **extra
+) -> dict:
     return {"run_id": run, "kind": "outcome", "skill": skill, "request": request, "outcome": label, **extra}
 
 
 @pytest.fixture
 def log(tmp_path: Path) -> DecisionLog:
     log = DecisionLog(tmp_path / "decisions.jsonl")
-    log.extend([decision("20261130-101500-aaaaaa", 1), decision("20261130-101500-aaaaaa", 2),
-                outcome("20261130-101500-aaaaaa", "success")])
-    log.extend([decision("20261130-101501-bbbbbb", 1, "weather in Paris?"),
-                outcome("20261130-101501-bbbbbb", "unclear", skill=None, request="weather in Paris?")])
+    log.extend(
+        [
+            decision("20261130-101500-aaaaaa", 1),
+            decision("20261130-101500-aaaaaa", 2),
+            outcome("20261130-101500-aaaaaa", "success"),
+        ]
+    )
+    log.extend(
+        [
+            decision("20261130-101501-bbbbbb", 1, "weather in Paris?"),
+            outcome("20261130-101501-bbbbbb", "unclear", skill=None, request="weather in Paris?"),
+        ]
+    )
     return log
 
 
@@ -44,11 +62,16 @@ def test_a_label_is_one_appended_row_and_every_earlier_byte_stays(log: DecisionL
     row = log.add_label("20261130-101500-aaaaaa", by="alice", skill="notes.add", note="  a note, not a task ")
     after = log.path.read_bytes()
     assert after.startswith(before)
-    [line] = after[len(before):].splitlines()
+    [line] = after[len(before) :].splitlines()
     assert json.loads(line) == row
     assert {k: row[k] for k in ("run_id", "kind", "skill", "by", "source", "note")} == {
-        "run_id": "20261130-101500-aaaaaa", "kind": "label", "skill": "notes.add", "by": "alice",
-        "source": "person", "note": "a note, not a task"}
+        "run_id": "20261130-101500-aaaaaa",
+        "kind": "label",
+        "skill": "notes.add",
+        "by": "alice",
+        "source": "person",
+        "note": "a note, not a task",
+    }
     assert row["v"] == 1 and row["ts"] > 0 and "outcome" not in row
     log.add_label("20261130-101500-aaaaaa", by="bob", outcome="failure")
     assert log.path.read_bytes().startswith(after)
@@ -69,7 +92,8 @@ def test_the_latest_label_wins_field_by_field(log: DecisionLog) -> None:
     assert (labelled.labelled_by, labelled.note) == ("dave", "nothing fits")
     rows = list(log.read(with_outcomes=True))
     assert [r["label"] for r in rows if r["run_id"] == run] == [
-        {"skill": None, "outcome": "success", "by": "dave", "note": "nothing fits"}] * 2
+        {"skill": None, "outcome": "success", "by": "dave", "note": "nothing fits"}
+    ] * 2
 
 
 def test_labels_are_joined_onto_decision_rows_and_filters_use_the_true_outcome(log: DecisionLog) -> None:
@@ -96,7 +120,9 @@ def test_a_log_without_labels_reads_as_before(log: DecisionLog) -> None:
 def test_a_run_is_named_by_its_id_or_a_unique_prefix(log: DecisionLog) -> None:
     assert log.run("20261130-101500").run_id == "20261130-101500-aaaaaa"
     assert log.add_label("20261130-101501", by="alice", no_skill=True)["run_id"] == "20261130-101501-bbbbbb"
-    with pytest.raises(UserError, match=r"ambiguous: 2 runs start with it \(20261130-101500-aaaaaa, 20261130-101501-bbbbbb\)"):
+    with pytest.raises(
+        UserError, match=r"ambiguous: 2 runs start with it \(20261130-101500-aaaaaa, 20261130-101501-bbbbbb\)"
+    ):
         log.run("2026")
     with pytest.raises(UserError, match="no run 'zzz' in the decision log"):
         log.add_label("zzz", by="alice", outcome="failure")
@@ -187,8 +213,10 @@ def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: P
     runner = SkillRunner(Workspace.load(create_workspace(tmp_path / "ws")), engine=create_engine("lexical"), log=log)
     emailed = runner.run("Email Alice that the quarterly report is ready")
     handed_back = runner.run("what is the capital of France?")
-    skills = [Skill(name=f"{topic}-helper", activation="on_demand", description=f"Create and check {topic}.")
-              for topic in ("invoices", "telescopes", "recipes", "podcasts", "flights")]
+    skills = [
+        Skill(name=f"{topic}-helper", activation="on_demand", description=f"Create and check {topic}.")
+        for topic in ("invoices", "telescopes", "recipes", "podcasts", "flights")
+    ]
     provider = ScriptedProvider([calls(("activate_skill", {"name": "telescopes-helper"})), "Point it north."])
     agent = Agent(llm=provider).with_skills(skills).with_skill_discovery(engine="lexical", log=log)
     list(agent.stream("help me align my telescopes"))
@@ -199,13 +227,33 @@ def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: P
     records = log.runs()
     assert records[0].evidence == emailed.assessment.evidence  # what the assessment weighed rides along
     assert [replace(r, evidence=None) for r in records] == [
-        RunRecord(run_id=emailed.run_id, request="Email Alice that the quarterly report is ready",
-                  skill="email.compose", outcome=emailed.assessment.label, source="run"),
-        RunRecord(run_id=handed_back.run_id, request="what is the capital of France?", skill=handed_back.skill,
-                  outcome=handed_back.assessment.label, source="run", label_skill=None, label_has_skill=True,
-                  labelled_by="alice"),
-        RunRecord(run_id=turn, request="help me align my telescopes", skill="telescopes-helper", outcome="unclear",
-                  source="agent", label_outcome="success", labelled_by="bob", note="it helped"),
+        RunRecord(
+            run_id=emailed.run_id,
+            request="Email Alice that the quarterly report is ready",
+            skill="email.compose",
+            outcome=emailed.assessment.label,
+            source="run",
+        ),
+        RunRecord(
+            run_id=handed_back.run_id,
+            request="what is the capital of France?",
+            skill=handed_back.skill,
+            outcome=handed_back.assessment.label,
+            source="run",
+            label_skill=None,
+            label_has_skill=True,
+            labelled_by="alice",
+        ),
+        RunRecord(
+            run_id=turn,
+            request="help me align my telescopes",
+            skill="telescopes-helper",
+            outcome="unclear",
+            source="agent",
+            label_outcome="success",
+            labelled_by="bob",
+            note="it helped",
+        ),
     ]
     assert [record.true_outcome for record in log.runs()][2] == "success"
 

@@ -20,8 +20,14 @@ from semif_agent.errors import LogError
 
 def row(run: str, step: int, kind: str = "route") -> dict:
     asked = DecisionRequest("state", "question?", [Option("a", "A"), Option("none")])
-    return decision_row(run_id=run, step=step, kind=kind, skill=None, request=asked,
-                        result=DecisionResult(selected="a", scores={"a": 0.5}, engine="lexical"))
+    return decision_row(
+        run_id=run,
+        step=step,
+        kind=kind,
+        skill=None,
+        request=asked,
+        result=DecisionResult(selected="a", scores={"a": 0.5}, engine="lexical"),
+    )
 
 
 def test_rows_round_trip_with_schema_version(tmp_path: Path) -> None:

@@ -46,8 +46,11 @@ def test_a_starter_body_is_checked_on_its_first_run_and_recorded(ws: Workspace) 
     result = run(ws, "email.compose")
     assert result.error is None
     body = ws.bodies_dir / "email" / "compose.py"
-    assert recorded(ws)["email.compose"] == {**recorded(ws)["email.compose"], "sha256": sha(body.read_text()),
-                                             "how": "checked"}
+    assert recorded(ws)["email.compose"] == {
+        **recorded(ws)["email.compose"],
+        "sha256": sha(body.read_text()),
+        "how": "checked",
+    }
 
 
 def test_a_body_changed_by_hand_that_still_passes_runs_and_is_recorded_again(ws: Workspace) -> None:
@@ -113,7 +116,16 @@ def test_a_body_that_behaves_only_in_the_gate_finds_nothing_to_tell_it_by(ws: Wo
 
     source = GATE_ONLY.replace("FIELDS", repr(sorted(ActionContext.__dataclass_fields__)))
     line = source.splitlines().index('    raise RuntimeError("misbehaving outside the gate")') + 1
-    report = run_sync(run_gate(source, name="todos.count", category="todos", budget=1, samples=["count my tasks"],
-                               workspace=ws, engine_name="local"))
+    report = run_sync(
+        run_gate(
+            source,
+            name="todos.count",
+            category="todos",
+            budget=1,
+            samples=["count my tasks"],
+            workspace=ws,
+            engine_name="local",
+        )
+    )
     assert not report.ok, "the body told the gate from a real run"
     assert {r["problem"] for r in report.results} == {f"RuntimeError at line {line}: misbehaving outside the gate"}

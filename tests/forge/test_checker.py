@@ -41,21 +41,60 @@ def test_a_good_body_passes() -> None:
     assert check(GOOD).ok
 
 
-@pytest.mark.parametrize(("body", "criterion", "line", "fragment"), [
-    ("def predict(ctx, request)\n    pass\n", 1, 2, "does not compile"),
-    (GOOD.replace("def act(ctx, request, prediction):", "def perform(ctx, request, prediction):"), 1, 1, "does not define act"),
-    (GOOD.replace("def predict(ctx, request):", "def predict(ctx):"), 1, 3, "predict must take (ctx, request)"),
-    (GOOD.replace("def predict(ctx, request):", "async def predict(ctx, request):"), 1, 3, "not async"),
-    ("import requests\n" + GOOD, 3, 2, "'requests', which is not in the standard library"),
-    ("import subprocess\n" + GOOD, 3, 2, "may not load code"),
-    (GOOD.replace("    path = ctx.data_path", "    __import__('os')\n    path = ctx.data_path"), 3, 11, "uses __import__"),
-    (GOOD.replace("    path = ctx.data_path", "    eval('1+1')\n    path = ctx.data_path"), 3, 11, "uses eval"),
-    (GOOD.replace("    path = ctx.data_path", "    import os; os.system('ls')\n    path = ctx.data_path"), 3, 11, "imports 'os'"),
-    (GOOD.replace("    result = ctx.engine.call(decision)", "    from semif_agent.engine import DecisionResult\n    result = DecisionResult(selected='work')"), 4, 6, "builds a DecisionResult itself"),
-    ("class FakeEngine:\n    pass\n" + GOOD, 4, 2, "defines FakeEngine"),
-    (GOOD.replace('    return ActionResult(action_log=f"notes.tag: tagged {prediction.text}", new_state="tagged")', '    return "done"'), 4, 13, "act must return an ActionResult, not 'done'"),
-    (GOOD.replace("    result = ctx.engine.call(decision)", "    result = type('R', (), {'selected': 'work'})"), 4, 1, "never asks ctx.engine.call"),
-])
+@pytest.mark.parametrize(
+    ("body", "criterion", "line", "fragment"),
+    [
+        ("def predict(ctx, request)\n    pass\n", 1, 2, "does not compile"),
+        (
+            GOOD.replace("def act(ctx, request, prediction):", "def perform(ctx, request, prediction):"),
+            1,
+            1,
+            "does not define act",
+        ),
+        (GOOD.replace("def predict(ctx, request):", "def predict(ctx):"), 1, 3, "predict must take (ctx, request)"),
+        (GOOD.replace("def predict(ctx, request):", "async def predict(ctx, request):"), 1, 3, "not async"),
+        ("import requests\n" + GOOD, 3, 2, "'requests', which is not in the standard library"),
+        ("import subprocess\n" + GOOD, 3, 2, "may not load code"),
+        (
+            GOOD.replace("    path = ctx.data_path", "    __import__('os')\n    path = ctx.data_path"),
+            3,
+            11,
+            "uses __import__",
+        ),
+        (GOOD.replace("    path = ctx.data_path", "    eval('1+1')\n    path = ctx.data_path"), 3, 11, "uses eval"),
+        (
+            GOOD.replace("    path = ctx.data_path", "    import os; os.system('ls')\n    path = ctx.data_path"),
+            3,
+            11,
+            "imports 'os'",
+        ),
+        (
+            GOOD.replace(
+                "    result = ctx.engine.call(decision)",
+                "    from semif_agent.engine import DecisionResult\n    result = DecisionResult(selected='work')",
+            ),
+            4,
+            6,
+            "builds a DecisionResult itself",
+        ),
+        ("class FakeEngine:\n    pass\n" + GOOD, 4, 2, "defines FakeEngine"),
+        (
+            GOOD.replace(
+                '    return ActionResult(action_log=f"notes.tag: tagged {prediction.text}", new_state="tagged")',
+                '    return "done"',
+            ),
+            4,
+            13,
+            "act must return an ActionResult, not 'done'",
+        ),
+        (
+            GOOD.replace("    result = ctx.engine.call(decision)", "    result = type('R', (), {'selected': 'work'})"),
+            4,
+            1,
+            "never asks ctx.engine.call",
+        ),
+    ],
+)
 def test_each_violation_is_named_with_its_criterion_and_line(body, criterion, line, fragment) -> None:
     report = check(body)
     assert not report.ok
@@ -79,57 +118,68 @@ def test_all_violations_are_reported_not_just_the_first() -> None:
 
 def in_act(*lines: str) -> str:
     """GOOD with ``lines`` at the start of act's work (line 11 onwards)."""
-    return GOOD.replace("    path = ctx.data_path", "".join(f"    {line}\n" for line in lines) + "    path = ctx.data_path")
+    return GOOD.replace(
+        "    path = ctx.data_path", "".join(f"    {line}\n" for line in lines) + "    path = ctx.data_path"
+    )
 
 
-@pytest.mark.parametrize(("body", "line", "fragment"), [
-    ("import os\n" + GOOD, 2, "imports 'os': skills may not"),
-    ("from os import path\n" + GOOD, 2, "imports 'os'"),
-    ("import sys\n" + GOOD, 2, "imports 'sys'"),
-    ("import io\n" + GOOD, 2, "imports 'io'"),
-    ("import importlib\n" + GOOD, 2, "imports 'importlib'"),
-    ("import builtins\n" + GOOD, 2, "imports 'builtins'"),
-    ("import ctypes\n" + GOOD, 2, "imports 'ctypes'"),
-    ("import socket\n" + GOOD, 2, "imports 'socket'"),
-    ("import tempfile\n" + GOOD, 2, "imports 'tempfile'"),
-    ("import urllib.request\n" + GOOD, 2, "imports 'urllib.request'"),
-    ("from semif_agent.loop.guard import unguarded\n" + GOOD, 2, "a body may import only semif_agent.skills"),
-    ("from semif_agent import Agent\n" + GOOD, 2, "from semif_agent a body may import only semif_agent.skills"),
-    ("from pathlib import os\n" + GOOD, 2, "imports the module os through pathlib"),
-    ("from functools import singledispatch\n" + GOOD, 2, "runs annotation strings as code"),
-    ("from json import *\n" + GOOD, 2, "imports * from json"),
-    ("from .helpers import x\n" + GOOD, 2, "relative imports are not allowed"),
-    (in_act("import pathlib", "pathlib.os.system('id')"), 12, "reaches the module os through pathlib.os"),
-    (in_act("from semif_agent import skills", "skills.os.getcwd()"), 12, "reaches the module os through skills.os"),
-    (in_act("import urllib.parse", "urllib.request.urlopen('http://x')"), 12, "uses urllib.request"),
-    (in_act("import json", "loader = json"), 12, "uses the module json as a value"),
-    (in_act("import json", "json.loads = print"), 12, "changes json.loads: bodies may not change modules"),
-    (in_act("import json", "json = None"), 12, "rebinds 'json'"),
-    (in_act("from semif_agent.skills import ActionContext", "ActionContext.check_write = print"), 12,
-     "changes ActionContext.check_write"),
-    (in_act("name = 'lo' + 'ads'", "getattr(request, name)"), 12, "getattr() with a computed attribute name"),
-    (in_act("getattr(ctx, '__class__')"), 11, "calls getattr() for '__class__'"),
-    (in_act("fetch = getattr"), 11, "uses getattr as a value"),
-    (in_act("setattr(ctx, 'write_roots', ())"), 11, "uses setattr"),
-    (in_act("__import__('os')"), 11, "uses __import__"),
-    (in_act("exec('1')"), 11, "uses exec"),
-    (in_act("run = eval"), 11, "uses eval"),
-    (in_act("compile('1', 'x', 'exec')"), 11, "uses compile"),
-    (in_act("globals()"), 11, "uses globals"),
-    (in_act("exit()"), 11, "a body may not stop the process"),
-    (in_act("open(1, 'w').write('x')"), 11, "uses open: use pathlib"),
-    (in_act("kind = ctx.__class__"), 11, "uses .__class__"),
-    (in_act("scope = predict.__globals__"), 11, "uses .__globals__"),
-    (in_act("found = object.__subclasses__()"), 11, "uses .__subclasses__"),
-    (in_act("found = __builtins__"), 11, "uses __builtins__"),
-    (in_act("frame = (x for x in []).gi_frame"), 11, "uses .gi_frame"),
-    (in_act("import random", "random._inst"), 12, "uses the private attribute ._inst"),
-    (in_act("import typing", "typing.get_type_hints(act)"), 12, "uses .get_type_hints"),
-    (in_act("import sqlite3", "sqlite3.connect(':memory:').enable_load_extension(True)"), 12,
-     "uses .enable_load_extension"),
-    (in_act("sql = \"ATTACH DATABASE '/tmp/x.db' AS other\""), 11, "attaches or writes another database file"),
-    (in_act("shown = '{0.__class__}'.format(ctx)"), 11, "a format string that reads private, dunder or frame"),
-])
+@pytest.mark.parametrize(
+    ("body", "line", "fragment"),
+    [
+        ("import os\n" + GOOD, 2, "imports 'os': skills may not"),
+        ("from os import path\n" + GOOD, 2, "imports 'os'"),
+        ("import sys\n" + GOOD, 2, "imports 'sys'"),
+        ("import io\n" + GOOD, 2, "imports 'io'"),
+        ("import importlib\n" + GOOD, 2, "imports 'importlib'"),
+        ("import builtins\n" + GOOD, 2, "imports 'builtins'"),
+        ("import ctypes\n" + GOOD, 2, "imports 'ctypes'"),
+        ("import socket\n" + GOOD, 2, "imports 'socket'"),
+        ("import tempfile\n" + GOOD, 2, "imports 'tempfile'"),
+        ("import urllib.request\n" + GOOD, 2, "imports 'urllib.request'"),
+        ("from semif_agent.loop.guard import unguarded\n" + GOOD, 2, "a body may import only semif_agent.skills"),
+        ("from semif_agent import Agent\n" + GOOD, 2, "from semif_agent a body may import only semif_agent.skills"),
+        ("from pathlib import os\n" + GOOD, 2, "imports the module os through pathlib"),
+        ("from functools import singledispatch\n" + GOOD, 2, "runs annotation strings as code"),
+        ("from json import *\n" + GOOD, 2, "imports * from json"),
+        ("from .helpers import x\n" + GOOD, 2, "relative imports are not allowed"),
+        (in_act("import pathlib", "pathlib.os.system('id')"), 12, "reaches the module os through pathlib.os"),
+        (in_act("from semif_agent import skills", "skills.os.getcwd()"), 12, "reaches the module os through skills.os"),
+        (in_act("import urllib.parse", "urllib.request.urlopen('http://x')"), 12, "uses urllib.request"),
+        (in_act("import json", "loader = json"), 12, "uses the module json as a value"),
+        (in_act("import json", "json.loads = print"), 12, "changes json.loads: bodies may not change modules"),
+        (in_act("import json", "json = None"), 12, "rebinds 'json'"),
+        (
+            in_act("from semif_agent.skills import ActionContext", "ActionContext.check_write = print"),
+            12,
+            "changes ActionContext.check_write",
+        ),
+        (in_act("name = 'lo' + 'ads'", "getattr(request, name)"), 12, "getattr() with a computed attribute name"),
+        (in_act("getattr(ctx, '__class__')"), 11, "calls getattr() for '__class__'"),
+        (in_act("fetch = getattr"), 11, "uses getattr as a value"),
+        (in_act("setattr(ctx, 'write_roots', ())"), 11, "uses setattr"),
+        (in_act("__import__('os')"), 11, "uses __import__"),
+        (in_act("exec('1')"), 11, "uses exec"),
+        (in_act("run = eval"), 11, "uses eval"),
+        (in_act("compile('1', 'x', 'exec')"), 11, "uses compile"),
+        (in_act("globals()"), 11, "uses globals"),
+        (in_act("exit()"), 11, "a body may not stop the process"),
+        (in_act("open(1, 'w').write('x')"), 11, "uses open: use pathlib"),
+        (in_act("kind = ctx.__class__"), 11, "uses .__class__"),
+        (in_act("scope = predict.__globals__"), 11, "uses .__globals__"),
+        (in_act("found = object.__subclasses__()"), 11, "uses .__subclasses__"),
+        (in_act("found = __builtins__"), 11, "uses __builtins__"),
+        (in_act("frame = (x for x in []).gi_frame"), 11, "uses .gi_frame"),
+        (in_act("import random", "random._inst"), 12, "uses the private attribute ._inst"),
+        (in_act("import typing", "typing.get_type_hints(act)"), 12, "uses .get_type_hints"),
+        (
+            in_act("import sqlite3", "sqlite3.connect(':memory:').enable_load_extension(True)"),
+            12,
+            "uses .enable_load_extension",
+        ),
+        (in_act("sql = \"ATTACH DATABASE '/tmp/x.db' AS other\""), 11, "attaches or writes another database file"),
+        (in_act("shown = '{0.__class__}'.format(ctx)"), 11, "a format string that reads private, dunder or frame"),
+    ],
+)
 def test_each_way_around_the_allow_list_is_refused_with_its_line(body: str, line: int, fragment: str) -> None:
     report = check(body)
     matching = [v for v in report.violations if fragment in v.message]
@@ -137,18 +187,21 @@ def test_each_way_around_the_allow_list_is_refused_with_its_line(body: str, line
     assert matching[0].line == line and matching[0].criterion in (3, 4), report.render()
 
 
-@pytest.mark.parametrize("lines", [
-    ("import xml.etree.ElementTree as ET", "ET.fromstring('<a/>')"),
-    ("import xml.etree.ElementTree", "xml.etree.ElementTree.fromstring('<a/>')"),
-    ("from urllib.parse import quote", "quote('a b')"),
-    ("import re", "re.compile('x')"),
-    ("from re import compile", "compile('x')"),
-    ("import csv, statistics, textwrap, zoneinfo", "statistics.mean([1, 2])"),
-    ("from email.utils import formataddr", "formataddr(('Alice', 'alice@example.com'))"),
-    ("from semif_agent import skills", "skills.Option('x')"),
-    ("kind = type(ctx).__name__", "note = 'attach the report as a PDF'"),
-    ("config = getattr(ctx, 'config')", "shown = '{0.text}'.format(request)"),
-])
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ("import xml.etree.ElementTree as ET", "ET.fromstring('<a/>')"),
+        ("import xml.etree.ElementTree", "xml.etree.ElementTree.fromstring('<a/>')"),
+        ("from urllib.parse import quote", "quote('a b')"),
+        ("import re", "re.compile('x')"),
+        ("from re import compile", "compile('x')"),
+        ("import csv, statistics, textwrap, zoneinfo", "statistics.mean([1, 2])"),
+        ("from email.utils import formataddr", "formataddr(('Alice', 'alice@example.com'))"),
+        ("from semif_agent import skills", "skills.Option('x')"),
+        ("kind = type(ctx).__name__", "note = 'attach the report as a PDF'"),
+        ("config = getattr(ctx, 'config')", "shown = '{0.text}'.format(request)"),
+    ],
+)
 def test_what_a_body_legitimately_needs_passes(lines: tuple[str, ...]) -> None:
     report = check(in_act(*lines))
     assert report.ok, report.render()
@@ -161,9 +214,27 @@ def test_the_allow_list_holds_only_modules_that_exist_and_none_that_reach_the_pr
 
     for name in ALLOWED_MODULES:
         importlib.import_module(name)
-    for name in ("os", "sys", "io", "subprocess", "socket", "ctypes", "importlib", "builtins", "inspect", "gc",
-                 "pickle", "marshal", "threading", "multiprocessing", "signal", "tempfile", "urllib.request",
-                 "semif_agent.loop", "semif_agent.engine"):
+    for name in (
+        "os",
+        "sys",
+        "io",
+        "subprocess",
+        "socket",
+        "ctypes",
+        "importlib",
+        "builtins",
+        "inspect",
+        "gc",
+        "pickle",
+        "marshal",
+        "threading",
+        "multiprocessing",
+        "signal",
+        "tempfile",
+        "urllib.request",
+        "semif_agent.loop",
+        "semif_agent.engine",
+    ):
         assert not allowed_module(name), name
 
 

@@ -42,8 +42,19 @@ def test_new_admits_a_skill_and_review_shows_it(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     provider = ScriptedProvider([fenced(BAD[3]), fenced(COUNT)])
     with override_provider(provider):
-        result = invoke("skills", "new", "todos.count", "--description", "Count the to-do tasks, open or done.",
-                        "--budget", "1", "--code-model", "openai/some-model", "-w", str(root))
+        result = invoke(
+            "skills",
+            "new",
+            "todos.count",
+            "--description",
+            "Count the to-do tasks, open or done.",
+            "--budget",
+            "1",
+            "--code-model",
+            "openai/some-model",
+            "-w",
+            str(root),
+        )
     assert result.exit_code == 0, result.output
     assert "attempt 1: 1 violation(s)" in result.stderr and "admitted todos.count after 2 attempt(s)" in result.stdout
     rows = [json.loads(line) for line in (root / "data" / "decisions.jsonl").read_text().splitlines()]
@@ -58,8 +69,19 @@ def test_new_that_never_passes_writes_nothing_and_says_so(tmp_path: Path) -> Non
     root = create_workspace(tmp_path / "ws")
     before = (root / "data" / "categories.json").read_bytes()
     with override_provider(ScriptedProvider([fenced(BAD[1])] * 2)):
-        result = invoke("skills", "new", "todos.count", "--description", "Count the tasks.", "--attempts", "2",
-                        "--code-model", "openai/m", "-w", str(root))
+        result = invoke(
+            "skills",
+            "new",
+            "todos.count",
+            "--description",
+            "Count the tasks.",
+            "--attempts",
+            "2",
+            "--code-model",
+            "openai/m",
+            "-w",
+            str(root),
+        )
     assert result.exit_code == 1
     assert "nothing was written" in result.stderr and "Traceback" not in result.stderr
     assert (root / "data" / "categories.json").read_bytes() == before
@@ -71,11 +93,30 @@ def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
 
     root = create_workspace(tmp_path / "ws")
     with override_provider(ScriptedProvider([fenced(COUNT)])):
-        invoke("skills", "new", "todos.count", "--description", "Count the to-do tasks, open or done.",
-               "--budget", "1", "--code-model", "openai/m", "-w", str(root))
+        invoke(
+            "skills",
+            "new",
+            "todos.count",
+            "--description",
+            "Count the to-do tasks, open or done.",
+            "--budget",
+            "1",
+            "--code-model",
+            "openai/m",
+            "-w",
+            str(root),
+        )
     DecisionLog(root / "data" / "decisions.jsonl").append(
-        {"run_id": "r1", "kind": "outcome", "skill": "todos.count", "outcome": "failure",
-         "request": "count tasks due today", "reason": "judged by local", "action_log": "counted all tasks"})
+        {
+            "run_id": "r1",
+            "kind": "outcome",
+            "skill": "todos.count",
+            "outcome": "failure",
+            "request": "count tasks due today",
+            "reason": "judged by local",
+            "action_log": "counted all tasks",
+        }
+    )
     provider = ScriptedProvider([fenced(COUNT.replace("to-do(s)", "task(s)"))])
     with override_provider(provider):
         result = invoke("skills", "review", "todos.count", "-w", str(root), "--regenerate", "--code-model", "openai/m")

@@ -14,7 +14,7 @@ from semif_agent.starter import create_workspace
 
 from .test_generator import fenced
 
-CONVERT = '''
+CONVERT = """
 import re
 
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
@@ -37,19 +37,37 @@ def act(ctx, request, prediction):
     factor = 1.609344 if prediction.text == "miles_to_km" else 1 / 1.609344
     return ActionResult(action_log=f"units.convert_distance: {value:g} -> {value * factor:.2f} ({prediction.text}).",
                         new_state=f"{value * factor:.2f}")
-'''
-PROPOSAL = json.dumps({
-    "name": "units.convert_distance", "description": "Convert a distance between miles and kilometres.",
-    "examples": ["how many km is 3 miles"], "category": "units", "category_description": "Unit conversions",
-})
+"""
+PROPOSAL = json.dumps(
+    {
+        "name": "units.convert_distance",
+        "description": "Convert a distance between miles and kilometres.",
+        "examples": ["how many km is 3 miles"],
+        "category": "units",
+        "category_description": "Unit conversions",
+    }
+)
 
 
 def test_run_create_writes_a_skill_for_an_unserved_request_and_runs_it(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     provider = ScriptedProvider([PROPOSAL, fenced(CONVERT)])
     with override_provider(provider):
-        result = CliRunner().invoke(main, ["run", "Convert 12 miles to kilometres", "-w", str(root), "--engine", "local",
-                                           "--create", "--code-model", "openai/coder", "--json"])
+        result = CliRunner().invoke(
+            main,
+            [
+                "run",
+                "Convert 12 miles to kilometres",
+                "-w",
+                str(root),
+                "--engine",
+                "local",
+                "--create",
+                "--code-model",
+                "openai/coder",
+                "--json",
+            ],
+        )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["created"]["name"] == "units.convert_distance"

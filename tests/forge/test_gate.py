@@ -20,8 +20,15 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def gate(ws: Workspace, source: str, timeout: float = 20.0):
-    return run_gate(source, name="todos.count", category="todos", budget=1, samples=["count my tasks"],
-                    workspace=ws, timeout=timeout)
+    return run_gate(
+        source,
+        name="todos.count",
+        category="todos",
+        budget=1,
+        samples=["count my tasks"],
+        workspace=ws,
+        timeout=timeout,
+    )
 
 
 def test_a_passing_body_runs_on_each_sample_twice(ws: Workspace) -> None:

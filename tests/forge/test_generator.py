@@ -16,7 +16,7 @@ from semif_agent.loop import SkillRunner
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
-COUNT = '''
+COUNT = """
 import json
 from pathlib import Path
 
@@ -39,7 +39,7 @@ def act(ctx, request, prediction):
     wanted = [t for t in todos if prediction.text == "none" or t.get("status", "open") == prediction.text]
     return ActionResult(action_log=f"todos.count: {len(wanted)} {prediction.text} to-do(s) in {path}.",
                         new_state=f"{len(wanted)} to-do(s).")
-'''
+"""
 HEADER_LINES = COUNT.count("\n", 0, COUNT.index("def act"))
 READ = '    path = Path(ctx.config["todos"]) / "todos.json"\n'  # the line of COUNT that reads the to-dos
 
@@ -76,18 +76,24 @@ def test_a_good_body_is_admitted_and_usable_at_once(ws: Workspace) -> None:
     assert [m for m in manifests if m["name"] == "todos.count"][0]["cost_budget"] == 1
     system = provider.requests[0].messages[0].content
     assert "## Rules" in system and "Worked example" in system  # the contract, verbatim
-    result = SkillRunner(ws, engine=ScriptedEngine(["open", "success"])).run("how many tasks are open?", skill="todos.count")
+    result = SkillRunner(ws, engine=ScriptedEngine(["open", "success"])).run(
+        "how many tasks are open?", skill="todos.count"
+    )
     assert result.error is None and "todos.count: 0 open to-do(s)" in result.action.action_log
 
 
 BAD = {
     1: COUNT.replace("def act(ctx, request, prediction):", "def act(ctx, request):"),
     3: COUNT.replace("import json\n", "import json\nimport requests\n"),
-    4: COUNT.replace("    result = ctx.engine.call(decision)",
-                     "    from semif_agent.skills import DecisionResult\n    result = DecisionResult(selected='open')"),
+    4: COUNT.replace(
+        "    result = ctx.engine.call(decision)",
+        "    from semif_agent.skills import DecisionResult\n    result = DecisionResult(selected='open')",
+    ),
     "write": COUNT.replace(READ, "    Path('/tmp/semif-outside-write.txt').write_text('x')\n" + READ),
-    "budget": COUNT.replace("    result = ctx.engine.call(decision)",
-                            "    result = ctx.engine.call(decision)\n    result = ctx.engine.call(decision)"),
+    "budget": COUNT.replace(
+        "    result = ctx.engine.call(decision)",
+        "    result = ctx.engine.call(decision)\n    result = ctx.engine.call(decision)",
+    ),
 }
 
 

@@ -32,7 +32,8 @@ def module_names() -> dict[str, Path]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -138,8 +139,10 @@ def test_the_checker_finds_a_circle() -> None:
 
 def test_the_checker_reads_lazy_imports_and_skips_type_checking(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    path.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
-                    "def f():\n    from .c import C\n    import semif_agent.d.e\n")
+    path.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
+        "def f():\n    from .c import C\n    import semif_agent.d.e\n"
+    )
     modules = {"semif_agent.x.m": path, "semif_agent.x.b": path, "semif_agent.x.c": path, "semif_agent.d": path}
     assert imports_of("semif_agent.x.m", path, modules) == {"semif_agent.x.c", "semif_agent.d"}
 

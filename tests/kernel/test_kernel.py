@@ -30,7 +30,15 @@ def test_kernel_imports_only_the_standard_library() -> None:
 def test_contract_types_are_importable_where_the_seed_says() -> None:
     from semif_agent import engine, skills
 
-    for name in ("Request", "ActionContext", "Prediction", "ActionResult", "DecisionRequest", "Option", "DecisionResult"):
+    for name in (
+        "Request",
+        "ActionContext",
+        "Prediction",
+        "ActionResult",
+        "DecisionRequest",
+        "Option",
+        "DecisionResult",
+    ):
         assert hasattr(skills, name), name
     for name in ("DecisionRequest", "Option", "DecisionResult"):
         assert getattr(engine, name) is getattr(skills, name)
@@ -40,12 +48,29 @@ def test_contract_types_are_importable_where_the_seed_says() -> None:
 
 
 def test_public_face_is_pinned() -> None:
-    assert semif_agent.__all__ == sorted([
-        "ActionContext", "ActionResult", "DecisionLog", "DecisionRequest", "DecisionResult", "Engine",
-        "Option", "Prediction", "Request", "ScriptedEngine", "SemifError", "UserError", "Workspace",
-        "create_engine", "register_engine",
-        "Agent", "AgentTool", "UsageLimits", "tool",
-    ])
+    assert semif_agent.__all__ == sorted(
+        [
+            "ActionContext",
+            "ActionResult",
+            "DecisionLog",
+            "DecisionRequest",
+            "DecisionResult",
+            "Engine",
+            "Option",
+            "Prediction",
+            "Request",
+            "ScriptedEngine",
+            "SemifError",
+            "UserError",
+            "Workspace",
+            "create_engine",
+            "register_engine",
+            "Agent",
+            "AgentTool",
+            "UsageLimits",
+            "tool",
+        ]
+    )
     for name in semif_agent.__all__:
         assert getattr(semif_agent, name) is not None
 

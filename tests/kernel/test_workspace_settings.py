@@ -29,41 +29,53 @@ def refusal(tmp_path: Path, settings: str, name: str = "ws") -> str:
     return message
 
 
-@pytest.mark.parametrize(("settings", "expected"), [
-    ('[skills]\ntimeout = "slow"', '[skills] timeout must be a positive number of seconds, not "slow"'),
-    ("[skills]\ntimeout = -1", "[skills] timeout must be a positive number of seconds, not -1"),
-    ("[skills]\ntimeout = 0", "[skills] timeout must be a positive number of seconds, not 0"),
-    ("[skills]\ntimeout = true", "[skills] timeout must be a positive number of seconds, not true"),
-    ('[engine]\nthreshold = "high"', '[engine] threshold must be a number, not "high"'),
-    ("[engine]\nname = 5", "[engine] name must be a non-empty string, not 5"),
-    ('[engine]\nname = ""', '[engine] name must be a non-empty string, not ""'),
-    ("[engine]\ntemperature = false", "[engine] temperature must be a number, not false"),
-    ('[log]\nfsync = "yes"', '[log] fsync must be true or false, not "yes"'),
-    ('[log]\nenabled = "no"', '[log] enabled must be true or false, not "no"'),
-    ("[log]\nmodel_calls = 1", "[log] model_calls must be true or false, not 1"),
-    ("[log]\npath = 5", "[log] path must be a non-empty string, not 5"),
-    ("[paths]\ndrafts = 3", "[paths] drafts must be a path (a non-empty string), not 3"),
-    ('[paths]\nnotes = ["data/notes"]', "[paths] notes must be a path (a non-empty string), not ['data/notes']"),
-    ("[paths]\ndata = {}", "[paths] data must be a path (a non-empty string), not a table"),
-    ('[skills]\nwrite_dirs = "data/drafts"', '[skills] write_dirs must be a list of paths (strings), not "data/drafts"'),
-    ("[skills]\nwrite_dirs = [1]", "[skills] write_dirs must be a list of paths (strings), not [1]"),
-    ('[skills]\nfolders = "more"', '[skills] folders must be a list of paths (strings), not "more"'),
-    ('[skills]\nallow_scripts = "yes"', '[skills] allow_scripts must be true or false, not "yes"'),
-    ("[skills]\nuser_skills = 0", "[skills] user_skills must be true or false, not 0"),
-    ("[routing]\nthreshold = [0.3]", "[routing] threshold must be a number, not [0.3]"),
-    ("[forge]\nmodel = 4", "[forge] model must be a non-empty string, not 4"),
-    ("paths = 5", "[paths] must be a table, not 5"),
-    ('routing = "fast"', '[routing] must be a table, not "fast"'),
-])
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ('[skills]\ntimeout = "slow"', '[skills] timeout must be a positive number of seconds, not "slow"'),
+        ("[skills]\ntimeout = -1", "[skills] timeout must be a positive number of seconds, not -1"),
+        ("[skills]\ntimeout = 0", "[skills] timeout must be a positive number of seconds, not 0"),
+        ("[skills]\ntimeout = true", "[skills] timeout must be a positive number of seconds, not true"),
+        ('[engine]\nthreshold = "high"', '[engine] threshold must be a number, not "high"'),
+        ("[engine]\nname = 5", "[engine] name must be a non-empty string, not 5"),
+        ('[engine]\nname = ""', '[engine] name must be a non-empty string, not ""'),
+        ("[engine]\ntemperature = false", "[engine] temperature must be a number, not false"),
+        ('[log]\nfsync = "yes"', '[log] fsync must be true or false, not "yes"'),
+        ('[log]\nenabled = "no"', '[log] enabled must be true or false, not "no"'),
+        ("[log]\nmodel_calls = 1", "[log] model_calls must be true or false, not 1"),
+        ("[log]\npath = 5", "[log] path must be a non-empty string, not 5"),
+        ("[paths]\ndrafts = 3", "[paths] drafts must be a path (a non-empty string), not 3"),
+        ('[paths]\nnotes = ["data/notes"]', "[paths] notes must be a path (a non-empty string), not ['data/notes']"),
+        ("[paths]\ndata = {}", "[paths] data must be a path (a non-empty string), not a table"),
+        (
+            '[skills]\nwrite_dirs = "data/drafts"',
+            '[skills] write_dirs must be a list of paths (strings), not "data/drafts"',
+        ),
+        ("[skills]\nwrite_dirs = [1]", "[skills] write_dirs must be a list of paths (strings), not [1]"),
+        ('[skills]\nfolders = "more"', '[skills] folders must be a list of paths (strings), not "more"'),
+        ('[skills]\nallow_scripts = "yes"', '[skills] allow_scripts must be true or false, not "yes"'),
+        ("[skills]\nuser_skills = 0", "[skills] user_skills must be true or false, not 0"),
+        ("[routing]\nthreshold = [0.3]", "[routing] threshold must be a number, not [0.3]"),
+        ("[forge]\nmodel = 4", "[forge] model must be a non-empty string, not 4"),
+        ("paths = 5", "[paths] must be a table, not 5"),
+        ('routing = "fast"', '[routing] must be a table, not "fast"'),
+    ],
+)
 def test_a_setting_of_the_wrong_type_is_one_line_naming_it(tmp_path: Path, settings: str, expected: str) -> None:
     message = refusal(tmp_path, settings)
     assert message == f"{tmp_path / 'ws' / 'semif.toml'}: {expected}"
 
 
 def test_settings_of_the_right_types_load(tmp_path: Path) -> None:
-    ws = Workspace.load(workspace(tmp_path, (
-        '[engine]\nname = "lexical"\nthreshold = 0.25\n[skills]\ntimeout = 2.5\nallow_scripts = true\n'
-        '[log]\nfsync = true\nenabled = false\n[routing]\nthreshold = 1\n')))
+    ws = Workspace.load(
+        workspace(
+            tmp_path,
+            (
+                '[engine]\nname = "lexical"\nthreshold = 0.25\n[skills]\ntimeout = 2.5\nallow_scripts = true\n'
+                "[log]\nfsync = true\nenabled = false\n[routing]\nthreshold = 1\n"
+            ),
+        )
+    )
     assert ws.settings["skills"]["timeout"] == 2.5 and ws.settings["log"]["enabled"] is False
 
 
@@ -72,24 +84,31 @@ def test_the_cli_shows_a_bad_setting_as_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["tree", "-w", str(root)])
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        f'Error: {root / "semif.toml"}: [skills] timeout must be a positive number of seconds, not "slow"']
+        f'Error: {root / "semif.toml"}: [skills] timeout must be a positive number of seconds, not "slow"'
+    ]
 
 
-@pytest.mark.parametrize(("write_dirs", "expected"), [
-    ('["data"]', '"data" holds the data dir data, where the workspace keeps its records'),
-    ('["."]', '"." holds the data dir data'),
-    ('["data/drafts", "data/"]', '"data/" holds the data dir data'),
-    ('["data/skills"]', '"data/skills" is the skill bodies data/skills ([paths] data)'),
-    ('["data/skills/email"]', '"data/skills/email" lies inside the skill bodies data/skills'),
-    ('["data/categories.json"]', '"data/categories.json" is the skill manifests data/categories.json'),
-    ('["data/router.npz/x"]', '"data/router.npz/x" lies inside the trained router\'s weights data/router.npz'),
-    ('["skills"]', '"skills" is the SKILL.md skills skills (skills/)'),
-    ('["data/drafts", "../shared"]', '"../shared" lies outside the workspace: a relative write dir must stay inside it'),
-    ('["/"]', '"/" is too broad'),
-    ('["/tmp"]', '"/tmp" is too broad'),
-    ('["/etc/semif"]', '"/etc/semif" is too broad'),
-    ('["~"]', '"~" is too broad'),
-])
+@pytest.mark.parametrize(
+    ("write_dirs", "expected"),
+    [
+        ('["data"]', '"data" holds the data dir data, where the workspace keeps its records'),
+        ('["."]', '"." holds the data dir data'),
+        ('["data/drafts", "data/"]', '"data/" holds the data dir data'),
+        ('["data/skills"]', '"data/skills" is the skill bodies data/skills ([paths] data)'),
+        ('["data/skills/email"]', '"data/skills/email" lies inside the skill bodies data/skills'),
+        ('["data/categories.json"]', '"data/categories.json" is the skill manifests data/categories.json'),
+        ('["data/router.npz/x"]', '"data/router.npz/x" lies inside the trained router\'s weights data/router.npz'),
+        ('["skills"]', '"skills" is the SKILL.md skills skills (skills/)'),
+        (
+            '["data/drafts", "../shared"]',
+            '"../shared" lies outside the workspace: a relative write dir must stay inside it',
+        ),
+        ('["/"]', '"/" is too broad'),
+        ('["/tmp"]', '"/tmp" is too broad'),
+        ('["/etc/semif"]', '"/etc/semif" is too broad'),
+        ('["~"]', '"~" is too broad'),
+    ],
+)
 def test_a_write_dir_that_reaches_a_record_is_refused(tmp_path: Path, write_dirs: str, expected: str) -> None:
     """(``["data"]``, the old layout, is moved to the new one on load; see tests/starter/test_migration.py.)"""
     message = refusal(tmp_path, f"[skills]\nwrite_dirs = {write_dirs}\n")
@@ -98,7 +117,9 @@ def test_a_write_dir_that_reaches_a_record_is_refused(tmp_path: Path, write_dirs
 
 def test_a_write_dir_holding_a_configured_log_is_refused(tmp_path: Path) -> None:
     message = refusal(tmp_path, '[log]\npath = "data/drafts/decisions.jsonl"\n')
-    assert '[skills] write_dirs "data/drafts" holds the decision log data/drafts/decisions.jsonl ([log] path)' in message
+    assert (
+        '[skills] write_dirs "data/drafts" holds the decision log data/drafts/decisions.jsonl ([log] path)' in message
+    )
     message = refusal(tmp_path, '[log]\nmodel_calls_path = "data/notes/calls.jsonl"\n', name="ws2")
     assert "holds the model-call log data/notes/calls.jsonl ([log] model_calls_path)" in message
 

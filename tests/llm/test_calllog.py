@@ -53,8 +53,22 @@ def test_generation_calls_land_in_the_workspace_log_and_semif_log_lists_them(tmp
 
     root = create_workspace(tmp_path / "ws")
     with override_provider(ScriptedProvider([fenced(COUNT)])):
-        done = CliRunner().invoke(main, ["skills", "new", "todos.count", "--description", "Count the open tasks.",
-                                         "--budget", "1", "--model", "openai/m", "-w", str(root)])
+        done = CliRunner().invoke(
+            main,
+            [
+                "skills",
+                "new",
+                "todos.count",
+                "--description",
+                "Count the open tasks.",
+                "--budget",
+                "1",
+                "--model",
+                "openai/m",
+                "-w",
+                str(root),
+            ],
+        )
     assert done.exit_code == 0, done.output
     listed = CliRunner().invoke(main, ["log", "--calls", "-w", str(root), "--json"])
     (row,) = [json.loads(line) for line in listed.stdout.splitlines()]

@@ -49,7 +49,12 @@ def test_probabilities_from_logprobs_sum_to_one_over_the_options(wire, provider_
     assert result.selected == "email"
     assert set(result.probabilities) == {"email", "calendar", "notes", "none"}
     assert sum(result.probabilities.values()) == pytest.approx(1.0)
-    assert result.probabilities["email"] > result.probabilities["calendar"] > result.probabilities["notes"] > result.probabilities["none"]
+    assert (
+        result.probabilities["email"]
+        > result.probabilities["calendar"]
+        > result.probabilities["notes"]
+        > result.probabilities["none"]
+    )
     assert result.scores["calendar"] == pytest.approx(-1.6)
     assert result.scores["none"] == pytest.approx(-4.0 - math.log(10))  # the floor
     assert "none" in result.note and "floor" in result.note
@@ -68,9 +73,7 @@ def test_probabilities_from_logprobs_sum_to_one_over_the_options(wire, provider_
 def test_tokens_for_the_same_letter_are_summed(wire, provider_for):
     top = {"B": math.log(0.3), " B": math.log(0.3), "A": math.log(0.4)}
     wire.queue(WireReply(text="B", logprobs=(_letter("B", math.log(0.3), top),)))
-    result = LLMEngine(provider_for("openai")).call(
-        DecisionRequest("state", "Which?", [Option("a"), Option("b")])
-    )
+    result = LLMEngine(provider_for("openai")).call(DecisionRequest("state", "Which?", [Option("a"), Option("b")]))
     assert result.selected == "b"
     assert result.probabilities["b"] == pytest.approx(0.6)
 
@@ -102,8 +105,12 @@ def test_tool_mode_on_an_openai_server(wire, provider_for):
 def test_out_of_set_answer_is_retried_once_then_accepted(api, wire, provider_for):
     if api == "openai":
         wire.queue(
-            WireReply(text="The", logprobs=(_letter("The", -0.1, {"The": -0.1, "I": -2.0}),), usage={"input": 10, "output": 1}),
-            WireReply(text="C", logprobs=(_letter("C", -0.05, {"C": -0.05, "A": -3.0}),), usage={"input": 30, "output": 1}),
+            WireReply(
+                text="The", logprobs=(_letter("The", -0.1, {"The": -0.1, "I": -2.0}),), usage={"input": 10, "output": 1}
+            ),
+            WireReply(
+                text="C", logprobs=(_letter("C", -0.05, {"C": -0.05, "A": -3.0}),), usage={"input": 30, "output": 1}
+            ),
         )
     else:
         wire.queue(
@@ -143,14 +150,21 @@ def test_more_than_sixteen_options_asks_the_caller_to_narrow(wire, provider_for)
 
 def test_auto_mode_without_logprobs_falls_back_to_the_tool():
     provider = ScriptedProvider(
-        [ScriptedReply(text="Sure"), ScriptedReply(tool_calls=[{"name": "choose_option", "arguments": {"option": "email"}}]),
-         ScriptedReply(tool_calls=[{"name": "choose_option", "arguments": {"option": "notes"}}])],
+        [
+            ScriptedReply(text="Sure"),
+            ScriptedReply(tool_calls=[{"name": "choose_option", "arguments": {"option": "email"}}]),
+            ScriptedReply(tool_calls=[{"name": "choose_option", "arguments": {"option": "notes"}}]),
+        ],
         supports_logprobs=True,  # says so, but answers without them (as some servers do)
     )
     engine = LLMEngine(provider)
     assert engine.call(ROUTING).selected == "email"
     assert engine.call(ROUTING).selected == "notes"
-    assert [r.tools != () for r in provider.requests] == [False, True, True]  # the second decision went straight to the tool
+    assert [r.tools != () for r in provider.requests] == [
+        False,
+        True,
+        True,
+    ]  # the second decision went straight to the tool
 
 
 def test_a_bare_letter_without_logprobs_is_taken():
@@ -160,10 +174,13 @@ def test_a_bare_letter_without_logprobs_is_taken():
 
 
 def test_decisions_through_create_engine_on_the_loopback_server(wire):
-    engine = create_engine("llm", {
-        "model": "openai/test-model",
-        "provider": {"base_url": wire.base_url("openai"), "api_key": "x", "pricing": PRICING},
-    })
+    engine = create_engine(
+        "llm",
+        {
+            "model": "openai/test-model",
+            "provider": {"base_url": wire.base_url("openai"), "api_key": "x", "pricing": PRICING},
+        },
+    )
     assert isinstance(engine, LLMEngine) and engine.model == "openai/test-model"
     top = {"A": -2.0, "B": -0.2, "C": -3.5, "D": -5.0}
     wire.queue(WireReply(text="B", logprobs=(_letter("B", -0.2, top),), usage={"input": 150, "output": 1}))
@@ -184,26 +201,32 @@ def test_decisions_through_create_engine_on_the_loopback_server(wire):
 
 def test_engine_name_may_carry_the_model(wire):
     wire.queue(WireReply.tool_call("choose_option", {"option": "email"}))
-    engine = create_engine("llm:anthropic/test-model", {
-        "model": "openai/ignored",
-        "mode": "tool",
-        "provider": {"anthropic": {"base_url": wire.base_url("anthropic"), "api_key": "x"}},
-    })
+    engine = create_engine(
+        "llm:anthropic/test-model",
+        {
+            "model": "openai/ignored",
+            "mode": "tool",
+            "provider": {"anthropic": {"base_url": wire.base_url("anthropic"), "api_key": "x"}},
+        },
+    )
     assert engine.model == "anthropic/test-model"
     assert engine.call(ROUTING).selected == "email"
 
 
 def test_decisions_fall_back_to_a_second_provider(wire):
     wire.queue(WireReply.unauthorized(), WireReply(text="A"))  # the fallback has no logprobs, but a letter will do
-    engine = create_engine("llm", {
-        "model": "openai/test-model",
-        "fallbacks": ["anthropic/backup-model"],
-        "provider": {
-            "retry_initial_delay": 0.001,
-            "openai": {"base_url": wire.base_url("openai"), "api_key": "bad"},
-            "anthropic": {"base_url": wire.base_url("anthropic"), "api_key": "good"},
+    engine = create_engine(
+        "llm",
+        {
+            "model": "openai/test-model",
+            "fallbacks": ["anthropic/backup-model"],
+            "provider": {
+                "retry_initial_delay": 0.001,
+                "openai": {"base_url": wire.base_url("openai"), "api_key": "bad"},
+                "anthropic": {"base_url": wire.base_url("anthropic"), "api_key": "good"},
+            },
         },
-    })
+    )
     result = engine.call(ROUTING)
     assert result.selected == "email" and result.model == "anthropic/backup-model"
     assert result.probabilities is None and "no log-probabilities" in result.note
@@ -211,14 +234,20 @@ def test_decisions_fall_back_to_a_second_provider(wire):
     # The primary keeps its log-probability path; a fallback answer that is no letter sends the
     # decision through the tool (primary first again, then the fallback).
     wire.reset()
-    wire.queue(WireReply.unauthorized(), WireReply(text="Hmm"),
-               WireReply.unauthorized(), WireReply.tool_call("choose_option", {"option": "notes"}))
+    wire.queue(
+        WireReply.unauthorized(),
+        WireReply(text="Hmm"),
+        WireReply.unauthorized(),
+        WireReply.tool_call("choose_option", {"option": "notes"}),
+    )
     assert engine.call(ROUTING).selected == "notes"
     assert [p.api for p in wire.posts()] == ["openai", "anthropic", "openai", "anthropic"]
 
 
 def test_acall_is_native_and_call_refuses_a_running_loop():
-    engine = LLMEngine(ScriptedProvider([ScriptedReply(tool_calls=[{"name": "choose_option", "arguments": {"option": "none"}}])]))
+    engine = LLMEngine(
+        ScriptedProvider([ScriptedReply(tool_calls=[{"name": "choose_option", "arguments": {"option": "none"}}])])
+    )
 
     async def decide():
         with pytest.raises(SyncInAsyncError):
@@ -239,10 +268,12 @@ def test_bad_mode_is_a_config_error():
 
 
 def test_judge_answers_an_assess_request_on_the_loopback_server(wire):
-    judge = create_judge({
-        "model": "openai/test-model",
-        "provider": {"base_url": wire.base_url("openai"), "api_key": "x"},
-    })
+    judge = create_judge(
+        {
+            "model": "openai/test-model",
+            "provider": {"base_url": wire.base_url("openai"), "api_key": "x"},
+        }
+    )
     assert isinstance(judge, LLMJudge) and judge.name == "llm-judge"
     request = assess_request(
         request="Email Alice the quarterly numbers",

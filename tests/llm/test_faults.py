@@ -33,7 +33,9 @@ def test_429_is_retried_after_the_wait_the_server_asked(api, wire, provider_for,
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.parametrize("fault", [WireReply.server_error(), WireReply.overloaded(), WireReply.drop()], ids=["500", "529", "drop"])
+@pytest.mark.parametrize(
+    "fault", [WireReply.server_error(), WireReply.overloaded(), WireReply.drop()], ids=["500", "529", "drop"]
+)
 def test_transient_faults_are_retried_with_backoff(api, fault, wire, provider_for, sleeps):
     wire.queue(fault, fault, WireReply(text="recovered"))
     assert provider_for(api).invoke("hi").text == "recovered"
@@ -57,11 +59,15 @@ def test_exhausted_retries_raise_a_typed_error_with_context(api, wire, provider_
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.parametrize(("fault", "kind", "status"), [
-    (WireReply.server_error(), ServerError, 500),
-    (WireReply.overloaded(), ProviderOverloadedError, 529),
-    (WireReply.drop(), ProviderConnectionError, None),
-], ids=["500", "529", "drop"])
+@pytest.mark.parametrize(
+    ("fault", "kind", "status"),
+    [
+        (WireReply.server_error(), ServerError, 500),
+        (WireReply.overloaded(), ProviderOverloadedError, 529),
+        (WireReply.drop(), ProviderConnectionError, None),
+    ],
+    ids=["500", "529", "drop"],
+)
 def test_each_fault_has_its_kind(api, fault, kind, status, wire, provider_for):
     wire.queue(fault)
     with pytest.raises(kind) as caught:

@@ -10,6 +10,8 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 LLM = PACKAGE / "llm"
+
+
 def test_sdks_load_only_when_a_provider_is_built():
     code = (
         "import sys, semif_agent.llm, semif_agent.llm.providers.openai, semif_agent.llm.providers.anthropic\n"

@@ -23,7 +23,9 @@ def _workspace(tmp_path, text):
 
 def test_lists_settings_and_environment_and_checks_endpoints(tmp_path, wire, monkeypatch):
     dead = f"http://127.0.0.1:{_closed_port()}"
-    ws = _workspace(tmp_path, f"""
+    ws = _workspace(
+        tmp_path,
+        f"""
 [engine]
 name = "llm"
 model = "openai/test-model"
@@ -34,12 +36,13 @@ model = "openrouter/vendor/judge-model"
 
 [provider]
 model = "scripted/default"
-base_url = "{wire.base_url('openai')}"
+base_url = "{wire.base_url("openai")}"
 api_key_env = "MY_KEY"
 
 [provider.anthropic]
 base_url = "{dead}"
-""")
+""",
+    )
     monkeypatch.setenv("MY_KEY", "secret-value")
     monkeypatch.setenv("OLLAMA_BASE_URL", wire.base_url("openai"))
     result = CliRunner().invoke(models, ["-w", ws, "--json", "--timeout", "2"])
@@ -48,7 +51,11 @@ base_url = "{dead}"
     assert set(entries) == {"engine", "provider default", "fallback", "judge", "environment"}
 
     engine = entries["engine"]
-    assert (engine["model"], engine["base_url"], engine["key"]) == ("openai/test-model", wire.base_url("openai"), "$MY_KEY")
+    assert (engine["model"], engine["base_url"], engine["key"]) == (
+        "openai/test-model",
+        wire.base_url("openai"),
+        "$MY_KEY",
+    )
     assert engine["reachable"] is True and engine["status"] == "HTTP 200"
     assert "secret-value" not in result.output
 
@@ -70,13 +77,16 @@ base_url = "{dead}"
 
 def test_table_output_and_key_refused(tmp_path, wire):
     wire.models_status = 401
-    ws = _workspace(tmp_path, f"""
+    ws = _workspace(
+        tmp_path,
+        f"""
 [engine]
 model = "anthropic/test-model"
 [provider.anthropic]
-base_url = "{wire.base_url('anthropic')}"
+base_url = "{wire.base_url("anthropic")}"
 api_key = "wrong"
-""")
+""",
+    )
     result = CliRunner().invoke(models, ["-w", ws])
     assert result.exit_code == 0, result.output
     header, line = result.output.splitlines()
@@ -85,14 +95,14 @@ api_key = "wrong"
 
 
 def test_no_check_and_nothing_configured(tmp_path):
-    ws = _workspace(tmp_path, "[engine]\nname = \"lexical\"\n")
+    ws = _workspace(tmp_path, '[engine]\nname = "lexical"\n')
     result = CliRunner().invoke(models, ["-w", ws, "--no-check"])
     assert result.exit_code == 0
     assert "no models configured" in result.output
 
 
 def test_bad_model_is_reported_not_raised(tmp_path):
-    ws = _workspace(tmp_path, "[engine]\nmodel = \"llama3.2\"\n")
+    ws = _workspace(tmp_path, '[engine]\nmodel = "llama3.2"\n')
     result = CliRunner().invoke(models, ["-w", ws, "--json", "--no-check"])
     [entry] = json.loads(result.output)
     assert "provider/model" in entry["problem"]

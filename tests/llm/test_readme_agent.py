@@ -22,8 +22,14 @@ def example() -> str:
 def run_example(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     script = tmp_path / "example.py"
     script.write_text(example(), encoding="utf-8")
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HOME": str(tmp_path), **env}, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path), **env},
+        cwd=tmp_path,
+    )
 
 
 def test_with_a_provider_set_up_it_prints_the_greeting(wire, tmp_path: Path) -> None:

@@ -13,20 +13,35 @@ from semif_agent.starter import create_workspace
 
 def letter(answer: str, usage_in: int) -> WireReply:
     top = {answer: -0.05, "B" if answer != "B" else "A": -3.2, "C": -5.0}
-    return WireReply(text=answer, logprobs=({"token": answer, "logprob": -0.05, "top": top},),
-                     usage={"input": usage_in, "output": 1})
+    return WireReply(
+        text=answer, logprobs=({"token": answer, "logprob": -0.05, "top": top},), usage={"input": usage_in, "output": 1}
+    )
 
 
 def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_cost(wire, tmp_path) -> None:
     root = create_workspace(tmp_path / "ws")
     with (root / "semif.toml").open("a") as handle:
-        handle.write(f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n'
-                     '[provider.pricing."openai/test-model"]\ninput = 1.0\noutput = 2.0\n')
+        handle.write(
+            f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n'
+            '[provider.pricing."openai/test-model"]\ninput = 1.0\noutput = 2.0\n'
+        )
     # category (A = email), skill (A = email.compose), recipient (A = Alice Martin), verdict (A = success)
     wire.queue(letter("A", 120), letter("A", 90), letter("A", 140), letter("A", 200))
     # a recipient the request does not name, so the skill asks the model which contact it is
-    result = CliRunner().invoke(main, ["run", "Email the owner of the quarterly report that it is ready", "-w", str(root),
-                                       "--engine", "llm", "--model", "openai/test-model", "--json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "Email the owner of the quarterly report that it is ready",
+            "-w",
+            str(root),
+            "--engine",
+            "llm",
+            "--model",
+            "openai/test-model",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["skill"] == "email.compose"
@@ -46,18 +61,36 @@ def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_
     assert "Which contact is the intended recipient?" in json.dumps(posts[2].body)
 
 
-def test_run_on_a_skill_md_skill_with_a_model_has_the_agent_follow_it_and_the_llm_judge_assess_it(wire, tmp_path) -> None:
+def test_run_on_a_skill_md_skill_with_a_model_has_the_agent_follow_it_and_the_llm_judge_assess_it(
+    wire, tmp_path
+) -> None:
     root = create_workspace(tmp_path / "ws")
     folder = root / "skills" / "release-notes"
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes from merged changes.\n"
-                                     "---\n# Release notes\n\nGroup the changes by kind; lead with what users notice.\n")
+    (folder / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes from merged changes.\n"
+        "---\n# Release notes\n\nGroup the changes by kind; lead with what users notice.\n"
+    )
     with (root / "semif.toml").open("a") as handle:
         handle.write(f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n')
-    wire.queue(WireReply(text="Release notes: faster start-up; two fixes.", usage={"input": 300, "output": 12}),
-               letter("A", 200))
-    result = CliRunner().invoke(main, ["run", "write the release notes", "-w", str(root), "--skill", "release-notes",
-                                       "--model", "openai/test-model", "--json"])
+    wire.queue(
+        WireReply(text="Release notes: faster start-up; two fixes.", usage={"input": 300, "output": 12}),
+        letter("A", 200),
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "write the release notes",
+            "-w",
+            str(root),
+            "--skill",
+            "release-notes",
+            "--model",
+            "openai/test-model",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["skill"] == "release-notes" and data["instructions"] is None

@@ -29,13 +29,20 @@ from semif_agent.llm import (
 
 
 def test_plays_back_a_queue_and_records_requests():
-    provider = ScriptedProvider([
-        "Hello!",
-        ScriptedReply(tool_calls=[{"name": "route", "arguments": {"to": "mail"}}], usage={"input_tokens": 7, "output_tokens": 2}),
-    ])
+    provider = ScriptedProvider(
+        [
+            "Hello!",
+            ScriptedReply(
+                tool_calls=[{"name": "route", "arguments": {"to": "mail"}}],
+                usage={"input_tokens": 7, "output_tokens": 2},
+            ),
+        ]
+    )
     assert isinstance(provider, LLMProvider)
     assert provider.invoke("Hi").text == "Hello!"
-    response = provider.invoke([UserMessage(content="Mail Bob")], tools=[{"name": "route"}], tool_choice="route", max_tokens=9)
+    response = provider.invoke(
+        [UserMessage(content="Mail Bob")], tools=[{"name": "route"}], tool_choice="route", max_tokens=9
+    )
     assert response.stop_reason == "tool_use"
     assert response.tool_calls[0].name == "route" and response.tool_calls[0].arguments == {"to": "mail"}
     assert response.usage == Usage(input_tokens=7, output_tokens=2, cost_usd=None)
@@ -152,6 +159,10 @@ def test_messages_are_checked():
         provider.invoke("x", tools=[{"name": "a"}], tool_choice="b")
     with pytest.raises(InvalidModelRequestError, match="role"):
         provider.invoke([{"role": "robot", "content": "beep"}])
-    provider.invoke([{"role": "assistant", "content": "", "tool_calls": [{"id": "1", "name": "a", "arguments": "{}"}]},
-                     {"role": "tool", "tool_call_id": "1", "content": "ok"}])
+    provider.invoke(
+        [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "1", "name": "a", "arguments": "{}"}]},
+            {"role": "tool", "tool_call_id": "1", "content": "ok"},
+        ]
+    )
     assert isinstance(provider.last_request.messages[-1], ToolResultMessage)

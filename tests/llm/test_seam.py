@@ -48,8 +48,9 @@ def step(n: int) -> str:
 def test_the_wrappers_hand_the_same_request_object_on(tmp_path: Path, fast_retry) -> None:
     primary = ScriptedProvider([RateLimitError("slow down", retry_after=0.0), "Hello!"])
     backup = ScriptedProvider(["unused"])
-    provider = LoggedProvider(FallbackProvider([RetryingProvider(primary, fast_retry), backup]),
-                              DecisionLog(tmp_path / "calls.jsonl"))
+    provider = LoggedProvider(
+        FallbackProvider([RetryingProvider(primary, fast_retry), backup]), DecisionLog(tmp_path / "calls.jsonl")
+    )
     assert isinstance(provider, LLMProvider)
     request = ModelRequest(messages=(UserMessage(content="Hi"),), max_tokens=50)
     assert asyncio.run(provider.request(request)).text == "Hello!"
@@ -146,7 +147,9 @@ def test_provider_options_are_validated_by_the_provider_that_answers(wire, provi
     with pytest.raises(InvalidModelRequestError, match="context_management") as caught:
         anthropic.invoke("Hi", context_management="clear everything")
     assert type(caught.value).__module__.startswith("semif_agent") and caught.value.__cause__ is not None
-    with pytest.raises(UnsupportedOptionError, match=r"openai/test-model does not take the option 'context_management'"):
+    with pytest.raises(
+        UnsupportedOptionError, match=r"openai/test-model does not take the option 'context_management'"
+    ):
         provider_for("openai").invoke("Hi", context_management=CONTEXT)
     assert wire.posts() == []  # nothing was sent
     openai_agent = Agent(llm=provider_for("openai")).with_context_management(CONTEXT)
@@ -159,7 +162,9 @@ def test_a_long_turn_is_logged_as_it_grows_and_read_back_whole(tmp_path: Path) -
     replies = [{"tool_calls": [{"id": f"c{k}", "name": "step", "arguments": {"n": k}}]} for k in range(rounds)]
     model = ScriptedProvider([*replies, "All done."])
     log = DecisionLog(tmp_path / "calls.jsonl")
-    agent = Agent(llm=LoggedProvider(model, log), max_rounds=rounds + 2).with_system_prompt("Be brief.").with_tools([step])
+    agent = (
+        Agent(llm=LoggedProvider(model, log), max_rounds=rounds + 2).with_system_prompt("Be brief.").with_tools([step])
+    )
     assert "".join(agent.chat("Take the steps.")) == "All done."
     written = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert len(written) == rounds + 1

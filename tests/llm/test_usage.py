@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from semif_agent.llm import MODEL_PRICING, Usage, set_price
-from semif_agent.llm import ProviderConfigError
+from semif_agent.llm import MODEL_PRICING, ProviderConfigError, Usage, set_price
 from semif_agent.llm.pricing import ModelPrice, find_price, price_usage
 
 
@@ -29,7 +28,9 @@ def test_usage_adds_up():
 
 def test_prices_cache_tokens_at_their_own_rates():
     price = ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3)
-    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_write_tokens=1_000_000, cache_read_tokens=1_000_000)
+    usage = Usage(
+        input_tokens=1_000_000, output_tokens=1_000_000, cache_write_tokens=1_000_000, cache_read_tokens=1_000_000
+    )
     assert price.cost(usage) == pytest.approx(3.0 + 15.0 + 3.75 + 0.3)
     assert ModelPrice(input=2.0, output=1.0).cost(Usage(cache_read_tokens=1_000_000)) == pytest.approx(2.0)
 

@@ -87,11 +87,14 @@ def test_tool_call(api, streamed, wire, provider_for):
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.parametrize(("choice", "anthropic_wire", "openai_wire"), [
-    ("auto", {"type": "auto"}, "auto"),
-    ("any", {"type": "any"}, "required"),
-    ("none", {"type": "none"}, "none"),
-])
+@pytest.mark.parametrize(
+    ("choice", "anthropic_wire", "openai_wire"),
+    [
+        ("auto", {"type": "auto"}, "auto"),
+        ("any", {"type": "any"}, "required"),
+        ("none", {"type": "none"}, "none"),
+    ],
+)
 def test_tool_choice_modes(api, choice, anthropic_wire, openai_wire, wire, provider_for):
     wire.queue(WireReply(text="ok"))
     provider_for(api).invoke("hi", tools=[ROUTE_TOOL], tool_choice=choice)

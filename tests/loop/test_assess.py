@@ -27,10 +27,14 @@ def verdict(label: str, p: float) -> dict:
 
 def body(act_source: str) -> str:
     """A compose body whose ``act`` is ``act_source``; ``predict`` makes no decision."""
-    return "from semif_agent.skills import ActionResult, Prediction\n" + textwrap.dedent("""
+    return (
+        "from semif_agent.skills import ActionResult, Prediction\n"
+        + textwrap.dedent("""
         def predict(ctx, request):
             return Prediction(text="recipient is Alice", decisions=[])
-    """) + textwrap.dedent(act_source)
+    """)
+        + textwrap.dedent(act_source)
+    )
 
 
 def run(root: Path, replies: list, text: str = TEXT, **kwargs):
@@ -48,10 +52,15 @@ def assess_rows(root: Path) -> list[dict]:
 
 
 def test_an_error_is_a_failure_without_asking_the_judge(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def act(ctx, request, prediction):
             raise ConnectionError("the mail server is down")
-    """)}, admitted=True)  # the checker would refuse an act that never returns; this is about a raise at run time
+    """)
+        },
+        admitted=True,
+    )  # the checker would refuse an act that never returns; this is about a raise at run time
     result, engine = run(root, ["email", "email.compose"])  # no verdict queued: asking the judge would fail
     assert result.assessment.label == "failure"
     assert "the mail server is down" in result.assessment.reason
@@ -60,10 +69,14 @@ def test_an_error_is_a_failure_without_asking_the_judge(make_workspace) -> None:
 
 
 def test_a_hand_back_is_a_failure_even_when_the_judge_says_success(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def act(ctx, request, prediction):
             return ActionResult("email.compose: no contact matches the request; no draft written.", request.text)
-    """)})
+    """)
+        }
+    )
     result, _ = run(root, ["email", "email.compose", verdict("success", 0.95)])
     assert result.assessment.label == "failure"
     assert result.assessment.reason == "it handed the request back without acting"
@@ -72,21 +85,32 @@ def test_a_hand_back_is_a_failure_even_when_the_judge_says_success(make_workspac
 
 
 def test_a_hand_back_that_changed_files_is_unclear(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def act(ctx, request, prediction):
             ctx.data_path("drafts", "half.txt").parent.mkdir(parents=True, exist_ok=True)
             ctx.data_path("drafts", "half.txt").write_text("To: Alice")
             return ActionResult("email.compose: gave up half way.", request.text)
-    """)})
+    """)
+        }
+    )
     result, _ = run(root, ["email", "email.compose", verdict("failure", 0.9)])
-    assert result.assessment.label == "unclear" and result.assessment.reason == "it handed the request back but created data/drafts/half.txt"
+    assert (
+        result.assessment.label == "unclear"
+        and result.assessment.reason == "it handed the request back but created data/drafts/half.txt"
+    )
 
 
 def test_success_claimed_with_nothing_done_is_unclear(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def act(ctx, request, prediction):
             return ActionResult("email.compose: sent the email to Alice.", "Email sent to Alice.")
-    """)})
+    """)
+        }
+    )
     result, _ = run(root, ["email", "email.compose", verdict("success", 0.97)])
     assert result.changes.empty
     assert result.assessment.label == "unclear"
@@ -94,14 +118,19 @@ def test_success_claimed_with_nothing_done_is_unclear(make_workspace) -> None:
 
 
 def test_an_answer_that_found_nothing_is_not_a_success(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def act(ctx, request, prediction):
             return ActionResult("email.compose: looked for drafts to Alice.", "No drafts to Alice.")
-    """)})
+    """)
+        }
+    )
     result, _ = run(root, ["email", "email.compose", verdict("success", 0.97)], text="Did I email Alice yet?")
     assert result.assessment.label == "unclear"
-    assert result.assessment.reason == ("judged success (p=0.97), but it found nothing, which does not show it "
-                                        "looked in the right place")
+    assert result.assessment.reason == (
+        "judged success (p=0.97), but it found nothing, which does not show it looked in the right place"
+    )
     assert result.assessment.evidence["found_nothing"] is True
 
 
@@ -128,10 +157,14 @@ def test_a_failure_verdict_against_the_asked_for_file_is_unclear(make_workspace)
 
 
 def test_a_failure_verdict_the_log_agrees_with_stands_even_when_unsure(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def act(ctx, request, prediction):
             return ActionResult("email.compose: could not reach the mail server.", "Not sent.")
-    """)})
+    """)
+        }
+    )
     result, _ = run(root, ["email", "email.compose", verdict("failure", 0.6)])
     assert result.assessment.label == "failure"
     assert result.assessment.reason == "judged failure (p=0.60), and its log says it could not act"
@@ -144,7 +177,10 @@ def test_a_result_that_rests_on_a_close_call_is_unclear(make_workspace) -> None:
     close = {"selected": "Alice", "probabilities": {"Alice": 0.49, "Bob": 0.47, "none": 0.04}}
     result, _ = run(root, ["email", "email.compose", close, verdict("success", 0.95)])
     assert result.assessment.label == "unclear"
-    assert "'Alice' to 'Which contact is the intended recipient?' was a close call (margin 0.02)" in result.assessment.reason
+    assert (
+        "'Alice' to 'Which contact is the intended recipient?' was a close call (margin 0.02)"
+        in result.assessment.reason
+    )
 
 
 def test_a_calendar_event_for_an_email_request_is_not_a_success(tmp_path: Path) -> None:
@@ -166,9 +202,18 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
     assert row["run_id"] == result.run_id and row["outcome"] == "success"
     assert row["reason"] == result.assessment.reason
     assert row["evidence"] == {
-        "error": False, "handed_back": False, "could_not": False, "changed": 1, "confined": True, "answered": True,
-        "found_nothing": False, "asks": "change",
-        "verb": "email", "fits": True, "close_call": None, "rule": "judge",
+        "error": False,
+        "handed_back": False,
+        "could_not": False,
+        "changed": 1,
+        "confined": True,
+        "answered": True,
+        "found_nothing": False,
+        "asks": "change",
+        "verb": "email",
+        "fits": True,
+        "close_call": None,
+        "rule": "judge",
         "judge": {"label": "success", "p": 0.95, "margin": 0.91},
     }
     assert result.to_dict()["assessment"]["evidence"] == row["evidence"]
@@ -188,12 +233,16 @@ def local_engine():
     return create_engine("local")
 
 
-@pytest.mark.parametrize(("text", "skill", "label"), [
-    (TEXT, "email.compose", "success"),
-    ("Add a meeting with David", "calendar.add_event", "failure"),  # no time given: the skill hands it back
-])
-def test_the_local_engine_labels_plain_runs_of_the_starter_workspace(tmp_path: Path, local_engine, text, skill,
-                                                                      label) -> None:
+@pytest.mark.parametrize(
+    ("text", "skill", "label"),
+    [
+        (TEXT, "email.compose", "success"),
+        ("Add a meeting with David", "calendar.add_event", "failure"),  # no time given: the skill hands it back
+    ],
+)
+def test_the_local_engine_labels_plain_runs_of_the_starter_workspace(
+    tmp_path: Path, local_engine, text, skill, label
+) -> None:
     result = SkillRunner(Workspace.load(create_workspace(tmp_path / "ws")), engine=local_engine).run(text, skill=skill)
     assert result.assessment.label == label, result.assessment.reason
 
@@ -206,23 +255,29 @@ def test_the_local_engine_does_not_label_a_correct_empty_search_a_failure(tmp_pa
     assert result.assessment.label == "unclear"
 
 
-def test_the_local_engine_does_not_label_a_script_that_printed_its_answer_a_failure(tmp_path: Path,
-                                                                                  local_engine) -> None:
+def test_the_local_engine_does_not_label_a_script_that_printed_its_answer_a_failure(
+    tmp_path: Path, local_engine
+) -> None:
     root = create_workspace(tmp_path / "ws")
     folder = root / "skills" / "unit-converter" / "scripts"
     folder.mkdir(parents=True)
-    (folder.parent / "SKILL.md").write_text("---\nname: unit-converter\ndescription: Convert distances between miles "
-                                            "and kilometres.\nscript: scripts/run.py\n---\n# Units\n")
+    (folder.parent / "SKILL.md").write_text(
+        "---\nname: unit-converter\ndescription: Convert distances between miles "
+        "and kilometres.\nscript: scripts/run.py\n---\n# Units\n"
+    )
     (folder / "run.py").write_text("print('12 miles is 19.31 km')\n")
     result = SkillRunner(Workspace.load(root), engine=local_engine, allow_scripts=True).run(
-        "Convert 12 miles to kilometres", skill="unit-converter")
+        "Convert 12 miles to kilometres", skill="unit-converter"
+    )
     assert result.action.new_state == "12 miles is 19.31 km"
     assert result.assessment.label != "failure", result.assessment.reason
 
 
 def test_semif_run_prints_the_label_and_its_reason(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
-    result = CliRunner().invoke(main, ["run", "Add a meeting with David", "--skill", "calendar.add_event",
-                                       "-w", str(root), "--engine", "lexical"])
+    result = CliRunner().invoke(
+        main,
+        ["run", "Add a meeting with David", "--skill", "calendar.add_event", "-w", str(root), "--engine", "lexical"],
+    )
     assert result.exit_code == 0, result.output
     assert "assessment  failure (it handed the request back without acting)" in result.output

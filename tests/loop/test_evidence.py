@@ -22,19 +22,22 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> SkillTree:
     return SkillTree.load(ws.categories_path, ws.bodies_dir)
 
 
-@pytest.mark.parametrize(("text", "verb", "asks"), [
-    ("Please email Grace that I accept the offer", "email", "change"),
-    ("Could you please schedule a call with Bob at 3pm", "schedule", "change"),
-    ("I need to buy milk", "buy", "other"),
-    ("Show my email drafts", "show", "lookup"),
-    ("Tell me what is on today", "tell", "lookup"),
-    ("Tell David by email that the release is late", "tell", "change"),
-    ("Check my drafts", "check", "lookup"),
-    ("Check off the electricity bill", "check", "change"),
-    ("What's on my calendar tomorrow?", None, "lookup"),
-    ("Do I have any drafts for Grace", None, "lookup"),
-    ("Convert 12 miles to kilometres", "convert", "other"),
-])
+@pytest.mark.parametrize(
+    ("text", "verb", "asks"),
+    [
+        ("Please email Grace that I accept the offer", "email", "change"),
+        ("Could you please schedule a call with Bob at 3pm", "schedule", "change"),
+        ("I need to buy milk", "buy", "other"),
+        ("Show my email drafts", "show", "lookup"),
+        ("Tell me what is on today", "tell", "lookup"),
+        ("Tell David by email that the release is late", "tell", "change"),
+        ("Check my drafts", "check", "lookup"),
+        ("Check off the electricity bill", "check", "change"),
+        ("What's on my calendar tomorrow?", None, "lookup"),
+        ("Do I have any drafts for Grace", None, "lookup"),
+        ("Convert 12 miles to kilometres", "convert", "other"),
+    ],
+)
 def test_what_a_request_asks_for_is_read_from_its_wording(text: str, verb: str | None, asks: str) -> None:
     reading = read_request(text)
     assert (reading.verb, reading.asks) == (verb, asks)
@@ -46,23 +49,28 @@ def test_an_auxiliary_makes_a_question_only_before_a_subject() -> None:
     assert not read_request("Do the quarterly report by Friday").question
 
 
-@pytest.mark.parametrize(("text", "skill", "fits"), [
-    ("Email Grace that I accept the offer", "email.compose", True),
-    ("Email Grace that I accept the offer", "calendar.add_event", False),
-    ("Reply to Carla that the mockups look great", "email.compose", True),
-    ("Drop Bob a line about the invoice", "email.compose", False),  # a synonym it never uses
-    ("Buy a birthday present for Emma, put it on my list", "todos.add", True),
-    ("I booked the car service, tick it off", "todos.complete", True),
-    ("Which drafts are addressed to Grace?", "email.list_drafts", True),
-    ("What's the weather in Lisbon?", "calendar.list_events", False),
-    ("Delete all my drafts", "email.list_drafts", False),
-])
+@pytest.mark.parametrize(
+    ("text", "skill", "fits"),
+    [
+        ("Email Grace that I accept the offer", "email.compose", True),
+        ("Email Grace that I accept the offer", "calendar.add_event", False),
+        ("Reply to Carla that the mockups look great", "email.compose", True),
+        ("Drop Bob a line about the invoice", "email.compose", False),  # a synonym it never uses
+        ("Buy a birthday present for Emma, put it on my list", "todos.add", True),
+        ("I booked the car service, tick it off", "todos.complete", True),
+        ("Which drafts are addressed to Grace?", "email.list_drafts", True),
+        ("What's the weather in Lisbon?", "calendar.list_events", False),
+        ("Delete all my drafts", "email.list_drafts", False),
+    ],
+)
 def test_a_skill_fits_when_it_is_the_kind_asked_for(starter: SkillTree, text: str, skill: str, fits: bool) -> None:
     assert skill_fits(read_request(text), starter.get(skill)) is fits
 
 
 def test_a_skill_with_a_description_only_is_compared_on_its_words() -> None:
-    skill = SkillManifest(name="unit-converter", category="tools", description="Convert distances between miles and km.")
+    skill = SkillManifest(
+        name="unit-converter", category="tools", description="Convert distances between miles and km."
+    )
     assert skill_fits(read_request("Convert 12 miles into km"), skill)
     assert skill_fits(read_request("How far is 12 miles in km?"), skill)
     assert not skill_fits(read_request("Turn 12 miles into km"), skill)
@@ -79,33 +87,42 @@ def test_the_closest_call_is_the_smallest_margin_among_decisions_with_probabilit
     assert closest_call([(asked, unscored)]) is None
 
 
-@pytest.mark.parametrize(("log", "new_state", "handed_back", "could_not", "answered"), [
-    ("todos.add: added to-do #1.", "To-do #1 added.", False, False, True),
-    ("calendar.add_event: did not add 'Call mom': found no date or time.", "Call mom", True, True, False),
-    ("email.compose: no contact matches the request; no draft written.", "  Call mom ", True, True, False),
-    ("files.find: no file under files matches 'passport'.", "No files match 'passport'.", False, False, True),
-    ("notes.add: failed to open the notes database.", "Not saved.", False, True, True),
-])
-def test_what_the_skill_returned_is_read(log: str, new_state: str, handed_back: bool, could_not: bool,
-                                         answered: bool) -> None:
+@pytest.mark.parametrize(
+    ("log", "new_state", "handed_back", "could_not", "answered"),
+    [
+        ("todos.add: added to-do #1.", "To-do #1 added.", False, False, True),
+        ("calendar.add_event: did not add 'Call mom': found no date or time.", "Call mom", True, True, False),
+        ("email.compose: no contact matches the request; no draft written.", "  Call mom ", True, True, False),
+        ("files.find: no file under files matches 'passport'.", "No files match 'passport'.", False, False, True),
+        ("notes.add: failed to open the notes database.", "Not saved.", False, True, True),
+    ],
+)
+def test_what_the_skill_returned_is_read(
+    log: str, new_state: str, handed_back: bool, could_not: bool, answered: bool
+) -> None:
     evidence = gather_evidence("Call mom", ActionResult(log, new_state), Changes())
     assert (evidence.handed_back, evidence.could_not, evidence.answered) == (handed_back, could_not, answered)
 
 
-@pytest.mark.parametrize(("text", "verb"), [
-    ("I renewed my passport, tick it off", "tick"),
-    ("I have called Bob, so cross it off", "cross"),
-    ("Let Alice know the review moves to Thursday", "tell"),
-    ("I paid the rent", "paid"),
-])
+@pytest.mark.parametrize(
+    ("text", "verb"),
+    [
+        ("I renewed my passport, tick it off", "tick"),
+        ("I have called Bob, so cross it off", "cross"),
+        ("Let Alice know the review moves to Thursday", "tell"),
+        ("I paid the rent", "paid"),
+    ],
+)
 def test_the_command_after_what_the_user_did_is_the_verb(text: str, verb: str) -> None:
     assert read_request(text).verb == verb
 
 
 def test_an_answer_that_found_nothing_is_told_apart() -> None:
-    nothing = gather_evidence("Find the banana bread recipe", ActionResult("notes.search: none.", "No notes saved yet."),
-                              Changes())
-    found = gather_evidence("Find the banana bread recipe", ActionResult("files.find: 1 file.", "1 file(s) found: x"),
-                            Changes())
+    nothing = gather_evidence(
+        "Find the banana bread recipe", ActionResult("notes.search: none.", "No notes saved yet."), Changes()
+    )
+    found = gather_evidence(
+        "Find the banana bread recipe", ActionResult("files.find: 1 file.", "1 file(s) found: x"), Changes()
+    )
     assert nothing.found_nothing and nothing.answered
     assert not found.found_nothing and found.answered

@@ -22,7 +22,9 @@ def runner(root: Path, replies: list, **kwargs) -> SkillRunner:
 
 
 def body(source: str) -> str:
-    return "from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction\n" + textwrap.dedent(source)
+    return "from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction\n" + textwrap.dedent(
+        source
+    )
 
 
 def outcome_rows(root: Path) -> list[dict]:
@@ -39,7 +41,10 @@ def test_the_seed_body_runs_verbatim_and_every_decision_is_logged(make_workspace
     assert result.assessment.label == "success"
     rows = list(DecisionLog(root / "data" / "decisions.jsonl").read(with_outcomes=True))
     assert [(r["step"], r["kind"], r["selected"]) for r in rows] == [
-        (1, "route", "email"), (2, "route", "email.compose"), (3, "predict", "Alice"), (4, "assess", "success"),
+        (1, "route", "email"),
+        (2, "route", "email.compose"),
+        (3, "predict", "Alice"),
+        (4, "assess", "success"),
     ]
     assert all(r["run_id"] == result.run_id and r["outcome"] == "success" for r in rows)
     assert rows[2]["question"] == "Which contact is the intended recipient?"
@@ -74,8 +79,10 @@ def test_a_stub_is_navigable_and_says_so(make_workspace) -> None:
 def test_a_body_with_a_syntax_error_is_a_clear_failure(make_workspace) -> None:
     root = make_workspace({"email.compose": "def predict(ctx, request)\n    return 1\n"})
     result = runner(root, ["email", "email.compose"]).run(TEXT)
-    assert "compose.py: the body fails the contract, so it was not run: line 1: [criterion 1] the body does not " \
-           "compile" in result.action.action_log
+    assert (
+        "compose.py: the body fails the contract, so it was not run: line 1: [criterion 1] the body does not "
+        "compile" in result.action.action_log
+    )
     assert result.action.new_state == TEXT and result.assessment.label == "failure"
     assert outcome_rows(root)[-1]["error"]
 
@@ -96,14 +103,18 @@ def test_a_body_missing_act_is_a_contract_error(make_workspace) -> None:
 
 
 def test_a_body_that_raises_becomes_a_logged_result(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def predict(ctx, request):
             return Prediction(text="ok", decisions=[])
 
         def act(ctx, request, prediction):
             contacts = {}
             return contacts["Alice"]
-    """)})
+    """)
+        }
+    )
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert "act raised KeyError at line 8: 'Alice'" in result.action.action_log
     assert result.action.new_state == TEXT
@@ -111,13 +122,18 @@ def test_a_body_that_raises_becomes_a_logged_result(make_workspace) -> None:
 
 
 def test_wrong_return_types_are_refused(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def predict(ctx, request):
             return "recipient is Alice"
 
         def act(ctx, request, prediction):
             raise AssertionError("not reached")
-    """)}, admitted=True)
+    """)
+        },
+        admitted=True,
+    )
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert "predict returned str, not Prediction" in result.action.action_log
 
@@ -132,7 +148,9 @@ def test_writes_outside_the_data_dirs_are_refused(make_workspace, tmp_path: Path
         "sqlite": f"__import__('sqlite3').connect({str(outside)!r}).execute('create table t(x)')",
         "subprocess": f"__import__('subprocess').run(['touch', {str(outside)!r}])",
     }
-    root = make_workspace({"email.compose": body(f"""
+    root = make_workspace(
+        {
+            "email.compose": body(f"""
         def predict(ctx, request):
             return Prediction(text="ok", decisions=[])
 
@@ -142,7 +160,10 @@ def test_writes_outside_the_data_dirs_are_refused(make_workspace, tmp_path: Path
             inside.write_text("allowed")
             {writes[how]}
             return ActionResult(action_log="wrote", new_state="done")
-    """)}, admitted=True)
+    """)
+        },
+        admitted=True,
+    )
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert not outside.exists()
     assert (root / "data" / "drafts" / "ok.txt").read_text() == "allowed"
@@ -153,14 +174,18 @@ def test_writes_outside_the_data_dirs_are_refused(make_workspace, tmp_path: Path
 def test_a_write_through_a_symlink_out_of_the_data_dir_is_refused(make_workspace, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def predict(ctx, request):
             return Prediction(text="ok", decisions=[])
 
         def act(ctx, request, prediction):
             ctx.data_path("link", "x.txt").write_text("x")
             return ActionResult(action_log="wrote", new_state="done")
-    """)})
+    """)
+        }
+    )
     (root / "data" / "drafts").mkdir()
     (root / "data" / "drafts" / "link").symlink_to(outside)
     result = runner(root, ["email", "email.compose"]).run(TEXT)
@@ -169,7 +194,9 @@ def test_a_write_through_a_symlink_out_of_the_data_dir_is_refused(make_workspace
 
 
 def test_a_budget_overrun_fails_fast_even_if_the_body_swallows_it(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         def predict(ctx, request):
             made = []
             for _ in range(10):
@@ -182,7 +209,10 @@ def test_a_budget_overrun_fails_fast_even_if_the_body_swallows_it(make_workspace
 
         def act(ctx, request, prediction):
             return ActionResult(action_log="done", new_state="done")
-    """)}, budgets={"email.compose": 2})
+    """)
+        },
+        budgets={"email.compose": 2},
+    )
     engine = ScriptedEngine(["email", "email.compose"], default="yes")
     result = SkillRunner(Workspace.load(root), engine=engine).run(TEXT)
     assert "exceeded its cost_budget of 2 engine calls" in result.action.action_log
@@ -193,13 +223,18 @@ def test_a_budget_overrun_fails_fast_even_if_the_body_swallows_it(make_workspace
 
 
 def test_a_body_that_hangs_is_abandoned(make_workspace) -> None:
-    root = make_workspace({"email.compose": body("""
+    root = make_workspace(
+        {
+            "email.compose": body("""
         import time
         def predict(ctx, request):
             time.sleep(2)
         def act(ctx, request, prediction):
             pass
-    """)}, admitted=True)
+    """)
+        },
+        admitted=True,
+    )
     result = runner(root, ["email", "email.compose"], body_timeout=0.2).run(TEXT)
     assert "did not finish in time" in result.action.action_log
 

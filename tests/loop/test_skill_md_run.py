@@ -34,7 +34,9 @@ def write_skill(root: Path, name: str, description: str, *, script: str | None =
     folder = root / "skills" / name
     (folder / "scripts").mkdir(parents=True)
     extra = "script: scripts/run.py\n" if script else ""
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\n# {name}\n\nSay hello.\n")
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n{extra}---\n# {name}\n\nSay hello.\n"
+    )
     if script:
         (folder / "scripts" / "run.py").write_text(script)
     return folder
@@ -64,10 +66,15 @@ def test_run_json_carries_the_instructions(corpus_workspace: Path) -> None:
 
 
 def test_with_a_model_the_agent_follows_the_skill_activated(corpus_workspace: Path) -> None:
-    provider = ScriptedProvider(["Found it: the fixture resets the clock. I added a failing test first, then fixed it."])
+    provider = ScriptedProvider(
+        ["Found it: the fixture resets the clock. I added a failing test first, then fixed it."]
+    )
     ws = Workspace.load(corpus_workspace)
-    runner = SkillRunner(ws, engine=ScriptedEngine(fn=lambda r: "success" if "Did the skill" in r.question else r.options[0].id),
-                         skill_md_executor=AgentSkillExecutor(provider))
+    runner = SkillRunner(
+        ws,
+        engine=ScriptedEngine(fn=lambda r: "success" if "Did the skill" in r.question else r.options[0].id),
+        skill_md_executor=AgentSkillExecutor(provider),
+    )
     result = runner.run("debug a failing test", skill="systematic-debugging")
     system = "\n".join(m.content for m in provider.requests[0].messages if m.role == "system")
     assert '<skill_content name="systematic-debugging"' in system
@@ -82,7 +89,9 @@ def test_with_a_model_the_agent_follows_the_skill_activated(corpus_workspace: Pa
 def test_a_model_failure_is_a_logged_failure_not_a_crash(corpus_workspace: Path) -> None:
     provider = ScriptedProvider([RateLimitError("slow down", provider="scripted", model="m")])
     ws = Workspace.load(corpus_workspace)
-    runner = SkillRunner(ws, engine=ScriptedEngine(fn=lambda r: r.options[0].id), skill_md_executor=AgentSkillExecutor(provider))
+    runner = SkillRunner(
+        ws, engine=ScriptedEngine(fn=lambda r: r.options[0].id), skill_md_executor=AgentSkillExecutor(provider)
+    )
     result = runner.run("debug a failing test", skill="systematic-debugging")
     assert result.assessment.label == "failure" and "following the skill failed" in result.error
     outcome = [r for r in DecisionLog(ws.log_path).read() if r["kind"] == "outcome"][-1]
@@ -91,7 +100,9 @@ def test_a_model_failure_is_a_logged_failure_not_a_crash(corpus_workspace: Path)
 
 def test_a_script_entry_point_runs_sandboxed_when_allowed(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
-    write_skill(root, "greeter", "Greet someone by name.", script="import sys\nprint('hello from', ' '.join(sys.argv[1:]))\n")
+    write_skill(
+        root, "greeter", "Greet someone by name.", script="import sys\nprint('hello from', ' '.join(sys.argv[1:]))\n"
+    )
     ws = Workspace.load(root)
     engine = ScriptedEngine(fn=lambda r: r.options[0].id)
     allowed = SkillRunner(ws, engine=engine, allow_scripts=True).run("greet Ada", skill="greeter")
@@ -105,7 +116,10 @@ def test_a_script_entry_point_runs_sandboxed_when_allowed(tmp_path: Path) -> Non
 def test_a_failing_script_is_reported(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     write_skill(root, "broken", "Always fails.", script="raise SystemExit('no luck')\n")
-    result = SkillRunner(Workspace.load(root), engine=ScriptedEngine(fn=lambda r: r.options[0].id),
-                         allow_scripts=True).run("go", skill="broken")
-    assert "its script scripts/run.py failed (exit" in result.action.action_log and "no luck" in result.action.action_log
+    result = SkillRunner(
+        Workspace.load(root), engine=ScriptedEngine(fn=lambda r: r.options[0].id), allow_scripts=True
+    ).run("go", skill="broken")
+    assert (
+        "its script scripts/run.py failed (exit" in result.action.action_log and "no luck" in result.action.action_log
+    )
     assert result.action.new_state == "go"

@@ -15,11 +15,19 @@ TREE = {
         {"name": "notes", "description": "Personal notes"},
     ],
     "skills": [
-        {"name": "email.compose", "category": "email", "description": "Write an email draft to a contact",
-         "examples": ["email Bob about the launch", "send a message to Alice"]},
+        {
+            "name": "email.compose",
+            "category": "email",
+            "description": "Write an email draft to a contact",
+            "examples": ["email Bob about the launch", "send a message to Alice"],
+        },
         {"name": "email.list_drafts", "category": "email", "description": "List the email drafts written so far"},
-        {"name": "calendar.add_event", "category": "calendar", "description": "Schedule a meeting or event at a date and time",
-         "examples": ["book a dentist appointment on Friday at 3pm"]},
+        {
+            "name": "calendar.add_event",
+            "category": "calendar",
+            "description": "Schedule a meeting or event at a date and time",
+            "examples": ["book a dentist appointment on Friday at 3pm"],
+        },
         {"name": "calendar.list_events", "category": "calendar", "description": "Show upcoming events on the calendar"},
         {"name": "todos.add", "category": "todos", "description": "Add a task to the to-do list"},
         {"name": "todos.complete", "category": "todos", "description": "Mark a to-do task as done"},

@@ -10,8 +10,18 @@ from click.testing import CliRunner
 from semif_agent.cli import main
 from semif_agent.routing.evaluate import Example, Outcome, expected_calibration_error, split
 
-KEYS = {"accuracy", "leaf_accuracy", "category_accuracy", "out_of_scope_precision", "out_of_scope_recall",
-        "decisions_per_request", "latency_ms_p50", "latency_ms_p90", "prompt_tokens_per_request", "calibration_error"}
+KEYS = {
+    "accuracy",
+    "leaf_accuracy",
+    "category_accuracy",
+    "out_of_scope_precision",
+    "out_of_scope_recall",
+    "decisions_per_request",
+    "latency_ms_p50",
+    "latency_ms_p90",
+    "prompt_tokens_per_request",
+    "calibration_error",
+}
 
 
 def invoke(*args: str):
@@ -20,8 +30,9 @@ def invoke(*args: str):
 
 def test_eval_reports_every_strategy(tree_file: Path, dataset_file: Path, tmp_path: Path) -> None:
     report_file = tmp_path / "report.json"
-    result = invoke("eval", str(dataset_file), "--tree", str(tree_file), "--engine", "local", "--json",
-                    "--report", str(report_file))
+    result = invoke(
+        "eval", str(dataset_file), "--tree", str(tree_file), "--engine", "local", "--json", "--report", str(report_file)
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report == json.loads(report_file.read_text())
@@ -34,7 +45,9 @@ def test_eval_reports_every_strategy(tree_file: Path, dataset_file: Path, tmp_pa
 
 
 def test_eval_human_table(tree_file: Path, dataset_file: Path) -> None:
-    result = invoke("eval", str(dataset_file), "--tree", str(tree_file), "--engine", "lexical", "--strategy", "best_leaf")
+    result = invoke(
+        "eval", str(dataset_file), "--tree", str(tree_file), "--engine", "lexical", "--strategy", "best_leaf"
+    )
     assert result.exit_code == 0
     assert "best_leaf" in result.stdout and "overall" in result.stdout
 
@@ -71,8 +84,16 @@ def test_temperature_tuning_recalibrates_overconfident_scores() -> None:
 
     # scores that separate the answer sharply, but the answer is right only 60% of the time
     outcomes = [
-        Outcome(Example(f"r{i}", "a"), "a" if i % 5 < 3 else "b", 1, 1.0, 0, None,
-                {"a": 0.60, "b": 0.50}, "a" if i % 5 < 3 else "b")
+        Outcome(
+            Example(f"r{i}", "a"),
+            "a" if i % 5 < 3 else "b",
+            1,
+            1.0,
+            0,
+            None,
+            {"a": 0.60, "b": 0.50},
+            "a" if i % 5 < 3 else "b",
+        )
         for i in range(100)
     ]
     for o in outcomes:  # each decision picked its own top answer

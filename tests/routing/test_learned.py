@@ -71,8 +71,10 @@ def test_each_source_gives_rows(tree: SkillTree) -> None:
 
 def test_a_dataset_teaches_what_the_names_alone_miss(tree: SkillTree, engine) -> None:
     # "stand-up" is in no description: untrained, these go elsewhere; taught, they go to calendar.add_event.
-    teach = [TrainingExample(f"put the stand-up with team {t} on the board", "calendar.add_event", "dataset")
-             for t in range(40)]
+    teach = [
+        TrainingExample(f"put the stand-up with team {t} on the board", "calendar.add_event", "dataset")
+        for t in range(40)
+    ]
     teach += [TrainingExample(f"jot down idea number {n} for later", "notes.add", "dataset") for n in range(40)]
     teach += [TrainingExample(f"what is the weather in city {n}", None, "dataset") for n in range(40)]
     router, report = train(tree, teach, engine)
@@ -85,8 +87,9 @@ def test_a_dataset_teaches_what_the_names_alone_miss(tree: SkillTree, engine) ->
 
 
 def test_decisions_stay_semif_decisions_with_probabilities_and_none(tree: SkillTree, engine) -> None:
-    router, _ = train(tree, examples_from_tree(tree) + [TrainingExample("add milk to the list", "todos.add", "dataset")],
-                      engine)
+    router, _ = train(
+        tree, examples_from_tree(tree) + [TrainingExample("add milk to the list", "todos.add", "dataset")], engine
+    )
     found = run_sync(Learned(tree, engine, LearnedScorer(tree, engine, router)).aroute("add eggs to my to-do list"))
     assert found.skill is not None and found.skill.name == "todos.add"
     for step in found.decisions:
@@ -96,17 +99,38 @@ def test_decisions_stay_semif_decisions_with_probabilities_and_none(tree: SkillT
         assert abs(sum(step.result.probabilities.values()) - 1.0) < 1e-6
 
 
-def test_a_tree_that_moved_away_is_refused_and_a_new_skill_is_scored_untrained(tree: SkillTree, engine, tmp_path) -> None:
-    router, _ = train(tree, [TrainingExample(f"{verb} {thing}", skill, "dataset") for verb, thing, skill in [
-        ("email", "Ann", "email.compose"), ("mail", "Ben", "email.compose"), ("note", "keys", "notes.add"),
-        ("jot", "code", "notes.add"), ("todo", "bins", "todos.add"), ("task", "taxes", "todos.add")]], engine)
+def test_a_tree_that_moved_away_is_refused_and_a_new_skill_is_scored_untrained(
+    tree: SkillTree, engine, tmp_path
+) -> None:
+    router, _ = train(
+        tree,
+        [
+            TrainingExample(f"{verb} {thing}", skill, "dataset")
+            for verb, thing, skill in [
+                ("email", "Ann", "email.compose"),
+                ("mail", "Ben", "email.compose"),
+                ("note", "keys", "notes.add"),
+                ("jot", "code", "notes.add"),
+                ("todo", "bins", "todos.add"),
+                ("task", "taxes", "todos.add"),
+            ]
+        ],
+        engine,
+    )
     gone = SkillTree(tree.categories, {n: s for n, s in tree.skills.items() if n.startswith("calendar")})
     with pytest.raises(RouterMismatch, match="only 0 of them are still in the tree"):
         LearnedScorer(gone, engine, router)
     from dataclasses import replace
 
-    grown = SkillTree(tree.categories, {**tree.skills, "calendar.free_slots": replace(
-        tree.skills["calendar.list_events"], name="calendar.free_slots", description="Find free time slots")})
+    grown = SkillTree(
+        tree.categories,
+        {
+            **tree.skills,
+            "calendar.free_slots": replace(
+                tree.skills["calendar.list_events"], name="calendar.free_slots", description="Find free time slots"
+            ),
+        },
+    )
     scorer = LearnedScorer(grown, engine, router)
     logits, _ = scorer.learned("when am I free on Tuesday")
     untrained = scorer.__class__.__mro__[1].score_array(scorer, "when am I free on Tuesday")
@@ -165,8 +189,7 @@ def test_eval_lists_learned_with_the_other_strategies(tmp_path: Path, dataset_fi
     assert code == 0, err
     report = json.loads(out)
     assert "learned" in report["strategies"] and report["strategies"]["learned"]["examples"] == 12
-    code, out, err = invoke("eval", str(dataset_file), "--tree", str(tree_file),
-                            "--strategy", "learned")
+    code, out, err = invoke("eval", str(dataset_file), "--tree", str(tree_file), "--strategy", "learned")
     assert code == 1 and "pass -w" in err
 
 

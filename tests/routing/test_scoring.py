@@ -55,8 +55,11 @@ def nested_tree(tmp_path_factory: pytest.TempPathFactory) -> SkillTree:
     for i in range(40):
         verb, noun = rng.choice(VERBS), rng.choice(NOUNS)
         category = homes[i % len(homes)]
-        skill = {"name": f"{category}.{verb}_{noun}_{i}", "category": category,
-                 "description": f"{verb.capitalize()} a {noun} in the {category.replace('_', ' ')} space"}
+        skill = {
+            "name": f"{category}.{verb}_{noun}_{i}",
+            "category": category,
+            "description": f"{verb.capitalize()} a {noun} in the {category.replace('_', ' ')} space",
+        }
         if i % 3 == 0:
             skill["examples"] = [f"please {verb} my {noun}", f"{verb} the {noun} from last week"]
         skills.append(skill)
@@ -66,7 +69,11 @@ def nested_tree(tmp_path_factory: pytest.TempPathFactory) -> SkillTree:
 
 
 def leaf_text(skill: SkillManifest, examples: str) -> str:
-    return skill.description if examples == "off" or not skill.examples else f"{skill.description} {' '.join(skill.examples)}"
+    return (
+        skill.description
+        if examples == "off" or not skill.examples
+        else f"{skill.description} {' '.join(skill.examples)}"
+    )
 
 
 def reference_scores(tree: SkillTree, engine, text: str, examples: str = "off") -> dict[str, float]:
@@ -91,7 +98,9 @@ def reference_scores(tree: SkillTree, engine, text: str, examples: str = "off") 
     return out
 
 
-def reference_walk(tree: SkillTree, scores: dict[str, float], threshold: float) -> tuple[str | None, list[dict[str, float]]]:
+def reference_walk(
+    tree: SkillTree, scores: dict[str, float], threshold: float
+) -> tuple[str | None, list[dict[str, float]]]:
     """The best-leaf walk: each option scores its best leaf, ``none`` the threshold."""
     node, steps = "", []
     while True:
@@ -145,7 +154,9 @@ def test_without_numpy_the_lexical_scorer_and_strategies_use_plain_lists(nested_
         assert [name for name, _ in scorer.top(text, 5)] == ranked
     strategy = create_strategy("best_leaf", nested_tree, create_engine("lexical"))
     for text in REQUESTS:
-        want, steps = reference_walk(nested_tree, reference_scores(nested_tree, LexicalEngine(), text), strategy.threshold)
+        want, steps = reference_walk(
+            nested_tree, reference_scores(nested_tree, LexicalEngine(), text), strategy.threshold
+        )
         route = run_sync(strategy.aroute(text))
         assert (route.skill.name if route.skill else None) == want
         assert len(route.decisions) == len(steps)
@@ -153,14 +164,20 @@ def test_without_numpy_the_lexical_scorer_and_strategies_use_plain_lists(nested_
             assert decision.result.scores == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize(("name", "engine_name"), [("best_leaf", "local"), ("examples", "local"), ("best_leaf", "lexical")])
-def test_leaf_walks_take_the_reference_route_at_every_level(nested_tree: SkillTree, name: str, engine_name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "engine_name"), [("best_leaf", "local"), ("examples", "local"), ("best_leaf", "lexical")]
+)
+def test_leaf_walks_take_the_reference_route_at_every_level(
+    nested_tree: SkillTree, name: str, engine_name: str
+) -> None:
     engine = create_engine(engine_name)
     strategy = create_strategy(name, nested_tree, engine)
     examples = "centroid" if name == "examples" else "off"
     deep = 0
     for text in REQUESTS:
-        want, steps = reference_walk(nested_tree, reference_scores(nested_tree, engine, text, examples), strategy.threshold)
+        want, steps = reference_walk(
+            nested_tree, reference_scores(nested_tree, engine, text, examples), strategy.threshold
+        )
         route = run_sync(strategy.aroute(text))
         assert (route.skill.name if route.skill else None) == want, text
         assert len(route.decisions) == len(steps)
@@ -213,7 +230,9 @@ def test_the_index_follows_the_trees_skills(tree_file: Path) -> None:
     text = "water the tomato plants in the garden"
     assert run_sync(strategy.aroute(text)).skill is None
     tree.skills["todos.water_plants"] = SkillManifest(
-        name="todos.water_plants", category="todos", description="Water the garden plants, tomatoes included",
+        name="todos.water_plants",
+        category="todos",
+        description="Water the garden plants, tomatoes included",
     )
     assert "todos.water_plants" in strategy.scorer.names
     assert strategy.scorer.scores(text) == pytest.approx(reference_scores(tree, engine, text), abs=1e-5)

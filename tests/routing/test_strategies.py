@@ -19,7 +19,9 @@ def load(tree_file: Path) -> SkillTree:
     return SkillTree.load(tree_file, tree_file.parent)
 
 
-@pytest.mark.parametrize("name", [n for n in STRATEGIES if n != "learned"])  # learned needs a trained router: tests/routing/test_learned.py
+@pytest.mark.parametrize(
+    "name", [n for n in STRATEGIES if n != "learned"]
+)  # learned needs a trained router: tests/routing/test_learned.py
 def test_every_strategy_routes_clear_requests_with_the_local_engine(tree_file: Path, name: str) -> None:
     strategy = create_strategy(name, load(tree_file), create_engine("local"))
     right = 0
@@ -33,7 +35,9 @@ def test_best_leaf_scores_categories_by_their_best_leaf(tree_file: Path) -> None
     strategy = create_strategy("best_leaf", load(tree_file), create_engine("local"))
     route = run_sync(strategy.aroute("mark the laundry task as done"))
     first = route.decisions[0].result
-    best_todo_leaf = max(strategy.scorer.scores("mark the laundry task as done")[n] for n in ("todos.add", "todos.complete"))
+    best_todo_leaf = max(
+        strategy.scorer.scores("mark the laundry task as done")[n] for n in ("todos.add", "todos.complete")
+    )
     assert first.selected == "todos" and abs(first.scores["todos"] - best_todo_leaf) < 1e-6
     assert first.scores["none"] == strategy.threshold
     assert route.skill.name == "todos.complete"
@@ -54,24 +58,39 @@ def test_beam_backs_off_to_the_next_category_when_the_leaf_step_says_none(tree_f
 def test_shortlist_never_offers_a_model_more_than_16_options_none_included(tmp_path: Path) -> None:
     import json
 
-    skills = [{"name": f"tools.tool_{i}", "category": "tools", "description": f"Tool number {i} for job {i}"} for i in range(40)]
+    skills = [
+        {"name": f"tools.tool_{i}", "category": "tools", "description": f"Tool number {i} for job {i}"}
+        for i in range(40)
+    ]
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"categories": [{"name": "tools", "description": "Tools"}], "skills": skills}))
     seen: list[int] = []
     engine = ScriptedEngine(fn=lambda req: (seen.append(len(req.options)), req.options[0].id)[1])
-    strategy = create_strategy("shortlist", SkillTree.load(path, tmp_path), engine, scorer_engine=create_engine("lexical"))
+    strategy = create_strategy(
+        "shortlist", SkillTree.load(path, tmp_path), engine, scorer_engine=create_engine("lexical")
+    )
     route = run_sync(strategy.aroute("run tool number 33 for job 33"))
     assert seen == [16]  # 15 skills + none
     assert route.skill.name == "tools.tool_33"
     with pytest.raises(EngineConfigError, match="1 to 15 skills"):
-        create_strategy("shortlist", SkillTree.load(path, tmp_path), engine, scorer_engine=create_engine("lexical"), shortlist_size=40)
+        create_strategy(
+            "shortlist",
+            SkillTree.load(path, tmp_path),
+            engine,
+            scorer_engine=create_engine("lexical"),
+            shortlist_size=40,
+        )
 
 
 def test_example_requests_pull_a_request_to_their_skill(tree_file: Path) -> None:
     tree = load(tree_file)
-    plain = LeafScorer(tree, create_engine("local"), examples="off").scores("book a dentist appointment on Friday at 3pm")
+    plain = LeafScorer(tree, create_engine("local"), examples="off").scores(
+        "book a dentist appointment on Friday at 3pm"
+    )
     nn = LeafScorer(tree, create_engine("local"), examples="nn").scores("book a dentist appointment on Friday at 3pm")
-    centroid = LeafScorer(tree, create_engine("local"), examples="centroid").scores("book a dentist appointment on Friday at 3pm")
+    centroid = LeafScorer(tree, create_engine("local"), examples="centroid").scores(
+        "book a dentist appointment on Friday at 3pm"
+    )
     assert nn["calendar.add_event"] > 0.99  # identical to one of its examples
     assert nn["calendar.add_event"] > centroid["calendar.add_event"] > plain["calendar.add_event"] - 1e-6
     assert nn["todos.add"] == pytest.approx(plain["todos.add"])  # no examples: unchanged

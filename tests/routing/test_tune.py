@@ -91,12 +91,20 @@ def test_measure_weights_make_the_weighted_difference_the_measures_difference(tr
 # -- the decision ----------------------------------------------------------------
 
 
-def trial(tree: SkillTree, strategy: str, threshold: float, right: list[bool], examples: list[Example],
-          validation: float | None = None) -> Trial:
+def trial(
+    tree: SkillTree,
+    strategy: str,
+    threshold: float,
+    right: list[bool],
+    examples: list[Example],
+    validation: float | None = None,
+) -> Trial:
     """A trial whose outcomes are right exactly where ``right`` says (wrong answers say ``none`` or a wrong skill)."""
     wrong_skill = next(iter(tree.skills))
-    outcomes = [Outcome(e, e.skill if ok else (None if e.skill else wrong_skill), 1, 1.0, 0, None)
-                for e, ok in zip(examples, right)]
+    outcomes = [
+        Outcome(e, e.skill if ok else (None if e.skill else wrong_skill), 1, 1.0, 0, None)
+        for e, ok in zip(examples, right)
+    ]
     return Trial(strategy, threshold, None, outcomes, summarize(outcomes, tree), validation)
 
 
@@ -111,12 +119,15 @@ def test_a_gain_within_noise_is_declined_with_its_numbers(tree_file: Path) -> No
     base = [i % 4 != 0 for i in range(40)]  # 30 of 40 right
     better = [ok or i in (0, 4, 8) for i, ok in enumerate(base)]  # three more right...
     better[1] = False  # ...and one fewer: a 5-point gain, 3 disagreements to 1
-    decision = decide(trial(tree, "examples", 0.35, base, examples), [trial(tree, "chain", 0.2, better, examples, 0.9)],
-                      "accuracy")
+    decision = decide(
+        trial(tree, "examples", 0.35, base, examples), [trial(tree, "chain", 0.2, better, examples, 0.9)], "accuracy"
+    )
     assert not decision.changed and decision.gain == pytest.approx(0.05)
     assert decision.p_value == pytest.approx(10 / 16)
-    assert decision.reason == ("kept examples at 0.35: the 5.0-point gain in accuracy of chain at 0.2 "
-                               "on 40 held-out examples is within noise (p=0.62)")
+    assert decision.reason == (
+        "kept examples at 0.35: the 5.0-point gain in accuracy of chain at 0.2 "
+        "on 40 held-out examples is within noise (p=0.62)"
+    )
 
 
 def test_a_clear_gain_on_enough_examples_is_taken_and_too_few_examples_are_not(tree_file: Path) -> None:
@@ -124,13 +135,17 @@ def test_a_clear_gain_on_enough_examples_is_taken_and_too_few_examples_are_not(t
     examples = held_out_examples(40)
     base = [i % 2 == 0 for i in range(40)]
     better = [True] * 40
-    decision = decide(trial(tree, "examples", 0.35, base, examples), [trial(tree, "chain", 0.2, better, examples, 0.9)],
-                      "accuracy")
+    decision = decide(
+        trial(tree, "examples", 0.35, base, examples), [trial(tree, "chain", 0.2, better, examples, 0.9)], "accuracy"
+    )
     assert decision.changed and decision.candidate.strategy == "chain" and decision.p_value < 0.001
     assert decision.reason.startswith("changed examples at 0.35 to chain at 0.2: a 50.0-point gain in accuracy")
     few = MIN_HELD_OUT - 1
-    decision = decide(trial(tree, "examples", 0.35, base[:few], examples[:few]),
-                      [trial(tree, "chain", 0.2, better[:few], examples[:few], 0.9)], "accuracy")
+    decision = decide(
+        trial(tree, "examples", 0.35, base[:few], examples[:few]),
+        [trial(tree, "chain", 0.2, better[:few], examples[:few], 0.9)],
+        "accuracy",
+    )
     assert not decision.changed and f"on {few} held-out examples cannot be told from noise" in decision.reason
 
 
@@ -140,7 +155,10 @@ def test_the_measure_decides_what_counts_as_a_gain(tree_file: Path) -> None:
     inside = [i for i, e in enumerate(examples) if e.skill is not None]
     now = [e.skill is None or i in inside[:24] for i, e in enumerate(examples)]  # half the skills, every none
     answers_more = [i in inside[:30] for i in range(60)]  # six more skills, no none
-    current, candidate = trial(tree, "examples", 0.35, now, examples), trial(tree, "best_leaf", 0.1, answers_more, examples, 0.9)
+    current, candidate = (
+        trial(tree, "examples", 0.35, now, examples),
+        trial(tree, "best_leaf", 0.1, answers_more, examples, 0.9),
+    )
     by_leaf = decide(current, [candidate], "leaf")
     assert by_leaf.changed and by_leaf.gain == pytest.approx(0.125) and by_leaf.held_out == 48
     for measure in ("accuracy", "balanced"):
@@ -168,13 +186,17 @@ def test_the_threshold_search_maximises_the_measure_asked_for(tree_file: Path) -
 
 
 def test_tune_on_a_tiny_dataset_keeps_the_routing_and_writes_nothing(make_workspace, dataset_file: Path) -> None:
-    root = make_workspace({s["name"]: None for s in TREE["skills"]},
-                          categories={c["name"]: c["description"] for c in TREE["categories"]},
-                          descriptions={s["name"]: s["description"] for s in TREE["skills"]})
+    root = make_workspace(
+        {s["name"]: None for s in TREE["skills"]},
+        categories={c["name"]: c["description"] for c in TREE["categories"]},
+        descriptions={s["name"]: s["description"] for s in TREE["skills"]},
+    )
     report = tune(dataset_file, root)
     assert report["validation"] + report["test"] == 10 and report["measure"] == "accuracy"
     assert report["current"]["strategy"] == "examples"  # the default for the local engine, at its default threshold
-    assert report["decision"] == "kept" and report["reason"].startswith(f"kept examples at {report['current']['threshold']:g}: ")
+    assert report["decision"] == "kept" and report["reason"].startswith(
+        f"kept examples at {report['current']['threshold']:g}: "
+    )
     for side in ("current", "candidate"):
         assert set(SIDE_BY_SIDE) <= set(report[side])
     assert not (root / "data" / "routing.json").exists()

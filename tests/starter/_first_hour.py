@@ -153,6 +153,8 @@ class FirstHour:
             return ""
         db = sqlite3.connect(path)
         try:
-            return "\n".join(f"{book}: {body}" for book, body in db.execute("SELECT notebook, body FROM notes ORDER BY id"))
+            return "\n".join(
+                f"{book}: {body}" for book, body in db.execute("SELECT notebook, body FROM notes ORDER BY id")
+            )
         finally:
             db.close()

@@ -28,7 +28,7 @@ def parse_ics(path):
     assert "VERSION:2.0" in unfolded and any(line.startswith("PRODID:") for line in unfolded)
     begin, end = unfolded.index("BEGIN:VEVENT"), unfolded.index("END:VEVENT")
     props = {}
-    for line in unfolded[begin + 1:end]:
+    for line in unfolded[begin + 1 : end]:
         key, _, value = line.partition(":")
         props[key] = value
     assert props["UID"] and re.fullmatch(r"\d{8}T\d{6}Z", props["DTSTAMP"])
@@ -117,7 +117,10 @@ def test_list_events_by_range(ws, run):
     week = run("calendar.list_events", "my agenda", ["this_week"])
     assert week.engine.calls[0].option_ids == ["today", "tomorrow", "this_week", "upcoming", "none"]
     assert week.result.new_state.splitlines()[1:] == [
-        "- Wed 12 Mar 11:00: Standup", "- Thu 13 Mar 15:00: Dentist", "- Fri 14 Mar 12:00: Lunch with Bob"]
+        "- Wed 12 Mar 11:00: Standup",
+        "- Thu 13 Mar 15:00: Dentist",
+        "- Fri 14 Mar 12:00: Lunch with Bob",
+    ]
     upcoming = run("calendar.list_events", "what's coming up?", ["none"])
     assert upcoming.result.new_state.splitlines()[-1] == "- Wed 02 Apr (all day): Team offsite"
     assert "Old review" not in upcoming.result.new_state and "4 event(s) upcoming" in upcoming.result.action_log
@@ -129,7 +132,8 @@ def test_list_events_reads_foreign_ics_files(ws, run):
     (folder / "import.ics").write_bytes(
         b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//y//EN\r\nBEGIN:VEVENT\r\nUID:1@x\r\n"
         b"DTSTAMP:20250301T000000Z\r\nDTSTART;TZID=Europe/Paris:20250313T090000\r\n"
-        b"SUMMARY:Flight to Lisbon\\, gate B\r\n 12\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+        b"SUMMARY:Flight to Lisbon\\, gate B\r\n 12\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
     done = run("calendar.list_events", "tomorrow's events")
     assert done.result.new_state == "1 event(s) tomorrow:\n- Thu 13 Mar 09:00: Flight to Lisbon, gate B12"
 

@@ -13,6 +13,7 @@ from semif_agent.starter import TEMPLATE_DIR
 SKILLS = json.loads((TEMPLATE_DIR / "data" / "categories.json").read_text(encoding="utf-8"))["skills"]
 NAMES = [s["name"] for s in SKILLS]
 
+
 def source(name: str) -> str:
     category, leaf = name.split(".")
     return (TEMPLATE_DIR / "data" / "skills" / category / f"{leaf}.py").read_text(encoding="utf-8")
@@ -65,7 +66,8 @@ def test_body_writes_only_through_data_paths(name):
     text = source(name)
     read_only_db = "PRAGMA query_only = ON" in text
     writes = any(w in text for w in ("write_text", "write_bytes", "os.replace")) or (
-        "sqlite3.connect(" in text and not read_only_db)
+        "sqlite3.connect(" in text and not read_only_db
+    )
     if writes:
         assert "ctx.data_path(" in text
     for forbidden in ("open(", "shutil", "subprocess", "os.remove", "unlink("):

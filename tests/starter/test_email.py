@@ -16,35 +16,79 @@ def test_compose_writes_an_addressed_draft_with_a_subject_and_a_message(ws, run)
     done = run("email.compose", "Email Grace that I accept the offer")
     assert done.engine.calls == [], "Grace is named: nothing to decide"
     draft = ws.data_dir / "drafts" / f"{done.request.id}.txt"
-    assert draft.read_text() == ("To: Grace Kim <grace.kim@example.com>\nSubject: Accepting the offer\n\n"
-                                 "Hi Grace,\n\nI accept the offer.\n\nBest regards,\n")
+    assert draft.read_text() == (
+        "To: Grace Kim <grace.kim@example.com>\nSubject: Accepting the offer\n\n"
+        "Hi Grace,\n\nI accept the offer.\n\nBest regards,\n"
+    )
     assert str(draft) in done.result.action_log
     assert done.result.new_state == f"Draft written to {draft.name} for Grace Kim: Accepting the offer."
 
 
-@pytest.mark.parametrize(("text", "to", "subject", "message"), [
-    ("Tell the landlord that the kitchen tap is leaking", "Farid Haddad <farid.haddad@example.com>",
-     "The kitchen tap is leaking", "The kitchen tap is leaking."),
-    ("Email my sister that I'll be late for dinner on Sunday", "Emma Laurent <emma.laurent@example.com>",
-     "I'll be late for dinner on Sunday", "I'll be late for dinner on Sunday."),
-    ("Send my manager a note asking for Friday off", "David Okafor <david.okafor@example.com>",
-     "Friday off", "I would like to ask for Friday off."),
-    ("Write to Bob about the hosting invoice", "Bob Chen <bob.chen@example.com>",
-     "The hosting invoice", "I'm writing to you about the hosting invoice."),
-    ("Ask Carla to send me the logo files", "Carla Rossi <carla.rossi@example.com>",
-     "Send me the logo files", "Could you send me the logo files?"),
-    ("Let Alice know the roadmap review moves to Thursday", "Alice Martin <alice.martin@example.com>",
-     "The roadmap review moves to Thursday", "The roadmap review moves to Thursday."),
-    ("Drop Bob a line asking whether the October invoice was paid", "Bob Chen <bob.chen@example.com>",
-     "Whether the October invoice was paid", "Could you tell me whether the October invoice was paid?"),
-    ("Reply to the recruiter that Tuesday works", "Grace Kim <grace.kim@example.com>", "Tuesday works",
-     "Tuesday works."),
-    ("Send Emma a happy birthday message", "Emma Laurent <emma.laurent@example.com>", "Happy birthday",
-     "Happy birthday!"),
-    ("Email Alice and Bob about the team offsite",
-     "Alice Martin <alice.martin@example.com>, Bob Chen <bob.chen@example.com>", "The team offsite",
-     "I'm writing to you about the team offsite."),
-])
+@pytest.mark.parametrize(
+    ("text", "to", "subject", "message"),
+    [
+        (
+            "Tell the landlord that the kitchen tap is leaking",
+            "Farid Haddad <farid.haddad@example.com>",
+            "The kitchen tap is leaking",
+            "The kitchen tap is leaking.",
+        ),
+        (
+            "Email my sister that I'll be late for dinner on Sunday",
+            "Emma Laurent <emma.laurent@example.com>",
+            "I'll be late for dinner on Sunday",
+            "I'll be late for dinner on Sunday.",
+        ),
+        (
+            "Send my manager a note asking for Friday off",
+            "David Okafor <david.okafor@example.com>",
+            "Friday off",
+            "I would like to ask for Friday off.",
+        ),
+        (
+            "Write to Bob about the hosting invoice",
+            "Bob Chen <bob.chen@example.com>",
+            "The hosting invoice",
+            "I'm writing to you about the hosting invoice.",
+        ),
+        (
+            "Ask Carla to send me the logo files",
+            "Carla Rossi <carla.rossi@example.com>",
+            "Send me the logo files",
+            "Could you send me the logo files?",
+        ),
+        (
+            "Let Alice know the roadmap review moves to Thursday",
+            "Alice Martin <alice.martin@example.com>",
+            "The roadmap review moves to Thursday",
+            "The roadmap review moves to Thursday.",
+        ),
+        (
+            "Drop Bob a line asking whether the October invoice was paid",
+            "Bob Chen <bob.chen@example.com>",
+            "Whether the October invoice was paid",
+            "Could you tell me whether the October invoice was paid?",
+        ),
+        (
+            "Reply to the recruiter that Tuesday works",
+            "Grace Kim <grace.kim@example.com>",
+            "Tuesday works",
+            "Tuesday works.",
+        ),
+        (
+            "Send Emma a happy birthday message",
+            "Emma Laurent <emma.laurent@example.com>",
+            "Happy birthday",
+            "Happy birthday!",
+        ),
+        (
+            "Email Alice and Bob about the team offsite",
+            "Alice Martin <alice.martin@example.com>, Bob Chen <bob.chen@example.com>",
+            "The team offsite",
+            "I'm writing to you about the team offsite.",
+        ),
+    ],
+)
 def test_compose_finds_the_recipient_by_name_or_role_and_makes_the_message(ws, run, text, to, subject, message):
     done = run("email.compose", text)
     assert done.engine.calls == []
@@ -76,10 +120,13 @@ def test_compose_none_hands_the_request_back(ws, run):
     assert not any((ws.data_dir / "drafts").iterdir())
 
 
-@pytest.mark.parametrize(("text", "why"), [
-    ("Email Zoe Park about the conference", "Zoe Park is not in the contacts"),
-    ("Where is invoice 1043?", "the request names no recipient and nothing to say"),
-])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Email Zoe Park about the conference", "Zoe Park is not in the contacts"),
+        ("Where is invoice 1043?", "the request names no recipient and nothing to say"),
+    ],
+)
 def test_compose_hands_back_a_stranger_or_nothing_to_say_without_asking(ws, run, text, why):
     done = run("email.compose", text)
     assert done.engine.calls == []

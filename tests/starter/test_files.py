@@ -83,7 +83,10 @@ def test_recent_without_a_window_shows_the_newest(ws, run):
     before = snapshot(root)
     done = run("files.recent", "show the last 2 files I worked on", ["none"])
     assert [line.split(" (")[0] for line in done.result.new_state.splitlines()] == [
-        "2 recent file(s):", "- recipes/banana-bread.md", "- invoices/invoice-1043.txt"]
+        "2 recent file(s):",
+        "- recipes/banana-bread.md",
+        "- invoices/invoice-1043.txt",
+    ]
     assert snapshot(root) == before
     done = run("files.recent", "files changed this month", ["month"])
     assert "3 recent file(s) changed this month" in done.result.new_state

@@ -27,11 +27,16 @@ def test_the_set_is_realistic_and_apart_from_the_routing_set():
     assert all(row["skill"] is None or row["skill"] in skills for row in ROWS)
     assert set(Counter(row["skill"] for row in ROWS)) == skills | {None}, "every skill, and requests no skill fits"
     tuned = {json.loads(line)["text"].lower() for line in ROUTING_SET.read_text().splitlines() if line.strip()}
-    examples = {e.lower() for s in json.loads((TEMPLATE_DIR / "data" / "categories.json").read_text())["skills"]
-                for e in s["examples"]}
+    examples = {
+        e.lower()
+        for s in json.loads((TEMPLATE_DIR / "data" / "categories.json").read_text())["skills"]
+        for e in s["examples"]
+    }
     assert not {row["text"].lower() for row in ROWS} & (tuned | examples)
     for row in ROWS:
-        assert row["expect"] and all(e["in"] in ("drafts", "calendar", "notes", "todos", "answer") for e in row["expect"])
+        assert row["expect"] and all(
+            e["in"] in ("drafts", "calendar", "notes", "todos", "answer") for e in row["expect"]
+        )
         for skill, _ in row.get("given", []):
             assert skill in skills
 

@@ -108,7 +108,8 @@ def test_a_clash_leaves_everything_as_it_was_and_says_why(old: Path) -> None:
         Workspace.load(old)
     assert str(caught.value) == (
         f"{old / 'semif.toml'}: cannot move this workspace to the new layout (both data/todos.json and "
-        "data/todos/todos.json exist; keep one); nothing was changed")
+        "data/todos/todos.json exist; keep one); nothing was changed"
+    )
     assert tree(old) == before
 
 

@@ -90,8 +90,9 @@ def test_search_without_matches_or_words(ws, run):
 
 
 def semif(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "semif_agent", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "semif_agent", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_search_passes_the_checker_and_runs_from_any_directory(tmp_path: Path):
@@ -101,13 +102,33 @@ def test_search_passes_the_checker_and_runs_from_any_directory(tmp_path: Path):
     ws = tmp_path / "ws"
     checked = semif("skills", "check", "notes.search", "-w", str(ws), cwd=tmp_path)
     assert checked.returncode == 0 and "notes.search: passes the contract" in checked.stdout, checked.stdout
-    saved = semif("run", "Note that the garage door code is 4512", "-w", str(ws), "--skill", "notes.add",
-                  "--engine", "lexical", "--json", cwd=tmp_path)
+    saved = semif(
+        "run",
+        "Note that the garage door code is 4512",
+        "-w",
+        str(ws),
+        "--skill",
+        "notes.add",
+        "--engine",
+        "lexical",
+        "--json",
+        cwd=tmp_path,
+    )
     assert json.loads(saved.stdout)["error"] is None, saved.stdout
     elsewhere = tmp_path / "somewhere" / "else"
     elsewhere.mkdir(parents=True)
-    found = semif("run", "Search my notes for the garage code", "-w", str(ws), "--skill", "notes.search",
-                  "--engine", "lexical", "--json", cwd=elsewhere)
+    found = semif(
+        "run",
+        "Search my notes for the garage code",
+        "-w",
+        str(ws),
+        "--skill",
+        "notes.search",
+        "--engine",
+        "lexical",
+        "--json",
+        cwd=elsewhere,
+    )
     result = json.loads(found.stdout)
     assert result["error"] is None, result["action_log"]
     assert "the garage door code is 4512" in result["new_state"]

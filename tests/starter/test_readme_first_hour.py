@@ -19,7 +19,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def section() -> str:
     text = README.read_text(encoding="utf-8")
     start = text.index("## Your first hour")
-    return text[start:text.index("\n## ", start + 1)]
+    return text[start : text.index("\n## ", start + 1)]
 
 
 def blocks(language: str) -> list[str]:
@@ -41,21 +41,30 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
     assert "todos.count: passes the contract" in shell.stdout
 
     ws = tmp_path / "ws"
-    runs = [json.loads(line) for line in subprocess.run(
-        [sys.executable, "-m", "semif_agent", "log", "-w", str(ws), "--json", "--limit", "0"],
-        env=env, capture_output=True, text=True, check=True).stdout.splitlines()]
+    runs = [
+        json.loads(line)
+        for line in subprocess.run(
+            [sys.executable, "-m", "semif_agent", "log", "-w", str(ws), "--json", "--limit", "0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    ]
     emails = [r for r in runs if r["request"] == "Email Grace that I accept the offer"]
     assert len(emails) == 2 and emails[0]["label_skill"] == "email.compose"
     assert emails[-1]["skill"] == "email.compose", "after the label and semif train the email goes to email.compose"
     drafts = list((ws / "data" / "drafts").glob("*.txt"))
     assert [d.read_text().splitlines()[:2] for d in drafts] == [
-        ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"]]
+        ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"]
+    ]
     assert runs[-1]["skill"] == "todos.count" and runs[-1]["outcome"] != "failure"
     assert json.loads((ws / "data" / "admitted.json").read_text())["bodies"]["todos.count"]["how"] == "checked"
 
     [python] = blocks("python")
-    done = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", python], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("calendar.add_event ")
     assert "Tue 18 Mar 10:30: Call with Grace" in done.stdout

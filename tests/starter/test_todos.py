@@ -23,7 +23,9 @@ def test_add_appends_to_the_json_list(ws, run):
     run("todos.add", "remind me to pay the rent, it's urgent", ["high"])
     items = todos(ws)
     assert [(t["id"], t["text"], t["priority"], t["done"]) for t in items] == [
-        (1, "buy printer paper", "normal", False), (2, "pay the rent, it's urgent", "high", False)]
+        (1, "buy printer paper", "normal", False),
+        (2, "pay the rent, it's urgent", "high", False),
+    ]
     assert items[0]["created"] and items[0]["completed"] is None
     assert "added to-do #1 'buy printer paper' (normal priority)" in done.result.action_log
     assert [p.name for p in (ws.data_dir / "todos").iterdir()] == ["todos.json"]  # no temporary file left
@@ -62,7 +64,10 @@ def test_complete_marks_the_chosen_todo_done(listed, run):
     decision = done.engine.calls[0]
     assert decision.option_ids == ["1", "2", "3", "none"]
     assert [o.description for o in decision.options[:3]] == [
-        "water the plants", "send the slides to the client", "renew my passport"]
+        "water the plants",
+        "send the slides to the client",
+        "renew my passport",
+    ]
     items = todos(listed)
     assert items[0]["done"] is True and items[0]["completed"]
     assert [t["done"] for t in items[1:]] == [False, False]
@@ -121,21 +126,28 @@ def test_list_shows_open_to_dos_unless_done_ones_are_asked_for(listed, run):
     for text in ("Show my to-do list", "What's on my list?", "What do I still have to get done?", "todos"):
         shown = run("todos.list", text).result.new_state
         assert shown.startswith("2 open to-do(s):") and "water the plants" not in shown, text
-    for text in ("What have I finished?", "Which tasks did I complete?", "show the completed to-dos",
-                 "what did I tick off this week?"):
+    for text in (
+        "What have I finished?",
+        "Which tasks did I complete?",
+        "show the completed to-dos",
+        "what did I tick off this week?",
+    ):
         shown = run("todos.list", text).result.new_state
         assert shown.splitlines() == ["1 done to-do(s):", "- [x] #1 water the plants (low priority)"], text
     assert run("todos.list", "show everything on my list").result.new_state.startswith("3 all to-do(s):")
 
 
-@pytest.mark.parametrize(("text", "task"), [
-    ("Add 'renew passport' to my to-do list", "renew passport"),
-    ('Add "water the plants" to my todos', "water the plants"),
-    ("Put “buy milk” on my shopping list", "buy milk"),
-    ("remind me to call the plumber", "call the plumber"),
-    ("I need to pick up the dry cleaning", "pick up the dry cleaning"),
-    ("add the \"big\" box to the tasks", 'the "big" box'),
-])
+@pytest.mark.parametrize(
+    ("text", "task"),
+    [
+        ("Add 'renew passport' to my to-do list", "renew passport"),
+        ('Add "water the plants" to my todos', "water the plants"),
+        ("Put “buy milk” on my shopping list", "buy milk"),
+        ("remind me to call the plumber", "call the plumber"),
+        ("I need to pick up the dry cleaning", "pick up the dry cleaning"),
+        ('add the "big" box to the tasks', 'the "big" box'),
+    ],
+)
 def test_the_task_is_the_request_without_its_wrapper_or_quotes(ws, run, text, task):
     run("todos.add", text, ["none"])
     assert todos(ws)[-1]["text"] == task

@@ -9,6 +9,7 @@ from semif_agent.skills import ActionResult, Request
 
 from ._support import NOW, load_body, manifests
 
+
 class Counting:
     """Passes decisions to ``inner`` and keeps them."""
 

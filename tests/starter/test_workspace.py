@@ -72,8 +72,11 @@ def test_force_adds_the_starter_entries_to_existing_categories(tmp_path):
     (root / "semif.toml").write_text("")
     mine = {"name": "email.compose", "category": "email", "description": "my own compose"}
     extra = {"name": "home.lights", "category": "home", "description": "lights"}
-    (root / "data" / "categories.json").write_text(json.dumps(
-        {"version": 1, "categories": [{"name": "home", "description": "the house"}], "skills": [mine, extra]}))
+    (root / "data" / "categories.json").write_text(
+        json.dumps(
+            {"version": 1, "categories": [{"name": "home", "description": "the house"}], "skills": [mine, extra]}
+        )
+    )
     create_workspace(root, force=True)
     doc = json.loads((root / "data" / "categories.json").read_text())
     skills = {s["name"]: s for s in doc["skills"]}

@@ -50,7 +50,9 @@ class WireReply:
         return cls(text=text, tool_calls=((name, arguments),), **kw)
 
     @classmethod
-    def error(cls, status: int, message: str = "", *, retry_after: float | None = None, error_type: str | None = None) -> WireReply:
+    def error(
+        cls, status: int, message: str = "", *, retry_after: float | None = None, error_type: str | None = None
+    ) -> WireReply:
         headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
         return cls(status=status, message=message or f"scripted error {status}", headers=headers, error_type=error_type)
 
@@ -84,12 +86,26 @@ class WireReply:
 
     @classmethod
     def stream_error(cls, text: str, *, after: int = 3, error_type: str = "overloaded_error") -> WireReply:
-        return cls(text=text, fault="stream_error", cut_after=after, error_type=error_type, message="overloaded mid-stream")
+        return cls(
+            text=text, fault="stream_error", cut_after=after, error_type=error_type, message="overloaded mid-stream"
+        )
 
 
-_ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                          404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
-_OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_api_key",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+}
 
 
 def error_body(api: Api, reply: WireReply) -> dict[str, Any]:
@@ -140,35 +156,63 @@ def anthropic_message(reply: WireReply, model: str) -> dict[str, Any]:
     for number, (name, arguments) in enumerate(reply.tool_calls):
         content.append({"type": "tool_use", "id": f"toolu_{number:02d}", "name": name, "input": arguments})
     return {
-        "id": "msg_wire", "type": "message", "role": "assistant", "model": model, "content": content,
-        "stop_reason": _stop_reason("anthropic", reply), "stop_sequence": None,
+        "id": "msg_wire",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": _stop_reason("anthropic", reply),
+        "stop_sequence": None,
         "usage": _anthropic_usage(reply.usage),
     }
 
 
 def anthropic_events(reply: WireReply, model: str) -> list[bytes]:
-    start = {"id": "msg_wire", "type": "message", "role": "assistant", "model": model, "content": [],
-             "stop_reason": None, "stop_sequence": None, "usage": _anthropic_usage(reply.usage, output=1)}
+    start = {
+        "id": "msg_wire",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _anthropic_usage(reply.usage, output=1),
+    }
     events = [_sse({"type": "message_start", "message": start}, "message_start")]
     index = 0
     if reply.text:
-        events.append(_sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}, "content_block_start"))
+        events.append(
+            _sse(
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                "content_block_start",
+            )
+        )
         events.append(_sse({"type": "ping"}, "ping"))
         for piece in _pieces(reply.text):
-            events.append(_sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}, "content_block_delta"))
+            events.append(
+                _sse(
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                    "content_block_delta",
+                )
+            )
         events.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
         index = 1
     for number, (name, arguments) in enumerate(reply.tool_calls):
         block = {"type": "tool_use", "id": f"toolu_{number:02d}", "name": name, "input": {}}
-        events.append(_sse({"type": "content_block_start", "index": index, "content_block": block}, "content_block_start"))
+        events.append(
+            _sse({"type": "content_block_start", "index": index, "content_block": block}, "content_block_start")
+        )
         text = json.dumps(arguments)
         for part in (text[: len(text) // 2], text[len(text) // 2 :]):
             delta = {"type": "input_json_delta", "partial_json": part}
             events.append(_sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))
         events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
         index += 1
-    delta = {"type": "message_delta", "delta": {"stop_reason": _stop_reason("anthropic", reply), "stop_sequence": None},
-             "usage": {"output_tokens": reply.usage.get("output", 0)}}
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": _stop_reason("anthropic", reply), "stop_sequence": None},
+        "usage": {"output_tokens": reply.usage.get("output", 0)},
+    }
     events.append(_sse(delta, "message_delta"))
     events.append(_sse({"type": "message_stop"}, "message_stop"))
     return events
@@ -178,14 +222,20 @@ def _openai_usage(usage: dict[str, int]) -> dict[str, Any]:
     cached = usage.get("cache_read", 0)
     prompt = usage.get("input", 0) + cached  # OpenAI's prompt_tokens include the cached ones
     output = usage.get("output", 0)
-    return {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output,
-            "prompt_tokens_details": {"cached_tokens": cached}}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": output,
+        "total_tokens": prompt + output,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
 
 
 def _openai_logprob(entry: dict[str, Any], top_n: int) -> dict[str, Any]:
     top = list((entry.get("top") or {entry["token"]: entry["logprob"]}).items())[:top_n]
     return {
-        "token": entry["token"], "logprob": entry["logprob"], "bytes": list(entry["token"].encode()),
+        "token": entry["token"],
+        "logprob": entry["logprob"],
+        "bytes": list(entry["token"].encode()),
         "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in top],
     }
 
@@ -203,8 +253,10 @@ def _logprob_entries(reply: WireReply) -> list[dict[str, Any]]:
 
 
 def _openai_tool_calls(reply: WireReply) -> list[dict[str, Any]]:
-    return [{"id": f"call_{n:02d}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-            for n, (name, args) in enumerate(reply.tool_calls)]
+    return [
+        {"id": f"call_{n:02d}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for n, (name, args) in enumerate(reply.tool_calls)
+    ]
 
 
 def openai_completion(reply: WireReply, model: str, body: Any) -> dict[str, Any]:
@@ -214,8 +266,13 @@ def openai_completion(reply: WireReply, model: str, body: Any) -> dict[str, Any]
         message["tool_calls"] = _openai_tool_calls(reply)
     logprobs = {"content": [_openai_logprob(e, top_n) for e in _logprob_entries(reply)]} if wants else None
     return {
-        "id": "chatcmpl-wire", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": _stop_reason("openai", reply)}],
+        "id": "chatcmpl-wire",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "logprobs": logprobs, "finish_reason": _stop_reason("openai", reply)}
+        ],
         "usage": _openai_usage(reply.usage),
     }
 
@@ -225,7 +282,15 @@ def openai_events(reply: WireReply, model: str, body: Any) -> list[bytes]:
 
     def chunk(delta: dict[str, Any], finish: str | None = None, logprobs: Any = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
-        return _sse({"id": "chatcmpl-wire", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [choice]})
+        return _sse(
+            {
+                "id": "chatcmpl-wire",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [choice],
+            }
+        )
 
     events = [chunk({"role": "assistant", "content": ""})]
     if wants:
@@ -235,14 +300,29 @@ def openai_events(reply: WireReply, model: str, body: Any) -> list[bytes]:
         for piece in _pieces(reply.text):
             events.append(chunk({"content": piece}))
     for number, call in enumerate(_openai_tool_calls(reply)):
-        first = {"index": number, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}
+        first = {
+            "index": number,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["function"]["name"], "arguments": ""},
+        }
         events.append(chunk({"tool_calls": [first]}))
         text = call["function"]["arguments"]
         for part in (text[: len(text) // 2], text[len(text) // 2 :]):
             events.append(chunk({"tool_calls": [{"index": number, "function": {"arguments": part}}]}))
     events.append(chunk({}, finish=_stop_reason("openai", reply)))
     if isinstance(body, dict) and (body.get("stream_options") or {}).get("include_usage"):
-        events.append(_sse({"id": "chatcmpl-wire", "object": "chat.completion.chunk", "created": 0, "model": model,
-                            "choices": [], "usage": _openai_usage(reply.usage)}))
+        events.append(
+            _sse(
+                {
+                    "id": "chatcmpl-wire",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [],
+                    "usage": _openai_usage(reply.usage),
+                }
+            )
+        )
     events.append(b"data: [DONE]\n\n")
     return events

@@ -163,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
     wire: WireServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the name http.server gives it
         pass
 
     def setup(self) -> None:
@@ -180,28 +180,49 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.wire.requests.append(RecordedRequest("GET", self.path, dict(self.headers), None, None))
         if self.path.rstrip("/").endswith("/v1/models"):
             status = self.wire.models_status
             if status >= 400:
                 self._json(status, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}})
                 return
-            models = [{"id": "test-model", "object": "model", "type": "model", "created": 0, "owned_by": "wire",
-                       "display_name": "Test model", "created_at": "2025-01-01T00:00:00Z"}]
-            self._json(200, {"object": "list", "data": models, "has_more": False, "first_id": "test-model", "last_id": "test-model"})
+            models = [
+                {
+                    "id": "test-model",
+                    "object": "model",
+                    "type": "model",
+                    "created": 0,
+                    "owned_by": "wire",
+                    "display_name": "Test model",
+                    "created_at": "2025-01-01T00:00:00Z",
+                }
+            ]
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": models,
+                    "has_more": False,
+                    "first_id": "test-model",
+                    "last_id": "test-model",
+                },
+            )
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found_error"}})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
             body = json.loads(raw) if raw else None
         except json.JSONDecodeError:
             body = raw.decode("utf-8", "replace")
-        api = "anthropic" if self.path.rstrip("/").endswith("/v1/messages") else (
-            "openai" if self.path.rstrip("/").endswith("/chat/completions") else None)
+        api = (
+            "anthropic"
+            if self.path.rstrip("/").endswith("/v1/messages")
+            else ("openai" if self.path.rstrip("/").endswith("/chat/completions") else None)
+        )
         request = RecordedRequest("POST", self.path, dict(self.headers), body, api)
         reply, wake = self.wire._next(request)
         if api is None:

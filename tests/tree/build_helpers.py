@@ -17,7 +17,13 @@ DOMAINS = {
     "money": ["pay an invoice", "transfer money", "check the bank balance", "split the bill", "track a budget"],
     "cooking": ["find a recipe", "plan the meals", "make a grocery list", "convert oven temperature", "time the pasta"],
     "health": ["log a workout", "count the steps", "track the sleep", "book a doctor visit", "refill a prescription"],
-    "weather": ["forecast the rain", "show the temperature", "warn about storms", "report the wind", "track the humidity"],
+    "weather": [
+        "forecast the rain",
+        "show the temperature",
+        "warn about storms",
+        "report the wind",
+        "track the humidity",
+    ],
     "garden": ["water the plants", "prune the roses", "plant tomato seeds", "mow the lawn", "compost the leaves"],
 }
 
@@ -58,8 +64,9 @@ def least_depth(n: int, limit: int, top: int) -> int:
     return d
 
 
-def check_tree(built: dict, skills: list[FlatSkill], *, limit: int = 15, top: int | None = None,
-               reserved: tuple[str, ...] = ()) -> None:
+def check_tree(
+    built: dict, skills: list[FlatSkill], *, limit: int = 15, top: int | None = None, reserved: tuple[str, ...] = ()
+) -> None:
     """Every skill once; no category over the limit, empty or with a single child; names valid, unique, free."""
     top = limit if top is None else top
     names = [s["name"] for s in built["skills"]]

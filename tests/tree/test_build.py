@@ -20,14 +20,45 @@ from semif_agent.tree.build import FlatSkill, build_tree, load_flat_skills, mani
 from .build_helpers import CORPUS, DOMAINS, catalog, check_tree, depth, least_depth
 
 # words that say nothing about a purpose; none may be a category name's word
-VAGUE = {"the", "and", "for", "with", "use", "when", "skill", "skills", "must", "always", "not", "something",
-         "especially", "systematically", "producing", "list", "make", "using", "before", "after"}
+VAGUE = {
+    "the",
+    "and",
+    "for",
+    "with",
+    "use",
+    "when",
+    "skill",
+    "skills",
+    "must",
+    "always",
+    "not",
+    "something",
+    "especially",
+    "systematically",
+    "producing",
+    "list",
+    "make",
+    "using",
+    "before",
+    "after",
+}
 
 
 @pytest.mark.parametrize(
     ("n", "limit", "top"),
-    [(1, 15, None), (2, 15, None), (3, 15, None), (16, 15, None), (225, 15, None), (226, 15, None),
-     (300, 5, None), (60, 15, 1), (500, 15, 3), (9, 2, None), (31, 2, 1)],
+    [
+        (1, 15, None),
+        (2, 15, None),
+        (3, 15, None),
+        (16, 15, None),
+        (225, 15, None),
+        (226, 15, None),
+        (300, 5, None),
+        (60, 15, 1),
+        (500, 15, 3),
+        (9, 2, None),
+        (31, 2, 1),
+    ],
 )
 def test_limits_hold_at_the_least_depth(n: int, limit: int, top: int | None) -> None:
     skills = catalog(n)
@@ -39,7 +70,9 @@ def test_limits_hold_at_the_least_depth(n: int, limit: int, top: int | None) -> 
 def test_ten_thousand_skills_are_four_decisions_from_the_top() -> None:
     skills = catalog(10_000)
     stages: dict[str, tuple[int, int]] = {}
-    built = build_tree(skills, embed=word_vectors, progress=lambda stage, done, total: stages.update({stage: (done, total)}))
+    built = build_tree(
+        skills, embed=word_vectors, progress=lambda stage, done, total: stages.update({stage: (done, total)})
+    )
     check_tree(built, skills)
     assert depth(built) == 4
     assert stages["embedding"] == (10_000, 10_000) and stages["grouping"] == (10_000, 10_000)
@@ -69,9 +102,11 @@ def test_reserved_names_and_leaf_ids_are_never_category_names() -> None:
 
 
 def test_skill_md_skills_keep_their_paths_and_names() -> None:
-    skills = [FlatSkill("brainstorming", "Turn ideas into designs.", path="/s/a/SKILL.md", skill_name="brainstorming"),
-              FlatSkill("brainstorming~b", "Brainstorm ideas.", path="/s/b/SKILL.md", skill_name="brainstorming"),
-              FlatSkill("notes_add", "Add a note.", examples=("note that milk is out",))]
+    skills = [
+        FlatSkill("brainstorming", "Turn ideas into designs.", path="/s/a/SKILL.md", skill_name="brainstorming"),
+        FlatSkill("brainstorming~b", "Brainstorm ideas.", path="/s/b/SKILL.md", skill_name="brainstorming"),
+        FlatSkill("notes_add", "Add a note.", examples=("note that milk is out",)),
+    ]
     entries = {s["name"]: s for s in build_tree(skills, embed=word_vectors)["skills"]}
     assert entries["brainstorming"]["kind"] == "skill_md" and entries["brainstorming"]["path"] == "/s/a/SKILL.md"
     assert "skill_name" not in entries["brainstorming"]
@@ -126,6 +161,9 @@ def test_a_built_tree_routes_with_the_chain(tmp_path: Path) -> None:
     tree = SkillTree.load(path, tmp_path)
     assert tree.problems == [] and len(tree.skills) == 100
     assert all(len(tree.options_at(c)) <= 16 for c in ["", *tree.categories])
-    route = run_sync(create_strategy("chain", tree, create_engine("local", {"threshold": 0.1})).aroute(
-        "book a flight to Oslo for my trip"))
+    route = run_sync(
+        create_strategy("chain", tree, create_engine("local", {"threshold": 0.1})).aroute(
+            "book a flight to Oslo for my trip"
+        )
+    )
     assert route.skill is not None and route.skill.name.startswith("travel")

@@ -18,8 +18,10 @@ def categories(built: dict) -> dict[str, tuple[str, str, tuple[str, ...]]]:
     members: dict[str, list[str]] = {}
     for skill in built["skills"]:
         members.setdefault(skill["category"], []).append(skill["name"])
-    return {c["name"]: (c.get("parent", ""), c["description"], tuple(sorted(members.get(c["name"], []))))
-            for c in built["categories"]}
+    return {
+        c["name"]: (c.get("parent", ""), c["description"], tuple(sorted(members.get(c["name"], []))))
+        for c in built["categories"]
+    }
 
 
 def home(built: dict, name: str) -> str:
@@ -53,7 +55,12 @@ def test_removing_and_editing_touch_only_their_categories(base) -> None:
     kept = [changed if s is edited else s for s in skills if s is not removed]
     after, update = update_tree(before, kept, embed=word_vectors)
     check_tree(after, kept)
-    assert (update.added, update.removed, update.changed, update.rebuilt) == ((), (removed.name,), (edited.name,), False)
+    assert (update.added, update.removed, update.changed, update.rebuilt) == (
+        (),
+        (removed.name,),
+        (edited.name,),
+        False,
+    )
     old, new = categories(before), categories(after)
     untouched = set(old) - {home(before, removed.name), home(before, edited.name), home(after, edited.name)}
     assert untouched and all(old[name] == new[name] for name in untouched)
@@ -70,7 +77,9 @@ def test_the_limits_hold_through_many_random_updates() -> None:
             action = rng.random()
             if action < 0.45:
                 domain = rng.choice(list(DOMAINS))
-                skills.append(FlatSkill(f"{domain}_tool_{fresh}", f"{rng.choice(DOMAINS[domain]).capitalize()} in {domain}."))
+                skills.append(
+                    FlatSkill(f"{domain}_tool_{fresh}", f"{rng.choice(DOMAINS[domain]).capitalize()} in {domain}.")
+                )
                 fresh += 1
             elif action < 0.8 and len(skills) > 3:
                 skills.pop(rng.randrange(len(skills)))

@@ -44,16 +44,28 @@ def test_skills_that_share_a_name_are_both_kept_and_the_broken_one_is_skipped(tm
     assert by_id["notes"].skill_name == "Meeting Notes"  # a name with a space: the folder gives the id
     messages = [str(w.message) for w in caught]
     assert len(messages) == 2
-    assert any(str(root / "alpha" / "pdf") in m and str(root / "vendor" / "beta" / "skills" / "pdf") in m for m in messages)
+    assert any(
+        str(root / "alpha" / "pdf") in m and str(root / "vendor" / "beta" / "skills" / "pdf") in m for m in messages
+    )
     assert any(str(root / "alpha" / "broken") in m and "skipped" in m for m in messages)
     assert load_flat_skills(root / "alpha" / "pdf")[0].name == "pdf"  # a single skill folder
 
 
 def test_a_tree_file_keeps_its_skill_md_paths(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
-    tree = {"categories": [{"name": "docs"}], "skills": [
-        {"name": "pdf", "kind": "skill_md", "category": "docs", "description": "PDF forms.", "path": "../skills/pdf/SKILL.md"},
-        {"name": "notes.add", "category": "docs", "description": "Add a note.", "examples": ["note: milk"]}]}
+    tree = {
+        "categories": [{"name": "docs"}],
+        "skills": [
+            {
+                "name": "pdf",
+                "kind": "skill_md",
+                "category": "docs",
+                "description": "PDF forms.",
+                "path": "../skills/pdf/SKILL.md",
+            },
+            {"name": "notes.add", "category": "docs", "description": "Add a note.", "examples": ["note: milk"]},
+        ],
+    }
     (tmp_path / "data" / "tree.json").write_text(json.dumps(tree))
     pdf, notes = load_flat_skills(tmp_path / "data" / "tree.json")
     assert pdf.path == str(tmp_path / "skills" / "pdf" / "SKILL.md") and pdf.skill_name == "pdf"
@@ -66,16 +78,24 @@ def test_cli_writes_relative_paths_and_reports_progress(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["tree", "build", str(root), "-o", str(out)])
     assert result.exit_code == 0, result.output
     built = json.loads(out.read_text())
-    assert {s["path"] for s in built["skills"]} >= {"../skills/alpha/pdf/SKILL.md", "../skills/vendor/beta/skills/pdf/SKILL.md"}
+    assert {s["path"] for s in built["skills"]} >= {
+        "../skills/alpha/pdf/SKILL.md",
+        "../skills/vendor/beta/skills/pdf/SKILL.md",
+    }
     tree = SkillTree.load(out, tmp_path)
-    assert tree.problems == [] and tree.get("pdf~skills").source == root / "vendor" / "beta" / "skills" / "pdf" / "SKILL.md"
+    assert (
+        tree.problems == []
+        and tree.get("pdf~skills").source == root / "vendor" / "beta" / "skills" / "pdf" / "SKILL.md"
+    )
     lines = result.stderr.splitlines()
     assert sum(line.startswith("warning: ") for line in lines) == 2, result.stderr
     for stage in ("embedding", "grouping", "naming"):
         assert any(line.startswith(stage) for line in lines), result.stderr
     categories = len(built["categories"])
-    assert lines[-1] == (f"wrote {out}: {categories} {'category' if categories == 1 else 'categories'}, 4 skills, "
-                         f"depth {depth(built)} (decisions from the top to the deepest skill)")
+    assert lines[-1] == (
+        f"wrote {out}: {categories} {'category' if categories == 1 else 'categories'}, 4 skills, "
+        f"depth {depth(built)} (decisions from the top to the deepest skill)"
+    )
 
 
 def test_cli_prints_json_with_absolute_paths(tmp_path: Path) -> None:

@@ -18,27 +18,36 @@ def write(tmp_path: Path, data: object) -> Path:
 
 
 def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
-    path = write(tmp_path, {
-        "categories": [{"name": "email", "description": "Mail"}, {"name": "Bad Name"}, {"name": "email"}],
-        "skills": [
-            {"name": "email.compose", "category": "email", "description": "Write a draft", "cost_budget": 2},
-            {"name": "Email.Send!", "category": "email", "description": "bad name"},
-            {"name": "email.nocat", "description": "no category"},
-            {"name": "email.compose", "category": "email", "description": "duplicate leaf"},
-            {"name": "weather.today", "category": "weather", "description": "unknown category"},
-            {"name": "email.budget", "category": "email", "description": "x", "cost_budget": -1},
-            {"name": "email.nodesc", "category": "email"},
-            "not an object",
-        ],
-    })
+    path = write(
+        tmp_path,
+        {
+            "categories": [{"name": "email", "description": "Mail"}, {"name": "Bad Name"}, {"name": "email"}],
+            "skills": [
+                {"name": "email.compose", "category": "email", "description": "Write a draft", "cost_budget": 2},
+                {"name": "Email.Send!", "category": "email", "description": "bad name"},
+                {"name": "email.nocat", "description": "no category"},
+                {"name": "email.compose", "category": "email", "description": "duplicate leaf"},
+                {"name": "weather.today", "category": "weather", "description": "unknown category"},
+                {"name": "email.budget", "category": "email", "description": "x", "cost_budget": -1},
+                {"name": "email.nodesc", "category": "email"},
+                "not an object",
+            ],
+        },
+    )
     tree = SkillTree.load(path, tmp_path / "skills")
     assert list(tree.skills) == ["email.compose"]
     assert tree.skills["email.compose"].description == "Write a draft"
     messages = [str(p) for p in tree.problems]
     assert all(str(path) in m for m in messages)
     expected = [
-        "'Bad Name'", "duplicate category", "'Email.Send!' must match", "email.nocat': no category given",
-        "duplicate leaf", "unknown category 'weather'", "cost_budget must be", "'description' is required",
+        "'Bad Name'",
+        "duplicate category",
+        "'Email.Send!' must match",
+        "email.nocat': no category given",
+        "duplicate leaf",
+        "unknown category 'weather'",
+        "cost_budget must be",
+        "'description' is required",
         "skills[7]",
     ]
     for fragment in expected:
@@ -58,11 +67,16 @@ def test_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
 
 
 def test_bodies_live_under_category_folders_and_missing_ones_are_stubs(tmp_path: Path) -> None:
-    path = write(tmp_path, {
-        "categories": [{"name": "email", "description": "Mail"}],
-        "skills": [{"name": "email.compose", "category": "email", "description": "Draft"},
-                   {"name": "email.archive", "category": "email", "description": "Archive"}],
-    })
+    path = write(
+        tmp_path,
+        {
+            "categories": [{"name": "email", "description": "Mail"}],
+            "skills": [
+                {"name": "email.compose", "category": "email", "description": "Draft"},
+                {"name": "email.archive", "category": "email", "description": "Archive"},
+            ],
+        },
+    )
     body = tmp_path / "skills" / "email" / "compose.py"
     body.parent.mkdir(parents=True)
     body.write_text("def predict(ctx, r): pass\ndef act(ctx, r, p): pass\n")
@@ -77,20 +91,46 @@ def test_bodies_live_under_category_folders_and_missing_ones_are_stubs(tmp_path:
 
 
 def test_skill_md_leaves_keep_their_names_and_paths(tmp_path: Path) -> None:
-    path = write(tmp_path, {
-        "categories": [{"name": "debugging", "description": "Finding bugs"}],
-        "skills": [
-            {"name": "systematic-debugging", "category": "debugging", "description": "Debug step by step",
-             "kind": "skill_md", "path": "skills/systematic-debugging/SKILL.md"},
-            {"name": "brainstorming~superpowers", "category": "debugging", "description": "Shape ideas",
-             "kind": "skill_md", "path": "/elsewhere/superpowers/brainstorming/SKILL.md", "skill_name": "brainstorming"},
-            {"name": "Has Space", "category": "debugging", "description": "x", "kind": "skill_md", "path": "a/SKILL.md"},
-            {"name": "nopath", "category": "debugging", "description": "x", "kind": "skill_md"},
-            {"name": "none", "category": "debugging", "description": "x", "kind": "skill_md", "path": "n/SKILL.md"},
-            {"name": "debugging", "category": "debugging", "description": "x", "kind": "skill_md", "path": "d/SKILL.md"},
-            {"name": "odd", "category": "debugging", "description": "x", "kind": "plugin"},
-        ],
-    })
+    path = write(
+        tmp_path,
+        {
+            "categories": [{"name": "debugging", "description": "Finding bugs"}],
+            "skills": [
+                {
+                    "name": "systematic-debugging",
+                    "category": "debugging",
+                    "description": "Debug step by step",
+                    "kind": "skill_md",
+                    "path": "skills/systematic-debugging/SKILL.md",
+                },
+                {
+                    "name": "brainstorming~superpowers",
+                    "category": "debugging",
+                    "description": "Shape ideas",
+                    "kind": "skill_md",
+                    "path": "/elsewhere/superpowers/brainstorming/SKILL.md",
+                    "skill_name": "brainstorming",
+                },
+                {
+                    "name": "Has Space",
+                    "category": "debugging",
+                    "description": "x",
+                    "kind": "skill_md",
+                    "path": "a/SKILL.md",
+                },
+                {"name": "nopath", "category": "debugging", "description": "x", "kind": "skill_md"},
+                {"name": "none", "category": "debugging", "description": "x", "kind": "skill_md", "path": "n/SKILL.md"},
+                {
+                    "name": "debugging",
+                    "category": "debugging",
+                    "description": "x",
+                    "kind": "skill_md",
+                    "path": "d/SKILL.md",
+                },
+                {"name": "odd", "category": "debugging", "description": "x", "kind": "plugin"},
+            ],
+        },
+    )
     tree = SkillTree.load(path, tmp_path / "skills")
     assert list(tree.skills) == ["systematic-debugging", "brainstorming~superpowers"]
     leaf = tree.skills["systematic-debugging"]
@@ -101,6 +141,11 @@ def test_skill_md_leaves_keep_their_names_and_paths(tmp_path: Path) -> None:
     assert other.source_name == "brainstorming" and str(other.source) == "/elsewhere/superpowers/brainstorming/SKILL.md"
     assert other.to_dict()["skill_name"] == "brainstorming"
     messages = " | ".join(str(p) for p in tree.problems)
-    for expected in ("without spaces or slashes", "'path' is required", "'none' is taken", "'debugging' is taken",
-                     "kind must be one of"):
+    for expected in (
+        "without spaces or slashes",
+        "'path' is required",
+        "'none' is taken",
+        "'debugging' is taken",
+        "kind must be one of",
+    ):
         assert expected in messages

@@ -16,7 +16,9 @@ from semif_agent.tree.workspace_tree import tree_file
 from semif_agent.workspace import Workspace
 
 
-def skill(root: Path, folder: str, description: str, *, name: str | None = None, extra: str = "", body: str = "Do it.\n") -> Path:
+def skill(
+    root: Path, folder: str, description: str, *, name: str | None = None, extra: str = "", body: str = "Do it.\n"
+) -> Path:
     path = root / folder
     path.mkdir(parents=True, exist_ok=True)
     front = f"name: {name or Path(folder).name}\ndescription: {description}\n{textwrap.dedent(extra)}"
@@ -51,8 +53,9 @@ def workspace(make_workspace) -> Workspace:
 
 def test_one_tree_holds_code_and_skill_md_skills(workspace: Workspace, tmp_path: Path) -> None:
     skill(tmp_path / "shared-skills", "file-taxes", "Prepare a tax return from receipts.")
-    (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text()
-                                               + f'\n[skills]\nfolders = ["{tmp_path / "shared-skills"}"]\n')
+    (workspace.root / "semif.toml").write_text(
+        (workspace.root / "semif.toml").read_text() + f'\n[skills]\nfolders = ["{tmp_path / "shared-skills"}"]\n'
+    )
     workspace = Workspace.load(workspace.root)
     tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
     assert {"email.compose", "notes.add", "debug-tests", "write-plan", "review-code", "file-taxes"} == set(tree.skills)
@@ -114,7 +117,12 @@ def test_removed_skills_leave_the_tree(workspace: Workspace) -> None:
 
 
 def test_a_skill_naming_a_code_category_hangs_there(workspace: Workspace) -> None:
-    skill(workspace.root / "skills", "email-tone", "Make an email sound friendlier.", extra="metadata:\n  category: email\n")
+    skill(
+        workspace.root / "skills",
+        "email-tone",
+        "Make an email sound friendlier.",
+        extra="metadata:\n  category: email\n",
+    )
     tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
     assert tree.skills["email-tone"].category == "email"
     assert {s.name for s in tree.children("email")} == {"email.compose", "email-tone"}
@@ -147,22 +155,32 @@ def test_a_store_that_cannot_be_written_keeps_the_tree_in_memory(workspace: Work
 def test_user_skills_can_be_turned_off(workspace: Workspace) -> None:
     skill(Path(os.environ["HOME"]) / ".agents" / "skills", "mine", "A skill of the user's own.")
     assert "mine" in SkillTree.for_workspace(workspace, embed=CountingEmbed()).skills
-    (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text() + "\n[skills]\nuser_skills = false\n")
+    (workspace.root / "semif.toml").write_text(
+        (workspace.root / "semif.toml").read_text() + "\n[skills]\nuser_skills = false\n"
+    )
     assert "mine" not in SkillTree.for_workspace(Workspace.load(workspace.root), embed=CountingEmbed()).skills
 
 
 def test_a_bad_folders_setting_is_one_clear_error(workspace: Workspace) -> None:
     from semif_agent.errors import WorkspaceError
 
-    (workspace.root / "semif.toml").write_text((workspace.root / "semif.toml").read_text() + '\n[skills]\nfolders = "x"\n')
+    (workspace.root / "semif.toml").write_text(
+        (workspace.root / "semif.toml").read_text() + '\n[skills]\nfolders = "x"\n'
+    )
     with pytest.raises(WorkspaceError, match=r"\[skills\] folders must be a list of paths"):
         SkillTree.for_workspace(Workspace.load(workspace.root), embed=CountingEmbed())
 
 
 def test_a_new_skill_is_placed_without_touching_the_other_categories(make_workspace) -> None:
     root = make_workspace({"email.compose": None})
-    topics = ["invoice tax receipt", "python test debug", "garden plant water", "guitar chord song", "flight hotel trip"]
-    for t, topic in enumerate(topics):
+    topics = [
+        "invoice tax receipt",
+        "python test debug",
+        "garden plant water",
+        "guitar chord song",
+        "flight hotel trip",
+    ]
+    for topic in topics:
         for i in range(12):
             skill(root / "skills", f"{topic.split()[0]}-{i}", f"Help with {topic} number {i}, for {topic} work.")
     ws = Workspace.load(root)
@@ -174,8 +192,11 @@ def test_a_new_skill_is_placed_without_touching_the_other_categories(make_worksp
     home = after.skills["guitar-new"].category
     path = after.path_to("guitar-new")
     placed = [{s.name for s in after.leaves_under(n)} - {"guitar-new"} for n in path]
-    changed = [name for name, leaves in members.items()
-               if name not in after.categories or {s.name for s in after.leaves_under(name)} != leaves]
+    changed = [
+        name
+        for name, leaves in members.items()
+        if name not in after.categories or {s.name for s in after.leaves_under(name)} != leaves
+    ]
     renamed = [name for name in changed if members[name] in placed]  # the new skill's own category, named again
     assert set(changed) - set(renamed) <= {home, *path}
     untouched = [name for name in members if name not in changed]
@@ -183,10 +204,18 @@ def test_a_new_skill_is_placed_without_touching_the_other_categories(make_worksp
 
 
 def test_skill_md_examples_come_from_the_frontmatter_and_an_examples_section(workspace: Workspace) -> None:
-    skill(workspace.root / "skills", "plan-trip", "Plan a trip.", extra='examples: ["plan a weekend in Rome"]\n',
-          body="# Plan\n\nDo it.\n\n## Examples\n\n- book me three days in Lisbon\n* \"find a cheap trip to Porto\"\n\n## Notes\n- not an example\n")
+    skill(
+        workspace.root / "skills",
+        "plan-trip",
+        "Plan a trip.",
+        extra='examples: ["plan a weekend in Rome"]\n',
+        body='# Plan\n\nDo it.\n\n## Examples\n\n- book me three days in Lisbon\n* "find a cheap trip to Porto"\n\n## Notes\n- not an example\n',
+    )
     tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
     assert tree.skills["plan-trip"].examples == (
-        "plan a weekend in Rome", "book me three days in Lisbon", "find a cheap trip to Porto")
+        "plan a weekend in Rome",
+        "book me three days in Lisbon",
+        "find a cheap trip to Porto",
+    )
     again = SkillTree.for_workspace(workspace, embed=CountingEmbed())  # read back from the store, not parsed again
     assert again.skills["plan-trip"].examples == tree.skills["plan-trip"].examples

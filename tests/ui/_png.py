@@ -16,8 +16,8 @@ def distinct_colours(path: Path, *, limit: int = 100_000) -> int:
     position, idat = 8, []
     width = height = channels = 0
     while position < len(data):
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        body = data[position + 8:position + 8 + length]
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        body = data[position + 8 : position + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", body)
             assert depth == 8 and interlace == 0 and colour_type in CHANNELS, "only 8-bit, non-interlaced PNGs"
@@ -31,9 +31,9 @@ def distinct_colours(path: Path, *, limit: int = 100_000) -> int:
     colours: set[bytes] = set()
     for row in range(height):
         start = row * (stride + 1)
-        line = _unfilter(raw[start], bytearray(raw[start + 1:start + 1 + stride]), previous, channels)
+        line = _unfilter(raw[start], bytearray(raw[start + 1 : start + 1 + stride]), previous, channels)
         for x in range(0, stride, channels * 7):  # every 7th pixel is plenty to tell content from blank
-            colours.add(bytes(line[x:x + channels]))
+            colours.add(bytes(line[x : x + channels]))
         if len(colours) >= limit:
             break
         previous = line

@@ -45,8 +45,9 @@ def make_workspace(root: Path, requests: tuple[str, ...] = REQUESTS) -> Path:
     """A starter workspace on the lexical engine, with one real run per request (the real SkillRunner)."""
     create_workspace(root)
     settings = root / "semif.toml"
-    settings.write_text(settings.read_text(encoding="utf-8").replace("[engine]\n", '[engine]\nname = "lexical"\n', 1),
-                        encoding="utf-8")
+    settings.write_text(
+        settings.read_text(encoding="utf-8").replace("[engine]\n", '[engine]\nname = "lexical"\n', 1), encoding="utf-8"
+    )
     runner = SkillRunner(Workspace.load(root), engine=create_engine("lexical"))
     for text in requests:
         runner.run(text)
@@ -54,22 +55,39 @@ def make_workspace(root: Path, requests: tuple[str, ...] = REQUESTS) -> Path:
 
 
 def semif_env(home: Path) -> dict[str, str]:
-    env = {**os.environ, "HOME": str(home), "SEMIF_HOME": str(home / "semif-workspace"),
-           "XDG_DATA_HOME": str(home / "share"), "XDG_CONFIG_HOME": str(home / "config"), "COLUMNS": "200"}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "SEMIF_HOME": str(home / "semif-workspace"),
+        "XDG_DATA_HOME": str(home / "share"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "COLUMNS": "200",
+    }
     env.pop("SEMIF_WORKSPACE", None)
     return env
 
 
 def semif(home: Path, *args: str) -> subprocess.CompletedProcess:
     """``semif ARGS`` in a new process."""
-    return subprocess.run([sys.executable, "-m", "semif_agent", *args], capture_output=True, text=True,
-                          env=semif_env(home), timeout=180, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "semif_agent", *args],
+        capture_output=True,
+        text=True,
+        env=semif_env(home),
+        timeout=180,
+        check=False,
+    )
 
 
 def start_ui(workspace: Path, home: Path, *extra: str) -> Served:
     """``semif ui -w WORKSPACE --port 0`` in its own process, once it says where it serves."""
-    process = subprocess.Popen([sys.executable, "-m", "semif_agent", "ui", "-w", str(workspace), "--port", "0", *extra],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=semif_env(home))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "semif_agent", "ui", "-w", str(workspace), "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=semif_env(home),
+    )
     said = []
     for line in process.stdout:  # type: ignore[union-attr]
         said.append(line)
@@ -109,7 +127,9 @@ def browser() -> Iterator:
     if path is None:
         if os.environ.get("CI"):
             pytest.fail("no chromium on PATH under CI: .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("no chromium on PATH: install the system's Chromium (apt-get install -y chromium) to run the browser tests")
+        pytest.skip(
+            "no chromium on PATH: install the system's Chromium (apt-get install -y chromium) to run the browser tests"
+        )
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (the test extra has it)")
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=path, headless=True)

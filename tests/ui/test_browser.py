@@ -72,7 +72,11 @@ def test_runs_search_open_and_relabel_a_run(served: Served, page, screenshots: P
     listed = semif(served.workspace.parent / "home", "log", "-w", str(served.workspace), "--run", run_id, "--json")
     assert listed.returncode == 0, listed.stderr
     record = json.loads(listed.stdout)
-    assert (record["label_skill"], record["label_outcome"], record["labelled_by"]) == ("email.list_drafts", "failure", "tester")
+    assert (record["label_skill"], record["label_outcome"], record["labelled_by"]) == (
+        "email.list_drafts",
+        "failure",
+        "tester",
+    )
     shown = semif(served.workspace.parent / "home", "log", "show", run_id, "-w", str(served.workspace), "--json")
     labels = json.loads(shown.stdout)["labels"]
     assert labels[-1]["skill"] == "email.list_drafts" and labels[-1]["source"] == "person"
@@ -86,7 +90,9 @@ def test_an_unknown_skill_is_refused_and_one_click_confirms_a_run(served: Served
     page.fill("form.label-form input[name=skill]", "email.compos")
     page.click("form.label-form button[type=submit]")
     page.wait_for_selector("p.error")
-    assert "no skill named 'email.compos'" in page.inner_text("p.error") and "email.compose" in page.inner_text("p.error")
+    assert "no skill named 'email.compos'" in page.inner_text("p.error") and "email.compose" in page.inner_text(
+        "p.error"
+    )
     assert log.read_bytes() == before
 
     page.click("button.quick-label:text-is('Right skill, and it worked')")  # one click
@@ -116,7 +122,9 @@ def test_a_request_holding_a_script_is_shown_as_text(served: Served, page) -> No
     page.goto(served.url)
     cell = page.locator("table.runs td.request", has_text="remind me to water the plants")
     assert "<script>window.__injected = 1</script>" in cell.inner_text()
-    page.goto(served.url + "runs/" + run_id_of(served, "<script>window.__injected = 1</script> remind me to water the plants"))
+    page.goto(
+        served.url + "runs/" + run_id_of(served, "<script>window.__injected = 1</script> remind me to water the plants")
+    )
     assert page.inner_text("h1.request").startswith("<script>window.__injected = 1</script>")
     assert page.evaluate("window.__injected") is None
     assert page.locator("script").count() == 1  # our own app.js only
@@ -126,9 +134,14 @@ def test_a_run_from_the_command_line_appears_without_a_reload(served: Served, pa
     page.goto(served.url)
     page.evaluate("window.__same_page = true")
     before = page.locator("table.runs tbody tr").count()
-    done = subprocess.run([sys.executable, "-m", "semif_agent", "run", "Add a todo: renew the passport", "-w",
-                           str(served.workspace)], capture_output=True, text=True, timeout=120,
-                          env=semif_env(served.workspace.parent / "home"), check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "run", "Add a todo: renew the passport", "-w", str(served.workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=semif_env(served.workspace.parent / "home"),
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     page.wait_for_selector("td.request:has-text('renew the passport')", timeout=15_000)
     assert page.locator("table.runs tbody tr").count() == before + 1

@@ -16,10 +16,21 @@ from semif_agent.ui.run_view import run_view
 
 
 def decision(run_id: str, text: str, *, engine: str = "lexical", selected: str = "email", p: float = 0.8) -> dict:
-    return {"run_id": run_id, "step": 1, "kind": "route", "skill": None, "state": text, "question": "Which category?",
-            "options": [{"id": "email", "description": "Email"}, {"id": "none", "description": "None"}],
-            "selected": selected, "scores": {}, "probabilities": {selected: p}, "engine": engine, "model": None,
-            "latency_ms": 1.0}
+    return {
+        "run_id": run_id,
+        "step": 1,
+        "kind": "route",
+        "skill": None,
+        "state": text,
+        "question": "Which category?",
+        "options": [{"id": "email", "description": "Email"}, {"id": "none", "description": "None"}],
+        "selected": selected,
+        "scores": {},
+        "probabilities": {selected: p},
+        "engine": engine,
+        "model": None,
+        "latency_ms": 1.0,
+    }
 
 
 def outcome(run_id: str, text: str, skill: str | None, label: str, **extra: object) -> dict:
@@ -27,8 +38,12 @@ def outcome(run_id: str, text: str, skill: str | None, label: str, **extra: obje
 
 
 def write_runs(log: DecisionLog) -> None:
-    log.extend([decision("r1", "Email Alice the report"), outcome("r1", "Email Alice the report", "email.compose", "success")])
-    log.extend([decision("r2", "Add a note: milk", engine="local"), outcome("r2", "Add a note: milk", "todos.add", "failure")])
+    log.extend(
+        [decision("r1", "Email Alice the report"), outcome("r1", "Email Alice the report", "email.compose", "success")]
+    )
+    log.extend(
+        [decision("r2", "Add a note: milk", engine="local"), outcome("r2", "Add a note: milk", "todos.add", "failure")]
+    )
     log.add_label("r2", by="ann", skill="notes.add", outcome="failure")
 
 
@@ -77,7 +92,9 @@ def test_a_replaced_log_is_read_again(tmp_path: Path) -> None:
 def test_runs_filter_and_page_newest_first(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "decisions.jsonl")
     write_runs(log)
-    log.extend([decision("r4", "Email Bob the minutes"), outcome("r4", "Email Bob the minutes", "email.compose", "unclear")])
+    log.extend(
+        [decision("r4", "Email Bob the minutes"), outcome("r4", "Email Bob the minutes", "email.compose", "unclear")]
+    )
     index = LogIndex(log.path)
     index.refresh()
 
@@ -110,8 +127,18 @@ def test_a_changed_file_outside_the_workspace_is_never_read(tmp_path: Path) -> N
     (tmp_path / "secret.txt").write_text("do not show\n")
     (root / "data" / "draft.txt").write_text("To: Alice\n")
     log = DecisionLog(root / "data" / "decisions.jsonl")
-    log.extend([decision("r1", "Email Alice"), outcome("r1", "Email Alice", "email.compose", "success",
-                                                        changes={"created": ["data/draft.txt", "../secret.txt"]})])
+    log.extend(
+        [
+            decision("r1", "Email Alice"),
+            outcome(
+                "r1",
+                "Email Alice",
+                "email.compose",
+                "success",
+                changes={"created": ["data/draft.txt", "../secret.txt"]},
+            ),
+        ]
+    )
     index = LogIndex(log.path)
     index.refresh()
     view = run_view(index, None, root, "r1")

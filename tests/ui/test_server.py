@@ -16,12 +16,15 @@ from .conftest import Served, semif, start_ui, stop
 
 def fetch(url: str, *, data: dict | None = None, headers: dict | None = None) -> tuple[int, dict, str]:
     """(status, headers, body) of a GET, or of a form POST when ``data`` is given; redirects are not followed."""
+
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args, **kwargs):
             return None
 
     body = urllib.parse.urlencode(data).encode() if data is not None else None
-    request = urllib.request.Request(url, data=body, headers=headers or {}, method="POST" if data is not None else "GET")
+    request = urllib.request.Request(
+        url, data=body, headers=headers or {}, method="POST" if data is not None else "GET"
+    )
     try:
         with urllib.request.build_opener(NoRedirect).open(request, timeout=30) as response:
             return response.status, dict(response.headers), response.read().decode()
@@ -48,10 +51,13 @@ def test_a_label_write_needs_the_page_token_and_our_own_origin(served: Served) -
     assert foreign[0] == 403 and "another site" in foreign[2]
     assert log.read_bytes() == before
 
-    status, headers, _ = fetch(target, data={"skill_choice": "none", "token": token, "by": "tester"},
-                               headers={"Origin": served.url.rstrip("/")})
+    status, headers, _ = fetch(
+        target,
+        data={"skill_choice": "none", "token": token, "by": "tester"},
+        headers={"Origin": served.url.rstrip("/")},
+    )
     assert status == 303 and headers["location"] == f"/runs/{first_run(served)}#label"
-    appended = [json.loads(line) for line in log.read_bytes()[len(before):].decode().splitlines()]
+    appended = [json.loads(line) for line in log.read_bytes()[len(before) :].decode().splitlines()]
     assert [(row["kind"], row["skill"], row["by"]) for row in appended] == [("label", None, "tester")]
 
 
@@ -72,8 +78,11 @@ def test_listening_beyond_loopback_needs_public(served: Served) -> None:
     refused = semif(home, "ui", "-w", str(served.workspace), "--host", "0.0.0.0", "--port", "0")
     assert refused.returncode == 1
     assert refused.stderr.strip().splitlines() == [
-        ("Error: 0.0.0.0 is not a loopback address: anyone who can reach it could read the log and write labels; "
-         "pass --public to serve there anyway")]
+        (
+            "Error: 0.0.0.0 is not a loopback address: anyone who can reach it could read the log and write labels; "
+            "pass --public to serve there anyway"
+        )
+    ]
     public = start_ui(served.workspace, home, "--host", "0.0.0.0", "--public")
     try:
         assert public.url.startswith("http://0.0.0.0:")

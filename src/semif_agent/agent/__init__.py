@@ -37,8 +37,8 @@ from .budget import TokenBudget
 from .discovery import DiscoverySettings
 from .errors import (
     AgentConfigError,
-    ArgumentValidationError,
     AgentError,
+    ArgumentValidationError,
     OutputMissingError,
     SkillActivationError,
     SkillNameCollisionError,
@@ -63,9 +63,12 @@ from .events import (
     event_to_dict,
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
+from .memory_tool import FileMemoryBackend, MemoryToolError
+from .skill_registry import SkillRegistry
+from .skills import Skill
+from .subagents import SubagentDefinition
 from .toolkits.mcp import MCPError, MCPServerConfig, MCPToolError
 from .toolkits.memory import Fact, FactNotFoundError, MemoryManager, memory_skill, memory_tools
-from .memory_tool import FileMemoryBackend, MemoryToolError
 from .toolkits.retrieval import (
     Document,
     EmbeddingRetriever,
@@ -77,9 +80,6 @@ from .toolkits.retrieval import (
     rag_tools,
 )
 from .toolkits.scope import RetrievalScope
-from .skill_registry import SkillRegistry
-from .skills import Skill
-from .subagents import SubagentDefinition
 from .tools import AgentTool, tool
 from .usage import (
     ChildTurn,

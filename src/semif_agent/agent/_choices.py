@@ -60,8 +60,16 @@ class ChoiceLog:
         self.run_id, self.message, self.model = run_id, message, model
         self.ranked, self.activated, self._step = [], [], 0
 
-    def shortlist(self, ranked: Sequence[tuple[str, float]], descriptions: dict[str, str], *, threshold: float,
-                  engine: str, model: str | None, temperature: float | None) -> None:
+    def shortlist(
+        self,
+        ranked: Sequence[tuple[str, float]],
+        descriptions: dict[str, str],
+        *,
+        threshold: float,
+        engine: str,
+        model: str | None,
+        temperature: float | None,
+    ) -> None:
         """The turn's ranking; logged when the prompt offers a shortlist from it."""
         self.ranked = list(ranked)
         top = self.ranked[: MAX_OPTIONS - 1]
@@ -72,26 +80,50 @@ class ChoiceLog:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
         options = [Option(name, descriptions.get(name, "")) for name, _ in top] + [NONE_FITS]
         probabilities = softmax(scores, temperature) if temperature else None
-        self._write("shortlist", SHORTLIST_QUESTION, options,
-                    DecisionResult(selected, scores, probabilities, engine=engine, model=model), skill=None)
+        self._write(
+            "shortlist",
+            SHORTLIST_QUESTION,
+            options,
+            DecisionResult(selected, scores, probabilities, engine=engine, model=model),
+            skill=None,
+        )
 
     def activation(self, chosen: str, shown: Sequence[str], descriptions: dict[str, str]) -> None:
         """The model activated ``chosen`` among the skills it was ``shown``."""
         self.activated.append(chosen)
-        self._write("activate", ACTIVATE_QUESTION, self._options(chosen, shown, descriptions),
-                    DecisionResult(chosen, engine="agent", model=self.model), skill=chosen)
+        self._write(
+            "activate",
+            ACTIVATE_QUESTION,
+            self._options(chosen, shown, descriptions),
+            DecisionResult(chosen, engine="agent", model=self.model),
+            skill=chosen,
+        )
 
     def finish(self, shown: Sequence[str], descriptions: dict[str, str], *, stopped_by: str, text: str) -> None:
         """The turn ended: ``none`` if the model activated nothing it was shown, then the outcome row."""
         if not self.run_id:
             return
         if not self.activated and shown:
-            self._write("activate", ACTIVATE_QUESTION, self._options(None, shown, descriptions),
-                        DecisionResult(NONE_ID, engine="agent", model=self.model), skill=None)
+            self._write(
+                "activate",
+                ACTIVATE_QUESTION,
+                self._options(None, shown, descriptions),
+                DecisionResult(NONE_ID, engine="agent", model=self.model),
+                skill=None,
+            )
         if self._step:
-            self._append({"run_id": self.run_id, "kind": "outcome", "skill": self.activated[0] if self.activated else None,
-                          "request": self.message, "outcome": "unclear", "reason": f"agent turn ended: {stopped_by}",
-                          "action_log": text[:500], "source": "agent"})
+            self._append(
+                {
+                    "run_id": self.run_id,
+                    "kind": "outcome",
+                    "skill": self.activated[0] if self.activated else None,
+                    "request": self.message,
+                    "outcome": "unclear",
+                    "reason": f"agent turn ended: {stopped_by}",
+                    "action_log": text[:500],
+                    "source": "agent",
+                }
+            )
         self.run_id = ""
 
     def _options(self, chosen: str | None, shown: Sequence[str], descriptions: dict[str, str]) -> list[Option]:
@@ -102,12 +134,21 @@ class ChoiceLog:
             picked = picked[: MAX_OPTIONS - 2] + [chosen]
         return [Option(name, descriptions.get(name, "")) for name in picked] + [NONE_FITS]
 
-    def _write(self, kind: str, question: str, options: list[Option], result: DecisionResult, *, skill: str | None) -> None:
+    def _write(
+        self, kind: str, question: str, options: list[Option], result: DecisionResult, *, skill: str | None
+    ) -> None:
         if not self.run_id:
             return
         self._step += 1
-        row = decision_row(run_id=self.run_id, step=self._step, kind=kind, skill=skill,
-                           request=DecisionRequest(self.message, question, options), result=result, source="agent")
+        row = decision_row(
+            run_id=self.run_id,
+            step=self._step,
+            kind=kind,
+            skill=skill,
+            request=DecisionRequest(self.message, question, options),
+            result=result,
+            source="agent",
+        )
         self._append(row)
 
     def _append(self, row: dict[str, Any]) -> None:

@@ -48,8 +48,15 @@ def scoring_engine(spec: Any) -> Any:
 class Chooser:
     """Ranking, categories and browsing over ``tree``, restricted to the ``names`` the agent has."""
 
-    def __init__(self, tree: SkillTree, scorer: LeafScorer, names: Sequence[str], *,
-                 threshold: float | None = None, temperature: float | None = None) -> None:
+    def __init__(
+        self,
+        tree: SkillTree,
+        scorer: LeafScorer,
+        names: Sequence[str],
+        *,
+        threshold: float | None = None,
+        temperature: float | None = None,
+    ) -> None:
         self.tree = tree
         self.scorer = scorer
         self.names = list(names)
@@ -60,9 +67,17 @@ class Chooser:
         self._mine: tuple[Any, Any] | None = None  # positions of the agent's skills in the scorer's index
 
     @classmethod
-    def for_skills(cls, skills: Sequence[Skill], engine: Any, *, tree: SkillTree | None = None, scorer: Any = None,
-                   examples: str = "centroid", threshold: float | None = None,
-                   temperature: float | None = None) -> Chooser:
+    def for_skills(
+        cls,
+        skills: Sequence[Skill],
+        engine: Any,
+        *,
+        tree: SkillTree | None = None,
+        scorer: Any = None,
+        examples: str = "centroid",
+        threshold: float | None = None,
+        temperature: float | None = None,
+    ) -> Chooser:
         """A chooser over ``tree`` when it holds every skill (a workspace's), else over a tree built from them.
 
         ``scorer`` (a :class:`LeafScorer` over ``tree``, e.g. the learned router's) ranks when given.
@@ -141,9 +156,13 @@ def built_tree(skills: Sequence[Skill], engine: Any) -> SkillTree:
     except Exception as exc:  # noqa: BLE001 - a flat tree still reaches every skill
         log.warning("the skill tree could not be built, listing skills flat: %s: %s", type(exc).__name__, exc)
         return flat_tree([(s.name, describe_for_search(s)) for s in skills])
-    categories = {c["name"]: Category(c["name"], c.get("description", ""), c.get("parent", "")) for c in data["categories"]}
-    leaves = {e["name"]: SkillManifest(name=e["name"], category=e["category"], description=e["description"])
-              for e in data["skills"]}
+    categories = {
+        c["name"]: Category(c["name"], c.get("description", ""), c.get("parent", "")) for c in data["categories"]
+    }
+    leaves = {
+        e["name"]: SkillManifest(name=e["name"], category=e["category"], description=e["description"])
+        for e in data["skills"]
+    }
     return SkillTree(categories, leaves)
 
 

@@ -42,7 +42,9 @@ class AgentSettings:
         _positive("max_response_tokens", self.max_response_tokens)
         _positive("max_rounds", self.max_rounds)
         timeout = self.tool_timeout
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+        ):
             raise AgentConfigError("tool_timeout must be a number of seconds above 0, or None")
         if self.tool_result_max_tokens is not None:
             _positive("tool_result_max_tokens", self.tool_result_max_tokens)
@@ -129,8 +131,16 @@ class TurnConfig:
     compaction: Compaction | None = None
 
     @classmethod
-    def build(cls, *, tools: Mapping[str, AgentTool], output: OutputSpec | None, system_prompt: str,
-              specs: tuple[ToolSpec, ...] | None = None, schema_tokens: int | None = None, **settings: Any) -> TurnConfig:
+    def build(
+        cls,
+        *,
+        tools: Mapping[str, AgentTool],
+        output: OutputSpec | None,
+        system_prompt: str,
+        specs: tuple[ToolSpec, ...] | None = None,
+        schema_tokens: int | None = None,
+        **settings: Any,
+    ) -> TurnConfig:
         """The config for ``tools``; ``specs`` and ``schema_tokens`` may come precomputed (the agent keeps them)."""
         if specs is None or schema_tokens is None:
             specs = tuple(t.to_tool_schema() for t in tools.values())
@@ -144,8 +154,10 @@ class TurnConfig:
         system_tokens = estimate_tokens(system_prompt)
         budget = settings.get("budget")
         if budget is not None and budget.system_tokens is not None and system_tokens > budget.system_tokens:
-            raise AgentConfigError(f"the system prompt is about {system_tokens} tokens, over the budget's "
-                                   f"system_tokens ({budget.system_tokens})")
+            raise AgentConfigError(
+                f"the system prompt is about {system_tokens} tokens, over the budget's "
+                f"system_tokens ({budget.system_tokens})"
+            )
         return cls(
             system_tokens=system_tokens,
             system_prompt=system_prompt,
@@ -156,8 +168,9 @@ class TurnConfig:
             **settings,
         )
 
-    def extended(self, *, system: str = "", tools: Mapping[str, AgentTool] | None = None,
-                 pre_hooks: tuple[PreToolHook, ...] = ()) -> TurnConfig:
+    def extended(
+        self, *, system: str = "", tools: Mapping[str, AgentTool] | None = None, pre_hooks: tuple[PreToolHook, ...] = ()
+    ) -> TurnConfig:
         """This config with more system prompt text, more tools and earlier pre-hooks (a session's round view).
 
         ``final_result`` stays the last spec; the hooks given run before the agent's own.
@@ -182,5 +195,9 @@ class TurnConfig:
 
     def result_cap(self, tool: AgentTool | None) -> int | None:
         """The token cap for ``tool``'s results: its own, else the agent's."""
-        cap = tool.max_result_tokens if tool is not None and tool.max_result_tokens is not None else self.tool_result_max_tokens
+        cap = (
+            tool.max_result_tokens
+            if tool is not None and tool.max_result_tokens is not None
+            else self.tool_result_max_tokens
+        )
         return self.budget.result_cap(cap) if self.budget is not None else cap

@@ -35,8 +35,12 @@ class Conversation:
         message_size = message_tokens(UserMessage(content=message))
         room = settings.max_tokens - settings.max_response_tokens - message_size
         if config.budget is not None:
-            capped = config.budget.history_room(system=config.system_tokens, schemas=config.schema_tokens if config.specs else 0,
-                                                message=message_size, response=settings.max_response_tokens)
+            capped = config.budget.history_room(
+                system=config.system_tokens,
+                schemas=config.schema_tokens if config.specs else 0,
+                message=message_size,
+                response=settings.max_response_tokens,
+            )
             room = room if capped is None else min(room, capped)
         if self.memory is not None:
             turns = self.memory.recent_turns(max(room, 0))

@@ -80,7 +80,7 @@ def cap_result(text: str, max_tokens: int | None) -> str:
     tail = limit - head
     cut = len(text) - head - tail
     marker = f"\n[... {cut} characters cut here: the result was over the {max_tokens}-token limit ...]\n"
-    return f"{text[:head]}{marker}{text[len(text) - tail:]}"
+    return f"{text[:head]}{marker}{text[len(text) - tail :]}"
 
 
 class ToolExecutor:
@@ -107,7 +107,9 @@ class ToolExecutor:
 
     # -- a batch -------------------------------------------------------------
 
-    async def run_batch(self, calls: Sequence[ToolCall], outcomes: list[Outcome]) -> AsyncIterator[ToolStarted | ToolFinished]:
+    async def run_batch(
+        self, calls: Sequence[ToolCall], outcomes: list[Outcome]
+    ) -> AsyncIterator[ToolStarted | ToolFinished]:
         """Run ``calls``; yield their events; leave their outcomes in ``outcomes``, in call order."""
         slots: list[Outcome | None] = [None] * len(calls)
         admitted, cut = self._admit(calls, slots)
@@ -127,15 +129,20 @@ class ToolExecutor:
                             yield event
                     index += 1
                     continue
-            run = self._run_group([admitted[index]], slots) if _forwards(tool) else self._run_one(position, call, tool, slots)
+            run = (
+                self._run_group([admitted[index]], slots)
+                if _forwards(tool)
+                else self._run_one(position, call, tool, slots)
+            )
             async with aclosing(run) as events:
                 async for event in events:
                     yield event
             index += 1
         outcomes.extend(o for o in slots if o is not None)
 
-    def _admit(self, calls: Sequence[ToolCall], slots: list[Outcome | None]
-               ) -> tuple[list[tuple[int, ToolCall, AgentTool | None]], list[Outcome]]:
+    def _admit(
+        self, calls: Sequence[ToolCall], slots: list[Outcome | None]
+    ) -> tuple[list[tuple[int, ToolCall, AgentTool | None]], list[Outcome]]:
         """Settle what needs no running (final_result, calls cut by the limit); the rest, in order."""
         left = self.pool.tool_calls_left()
         admitted: list[tuple[int, ToolCall, AgentTool | None]] = []
@@ -144,8 +151,12 @@ class ToolExecutor:
             if self.final_result is not None and call.name == FINAL_RESULT:
                 slots[position] = self.final_result(call)
             elif left is not None and len(admitted) >= left:
-                outcome = Outcome(call, "Error: not run: this run's tool call limit is reached; no more tool calls will run.",
-                                  is_error=True, counted=False)
+                outcome = Outcome(
+                    call,
+                    "Error: not run: this run's tool call limit is reached; no more tool calls will run.",
+                    is_error=True,
+                    counted=False,
+                )
                 slots[position] = outcome
                 cut.append(outcome)
             else:
@@ -155,8 +166,9 @@ class ToolExecutor:
             self.pool.refuse(len(cut))
         return admitted, cut
 
-    async def _run_one(self, position: int, call: ToolCall, tool: AgentTool | None,
-                       slots: list[Outcome | None]) -> AsyncIterator[Any]:
+    async def _run_one(
+        self, position: int, call: ToolCall, tool: AgentTool | None, slots: list[Outcome | None]
+    ) -> AsyncIterator[Any]:
         """One call, inline; events it forwards are held and yielded before its ``ToolFinished``."""
         ready = await self._prepare(call, tool)
         held: list[Any] = []
@@ -170,8 +182,9 @@ class ToolExecutor:
             yield event
         yield self.finished_event(outcome)
 
-    async def _run_group(self, group: list[tuple[int, ToolCall, AgentTool | None]],
-                         slots: list[Outcome | None]) -> AsyncIterator[ToolStarted | ToolFinished]:
+    async def _run_group(
+        self, group: list[tuple[int, ToolCall, AgentTool | None]], slots: list[Outcome | None]
+    ) -> AsyncIterator[ToolStarted | ToolFinished]:
         events: asyncio.Queue[ToolStarted | ToolFinished | None] = asyncio.Queue()
         limit = asyncio.Semaphore(READ_CONCURRENCY)
 
@@ -213,10 +226,14 @@ class ToolExecutor:
             listed = ", ".join(names[:_LISTED_NAMES]) + (", ..." if len(names) > _LISTED_NAMES else "")
             return self._refused(call, f"Error: unknown tool {call.name!r}. Available tools: {listed or 'none'}.")
         if not call.arguments_valid:
-            return self._refused(call, f"Error: the arguments for {call.name} were not a JSON object: {call.raw_arguments[:200]}")
+            return self._refused(
+                call, f"Error: the arguments for {call.name} were not a JSON object: {call.raw_arguments[:200]}"
+            )
         value, error = tool.parse_input(call.arguments)
         if error:
-            return self._refused(call, f"Error: invalid input for {call.name}: {error}. Fix the input and call it again.")
+            return self._refused(
+                call, f"Error: invalid input for {call.name}: {error}. Fix the input and call it again."
+            )
         tool_input = call.arguments
         verdict_asks = False
         if config.pre_hooks:
@@ -226,7 +243,9 @@ class ToolExecutor:
             tool_input = verdict.tool_input
             verdict_asks = verdict.decision == "ask"
         if tool.requires_approval or verdict_asks:
-            decision = await ask_approval(config.approval, ApprovalRequest(tool_call_id=call.id, name=call.name, tool_input=tool_input))
+            decision = await ask_approval(
+                config.approval, ApprovalRequest(tool_call_id=call.id, name=call.name, tool_input=tool_input)
+            )
             if not decision.approved:
                 return self._refused(call, f"Denied: {decision.reason or 'the call was not approved'}")
             if decision.updated_input is not None:
@@ -244,8 +263,12 @@ class ToolExecutor:
         config, tool, call = self.config, ready.tool, ready.call
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
-        context = RunContext(self.pool, self.scope, ToolCallContext(call.id, call.name, emit, self._add_child),
-                             subagent=current_run().subagent)
+        context = RunContext(
+            self.pool,
+            self.scope,
+            ToolCallContext(call.id, call.name, emit, self._add_child),
+            subagent=current_run().subagent,
+        )
         try:
             with running(context):
                 text = result_text(await self._call(tool, ready.value, timeout))
@@ -259,7 +282,10 @@ class ToolExecutor:
                 text = await run_post_hooks(config.post_hooks, call.name, ready.tool_input, text)
             except Exception as exc:  # noqa: BLE001 - fail closed: the output it was to vet is withheld
                 log.warning("post-tool hook failed on %s: %s", call.name, exc)
-                return self._failed(call, f"Error: a post-tool hook failed on {call.name} ({type(exc).__name__}); its result is withheld.")
+                return self._failed(
+                    call,
+                    f"Error: a post-tool hook failed on {call.name} ({type(exc).__name__}); its result is withheld.",
+                )
         fire(config.callbacks, "on_tool_end", call.name, ready.tool_input, text)
         return Outcome(call, cap_result(text, config.result_cap(tool)), ran=True, digest=hash(text))
 
@@ -289,12 +315,24 @@ class ToolExecutor:
     # -- events --------------------------------------------------------------
 
     def _started(self, ready: _Ready) -> ToolStarted:
-        return ToolStarted(turn_id=self.turn_id, parent_tool_call_id=self.parent,
-                           tool_call_id=ready.call.id, name=ready.call.name, tool_input=ready.tool_input)
+        return ToolStarted(
+            turn_id=self.turn_id,
+            parent_tool_call_id=self.parent,
+            tool_call_id=ready.call.id,
+            name=ready.call.name,
+            tool_input=ready.tool_input,
+        )
 
     def finished_event(self, outcome: Outcome) -> ToolFinished:
-        return ToolFinished(turn_id=self.turn_id, parent_tool_call_id=self.parent, tool_call_id=outcome.call.id,
-                            name=outcome.call.name, result=outcome.content, is_error=outcome.is_error, ran=outcome.ran)
+        return ToolFinished(
+            turn_id=self.turn_id,
+            parent_tool_call_id=self.parent,
+            tool_call_id=outcome.call.id,
+            name=outcome.call.name,
+            result=outcome.content,
+            is_error=outcome.is_error,
+            ran=outcome.ran,
+        )
 
 
 def _forwards(tool: AgentTool | None) -> bool:

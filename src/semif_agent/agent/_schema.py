@@ -19,11 +19,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 _SECTIONS = {
-    "args": "params", "arguments": "params", "parameters": "params", "params": "params",
-    "keyword args": "params", "keyword arguments": "params", "other parameters": "params",
-    "returns": "other", "return": "other", "yields": "other", "raises": "other", "examples": "other",
-    "example": "other", "notes": "other", "note": "other", "see also": "other", "attributes": "other",
-    "references": "other", "warnings": "other",
+    "args": "params",
+    "arguments": "params",
+    "parameters": "params",
+    "params": "params",
+    "keyword args": "params",
+    "keyword arguments": "params",
+    "other parameters": "params",
+    "returns": "other",
+    "return": "other",
+    "yields": "other",
+    "raises": "other",
+    "examples": "other",
+    "example": "other",
+    "notes": "other",
+    "note": "other",
+    "see also": "other",
+    "attributes": "other",
+    "references": "other",
+    "warnings": "other",
 }
 _GOOGLE_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _NUMPY_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")
@@ -69,8 +83,9 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(summary).strip(), {k: v for k, v in params.items() if v}
 
 
-def _param_line(line: str, stripped: str, indent: int, numpy: bool, params: dict[str, str],
-                current: str | None, entry_indent: int) -> tuple[str | None, int]:
+def _param_line(
+    line: str, stripped: str, indent: int, numpy: bool, params: dict[str, str], current: str | None, entry_indent: int
+) -> tuple[str | None, int]:
     if numpy:
         if indent == 0:
             match = _NUMPY_ENTRY.match(stripped)
@@ -97,7 +112,9 @@ class SignatureModel(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=(), arbitrary_types_allowed=True)
 
 
-def signature_model(fn: Callable[..., Any], name: str, param_docs: dict[str, str]) -> tuple[type[BaseModel], tuple[str, ...]]:
+def signature_model(
+    fn: Callable[..., Any], name: str, param_docs: dict[str, str]
+) -> tuple[type[BaseModel], tuple[str, ...]]:
     """A pydantic model of ``fn``'s parameters, and the names of its positional-only ones."""
     signature = inspect.signature(fn)
     try:
@@ -161,8 +178,13 @@ def format_validation_error(exc: ValidationError) -> str:
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "number": (int, float), "integer": (int,), "boolean": (bool,),
-    "array": (list, tuple), "object": (dict,), "null": (type(None),),
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
 }
 
 

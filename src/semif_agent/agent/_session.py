@@ -114,14 +114,18 @@ class AgentSession:
             if skill.activation == "always":
                 clash = [name for name in skill.tool_names if name in always]
                 if clash:
-                    raise ToolNameCollisionError(f"tool {clash[0]!r} of always-on skill {skill.name!r} is also a tool "
-                                                 f"of always-on skill {always[clash[0]]!r}")
+                    raise ToolNameCollisionError(
+                        f"tool {clash[0]!r} of always-on skill {skill.name!r} is also a tool "
+                        f"of always-on skill {always[clash[0]]!r}"
+                    )
                 always.update((name, skill.name) for name in skill.tool_names)
             registry.register(skill)
             if allow_scripts:
                 registry.allow_scripts(skill.name)
 
-    def load_skills(self, path: Any, taken: Mapping[str, str], *, allow_scripts: bool = False, workspace: Any = None) -> list[str]:
+    def load_skills(
+        self, path: Any, taken: Mapping[str, str], *, allow_scripts: bool = False, workspace: Any = None
+    ) -> list[str]:
         _claim(SKILL_META_TOOLS, taken)
         registry = self.skill_registry()
         if workspace is not None:
@@ -134,8 +138,12 @@ class AgentSession:
                 _claim([SEARCH_TOOLS], taken)
             self.deferred.add(tools)
 
-    def add_subagents(self, spawn: Callable[[SubagentDefinition], Delegate], definitions: list[SubagentDefinition],
-                      taken: Mapping[str, str]) -> None:
+    def add_subagents(
+        self,
+        spawn: Callable[[SubagentDefinition], Delegate],
+        definitions: list[SubagentDefinition],
+        taken: Mapping[str, str],
+    ) -> None:
         """Register subagents; ``spawn`` builds a definition's agent on its first task."""
         _claim([TASK], taken)
         if self.subagents is None:
@@ -197,8 +205,9 @@ class AgentSession:
         self._cache = (base, key, config)
         return config
 
-    def _skills_view(self, skills: SkillRegistry, shortlist: tuple[str, ...], parts: list[str],
-                     tools: dict[str, AgentTool]) -> tuple[Any, ...]:
+    def _skills_view(
+        self, skills: SkillRegistry, shortlist: tuple[str, ...], parts: list[str], tools: dict[str, AgentTool]
+    ) -> tuple[Any, ...]:
         instructions = skills.instructions_prompt()
         if instructions:
             parts.append(f"{ACTIVE_HEADER}\n{instructions}")
@@ -262,4 +271,6 @@ class AgentSession:
 def _claim(names: Iterable[str], taken: Mapping[str, str]) -> None:
     for name in names:
         if name in taken:
-            raise ToolNameCollisionError(f"tool name {name!r} is already used by {taken[name]}; tool names must be unique")
+            raise ToolNameCollisionError(
+                f"tool name {name!r} is already used by {taken[name]}; tool names must be unique"
+            )

@@ -30,5 +30,11 @@ def skill_from_tools(
         from .skills import Skill  # type: ignore[import-not-found]  # the skills half of the agent
     except ImportError:
         return list(tools)
-    return Skill(name=name, description=description, instructions=instructions, tools=tuple(tools),
-                 activation=activation, tags=tuple(tags))
+    return Skill(
+        name=name,
+        description=description,
+        instructions=instructions,
+        tools=tuple(tools),
+        activation=activation,
+        tags=tuple(tags),
+    )

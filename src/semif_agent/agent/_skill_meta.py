@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgumentError
+from ._schema import model_schema
 from .errors import AgentError
 from .hooks import HookResult, PreToolHook
-from ._schema import model_schema
 from .tools import AgentTool
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ class _ReadInput(BaseModel):
 
 class _RunInput(BaseModel):
     name: str = Field(description="The (active) skill's name.")
-    script: str = Field(default="", description="The script's path inside the skill folder; empty for the skill's default script.")
+    script: str = Field(
+        default="", description="The script's path inside the skill folder; empty for the skill's default script."
+    )
     args: list[str] = Field(default_factory=list, description="Command-line arguments for the script.")
 
 
@@ -72,15 +74,19 @@ def activate_tool(registry: SkillRegistry, offered: Iterable[str]) -> AgentTool:
     async def activate_skill(name: str) -> str:
         skill = registry.get(name)
         if skill is None:
-            raise InvalidArgumentError(f"no skill named {name!r}; look for one with search_skills, or use a listed name")
+            raise InvalidArgumentError(
+                f"no skill named {name!r}; look for one with search_skills, or use a listed name"
+            )
         if skill.activation == "always":
             return f"Skill {name!r} is always active: its instructions are already in your system prompt."
         if registry.is_active(name):
             return f"Skill {name!r} is already active."
         registry.activate(name)
         registry.discovery.record_activation(name, names)
-        lines = [f"Skill {name!r} is now active. Its instructions are in your system prompt "
-                 f'(<skill_content name="{name}">): read them and follow them.']
+        lines = [
+            f"Skill {name!r} is now active. Its instructions are in your system prompt "
+            f'(<skill_content name="{name}">): read them and follow them.'
+        ]
         if skill.tools:
             lines.append(f"Its tools are now available: {', '.join(skill.tool_names)}.")
         if skill.allowed_tools:
@@ -91,9 +97,12 @@ def activate_tool(registry: SkillRegistry, offered: Iterable[str]) -> AgentTool:
         return "\n".join(lines)
 
     return AgentTool(
-        name=ACTIVATE_SKILL, fn=activate_skill, input_model=_ActivateInput, input_schema=schema,
+        name=ACTIVATE_SKILL,
+        fn=activate_skill,
+        input_model=_ActivateInput,
+        input_schema=schema,
         description="Activate a skill by name: its instructions (and tools) become available for the rest of the conversation. "
-                    "Activate the skill whose description matches the task before doing the task.",
+        "Activate the skill whose description matches the task before doing the task.",
     )
 
 
@@ -101,22 +110,33 @@ def read_file_tool(registry: SkillRegistry) -> AgentTool:
     async def read_skill_file(name: str, path: str) -> str:
         return registry.read_file(name, path)
 
-    return AgentTool(name=READ_SKILL_FILE, fn=read_skill_file, input_model=_ReadInput, read_only=True,
-                     input_schema=model_schema(_ReadInput),
-                     description="Read a file inside a skill's folder (a reference, template or script its instructions mention).")
+    return AgentTool(
+        name=READ_SKILL_FILE,
+        fn=read_skill_file,
+        input_model=_ReadInput,
+        read_only=True,
+        input_schema=model_schema(_ReadInput),
+        description="Read a file inside a skill's folder (a reference, template or script its instructions mention).",
+    )
 
 
 def run_script_tool(registry: SkillRegistry) -> AgentTool:
     async def run_skill_script(name: str, script: str = "", args: list[str] | None = None) -> str:
         result = await registry.run_script(name, script, args or ())
-        report = json.dumps({"exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}, ensure_ascii=False)
+        report = json.dumps(
+            {"exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}, ensure_ascii=False
+        )
         if not result.ok:
             raise AgentError(f"the script failed ({result.error_type}): {report}")
         return report
 
-    return AgentTool(name=RUN_SKILL_SCRIPT, fn=run_skill_script, input_model=_RunInput,
-                     input_schema=model_schema(_RunInput),
-                     description="Run a script of an active skill in a sandbox (its instructions say which, and with what arguments).")
+    return AgentTool(
+        name=RUN_SKILL_SCRIPT,
+        fn=run_skill_script,
+        input_model=_RunInput,
+        input_schema=model_schema(_RunInput),
+        description="Run a script of an active skill in a sandbox (its instructions say which, and with what arguments).",
+    )
 
 
 def allowed_tools_hook(restrictions: Mapping[str, tuple[str, ...]], exempt: Iterable[str]) -> PreToolHook:
@@ -130,9 +150,13 @@ def allowed_tools_hook(restrictions: Mapping[str, tuple[str, ...]], exempt: Iter
     def allowed_tools_gate(name: str, tool_input: dict) -> HookResult | None:
         if name in free or any(fnmatch.fnmatchcase(name.casefold(), base) for base in bases):
             return None
-        return HookResult(decision="deny", reason=(
-            f"tool {name!r} is not allowed while skill {skills} {verb} active "
-            f"(allowed-tools: {' '.join(patterns)}); use one of the allowed tools."))
+        return HookResult(
+            decision="deny",
+            reason=(
+                f"tool {name!r} is not allowed while skill {skills} {verb} active "
+                f"(allowed-tools: {' '.join(patterns)}); use one of the allowed tools."
+            ),
+        )
 
     return allowed_tools_gate
 

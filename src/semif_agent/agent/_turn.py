@@ -133,15 +133,21 @@ class Turn(SessionSteps):
             self.pool = inherited.child(self.config.limits)
             if self.pool.breach() is not None:
                 self.wrap_reason = "usage_limit"  # started on a spent run: straight to the wrap-up
-        self._executor = ToolExecutor(self.config, pool=self.pool, turn_id=self.id, parent_tool_call_id=self.parent,
-                                      final_result=self._final_result if self.config.tool_output else None,
-                                      scope=effective_scope(self.config.scope),
-                                      on_child=self.children.append)
+        self._executor = ToolExecutor(
+            self.config,
+            pool=self.pool,
+            turn_id=self.id,
+            parent_tool_call_id=self.parent,
+            final_result=self._final_result if self.config.tool_output else None,
+            scope=effective_scope(self.config.scope),
+            on_child=self.children.append,
+        )
         try:
             yield self._event(TurnStarted)
             if self._base.session is not None:
-                self._prepared = await self._base.session.prepare(self.message, run_id=turn_run_id(self.id),
-                                                                  model=getattr(self.provider, "model_id", None))
+                self._prepared = await self._base.session.prepare(
+                    self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
+                )
             async with aclosing(self._rounds()) as rounds:
                 async for event in rounds:
                     yield event
@@ -190,7 +196,11 @@ class Turn(SessionSteps):
                     async for event in tool_events:
                         yield event
                 for outcome in outcomes:
-                    self._append(ToolResultMessage(tool_call_id=outcome.call.id, content=outcome.content, is_error=outcome.is_error))
+                    self._append(
+                        ToolResultMessage(
+                            tool_call_id=outcome.call.id, content=outcome.content, is_error=outcome.is_error
+                        )
+                    )
             await self._step_hooks("post_step", index)
             usage = self._round_usage(index, response, outcomes, prompt_tokens)
             self.rounds.append(usage)
@@ -206,7 +216,9 @@ class Turn(SessionSteps):
             breach = self.pool.breach()
             if breach is not None:
                 self.breach, self.wrap_reason = breach, "usage_limit"
-                yield self._event(UsageLimitReached, kind=breach.kind, used=breach.used, limit=breach.limit, scope=breach.scope)
+                yield self._event(
+                    UsageLimitReached, kind=breach.kind, used=breach.used, limit=breach.limit, scope=breach.scope
+                )
         self.stopped_by = self.wrap_reason or "max_rounds"  # pragma: no cover - the last round always ends the turn
 
     async def _model_call(self, final: bool) -> AsyncIterator[TextDelta]:
@@ -220,9 +232,11 @@ class Turn(SessionSteps):
                 elif kind == "stop":
                     self._response = chunk.response
         if self._response is None:
-            raise StreamInterruptedError("the model's stream ended without its answer",
-                                         provider=str(getattr(self.provider, "provider_name", "")),
-                                         model=str(getattr(self.provider, "model_id", "")))
+            raise StreamInterruptedError(
+                "the model's stream ended without its answer",
+                provider=str(getattr(self.provider, "provider_name", "")),
+                model=str(getattr(self.provider, "model_id", "")),
+            )
 
     def _request(self, final: bool) -> ModelRequest:
         """This round's request: the typed messages as they stand (none normalised again), tools, options."""
@@ -237,10 +251,17 @@ class Turn(SessionSteps):
         options: dict[str, Any] = {}
         if config.context_management and "context_management" in supported_options(self.provider):
             options["context_management"] = dict(config.context_management)
-        return ModelRequest(messages=tuple(self.messages), tools=config.specs, tool_choice=tool_choice,
-                            max_tokens=config.max_response_tokens, options=options)
+        return ModelRequest(
+            messages=tuple(self.messages),
+            tools=config.specs,
+            tool_choice=tool_choice,
+            max_tokens=config.max_response_tokens,
+            options=options,
+        )
 
-    async def _tool_phase(self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]) -> AsyncIterator[Any]:
+    async def _tool_phase(
+        self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]
+    ) -> AsyncIterator[Any]:
         executor = self._executor
         assert executor is not None
         if not final:
@@ -277,8 +298,10 @@ class Turn(SessionSteps):
             if value is not None:
                 self.output = value
                 return self.wrap_reason or "stop"
-            retry = (f"[system] Your answer does not match the required JSON schema: {error}. "
-                     "Answer again with only a JSON object that matches it.")
+            retry = (
+                f"[system] Your answer does not match the required JSON schema: {error}. "
+                "Answer again with only a JSON object that matches it."
+            )
         else:
             retry = _OUTPUT_NUDGE
         self.output_failures += 1
@@ -299,8 +322,13 @@ class Turn(SessionSteps):
             value, error = None, "the arguments were not a JSON object"
         if value is None:
             self.output_failures += 1
-            return Outcome(call, f"Error: the final answer does not match the schema: {error}. "
-                                 "Call final_result again with a corrected answer.", is_error=True, counted=False)
+            return Outcome(
+                call,
+                f"Error: the final answer does not match the schema: {error}. "
+                "Call final_result again with a corrected answer.",
+                is_error=True,
+                counted=False,
+            )
         self.output = value
         return Outcome(call, "Final answer recorded.", counted=False)
 
@@ -319,7 +347,11 @@ class Turn(SessionSteps):
         if self.wrap_reason == "usage_limit":
             if self.breach is None:
                 return "this run's usage limit is reached"
-            used = f"${self.breach.used:.4f} of ${self.breach.limit:.4f}" if self.breach.kind == "cost" else f"{self.breach.used} of {self.breach.limit}"
+            used = (
+                f"${self.breach.used:.4f} of ${self.breach.limit:.4f}"
+                if self.breach.kind == "cost"
+                else f"{self.breach.used} of {self.breach.limit}"
+            )
             return f"the usage limit is reached ({self.breach.kind.replace('_', ' ')}: {used})"
         if self.wrap_reason == "stuck":
             return "repeated identical tool calls are making no progress"
@@ -344,14 +376,30 @@ class Turn(SessionSteps):
         schema_tokens = self.config.schema_tokens if self.config.specs else 0
         cost = usage.cost_usd or 0.0
         if usage.total_tokens:
-            return RoundUsage(round=index, prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
-                              cache_creation_tokens=usage.cache_write_tokens, cache_read_tokens=usage.cache_read_tokens,
-                              tool_schema_tokens=schema_tokens, tool_result_tokens=result_tokens, tool_calls=counted,
-                              cost_usd=cost)
-        completion = estimate_tokens(response.text) + sum(estimate_tokens(c.arguments_json()) for c in response.tool_calls)
-        return RoundUsage(round=index, prompt_tokens=prompt_tokens, completion_tokens=completion,
-                          tool_schema_tokens=schema_tokens, tool_result_tokens=result_tokens, tool_calls=counted,
-                          cost_usd=cost, estimated=True)
+            return RoundUsage(
+                round=index,
+                prompt_tokens=usage.input_tokens,
+                completion_tokens=usage.output_tokens,
+                cache_creation_tokens=usage.cache_write_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                tool_schema_tokens=schema_tokens,
+                tool_result_tokens=result_tokens,
+                tool_calls=counted,
+                cost_usd=cost,
+            )
+        completion = estimate_tokens(response.text) + sum(
+            estimate_tokens(c.arguments_json()) for c in response.tool_calls
+        )
+        return RoundUsage(
+            round=index,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion,
+            tool_schema_tokens=schema_tokens,
+            tool_result_tokens=result_tokens,
+            tool_calls=counted,
+            cost_usd=cost,
+            estimated=True,
+        )
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -372,8 +420,13 @@ class Turn(SessionSteps):
         if self._open_round is not None:
             fire(self.config.callbacks, "on_round_end", self._open_round)
             self._open_round = None
-        self.diagnostics = TurnDiagnostics(turn_id=self.id, rounds=tuple(self.rounds), children=tuple(self.children),
-                                           stopped_by=self.stopped_by or "error", error=self.error)
+        self.diagnostics = TurnDiagnostics(
+            turn_id=self.id,
+            rounds=tuple(self.rounds),
+            children=tuple(self.children),
+            stopped_by=self.stopped_by or "error",
+            error=self.error,
+        )
         if self._on_finish is not None:
             self._on_finish(self)
 

@@ -71,8 +71,13 @@ class SessionSteps:
         results = await session.run_hooks(hook_type, ("--turn", self.id, "--round", str(index)))
         for skill, result in results.items():
             if not result.ok:
-                log.warning("the %s hook of skill %r failed (%s): %s", hook_type, skill, result.error_type,
-                            result.stderr.strip()[-500:])
+                log.warning(
+                    "the %s hook of skill %r failed (%s): %s",
+                    hook_type,
+                    skill,
+                    result.error_type,
+                    result.stderr.strip()[-500:],
+                )
 
     def _refresh(self) -> None:
         """Take the round's config from the session (the same object when nothing changed)."""
@@ -113,16 +118,20 @@ class SessionSteps:
             return
         yield self._event(CompactionStarted)
         try:
-            summary, cost = await compaction.summarize(working[:cut], self.provider, max_tokens=self.config.max_response_tokens)
+            summary, cost = await compaction.summarize(
+                working[:cut], self.provider, max_tokens=self.config.max_response_tokens
+            )
         except Exception as exc:  # noqa: BLE001 - the turn goes on uncompacted
             log.warning("compaction failed, the messages stay as they are: %s: %s", type(exc).__name__, exc)
             self._compaction_failed = True
             yield self._event(CompactionFinished, tokens_before=before, tokens_after=before)
             return
-        self._extra = CompactionCost(self._extra.prompt_tokens + cost.prompt_tokens,
-                                     self._extra.completion_tokens + cost.completion_tokens,
-                                     self._extra.cost_usd + cost.cost_usd)
-        self.messages[first:first + cut] = [summary_message(summary)]
+        self._extra = CompactionCost(
+            self._extra.prompt_tokens + cost.prompt_tokens,
+            self._extra.completion_tokens + cost.completion_tokens,
+            self._extra.cost_usd + cost.cost_usd,
+        )
+        self.messages[first : first + cut] = [summary_message(summary)]
         self.start = first
         self.compacted = True
         self._tokens = sum(message_tokens(m) for m in self.messages)
@@ -134,6 +143,10 @@ class SessionSteps:
         extra, self._extra = self._extra, CompactionCost()
         if extra == CompactionCost():
             return usage
-        return usage.model_copy(update={"prompt_tokens": usage.prompt_tokens + extra.prompt_tokens,
-                                        "completion_tokens": usage.completion_tokens + extra.completion_tokens,
-                                        "cost_usd": usage.cost_usd + extra.cost_usd})
+        return usage.model_copy(
+            update={
+                "prompt_tokens": usage.prompt_tokens + extra.prompt_tokens,
+                "completion_tokens": usage.completion_tokens + extra.completion_tokens,
+                "cost_usd": usage.cost_usd + extra.cost_usd,
+            }
+        )

@@ -102,7 +102,9 @@ class Agent:
         tool_timeout: float | None = None,
         tool_result_max_tokens: int | None = 10_000,
     ) -> None:
-        self._settings = AgentSettings(max_tokens, max_response_tokens, max_rounds, tool_timeout, tool_result_max_tokens)
+        self._settings = AgentSettings(
+            max_tokens, max_response_tokens, max_rounds, tool_timeout, tool_result_max_tokens
+        )
         self.model_choice: ModelChoice | None = None
         if model is None and llm is None:
             self.model_choice = default_model()
@@ -142,15 +144,18 @@ class Agent:
         """Limit what each turn (and every subagent turn inside it) may spend: see :class:`UsageLimits`."""
         return self._set(limits=limits if isinstance(limits, UsageLimits) else UsageLimits(**dict(limits)))
 
-    def with_hooks(self, *, pre_tool_use: Sequence[PreToolHook] | None = None,
-                   post_tool_use: Sequence[PostToolHook] | None = None) -> Agent:
+    def with_hooks(
+        self, *, pre_tool_use: Sequence[PreToolHook] | None = None, post_tool_use: Sequence[PostToolHook] | None = None
+    ) -> Agent:
         """Add hooks around tool calls (see :mod:`semif_agent.agent.hooks`)."""
         for hook in [*(pre_tool_use or ()), *(post_tool_use or ())]:
             if not callable(hook):
                 raise AgentConfigError(f"a hook must be callable, got {type(hook).__name__}")
         options = self._options
-        return self._set(pre_hooks=(*options.pre_hooks, *(pre_tool_use or ())),
-                         post_hooks=(*options.post_hooks, *(post_tool_use or ())))
+        return self._set(
+            pre_hooks=(*options.pre_hooks, *(pre_tool_use or ())),
+            post_hooks=(*options.post_hooks, *(post_tool_use or ())),
+        )
 
     def with_approval(self, callback: ApprovalCallback | None) -> Agent:
         """Set the approval callback for ``requires_approval`` tools and calls a hook sends to ``ask``."""
@@ -158,7 +163,9 @@ class Agent:
             raise AgentConfigError("the approval callback must be callable")
         return self._set(approval=callback)
 
-    def with_output_model(self, output_model: type[BaseModel], *, mode: str = "tool", max_output_retries: int = 1) -> Agent:
+    def with_output_model(
+        self, output_model: type[BaseModel], *, mode: str = "tool", max_output_retries: int = 1
+    ) -> Agent:
         """Require structured output validated by ``output_model`` (see :mod:`semif_agent.agent.output`)."""
         spec = OutputSpec.build(output_model, mode, max_output_retries)
         if spec.mode == "tool":
@@ -217,8 +224,13 @@ class Agent:
         self._session.add_skills(skills, self._tools.taken())
         return self
 
-    def with_skills_directory(self, path: str | os.PathLike[str], *, allow_scripts: bool = False,
-                              workspace: str | os.PathLike[str] | None = None) -> Agent:
+    def with_skills_directory(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        allow_scripts: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> Agent:
         """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
 
         ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder),
@@ -227,8 +239,13 @@ class Agent:
         self._session.load_skills(path, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
         return self
 
-    def with_skill_from_path(self, path: str | os.PathLike[str], *, activation: Literal["always", "on_demand"] = "on_demand",
-                             allow_scripts: bool = False) -> Agent:
+    def with_skill_from_path(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        activation: Literal["always", "on_demand"] = "on_demand",
+        allow_scripts: bool = False,
+    ) -> Agent:
         """Register the SKILL.md skill of one folder (raises when it cannot be loaded)."""
         skill = Skill.from_path(path, activation=activation)
         self._session.add_skills([skill], self._tools.taken(), allow_scripts=allow_scripts)
@@ -265,8 +282,9 @@ class Agent:
         """Summarise older messages when a turn's messages pass ``trigger_tokens`` (see :mod:`semif_agent.agent.compaction`)."""
         return self._set(compaction=Compaction.build(trigger_tokens, keep_last, compact_fn))
 
-    def as_tool(self, name: str, description: str, *, output_model: type[BaseModel] | None = None,
-                max_output_retries: int = 1) -> AgentTool:
+    def as_tool(
+        self, name: str, description: str, *, output_model: type[BaseModel] | None = None, max_output_retries: int = 1
+    ) -> AgentTool:
         """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
         return agent_tool(self, name, description, output_model, max_output_retries)
 
@@ -281,13 +299,21 @@ class Agent:
             return cached[2]
         chosen = output or options.output
         if self._conversation.memory is not None and chosen is not None and chosen.mode == "prompted":
-            raise AgentConfigError("structured output in prompted mode needs an agent without with_memory; use mode='tool'")
+            raise AgentConfigError(
+                "structured output in prompted mode needs an agent without with_memory; use mode='tool'"
+            )
         system_prompt = options.system_prompt
         if options.memory_protocol:
             system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
         config = TurnConfig.build(
-            tools=self._tools.tools, specs=self._tools.specs, schema_tokens=self._tools.schema_tokens, output=chosen,
-            system_prompt=system_prompt, session=self._session, **options.turn_fields(), **self._settings.as_dict(),
+            tools=self._tools.tools,
+            specs=self._tools.specs,
+            schema_tokens=self._tools.schema_tokens,
+            output=chosen,
+            system_prompt=system_prompt,
+            session=self._session,
+            **options.turn_fields(),
+            **self._settings.as_dict(),
         )
         if output is None:
             self._config = (options, version, config)
@@ -299,7 +325,9 @@ class Agent:
         child = Agent(definition.model or self.model, llm=None if definition.model else self.llm, **settings.as_dict())
         child.with_system_prompt(definition.system_prompt).with_tools(list(definition.tools))
         if definition.skills:
-            registry = child._session.skill_registry(catalog=self.skills.catalog, discovery=self.skills.discovery.settings)
+            registry = child._session.skill_registry(
+                catalog=self.skills.catalog, discovery=self.skills.discovery.settings
+            )
             registry.share(self.skills, [s for s in definition.skills if isinstance(s, str)])
             child.with_skills([s for s in definition.skills if isinstance(s, Skill)])
         if definition.output_model is not None:
@@ -409,7 +437,7 @@ class Agent:
         if self._options.output is None:
             raise AgentConfigError("run() and arun() need with_output_model(...); use chat() or stream() for text")
         last: Any = None
-        async for last in self.astream(message):
+        async for last in self.astream(message):  # noqa: B007 - the last event is the result
             pass
         return _output_of(last)
 
@@ -422,8 +450,10 @@ class Agent:
 
     def _refuse_sync_with_mcp(self, what: str) -> None:
         if self._mcp is not None:
-            raise AgentConfigError(f"{what} cannot be used with MCP servers: they need the async variant "
-                                   "(astream, achat or arun, then aclose or `async with agent:`)")
+            raise AgentConfigError(
+                f"{what} cannot be used with MCP servers: they need the async variant "
+                "(astream, achat or arun, then aclose or `async with agent:`)"
+            )
 
     async def aclose(self) -> None:
         """Close MCP connections and the session's resources; release the provider this agent built
@@ -464,7 +494,7 @@ def _output_of(finished: Any) -> BaseModel:
         raise finished.exception
     if finished.output is None:
         stopped = finished.diagnostics.stopped_by
-        raise OutputMissingError(f"the turn ended without valid structured output (stopped_by={stopped!r})",
-                                 diagnostics=finished.diagnostics)
+        raise OutputMissingError(
+            f"the turn ended without valid structured output (stopped_by={stopped!r})", diagnostics=finished.diagnostics
+        )
     return finished.output
-

@@ -88,8 +88,9 @@ class Compaction:
             cut -= 1
         return max(cut, 0)
 
-    async def summarize(self, messages: Sequence[Message], provider: LLMProvider, *,
-                        max_tokens: int = MIN_SUMMARY_TOKENS) -> tuple[str, CompactionCost]:
+    async def summarize(
+        self, messages: Sequence[Message], provider: LLMProvider, *, max_tokens: int = MIN_SUMMARY_TOKENS
+    ) -> tuple[str, CompactionCost]:
         """The summary of ``messages`` and what it cost (nothing for a ``compact_fn``)."""
         text = transcript(messages)
         if self.compact_fn is not None:
@@ -104,11 +105,17 @@ class Compaction:
         response = await provider.ainvoke(request, max_tokens=max(max_tokens, MIN_SUMMARY_TOKENS))
         usage = response.usage
         if usage.total_tokens:
-            cost = CompactionCost(usage.input_tokens + usage.cache_write_tokens + usage.cache_read_tokens,
-                                  usage.output_tokens, usage.cost_usd or 0.0)
+            cost = CompactionCost(
+                usage.input_tokens + usage.cache_write_tokens + usage.cache_read_tokens,
+                usage.output_tokens,
+                usage.cost_usd or 0.0,
+            )
         else:  # the provider reported nothing: estimate, as the loop does
-            cost = CompactionCost(estimate_tokens(SUMMARIZER) + estimate_tokens(text) + 8,
-                                  estimate_tokens(response.text), usage.cost_usd or 0.0)
+            cost = CompactionCost(
+                estimate_tokens(SUMMARIZER) + estimate_tokens(text) + 8,
+                estimate_tokens(response.text),
+                usage.cost_usd or 0.0,
+            )
         return response.text, cost
 
 

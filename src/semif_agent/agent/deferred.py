@@ -91,8 +91,10 @@ class DeferredTools:
         waiting = len(self.tools) - len(self.loaded_tools())
         if not waiting:
             return ""
-        return (f"## More tools\n{waiting} more tools are available but not loaded. When you need a tool you do not "
-                f"have, call {SEARCH_TOOLS} with what it should do: the tools it finds are loaded for you.")
+        return (
+            f"## More tools\n{waiting} more tools are available but not loaded. When you need a tool you do not "
+            f"have, call {SEARCH_TOOLS} with what it should do: the tools it finds are loaded for you."
+        )
 
     def tool(self) -> AgentTool:
         deferred = self
@@ -104,9 +106,14 @@ class DeferredTools:
             deferred.load(names)
             return "Loaded these tools; they are available from now on:\n" + _lines([deferred.tools[n] for n in names])
 
-        return AgentTool(name=SEARCH_TOOLS, fn=search_tools, input_model=_SearchInput, read_only=True,
-                         input_schema=model_schema(_SearchInput),
-                         description="Find and load tools that are available but not loaded yet, by what they do.")
+        return AgentTool(
+            name=SEARCH_TOOLS,
+            fn=search_tools,
+            input_model=_SearchInput,
+            read_only=True,
+            input_schema=model_schema(_SearchInput),
+            description="Find and load tools that are available but not loaded yet, by what they do.",
+        )
 
     def _ranked(self) -> Chooser:
         if self._index is None:

@@ -41,11 +41,11 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from .._text import clip
+from ..errors import InvalidArgumentError
 from ..tree.tree import SkillTree
 from ._choices import ChoiceLog, as_log
 from ._chooser import Chooser, scoring_engine
 from ._schema import model_schema
-from ..errors import InvalidArgumentError
 from .errors import AgentConfigError
 from .skills import Skill
 from .tools import AgentTool
@@ -59,15 +59,18 @@ class SkillSource(Protocol):
 
     def on_demand_skills(self) -> list[Skill]: ...
 
+
 log = logging.getLogger("semif_agent.agent")
 
 _CLOSING_TOKENS = 40  # kept for the lines that count what is not listed
 BROWSE_SKILLS = "browse_skills"
 SEARCH_SKILLS = "search_skills"
 
-HEADER = ("## Skills\nA skill holds instructions (and sometimes tools) for one kind of task. When a request "
-          "matches a skill's description, call activate_skill with its name before you act; its instructions "
-          "then appear in this prompt.")
+HEADER = (
+    "## Skills\nA skill holds instructions (and sometimes tools) for one kind of task. When a request "
+    "matches a skill's description, call activate_skill with its name before you act; its instructions "
+    "then appear in this prompt."
+)
 
 
 @dataclass(frozen=True)
@@ -177,8 +180,10 @@ class SkillDiscovery:
         settings, total = self.settings, len(built.skills)
         by_name = {s.name: s for s in built.skills}
         room = settings.prompt_budget
-        intro = (f"{HEADER}\nYou have {total} skills; not all of them are listed here. Every skill can be found "
-                 f"with {SEARCH_SKILLS}(query), or by browsing its category with {BROWSE_SKILLS}(category).")
+        intro = (
+            f"{HEADER}\nYou have {total} skills; not all of them are listed here. Every skill can be found "
+            f"with {SEARCH_SKILLS}(query), or by browsing its category with {BROWSE_SKILLS}(category)."
+        )
         parts, offered = [intro], set()
         room -= estimate_tokens(intro) + 1 + _CLOSING_TOKENS  # the closing lines always fit
 
@@ -244,8 +249,14 @@ class SkillDiscovery:
             choices.ranked = list(ranked)
             if offered:
                 chooser = self._chooser(built)
-                choices.shortlist(ranked[: self.settings.shortlist], self.descriptions(), threshold=chooser.threshold_for(message),
-                                  engine=chooser.engine_name, model=chooser.model, temperature=chooser.temperature)
+                choices.shortlist(
+                    ranked[: self.settings.shortlist],
+                    self.descriptions(),
+                    threshold=chooser.threshold_for(message),
+                    engine=chooser.engine_name,
+                    model=chooser.model,
+                    temperature=chooser.temperature,
+                )
         return offered
 
     def _preselect(self, built: _Built, message: str) -> list[tuple[str, float]]:
@@ -306,9 +317,15 @@ class SkillDiscovery:
     def _chooser(self, built: _Built) -> Chooser:
         if built.chooser is None:
             settings = self.settings
-            built.chooser = Chooser.for_skills(built.skills, self._engine_now(), tree=settings.tree, scorer=settings.scorer,
-                                               examples=settings.examples, threshold=settings.threshold,
-                                               temperature=settings.temperature)
+            built.chooser = Chooser.for_skills(
+                built.skills,
+                self._engine_now(),
+                tree=settings.tree,
+                scorer=settings.scorer,
+                examples=settings.examples,
+                threshold=settings.threshold,
+                temperature=settings.temperature,
+            )
         return built.chooser
 
     # -- tools ---------------------------------------------------------------
@@ -329,12 +346,22 @@ class SkillDiscovery:
             return "Skills that match (activate one with activate_skill):\n" + "\n".join(lines)
 
         return [
-            AgentTool(name=BROWSE_SKILLS, fn=browse_skills, input_model=_BrowseInput, read_only=True,
-                      description="List the skills and subcategories of a skill category (no category: the top-level categories).",
-                      input_schema=model_schema(_BrowseInput)),
-            AgentTool(name=SEARCH_SKILLS, fn=search_skills, input_model=_SearchInput, read_only=True,
-                      description="Find skills by what they do: describe the task in a few words.",
-                      input_schema=model_schema(_SearchInput)),
+            AgentTool(
+                name=BROWSE_SKILLS,
+                fn=browse_skills,
+                input_model=_BrowseInput,
+                read_only=True,
+                description="List the skills and subcategories of a skill category (no category: the top-level categories).",
+                input_schema=model_schema(_BrowseInput),
+            ),
+            AgentTool(
+                name=SEARCH_SKILLS,
+                fn=search_skills,
+                input_model=_SearchInput,
+                read_only=True,
+                description="Find skills by what they do: describe the task in a few words.",
+                input_schema=model_schema(_SearchInput),
+            ),
         ]
 
     # -- internals -------------------------------------------------------------
@@ -362,7 +389,9 @@ class SkillDiscovery:
 
 
 class _BrowseInput(BaseModel):
-    category: str = Field(default="", description="A category name from the skills listing or an earlier browse; empty for the top level.")
+    category: str = Field(
+        default="", description="A category name from the skills listing or an earlier browse; empty for the top level."
+    )
 
 
 class _SearchInput(BaseModel):

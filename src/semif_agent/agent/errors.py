@@ -40,8 +40,10 @@ class ArgumentValidationError(InvalidArgumentError, ValidationError):
         except KeyError:  # an error type pydantic does not know (a validator's own): keep its message
             from pydantic_core import PydanticCustomError
 
-            lines = [{"type": PydanticCustomError(line["type"], line["msg"]), "loc": line["loc"], "input": line["input"]}
-                     for line in lines]
+            lines = [
+                {"type": PydanticCustomError(line["type"], line["msg"]), "loc": line["loc"], "input": line["input"]}
+                for line in lines
+            ]
             return cls.from_exception_data(exc.title, lines)
 
     def __str__(self) -> str:

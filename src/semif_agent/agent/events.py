@@ -20,7 +20,7 @@ its output back.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, TypeAdapter
@@ -30,7 +30,7 @@ from .usage import LimitKind, LimitScope, RoundUsage, TurnDiagnostics
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class _Event(ValidatedModel):
@@ -157,8 +157,16 @@ AgentEvent: TypeAlias = Annotated[
 ]
 
 EVENT_TYPES: tuple[type[_Event], ...] = (
-    TurnStarted, RoundStarted, TextDelta, ToolStarted, ToolFinished,
-    CompactionStarted, CompactionFinished, RoundFinished, UsageLimitReached, TurnFinished,
+    TurnStarted,
+    RoundStarted,
+    TextDelta,
+    ToolStarted,
+    ToolFinished,
+    CompactionStarted,
+    CompactionFinished,
+    RoundFinished,
+    UsageLimitReached,
+    TurnFinished,
 )
 
 _adapter: TypeAdapter[Any] = TypeAdapter(AgentEvent)

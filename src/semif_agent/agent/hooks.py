@@ -100,12 +100,12 @@ def fire(callbacks: Iterable[Any], method: str, *args: Any) -> None:
             continue
         try:
             handler(*args)
-        except Exception:  # noqa: BLE001 - observers never break the loop
+        except Exception:  # observers never break the loop
             log.exception("agent callback %s.%s failed", type(callback).__name__, method)
 
 
 def _is_async(fn: Any) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - an object's async __call__
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -52,9 +52,15 @@ INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "enum": list(COMMANDS), "description": "What to do."},
-        "path": {"type": "string", "description": "A path under /memories (view, create, str_replace, insert, delete)."},
-        "view_range": {"type": "array", "items": {"type": "integer"},
-                       "description": "view: [first line, last line] (last -1: to the end)."},
+        "path": {
+            "type": "string",
+            "description": "A path under /memories (view, create, str_replace, insert, delete).",
+        },
+        "view_range": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "view: [first line, last line] (last -1: to the end).",
+        },
         "file_text": {"type": "string", "description": "create: the file's content."},
         "old_str": {"type": "string", "description": "str_replace: the text to replace (must occur exactly once)."},
         "new_str": {"type": "string", "description": "str_replace: the replacement."},
@@ -91,7 +97,7 @@ class FileMemoryBackend:
             raise MemoryToolError(OUTSIDE)
         if path != ROOT and not path.startswith(ROOT + "/"):
             raise MemoryToolError(OUTSIDE)
-        parts = [p for p in path[len(ROOT):].split("/") if p]
+        parts = [p for p in path[len(ROOT) :].split("/") if p]
         if any(p in (".", "..") for p in parts):
             raise MemoryToolError(OUTSIDE)
         current = self.root
@@ -114,8 +120,14 @@ class FileMemoryBackend:
     def execute(self, command: dict[str, Any]) -> str:
         """Run one command (the tool's input); return the result text or raise :class:`MemoryToolError`."""
         name = command.get("command")
-        handler = {"view": self._view, "create": self._create, "str_replace": self._str_replace,
-                   "insert": self._insert, "delete": self._delete, "rename": self._rename}.get(str(name))
+        handler = {
+            "view": self._view,
+            "create": self._create,
+            "str_replace": self._str_replace,
+            "insert": self._insert,
+            "delete": self._delete,
+            "rename": self._rename,
+        }.get(str(name))
         if handler is None:
             raise MemoryToolError(f"unknown command {name!r}; use one of {', '.join(COMMANDS)}")
         with self._lock:
@@ -159,7 +171,11 @@ class FileMemoryBackend:
         start, end = 1, len(lines)
         view_range = command.get("view_range")
         if view_range:
-            if not isinstance(view_range, list) or len(view_range) != 2 or not all(isinstance(n, int) for n in view_range):
+            if (
+                not isinstance(view_range, list)
+                or len(view_range) != 2
+                or not all(isinstance(n, int) for n in view_range)
+            ):
                 raise MemoryToolError("view_range must be [first line, last line]")
             start = max(1, view_range[0])
             end = len(lines) if view_range[1] == -1 else min(view_range[1], len(lines))
@@ -202,9 +218,11 @@ class FileMemoryBackend:
             raise MemoryToolError(f"no replacement was made: old_str does not occur verbatim in {path}")
         if count > 1:
             lines = sorted({content[:i].count("\n") + 1 for i in _positions(content, old)})
-            raise MemoryToolError(f"no replacement was made: old_str occurs {count} times in {path} "
-                                  f"(lines {', '.join(map(str, lines))}); make it unique")
-        line = content[:content.index(old)].count("\n")
+            raise MemoryToolError(
+                f"no replacement was made: old_str occurs {count} times in {path} "
+                f"(lines {', '.join(map(str, lines))}); make it unique"
+            )
+        line = content[: content.index(old)].count("\n")
         updated = content.replace(old, new, 1)
         self._write(target, updated)
         all_lines = updated.split("\n")
@@ -285,7 +303,9 @@ class FileMemoryBackend:
             if not current.exists():
                 current.mkdir(mode=0o700)
             elif not current.is_dir():
-                raise MemoryToolError(f"/memories/{current.relative_to(self.root).as_posix()} is a file, not a directory")
+                raise MemoryToolError(
+                    f"/memories/{current.relative_to(self.root).as_posix()} is a file, not a directory"
+                )
 
     def __repr__(self) -> str:
         return f"<FileMemoryBackend {str(self.root)!r}>"
@@ -300,8 +320,10 @@ def memory_tool(backend: FileMemoryBackend | str | os.PathLike[str]) -> AgentToo
 
     return AgentTool(
         name="memory",
-        description=("Your persistent memory directory, /memories: view, create, str_replace, insert, delete and "
-                     "rename files there to keep what you learn across conversations."),
+        description=(
+            "Your persistent memory directory, /memories: view, create, str_replace, insert, delete and "
+            "rename files there to keep what you learn across conversations."
+        ),
         input_schema=INPUT_SCHEMA,
         fn=memory,
     )

@@ -60,8 +60,13 @@ class SkillRegistry:
     names this agent in the runtime's state and traces.
     """
 
-    def __init__(self, *, catalog: CatalogRegistry | None = None, agent_id: str | None = None,
-                 discovery: DiscoverySettings | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        catalog: CatalogRegistry | None = None,
+        agent_id: str | None = None,
+        discovery: DiscoverySettings | None = None,
+    ) -> None:
         check_type("catalog", catalog, CatalogRegistry, optional=True)
         check_type("discovery", discovery, DiscoverySettings, optional=True)
         self._catalog = catalog if catalog is not None else CatalogRegistry()
@@ -112,7 +117,9 @@ class SkillRegistry:
 
     def reset(self) -> None:
         """Clear all activation state (registrations stay; always-on skills stay active)."""
-        self._runtime.set_activated_skills(self._ids[name] for name, skill in self._skills.items() if skill.activation == "always")
+        self._runtime.set_activated_skills(
+            self._ids[name] for name, skill in self._skills.items() if skill.activation == "always"
+        )
         self.version += 1
 
     def get(self, name: str) -> Skill | None:
@@ -221,8 +228,11 @@ class SkillRegistry:
                 continue  # skipped or shadowed: the catalog has said why
             if descriptor.name in self._skills:
                 if self._ids[descriptor.name] != descriptor.skill_id:
-                    warnings.warn(f"{folder}: a skill named {descriptor.name!r} is already registered; skipped",
-                                  SkillCatalogWarning, stacklevel=2)
+                    warnings.warn(
+                        f"{folder}: a skill named {descriptor.name!r} is already registered; skipped",
+                        SkillCatalogWarning,
+                        stacklevel=2,
+                    )
                 continue
             self._add(Skill.from_descriptor(descriptor), descriptor.skill_id)
             added.append(descriptor.name)
@@ -259,11 +269,15 @@ class SkillRegistry:
         text = self._runtime.read_skill_file(self._ids[name], relative_path)
         if not text:
             target = Path(skill.path) / relative_path
-            if not (os.path.isfile(target) and os.path.realpath(target).startswith(os.path.realpath(skill.path) + os.sep)):
+            if not (
+                os.path.isfile(target) and os.path.realpath(target).startswith(os.path.realpath(skill.path) + os.sep)
+            ):
                 raise InvalidArgumentError(f"no readable file {relative_path!r} in skill {name!r}")
         return text
 
-    async def run_script(self, name: str, script: str, args: Iterable[str], *, timeout_sec: float = 30) -> ScriptRunResult:
+    async def run_script(
+        self, name: str, script: str, args: Iterable[str], *, timeout_sec: float = 30
+    ) -> ScriptRunResult:
         """Run a script of an active skill whose scripts are allowed, in the runtime's sandbox."""
         self._require(name)
         if name not in self._scripts:
@@ -273,7 +287,9 @@ class SkillRegistry:
         self._bind()
         return await self._runtime.run_skill_script(self._ids[name], script, list(args), timeout_sec=timeout_sec)
 
-    async def run_hooks(self, hook_type: str, args: Iterable[str] = (), *, timeout_sec: float = 30) -> dict[str, ScriptRunResult]:
+    async def run_hooks(
+        self, hook_type: str, args: Iterable[str] = (), *, timeout_sec: float = 30
+    ) -> dict[str, ScriptRunResult]:
         """Run the ``hook_type`` hook (``pre_step``, ``post_step``, ...) of every active skill that declares it and whose
         scripts are allowed, concurrently, in the runtime's sandbox; the results by skill name."""
         declaring = self._runtime.active_hook_skills(hook_type)  # active, visible, declaring it: usually none
@@ -310,7 +326,9 @@ class SkillRegistry:
             runtime = AgentSkillRuntime.from_state(saved, self._catalog, agent_id=self._agent_id)
         activated = runtime.activated_skill_ids() & set(self._ids.values())
         runtime.set_visible_skills(self._ids.values())
-        runtime.set_activated_skills(activated | {self._ids[n] for n, s in self._skills.items() if s.activation == "always"})
+        runtime.set_activated_skills(
+            activated | {self._ids[n] for n, s in self._skills.items() if s.activation == "always"}
+        )
         if self._workspace is not None:
             runtime.bind_workspace(workspace_root=self._workspace)
         self._runtime = runtime
@@ -371,7 +389,8 @@ def active_tools(skills: Iterable[Skill]) -> list[AgentTool]:
         for item in skill.tools:
             if item.name in owners:
                 raise ToolNameCollisionError(
-                    f"tool {item.name!r} is provided by both active skills {owners[item.name]!r} and {skill.name!r}")
+                    f"tool {item.name!r} is provided by both active skills {owners[item.name]!r} and {skill.name!r}"
+                )
             owners[item.name] = skill.name
             tools.append(item)
     return tools

@@ -65,8 +65,17 @@ class AgentSkillExecutor:
         rounds = len(diagnostics.rounds) if diagnostics is not None else 0
         used = f"tools: {', '.join(tools)}" if tools else "no tools"
         answer = clip(text, _ANSWER, one_line=False)
-        log = (f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in {rounds} "
-               f"round{'s' if rounds != 1 else ''} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}")
-        return SkillMdOutcome(ActionResult(log, text or run.request.text), judge=self.judge,
-                              details={"stopped_by": stopped, "rounds": rounds, "tools": tools,
-                                       "total_tokens": diagnostics.total_tokens if diagnostics is not None else 0})
+        log = (
+            f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in {rounds} "
+            f"round{'s' if rounds != 1 else ''} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}"
+        )
+        return SkillMdOutcome(
+            ActionResult(log, text or run.request.text),
+            judge=self.judge,
+            details={
+                "stopped_by": stopped,
+                "rounds": rounds,
+                "tools": tools,
+                "total_tokens": diagnostics.total_tokens if diagnostics is not None else 0,
+            },
+        )

@@ -108,8 +108,14 @@ class Skill(ValidatedModel):
         return tuple(t.name for t in self.tools)
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike[str], *, activation: Activation = "on_demand",
-                  tools: tuple[AgentTool, ...] = (), tags: tuple[str, ...] = ()) -> Skill:
+    def from_path(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        activation: Activation = "on_demand",
+        tools: tuple[AgentTool, ...] = (),
+        tags: tuple[str, ...] = (),
+    ) -> Skill:
         """The skill in a SKILL.md folder (loaded leniently, as the catalog loads it).
 
         Raises :class:`~semif_agent.catalog.SkillParseError` when it cannot be
@@ -122,8 +128,14 @@ class Skill(ValidatedModel):
         return cls.from_descriptor(result.descriptor, activation=activation, tools=tools, tags=tags)
 
     @classmethod
-    def from_descriptor(cls, descriptor: SkillDescriptor, *, activation: Activation = "on_demand",
-                        tools: tuple[AgentTool, ...] = (), tags: tuple[str, ...] = ()) -> Skill:
+    def from_descriptor(
+        cls,
+        descriptor: SkillDescriptor,
+        *,
+        activation: Activation = "on_demand",
+        tools: tuple[AgentTool, ...] = (),
+        tags: tuple[str, ...] = (),
+    ) -> Skill:
         """The skill a catalog descriptor describes; its instructions are its SKILL.md body."""
         return cls(
             name=descriptor.name,
@@ -183,4 +195,3 @@ def describe_for_search(skill: Skill) -> str:
     """The text a skill is searched by: its description and tags."""
     tags = f" ({', '.join(skill.tags)})" if skill.tags else ""
     return f"{skill.description}{tags}"
-

@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..errors import InvalidArgumentError
 from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
 from ._schema import model_schema
 from ._validated import ValidatedModel
-from ..errors import InvalidArgumentError
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
 from .skills import Skill
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 TASK = "task"
 PARTIAL = "[partial result: {who} stopped early ({why}); the answer below may be incomplete]"
+
 
 class SubagentDefinition(ValidatedModel):
     """A subagent for :meth:`Agent.with_subagents` (the Agent API's fields, plus ``skills``).
@@ -120,14 +121,20 @@ class Subagents:
         fresh: dict[str, SubagentDefinition] = {}
         for definition in definitions:
             if not isinstance(definition, SubagentDefinition):
-                raise AgentConfigError(f"with_subagents takes SubagentDefinition values, got {type(definition).__name__}")
+                raise AgentConfigError(
+                    f"with_subagents takes SubagentDefinition values, got {type(definition).__name__}"
+                )
             if definition.name in self.definitions or definition.name in fresh:
                 raise ToolNameCollisionError(f"a subagent named {definition.name!r} is already registered")
             nested = [t.name for t in definition.tools if is_subagent_tool(t)]
-            nested += [t.name for s in definition.skills if isinstance(s, Skill) for t in s.tools if is_subagent_tool(t)]
+            nested += [
+                t.name for s in definition.skills if isinstance(s, Skill) for t in s.tools if is_subagent_tool(t)
+            ]
             if nested:
-                raise SubagentNestingError(f"subagent {definition.name!r} would have subagent tools of its own "
-                                           f"({', '.join(nested)}); subagents cannot start subagents")
+                raise SubagentNestingError(
+                    f"subagent {definition.name!r} would have subagent tools of its own "
+                    f"({', '.join(nested)}); subagents cannot start subagents"
+                )
             fresh[definition.name] = definition
         self.definitions.update(fresh)
         self._tool = None
@@ -135,8 +142,10 @@ class Subagents:
 
     def listing(self) -> str:
         lines = [f"- {d.name}: {' '.join(d.description.split())}" for d in self.definitions.values()]
-        return ("## Subagents\nDelegate a self-contained task to a subagent with the task tool: it starts with a clean "
-                "context, so give it every detail it needs. Subagents:\n" + "\n".join(lines))
+        return (
+            "## Subagents\nDelegate a self-contained task to a subagent with the task tool: it starts with a clean "
+            "context, so give it every detail it needs. Subagents:\n" + "\n".join(lines)
+        )
 
     def tool(self) -> AgentTool:
         if self._tool is None:
@@ -149,8 +158,13 @@ class Subagents:
                 return await subagents.run(agent_name, task)
 
             setattr(task, SUBAGENT_MARK, True)
-            self._tool = AgentTool(name=TASK, fn=task, input_model=_TaskInput, input_schema=schema,
-                                   description="Delegate a task to one of your subagents; returns its answer.")
+            self._tool = AgentTool(
+                name=TASK,
+                fn=task,
+                input_model=_TaskInput,
+                input_schema=schema,
+                description="Delegate a task to one of your subagents; returns its answer.",
+            )
         return self._tool
 
     async def run(self, name: str, task: str) -> str:
@@ -172,8 +186,9 @@ class Subagents:
             await child.aclose()
 
 
-def agent_tool(agent: Delegate, name: str, description: str, output_model: type[BaseModel] | None,
-               max_output_retries: int) -> AgentTool:
+def agent_tool(
+    agent: Delegate, name: str, description: str, output_model: type[BaseModel] | None, max_output_retries: int
+) -> AgentTool:
     """``agent`` as a tool taking one task (see :meth:`Agent.as_tool`)."""
     if agent.delegates:
         raise SubagentNestingError("an agent with subagents (or subagent tools) cannot be wrapped as a subagent tool")
@@ -183,8 +198,9 @@ def agent_tool(agent: Delegate, name: str, description: str, output_model: type[
         return await run_subagent(agent, task, name, output=output)
 
     setattr(run, SUBAGENT_MARK, True)
-    return AgentTool(name=name, description=description, fn=run, input_model=_AsToolInput,
-                     input_schema=model_schema(_AsToolInput))
+    return AgentTool(
+        name=name, description=description, fn=run, input_model=_AsToolInput, input_schema=model_schema(_AsToolInput)
+    )
 
 
 async def run_subagent(agent: Delegate, task: str, name: str, *, output: OutputSpec | None = None) -> str:

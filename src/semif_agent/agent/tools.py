@@ -103,8 +103,9 @@ class AgentTool(ValidatedModel):
     def schema_tokens(self) -> int:
         """About how many prompt tokens showing this tool costs (name, description, schema)."""
         if self._schema_tokens is None:
-            self._schema_tokens = (estimate_tokens(self.name) + estimate_tokens(self.description)
-                                   + estimate_json_tokens(self.input_schema))
+            self._schema_tokens = (
+                estimate_tokens(self.name) + estimate_tokens(self.description) + estimate_json_tokens(self.input_schema)
+            )
         return self._schema_tokens
 
     def validate_input(self, tool_input: dict[str, Any]) -> tuple[bool, str]:
@@ -158,13 +159,15 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     while isinstance(target, functools.partial):
         target = target.func
     target = inspect.unwrap(target)
-    return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None))
+    return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None))  # noqa: B004 - an object's async __call__
 
 
 def _takes_model(fn: Callable[..., Any], model: type[BaseModel]) -> bool:
     """True when ``fn`` takes one parameter annotated with ``model`` (it then gets the instance)."""
     try:
-        params = [p for p in inspect.signature(fn).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        params = [
+            p for p in inspect.signature(fn).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         return False
     if len(params) != 1:
@@ -196,11 +199,11 @@ def _make_tool(
     if input_model is None:
         try:
             input_model, positional = signature_model(fn, tool_name, param_docs)
-        except Exception as exc:  # noqa: BLE001 - a type pydantic cannot describe
+        except Exception as exc:  # a type pydantic cannot describe
             raise ToolDefinitionError(f"cannot build an input schema for tool {tool_name!r}: {exc}") from exc
     try:
         schema = model_schema(input_model)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise ToolDefinitionError(f"cannot build an input schema for tool {tool_name!r}: {exc}") from exc
     built = AgentTool(
         name=tool_name,
@@ -235,8 +238,15 @@ def tool(
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
-def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None, description: str | None = None,
-         input_model: type[BaseModel] | None = None, **options: Any) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    input_model: type[BaseModel] | None = None,
+    **options: Any,
+) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Make an :class:`AgentTool` from a function, bare (``@tool``) or with options (``@tool(name=...)``).
 
     Options beyond the seed's ``name``, ``description`` and ``input_model``
@@ -248,7 +258,9 @@ def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None, de
     """
     unknown = set(options) - set(AgentTool.model_fields) - {"name", "description", "input_model"}
     if unknown or {"fn", "input_schema"} & set(options):
-        raise ToolDefinitionError(f"@tool does not take {', '.join(sorted(unknown or {'fn', 'input_schema'} & set(options)))}")
+        raise ToolDefinitionError(
+            f"@tool does not take {', '.join(sorted(unknown or {'fn', 'input_schema'} & set(options)))}"
+        )
 
     def decorate(function: Callable[..., Any]) -> AgentTool:
         return _make_tool(function, name=name, description=description, input_model=input_model, **options)

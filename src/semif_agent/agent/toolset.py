@@ -74,7 +74,9 @@ class ToolSet:
         taken = {**self._reserved(), **self.taken()}
         for name in names:
             if name in taken:
-                raise ToolNameCollisionError(f"tool name {name!r} is already used by {taken[name]}; tool names must be unique")
+                raise ToolNameCollisionError(
+                    f"tool name {name!r} is already used by {taken[name]}; tool names must be unique"
+                )
             taken[name] = _TOOL
 
     def claim(self, name: str, holder: str) -> None:

@@ -17,8 +17,9 @@ SYSTEM_PROMPT = (
 )
 
 
-def skill_agent(runner: SkillRunner, llm: Any = None, *, model: str | None = None, allow_scripts: bool = False,
-                **options: Any) -> Agent:
+def skill_agent(
+    runner: SkillRunner, llm: Any = None, *, model: str | None = None, allow_scripts: bool = False, **options: Any
+) -> Agent:
     """An :class:`Agent` with ``runner``'s workspace skills on demand (:meth:`Agent.with_workspace`).
 
     ``llm`` is a provider (else ``model`` is built on first use); ``options``

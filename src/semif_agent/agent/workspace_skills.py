@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from ._session import AgentSession
 
 
-def add_workspace(session: AgentSession, workspace: Any, taken: Mapping[str, str], *, allow_scripts: bool = False) -> None:
+def add_workspace(
+    session: AgentSession, workspace: Any, taken: Mapping[str, str], *, allow_scripts: bool = False
+) -> None:
     """Give ``session`` the skills of ``workspace`` (a :class:`SkillRunner` or a workspace), ranked as it routes."""
     from ..loop.runner import SkillRunner
 
@@ -60,10 +62,13 @@ def workspace_skills(runner: SkillRunner, *, include_stubs: bool = False) -> lis
 def code_skill(runner: SkillRunner, leaf: SkillManifest) -> Skill:
     """A code skill as an on-demand skill whose one tool runs it through the skill loop."""
     item = skill_tool(runner, leaf)
-    instructions = (f"Run this skill with the tool {item.name}: pass the user's request, in plain words and with every "
-                    "detail it needs. The tool runs the skill and tells you what it did and how the run was judged.")
-    return Skill(name=leaf.name, description=leaf.description, instructions=instructions, tools=(item,),
-                 activation="on_demand")
+    instructions = (
+        f"Run this skill with the tool {item.name}: pass the user's request, in plain words and with every "
+        "detail it needs. The tool runs the skill and tells you what it did and how the run was judged."
+    )
+    return Skill(
+        name=leaf.name, description=leaf.description, instructions=instructions, tools=(item,), activation="on_demand"
+    )
 
 
 def discovery_settings(runner: SkillRunner) -> dict[str, Any]:
@@ -73,6 +78,11 @@ def discovery_settings(runner: SkillRunner) -> dict[str, Any]:
     scorer = getattr(strategy, "scorer", None)
     settings: dict[str, Any] = {"tree": runner.tree, "log": runner.log}
     if scorer is not None:
-        settings.update(engine=scorer.engine, scorer=scorer, examples=scorer.examples,
-                        threshold=getattr(strategy, "threshold", None), temperature=getattr(strategy, "temperature", None))
+        settings.update(
+            engine=scorer.engine,
+            scorer=scorer,
+            examples=scorer.examples,
+            threshold=getattr(strategy, "threshold", None),
+            temperature=getattr(strategy, "temperature", None),
+        )
     return settings

@@ -31,13 +31,49 @@ _FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's
 class Call:
     """A call in flight, as the worker keeps it: its pipes, limits, what it said and wrote so far."""
 
-    __slots__ = ("call_id", "deadline", "timeout", "run_dir", "max_output", "max_message", "messages", "replies",
-                 "outputs", "kept", "dropped", "notes", "writable", "watched", "disk_cap", "cpu_seconds",
-                 "started_ns", "next_check", "listening", "messages_done", "held", "cgroup", "received", "unsent", "asking", "timed_out", "reported",
-                 "value", "has_value")
+    __slots__ = (
+        "call_id",
+        "deadline",
+        "timeout",
+        "run_dir",
+        "max_output",
+        "max_message",
+        "messages",
+        "replies",
+        "outputs",
+        "kept",
+        "dropped",
+        "notes",
+        "writable",
+        "watched",
+        "disk_cap",
+        "cpu_seconds",
+        "started_ns",
+        "next_check",
+        "listening",
+        "messages_done",
+        "held",
+        "cgroup",
+        "received",
+        "unsent",
+        "asking",
+        "timed_out",
+        "reported",
+        "value",
+        "has_value",
+    )
 
-    def __init__(self, call_id: int, timeout: float, run_dir: str, request: dict[str, Any], fds: tuple[int, int, int, int],
-                 held: dict[str, str], cgroup: str | None, disk: Any) -> None:
+    def __init__(
+        self,
+        call_id: int,
+        timeout: float,
+        run_dir: str,
+        request: dict[str, Any],
+        fds: tuple[int, int, int, int],
+        held: dict[str, str],
+        cgroup: str | None,
+        disk: Any,
+    ) -> None:
         spec = request["confine"]
         now = time.monotonic()
         self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
@@ -70,8 +106,14 @@ class Call:
         return text
 
 
-def run_child(request: dict[str, Any], fds: tuple[int, int, int, int], held: dict[str, str], *,
-              cgroup: str | None, host_netns: int) -> None:
+def run_child(
+    request: dict[str, Any],
+    fds: tuple[int, int, int, int],
+    held: dict[str, str],
+    *,
+    cgroup: str | None,
+    host_netns: int,
+) -> None:
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
 
     ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes.

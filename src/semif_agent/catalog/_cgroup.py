@@ -110,7 +110,7 @@ def join(path: str) -> bool:
 def members(path: str) -> list[int]:
     """Processes in cgroup ``path`` and the cgroups under it."""
     found: list[int] = []
-    for folder, subfolders, _files in os.walk(path):
+    for folder, _subfolders, _files in os.walk(path):
         try:
             with open(os.path.join(folder, "cgroup.procs"), encoding="ascii") as handle:
                 found += [int(line) for line in handle if line.strip()]
@@ -169,7 +169,7 @@ def _clear_stale(base: str) -> None:
     except OSError:
         return
     for name in names:
-        owner = name[len("semif-"):]
+        owner = name[len("semif-") :]
         if name.startswith("semif-") and owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
             remove(os.path.join(base, name), wait_sec=0.2)
 

@@ -63,7 +63,11 @@ _CONNECT_TCP = 1 << 1
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -89,7 +93,9 @@ def landlock_abi() -> int:
     if not sys.platform.startswith("linux"):
         return 0
     try:
-        version = _libc().syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+        version = _libc().syscall(
+            _SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION)
+        )
     except (OSError, AttributeError):
         return 0
     return max(int(version), 0)
@@ -109,7 +115,9 @@ def _rights(abi: int) -> tuple[int, int, int]:
     return read_rights, write_rights, file_rights
 
 
-def restrict_filesystem(writable: list[str], readable: list[str], *, deny_tcp: bool = False, files: bool = True) -> bool:
+def restrict_filesystem(
+    writable: list[str], readable: list[str], *, deny_tcp: bool = False, files: bool = True
+) -> bool:
     """Confine this process to ``readable`` (read, list, execute) and ``writable`` (all of it).
 
     Paths may be files or directories; missing ones are ignored; the folders
@@ -132,7 +140,9 @@ def restrict_filesystem(writable: list[str], readable: list[str], *, deny_tcp: b
     if abi >= 6:
         attr.scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET
         size = ctypes.sizeof(_RulesetAttr)
-    ruleset_fd = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    ruleset_fd = libc.syscall(
+        _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+    )
     if ruleset_fd < 0:
         return False
     try:
@@ -165,7 +175,7 @@ def _abi() -> int:
 def preopen(paths: list[str]) -> None:
     """Open ``paths`` now, in a long-lived parent, and prepare their read rules for forked children."""
     read_rights, _write, file_rights = _rights(_abi())
-    _libc().syscall, _libc().prctl  # noqa: B018 - made once here, not in every child
+    _libc().syscall, _libc().prctl  # made once here, not in every child
     for path in paths:
         if path not in _preopened and path != "/proc/self":
             try:
@@ -174,7 +184,9 @@ def preopen(paths: list[str]) -> None:
                 continue
             is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
             _preopened[path] = (fd, is_dir)
-            _prepared.append(_PathBeneathAttr(allowed_access=read_rights if is_dir else read_rights & file_rights, parent_fd=fd))
+            _prepared.append(
+                _PathBeneathAttr(allowed_access=read_rights if is_dir else read_rights & file_rights, parent_fd=fd)
+            )
 
 
 def _release_preopened() -> None:
@@ -200,7 +212,9 @@ def _add_path_rule(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int, f
     try:
         is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
         rule = _PathBeneathAttr(allowed_access=rights if is_dir else rights & file_rights, parent_fd=fd)
-        libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), _RULE_PATH_BENEATH, ctypes.byref(rule), _NO_FLAGS)
+        libc.syscall(
+            _SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), _RULE_PATH_BENEATH, ctypes.byref(rule), _NO_FLAGS
+        )
     finally:
         os.close(fd)
 

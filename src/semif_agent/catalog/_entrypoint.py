@@ -58,7 +58,7 @@ def _import_script(script: str) -> ModuleType:
     module = ModuleType("__skill_script__")
     module.__file__ = script
     sys.modules[module.__name__] = module
-    exec(compile(source, script, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the skill's own code
+    exec(compile(source, script, "exec", dont_inherit=True), module.__dict__)  # the skill's own code
     return module
 
 
@@ -68,7 +68,7 @@ def _takes_context(entrypoint: Any) -> bool:
         code = entrypoint.__code__
         positional, keywords = code.co_argcount, code.co_kwonlyargcount
         required = positional - len(entrypoint.__defaults__ or ())
-        keyword_names = code.co_varnames[positional:positional + keywords]
+        keyword_names = code.co_varnames[positional : positional + keywords]
         if any(name not in (entrypoint.__kwdefaults__ or {}) for name in keyword_names) or required > 2:
             return False
         return positional >= 2 or bool(code.co_flags & inspect.CO_VARARGS)

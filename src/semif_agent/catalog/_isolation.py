@@ -65,8 +65,14 @@ def fork_namespaced(flags: int) -> int:
     clone_flags = flags | _signal.SIGCHLD | (_CLONE_CHILD_SETTID if tid_field else 0)
     api = ctypes.pythonapi
     api.PyOS_BeforeFork()
-    pid = _libc_holding_gil.syscall(ctypes.c_long(number), ctypes.c_ulong(clone_flags), None, None,
-                                    ctypes.c_void_p(tid_field), ctypes.c_void_p(tid_field))
+    pid = _libc_holding_gil.syscall(
+        ctypes.c_long(number),
+        ctypes.c_ulong(clone_flags),
+        None,
+        None,
+        ctypes.c_void_p(tid_field),
+        ctypes.c_void_p(tid_field),
+    )
     if pid == 0:
         api.PyOS_AfterFork_Child()
         return 0
@@ -139,7 +145,9 @@ def hide_paths(paths: list[str]) -> bool:
     for path in paths:
         target = os.fsencode(path)
         if os.path.isdir(path):
-            covered = _mount(b"none", target, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,mode=0555")
+            covered = _mount(
+                b"none", target, b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,mode=0555"
+            )
         elif os.path.exists(path):
             covered = _mount(b"/dev/null", target, None, _MS_BIND)
             covered = covered or _mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)

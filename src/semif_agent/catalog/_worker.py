@@ -1,10 +1,9 @@
 """The warm worker: runs confined calls, each in a forked child, and relays their messages.
 
-The host's :class:`~.worker.WorkerPool` spawns this file as
-``python -I _worker.py PACKAGE_PARENT CALLS_FOLDER CGROUP`` (``CGROUP`` is
-``-`` when there is none); never import it. The first line on stdin is the
-setup (the system folders every call may read, the modules to import now);
-then come JSON lines ``{"op": "call", ...}`` and ``{"op": "reply", ...}``.
+The host's :class:`~.worker.WorkerPool` spawns this file as ``python -I _worker.py
+PACKAGE_PARENT CALLS_FOLDER CGROUP`` (``CGROUP`` is ``-`` when there is none); never import it.
+The first line on stdin is the setup (the system folders every call may read, the modules to
+import now); then come JSON lines ``{"op": "call", ...}`` and ``{"op": "reply", ...}``.
 Lines leave on the original stdout, which nothing else can write to:
 ``{"id", "kind": "ask", "message"}`` when a call asks the host something, and
 ``{"id", "kind": "done", ...}`` when it ended. The worker exits when stdin closes.
@@ -48,9 +47,10 @@ if TYPE_CHECKING:
 _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
 
 
-
 class _Worker:
-    def __init__(self, modules: Any, reply_fd: int, calls_folder: str, cgroup: str | None, network: tuple[str, int]) -> None:
+    def __init__(
+        self, modules: Any, reply_fd: int, calls_folder: str, cgroup: str | None, network: tuple[str, int]
+    ) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise."""
         self.call, self.isolation, self.cgroups, self.disk, self.groups = modules
@@ -139,9 +139,19 @@ class _Worker:
                     try:
                         self._start(request)
                     except OSError as exc:
-                        self._send({"id": request["id"], "kind": "done", "returncode": -1, "timed_out": False,
-                                    "reported": "worker", "timeout": request["timeout"], "confinement": {},
-                                    "stdout": "", "stderr": f"the worker could not start the call ({exc.strerror})"})
+                        self._send(
+                            {
+                                "id": request["id"],
+                                "kind": "done",
+                                "returncode": -1,
+                                "timed_out": False,
+                                "reported": "worker",
+                                "timeout": request["timeout"],
+                                "confinement": {},
+                                "stdout": "",
+                                "stderr": f"the worker could not start the call ({exc.strerror})",
+                            }
+                        )
                 else:
                     self._answer(request)
 
@@ -159,14 +169,23 @@ class _Worker:
         slot = self._take_slot(spec.get("max_processes"))
         pid, held = self._fork(spec, slot)
         if pid == 0:
-            self.call.run_child(request, (messages_w, answers_r, out_w, err_w), held, cgroup=slot,
-                                host_netns=self.host_netns)
+            self.call.run_child(
+                request, (messages_w, answers_r, out_w, err_w), held, cgroup=slot, host_netns=self.host_netns
+            )
         for fd in (messages_w, answers_r, out_w, err_w):
             os.close(fd)
         for fd in (messages_r, answers_w, out_r, err_r):
             os.set_blocking(fd, False)
-        call = self.call.Call(int(request["id"]), float(request["timeout"]), run_dir, request, (messages_r, answers_w, out_r, err_r),
-                     held, slot, self.disk)
+        call = self.call.Call(
+            int(request["id"]),
+            float(request["timeout"]),
+            run_dir,
+            request,
+            (messages_r, answers_w, out_r, err_r),
+            held,
+            slot,
+            self.disk,
+        )
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
         if request.get("listen"):  # questions relayed at once; otherwise read at the end or from the first check
@@ -336,7 +355,7 @@ class _Worker:
         data = json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
         view = memoryview(data)
         while view:
-            view = view[os.write(self.reply_fd, view):]
+            view = view[os.write(self.reply_fd, view) :]
 
     # -- ending calls ------------------------------------------------------------------
 
@@ -379,7 +398,9 @@ class _Worker:
                 call.next_check = self.disk.next_check(time.monotonic() - started)
                 if written > call.disk_cap:
                     call.reported = "disk"
-                    call.notes.append(f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance")
+                    call.notes.append(
+                        f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance"
+                    )
                     self.groups.kill_group(pid)
 
     def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
@@ -398,9 +419,15 @@ class _Worker:
         if not reported and returncode < 0 and call.cpu_seconds is not None and cpu_used >= call.cpu_seconds - 0.05:
             reported = "cpu"
         line: dict[str, Any] = {
-            "id": call.call_id, "kind": "done", "returncode": returncode, "timed_out": call.timed_out,
-            "reported": reported, "timeout": call.timeout, "confinement": call.held,
-            "stdout": call.text(1), "stderr": call.text(2),
+            "id": call.call_id,
+            "kind": "done",
+            "returncode": returncode,
+            "timed_out": call.timed_out,
+            "reported": reported,
+            "timeout": call.timeout,
+            "confinement": call.held,
+            "stdout": call.text(1),
+            "stderr": call.text(2),
         }
         if call.has_value:
             line["value"] = call.value

@@ -66,7 +66,7 @@ class Channel:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self._send_fd, view):]
+                view = view[os.write(self._send_fd, view) :]
         except OSError as exc:
             raise ChannelError(f"the channel to the host is closed ({exc.strerror})") from None
 

@@ -77,10 +77,12 @@ class ScriptExecutor:
         """Run ``script`` (an absolute path inside the skill); returns the result and the mode used."""
         mode = self.mode_for(script)
         if mode == "worker":
-            env = script_environment(self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None,
-                                     hook_type=hook_type)
-            spec = confinement_spec(self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root,
-                                    skill_dir=descriptor.root)
+            env = script_environment(
+                self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None, hook_type=hook_type
+            )
+            spec = confinement_spec(
+                self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root, skill_dir=descriptor.root
+            )
             payload = {
                 "script": str(script),
                 "argv": list(argv),
@@ -93,17 +95,29 @@ class ScriptExecutor:
                     "hook_type": hook_type,
                 },
             }
-            called = await self.worker_pool.call(ENTRYPOINT_TARGET, payload, cwd=workspace_root, env=env, confine_spec=spec,
-                                                 timeout_sec=timeout_sec, max_output_bytes=self.limits.max_output_bytes)
-            return ScriptRunResult(called.ok, called.exit_code, called.stdout, called.stderr, called.error_type,
-                                   called.confinement), mode
+            called = await self.worker_pool.call(
+                ENTRYPOINT_TARGET,
+                payload,
+                cwd=workspace_root,
+                env=env,
+                confine_spec=spec,
+                timeout_sec=timeout_sec,
+                max_output_bytes=self.limits.max_output_bytes,
+            )
+            return ScriptRunResult(
+                called.ok, called.exit_code, called.stdout, called.stderr, called.error_type, called.confinement
+            ), mode
         run_dir = Path(tempfile.mkdtemp(prefix="semif-skill-"))
         try:
             env = script_environment(
                 self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=run_dir, hook_type=hook_type
             )
             spec = confinement_spec(
-                self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root, skill_dir=descriptor.root, run_dir=run_dir
+                self.limits,
+                timeout_sec=timeout_sec,
+                workspace_root=workspace_root,
+                skill_dir=descriptor.root,
+                run_dir=run_dir,
             )
             spec["status_file"] = str(run_dir / "status")
             result = await run_subprocess(

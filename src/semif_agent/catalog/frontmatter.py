@@ -34,7 +34,9 @@ class _SkillLoader(_SafeBase):  # type: ignore[misc, valid-type]
                 key = (key_node.tag, key_node.value)
                 if key in seen:
                     raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark, f"found duplicate key {key_node.value!r}",
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"found duplicate key {key_node.value!r}",
                         key_node.start_mark,
                     )
                 seen.add(key)
@@ -90,7 +92,7 @@ def split_document(text: str, *, path: str = "") -> SkillDocument:
 def load_mapping(yaml_text: str, *, path: str = "") -> dict[str, Any]:
     """Parse frontmatter YAML that must be a mapping (raises :class:`SkillParseError`)."""
     try:
-        data = yaml.load(yaml_text, Loader=_SkillLoader)  # noqa: S506 - a safe loader
+        data = yaml.load(yaml_text, Loader=_SkillLoader)  # a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 0

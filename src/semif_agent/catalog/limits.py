@@ -45,8 +45,20 @@ from .descriptor import SkillDescriptor
 DEFAULT_ENV_ALLOW = frozenset({"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM"})
 """Host environment variables a script may see (everything else is dropped)."""
 
-_SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/dev", "/sys", "/proc/self",
-                    "/run/systemd/resolve", "/run/resolvconf")
+_SYSTEM_READABLE = (
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/dev",
+    "/sys",
+    "/proc/self",
+    "/run/systemd/resolve",
+    "/run/resolvconf",
+)
 _ETC_SECRETS = frozenset({"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "security"})
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 

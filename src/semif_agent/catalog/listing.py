@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..workspace import Workspace
 from .errors import SkillCatalogWarning, SkillNotFound, SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
 from .loader import find_skill_md
-from ..workspace import Workspace
 from .registry import SkillRegistry
 
 WorkspaceLike = Workspace | str | os.PathLike[str]
@@ -81,8 +81,14 @@ def list_skill_rows(
     for issue in registry.issues:
         if issue.kind in ("skipped", "shadowed"):
             rows.append(
-                {"id": "", "name": issue.path.name, "description": "", "source": "", "path": str(issue.path),
-                 "warnings": [f"{issue.skill_id}: {issue.message}" if issue.skill_id else issue.message]}
+                {
+                    "id": "",
+                    "name": issue.path.name,
+                    "description": "",
+                    "source": "",
+                    "path": str(issue.path),
+                    "warnings": [f"{issue.skill_id}: {issue.message}" if issue.skill_id else issue.message],
+                }
             )
     return rows
 

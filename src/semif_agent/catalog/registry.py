@@ -276,7 +276,10 @@ class SkillRegistry:
     def copy(self) -> SkillRegistry:
         """An independent registry with the same skills and scans (descriptors are shared)."""
         other = SkillRegistry()
-        other._layers = [replace(layer, cache=dict(layer.cache)) if isinstance(layer, _ScanSource) else layer for layer in self._layers]
+        other._layers = [
+            replace(layer, cache=dict(layer.cache)) if isinstance(layer, _ScanSource) else layer
+            for layer in self._layers
+        ]
         other._skills = dict(self._skills)
         other._docs = dict(self._docs)
         other._by_name = {name: list(ids) for name, ids in self._by_name.items()}
@@ -304,7 +307,11 @@ class SkillRegistry:
                 result = cached[1]
             else:
                 result = load_skill(
-                    folder, namespace=layer.namespace, source=layer.source, source_label=layer.source_label, skill_md=skill_md
+                    folder,
+                    namespace=layer.namespace,
+                    source=layer.source,
+                    source_label=layer.source_label,
+                    skill_md=skill_md,
                 )
             fresh[name] = (signature + _watched_state(folder, result.watched), result)
             results.append(result)

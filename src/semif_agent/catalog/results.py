@@ -113,7 +113,9 @@ def outcome(
         return ScriptRunResult(False, returncode, stdout, stderr, reported)
     if returncode < 0:
         if -returncode == getattr(signal, "SIGXCPU", -1) or reported == ErrorType.CPU:
-            return ScriptRunResult(False, returncode, stdout, _append(stderr, "killed: used up its CPU time"), str(ErrorType.CPU))
+            return ScriptRunResult(
+                False, returncode, stdout, _append(stderr, "killed: used up its CPU time"), str(ErrorType.CPU)
+            )
         if reported == ErrorType.MEMORY:
             return ScriptRunResult(False, returncode, stdout, stderr, str(ErrorType.MEMORY))
         note = f"killed by signal {_signal_name(-returncode)}"

@@ -130,7 +130,9 @@ class AgentSkillRuntime(ScriptRunning):
         if (text in self._visible) if visible_only else (self._registry.get(text) is not None):
             return text
         matches = [
-            item.skill_id for item in self._registry.find_by_name(text) if not visible_only or item.skill_id in self._visible
+            item.skill_id
+            for item in self._registry.find_by_name(text)
+            if not visible_only or item.skill_id in self._visible
         ]
         if len(matches) == 1:
             return matches[0]
@@ -186,7 +188,10 @@ class AgentSkillRuntime(ScriptRunning):
 
     def skill_catalog(self) -> list[dict[str, str]]:
         """The compact catalog a model chooses from: id, name and description of each visible skill."""
-        return [{"id": item.skill_id, "name": item.name, "description": item.description} for item in self.list_visible_skills()]
+        return [
+            {"id": item.skill_id, "name": item.name, "description": item.description}
+            for item in self.list_visible_skills()
+        ]
 
     # -- activation -------------------------------------------------------------
 
@@ -209,8 +214,12 @@ class AgentSkillRuntime(ScriptRunning):
         doc = self._registry.read_skill_doc(skill_id) if skill_id else ""
         if doc:
             self._activated.add(skill_id)
-        reason = "" if doc else ("no visible skill by that id or name" if not skill_id else "its SKILL.md cannot be read")
-        self._trace.end_span(span, ok=bool(doc), message=reason, attributes={"skill.id": skill_id, "skill.activated": bool(doc)})
+        reason = (
+            "" if doc else ("no visible skill by that id or name" if not skill_id else "its SKILL.md cannot be read")
+        )
+        self._trace.end_span(
+            span, ok=bool(doc), message=reason, attributes={"skill.id": skill_id, "skill.activated": bool(doc)}
+        )
         return bool(doc), skill_id, doc
 
     def activate_skill_by_name(self, skill_name: str) -> tuple[bool, str, str]:
@@ -284,15 +293,20 @@ class AgentSkillRuntime(ScriptRunning):
         resolved = self.resolve_skill_id(skill_id)
         span = self._trace.start_span("skill.read_doc", attributes={"skill.token": str(skill_id), "skill.id": resolved})
         doc = self._registry.read_skill_doc(resolved) if resolved else ""
-        self._trace.end_span(span, ok=bool(doc), message="" if doc else "no visible, readable skill document",
-                             attributes={"file.bytes": len(doc.encode("utf-8"))})
+        self._trace.end_span(
+            span,
+            ok=bool(doc),
+            message="" if doc else "no visible, readable skill document",
+            attributes={"file.bytes": len(doc.encode("utf-8"))},
+        )
         return doc
 
     def read_skill_file(self, skill_id: str, relative_path: str) -> str:
         """A file of a visible skill as text; empty when not visible, outside the skill or unreadable."""
         resolved = self.resolve_skill_id(skill_id)
         span = self._trace.start_span(
-            "skill.read_file", attributes={"skill.token": str(skill_id), "skill.id": resolved, "file.path": str(relative_path)}
+            "skill.read_file",
+            attributes={"skill.token": str(skill_id), "skill.id": resolved, "file.path": str(relative_path)},
         )
         info = self._registry.get(resolved) if resolved else None
         text = ""
@@ -304,7 +318,9 @@ class AgentSkillRuntime(ScriptRunning):
                 problem = str(exc)
             except OSError:
                 problem = "no readable file at that path in the skill"
-        self._trace.end_span(span, ok=not problem, message=problem, attributes={"file.bytes": len(text.encode("utf-8"))})
+        self._trace.end_span(
+            span, ok=not problem, message=problem, attributes={"file.bytes": len(text.encode("utf-8"))}
+        )
         return text
 
     def resolve_skill_path(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:
@@ -364,7 +380,9 @@ class AgentSkillRuntime(ScriptRunning):
         self._visible = known
         self._activated = {skill_id for skill_id in activated if skill_id in known}
         if dropped:
-            warnings.warn(f"agent {self.agent_id}: saved skills no longer registered: {', '.join(dropped)}", stacklevel=2)
+            warnings.warn(
+                f"agent {self.agent_id}: saved skills no longer registered: {', '.join(dropped)}", stacklevel=2
+            )
         return dropped
 
     @classmethod

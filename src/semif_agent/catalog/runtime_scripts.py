@@ -57,10 +57,16 @@ class ScriptRunning:
         if info is None:
             return self._refuse("skill.script", skill_id, refused(ErrorType.VALIDATION, problem))
         script = str(script_path or "").strip()
-        if info.script and (not script or ("/" not in script and "\\" not in script and script == Path(info.script).name)):
+        if info.script and (
+            not script or ("/" not in script and "\\" not in script and script == Path(info.script).name)
+        ):
             script = info.script
         if not script:
-            return self._refuse("skill.script", skill_id, refused(ErrorType.VALIDATION, "this skill declares no default script; name one"))
+            return self._refuse(
+                "skill.script",
+                skill_id,
+                refused(ErrorType.VALIDATION, "this skill declares no default script; name one"),
+            )
         return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type="")
 
     async def run_skill_hook(
@@ -77,12 +83,18 @@ class ScriptRunning:
         return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type=hook_type)
 
     async def run_active_hooks(
-        self, hook_type: str, argv: Sequence[str] = (), *, timeout_sec: float = DEFAULT_TIMEOUT_SEC,
+        self,
+        hook_type: str,
+        argv: Sequence[str] = (),
+        *,
+        timeout_sec: float = DEFAULT_TIMEOUT_SEC,
         skill_ids: Collection[str] | None = None,
     ) -> dict[str, ScriptRunResult]:
         """Run ``hook_type`` of every visible, active skill declaring it (of ``skill_ids``, when given), concurrently;
         results by skill id."""
-        skills = [info for info in self.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids]
+        skills = [
+            info for info in self.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids
+        ]
         results = await asyncio.gather(
             *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
         )
@@ -92,7 +104,9 @@ class ScriptRunning:
         self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
     ) -> ScriptRunResult:
         """:meth:`run_skill_script` for synchronous callers (not inside a running event loop)."""
-        return run_sync(self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec), "run_skill_script_sync")
+        return run_sync(
+            self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec), "run_skill_script_sync"
+        )
 
     def run_skill_hook_sync(
         self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
@@ -124,13 +138,22 @@ class ScriptRunning:
         self, info: SkillDescriptor, script: str, argv: Sequence[str], *, timeout_sec: float, hook_type: str
     ) -> ScriptRunResult:
         span_name = "skill.hook" if hook_type else "skill.script"
-        attributes: dict[str, object] = {"skill.id": info.skill_id, "skill.name": info.name, "script.path": script,
-                                         "script.argv": [str(arg) for arg in argv], "script.timeout_sec": timeout_sec}
+        attributes: dict[str, object] = {
+            "skill.id": info.skill_id,
+            "skill.name": info.name,
+            "script.path": script,
+            "script.argv": [str(arg) for arg in argv],
+            "script.timeout_sec": timeout_sec,
+        }
         if hook_type:
             attributes["hook.type"] = hook_type
         if not isinstance(timeout_sec, (int, float)) or timeout_sec <= 0:
-            return self._refuse(span_name, info.skill_id, refused(ErrorType.VALIDATION, "timeout_sec must be a positive number"),
-                                hook_type=hook_type)
+            return self._refuse(
+                span_name,
+                info.skill_id,
+                refused(ErrorType.VALIDATION, "timeout_sec must be a positive number"),
+                hook_type=hook_type,
+            )
         try:
             target = resolve_inside(info.root, script)
         except SkillPathError as exc:
@@ -142,7 +165,12 @@ class ScriptRunning:
         span = self._trace.start_span(span_name, attributes=attributes)
         started = time.perf_counter()
         result, mode = await self._executor.run(
-            info, target, [str(arg) for arg in argv], workspace_root=workspace, timeout_sec=float(timeout_sec), hook_type=hook_type
+            info,
+            target,
+            [str(arg) for arg in argv],
+            workspace_root=workspace,
+            timeout_sec=float(timeout_sec),
+            hook_type=hook_type,
         )
         self._trace.end_span(
             span,

@@ -101,13 +101,13 @@ async def run_subprocess(
     try:
         try:
             await asyncio.wait_for(asyncio.shield(capture.exited), timeout_sec + _GRACE_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             overran = True
         kill_group(pid)
         await capture.exited
         try:  # the group is dead; only a grandchild that left it can still hold the pipes
             await asyncio.wait_for(asyncio.shield(capture.closed), _DRAIN_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         returncode = transport.get_returncode()
     finally:

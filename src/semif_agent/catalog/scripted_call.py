@@ -37,7 +37,7 @@ def run_steps(payload: dict[str, Any], channel: Any) -> Any:
     """Do the payload's ``steps`` one after another (see the module's documentation)."""
     answers: list[Any] = []
     for step in payload.get("steps", []):
-        (action, argument), = step.items()
+        ((action, argument),) = step.items()
         if action == "ask":
             try:
                 answers.append(channel.ask(argument))

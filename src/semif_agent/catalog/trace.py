@@ -61,8 +61,13 @@ class Span:
 class TraceWriter:
     """Builds spans and hands each finished record to :meth:`emit` (which subclasses define)."""
 
-    def __init__(self, *, service_name: str = "semif-agent", resource: dict[str, Any] | None = None,
-                 excerpt_chars: int = EXCERPT_CHARS) -> None:
+    def __init__(
+        self,
+        *,
+        service_name: str = "semif-agent",
+        resource: dict[str, Any] | None = None,
+        excerpt_chars: int = EXCERPT_CHARS,
+    ) -> None:
         check_number("excerpt_chars", excerpt_chars, minimum=1, whole=True)
         self.resource = {"service.name": service_name, **(resource or {})}
         self.excerpt_chars = excerpt_chars
@@ -80,7 +85,9 @@ class TraceWriter:
             attributes=dict(attributes or {}),
         )
 
-    def end_span(self, span: Span, *, ok: bool = True, message: str = "", attributes: dict[str, Any] | None = None) -> dict[str, Any]:
+    def end_span(
+        self, span: Span, *, ok: bool = True, message: str = "", attributes: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Close ``span`` and emit its record; returns the record."""
         merged = {**span.attributes, **(attributes or {})}
         record = {

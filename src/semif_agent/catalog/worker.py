@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import check_number
 from . import _cgroup
 from ._process_group import kill_group
-from ..errors import check_number
 from .errors import CallTargetError, WorkerError
 from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
@@ -71,8 +71,9 @@ class _Pending:
 class _Worker:
     """One worker process and the calls it has in flight."""
 
-    def __init__(self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, cgroup: str | None, *,
-                 network: bool) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, cgroup: str | None, *, network: bool
+    ) -> None:
         self.process = process
         self.network = network
         self.loop = loop
@@ -249,20 +250,43 @@ class WorkerPool:
         system = spec.pop("system_readable", None)
         if system is not None and system is not system_readable_paths() and tuple(system) != system_readable_paths():
             spec["readable"] = [*system, *spec.get("readable", [])]
-        request = {"op": "call", "target": target, "payload": payload, "cwd": str(cwd), "env": dict(env),
-                   "confine": spec, "timeout": timeout_sec, "max_output": max_output_bytes,
-                   "max_message": max_message_bytes, "listen": on_message is not None}
+        request = {
+            "op": "call",
+            "target": target,
+            "payload": payload,
+            "cwd": str(cwd),
+            "env": dict(env),
+            "confine": spec,
+            "timeout": timeout_sec,
+            "max_output": max_output_bytes,
+            "max_message": max_message_bytes,
+            "listen": on_message is not None,
+        }
         reply = await self._run(request, timeout_sec=timeout_sec, on_message=on_message)
-        result = outcome(returncode=int(reply["returncode"]), timed_out=bool(reply["timed_out"]),
-                         reported=str(reply["reported"]), stdout=str(reply["stdout"]), stderr=str(reply["stderr"]),
-                         timeout_sec=timeout_sec)
+        result = outcome(
+            returncode=int(reply["returncode"]),
+            timed_out=bool(reply["timed_out"]),
+            reported=str(reply["reported"]),
+            stdout=str(reply["stdout"]),
+            stderr=str(reply["stderr"]),
+            timeout_sec=timeout_sec,
+        )
         confinement = {**reply.get("confinement", {}), "disk": "watched" if spec.get("disk_bytes") else "none"}
         if result.error_type == ErrorType.WORKER:
             confinement = {}
-        return CallResult(result.ok, result.exit_code, result.stdout, result.stderr, result.error_type,
-                          confinement, reply.get("value"))
+        return CallResult(
+            result.ok,
+            result.exit_code,
+            result.stdout,
+            result.stderr,
+            result.error_type,
+            confinement,
+            reply.get("value"),
+        )
 
-    async def _run(self, request: dict[str, Any], *, timeout_sec: float, on_message: MessageHandler | None) -> dict[str, Any]:
+    async def _run(
+        self, request: dict[str, Any], *, timeout_sec: float, on_message: MessageHandler | None
+    ) -> dict[str, Any]:
         for _attempt in range(2):  # a worker found dead while sending is replaced once
             try:
                 worker = await self._acquire(network=bool(request["confine"].get("network")))
@@ -274,7 +298,7 @@ class WorkerPool:
                 break
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout_sec + self.grace_sec)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             worker.stop()
             return _worker_failure("the skill worker stopped answering and was restarted")
 
@@ -324,15 +348,27 @@ class WorkerPool:
         env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
         command = [sys.executable, "-I", WORKER_MAIN, package_parent(), self._calls_folder, cgroup or "-"]
         try:
-            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.DEVNULL, env=env, cwd="/", start_new_session=True,
-                                       close_fds=True)
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd="/",
+                start_new_session=True,
+                close_fds=True,
+            )
         except OSError as exc:
             if cgroup:
                 _cgroup.remove(cgroup)
             raise WorkerError(f"cannot start a skill worker ({exc.strerror})") from exc
-        setup = {"system_readable": list(system_readable_paths()), "system_folders": list(system_readable_folders()),
-                 "secrets": list(etc_secrets()), "preload": list(self.preload), "network": network}
+        setup = {
+            "system_readable": list(system_readable_paths()),
+            "system_folders": list(system_readable_folders()),
+            "secrets": list(etc_secrets()),
+            "preload": list(self.preload),
+            "network": network,
+        }
         process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")  # type: ignore[union-attr]
         process.stdin.flush()  # type: ignore[union-attr]
         self.started += 1
@@ -365,8 +401,14 @@ def _reap(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
 
 
 def _worker_failure(message: str) -> dict[str, Any]:
-    return {"returncode": -1, "timed_out": False, "reported": str(ErrorType.WORKER), "stdout": "",
-            "stderr": message, "confinement": {}}
+    return {
+        "returncode": -1,
+        "timed_out": False,
+        "reported": str(ErrorType.WORKER),
+        "stdout": "",
+        "stderr": message,
+        "confinement": {},
+    }
 
 
 _default_pool: WorkerPool | None = None

@@ -15,46 +15,104 @@ from ._common import LazyCommand, SemifGroup
 _CLI = "semif_agent.cli."
 
 COMMANDS: tuple[LazyCommand, ...] = (
-    LazyCommand("init", _CLI + "workspace_cmds:init",
-                "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data."),
+    LazyCommand(
+        "init",
+        _CLI + "workspace_cmds:init",
+        "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data.",
+    ),
     LazyCommand("run", _CLI + "run_cmd:run", "Route TEXT to a skill, run it, and assess the result."),
-    LazyCommand("route", _CLI + "route_cmd:route", "Show where TEXT would go: each decision's top candidates "
-                "and their probabilities; nothing is run or logged."),
-    LazyCommand("chat", _CLI + "chat_cmd:chat", "Chat with an agent that can use this workspace's skills, code and SKILL.md."),
-    LazyCommand("tree", _CLI + "tree_cmds:tree",
-                "Show the skill tree: categories and their skills, code skills and SKILL.md skills alike.", subcommands=(
-                    LazyCommand("refresh", _CLI + "tree_cmds:refresh",
-                                "Bring the stored tree (data/tree.json) up to date with the workspace's SKILL.md skills."),
-                    LazyCommand("build", _CLI + "tree_build_cmd:build",
-                                "Group a flat set of skills into a tree of categories."),
-                )),
-    LazyCommand("skills", _CLI + "skills_cmd:skills", "List and inspect skills.", subcommands=(
-        LazyCommand("validate", _CLI + "catalog_cmds:validate",
-                    "Check SKILL.md skills strictly against the Agent Skills specification."),
-        LazyCommand("prompt", _CLI + "catalog_cmds:prompt",
-                    "Print the <available_skills> block that lists skills in a system prompt."),
-        LazyCommand("check", _CLI + "forge_cmds:check",
-                    "Check a skill body against the contract; every violation with its line."),
-        LazyCommand("new", _CLI + "forge_cmds:new",
-                    "Have a model write a new code skill; it is admitted only if it passes the contract."),
-        LazyCommand("review", _CLI + "forge_cmds:review",
-                    "Show a skill's body, its check report and its run history; optionally regenerate it."),
-    )),
-    LazyCommand("log", _CLI + "log_cmd:log", "List the logged runs, one line each: request, chosen skill, outcome "
-                "and who judged it, label.", subcommands=(
-                    LazyCommand("show", _CLI + "log_show_cmd:show", "Show one logged run whole: its request, route, "
-                                "prediction, actions, changes, assessment and label."),
-                )),
-    LazyCommand("label", _CLI + "label_cmd:label", "Label a logged run: the skill its request should have gone to "
-                "(or none), and its real outcome."),
-    LazyCommand("train", _CLI + "train_cmd:train",
-                "Fit the workspace's router from everything it knows, and measure it on held-out requests."),
-    LazyCommand("eval", _CLI + "eval_cmd:eval_", 'Route every request of DATASET (JSON lines {"text", "skill"}) '
-                "and report how well each strategy did."),
-    LazyCommand("ui", _CLI + "ui_cmd:ui", "Serve a local web view of the workspace's runs, decisions, tree and "
-                "quality, where runs are labelled."),
-    LazyCommand("models", _CLI + "models_cmd:models", "List the models configured (semif.toml and environment) "
-                "and whether each endpoint is reachable."),
+    LazyCommand(
+        "route",
+        _CLI + "route_cmd:route",
+        "Show where TEXT would go: each decision's top candidates and their probabilities; nothing is run or logged.",
+    ),
+    LazyCommand(
+        "chat", _CLI + "chat_cmd:chat", "Chat with an agent that can use this workspace's skills, code and SKILL.md."
+    ),
+    LazyCommand(
+        "tree",
+        _CLI + "tree_cmds:tree",
+        "Show the skill tree: categories and their skills, code skills and SKILL.md skills alike.",
+        subcommands=(
+            LazyCommand(
+                "refresh",
+                _CLI + "tree_cmds:refresh",
+                "Bring the stored tree (data/tree.json) up to date with the workspace's SKILL.md skills.",
+            ),
+            LazyCommand(
+                "build", _CLI + "tree_build_cmd:build", "Group a flat set of skills into a tree of categories."
+            ),
+        ),
+    ),
+    LazyCommand(
+        "skills",
+        _CLI + "skills_cmd:skills",
+        "List and inspect skills.",
+        subcommands=(
+            LazyCommand(
+                "validate",
+                _CLI + "catalog_cmds:validate",
+                "Check SKILL.md skills strictly against the Agent Skills specification.",
+            ),
+            LazyCommand(
+                "prompt",
+                _CLI + "catalog_cmds:prompt",
+                "Print the <available_skills> block that lists skills in a system prompt.",
+            ),
+            LazyCommand(
+                "check",
+                _CLI + "forge_cmds:check",
+                "Check a skill body against the contract; every violation with its line.",
+            ),
+            LazyCommand(
+                "new",
+                _CLI + "forge_cmds:new",
+                "Have a model write a new code skill; it is admitted only if it passes the contract.",
+            ),
+            LazyCommand(
+                "review",
+                _CLI + "forge_cmds:review",
+                "Show a skill's body, its check report and its run history; optionally regenerate it.",
+            ),
+        ),
+    ),
+    LazyCommand(
+        "log",
+        _CLI + "log_cmd:log",
+        "List the logged runs, one line each: request, chosen skill, outcome and who judged it, label.",
+        subcommands=(
+            LazyCommand(
+                "show",
+                _CLI + "log_show_cmd:show",
+                "Show one logged run whole: its request, route, prediction, actions, changes, assessment and label.",
+            ),
+        ),
+    ),
+    LazyCommand(
+        "label",
+        _CLI + "label_cmd:label",
+        "Label a logged run: the skill its request should have gone to (or none), and its real outcome.",
+    ),
+    LazyCommand(
+        "train",
+        _CLI + "train_cmd:train",
+        "Fit the workspace's router from everything it knows, and measure it on held-out requests.",
+    ),
+    LazyCommand(
+        "eval",
+        _CLI + "eval_cmd:eval_",
+        'Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did.',
+    ),
+    LazyCommand(
+        "ui",
+        _CLI + "ui_cmd:ui",
+        "Serve a local web view of the workspace's runs, decisions, tree and quality, where runs are labelled.",
+    ),
+    LazyCommand(
+        "models",
+        _CLI + "models_cmd:models",
+        "List the models configured (semif.toml and environment) and whether each endpoint is reachable.",
+    ),
 )
 """Every command of ``semif``, with its subcommands; each summary is the command's own short help."""
 

@@ -76,7 +76,9 @@ class SemifGroup(click.Group):
             self.add_command(self.lazy_commands[cmd_name].load(), cmd_name)
         return self.commands.get(cmd_name)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         """As click's, with close names suggested among every command, imported or not."""
         try:
             return super().resolve_command(ctx, args)
@@ -123,7 +125,7 @@ class SemifGroup(click.Group):
             sys.exit(130)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
@@ -143,9 +145,13 @@ def json_option(fn: Callable | None = None, *, shape: str = "one JSON object") -
     """``--json``; ``shape`` says what is printed ("one JSON object", "JSON lines, one object per ...")."""
 
     def decorate(command: Callable) -> Callable:
-        return click.option("--json", "as_json", is_flag=True,
-                            help=f'Print {shape} on standard output; an error is {{"error": "..."}} there too, '
-                            "with the same exit code.")(command)
+        return click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help=f'Print {shape} on standard output; an error is {{"error": "..."}} there too, '
+            "with the same exit code.",
+        )(command)
 
     return decorate(fn) if fn is not None else decorate
 

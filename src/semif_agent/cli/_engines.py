@@ -16,11 +16,20 @@ if TYPE_CHECKING:
 
 def routing_options(fn: Callable) -> Callable:
     """``--engine``, ``--model`` and ``--strategy``, as every command that routes a request takes them."""
-    fn = click.option("--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's).")(fn)
-    fn = click.option("--model", metavar="PROVIDER/MODEL",
-                      help="The model that decides (implies --engine llm), e.g. openai/gpt-4o-mini.")(fn)
-    return click.option("--engine", "engine_name", metavar="NAME",
-                        help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).")(fn)
+    fn = click.option(
+        "--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's)."
+    )(fn)
+    fn = click.option(
+        "--model",
+        metavar="PROVIDER/MODEL",
+        help="The model that decides (implies --engine llm), e.g. openai/gpt-4o-mini.",
+    )(fn)
+    return click.option(
+        "--engine",
+        "engine_name",
+        metavar="NAME",
+        help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).",
+    )(fn)
 
 
 def engine_settings(ws: Workspace, engine_name: str | None, model: str | None) -> tuple[dict[str, Any], str | None]:
@@ -37,7 +46,8 @@ def engine_settings(ws: Workspace, engine_name: str | None, model: str | None) -
         settings["model"] = model
         engine_name = engine_name or "llm"
     if (engine_name or settings.get("name")) == "llm" and not (
-            settings.get("model") or provider_table(settings).get("model")):
+        settings.get("model") or provider_table(settings).get("model")
+    ):
         choice = default_model(settings)
         settings["model"] = choice.model
         engine_name = "llm"  # built here, with that model, rather than from the workspace's settings alone

@@ -16,8 +16,14 @@ if TYPE_CHECKING:
 REQUEST_ROOM = 48
 
 
-def verdict(outcome: str | None, *, by: str | None = None, label_outcome: str | None = None,
-            label_has_skill: bool = False, label_skill: str | None = None) -> str:
+def verdict(
+    outcome: str | None,
+    *,
+    by: str | None = None,
+    label_outcome: str | None = None,
+    label_has_skill: bool = False,
+    label_skill: str | None = None,
+) -> str:
     """How a run ended and who says so: "success (engine)", or "failure, labelled by alice: should be notes.add".
 
     ``by`` is who labelled the run (None: nobody); the label's outcome, when it
@@ -36,8 +42,13 @@ def describe_run(record: RunRecord) -> str:
     """One line for a run: id, request, chosen skill, and its :func:`verdict` (and the label's note)."""
     request = json.dumps(one_line(record.request or "", REQUEST_ROOM), ensure_ascii=False)
     agent = "agent " if record.source == "agent" else ""
-    ended = verdict(record.outcome, by=record.labelled_by, label_outcome=record.label_outcome,
-                    label_has_skill=record.label_has_skill, label_skill=record.label_skill)
+    ended = verdict(
+        record.outcome,
+        by=record.labelled_by,
+        label_outcome=record.label_outcome,
+        label_has_skill=record.label_has_skill,
+        label_skill=record.label_skill,
+    )
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
 

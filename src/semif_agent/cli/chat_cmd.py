@@ -16,12 +16,27 @@ _PREVIEW = 160
 
 @click.command()
 @workspace_option
-@click.option("--model", metavar="PROVIDER/MODEL", help="The agent's model (default: the workspace's, else that of the "
-              "provider the environment sets up: OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY).")
-@click.option("--engine", "engine_name", metavar="NAME", help="SemIf engine for the skills' own decisions (default: the workspace's).")
-@click.option("--max-rounds", type=click.IntRange(1), default=10, show_default=True, help="Rounds (model calls) per message.")
-@click.option("--allow-scripts", is_flag=True, help="Let the agent run SKILL.md skills' scripts (sandboxed, in the workspace).")
-def chat(workspace: str | None, model: str | None, engine_name: str | None, max_rounds: int, allow_scripts: bool) -> None:
+@click.option(
+    "--model",
+    metavar="PROVIDER/MODEL",
+    help="The agent's model (default: the workspace's, else that of the "
+    "provider the environment sets up: OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY).",
+)
+@click.option(
+    "--engine",
+    "engine_name",
+    metavar="NAME",
+    help="SemIf engine for the skills' own decisions (default: the workspace's).",
+)
+@click.option(
+    "--max-rounds", type=click.IntRange(1), default=10, show_default=True, help="Rounds (model calls) per message."
+)
+@click.option(
+    "--allow-scripts", is_flag=True, help="Let the agent run SKILL.md skills' scripts (sandboxed, in the workspace)."
+)
+def chat(
+    workspace: str | None, model: str | None, engine_name: str | None, max_rounds: int, allow_scripts: bool
+) -> None:
     """Chat with an agent that can use this workspace's skills, code and SKILL.md.
 
     The skills are offered on demand, as `semif run` chooses them: the prompt
@@ -36,16 +51,21 @@ def chat(workspace: str | None, model: str | None, engine_name: str | None, max_
     line and the session goes on; the exit code is then 1.
     """
     from ..agent.workspace_agent import skill_agent
-    from ..llm.calllog import logged
     from ..engine.registry import create_engine
+    from ..llm.calllog import logged
     from ..loop.runner import SkillRunner
 
     ws = open_workspace(workspace, create_default=True)
     settings = ws.engine_settings
     engine = create_engine(engine_name, settings) if engine_name else None
     runner = SkillRunner(ws, engine=engine, tree=load_tree(ws, engine=engine))
-    agent = skill_agent(runner, logged(_provider(settings, model), ws, purpose="chat"), model=model, max_rounds=max_rounds,
-                        allow_scripts=allow_scripts)
+    agent = skill_agent(
+        runner,
+        logged(_provider(settings, model), ws, purpose="chat"),
+        model=model,
+        max_rounds=max_rounds,
+        allow_scripts=allow_scripts,
+    )
     agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
     click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.skills)} skills on demand; /exit to leave", err=True)
     stdin = click.get_text_stream("stdin")
@@ -98,7 +118,11 @@ def _show(event: Any) -> int:
         else:
             click.echo(click.style(f"  -> {preview}", dim=True))
     elif kind == "usage_limit_reached":
-        click.echo(click.style(f"\n(usage limit reached: {event.kind} {event.used} of {event.limit}; wrapping up)", fg="yellow"))
+        click.echo(
+            click.style(
+                f"\n(usage limit reached: {event.kind} {event.used} of {event.limit}; wrapping up)", fg="yellow"
+            )
+        )
     elif kind == "turn_finished":
         click.echo()
         diagnostics = event.diagnostics

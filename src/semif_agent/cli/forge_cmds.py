@@ -27,17 +27,23 @@ def provider_for(ws: Workspace, model: str | None) -> Any:
     if chosen:
         settings["model"] = chosen
     elif not (settings.get("model") or provider_table(settings).get("model")):
-        raise UserError('no code model: pass --code-model PROVIDER/MODEL (e.g. openai/gpt-4o), or set model = '
-                        '"provider/model" under [forge] (or [engine]) in semif.toml')
+        raise UserError(
+            "no code model: pass --code-model PROVIDER/MODEL (e.g. openai/gpt-4o), or set model = "
+            '"provider/model" under [forge] (or [engine]) in semif.toml'
+        )
     return logged(build_provider(settings), ws, purpose="generate")
 
 
 def code_model_options(fn: Any) -> Any:
     """``--code-model``, and ``--model``, its older name, kept hidden for a while."""
-    fn = click.option("--model", "old_model", metavar="PROVIDER/MODEL", hidden=True,
-                      help="Deprecated: use --code-model.")(fn)
-    return click.option("--code-model", metavar="PROVIDER/MODEL",
-                        help="The model that writes the skill (default: [forge] model, else the workspace's model).")(fn)
+    fn = click.option(
+        "--model", "old_model", metavar="PROVIDER/MODEL", hidden=True, help="Deprecated: use --code-model."
+    )(fn)
+    return click.option(
+        "--code-model",
+        metavar="PROVIDER/MODEL",
+        help="The model that writes the skill (default: [forge] model, else the workspace's model).",
+    )(fn)
 
 
 def _code_model(code_model: str | None, old_model: str | None) -> str | None:
@@ -63,7 +69,9 @@ def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[
             raise UserError(f"{path}: cannot read ({exc})") from exc
         guess = name or f"{path.parent.name}.{path.stem}"
         known = tree.skills.get(guess)
-        manifest = known.to_dict() if known else {"name": guess, "category": guess.split(".")[0] if "." in guess else ""}
+        manifest = (
+            known.to_dict() if known else {"name": guess, "category": guess.split(".")[0] if "." in guess else ""}
+        )
         return source, manifest
     skill = tree.get(target)
     if skill.is_stub:
@@ -86,8 +94,9 @@ def check(target: str, workspace: str | None, name: str | None, no_gate: bool, a
     ws = find_cli_workspace(workspace)
     source, manifest = _manifest_for(target, ws, name)
     tree = load_tree(ws) if ws is not None else SkillTree()
-    report = run_sync(acheck_skill(source, manifest, workspace=ws, tree=tree, engine=_engine(ws),
-                                   gate=not no_gate and ws is not None))
+    report = run_sync(
+        acheck_skill(source, manifest, workspace=ws, tree=tree, engine=_engine(ws), gate=not no_gate and ws is not None)
+    )
     if as_json:
         print_json(report.to_dict())
     else:
@@ -102,12 +111,24 @@ def check(target: str, workspace: str | None, name: str | None, no_gate: bool, a
 @code_model_options
 @click.option("--category-description", help="Create the category if it is new, described so.")
 @click.option("--example", "examples", multiple=True, help="A request the skill should serve (repeatable).")
-@click.option("--budget", default=3, show_default=True, type=click.IntRange(min=0), help="cost_budget: engine calls per run.")
+@click.option(
+    "--budget", default=3, show_default=True, type=click.IntRange(min=0), help="cost_budget: engine calls per run."
+)
 @click.option("--attempts", default=3, show_default=True, type=click.IntRange(1, 10), help="Attempts before giving up.")
 @workspace_option
 @json_option
-def new(name: str, description: str, code_model: str | None, old_model: str | None, category_description: str | None,
-        examples: tuple[str, ...], budget: int, attempts: int, workspace: str | None, as_json: bool) -> None:
+def new(
+    name: str,
+    description: str,
+    code_model: str | None,
+    old_model: str | None,
+    category_description: str | None,
+    examples: tuple[str, ...],
+    budget: int,
+    attempts: int,
+    workspace: str | None,
+    as_json: bool,
+) -> None:
     """Have a model write a new code skill; it is admitted only if it passes the contract."""
     from ..forge import make_manifest
 
@@ -116,8 +137,14 @@ def new(name: str, description: str, code_model: str | None, old_model: str | No
     manifest = make_manifest(name, description, examples=list(examples), cost_budget=budget)
     generated = _generate(ws, manifest, model, category_description, attempts, [], quiet=as_json)
     if as_json:
-        print_json({"admitted": True, "manifest": generated.manifest, "body": str(generated.body_path),
-                    "attempts": len(generated.attempts)})
+        print_json(
+            {
+                "admitted": True,
+                "manifest": generated.manifest,
+                "body": str(generated.body_path),
+                "attempts": len(generated.attempts),
+            }
+        )
     else:
         click.echo(f"admitted {name} after {len(generated.attempts)} attempt(s): {generated.body_path}")
 
@@ -128,8 +155,9 @@ def new(name: str, description: str, code_model: str | None, old_model: str | No
 @click.option("--regenerate", is_flag=True, help="Write the body again, feeding its failed runs back to the model.")
 @code_model_options
 @json_option
-def review(name: str, workspace: str | None, regenerate: bool, code_model: str | None, old_model: str | None,
-           as_json: bool) -> None:
+def review(
+    name: str, workspace: str | None, regenerate: bool, code_model: str | None, old_model: str | None, as_json: bool
+) -> None:
     """Show a skill's body, its check report and its run history; optionally regenerate it."""
     from .._sync import run_sync
     from ..engine.log import DecisionLog
@@ -143,10 +171,21 @@ def review(name: str, workspace: str | None, regenerate: bool, code_model: str |
     report = run_sync(acheck_skill(source, skill.to_dict(), workspace=ws, tree=tree, engine=_engine(ws), gate=False))
     runs = [r for r in DecisionLog(ws.log_path).read() if r.get("kind") == "outcome" and r.get("skill") == name]
     counts = {label: sum(r.get("outcome") == label for r in runs) for label in ("success", "failure", "unclear")}
-    failures = [f"{r.get('request')!r}: {r.get('reason')} ({r.get('action_log')})" for r in runs if r.get("outcome") == "failure"]
+    failures = [
+        f"{r.get('request')!r}: {r.get('reason')} ({r.get('action_log')})"
+        for r in runs
+        if r.get("outcome") == "failure"
+    ]
     if as_json and not regenerate:
-        print_json({"skill": skill.to_dict(), "body": source, "check": report.to_dict(), "runs": counts,
-                    "recent_failures": failures[-5:]})
+        print_json(
+            {
+                "skill": skill.to_dict(),
+                "body": source,
+                "check": report.to_dict(),
+                "runs": counts,
+                "recent_failures": failures[-5:],
+            }
+        )
         return
     if not as_json:
         click.echo(click.style(f"{name}  ({skill.body_path})", bold=True))
@@ -165,8 +204,16 @@ def review(name: str, workspace: str | None, regenerate: bool, code_model: str |
             click.echo(f"regenerated {name} after {len(generated.attempts)} attempt(s)")
 
 
-def _generate(ws: Workspace, manifest: dict[str, Any], model: str | None, category_description: str | None,
-              attempts: int, feedback: list[str], *, quiet: bool):  # noqa: ANN202
+def _generate(
+    ws: Workspace,
+    manifest: dict[str, Any],
+    model: str | None,
+    category_description: str | None,
+    attempts: int,
+    feedback: list[str],
+    *,
+    quiet: bool,
+):
     from .._sync import run_sync
     from ..engine.log import DecisionLog
     from ..forge import GenerationFailed, agenerate_skill
@@ -179,14 +226,24 @@ def _generate(ws: Workspace, manifest: dict[str, Any], model: str | None, catego
                 click.echo(f"  {violation.render()}", err=True)
 
     try:
-        return run_sync(agenerate_skill(ws, manifest, provider=provider_for(ws, model), engine=_engine(ws),
-                                        category_description=category_description, max_attempts=attempts,
-                                        feedback=feedback, log=DecisionLog(ws.log_path), on_attempt=show))
+        return run_sync(
+            agenerate_skill(
+                ws,
+                manifest,
+                provider=provider_for(ws, model),
+                engine=_engine(ws),
+                category_description=category_description,
+                max_attempts=attempts,
+                feedback=feedback,
+                log=DecisionLog(ws.log_path),
+                on_attempt=show,
+            )
+        )
     except GenerationFailed as exc:
         raise UserError(str(exc)) from None
 
 
-def _engine(ws: Workspace | None):  # noqa: ANN202
+def _engine(ws: Workspace | None):
     from ..engine.registry import create_engine
 
     return create_engine(None, ws.engine_settings) if ws is not None else None

@@ -16,15 +16,25 @@ from .workspace_cmds import open_workspace
 
 @click.command("label")
 @click.argument("run_id")
-@click.option("--skill", metavar="NAME", help="The skill the request should have gone to (a skill of the workspace's tree).")
+@click.option(
+    "--skill", metavar="NAME", help="The skill the request should have gone to (a skill of the workspace's tree)."
+)
 @click.option("--none", "no_skill", is_flag=True, help="No skill fits the request: it should have been handed back.")
 @click.option("--outcome", type=click.Choice(["success", "failure"]), help="How the run really ended.")
 @click.option("--note", metavar="TEXT", help="A note kept with the label.")
 @click.option("--by", metavar="NAME", help="Who gives the label (default: your login name).")
 @workspace_option
 @json_option
-def label(run_id: str, skill: str | None, no_skill: bool, outcome: str | None, note: str | None, by: str | None,
-          workspace: str | None, as_json: bool) -> None:
+def label(
+    run_id: str,
+    skill: str | None,
+    no_skill: bool,
+    outcome: str | None,
+    note: str | None,
+    by: str | None,
+    workspace: str | None,
+    as_json: bool,
+) -> None:
     """Label a logged run: the skill its request should have gone to (or none), and its real outcome.
 
     \b

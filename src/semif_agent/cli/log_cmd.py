@@ -25,28 +25,65 @@ DEFAULT_LIMIT = 20
 @click.group("log", cls=SemifGroup, invoke_without_command=True)
 @workspace_option
 @json_option(shape="JSON lines (one object per run; per decision row with --decisions, per call with --calls)")
-@click.option("--decisions", "by_decision", is_flag=True,
-              help="One line per decision (a training row: question, choice, engine) instead of one per run.")
+@click.option(
+    "--decisions",
+    "by_decision",
+    is_flag=True,
+    help="One line per decision (a training row: question, choice, engine) instead of one per run.",
+)
 @click.option("--calls", is_flag=True, help="List the model calls (generation, chat) instead of the runs.")
 @click.option("--runs", "by_run", is_flag=True, hidden=True, help="One line per run (the default).")
-@click.option("--run", "run_id", help="Only this run (its id, or a unique prefix of it); `semif log show RUN` shows it whole.")
+@click.option(
+    "--run", "run_id", help="Only this run (its id, or a unique prefix of it); `semif log show RUN` shows it whole."
+)
 @click.option("--skill", help="Only runs (or rows) of this skill.")
-@click.option("--kind", type=click.Choice(["route", "predict", "act", "assess", "shortlist", "activate", "create", "propose", "generate"]),
-              help="Only this kind of decision (runs that made one).")
-@click.option("--outcome", type=click.Choice(["success", "failure", "unclear"]),
-              help="Only runs that ended so (a person's label beats the assessment).")
-@click.option("--labelled/--unlabelled", default=None, help="Only runs a person labelled (or only those not labelled yet).")
+@click.option(
+    "--kind",
+    type=click.Choice(["route", "predict", "act", "assess", "shortlist", "activate", "create", "propose", "generate"]),
+    help="Only this kind of decision (runs that made one).",
+)
+@click.option(
+    "--outcome",
+    type=click.Choice(["success", "failure", "unclear"]),
+    help="Only runs that ended so (a person's label beats the assessment).",
+)
+@click.option(
+    "--labelled/--unlabelled", default=None, help="Only runs a person labelled (or only those not labelled yet)."
+)
 @click.option("--engine", help="Only decisions answered by this engine.")
-@click.option("--limit", type=click.IntRange(min=0), metavar="N",
-              help=f"Only the last N runs (calls with --calls); 0 for all (default: {DEFAULT_LIMIT} on the screen, "
-              "all with --json or --export).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help=f"Only the last N runs (calls with --calls); 0 for all (default: {DEFAULT_LIMIT} on the screen, "
+    "all with --json or --export).",
+)
 @click.option("--last", type=click.IntRange(min=0), hidden=True, help="The older name of --limit.")
-@click.option("--export", "export_to", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write what is listed as JSON lines to this file (its folder is made if missing); with "
-              "--decisions, training rows.")
+@click.option(
+    "--export",
+    "export_to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write what is listed as JSON lines to this file (its folder is made if missing); with "
+    "--decisions, training rows.",
+)
 @click.pass_context
-def log(ctx: click.Context, workspace, as_json, by_decision, calls, by_run, run_id, skill, kind, outcome,  # noqa: ANN001
-        labelled, engine, limit, last, export_to) -> None:
+def log(
+    ctx: click.Context,
+    workspace,
+    as_json,
+    by_decision,
+    calls,
+    by_run,
+    run_id,
+    skill,
+    kind,
+    outcome,
+    labelled,
+    engine,
+    limit,
+    last,
+    export_to,
+) -> None:
     """List the logged runs, one line each: request, chosen skill, outcome and who judged it, label.
 
     \b
@@ -79,11 +116,27 @@ def log(ctx: click.Context, workspace, as_json, by_decision, calls, by_run, run_
     if run_id is not None:
         run_id = decisions.run(run_id).run_id
     if not by_decision:
-        _list_runs(decisions, run_id=run_id, skill=skill, kind=kind, outcome=outcome, labelled=labelled,
-                   engine=engine, last=shown or None, as_json=as_json, export_to=export_to)
+        _list_runs(
+            decisions,
+            run_id=run_id,
+            skill=skill,
+            kind=kind,
+            outcome=outcome,
+            labelled=labelled,
+            engine=engine,
+            last=shown or None,
+            as_json=as_json,
+            export_to=export_to,
+        )
         return
     rows = decisions.filter(
-        run_id=run_id, skill=skill, kind=kind, outcome=outcome, engine=engine, last_runs=shown or None, labelled=labelled
+        run_id=run_id,
+        skill=skill,
+        kind=kind,
+        outcome=outcome,
+        engine=engine,
+        last_runs=shown or None,
+        labelled=labelled,
     )
     if everything:
         _emit(rows, export_to)
@@ -94,12 +147,19 @@ def log(ctx: click.Context, workspace, as_json, by_decision, calls, by_run, run_
     for row in rows:
         if "question" not in row:  # a generation step, not a decision
             admitted = "admitted" if row.get("admitted") else ", ".join(row.get("violations", [])[:2]) or ""
-            click.echo(f"{row.get('run_id')}  {row.get('kind'):<9} {row.get('skill')} "
-                       f"{('#' + str(row['attempt'])) if 'attempt' in row else ''} {admitted}".rstrip())
+            click.echo(
+                f"{row.get('run_id')}  {row.get('kind'):<9} {row.get('skill')} "
+                f"{('#' + str(row['attempt'])) if 'attempt' in row else ''} {admitted}".rstrip()
+            )
             continue
         label = row.get("label") or {}
-        ended = verdict(row.get("outcome"), by=label.get("by"), label_outcome=label.get("outcome"),
-                        label_has_skill="skill" in label, label_skill=label.get("skill"))
+        ended = verdict(
+            row.get("outcome"),
+            by=label.get("by"),
+            label_outcome=label.get("outcome"),
+            label_has_skill="skill" in label,
+            label_skill=label.get("skill"),
+        )
         click.echo(
             f"{row.get('run_id')}  #{row.get('step')} {row.get('kind'):<7} "
             f"{row.get('question')} -> {chosen(row)}  [{row.get('engine')}; {ended}]"
@@ -120,21 +180,35 @@ def _list_calls(calls: DecisionLog, last: int | None, *, as_json: bool, export_t
     for row in rows:
         usage = row.get("usage") or {}
         ended = row.get("error") or f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
-        click.echo(f"{row.get('purpose', '-'):<9} {row.get('provider')}/{row.get('model')}  "
-                   f"{plural(len(row.get('messages', [])), 'message')}  {ended}  {row.get('latency_ms')} ms")
+        click.echo(
+            f"{row.get('purpose', '-'):<9} {row.get('provider')}/{row.get('model')}  "
+            f"{plural(len(row.get('messages', [])), 'message')}  {ended}  {row.get('latency_ms')} ms"
+        )
 
 
-def _list_runs(decisions: DecisionLog, *, run_id: str | None, skill: str | None, kind: str | None,
-               outcome: str | None, labelled: bool | None, engine: str | None, last: int | None,
-               as_json: bool, export_to: Path | None) -> None:
+def _list_runs(
+    decisions: DecisionLog,
+    *,
+    run_id: str | None,
+    skill: str | None,
+    kind: str | None,
+    outcome: str | None,
+    labelled: bool | None,
+    engine: str | None,
+    last: int | None,
+    as_json: bool,
+    export_to: Path | None,
+) -> None:
     """One line (or JSON object) per run, the last ``last`` of those that match; ``--skill`` is the skill the run chose."""
     records = every = decisions.runs()
     if kind is not None or engine is not None:
         having = {row.get("run_id") for row in decisions.filter(kind=kind, engine=engine)}
         records = [r for r in records if r.run_id in having]
     records = [
-        r for r in records
-        if (run_id is None or r.run_id == run_id) and (skill is None or r.skill == skill)
+        r
+        for r in records
+        if (run_id is None or r.run_id == run_id)
+        and (skill is None or r.skill == skill)
         and (outcome is None or r.true_outcome == outcome)
         and (labelled is None or (r.labelled_by is not None) == labelled)
     ]
@@ -143,8 +217,11 @@ def _list_runs(decisions: DecisionLog, *, run_id: str | None, skill: str | None,
     if as_json or export_to is not None:
         _emit([{**asdict(r), "true_outcome": r.true_outcome} for r in records], export_to)
     elif not records:
-        click.echo(f"no runs match in {decisions.path}" if every else
-                   f"no runs logged yet in {decisions.path} (semif run TEXT logs one)")
+        click.echo(
+            f"no runs match in {decisions.path}"
+            if every
+            else f"no runs logged yet in {decisions.path} (semif run TEXT logs one)"
+        )
     else:
         if earlier:
             click.echo(f"({plural(earlier, 'earlier run')} not shown: --limit 0 shows all)", err=True)

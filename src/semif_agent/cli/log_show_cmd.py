@@ -10,8 +10,10 @@ from typing import Any
 import click
 
 from ._common import json_option, one_line, print_json, workspace_option
-from ._run_lines import chosen, print_field as _field, runners_up, verdict, without_shared_tail
+from ._run_lines import chosen, runners_up, verdict, without_shared_tail
+from ._run_lines import print_field as _field
 from .workspace_cmds import open_workspace
+
 
 @click.command("show")
 @click.argument("run_id", metavar="RUN")
@@ -36,21 +38,43 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     labels = [row for row in rows if row.get("kind") == "label"]
     decisions = [row for row in rows if row.get("kind") not in ("outcome", "label")]
     if as_json:
-        print_json({"run": {**asdict(record), "true_outcome": record.true_outcome}, "outcome": outcome or None,
-                    "decisions": decisions, "labels": labels})
+        print_json(
+            {
+                "run": {**asdict(record), "true_outcome": record.true_outcome},
+                "outcome": outcome or None,
+                "decisions": decisions,
+                "labels": labels,
+            }
+        )
         return
     started = rows[0].get("ts") if rows else None
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else ""
     _field("run", f"{record.run_id}  {when}".rstrip() + ("  (an agent turn)" if record.source == "agent" else ""))
     _field("request", json.dumps(record.request or "", ensure_ascii=False))
-    for kind, title in (("route", "route"), ("shortlist", "shortlist"), ("activate", "activated"),
-                        ("predict", "prediction"), ("act", "acting")):
+    for kind, title in (
+        ("route", "route"),
+        ("shortlist", "shortlist"),
+        ("activate", "activated"),
+        ("predict", "prediction"),
+        ("act", "acting"),
+    ):
         _decisions(title, [row for row in decisions if row.get("kind") == kind])
     _field("skill", record.skill or "(none)")
-    others = [row for row in decisions if row.get("kind") not in ("route", "shortlist", "activate", "predict", "act", "assess")]
+    others = [
+        row
+        for row in decisions
+        if row.get("kind") not in ("route", "shortlist", "activate", "predict", "act", "assess")
+    ]
     for row in others:  # generation steps and other records of the run
-        _field(str(row.get("kind")), one_line(json.dumps({k: v for k, v in row.items() if k not in ("v", "ts", "run_id")},
-                                                         ensure_ascii=False, default=str), 200))
+        _field(
+            str(row.get("kind")),
+            one_line(
+                json.dumps(
+                    {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}, ensure_ascii=False, default=str
+                ),
+                200,
+            ),
+        )
     if outcome:
         action, result = str(outcome.get("action_log") or "-"), str(outcome.get("new_state") or "")
         _field("action", without_shared_tail(action, result))
@@ -65,17 +89,27 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     if record.labelled_by is None:
         _field("label", f"none yet (semif label {record.run_id} --skill NAME | --none | --outcome success|failure)")
     else:
-        _field("label", verdict(record.outcome, by=record.labelled_by, label_outcome=record.label_outcome,
-                                label_has_skill=record.label_has_skill, label_skill=record.label_skill)
-               + (f" ({record.note})" if record.note else ""))
+        _field(
+            "label",
+            verdict(
+                record.outcome,
+                by=record.labelled_by,
+                label_outcome=record.label_outcome,
+                label_has_skill=record.label_has_skill,
+                label_skill=record.label_skill,
+            )
+            + (f" ({record.note})" if record.note else ""),
+        )
 
 
 def _decisions(title: str, rows: list[dict[str, Any]]) -> None:
     """Each decision on its own lines: the question, the choice with its probability, and the options that lost."""
     for index, row in enumerate(rows):
         lost = runners_up(row, count=3)
-        _field(title if index == 0 else "", f"{row.get('step')}. {row.get('question')}\n"
-               f"   -> {chosen(row)}" + (f"   {lost}" if lost else ""))
+        _field(
+            title if index == 0 else "",
+            f"{row.get('step')}. {row.get('question')}\n   -> {chosen(row)}" + (f"   {lost}" if lost else ""),
+        )
 
 
 def _changes(changes: dict[str, Any]) -> str:

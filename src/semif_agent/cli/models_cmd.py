@@ -27,7 +27,7 @@ def models(workspace: str | None, as_json: bool, no_check: bool, timeout: float)
         return
     if not entries:
         click.echo(
-            "no models configured: set model = \"provider/model\" under [engine] in semif.toml, "
+            'no models configured: set model = "provider/model" under [engine] in semif.toml, '
             "or OPENAI_API_KEY / ANTHROPIC_API_KEY in the environment"
         )
         return

@@ -22,23 +22,45 @@ DEFAULT_TOP = 5
 @click.argument("text")
 @workspace_option
 @routing_options
-@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True, metavar="N",
-              help="Candidates shown at each decision.")
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=DEFAULT_TOP,
+    show_default=True,
+    metavar="N",
+    help="Candidates shown at each decision.",
+)
 @json_option
-def route(text: str, workspace: str | None, engine_name: str | None, model: str | None, strategy: str | None,
-          top: int, as_json: bool) -> None:
+def route(
+    text: str,
+    workspace: str | None,
+    engine_name: str | None,
+    model: str | None,
+    strategy: str | None,
+    top: int,
+    as_json: bool,
+) -> None:
     """Show where TEXT would go: each decision's top candidates and their probabilities; nothing is run or logged.
 
     The same routing as `semif run` (same workspace, engine and strategy),
     stopped before the skill: no skill runs, no file is written, nothing is
     logged. `semif run TEXT --dry-run` is the same.
     """
-    show_route(text, workspace=workspace, engine_name=engine_name, model=model, strategy=strategy, top=top,
-               as_json=as_json)
+    show_route(
+        text, workspace=workspace, engine_name=engine_name, model=model, strategy=strategy, top=top, as_json=as_json
+    )
 
 
-def show_route(text: str, *, workspace: str | None, engine_name: str | None, model: str | None,
-               strategy: str | None, top: int = DEFAULT_TOP, as_json: bool = False) -> None:
+def show_route(
+    text: str,
+    *,
+    workspace: str | None,
+    engine_name: str | None,
+    model: str | None,
+    strategy: str | None,
+    top: int = DEFAULT_TOP,
+    as_json: bool = False,
+) -> None:
     """Route ``text`` with the strategy ``semif run`` would use, and print the decisions; act on nothing."""
     from .._sync import run_sync
     from ..engine.log import DecisionLog
@@ -46,13 +68,18 @@ def show_route(text: str, *, workspace: str | None, engine_name: str | None, mod
     from ..skills import check_text
 
     if not text.strip():
-        raise UserError("the request is empty: say what you want routed, e.g. semif route \"Add milk to my todo list\"")
+        raise UserError('the request is empty: say what you want routed, e.g. semif route "Add milk to my todo list"')
     check_text(text)
     ws = open_workspace(workspace)
     settings, engine_name = engine_settings(ws, engine_name, model)
     engine = build_engine(settings, engine_name)
-    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws, engine=engine), strategy=strategy,
-                         log=DecisionLog(ws.log_path, enabled=False))
+    runner = SkillRunner(
+        ws,
+        engine=engine,
+        tree=load_tree(ws, engine=engine),
+        strategy=strategy,
+        log=DecisionLog(ws.log_path, enabled=False),
+    )
     found = run_sync(runner.strategy.aroute(text))
     data = route_json(text, found)
     if as_json:
@@ -65,19 +92,37 @@ def route_json(text: str, found: Route) -> dict[str, Any]:
     """The route as JSON: the skill (or None and why) and each decision with every option, most likely first."""
     decisions = []
     for step in found.decisions:
-        row = {"question": step.request.question, "selected": step.result.selected, "options": step.request.options,
-               "probabilities": step.result.probabilities, "scores": step.result.scores}
-        decisions.append({
-            "level": step.level, "question": step.request.question, "selected": step.result.selected,
-            "engine": step.result.engine, "model": step.result.model,
-            "options": [{"id": option, "probability": p, "score": score} for option, p, score in ranked_options(row)],
-        })
-    return {"request": text, "skill": found.skill.name if found.skill else None, "reason": found.reason,
-            "decisions": decisions}
+        row = {
+            "question": step.request.question,
+            "selected": step.result.selected,
+            "options": step.request.options,
+            "probabilities": step.result.probabilities,
+            "scores": step.result.scores,
+        }
+        decisions.append(
+            {
+                "level": step.level,
+                "question": step.request.question,
+                "selected": step.result.selected,
+                "engine": step.result.engine,
+                "model": step.result.model,
+                "options": [
+                    {"id": option, "probability": p, "score": score} for option, p, score in ranked_options(row)
+                ],
+            }
+        )
+    return {
+        "request": text,
+        "skill": found.skill.name if found.skill else None,
+        "reason": found.reason,
+        "decisions": decisions,
+    }
 
 
 def _print_route(data: dict[str, Any], top: int) -> None:
-    click.echo(click.style("route", bold=True) + click.style("  (dry run: nothing was run, written or logged)", dim=True))
+    click.echo(
+        click.style("route", bold=True) + click.style("  (dry run: nothing was run, written or logged)", dim=True)
+    )
     for number, decision in enumerate(data["decisions"], start=1):
         click.echo(f"  {number}. {decision['question']}")
         shown = decision["options"][:top]
@@ -91,8 +136,10 @@ def _print_route(data: dict[str, Any], top: int) -> None:
     if data["skill"]:
         click.echo(f"{click.style('would run', bold=True)}  {data['skill']}")
     else:
-        click.echo(f"{click.style('would run', bold=True)}  no skill: {data['reason'] or 'none fits'} "
-                   "(the request would be handed back)")
+        click.echo(
+            f"{click.style('would run', bold=True)}  no skill: {data['reason'] or 'none fits'} "
+            "(the request would be handed back)"
+        )
 
 
 def _likelihood(option: dict[str, Any]) -> str:

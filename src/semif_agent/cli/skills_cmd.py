@@ -33,13 +33,19 @@ FALLBACK_COLUMNS = 100
 
 @skills.command("list")
 @click.argument("query", nargs=-1)
-@click.option("--folder", "folders", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="List the SKILL.md skills in this folder (a skill folder or a folder of skills; repeatable).")
+@click.option(
+    "--folder",
+    "folders",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="List the SKILL.md skills in this folder (a skill folder or a folder of skills; repeatable).",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Show at most N skills.")
 @workspace_option
 @json_option(shape="one JSON array (an object per skill)")
-def list_skills(query: tuple[str, ...], folders: tuple[Path, ...], limit: int | None, workspace: str | None,
-                as_json: bool) -> None:
+def list_skills(
+    query: tuple[str, ...], folders: tuple[Path, ...], limit: int | None, workspace: str | None, as_json: bool
+) -> None:
     """List skills: the workspace's code skills and SKILL.md skills, or those in --folder folders.
 
     \b
@@ -88,8 +94,15 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
 
 def _skill_md_row(leaf: Any) -> dict[str, Any]:
     """A SKILL.md leaf of the workspace's tree as a listing row."""
-    return {"kind": "skill.md", "id": leaf.name, "name": leaf.source_name or leaf.name, "description": leaf.description,
-            "category": leaf.category, "path": str(leaf.source.parent) if leaf.source else "", "warnings": []}
+    return {
+        "kind": "skill.md",
+        "id": leaf.name,
+        "name": leaf.source_name or leaf.name,
+        "description": leaf.description,
+        "category": leaf.category,
+        "path": str(leaf.source.parent) if leaf.source else "",
+        "warnings": [],
+    }
 
 
 def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict[str, Any]]) -> list[str]:
@@ -99,8 +112,9 @@ def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict
     share the name (so that ``semif skills show LABEL`` finds it); a folder not loaded, by its name.
     """
     names = Counter(row["name"] for row in everything if _loaded(row))
-    labels = [row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"]
-              for row in rows]
+    labels = [
+        row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"] for row in rows
+    ]
     column = min(max(map(len, labels), default=0), max(12, width * 2 // 5))
     lines = []
     for row, label in zip(rows, labels):
@@ -137,8 +151,13 @@ def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], qu
 
 @skills.command("show")
 @click.argument("name")
-@click.option("--folder", "folders", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Also look for SKILL.md skills in this folder of skills (repeatable).")
+@click.option(
+    "--folder",
+    "folders",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also look for SKILL.md skills in this folder of skills (repeatable).",
+)
 @workspace_option
 @json_option
 def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_json: bool) -> None:
@@ -157,7 +176,10 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
             data = {"kind": "code", **leaf.to_dict()}
     except UnknownSkillError:
         try:
-            data = {"kind": "skill.md", **show_skill_md(name, workspace=ws, folders=folders, include_user=ws is not None)}
+            data = {
+                "kind": "skill.md",
+                **show_skill_md(name, workspace=ws, folders=folders, include_user=ws is not None),
+            }
         except UserError:
             raise UnknownSkillError(f"no code skill or SKILL.md skill named {name!r}") from None
     if as_json:

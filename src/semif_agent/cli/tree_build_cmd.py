@@ -14,9 +14,16 @@ from ._common import StageBars
 
 @click.command("build")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the tree here (default: print it).")
-@click.option("--max-children", default=15, show_default=True, type=click.IntRange(min=2),
-              help="Children per category at most (15: with `none`, 16 options per decision).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the tree here (default: print it)."
+)
+@click.option(
+    "--max-children",
+    default=15,
+    show_default=True,
+    type=click.IntRange(min=2),
+    help="Children per category at most (15: with `none`, 16 options per decision).",
+)
 def build(source: Path, output: Path | None, max_children: int) -> None:
     """Group a flat set of skills into a tree of categories.
 
@@ -38,9 +45,11 @@ def build(source: Path, output: Path | None, max_children: int) -> None:
     if output is not None:
         _relative_paths(built, output.resolve().parent)
     text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
-    summary = (f"{_count(len(built['categories']), 'category', 'categories')}, "
-               f"{_count(len(built['skills']), 'skill', 'skills')}, "
-               f"depth {_depth(built)} (decisions from the top to the deepest skill)")
+    summary = (
+        f"{_count(len(built['categories']), 'category', 'categories')}, "
+        f"{_count(len(built['skills']), 'skill', 'skills')}, "
+        f"depth {_depth(built)} (decisions from the top to the deepest skill)"
+    )
     if output is None:
         click.echo(text, nl=False)
         click.echo(f"built {summary}", err=True)

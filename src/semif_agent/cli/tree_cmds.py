@@ -25,8 +25,9 @@ STUB_MARK = "(stub)"
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most this many children per category.")
 @json_option
 @click.pass_context
-def tree(ctx: click.Context, category: str | None, workspace: str | None, depth: int | None, limit: int | None,
-         as_json: bool) -> None:
+def tree(
+    ctx: click.Context, category: str | None, workspace: str | None, depth: int | None, limit: int | None, as_json: bool
+) -> None:
     """Show the skill tree: categories and their skills, code skills and SKILL.md skills alike.
 
     --category shows only that part of the tree. Descriptions are cut to one
@@ -47,7 +48,9 @@ def tree(ctx: click.Context, category: str | None, workspace: str | None, depth:
     width = shutil.get_terminal_size((100, 20)).columns
     if category:
         node = skill_tree.categories[category]
-        click.echo(f"{click.style(category, bold=True)}  {click.style(one_line(node.description, width - len(category) - 2), dim=True)}")
+        click.echo(
+            f"{click.style(category, bold=True)}  {click.style(one_line(node.description, width - len(category) - 2), dim=True)}"
+        )
     _print_level(skill_tree, category or "", "" if not category else "", depth, limit, width, top=not category)
     leaves = skill_tree.leaves_under(category) if category else list(skill_tree.skills.values())
     kinds = sum(1 for s in leaves if s.is_skill_md)
@@ -60,19 +63,32 @@ def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
     def node(name: str) -> dict[str, Any]:
         category = skill_tree.categories[name]
         return {
-            "name": name, "description": category.description, "parent": category.parent, "built": category.built,
+            "name": name,
+            "description": category.description,
+            "parent": category.parent,
+            "built": category.built,
             "categories": [node(c.name) for c in skill_tree.subcategories(name)],
             "skills": [s.to_dict() for s in skill_tree.children(name)],
         }
 
     if root:
         return {**node(root), "problems": [str(p) for p in skill_tree.problems]}
-    return {"categories": [node(c.name) for c in skill_tree.subcategories("")],
-            "problems": [str(p) for p in skill_tree.problems]}
+    return {
+        "categories": [node(c.name) for c in skill_tree.subcategories("")],
+        "problems": [str(p) for p in skill_tree.problems],
+    }
 
 
-def _print_level(skill_tree: SkillTree, category: str, indent: str, depth: int | None, limit: int | None,
-                 width: int, *, top: bool = False) -> None:
+def _print_level(
+    skill_tree: SkillTree,
+    category: str,
+    indent: str,
+    depth: int | None,
+    limit: int | None,
+    width: int,
+    *,
+    top: bool = False,
+) -> None:
     nodes: list[tuple[str, str, str, bool]] = []
     for sub in skill_tree.subcategories(category):
         count = len(skill_tree.leaves_under(sub.name))
@@ -87,8 +103,10 @@ def _print_level(skill_tree: SkillTree, category: str, indent: str, depth: int |
         branch = "" if top else ("└── " if last else "├── ")
         head = f"{indent}{branch}{name}{' ' + mark if mark else ''}"
         room = max(width - len(head) - 2, 20)
-        click.echo(f"{indent}{branch}{click.style(name, bold=is_category)}{' ' + mark if mark else ''}  "
-                   f"{click.style(one_line(description, room), dim=True)}")
+        click.echo(
+            f"{indent}{branch}{click.style(name, bold=is_category)}{' ' + mark if mark else ''}  "
+            f"{click.style(one_line(description, room), dim=True)}"
+        )
         if is_category and (depth is None or depth > 1):
             deeper = indent + ("" if top else ("    " if last else "│   "))
             _print_level(skill_tree, name, deeper, depth - 1 if depth else None, limit, width)
@@ -110,13 +128,19 @@ def refresh(workspace: str | None, full: bool, as_json: bool) -> None:
     skill_tree = load_tree(ws, full=full)
     built = [c for c in skill_tree.categories.values() if c.built]
     placed = [s for s in skill_tree.skills.values() if s.is_skill_md]
-    summary = {"categories": len(built), "skill_md": len(placed), "code": len(skill_tree.skills) - len(placed),
-               "depth": max((len(skill_tree.path_to(s.name)) for s in skill_tree.skills.values()), default=0)}
+    summary = {
+        "categories": len(built),
+        "skill_md": len(placed),
+        "code": len(skill_tree.skills) - len(placed),
+        "depth": max((len(skill_tree.path_to(s.name)) for s in skill_tree.skills.values()), default=0),
+    }
     if as_json:
         print_json(summary)
     else:
-        click.echo(f"{summary['skill_md']} SKILL.md skills in {summary['categories']} categories beside "
-                   f"{summary['code']} code skills; deepest leaf {summary['depth']} categories down")
+        click.echo(
+            f"{summary['skill_md']} SKILL.md skills in {summary['categories']} categories beside "
+            f"{summary['code']} code skills; deepest leaf {summary['depth']} categories down"
+        )
 
 
 COMMANDS = [tree]

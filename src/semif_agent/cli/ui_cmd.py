@@ -14,12 +14,21 @@ INDEX_BAR_KIB = 16 * 1024
 
 @click.command("ui")
 @workspace_option
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on; anything but loopback needs --public.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
-              help="Port to listen on (0: any free port; the address is printed).")
-@click.option("--public", is_flag=True,
-              help="Allow a --host other than loopback: whoever reaches it can read the log and write labels.")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to listen on; anything but loopback needs --public."
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (0: any free port; the address is printed).",
+)
+@click.option(
+    "--public",
+    is_flag=True,
+    help="Allow a --host other than loopback: whoever reaches it can read the log and write labels.",
+)
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the web browser.")
 def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: bool) -> None:
     """Serve a local web view of the workspace's runs, decisions, tree and quality, where runs are labelled.
@@ -48,17 +57,26 @@ def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: 
 
     ws = open_workspace(workspace)
     if public and not is_loopback(host):
-        click.echo(f"warning: serving on {host}: anyone who can reach it can read the decision log and write labels",
-                   err=True)
+        click.echo(
+            f"warning: serving on {host}: anyone who can reach it can read the decision log and write labels", err=True
+        )
     with StageBars(min_total=INDEX_BAR_KIB, only_on_terminal=True) as bars:
+
         def indexing(done: int, total: int) -> None:
             bars("indexing", done // 1024, total // 1024)
             if done >= total:
                 bars.close()
 
         try:
-            serve(ws, host=host, port=port, public=public, open_browser=open_browser, say=lambda line: click.echo(line),
-                  progress=indexing)
+            serve(
+                ws,
+                host=host,
+                port=port,
+                public=public,
+                open_browser=open_browser,
+                say=lambda line: click.echo(line),
+                progress=indexing,
+            )
         except KeyboardInterrupt:
             pass
 

@@ -84,8 +84,9 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
     from ..tree.tree import SkillTree
 
     with StageBars(min_total=50, only_on_terminal=True) as progress:
-        tree = SkillTree.for_workspace(workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None),
-                                       progress=progress, full=full)
+        tree = SkillTree.for_workspace(
+            workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None), progress=progress, full=full
+        )
     for problem in tree.problems:
         click.echo(f"warning: {problem}", err=True)
     return tree
@@ -100,12 +101,16 @@ def init(directory: Path, force: bool) -> None:
     from ..tree.tree import SkillTree
 
     if (directory / SETTINGS_FILE).exists() and not force:
-        raise UserError(f"{directory.expanduser().resolve()}: already a workspace ({SETTINGS_FILE} exists); "
-                        "use --force to add the missing starter files (nothing is overwritten)")
+        raise UserError(
+            f"{directory.expanduser().resolve()}: already a workspace ({SETTINGS_FILE} exists); "
+            "use --force to add the missing starter files (nothing is overwritten)"
+        )
     root = create_workspace(directory, force=force)
     made = Workspace.load(root)
     skill_tree = SkillTree.load(made.categories_path, made.bodies_dir)
-    click.echo(f"Made a workspace at {root} ({len(skill_tree.categories)} categories, {len(skill_tree.skills)} skills).")
+    click.echo(
+        f"Made a workspace at {root} ({len(skill_tree.categories)} categories, {len(skill_tree.skills)} skills)."
+    )
     click.echo(f'Try: semif run "Email Alice that the quarterly report is ready" -w {directory}')
 
 

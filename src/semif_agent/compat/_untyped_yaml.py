@@ -45,9 +45,13 @@ class _UntypedLoader(yaml.BaseLoader):
         for key_node, _value in node.value:
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (list, dict)):
-                raise ConstructorError("while constructing a mapping", node.start_mark, "found a key that is not text", key_node.start_mark)
+                raise ConstructorError(
+                    "while constructing a mapping", node.start_mark, "found a key that is not text", key_node.start_mark
+                )
             if key in seen:
-                raise ConstructorError("while parsing", node.start_mark, f"duplicate key {key!r} found", key_node.start_mark)
+                raise ConstructorError(
+                    "while parsing", node.start_mark, f"duplicate key {key!r} found", key_node.start_mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=True)
 

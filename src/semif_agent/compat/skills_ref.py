@@ -85,7 +85,11 @@ class SkillProperties:
     def to_dict(self) -> dict[str, Any]:
         """The fields set, with ``allowed-tools`` spelled as in the frontmatter; empty metadata left out."""
         result: dict[str, Any] = {"name": self.name, "description": self.description}
-        optional = (("license", self.license), ("compatibility", self.compatibility), ("allowed-tools", self.allowed_tools))
+        optional = (
+            ("license", self.license),
+            ("compatibility", self.compatibility),
+            ("allowed-tools", self.allowed_tools),
+        )
         result.update({key: value for key, value in optional if value is not None})
         if self.metadata:
             result["metadata"] = self.metadata
@@ -161,7 +165,9 @@ def _name_errors(name: Any, skill_dir: Optional[Path]) -> list[str]:  # noqa: UP
     if "--" in name:
         errors.append("Skill name cannot contain consecutive hyphens")
     if any(not (char.isalnum() or char == "-") for char in name):
-        errors.append(f"Skill name '{name}' contains invalid characters. Only letters, digits, and hyphens are allowed.")
+        errors.append(
+            f"Skill name '{name}' contains invalid characters. Only letters, digits, and hyphens are allowed."
+        )
     if skill_dir and unicodedata.normalize("NFKC", skill_dir.name) != name:
         errors.append(f"Directory name '{skill_dir.name}' must match skill name '{name}'")
     return errors

@@ -72,17 +72,23 @@ def _engine_violations(tree: ast.Module) -> list[Violation]:
     builds_request = asks_engine = False
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and ("engine" in node.name.lower() or "mock" in node.name.lower()):
-            out.append(Violation(4, node.lineno, f"defines {node.name}: decisions must go through ctx.engine, not a stand-in"))
+            out.append(
+                Violation(4, node.lineno, f"defines {node.name}: decisions must go through ctx.engine, not a stand-in")
+            )
         elif isinstance(node, ast.Call):
             called = _called_name(node.func)
             if called == "DecisionResult":
-                out.append(Violation(4, node.lineno, "builds a DecisionResult itself: ask ctx.engine.call(...) instead"))
+                out.append(
+                    Violation(4, node.lineno, "builds a DecisionResult itself: ask ctx.engine.call(...) instead")
+                )
             elif called == "DecisionRequest":
                 builds_request = True
             elif called == "call" and _is_ctx_engine(node.func):
                 asks_engine = True
         elif isinstance(node, ast.Attribute) and node.attr == "engine" and _is_ctx_engine(node):
-            out.append(Violation(4, node.lineno, "reaches past ctx.engine to the engine behind it: call ctx.engine.call(...)"))
+            out.append(
+                Violation(4, node.lineno, "reaches past ctx.engine to the engine behind it: call ctx.engine.call(...)")
+            )
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
@@ -106,7 +112,11 @@ def _return_violations(fn: ast.FunctionDef | ast.AsyncFunctionDef, expected: str
             shown = ast.unparse(value) if value else "None"
             out.append(Violation(4, node.lineno, f"{fn.name} must return {_ARTICLE[expected]}, not {shown}"))
         elif isinstance(value, ast.Call) and _called_name(value.func) in set(_RETURNS.values()) - {expected}:
-            out.append(Violation(4, node.lineno, f"{fn.name} must return {_ARTICLE[expected]}, not a {_called_name(value.func)}"))
+            out.append(
+                Violation(
+                    4, node.lineno, f"{fn.name} must return {_ARTICLE[expected]}, not a {_called_name(value.func)}"
+                )
+            )
     return out
 
 
@@ -134,5 +144,9 @@ def _root(node: ast.AST) -> str:
 
 
 def _is_ctx_engine(func: ast.AST) -> bool:
-    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
-            and func.value.attr == "engine" and _root(func.value) == "ctx")
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr == "engine"
+        and _root(func.value) == "ctx"
+    )

@@ -45,35 +45,129 @@ from collections.abc import Iterator
 
 from .report import Violation
 
-ALLOWED_MODULES = frozenset({
-    "__future__", "abc", "base64", "bisect", "bz2", "calendar", "cmath", "collections", "contextlib", "copy", "csv",
-    "dataclasses", "datetime", "decimal", "difflib", "email", "enum", "fnmatch", "fractions", "functools", "glob",
-    "gzip", "hashlib", "heapq", "hmac", "html", "itertools", "json", "lzma", "math", "mimetypes", "numbers",
-    "operator", "pathlib", "pprint", "random", "re", "secrets", "shlex", "shutil", "sqlite3", "statistics", "string",
-    "struct", "textwrap", "time", "typing", "unicodedata", "urllib.parse", "uuid", "xml.etree", "zipfile", "zlib",
-    "zoneinfo", "semif_agent.skills",
-})
+ALLOWED_MODULES = frozenset(
+    {
+        "__future__",
+        "abc",
+        "base64",
+        "bisect",
+        "bz2",
+        "calendar",
+        "cmath",
+        "collections",
+        "contextlib",
+        "copy",
+        "csv",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "difflib",
+        "email",
+        "enum",
+        "fnmatch",
+        "fractions",
+        "functools",
+        "glob",
+        "gzip",
+        "hashlib",
+        "heapq",
+        "hmac",
+        "html",
+        "itertools",
+        "json",
+        "lzma",
+        "math",
+        "mimetypes",
+        "numbers",
+        "operator",
+        "pathlib",
+        "pprint",
+        "random",
+        "re",
+        "secrets",
+        "shlex",
+        "shutil",
+        "sqlite3",
+        "statistics",
+        "string",
+        "struct",
+        "textwrap",
+        "time",
+        "typing",
+        "unicodedata",
+        "urllib.parse",
+        "uuid",
+        "xml.etree",
+        "zipfile",
+        "zlib",
+        "zoneinfo",
+        "semif_agent.skills",
+    }
+)
 """The modules a body may import (with their submodules)."""
 
-_BUILTINS = frozenset({
-    "exec", "eval", "compile", "breakpoint", "globals", "locals", "vars", "help", "input", "exit", "quit",
-    "SystemExit", "setattr", "delattr", "open",
-})
+_BUILTINS = frozenset(
+    {
+        "exec",
+        "eval",
+        "compile",
+        "breakpoint",
+        "globals",
+        "locals",
+        "vars",
+        "help",
+        "input",
+        "exit",
+        "quit",
+        "SystemExit",
+        "setattr",
+        "delattr",
+        "open",
+    }
+)
 """Built-in names a body may not use: they run strings as code, reach scopes, stop the host, set attributes by
 name, or (``open``) write to raw descriptors as readily as to paths."""
-_OUT_OF_REACH = frozenset({
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await",
-    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next", "co_code",
-    "co_consts", "co_names", "mro", "load_extension", "enable_load_extension", "get_type_hints", "ForwardRef",
-    "singledispatch", "singledispatchmethod", "attrgetter", "methodcaller",
-})
+_OUT_OF_REACH = frozenset(
+    {
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "ag_await",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "tb_frame",
+        "tb_next",
+        "co_code",
+        "co_consts",
+        "co_names",
+        "mro",
+        "load_extension",
+        "enable_load_extension",
+        "get_type_hints",
+        "ForwardRef",
+        "singledispatch",
+        "singledispatchmethod",
+        "attrgetter",
+        "methodcaller",
+    }
+)
 """Attributes and importable names refused wherever they appear: frames and code objects, native extensions,
 and what runs annotation strings or reaches attributes by name."""
 _ALLOWED_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__file__", "__debug__"})
 _SELF = frozenset({"self", "cls"})
 _FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[](?:_|" + "|".join(sorted(_OUT_OF_REACH)) + r")")
-_SQL_FILES = re.compile(r"\battach\s+database\b|\battach\s+('[^']*'|\"[^\"]*\"|\?|:\w+)\s+as\b|\bvacuum\s+(\w+\s+)?into\b",
-                        re.I)
+_SQL_FILES = re.compile(
+    r"\battach\s+database\b|\battach\s+('[^']*'|\"[^\"]*\"|\?|:\w+)\s+as\b|\bvacuum\s+(\w+\s+)?into\b", re.I
+)
 
 
 def allowed_module(name: str) -> bool:
@@ -149,8 +243,12 @@ class _Scan:
                 else:
                     yield Violation(3, line, f"imports the module {target} through {module}: skills may not use it")
             elif _gateway(module):
-                yield Violation(3, line, f"imports {module}.{alias.name}: from {module} a body may import only "
-                                         f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}")
+                yield Violation(
+                    3,
+                    line,
+                    f"imports {module}.{alias.name}: from {module} a body may import only "
+                    f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}",
+                )
             elif alias.name in _OUT_OF_REACH or alias.name.startswith("_"):
                 yield Violation(3, line, f"imports {alias.name} from {module}: {_why(alias.name)}")
 
@@ -195,8 +293,9 @@ class _Scan:
             yield Violation(3, node.lineno, f"uses {node.id}: dunder names reach the interpreter's internals")
         elif node.id in self.modules and node.id not in rebound and isinstance(node.ctx, ast.Load):
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
-                yield Violation(3, node.lineno, f"uses the module {node.id} as a value: call what it holds as "
-                                                f"{node.id}.NAME")
+                yield Violation(
+                    3, node.lineno, f"uses the module {node.id} as a value: call what it holds as {node.id}.NAME"
+                )
             else:
                 yield from self._chain(node)
 
@@ -214,8 +313,12 @@ class _Scan:
             if _gateway(module):
                 dotted = f"{module}.{attr}"
                 if not (allowed_module(dotted) or _gateway(dotted)):
-                    yield Violation(3, line, f"uses {dotted}: from {module} a body may use only "
-                                             f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}")
+                    yield Violation(
+                        3,
+                        line,
+                        f"uses {dotted}: from {module} a body may use only "
+                        f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}",
+                    )
                     return
                 module, node = dotted, parent
                 continue
@@ -226,8 +329,9 @@ class _Scan:
             if not isinstance(value, types.ModuleType):
                 return
             if not allowed_module(value.__name__):
-                yield Violation(3, line, f"reaches the module {value.__name__} through {ast.unparse(parent)}: "
-                                         "skills may not use it")
+                yield Violation(
+                    3, line, f"reaches the module {value.__name__} through {ast.unparse(parent)}: skills may not use it"
+                )
                 return
             module, node = value.__name__, parent
 
@@ -238,7 +342,11 @@ class _Scan:
             yield Violation(3, line, f"uses .{attr}: dunder attributes reach the interpreter's internals")
         elif attr in _OUT_OF_REACH:
             yield Violation(3, line, f"uses .{attr}: {_why(attr)}")
-        elif attr.startswith("_") and not _dunder(attr) and not (isinstance(node.value, ast.Name) and node.value.id in _SELF):
+        elif (
+            attr.startswith("_")
+            and not _dunder(attr)
+            and not (isinstance(node.value, ast.Name) and node.value.id in _SELF)
+        ):
             yield Violation(3, line, f"uses the private attribute .{attr}: only a class's own methods (self, cls) may")
         elif not isinstance(node.ctx, ast.Load) and root in self.imported and root not in self.modules:
             yield Violation(3, line, f"changes {ast.unparse(node)}: bodies may not change what they import")
@@ -260,7 +368,9 @@ class _Scan:
         if _FORMAT_FIELD.search(text):
             yield Violation(3, line, "has a format string that reads private, dunder or frame attributes")
         elif _SQL_FILES.search(text):
-            yield Violation(3, line, "has SQL that attaches or writes another database file: use the paths in ctx.config")
+            yield Violation(
+                3, line, "has SQL that attaches or writes another database file: use the paths in ctx.config"
+            )
 
 
 def _refused_module(module: str, line: int) -> Violation:
@@ -270,8 +380,12 @@ def _refused_module(module: str, line: int) -> Violation:
         return Violation(3, line, f"imports {module!r}, which is not in the standard library")
     if module.startswith("semif_agent"):
         return Violation(3, line, f"imports {module!r}: of semif_agent, a body may import only semif_agent.skills")
-    return Violation(3, line, f"imports {module!r}: skills may not load code, reach the process or the network, "
-                              "or start processes (see the allowed modules in the contract)")
+    return Violation(
+        3,
+        line,
+        f"imports {module!r}: skills may not load code, reach the process or the network, "
+        "or start processes (see the allowed modules in the contract)",
+    )
 
 
 def _why(name: str) -> str:

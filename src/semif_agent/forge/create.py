@@ -57,7 +57,8 @@ async def apropose_skill(
         siblings=siblings or "(none)",
         prefix="<category>." if new_category else f"{answer.selected}.",
         category_fields=', "category": "<new category, snake_case>", "category_description": "<what it holds>"'
-        if new_category else "",
+        if new_category
+        else "",
     )
     response = await provider.ainvoke([UserMessage(content=prompt)], max_tokens=600, temperature=0.0)
     proposal = _parse(response.text)
@@ -70,23 +71,44 @@ async def apropose_skill(
     if not NAME_RE.fullmatch(name):
         raise UserError(f"the model proposed an invalid skill name {name!r}")
     examples = [e for e in proposal.get("examples", []) if isinstance(e, str)][:3]
-    manifest = make_manifest(name, str(proposal.get("description", "")), category=category,
-                             examples=[text, *examples])
-    log.append({"run_id": run_id, "kind": "propose", "skill": name, "manifest": manifest,
-                "model": getattr(provider, "model_id", None), "new_category": new_category})
+    manifest = make_manifest(name, str(proposal.get("description", "")), category=category, examples=[text, *examples])
+    log.append(
+        {
+            "run_id": run_id,
+            "kind": "propose",
+            "skill": name,
+            "manifest": manifest,
+            "model": getattr(provider, "model_id", None),
+            "new_category": new_category,
+        }
+    )
     return manifest, (str(proposal.get("category_description") or category) if new_category else None)
 
 
 async def acreate_for(
-    workspace: Workspace, text: str, *, provider: Any, engine: Engine, log: DecisionLog, run_id: str,
+    workspace: Workspace,
+    text: str,
+    *,
+    provider: Any,
+    engine: Engine,
+    log: DecisionLog,
+    run_id: str,
     max_attempts: int = 3,
 ) -> Generated:
     """Propose, generate and admit a skill for ``text``."""
     manifest, category_description = await apropose_skill(
-        workspace, text, provider=provider, engine=engine, log=log, run_id=run_id)
-    return await agenerate_skill(workspace, manifest, provider=provider, engine=engine,
-                                 category_description=category_description, max_attempts=max_attempts,
-                                 log=log, run_id=run_id)
+        workspace, text, provider=provider, engine=engine, log=log, run_id=run_id
+    )
+    return await agenerate_skill(
+        workspace,
+        manifest,
+        provider=provider,
+        engine=engine,
+        category_description=category_description,
+        max_attempts=max_attempts,
+        log=log,
+        run_id=run_id,
+    )
 
 
 def _parse(text: str) -> dict[str, Any]:

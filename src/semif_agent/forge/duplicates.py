@@ -73,8 +73,10 @@ def nearest_leaf(
     decision = DecisionRequest(
         state=f"Existing skill {closest}: {existing}\nProposed skill {name}: {description}",
         question=SAME_QUESTION,
-        options=[Option("same", f"The same action as {closest}: {existing}"),
-                 Option("different", "A different action, not covered by the existing skill.")],
+        options=[
+            Option("same", f"The same action as {closest}: {existing}"),
+            Option("different", "A different action, not covered by the existing skill."),
+        ],
     )
     return Nearest(closest, similarity, engine.call(decision).selected)
 
@@ -82,5 +84,9 @@ def nearest_leaf(
 def duplicate_violation(found: Nearest | None) -> Violation | None:
     if found is None or found.verdict != "same":
         return None
-    return Violation(5, 1, f"duplicates the existing leaf {found.name} (similarity {found.similarity:.2f}); "
-                           "extend that skill or describe a different action")
+    return Violation(
+        5,
+        1,
+        f"duplicates the existing leaf {found.name} (similarity {found.similarity:.2f}); "
+        "extend that skill or describe a different action",
+    )

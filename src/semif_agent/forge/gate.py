@@ -44,14 +44,23 @@ class GateReport:
     def violations(self) -> list[Violation]:
         if self.error:
             return [Violation("gate", 1, self.error)]
-        kinds = {"write": "writes outside the data dirs", "budget": "exceeds its cost_budget",
-                 "types": "returns the wrong types", "error": "raises"}
+        kinds = {
+            "write": "writes outside the data dirs",
+            "budget": "exceeds its cost_budget",
+            "types": "returns the wrong types",
+            "error": "raises",
+        }
         out = []
         for result in self.results:
             if not result["ok"]:
                 what = kinds.get(result.get("kind", ""), "fails")
-                out.append(Violation("gate", 1, f"{what} on {result['request']!r} "
-                                                f"(engine answering {result['answers']}): {result['problem']}"))
+                out.append(
+                    Violation(
+                        "gate",
+                        1,
+                        f"{what} on {result['request']!r} (engine answering {result['answers']}): {result['problem']}",
+                    )
+                )
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,8 +68,16 @@ class GateReport:
 
 
 async def run_gate(
-    source: str, *, name: str, category: str, budget: int, samples: list[str], workspace: Workspace,
-    timeout: float = GATE_TIMEOUT, engine_name: str | None = None, engine_model: str | None = None,
+    source: str,
+    *,
+    name: str,
+    category: str,
+    budget: int,
+    samples: list[str],
+    workspace: Workspace,
+    timeout: float = GATE_TIMEOUT,
+    engine_name: str | None = None,
+    engine_model: str | None = None,
 ) -> GateReport:
     """Run ``source`` on ``samples`` confined, against a copy of ``workspace``, as a real run would run it.
 
@@ -84,11 +101,21 @@ async def run_gate(
         results = []
         for sample in samples:
             for answers in ("first", "none"):
-                posing = _Posing(ScriptedEngine(fn=_answer(answers)), engine_name or _engine_name(workspace), engine_model)
+                posing = _Posing(
+                    ScriptedEngine(fn=_answer(answers)), engine_name or _engine_name(workspace), engine_model
+                )
                 engine = BudgetedEngine(posing, budget, name)
                 request = Request(sample)
-                outcome = await run_confined(skill, source, request, workspace=sandbox, engine=engine,
-                                             run_id=request.id, timeout=timeout, config=config)
+                outcome = await run_confined(
+                    skill,
+                    source,
+                    request,
+                    workspace=sandbox,
+                    engine=engine,
+                    run_id=request.id,
+                    timeout=timeout,
+                    config=config,
+                )
                 if outcome.kind == "timeout":
                     return GateReport(False, error=f"the body did not finish a sample run within {timeout:g} s")
                 results.append(_result(sample, answers, outcome, engine))
@@ -157,8 +184,11 @@ def _copy_workspace(workspace: Workspace, dest: Path) -> tuple[Callable[[str], s
     if workspace.categories_path.is_file():
         shutil.copy2(workspace.categories_path, data / workspace.categories_path.name)
     if workspace.bodies_dir.is_dir():
-        shutil.copytree(workspace.bodies_dir, data / workspace.bodies_dir.name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+        shutil.copytree(
+            workspace.bodies_dir,
+            data / workspace.bodies_dir.name,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"),
+        )
     for root in workspace.write_roots:
         target = Path(moved(str(root)))
         if root.is_dir():

@@ -65,8 +65,14 @@ def extract_code(text: str) -> str:
     return (max(blocks, key=len) if blocks else text).strip() + "\n"
 
 
-def make_manifest(name: str, description: str, *, category: str | None = None, examples: list[str] | None = None,
-                  cost_budget: int = DEFAULT_COST_BUDGET) -> dict[str, Any]:
+def make_manifest(
+    name: str,
+    description: str,
+    *,
+    category: str | None = None,
+    examples: list[str] | None = None,
+    cost_budget: int = DEFAULT_COST_BUDGET,
+) -> dict[str, Any]:
     if not NAME_RE.fullmatch(name):
         raise UserError(f"invalid skill name {name!r}: use category.leaf in lowercase letters, digits and '_'")
     category = category or name.split(".")[0]
@@ -74,13 +80,22 @@ def make_manifest(name: str, description: str, *, category: str | None = None, e
         raise UserError(f"name the skill as CATEGORY.NAME, e.g. {name}.run")
     if not description.strip():
         raise UserError("a new skill needs a description (--description)")
-    return {"name": name, "category": category, "description": description.strip(),
-            "allowed_inputs": "The request text.", "actions": [], "cost_budget": cost_budget,
-            "decision_log_ref": f"data/decisions.jsonl?skill={name}", "examples": list(examples or [])}
+    return {
+        "name": name,
+        "category": category,
+        "description": description.strip(),
+        "allowed_inputs": "The request text.",
+        "actions": [],
+        "cost_budget": cost_budget,
+        "decision_log_ref": f"data/decisions.jsonl?skill={name}",
+        "examples": list(examples or []),
+    }
 
 
 def prompt_for(manifest: dict[str, Any], tree: SkillTree, workspace: Workspace, feedback: list[str]) -> str:
-    siblings = [f"- {s.name}: {s.description}" for s in tree.children(manifest["category"]) if s.name != manifest["name"]]
+    siblings = [
+        f"- {s.name}: {s.description}" for s in tree.children(manifest["category"]) if s.name != manifest["name"]
+    ]
     config = workspace.skill_config()
     keys = ", ".join(sorted(k for k in config if k != "workspace"))
     roots = set(workspace.write_roots)
@@ -125,16 +140,27 @@ async def agenerate_skill(
     attempts: list[Attempt] = []
     notes = list(feedback or [])
     for number in range(1, max_attempts + 1):
-        messages = [SystemMessage(content=contract_text()), UserMessage(content=prompt_for(manifest, tree, workspace, notes))]
+        messages = [
+            SystemMessage(content=contract_text()),
+            UserMessage(content=prompt_for(manifest, tree, workspace, notes)),
+        ]
         response = await provider.ainvoke(messages, max_tokens=4096, temperature=0.0)
         source = extract_code(response.text)
         report = await acheck_skill(source, manifest, workspace=workspace, tree=tree, engine=engine)
         attempt = Attempt(number, source, report)
         attempts.append(attempt)
         if log is not None:
-            log.append({"run_id": run_id, "kind": "generate", "skill": manifest["name"], "attempt": number,
-                        "model": getattr(provider, "model_id", None), "admitted": report.ok,
-                        "violations": [v.render() for v in report.violations]})
+            log.append(
+                {
+                    "run_id": run_id,
+                    "kind": "generate",
+                    "skill": manifest["name"],
+                    "attempt": number,
+                    "model": getattr(provider, "model_id", None),
+                    "admitted": report.ok,
+                    "violations": [v.render() for v in report.violations],
+                }
+            )
         if on_attempt is not None:
             on_attempt(attempt)
         if report.ok:
@@ -159,7 +185,7 @@ def _category_entry(manifest: dict[str, Any], tree: SkillTree, description: str 
     return {"name": name, "description": f"{(description or '').rstrip('.')}. Skills: {listed}."}
 
 
-def _as_category(entry: dict[str, Any]):  # noqa: ANN202
+def _as_category(entry: dict[str, Any]):
     from ..tree.manifests import Category
 
     return Category(entry["name"], entry["description"])

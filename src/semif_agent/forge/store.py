@@ -23,7 +23,9 @@ from ..tree.manifests import body_path_for
 from ..workspace import Workspace
 
 
-def admit(workspace: Workspace, manifest: dict[str, Any], source: str, *, category: dict[str, Any] | None = None) -> Path:
+def admit(
+    workspace: Workspace, manifest: dict[str, Any], source: str, *, category: dict[str, Any] | None = None
+) -> Path:
     """Write ``source`` as the body of ``manifest`` and add or replace the manifest; returns the body path.
 
     ``category`` (name, description) is added first when the category is new,
@@ -35,7 +37,9 @@ def admit(workspace: Workspace, manifest: dict[str, Any], source: str, *, catego
         try:
             data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"version": 1}
         except json.JSONDecodeError as exc:
-            raise ManifestError(f"invalid JSON at line {exc.lineno}; fix it before adding skills", file=str(path)) from exc
+            raise ManifestError(
+                f"invalid JSON at line {exc.lineno}; fix it before adding skills", file=str(path)
+            ) from exc
         categories = data.setdefault("categories", [])
         if category is not None:
             existing = next((c for c in categories if c.get("name") == category["name"]), None)

@@ -68,7 +68,14 @@ class StreamAssembler:
             self._logprobs = []
         self._logprobs.extend(logprobs)
 
-    def tool_call(self, index: int, *, id: str | None = None, name: str | None = None, arguments: str = "") -> list[StreamChunk]:  # noqa: A002
+    def tool_call(
+        self,
+        index: int,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        arguments: str = "",
+    ) -> list[StreamChunk]:
         """A piece of tool call ``index`` (a whole call is one piece with everything)."""
         call = self._calls.setdefault(index, _PendingCall())
         if id:

@@ -65,23 +65,32 @@ class LoggedProvider(ProviderWrapper):
             raise
         self._write(request, response, start)
 
-    def _write(self, request: ModelRequest, response: Response | None, start: float, error: BaseException | None = None) -> None:
+    def _write(
+        self, request: ModelRequest, response: Response | None, start: float, error: BaseException | None = None
+    ) -> None:
         call_id = uuid.uuid4().hex
-        row: dict[str, Any] = {**self.context, "kind": "model_call", "call_id": call_id,
-                               "provider": self.provider_name, "model": self.model_id}
+        row: dict[str, Any] = {
+            **self.context,
+            "kind": "model_call",
+            "call_id": call_id,
+            "provider": self.provider_name,
+            "model": self.model_id,
+        }
         messages = request.messages
         earlier = self._continues(messages)
         if earlier is not None:
             row["continues"], row["earlier_messages"] = earlier[0], len(earlier[1].messages)
-            messages = messages[len(earlier[1].messages):]
+            messages = messages[len(earlier[1].messages) :]
         row["messages"] = [message_to_dict(m) for m in messages]
         if earlier is None or request.tools != earlier[1].tools:
             row["tools"] = [t.name for t in request.tools]
-        row.update({
-            "tool_choice": request.tool_choice,
-            "response": None,
-            "latency_ms": round((time.perf_counter() - start) * 1000, 3),
-        })
+        row.update(
+            {
+                "tool_choice": request.tool_choice,
+                "response": None,
+                "latency_ms": round((time.perf_counter() - start) * 1000, 3),
+            }
+        )
         if request.options:
             row["options"] = dict(request.options)
         if response is not None:
@@ -136,5 +145,6 @@ def logged(provider: LLMProvider, workspace: Any, **context: Any) -> LLMProvider
     settings = workspace.settings.get("log", {})
     if not settings.get("enabled", True) or not settings.get("model_calls", True):
         return provider
-    return LoggedProvider(provider, DecisionLog(workspace.model_calls_path, fsync=bool(settings.get("fsync"))),
-                          context=context)
+    return LoggedProvider(
+        provider, DecisionLog(workspace.model_calls_path, fsync=bool(settings.get("fsync"))), context=context
+    )

@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from .._sync import run_sync
 from ..engine.base import BaseEngine, finish
 from ..engine.decisions import DecisionRequest, DecisionResult, softmax
 from ..errors import DecisionError, EngineConfigError
@@ -42,7 +43,6 @@ from ._choice import (
     letters_for,
     render_decision,
 )
-from .._sync import run_sync
 from .errors import TooManyOptionsError
 from .messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
 from .protocol import LLMProvider, ModelRequest, as_provider
@@ -116,7 +116,11 @@ class LLMEngine(BaseEngine):
     def _use_logprobs(self) -> bool:
         if self.mode == "logprobs":
             return True
-        return self.mode == "auto" and bool(getattr(self.provider, "supports_logprobs", False)) and not self._logprobs_unavailable
+        return (
+            self.mode == "auto"
+            and bool(getattr(self.provider, "supports_logprobs", False))
+            and not self._logprobs_unavailable
+        )
 
     def _messages(self, request: DecisionRequest, instruction: str) -> list[Message]:
         body = render_decision(request, self._descriptions(request))
@@ -131,14 +135,14 @@ class LLMEngine(BaseEngine):
         messages = self._messages(request, letter_instruction(request))
         answers: list[str] = []
         for _ in range(2):
-            response = await self._model.request(ModelRequest.build(
-                messages, max_tokens=1, temperature=self.temperature, top_logprobs=self.top_logprobs
-            ))
+            response = await self._model.request(
+                ModelRequest.build(messages, max_tokens=1, temperature=self.temperature, top_logprobs=self.top_logprobs)
+            )
             spent.add(response)
             if not response.logprobs:
                 if self.mode == "logprobs":
                     raise DecisionError(
-                        f"{response.model_ref} returned no log-probabilities; use the llm engine with mode = \"tool\""
+                        f'{response.model_ref} returned no log-probabilities; use the llm engine with mode = "tool"'
                     )
                 if response.model_ref == self.model:
                     self._logprobs_unavailable = True  # the provider itself has none: go straight to the tool
@@ -173,9 +177,15 @@ class LLMEngine(BaseEngine):
         messages = self._messages(request, f"Call {CHOICE_TOOL} with the id of the option you choose.")
         answers: list[str] = []
         for _ in range(2):
-            response = await self._model.request(ModelRequest.build(
-                messages, tools=[tool], tool_choice=CHOICE_TOOL, max_tokens=self.max_tokens, temperature=self.temperature
-            ))
+            response = await self._model.request(
+                ModelRequest.build(
+                    messages,
+                    tools=[tool],
+                    tool_choice=CHOICE_TOOL,
+                    max_tokens=self.max_tokens,
+                    temperature=self.temperature,
+                )
+            )
             spent.add(response)
             call = next((c for c in response.tool_calls if c.name == CHOICE_TOOL), None)
             answer = call.arguments.get("option") if call is not None else None
@@ -216,7 +226,9 @@ class _Spent:
         self.calls += 1
         self.model = response.model_ref
 
-    def result(self, selected: str, scores: dict[str, float], probabilities: dict[str, float] | None, note: str) -> DecisionResult:
+    def result(
+        self, selected: str, scores: dict[str, float], probabilities: dict[str, float] | None, note: str
+    ) -> DecisionResult:
         usage: dict[str, Any] = {**self.usage.to_dict(), "calls": self.calls}
         return DecisionResult(
             selected=selected, scores=scores, probabilities=probabilities, model=self.model, usage=usage, note=note

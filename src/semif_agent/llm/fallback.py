@@ -83,8 +83,10 @@ class FallbackProvider(BaseProvider):
             return request
         unknown = set(request.options) - self.supported_options
         if unknown:
-            raise UnsupportedOptionError(f"no provider of {self!r} takes the option{'s' if len(unknown) > 1 else ''} "
-                                         f"{', '.join(repr(n) for n in sorted(unknown))}")
+            raise UnsupportedOptionError(
+                f"no provider of {self!r} takes the option{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(n) for n in sorted(unknown))}"
+            )
         return request.replace(options={k: v for k, v in request.options.items() if k in takes})
 
     async def aclose(self) -> None:
@@ -101,5 +103,7 @@ class FallbackProvider(BaseProvider):
 def _last(failures: list[BaseException], providers: list[LLMProvider]) -> BaseException:
     last = failures[-1]
     for provider, failure in zip(providers, failures[:-1]):
-        last.add_note(f"fallback: {provider.provider_name}/{provider.model_id} failed first: {type(failure).__name__}: {failure}")
+        last.add_note(
+            f"fallback: {provider.provider_name}/{provider.model_id} failed first: {type(failure).__name__}: {failure}"
+        )
     return last

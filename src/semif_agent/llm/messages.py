@@ -33,7 +33,7 @@ class ToolCall:
     raw_arguments: str = ""
 
     @classmethod
-    def from_json(cls, *, id: str, name: str, raw_arguments: str) -> ToolCall:  # noqa: A002
+    def from_json(cls, *, id: str, name: str, raw_arguments: str) -> ToolCall:
         """Build a call from the argument JSON text a model streamed."""
         try:
             decoded = json.loads(raw_arguments) if raw_arguments.strip() else {}
@@ -121,12 +121,18 @@ TOOL_CHOICE_MODES = ("auto", "any", "none")
 def message_to_dict(message: Message) -> dict[str, Any]:
     """A message as a JSON-ready dict: its fields by name (what ``dataclasses.asdict`` gives, without the copying)."""
     if message.role == "assistant":
-        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments}
-                 for c in message.tool_calls]
+        calls = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments}
+            for c in message.tool_calls
+        ]
         return {"content": message.content, "tool_calls": calls, "role": "assistant"}
     if message.role == "tool":
-        return {"tool_call_id": message.tool_call_id, "content": message.content, "is_error": message.is_error,
-                "role": "tool"}
+        return {
+            "tool_call_id": message.tool_call_id,
+            "content": message.content,
+            "is_error": message.is_error,
+            "role": "tool",
+        }
     return {"content": message.content, "role": message.role}
 
 
@@ -181,7 +187,11 @@ def to_tools(tools: Iterable[ToolSpec | Mapping[str, Any]] | None) -> tuple[Tool
             out.append(tool)
         elif isinstance(tool, Mapping):
             schema = tool.get("input_schema") or tool.get("parameters") or {"type": "object", "properties": {}}
-            out.append(ToolSpec(name=str(tool["name"]), description=str(tool.get("description", "")), input_schema=dict(schema)))
+            out.append(
+                ToolSpec(
+                    name=str(tool["name"]), description=str(tool.get("description", "")), input_schema=dict(schema)
+                )
+            )
         else:
             # Anything with the ToolSpec attributes (e.g. an agent tool's schema) will do.
             out.append(ToolSpec(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema)))

@@ -36,8 +36,9 @@ class ProviderOptions:
     @classmethod
     def names(cls) -> frozenset[str]:
         """The options this schema declares."""
-        return frozenset(name for klass in cls.__mro__ for name in getattr(klass, "__annotations__", {})
-                         if not name.startswith("_"))
+        return frozenset(
+            name for klass in cls.__mro__ for name in getattr(klass, "__annotations__", {}) if not name.startswith("_")
+        )
 
     @classmethod
     def validate(cls, values: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
@@ -49,7 +50,9 @@ class ProviderOptions:
             checked = model.model_validate(dict(values))
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-            raise InvalidModelRequestError(f"invalid provider options{f' for {where}' if where else ''}: {problems}") from exc
+            raise InvalidModelRequestError(
+                f"invalid provider options{f' for {where}' if where else ''}: {problems}"
+            ) from exc
         validated: dict[str, Any] = checked.model_dump(include=set(values))
         return validated
 
@@ -94,7 +97,9 @@ def check_options(provider: Any, request: ModelRequest) -> dict[str, Any]:
     if unknown:
         listed = ", ".join(repr(name) for name in unknown)
         offered = f"it takes {', '.join(sorted(takes))}" if takes else "it takes no provider options"
-        raise UnsupportedOptionError(f"{where} does not take the option{'s' if len(unknown) > 1 else ''} {listed} ({offered})")
+        raise UnsupportedOptionError(
+            f"{where} does not take the option{'s' if len(unknown) > 1 else ''} {listed} ({offered})"
+        )
     schema: type[ProviderOptions] | None = getattr(provider, "options_schema", None)
     if schema is None:
         return dict(request.options)

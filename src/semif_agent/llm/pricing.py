@@ -54,7 +54,9 @@ class ModelPrice:
             return value
         unknown = set(value) - {"input", "output", "cache_write", "cache_read"}
         if unknown:
-            raise ProviderConfigError(f"unknown price fields: {', '.join(sorted(unknown))} (input, output, cache_write, cache_read)")
+            raise ProviderConfigError(
+                f"unknown price fields: {', '.join(sorted(unknown))} (input, output, cache_write, cache_read)"
+            )
         try:
             return cls(
                 input=float(value["input"]),
@@ -63,7 +65,9 @@ class ModelPrice:
                 cache_read=None if value.get("cache_read") is None else float(value["cache_read"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ProviderConfigError(f"a price needs numbers for input and output (dollars per million tokens): {exc}") from exc
+            raise ProviderConfigError(
+                f"a price needs numbers for input and output (dollars per million tokens): {exc}"
+            ) from exc
 
     def cost(self, usage: Usage) -> float:
         """The cost of ``usage`` in dollars."""
@@ -92,7 +96,14 @@ MODEL_PRICING: dict[str, ModelPrice] = {
 _reported_unpriced: set[str] = set()
 
 
-def set_price(model: str, *, input: float, output: float, cache_write: float | None = None, cache_read: float | None = None) -> None:  # noqa: A002
+def set_price(
+    model: str,
+    *,
+    input: float,
+    output: float,
+    cache_write: float | None = None,
+    cache_read: float | None = None,
+) -> None:
     """Set (or replace) the process-wide price of ``model`` (``"provider/model"`` or a bare name)."""
     MODEL_PRICING[model] = ModelPrice(input=input, output=output, cache_write=cache_write, cache_read=cache_read)
 
@@ -131,6 +142,8 @@ def price_usage(usage: Usage, provider: str, model: str, overrides: Mapping[str,
         ref = f"{provider}/{model}"
         if ref not in _reported_unpriced:
             _reported_unpriced.add(ref)
-            log.warning("no price for %s: its cost is reported as unknown (set one with semif_agent.llm.pricing.set_price)", ref)
+            log.warning(
+                "no price for %s: its cost is reported as unknown (set one with semif_agent.llm.pricing.set_price)", ref
+            )
         return usage.with_cost(None)
     return usage.with_cost(price.cost(usage))

@@ -200,7 +200,9 @@ class BaseProvider:
         """Ask the model; return its whole answer. The keywords are :meth:`ModelRequest.build`'s."""
         return await self.request(ModelRequest.build(messages, **arguments))
 
-    async def astream(self, messages: MessageLike | Iterable[MessageLike], **arguments: Any) -> AsyncIterator[StreamChunk]:
+    async def astream(
+        self, messages: MessageLike | Iterable[MessageLike], **arguments: Any
+    ) -> AsyncIterator[StreamChunk]:
         """Ask the model; yield its answer as it comes. The keywords are :meth:`ModelRequest.build`'s."""
         async with closing_stream(self.request_stream(ModelRequest.build(messages, **arguments))) as chunks:
             async for chunk in chunks:
@@ -285,8 +287,9 @@ def as_provider(provider: Any) -> LLMProvider:
         return provider  # type: ignore[no-any-return]  # checked by _kind
     if kind == "face":
         return _FaceAdapter(provider)
-    raise ProviderConfigError(f"{provider!r} is not a model provider: it has neither request/request_stream "
-                              "nor ainvoke/astream")
+    raise ProviderConfigError(
+        f"{provider!r} is not a model provider: it has neither request/request_stream nor ainvoke/astream"
+    )
 
 
 class _FaceAdapter:

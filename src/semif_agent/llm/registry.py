@@ -51,8 +51,14 @@ def provider_names() -> list[str]:
 
 
 # Bare model names whose provider is not in doubt (``Agent(model="claude-haiku-4-5")``).
-_BARE_NAME_PROVIDERS = (("claude-", "anthropic"), ("gpt-", "openai"), ("chatgpt-", "openai"),
-                        ("o1", "openai"), ("o3", "openai"), ("o4", "openai"))
+_BARE_NAME_PROVIDERS = (
+    ("claude-", "anthropic"),
+    ("gpt-", "openai"),
+    ("chatgpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+)
 
 
 def parse_model_ref(ref: str) -> tuple[str, str]:
@@ -132,7 +138,9 @@ def create_provider(
         elif is_provider(spec):
             chain.append(spec)
         else:
-            raise ProviderConfigError(f"cannot use {spec!r} as a fallback (a provider/model string, a dict or a provider)")
+            raise ProviderConfigError(
+                f"cannot use {spec!r} as a fallback (a provider/model string, a dict or a provider)"
+            )
     return chain[0] if len(chain) == 1 else FallbackProvider(chain)
 
 

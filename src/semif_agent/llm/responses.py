@@ -127,7 +127,13 @@ def chunk_to_dict(chunk: StreamChunk) -> dict[str, Any]:
     if isinstance(chunk, TextDelta):
         return {"type": chunk.type, "text": chunk.text}
     if isinstance(chunk, ToolCallDelta):
-        return {"type": chunk.type, "index": chunk.index, "id": chunk.id, "name": chunk.name, "arguments_delta": chunk.arguments_delta}
+        return {
+            "type": chunk.type,
+            "index": chunk.index,
+            "id": chunk.id,
+            "name": chunk.name,
+            "arguments_delta": chunk.arguments_delta,
+        }
     if isinstance(chunk, UsageChunk):
         return {"type": chunk.type, "usage": chunk.usage.to_dict()}
     return {"type": chunk.type, "stop_reason": chunk.stop_reason, "response": chunk.response.to_dict()}

@@ -61,7 +61,9 @@ class RetryPolicy:
                 max_delay=float(settings.get("retry_max_delay", defaults.max_delay)),
             )
         except (TypeError, ValueError) as exc:
-            raise ProviderConfigError(f"max_retries, retry_initial_delay and retry_max_delay must be numbers ({exc})") from exc
+            raise ProviderConfigError(
+                f"max_retries, retry_initial_delay and retry_max_delay must be numbers ({exc})"
+            ) from exc
 
     def delay_before(self, retry: int, error: ProviderError) -> float | None:
         """Seconds to wait before retry number ``retry`` (from 0), or ``None``: do not retry."""

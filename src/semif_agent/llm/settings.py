@@ -32,7 +32,15 @@ from .registry import parse_model_ref
 from .retry import RetryPolicy
 
 # Keys that configure a provider connection (per provider).
-CONNECTION_KEYS = ("api_key", "api_key_env", "base_url", "timeout", "default_headers", "max_tokens_field", "stream_usage")
+CONNECTION_KEYS = (
+    "api_key",
+    "api_key_env",
+    "base_url",
+    "timeout",
+    "default_headers",
+    "max_tokens_field",
+    "stream_usage",
+)
 RETRY_KEYS = ("max_retries", "retry_initial_delay", "retry_max_delay")
 
 
@@ -60,8 +68,10 @@ DEFAULT_MODELS = {"anthropic": "anthropic/claude-haiku-4-5-20251001", "openai": 
 FALLBACK_PROVIDER = "anthropic"
 """Whose default model is used when both providers, or neither, are set up."""
 # The variables that set each provider up: its key (or token) and its endpoint, as its SDK reads them.
-PROVIDER_ENV = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
-                "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+PROVIDER_ENV = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+}
 
 
 @dataclass(frozen=True)

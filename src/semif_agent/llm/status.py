@@ -96,7 +96,9 @@ def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | 
     return entries
 
 
-def _describe(role: str, spec: Any, settings: Mapping[str, Any], primary: bool, environ: Mapping[str, str]) -> ConfiguredModel:
+def _describe(
+    role: str, spec: Any, settings: Mapping[str, Any], primary: bool, environ: Mapping[str, str]
+) -> ConfiguredModel:
     ref = spec.get("model", "") if isinstance(spec, Mapping) else str(spec)
     try:
         name, _ = parse_model_ref(ref)
@@ -107,7 +109,9 @@ def _describe(role: str, spec: Any, settings: Mapping[str, Any], primary: bool, 
     except ProviderConfigError as exc:
         return ConfiguredModel(role=role, model=ref, provider="", base_url="", key="", problem=str(exc))
     if name == "scripted":
-        return ConfiguredModel(role=role, model=ref, provider=name, base_url="", key="not needed", status="scripted: no endpoint")
+        return ConfiguredModel(
+            role=role, model=ref, provider=name, base_url="", key="not needed", status="scripted: no endpoint"
+        )
     base_url = (
         options.get("base_url")
         or (environ.get(endpoint.base_url_env) if endpoint.base_url_env else None)
@@ -157,7 +161,7 @@ def probe(entry: ConfiguredModel, timeout: float = 3.0) -> tuple[bool | None, st
         headers["x-api-key"] = entry.api_key
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured endpoint
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # a configured endpoint
             return True, f"HTTP {response.status}"
     except urllib.error.HTTPError as exc:
         meaning = {401: " (key refused)", 403: " (key refused)", 404: " (no model list here)"}.get(exc.code, "")
@@ -166,4 +170,3 @@ def probe(entry: ConfiguredModel, timeout: float = 3.0) -> tuple[bool | None, st
         return False, str(getattr(exc, "reason", exc))
     except (TimeoutError, OSError) as exc:
         return False, str(exc) or type(exc).__name__
-

@@ -44,10 +44,14 @@ class HostEngine:
             raise raised(str(error.get("message", "the engine refused the decision")))
         result = reply["result"]
         return DecisionResult(
-            selected=result["selected"], scores=dict(result.get("scores") or {}),
-            probabilities=result.get("probabilities"), engine=result.get("engine", self.name),
-            model=result.get("model", self.model), latency_ms=float(result.get("latency_ms") or 0.0),
-            usage=result.get("usage"), note=result.get("note", ""),
+            selected=result["selected"],
+            scores=dict(result.get("scores") or {}),
+            probabilities=result.get("probabilities"),
+            engine=result.get("engine", self.name),
+            model=result.get("model", self.model),
+            latency_ms=float(result.get("latency_ms") or 0.0),
+            usage=result.get("usage"),
+            note=result.get("note", ""),
         )
 
 
@@ -58,14 +62,21 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     try:
         module = types.ModuleType(name)
         module.__file__ = path
-        exec(compile(payload["source"], path, "exec"), module.__dict__)  # noqa: S102 - the body, checked by the host
+        exec(compile(payload["source"], path, "exec"), module.__dict__)  # the body, checked by the host
         missing = missing_functions(module)
         if missing:
             return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")
         engine = HostEngine(channel, payload["engine"], payload.get("model"))
-        ctx = ActionContext(engine=engine, config=payload["config"], write_roots=tuple(Path(r) for r in payload["write_roots"]),
-                            skill=name, run_id=payload["run_id"])
-        request = Request(payload["request"]["text"], payload["request"]["id"], dict(payload["request"].get("meta") or {}))
+        ctx = ActionContext(
+            engine=engine,
+            config=payload["config"],
+            write_roots=tuple(Path(r) for r in payload["write_roots"]),
+            skill=name,
+            run_id=payload["run_id"],
+        )
+        request = Request(
+            payload["request"]["text"], payload["request"]["id"], dict(payload["request"].get("meta") or {})
+        )
         phase = "predict"
         with guarded(ctx.write_roots, name):  # a second fence: the sandbox is the first
             prediction = module.predict(ctx, request)
@@ -77,8 +88,11 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
             action = module.act(ctx, request, prediction)
         if not isinstance(action, ActionResult):
             return _failure(phase, "contract", f"act returned {type(action).__name__}, not ActionResult")
-        return {"ok": True, "prediction": str(prediction.text),
-                "action": {"action_log": str(action.action_log), "new_state": str(action.new_state)}}
+        return {
+            "ok": True,
+            "prediction": str(prediction.text),
+            "action": {"action_log": str(action.action_log), "new_state": str(action.new_state)},
+        }
     except BudgetExceeded as exc:
         return _failure(phase, "budget", str(exc))
     except WriteRefused as exc:
@@ -94,4 +108,3 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
 
 def _failure(phase: str, kind: str, message: str) -> dict[str, Any]:
     return {"ok": False, "phase": phase, "kind": kind, "message": message}
-

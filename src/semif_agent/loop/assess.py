@@ -53,12 +53,16 @@ from .observe import Changes
 ASSESS_QUESTION = "Did the skill do what the request asked?"
 LABELS = ("success", "failure", "unclear")
 ASSESS_OPTIONS = [
-    Option("success", "Done: the request was carried out; the result was written, saved, created, added, found or listed."),
+    Option(
+        "success", "Done: the request was carried out; the result was written, saved, created, added, found or listed."
+    ),
     Option("failure", "Failed: error, exception, refused, could not, no match, nothing was done."),
     Option("unclear", "Unclear: the outcome is uncertain or partly done; needs a human check."),
 ]
 
-UNSURE_BELOW = 0.75  # the judge's probability for its verdict under which it is too unsure to label (bench/assessment.py)
+UNSURE_BELOW = (
+    0.75  # the judge's probability for its verdict under which it is too unsure to label (bench/assessment.py)
+)
 CLOSE_CALL_BELOW = 0.05  # a skill's own decision whose top two options are nearer than this is a coin toss
 _EXCERPT = 90
 
@@ -118,7 +122,11 @@ def weigh(
     label, rule, reason = _label(evidence, verdict, judge_error)
     facts = evidence.to_dict()
     if verdict is not None:
-        facts["judge"] = {"label": verdict.selected, "p": _round(_probability(verdict)), "margin": _round(_margin(verdict))}
+        facts["judge"] = {
+            "label": verdict.selected,
+            "p": _round(_probability(verdict)),
+            "margin": _round(_margin(verdict)),
+        }
     facts["rule"] = rule
     return Assessment(label, reason, decision, facts)
 
@@ -202,8 +210,11 @@ def _done(evidence: Evidence) -> str:
 def _changed(evidence: Evidence) -> str:
     """What the run changed, as a verb phrase: "created data/drafts/x.txt", "changed 3 files"."""
     changes = evidence.changes
-    done = [(verb, paths) for verb, paths in (("created", changes.created), ("modified", changes.modified),
-                                              ("deleted", changes.deleted)) if paths]
+    done = [
+        (verb, paths)
+        for verb, paths in (("created", changes.created), ("modified", changes.modified), ("deleted", changes.deleted))
+        if paths
+    ]
     if len(done) == 1 and len(done[0][1]) == 1:
         return f"{done[0][0]} {done[0][1][0]}"
     return f"changed {evidence.changed} files"

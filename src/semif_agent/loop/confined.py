@@ -79,8 +79,11 @@ class BodyRun:
 
     async def _decide(self, data: dict[str, Any]) -> dict[str, Any]:
         try:
-            asked = DecisionRequest(str(data["state"]), str(data["question"]),
-                                    [Option(str(o["id"]), str(o.get("description", ""))) for o in data["options"]])
+            asked = DecisionRequest(
+                str(data["state"]),
+                str(data["question"]),
+                [Option(str(o["id"]), str(o.get("description", ""))) for o in data["options"]],
+            )
         except (KeyError, TypeError, ValueError) as exc:
             return {"error": {"type": "decision", "message": f"not a decision request: {exc}"}}
         try:
@@ -167,16 +170,31 @@ async def run_confined(
     workspace.make_write_dirs()
     run = BodyRun(engine)
     payload = {
-        "skill": skill.name, "body_path": str(skill.body_path), "source": source, "run_id": run_id,
+        "skill": skill.name,
+        "body_path": str(skill.body_path),
+        "source": source,
+        "run_id": run_id,
         "request": {"text": request.text, "id": request.id, "meta": dict(request.meta)},
         "config": config if config is not None else workspace.skill_config(),
         "write_roots": [str(r) for r in workspace.write_roots],
-        "engine": engine.name, "model": engine.model,
+        "engine": engine.name,
+        "model": engine.model,
     }
-    env = {"HOME": str(workspace.root), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
-           **{k: v for k, v in os.environ.items() if k in ENV_KEPT}}
-    result = await pool.call(TARGET, payload, cwd=str(workspace.root), env=env, confine_spec=confinement(workspace, timeout),
-                             timeout_sec=timeout, on_message=run.on_message)
+    env = {
+        "HOME": str(workspace.root),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        **{k: v for k, v in os.environ.items() if k in ENV_KEPT},
+    }
+    result = await pool.call(
+        TARGET,
+        payload,
+        cwd=str(workspace.root),
+        env=env,
+        confine_spec=confinement(workspace, timeout),
+        timeout_sec=timeout,
+        on_message=run.on_message,
+    )
     return outcome_of(result, run)
 
 
@@ -188,12 +206,19 @@ def outcome_of(result: Any, run: BodyRun) -> BodyOutcome:
     base = {"predicted": predicted, "stdout": result.stdout, "stderr": result.stderr}
     if value is not None and value.get("ok"):
         action = value["action"]
-        return BodyOutcome(prediction=value["prediction"], action=(action["action_log"], action["new_state"]), phase="act",
-                           **base)
+        return BodyOutcome(
+            prediction=value["prediction"], action=(action["action_log"], action["new_state"]), phase="act", **base
+        )
     if value is not None:
-        return BodyOutcome(error=f"{value['phase']} failed: {value['message']}" if value["kind"] != "exception"
-                           else f"{value['phase']} raised {value['message']}", message=value["message"],
-                           kind=value["kind"], phase=value["phase"], **base)
+        return BodyOutcome(
+            error=f"{value['phase']} failed: {value['message']}"
+            if value["kind"] != "exception"
+            else f"{value['phase']} raised {value['message']}",
+            message=value["message"],
+            kind=value["kind"],
+            phase=value["phase"],
+            **base,
+        )
     ended = _ended(result)
     return BodyOutcome(error=f"{phase} {ended}", message=ended, kind=result.error_type, phase=phase, **base)
 
@@ -214,6 +239,3 @@ def _ended(result: Any) -> str:
         return ending(result)
     last = (result.stderr.strip().splitlines() or [""])[-1][:200]
     return f"exited without an outcome (exit status {result.exit_code}){': ' + last if last else ''}"
-
-
-

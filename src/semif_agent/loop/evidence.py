@@ -50,19 +50,25 @@ from ..skills import ActionResult
 from ..tree.manifests import SkillManifest
 from .observe import Changes
 
-STOP = frozenset("""a an the my your our their his her its this that these those some any all every each
+STOP = frozenset(
+    """a an the my your our their his her its this that these those some any all every each
 me i we you he she it they them us him myself to of in on at for from by with about into onto over under up
 down out off and or but if so as than then not no nor is are was were be been being am do does did have has
 had will would shall should can could may might must please hey hi ok okay just also there here what which
-where when who whom whose how why s""".split())
+where when who whom whose how why s""".split()
+)
 QUESTION_WORDS = frozenset("what which where when who whom whose how why".split())
 AUXILIARIES = frozenset("is are was were do does did have has had can could will would should am any".split())
 SUBJECTS = frozenset("i you we there it my your any".split())
-LOOKUP_VERBS = frozenset("""show list find search look locate get see display view count read open check
-give tell""".split())
-CHANGE_VERBS = frozenset("""add append book cancel clear complete create cross delete draft email erase file
+LOOKUP_VERBS = frozenset(
+    """show list find search look locate get see display view count read open check
+give tell""".split()
+)
+CHANGE_VERBS = frozenset(
+    """add append book cancel clear complete create cross delete draft email erase file
 finish forward jot log mail make mark message move note put record remember remind remove rename reply
-reschedule save schedule send set store text tick update write""".split())
+reschedule save schedule send set store text tick update write""".split()
+)
 _LEAD_INS = re.compile(
     r"^(?:(?:please|hey|hi|ok|okay|so|now)\b[\s,]*|(?:can|could|would|will) you\s+(?:please\s+)?"
     r"|i(?:'d| would)? (?:want|like|need) (?:you )?to\s+|i (?:have|got) to\s+|go ahead and\s+|don'?t forget to\s+)+",
@@ -75,8 +81,11 @@ _COULD_NOT = re.compile(
     re.IGNORECASE,
 )
 _NOTHING = re.compile(r"(?:no|none|nothing)\b", re.IGNORECASE)
-_STATEMENT = re.compile(r"^i(?:'ve| have| had)?\s+\w+(?:\s+[^\s,;]+)*?\s*[,;]\s*(?:(?:and|so|now|please)\s+)*"
-                        r"(?=[a-z])(?!i\b)", re.IGNORECASE)
+_STATEMENT = re.compile(
+    r"^i(?:'ve| have| had)?\s+\w+(?:\s+[^\s,;]+)*?\s*[,;]\s*(?:(?:and|so|now|please)\s+)*"
+    r"(?=[a-z])(?!i\b)",
+    re.IGNORECASE,
+)
 _LET_KNOW = re.compile(r"^let\s+((?:\w+\s+){1,3}?)know\b", re.IGNORECASE)
 
 
@@ -112,10 +121,17 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "error": self.error is not None, "handed_back": self.handed_back, "could_not": self.could_not,
-            "changed": self.changed, "confined": self.confined, "answered": self.answered,
-            "found_nothing": self.found_nothing, "asks": self.asks, "verb": self.verb,
-            "fits": self.fits, "close_call": round(self.close_call.margin, 3) if self.close_call else None,
+            "error": self.error is not None,
+            "handed_back": self.handed_back,
+            "could_not": self.could_not,
+            "changed": self.changed,
+            "confined": self.confined,
+            "answered": self.answered,
+            "found_nothing": self.found_nothing,
+            "asks": self.asks,
+            "verb": self.verb,
+            "fits": self.fits,
+            "close_call": round(self.close_call.margin, 3) if self.close_call else None,
         }
 
 
@@ -197,14 +213,24 @@ def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) ->
 
 
 def _asks_to_change(words: list[str]) -> bool:
-    """"Check off the bill" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
+    """ "Check off the bill" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
     return len(words) > 1 and (words[0] == "check" and words[1] == "off" or words[0] == "tell" and words[1] != "me")
 
 
 def _vocabulary(skill: SkillManifest) -> frozenset[str]:
-    inputs = skill.allowed_inputs if isinstance(skill.allowed_inputs, str) else " ".join(map(str, skill.allowed_inputs or ()))
-    texts = [skill.name.replace(".", " ").replace("_", " ").replace("-", " "), skill.category, skill.description,
-             inputs, *skill.actions, *skill.examples]
+    inputs = (
+        skill.allowed_inputs
+        if isinstance(skill.allowed_inputs, str)
+        else " ".join(map(str, skill.allowed_inputs or ()))
+    )
+    texts = [
+        skill.name.replace(".", " ").replace("_", " ").replace("-", " "),
+        skill.category,
+        skill.description,
+        inputs,
+        *skill.actions,
+        *skill.examples,
+    ]
     return frozenset(_stem(w) for text in texts for w in _words(text) if w not in STOP)
 
 

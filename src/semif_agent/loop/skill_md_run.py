@@ -95,8 +95,10 @@ async def show_instructions(run: SkillMdRun) -> SkillMdOutcome:
         return await _run_script(run, script)
     where = f"{leaf.name} ({leaf.source})"
     if script:
-        note = (f"{where} is a SKILL.md skill with a script ({script}), but scripts are not allowed "
-                "(--allow-scripts or [skills] allow_scripts = true) and no model is configured; its instructions are shown.")
+        note = (
+            f"{where} is a SKILL.md skill with a script ({script}), but scripts are not allowed "
+            "(--allow-scripts or [skills] allow_scripts = true) and no model is configured; its instructions are shown."
+        )
     else:
         note = f"{where} is a SKILL.md skill and no model is configured to follow it; its instructions are shown."
     return SkillMdOutcome(ActionResult(note, text), instructions=instructions)
@@ -113,8 +115,10 @@ async def _run_script(run: SkillMdRun, script: str) -> SkillMdOutcome:
     if result.ok:
         log = f"{run.leaf.name}: ran its script {script} (exit 0): {output or 'no output'}"
         return SkillMdOutcome(ActionResult(log, output or run.request.text), details=result.as_dict())
-    log = (f"{run.leaf.name}: its script {script} failed ({result.error_type}, exit {result.exit_code}): "
-           f"{_excerpt(result.stderr) or output or 'no output'}")
+    log = (
+        f"{run.leaf.name}: its script {script} failed ({result.error_type}, exit {result.exit_code}): "
+        f"{_excerpt(result.stderr) or output or 'no output'}"
+    )
     return SkillMdOutcome(ActionResult(log, run.request.text), details=result.as_dict())
 
 

@@ -88,8 +88,9 @@ class HeadData:
     weight: np.ndarray  # (n,)
 
     def subset(self, rows: np.ndarray) -> HeadData:
-        return HeadData(self.x[rows], self.words[rows], self.prior[rows], self.target[rows], self.wrong[rows],
-                        self.weight[rows])
+        return HeadData(
+            self.x[rows], self.words[rows], self.prior[rows], self.target[rows], self.wrong[rows], self.weight[rows]
+        )
 
 
 @dataclass
@@ -106,8 +107,15 @@ class Head:
         return cls(np.zeros((classes, dimension)), np.zeros((classes, vocabulary)), np.zeros(classes), float(beta))
 
 
-def fit(data: HeadData, classes: int, *, l2: float, start: Head, max_iterations: int = MAX_ITERATIONS,
-        fit_beta: bool = False) -> Head:
+def fit(
+    data: HeadData,
+    classes: int,
+    *,
+    l2: float,
+    start: Head,
+    max_iterations: int = MAX_ITERATIONS,
+    fit_beta: bool = False,
+) -> Head:
     """The head minimising the weighted loss from ``start`` (L-BFGS); ``beta`` stays ``start``'s unless ``fit_beta``."""
     from scipy.optimize import minimize
 
@@ -161,8 +169,9 @@ def fit(data: HeadData, classes: int, *, l2: float, start: Head, max_iterations:
         return loss, grad
 
     theta0 = np.concatenate([start.w.ravel(), start.v.ravel(), start.b, [start.beta]]).astype(np.float64)
-    result = minimize(loss_and_grad, theta0, jac=True, method="L-BFGS-B",
-                      options={"maxiter": max_iterations, "ftol": TOLERANCE})
+    result = minimize(
+        loss_and_grad, theta0, jac=True, method="L-BFGS-B", options={"maxiter": max_iterations, "ftol": TOLERANCE}
+    )
     w, v, b, beta = unpack(result.x)
     return Head(w.copy(), v.copy(), b.copy(), beta)
 

@@ -128,8 +128,10 @@ def decide(current: Trial, candidates: list[Trial], measure: str) -> Decision:
     if (best.strategy, best.threshold) == (current.strategy, current.threshold):
         why = "tuning on the validation half picks it again"
     elif gain <= 0:
-        why = (f"{best.label}, the best on the validation half, does no better in {what} on {held_out} held-out "
-               f"examples ({_percent(best.metrics[key])} against {_percent(current.metrics[key])})")
+        why = (
+            f"{best.label}, the best on the validation half, does no better in {what} on {held_out} held-out "
+            f"examples ({_percent(best.metrics[key])} against {_percent(current.metrics[key])})"
+        )
     elif held_out < MIN_HELD_OUT:
         why = f"{claim} cannot be told from noise (fewer than {MIN_HELD_OUT}; p={p_value:.2g})"
     elif gain < MIN_GAIN:
@@ -137,8 +139,10 @@ def decide(current: Trial, candidates: list[Trial], measure: str) -> Decision:
     elif p_value >= ALPHA:
         why = f"{claim} is within noise (p={p_value:.2g})"
     else:
-        reason = (f"changed {current.label} to {best.label}: a {gain * 100:.1f}-point gain in {what} "
-                  f"on {held_out} held-out examples (p={p_value:.2g})")
+        reason = (
+            f"changed {current.label} to {best.label}: a {gain * 100:.1f}-point gain in {what} "
+            f"on {held_out} held-out examples (p={p_value:.2g})"
+        )
         return Decision(True, reason, best, gain, p_value, held_out)
     return Decision(False, f"kept {current.label}: {why}", best, gain, p_value, held_out)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
 from ..engine.decisions import softmax
+from ..errors import UserError
 from ..tree.tree import SkillTree
 from .strategies import RoutingStrategy
 
@@ -96,9 +96,18 @@ async def route_all(
         if last is not None and last.probabilities:
             confidence = last.probabilities.get(last.selected)
         tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
-        outcomes.append(Outcome(example, route.skill.name if route.skill else None, len(route.decisions), elapsed, tokens,
-                                confidence, dict(last.scores) if last and last.probabilities else None,
-                                last.selected if last else None))
+        outcomes.append(
+            Outcome(
+                example,
+                route.skill.name if route.skill else None,
+                len(route.decisions),
+                elapsed,
+                tokens,
+                confidence,
+                dict(last.scores) if last and last.probabilities else None,
+                last.selected if last else None,
+            )
+        )
         if progress is not None:
             progress(1)
     return outcomes
@@ -119,7 +128,8 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
         "balanced_accuracy": _balanced(inside, outside),
         "leaf_accuracy": _ratio(sum(o.correct for o in inside), len(inside)),
         "category_accuracy": _ratio(
-            sum(o.predicted is not None and top.get(o.predicted) == top.get(o.example.skill) for o in inside), len(inside)
+            sum(o.predicted is not None and top.get(o.predicted) == top.get(o.example.skill) for o in inside),
+            len(inside),
         ),
         "out_of_scope_precision": _ratio(sum(o.example.skill is None for o in said_none), len(said_none)),
         "out_of_scope_recall": _ratio(sum(o.predicted is None for o in outside), len(outside)),
@@ -131,7 +141,9 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
     }
 
 
-def expected_calibration_error(outcomes: list[Outcome], bins: int = 10, *, temperature: float | None = None) -> float | None:
+def expected_calibration_error(
+    outcomes: list[Outcome], bins: int = 10, *, temperature: float | None = None
+) -> float | None:
     """ECE of the final decision's probability for its choice against being right (None without probabilities).
 
     With ``temperature``, the probabilities are recomputed from the decisions' scores at that temperature.

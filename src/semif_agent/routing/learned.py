@@ -79,13 +79,15 @@ class LearnedRouter:
         """Raise :class:`RouterMismatch` when the tree changed in a way this router does not cover."""
         model = self.meta.get("model")
         if model != MODEL_ID:
-            raise RouterMismatch(f"the learned router was trained on embeddings of {model!r}, not {MODEL_ID!r}: "
-                                 "run semif train again")
+            raise RouterMismatch(
+                f"the learned router was trained on embeddings of {model!r}, not {MODEL_ID!r}: run semif train again"
+            )
         kept = sum(1 for name in self.classes if name in tree.skills)
         if self.classes and kept / len(self.classes) < MIN_COVERAGE:
             raise RouterMismatch(
                 f"the learned router (trained {self.meta.get('trained_at', '?')}) learned {len(self.classes)} skills, "
-                f"and only {kept} of them are still in the tree: run semif train again")
+                f"and only {kept} of them are still in the tree: run semif train again"
+            )
 
     # -- storing ------------------------------------------------------------
 
@@ -97,10 +99,17 @@ class LearnedRouter:
         folder.mkdir(parents=True, exist_ok=True)
         weights = folder / WEIGHTS_FILE
         arrays = io.BytesIO()
-        np.savez(arrays, w=self.w.astype(np.float32), v=self.v.astype(np.float32), b=self.b,
-                 none_w=self.none_w.astype(np.float32), none_v=self.none_v.astype(np.float32),
-                 words=np.array(self.vocabulary.words, dtype=str), idf=self.vocabulary.idf,
-                 numbers=np.array([self.beta, self.none_b, self.none_prior, self.temperature]))
+        np.savez(
+            arrays,
+            w=self.w.astype(np.float32),
+            v=self.v.astype(np.float32),
+            b=self.b,
+            none_w=self.none_w.astype(np.float32),
+            none_v=self.none_v.astype(np.float32),
+            words=np.array(self.vocabulary.words, dtype=str),
+            idf=self.vocabulary.idf,
+            numbers=np.array([self.beta, self.none_b, self.none_prior, self.temperature]),
+        )
         replace_file(weights, arrays.getvalue())
         description = {"version": VERSION, **self.meta, "classes": self.classes}
         path = folder / ROUTER_FILE
@@ -131,9 +140,20 @@ class LearnedRouter:
             raise RouterMismatch(f"{path}: the learned router's files do not match; run semif train again")
         beta, none_b, none_prior, temperature = (float(v) for v in arrays["numbers"])
         vocabulary = Vocabulary([str(w) for w in arrays["words"]], arrays["idf"])
-        return cls(list(classes), arrays["w"].astype(np.float64), arrays["v"].astype(np.float64), arrays["b"], beta,
-                   arrays["none_w"].astype(np.float64), arrays["none_v"].astype(np.float64), none_b, none_prior,
-                   temperature, vocabulary, meta)
+        return cls(
+            list(classes),
+            arrays["w"].astype(np.float64),
+            arrays["v"].astype(np.float64),
+            arrays["b"],
+            beta,
+            arrays["none_w"].astype(np.float64),
+            arrays["none_v"].astype(np.float64),
+            none_b,
+            none_prior,
+            temperature,
+            vocabulary,
+            meta,
+        )
 
 
 def stored_router(workspace: Workspace) -> LearnedRouter | None:
@@ -161,8 +181,9 @@ class LearnedScorer(LeafScorer):
             np = index.numpy
             row = {name: i for i, name in enumerate(self.router.classes)}
             rows = np.array([row.get(name, -1) for name in index.names], dtype=int)
-            b = np.where(rows >= 0, self.router.b[np.maximum(rows, 0)] if len(self.router.b) else 0.0,
-                         self.router.unseen_bias)
+            b = np.where(
+                rows >= 0, self.router.b[np.maximum(rows, 0)] if len(self.router.b) else 0.0, self.router.unseen_bias
+            )
             self._mapped = (index, rows, b)
         return self._mapped[1], self._mapped[2]
 

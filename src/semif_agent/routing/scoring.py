@@ -188,7 +188,7 @@ class LeafScorer:
         rows = embed(texts + [e for _, e in examples])
         if self.examples == "centroid":
             matrix = rows[: len(skills)].copy()
-            for row, (i, _) in zip(rows[len(skills):], examples):
+            for row, (i, _) in zip(rows[len(skills) :], examples):
                 matrix[i] += row
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             return matrix, None

@@ -39,8 +39,9 @@ class RoutingStrategy(Protocol):
 class _LeafAware:
     """Shared ground: a leaf scorer, and each offered option's score derived from the leaves'."""
 
-    def __init__(self, tree: SkillTree, engine: Engine, scorer: LeafScorer, threshold: float,
-                 temperature: float | None = None) -> None:
+    def __init__(
+        self, tree: SkillTree, engine: Engine, scorer: LeafScorer, threshold: float, temperature: float | None = None
+    ) -> None:
         self.tree = tree
         self.engine = engine
         self.scorer = scorer
@@ -51,20 +52,29 @@ class _LeafAware:
         """Every leaf's score for ``text`` (over ``index``) and ``none``'s: the threshold."""
         return self.scorer.score_array(text, index), self.threshold
 
-    def node_scores(self, index: LeafIndex, leaf_scores: Any, node: str,
-                    none: float | None = None) -> tuple[list[Option], dict[str, float]]:
+    def node_scores(
+        self, index: LeafIndex, leaf_scores: Any, node: str, none: float | None = None
+    ) -> tuple[list[Option], dict[str, float]]:
         """The options at ``node`` and their scores: a skill's own, a category's best leaf's; ``none`` the threshold.
 
         ``leaf_scores`` come from :meth:`leaf_scores` over ``index`` (``none``: its ``none`` score).
         """
         table = index.node(node)
-        return list(table.options), dict(zip(table.ids, table.scores(leaf_scores, self.threshold if none is None else none)))
+        return list(table.options), dict(
+            zip(table.ids, table.scores(leaf_scores, self.threshold if none is None else none))
+        )
 
-    def derived(self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str) -> RoutedDecision:
+    def derived(
+        self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str
+    ) -> RoutedDecision:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
         result = DecisionResult(
-            selected=selected, scores=scores, probabilities=softmax(scores, self.temperature),
-            engine=self.scorer.engine.name, model=self.scorer.engine.model, note=note,
+            selected=selected,
+            scores=scores,
+            probabilities=softmax(scores, self.temperature),
+            engine=self.scorer.engine.name,
+            model=self.scorer.engine.model,
+            note=note,
         )
         asked = DecisionRequest(state=text, question=question_at(node), options=options)
         level = "skill" if selected in self.tree.skills else "category"
@@ -99,7 +109,7 @@ class BestLeaf(_LeafAware):
 class Beam(_LeafAware):
     name = "beam"
 
-    def __init__(self, *args, width: int = 3, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args, width: int = 3, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.width = width
 
@@ -111,8 +121,13 @@ class Beam(_LeafAware):
         remaining = [o for o in options if o.id != NONE_ID]
         for attempt in range(self.width):
             offered = remaining + [NONE_CATEGORY]
-            step = self.derived(text, "", offered, {o.id: top[o.id] for o in offered},
-                                "scored from the leaves" if attempt == 0 else "backoff after none")
+            step = self.derived(
+                text,
+                "",
+                offered,
+                {o.id: top[o.id] for o in offered},
+                "scored from the leaves" if attempt == 0 else "backoff after none",
+            )
             route.decisions.append(step)
             chosen = step.result.selected
             if chosen == NONE_ID:
@@ -136,7 +151,7 @@ class Beam(_LeafAware):
 class Shortlist(_LeafAware):
     name = "shortlist"
 
-    def __init__(self, *args, size: int = SHORTLIST_SIZE, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args, size: int = SHORTLIST_SIZE, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if not 1 <= size <= SHORTLIST_SIZE:
             raise EngineConfigError(f"a shortlist holds 1 to {SHORTLIST_SIZE} skills (plus none), not {size}")

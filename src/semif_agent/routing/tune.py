@@ -52,8 +52,12 @@ async def tune_routing(
     """
     routed = make(current["strategy"], current.get("threshold"), current.get("temperature"))
     outcomes = await route_all(routed, test)
-    now = Trial(current["strategy"], threshold_of(routed), current.get("temperature"), outcomes, summarize(outcomes, tree))
-    trials = [await tune_strategy(make, name, validation, test, tree, measure=measure, progress=progress) for name in names]
+    now = Trial(
+        current["strategy"], threshold_of(routed), current.get("temperature"), outcomes, summarize(outcomes, tree)
+    )
+    trials = [
+        await tune_strategy(make, name, validation, test, tree, measure=measure, progress=progress) for name in names
+    ]
     return now, trials, decide(now, trials, measure)
 
 
@@ -68,7 +72,9 @@ async def tune_strategy(
     progress: Callable[[int], None] | None = None,
 ) -> Trial:
     """Strategy ``name`` with its threshold and temperature tuned on ``validation``, measured on ``test``."""
-    threshold, tuned = await tune_threshold(lambda t: make(name, t, None), validation, tree, measure=measure, progress=progress)
+    threshold, tuned = await tune_threshold(
+        lambda t: make(name, t, None), validation, tree, measure=measure, progress=progress
+    )
     temperature = tune_temperature(await route_all(make(name, threshold, None), validation))
     untuned = expected_calibration_error(await route_all(make(name, threshold, None), test))
     outcomes = await route_all(make(name, threshold, temperature), test)
@@ -104,6 +110,7 @@ async def tune_threshold(
     best = max(r[1][key] or 0.0 for r in results)
     ties = [r for r in results if (r[1][key] or 0.0) == best]
     return ties[len(ties) // 2]
+
 
 def tune_temperature(outcomes: list[Outcome], grid: tuple[float, ...] = TEMPERATURES) -> float | None:
     """The softmax temperature whose probabilities best predict being right on ``outcomes``.
@@ -149,6 +156,7 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[st
     settings = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if k in tuned}
     settings.update(workspace.settings.get("routing", {}))
     return settings
+
 
 def save_tuned(workspace: Workspace, values: dict[str, Any]) -> Path:
     """Write ``data/routing.json`` atomically."""

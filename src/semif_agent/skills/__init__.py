@@ -77,8 +77,10 @@ def check_text(text: object, what: str = "the request") -> None:
     except UnicodeEncodeError as exc:
         char = ord(text[exc.start])
         shown = f"the byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
-        raise UserError(f"{what} is not valid UTF-8 text: character {exc.start + 1} is {shown} "
-                        "(pass it in UTF-8, e.g. with a UTF-8 locale)") from None
+        raise UserError(
+            f"{what} is not valid UTF-8 text: character {exc.start + 1} is {shown} "
+            "(pass it in UTF-8, e.g. with a UTF-8 locale)"
+        ) from None
 
 
 @dataclass

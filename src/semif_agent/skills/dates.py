@@ -34,14 +34,39 @@ from typing import Any
 
 from ..errors import UserError
 
-__all__ = ["DAYS", "DayMatch", "Span", "TimeMatch", "When", "current_time", "cut", "read_day", "read_range",
-           "read_time", "read_when"]
+__all__ = [
+    "DAYS",
+    "DayMatch",
+    "Span",
+    "TimeMatch",
+    "When",
+    "current_time",
+    "cut",
+    "read_day",
+    "read_range",
+    "read_time",
+    "read_when",
+]
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MON = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "a few": 3,
+}
 _COUNT = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _WEEKDAY = r"(?:(this|next|coming|this coming)\s+)?(" + "|".join(DAYS) + r")s?\b"
 _DAY_PATTERNS = (
@@ -111,7 +136,10 @@ def current_time(request: Any = None, config: dict[str, Any] | None = None) -> d
     A value that is not an ISO date and time is refused with a :class:`~semif_agent.errors.UserError`.
     """
     meta = getattr(request, "meta", None) or {}
-    for where, value in (("the request's meta", meta.get("now")), ("the [config] now setting", (config or {}).get("now"))):
+    for where, value in (
+        ("the request's meta", meta.get("now")),
+        ("the [config] now setting", (config or {}).get("now")),
+    ):
         if value:
             try:
                 moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
@@ -231,4 +259,4 @@ def read_range(text: str, now: datetime) -> Span | None:
 def cut(text: str, match: DayMatch | TimeMatch) -> str:
     """``text`` without the words of ``match`` and the linking words before them ("on", "at", "next"...)."""
     before = re.sub(_LINKS, "", text[: match.start], flags=re.IGNORECASE)
-    return re.sub(r"\s+", " ", f"{before} {text[match.end:]}").strip()
+    return re.sub(r"\s+", " ", f"{before} {text[match.end :]}").strip()

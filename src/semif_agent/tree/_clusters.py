@@ -58,7 +58,12 @@ def group(
 
 
 def split(
-    names: Sequence[str], vectors: Any, *, max_children: int, room: int, progress: Callable[[int, int], None] | None = None
+    names: Sequence[str],
+    vectors: Any,
+    *,
+    max_children: int,
+    room: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Node:
     """``names`` cut into at most ``room`` children (categories of the least depth, and single skills)."""
     builder = _Builder(names, vectors, max_children, progress)
@@ -72,7 +77,9 @@ def split(
 
 
 class _Builder:
-    def __init__(self, names: Sequence[str], vectors: Any, max_children: int, progress: Callable[[int, int], None] | None):
+    def __init__(
+        self, names: Sequence[str], vectors: Any, max_children: int, progress: Callable[[int, int], None] | None
+    ):
         self.names = names
         self.vectors = vectors
         self.limit = max_children

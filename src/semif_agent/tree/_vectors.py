@@ -40,13 +40,13 @@ def default_embed() -> Embed:
 
         return shared_embedder().embed
     except (EngineConfigError, ImportError) as exc:
-        warnings.warn(
-            f"skills are grouped by their words, not their meaning: {exc}", RuntimeWarning, stacklevel=3
-        )
+        warnings.warn(f"skills are grouped by their words, not their meaning: {exc}", RuntimeWarning, stacklevel=3)
         return word_vectors
 
 
-def embed_texts(texts: Sequence[str], embed: Embed, progress: Progress | None = None, *, stage: str = "embedding") -> Any:
+def embed_texts(
+    texts: Sequence[str], embed: Embed, progress: Progress | None = None, *, stage: str = "embedding"
+) -> Any:
     """Unit vectors for ``texts`` (float32, one row each), embedded in batches of similar length."""
     import numpy as np
 

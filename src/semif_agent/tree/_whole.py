@@ -36,7 +36,9 @@ def build_tree(
     embed = embed or default_embed()
     vectors = embed_skills(skills, embed, progress)
     names = [s.name for s in skills]
-    root = group(names, vectors, max_children=max_children, top_capacity=top_capacity, progress=stage(progress, "grouping"))
+    root = group(
+        names, vectors, max_children=max_children, top_capacity=top_capacity, progress=stage(progress, "grouping")
+    )
     by_name = {s.name: s for s in skills}
     namer = Namer(by_name, Centres(names, vectors), taken_names(reserved, names), embed=embed)
     namer.name_all(root, stage(progress, "naming"))

@@ -47,4 +47,3 @@ def manifest_name(name: str) -> str:
     if not NAME_RE.fullmatch(cleaned or "-"):
         raise UserError(f"cannot make a skill name out of {name!r}")
     return cleaned
-

@@ -202,7 +202,10 @@ def _old_leaves(previous: Any) -> dict[str, tuple[str, tuple[str, ...]]]:
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             examples = entry.get("examples") or []
-            old[entry["name"]] = (str(entry.get("description", "")), tuple(examples) if isinstance(examples, list) else ())
+            old[entry["name"]] = (
+                str(entry.get("description", "")),
+                tuple(examples) if isinstance(examples, list) else (),
+            )
     return old
 
 

@@ -83,7 +83,7 @@ class SkillManifest:
     def leaf(self) -> str:
         """The name without its category prefix (``compose`` for ``email.compose``)."""
         prefix = f"{self.category}."
-        return self.name[len(prefix):] if self.name.startswith(prefix) else self.name
+        return self.name[len(prefix) :] if self.name.startswith(prefix) else self.name
 
     @property
     def is_stub(self) -> bool:
@@ -123,7 +123,7 @@ class SkillManifest:
 def body_path_for(bodies_dir: Path, category: str, name: str) -> Path:
     """Where a skill's body lives: ``<bodies_dir>/<category>/<leaf>.py``."""
     prefix = f"{category}."
-    leaf = name[len(prefix):] if name.startswith(prefix) else name
+    leaf = name[len(prefix) :] if name.startswith(prefix) else name
     return bodies_dir / category / f"{leaf}.py"
 
 
@@ -147,7 +147,9 @@ def load_manifests(path: Path, bodies_dir: Path) -> Manifests:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ManifestError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", file=str(path)) from exc
+        raise ManifestError(
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", file=str(path)
+        ) from exc
     if not isinstance(data, dict):
         raise ManifestError("expected a JSON object with 'categories' and 'skills'", file=str(path))
     return parse_manifests(data, file=str(path), bodies_dir=bodies_dir)
@@ -230,7 +232,11 @@ def _drop_orphans(result: Manifests, file: str) -> None:
         if not bad:
             return
         for category in bad:
-            reason = "is on a cycle of parents" if category.parent in result.categories else f"unknown parent {category.parent!r}"
+            reason = (
+                "is on a cycle of parents"
+                if category.parent in result.categories
+                else f"unknown parent {category.parent!r}"
+            )
             result.problems.append(ManifestError(f"category {reason}, skipped", file=file, entry=category.name))
             del result.categories[category.name]
 

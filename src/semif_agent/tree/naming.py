@@ -74,7 +74,9 @@ class Namer:
         for node, parent in parents.items():
             self.describe(node, parent)
 
-    def name(self, nodes: list[Node], parents: dict[Node, Node], progress: Callable[[int, int], None] | None = None) -> None:
+    def name(
+        self, nodes: list[Node], parents: dict[Node, Node], progress: Callable[[int, int], None] | None = None
+    ) -> None:
         """Name ``nodes`` (parents before children), each against its siblings."""
         wanted = set(nodes)
         plain: dict[Node, Ranked] = {}
@@ -306,7 +308,9 @@ def _prefer_phrases(scored: Ranked) -> Ranked:
     placed: set[str] = set()
     for score, term in scored:
         if " " not in term:
-            phrase = next((p for p in scored if " " in p[1] and term in p[1].split() and p[0] >= PHRASE_SHARE * score), None)
+            phrase = next(
+                (p for p in scored if " " in p[1] and term in p[1].split() and p[0] >= PHRASE_SHARE * score), None
+            )
             if phrase is not None:
                 score, term = phrase
         if term not in placed:

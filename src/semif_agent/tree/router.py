@@ -59,10 +59,16 @@ class Router:
                 return route
             asked = DecisionRequest(state=text, question=question_at(node), options=options)
             answer = await decide(self.engine, asked)
-            level = "category" if answer.selected in self.tree.categories or (answer.selected == NONE_ID and not node) else "skill"
+            level = (
+                "category"
+                if answer.selected in self.tree.categories or (answer.selected == NONE_ID and not node)
+                else "skill"
+            )
             route.decisions.append(RoutedDecision(level, asked, answer))
             if answer.selected == NONE_ID:
-                route.reason = f"no skill of the {node!r} category fits the request" if node else "no category fits the request"
+                route.reason = (
+                    f"no skill of the {node!r} category fits the request" if node else "no category fits the request"
+                )
                 return route
             if answer.selected in self.tree.skills:
                 route.skill = self.tree.skills[answer.selected]

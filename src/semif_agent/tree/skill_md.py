@@ -33,7 +33,6 @@ from ..catalog.locations import CUSTOM_NAMESPACE, user_skills_dir, workspace_ski
 from ..errors import WorkspaceError
 from ..workspace import Workspace
 
-
 EXAMPLES_HEADING = re.compile(r"^#{2,3}\s+(example requests|examples)\s*$", re.IGNORECASE)
 LIST_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+(.+)$")
 
@@ -80,7 +79,9 @@ def skill_md_locations(workspace: Workspace) -> list[SkillMdLocation]:
     return locations
 
 
-def scan_skill_md(workspace: Workspace, known: Mapping[str, tuple[tuple[int, int], dict[str, Any]]] | None = None) -> SkillMdScan:
+def scan_skill_md(
+    workspace: Workspace, known: Mapping[str, tuple[tuple[int, int], dict[str, Any]]] | None = None
+) -> SkillMdScan:
     """Every SKILL.md skill of ``workspace``, in precedence order.
 
     ``known`` maps a SKILL.md path to the signature and fields seen last
@@ -105,18 +106,42 @@ def scan_skill_md(workspace: Workspace, known: Mapping[str, tuple[tuple[int, int
             cached = known.get(str(skill_md))
             if cached is not None and tuple(cached[0]) == signature:
                 fields = cached[1]
-                scan.skills.append(FoundSkill(fields["name"], fields["description"], folder, skill_md, signature,
-                                              dict(fields.get("metadata") or {}), fields.get("script"),
-                                              tuple(fields.get("examples") or ())))
+                scan.skills.append(
+                    FoundSkill(
+                        fields["name"],
+                        fields["description"],
+                        folder,
+                        skill_md,
+                        signature,
+                        dict(fields.get("metadata") or {}),
+                        fields.get("script"),
+                        tuple(fields.get("examples") or ()),
+                    )
+                )
                 continue
-            result = load_skill(folder, namespace=CUSTOM_NAMESPACE, source=location.source,
-                                source_label=str(location.path), skill_md=skill_md)
+            result = load_skill(
+                folder,
+                namespace=CUSTOM_NAMESPACE,
+                source=location.source,
+                source_label=str(location.path),
+                skill_md=skill_md,
+            )
             if result.descriptor is None:
                 scan.problems.append(f"{folder}: skipped: {result.skipped}")
                 continue
             info = result.descriptor
-            scan.skills.append(FoundSkill(info.name, info.description, folder, skill_md, signature,
-                                          dict(info.metadata), info.script, example_requests(skill_md)))
+            scan.skills.append(
+                FoundSkill(
+                    info.name,
+                    info.description,
+                    folder,
+                    skill_md,
+                    signature,
+                    dict(info.metadata),
+                    info.script,
+                    example_requests(skill_md),
+                )
+            )
     return scan
 
 
@@ -128,7 +153,11 @@ def example_requests(skill_md: Path) -> tuple[str, ...]:
     except SkillParseError:
         return ()
     listed = data.get("examples")
-    found = [str(item).strip() for item in listed if isinstance(item, (str, int, float))] if isinstance(listed, list) else []
+    found = (
+        [str(item).strip() for item in listed if isinstance(item, (str, int, float))]
+        if isinstance(listed, list)
+        else []
+    )
     section = False
     for line in document.body.splitlines():
         heading = EXAMPLES_HEADING.match(line)

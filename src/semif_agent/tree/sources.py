@@ -48,7 +48,11 @@ def load_flat_skills(path: str | os.PathLike[str]) -> list[FlatSkill]:
 
 
 def _from_folder(root: Path) -> list[FlatSkill]:
-    folders = [root] if find_skill_md(root) is not None else [folder for _, folder in find_skill_folders(root, max_depth=SEARCH_DEPTH)]
+    folders = (
+        [root]
+        if find_skill_md(root) is not None
+        else [folder for _, folder in find_skill_folders(root, max_depth=SEARCH_DEPTH)]
+    )
     loaded = []
     for folder in folders:
         result = load_skill(folder, namespace="custom", source="custom", source_label=str(root))
@@ -79,7 +83,11 @@ def _leaf_id(name: str, folder: Path) -> str:
 
 
 def _from_entry(entry: Any, number: int, source: Path, base: Path) -> FlatSkill:
-    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not isinstance(entry.get("description"), str):
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("name"), str)
+        or not isinstance(entry.get("description"), str)
+    ):
         raise UserError(f"{source}: skill {number} needs a string 'name' and 'description'")
     examples = entry.get("examples", [])
     if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):

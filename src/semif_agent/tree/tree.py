@@ -42,7 +42,9 @@ class SkillTree:
         manifests: Manifests = load_manifests(categories_path, bodies_dir)
         return cls(manifests.categories, manifests.skills, manifests.problems, categories_path)
 
-    def _indexes(self) -> tuple[dict[str, list[SkillManifest]], dict[str, list[Category]], dict[str, list[SkillManifest]]]:
+    def _indexes(
+        self,
+    ) -> tuple[dict[str, list[SkillManifest]], dict[str, list[Category]], dict[str, list[SkillManifest]]]:
         """Skills and subcategories by parent, and leaves under each category: built once per tree shape.
 
         Routing asks for these at every level of every request; they are

@@ -80,8 +80,15 @@ def workspace_manifests(
             _store(path, built, problems)
     else:
         top = sum(1 for c in code.categories.values() if not c.parent)
-        built, _ = update_tree(previous, flat, max_children=MAX_CHILDREN, top_capacity=max(1, MAX_CHILDREN - top),
-                               reserved=reserved, embed=embed, progress=progress)
+        built, _ = update_tree(
+            previous,
+            flat,
+            max_children=MAX_CHILDREN,
+            top_capacity=max(1, MAX_CHILDREN - top),
+            reserved=reserved,
+            embed=embed,
+            progress=progress,
+        )
         built = _stored_form(built, placed)
         _store(path, built, problems)
     parsed = parse_manifests(built, file=str(path), bodies_dir=workspace.bodies_dir, base=path.parent)
@@ -96,7 +103,7 @@ def workspace_manifests(
     return Manifests(categories, skills, problems)
 
 
-def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]):  # noqa: ANN202
+def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]):
     """SKILL.md skills whose frontmatter names a code category, and the ones the builder places."""
     direct, placed = [], []
     for leaf_id, skill in zip(ids, found):
@@ -106,13 +113,25 @@ def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories:
 
 
 def _flat(found: FoundSkill, leaf_id: str, base: Path) -> FlatSkill:
-    return FlatSkill(leaf_id, found.description, found.examples, path=_relative(found.skill_md, base),
-                     skill_name=found.name if found.name != leaf_id else None)
+    return FlatSkill(
+        leaf_id,
+        found.description,
+        found.examples,
+        path=_relative(found.skill_md, base),
+        skill_name=found.name if found.name != leaf_id else None,
+    )
 
 
 def _leaf(found: FoundSkill, leaf_id: str, category: str) -> SkillManifest:
-    return SkillManifest(name=leaf_id, category=category, description=found.description, examples=found.examples,
-                         kind=SKILL_MD, source=found.skill_md, source_name=found.name)
+    return SkillManifest(
+        name=leaf_id,
+        category=category,
+        description=found.description,
+        examples=found.examples,
+        kind=SKILL_MD,
+        source=found.skill_md,
+        source_name=found.name,
+    )
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -146,9 +165,13 @@ def _known(stored: dict[str, Any], base: Path) -> dict[str, tuple[tuple[int, int
         signature = seen.get("signature")
         if not (isinstance(signature, list) and len(signature) == 2 and isinstance(entry.get("path"), str)):
             continue
-        fields = {"name": seen.get("name") or entry.get("skill_name") or entry.get("name"),
-                  "description": entry.get("description", ""), "metadata": seen.get("metadata") or {},
-                  "script": seen.get("script"), "examples": entry.get("examples") or []}
+        fields = {
+            "name": seen.get("name") or entry.get("skill_name") or entry.get("name"),
+            "description": entry.get("description", ""),
+            "metadata": seen.get("metadata") or {},
+            "script": seen.get("script"),
+            "examples": entry.get("examples") or [],
+        }
         if isinstance(fields["name"], str) and isinstance(fields["description"], str):
             known[os.path.normpath(base / entry["path"])] = (tuple(signature), fields)
     return known
@@ -162,8 +185,13 @@ def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
 
 def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
     def key(entry: Any) -> tuple:
-        return (entry.get("name"), entry.get("description"), entry.get("path"), entry.get("skill_name") or None,
-                tuple(entry.get("examples") or ()))
+        return (
+            entry.get("name"),
+            entry.get("description"),
+            entry.get("path"),
+            entry.get("skill_name") or None,
+            tuple(entry.get("examples") or ()),
+        )
 
     stored = sorted(key(e) for e in previous.get("skills", []) if isinstance(e, dict))
     wanted = sorted((s.name, s.description, s.path, s.skill_name or None, tuple(s.examples)) for s in flat)
@@ -178,8 +206,12 @@ def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]
         entry = dict(entry)
         skill = by_id.get(entry.get("name"))
         if skill is not None:
-            entry["seen"] = {"signature": list(skill.signature), "name": skill.name,
-                             "metadata": dict(skill.metadata), "script": skill.script}
+            entry["seen"] = {
+                "signature": list(skill.signature),
+                "name": skill.name,
+                "metadata": dict(skill.metadata),
+                "script": skill.script,
+            }
         skills.append(entry)
     return {"version": TREE_VERSION, "categories": list(built.get("categories", [])), "skills": skills}
 
@@ -190,6 +222,8 @@ def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         replace_file(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     except OSError as exc:
-        problems.append(ManifestError(f"the built tree could not be stored ({exc.strerror}); it is rebuilt next time",
-                                      file=str(path)))
-
+        problems.append(
+            ManifestError(
+                f"the built tree could not be stored ({exc.strerror}); it is rebuilt next time", file=str(path)
+            )
+        )

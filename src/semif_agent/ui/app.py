@@ -48,7 +48,7 @@ LIVE_POLL_SECONDS = 0.5
 LIVE_HEARTBEAT_SECONDS = 15.0
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",  # "no-referrer" would make the browser send Origin: null on our own forms
@@ -75,22 +75,37 @@ class UiState:
 def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | None = None) -> Starlette:
     """The application for ``workspace``; ``public`` accepts any Host header (for a non-loopback bind)."""
     index = index or LogIndex(workspace.log_path)
-    state = UiState(workspace, index, CallIndex(workspace.model_calls_path), TreeCache(workspace),
-                    TrainingJob(workspace, lambda: [record for _, record in index.records()]), by=_login_name())
+    state = UiState(
+        workspace,
+        index,
+        CallIndex(workspace.model_calls_path),
+        TreeCache(workspace),
+        TrainingJob(workspace, lambda: [record for _, record in index.records()]),
+        by=_login_name(),
+    )
     state.refresh()
-    templates = Environment(loader=PackageLoader("semif_agent.ui", "templates"),
-                            autoescape=select_autoescape(default=True, default_for_string=True))
-    templates.filters.update(percent=_percent, when=_when,
-                             accuracy_point=lambda period: (period[0], period[2] / period[1] if period[1] else 0.0),
-                             confusion_item=lambda pair: (f"{pair[0]} \u2192 {pair[1]}", pair[2]))
+    templates = Environment(
+        loader=PackageLoader("semif_agent.ui", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    templates.filters.update(
+        percent=_percent,
+        when=_when,
+        accuracy_point=lambda period: (period[0], period[2] / period[1] if period[1] else 0.0),
+        confusion_item=lambda pair: (f"{pair[0]} \u2192 {pair[1]}", pair[2]),
+    )
     templates.globals.update(charts=charts, token=state.token, outcomes=LABEL_OUTCOMES)
     pages = _Pages(state, templates)
     routes = [
-        Route("/", pages.runs), Route("/runs/{run_id}", pages.run),
+        Route("/", pages.runs),
+        Route("/runs/{run_id}", pages.run),
         Route("/runs/{run_id}/label", pages.label, methods=["POST"]),
-        Route("/tree", pages.tree), Route("/quality", pages.quality),
-        Route("/train", pages.train_page), Route("/train", pages.train_start, methods=["POST"]),
-        Route("/api/train", pages.train_status), Route("/events", pages.events),
+        Route("/tree", pages.tree),
+        Route("/quality", pages.quality),
+        Route("/train", pages.train_page),
+        Route("/train", pages.train_start, methods=["POST"]),
+        Route("/api/train", pages.train_status),
+        Route("/events", pages.events),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Mount("/static", StaticFiles(packages=[("semif_agent.ui", "static")]), name="static"),
     ]
@@ -137,9 +152,16 @@ class _Pages:
         page = _positive(query.get("page"), 1)
         rows, total = self.state.index.page(wanted, page)
         pages = max(1, -(-total // PAGE_SIZE))
-        values: dict[str, Any] = {"rows": rows, "total": total, "page": page, "pages": pages, "wanted": wanted,
-                  "choices": self.state.index.choices(), "version": self.state.index.version,
-                  "query": {k: v for k, v in query.items() if k not in ("page", "partial") and v}}
+        values: dict[str, Any] = {
+            "rows": rows,
+            "total": total,
+            "page": page,
+            "pages": pages,
+            "wanted": wanted,
+            "choices": self.state.index.choices(),
+            "version": self.state.index.version,
+            "query": {k: v for k, v in query.items() if k not in ("page", "partial") and v},
+        }
         if query.get("partial"):
             return self.render("_runs_table.html", **values)
         return self.render("runs.html", active="runs", **values)
@@ -153,8 +175,15 @@ class _Pages:
         if run_id != request.path_params["run_id"]:
             return RedirectResponse(f"/runs/{run_id}", status_code=303)
         view = run_view(self.state.index, self.state.calls, self.state.workspace.root, run_id)
-        return self.render("run.html", code=code, active="runs", view=view, error=error,
-                           skills=sorted(self.state.tree.get().skills), by=self.state.by)
+        return self.render(
+            "run.html",
+            code=code,
+            active="runs",
+            view=view,
+            error=error,
+            skills=sorted(self.state.tree.get().skills),
+            by=self.state.by,
+        )
 
     async def label(self, request: Request) -> Response:
         form = await request.form()
@@ -171,10 +200,18 @@ class _Pages:
                 self.state.tree.check_skill(skill)
             self.state.refresh()
             run_id = resolve(self.state.index, request.path_params["run_id"])
-            row = label_row(run_id, by=str(form.get("by") or self.state.by), skill=skill, no_skill=choice == "none",
-                            outcome=outcome, note=str(form.get("note") or "") or None)
+            row = label_row(
+                run_id,
+                by=str(form.get("by") or self.state.by),
+                skill=skill,
+                no_skill=choice == "none",
+                outcome=outcome,
+                note=str(form.get("note") or "") or None,
+            )
             settings = self.state.workspace.settings["log"]
-            await asyncio.to_thread(DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync"))).append, row)
+            await asyncio.to_thread(
+                DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync"))).append, row
+            )
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{row['run_id']}#label", status_code=303)
@@ -202,8 +239,9 @@ class _Pages:
         self.state.refresh()
         engine = request.query_params.get("engine", "").strip()
         figures = quality(self.state.index.records(), engine=engine)
-        return self.render("quality.html", active="quality", q=figures, engine=engine,
-                           engines=self.state.index.choices()["engines"])
+        return self.render(
+            "quality.html", active="quality", q=figures, engine=engine, engines=self.state.index.choices()["engines"]
+        )
 
     async def train_page(self, request: Request) -> Response:
         return self.render("train.html", active="train", status=self.state.training.status)
@@ -222,6 +260,7 @@ class _Pages:
 
     async def events(self, request: Request) -> Response:
         """Server-sent events: the log's version, each time rows were appended (and a comment now and then)."""
+
         async def stream() -> Any:
             seen, quiet = -1, 0.0
             while not await request.is_disconnected():
@@ -269,4 +308,3 @@ def _login_name() -> str:
         return getpass.getuser() or "person"
     except (OSError, KeyError, ImportError):
         return "person"
-

@@ -15,23 +15,30 @@ INK, GRID, ACCENT = "#333333", "#dddddd", "#3b6fb6"
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> Markup:
-    return Markup(f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-                  f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
-                  + "".join(body) + "</svg>")
+    return Markup(
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+        + "".join(body)
+        + "</svg>"
+    )
 
 
 def _text(x: float, y: float, text: str, *, anchor: str = "start", size: int = 11, fill: str = INK) -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" '
-            f'font-family="sans-serif">{escape(text)}</text>')
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" '
+        f'font-family="sans-serif">{escape(text)}</text>'
+    )
 
 
 def probability_bar(probability: float | None, *, chosen: bool = False, width: int = 160) -> Markup:
     """A bar as long as ``probability`` (of ``width`` pixels), filled darker for the chosen option."""
     filled = 0 if probability is None else max(0.0, min(1.0, probability)) * width
     colour = ACCENT if chosen else "#9bb5dc"
-    return Markup(f'<svg class="pbar" width="{width}" height="12" viewBox="0 0 {width} 12" aria-hidden="true">'
-                  f'<rect x="0" y="0" width="{width}" height="12" fill="#eef1f6"/>'
-                  f'<rect x="0" y="0" width="{filled:.1f}" height="12" fill="{colour}"/></svg>')
+    return Markup(
+        f'<svg class="pbar" width="{width}" height="12" viewBox="0 0 {width} 12" aria-hidden="true">'
+        f'<rect x="0" y="0" width="{width}" height="12" fill="#eef1f6"/>'
+        f'<rect x="0" y="0" width="{filled:.1f}" height="12" fill="{colour}"/></svg>'
+    )
 
 
 def line_chart(points: list[tuple[str, float]], title: str, *, width: int = 640, height: int = 220) -> Markup:
@@ -43,35 +50,47 @@ def line_chart(points: list[tuple[str, float]], title: str, *, width: int = 640,
         body.append(_text(width / 2, height / 2, "no labelled runs yet", anchor="middle"))
         return _svg(width, height, body, title)
     step = inner_w / max(1, len(points) - 1)
-    xy = [(left + (i * step if len(points) > 1 else inner_w / 2), top + inner_h * (1 - value))
-          for i, (_, value) in enumerate(points)]
+    xy = [
+        (left + (i * step if len(points) > 1 else inner_w / 2), top + inner_h * (1 - value))
+        for i, (_, value) in enumerate(points)
+    ]
     if len(xy) > 1:
-        body.append(f'<polyline fill="none" stroke="{ACCENT}" stroke-width="2" points="'
-                    + " ".join(f"{x:.1f},{y:.1f}" for x, y in xy) + '"/>')
+        body.append(
+            f'<polyline fill="none" stroke="{ACCENT}" stroke-width="2" points="'
+            + " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+            + '"/>'
+        )
     shown_every = max(1, len(points) // 8)
     for i, ((label, value), (x, y)) in enumerate(zip(points, xy)):
-        body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{ACCENT}"><title>{escape(label)}: '
-                    f'{value:.0%}</title></circle>')
+        body.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{ACCENT}"><title>{escape(label)}: '
+            f"{value:.0%}</title></circle>"
+        )
         if i % shown_every == 0 or i == len(points) - 1:
             body.append(_text(x, height - bottom + 16, label, anchor="middle", size=10))
     return _svg(width, height, body, title)
 
 
-def reliability_diagram(bins: list[tuple[float, float, int, float | None, float | None]], title: str,
-                        *, size: int = 300) -> Markup:
+def reliability_diagram(
+    bins: list[tuple[float, float, int, float | None, float | None]], title: str, *, size: int = 300
+) -> Markup:
     """Accuracy per bin of stated probability, beside the diagonal a calibrated engine would follow."""
     left, top, inner = 40, 10, size - 60
     body = _axes_0_to_1(left, top, inner, inner)
-    body.append(f'<line x1="{left}" y1="{top + inner}" x2="{left + inner}" y2="{top}" stroke="{INK}" '
-                'stroke-dasharray="4 3" stroke-width="1"/>')
+    body.append(
+        f'<line x1="{left}" y1="{top + inner}" x2="{left + inner}" y2="{top}" stroke="{INK}" '
+        'stroke-dasharray="4 3" stroke-width="1"/>'
+    )
     width = inner / max(1, len(bins))
     for number, (low, high, count, _, accuracy) in enumerate(bins):
         if not count or accuracy is None:
             continue
         bar = inner * accuracy
-        body.append(f'<rect x="{left + number * width + 1:.1f}" y="{top + inner - bar:.1f}" width="{width - 2:.1f}" '
-                    f'height="{bar:.1f}" fill="{ACCENT}" fill-opacity="0.75"><title>{low:.0%}-{high:.0%}: '
-                    f'{accuracy:.0%} right of {count}</title></rect>')
+        body.append(
+            f'<rect x="{left + number * width + 1:.1f}" y="{top + inner - bar:.1f}" width="{width - 2:.1f}" '
+            f'height="{bar:.1f}" fill="{ACCENT}" fill-opacity="0.75"><title>{low:.0%}-{high:.0%}: '
+            f"{accuracy:.0%} right of {count}</title></rect>"
+        )
     body.append(_text(left + inner / 2, size - 14, "probability the engine gave its choice", anchor="middle", size=10))
     return _svg(size, size, body, title)
 
@@ -107,8 +126,10 @@ def stacked_bars(items: list[tuple[str, dict[str, int]]], title: str, *, width: 
             if not count:
                 continue
             length = (width - label_w - 50) * count / most
-            body.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{length:.1f}" height="{row - 6}" '
-                        f'fill="{OUTCOME_COLOURS.get(outcome, GRID)}"><title>{escape(outcome)}: {count}</title></rect>')
+            body.append(
+                f'<rect x="{x:.1f}" y="{y + 3}" width="{length:.1f}" height="{row - 6}" '
+                f'fill="{OUTCOME_COLOURS.get(outcome, GRID)}"><title>{escape(outcome)}: {count}</title></rect>'
+            )
             x += length
         body.append(_text(x + 4, y + 13, str(sum(counts.values()))))
     legend_y = height - 8

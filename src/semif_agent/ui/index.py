@@ -73,8 +73,11 @@ class IndexedRun:
     def summary(self) -> RunRecord:
         """The run's record (request, chosen skill, outcome, label), as ``semif log`` builds it."""
         if self.record is None:
-            self.record = run_records(self.record_rows)[0] if self.record_rows else RunRecord(
-                self.run_id, None, None, None, "run")
+            self.record = (
+                run_records(self.record_rows)[0]
+                if self.record_rows
+                else RunRecord(self.run_id, None, None, None, "run")
+            )
         return self.record
 
     def searchable(self) -> str:
@@ -92,11 +95,11 @@ class RunFilter:
 
     text: str = ""
     skill: str = ""
-    outcome: str = ""      # success | failure | unclear | none (not assessed): the true outcome
-    label: str = ""        # labelled | unlabelled
+    outcome: str = ""  # success | failure | unclear | none (not assessed): the true outcome
+    label: str = ""  # labelled | unlabelled
     engine: str = ""
-    since: str = ""        # YYYY-MM-DD, inclusive
-    until: str = ""        # YYYY-MM-DD, inclusive
+    since: str = ""  # YYYY-MM-DD, inclusive
+    until: str = ""  # YYYY-MM-DD, inclusive
 
     def matches(self, run: IndexedRun, record: RunRecord) -> bool:
         if self.text and not all(word in run.searchable() for word in self.text.lower().split()):
@@ -186,7 +189,7 @@ class AppendedRows:
                 continue
             added |= self._add_lines(data[: end + 1], position)
             position += end + 1
-            pending = data[end + 1:]
+            pending = data[end + 1 :]
             if progress is not None:
                 progress(position - begun, size - begun)
         self.offset = position  # a last line without its newline is read again next time
@@ -245,12 +248,14 @@ class LogIndex(AppendedRows):
         run.add(row, start, length)
         return True
 
-    def page(self, wanted: RunFilter, page: int = 1, size: int = PAGE_SIZE) -> tuple[list[tuple[IndexedRun, RunRecord]], int]:
+    def page(
+        self, wanted: RunFilter, page: int = 1, size: int = PAGE_SIZE
+    ) -> tuple[list[tuple[IndexedRun, RunRecord]], int]:
         """The runs that match, newest first: the ``page``-th ``size`` of them, and how many match in all."""
         first = max(0, (page - 1) * size)
         if not wanted:
             end = max(0, len(self.order) - first)
-            newest = self.order[max(0, end - size):end][::-1]
+            newest = self.order[max(0, end - size) : end][::-1]
             return [(self.runs[run_id], self.runs[run_id].summary()) for run_id in newest], len(self.order)
         shown, total = [], 0
         for run_id in reversed(self.order):
@@ -302,8 +307,15 @@ class CallIndex(AppendedRows):
         if not isinstance(ts, (int, float)):
             return False
         run_id, purpose = row.get("run_id"), row.get("purpose")
-        self.calls.append((float(ts), run_id if isinstance(run_id, str) else None,
-                           purpose if isinstance(purpose, str) else None, start, length))
+        self.calls.append(
+            (
+                float(ts),
+                run_id if isinstance(run_id, str) else None,
+                purpose if isinstance(purpose, str) else None,
+                start,
+                length,
+            )
+        )
         return True
 
     def calls_of(self, run_id: str, started: float | None, ended: float | None) -> list[dict[str, Any]]:

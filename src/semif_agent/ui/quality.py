@@ -39,7 +39,7 @@ def routing_correct(record: RunRecord) -> bool | None:
 class Quality:
     labelled: int = 0
     accuracy: float | None = None
-    periods: list[tuple[str, int, int]] = field(default_factory=list)      # (period, runs, right)
+    periods: list[tuple[str, int, int]] = field(default_factory=list)  # (period, runs, right)
     bins: list[tuple[float, float, int, float | None, float | None]] = field(default_factory=list)
     # (low, high, runs, mean confidence, accuracy) for each of BINS bins
     calibration_error: float | None = None
@@ -77,6 +77,7 @@ def quality(runs: Iterable[tuple[IndexedRun, RunRecord]], *, engine: str = "") -
 
 def _periods(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list[tuple[str, int, int]], bool]:
     """Accuracy per day (per ISO week when the days are too many to draw), oldest first."""
+
     def tally(key: Any) -> dict[str, list[int]]:
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for run, _, right in judged:
@@ -97,17 +98,33 @@ def _periods(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list[tup
 
 def _reliability(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list, float | None]:
     """The reliability diagram's bins (the routing decision's probability against being right) and the ECE."""
-    outcomes = [Outcome(Example(record.request or "", record.label_skill if record.label_has_skill else record.skill),
-                        record.skill, 0, 0.0, 0, run.confidence)
-                for run, record, _ in judged if run.confidence is not None]  # correct exactly when routing_correct
+    outcomes = [
+        Outcome(
+            Example(record.request or "", record.label_skill if record.label_has_skill else record.skill),
+            record.skill,
+            0,
+            0.0,
+            0,
+            run.confidence,
+        )
+        for run, record, _ in judged
+        if run.confidence is not None
+    ]  # correct exactly when routing_correct
     pairs = [(float(o.confidence), o.correct) for o in outcomes if o.confidence is not None]
     bins: list[tuple[float, float, int, float | None, float | None]] = []
     for number in range(BINS):
         low, high = number / BINS, (number + 1) / BINS
         members = [(p, right) for p, right in pairs if low < p <= high or (number == 0 and p == 0)]
         if members:
-            bins.append((low, high, len(members), sum(p for p, _ in members) / len(members),
-                         sum(right for _, right in members) / len(members)))
+            bins.append(
+                (
+                    low,
+                    high,
+                    len(members),
+                    sum(p for p, _ in members) / len(members),
+                    sum(right for _, right in members) / len(members),
+                )
+            )
         else:
             bins.append((low, high, 0, None, None))
     return bins, expected_calibration_error(outcomes, BINS)

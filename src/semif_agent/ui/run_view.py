@@ -51,7 +51,7 @@ class ChangeView:
     verb: str
     path: str
     diff: list[str] | None  # unified diff lines; None when the file cannot be shown
-    why: str = ""           # why there is no diff, or what it is against
+    why: str = ""  # why there is no diff, or what it is against
 
 
 @dataclass
@@ -80,15 +80,26 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     model_calls = [_decision_call(row) for row in rows if row.get("usage")]
     if calls is not None:
         model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]
-    changes = [_change(root, verb, str(path)) for verb, paths in (outcome.get("changes") or {}).items()
-               for path in (paths or ())]
+    changes = [
+        _change(root, verb, str(path))
+        for verb, paths in (outcome.get("changes") or {}).items()
+        for path in (paths or ())
+    ]
     return RunView(run.summary(), run.started, decisions, outcome, changes, labels, model_calls)
 
 
 def _decision(row: dict[str, Any]) -> DecisionView:
-    view = DecisionView(row.get("step"), str(row.get("kind")), row.get("question"), str(row.get("state") or ""),
-                        row.get("selected"), row.get("engine"), row.get("model"), row.get("latency_ms"),
-                        note=row.get("note") if isinstance(row.get("note"), str) else None)
+    view = DecisionView(
+        row.get("step"),
+        str(row.get("kind")),
+        row.get("question"),
+        str(row.get("state") or ""),
+        row.get("selected"),
+        row.get("engine"),
+        row.get("model"),
+        row.get("latency_ms"),
+        note=row.get("note") if isinstance(row.get("note"), str) else None,
+    )
     if "question" not in row:
         shown = {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}
         view.details = json.dumps(shown, ensure_ascii=False, indent=1, default=str)
@@ -98,8 +109,15 @@ def _decision(row: dict[str, Any]) -> DecisionView:
     for option in row.get("options") or ():
         option_id = option.get("id") if isinstance(option, dict) else str(option)
         description = option.get("description", "") if isinstance(option, dict) else ""
-        view.options.append(OptionView(str(option_id), str(description or ""), _number(probabilities.get(option_id)),
-                                       _number(scores.get(option_id)), option_id == row.get("selected")))
+        view.options.append(
+            OptionView(
+                str(option_id),
+                str(description or ""),
+                _number(probabilities.get(option_id)),
+                _number(scores.get(option_id)),
+                option_id == row.get("selected"),
+            )
+        )
     return view
 
 
@@ -109,16 +127,28 @@ def _number(value: Any) -> float | None:
 
 def _decision_call(row: dict[str, Any]) -> dict[str, Any]:
     usage = row.get("usage") or {}
-    return {"what": f"decision {row.get('step')} ({row.get('kind')})", "model": row.get("model"),
-            "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
-            "cost_usd": usage.get("cost_usd"), "latency_ms": row.get("latency_ms"), "error": None}
+    return {
+        "what": f"decision {row.get('step')} ({row.get('kind')})",
+        "model": row.get("model"),
+        "input_tokens": usage.get("input_tokens"),
+        "output_tokens": usage.get("output_tokens"),
+        "cost_usd": usage.get("cost_usd"),
+        "latency_ms": row.get("latency_ms"),
+        "error": None,
+    }
 
 
 def _logged_call(row: dict[str, Any]) -> dict[str, Any]:
     usage = row.get("usage") or {}
-    return {"what": row.get("purpose") or "model call", "model": f"{row.get('provider')}/{row.get('model')}",
-            "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
-            "cost_usd": usage.get("cost_usd"), "latency_ms": row.get("latency_ms"), "error": row.get("error")}
+    return {
+        "what": row.get("purpose") or "model call",
+        "model": f"{row.get('provider')}/{row.get('model')}",
+        "input_tokens": usage.get("input_tokens"),
+        "output_tokens": usage.get("output_tokens"),
+        "cost_usd": usage.get("cost_usd"),
+        "latency_ms": row.get("latency_ms"),
+        "error": row.get("error"),
+    }
 
 
 def _change(root: Path, verb: str, path: str) -> ChangeView:
@@ -146,5 +176,6 @@ def _change(root: Path, verb: str, path: str) -> ChangeView:
     if verb == "created":
         diff = list(difflib.unified_diff([], lines, "/dev/null", path, lineterm=""))
         return ChangeView(verb, path, diff[:DIFF_MAX_LINES], "against no file (its contents now: the log keeps none)")
-    return ChangeView(verb, path, [" " + line for line in lines[:DIFF_MAX_LINES]],
-                      "as it is now (the log keeps no earlier contents)")
+    return ChangeView(
+        verb, path, [" " + line for line in lines[:DIFF_MAX_LINES]], "as it is now (the log keeps no earlier contents)"
+    )

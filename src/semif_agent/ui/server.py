@@ -35,8 +35,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (--port N picks another port, "
-                        "--port 0 any free one)") from None
+        raise UserError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (--port N picks another port, "
+            "--port 0 any free one)"
+        ) from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
@@ -47,9 +49,16 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
 
 
-def serve(workspace: Workspace, *, host: str = "127.0.0.1", port: int = 8765, public: bool = False,
-          open_browser: bool = False, say: Callable[[str], None] = print,
-          progress: Callable[[int, int], None] | None = None) -> None:
+def serve(
+    workspace: Workspace,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    public: bool = False,
+    open_browser: bool = False,
+    say: Callable[[str], None] = print,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """Index the log, then serve the web view until interrupted.
 
     ``say`` reports the address and timings; ``progress(done, total)`` the
@@ -61,8 +70,10 @@ def serve(workspace: Workspace, *, host: str = "127.0.0.1", port: int = 8765, pu
     from .index import LogIndex
 
     if not is_loopback(host) and not public:
-        raise UserError(f"{host} is not a loopback address: anyone who can reach it could read the log and write "
-                        "labels; pass --public to serve there anyway")
+        raise UserError(
+            f"{host} is not a loopback address: anyone who can reach it could read the log and write "
+            "labels; pass --public to serve there anyway"
+        )
     started = time.perf_counter()
     index = LogIndex(workspace.log_path)
     index.refresh(progress)

@@ -1,4 +1,4 @@
-""""Train now": the training ``semif train`` runs, on the workspace's examples and decision log, in the background.
+""" "Train now": the training ``semif train`` runs, on the workspace's examples and decision log, in the background.
 
 One job at a time; its progress (stage, done, total) and, at the end, the
 report (held-out accuracy before and after) are read by the page as JSON.
@@ -17,7 +17,7 @@ from ..workspace import Workspace
 
 @dataclass
 class TrainingStatus:
-    state: str = "idle"          # idle | running | done | failed
+    state: str = "idle"  # idle | running | done | failed
     stage: str = ""
     done: int = 0
     total: int = 0
@@ -27,8 +27,15 @@ class TrainingStatus:
     saved_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "stage": self.stage, "done": self.done, "total": self.total,
-                "report": self.report, "error": self.error, "saved_to": self.saved_to}
+        return {
+            "state": self.state,
+            "stage": self.stage,
+            "done": self.done,
+            "total": self.total,
+            "report": self.report,
+            "error": self.error,
+            "saved_to": self.saved_to,
+        }
 
 
 class TrainingJob:
@@ -64,8 +71,13 @@ class TrainingJob:
             engine = create_engine("local", ws.engine_settings)
             tree = SkillTree.for_workspace(ws, embed=getattr(getattr(engine, "embedder", None), "embed", None))
             rows = examples_from_tree(tree) + examples_from_log(self.runs(), tree)
-            router, report = train(tree, rows, engine, base_threshold=routing_settings(ws, "local").get("threshold"),
-                                   progress=self._progress)
+            router, report = train(
+                tree,
+                rows,
+                engine,
+                base_threshold=routing_settings(ws, "local").get("threshold"),
+                progress=self._progress,
+            )
             path = router.save(ws)
             save_tuned(ws, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
             status.report, status.saved_to, status.state = report.to_dict(), str(path), "done"

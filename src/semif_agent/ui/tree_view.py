@@ -37,8 +37,8 @@ class TreeView:
     chosen: SkillManifest | None
     body: str | None
     body_name: str
-    chosen_runs: Counter       # skill -> runs that went to it
-    succeeded: Counter         # skill -> of those, runs that succeeded (a person's outcome beats the assessment)
+    chosen_runs: Counter  # skill -> runs that went to it
+    succeeded: Counter  # skill -> of those, runs that succeeded (a person's outcome beats the assessment)
     path: list[str]
     skills: int
 
@@ -85,12 +85,24 @@ class TreeCache:
         found = None
         if query:
             words = query.lower().split()
-            found = [skill for skill in sorted(tree.skills.values(), key=lambda s: s.name)
-                     if all(word in _searchable(skill) for word in words)][:SEARCH_SHOWN]
+            found = [
+                skill
+                for skill in sorted(tree.skills.values(), key=lambda s: s.name)
+                if all(word in _searchable(skill) for word in words)
+            ][:SEARCH_SHOWN]
         skill = tree.skills.get(chosen) if chosen else None
         body, body_name = _body(skill) if skill else (None, "")
-        return TreeView(_nodes(tree, ""), found, skill, body, body_name, chosen_runs, succeeded,
-                        tree.path_to(skill.name) if skill else [], len(tree.skills))
+        return TreeView(
+            _nodes(tree, ""),
+            found,
+            skill,
+            body,
+            body_name,
+            chosen_runs,
+            succeeded,
+            tree.path_to(skill.name) if skill else [],
+            len(tree.skills),
+        )
 
 
 def _searchable(skill: SkillManifest) -> str:
@@ -98,8 +110,10 @@ def _searchable(skill: SkillManifest) -> str:
 
 
 def _nodes(tree: SkillTree, parent: str) -> list[Node]:
-    return [Node(category, sorted(tree.children(category.name), key=lambda s: s.name), _nodes(tree, category.name))
-            for category in sorted(tree.subcategories(parent), key=lambda c: c.name)]
+    return [
+        Node(category, sorted(tree.children(category.name), key=lambda s: s.name), _nodes(tree, category.name))
+        for category in sorted(tree.subcategories(parent), key=lambda c: c.name)
+    ]
 
 
 def _body(skill: SkillManifest) -> tuple[str | None, str]:
@@ -113,4 +127,3 @@ def _body(skill: SkillManifest) -> tuple[str | None, str]:
     except OSError:
         return None, name
     return data.decode("utf-8", errors="replace"), f"{name} ({path.name})"
-

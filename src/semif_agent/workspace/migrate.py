@@ -86,8 +86,11 @@ def plan_migration(root: Path, raw: dict[str, Any]) -> Plan | None:
         if source == target or not source.is_file():
             continue
         if data_dir not in source.parents:
-            raise _failed(root / "semif.toml", f"[paths] {old_key} points outside the data dir ({source}): move it to "
-                                               f"{_rel(root, target)} and set [paths] {kind} by hand")
+            raise _failed(
+                root / "semif.toml",
+                f"[paths] {old_key} points outside the data dir ({source}): move it to "
+                f"{_rel(root, target)} and set [paths] {kind} by hand",
+            )
         for suffix in ("", *_SQLITE_SIDECARS):
             if suffix == "" or source.with_name(source.name + suffix).exists():
                 plan.moves.append((source.with_name(source.name + suffix), target.with_name(name + suffix)))
@@ -122,8 +125,11 @@ def migrate(root: Path, settings_file: Path, raw: dict[str, Any], check: Callabl
             raise _failed(settings_file, f"the settings it would leave are not valid: {exc}") from exc
         _apply(plan, root, settings_file, new_text)
     moved = ", ".join(f"{_rel(root, a)} -> {_rel(root, b)}" for a, b in plan.moves) or "no files"
-    print(f"semif: moved the workspace {root} to the new layout ({moved}); skills now write only to "
-          f"{', '.join(plan.write_dirs)}; semif.toml updated", file=sys.stderr)
+    print(
+        f"semif: moved the workspace {root} to the new layout ({moved}); skills now write only to "
+        f"{', '.join(plan.write_dirs)}; semif.toml updated",
+        file=sys.stderr,
+    )
     return True
 
 
@@ -187,8 +193,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _failed(settings_file: Path, why: str) -> WorkspaceError:
-    return WorkspaceError(f"{settings_file}: cannot move this workspace to the new layout ({why}); "
-                          "nothing was changed")
+    return WorkspaceError(f"{settings_file}: cannot move this workspace to the new layout ({why}); nothing was changed")
 
 
 def _is_file_setting(root: Path, value: Any) -> bool:

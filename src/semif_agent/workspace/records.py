@@ -55,8 +55,10 @@ def records(ws: Workspace) -> list[Record]:
         Record(ws.root / ".agents" / "skills", "the SKILL.md skills", ".agents/skills/"),
     ]
     found += [Record(ws.data_dir / name, what, "[paths] data") for name, what in DATA_RECORDS.items()]
-    found += [Record(ws.resolve(folder), "a folder of SKILL.md skills", "[skills] folders")
-              for folder in ws.settings["skills"].get("folders", [])]
+    found += [
+        Record(ws.resolve(folder), "a folder of SKILL.md skills", "[skills] folders")
+        for folder in ws.settings["skills"].get("folders", [])
+    ]
     return found
 
 
@@ -73,19 +75,30 @@ def check_write_dirs(ws: Workspace) -> None:
             raise WorkspaceError(
                 f"{where} {shown} holds the data dir {_rel(ws, data_dir)}, where the workspace keeps its "
                 f"records (manifests, skill bodies, logs): list only the folders skills write, such as "
-                f'"{_rel(ws, data_dir / "drafts")}"')
+                f'"{_rel(ws, data_dir / "drafts")}"'
+            )
         if not inside and not Path(os.path.expanduser(given)).is_absolute():
-            raise WorkspaceError(f"{where} {shown} lies outside the workspace: a relative write dir must stay "
-                                 "inside it (give a folder elsewhere as an absolute path)")
-        if not inside and (_overlap(path, ws.root) == "holds" or _overlap(path, home) in ("is", "holds")
-                           or len(path.parts) <= 2 or any(_overlap(Path(s), path) for s in _SYSTEM)):
-            raise WorkspaceError(f"{where} {shown} is too broad: a write dir outside the workspace must be a "
-                                 "folder of its own, not a system folder, the home folder or one above them")
+            raise WorkspaceError(
+                f"{where} {shown} lies outside the workspace: a relative write dir must stay "
+                "inside it (give a folder elsewhere as an absolute path)"
+            )
+        if not inside and (
+            _overlap(path, ws.root) == "holds"
+            or _overlap(path, home) in ("is", "holds")
+            or len(path.parts) <= 2
+            or any(_overlap(Path(s), path) for s in _SYSTEM)
+        ):
+            raise WorkspaceError(
+                f"{where} {shown} is too broad: a write dir outside the workspace must be a "
+                "folder of its own, not a system folder, the home folder or one above them"
+            )
         for record in known:
             clash = _overlap(path, record.path)
             if clash:
-                raise WorkspaceError(f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} "
-                                     f"({record.setting}): skills may not write the workspace's records")
+                raise WorkspaceError(
+                    f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} "
+                    f"({record.setting}): skills may not write the workspace's records"
+                )
 
 
 def _overlap(write_dir: Path, record: Path) -> str:

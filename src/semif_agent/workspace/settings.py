@@ -23,8 +23,13 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "engine": {},
     "paths": {"data": "data"},
     "skills": {},
-    "log": {"enabled": True, "path": "data/decisions.jsonl", "fsync": False,
-            "model_calls": True, "model_calls_path": "data/model_calls.jsonl"},
+    "log": {
+        "enabled": True,
+        "path": "data/decisions.jsonl",
+        "fsync": False,
+        "model_calls": True,
+        "model_calls_path": "data/model_calls.jsonl",
+    },
 }
 
 
@@ -55,8 +60,13 @@ _BOOL: _Check = (_is_bool, "true or false")
 _PATHS: _Check = (_is_text_list, "a list of paths (strings)")
 SCHEMA: dict[str, dict[str, _Check]] = {
     "engine": {"name": _TEXT, "threshold": _NUMBER, "model": _TEXT, "temperature": _NUMBER},
-    "skills": {"write_dirs": _PATHS, "timeout": (_is_positive, "a positive number of seconds"), "folders": _PATHS,
-               "user_skills": _BOOL, "allow_scripts": _BOOL},
+    "skills": {
+        "write_dirs": _PATHS,
+        "timeout": (_is_positive, "a positive number of seconds"),
+        "folders": _PATHS,
+        "user_skills": _BOOL,
+        "allow_scripts": _BOOL,
+    },
     "log": {"enabled": _BOOL, "path": _TEXT, "fsync": _BOOL, "model_calls": _BOOL, "model_calls_path": _TEXT},
     "routing": {"strategy": _TEXT, "threshold": _NUMBER, "temperature": _NUMBER},
     "forge": {"model": _TEXT},

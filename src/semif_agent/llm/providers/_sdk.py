@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from .._assembler import StreamAssembler
 from ..._sync import close_with_loop
+from .._assembler import StreamAssembler
 from ..errors import (
     MissingCredentialsError,
     MissingExtraError,
@@ -177,7 +177,9 @@ class SDKProvider(BaseProvider):
     async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def _feed(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:  # pragma: no cover
+    def _feed(
+        self, client: Any, params: dict[str, Any], assembler: StreamAssembler
+    ) -> AsyncIterator[StreamChunk]:  # pragma: no cover
         raise NotImplementedError
 
     # -- errors -------------------------------------------------------------

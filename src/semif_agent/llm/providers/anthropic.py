@@ -82,7 +82,9 @@ class AnthropicProvider(SDKProvider):
         assembler.usage(_usage(message.usage))
         assembler.stop(_STOP_REASONS.get(message.stop_reason or "", "other"), message.stop_reason)
 
-    async def _feed(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
+    async def _feed(
+        self, client: Any, params: dict[str, Any], assembler: StreamAssembler
+    ) -> AsyncIterator[StreamChunk]:
         stream = await client.messages.create(**params, stream=True)
         counts: dict[str, int | None] = {}
         stop_reason: str | None = None

@@ -72,7 +72,12 @@ class OpenAIProvider(SDKProvider):
         stream_usage: bool = True,
     ) -> None:
         super().__init__(
-            model_id, api_key=api_key, base_url=base_url, timeout=timeout, pricing=pricing, default_headers=default_headers
+            model_id,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            pricing=pricing,
+            default_headers=default_headers,
         )
         self.max_tokens_field = max_tokens_field
         self.stream_usage = stream_usage
@@ -124,7 +129,9 @@ class OpenAIProvider(SDKProvider):
         reason = choice.finish_reason
         assembler.stop(_STOP_REASONS.get(reason or "", "other"), reason)
 
-    async def _feed(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> AsyncIterator[StreamChunk]:
+    async def _feed(
+        self, client: Any, params: dict[str, Any], assembler: StreamAssembler
+    ) -> AsyncIterator[StreamChunk]:
         if self.stream_usage:
             params = {**params, "stream_options": {"include_usage": True}}
         stream = await client.chat.completions.create(**params, stream=True)

@@ -139,7 +139,9 @@ class ScriptedProvider(BaseProvider):
         else:
             reply = self.default
         if reply is None:
-            raise ResponseError("the scripted provider has no reply left", provider=self.provider_name, model=self.model_id)
+            raise ResponseError(
+                "the scripted provider has no reply left", provider=self.provider_name, model=self.model_id
+            )
         if isinstance(reply, BaseException):
             raise reply
         if isinstance(reply, str):
@@ -202,7 +204,9 @@ class ScriptedProvider(BaseProvider):
 def _to_call(call: ToolCall | Mapping[str, Any], index: int) -> ToolCall:
     if isinstance(call, ToolCall):
         return call
-    return ToolCall(id=str(call.get("id") or f"call_{index}"), name=str(call["name"]), arguments=dict(call.get("arguments") or {}))
+    return ToolCall(
+        id=str(call.get("id") or f"call_{index}"), name=str(call["name"]), arguments=dict(call.get("arguments") or {})
+    )
 
 
 def _to_logprob(value: TokenLogprob | Mapping[str, Any]) -> TokenLogprob:

@@ -16,5 +16,13 @@ from .client import MCPConnection, MCPError, MCPToolError, result_text
 from .config import MCPServerConfig
 from .servers import MCPServers, agent_tool, tool_name
 
-__all__ = ["MCPServerConfig", "MCPConnection", "MCPServers", "MCPError", "MCPToolError", "agent_tool", "tool_name",
-           "result_text"]
+__all__ = [
+    "MCPServerConfig",
+    "MCPConnection",
+    "MCPServers",
+    "MCPError",
+    "MCPToolError",
+    "agent_tool",
+    "tool_name",
+    "result_text",
+]

@@ -72,8 +72,13 @@ class MCPConnection:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return False
-        return (self.session is not None and self._loop is loop and self._task is not None
-                and not self._task.done() and not loop.is_closed())
+        return (
+            self.session is not None
+            and self._loop is loop
+            and self._task is not None
+            and not self._task.done()
+            and not loop.is_closed()
+        )
 
     async def open(self) -> None:
         """Connect and initialize, within ``connect_timeout``; :class:`MCPError` when it cannot."""
@@ -91,7 +96,9 @@ class MCPConnection:
             if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
                 raise
             reason = "it did not answer in time" if isinstance(exc, TimeoutError) else _reason(exc)
-            raise MCPError(f"cannot connect to MCP server {self.config.name!r} ({self.config.describe()}): {reason}") from exc
+            raise MCPError(
+                f"cannot connect to MCP server {self.config.name!r} ({self.config.describe()}): {reason}"
+            ) from exc
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession
@@ -105,7 +112,7 @@ class MCPConnection:
                 self.session, self._opened = session, True
                 ready.set_result(None)
                 await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - reported to open(), or kept for the next call
+        except BaseException as exc:  # reported to open(), or kept for the next call
             self.error = exc
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else MCPError("the connection was cancelled"))
@@ -206,7 +213,9 @@ async def _open_transport(stack: contextlib.AsyncExitStack, config: MCPServerCon
         client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
         streams = await stack.enter_async_context(modern(str(config.url), http_client=client))
     else:  # mcp 1.x before streamable_http_client
-        streams = await stack.enter_async_context(streamable_http.streamablehttp_client(str(config.url), headers=headers))
+        streams = await stack.enter_async_context(
+            streamable_http.streamablehttp_client(str(config.url), headers=headers)
+        )
     return streams[0], streams[1]
 
 

@@ -96,7 +96,9 @@ class MCPServerConfig(ValidatedModel):
                 return cls(command=words[0], args=tuple(words[1:]))
         except ValueError as exc:
             raise AgentConfigError(f"bad MCP server {server!r}: {exc}") from None
-        raise AgentConfigError(f"an MCP server is a URL, a command line or an MCPServerConfig, got {type(server).__name__}")
+        raise AgentConfigError(
+            f"an MCP server is a URL, a command line or an MCPServerConfig, got {type(server).__name__}"
+        )
 
     def describe(self) -> str:
         """Where the server is, for messages (``http://...`` or the command line)."""

@@ -111,8 +111,9 @@ class _Store:
             self.conn.executescript(_SCHEMA)
             if self.has_fts:
                 self.conn.executescript(_FTS_SCHEMA)
-            self.conn.execute("INSERT OR IGNORE INTO memory_meta (key, value) VALUES ('schema_version', ?)",
-                              (str(SCHEMA_VERSION),))
+            self.conn.execute(
+                "INSERT OR IGNORE INTO memory_meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
         self.closed = False
 
     def close(self) -> None:
@@ -130,7 +131,9 @@ class MemoryManager:
     ``fts5=False`` searches facts with ``LIKE`` even where FTS5 is available.
     """
 
-    def __init__(self, path: str | Any = ":memory:", *, session: str = DEFAULT_SESSION, fts5: bool | None = None) -> None:
+    def __init__(
+        self, path: str | Any = ":memory:", *, session: str = DEFAULT_SESSION, fts5: bool | None = None
+    ) -> None:
         self._store = path if isinstance(path, _Store) else _Store(str(path), fts5)
         if not session:
             raise InvalidArgumentError("a memory session needs a name")
@@ -156,15 +159,18 @@ class MemoryManager:
         content = _clean_content(content)
         now = time.time()
         with self._store.lock:
-            cursor = self._conn.execute("INSERT INTO facts (content, tags, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                                        (content, _tags_text(tags), now, now))
+            cursor = self._conn.execute(
+                "INSERT INTO facts (content, tags, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (content, _tags_text(tags), now, now),
+            )
             fact_id = int(cursor.lastrowid or 0)
         return Fact(id=fact_id, content=content, tags=_tags(tags), created_at=now, updated_at=now)
 
     def get_fact(self, fact_id: int) -> Fact | None:
         with self._store.lock:
-            row = self._conn.execute("SELECT id, content, tags, created_at, updated_at FROM facts WHERE id = ?",
-                                     (int(fact_id),)).fetchone()
+            row = self._conn.execute(
+                "SELECT id, content, tags, created_at, updated_at FROM facts WHERE id = ?", (int(fact_id),)
+            ).fetchone()
         return _fact(row) if row else None
 
     def update_fact(self, fact_id: int, content: str, tags: Sequence[str] | None = None) -> Fact:
@@ -176,8 +182,10 @@ class MemoryManager:
                 raise FactNotFoundError(f"no fact has id {fact_id}")
             new_tags = current.tags if tags is None else _tags(tags)
             now = time.time()
-            self._conn.execute("UPDATE facts SET content = ?, tags = ?, updated_at = ? WHERE id = ?",
-                               (content, _tags_text(new_tags), now, int(fact_id)))
+            self._conn.execute(
+                "UPDATE facts SET content = ?, tags = ?, updated_at = ? WHERE id = ?",
+                (content, _tags_text(new_tags), now, int(fact_id)),
+            )
         return current.model_copy(update={"content": content, "tags": new_tags, "updated_at": now})
 
     def delete_fact(self, fact_id: int) -> Fact:
@@ -192,7 +200,9 @@ class MemoryManager:
     def facts(self) -> list[Fact]:
         """Every fact, oldest first."""
         with self._store.lock:
-            rows = self._conn.execute("SELECT id, content, tags, created_at, updated_at FROM facts ORDER BY id").fetchall()
+            rows = self._conn.execute(
+                "SELECT id, content, tags, created_at, updated_at FROM facts ORDER BY id"
+            ).fetchall()
         return [_fact(row) for row in rows]
 
     def search_facts(self, query: str, limit: int = 5) -> list[Fact]:
@@ -212,7 +222,8 @@ class MemoryManager:
                 return [_fact(row) for row in rows]
             clause, params = fts.like_clause("content || ' ' || tags", terms)
             rows = self._conn.execute(
-                f"SELECT id, content, tags, created_at, updated_at FROM facts WHERE {clause}", params,
+                f"SELECT id, content, tags, created_at, updated_at FROM facts WHERE {clause}",
+                params,
             ).fetchall()
         found = [_fact(row) for row in rows]
         found.sort(key=lambda f: (-fts.like_score(f"{f.content} {' '.join(f.tags)}", terms), -f.id))
@@ -230,8 +241,10 @@ class MemoryManager:
             tokens = sum(message_tokens(m) for m in messages)
         data = json.dumps([message_to_dict(m) for m in messages], ensure_ascii=False)
         with self._store.lock:
-            self._conn.execute("INSERT INTO turns (session, messages, tokens, created_at) VALUES (?, ?, ?, ?)",
-                               (self.session_id, data, int(tokens), time.time()))
+            self._conn.execute(
+                "INSERT INTO turns (session, messages, tokens, created_at) VALUES (?, ?, ?, ?)",
+                (self.session_id, data, int(tokens), time.time()),
+            )
 
     def recent_turns(self, room: int | None = None) -> list[tuple[tuple[Message, ...], int]]:
         """This session's latest turns that fit in ``room`` tokens together (all with ``None``), oldest first.
@@ -241,8 +254,9 @@ class MemoryManager:
         """
         kept: list[tuple[tuple[Message, ...], int]] = []
         with self._store.lock:
-            cursor = self._conn.execute("SELECT messages, tokens FROM turns WHERE session = ? ORDER BY id DESC",
-                                        (self.session_id,))
+            cursor = self._conn.execute(
+                "SELECT messages, tokens FROM turns WHERE session = ? ORDER BY id DESC", (self.session_id,)
+            )
             for data, tokens in cursor:
                 if room is not None:
                     if tokens > room:
@@ -305,16 +319,23 @@ def _tags_text(tags: Sequence[str]) -> str:
 
 def _fact(row: tuple[Any, ...]) -> Fact:
     fact_id, content, tags, created, updated = row
-    return Fact(id=fact_id, content=content, tags=tuple(t for t in tags.split("\x1f") if t), created_at=created,
-                updated_at=updated)
+    return Fact(
+        id=fact_id,
+        content=content,
+        tags=tuple(t for t in tags.split("\x1f") if t),
+        created_at=created,
+        updated_at=updated,
+    )
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
     """A message as JSON-ready data (tool call arguments kept as the text the model sent)."""
     data: dict[str, Any] = {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage) and message.tool_calls:
-        data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}
-                              for c in message.tool_calls]
+        data["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}
+            for c in message.tool_calls
+        ]
     if isinstance(message, ToolResultMessage):
         data["tool_call_id"] = message.tool_call_id
         data["is_error"] = message.is_error
@@ -325,12 +346,15 @@ def message_from_dict(data: dict[str, Any]) -> Message:
     """The message :func:`message_to_dict` wrote."""
     role, content = data.get("role"), str(data.get("content") or "")
     if role == "assistant":
-        calls = tuple(ToolCall.from_json(id=str(c.get("id", "")), name=str(c["name"]), raw_arguments=str(c.get("arguments", "")))
-                      for c in data.get("tool_calls") or ())
+        calls = tuple(
+            ToolCall.from_json(id=str(c.get("id", "")), name=str(c["name"]), raw_arguments=str(c.get("arguments", "")))
+            for c in data.get("tool_calls") or ()
+        )
         return AssistantMessage(content=content, tool_calls=calls)
     if role == "tool":
-        return ToolResultMessage(tool_call_id=str(data.get("tool_call_id", "")), content=content,
-                                 is_error=bool(data.get("is_error")))
+        return ToolResultMessage(
+            tool_call_id=str(data.get("tool_call_id", "")), content=content, is_error=bool(data.get("is_error"))
+        )
     if role == "system":
         return SystemMessage(content=content)
     return UserMessage(content=content)

@@ -67,8 +67,14 @@ class Retriever(Protocol):
     arguments, which the tools prefer.
     """
 
-    def search(self, query: str, *, limit: int = 5, scope: RetrievalScope | None = None,
-               embedding: Sequence[float] | None = None) -> list[Hit]: ...
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        scope: RetrievalScope | None = None,
+        embedding: Sequence[float] | None = None,
+    ) -> list[Hit]: ...
 
 
 def as_documents(items: Sequence[Document | Mapping[str, Any]] | Mapping[str, str]) -> list[Document]:

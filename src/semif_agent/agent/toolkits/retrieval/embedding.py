@@ -41,8 +41,13 @@ def local_embed_texts(settings: Mapping[str, Any] | None = None) -> EmbedTexts:
 class EmbeddingRetriever:
     """Cosine-similarity search over documents embedded with the local model (or ``embed_texts``)."""
 
-    def __init__(self, documents: Sequence[Document | Mapping[str, Any]] | None = None, *,
-                 embed_texts: EmbedTexts | None = None, min_score: float | None = None) -> None:
+    def __init__(
+        self,
+        documents: Sequence[Document | Mapping[str, Any]] | None = None,
+        *,
+        embed_texts: EmbedTexts | None = None,
+        min_score: float | None = None,
+    ) -> None:
         import numpy as np
 
         self._np = np
@@ -93,8 +98,14 @@ class EmbeddingRetriever:
     def __len__(self) -> int:
         return len(self._docs)
 
-    def search(self, query: str, *, limit: int = 5, scope: RetrievalScope | None = None,
-               embedding: Sequence[float] | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        scope: RetrievalScope | None = None,
+        embedding: Sequence[float] | None = None,
+    ) -> list[Hit]:
         """The documents in ``scope`` most similar to ``query`` (or to ``embedding``), best first."""
         if limit < 1 or not query.strip() and embedding is None:
             return []

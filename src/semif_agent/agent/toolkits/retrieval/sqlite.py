@@ -107,8 +107,14 @@ class SQLiteRetriever:
         with self._lock:
             return int(self._conn.execute("SELECT count(*) FROM documents").fetchone()[0])
 
-    def search(self, query: str, *, limit: int = 5, scope: RetrievalScope | None = None,
-               embedding: Sequence[float] | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        scope: RetrievalScope | None = None,
+        embedding: Sequence[float] | None = None,
+    ) -> list[Hit]:
         """The documents in ``scope`` that best match ``query``, best first (``embedding`` is not used)."""
         del embedding
         terms = fts.words(query)
@@ -125,8 +131,9 @@ class SQLiteRetriever:
                 ).fetchall()
                 return [Hit(document=_document(row[:4]), score=float(row[4])) for row in rows]
             clause, like_params = fts.like_clause("d.text", terms)
-            rows = self._conn.execute(f"SELECT {_COLUMNS} FROM documents d WHERE {clause} AND {where}",
-                                      [*like_params, *params]).fetchall()
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM documents d WHERE {clause} AND {where}", [*like_params, *params]
+            ).fetchall()
         hits = [Hit(document=doc, score=fts.like_score(doc.text, terms)) for doc in map(_document, rows)]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:limit]

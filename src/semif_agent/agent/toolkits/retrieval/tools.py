@@ -22,10 +22,10 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..._run_context import current_scope
 from ..._skill_bundle import skill_from_tools
 from ..._threads import run_in_worker
 from ...errors import AgentConfigError, AgentError
-from ..._run_context import current_scope
 from ...tools import AgentTool
 from .base import Document, Hit
 
@@ -44,8 +44,13 @@ class UnknownVaultError(AgentError, LookupError):
     """A search named a vault that is not mounted."""
 
 
-def rag_tools(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None, *,
-              limit: int = DEFAULT_LIMIT, doc_chars: int = DOC_CHARS) -> list[AgentTool]:
+def rag_tools(
+    retriever: Any,
+    embed_fn: Callable[[str], Sequence[float]] | None = None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    doc_chars: int = DOC_CHARS,
+) -> list[AgentTool]:
     """The ``search_docs`` tool over ``retriever``, or over a dict of mounted retrievers (then with ``vault``).
 
     ``embed_fn`` turns the query into a vector passed to the retriever as
@@ -82,8 +87,13 @@ def rag_tools(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None 
 
     properties: dict[str, Any] = {
         "query": {"type": "string", "description": "What to look for, in a few words."},
-        "limit": {"type": "integer", "description": f"How many documents to return (1-{MAX_LIMIT}).",
-                  "default": limit, "minimum": 1, "maximum": MAX_LIMIT},
+        "limit": {
+            "type": "integer",
+            "description": f"How many documents to return (1-{MAX_LIMIT}).",
+            "default": limit,
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+        },
     }
     required = ["query"]
     description = "Search the document store for passages relevant to a query; returns documents with their ids."

@@ -12,12 +12,14 @@ the clock.
 """
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction, current_time, read_when
 
-LEAD = (r"^\s*(please\s+)?(can you\s+)?((add|schedule|put|book|create|set up|plan|make)\b)?\s*((an?|the)\s+)?"
-        r"((new\s+)?(event|entry)\s*)?((called|named)\s+|:\s*)?")
+LEAD = (
+    r"^\s*(please\s+)?(can you\s+)?((add|schedule|put|book|create|set up|plan|make)\b)?\s*((an?|the)\s+)?"
+    r"((new\s+)?(event|entry)\s*)?((called|named)\s+|:\s*)?"
+)
 PLACE = r"\b(to|on|in|into|for) (my|the) (calendar|agenda|schedule)\b"
 LINKS = r"(\b(on|at|for|by|from|this|next|coming|the)\s+)*$"
 
@@ -38,8 +40,13 @@ def title(rest):
 def spoken(start, all_day):
     """A start as people say it: "Thursday 13 March 2025, 4:30 pm, in the afternoon"."""
     h, day = start.hour, f"{start:%A %d %B %Y}"
-    parts = [(5, "at night"), (12, "in the morning"), (17, "in the afternoon"), (22, "in the evening"),
-             (24, "at night")]
+    parts = [
+        (5, "at night"),
+        (12, "in the morning"),
+        (17, "in the afternoon"),
+        (22, "in the evening"),
+        (24, "at night"),
+    ]
     part = next(name for end, name in parts if h < end)
     return day if all_day else f"{day}, {h % 12 or 12}:{start:%M} {'am' if h < 12 else 'pm'}, {part}"
 
@@ -68,16 +75,26 @@ def act(ctx, request, prediction):
     begin = datetime.fromisoformat(start)
     end = begin + (timedelta(days=1) if all_day else timedelta(hours=1))
     fmt, value = ("%Y%m%d", ";VALUE=DATE") if all_day else ("%Y%m%dT%H%M%S", "")
-    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//semif-agent//starter calendar//EN", "BEGIN:VEVENT",
-             f"UID:{request.id}@semif-agent", f"DTSTAMP:{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}",
-             f"DTSTART{value}:{begin:{fmt}}", f"DTEND{value}:{end:{fmt}}",
-             f"SUMMARY:{escape(name)}", "END:VEVENT", "END:VCALENDAR"]
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//semif-agent//starter calendar//EN",
+        "BEGIN:VEVENT",
+        f"UID:{request.id}@semif-agent",
+        f"DTSTAMP:{datetime.now(UTC):%Y%m%dT%H%M%SZ}",
+        f"DTSTART{value}:{begin:{fmt}}",
+        f"DTEND{value}:{end:{fmt}}",
+        f"SUMMARY:{escape(name)}",
+        "END:VEVENT",
+        "END:VCALENDAR",
+    ]
     target = ctx.data_path("calendar", f"{begin:%Y%m%d}-{request.id}.ics")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(("\r\n".join(fold(line) for line in lines) + "\r\n").encode("utf-8"))
     when = f"{begin:%A %d %B %Y}" + (" (all day)" if all_day else f" {begin:%H:%M}-{end:%H:%M}")
-    return ActionResult(f"calendar.add_event: wrote event {name!r} on {when} to {target}.",
-                        f"Event {name!r} added: {when}.")
+    return ActionResult(
+        f"calendar.add_event: wrote event {name!r} on {when} to {target}.", f"Event {name!r} added: {when}."
+    )
 
 
 def escape(value):

@@ -11,7 +11,7 @@ times are shown in local time). Read-only. ``request.meta["now"]`` or the
 """
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction, current_time, read_range
@@ -47,7 +47,7 @@ def parse_start(value):
         except ValueError:
             continue
         if value.strip().endswith("Z"):
-            start = start.replace(tzinfo=timezone.utc).astimezone().replace(tzinfo=None)
+            start = start.replace(tzinfo=UTC).astimezone().replace(tzinfo=None)
         return start, all_day
     return None
 
@@ -93,8 +93,10 @@ def act(ctx, request, prediction):
         events = [e for e in events if e[1] or e[0] >= now]
     if not events:
         return ActionResult(f"calendar.list_events: no events {label} in {folder}.", f"No events {label}.")
-    lines = [f"- {s:%a %d %b}{' (all day)' if all_day else f' {s:%H:%M}'}: {summary}"
-             for s, all_day, summary, _ in events[:SHOWN]]
+    lines = [
+        f"- {s:%a %d %b}{' (all day)' if all_day else f' {s:%H:%M}'}: {summary}"
+        for s, all_day, summary, _ in events[:SHOWN]
+    ]
     more = f"\n(and {len(events) - SHOWN} more)" if len(events) > SHOWN else ""
     return ActionResult(
         action_log=f"calendar.list_events: listed {len(events)} event(s) {label} from "

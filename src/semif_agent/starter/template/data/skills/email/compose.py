@@ -24,14 +24,17 @@ from pathlib import Path
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
 
 # What joins "who" to "what" in a request: "Email Grace | that I accept the offer".
-JOINS = (r"\b(that|about|regarding|asking|saying|to say|whether|if)\b|:|\s-\s|(?<=\bknow)\s"
-         r"|\b((and|to) )?(tell|ask) (him|her|them)\b|\bto (tell|ask)\b")
+JOINS = (
+    r"\b(that|about|regarding|asking|saying|to say|whether|if)\b|:|\s-\s|(?<=\bknow)\s"
+    r"|\b((and|to) )?(tell|ask) (him|her|them)\b|\bto (tell|ask)\b"
+)
 # Verbs whose "to" starts the message: "Ask Carla | to send the files".
 ASKING = r"^\W*(please\s+)?(ask|tell|remind|get)\b"
 NOT_NAMES = {"I", "Email", "E-mail", "Mail", "Message", "Text", "Please", "Hi", "Hello", "Dear"}
 CALENDAR_WORDS = set("mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split())
-KEEP_VERBS = set("am are was will would can could should shall must may might need want have has had do did "
-                 "think hope".split())
+KEEP_VERBS = set(
+    "am are was will would can could should shall must may might need want have has had do did think hope".split()
+)
 QUESTIONS = ("whether ", "if ", "how ", "when ", "what ", "where ", "who ", "why ", "which ")
 SUBJECT_WORDS = 9
 
@@ -55,7 +58,7 @@ def split_request(text):
     cut = start + m.start()
     join = re.sub(r"^(and|to) ", "", m[0].strip().lower())
     join = "asking" if join.startswith("ask") else "that" if join.startswith("tell") else join
-    return text[:cut].strip(), join, text[start + m.end():].strip(" .!?")
+    return text[:cut].strip(), join, text[start + m.end() :].strip(" .!?")
 
 
 def mentions(words, phrase):
@@ -64,8 +67,9 @@ def mentions(words, phrase):
 
 def named(who, contacts):
     """The contacts ``who`` names: by name, first name or address, else by the longest role that fits."""
-    by_name = [c for c in contacts
-               if any(mentions(who, n) for n in (c["name"], c["name"].split()[0], c.get("email", "")) if n)]
+    by_name = [
+        c for c in contacts if any(mentions(who, n) for n in (c["name"], c["name"].split()[0], c.get("email", "")) if n)
+    ]
     if by_name:
         return by_name, "name"
     roles = [(len(role), c) for c in contacts for role in c.get("roles", []) if mentions(who, role)]
@@ -88,7 +92,7 @@ def option(contact):
 
 
 def predict(ctx, request):
-    contacts = read_contacts(ctx.config)          # config-driven, local data
+    contacts = read_contacts(ctx.config)  # config-driven, local data
     who, _, _ = split_request(request.text)
     found, how = named(who, contacts)
     if found and (how == "name" or len(found) == 1):
@@ -104,8 +108,7 @@ def predict(ctx, request):
         options=[option(c) for c in (found or contacts)] + [Option("none", "None of the listed contacts.")],
     )
     result = ctx.engine.call(decision)
-    return Prediction(text=f"recipient is {result.selected}",
-                      decisions=[(decision, result)])
+    return Prediction(text=f"recipient is {result.selected}", decisions=[(decision, result)])
 
 
 def message(join, what, who):

@@ -79,6 +79,7 @@ def act(ctx, request, prediction):
     more = f"\n(and {len(drafts) - SHOWN} older)" if len(drafts) > SHOWN else ""
     return ActionResult(
         action_log=f"email.list_drafts: listed {len(drafts)} draft(s) for {scope} from {folder}:\n"
-        + "\n".join(lines) + more,
+        + "\n".join(lines)
+        + more,
         new_state=f"{len(drafts)} email draft(s) for {scope}:\n" + "\n".join(lines) + more,
     )

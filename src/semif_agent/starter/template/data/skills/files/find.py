@@ -15,22 +15,46 @@ from pathlib import Path
 from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
 
 KINDS = {
-    "document": ({".md", ".txt", ".pdf", ".doc", ".docx", ".odt", ".rtf"},
-                 "Documents: reports, letters, notes, PDFs, Word and text files."),
-    "spreadsheet": ({".csv", ".tsv", ".xlsx", ".xls", ".ods"},
-                    "Spreadsheets and tables: CSV or Excel files, budgets, figures, lists."),
-    "image": ({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".heic"},
-              "Images: photos, pictures, screenshots, scans, logos."),
-    "code": ({".py", ".js", ".ts", ".html", ".css", ".sh", ".json", ".toml", ".yaml", ".yml"},
-             "Code and config: scripts, programs, web pages, JSON or YAML files."),
+    "document": (
+        {".md", ".txt", ".pdf", ".doc", ".docx", ".odt", ".rtf"},
+        "Documents: reports, letters, notes, PDFs, Word and text files.",
+    ),
+    "spreadsheet": (
+        {".csv", ".tsv", ".xlsx", ".xls", ".ods"},
+        "Spreadsheets and tables: CSV or Excel files, budgets, figures, lists.",
+    ),
+    "image": (
+        {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".heic"},
+        "Images: photos, pictures, screenshots, scans, logos.",
+    ),
+    "code": (
+        {".py", ".js", ".ts", ".html", ".css", ".sh", ".json", ".toml", ".yaml", ".yml"},
+        "Code and config: scripts, programs, web pages, JSON or YAML files.",
+    ),
 }
-EXTENSIONS = {"pdf": ".pdf", "csv": ".csv", "markdown": ".md", "md": ".md", "txt": ".txt", "docx": ".docx",
-              "xlsx": ".xlsx", "json": ".json", "py": ".py", "png": ".png", "jpg": ".jpg", "jpeg": ".jpeg",
-              "svg": ".svg", "html": ".html", "ics": ".ics"}
-FILLER = set("""a about all an and any are can could do document documents file files find folder for from
+EXTENSIONS = {
+    "pdf": ".pdf",
+    "csv": ".csv",
+    "markdown": ".md",
+    "md": ".md",
+    "txt": ".txt",
+    "docx": ".docx",
+    "xlsx": ".xlsx",
+    "json": ".json",
+    "py": ".py",
+    "png": ".png",
+    "jpg": ".jpg",
+    "jpeg": ".jpeg",
+    "svg": ".svg",
+    "html": ".html",
+    "ics": ".ics",
+}
+FILLER = set(
+    """a about all an and any are can could do document documents file files find folder for from
 get got have i in is it its locate look me mention mentions mentioning my named of on or please search show
 some that the there this to where which with called contain contains containing word words image images
-spreadsheet spreadsheets photo photos picture pictures code script scripts""".split())
+spreadsheet spreadsheets photo photos picture pictures code script scripts""".split()
+)
 TEXT = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".ics", ".py", ".yaml", ".yml", ".toml", ".svg"}
 MAX_FILES, MAX_READ, SHOWN = 5000, 200_000, 15
 
@@ -76,8 +100,9 @@ def act(ctx, request, prediction):
     if not root.is_dir():
         return ActionResult(f"files.find: the files folder {root} does not exist.", request.text)
     if not words and not suffixes:
-        return ActionResult("files.find: did not search: the request names no file, type or word to look for.",
-                            request.text)
+        return ActionResult(
+            "files.find: did not search: the request names no file, type or word to look for.", request.text
+        )
     scored, explicit = [], kind.startswith(".")
     for n, path in enumerate(walk(root)):
         if n >= MAX_FILES:

@@ -23,8 +23,12 @@ MAX_FILES, DEFAULT_COUNT = 5000, 10
 
 def count_of(text):
     """How many files the request asks for ("last 5 files", "3 most recent"), else 10."""
-    m = re.search(r"\b(?:last|latest|newest|recent|top)\s+(\d{1,3})\b|\b(\d{1,3})\s+(?:most\s+)?"
-                  r"(?:recent|latest|newest|last|recently)\b", text, re.I)
+    m = re.search(
+        r"\b(?:last|latest|newest|recent|top)\s+(\d{1,3})\b|\b(\d{1,3})\s+(?:most\s+)?"
+        r"(?:recent|latest|newest|last|recently)\b",
+        text,
+        re.I,
+    )
     return max(1, int(m[1] or m[2])) if m else DEFAULT_COUNT
 
 
@@ -71,8 +75,9 @@ def act(ctx, request, prediction):
     found = sorted((f for f in found if f[0] >= start), reverse=True)[: count_of(request.text)]
     label = {"today": "changed today", "week": "changed this week", "month": "changed this month"}.get(window, "")
     if not found:
-        return ActionResult(f"files.recent: no files {label or 'at all'} under {root}.",
-                            f"No files {label or 'found'}.")
+        return ActionResult(
+            f"files.recent: no files {label or 'at all'} under {root}.", f"No files {label or 'found'}."
+        )
     lines = [f"- {rel} ({datetime.fromtimestamp(mtime):%Y-%m-%d %H:%M})" for mtime, rel in found]
     label = f" {label}" if label else ""
     return ActionResult(

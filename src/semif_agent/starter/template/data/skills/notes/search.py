@@ -19,10 +19,12 @@ NOTEBOOKS = {
     "ideas": "Ideas: plans, brainstorms, projects to start, things to try or build some day.",
     "reading": "Reading and media: books, articles, films, podcasts and recommendations.",
 }
-FILLER = set("""a about all am an and any anything are at can could did do does down find for from
+FILLER = set(
+    """a about all am an and any anything are at can could did do does down find for from
 get have i in is it jot look me mention mentions mentioning my note noted notes of on or please
 remember saved search show something tell that the there this to up was what where which
-with wrote write written you""".split())
+with wrote write written you""".split()
+)
 SHOWN = 10
 
 
@@ -81,12 +83,16 @@ def find(db, words, notebook):
     order = "(n.notebook = :book) DESC"
     try:
         match = " OR ".join(f'"{w}"*' for w in words)
-        sql = (f"SELECT n.id, n.notebook, n.body FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid "
-               f"WHERE notes_fts MATCH :match ORDER BY {order}, bm25(notes_fts) LIMIT {SHOWN}")
+        sql = (
+            f"SELECT n.id, n.notebook, n.body FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid "
+            f"WHERE notes_fts MATCH :match ORDER BY {order}, bm25(notes_fts) LIMIT {SHOWN}"
+        )
         return db.execute(sql, {"match": match, "book": notebook}).fetchall(), "full-text search"
     except sqlite3.OperationalError:  # no FTS5 index (or no FTS5 in this SQLite)
         hits = " + ".join("(n.body LIKE ?)" for _ in words)
-        sql = (f"SELECT n.id, n.notebook, n.body FROM notes n WHERE {hits} > 0 "
-               f"ORDER BY n.notebook = ? DESC, {hits} DESC, n.id DESC LIMIT {SHOWN}")
+        sql = (
+            f"SELECT n.id, n.notebook, n.body FROM notes n WHERE {hits} > 0 "
+            f"ORDER BY n.notebook = ? DESC, {hits} DESC, n.id DESC LIMIT {SHOWN}"
+        )
         likes = [f"%{w}%" for w in words]
         return db.execute(sql, likes + [notebook] + likes).fetchall(), "keyword scan"

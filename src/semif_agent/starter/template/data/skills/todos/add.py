@@ -23,8 +23,10 @@ LEAD_INS = [
     r"^(new (task|todo|to-do)\b|(to-?do|task)\s*(?=:)|add( a)?( new)?( task| todo| to-do)?( to)?\b|put\b|"
     r"remind me to\b|i (need|have|got) to\b|don'?t (let me )?forget to\b)\s*:?\s*",
 ]
-TRAILERS = (r"[\s,]*\b(to|on|onto|in|into) (my|the) ((to-?do|task|shopping)\s*)?(lists?|tasks|to-?dos)\b.*$"
-            r"|[\s,]*\bput it on (my|the) list\b.*$")
+TRAILERS = (
+    r"[\s,]*\b(to|on|onto|in|into) (my|the) ((to-?do|task|shopping)\s*)?(lists?|tasks|to-?dos)\b.*$"
+    r"|[\s,]*\bput it on (my|the) list\b.*$"
+)
 QUOTES = r"^[\"'“‘«]\s*(.*?)\s*[\"'”’»]$"
 
 
@@ -67,8 +69,14 @@ def act(ctx, request, prediction):
     with ctx.locked(ctx.data_path("todos", "todos.json")) as path:
         todos = load(path)
         created = current_time(request, ctx.config).isoformat(timespec="seconds")
-        todo = {"id": max((t["id"] for t in todos), default=0) + 1, "text": task, "priority": priority,
-                "done": False, "created": created, "completed": None}
+        todo = {
+            "id": max((t["id"] for t in todos), default=0) + 1,
+            "text": task,
+            "priority": priority,
+            "done": False,
+            "created": created,
+            "completed": None,
+        }
         ctx.write_atomic(path, json.dumps(todos + [todo], indent=2, ensure_ascii=False) + "\n")
     open_count = sum(1 for t in todos if not t["done"]) + 1
     return ActionResult(

@@ -28,8 +28,7 @@ def predict(ctx, request):
     decision = DecisionRequest(
         state=f"{request.text} [current process: checking off a to-do]",
         question="Which to-do has been done?",
-        options=[Option(str(t["id"]), t["text"]) for t in open_todos]
-        + [Option("none", "None of these to-dos.")],
+        options=[Option(str(t["id"]), t["text"]) for t in open_todos] + [Option("none", "None of these to-dos.")],
     )
     result = ctx.engine.call(decision)
     return Prediction(text=f"todo is {result.selected}", decisions=[(decision, result)])
@@ -39,7 +38,9 @@ def act(ctx, request, prediction):
     chosen = prediction.text.removeprefix("todo is ")
     path = todos_file(ctx.config)
     if chosen == "none" or chosen.startswith("unknown") or not path.is_file():
-        why = "none of the open to-dos matches the request" if chosen == "none" else f"there are no open to-dos in {path}"
+        why = (
+            "none of the open to-dos matches the request" if chosen == "none" else f"there are no open to-dos in {path}"
+        )
         return ActionResult(f"todos.complete: did not check off anything: {why}.", request.text)
     with ctx.locked(ctx.data_path("todos", "todos.json")) as path:
         todos = load(path)

@@ -16,7 +16,7 @@ from semif_agent.skills import ActionResult, Prediction
 
 STATUSES = {
     "open": r"\b(open|still|left|remaining|pending|outstanding|unfinished|not (yet )?(done|finished|completed)|"
-            r"(yet|left) to do|to get done)\b",
+    r"(yet|left) to do|to get done)\b",
     "done": r"\b(done|finished|completed?|(check|tick|cross)(ed)? off|accomplished)\b",
     "all": r"\b(all|everything|every|whole|entire)\b",
 }
