@@ -27,6 +27,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "loop": (*KERNEL, "llm", "catalog", "tree", "routing", "contract"),
     "forge": (*KERNEL, "llm", "tree", "routing", "loop", "catalog", "contract"),
     "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract"),
+    "distributed": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract"),
 }
 
 
