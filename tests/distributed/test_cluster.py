@@ -38,7 +38,7 @@ def test_eval_on_the_cluster_reports_the_same_decisions(tmp_path: Path, local_ca
     there = json.loads(result.stdout)
     assert without_timing(there) == without_timing(here)
     assert set(there["strategies"]) == {"chain", "best_leaf", "beam", "shortlist", "examples"}
-    assert "routing: 63/63 requests on 2 workers" in result.stderr
+    assert "examples: 63/63 requests on 2 workers" in result.stderr
 
 
 def test_eval_loses_nothing_when_a_worker_is_killed(cluster: Any, tmp_path: Path, local_cache: Path) -> None:

@@ -55,3 +55,14 @@ def test_ray_alone_is_refused_for_a_single_request(tmp_path: Path) -> None:
     done, _ = _python(_semif(["run", "Add milk to my todo list", "--ray"]), tmp_path)
     assert "exit 2" in done.stdout or "exit 1" in done.stdout
     assert "--batch FILE.jsonl" in done.stderr
+
+
+def test_a_worker_given_one_cpu_runs_the_model_on_one_thread(monkeypatch) -> None:  # noqa: ANN001
+    from semif_agent.engine import _onnx
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray sets for an actor of one CPU
+    assert _onnx.default_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "64")
+    assert _onnx.default_threads() == _onnx.MAX_THREADS
+    monkeypatch.setenv("OMP_NUM_THREADS", "many")
+    assert 1 <= _onnx.default_threads() <= _onnx.MAX_THREADS

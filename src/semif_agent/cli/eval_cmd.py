@@ -127,7 +127,9 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
                 else:
                     from ..distributed.jobs import route_all as route_on_cluster
 
-                    outcomes = route_on_cluster(pool, make, (name, cut, mine.get("temperature")), examples, progress=bar)
+                    outcomes = route_on_cluster(pool, make, (name, cut, mine.get("temperature")), examples,
+                                                progress=bar, stage=name)
+                    bar.close()  # one line per strategy
                 report["strategies"][name] = summarize(outcomes, skill_tree)
                 if show_errors:
                     report["strategies"][name]["errors"] = [

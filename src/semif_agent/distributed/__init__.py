@@ -7,10 +7,10 @@ which alone writes: the report, the router, the decision log. A batch whose
 worker dies is sent again (the actor restarts); the driver takes each batch's
 result once, so nothing is lost and nothing is written twice.
 
-- :mod:`.cluster`: joining a cluster or starting a local one (Ray is imported here, never at import time);
+- :mod:`.cluster`: joining a cluster or starting a local one (Ray is imported there, when asked for);
 - :mod:`.pool`: :class:`~.pool.WorkerPool`, batches in, results out once each, retries, progress;
-- :mod:`.jobs`: what eval, train and batch runs send to the pool;
-- :mod:`.progress`: the status line on the command line.
+- :mod:`.jobs`: what evaluation and training send to the pool, and how the answers are put together;
+- :mod:`.batch`: batch runs (``semif run --batch``): the request file, the rows written once, the run lock.
 
 Ray comes with the ``ray`` extra: ``pip install 'semif-agent[ray]'``.
 """

@@ -27,7 +27,8 @@ ENCODE_BATCH = 256
 
 
 def route_all(pool: WorkerPool, make: Callable[..., Any], args: tuple, examples: Sequence[Any], *,
-              batch_size: int = ROUTE_BATCH, progress: Callable[[Status], None] | None = None) -> list[Any]:
+              batch_size: int = ROUTE_BATCH, progress: Callable[[Status], None] | None = None,
+              stage: str = "routing") -> list[Any]:
     """The outcomes of routing ``examples`` with the strategy ``make(*args)`` on the cluster, in dataset order.
 
     ``make`` (a closure is fine: Ray pickles it by value) runs once per actor.
@@ -35,7 +36,7 @@ def route_all(pool: WorkerPool, make: Callable[..., Any], args: tuple, examples:
     """
     outcomes: list[Any] = []
     pool.map(partial(_call, make, args), _route_batch, batches_of(examples, batch_size),
-             on_result=lambda _, part: outcomes.extend(part), stage="routing", progress=progress)
+             on_result=lambda _, part: outcomes.extend(part), stage=stage, progress=progress)
     return outcomes
 
 
@@ -78,7 +79,7 @@ def _route_batch(strategy: Any, examples: list[Any]) -> list[Any]:
     from ..routing.evaluate import route_all as route_locally
 
     started = time.perf_counter()
-    embedder = _embedder_of(strategy)
+    embedder = embedder_of(strategy)
     if embedder is not None:
         embedder.embed([e.text for e in examples])  # one batched run; routing then finds every request embedded
     share = (time.perf_counter() - started) * 1000 / max(1, len(examples))
@@ -86,7 +87,7 @@ def _route_batch(strategy: Any, examples: list[Any]) -> list[Any]:
     return [replace(o, latency_ms=o.latency_ms + share) for o in outcomes]
 
 
-def _embedder_of(strategy: Any) -> Any:
+def embedder_of(strategy: Any) -> Any:
     """The embedder the strategy's scores come from, if any (the leaf scorer's engine, else the engine's)."""
     scorer = getattr(strategy, "scorer", None)
     for engine in (getattr(scorer, "engine", None), getattr(strategy, "engine", None)):

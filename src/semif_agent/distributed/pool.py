@@ -165,9 +165,12 @@ class WorkerPool:
                         taken += 1
                 tell()
                 submit()
-        finally:
+        finally:  # stopped early (an error, an interrupt): what is still queued is not needed
             for ref in pending:
-                ray.cancel(ref, force=False)
+                try:
+                    ray.cancel(ref, force=False)
+                except Exception:  # noqa: BLE001 - best effort; the actors are killed with the pool anyway
+                    pass
 
 
 def batches_of(items: Sequence[Any], size: int) -> list[list[Any]]:
