@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,12 @@ from semif_agent.cli import main
 from .conftest import REQUESTS, starter
 
 pytestmark = pytest.mark.usefixtures("cluster")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _helpers_travel_by_value(cluster: Any) -> None:
+    """This module's helpers reach the workers as code, so a worker need not import the tests."""
+    cluster.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def invoke(*args: str) -> Any:
