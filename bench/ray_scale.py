@@ -17,10 +17,12 @@ is run through the model once per configuration:
   actors and their engines; the cluster's own start is reported apart.
 
 Each configuration's decisions are checked against the local ones (they must be
-the same). Then, to show where a worker's time goes, one process embeds a sample
-of 2,000 new texts in batches of 64 (as a worker does) and routes them once
-they are embedded: the two per-request costs a worker pays. Prints requests per second, the speed-up over local, and ``uptime``'s
-load before and after (a figure taken under load above ~2.5 on 2 cores is low).
+the same). Then, to show where a worker's time goes, a model of one thread (as
+a worker has) embeds a sample of 2,000 new texts in batches of 64 and routes
+them once they are embedded: the two per-request costs a worker pays.
+
+Prints requests per second, the speed-up over local, and the load average
+before and after (a figure taken under load above ~2.5 on 2 cores is low).
 """
 
 from __future__ import annotations
@@ -100,15 +102,16 @@ def main() -> None:
                   f"local  ({'same decisions' if same else 'DIFFERENT DECISIONS'})")
     finally:
         ray.shutdown()
-    breakdown(make(args.strategy), [Example(e.text + " thanks", e.skill) for e in examples[:2000]])
+    breakdown(tree, args.strategy, [Example(e.text + " thanks", e.skill) for e in examples[:2000]])
     print(f"load after {load()}")
 
 
-def breakdown(routing: object, sample: list[Example]) -> None:
-    """Per request in one process: embedding in batches of 64, then routing an embedded request."""
-    from semif_agent.distributed.jobs import embedder_of
+def breakdown(tree: SkillTree, name: str, sample: list[Example]) -> None:
+    """Per request on one core (a model of one thread, as a worker has): embedding in batches of 64, then routing."""
+    from semif_agent.engine.local import Embedder, LocalEngine, model_file
 
-    embedder = embedder_of(routing)
+    embedder = Embedder(model_file(), threads=1)
+    routing = create_strategy(name, tree, LocalEngine(embedder))
     started = time.perf_counter()
     for start in range(0, len(sample), 64):
         embedder.embed([e.text for e in sample[start:start + 64]])
@@ -116,8 +119,8 @@ def breakdown(routing: object, sample: list[Example]) -> None:
     started = time.perf_counter()
     run_sync(route_all(routing, sample))
     routing_ms = (time.perf_counter() - started) * 1000 / len(sample)
-    print(f"one process, per request: {embedding:.2f} ms embedding (batches of 64), {routing_ms:.2f} ms routing "
-          f"once embedded; at most {1000 / (embedding + routing_ms):.0f} requests/s per worker core")
+    print(f"one core, per request: {embedding:.2f} ms embedding (batches of 64), {routing_ms:.2f} ms routing "
+          f"once embedded; at most {1000 / (embedding + routing_ms):.0f} requests/s per worker")
 
 
 if __name__ == "__main__":
