@@ -30,6 +30,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "forge": (*KERNEL, "llm", "tree", "routing", "loop", "catalog", "contract"),
     "agent": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract"),
     "ui": (*KERNEL, "llm", "catalog", "tree", "routing", "loop"),
+    "distributed": (*KERNEL, "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract"),
 }
 
 

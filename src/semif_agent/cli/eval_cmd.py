@@ -10,6 +10,7 @@ import click
 
 from ..errors import UserError
 from ..routing.names import MEASURES, STRATEGIES
+from ._cluster import StatusLine, cluster_pool, ray_option
 from ._common import json_option, one_line, plural, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 
@@ -58,10 +59,11 @@ def _help() -> str:
               help="Also list the misrouted requests of each strategy: the request, the skill expected, the one it got "
               "(--json: an \"errors\" list per strategy).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report as JSON.")
+@ray_option
 @json_option
 def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_name: str | None, strategy: str,
           threshold: float | None, tune: bool, measure: str, show_errors: bool, report_file: Path | None,
-          as_json: bool) -> None:
+          ray_address: str | None, as_json: bool) -> None:
     from .._sync import run_sync
     from ..engine.registry import create_engine, default_engine_name
     from ..loop.runner import default_strategy
@@ -94,6 +96,8 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
     if tune and show_errors:
         raise UserError("--errors lists the errors of a measurement: run it without --tune")
+    if tune and ray_address is not None:
+        raise UserError("--ray measures on a cluster; --tune runs here: leave out one of them")
     if tune:
         validation, test = split(examples)
         report.update(validation=len(validation), test=len(test), measure=measure)
@@ -114,11 +118,18 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
                       "test_accuracy": decision.candidate.metrics["accuracy"]}
             report["saved_to"] = str(save_tuned(ws, stored))
     else:
-        with _bar(len(names) * len(examples), "routing") as bar:
+        with cluster_pool(ray_address) as pool, _bar(len(names) * len(examples), "routing", pool) as bar:
             for name in names:
                 mine = tuned if tuned.get("strategy") == name else {}
                 cut = threshold if threshold is not None else mine.get("threshold")
-                outcomes = run_sync(route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update))
+                if pool is None:
+                    outcomes = run_sync(route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update))
+                else:
+                    from ..distributed.jobs import route_all as route_on_cluster
+
+                    outcomes = route_on_cluster(pool, make, (name, cut, mine.get("temperature")), examples,
+                                                progress=bar, stage=name)
+                    bar.close()  # one line per strategy
                 report["strategies"][name] = summarize(outcomes, skill_tree)
                 if show_errors:
                     report["strategies"][name]["errors"] = [
@@ -152,7 +163,10 @@ def _router(ws: Any, tree: Any, strategy: str) -> Any:
     return router
 
 
-def _bar(length: int, label: str):  # noqa: ANN202
+def _bar(length: int, label: str, pool: Any = None):  # noqa: ANN202
+    """A progress bar here; on a cluster (``pool``), a status line of the requests done, the rate and the failures."""
+    if pool is not None:
+        return StatusLine()
     return click.progressbar(length=length, label=label, file=click.get_text_stream("stderr"))
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import UserError
+from ._cluster import ray_option
 from ._common import json_option, plural, print_json, workspace_option
 from ._engines import build_engine, engine_settings, routing_options
 from ._run_lines import chosen, print_field as _field, without_shared_tail
@@ -19,7 +21,7 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 
 
 @click.command()
-@click.argument("text")
+@click.argument("text", required=False)
 @workspace_option
 @routing_options
 @click.option("--skill", metavar="NAME", help="Skip routing and run this skill.")
@@ -32,10 +34,14 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 @click.option("--dry-run", is_flag=True,
               help="Only route: show each decision's top candidates and their probabilities; run nothing, write "
               "nothing, log nothing (the same as semif route TEXT).")
+@click.option("--batch", "batch_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='Run every request of FILE instead of TEXT: JSON lines {"text"}, optionally with "skill" (run it '
+              'without routing) and "id" (the run\'s id). One logged run each, in order.')
+@ray_option
 @json_option
-def run(text: str, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
+def run(text: str | None, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
         strategy: str | None, create: bool, code_model: str | None, allow_scripts: bool | None, no_log: bool,
-        dry_run: bool, as_json: bool) -> None:
+        dry_run: bool, batch_file: Path | None, ray_address: str | None, as_json: bool) -> None:
     """Route TEXT to a skill, run it, and assess the result.
 
     Without -w, uses $SEMIF_WORKSPACE, else the current directory if it has
@@ -49,11 +55,24 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
     a model in semif.toml); without one its instructions are printed (or its
     script is run, with --allow-scripts). --engine llm without a model uses
     the provider the environment sets up (the line on stderr says which).
+
+    --batch FILE runs many requests, one logged run each; with --ray they are
+    spread over a Ray cluster and the log is written here, once per request.
     """
-    from ..loop.confined import start_body_workers
-    from ..loop.runner import SkillRunner, default_judge
+    from ..loop.runner import SkillRunner
     from ..skills import check_text
 
+    if batch_file is not None:
+        if text is not None or skill or create or dry_run:
+            raise UserError("--batch runs the requests of its file: leave out TEXT, --skill, --create and --dry-run")
+        from ._batch_run import run_batch_file
+
+        run_batch_file(batch_file, workspace, engine_name, model, strategy, allow_scripts, no_log, ray_address, as_json)
+        return
+    if ray_address is not None:
+        raise UserError("--ray spreads a batch over a cluster: give the requests with --batch FILE.jsonl")
+    if text is None:
+        raise UserError('say what you want done, e.g. semif run "Add milk to my todo list" (or --batch FILE.jsonl)')
     if dry_run:
         if skill or create:
             raise UserError("--dry-run only routes: leave out --skill and --create")
@@ -65,14 +84,9 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
         raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
     check_text(text)  # text from the command line with undecodable bytes: one line, before anything loads
     ws = open_workspace(workspace, create_default=True)
-    start_body_workers()  # a code skill's body runs in a warm worker: it starts while the tree loads
-    settings, engine_name = engine_settings(ws, engine_name, model)
     if no_log:
         ws.settings["log"]["enabled"] = False
-    engine = build_engine(settings, engine_name)
-    judge = default_judge(engine, settings) if engine is not None else None
-    runner = SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws, engine=engine), strategy=strategy,
-                         skill_md_executor=_agent_executor(ws, settings, engine_name), allow_scripts=allow_scripts)
+    runner = skill_runner(ws, engine_name, model, strategy, allow_scripts)
     result = runner.run(text, skill=skill)
     created = None
     if create and result.skill is None:
@@ -83,6 +97,21 @@ def run(text: str, workspace: str | None, engine_name: str | None, model: str | 
         print_json({**result.to_dict(), "created": created.manifest if created else None})
     else:
         _print_run(result, logged=not no_log)
+
+
+def skill_runner(ws, engine_name: str | None, model: str | None, strategy: str | None,  # noqa: ANN001
+                 allow_scripts: bool | None, **options: Any) -> SkillRunner:
+    """The runner ``semif run`` runs requests with (``options``: more :class:`SkillRunner` arguments, e.g. ``log``)."""
+    from ..loop.confined import start_body_workers
+    from ..loop.runner import SkillRunner, default_judge
+
+    start_body_workers()  # a code skill's body runs in a warm worker: it starts while the tree loads
+    settings, engine_name = engine_settings(ws, engine_name, model)
+    engine = build_engine(settings, engine_name)
+    judge = default_judge(engine, settings) if engine is not None else None
+    return SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws, engine=engine), strategy=strategy,
+                       skill_md_executor=_agent_executor(ws, settings, engine_name), allow_scripts=allow_scripts,
+                       **options)
 
 
 def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, *, quiet: bool):  # noqa: ANN001, ANN202

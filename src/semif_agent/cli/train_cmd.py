@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ._cluster import StatusLine, cluster_pool, ray_option
 from ._common import StageBars, json_option, print_json, workspace_option
 
 
@@ -16,8 +17,10 @@ from ._common import StageBars, json_option, print_json, workspace_option
 @click.option("--no-log", "skip_log", is_flag=True, help="Do not learn from the decision log's runs.")
 @click.option("--held-out", type=click.FloatRange(0.05, 0.5), default=0.2, show_default=True,
               help="Share of the labelled requests kept aside to measure before and after.")
+@ray_option
 @json_option
-def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, held_out: float, as_json: bool) -> None:
+def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, held_out: float, ray_address: str | None,
+          as_json: bool) -> None:
     """Fit the workspace's router from everything it knows, and measure it on held-out requests.
 
     \b
@@ -30,6 +33,7 @@ def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, hel
     The router is stored in the workspace (data/router.json says on what, and when) and
     routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
     discovery use it. Skills added later are scored the untrained way until the next training.
+    With --ray the requests are embedded and scored on a cluster; the fit is the same.
     """
     from ..engine.log import DecisionLog
     from ..engine.registry import create_engine
@@ -47,8 +51,15 @@ def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, hel
     if not skip_log:
         rows += examples_from_log(DecisionLog(ws.log_path).runs(), tree)
     threshold = routing_settings(ws, "local").get("threshold")
-    with StageBars(only_on_terminal=True) as bars:
-        router, report = fit_router(tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=bars)
+    with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
+        encoder, progress = None, bars
+        if pool is not None:  # the embedding's progress is the cluster's status line
+            from ..distributed.jobs import encoder as cluster_encoder
+
+            encoder = cluster_encoder(pool, tree, ws.engine_settings, status=status)
+            progress = lambda stage, done, total: stage == "embedding" or bars(stage, done, total)  # noqa: E731
+        router, report = fit_router(tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=progress,
+                                    encoder=encoder)
     path = router.save(ws)
     save_tuned(ws, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
     if as_json:

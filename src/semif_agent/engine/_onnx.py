@@ -53,7 +53,15 @@ def cache_folder() -> Path | None:
 
 
 def default_threads() -> int:
-    """Intra-op threads: the cores this process may use, at most :data:`MAX_THREADS`."""
+    """Intra-op threads: ``$OMP_NUM_THREADS`` when set, else the cores this process may use; at most :data:`MAX_THREADS`.
+
+    A process given a share of the machine says so in ``OMP_NUM_THREADS`` (a Ray
+    worker with one CPU has it at 1), so several such processes do not each
+    spread over every core.
+    """
+    asked = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if asked.isdigit() and int(asked) > 0:
+        return min(int(asked), MAX_THREADS)
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -99,6 +100,10 @@ class SkillRunner:
     that ends at a SKILL.md skill is followed by ``skill_md_executor`` (see
     :mod:`.skill_md_run`; default: show its instructions, or run its script
     when ``allow_scripts``, default ``[skills] allow_scripts``).
+
+    ``act_lock`` (an async context manager) is held while a routed request is
+    run and assessed: runners in several processes sharing one workspace hold
+    one lock, so the changes each run observes in the data dirs are its own.
     """
 
     def __init__(
@@ -115,12 +120,14 @@ class SkillRunner:
         threshold: float | None = None,
         skill_md_executor: SkillMdExecutor | None = None,
         allow_scripts: bool | None = None,
+        act_lock: contextlib.AbstractAsyncContextManager[Any] | None = None,
     ) -> None:
         check_type("workspace", workspace, Workspace)
         for engine_given in (engine, judge):
             if engine_given is not None:
                 check_engine(engine_given)
         self.workspace = workspace
+        self.act_lock = act_lock
         settings = workspace.engine_settings
         engine_name = engine.name if engine is not None else (settings.get("name") or default_engine_name())
         routing = routing_settings(workspace, engine_name)
@@ -177,7 +184,8 @@ class SkillRunner:
             route = await self.strategy.aroute(request.text)
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
-        return await run.execute(route)
+        async with self.act_lock or contextlib.nullcontext():
+            return await run.execute(route)
 
 
 class _Run:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,26 @@ from .scoring import LeafScorer
 L2_PATH = (3e-3, 3e-4, 1e-4, 3e-5)  # strengths tried, strongest first (each fit starts from the last)
 BETAS = (2.0, 8.0, 32.0)  # weights of the untrained scores tried: little data leans on them more
 REJECT_IN_SCOPE = 0.01  # without `none` rows, `none` takes the least sure 1% of held-out in-scope requests
+
+Encoder = Callable[[list[str], Callable[[str, int, int], None]], tuple[np.ndarray, np.ndarray]]
+"""``(texts, progress) -> (vectors, untrained scores)``: what :func:`encode` computes, perhaps elsewhere (a cluster)."""
+
+
+def encode(scorer: LeafScorer, texts: Sequence[str],
+           progress: Callable[[str, int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's embedding, and every leaf's untrained score for it (``scorer``'s, in its leaf order).
+
+    A row depends only on its text, so the texts may be encoded in parts, anywhere, and stacked.
+    """
+    tell = progress or (lambda stage, done, total: None)
+    vectors = scorer.engine.embedder.embed(list(texts), progress=lambda done, total: tell("embedding", done, total))
+    index = scorer.current()
+    priors = np.empty((len(texts), len(index.names)))
+    for i, text in enumerate(texts):
+        priors[i] = scorer.score_array(text, index)
+        if i % 500 == 0 or i == len(texts) - 1:
+            tell("scoring", i + 1, len(texts))
+    return np.asarray(vectors, dtype=np.float32), priors
 
 
 @dataclass
@@ -37,26 +58,21 @@ class Fitter:
     """The rows as arrays (embeddings, words, every leaf's untrained score), and the fits made on parts of them."""
 
     def __init__(self, tree: SkillTree, engine: Any, rows: Sequence[Any], *, base_threshold: float | None,
-                 progress: Any = None) -> None:
+                 progress: Any = None, encoder: Encoder | None = None) -> None:
         self.tree, self.engine, self.rows = tree, engine, list(rows)
         self._tell = progress or (lambda stage, done, total: None)
         texts = list(dict.fromkeys(r.text for r in self.rows))
-        vectors = engine.embedder.embed(texts, progress=lambda done, total: self._tell("embedding", done, total))
+        base = LeafScorer(tree, engine, examples="off")
+        index = base.current()
+        vectors, priors = (encoder or partial(encode, base))(texts, self._tell)
         where = {text: i for i, text in enumerate(texts)}
         order = np.array([where[r.text] for r in self.rows], dtype=int)
         self.x = np.asarray(vectors, dtype=np.float32)[order]
         self.vocabulary = Vocabulary.of([r.text for r in self.rows])
         self.words = self.vocabulary.features([r.text for r in self.rows])
-        base = LeafScorer(tree, engine, examples="off")
-        index = base.current()
         self.leaves = list(index.names)
         self.position = {name: i for i, name in enumerate(self.leaves)}
-        priors = np.empty((len(texts), len(self.leaves)))
-        for i, text in enumerate(texts):
-            priors[i] = base.score_array(text, index)
-            if i % 500 == 0 or i == len(texts) - 1:
-                self._tell("scoring", i + 1, len(texts))
-        self.prior_all = priors[order]
+        self.prior_all = np.asarray(priors, dtype=np.float64)[order]
         self.descriptions = np.asarray(index.vectors, dtype=np.float64)  # each leaf's embedded description
         self.tau = float(base_threshold if base_threshold is not None else base.default_threshold)
         self.none_bias: float | None = None  # without `none` rows: where `none` starts, set on held-out rows

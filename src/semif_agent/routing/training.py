@@ -123,8 +123,13 @@ class TrainingReport:
 
 
 def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base_threshold: float | None = None,
-          held_out: float = HELD_OUT, progress: Progress | None = None) -> tuple[Any, TrainingReport]:
-    """A learned router for ``tree`` from ``rows``, and the report of its held-out measurement."""
+          held_out: float = HELD_OUT, progress: Progress | None = None,
+          encoder: Any = None) -> tuple[Any, TrainingReport]:
+    """A learned router for ``tree`` from ``rows``, and the report of its held-out measurement.
+
+    ``encoder`` embeds the requests and scores them the untrained way (default: here, with ``engine``;
+    :func:`semif_agent.distributed.jobs.encoder` does it on a cluster, to the same arrays).
+    """
     import numpy as np
 
     from ._fitting import Fitter
@@ -133,7 +138,7 @@ def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base
     if not any(r.skill is not None for r in rows):
         raise UserError("nothing to learn from: no example requests, datasets or labelled runs name a skill of this tree")
     started = time.perf_counter()
-    fitter = Fitter(tree, engine, rows, base_threshold=base_threshold, progress=progress)
+    fitter = Fitter(tree, engine, rows, base_threshold=base_threshold, progress=progress, encoder=encoder)
     embedded = time.perf_counter()
     test = _held_out_rows(rows, held_out)
     kept_out = set(test)

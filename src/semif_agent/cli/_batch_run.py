@@ -1,0 +1,64 @@
+"""``semif run --batch FILE``: many requests, one logged run each, here or on a Ray cluster (``--ray``)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import UserError
+from ._cluster import StatusLine, cluster_pool
+from ._common import one_line, plural, print_json
+from .workspace_cmds import open_workspace
+
+_LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
+
+
+def run_batch_file(batch_file: Path, workspace: str | None, engine_name: str | None, model: str | None,
+                   strategy: str | None, allow_scripts: bool | None, no_log: bool, ray_address: str | None,
+                   as_json: bool) -> None:
+    from ..distributed.batch import LocalPool, load_requests, run_batch
+    from ..engine.log import DecisionLog
+
+    requests = load_requests(batch_file)
+    ws = open_workspace(workspace, create_default=True)
+    settings = ws.settings["log"]
+    log = DecisionLog(ws.log_path, fsync=bool(settings.get("fsync")),
+                      enabled=bool(settings.get("enabled", True)) and not no_log)
+    setup = partial(batch_runner, str(ws.root), engine_name, model, strategy, allow_scripts)
+    with cluster_pool(ray_address) as pool, StatusLine() as status:
+        report = run_batch(pool or LocalPool(), setup, requests, log, progress=status)
+    if as_json:
+        print_json({"runs": report.runs, "rows_written": report.rows_written, "log": str(log.path) if log.enabled else None})
+    else:
+        width = len(str(len(report.runs)))
+        for entry in report.runs:
+            number = f"{entry['index'] + 1:>{width}}."
+            if entry.get("error_before_run"):
+                click.echo(f"{number} {click.style('not run', fg='red')}: {entry['error_before_run']}")
+                continue
+            label = click.style(entry["outcome"], fg=_LABEL_COLOURS.get(entry["outcome"]), bold=True)
+            click.echo(f"{number} {entry['skill'] or '(none)'}  {label}  {one_line(entry['text'], 60)}")
+        where = f"-> {log.path}" if log.enabled else "(not logged: --no-log)"
+        click.echo(f"{plural(len(report.runs) - len(report.failed), 'run')}, "
+                   f"{plural(report.rows_written, 'row')} {where}")
+    if report.failed:
+        first = report.failed[0]
+        raise UserError(f"{len(report.failed)} of {plural(len(requests), 'request')} could not run; "
+                        f"request {first['index'] + 1}: {first['error_before_run']}")
+
+
+def batch_runner(root: str, engine_name: str | None, model: str | None, strategy: str | None,
+                 allow_scripts: bool | None) -> Any:
+    """A worker's runner for the workspace at ``root``: it logs nothing (the driver writes its rows) and acts under
+    the workspace's run lock."""
+    from ..distributed.batch import run_lock
+    from ..engine.log import DecisionLog
+    from ..workspace import Workspace
+    from .run_cmd import skill_runner
+
+    ws = Workspace.load(root)
+    return skill_runner(ws, engine_name, model, strategy, allow_scripts, log=DecisionLog(ws.log_path, enabled=False),
+                        act_lock=run_lock(ws))

@@ -1,0 +1,176 @@
+"""Batch runs: many requests, one logged run each, on a cluster or in this process.
+
+A batch file is JSON lines, one request per line: ``{"text": ...}``, with an
+optional ``"skill"`` (run it without routing) and ``"id"`` (the run's id; a
+fresh one otherwise). Workers run the requests with a skill runner that logs
+nothing; each request's rows come back to the driver, which appends them to
+the decision log once, in request order: the log holds what one local run
+per request would have written. A request whose worker died is run again,
+so a skill may have acted twice for it, but its rows are written once.
+
+Runs in one workspace hold :class:`WorkspaceRunLock` while they act and are
+assessed, so the changes each run observes in the data dirs are its own;
+routing (the embedding) runs in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SemifError, UserError
+from .pool import Status, batches_of
+
+RUN_BATCH = 1
+"""Requests per batch: a retried batch runs as few skills again as possible."""
+LOCK_NAME = "batch-run.lock"
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """One line of a batch file."""
+
+    text: str
+    skill: str | None = None
+    id: str | None = None
+
+
+@dataclass
+class BatchReport:
+    """What a batch did: one entry per request, in order (``run`` is the run's summary, or ``error`` why it did not run)."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    rows_written: int = 0
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [r for r in self.runs if r.get("error_before_run")]
+
+
+def load_requests(path: str | Path) -> list[BatchRequest]:
+    """The requests of a batch file; a bad line is an error naming the file and line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read the batch ({exc})") from exc
+    requests = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
+            raise UserError(f'{path}:{number}: each line needs "text" (a non-empty string)')
+        for key in ("skill", "id"):
+            if item.get(key) is not None and (not isinstance(item[key], str) or not item[key].strip()):
+                raise UserError(f'{path}:{number}: "{key}" must be a non-empty string')
+        requests.append(BatchRequest(item["text"], item.get("skill"), item.get("id")))
+    if not requests:
+        raise UserError(f"{path}: the batch has no requests")
+    ids = [r.id for r in requests if r.id is not None]
+    if len(ids) != len(set(ids)):
+        raise UserError(f"{path}: two requests have the same \"id\"")
+    return requests
+
+
+def run_batch(pool: Any, setup: Callable[[], Any], requests: Sequence[BatchRequest], log: Any, *,
+              progress: Callable[[Status], None] | None = None) -> BatchReport:
+    """Run every request with the runner ``setup()`` builds on each worker; append each run's rows to ``log`` once.
+
+    ``pool`` is a :class:`~.pool.WorkerPool` or a :class:`LocalPool`. A request
+    that cannot run (an unknown skill, a bad request) is reported in its entry,
+    and the others run.
+    """
+    report = BatchReport()
+    written: set[int] = set()
+
+    def take(_: int, results: list[tuple[int, list[dict[str, Any]], dict[str, Any]]]) -> None:
+        for index, rows, summary in results:
+            if index in written:  # a batch's result is taken once; a request's rows are written once
+                continue
+            log.extend(rows)
+            written.add(index)
+            report.rows_written += len(rows) if getattr(log, "enabled", True) else 0
+            report.runs.append({"index": index, **summary})
+
+    pool.map(setup, _run_requests, batches_of(list(enumerate(requests)), RUN_BATCH), on_result=take, stage="running",
+             progress=progress)
+    return report
+
+
+class LocalPool:
+    """The pool's interface in this process: ``setup`` once, then each batch in turn (no Ray needed)."""
+
+    def map(self, setup: Callable[[], Any], task: Callable[[Any, Any], Any], batches: Sequence[Any], *,
+            on_result: Callable[[int, Any], None], sizes: Sequence[int] | None = None, stage: str = "",
+            progress: Callable[[Status], None] | None = None) -> None:
+        import time
+
+        sizes = list(sizes) if sizes is not None else [len(b) for b in batches]
+        state, started, done = setup(), time.perf_counter(), 0
+        for index, batch in enumerate(batches):
+            on_result(index, task(state, batch))
+            done += sizes[index]
+            if progress is not None:
+                progress(Status(stage, done, sum(sizes), 0, time.perf_counter() - started, 1))
+
+
+class WorkspaceRunLock:
+    """An async context manager over an exclusive ``flock`` on a file beside the workspace's records."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    async def __aenter__(self) -> WorkspaceRunLock:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing releases the lock
+            self._fd = None
+
+
+def run_lock(workspace: Any) -> WorkspaceRunLock | None:
+    """The lock runs in ``workspace`` share (None where ``flock`` does not exist)."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:  # pragma: no cover
+        return None
+    return WorkspaceRunLock(Path(workspace.data_dir) / LOCK_NAME)
+
+
+def _run_requests(runner: Any, batch: list[tuple[int, BatchRequest]]) -> list[tuple[int, list[dict[str, Any]], dict[str, Any]]]:
+    """Run each request of ``batch``; return its index, the rows its run made, and its summary."""
+    from ..skills import Request
+
+    out = []
+    for index, item in batch:
+        try:
+            request = Request(item.text, id=item.id) if item.id else Request(item.text)
+            result = runner.run(request, skill=item.skill)
+        except SemifError as exc:
+            out.append((index, [], {"text": item.text, "error_before_run": str(exc)}))
+            continue
+        summary = {"run_id": result.run_id, "text": item.text, "skill": result.skill,
+                   "outcome": result.assessment.label, "reason": result.assessment.reason, "error": result.error}
+        out.append((index, result.rows, summary))
+    return out

@@ -1,0 +1,110 @@
+"""What ``semif eval`` and ``semif train`` send to a :class:`~.pool.WorkerPool`, and how the answers are put together.
+
+- Evaluation: each actor builds the strategy once (by the caller's ``make``,
+  exactly as the local evaluation does), embeds its batch's requests in one
+  go, then routes them one by one with :func:`~semif_agent.routing.evaluate.route_all`.
+  The outcomes come back in dataset order: the same decisions as a local run
+  (an embedding does not depend on the batch it was made in).
+- Training: each actor embeds a batch of the training texts and scores every
+  leaf for them the untrained way (:func:`~semif_agent.routing._fitting.encode`);
+  the driver stacks the arrays and fits, as it would have locally.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from .pool import Status, WorkerPool, batches_of
+
+ROUTE_BATCH = 64
+"""Requests per evaluation batch: one model run's worth of texts, twice over."""
+ENCODE_BATCH = 256
+"""Training texts per batch."""
+
+
+def route_all(pool: WorkerPool, make: Callable[..., Any], args: tuple, examples: Sequence[Any], *,
+              batch_size: int = ROUTE_BATCH, progress: Callable[[Status], None] | None = None,
+              stage: str = "routing") -> list[Any]:
+    """The outcomes of routing ``examples`` with the strategy ``make(*args)`` on the cluster, in dataset order.
+
+    ``make`` (a closure is fine: Ray pickles it by value) runs once per actor.
+    Each outcome's latency includes its share of its batch's embedding time.
+    """
+    outcomes: list[Any] = []
+    pool.map(partial(_call, make, args), _route_batch, batches_of(examples, batch_size),
+             on_result=lambda _, part: outcomes.extend(part), stage=stage, progress=progress)
+    return outcomes
+
+
+def encoder(pool: WorkerPool, tree: Any, settings: dict[str, Any], *, batch_size: int = ENCODE_BATCH,
+            status: Callable[[Status], None] | None = None) -> Callable[[list[str], Callable[[str, int, int], None]], tuple[Any, Any]]:
+    """An ``encoder`` for :func:`~semif_agent.routing.training.train` that embeds and scores on the cluster.
+
+    ``settings`` are the local engine's (the workspace's engine settings); ``status``
+    also hears the cluster's progress (the texts done, the rate, the batches sent again).
+    """
+
+    def encode(texts: list[str], tell: Callable[[str, int, int], None]) -> tuple[Any, Any]:
+        import numpy as np
+
+        vectors: list[Any] = []
+        priors: list[Any] = []
+
+        def take(_: int, part: tuple[Any, Any]) -> None:
+            vectors.append(part[0])
+            priors.append(part[1])
+
+        pool.map(partial(_leaf_scorer, tree, settings), _encode_batch, batches_of(texts, batch_size), on_result=take,
+                 stage="embedding", progress=lambda now: (tell("embedding", now.done, now.total), status and status(now)))
+        if not vectors:
+            return np.zeros((0, 384), dtype=np.float32), np.zeros((0, len(tree.skills)))
+        return np.concatenate(vectors), np.concatenate(priors)
+
+    return encode
+
+
+# -- what runs on the actors ------------------------------------------------------
+
+
+def _call(make: Callable[..., Any], args: tuple) -> Any:
+    return make(*args)
+
+
+def _route_batch(strategy: Any, examples: list[Any]) -> list[Any]:
+    from .._sync import run_sync
+    from ..routing.evaluate import route_all as route_locally
+
+    started = time.perf_counter()
+    embedder = embedder_of(strategy)
+    if embedder is not None:
+        embedder.embed([e.text for e in examples])  # one batched run; routing then finds every request embedded
+    share = (time.perf_counter() - started) * 1000 / max(1, len(examples))
+    outcomes = run_sync(route_locally(strategy, examples))
+    return [replace(o, latency_ms=o.latency_ms + share) for o in outcomes]
+
+
+def embedder_of(strategy: Any) -> Any:
+    """The embedder the strategy's scores come from, if any (the leaf scorer's engine, else the engine's)."""
+    scorer = getattr(strategy, "scorer", None)
+    for engine in (getattr(scorer, "engine", None), getattr(strategy, "engine", None)):
+        embedder = getattr(engine, "embedder", None)
+        if embedder is not None:
+            return embedder
+    return None
+
+
+def _leaf_scorer(tree: Any, settings: dict[str, Any]) -> Any:
+    from ..engine.registry import create_engine
+    from ..routing.scoring import LeafScorer
+
+    return LeafScorer(tree, create_engine("local", settings), examples="off")
+
+
+def _encode_batch(scorer: Any, texts: list[str]) -> tuple[Any, Any]:
+    from ..routing._fitting import encode
+
+    return encode(scorer, texts)
