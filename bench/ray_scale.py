@@ -76,8 +76,10 @@ def main() -> None:
 
     tree, examples = requests(args.hwu, args.requests)
     counts = [int(n) for n in args.workers.split(",")]
-    print(f"{len(examples)} requests ({len({e.text for e in examples})} distinct), {len(tree.skills)} skills, "
-          f"strategy {args.strategy}, {os.cpu_count()} cores; load before {load()}")
+    print(
+        f"{len(examples)} requests ({len({e.text for e in examples})} distinct), {len(tree.skills)} skills, "
+        f"strategy {args.strategy}, {os.cpu_count()} cores; load before {load()}"
+    )
     make = partial(strategy, tree)
 
     started = time.perf_counter()
@@ -98,8 +100,10 @@ def main() -> None:
             same = [o.predicted for o in outcomes] == [o.predicted for o in local]
             name = f"ray {count}"
             rates[name] = len(examples) / seconds
-            print(f"{name:<8}{seconds:>8.1f} s {rates[name]:>8.0f} requests/s  x{rates[name] / rates['local']:.2f} "
-                  f"local  ({'same decisions' if same else 'DIFFERENT DECISIONS'})")
+            print(
+                f"{name:<8}{seconds:>8.1f} s {rates[name]:>8.0f} requests/s  x{rates[name] / rates['local']:.2f} "
+                f"local  ({'same decisions' if same else 'DIFFERENT DECISIONS'})"
+            )
     finally:
         ray.shutdown()
     breakdown(tree, args.strategy, [Example(e.text + " thanks", e.skill) for e in examples[:2000]])
@@ -114,13 +118,15 @@ def breakdown(tree: SkillTree, name: str, sample: list[Example]) -> None:
     routing = create_strategy(name, tree, LocalEngine(embedder))
     started = time.perf_counter()
     for start in range(0, len(sample), 64):
-        embedder.embed([e.text for e in sample[start:start + 64]])
+        embedder.embed([e.text for e in sample[start : start + 64]])
     embedding = (time.perf_counter() - started) * 1000 / len(sample)
     started = time.perf_counter()
     run_sync(route_all(routing, sample))
     routing_ms = (time.perf_counter() - started) * 1000 / len(sample)
-    print(f"one core, per request: {embedding:.2f} ms embedding (batches of 64), {routing_ms:.2f} ms routing "
-          f"once embedded; at most {1000 / (embedding + routing_ms):.0f} requests/s per worker")
+    print(
+        f"one core, per request: {embedding:.2f} ms embedding (batches of 64), {routing_ms:.2f} ms routing "
+        f"once embedded; at most {1000 / (embedding + routing_ms):.0f} requests/s per worker"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,13 @@ def invoke(*args: str) -> Any:
 
 
 def without_timing(report: dict[str, Any]) -> dict[str, Any]:
-    return {**report, "strategies": {name: {k: v for k, v in metrics.items() if not k.startswith("latency")}
-                                     for name, metrics in report["strategies"].items()}}
+    return {
+        **report,
+        "strategies": {
+            name: {k: v for k, v in metrics.items() if not k.startswith("latency")}
+            for name, metrics in report["strategies"].items()
+        },
+    }
 
 
 def test_eval_on_the_cluster_reports_the_same_decisions(tmp_path: Path, local_cache: Path) -> None:
@@ -69,8 +74,9 @@ def test_eval_loses_nothing_when_a_worker_is_killed(cluster: Any, tmp_path: Path
     assert [o.predicted for o in there] == [o.predicted for o in here]  # ...and every request routed once, in order
     assert [o.example for o in there] == examples
     drop = ("latency_ms_p50", "latency_ms_p90")
-    assert {k: v for k, v in summarize(there, tree).items() if k not in drop} == \
-           {k: v for k, v in summarize(here, tree).items() if k not in drop}
+    assert {k: v for k, v in summarize(there, tree).items() if k not in drop} == {
+        k: v for k, v in summarize(here, tree).items() if k not in drop
+    }
 
 
 def _strategy(tree: Any, name: str) -> Any:
@@ -157,9 +163,13 @@ def test_a_worker_killed_mid_batch_loses_and_repeats_no_row(cluster: Any, tmp_pa
     ws = Workspace.load(starter(tmp_path / "ws"))
     statuses: list[Any] = []
     with WorkerPool(cluster, 2) as pool:
-        report = run_batch(pool, partial(batch_runner, str(ws.root), None, None, None, None),
-                           load_requests(tmp_path / "batch.jsonl"), DecisionLog(ws.log_path),
-                           progress=_killer(cluster, pool, statuses))
+        report = run_batch(
+            pool,
+            partial(batch_runner, str(ws.root), None, None, None, None),
+            load_requests(tmp_path / "batch.jsonl"),
+            DecisionLog(ws.log_path),
+            progress=_killer(cluster, pool, statuses),
+        )
     assert statuses[-1].failures >= 1
     runs = _runs(ws.root)
     assert list(runs) == [r["id"] for r in requests]
@@ -176,8 +186,12 @@ def test_a_worker_that_always_dies_stops_the_job_with_one_line(cluster: Any) -> 
 
 def test_an_error_in_a_task_reaches_the_driver_as_it_is(cluster: Any, tmp_path: Path) -> None:
     ws = starter(tmp_path / "ws")
-    (tmp_path / "batch.jsonl").write_text(json.dumps({"text": "do it", "skill": "no.such_skill"}) + "\n"
-                                          + json.dumps({"text": "Add milk to my todo list"}) + "\n")
+    (tmp_path / "batch.jsonl").write_text(
+        json.dumps({"text": "do it", "skill": "no.such_skill"})
+        + "\n"
+        + json.dumps({"text": "Add milk to my todo list"})
+        + "\n"
+    )
     result = CliRunner().invoke(main, ["run", "--batch", str(tmp_path / "batch.jsonl"), "-w", str(ws), "--ray"])
     assert result.exit_code == 1
     assert "1 of 2 requests could not run; request 1:" in result.output and "no.such_skill" in result.output

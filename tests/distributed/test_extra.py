@@ -17,15 +17,18 @@ def _python(code: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str]
     """Run CODE in a new interpreter on this source tree: (the process, the modules it imported)."""
     code += "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False,
-                          cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False, cwd=tmp_path
+    )
     return done, set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
 def _semif(args: list[str], *, without_ray: bool = False) -> str:
     hide = "sys.modules['ray'] = None  # as if the extra were not installed\n" if without_ray else ""
-    return ("import sys\n" + hide + "from semif_agent.cli import main\ntry:\n"
-            f"    main({args!r}, prog_name='semif')\nexcept SystemExit as exc:\n    print(f'exit {{exc.code or 0}}')\n")
+    return (
+        "import sys\n" + hide + "from semif_agent.cli import main\ntry:\n"
+        f"    main({args!r}, prog_name='semif')\nexcept SystemExit as exc:\n    print(f'exit {{exc.code or 0}}')\n"
+    )
 
 
 def test_help_and_the_distributed_package_do_not_load_ray(tmp_path: Path) -> None:
@@ -42,10 +45,17 @@ def test_without_the_extra_ray_is_one_line_naming_it(tmp_path: Path) -> None:
     dataset = tmp_path / "data.jsonl"
     dataset.write_text(json.dumps({"text": "hello", "skill": None}) + "\n")
     tree = tmp_path / "tree.json"
-    tree.write_text(json.dumps({"categories": [{"name": "notes", "description": "Notes"}],
-                                "skills": [{"name": "notes.add", "category": "notes", "description": "Save a note"}]}))
-    done, modules = _python(_semif(["eval", str(dataset), "--tree", str(tree), "--engine", "lexical", "--ray"],
-                                   without_ray=True), tmp_path)
+    tree.write_text(
+        json.dumps(
+            {
+                "categories": [{"name": "notes", "description": "Notes"}],
+                "skills": [{"name": "notes.add", "category": "notes", "description": "Save a note"}],
+            }
+        )
+    )
+    done, modules = _python(
+        _semif(["eval", str(dataset), "--tree", str(tree), "--engine", "lexical", "--ray"], without_ray=True), tmp_path
+    )
     assert "exit 1" in done.stdout
     assert "--ray needs Ray: pip install 'semif-agent[ray]'" in done.stderr
     assert "Traceback" not in done.stderr
@@ -57,7 +67,7 @@ def test_ray_alone_is_refused_for_a_single_request(tmp_path: Path) -> None:
     assert "--batch FILE.jsonl" in done.stderr
 
 
-def test_a_worker_given_one_cpu_runs_the_model_on_one_thread(monkeypatch) -> None:  # noqa: ANN001
+def test_a_worker_given_one_cpu_runs_the_model_on_one_thread(monkeypatch) -> None:
     from semif_agent.engine import _onnx
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray sets for an actor of one CPU

@@ -57,7 +57,9 @@ def imports_of(path: Path) -> set[str]:
 def test_no_layer_imports_upward() -> None:
     problems = []
     for layer, allowed in LAYERS.items():
-        paths = [PACKAGE / f"{layer}.py"] if (PACKAGE / f"{layer}.py").exists() else list((PACKAGE / layer).rglob("*.py"))
+        paths = (
+            [PACKAGE / f"{layer}.py"] if (PACKAGE / f"{layer}.py").exists() else list((PACKAGE / layer).rglob("*.py"))
+        )
         for path in paths:
             wrong = imports_of(path) - set(allowed) - {layer}
             if wrong:

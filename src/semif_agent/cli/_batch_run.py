@@ -16,22 +16,33 @@ from .workspace_cmds import open_workspace
 _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 
 
-def run_batch_file(batch_file: Path, workspace: str | None, engine_name: str | None, model: str | None,
-                   strategy: str | None, allow_scripts: bool | None, no_log: bool, ray_address: str | None,
-                   as_json: bool) -> None:
+def run_batch_file(
+    batch_file: Path,
+    workspace: str | None,
+    engine_name: str | None,
+    model: str | None,
+    strategy: str | None,
+    allow_scripts: bool | None,
+    no_log: bool,
+    ray_address: str | None,
+    as_json: bool,
+) -> None:
     from ..distributed.batch import LocalPool, load_requests, run_batch
     from ..engine.log import DecisionLog
 
     requests = load_requests(batch_file)
     ws = open_workspace(workspace, create_default=True)
     settings = ws.settings["log"]
-    log = DecisionLog(ws.log_path, fsync=bool(settings.get("fsync")),
-                      enabled=bool(settings.get("enabled", True)) and not no_log)
+    log = DecisionLog(
+        ws.log_path, fsync=bool(settings.get("fsync")), enabled=bool(settings.get("enabled", True)) and not no_log
+    )
     setup = partial(batch_runner, str(ws.root), engine_name, model, strategy, allow_scripts)
     with cluster_pool(ray_address) as pool, StatusLine() as status:
         report = run_batch(pool or LocalPool(), setup, requests, log, progress=status)
     if as_json:
-        print_json({"runs": report.runs, "rows_written": report.rows_written, "log": str(log.path) if log.enabled else None})
+        print_json(
+            {"runs": report.runs, "rows_written": report.rows_written, "log": str(log.path) if log.enabled else None}
+        )
     else:
         width = len(str(len(report.runs)))
         for entry in report.runs:
@@ -42,16 +53,20 @@ def run_batch_file(batch_file: Path, workspace: str | None, engine_name: str | N
             label = click.style(entry["outcome"], fg=_LABEL_COLOURS.get(entry["outcome"]), bold=True)
             click.echo(f"{number} {entry['skill'] or '(none)'}  {label}  {one_line(entry['text'], 60)}")
         where = f"-> {log.path}" if log.enabled else "(not logged: --no-log)"
-        click.echo(f"{plural(len(report.runs) - len(report.failed), 'run')}, "
-                   f"{plural(report.rows_written, 'row')} {where}")
+        click.echo(
+            f"{plural(len(report.runs) - len(report.failed), 'run')}, {plural(report.rows_written, 'row')} {where}"
+        )
     if report.failed:
         first = report.failed[0]
-        raise UserError(f"{len(report.failed)} of {plural(len(requests), 'request')} could not run; "
-                        f"request {first['index'] + 1}: {first['error_before_run']}")
+        raise UserError(
+            f"{len(report.failed)} of {plural(len(requests), 'request')} could not run; "
+            f"request {first['index'] + 1}: {first['error_before_run']}"
+        )
 
 
-def batch_runner(root: str, engine_name: str | None, model: str | None, strategy: str | None,
-                 allow_scripts: bool | None) -> Any:
+def batch_runner(
+    root: str, engine_name: str | None, model: str | None, strategy: str | None, allow_scripts: bool | None
+) -> Any:
     """A worker's runner for the workspace at ``root``: it logs nothing (the driver writes its rows) and acts under
     the workspace's run lock."""
     from ..distributed.batch import run_lock
@@ -60,5 +75,12 @@ def batch_runner(root: str, engine_name: str | None, model: str | None, strategy
     from .run_cmd import skill_runner
 
     ws = Workspace.load(root)
-    return skill_runner(ws, engine_name, model, strategy, allow_scripts, log=DecisionLog(ws.log_path, enabled=False),
-                        act_lock=run_lock(ws))
+    return skill_runner(
+        ws,
+        engine_name,
+        model,
+        strategy,
+        allow_scripts,
+        log=DecisionLog(ws.log_path, enabled=False),
+        act_lock=run_lock(ws),
+    )

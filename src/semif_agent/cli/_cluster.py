@@ -21,10 +21,16 @@ LOCAL = "local"  # what --ray alone means (semif_agent.distributed.cluster.LOCAL
 def ray_option(fn: Callable) -> Callable:
     """``--ray [ADDRESS]``: with an address, work on that Ray cluster; alone, on a local one started for the command."""
     return click.option(
-        "--ray", "ray_address", is_flag=False, flag_value=LOCAL, default=None, metavar="[ADDRESS]",
+        "--ray",
+        "ray_address",
+        is_flag=False,
+        flag_value=LOCAL,
+        default=None,
+        metavar="[ADDRESS]",
         help="Spread the work over a Ray cluster: the one at ADDRESS (e.g. auto, or ray://HEAD:10001), or with --ray "
-             "alone a local one on this machine's cores. Needs semif-agent[ray]. Give it last, or with an address, "
-             "so it does not take the next argument for one.")(fn)
+        "alone a local one on this machine's cores. Needs semif-agent[ray]. Give it last, or with an address, "
+        "so it does not take the next argument for one.",
+    )(fn)
 
 
 @contextlib.contextmanager
@@ -62,15 +68,19 @@ class StatusLine:
             click.echo(f"\r{self._text(status)}\033[K", nl=False, err=True)
 
     def _text(self, status: Status) -> str:
-        line = (f"{status.stage}: {status.done}/{plural(status.total, self.noun)} on {plural(status.workers, 'worker')}, "
-                f"{status.rate:.0f}/s, {status.seconds:.1f} s")
+        line = (
+            f"{status.stage}: {status.done}/{plural(status.total, self.noun)} on {plural(status.workers, 'worker')}, "
+            f"{status.rate:.0f}/s, {status.seconds:.1f} s"
+        )
         if status.failures:
             line += f", {plural(status.failures, 'batch', 'batches')} sent again after a worker died"
         return line
 
     def close(self) -> None:
         if self.last is not None:
-            click.echo(("\r" if self._live else "") + self._text(self.last) + ("\033[K" if self._live else ""), err=True)
+            click.echo(
+                ("\r" if self._live else "") + self._text(self.last) + ("\033[K" if self._live else ""), err=True
+            )
             self.last = None
 
     def __enter__(self) -> StatusLine:

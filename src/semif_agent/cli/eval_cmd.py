@@ -25,50 +25,103 @@ COLUMNS = [
     ("latency_ms_p50", "p50 ms", "median milliseconds to route one request"),
     ("latency_ms_p90", "p90 ms", "90th percentile of the milliseconds"),
     ("prompt_tokens_per_request", "tokens", "prompt tokens per request (model engines)"),
-    ("calibration_error", "ECE", "calibration error: how far the last decision's probability is from how often it is right"),
+    (
+        "calibration_error",
+        "ECE",
+        "calibration error: how far the last decision's probability is from how often it is right",
+    ),
 ]
 """(key in the report, column heading, what it measures): the table and its legend."""
-PERCENT_KEYS = {"accuracy", "balanced_accuracy", "leaf_accuracy", "category_accuracy", "out_of_scope_precision",
-                "out_of_scope_recall", "calibration_error", "validation"}
+PERCENT_KEYS = {
+    "accuracy",
+    "balanced_accuracy",
+    "leaf_accuracy",
+    "category_accuracy",
+    "out_of_scope_precision",
+    "out_of_scope_recall",
+    "calibration_error",
+    "validation",
+}
 
 
 def _help() -> str:
     """The command's help: what it does, and the legend of the table's columns (from :data:`COLUMNS`)."""
     legend = "\n".join(f"  {heading:<10}{meaning}" for _, heading, meaning in COLUMNS)
-    return ('Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did.\n\n'
-            "\b\nOne row per strategy; the columns (percentages, but for decisions, milliseconds and tokens):\n"
-            f"{legend}\n\nThe same legend is printed under the table. --errors lists what each strategy "
-            "got wrong; --tune tunes each strategy's none threshold.")
+    return (
+        'Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did.\n\n'
+        "\b\nOne row per strategy; the columns (percentages, but for decisions, milliseconds and tokens):\n"
+        f"{legend}\n\nThe same legend is printed under the table. --errors lists what each strategy "
+        "got wrong; --tune tunes each strategy's none threshold."
+    )
 
 
 @click.command("eval", help=_help())
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @workspace_option
-@click.option("--tree", "tree_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A tree file (categories.json shape) to route on instead of a workspace's.")
+@click.option(
+    "--tree",
+    "tree_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A tree file (categories.json shape) to route on instead of a workspace's.",
+)
 @click.option("--engine", "engine_name", metavar="NAME", help="SemIf engine (default: the workspace's, else local).")
-@click.option("--strategy", default="all", show_default=True, type=click.Choice(["all", *STRATEGIES]),
-              help="Routing strategy to measure.")
-@click.option("--threshold", type=float, help="The none threshold (default: the tuned one for the tuned strategy, else the engine's).")
-@click.option("--tune", is_flag=True, help="Tune each strategy's threshold on half the data, compare the best with the "
-              "current routing on the other half, and store it in the workspace only if it is really better.")
-@click.option("--measure", default="accuracy", show_default=True, type=click.Choice(list(MEASURES)),
-              help="What --tune maximises: overall accuracy, balanced accuracy (in-scope and out-of-scope alike), "
-              "or in-scope (leaf) accuracy.")
-@click.option("--errors", "show_errors", is_flag=True,
-              help="Also list the misrouted requests of each strategy: the request, the skill expected, the one it got "
-              "(--json: an \"errors\" list per strategy).")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report as JSON.")
+@click.option(
+    "--strategy",
+    default="all",
+    show_default=True,
+    type=click.Choice(["all", *STRATEGIES]),
+    help="Routing strategy to measure.",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    help="The none threshold (default: the tuned one for the tuned strategy, else the engine's).",
+)
+@click.option(
+    "--tune",
+    is_flag=True,
+    help="Tune each strategy's threshold on half the data, compare the best with the "
+    "current routing on the other half, and store it in the workspace only if it is really better.",
+)
+@click.option(
+    "--measure",
+    default="accuracy",
+    show_default=True,
+    type=click.Choice(list(MEASURES)),
+    help="What --tune maximises: overall accuracy, balanced accuracy (in-scope and out-of-scope alike), "
+    "or in-scope (leaf) accuracy.",
+)
+@click.option(
+    "--errors",
+    "show_errors",
+    is_flag=True,
+    help="Also list the misrouted requests of each strategy: the request, the skill expected, the one it got "
+    '(--json: an "errors" list per strategy).',
+)
+@click.option(
+    "--report", "report_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report as JSON."
+)
 @ray_option
 @json_option
-def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_name: str | None, strategy: str,
-          threshold: float | None, tune: bool, measure: str, show_errors: bool, report_file: Path | None,
-          ray_address: str | None, as_json: bool) -> None:
+def eval_(
+    dataset: Path,
+    workspace: str | None,
+    tree_file: Path | None,
+    engine_name: str | None,
+    strategy: str,
+    threshold: float | None,
+    tune: bool,
+    measure: str,
+    show_errors: bool,
+    report_file: Path | None,
+    ray_address: str | None,
+    as_json: bool,
+) -> None:
     from .._sync import run_sync
     from ..engine.registry import create_engine, default_engine_name
     from ..loop.runner import default_strategy
-    from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
     from ..routing.create import create_strategy
+    from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
     from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_routing
     from ..tree.tree import SkillTree
 
@@ -101,21 +154,33 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
     if tune:
         validation, test = split(examples)
         report.update(validation=len(validation), test=len(test), measure=measure)
-        current = {"strategy": tuned.get("strategy") or default_strategy(create_engine(engine_name, settings)),
-                   **{k: tuned[k] for k in ("threshold", "temperature") if k in tuned}}
+        current = {
+            "strategy": tuned.get("strategy") or default_strategy(create_engine(engine_name, settings)),
+            **{k: tuned[k] for k in ("threshold", "temperature") if k in tuned},
+        }
         names = [n for n in names if n != "learned"]  # its none threshold is learned, not tuned (see semif train)
         with _bar(len(names) * len(DEFAULT_GRID), "tuning") as bar:
-            now, trials, decision = run_sync(tune_routing(make, names, current, validation, test, skill_tree,
-                                                          measure=measure, progress=bar.update))
+            now, trials, decision = run_sync(
+                tune_routing(make, names, current, validation, test, skill_tree, measure=measure, progress=bar.update)
+            )
         report["strategies"] = {t.strategy: {**t.settings, "validation": t.validation, **t.metrics} for t in trials}
         report["current"] = {**now.settings, **now.metrics}
         report["candidate"] = {**decision.candidate.settings, **decision.candidate.metrics}
-        report.update(decision="changed" if decision.changed else "kept", reason=decision.reason, gain=decision.gain,
-                      p_value=round(decision.p_value, 4), held_out=decision.held_out)
+        report.update(
+            decision="changed" if decision.changed else "kept",
+            reason=decision.reason,
+            gain=decision.gain,
+            p_value=round(decision.p_value, 4),
+            held_out=decision.held_out,
+        )
         if decision.changed and ws is not None:
             used = engine_name or settings.get("name") or default_engine_name()
-            stored = {**decision.candidate.settings, "engine": used.split(":")[0], "measure": measure,
-                      "test_accuracy": decision.candidate.metrics["accuracy"]}
+            stored = {
+                **decision.candidate.settings,
+                "engine": used.split(":")[0],
+                "measure": measure,
+                "test_accuracy": decision.candidate.metrics["accuracy"],
+            }
             report["saved_to"] = str(save_tuned(ws, stored))
     else:
         with cluster_pool(ray_address) as pool, _bar(len(names) * len(examples), "routing", pool) as bar:
@@ -123,18 +188,23 @@ def eval_(dataset: Path, workspace: str | None, tree_file: Path | None, engine_n
                 mine = tuned if tuned.get("strategy") == name else {}
                 cut = threshold if threshold is not None else mine.get("threshold")
                 if pool is None:
-                    outcomes = run_sync(route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update))
+                    outcomes = run_sync(
+                        route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update)
+                    )
                 else:
                     from ..distributed.jobs import route_all as route_on_cluster
 
-                    outcomes = route_on_cluster(pool, make, (name, cut, mine.get("temperature")), examples,
-                                                progress=bar, stage=name)
+                    outcomes = route_on_cluster(
+                        pool, make, (name, cut, mine.get("temperature")), examples, progress=bar, stage=name
+                    )
                     bar.close()  # one line per strategy
                 report["strategies"][name] = summarize(outcomes, skill_tree)
                 if show_errors:
                     report["strategies"][name]["errors"] = [
                         {"text": o.example.text, "expected": o.example.skill, "got": o.predicted}
-                        for o in outcomes if not o.correct]
+                        for o in outcomes
+                        if not o.correct
+                    ]
     if report_file is not None:
         report_file.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if as_json:
@@ -163,7 +233,7 @@ def _router(ws: Any, tree: Any, strategy: str) -> Any:
     return router
 
 
-def _bar(length: int, label: str, pool: Any = None):  # noqa: ANN202
+def _bar(length: int, label: str, pool: Any = None):
     """A progress bar here; on a cluster (``pool``), a status line of the requests done, the rate and the failures."""
     if pool is not None:
         return StatusLine()
@@ -172,9 +242,13 @@ def _bar(length: int, label: str, pool: Any = None):  # noqa: ANN202
 
 def _print_table(report: dict[str, Any]) -> None:
     tuning = "test" in report
-    scope = f" (tuned on {report['validation']}, measured on {report['test']}, by {report['measure']})" if tuning else ""
+    scope = (
+        f" (tuned on {report['validation']}, measured on {report['test']}, by {report['measure']})" if tuning else ""
+    )
     click.echo(f"{plural(report['examples'], 'example')}{scope}")
-    click.echo(f"{'strategy':<11}" + ("thresh  validation" if tuning else "") + "".join(f"{t:>10}" for _, t, _ in COLUMNS))
+    click.echo(
+        f"{'strategy':<11}" + ("thresh  validation" if tuning else "") + "".join(f"{t:>10}" for _, t, _ in COLUMNS)
+    )
     rows = ({"current": report["current"]} if tuning else {}) | report["strategies"]
     for name, metrics in rows.items():
         line = f"{name:<11}"
@@ -192,9 +266,11 @@ def _print_table(report: dict[str, Any]) -> None:
     if tuning:
         candidate = report["candidate"]
         if candidate.get("temperature"):
-            click.echo(f"calibration of {candidate['strategy']}: temperature {candidate['temperature']} brings the ECE from "
-                       f"{_figure('calibration_error', candidate['calibration_error_untuned'])} to "
-                       f"{_figure('calibration_error', candidate['calibration_error'])}")
+            click.echo(
+                f"calibration of {candidate['strategy']}: temperature {candidate['temperature']} brings the ECE from "
+                f"{_figure('calibration_error', candidate['calibration_error_untuned'])} to "
+                f"{_figure('calibration_error', candidate['calibration_error'])}"
+            )
         if "saved_to" in report:
             click.echo(f"{report['reason']} (saved to {report['saved_to']})")
         else:

@@ -11,7 +11,8 @@ from ..errors import UserError
 from ._cluster import ray_option
 from ._common import json_option, plural, print_json, workspace_option
 from ._engines import build_engine, engine_settings, routing_options
-from ._run_lines import chosen, print_field as _field, without_shared_tail
+from ._run_lines import chosen, without_shared_tail
+from ._run_lines import print_field as _field
 from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
@@ -25,23 +26,50 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
 @workspace_option
 @routing_options
 @click.option("--skill", metavar="NAME", help="Skip routing and run this skill.")
-@click.option("--create", is_flag=True,
-              help="When no skill fits, have the code model write one (checked against the contract), then run it.")
+@click.option(
+    "--create",
+    is_flag=True,
+    help="When no skill fits, have the code model write one (checked against the contract), then run it.",
+)
 @click.option("--code-model", metavar="PROVIDER/MODEL", help="The model that writes skills for --create.")
-@click.option("--allow-scripts", is_flag=True, default=None,
-              help="Let a SKILL.md skill's script run (sandboxed) when no model follows it (default: [skills] allow_scripts).")
+@click.option(
+    "--allow-scripts",
+    is_flag=True,
+    default=None,
+    help="Let a SKILL.md skill's script run (sandboxed) when no model follows it (default: [skills] allow_scripts).",
+)
 @click.option("--no-log", is_flag=True, help="Do not write decision rows.")
-@click.option("--dry-run", is_flag=True,
-              help="Only route: show each decision's top candidates and their probabilities; run nothing, write "
-              "nothing, log nothing (the same as semif route TEXT).")
-@click.option("--batch", "batch_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='Run every request of FILE instead of TEXT: JSON lines {"text"}, optionally with "skill" (run it '
-              'without routing) and "id" (the run\'s id). One logged run each, in order.')
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Only route: show each decision's top candidates and their probabilities; run nothing, write "
+    "nothing, log nothing (the same as semif route TEXT).",
+)
+@click.option(
+    "--batch",
+    "batch_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='Run every request of FILE instead of TEXT: JSON lines {"text"}, optionally with "skill" (run it '
+    'without routing) and "id" (the run\'s id). One logged run each, in order.',
+)
 @ray_option
 @json_option
-def run(text: str | None, workspace: str | None, engine_name: str | None, model: str | None, skill: str | None,
-        strategy: str | None, create: bool, code_model: str | None, allow_scripts: bool | None, no_log: bool,
-        dry_run: bool, batch_file: Path | None, ray_address: str | None, as_json: bool) -> None:
+def run(
+    text: str | None,
+    workspace: str | None,
+    engine_name: str | None,
+    model: str | None,
+    skill: str | None,
+    strategy: str | None,
+    create: bool,
+    code_model: str | None,
+    allow_scripts: bool | None,
+    no_log: bool,
+    dry_run: bool,
+    batch_file: Path | None,
+    ray_address: str | None,
+    as_json: bool,
+) -> None:
     """Route TEXT to a skill, run it, and assess the result.
 
     Without -w, uses $SEMIF_WORKSPACE, else the current directory if it has
@@ -81,7 +109,7 @@ def run(text: str | None, workspace: str | None, engine_name: str | None, model:
         show_route(text, workspace=workspace, engine_name=engine_name, model=model, strategy=strategy, as_json=as_json)
         return
     if not text.strip():
-        raise UserError("the request is empty: say what you want done, e.g. semif run \"Add milk to my todo list\"")
+        raise UserError('the request is empty: say what you want done, e.g. semif run "Add milk to my todo list"')
     check_text(text)  # text from the command line with undecodable bytes: one line, before anything loads
     ws = open_workspace(workspace, create_default=True)
     if no_log:
@@ -92,15 +120,22 @@ def run(text: str | None, workspace: str | None, engine_name: str | None, model:
     if create and result.skill is None:
         created = _create(ws, runner, text, code_model, result.run_id, quiet=as_json)
         result = SkillRunner(ws, engine=runner.engine, judge=runner.judge, strategy=strategy).run(
-            text, skill=created.manifest["name"])
+            text, skill=created.manifest["name"]
+        )
     if as_json:
         print_json({**result.to_dict(), "created": created.manifest if created else None})
     else:
         _print_run(result, logged=not no_log)
 
 
-def skill_runner(ws, engine_name: str | None, model: str | None, strategy: str | None,  # noqa: ANN001
-                 allow_scripts: bool | None, **options: Any) -> SkillRunner:
+def skill_runner(
+    ws,
+    engine_name: str | None,
+    model: str | None,
+    strategy: str | None,
+    allow_scripts: bool | None,
+    **options: Any,
+) -> SkillRunner:
     """The runner ``semif run`` runs requests with (``options``: more :class:`SkillRunner` arguments, e.g. ``log``)."""
     from ..loop.confined import start_body_workers
     from ..loop.runner import SkillRunner, default_judge
@@ -109,12 +144,19 @@ def skill_runner(ws, engine_name: str | None, model: str | None, strategy: str |
     settings, engine_name = engine_settings(ws, engine_name, model)
     engine = build_engine(settings, engine_name)
     judge = default_judge(engine, settings) if engine is not None else None
-    return SkillRunner(ws, engine=engine, judge=judge, tree=load_tree(ws, engine=engine), strategy=strategy,
-                       skill_md_executor=_agent_executor(ws, settings, engine_name), allow_scripts=allow_scripts,
-                       **options)
+    return SkillRunner(
+        ws,
+        engine=engine,
+        judge=judge,
+        tree=load_tree(ws, engine=engine),
+        strategy=strategy,
+        skill_md_executor=_agent_executor(ws, settings, engine_name),
+        allow_scripts=allow_scripts,
+        **options,
+    )
 
 
-def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, *, quiet: bool):  # noqa: ANN001, ANN202
+def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, *, quiet: bool):
     from .._sync import run_sync
     from ..forge.create import acreate_for
     from ..forge.generator import GenerationFailed
@@ -123,8 +165,9 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
     if not quiet:
         click.echo("no skill fits: asking the code model for a new one...", err=True)
     try:
-        created = run_sync(acreate_for(ws, text, provider=provider_for(ws, model), engine=runner.engine,
-                                       log=runner.log, run_id=run_id))
+        created = run_sync(
+            acreate_for(ws, text, provider=provider_for(ws, model), engine=runner.engine, log=runner.log, run_id=run_id)
+        )
     except GenerationFailed as exc:
         raise UserError(str(exc)) from None
     if not quiet:
@@ -132,7 +175,7 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
     return created
 
 
-def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):  # noqa: ANN001, ANN202
+def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):
     """The Agent follows SKILL.md skills when a model is configured (or the engine is one), judged by the LLM judge; else None."""
     from ..llm.settings import provider_table
 

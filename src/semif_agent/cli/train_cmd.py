@@ -15,12 +15,23 @@ from ._common import StageBars, json_option, print_json, workspace_option
 @click.argument("datasets", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @workspace_option
 @click.option("--no-log", "skip_log", is_flag=True, help="Do not learn from the decision log's runs.")
-@click.option("--held-out", type=click.FloatRange(0.05, 0.5), default=0.2, show_default=True,
-              help="Share of the labelled requests kept aside to measure before and after.")
+@click.option(
+    "--held-out",
+    type=click.FloatRange(0.05, 0.5),
+    default=0.2,
+    show_default=True,
+    help="Share of the labelled requests kept aside to measure before and after.",
+)
 @ray_option
 @json_option
-def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, held_out: float, ray_address: str | None,
-          as_json: bool) -> None:
+def train(
+    datasets: tuple[Path, ...],
+    workspace: str | None,
+    skip_log: bool,
+    held_out: float,
+    ray_address: str | None,
+    as_json: bool,
+) -> None:
     """Fit the workspace's router from everything it knows, and measure it on held-out requests.
 
     \b
@@ -38,7 +49,8 @@ def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, hel
     from ..engine.log import DecisionLog
     from ..engine.registry import create_engine
     from ..routing.evaluate import load_dataset
-    from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train as fit_router
+    from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree
+    from ..routing.training import train as fit_router
     from ..routing.tune import routing_settings, save_tuned
     from .workspace_cmds import load_tree, open_workspace
 
@@ -58,8 +70,9 @@ def train(datasets: tuple[Path, ...], workspace: str | None, skip_log: bool, hel
 
             encoder = cluster_encoder(pool, tree, ws.engine_settings, status=status)
             progress = lambda stage, done, total: stage == "embedding" or bars(stage, done, total)  # noqa: E731
-        router, report = fit_router(tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=progress,
-                                    encoder=encoder)
+        router, report = fit_router(
+            tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=progress, encoder=encoder
+        )
     path = router.save(ws)
     save_tuned(ws, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
     if as_json:
@@ -76,10 +89,14 @@ def _print_report(report: dict[str, Any], path: Path) -> None:
         click.echo(f"held out {report['held_out']} requests:")
         click.echo(f"  {'':<11}{'overall':>9}{'in scope':>10}{'out of scope recall':>21}")
         for name, metrics in (("untrained", before), ("learned", after)):
-            click.echo(f"  {name:<11}{_percent(metrics['accuracy']):>9}{_percent(metrics['in_scope_accuracy']):>10}"
-                       f"{_percent(metrics['out_of_scope_recall']):>21}")
-        click.echo(f"  calibration: temperature {calibration['temperature']} brings the error from "
-                   f"{calibration['calibration_error_before']} to {calibration['calibration_error_after']}")
+            click.echo(
+                f"  {name:<11}{_percent(metrics['accuracy']):>9}{_percent(metrics['in_scope_accuracy']):>10}"
+                f"{_percent(metrics['out_of_scope_recall']):>21}"
+            )
+        click.echo(
+            f"  calibration: temperature {calibration['temperature']} brings the error from "
+            f"{calibration['calibration_error_before']} to {calibration['calibration_error_after']}"
+        )
     else:
         click.echo("too few labelled requests to hold any out: nothing was measured")
     seconds = report["seconds"]

@@ -77,12 +77,18 @@ def load_requests(path: str | Path) -> list[BatchRequest]:
         raise UserError(f"{path}: the batch has no requests")
     ids = [r.id for r in requests if r.id is not None]
     if len(ids) != len(set(ids)):
-        raise UserError(f"{path}: two requests have the same \"id\"")
+        raise UserError(f'{path}: two requests have the same "id"')
     return requests
 
 
-def run_batch(pool: Any, setup: Callable[[], Any], requests: Sequence[BatchRequest], log: Any, *,
-              progress: Callable[[Status], None] | None = None) -> BatchReport:
+def run_batch(
+    pool: Any,
+    setup: Callable[[], Any],
+    requests: Sequence[BatchRequest],
+    log: Any,
+    *,
+    progress: Callable[[Status], None] | None = None,
+) -> BatchReport:
     """Run every request with the runner ``setup()`` builds on each worker; append each run's rows to ``log`` once.
 
     ``pool`` is a :class:`~.pool.WorkerPool` or a :class:`LocalPool`. A request
@@ -101,17 +107,31 @@ def run_batch(pool: Any, setup: Callable[[], Any], requests: Sequence[BatchReque
             report.rows_written += len(rows) if getattr(log, "enabled", True) else 0
             report.runs.append({"index": index, **summary})
 
-    pool.map(setup, _run_requests, batches_of(list(enumerate(requests)), RUN_BATCH), on_result=take, stage="running",
-             progress=progress)
+    pool.map(
+        setup,
+        _run_requests,
+        batches_of(list(enumerate(requests)), RUN_BATCH),
+        on_result=take,
+        stage="running",
+        progress=progress,
+    )
     return report
 
 
 class LocalPool:
     """The pool's interface in this process: ``setup`` once, then each batch in turn (no Ray needed)."""
 
-    def map(self, setup: Callable[[], Any], task: Callable[[Any, Any], Any], batches: Sequence[Any], *,
-            on_result: Callable[[int, Any], None], sizes: Sequence[int] | None = None, stage: str = "",
-            progress: Callable[[Status], None] | None = None) -> None:
+    def map(
+        self,
+        setup: Callable[[], Any],
+        task: Callable[[Any, Any], Any],
+        batches: Sequence[Any],
+        *,
+        on_result: Callable[[int, Any], None],
+        sizes: Sequence[int] | None = None,
+        stage: str = "",
+        progress: Callable[[Status], None] | None = None,
+    ) -> None:
         import time
 
         sizes = list(sizes) if sizes is not None else [len(b) for b in batches]
@@ -158,7 +178,9 @@ def run_lock(workspace: Any) -> WorkspaceRunLock | None:
     return WorkspaceRunLock(Path(workspace.data_dir) / LOCK_NAME)
 
 
-def _run_requests(runner: Any, batch: list[tuple[int, BatchRequest]]) -> list[tuple[int, list[dict[str, Any]], dict[str, Any]]]:
+def _run_requests(
+    runner: Any, batch: list[tuple[int, BatchRequest]]
+) -> list[tuple[int, list[dict[str, Any]], dict[str, Any]]]:
     """Run each request of ``batch``; return its index, the rows its run made, and its summary."""
     from ..skills import Request
 
@@ -170,7 +192,13 @@ def _run_requests(runner: Any, batch: list[tuple[int, BatchRequest]]) -> list[tu
         except SemifError as exc:
             out.append((index, [], {"text": item.text, "error_before_run": str(exc)}))
             continue
-        summary = {"run_id": result.run_id, "text": item.text, "skill": result.skill,
-                   "outcome": result.assessment.label, "reason": result.assessment.reason, "error": result.error}
+        summary = {
+            "run_id": result.run_id,
+            "text": item.text,
+            "skill": result.skill,
+            "outcome": result.assessment.label,
+            "reason": result.assessment.reason,
+            "error": result.error,
+        }
         out.append((index, result.rows, summary))
     return out

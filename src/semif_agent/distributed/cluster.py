@@ -30,8 +30,12 @@ def connect(address: str | None = LOCAL, *, num_cpus: int | None = None) -> Any:
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    quiet = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False,
-             "configure_logging": True}
+    quiet = {
+        "include_dashboard": False,
+        "logging_level": logging.ERROR,
+        "log_to_driver": False,
+        "configure_logging": True,
+    }
     try:
         if address in (None, "", LOCAL):
             ray.init(num_cpus=num_cpus or os.cpu_count() or 1, **quiet)

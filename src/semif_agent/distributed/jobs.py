@@ -26,22 +26,41 @@ ENCODE_BATCH = 256
 """Training texts per batch."""
 
 
-def route_all(pool: WorkerPool, make: Callable[..., Any], args: tuple, examples: Sequence[Any], *,
-              batch_size: int = ROUTE_BATCH, progress: Callable[[Status], None] | None = None,
-              stage: str = "routing") -> list[Any]:
+def route_all(
+    pool: WorkerPool,
+    make: Callable[..., Any],
+    args: tuple,
+    examples: Sequence[Any],
+    *,
+    batch_size: int = ROUTE_BATCH,
+    progress: Callable[[Status], None] | None = None,
+    stage: str = "routing",
+) -> list[Any]:
     """The outcomes of routing ``examples`` with the strategy ``make(*args)`` on the cluster, in dataset order.
 
     ``make`` (a closure is fine: Ray pickles it by value) runs once per actor.
     Each outcome's latency includes its share of its batch's embedding time.
     """
     outcomes: list[Any] = []
-    pool.map(partial(_call, make, args), _route_batch, batches_of(examples, batch_size),
-             on_result=lambda _, part: outcomes.extend(part), stage=stage, progress=progress)
+    pool.map(
+        partial(_call, make, args),
+        _route_batch,
+        batches_of(examples, batch_size),
+        on_result=lambda _, part: outcomes.extend(part),
+        stage=stage,
+        progress=progress,
+    )
     return outcomes
 
 
-def encoder(pool: WorkerPool, tree: Any, settings: dict[str, Any], *, batch_size: int = ENCODE_BATCH,
-            status: Callable[[Status], None] | None = None) -> Callable[[list[str], Callable[[str, int, int], None]], tuple[Any, Any]]:
+def encoder(
+    pool: WorkerPool,
+    tree: Any,
+    settings: dict[str, Any],
+    *,
+    batch_size: int = ENCODE_BATCH,
+    status: Callable[[Status], None] | None = None,
+) -> Callable[[list[str], Callable[[str, int, int], None]], tuple[Any, Any]]:
     """An ``encoder`` for :func:`~semif_agent.routing.training.train` that embeds and scores on the cluster.
 
     ``settings`` are the local engine's (the workspace's engine settings); ``status``
@@ -58,8 +77,14 @@ def encoder(pool: WorkerPool, tree: Any, settings: dict[str, Any], *, batch_size
             vectors.append(part[0])
             priors.append(part[1])
 
-        pool.map(partial(_leaf_scorer, tree, settings), _encode_batch, batches_of(texts, batch_size), on_result=take,
-                 stage="embedding", progress=lambda now: (tell("embedding", now.done, now.total), status and status(now)))
+        pool.map(
+            partial(_leaf_scorer, tree, settings),
+            _encode_batch,
+            batches_of(texts, batch_size),
+            on_result=take,
+            stage="embedding",
+            progress=lambda now: (tell("embedding", now.done, now.total), status and status(now)),
+        )
         if not vectors:
             return np.zeros((0, 384), dtype=np.float32), np.zeros((0, len(tree.skills)))
         return np.concatenate(vectors), np.concatenate(priors)

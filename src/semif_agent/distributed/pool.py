@@ -71,7 +71,9 @@ class _Worker:
 class WorkerPool:
     """``workers`` actors (default: one per CPU of the cluster) on the connected cluster ``ray``, one CPU each."""
 
-    def __init__(self, ray: Any, workers: int | None = None, *, retries: int = RETRIES, in_flight: int = IN_FLIGHT) -> None:
+    def __init__(
+        self, ray: Any, workers: int | None = None, *, retries: int = RETRIES, in_flight: int = IN_FLIGHT
+    ) -> None:
         from .cluster import cluster_cpus
 
         self.ray = ray
@@ -148,8 +150,10 @@ class WorkerPool:
                     failures += 1
                     attempts[index] += 1
                     if attempts[index] > self.retries:
-                        raise WorkerFailed(f"batch {index + 1} of {len(batches)} lost its worker {attempts[index]} "
-                                           f"times: {_first_line(exc)}") from exc
+                        raise WorkerFailed(
+                            f"batch {index + 1} of {len(batches)} lost its worker {attempts[index]} "
+                            f"times: {_first_line(exc)}"
+                        ) from exc
                     queue.appendleft(index)
                 except RayTaskError as exc:
                     cause = getattr(exc, "cause", None)
@@ -176,7 +180,7 @@ class WorkerPool:
 def batches_of(items: Sequence[Any], size: int) -> list[list[Any]]:
     """``items`` cut into consecutive lists of ``size`` (the last may be shorter)."""
     size = max(1, size)
-    return [list(items[start:start + size]) for start in range(0, len(items), size)]
+    return [list(items[start : start + size]) for start in range(0, len(items), size)]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,16 +16,16 @@ from ..engine.decisions import DecisionRequest, DecisionResult
 from ..engine.log import DecisionLog, decision_row
 from ..engine.registry import create_engine, default_engine_name
 from ..errors import SemifError, SkillError, check_type
-from ..skills import ActionResult, Prediction, Request
-from ..tree.manifests import SkillManifest
 from ..routing.create import create_strategy
 from ..routing.tune import routing_settings
+from ..skills import ActionResult, Prediction, Request
+from ..tree.manifests import SkillManifest
 from ..tree.router import Route
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .assess import Assessment, assessment_request, needs_judge, settled, weigh
-from .context import BudgetedEngine
 from .confined import run_confined
+from .context import BudgetedEngine
 from .evidence import gather_evidence
 from .observe import Changes, Observation, diff, observe
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
@@ -143,9 +143,13 @@ class SkillRunner:
         self.engine = engine
         strategy = strategy or default_strategy(engine)
         self.judge = judge or default_judge(engine, settings)
-        self.tree = tree or SkillTree.for_workspace(workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None))
+        self.tree = tree or SkillTree.for_workspace(
+            workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None)
+        )
         self.skill_md_executor = skill_md_executor or show_instructions
-        self.allow_scripts = bool(workspace.settings["skills"].get("allow_scripts", False) if allow_scripts is None else allow_scripts)
+        self.allow_scripts = bool(
+            workspace.settings["skills"].get("allow_scripts", False) if allow_scripts is None else allow_scripts
+        )
         settings = workspace.settings["log"]
         self.log = log or DecisionLog(
             workspace.log_path, fsync=bool(settings.get("fsync")), enabled=bool(settings.get("enabled", True))
@@ -169,7 +173,9 @@ class SkillRunner:
             except RouterMismatch as exc:
                 warnings.warn(f"{exc}; routing the untrained way meanwhile", RuntimeWarning, stacklevel=3)
                 name, router = default_strategy(self.engine), None
-        return create_strategy(name, self.tree, self.engine, threshold=threshold, temperature=temperature, router=router)
+        return create_strategy(
+            name, self.tree, self.engine, threshold=threshold, temperature=temperature, router=router
+        )
 
     def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
         return run_sync(self.arun(text, skill=skill))
@@ -201,8 +207,14 @@ class _Run:
 
     def log(self, asked: DecisionRequest, answer: DecisionResult, *, kind: str, **extra: Any) -> None:
         row = decision_row(
-            run_id=self.run_id, step=len(self.rows) + 1, kind=kind, skill=self.skill,
-            request=asked, result=answer, request_id=self.request.id, **extra,
+            run_id=self.run_id,
+            step=len(self.rows) + 1,
+            kind=kind,
+            skill=self.skill,
+            request=asked,
+            result=answer,
+            request_id=self.request.id,
+            **extra,
         )
         self._append(row)
 
@@ -217,7 +229,9 @@ class _Run:
         if route.skill is None:
             action = ActionResult(action_log=f"No skill handled the request: {route.reason}.", new_state=text)
             reason = route.reason or "no skill fits the request"
-            return self.finish(route, action, settled("unclear", reason, gather_evidence(text, action, Changes()), "no skill"))
+            return self.finish(
+                route, action, settled("unclear", reason, gather_evidence(text, action, Changes()), "no skill")
+            )
         skill = route.skill
         self.skill = skill.name
         if skill.is_skill_md:
@@ -241,8 +255,15 @@ class _Run:
         """Run the body (``source``, as verified) in a confined child; its engine calls are answered, counted and logged here."""
         engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
         before = self._observe()
-        outcome = await run_confined(skill, source, self.request, workspace=self.runner.workspace, engine=engine,
-                                     run_id=self.run_id, timeout=self.runner.body_timeout)
+        outcome = await run_confined(
+            skill,
+            source,
+            self.request,
+            workspace=self.runner.workspace,
+            engine=engine,
+            run_id=self.run_id,
+            timeout=self.runner.body_timeout,
+        )
         prediction = Prediction(outcome.prediction) if outcome.prediction is not None else None
         error = outcome.error
         if outcome.action is not None:
@@ -262,22 +283,33 @@ class _Run:
     async def run_skill_md(self, route: Route, skill: SkillManifest) -> RunResult:
         """Follow a SKILL.md skill with the runner's executor, then observe and assess like any run."""
         before = self._observe()
-        run = SkillMdRun(self.request, skill, self.runner.workspace, self.run_id, allow_scripts=self.runner.allow_scripts,
-                         log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind))
+        run = SkillMdRun(
+            self.request,
+            skill,
+            self.runner.workspace,
+            self.run_id,
+            allow_scripts=self.runner.allow_scripts,
+            log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind),
+        )
         error: str | None = None
         try:
             outcome = await self.runner.skill_md_executor(run)
-        except Exception as exc:  # a failure to follow the skill becomes a logged result, never a crash
+        except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
             error = f"following the skill failed: {type(exc).__name__}: {exc}"
             outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
         changes = diff(before, self._observe())
-        if outcome.instructions is not None and not error:  # handed to the user: nobody acted, so there is nothing to judge yet
+        if (
+            outcome.instructions is not None and not error
+        ):  # handed to the user: nobody acted, so there is nothing to judge yet
             evidence = gather_evidence(self.request.text, outcome.action, changes, skill=skill)
-            assessment = settled("unclear", "its instructions were handed back; nobody followed them yet", evidence,
-                                 "instructions")
+            assessment = settled(
+                "unclear", "its instructions were handed back; nobody followed them yet", evidence, "instructions"
+            )
         else:
             assessment = await self.assess(outcome.action, changes, error=error, skill=skill, judge=outcome.judge)
-        return self.finish(route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions)
+        return self.finish(
+            route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions
+        )
 
     def _observe(self) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
@@ -318,15 +350,33 @@ class _Run:
         instructions: str | None = None,
     ) -> RunResult:
         changes = changes or Changes()
-        self._append({
-            "run_id": self.run_id, "kind": "outcome", "skill": self.skill, "request_id": self.request.id,
-            "request": self.request.text, "outcome": assessment.label, "reason": assessment.reason,
-            "action_log": action.action_log, "new_state": action.new_state, "changes": changes.to_dict(),
-            "error": error, "evidence": assessment.evidence,
-            **({"output": {k: v[:OUTPUT_KEPT] for k, v in self.output.items()}} if self.output else {}),
-        })
+        self._append(
+            {
+                "run_id": self.run_id,
+                "kind": "outcome",
+                "skill": self.skill,
+                "request_id": self.request.id,
+                "request": self.request.text,
+                "outcome": assessment.label,
+                "reason": assessment.reason,
+                "action_log": action.action_log,
+                "new_state": action.new_state,
+                "changes": changes.to_dict(),
+                "error": error,
+                "evidence": assessment.evidence,
+                **({"output": {k: v[:OUTPUT_KEPT] for k, v in self.output.items()}} if self.output else {}),
+            }
+        )
         return RunResult(
-            run_id=self.run_id, request=self.request, route=route, action=action, assessment=assessment,
-            prediction=prediction, changes=changes, rows=self.rows, log_path=self.runner.log.path, error=error,
+            run_id=self.run_id,
+            request=self.request,
+            route=route,
+            action=action,
+            assessment=assessment,
+            prediction=prediction,
+            changes=changes,
+            rows=self.rows,
+            log_path=self.runner.log.path,
+            error=error,
             instructions=instructions,
         )

@@ -22,8 +22,9 @@ Encoder = Callable[[list[str], Callable[[str, int, int], None]], tuple[np.ndarra
 """``(texts, progress) -> (vectors, untrained scores)``: what :func:`encode` computes, perhaps elsewhere (a cluster)."""
 
 
-def encode(scorer: LeafScorer, texts: Sequence[str],
-           progress: Callable[[str, int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def encode(
+    scorer: LeafScorer, texts: Sequence[str], progress: Callable[[str, int, int], None] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each text's embedding, and every leaf's untrained score for it (``scorer``'s, in its leaf order).
 
     A row depends only on its text, so the texts may be encoded in parts, anywhere, and stacked.
@@ -57,8 +58,16 @@ class Part:
 class Fitter:
     """The rows as arrays (embeddings, words, every leaf's untrained score), and the fits made on parts of them."""
 
-    def __init__(self, tree: SkillTree, engine: Any, rows: Sequence[Any], *, base_threshold: float | None,
-                 progress: Any = None, encoder: Encoder | None = None) -> None:
+    def __init__(
+        self,
+        tree: SkillTree,
+        engine: Any,
+        rows: Sequence[Any],
+        *,
+        base_threshold: float | None,
+        progress: Any = None,
+        encoder: Encoder | None = None,
+    ) -> None:
         self.tree, self.engine, self.rows = tree, engine, list(rows)
         self._tell = progress or (lambda stage, done, total: None)
         texts = list(dict.fromkeys(r.text for r in self.rows))
@@ -131,8 +140,20 @@ class Fitter:
         else:
             none_w, none_v = np.zeros(self.x.shape[1]), np.zeros(len(self.vocabulary.words))
             none_b = self.none_bias if self.none_bias is not None else (float(head.b[:count].mean()) if count else 0.0)
-        return LearnedRouter(list(part.skills), w, head.v[:count], head.b[:count], head.beta, none_w, none_v, none_b,
-                             self.tau, self.temperature, self.vocabulary, dict(meta or {}))
+        return LearnedRouter(
+            list(part.skills),
+            w,
+            head.v[:count],
+            head.b[:count],
+            head.beta,
+            none_w,
+            none_v,
+            none_b,
+            self.tau,
+            self.temperature,
+            self.vocabulary,
+            dict(meta or {}),
+        )
 
     def choose(self, part: Part, test_rows: Sequence[int]) -> tuple[LearnedRouter, float, float]:
         """The head fitted on ``part`` whose weight of the untrained scores and strength rank ``test_rows`` best;
@@ -182,8 +203,11 @@ class Fitter:
         right = [p == self.rows[i].skill for p, i in zip(predicted, rows)]
         before = calibration_error(top_probability(logits, 1.0), right)
         after = calibration_error(top_probability(logits, router.temperature), right)
-        return self._metrics(predicted, rows), {"temperature": round(router.temperature, 4),
-                                                "calibration_error_before": before, "calibration_error_after": after}
+        return self._metrics(predicted, rows), {
+            "temperature": round(router.temperature, 4),
+            "calibration_error_before": before,
+            "calibration_error_after": after,
+        }
 
     def untrained_metrics(self, rows: Sequence[int]) -> dict[str, Any]:
         """The untrained ``examples`` strategy on ``rows`` (their texts taken out of the skills' examples first)."""
@@ -209,8 +233,11 @@ class Fitter:
         best = leaves.argmax(axis=1)
         top = leaves[np.arange(len(best)), best]
         wanted = [self.rows[i].skill for i in rows]
-        inside = [self.leaves[b] == w and (not learned_none or t > n) for b, t, n, w in zip(best, top, none, wanted)
-                  if w is not None]
+        inside = [
+            self.leaves[b] == w and (not learned_none or t > n)
+            for b, t, n, w in zip(best, top, none, wanted)
+            if w is not None
+        ]
         outside = [bool(learned_none and t <= n) for t, n, w in zip(top, none, wanted) if w is None]
         parts = [sum(group) / len(group) for group in (inside, outside) if group]
         return sum(parts) / len(parts) if parts else 0.0
@@ -221,16 +248,23 @@ class Fitter:
             return 0.0
         margins = np.sort(leaves.max(axis=1) - none)
         candidates = [0.0, *((margins[:-1] + margins[1:]) / 2)]
-        return float(max(candidates, key=lambda shift: (self.balanced(leaves, none + shift, rows, learned_none=True),
-                                                        -abs(shift))))
+        return float(
+            max(
+                candidates,
+                key=lambda shift: (self.balanced(leaves, none + shift, rows, learned_none=True), -abs(shift)),
+            )
+        )
 
     def _metrics(self, predicted: list[str | None], rows: Sequence[int]) -> dict[str, Any]:
         truth = [self.rows[i].skill for i in rows]
         inside = [(p, t) for p, t in zip(predicted, truth) if t is not None]
         outside = [(p, t) for p, t in zip(predicted, truth) if t is None]
-        return {"examples": len(rows), "accuracy": _share(sum(p == t for p, t in zip(predicted, truth)), len(rows)),
-                "in_scope_accuracy": _share(sum(p == t for p, t in inside), len(inside)),
-                "out_of_scope_recall": _share(sum(p is None for p, _ in outside), len(outside))}
+        return {
+            "examples": len(rows),
+            "accuracy": _share(sum(p == t for p, t in zip(predicted, truth)), len(rows)),
+            "in_scope_accuracy": _share(sum(p == t for p, t in inside), len(inside)),
+            "out_of_scope_recall": _share(sum(p is None for p, _ in outside), len(outside)),
+        }
 
     def logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Every leaf's logit and ``none``'s for ``rows``, as the router computes them when it routes."""
@@ -243,15 +277,23 @@ class Fitter:
         mask = seen >= 0
         if mask.any():
             learned = x @ router.w.T + np.asarray(words @ router.v.T)
-            leaves[:, mask] = learned[:, seen[mask]] + router.b[seen[mask]] + router.beta * self.prior_all[rows][:, mask]
-        none = x @ router.none_w + np.asarray(words @ router.none_v).ravel() + router.none_b + router.beta * router.none_prior
+            leaves[:, mask] = (
+                learned[:, seen[mask]] + router.b[seen[mask]] + router.beta * self.prior_all[rows][:, mask]
+            )
+        none = (
+            x @ router.none_w
+            + np.asarray(words @ router.none_v).ravel()
+            + router.none_b
+            + router.beta * router.none_prior
+        )
         return leaves, none
 
     def route_logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Logits over [every leaf, none] and the index of each row's answer, for calibration."""
         leaves, none = self.logits(router, rows)
-        truth = np.array([self.position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves)
-                          for i in rows])
+        truth = np.array(
+            [self.position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves) for i in rows]
+        )
         return np.hstack([leaves, none[:, None]]), truth
 
 
@@ -265,8 +307,10 @@ def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:
 
 def without_examples(tree: SkillTree, texts: set[str]) -> SkillTree:
     """``tree`` with ``texts`` taken out of its skills' examples (so held-out rows cannot leak into the baseline)."""
-    skills = {name: replace(leaf, examples=tuple(e for e in leaf.examples if e not in texts))
-              for name, leaf in tree.skills.items()}
+    skills = {
+        name: replace(leaf, examples=tuple(e for e in leaf.examples if e not in texts))
+        for name, leaf in tree.skills.items()
+    }
     return SkillTree(tree.categories, skills, tree.problems, tree.source)
 
 

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..engine.local import MODEL_ID
@@ -63,8 +63,12 @@ class TrainingExample:
 
 def examples_from_tree(tree: SkillTree) -> list[TrainingExample]:
     """The example requests of every skill of ``tree``."""
-    return [TrainingExample(text, leaf.name, "examples", WEIGHTS["examples"])
-            for leaf in tree.skills.values() for text in leaf.examples if text.strip()]
+    return [
+        TrainingExample(text, leaf.name, "examples", WEIGHTS["examples"])
+        for leaf in tree.skills.values()
+        for text in leaf.examples
+        if text.strip()
+    ]
 
 
 def examples_from_dataset(examples: Iterable[Example], tree: SkillTree) -> list[TrainingExample]:
@@ -72,8 +76,10 @@ def examples_from_dataset(examples: Iterable[Example], tree: SkillTree) -> list[
     rows = list(examples)
     unknown = sorted({e.skill for e in rows if e.skill is not None and e.skill not in tree.skills})
     if unknown:
-        raise UserError(f"the dataset names skills the tree does not have: {', '.join(unknown[:5])}"
-                        + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+        raise UserError(
+            f"the dataset names skills the tree does not have: {', '.join(unknown[:5])}"
+            + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        )
     return [TrainingExample(e.text, e.skill, "dataset", WEIGHTS["dataset"]) for e in rows]
 
 
@@ -92,7 +98,11 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
         if run.skill is None or run.skill not in tree.skills:
             continue
         if outcome == "success":
-            out.append(TrainingExample(text, run.skill, "success", WEIGHTS["label"] if run.label_outcome else WEIGHTS["success"]))
+            out.append(
+                TrainingExample(
+                    text, run.skill, "success", WEIGHTS["label"] if run.label_outcome else WEIGHTS["success"]
+                )
+            )
         elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
             out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
@@ -118,13 +128,28 @@ class TrainingReport:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"counts": self.counts, "classes": self.classes, "held_out": self.held_out, "before": self.before,
-                "after": self.after, "calibration": self.calibration, "l2": self.l2, "seconds": self.seconds}
+        return {
+            "counts": self.counts,
+            "classes": self.classes,
+            "held_out": self.held_out,
+            "before": self.before,
+            "after": self.after,
+            "calibration": self.calibration,
+            "l2": self.l2,
+            "seconds": self.seconds,
+        }
 
 
-def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base_threshold: float | None = None,
-          held_out: float = HELD_OUT, progress: Progress | None = None,
-          encoder: Any = None) -> tuple[Any, TrainingReport]:
+def train(
+    tree: SkillTree,
+    rows: Sequence[TrainingExample],
+    engine: Any,
+    *,
+    base_threshold: float | None = None,
+    held_out: float = HELD_OUT,
+    progress: Progress | None = None,
+    encoder: Any = None,
+) -> tuple[Any, TrainingReport]:
     """A learned router for ``tree`` from ``rows``, and the report of its held-out measurement.
 
     ``encoder`` embeds the requests and scores them the untrained way (default: here, with ``engine``;
@@ -136,7 +161,9 @@ def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base
 
     rows = [r for r in rows if r.skill is None or r.skill in tree.skills]
     if not any(r.skill is not None for r in rows):
-        raise UserError("nothing to learn from: no example requests, datasets or labelled runs name a skill of this tree")
+        raise UserError(
+            "nothing to learn from: no example requests, datasets or labelled runs name a skill of this tree"
+        )
     started = time.perf_counter()
     fitter = Fitter(tree, engine, rows, base_threshold=base_threshold, progress=progress, encoder=encoder)
     embedded = time.perf_counter()
@@ -155,8 +182,14 @@ def train(tree: SkillTree, rows: Sequence[TrainingExample], engine: Any, *, base
     router = fitter.fit_all(l2, beta)
     fitted = time.perf_counter()
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
-    router.meta = {"trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "model": MODEL_ID,
-                   "tree": tree_fingerprint(tree), "skills_in_tree": len(tree.skills), "beta": beta, **report.to_dict()}
+    router.meta = {
+        "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "model": MODEL_ID,
+        "tree": tree_fingerprint(tree),
+        "skills_in_tree": len(tree.skills),
+        "beta": beta,
+        **report.to_dict(),
+    }
     return router, report
 
 
@@ -175,7 +208,7 @@ def _held_out_rows(rows: Sequence[TrainingExample], share: float) -> list[int]:
     what routing will meet, skills seen seldom or never.
     """
     candidates = [i for i, r in enumerate(rows) if r.wrong is None]
-    chosen = [i for i in candidates if int(hashlib.sha256(rows[i].text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share]
+    chosen = [
+        i for i in candidates if int(hashlib.sha256(rows[i].text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
+    ]
     return chosen if len(chosen) >= MIN_HELD_OUT else []
-
-
