@@ -81,7 +81,7 @@ def test_eval_loses_nothing_when_a_worker_is_killed(cluster: Any, tmp_path: Path
 
 def _strategy(tree: Any, name: str) -> Any:
     from semif_agent.engine.registry import create_engine
-    from semif_agent.routing.strategies import create_strategy
+    from semif_agent.routing import create_strategy
 
     return create_strategy(name, tree, create_engine("local", {}))
 

@@ -72,7 +72,7 @@ def batch_runner(
     from ..distributed.batch import run_lock
     from ..engine.log import DecisionLog
     from ..workspace import Workspace
-    from .run_cmd import skill_runner
+    from ._engines import skill_runner
 
     ws = Workspace.load(root)
     return skill_runner(

@@ -1,4 +1,5 @@
-"""The engine a routing command (``semif run``, ``semif route``) decides with: ``--engine``, ``--model``, the workspace's."""
+"""The engine a routing command (``semif run``, ``semif route``) decides with (``--engine``, ``--model``, the workspace's),
+and the runner ``semif run`` runs requests with, on one machine or on a cluster's workers."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..routing.names import STRATEGIES
+from .workspace_cmds import load_tree
 
 if TYPE_CHECKING:
     from ..engine.base import Engine
+    from ..loop.runner import SkillRunner
     from ..workspace import Workspace
 
 
@@ -60,3 +63,45 @@ def build_engine(settings: dict[str, Any], engine_name: str | None) -> Engine | 
     from ..engine.registry import create_engine
 
     return create_engine(engine_name, settings) if engine_name else None
+
+
+def skill_runner(
+    ws,
+    engine_name: str | None,
+    model: str | None,
+    strategy: str | None,
+    allow_scripts: bool | None,
+    **options: Any,
+) -> SkillRunner:
+    """The runner ``semif run`` runs requests with (``options``: more :class:`SkillRunner` arguments, e.g. ``log``)."""
+    from ..loop.confined import start_body_workers
+    from ..loop.runner import SkillRunner, default_judge
+
+    start_body_workers()  # a code skill's body runs in a warm worker: it starts while the tree loads
+    settings, engine_name = engine_settings(ws, engine_name, model)
+    engine = build_engine(settings, engine_name)
+    judge = default_judge(engine, settings) if engine is not None else None
+    return SkillRunner(
+        ws,
+        engine=engine,
+        judge=judge,
+        tree=load_tree(ws, engine=engine),
+        strategy=strategy,
+        skill_md_executor=agent_executor(ws, settings, engine_name),
+        allow_scripts=allow_scripts,
+        **options,
+    )
+
+
+def agent_executor(ws, settings: dict[str, Any], engine_name: str | None):
+    """The Agent follows SKILL.md skills when a model is configured (or the engine is one), judged by the LLM judge; else None."""
+    from ..llm.settings import provider_table
+
+    if not (engine_name == "llm" or settings.get("model") or provider_table(settings).get("model")):
+        return None
+    from ..agent.skill_runs import AgentSkillExecutor
+    from ..llm.calllog import logged
+    from ..llm.engine import build_provider
+    from ..llm.judge import create_judge
+
+    return AgentSkillExecutor(logged(build_provider(settings), ws, purpose="run"), judge=create_judge(settings))

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import UserError
 from ._cluster import ray_option
 from ._common import json_option, plural, print_json, workspace_option
-from ._engines import build_engine, engine_settings, routing_options
+from ._engines import routing_options, skill_runner
 from ._run_lines import chosen, without_shared_tail
 from ._run_lines import print_field as _field
-from .workspace_cmds import load_tree, open_workspace
+from .workspace_cmds import open_workspace
 
 if TYPE_CHECKING:
     from ..loop.runner import RunResult, SkillRunner
@@ -128,34 +128,6 @@ def run(
         _print_run(result, logged=not no_log)
 
 
-def skill_runner(
-    ws,
-    engine_name: str | None,
-    model: str | None,
-    strategy: str | None,
-    allow_scripts: bool | None,
-    **options: Any,
-) -> SkillRunner:
-    """The runner ``semif run`` runs requests with (``options``: more :class:`SkillRunner` arguments, e.g. ``log``)."""
-    from ..loop.confined import start_body_workers
-    from ..loop.runner import SkillRunner, default_judge
-
-    start_body_workers()  # a code skill's body runs in a warm worker: it starts while the tree loads
-    settings, engine_name = engine_settings(ws, engine_name, model)
-    engine = build_engine(settings, engine_name)
-    judge = default_judge(engine, settings) if engine is not None else None
-    return SkillRunner(
-        ws,
-        engine=engine,
-        judge=judge,
-        tree=load_tree(ws, engine=engine),
-        strategy=strategy,
-        skill_md_executor=_agent_executor(ws, settings, engine_name),
-        allow_scripts=allow_scripts,
-        **options,
-    )
-
-
 def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, *, quiet: bool):
     from .._sync import run_sync
     from ..forge.create import acreate_for
@@ -173,20 +145,6 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
     if not quiet:
         click.echo(f"admitted {created.manifest['name']} ({len(created.attempts)} attempt(s)); running it", err=True)
     return created
-
-
-def _agent_executor(ws, settings: dict[str, Any], engine_name: str | None):
-    """The Agent follows SKILL.md skills when a model is configured (or the engine is one), judged by the LLM judge; else None."""
-    from ..llm.settings import provider_table
-
-    if not (engine_name == "llm" or settings.get("model") or provider_table(settings).get("model")):
-        return None
-    from ..agent.skill_runs import AgentSkillExecutor
-    from ..llm.calllog import logged
-    from ..llm.engine import build_provider
-    from ..llm.judge import create_judge
-
-    return AgentSkillExecutor(logged(build_provider(settings), ws, purpose="run"), judge=create_judge(settings))
 
 
 def _print_run(result: RunResult, *, logged: bool) -> None:
