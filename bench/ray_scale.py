@@ -35,8 +35,8 @@ from pathlib import Path
 
 from semif_agent._sync import run_sync
 from semif_agent.engine.registry import create_engine
-from semif_agent.routing.evaluate import Example, load_dataset, route_all
 from semif_agent.routing import create_strategy
+from semif_agent.routing.evaluate import Example, load_dataset, route_all
 from semif_agent.tree import SkillTree
 
 ROOT = Path(__file__).resolve().parents[1]
