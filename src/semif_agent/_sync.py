@@ -12,7 +12,7 @@ import atexit
 import contextvars
 import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from .errors import SyncInAsyncError
@@ -22,9 +22,9 @@ T = TypeVar("T")
 _local = threading.local()
 _runners: list[asyncio.Runner] = []
 _runners_lock = threading.Lock()
-_closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[list[Callable[[], Awaitable[Any]]], Any]] = (
-    weakref.WeakKeyDictionary()
-)
+_closers: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, tuple[list[Callable[[], Awaitable[Any]]], AsyncGenerator[None, None]]
+] = weakref.WeakKeyDictionary()
 
 
 def close_with_loop(closer: Callable[[], Awaitable[Any]]) -> None:
@@ -47,7 +47,7 @@ def close_with_loop(closer: Callable[[], Awaitable[Any]]) -> None:
     entry[0].append(closer)
 
 
-async def _keeper(closers: list[Callable[[], Awaitable[Any]]]) -> AsyncIterator[None]:
+async def _keeper(closers: list[Callable[[], Awaitable[Any]]]) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:

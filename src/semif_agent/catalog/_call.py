@@ -12,15 +12,19 @@ sandbox modules; the worker imports it at start.
 
 from __future__ import annotations
 
-import _signal  # the C module: the signal module's enum wrappers would cost every call
 import importlib
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _cgroup, _confine, _isolation
 from .channel import Channel
+
+if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
+    import signal as _signal
+else:
+    import _signal  # the C module: the signal module's enum wrappers would cost every call
 
 WARM_LATER = frozenset({"asyncio"})
 """Heavy modules the worker imports once a call has needed them, so later calls find them warm."""

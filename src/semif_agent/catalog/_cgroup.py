@@ -21,10 +21,15 @@ The launcher and the warm worker load this module without the package.
 
 from __future__ import annotations
 
-import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 import atexit
 import os
 import time
+
+TYPE_CHECKING = False  # typing's own costs an import per script start
+if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
+    import signal as _signal
+else:
+    import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
 _base: str | None = None
 _looked = False

@@ -26,12 +26,17 @@ What :func:`confine` applies, each where the platform allows it:
 
 from __future__ import annotations
 
-import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 import ctypes
 import os
 import resource
 import stat
 import sys
+
+TYPE_CHECKING = False  # typing's own costs an import per script start
+if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
+    import signal as _signal
+else:
+    import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_ADD_RULE = 445

@@ -20,10 +20,15 @@ What it offers, each where the kernel allows it:
 
 from __future__ import annotations
 
-import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 import ctypes
 import os
 import sys
+
+TYPE_CHECKING = False  # typing's own costs an import per script start
+if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
+    import signal as _signal
+else:
+    import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000

@@ -21,11 +21,16 @@ here is paid by every script run.
 
 from __future__ import annotations
 
-import _signal
 import marshal
 import os
 import sys
 import time
+
+TYPE_CHECKING = False  # typing's own costs an import per script start
+if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
+    import signal as _signal
+else:
+    import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
 
 def _report(spec: dict, error_type: str) -> None:
@@ -107,7 +112,7 @@ def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
     """Wait for the script's process within the timeout and the disk allowance; (status, what went wrong, CPU)."""
     disk, groups = modules[3], modules[4]
     deadline = time.monotonic() + float(spec.get("timeout") or 1e9)
-    cap = spec.get("disk_bytes")
+    cap: int = spec.get("disk_bytes") or 0
     watched = disk.watched_folders(list(spec.get("writable", []))) if cap else []
     started_ns, next_check = disk.run_start_ns(), time.monotonic() + disk.FIRST_CHECK_SEC
     reason = ""
@@ -160,11 +165,14 @@ def main() -> None:
     package_parent, spec_hex, script, *args = sys.argv[1:]
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    import _cgroup  # this folder's modules, without importing the package
-    import _confine
-    import _disk
-    import _isolation
-    import _process_group
+    if TYPE_CHECKING:  # the same files, as the package's modules
+        from . import _cgroup, _confine, _disk, _isolation, _process_group
+    else:  # this folder's modules, without importing the package
+        import _cgroup
+        import _confine
+        import _disk
+        import _isolation
+        import _process_group
 
     sys.path.remove(here)
     spec = marshal.loads(bytes.fromhex(spec_hex))

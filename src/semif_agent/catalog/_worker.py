@@ -326,7 +326,7 @@ class _Worker:
     def _answer(self, reply: dict[str, Any]) -> None:
         pid = self.by_id.get(int(reply["id"]))
         call = self.calls.get(pid) if pid is not None else None
-        if call is None or not call.asking:
+        if pid is None or call is None or not call.asking:
             return  # the call ended, or never asked: the answer is dropped
         call.asking = False
         if reply.get("ok"):

@@ -345,13 +345,13 @@ class AgentSkillRuntime(ScriptRunning):
             by_segment[info.skill_id] = info
         parts = [part for part in Path(raw).parts if part not in ("", "/", ".")]
         for index, part in enumerate(parts[:-1]):
-            info = by_segment.get(part)
-            if info is None:
+            owner = by_segment.get(part)
+            if owner is None:
                 continue
             relative = Path(*parts[index + 1 :]).as_posix()
             try:
-                if resolve_inside(info.root, relative).is_file():
-                    return info.skill_id, relative
+                if resolve_inside(owner.root, relative).is_file():
+                    return owner.skill_id, relative
             except SkillPathError:
                 continue
         return None

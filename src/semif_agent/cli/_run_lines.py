@@ -11,7 +11,7 @@ import click
 from ._common import one_line
 
 if TYPE_CHECKING:
-    from ..engine.log import RunRecord
+    from ..engine.labels import RunRecord
 
 REQUEST_ROOM = 48
 

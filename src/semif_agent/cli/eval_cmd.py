@@ -154,7 +154,7 @@ def eval_(
     if tune:
         validation, test = split(examples)
         report.update(validation=len(validation), test=len(test), measure=measure)
-        current = {
+        current: dict[str, Any] = {
             "strategy": tuned.get("strategy") or default_strategy(create_engine(engine_name, settings)),
             **{k: tuned[k] for k in ("threshold", "temperature") if k in tuned},
         }

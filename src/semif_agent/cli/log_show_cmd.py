@@ -34,7 +34,7 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     log = DecisionLog(ws.log_path)
     record = log.run(run_id)
     rows = [row for row in log.read() if row.get("run_id") == record.run_id]
-    outcome = next((row for row in reversed(rows) if row.get("kind") == "outcome"), {})
+    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == "outcome"), {})
     labels = [row for row in rows if row.get("kind") == "label"]
     decisions = [row for row in rows if row.get("kind") not in ("outcome", "label")]
     if as_json:

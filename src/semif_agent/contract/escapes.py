@@ -206,7 +206,7 @@ class _Scan:
             elif isinstance(node, ast.Call):
                 yield from self._call(node, line)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                yield from self._text(node, line)
+                yield from self._text(node.value, line)
         for name, line in rebound.items():
             yield Violation(3, line, f"rebinds {name!r}, a name its imports bind: give the value another name")
 
@@ -363,8 +363,7 @@ class _Scan:
         elif isinstance(target, ast.Name) and target.id in self.modules:
             return  # the module as a value is refused where it is used
 
-    def _text(self, node: ast.Constant, line: int) -> Iterator[Violation]:
-        text = node.value
+    def _text(self, text: str, line: int) -> Iterator[Violation]:
         if _FORMAT_FIELD.search(text):
             yield Violation(3, line, "has a format string that reads private, dunder or frame attributes")
         elif _SQL_FILES.search(text):

@@ -184,7 +184,7 @@ def _run_requests(
     """Run each request of ``batch``; return its index, the rows its run made, and its summary."""
     from ..skills import Request
 
-    out = []
+    out: list[tuple[int, list[dict[str, Any]], dict[str, Any]]] = []
     for index, item in batch:
         try:
             request = Request(item.text, id=item.id) if item.id else Request(item.text)

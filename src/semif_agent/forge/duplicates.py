@@ -63,7 +63,7 @@ def nearest_leaf(
     scores = similarities(option_text(name, description), leaves)
     if not scores:
         return None
-    closest = max(scores, key=scores.get)
+    closest = max(scores, key=scores.__getitem__)
     similarity = scores[closest]
     if similarity >= refuse_at:
         return Nearest(closest, similarity, "same")

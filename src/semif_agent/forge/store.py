@@ -35,7 +35,7 @@ def admit(
     body = body_path_for(workspace.bodies_dir, manifest["category"], manifest["name"])
     with locked(path):
         try:
-            data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"version": 1}
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"version": 1}
         except json.JSONDecodeError as exc:
             raise ManifestError(
                 f"invalid JSON at line {exc.lineno}; fix it before adding skills", file=str(path)

@@ -268,17 +268,17 @@ class Fitter:
 
     def logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Every leaf's logit and ``none``'s for ``rows``, as the router computes them when it routes."""
-        rows = np.asarray(rows, dtype=int)
+        picked = np.asarray(rows, dtype=int)
         column = {name: i for i, name in enumerate(router.classes)}
         seen = np.array([column.get(name, -1) for name in self.leaves])
-        x = self.x[rows].astype(np.float64)
-        words = self.words[rows]
-        leaves = router.beta * self.prior_all[rows] + router.unseen_bias
+        x = self.x[picked].astype(np.float64)
+        words = self.words[picked]
+        leaves = router.beta * self.prior_all[picked] + router.unseen_bias
         mask = seen >= 0
         if mask.any():
             learned = x @ router.w.T + np.asarray(words @ router.v.T)
             leaves[:, mask] = (
-                learned[:, seen[mask]] + router.b[seen[mask]] + router.beta * self.prior_all[rows][:, mask]
+                learned[:, seen[mask]] + router.b[seen[mask]] + router.beta * self.prior_all[picked][:, mask]
             )
         none = (
             x @ router.none_w

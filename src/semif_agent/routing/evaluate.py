@@ -118,7 +118,7 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
     inside = [o for o in outcomes if o.example.skill is not None]
     outside = [o for o in outcomes if o.example.skill is None]
     said_none = [o for o in outcomes if o.predicted is None]
-    top = {name: (tree.path_to(name) or [""])[0] for name in tree.skills}
+    top: dict[str | None, str] = {name: (tree.path_to(name) or [""])[0] for name in tree.skills}  # None: no skill
     latencies = sorted(o.latency_ms for o in outcomes)
     return {
         "examples": len(outcomes),
@@ -180,7 +180,8 @@ def split(dataset: list[Example], validation_share: float = 0.5) -> tuple[list[E
     """A deterministic split by text hash: (validation, test)."""
     import hashlib
 
-    validation, test = [], []
+    validation: list[Example] = []
+    test: list[Example] = []
     for example in dataset:
         bucket = int(hashlib.sha256(example.text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
         (validation if bucket < validation_share else test).append(example)

@@ -125,14 +125,13 @@ def tune_temperature(outcomes: list[Outcome], grid: tuple[float, ...] = TEMPERAT
     """
     if sum(o.scores is not None for o in outcomes) < MIN_CALIBRATION_EXAMPLES:
         return None
-    losses = {t: _log_loss(outcomes, t) for t in grid}
-    losses = {t: v for t, v in losses.items() if v is not None}
-    return min(losses, key=losses.get) if losses else None
+    losses = {t: loss for t in grid if (loss := _log_loss(outcomes, t)) is not None}
+    return min(losses, key=losses.__getitem__) if losses else None
 
 
 def _log_loss(outcomes: list[Outcome], temperature: float) -> float | None:
-    pairs = [(o.confidence_at(temperature), o.correct) for o in outcomes]
-    pairs = [(min(max(c, 1e-6), 1 - 1e-6), ok) for c, ok in pairs if c is not None]
+    confidences = [(o.confidence_at(temperature), o.correct) for o in outcomes]
+    pairs = [(min(max(c, 1e-6), 1 - 1e-6), ok) for c, ok in confidences if c is not None]
     if not pairs:
         return None
     return -sum(math.log(c) if ok else math.log(1 - c) for c, ok in pairs) / len(pairs)
@@ -153,7 +152,7 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[st
             tuned = {}
     if engine is not None and tuned.get("engine") not in (None, engine):
         tuned = {}
-    settings = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if k in tuned}
+    settings: dict[str, Any] = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if k in tuned}
     settings.update(workspace.settings.get("routing", {}))
     return settings
 

@@ -108,9 +108,10 @@ class _Update:
         """``node``'s children changed: it is touched, and its centroid and its ancestors' are stale."""
         if node is not self.root:
             self.touched.add(node)
-        while node is not None:
-            self.centres.forget(node)
-            node = self.parents.get(node)
+        current: Node | None = node
+        while current is not None:
+            self.centres.forget(current)
+            current = self.parents.get(current)
 
     def take_out(self, leaves: Iterable[str]) -> None:
         for leaf in leaves:

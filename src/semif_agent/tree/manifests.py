@@ -243,14 +243,15 @@ def _drop_orphans(result: Manifests, file: str) -> None:
 
 def _on_cycle(category: Category, categories: dict[str, Category]) -> bool:
     seen = {category.name}
-    node = category
-    while node.parent:
-        if node.parent in seen:
+    parent = category.parent
+    while parent:
+        if parent in seen:
             return True
-        seen.add(node.parent)
-        node = categories.get(node.parent)
+        seen.add(parent)
+        node = categories.get(parent)
         if node is None:
             return False
+        parent = node.parent
     return False
 
 

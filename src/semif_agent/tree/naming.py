@@ -145,7 +145,7 @@ class Namer:
         """Skills under ``node``, how many of them use each term, and the terms' summed weights."""
         found = self._bags.get(node)
         if found is None:
-            size, df, weight = len(node.skills), Counter(), Counter()
+            size, df, weight = len(node.skills), Counter[str](), Counter[str]()
             for leaf in node.skills:
                 terms = self.terms(leaf)
                 df.update(terms.keys())

@@ -31,6 +31,7 @@ from ..workspace import Workspace
 from .build import MAX_CHILDREN, FlatSkill, update_tree
 from .leaf_ids import distinct_ids
 from .manifests import RESERVED_IDS, SKILL_MD, Category, Manifests, SkillManifest, load_manifests, parse_manifests
+from ._vectors import Embed
 from .skill_md import FoundSkill, scan_skill_md
 
 TREE_FILE = "tree.json"
@@ -46,7 +47,7 @@ def tree_file(workspace: Workspace) -> Path:
 def workspace_manifests(
     workspace: Workspace,
     *,
-    embed: Callable[[list[str]], Any] | None = None,
+    embed: Embed | None = None,
     progress: Progress | None = None,
     full: bool = False,
 ) -> Manifests:
@@ -103,9 +104,12 @@ def workspace_manifests(
     return Manifests(categories, skills, problems)
 
 
-def _split_by_category(found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]):
+def _split_by_category(
+    found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]
+) -> tuple[list[tuple[str, FoundSkill]], list[tuple[str, FoundSkill]]]:
     """SKILL.md skills whose frontmatter names a code category, and the ones the builder places."""
-    direct, placed = [], []
+    direct: list[tuple[str, FoundSkill]] = []
+    placed: list[tuple[str, FoundSkill]] = []
     for leaf_id, skill in zip(ids, found):
         category = skill.metadata.get("category") if isinstance(skill.metadata, dict) else None
         (direct if category in code_categories else placed).append((leaf_id, skill))
@@ -204,7 +208,7 @@ def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]
     skills = []
     for entry in built.get("skills", []):
         entry = dict(entry)
-        skill = by_id.get(entry.get("name"))
+        skill = by_id.get(entry.get("name", ""))
         if skill is not None:
             entry["seen"] = {
                 "signature": list(skill.signature),

@@ -74,14 +74,15 @@ def plan_migration(root: Path, raw: dict[str, Any]) -> Plan | None:
     plan = Plan()
     for kind, (old_key, name) in _OLD_FILES.items():
         old = paths.get(old_key)
-        names_file = isinstance(old, str) and (old_key != kind or _is_file_setting(root, old))
-        current = None if kind == old_key and names_file else paths.get(kind)
+        # the old setting, when it names the file itself (not a folder to keep it in)
+        old_file = old if isinstance(old, str) and (old_key != kind or _is_file_setting(root, old)) else None
+        current = None if kind == old_key and old_file is not None else paths.get(kind)
         folder = current if isinstance(current, str) else posixpath.join(data, kind)
-        if names_file:
+        if old_file is not None:
             if old_key != kind:
                 plan.paths[old_key] = None
             plan.paths[kind] = folder
-        source = _resolve(root, old) if names_file else data_dir / name
+        source = _resolve(root, old_file) if old_file is not None else data_dir / name
         target = _resolve(root, folder) / name
         if source == target or not source.is_file():
             continue
@@ -101,7 +102,7 @@ def plan_migration(root: Path, raw: dict[str, Any]) -> Plan | None:
     return plan
 
 
-def migrate(root: Path, settings_file: Path, raw: dict[str, Any], check: Callable[[dict[str, Any]], None]) -> bool:
+def migrate(root: Path, settings_file: Path, raw: dict[str, Any], check: Callable[[dict[str, Any]], object]) -> bool:
     """Move the workspace at ``root`` to the current layout if it needs it; True when it was moved.
 
     ``check`` is handed the settings the move would leave and raises if they
