@@ -21,10 +21,14 @@ from .errors import SkillParseError
 
 _BOM = "\ufeff"
 _DELIMITER = "---"
-_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+try:
+    from yaml import CSafeLoader as _SafeBase
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _SafeBase  # type: ignore[assignment]  # the same safe loader, in Python
 
 
-class _SkillLoader(_SafeBase):  # type: ignore[misc, valid-type]
+class _SkillLoader(_SafeBase):
     """The safe loader, refusing duplicate mapping keys."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

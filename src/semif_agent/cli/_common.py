@@ -14,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -86,7 +86,9 @@ class SemifGroup(click.Group):
             unknown = getattr(exc, "command_name", None)  # click's NoSuchCommand (8.4+) suggests close names
             if unknown is None:
                 raise
-            raise type(exc)(unknown, possibilities=self.list_commands(ctx), ctx=ctx) from None
+            # Only NoSuchCommand has command_name; it is looked up by name, as older clicks have no such class.
+            no_such_command = cast("type[click.exceptions.NoSuchCommand]", type(exc))
+            raise no_such_command(unknown, possibilities=self.list_commands(ctx), ctx=ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The Commands section, with the summaries of commands not imported yet."""

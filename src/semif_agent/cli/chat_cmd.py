@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -68,11 +69,10 @@ def chat(
     )
     agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
     click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.skills)} skills on demand; /exit to leave", err=True)
-    stdin = click.get_text_stream("stdin")
     failed = 0
     while True:
         click.echo("> ", nl=False, err=True)
-        line = stdin.readline()
+        line = sys.stdin.readline()
         if not line:
             click.echo(err=True)  # end the prompt's line
             break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +238,7 @@ def _bar(length: int, label: str, pool: Any = None):
     """A progress bar here; on a cluster (``pool``), a status line of the requests done, the rate and the failures."""
     if pool is not None:
         return StatusLine()
-    return click.progressbar(length=length, label=label, file=click.get_text_stream("stderr"))
+    return click.progressbar(length=length, label=label, file=sys.stderr)
 
 
 def _print_table(report: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from .workspace_cmds import find_cli_workspace, load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..forge.generator import Attempt
+    from ..tree.manifests import SkillManifest
 
 
 def provider_for(ws: Workspace, model: str | None) -> Any:
@@ -76,7 +77,14 @@ def _manifest_for(target: str, ws: Workspace | None, name: str | None) -> tuple[
     skill = tree.get(target)
     if skill.is_stub:
         raise UserError(f"{target} has no body to check (expected {skill.body_path})")
-    return skill.body_path.read_text(encoding="utf-8"), skill.to_dict()
+    return _body_file(skill).read_text(encoding="utf-8"), skill.to_dict()
+
+
+def _body_file(skill: SkillManifest) -> Path:
+    """A code skill's body; a SKILL.md skill has none (a clear error, not a crash)."""
+    if skill.body_path is None:
+        raise UserError(f"{skill.name} is a SKILL.md skill: it has no Python body to check or review")
+    return skill.body_path
 
 
 @click.command("check")
@@ -167,7 +175,7 @@ def review(
     ws = open_workspace(workspace)
     tree = load_tree(ws)
     skill = tree.get(name)
-    source = skill.body_path.read_text(encoding="utf-8") if not skill.is_stub else ""
+    source = _body_file(skill).read_text(encoding="utf-8") if not skill.is_stub else ""
     report = run_sync(acheck_skill(source, skill.to_dict(), workspace=ws, tree=tree, engine=_engine(ws), gate=False))
     runs = [r for r in DecisionLog(ws.log_path).read() if r.get("kind") == "outcome" and r.get("skill") == name]
     counts = {label: sum(r.get("outcome") == label for r in runs) for label in ("success", "failure", "unclear")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +65,18 @@ def train(
         rows += examples_from_log(DecisionLog(ws.log_path).runs(), tree)
     threshold = routing_settings(ws, "local").get("threshold")
     with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
-        encoder, progress = None, bars
+        encoder = None
+        progress: Callable[[str, int, int], None] = bars
         if pool is not None:  # the embedding's progress is the cluster's status line
             from ..distributed.jobs import encoder as cluster_encoder
 
             encoder = cluster_encoder(pool, tree, ws.engine_settings, status=status)
-            progress = lambda stage, done, total: stage == "embedding" or bars(stage, done, total)  # noqa: E731
+
+            def bars_but_embedding(stage: str, done: int, total: int) -> None:
+                if stage != "embedding":
+                    bars(stage, done, total)
+
+            progress = bars_but_embedding
         router, report = fit_router(
             tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=progress, encoder=encoder
         )

@@ -80,7 +80,8 @@ class SkillProperties:
     license: Optional[str] = None  # noqa: UP045 - the reference's annotations
     compatibility: Optional[str] = None  # noqa: UP045
     allowed_tools: Optional[str] = None  # noqa: UP045
-    metadata: dict[str, str] = field(default_factory=dict)
+    # None when the frontmatter has no metadata: the reference library passes it on as it is
+    metadata: Optional[dict[str, str]] = field(default_factory=dict)  # noqa: UP045
 
     def to_dict(self) -> dict[str, Any]:
         """The fields set, with ``allowed-tools`` spelled as in the frontmatter; empty metadata left out."""
@@ -147,7 +148,7 @@ def read_properties(skill_dir: Path) -> SkillProperties:
         license=data.get("license"),
         compatibility=data.get("compatibility"),
         allowed_tools=data.get("allowed-tools"),
-        metadata=data.get("metadata"),  # type: ignore[arg-type] - None when absent, as in the reference
+        metadata=data.get("metadata"),
     )
 
 

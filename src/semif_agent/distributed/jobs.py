@@ -77,13 +77,18 @@ def encoder(
             vectors.append(part[0])
             priors.append(part[1])
 
+        def show(now: Status) -> None:
+            tell("embedding", now.done, now.total)
+            if status is not None:
+                status(now)
+
         pool.map(
             partial(_leaf_scorer, tree, settings),
             _encode_batch,
             batches_of(texts, batch_size),
             on_result=take,
             stage="embedding",
-            progress=lambda now: (tell("embedding", now.done, now.total), status and status(now)),
+            progress=show,
         )
         if not vectors:
             return np.zeros((0, 384), dtype=np.float32), np.zeros((0, len(tree.skills)))

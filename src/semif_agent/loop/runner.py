@@ -17,6 +17,7 @@ from ..engine.log import DecisionLog, decision_row
 from ..engine.registry import create_engine, default_engine_name
 from ..errors import SemifError, SkillError, check_type
 from ..routing.create import create_strategy
+from ..routing.scoring import can_score
 from ..routing.tune import routing_settings
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
@@ -83,7 +84,7 @@ def default_judge(engine: Engine, settings: dict[str, Any]) -> Engine:
 
 def default_strategy(engine: Engine) -> str:
     """``examples`` for engines that can score many options at once (local, lexical), else the chain."""
-    return "examples" if callable(getattr(engine, "score", None)) else "chain"
+    return "examples" if can_score(engine) else "chain"
 
 
 class SkillRunner:

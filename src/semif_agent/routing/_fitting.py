@@ -30,7 +30,7 @@ def encode(
     A row depends only on its text, so the texts may be encoded in parts, anywhere, and stacked.
     """
     tell = progress or (lambda stage, done, total: None)
-    vectors = scorer.engine.embedder.embed(list(texts), progress=lambda done, total: tell("embedding", done, total))
+    vectors = scorer.embedder.embed(list(texts), progress=lambda done, total: tell("embedding", done, total))
     index = scorer.current()
     priors = np.empty((len(texts), len(index.names)))
     for i, text in enumerate(texts):

@@ -10,7 +10,7 @@ from ..tree.router import Router
 from ..tree.tree import SkillTree
 from .learned import Learned, LearnedScorer
 from .names import STRATEGIES
-from .scoring import LeafScorer
+from .scoring import LeafScorer, can_score
 from .strategies import SHORTLIST_SIZE, Beam, BestLeaf, RoutingStrategy, Shortlist
 
 
@@ -38,7 +38,7 @@ def create_strategy(
         return Router(tree, engine)
     if name not in STRATEGIES:
         raise EngineConfigError(f"unknown routing strategy {name!r} (known: {', '.join(STRATEGIES)})")
-    scorer_engine = scorer_engine or (engine if callable(getattr(engine, "score", None)) else None)
+    scorer_engine = scorer_engine or (engine if can_score(engine) else None)
     if scorer_engine is None or (name == "learned" and scorer_engine.name != "local"):
         from ..engine.registry import create_engine
 

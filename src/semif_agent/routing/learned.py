@@ -193,7 +193,7 @@ class LearnedScorer(LeafScorer):
         np = index.numpy
         prior = super().score_array(text, index)
         router = self.router
-        x = self.engine.embedder.embed([text])[0].astype(np.float64)
+        x = self.embedder.embed([text])[0].astype(np.float64)
         cols, values = router.vocabulary.vector(text)
         learned = router.w @ x + router.v[:, cols] @ values
         rows, b = self._columns(index)
@@ -214,6 +214,7 @@ class Learned(BestLeaf):
     """``best_leaf`` on the learned logits, ``none`` at its own logit per request, at the fitted temperature."""
 
     name = "learned"
+    scorer: LearnedScorer
 
     def __init__(self, tree: SkillTree, engine: Any, scorer: LearnedScorer) -> None:
         super().__init__(tree, engine, scorer, scorer.default_threshold, scorer.router.temperature)

@@ -22,12 +22,12 @@ operations; without numpy (the ``lexical`` engine on an install without the
 from __future__ import annotations
 
 import heapq
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 from ..engine.base import Engine, check_engine
 from ..engine.decisions import Option
 from ..engine.lexical import LexicalEngine
-from ..engine.local import LocalEngine, option_text
+from ..engine.local import Embedder, LocalEngine, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
 from ..tree.tree import SkillTree
@@ -47,6 +47,17 @@ BLENDED_THRESHOLD = 0.35
 BLOCK_ROWS = 1024
 
 
+class ScoringEngine(Engine, Protocol):
+    """An engine that can score options without choosing one (the local and lexical engines can)."""
+
+    def score(self, state: str, options: list[Option]) -> dict[str, float]: ...
+
+
+def can_score(engine: Engine) -> TypeGuard[ScoringEngine]:
+    """Whether ``engine`` scores options (has a ``score(state, options)``)."""
+    return callable(getattr(engine, "score", None))
+
+
 class LeafIndex:
     """One version of a tree, ready to score: its leaves in order, their vectors and postings, its decisions.
 
@@ -63,7 +74,7 @@ class LeafIndex:
         self.blocks: list[tuple[int, int]] = []  # row ranges of the vectors, multiplied one at a time
         self.row_starts: Any = None  # "nn": each leaf's first row (its rows are consecutive)
         self.keywords: BM25Index | None = None
-        self.options: list[Option] | None = None  # for an engine that scores options as they are
+        self.options: list[Option] = []  # for an engine that scores options as they are
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
 
@@ -98,7 +109,7 @@ class LeafScorer:
         check_engine(engine)
         if examples not in EXAMPLE_MODES:
             raise EngineConfigError(f"examples must be one of {', '.join(EXAMPLE_MODES)}, not {examples!r}")
-        if not callable(getattr(engine, "score", None)):
+        if not can_score(engine):
             raise EngineConfigError(f"engine {engine.name!r} cannot score options; leaf scoring needs local or lexical")
         self.tree = tree
         self.engine = engine
@@ -110,6 +121,13 @@ class LeafScorer:
     @property
     def embedded(self) -> bool:
         return isinstance(self.engine, LocalEngine)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The local engine's embedder: only an :attr:`embedded` scorer has one."""
+        if not isinstance(self.engine, LocalEngine):
+            raise EngineConfigError(f"engine {self.engine.name!r} has no embeddings; this needs the local engine")
+        return self.engine.embedder
 
     @property
     def default_threshold(self) -> float:
@@ -138,7 +156,7 @@ class LeafScorer:
         if not index.names:
             return np.zeros(0) if np is not None else []
         if self.embedded:
-            out = index.cosines(self.engine.embedder.embed([text])[0]).astype(np.float64)
+            out = index.cosines(self.embedder.embed([text])[0]).astype(np.float64)
             if index.keywords is not None:
                 out += self.lexical_weight * index.keywords.scores(text)
             return out
@@ -181,7 +199,7 @@ class LeafScorer:
         """Rows to compare with (descriptions, plus examples or centroids), and where each leaf's rows start."""
         np = _numpy()
         texts = [option_text(s.name, s.description) for s in skills]
-        embed = self.engine.embedder.embed
+        embed = self.embedder.embed
         examples = [(i, e) for i, s in enumerate(skills) for e in s.examples]
         if self.examples == "off" or not examples:
             return embed(texts), None
@@ -193,7 +211,8 @@ class LeafScorer:
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             return matrix, None
         # nearest neighbour: each leaf's description row, then its examples' rows
-        order, starts = [], []
+        order: list[int] = []
+        starts: list[int] = []
         example_rows: dict[int, list[int]] = {}
         for j, (i, _) in enumerate(examples):
             example_rows.setdefault(i, []).append(len(skills) + j)

@@ -28,10 +28,10 @@ from typing import Any
 from .._files import replace_file
 from ..errors import ManifestError
 from ..workspace import Workspace
+from ._vectors import Embed
 from .build import MAX_CHILDREN, FlatSkill, update_tree
 from .leaf_ids import distinct_ids
 from .manifests import RESERVED_IDS, SKILL_MD, Category, Manifests, SkillManifest, load_manifests, parse_manifests
-from ._vectors import Embed
 from .skill_md import FoundSkill, scan_skill_md
 
 TREE_FILE = "tree.json"
