@@ -6,7 +6,10 @@ import textwrap
 
 import pytest
 
-from semif_agent.forge import check_source
+from semif_agent._sync import run_sync
+from semif_agent.errors import InvalidArgumentError
+from semif_agent.forge import acheck_skill, check_source
+from semif_agent.tree.tree import SkillTree
 
 from ..conftest import SEED_BODY
 
@@ -244,3 +247,11 @@ def test_the_contract_given_to_the_model_names_every_allowed_module() -> None:
 
     text = " ".join(contract_text().split())
     assert [m for m in sorted(ALLOWED_MODULES) if f"`{m}`" not in text] == []
+
+
+def test_the_gate_without_a_workspace_is_refused_and_the_static_check_needs_none() -> None:
+    manifest = {"name": "notes.add", "category": "notes"}
+    with pytest.raises(InvalidArgumentError, match="gate runs against a workspace"):
+        run_sync(acheck_skill(SEED_BODY, manifest, workspace=None, tree=SkillTree()))
+    report = run_sync(acheck_skill(SEED_BODY, manifest, workspace=None, tree=SkillTree(), gate=False))
+    assert report.ok and report.gate is None

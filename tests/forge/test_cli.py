@@ -125,3 +125,14 @@ def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
     prompt = provider.requests[0].messages[-1].content
     assert "count tasks due today" in prompt and "counted all tasks" in prompt
     assert "task(s)" in (root / "data" / "skills" / "todos" / "count.py").read_text()
+
+
+def test_check_and_review_refuse_a_skill_md_skill_in_one_line(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    skill_md = root / "skills" / "make-plan" / "SKILL.md"
+    skill_md.parent.mkdir(parents=True)
+    skill_md.write_text("---\nname: make-plan\ndescription: Write a short plan for a task.\n---\nList the steps.\n")
+    for command in ("check", "review"):
+        result = invoke("skills", command, "make-plan", "-w", str(root))
+        assert isinstance(result.exception, SystemExit) and result.exit_code != 0, (command, result.exception)
+        assert "make-plan is a SKILL.md skill: it has no Python body" in result.stderr, command
