@@ -27,8 +27,9 @@ import sys
 import time
 
 TYPE_CHECKING = False  # typing's own costs an import per script start
-if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
-    import signal as _signal
+if TYPE_CHECKING:
+    import signal as _signal  # typeshed has no stub for the C module; 'signal' has its functions and constants
+    from types import ModuleType
 else:
     import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
@@ -91,19 +92,19 @@ def _run_script(modules: tuple, spec: dict, script: str, args: list[str], held: 
     sys.exit(126)
 
 
-def _fork(isolation: object, spec: dict) -> tuple[int, dict]:
+def _fork(isolation: ModuleType, spec: dict) -> tuple[int, dict]:
     """Fork the script's process: into new namespaces when allowed, else under this subreaper."""
     if spec.get("namespaces", True):
-        own_user = isolation.enter_user_namespace()  # type: ignore[attr-defined]
+        own_user = isolation.enter_user_namespace()
         if own_user or os.geteuid() == 0:
             network = not spec.get("network")
-            flags = isolation.CLONE_NEWPID | (isolation.CLONE_NEWNET if network else 0)  # type: ignore[attr-defined]
+            flags = isolation.CLONE_NEWPID | (isolation.CLONE_NEWNET if network else 0)
             try:
-                pid = isolation.fork_namespaced(flags)  # type: ignore[attr-defined]
+                pid = isolation.fork_namespaced(flags)
                 return pid, {"processes": "pid-namespace", "network": "namespace" if network else "allowed"}
             except OSError:
                 pass
-    isolation.become_subreaper()  # type: ignore[attr-defined]
+    isolation.become_subreaper()
     processes = "cgroup" if spec.get("cgroup") else "subreaper"
     return os.fork(), {"processes": processes, "network": "allowed" if spec.get("network") else "open"}
 
