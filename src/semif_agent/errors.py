@@ -186,11 +186,13 @@ def check_number(what: str, value: object, *, minimum: float = 0, whole: bool = 
     """
     if value is None and optional:
         return
-    number = isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
-    if number and value >= minimum:  # type: ignore[operator]
-        return
+    error: type[UserError] = ArgumentTypeError
+    if isinstance(value, int if whole else (int, float)) and not isinstance(value, bool):
+        if value >= minimum:
+            return
+        error = InvalidArgumentError
     wanted = f"{'a whole number' if whole else 'a number'}, {minimum:g} or more{', or None' if optional else ''}"
-    raise (InvalidArgumentError if number else ArgumentTypeError)(f"{what} must be {wanted}, got {value!r}")
+    raise error(f"{what} must be {wanted}, got {value!r}")
 
 
 def check_type(what: str, value: object, kinds: type | tuple[type, ...], *, optional: bool = False) -> None:

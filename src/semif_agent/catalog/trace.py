@@ -175,8 +175,9 @@ class JsonlTraceWriter(TraceWriter):
                 self._fd = None
 
     def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
-            os.close(self._fd)  # type: ignore[arg-type]
+        fd = getattr(self, "_fd", None)  # unset when __init__ failed
+        if fd is not None:
+            os.close(fd)
 
 
 def read_spans(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

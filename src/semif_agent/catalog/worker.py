@@ -80,8 +80,9 @@ class _Worker:
         self.cgroup = cgroup
         self.pending: dict[int, _Pending] = {}
         self.alive = True
-        self._in = process.stdin.fileno()  # type: ignore[union-attr]
-        self._out = process.stdout.fileno()  # type: ignore[union-attr]
+        assert process.stdin is not None and process.stdout is not None  # _spawn pipes both
+        self._in = process.stdin.fileno()
+        self._out = process.stdout.fileno()
         self._received = bytearray()
         self._unsent = bytearray()
         self._writing = False
@@ -369,8 +370,9 @@ class WorkerPool:
             "preload": list(self.preload),
             "network": network,
         }
-        process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
+        assert process.stdin is not None  # piped above
+        process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")
+        process.stdin.flush()
         self.started += 1
         return process, cgroup
 
@@ -379,7 +381,8 @@ def _kill(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
     kill_group(process.pid)
     for stream in (process.stdin, process.stdout):
         try:
-            stream.close()  # type: ignore[union-attr]
+            if stream is not None:
+                stream.close()
         except OSError:
             pass
     try:

@@ -36,7 +36,7 @@ from .checker import check_source
 try:
     import fcntl
 except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no such module here (Windows): None, looked at before each use
 
 VERSION = 1
 

@@ -35,7 +35,7 @@ from .settings import FOLDERS
 try:
     import fcntl
 except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no such module here (Windows): None, looked at before each use
 
 _OLD_FILES = {"notes": ("notes_db", "notes.sqlite3"), "todos": ("todos", "todos.json")}
 """kind -> (its old [paths] key, the file name the starter skills use in its folder)."""
