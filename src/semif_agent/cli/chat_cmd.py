@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .._text import clip
 from ._common import plural, workspace_option
 from .workspace_cmds import load_tree, open_workspace
+
+if TYPE_CHECKING:
+    from ..agent.events import AgentEvent
 
 _PREVIEW = 160
 
@@ -104,26 +107,25 @@ def _provider(settings: dict[str, Any], model: str | None) -> Any:
     return create_provider(ref, **kwargs)
 
 
-def _show(event: Any) -> int:
+def _show(event: AgentEvent) -> int:
     """Show one event; 1 for a turn that ended in an error, else 0."""
-    kind = event.type
-    if kind == "text_delta":
+    if event.type == "text_delta":
         click.echo(event.text, nl=False)
-    elif kind == "tool_started":
+    elif event.type == "tool_started":
         click.echo(click.style(f"\n[{event.name} {json.dumps(event.tool_input, ensure_ascii=False)}]", dim=True))
-    elif kind == "tool_finished":
+    elif event.type == "tool_finished":
         preview = clip(event.result, _PREVIEW)
         if event.is_error:
             click.echo(click.style(f"  ! {event.name}: {preview}", fg="red"))
         else:
             click.echo(click.style(f"  -> {preview}", dim=True))
-    elif kind == "usage_limit_reached":
+    elif event.type == "usage_limit_reached":
         click.echo(
             click.style(
                 f"\n(usage limit reached: {event.kind} {event.used} of {event.limit}; wrapping up)", fg="yellow"
             )
         )
-    elif kind == "turn_finished":
+    elif event.type == "turn_finished":
         click.echo()
         diagnostics = event.diagnostics
         if diagnostics.error is not None:
