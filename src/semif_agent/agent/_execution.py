@@ -108,7 +108,7 @@ class ToolExecutor:
     # -- a batch -------------------------------------------------------------
 
     async def run_batch(self, calls: Sequence[ToolCall], outcomes: list[Outcome]) -> AsyncGenerator[AgentEvent, None]:
-        """Run ``calls``; yield their events (and those their subagents forward); leave their outcomes in ``outcomes``, in call order."""
+        """Run ``calls``; yield their events (subagents' too); leave their outcomes in ``outcomes``, in call order."""
         slots: list[Outcome | None] = [None] * len(calls)
         admitted, cut = self._admit(calls, slots)
         for outcome in cut:

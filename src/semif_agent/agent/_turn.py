@@ -46,7 +46,7 @@ from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
-from ._turn_session import E, SessionSteps, message_tokens
+from ._turn_session import EventT, SessionSteps, message_tokens
 from .compaction import CompactionCost
 from .events import (
     AgentEvent,
@@ -431,5 +431,5 @@ class Turn(SessionSteps):
             self._on_finish(self)
         return self.diagnostics
 
-    def _event(self, cls: type[E], **fields: Any) -> E:
+    def _event(self, cls: type[EventT], **fields: Any) -> EventT:
         return cls(turn_id=self.id, parent_tool_call_id=self.parent, **fields)

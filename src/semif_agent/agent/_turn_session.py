@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("semif_agent.agent")
 
-E = TypeVar("E", bound=_Event)  # an event class, and what _event makes of it
+EventT = TypeVar("EventT", bound=_Event)  # an event class, and what _event makes of it
 
 
 def message_tokens(message: Message) -> int:
@@ -63,7 +63,7 @@ class SessionSteps:
 
     if TYPE_CHECKING:
 
-        def _event(self, cls: type[E], **fields: Any) -> E: ...
+        def _event(self, cls: type[EventT], **fields: Any) -> EventT: ...
 
     async def _step_hooks(self, hook_type: str, index: int) -> None:
         """Run the active skills' ``hook_type`` hooks for round ``index`` (see the module's description)."""

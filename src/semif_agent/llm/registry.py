@@ -90,7 +90,7 @@ def provider_factory(name: str) -> ProviderFactory:
     if target is None:
         raise UnknownProviderError(f"unknown provider {name!r} (known: {', '.join(provider_names())})")
     module_name, attr = target.split(":")
-    factory: ProviderFactory = getattr(importlib.import_module(module_name), attr)  # a provider class, by _BUILTIN
+    factory: ProviderFactory = getattr(importlib.import_module(module_name), attr)  # _BUILTIN names factories only
     return factory
 
 
