@@ -64,6 +64,7 @@ also the standard exception X, so code that catches X keeps working.
     │   ├── RuntimeNotBound             a runtime used before ``bind_workspace``
     │   ├── WorkerError                 the warm worker pool cannot start a worker
     │   └── ChannelError                a confined call's question got an error, not an answer
+    ├── WorkerFailed                    a batch could not be done on a Ray cluster (its worker died too often)
     └── AgentError                      an agent's turn or toolkit failed at run time
         ├── OutputMissingError          run()/arun(): no valid structured output
         ├── SkillActivationError        a skill's instructions cannot be read to activate it
@@ -87,7 +88,7 @@ AgentError, OutputMissingError, SkillActivationError); ``agent.memory``
 (FactNotFoundError); ``agent.memory_tool`` (MemoryToolError);
 ``agent.retrieval`` (UnknownVaultError); ``agent.mcp`` (MCPError,
 MCPToolError); ``routing.learned`` (RouterMismatch); ``forge.generator``
-(GenerationFailed); ``compat.skills_ref`` (its SkillError, ParseError,
+(GenerationFailed); ``distributed.pool`` (WorkerFailed); ``compat.skills_ref`` (its SkillError, ParseError,
 ValidationError); ``engine.log`` (TornLineWarning).
 
 Errors that wrap a lower-level failure keep it as ``__cause__``. Every

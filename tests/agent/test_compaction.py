@@ -166,3 +166,32 @@ def test_settings_are_checked():
     ):
         with pytest.raises(AgentConfigError):
             Agent(llm=ScriptedProvider()).with_compaction(**bad)
+
+
+class _SeamOnly:
+    """A provider with only the two seam methods (no keyword face), over a scripted one."""
+
+    def __init__(self, inner: ScriptedProvider) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.provider_name = "seam-only"
+
+    async def request(self, request: ModelRequest):
+        return await self.inner.request(request)
+
+    def request_stream(self, request: ModelRequest):
+        return self.inner.request_stream(request)
+
+
+def test_the_default_compactor_works_with_a_provider_that_has_only_the_seam():
+    def answer(request: ModelRequest):
+        if request.messages[0].content == SUMMARIZER:
+            return ScriptedReply(text="Summary from the seam.")
+        return next(replies)
+
+    replies = iter(paging(4))
+    inner = ScriptedProvider(fn=answer)
+    events = collect(Agent(llm=_SeamOnly(inner)).with_tools([fetch]).with_compaction(400, keep_last=2).stream("go"))
+    [finished, *_] = of_type(events, "compaction_finished")
+    assert finished.tokens_after < finished.tokens_before  # summarised, not left as it was after a failure
+    assert any(m.content == "[Conversation summary]\nSummary from the seam." for m in inner.requests[-1].messages)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +32,7 @@ from ..llm.messages import ToolCall
 from ._config import TurnConfig
 from ._run_context import RunContext, ToolCallContext, current_run, running, runs_subagent
 from ._threads import run_in_worker
-from .events import ToolFinished, ToolStarted
+from .events import AgentEvent, ToolFinished, ToolStarted
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .output import FINAL_RESULT
 from .toolkits.scope import RetrievalScope
@@ -107,10 +107,8 @@ class ToolExecutor:
 
     # -- a batch -------------------------------------------------------------
 
-    async def run_batch(
-        self, calls: Sequence[ToolCall], outcomes: list[Outcome]
-    ) -> AsyncIterator[ToolStarted | ToolFinished]:
-        """Run ``calls``; yield their events; leave their outcomes in ``outcomes``, in call order."""
+    async def run_batch(self, calls: Sequence[ToolCall], outcomes: list[Outcome]) -> AsyncGenerator[AgentEvent, None]:
+        """Run ``calls``; yield their events (subagents' too); leave their outcomes in ``outcomes``, in call order."""
         slots: list[Outcome | None] = [None] * len(calls)
         admitted, cut = self._admit(calls, slots)
         for outcome in cut:
@@ -168,10 +166,10 @@ class ToolExecutor:
 
     async def _run_one(
         self, position: int, call: ToolCall, tool: AgentTool | None, slots: list[Outcome | None]
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """One call, inline; events it forwards are held and yielded before its ``ToolFinished``."""
         ready = await self._prepare(call, tool)
-        held: list[Any] = []
+        held: list[AgentEvent] = []
         if isinstance(ready, _Ready):
             yield self._started(ready)
             outcome = await self._execute(ready, held.append)
@@ -184,8 +182,8 @@ class ToolExecutor:
 
     async def _run_group(
         self, group: list[tuple[int, ToolCall, AgentTool | None]], slots: list[Outcome | None]
-    ) -> AsyncIterator[ToolStarted | ToolFinished]:
-        events: asyncio.Queue[ToolStarted | ToolFinished | None] = asyncio.Queue()
+    ) -> AsyncGenerator[AgentEvent, None]:
+        events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
         limit = asyncio.Semaphore(READ_CONCURRENCY)
 
         async def one(position: int, call: ToolCall, tool: AgentTool | None) -> None:
@@ -259,7 +257,7 @@ class ToolExecutor:
     def _refused(self, call: ToolCall, message: str) -> Outcome:
         return Outcome(call, message, is_error=True, digest=hash(message))
 
-    async def _execute(self, ready: _Ready, emit: Callable[[Any], None]) -> Outcome:
+    async def _execute(self, ready: _Ready, emit: Callable[[AgentEvent], None]) -> Outcome:
         config, tool, call = self.config, ready.tool, ready.call
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)

@@ -23,10 +23,13 @@ import contextvars
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .toolkits.scope import RetrievalScope
 from .usage import ChildTurn, UsagePool
+
+if TYPE_CHECKING:
+    from .events import AgentEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ class ToolCallContext:
 
     tool_call_id: str
     name: str
-    emit: Callable[[Any], None]
+    emit: Callable[[AgentEvent], None]
     add_child: Callable[[ChildTurn], None]
 
 

@@ -151,21 +151,24 @@ _SUBSCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
 _SUBSCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 
 
-def strip_titles(schema: Any) -> Any:
+def strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` without ``title`` keywords (a property *named* title is kept)."""
-    if not isinstance(schema, dict):
-        return schema
     out = {k: v for k, v in schema.items() if k != "title"}
     for key in _SUBSCHEMA_MAPS:
         if isinstance(out.get(key), dict):
-            out[key] = {name: strip_titles(sub) for name, sub in out[key].items()}
+            out[key] = {name: _strip_subschema(sub) for name, sub in out[key].items()}
     for key in _SUBSCHEMA_LISTS:
         if isinstance(out.get(key), list):
-            out[key] = [strip_titles(sub) for sub in out[key]]
+            out[key] = [_strip_subschema(sub) for sub in out[key]]
     for key in _SUBSCHEMA_ONE:
         if isinstance(out.get(key), dict):
             out[key] = strip_titles(out[key])
     return out
+
+
+def _strip_subschema(schema: object) -> object:
+    """:func:`strip_titles` of a subschema; anything that is not an object schema (``true``, ``false``) as it is."""
+    return strip_titles(schema) if isinstance(schema, dict) else schema
 
 
 def format_validation_error(exc: ValidationError) -> str:

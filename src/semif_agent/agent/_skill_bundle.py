@@ -2,17 +2,16 @@
 
 :func:`memory_skill <semif_agent.agent.memory_skill>` and
 :func:`rag_skill <semif_agent.agent.rag_skill>` hand their tools here with
-the skill's name, description, instructions and activation. When the agent's
-``Skill`` type (:mod:`semif_agent.agent.skills`) is present this returns a
-``Skill``; without it, the tools themselves (a list ready for
-``Agent.with_tools``; the instructions are then not used).
+the skill's name, description, instructions and activation, and get back a
+:class:`~semif_agent.agent.skills.Skill`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
+from .skills import Skill
 from .tools import AgentTool
 
 
@@ -24,12 +23,8 @@ def skill_from_tools(
     instructions: str = "",
     activation: Literal["always", "on_demand"] = "always",
     tags: Sequence[str] = (),
-) -> Any:
-    """A ``Skill`` named ``name`` made of ``tools`` (the list of tools where the agent has no ``Skill`` type)."""
-    try:
-        from .skills import Skill  # type: ignore[import-not-found]  # the skills half of the agent
-    except ImportError:
-        return list(tools)
+) -> Skill:
+    """A ``Skill`` named ``name`` made of ``tools``."""
     return Skill(
         name=name,
         description=description,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -147,7 +147,7 @@ def allowed_tools_hook(restrictions: Mapping[str, tuple[str, ...]], exempt: Iter
     skills = ", ".join(repr(name) for name in restrictions)
     verb = "is" if len(restrictions) == 1 else "are"
 
-    def allowed_tools_gate(name: str, tool_input: dict) -> HookResult | None:
+    def allowed_tools_gate(name: str, tool_input: dict[str, Any]) -> HookResult | None:
         if name in free or any(fnmatch.fnmatchcase(name.casefold(), base) for base in bases):
             return None
         return HookResult(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -46,7 +46,7 @@ from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
-from ._turn_session import SessionSteps, message_tokens
+from ._turn_session import EventT, SessionSteps, message_tokens
 from .compaction import CompactionCost
 from .events import (
     AgentEvent,
@@ -157,14 +157,14 @@ class Turn(SessionSteps):
             self._fail(exc)
             self._finish()
             raise
-        self._finish()
+        diagnostics = self._finish()
         if self._base.session is not None:
-            self._base.session.finish(stopped_by=self.diagnostics.stopped_by, text=self.text)
-        finished = self._event(TurnFinished, text=self.text, diagnostics=self.diagnostics, output=self.output)
+            self._base.session.finish(stopped_by=diagnostics.stopped_by, text=self.text)
+        finished = self._event(TurnFinished, text=self.text, diagnostics=diagnostics, output=self.output)
         finished._exception = self.exception
         yield finished
 
-    async def _rounds(self) -> AsyncIterator[Any]:
+    async def _rounds(self) -> AsyncGenerator[AgentEvent, None]:
         config = self.config
         for index in range(config.max_rounds):
             final = self.wrap_reason is not None or index == config.max_rounds - 1
@@ -179,7 +179,7 @@ class Turn(SessionSteps):
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
             await self._step_hooks("pre_step", index)
             if config.compaction is not None and not self._compaction_failed and self.wrap_reason != "usage_limit":
-                async with aclosing(self._compact()) as compaction:
+                async with aclosing(self._compact(config.compaction)) as compaction:
                     async for event in compaction:
                         yield event
             prompt_tokens = self._tokens + (config.schema_tokens if config.specs else 0)
@@ -221,15 +221,14 @@ class Turn(SessionSteps):
                 )
         self.stopped_by = self.wrap_reason or "max_rounds"  # pragma: no cover - the last round always ends the turn
 
-    async def _model_call(self, final: bool) -> AsyncIterator[TextDelta]:
+    async def _model_call(self, final: bool) -> AsyncGenerator[TextDelta, None]:
         self._response = None
         async with closing_stream(as_provider(self.provider).request_stream(self._request(final))) as chunks:
             async for chunk in chunks:
-                kind = chunk.type
-                if kind == "text_delta":
+                if chunk.type == "text_delta":
                     if chunk.text:
                         yield self._event(TextDelta, text=chunk.text)
-                elif kind == "stop":
+                elif chunk.type == "stop":
                     self._response = chunk.response
         if self._response is None:
             raise StreamInterruptedError(
@@ -261,7 +260,7 @@ class Turn(SessionSteps):
 
     async def _tool_phase(
         self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         executor = self._executor
         assert executor is not None
         if not final:
@@ -416,7 +415,8 @@ class Turn(SessionSteps):
             self.error = TurnError.from_exception(exc)
             self.exception = exc
 
-    def _finish(self) -> None:
+    def _finish(self) -> TurnDiagnostics:
+        """Close the open round, set :attr:`diagnostics` and return them; tell ``on_finish``."""
         if self._open_round is not None:
             fire(self.config.callbacks, "on_round_end", self._open_round)
             self._open_round = None
@@ -429,6 +429,7 @@ class Turn(SessionSteps):
         )
         if self._on_finish is not None:
             self._on_finish(self)
+        return self.diagnostics
 
-    def _event(self, cls: type, **fields: Any) -> Any:
+    def _event(self, cls: type[EventT], **fields: Any) -> EventT:
         return cls(turn_id=self.id, parent_tool_call_id=self.parent, **fields)

@@ -18,12 +18,12 @@ that fails is logged and the turn goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..llm.messages import AssistantMessage, Message, SystemMessage
-from .compaction import CompactionCost, summary_message
-from .events import CompactionFinished, CompactionStarted
+from .compaction import Compaction, CompactionCost, summary_message
+from .events import AgentEvent, CompactionFinished, CompactionStarted, _Event
 from .usage import RoundUsage, estimate_tokens
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from ._execution import ToolExecutor
 
 log = logging.getLogger("semif_agent.agent")
+
+EventT = TypeVar("EventT", bound=_Event)  # an event class, and what _event makes of it
 
 
 def message_tokens(message: Message) -> int:
@@ -61,7 +63,7 @@ class SessionSteps:
 
     if TYPE_CHECKING:
 
-        def _event(self, cls: type, **fields: Any) -> Any: ...
+        def _event(self, cls: type[EventT], **fields: Any) -> EventT: ...
 
     async def _step_hooks(self, hook_type: str, index: int) -> None:
         """Run the active skills' ``hook_type`` hooks for round ``index`` (see the module's description)."""
@@ -105,9 +107,8 @@ class SessionSteps:
             del self.messages[0]
             self.start -= 1
 
-    async def _compact(self) -> AsyncIterator[Any]:
-        """Summarise the older working messages when they pass the trigger."""
-        compaction = self.config.compaction
+    async def _compact(self, compaction: Compaction) -> AsyncGenerator[AgentEvent, None]:
+        """Summarise the older working messages when they pass ``compaction``'s trigger."""
         first = 1 if self.messages and isinstance(self.messages[0], SystemMessage) else 0
         working = self.messages[first:]
         before = sum(message_tokens(m) for m in working)

@@ -436,7 +436,7 @@ class Agent:
         """
         if self._options.output is None:
             raise AgentConfigError("run() and arun() need with_output_model(...); use chat() or stream() for text")
-        last: Any = None
+        last: AgentEvent | None = None
         async for last in self.astream(message):  # noqa: B007 - the last event is the result
             pass
         return _output_of(last)
@@ -478,7 +478,7 @@ class Agent:
         return f"<Agent {model} tools={len(self._tools)}>"
 
 
-def _text_of(event: Any) -> str:
+def _text_of(event: AgentEvent) -> str:
     """What ``chat`` shows of an event: top-level text; a failed turn's error is raised."""
     if isinstance(event, TextDelta):
         return event.text if event.parent_tool_call_id is None else ""
@@ -487,7 +487,7 @@ def _text_of(event: Any) -> str:
     return ""
 
 
-def _output_of(finished: Any) -> BaseModel:
+def _output_of(finished: AgentEvent | None) -> BaseModel:
     if not isinstance(finished, TurnFinished):  # pragma: no cover - a turn always ends with TurnFinished
         raise OutputMissingError("the turn ended without finishing")
     if finished.exception is not None:

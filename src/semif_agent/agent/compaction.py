@@ -34,10 +34,9 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..llm.messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
-from ..llm.protocol import LLMProvider
+from ..llm.protocol import LLMProvider, ModelRequest, as_provider
 from ._threads import run_in_worker
 from .errors import AgentConfigError
 from .usage import estimate_tokens
@@ -101,8 +100,11 @@ class Compaction:
                 if inspect.isawaitable(summary):
                     summary = await summary
             return str(summary), CompactionCost()
-        request = (SystemMessage(content=SUMMARIZER), UserMessage(content=text))
-        response = await provider.ainvoke(request, max_tokens=max(max_tokens, MIN_SUMMARY_TOKENS))
+        request = ModelRequest(
+            messages=(SystemMessage(content=SUMMARIZER), UserMessage(content=text)),
+            max_tokens=max(max_tokens, MIN_SUMMARY_TOKENS),
+        )
+        response = await as_provider(provider).request(request)
         usage = response.usage
         if usage.total_tokens:
             cost = CompactionCost(
@@ -143,5 +145,5 @@ def transcript(messages: Sequence[Message]) -> str:
     return "\n\n".join(blocks)
 
 
-def _has_calls(message: Any) -> bool:
+def _has_calls(message: Message) -> bool:
     return isinstance(message, AssistantMessage) and bool(message.tool_calls)

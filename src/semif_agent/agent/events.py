@@ -169,7 +169,7 @@ EVENT_TYPES: tuple[type[_Event], ...] = (
     TurnFinished,
 )
 
-_adapter: TypeAdapter[Any] = TypeAdapter(AgentEvent)
+_adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 
 
 def event_to_dict(event: _Event) -> dict[str, Any]:
@@ -178,6 +178,6 @@ def event_to_dict(event: _Event) -> dict[str, Any]:
     return {"type": data.pop("type"), **data}
 
 
-def event_from_dict(data: dict[str, Any]) -> Any:
+def event_from_dict(data: dict[str, Any]) -> AgentEvent:
     """The event :func:`event_to_dict` made (``TurnFinished.output`` comes back as a plain model)."""
     return _adapter.validate_python(data)

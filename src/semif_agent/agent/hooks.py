@@ -108,7 +108,8 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - an object's async __call__
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> object:
+    """``value``, awaited when it is awaitable (what a sync-or-async hook returned; checked by the caller)."""
     return await value if inspect.isawaitable(value) else value
 
 
@@ -165,8 +166,9 @@ async def ask_approval(callback: ApprovalCallback | None, request: ApprovalReque
     if callback is None:
         return ApprovalDecision(approved=False, reason=f"{request.name} needs approval and no approval callback is set")
     try:
+        decision: object
         if _is_async(callback):
-            decision = await callback(request)
+            decision = await _maybe_await(callback(request))
         else:  # it may wait for a person: keep it off the event loop
             decision = await _maybe_await(await run_in_worker(callback, request))
     except Exception as exc:  # noqa: BLE001 - a failing approver denies (fail closed)

@@ -191,8 +191,9 @@ def _make_tool(
 ) -> AgentTool:
     if not callable(fn):
         raise ToolDefinitionError(f"@tool needs a function, got {type(fn).__name__}")
-    tool_name = name or getattr(fn, "__name__", "")
-    if not TOOL_NAME.match(tool_name or ""):
+    fn_name = getattr(fn, "__name__", "")
+    tool_name = name or (fn_name if isinstance(fn_name, str) else "")
+    if not TOOL_NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-' (pass name=...)")
     summary, param_docs = parse_docstring(inspect.getdoc(fn))
     positional: tuple[str, ...] = ()

@@ -76,6 +76,8 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
             ),
         )
     if outcome:
+        if outcome.get("prediction") is not None:
+            _field("predicted", str(outcome["prediction"]))
         action, result = str(outcome.get("action_log") or "-"), str(outcome.get("new_state") or "")
         _field("action", without_shared_tail(action, result))
         _field("result", "(the request, handed back unchanged)" if result == record.request else result or "-")

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import (  # noqa: F401 - SyncInAsyncError is re-exported
+from ..errors import (
     DecisionError,
     EngineConfigError,
     InvalidArgumentError,
     SemifError,
-    SyncInAsyncError,
     UserError,
 )
+from ..errors import SyncInAsyncError as SyncInAsyncError  # re-exported
 
 
 class ProviderConfigError(EngineConfigError):

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from contextlib import aclosing, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
 from .._sync import iter_sync, run_sync
 from .errors import InvalidModelRequestError, ProviderConfigError
@@ -30,6 +30,9 @@ from .pricing import ModelPrice, coerce_table
 from .responses import Response, StreamChunk
 
 ToolsLike = Iterable[ToolSpec | Mapping[str, Any]]
+
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
 
 
 @runtime_checkable
@@ -133,9 +136,20 @@ class ModelRequest:
         return "\n\n".join(m.content for m in self.messages if m.role == "system")
 
 
-def closing_stream(stream: AsyncIterator[StreamChunk]) -> Any:
+if TYPE_CHECKING:  # for the checker only: at run time a Protocol may not subclass collections.abc.AsyncIterator
+
+    class _ClosableStream(AsyncIterator[_T_co], Protocol[_T_co]):
+        """A stream that can be closed early (an async generator is one)."""
+
+        def aclose(self) -> Awaitable[object]: ...
+
+
+def closing_stream(stream: AsyncIterator[_T]) -> AbstractAsyncContextManager[AsyncIterator[_T]]:
     """``aclosing(stream)`` when it can be closed (a provider's stream need not be a generator)."""
-    return aclosing(stream) if hasattr(stream, "aclose") else nullcontext(stream)
+    if hasattr(stream, "aclose"):
+        # the stream has the aclose() that aclosing calls, which is all _ClosableStream adds
+        return aclosing(cast("_ClosableStream[_T]", stream))
+    return nullcontext(stream)
 
 
 class BaseProvider:

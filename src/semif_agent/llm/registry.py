@@ -90,7 +90,8 @@ def provider_factory(name: str) -> ProviderFactory:
     if target is None:
         raise UnknownProviderError(f"unknown provider {name!r} (known: {', '.join(provider_names())})")
     module_name, attr = target.split(":")
-    return getattr(importlib.import_module(module_name), attr)
+    factory: ProviderFactory = getattr(importlib.import_module(module_name), attr)  # _BUILTIN names factories only
+    return factory
 
 
 def create_provider(

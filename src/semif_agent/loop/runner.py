@@ -360,6 +360,7 @@ class _Run:
                 "request": self.request.text,
                 "outcome": assessment.label,
                 "reason": assessment.reason,
+                **({"prediction": prediction.text} if prediction is not None else {}),
                 "action_log": action.action_log,
                 "new_state": action.new_state,
                 "changes": changes.to_dict(),

@@ -16,7 +16,7 @@ import sys
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, TypedDict
 
 from ..._sync import close_with_loop
 from .._assembler import StreamAssembler
@@ -186,7 +186,7 @@ class SDKProvider(BaseProvider):
 
     def _translate(self, exc: BaseException, *, started: bool) -> ProviderError | None:
         """Our error for an SDK or transport error (``None``: not one of theirs)."""
-        where = {"provider": self.provider_name, "model": self.model_id}
+        where = _Where(provider=self.provider_name, model=self.model_id)
         sdk = self._sdk
         status = getattr(exc, "status_code", None)
         body = getattr(exc, "body", None)
@@ -217,13 +217,22 @@ class SDKProvider(BaseProvider):
 def _api_message(body: Any) -> str | None:
     if isinstance(body, Mapping):
         error = body.get("error", body)
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return error["message"]
-        if isinstance(body.get("message"), str):
-            return body["message"]
+        message = error.get("message") if isinstance(error, Mapping) else None
+        if isinstance(message, str):
+            return message
+        message = body.get("message")
+        if isinstance(message, str):
+            return message
     if isinstance(body, str) and body:
         return body[:500]
     return None
+
+
+class _Where(TypedDict):
+    """The ``provider`` and ``model`` keywords every translated error gets."""
+
+    provider: str
+    model: str
 
 
 _BODY_KINDS: dict[str, type[ProviderError]] = {

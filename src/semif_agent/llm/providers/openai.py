@@ -242,7 +242,7 @@ def _tool_choice_to_wire(choice: str) -> Any:
 def _to_wire(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
     for message in messages:
-        if message.role in ("system", "user"):
+        if message.role == "system" or message.role == "user":
             wire.append({"role": message.role, "content": message.content})
         elif message.role == "assistant":
             item: dict[str, Any] = {"role": "assistant", "content": message.content or None}

@@ -19,6 +19,8 @@ import logging
 import sys
 from typing import Any
 
+from pydantic import BaseModel
+
 from ....errors import check_type
 from ...errors import AgentConfigError, AgentError
 from .config import MCPServerConfig
@@ -45,7 +47,7 @@ def require_sdk() -> None:
         raise AgentConfigError("MCP servers need the mcp SDK: pip install 'semif-agent[mcp]'") from exc
 
 
-def dump(model: Any) -> dict[str, Any]:
+def dump(model: BaseModel | dict[str, Any]) -> dict[str, Any]:
     """An SDK model as data with the protocol's (camelCase) keys, whatever the SDK version."""
     if isinstance(model, dict):
         return model
@@ -214,7 +216,7 @@ async def _open_transport(stack: contextlib.AsyncExitStack, config: MCPServerCon
         streams = await stack.enter_async_context(modern(str(config.url), http_client=client))
     else:  # mcp 1.x before streamable_http_client
         streams = await stack.enter_async_context(
-            streamable_http.streamablehttp_client(str(config.url), headers=headers)
+            streamable_http.streamablehttp_client(str(config.url), headers=headers)  # type: ignore[attr-defined]  # mcp 1.x's name, gone from newer SDKs
         )
     return streams[0], streams[1]
 

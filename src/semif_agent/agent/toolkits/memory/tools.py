@@ -10,10 +10,9 @@ other three write. An unknown fact id is an error result the model sees.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ....errors import ArgumentTypeError
 from ..._skill_bundle import skill_from_tools
+from ...skills import Skill
 from ...tools import AgentTool, tool
 from .manager import MemoryManager
 
@@ -78,7 +77,7 @@ def memory_tools(memory: MemoryManager) -> list[AgentTool]:
     return [save_fact, search_facts, update_fact, delete_fact]
 
 
-def memory_skill(memory: MemoryManager) -> Any:
+def memory_skill(memory: MemoryManager) -> Skill:
     """The memory tools as an always-on skill named ``memory`` (see :mod:`semif_agent.agent._skill_bundle`)."""
     return skill_from_tools(
         "memory",

@@ -26,6 +26,7 @@ from ..._run_context import current_scope
 from ..._skill_bundle import skill_from_tools
 from ..._threads import run_in_worker
 from ...errors import AgentConfigError, AgentError
+from ...skills import Skill
 from ...tools import AgentTool
 from .base import Document, Hit
 
@@ -105,7 +106,7 @@ def rag_tools(
     return [AgentTool(name=TOOL_NAME, description=description, input_schema=schema, fn=search_docs, read_only=True)]
 
 
-def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> Any:
+def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> Skill:
     """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent._skill_bundle`)."""
     return skill_from_tools(
         "rag",
