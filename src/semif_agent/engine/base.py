@@ -18,8 +18,11 @@ class Engine(Protocol):
     the request's option ids.
     """
 
-    name: str
-    model: str | None
+    @property
+    def name(self) -> str: ...  # read-only: a wrapper forwards its engine's
+
+    @property
+    def model(self) -> str | None: ...
 
     def call(self, request: DecisionRequest) -> DecisionResult: ...
 
