@@ -176,7 +176,7 @@ def our_figures(
                 return "ok"
         else:
 
-            def fn(n: int) -> str:  # type: ignore[misc]
+            def fn(n: int) -> str:  # type: ignore[misc]  # a tool whose body is the same in both loops
                 return "ok"
 
         fn.__name__ = f"tool_{i}"

@@ -72,7 +72,7 @@ def agentsociety2() -> dict[str, Any]:
     ):
         if name not in sys.modules:  # namespace stubs: skip the heavy __init__ files
             stub = types.ModuleType(name)
-            stub.__path__ = [str(folder)]  # type: ignore[attr-defined]
+            stub.__path__ = [str(folder)]  # type: ignore[attr-defined]  # a stub package for the peer's imports
             sys.modules[name] = stub
     modules = {
         short: importlib.import_module(f"agentsociety2.{path}")

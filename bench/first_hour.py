@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from semif_agent.engine import create_engine  # noqa: E402
-from tests.starter._first_hour import FirstHour, load_requests, make_workspace  # noqa: E402
+from semif_agent.engine import create_engine  # noqa: E402 - after the path set-up above
+from tests.starter._first_hour import FirstHour, load_requests, make_workspace  # noqa: E402 - after the path set-up above
 
 
 def main() -> None:

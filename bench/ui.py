@@ -210,7 +210,7 @@ def main() -> None:
             env=env,
         )
         url = None
-        for line in process.stdout:  # type: ignore[union-attr]
+        for line in process.stdout:  # type: ignore[union-attr]  # stdout is a pipe here
             print("  semif ui: " + line.rstrip())
             found = re.search(r"at (http://\S+/)", line)
             if found:

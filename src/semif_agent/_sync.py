@@ -137,6 +137,6 @@ def _close_runners() -> None:  # pragma: no cover - interpreter shutdown
         for runner in _runners:
             try:
                 runner.close()  # shuts down async generators: clients registered above close
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - closing at exit is best effort
                 pass
         _runners.clear()

@@ -20,8 +20,8 @@ try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer as Server
     from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef]
-    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef]  # the same names from the SDK's other home
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]  # the same names from the SDK's other home
 from mcp.types import ToolAnnotations
 
 CAPITALS = {"france": "Paris", "portugal": "Lisbon", "japan": "Tokyo"}

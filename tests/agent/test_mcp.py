@@ -290,9 +290,9 @@ def test_configs_from_strings_and_their_checks():
     assert MCPServerConfig.parse({"name": "n", "url": "http://x/mcp"}).name == "n"
     for bad in ("", "ftp://host/mcp", {"name": "x"}, 42):
         with pytest.raises(AgentConfigError):
-            MCPServerConfig.parse(bad)  # type: ignore[arg-type]
+            MCPServerConfig.parse(bad)  # type: ignore[arg-type]  # a bad argument on purpose
     with pytest.raises(ValidationError):
-        http.name = "other"  # type: ignore[misc]
+        http.name = "other"  # type: ignore[misc]  # writing a frozen field on purpose
     with pytest.raises(AgentConfigError, match="two MCP servers are named"):
         Agent().with_mcp_servers(["http://127.0.0.1:1/mcp", "http://127.0.0.1:1/mcp"])
 

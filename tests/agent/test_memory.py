@@ -90,7 +90,7 @@ def test_many_threads_can_use_one_manager():
             for k in range(20):
                 memory.save_fact(f"thread {n} fact {k}")
                 memory.search_facts(f"thread {n}")
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 - every failure in a thread is collected
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
@@ -150,7 +150,7 @@ def test_memory_tools_and_skill_describe_four_tools():
     if hasattr(skill, "activation"):
         assert (skill.name, skill.activation) == ("memory", "always")
     with pytest.raises(TypeError):
-        memory_tools("not a manager")  # type: ignore[arg-type]
+        memory_tools("not a manager")  # type: ignore[arg-type]  # a bad argument on purpose
 
 
 def test_with_memory_keeps_the_conversation_in_the_store(tmp_path):
@@ -212,7 +212,7 @@ def test_memory_and_prompted_output_do_not_mix():
     with pytest.raises(AgentConfigError, match="prompted"):
         agent.run("give me one")
     with pytest.raises(AgentConfigError):
-        Agent().with_memory("memory.sqlite3")  # type: ignore[arg-type]
+        Agent().with_memory("memory.sqlite3")  # type: ignore[arg-type]  # a bad argument on purpose
 
 
 def _memory_tool(fn):

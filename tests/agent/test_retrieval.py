@@ -55,7 +55,7 @@ def test_prefixes_are_boundary_aware_and_exclude_wins():
 def test_scopes_are_frozen():
     scope = RetrievalScope(include=("/a",))
     with pytest.raises(ValidationError):
-        scope.include = ("/b",)  # type: ignore[misc]
+        scope.include = ("/b",)  # type: ignore[misc]  # writing a frozen field on purpose
 
 
 @pytest.mark.parametrize(

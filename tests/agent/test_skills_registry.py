@@ -86,7 +86,7 @@ def test_register_refuses_a_taken_name_with_a_value_error_of_our_tree():
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, AgentConfigError)
     assert isinstance(caught.value, SemifError)
     with pytest.raises(AgentConfigError):
-        registry.register("sheets")  # type: ignore[arg-type]
+        registry.register("sheets")  # type: ignore[arg-type]  # a bad argument on purpose
 
 
 def test_activation_deactivation_reset_and_lookups():

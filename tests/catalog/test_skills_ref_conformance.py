@@ -156,7 +156,7 @@ def ours(folder: Path) -> dict:
         entry["parse"] = [type(exc).__name__, str(exc).split(":")[0]]
     try:
         entry["props"] = skills_ref.read_properties(folder).to_dict()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - the error's type is the result compared
         entry["props"] = [type(exc).__name__, str(exc).split(":")[0]]
     return entry
 

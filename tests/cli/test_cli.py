@@ -169,7 +169,7 @@ def test_the_library_refuses_text_that_is_not_utf8(make_workspace) -> None:
     with pytest.raises(UserError, match="character 2 is a lone surrogate U\\+D800"):
         Request("a\ud800b")
     with pytest.raises(UserError, match="must be text, not bytes"):
-        Request(b"add milk")  # type: ignore[arg-type]
+        Request(b"add milk")  # type: ignore[arg-type]  # a bad argument on purpose
     root = make_workspace()
     with pytest.raises(UserError, match="character 5 is the byte 0xff"):
         SkillRunner(Workspace.load(root), engine=ScriptedEngine(["email"])).run("add \udcff")

@@ -73,13 +73,13 @@ def test_local_engine_embeds_a_calls_options_in_one_batch_and_caches_them() -> N
     embedder = engine.embedder
     batches: list[int] = []
     original = embedder._run
-    embedder._run = lambda texts: (batches.append(len(texts)), original(texts))[1]  # type: ignore[method-assign]
+    embedder._run = lambda texts: (batches.append(len(texts)), original(texts))[1]  # type: ignore[method-assign]  # counting the model's batches
     try:
         options = [Option(f"opt{i}", f"unique option text number {i} for batching") for i in range(5)]
         engine.call(ask("a brand new state for batching", options))
         engine.call(ask("another brand new state for batching", options))
     finally:
-        embedder._run = original  # type: ignore[method-assign]
+        embedder._run = original  # type: ignore[method-assign]  # counting the model's batches
     assert batches == [6, 1]  # state + 5 options at once; then only the new state
 
 

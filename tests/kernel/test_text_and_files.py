@@ -36,6 +36,6 @@ def test_a_failed_replace_leaves_the_old_file_and_no_temporary(tmp_path: Path):
     target = tmp_path / "settings.toml"
     target.write_text("kept", encoding="utf-8")
     with pytest.raises(TypeError):
-        replace_file(target, 42)  # type: ignore[arg-type]
+        replace_file(target, 42)  # type: ignore[arg-type]  # a bad argument on purpose
     assert target.read_text(encoding="utf-8") == "kept"
     assert [p.name for p in tmp_path.iterdir()] == ["settings.toml"]

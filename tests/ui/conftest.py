@@ -89,7 +89,7 @@ def start_ui(workspace: Path, home: Path, *extra: str) -> Served:
         env=semif_env(home),
     )
     said = []
-    for line in process.stdout:  # type: ignore[union-attr]
+    for line in process.stdout:  # type: ignore[union-attr]  # stdout is a pipe here
         said.append(line)
         found = re.search(r"serving .* at (http://\S+/)", line)
         if found:

@@ -49,7 +49,7 @@ class OutputSpec:
             raise AgentConfigError(f"output mode must be 'tool' or 'prompted', not {mode!r}")
         if not isinstance(max_output_retries, int) or max_output_retries < 0:
             raise AgentConfigError("max_output_retries must be a whole number, 0 or more")
-        return cls(model=model, mode=mode, max_output_retries=max_output_retries, schema=model_schema(model))  # type: ignore[arg-type]
+        return cls(model=model, mode=mode, max_output_retries=max_output_retries, schema=model_schema(model))  # type: ignore[arg-type]  # mode was checked against the two literals just above
 
     def tool_spec(self) -> ToolSpec:
         """The ``final_result`` tool (tool mode)."""

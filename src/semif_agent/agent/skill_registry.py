@@ -346,15 +346,15 @@ class SkillRegistry:
         """Enter ``skill`` in the catalog (or find it there); its catalog id."""
         if has_skill_md(skill):
             try:
-                return self._catalog.register_folder(skill.path)  # type: ignore[arg-type]
+                return self._catalog.register_folder(skill.path)  # type: ignore[arg-type]  # has_skill_md(skill) means skill.path is set
             except SkillCollisionError:
                 for descriptor in self._catalog.find_by_name(skill.name):
-                    if os.path.realpath(descriptor.root) == os.path.realpath(skill.path):  # type: ignore[arg-type]
+                    if os.path.realpath(descriptor.root) == os.path.realpath(skill.path):  # type: ignore[arg-type]  # has_skill_md(skill) means skill.path is set
                         return descriptor.skill_id
             # another folder's skill has the same SKILL.md name: this one is entered under the name the agent gives it
             namespace = f"{CUSTOM_NAMESPACE}~{skill.name}"
             try:
-                return self._catalog.register_folder(skill.path, namespace=namespace)  # type: ignore[arg-type]
+                return self._catalog.register_folder(skill.path, namespace=namespace)  # type: ignore[arg-type]  # has_skill_md(skill) means skill.path is set
             except SkillCollisionError:
                 raise SkillNameCollisionError(f"the catalog already holds another skill named {skill.name!r}") from None
         descriptor, doc = python_descriptor(skill)

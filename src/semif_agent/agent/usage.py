@@ -85,7 +85,7 @@ class RoundUsage(ValidatedModel):
     cost_usd: float = 0.0
     estimated: bool = False
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's computed_field over a property, which mypy does not model
     @property
     def total_tokens(self) -> int:
         """Full input (uncached, cache writes, cache reads) plus output."""
@@ -134,17 +134,17 @@ class TurnDiagnostics(ValidatedModel):
     children: tuple[ChildTurn, ...] = ()
     error: TurnError | None = None
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's computed_field over a property, which mypy does not model
     @property
     def total_tokens(self) -> int:
         return sum(r.total_tokens for r in self.rounds)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's computed_field over a property, which mypy does not model
     @property
     def total_tool_calls(self) -> int:
         return sum(r.tool_calls for r in self.rounds)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's computed_field over a property, which mypy does not model
     @property
     def total_cost_usd(self) -> float:
         return sum(r.cost_usd for r in self.rounds)

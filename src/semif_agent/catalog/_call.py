@@ -157,7 +157,7 @@ def run_child(
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the child exits through os._exit whatever happens
                 pass
         os._exit(code)
 

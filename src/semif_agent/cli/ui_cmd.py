@@ -48,9 +48,9 @@ def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: 
     Needs the ui extra: pip install 'semif-agent[ui]'.
     """
     try:
-        import jinja2  # noqa: F401
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
+        import jinja2  # noqa: F401 - imported only to see that the ui extra is installed
+        import starlette  # noqa: F401 - imported only to see that the ui extra is installed
+        import uvicorn  # noqa: F401 - imported only to see that the ui extra is installed
     except ImportError as exc:
         raise UserError(f"semif ui needs the ui extra ({exc.name} is missing): pip install 'semif-agent[ui]'") from None
     from ..ui.server import is_loopback, serve

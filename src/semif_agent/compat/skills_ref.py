@@ -78,10 +78,10 @@ class SkillProperties:
     name: str
     description: str
     license: Optional[str] = None  # noqa: UP045 - the reference's annotations
-    compatibility: Optional[str] = None  # noqa: UP045
-    allowed_tools: Optional[str] = None  # noqa: UP045
+    compatibility: Optional[str] = None  # noqa: UP045 - spelled as the reference library spells it
+    allowed_tools: Optional[str] = None  # noqa: UP045 - spelled as the reference library spells it
     # None when the frontmatter has no metadata: the reference library passes it on as it is
-    metadata: Optional[dict[str, str]] = field(default_factory=dict)  # noqa: UP045
+    metadata: Optional[dict[str, str]] = field(default_factory=dict)  # noqa: UP045 - spelled as the reference library spells it
 
     def to_dict(self) -> dict[str, Any]:
         """The fields set, with ``allowed-tools`` spelled as in the frontmatter; empty metadata left out."""
@@ -97,7 +97,7 @@ class SkillProperties:
         return result
 
 
-def find_skill_md(skill_dir: Path) -> Optional[Path]:  # noqa: UP045
+def find_skill_md(skill_dir: Path) -> Optional[Path]:  # noqa: UP045 - spelled as the reference library spells it
     """``skill_dir / 'SKILL.md'``, else ``skill_dir / 'skill.md'``, else None."""
     for candidate in (skill_dir / "SKILL.md", skill_dir / "skill.md"):
         if candidate.exists():
@@ -152,7 +152,7 @@ def read_properties(skill_dir: Path) -> SkillProperties:
     )
 
 
-def _name_errors(name: Any, skill_dir: Optional[Path]) -> list[str]:  # noqa: UP045
+def _name_errors(name: Any, skill_dir: Optional[Path]) -> list[str]:  # noqa: UP045 - spelled as the reference library spells it
     if not isinstance(name, str) or not name.strip():
         return ["Field 'name' must be a non-empty string"]
     name = unicodedata.normalize("NFKC", name.strip())
@@ -184,7 +184,7 @@ def _text_errors(label: str, value: Any, limit: int, *, required: bool) -> list[
     return []
 
 
-def validate_metadata(metadata: dict, skill_dir: Optional[Path] = None) -> list[str]:  # noqa: UP045
+def validate_metadata(metadata: dict, skill_dir: Optional[Path] = None) -> list[str]:  # noqa: UP045 - spelled as the reference library spells it
     """Every problem of parsed frontmatter ``metadata`` (the folder match needs ``skill_dir``)."""
     errors: list[str] = []
     unexpected = set(metadata) - ALLOWED_FIELDS

@@ -172,7 +172,7 @@ class WorkspaceRunLock:
 def run_lock(workspace: Any) -> WorkspaceRunLock | None:
     """The lock runs in ``workspace`` share (None where ``flock`` does not exist)."""
     try:
-        import fcntl  # noqa: F401
+        import fcntl  # noqa: F401 - imported only to see that flock exists here
     except ImportError:  # pragma: no cover
         return None
     return WorkspaceRunLock(Path(workspace.data_dir) / LOCK_NAME)

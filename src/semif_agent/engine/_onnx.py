@@ -144,7 +144,7 @@ def build_session(model_path: Path, model_sha256: str, *, threads: int, cache_di
         except Exception:  # noqa: BLE001 - saving failed (disk full?): build without saving
             shutil.rmtree(staging, ignore_errors=True)
         else:
-            _publish(staging, folder, model_sha256, ort.__version__)  # type: ignore[arg-type]
+            _publish(staging, folder, model_sha256, ort.__version__)  # type: ignore[arg-type]  # onnxruntime ships no types; its __version__ is a str
             return session
     return _session(ort, model_path, threads, optimise=True)
 

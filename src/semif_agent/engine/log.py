@@ -38,7 +38,7 @@ SCHEMA_VERSION = 1
 try:  # POSIX advisory locks; elsewhere appends are still line-atomic in practice.
     import fcntl
 except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on this platform: locking is skipped
 
 
 class TornLineWarning(UserWarning):

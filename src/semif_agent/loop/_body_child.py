@@ -13,9 +13,9 @@ or what went wrong and where.
 from __future__ import annotations
 
 import datetime  # noqa: F401 - with json, re and sqlite3: what most bodies import, loaded once in the warm worker
-import json  # noqa: F401
-import re  # noqa: F401
-import sqlite3  # noqa: F401
+import json  # noqa: F401 - loaded once in the warm worker for the bodies
+import re  # noqa: F401 - loaded once in the warm worker for the bodies
+import sqlite3  # noqa: F401 - loaded once in the warm worker for the bodies
 import types
 from pathlib import Path
 from typing import Any

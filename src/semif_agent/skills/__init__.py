@@ -28,7 +28,7 @@ from .dates import Span, When, current_time, read_range, read_when
 try:  # POSIX advisory locks; elsewhere ``locked`` only checks the path.
     import fcntl
 except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on this platform: locked() only checks the path
 
 __all__ = [
     "Request",

@@ -42,7 +42,7 @@ class MCPToolError(AgentError):
 def require_sdk() -> None:
     """Raise a one-line install hint when the ``mcp`` SDK is missing."""
     try:
-        import mcp  # noqa: F401
+        import mcp  # noqa: F401 - imported only to see that the SDK is installed
     except ImportError as exc:
         raise AgentConfigError("MCP servers need the mcp SDK: pip install 'semif-agent[mcp]'") from exc
 
