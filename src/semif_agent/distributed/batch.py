@@ -16,7 +16,6 @@ routing (the embedding) runs in parallel.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SemifError, UserError
+from ..routing.evaluate import request_lines
 from .pool import Status, batches_of
 
 RUN_BATCH = 1
@@ -54,21 +54,8 @@ class BatchReport:
 
 def load_requests(path: str | Path) -> list[BatchRequest]:
     """The requests of a batch file; a bad line is an error naming the file and line."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the batch ({exc})") from exc
     requests = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
-            raise UserError(f'{path}:{number}: each line needs "text" (a non-empty string)')
+    for number, item in request_lines(path, "batch"):
         for key in ("skill", "id"):
             if item.get(key) is not None and (not isinstance(item[key], str) or not item[key].strip()):
                 raise UserError(f'{path}:{number}: "{key}" must be a non-empty string')

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,14 +26,17 @@ class Example:
     skill: str | None
 
 
-def load_dataset(path: str | Path) -> list[Example]:
-    """Read a dataset; a malformed line is an error naming the file and line."""
+def request_lines(path: str | Path, what: str, needs: str = "") -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a JSON-lines file of requests with their line numbers (blank lines skipped).
+
+    A file that cannot be read, a line that is not JSON, or one without a
+    non-empty ``"text"`` is a :class:`UserError` naming the file and line.
+    """
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the dataset ({exc})") from exc
-    examples = []
+        raise UserError(f"{path}: cannot read the {what} ({exc})") from exc
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -42,7 +45,14 @@ def load_dataset(path: str | Path) -> list[Example]:
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
-            raise UserError(f'{path}:{number}: each line needs "text" (a non-empty string) and "skill"')
+            raise UserError(f'{path}:{number}: each line needs "text" (a non-empty string){needs}')
+        yield number, item
+
+
+def load_dataset(path: str | Path) -> list[Example]:
+    """Read a dataset; a malformed line is an error naming the file and line."""
+    examples = []
+    for number, item in request_lines(path, "dataset", ' and "skill"'):
         skill = item.get("skill")
         if skill is not None and not isinstance(skill, str):
             raise UserError(f'{path}:{number}: "skill" must be a skill name or null')
