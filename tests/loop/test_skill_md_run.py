@@ -123,3 +123,20 @@ def test_a_failing_script_is_reported(tmp_path: Path) -> None:
         "its script scripts/run.py failed (exit" in result.action.action_log and "no luck" in result.action.action_log
     )
     assert result.action.new_state == "go"
+
+
+def test_the_model_calls_of_a_run_name_the_run(corpus_workspace: Path) -> None:
+    from semif_agent.llm.calllog import logged, read_calls
+
+    ws = Workspace.load(corpus_workspace)
+    provider = logged(ScriptedProvider(["First answer.", "Second answer."]), ws, purpose="run")
+    runner = SkillRunner(
+        ws,
+        engine=ScriptedEngine(fn=lambda r: "success" if "Did the skill" in r.question else r.options[0].id),
+        skill_md_executor=AgentSkillExecutor(provider),
+    )
+    first = runner.run("debug a failing test", skill="systematic-debugging")
+    second = runner.run("debug another failing test", skill="systematic-debugging")
+    calls = list(read_calls(DecisionLog(ws.model_calls_path)))
+    assert [call.get("run_id") for call in calls] == [first.run_id, second.run_id]
+    assert all(call.get("purpose") == "run" for call in calls)

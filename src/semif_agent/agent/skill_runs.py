@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._text import clip
+from ..llm.calllog import LoggedProvider
 from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
 from ..skills import ActionResult
 from .agent import Agent
@@ -45,7 +46,10 @@ class AgentSkillExecutor:
         self.options = options
 
     async def __call__(self, run: SkillMdRun) -> SkillMdOutcome:
-        agent = Agent(llm=self.provider, **self.options).with_system_prompt(SYSTEM_PROMPT)
+        provider = self.provider
+        if isinstance(provider, LoggedProvider):  # the run's model calls say which run they belong to
+            provider = provider.with_context(run_id=run.run_id)
+        agent = Agent(llm=provider, **self.options).with_system_prompt(SYSTEM_PROMPT)
         agent.with_skill_from_path(run.folder, activation="on_demand", allow_scripts=run.allow_scripts)
         name = run.leaf.source_name or run.leaf.name
         agent.skills.use_workspace(run.workspace.root)

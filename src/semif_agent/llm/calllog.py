@@ -41,6 +41,10 @@ class LoggedProvider(ProviderWrapper):
         self.context = dict(context or {})
         self._recent: deque[tuple[str, ModelRequest]] = deque(maxlen=RECENT_CALLS)
 
+    def with_context(self, **context: Any) -> LoggedProvider:
+        """The same provider and log, with ``context`` added to every row (e.g. the ``run_id`` a call belongs to)."""
+        return LoggedProvider(self.next, self.log, context={**self.context, **context})
+
     async def request(self, request: ModelRequest) -> Response:
         start = time.perf_counter()
         try:
