@@ -57,6 +57,7 @@ def test_show_tells_one_run_whole_and_its_label(semif, make_workspace) -> None:
     assert re.search(r"^prediction +\d\. Which contact is the intended recipient\?\n +-> Alice", out, re.M)
     assert re.search(r"^skill +email\.compose$", out, re.M)
     assert re.search(r"^changes +created data/drafts/\S+\.txt$", out, re.M)
+    assert re.search(r"^diff +data/drafts/\S+\.txt\n +@@ -0,0 \+1,\d+ @@\n +\+To: Alice", out, re.M)
     assert re.search(r"^assessment +\w+ \(.+\)$", out, re.M) and re.search(r"^evidence +.*rule \w+", out, re.M)
     assert re.search(rf"^label +none yet \(semif label {run_id} ", out, re.M)
 
@@ -68,6 +69,9 @@ def test_show_tells_one_run_whole_and_its_label(semif, make_workspace) -> None:
     assert data["run"]["run_id"] == run_id and data["run"]["true_outcome"] == "failure"
     assert [row["kind"] for row in data["decisions"]][:2] == ["route", "route"]
     assert data["outcome"]["changes"]["created"] and [row["by"] for row in data["labels"]] == ["bob"]
+    assert any(
+        line.startswith("+To: Alice") for line in data["outcome"]["diffs"][data["outcome"]["changes"]["created"][0]]
+    )
 
 
 def test_an_unknown_run_is_one_line_and_json_errors_are_json(semif, make_workspace) -> None:

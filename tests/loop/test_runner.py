@@ -251,3 +251,35 @@ def test_json_projection_has_the_documented_keys(make_workspace) -> None:
     data = json.loads(json.dumps(result.to_dict()))
     assert {"skill", "action_log", "new_state", "assessment", "decisions", "log"} <= set(data)
     assert len(data["decisions"]) == 4 and data["assessment"]["label"] == "success"
+
+
+DIFFING = """
+from pathlib import Path
+from semif_agent.skills import ActionResult, Prediction
+
+def predict(ctx, request):
+    return Prediction(text="go")
+
+def act(ctx, request, prediction):
+    notes = Path(ctx.config["notes"])
+    notes.mkdir(parents=True, exist_ok=True)
+    (notes / "list.txt").write_text("milk\\nbread\\n" if request.text == "first" else "milk\\neggs\\n")
+    (notes / "blob.bin").write_bytes(bytes(range(256)) * (2 if request.text == "first" else 3))
+    return ActionResult(action_log="wrote the list", new_state="done")
+"""
+
+
+def test_a_run_logs_the_diffs_of_the_text_files_it_changed(make_workspace) -> None:
+    root = make_workspace({"email.compose": body(DIFFING)}, admitted=True)
+    run = runner(root, [])
+    first = run.run("first", skill="email.compose")
+    second = run.run("second", skill="email.compose")
+    created, modified = outcome_rows(root)
+    assert first.changes.created == ["data/notes/blob.bin", "data/notes/list.txt"]
+    assert created["diffs"] == {
+        "data/notes/list.txt": ["--- /dev/null", "+++ b/data/notes/list.txt", "@@ -0,0 +1,2 @@", "+milk", "+bread"]
+    }
+    assert second.changes.modified == ["data/notes/blob.bin", "data/notes/list.txt"]
+    lines = modified["diffs"]["data/notes/list.txt"]
+    assert "-bread" in lines and "+eggs" in lines and " milk" in lines
+    assert "data/notes/blob.bin" not in modified["diffs"]  # not text: listed as changed, no diff

@@ -154,3 +154,28 @@ def test_a_log_that_is_a_link_is_refused_as_the_log_refuses_it(tmp_path: Path) -
     (tmp_path / "decisions.jsonl").symlink_to(real.path)
     with pytest.raises(LogError, match="is a symbolic link"):
         LogIndex(tmp_path / "decisions.jsonl").refresh()
+
+
+def test_a_run_page_shows_the_diff_the_run_logged_not_the_file_now(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "list.txt").write_text("milk\nchanged since\n")
+    logged = ["--- a/data/list.txt", "+++ b/data/list.txt", "@@ -1,2 +1,2 @@", " milk", "-bread", "+eggs"]
+    log = DecisionLog(root / "data" / "decisions.jsonl")
+    log.extend(
+        [
+            decision("r1", "Swap bread for eggs"),
+            outcome(
+                "r1",
+                "Swap bread for eggs",
+                "notes.add",
+                "success",
+                changes={"modified": ["data/list.txt"]},
+                diffs={"data/list.txt": logged},
+            ),
+        ]
+    )
+    index = LogIndex(log.path)
+    index.refresh()
+    (change,) = run_view(index, None, root, "r1").changes
+    assert change.diff == logged and change.why == "as the run left it"

@@ -14,6 +14,8 @@ from ._run_lines import chosen, runners_up, verdict, without_shared_tail
 from ._run_lines import print_field as _field
 from .workspace_cmds import open_workspace
 
+DIFF_SHOWN = 20  # lines of each file's diff shown on the screen
+
 
 @click.command("show")
 @click.argument("run_id", metavar="RUN")
@@ -82,6 +84,9 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         _field("action", without_shared_tail(action, result))
         _field("result", "(the request, handed back unchanged)" if result == record.request else result or "-")
         _field("changes", _changes(outcome.get("changes") or {}))
+        diffs = outcome.get("diffs")
+        for path, lines in diffs.items() if isinstance(diffs, dict) else ():
+            _field("diff", _diff(path, lines))
         if outcome.get("error"):
             _field("error", str(outcome["error"]))
     _decisions("judge", [row for row in decisions if row.get("kind") == "assess"])
@@ -117,6 +122,14 @@ def _decisions(title: str, rows: list[dict[str, Any]]) -> None:
 def _changes(changes: dict[str, Any]) -> str:
     parts = [f"{verb} {', '.join(map(str, paths))}" for verb, paths in changes.items() if paths]
     return "; ".join(parts) or "no files changed"
+
+
+def _diff(path: str, lines: Any) -> str:
+    """A logged diff's lines after the file's name, cut at :data:`DIFF_SHOWN` (``--json`` has them all)."""
+    lines = [str(line) for line in lines] if isinstance(lines, list) else []
+    body = [line for line in lines if not line.startswith(("--- ", "+++ "))]
+    more = f"\n... {len(body) - DIFF_SHOWN} more lines (--json has them all)" if len(body) > DIFF_SHOWN else ""
+    return "\n".join([path, *body[:DIFF_SHOWN]]) + more
 
 
 def _value(value: Any) -> str:

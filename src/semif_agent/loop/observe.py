@@ -1,27 +1,36 @@
-"""Observations: what the data dirs hold before and after a skill acts."""
+"""Observations: what the data dirs hold before and after a skill acts, and the diffs of the text files it changed."""
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_FILES = 20_000
+TEXT_KEPT = 64 * 1024  # a file larger than this is not read for its diff
+TEXTS_KEPT = 1024 * 1024  # nor any more once one snapshot has read this much
+DIFF_LINES = 200  # a file's diff is cut after this many lines
 
 
 @dataclass(frozen=True)
 class Observation:
-    """A snapshot of the write roots: relative path -> (size, mtime_ns)."""
+    """A snapshot of the write roots: relative path -> (size, mtime_ns), and the small text files' contents."""
 
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     truncated: bool = False
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Changes:
+    """The files a run created, modified and deleted; ``diffs``: unified diffs of the text files among them."""
+
     created: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    diffs: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -41,13 +50,18 @@ class Changes:
         return {"created": self.created, "modified": self.modified, "deleted": self.deleted}
 
 
-def observe(roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = (), base: Path | None = None) -> Observation:
+def observe(
+    roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = (), base: Path | None = None, texts: bool = False
+) -> Observation:
     """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``.
 
     Files are named relative to ``base`` (the workspace) when they lie in it,
-    else relative to their root's parent folder.
+    else relative to their root's parent folder. With ``texts``, the contents
+    of small UTF-8 files are kept too (bounded), for :func:`diff`.
     """
     files: dict[str, tuple[int, int]] = {}
+    contents: dict[str, str] = {}
+    budget = TEXTS_KEPT if texts else 0
     skip = {os.path.realpath(p) for p in ignore}
     top = os.path.realpath(base) if base is not None else None
     for root in roots:
@@ -64,15 +78,47 @@ def observe(roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = (), base: Pat
                     stat = os.stat(full)
                 except OSError:
                     continue
-                files[os.path.relpath(full, names_from)] = (stat.st_size, stat.st_mtime_ns)
+                name = os.path.relpath(full, names_from)
+                files[name] = (stat.st_size, stat.st_mtime_ns)
+                if 0 < stat.st_size <= min(TEXT_KEPT, budget):
+                    text = _text_of(full)
+                    if text is not None:
+                        contents[name] = text
+                        budget -= stat.st_size
                 if len(files) >= MAX_FILES:
-                    return Observation(files, truncated=True)
-    return Observation(files)
+                    return Observation(files, truncated=True, texts=contents)
+    return Observation(files, texts=contents)
+
+
+def _text_of(path: str) -> str | None:
+    """``path``'s contents when it is a regular UTF-8 file (never through a link), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(TEXT_KEPT + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def diff(before: Observation, after: Observation) -> Changes:
-    return Changes(
-        created=sorted(set(after.files) - set(before.files)),
-        modified=sorted(p for p in set(before.files) & set(after.files) if before.files[p] != after.files[p]),
-        deleted=sorted(set(before.files) - set(after.files)),
-    )
+    """What changed between two snapshots; text files both snapshots could read (or a new one) get a diff."""
+    created = sorted(set(after.files) - set(before.files))
+    modified = sorted(p for p in set(before.files) & set(after.files) if before.files[p] != after.files[p])
+    diffs = {}
+    for path in [*created, *modified]:
+        new = after.texts.get(path)
+        old = "" if path in created else before.texts.get(path)
+        if new is None or old is None:
+            continue
+        lines = difflib.unified_diff(
+            old.splitlines(),
+            new.splitlines(),
+            "/dev/null" if path in created else f"a/{path}",
+            f"b/{path}",
+            lineterm="",
+        )
+        diffs[path] = list(itertools.islice(lines, DIFF_LINES))
+    return Changes(created, modified, sorted(set(before.files) - set(after.files)), diffs)

@@ -315,7 +315,7 @@ class _Run:
     def _observe(self) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
         ws = self.runner.workspace
-        return observe(ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path), base=ws.root)
+        return observe(ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path), base=ws.root, texts=True)
 
     async def assess(
         self,
@@ -364,6 +364,7 @@ class _Run:
                 "action_log": action.action_log,
                 "new_state": action.new_state,
                 "changes": changes.to_dict(),
+                **({"diffs": changes.diffs} if changes.diffs else {}),
                 "error": error,
                 "evidence": assessment.evidence,
                 **({"output": {k: v[:OUTPUT_KEPT] for k, v in self.output.items()}} if self.output else {}),

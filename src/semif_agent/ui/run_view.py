@@ -80,8 +80,10 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     model_calls = [_decision_call(row) for row in rows if row.get("usage")]
     if calls is not None:
         model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]
+    logged = outcome.get("diffs")
+    kept: dict[str, Any] = logged if isinstance(logged, dict) else {}
     changes = [
-        _change(root, verb, str(path))
+        _change(root, verb, str(path), kept.get(path))
         for verb, paths in (outcome.get("changes") or {}).items()
         for path in (paths or ())
     ]
@@ -151,14 +153,17 @@ def _logged_call(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _change(root: Path, verb: str, path: str) -> ChangeView:
-    """A changed file and its diff: a file the run created, against nothing; one it modified, as it is now.
+def _change(root: Path, verb: str, path: str, kept: Any = None) -> ChangeView:
+    """A changed file and its diff: the one the run logged (``kept``), else read from the file as it is now.
 
-    Only regular text files inside the workspace, under 64 KiB, are read;
-    the log keeps no earlier contents, so a modification shows the file now.
+    A run logs the diffs of the small text files it created or modified. For
+    older runs, only regular text files inside the workspace, under 64 KiB,
+    are read: a created one is shown against nothing, a modified one as it is now.
     """
     if verb == "deleted":
         return ChangeView(verb, path, None, "deleted")
+    if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
+        return ChangeView(verb, path, kept[:DIFF_MAX_LINES], "as the run left it")
     try:
         resolved = (root / path).resolve(strict=True)
         status = os.stat(resolved, follow_symlinks=False)
