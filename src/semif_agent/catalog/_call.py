@@ -2,9 +2,9 @@
 
 :func:`run_child` is what a call's forked child does, in order: die with the
 worker, leave the worker's process group (when no PID namespace holds it),
-take the host's network back (a call allowed it) or keep none, close what it
-inherited, join the call's ``pids`` cgroup, point stdout and stderr at the
-worker's pipes, take the call's folder and environment, confine itself
+take the host's network back (a call allowed it) or keep none, join the
+call's ``pids`` cgroup, point stdout and stderr at the worker's pipes, close
+what else it inherited, take the call's folder and environment, confine itself
 (:mod:`._confine`), say what held, then import the target and call it
 (:func:`run_target`). Standard library only, apart from the catalog's own
 sandbox modules; the worker imports it at start.
@@ -115,12 +115,13 @@ def run_child(
     fds: tuple[int, int, int, int],
     held: dict[str, str],
     *,
-    cgroup: str | None,
+    cgroup_members: int | None,
     host_netns: int,
 ) -> None:
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
 
-    ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes.
+    ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes;
+    ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup).
     """
     code = 1
     try:
@@ -133,18 +134,17 @@ def run_child(
         spec = request["confine"]
         if held["network"] != "namespace" and host_netns >= 0 and not _isolation.join_network(host_netns):
             held["network"] = "namespace"  # could not go back: the call has no network
+        if cgroup_members is not None and _cgroup.join_open(cgroup_members):
+            spec["process_limit_held"] = True
+            held["process_limit"] = "cgroup"
         for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
         close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
-        if cgroup is not None and _cgroup.join(cgroup):
-            spec["process_limit_held"] = True
-            held["process_limit"] = "cgroup"
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
         os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
+        take_environment(request["env"])
         channel = Channel(fds[0], fds[1])
         held.update(_confine.confine(spec))
         channel.report("C", held)
@@ -200,6 +200,21 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
 def _is_machinery(filename: str) -> bool:
     """A frame of the call's machinery (the catalog's private modules), not of the function called."""
     return os.path.dirname(filename) == _HERE and os.path.basename(filename).startswith("_")
+
+
+def take_environment(env: dict[str, str]) -> None:
+    """Make this process's environment exactly ``env``: ``os.environ`` and the C one its subprocesses inherit.
+
+    Only the variables that differ are changed (the worker's own few, such as
+    ``PATH``, often hold already): each change costs a C call and, in a
+    forked child, pages copied on write.
+    """
+    environ = os.environ
+    for key in [key for key in environ if key not in env]:
+        del environ[key]
+    for key, value in env.items():
+        if environ.get(key) != value:
+            environ[key] = value
 
 
 def close_inherited(keep: set[int]) -> None:

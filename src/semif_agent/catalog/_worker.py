@@ -56,10 +56,7 @@ class _Worker:
         self.call, self.isolation, self.cgroups, self.disk, self.groups = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
-        self.cgroup = cgroup
-        self.free_slots: list[str] = []
-        self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
-        self.slot_limits: dict[str, int] = {}
+        self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
         self.sweep_at = float("inf")  # when to kill the orphans of calls that had no namespace or cgroup
         self.free_dirs: list[str] = []  # emptied private folders of calls that ended, for the next ones
         self.dirs_made = 0
@@ -166,11 +163,13 @@ class _Worker:
         answers_r, answers_w = os.pipe()  # worker -> child: answers
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        slot = self._take_slot(spec.get("max_processes"))
+        limit = spec.get("max_processes")
+        slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
         pid, held = self._fork(spec, slot)
         if pid == 0:
+            members = self.slots.members[slot] if self.slots is not None and slot is not None else None
             self.call.run_child(
-                request, (messages_w, answers_r, out_w, err_w), held, cgroup=slot, host_netns=self.host_netns
+                request, (messages_w, answers_r, out_w, err_w), held, cgroup_members=members, host_netns=self.host_netns
             )
         for fd in (messages_w, answers_r, out_w, err_w):
             os.close(fd)
@@ -196,29 +195,6 @@ class _Worker:
         path = os.path.join(self.calls_folder, f"{os.getpid()}-{self.dirs_made}")
         os.mkdir(path, 0o700)
         return path
-
-    def _take_slot(self, limit: int | None) -> str | None:
-        """A free ``pids`` cgroup capped at ``limit`` tasks for a call (None: no cap, or no cgroups)."""
-        if self.cgroup is None or limit is None:
-            return None
-        self.draining = [slot for slot in self.draining if not self._release_if_empty(slot)]
-        slot = self.free_slots.pop() if self.free_slots else None
-        if slot is None:
-            slot = self.cgroups.create(self.cgroup, f"slot-{len(self.slot_limits)}", limit)
-            if slot is None:
-                return None
-        elif self.slot_limits[slot] != limit and not self.cgroups.set_limit(slot, limit):
-            self.free_slots.append(slot)
-            return None
-        self.slot_limits[slot] = limit
-        return slot
-
-    def _release_if_empty(self, slot: str) -> bool:
-        if self.cgroups.members(slot):
-            self.cgroups.kill_members(slot)
-            return False
-        self.free_slots.append(slot)
-        return True
 
     def _fork(self, spec: dict[str, Any], slot: str | None) -> tuple[int, dict[str, str]]:
         """Fork the call's child: into new PID (and network) namespaces when allowed, else a plain child."""
@@ -409,11 +385,8 @@ class _Worker:
             self.groups.kill_group(pid)
             if call.cgroup is None:
                 self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
-        if call.cgroup is not None:
-            if call.held.get("processes") == "pid-namespace":  # every process of the call is gone with its init
-                self.free_slots.append(call.cgroup)
-            elif not self._release_if_empty(call.cgroup):
-                self.draining.append(call.cgroup)
+        if call.cgroup is not None and self.slots is not None:  # with a PID namespace, all went with its init
+            self.slots.give_back(call.cgroup, emptied=call.held.get("processes") == "pid-namespace")
         returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         reported = call.reported
         if not reported and returncode < 0 and call.cpu_seconds is not None and cpu_used >= call.cpu_seconds - 0.05:
