@@ -12,6 +12,7 @@ sandbox modules; the worker imports it at start.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import sys
@@ -117,11 +118,13 @@ def run_child(
     *,
     cgroup_members: int | None,
     host_netns: int,
+    environment: PreparedEnvironment | None = None,
 ) -> None:
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
 
     ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes;
-    ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup).
+    ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup);
+    ``environment``: the call's environment as :func:`prepare_environment` made it ready.
     """
     code = 1
     try:
@@ -144,7 +147,7 @@ def run_child(
         os.dup2(null, 0)
         os.close(null)
         os.chdir(request["cwd"])
-        take_environment(request["env"])
+        take_environment(request["env"], environment)
         channel = Channel(fds[0], fds[1])
         held.update(_confine.confine(spec))
         channel.report("C", held)
@@ -202,13 +205,53 @@ def _is_machinery(filename: str) -> bool:
     return os.path.dirname(filename) == _HERE and os.path.basename(filename).startswith("_")
 
 
-def take_environment(env: dict[str, str]) -> None:
+def _c_environ() -> ctypes.c_void_p | None:
+    """The C library's ``environ`` pointer, which a process's new programs inherit; None where not found."""
+    try:
+        return ctypes.c_void_p.in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError):
+        return None
+
+
+_C_ENVIRON = _c_environ()
+_kept: list[object] = []  # what the C environment of this process points into, once a prepared one is taken
+
+PreparedEnvironment = tuple[dict[bytes, bytes], "ctypes.Array[ctypes.c_char_p]"]
+
+
+def prepare_environment(env: dict[str, str]) -> PreparedEnvironment | None:
+    """``env`` made ready by the worker before it forks a call's child: encoded as ``os.environ`` keeps it,
+    and as a C ``environ`` array; the child then takes it with two assignments (:func:`take_environment`).
+
+    None where the C ``environ`` is not found, or ``env`` holds what the C environment refuses (a name
+    empty or with ``=``, a NUL): the child then sets it variable by variable, which raises as usual.
+    """
+    if _C_ENVIRON is None:
+        return None
+    encoded: dict[bytes, bytes] = {}
+    for key, value in env.items():
+        if not (isinstance(key, str) and isinstance(value, str)) or not key or "=" in key:
+            return None
+        encoded[os.fsencode(key)] = os.fsencode(value)
+    entries = [key + b"=" + value for key, value in encoded.items()]
+    if any(b"\0" in entry for entry in entries):
+        return None
+    return encoded, (ctypes.c_char_p * (len(entries) + 1))(*entries, None)
+
+
+def take_environment(env: dict[str, str], prepared: PreparedEnvironment | None = None) -> None:
     """Make this process's environment exactly ``env``: ``os.environ`` and the C one its subprocesses inherit.
 
-    Only the variables that differ are changed (the worker's own few, such as
-    ``PATH``, often hold already): each change costs a C call and, in a
-    forked child, pages copied on write.
+    With ``prepared`` (:func:`prepare_environment` of ``env``) it is two assignments; each variable set
+    otherwise costs a C call and, in a forked child, pages copied on write. Later changes to
+    ``os.environ`` reach the C environment as usual (the C library copies the array on the first).
     """
+    if prepared is not None and _C_ENVIRON is not None:
+        encoded, array = prepared
+        _kept.append(prepared)  # the C array points into these bytes: they live as long as the process
+        _C_ENVIRON.value = ctypes.addressof(array)
+        os.environ._data = encoded  # type: ignore[attr-defined] # os.environ's own mapping, as its __setitem__ fills it
+        return
     environ = os.environ
     for key in [key for key in environ if key not in env]:
         del environ[key]

@@ -159,6 +159,7 @@ class _Worker:
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
+        environment = self.call.prepare_environment(request["env"])  # here, where no page is copied on write
         messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
         answers_r, answers_w = os.pipe()  # worker -> child: answers
         out_r, out_w = os.pipe()
@@ -169,7 +170,12 @@ class _Worker:
         if pid == 0:
             members = self.slots.members[slot] if self.slots is not None and slot is not None else None
             self.call.run_child(
-                request, (messages_w, answers_r, out_w, err_w), held, cgroup_members=members, host_netns=self.host_netns
+                request,
+                (messages_w, answers_r, out_w, err_w),
+                held,
+                cgroup_members=members,
+                host_netns=self.host_netns,
+                environment=environment,
             )
         for fd in (messages_w, answers_r, out_w, err_w):
             os.close(fd)
