@@ -111,6 +111,21 @@ class Call:
         return text
 
 
+def refusal(request: dict[str, Any], exc: OSError) -> dict[str, Any]:
+    """The ``done`` line of a call the worker could not start (no pipe, folder or process left)."""
+    return {
+        "id": request["id"],
+        "kind": "done",
+        "returncode": -1,
+        "timed_out": False,
+        "reported": "worker",
+        "timeout": request["timeout"],
+        "confinement": {},
+        "stdout": "",
+        "stderr": f"the worker could not start the call ({exc.strerror})",
+    }
+
+
 def run_child(
     request: dict[str, Any],
     fds: tuple[int, int, int, int],

@@ -129,32 +129,59 @@ class _Worker:
             return
         *lines, rest = bytes(self.pending_input).split(b"\n")
         self.pending_input = bytearray(rest)
+        starting = []
         for line in lines:
             if line.strip():
                 request = json.loads(line)
                 if request["op"] == "call":
-                    try:
-                        self._start(request)
-                    except OSError as exc:
-                        self._send(
-                            {
-                                "id": request["id"],
-                                "kind": "done",
-                                "returncode": -1,
-                                "timed_out": False,
-                                "reported": "worker",
-                                "timeout": request["timeout"],
-                                "confinement": {},
-                                "stdout": "",
-                                "stderr": f"the worker could not start the call ({exc.strerror})",
-                            }
-                        )
+                    starting.append(request)
                 else:
                     self._answer(request)
+        if starting:
+            self._start(starting)
 
-    # -- starting a call -----------------------------------------------------------
+    # -- starting calls --------------------------------------------------------------
 
-    def _start(self, request: dict[str, Any]) -> None:
+    def _start(self, requests: list[dict[str, Any]]) -> None:
+        """Start calls that arrived together: make each ready, fork them one after the other, then record them.
+
+        After a fork every page of the worker is shared with the child, and the worker pays a copy for
+        each page it writes next; between two forks in a row it writes few.
+        """
+        ready = []
+        for request in requests:
+            try:
+                ready.append(self._prepare(request))
+            except OSError as exc:
+                self._send(self.call.refusal(request, exc))
+        started = []
+        for request, run_dir, environment, slot, child_fds, own_fds in ready:
+            try:
+                pid, held = self._fork(request["confine"], slot)
+            except OSError as exc:
+                for fd in (*child_fds, *own_fds):
+                    os.close(fd)
+                self.free_dirs.append(run_dir)
+                if slot is not None and self.slots is not None:
+                    self.slots.give_back(slot, emptied=True)
+                self._send(self.call.refusal(request, exc))
+                continue
+            if pid == 0:
+                members = self.slots.members[slot] if self.slots is not None and slot is not None else None
+                self.call.run_child(
+                    request,
+                    child_fds,
+                    held,
+                    cgroup_members=members,
+                    host_netns=self.host_netns,
+                    environment=environment,
+                )
+            started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
+        for pid, held, prepared in started:
+            self._record(pid, held, prepared)
+
+    def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
+        """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's."""
         spec = request["confine"]
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
@@ -166,35 +193,28 @@ class _Worker:
         err_r, err_w = os.pipe()
         limit = spec.get("max_processes")
         slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
-        pid, held = self._fork(spec, slot)
-        if pid == 0:
-            members = self.slots.members[slot] if self.slots is not None and slot is not None else None
-            self.call.run_child(
-                request,
-                (messages_w, answers_r, out_w, err_w),
-                held,
-                cgroup_members=members,
-                host_netns=self.host_netns,
-                environment=environment,
-            )
-        for fd in (messages_w, answers_r, out_w, err_w):
+        return (
+            request,
+            run_dir,
+            environment,
+            slot,
+            (messages_w, answers_r, out_w, err_w),
+            (messages_r, answers_w, out_r, err_r),
+        )
+
+    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...]) -> None:
+        request, run_dir, _environment, slot, child_fds, own_fds = prepared
+        for fd in child_fds:
             os.close(fd)
-        for fd in (messages_r, answers_w, out_r, err_r):
+        for fd in own_fds:
             os.set_blocking(fd, False)
         call = self.call.Call(
-            int(request["id"]),
-            float(request["timeout"]),
-            run_dir,
-            request,
-            (messages_r, answers_w, out_r, err_r),
-            held,
-            slot,
-            self.disk,
+            int(request["id"]), float(request["timeout"]), run_dir, request, own_fds, held, slot, self.disk
         )
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
         if request.get("listen"):  # questions relayed at once; otherwise read at the end or from the first check
-            self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
+            self.selector.register(own_fds[0], selectors.EVENT_READ, ("messages", pid))
 
     def _new_dir(self) -> str:
         self.dirs_made += 1
