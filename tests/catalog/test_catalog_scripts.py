@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 
@@ -87,6 +88,36 @@ async def test_an_entrypoint_runs_in_a_warm_worker_with_its_context(registry, ma
     assert (
         await runtime.run_skill_script("tools", "scripts/one_arg.py", ["a", "b"], timeout_sec=10)
     ).stdout == "async a b"
+
+
+ENVIRONMENT = """
+    import os, subprocess
+    def seen_by_a_program():
+        listed = subprocess.run(["env", "-0"], capture_output=True, check=True).stdout.decode()
+        return dict(entry.split("=", 1) for entry in listed.split("\\0") if entry)
+    def entrypoint(argv, ctx):
+        before = {"python": dict(os.environ), "program": seen_by_a_program(), "given": ctx.env}
+        os.environ["ADDED"] = "yes"
+        del os.environ["HOME"]
+        os.environ["SKILL_HOOK"] = "changed"
+        return {**before, "after": seen_by_a_program()}
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/env"), reason="needs the env program")
+async def test_an_entrypoint_gets_exactly_its_environment_and_can_change_it(skills_root, make_runtime):
+    make_skill(skills_root, "environ", files={"show.py": ENVIRONMENT})
+    registry = SkillRegistry()
+    registry.scan_custom(skills_root)
+    runtime = make_runtime(registry, limits=SandboxLimits(memory_mb=512, extra_env={"EXTRA_NAME": "extra value"}))
+    result = await runtime.run_skill_script("environ", "show.py", [], timeout_sec=20)
+    assert result.ok, result
+    seen = json.loads(result.stdout)
+    given = {**seen["given"], "TMPDIR": seen["python"].get("TMPDIR")}  # the worker gives each call its own
+    assert given["EXTRA_NAME"] == "extra value" and given["SKILL_ID"] == "custom@environ" and given["TMPDIR"]
+    assert seen["python"] == given and seen["program"] == given
+    changed = {key: value for key, value in given.items() if key != "HOME"} | {"ADDED": "yes", "SKILL_HOOK": "changed"}
+    assert seen["after"] == changed
 
 
 async def test_failures_are_reported_with_their_kind(registry, make_runtime):

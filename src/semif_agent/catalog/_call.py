@@ -2,9 +2,9 @@
 
 :func:`run_child` is what a call's forked child does, in order: die with the
 worker, leave the worker's process group (when no PID namespace holds it),
-take the host's network back (a call allowed it) or keep none, close what it
-inherited, join the call's ``pids`` cgroup, point stdout and stderr at the
-worker's pipes, take the call's folder and environment, confine itself
+take the host's network back (a call allowed it) or keep none, join the
+call's ``pids`` cgroup, point stdout and stderr at the worker's pipes, close
+what else it inherited, take the call's folder and environment, confine itself
 (:mod:`._confine`), say what held, then import the target and call it
 (:func:`run_target`). Standard library only, apart from the catalog's own
 sandbox modules; the worker imports it at start.
@@ -12,6 +12,7 @@ sandbox modules; the worker imports it at start.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import sys
@@ -110,17 +111,35 @@ class Call:
         return text
 
 
+def refusal(request: dict[str, Any], exc: OSError) -> dict[str, Any]:
+    """The ``done`` line of a call the worker could not start (no pipe, folder or process left)."""
+    return {
+        "id": request["id"],
+        "kind": "done",
+        "returncode": -1,
+        "timed_out": False,
+        "reported": "worker",
+        "timeout": request["timeout"],
+        "confinement": {},
+        "stdout": "",
+        "stderr": f"the worker could not start the call ({exc.strerror})",
+    }
+
+
 def run_child(
     request: dict[str, Any],
     fds: tuple[int, int, int, int],
     held: dict[str, str],
     *,
-    cgroup: str | None,
+    cgroup_members: int | None,
     host_netns: int,
+    environment: PreparedEnvironment | None = None,
 ) -> None:
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
 
-    ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes.
+    ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes;
+    ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup);
+    ``environment``: the call's environment as :func:`prepare_environment` made it ready.
     """
     code = 1
     try:
@@ -133,18 +152,17 @@ def run_child(
         spec = request["confine"]
         if held["network"] != "namespace" and host_netns >= 0 and not _isolation.join_network(host_netns):
             held["network"] = "namespace"  # could not go back: the call has no network
+        if cgroup_members is not None and _cgroup.join_open(cgroup_members):
+            spec["process_limit_held"] = True
+            held["process_limit"] = "cgroup"
         for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
         close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
-        if cgroup is not None and _cgroup.join(cgroup):
-            spec["process_limit_held"] = True
-            held["process_limit"] = "cgroup"
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
         os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
+        take_environment(request["env"], environment)
         channel = Channel(fds[0], fds[1])
         held.update(_confine.confine(spec))
         channel.report("C", held)
@@ -200,6 +218,61 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
 def _is_machinery(filename: str) -> bool:
     """A frame of the call's machinery (the catalog's private modules), not of the function called."""
     return os.path.dirname(filename) == _HERE and os.path.basename(filename).startswith("_")
+
+
+def _c_environ() -> ctypes.c_void_p | None:
+    """The C library's ``environ`` pointer, which a process's new programs inherit; None where not found."""
+    try:
+        return ctypes.c_void_p.in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError):
+        return None
+
+
+_C_ENVIRON = _c_environ()
+_kept: list[object] = []  # what the C environment of this process points into, once a prepared one is taken
+
+PreparedEnvironment = tuple[dict[bytes, bytes], "ctypes.Array[ctypes.c_char_p]"]
+
+
+def prepare_environment(env: dict[str, str]) -> PreparedEnvironment | None:
+    """``env`` made ready by the worker before it forks a call's child: encoded as ``os.environ`` keeps it,
+    and as a C ``environ`` array; the child then takes it with two assignments (:func:`take_environment`).
+
+    None where the C ``environ`` is not found, or ``env`` holds what the C environment refuses (a name
+    empty or with ``=``, a NUL): the child then sets it variable by variable, which raises as usual.
+    """
+    if _C_ENVIRON is None:
+        return None
+    encoded: dict[bytes, bytes] = {}
+    for key, value in env.items():
+        if not (isinstance(key, str) and isinstance(value, str)) or not key or "=" in key:
+            return None
+        encoded[os.fsencode(key)] = os.fsencode(value)
+    entries = [key + b"=" + value for key, value in encoded.items()]
+    if any(b"\0" in entry for entry in entries):
+        return None
+    return encoded, (ctypes.c_char_p * (len(entries) + 1))(*entries, None)
+
+
+def take_environment(env: dict[str, str], prepared: PreparedEnvironment | None = None) -> None:
+    """Make this process's environment exactly ``env``: ``os.environ`` and the C one its subprocesses inherit.
+
+    With ``prepared`` (:func:`prepare_environment` of ``env``) it is two assignments; each variable set
+    otherwise costs a C call and, in a forked child, pages copied on write. Later changes to
+    ``os.environ`` reach the C environment as usual (the C library copies the array on the first).
+    """
+    if prepared is not None and _C_ENVIRON is not None:
+        encoded, array = prepared
+        _kept.append(prepared)  # the C array points into these bytes: they live as long as the process
+        _C_ENVIRON.value = ctypes.addressof(array)
+        os.environ._data = encoded  # type: ignore[attr-defined] # os.environ's own mapping, as its __setitem__ fills it
+        return
+    environ = os.environ
+    for key in [key for key in environ if key not in env]:
+        del environ[key]
+    for key, value in env.items():
+        if environ.get(key) != value:
+            environ[key] = value
 
 
 def close_inherited(keep: set[int]) -> None:

@@ -112,6 +112,73 @@ def join(path: str) -> bool:
     return _write(os.path.join(path, "cgroup.procs"), "0")
 
 
+def open_members(path: str) -> int | None:
+    """A descriptor (close-on-exec) of cgroup ``path``'s member list, for :func:`join_open`; None when refused.
+
+    Opened once by the warm worker for each of its slots, so that a call's
+    child joins with one write instead of a path lookup and an open.
+    """
+    try:
+        return os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def join_open(members_fd: int) -> bool:
+    """Move the calling process into the cgroup whose member list is open at ``members_fd``; True when it holds."""
+    try:
+        return os.write(members_fd, b"0") == 1
+    except OSError:
+        return False
+
+
+class Slots:
+    """A warm worker's reusable cgroups ``slot-<n>`` under ``parent``, one per call running at once.
+
+    Each is made when no free one is left and reused once empty; its member
+    list stays open, so a call's child joins it with one write (:func:`join_open`).
+    """
+
+    def __init__(self, parent: str) -> None:
+        self.parent = parent
+        self.free: list[str] = []
+        self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
+        self.limits: dict[str, int] = {}
+        self.members: dict[str, int] = {}  # each slot's member list, open for writing
+
+    def take(self, limit: int) -> str | None:
+        """A free slot capped at ``limit`` tasks; None when none can be made."""
+        self.draining = [slot for slot in self.draining if not self.release_if_empty(slot)]
+        slot = self.free.pop() if self.free else None
+        if slot is None:
+            slot = create(self.parent, f"slot-{len(self.limits)}", limit)
+            members = open_members(slot) if slot is not None else None
+            if slot is None or members is None:
+                return None
+            self.members[slot] = members
+        elif self.limits[slot] != limit and not set_limit(slot, limit):
+            self.free.append(slot)
+            return None
+        self.limits[slot] = limit
+        return slot
+
+    def give_back(self, slot: str, *, emptied: bool) -> None:
+        """A call's slot after it ended: free at once when ``emptied`` (its processes are known gone),
+        else free once its processes are killed and gone."""
+        if emptied:
+            self.free.append(slot)
+        elif not self.release_if_empty(slot):
+            self.draining.append(slot)
+
+    def release_if_empty(self, slot: str) -> bool:
+        """Free ``slot`` when no process is left in it (True), else kill what is left."""
+        if members(slot):
+            kill_members(slot)
+            return False
+        self.free.append(slot)
+        return True
+
+
 def members(path: str) -> list[int]:
     """Processes in cgroup ``path`` and the cgroups under it."""
     found: list[int] = []
@@ -180,9 +247,16 @@ def _clear_stale(base: str) -> None:
 
 
 def _write(path: str, text: str) -> bool:
+    """Write ``text`` to control file ``path`` in one system call (no buffered file object: a forked child
+    copies fewer pages on write); True when it holds."""
     try:
-        with open(path, "w", encoding="ascii") as handle:
-            handle.write(text)
-        return True
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        data = text.encode("ascii")
+        return os.write(fd, data) == len(data)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

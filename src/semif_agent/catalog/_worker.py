@@ -56,10 +56,7 @@ class _Worker:
         self.call, self.isolation, self.cgroups, self.disk, self.groups = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
-        self.cgroup = cgroup
-        self.free_slots: list[str] = []
-        self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
-        self.slot_limits: dict[str, int] = {}
+        self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
         self.sweep_at = float("inf")  # when to kill the orphans of calls that had no namespace or cgroup
         self.free_dirs: list[str] = []  # emptied private folders of calls that ended, for the next ones
         self.dirs_made = 0
@@ -132,93 +129,98 @@ class _Worker:
             return
         *lines, rest = bytes(self.pending_input).split(b"\n")
         self.pending_input = bytearray(rest)
+        starting = []
         for line in lines:
             if line.strip():
                 request = json.loads(line)
                 if request["op"] == "call":
-                    try:
-                        self._start(request)
-                    except OSError as exc:
-                        self._send(
-                            {
-                                "id": request["id"],
-                                "kind": "done",
-                                "returncode": -1,
-                                "timed_out": False,
-                                "reported": "worker",
-                                "timeout": request["timeout"],
-                                "confinement": {},
-                                "stdout": "",
-                                "stderr": f"the worker could not start the call ({exc.strerror})",
-                            }
-                        )
+                    starting.append(request)
                 else:
                     self._answer(request)
+        if starting:
+            self._start(starting)
 
-    # -- starting a call -----------------------------------------------------------
+    # -- starting calls --------------------------------------------------------------
 
-    def _start(self, request: dict[str, Any]) -> None:
+    def _start(self, requests: list[dict[str, Any]]) -> None:
+        """Start calls that arrived together: make each ready, fork them one after the other, then record them.
+
+        After a fork every page of the worker is shared with the child, and the worker pays a copy for
+        each page it writes next; between two forks in a row it writes few.
+        """
+        ready = []
+        for request in requests:
+            try:
+                ready.append(self._prepare(request))
+            except OSError as exc:
+                self._send(self.call.refusal(request, exc))
+        started = []
+        for request, run_dir, environment, slot, child_fds, own_fds in ready:
+            try:
+                pid, held = self._fork(request["confine"], slot)
+            except OSError as exc:
+                for fd in (*child_fds, *own_fds):
+                    os.close(fd)
+                self.free_dirs.append(run_dir)
+                if slot is not None and self.slots is not None:
+                    self.slots.give_back(slot, emptied=True)
+                self._send(self.call.refusal(request, exc))
+                continue
+            if pid == 0:
+                members = self.slots.members[slot] if self.slots is not None and slot is not None else None
+                self.call.run_child(
+                    request,
+                    child_fds,
+                    held,
+                    cgroup_members=members,
+                    host_netns=self.host_netns,
+                    environment=environment,
+                )
+            started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
+        for pid, held, prepared in started:
+            self._record(pid, held, prepared)
+
+    def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
+        """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's."""
         spec = request["confine"]
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
+        environment = self.call.prepare_environment(request["env"])  # here, where no page is copied on write
         messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
         answers_r, answers_w = os.pipe()  # worker -> child: answers
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        slot = self._take_slot(spec.get("max_processes"))
-        pid, held = self._fork(spec, slot)
-        if pid == 0:
-            self.call.run_child(
-                request, (messages_w, answers_r, out_w, err_w), held, cgroup=slot, host_netns=self.host_netns
-            )
-        for fd in (messages_w, answers_r, out_w, err_w):
+        limit = spec.get("max_processes")
+        slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
+        return (
+            request,
+            run_dir,
+            environment,
+            slot,
+            (messages_w, answers_r, out_w, err_w),
+            (messages_r, answers_w, out_r, err_r),
+        )
+
+    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...]) -> None:
+        request, run_dir, _environment, slot, child_fds, own_fds = prepared
+        for fd in child_fds:
             os.close(fd)
-        for fd in (messages_r, answers_w, out_r, err_r):
+        for fd in own_fds:
             os.set_blocking(fd, False)
         call = self.call.Call(
-            int(request["id"]),
-            float(request["timeout"]),
-            run_dir,
-            request,
-            (messages_r, answers_w, out_r, err_r),
-            held,
-            slot,
-            self.disk,
+            int(request["id"]), float(request["timeout"]), run_dir, request, own_fds, held, slot, self.disk
         )
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
         if request.get("listen"):  # questions relayed at once; otherwise read at the end or from the first check
-            self.selector.register(messages_r, selectors.EVENT_READ, ("messages", pid))
+            self.selector.register(own_fds[0], selectors.EVENT_READ, ("messages", pid))
 
     def _new_dir(self) -> str:
         self.dirs_made += 1
         path = os.path.join(self.calls_folder, f"{os.getpid()}-{self.dirs_made}")
         os.mkdir(path, 0o700)
         return path
-
-    def _take_slot(self, limit: int | None) -> str | None:
-        """A free ``pids`` cgroup capped at ``limit`` tasks for a call (None: no cap, or no cgroups)."""
-        if self.cgroup is None or limit is None:
-            return None
-        self.draining = [slot for slot in self.draining if not self._release_if_empty(slot)]
-        slot = self.free_slots.pop() if self.free_slots else None
-        if slot is None:
-            slot = self.cgroups.create(self.cgroup, f"slot-{len(self.slot_limits)}", limit)
-            if slot is None:
-                return None
-        elif self.slot_limits[slot] != limit and not self.cgroups.set_limit(slot, limit):
-            self.free_slots.append(slot)
-            return None
-        self.slot_limits[slot] = limit
-        return slot
-
-    def _release_if_empty(self, slot: str) -> bool:
-        if self.cgroups.members(slot):
-            self.cgroups.kill_members(slot)
-            return False
-        self.free_slots.append(slot)
-        return True
 
     def _fork(self, spec: dict[str, Any], slot: str | None) -> tuple[int, dict[str, str]]:
         """Fork the call's child: into new PID (and network) namespaces when allowed, else a plain child."""
@@ -409,11 +411,8 @@ class _Worker:
             self.groups.kill_group(pid)
             if call.cgroup is None:
                 self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
-        if call.cgroup is not None:
-            if call.held.get("processes") == "pid-namespace":  # every process of the call is gone with its init
-                self.free_slots.append(call.cgroup)
-            elif not self._release_if_empty(call.cgroup):
-                self.draining.append(call.cgroup)
+        if call.cgroup is not None and self.slots is not None:  # with a PID namespace, all went with its init
+            self.slots.give_back(call.cgroup, emptied=call.held.get("processes") == "pid-namespace")
         returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         reported = call.reported
         if not reported and returncode < 0 and call.cpu_seconds is not None and cpu_used >= call.cpu_seconds - 0.05:
