@@ -241,8 +241,8 @@ def prepare_environment(env: dict[str, str]) -> PreparedEnvironment | None:
     None where the C ``environ`` is not found, or ``env`` holds what the C environment refuses (a name
     empty or with ``=``, a NUL): the child then sets it variable by variable, which raises as usual.
     """
-    if _C_ENVIRON is None:
-        return None
+    if _C_ENVIRON is None or not isinstance(getattr(os.environ, "_data", None), dict):
+        return None  # no C environ found, or an os.environ not laid out as CPython's: set it variable by variable
     encoded: dict[bytes, bytes] = {}
     for key, value in env.items():
         if not (isinstance(key, str) and isinstance(value, str)) or not key or "=" in key:
