@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import getpass
 
 import click
 
@@ -46,6 +45,7 @@ def label(
       semif label 20261130-1015 --outcome failure --note "wrote to the wrong Alice"
       semif label 20261130-1015 --none
     """
+    from ..engine.labels import login_name
     from ..engine.log import DecisionLog
 
     if skill is not None and no_skill:
@@ -56,7 +56,7 @@ def label(
     log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
     if skill is not None:
         _check_skill(ws, skill)
-    row = log.add_label(run_id, by=by or _login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
+    row = log.add_label(run_id, by=by or login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
     if as_json:
         print_json(row)
         return
@@ -73,14 +73,6 @@ def _check_skill(ws: Workspace, name: str) -> None:
     close = difflib.get_close_matches(name, list(leaves), n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else " (see `semif skills list`)"
     raise UnknownSkillError(f"no skill named {name!r} in this workspace's tree{hint}")
-
-
-def _login_name() -> str:
-    """The user's login name, or "person" when the system does not know it."""
-    try:
-        return getpass.getuser() or "person"
-    except (OSError, KeyError, ImportError):  # no login variable and no password entry
-        return "person"
 
 
 COMMANDS = [label]

@@ -30,15 +30,15 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     --json prints the run's record, its outcome row, every decision row and
     its label rows.
     """
+    from ..engine.labels import run_rows
     from ..engine.log import DecisionLog
 
     ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path)
     record = log.run(run_id)
     rows = [row for row in log.read() if row.get("run_id") == record.run_id]
-    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == "outcome"), {})
-    labels = [row for row in rows if row.get("kind") == "label"]
-    decisions = [row for row in rows if row.get("kind") not in ("outcome", "label")]
+    parts = run_rows(rows)
+    decisions, outcome, labels = parts.decisions, parts.outcome, parts.labels
     if as_json:
         print_json(
             {

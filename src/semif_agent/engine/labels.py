@@ -17,6 +17,7 @@ and writes them.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,33 @@ def label_row(
     row["by"] = by.strip()
     row["source"] = "person"
     return row
+
+
+def login_name() -> str:
+    """Who labels when nobody says: the user's login name, or "person" when the system does not know it."""
+    try:
+        return getpass.getuser() or "person"
+    except (OSError, KeyError, ImportError):  # no login variable and no password entry
+        return "person"
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """One run's rows by kind: its decision rows, its (last) outcome row, its label rows."""
+
+    decisions: list[dict[str, Any]]
+    outcome: dict[str, Any]
+    labels: list[dict[str, Any]]
+
+
+def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
+    """Split one run's rows (in log order) into its decisions, outcome (``{}`` when none yet) and labels."""
+    rows = list(rows)
+    return RunRows(
+        decisions=[row for row in rows if row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)],
+        outcome=next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {}),
+        labels=[row for row in rows if row.get("kind") == LABEL_KIND],
+    )
 
 
 def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:

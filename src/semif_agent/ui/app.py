@@ -9,7 +9,6 @@ origin, is refused. Responses forbid framing and inline scripts.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +31,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..engine.labels import LABEL_OUTCOMES, label_row
+from ..engine.labels import LABEL_OUTCOMES, label_row, login_name
 from ..engine.log import DecisionLog
 from ..errors import SemifError, UserError
 from ..workspace import Workspace
@@ -81,7 +80,7 @@ def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | 
         CallIndex(workspace.model_calls_path),
         TreeCache(workspace),
         TrainingJob(workspace, lambda: [record for _, record in index.records()]),
-        by=_login_name(),
+        by=login_name(),
     )
     state.refresh()
     templates = Environment(
@@ -301,10 +300,3 @@ def _percent(probability: float | None) -> str:
 
 def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if isinstance(ts, (int, float)) else ""
-
-
-def _login_name() -> str:
-    try:
-        return getpass.getuser() or "person"
-    except (OSError, KeyError, ImportError):
-        return "person"

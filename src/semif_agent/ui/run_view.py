@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.labels import LABEL_KIND, OUTCOME_KIND, RunRecord, resolve_run_id
+from ..engine.labels import RunRecord, resolve_run_id, run_rows
 from .index import CallIndex, LogIndex
 
 DIFF_MAX_BYTES = 64 * 1024
@@ -74,9 +74,9 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     """Everything the run page shows for ``run_id`` (already resolved)."""
     run = index.runs[run_id]
     rows = index.rows_of(run_id)
-    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
-    labels = [row for row in rows if row.get("kind") == LABEL_KIND]
-    decisions = [_decision(row) for row in rows if row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)]
+    parts = run_rows(rows)
+    outcome, labels = parts.outcome, parts.labels
+    decisions = [_decision(row) for row in parts.decisions]
     model_calls = [_decision_call(row) for row in rows if row.get("usage")]
     if calls is not None:
         model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]
