@@ -50,9 +50,7 @@ def train(
     from ..engine.log import DecisionLog
     from ..engine.registry import create_engine
     from ..routing.evaluate import load_dataset
-    from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree
-    from ..routing.training import train as fit_router
-    from ..routing.tune import routing_settings, save_tuned
+    from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train_workspace
     from .workspace_cmds import load_tree, open_workspace
 
     ws = open_workspace(workspace)
@@ -63,7 +61,6 @@ def train(
         rows += examples_from_dataset(load_dataset(dataset), tree)
     if not skip_log:
         rows += examples_from_log(DecisionLog(ws.log_path).runs(), tree)
-    threshold = routing_settings(ws, "local").get("threshold")
     with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
         encoder = None
         progress: Callable[[str, int, int], None] = bars
@@ -77,11 +74,9 @@ def train(
                     bars(stage, done, total)
 
             progress = bars_but_embedding
-        router, report = fit_router(
-            tree, rows, engine, base_threshold=threshold, held_out=held_out, progress=progress, encoder=encoder
+        _router, report, path = train_workspace(
+            ws, tree, rows, engine, held_out=held_out, progress=progress, encoder=encoder
         )
-    path = router.save(ws)
-    save_tuned(ws, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
     if as_json:
         print_json({**report.to_dict(), "saved_to": str(path)})
         return

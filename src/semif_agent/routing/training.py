@@ -140,6 +140,36 @@ class TrainingReport:
         }
 
 
+def train_workspace(
+    workspace: Any,
+    tree: SkillTree,
+    rows: Sequence[TrainingExample],
+    engine: Any,
+    *,
+    held_out: float = HELD_OUT,
+    progress: Progress | None = None,
+    encoder: Any = None,
+) -> tuple[Any, TrainingReport, Any]:
+    """Train ``workspace``'s router (:func:`train`, from its tuned threshold), store it, and route with it from now on.
+
+    Returns the router, the report and the path it was stored at.
+    """
+    from .tune import routing_settings, save_tuned
+
+    router, report = train(
+        tree,
+        rows,
+        engine,
+        base_threshold=routing_settings(workspace, "local").get("threshold"),
+        held_out=held_out,
+        progress=progress,
+        encoder=encoder,
+    )
+    path = router.save(workspace)
+    save_tuned(workspace, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
+    return router, report, path
+
+
 def train(
     tree: SkillTree,
     rows: Sequence[TrainingExample],

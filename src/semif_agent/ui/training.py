@@ -61,8 +61,7 @@ class TrainingJob:
 
     def _train(self) -> None:
         from ..engine.registry import create_engine
-        from ..routing.training import examples_from_log, examples_from_tree, train
-        from ..routing.tune import routing_settings, save_tuned
+        from ..routing.training import examples_from_log, examples_from_tree, train_workspace
         from ..tree.tree import SkillTree
 
         status = self.status
@@ -71,15 +70,7 @@ class TrainingJob:
             engine = create_engine("local", ws.engine_settings)
             tree = SkillTree.for_workspace(ws, embed=getattr(getattr(engine, "embedder", None), "embed", None))
             rows = examples_from_tree(tree) + examples_from_log(self.runs(), tree)
-            router, report = train(
-                tree,
-                rows,
-                engine,
-                base_threshold=routing_settings(ws, "local").get("threshold"),
-                progress=self._progress,
-            )
-            path = router.save(ws)
-            save_tuned(ws, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
+            _router, report, path = train_workspace(ws, tree, rows, engine, progress=self._progress)
             status.report, status.saved_to, status.state = report.to_dict(), str(path), "done"
         except Exception as exc:  # noqa: BLE001 - whatever fails is shown on the page, not lost in a thread
             status.error = str(exc) if isinstance(exc, SemifError) else f"{type(exc).__name__}: {exc}"
