@@ -51,13 +51,19 @@ class Changes:
 
 
 def observe(
-    roots: tuple[Path, ...], *, ignore: tuple[Path, ...] = (), base: Path | None = None, texts: bool = False
+    roots: tuple[Path, ...],
+    *,
+    ignore: tuple[Path, ...] = (),
+    base: Path | None = None,
+    texts: bool = False,
+    since: Observation | None = None,
 ) -> Observation:
     """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``.
 
     Files are named relative to ``base`` (the workspace) when they lie in it,
     else relative to their root's parent folder. With ``texts``, the contents
-    of small UTF-8 files are kept too (bounded), for :func:`diff`.
+    of small UTF-8 files are kept too (bounded), for :func:`diff`; with
+    ``since`` (an earlier snapshot), only those of files new or changed since.
     """
     files: dict[str, tuple[int, int]] = {}
     contents: dict[str, str] = {}
@@ -80,7 +86,8 @@ def observe(
                     continue
                 name = os.path.relpath(full, names_from)
                 files[name] = (stat.st_size, stat.st_mtime_ns)
-                if 0 < stat.st_size <= min(TEXT_KEPT, budget):
+                unchanged = since is not None and since.files.get(name) == files[name]
+                if 0 < stat.st_size <= min(TEXT_KEPT, budget) and not unchanged:
                     text = _text_of(full)
                     if text is not None:
                         contents[name] = text

@@ -277,7 +277,7 @@ class _Run:
         if engine.overrun and error is None:
             error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
             action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
-        changes = diff(before, self._observe())
+        changes = diff(before, self._observe(since=before))
         assessment = await self.assess(action, changes, error=error, skill=skill, decisions=engine.decisions)
         return self.finish(route, action, assessment, prediction=prediction, changes=changes, error=error)
 
@@ -298,7 +298,7 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
             error = f"following the skill failed: {type(exc).__name__}: {exc}"
             outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
-        changes = diff(before, self._observe())
+        changes = diff(before, self._observe(since=before))
         if (
             outcome.instructions is not None and not error
         ):  # handed to the user: nobody acted, so there is nothing to judge yet
@@ -312,10 +312,12 @@ class _Run:
             route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions
         )
 
-    def _observe(self) -> Observation:
+    def _observe(self, since: Observation | None = None) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
         ws = self.runner.workspace
-        return observe(ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path), base=ws.root, texts=True)
+        return observe(
+            ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path), base=ws.root, texts=True, since=since
+        )
 
     async def assess(
         self,
