@@ -278,28 +278,16 @@ time.sleep(60)
     assert not marker.exists()
 
 
+def semif_run_json(root: Path) -> subprocess.CompletedProcess[str]:
+    """``semif run "do it" --skill evil.act --json`` on ``root``, in a new process."""
+    command = ["run", "do it", "--skill", "evil.act", "-w", str(root), "--engine", "lexical", "--json"]
+    return subprocess.run([sys.executable, "-m", "semif_agent", *command], capture_output=True, text=True, timeout=120)
+
+
 def test_printing_does_not_corrupt_run_json(make_workspace) -> None:
     loud = body('print("{not json"); print("noise", file=sys.stderr)')
     root = make_workspace({"evil.act": loud}, admitted=True, settings='\n[config]\noutside = "/nonexistent"\n')
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "semif_agent",
-            "run",
-            "do it",
-            "--skill",
-            "evil.act",
-            "-w",
-            str(root),
-            "--engine",
-            "lexical",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = semif_run_json(root)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["skill"] == "evil.act" and "{not json" not in out.stdout
@@ -309,25 +297,7 @@ def test_printing_does_not_corrupt_run_json(make_workspace) -> None:
 
 def test_semif_run_exits_normally_when_the_body_kills_itself(make_workspace) -> None:
     root = make_workspace({"evil.act": body("os._exit(0)")}, admitted=True, settings='\n[config]\noutside = "/x"\n')
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "semif_agent",
-            "run",
-            "do it",
-            "--skill",
-            "evil.act",
-            "-w",
-            str(root),
-            "--engine",
-            "lexical",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = semif_run_json(root)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["assessment"]["label"] == "failure"
 
