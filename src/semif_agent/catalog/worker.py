@@ -44,14 +44,13 @@ from ..errors import check_number
 from . import _cgroup
 from ._process_group import kill_group
 from .errors import CallTargetError, WorkerError
-from .limits import etc_secrets, package_parent, system_readable_folders, system_readable_paths
+from .limits import DEFAULT_ENV_ALLOW, etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
 
 WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message, answer or return value a call may pass (JSON text)."""
 _GRACE_SECONDS = 5.0
-_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 _PRELOAD = ("semif_agent.catalog._entrypoint",)
 _TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 _pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
@@ -346,7 +345,7 @@ class WorkerPool:
             self._calls_folder = tempfile.mkdtemp(prefix="semif-calls-")
         parent = _cgroup.host_parent()
         cgroup = _cgroup.create(parent, f"worker-{os.getpid()}-{id(self):x}-{self.started}") if parent else None
-        env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+        env = {key: os.environ[key] for key in DEFAULT_ENV_ALLOW if key in os.environ}
         command = [sys.executable, "-I", WORKER_MAIN, package_parent(), self._calls_folder, cgroup or "-"]
         try:
             process = subprocess.Popen(

@@ -37,7 +37,6 @@ from .context import BudgetedEngine
 
 TARGET = "semif_agent.loop._body_child:run"
 MEMORY_MB = 1024
-ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")  # nothing else of the host's environment: no keys, no tokens
 
 
 @dataclass
@@ -180,11 +179,13 @@ async def run_confined(
         "engine": engine.name,
         "model": engine.model,
     }
+    from ..catalog.limits import DEFAULT_ENV_ALLOW  # the variables SKILL.md scripts get: no keys, no tokens
+
     env = {
         "HOME": str(workspace.root),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONIOENCODING": "utf-8",
-        **{k: v for k, v in os.environ.items() if k in ENV_KEPT},
+        **{k: v for k, v in os.environ.items() if k in DEFAULT_ENV_ALLOW},
     }
     result = await pool.call(
         TARGET,
