@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._text import percent
 from ._common import one_line
 
 if TYPE_CHECKING:
@@ -51,15 +52,6 @@ def describe_run(record: RunRecord) -> str:
     )
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
-
-
-def percent(probability: float) -> str:
-    """A probability as a whole percentage: "82%", and "<1%" / ">99%" rather than a misleading 0% or 100%."""
-    if 0 < probability < 0.005:
-        return "<1%"
-    if 0.995 <= probability < 1:
-        return ">99%"
-    return f"{probability:.0%}"
 
 
 def ranked_options(row: Mapping[str, Any]) -> list[tuple[str, float | None, float | None]]:

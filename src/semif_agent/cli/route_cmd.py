@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._text import percent
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
 from ._engines import build_engine, engine_settings, routing_options
-from ._run_lines import percent, ranked_options
+from ._run_lines import ranked_options
 from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:

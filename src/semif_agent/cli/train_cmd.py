@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .._text import percent_figure
 from ._cluster import StatusLine, cluster_pool, ray_option
 from ._common import StageBars, json_option, print_json, workspace_option
 
@@ -92,8 +93,8 @@ def _print_report(report: dict[str, Any], path: Path) -> None:
         click.echo(f"  {'':<11}{'overall':>9}{'in scope':>10}{'out of scope recall':>21}")
         for name, metrics in (("untrained", before), ("learned", after)):
             click.echo(
-                f"  {name:<11}{_percent(metrics['accuracy']):>9}{_percent(metrics['in_scope_accuracy']):>10}"
-                f"{_percent(metrics['out_of_scope_recall']):>21}"
+                f"  {name:<11}{percent_figure(metrics['accuracy']):>9}{percent_figure(metrics['in_scope_accuracy']):>10}"
+                f"{percent_figure(metrics['out_of_scope_recall']):>21}"
             )
         click.echo(
             f"  calibration: temperature {calibration['temperature']} brings the error from "
@@ -103,10 +104,6 @@ def _print_report(report: dict[str, Any], path: Path) -> None:
         click.echo("too few labelled requests to hold any out: nothing was measured")
     seconds = report["seconds"]
     click.echo(f"took {seconds['embedding']} s embedding and {seconds['fitting']} s fitting; saved to {path}")
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
 
 COMMANDS = [train]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
+from .._text import percent_figure
 from ..errors import InvalidArgumentError
 from .evaluate import Example, Outcome
 from .names import MEASURES
@@ -130,7 +131,7 @@ def decide(current: Trial, candidates: list[Trial], measure: str) -> Decision:
     elif gain <= 0:
         why = (
             f"{best.label}, the best on the validation half, does no better in {what} on {held_out} held-out "
-            f"examples ({_percent(best.metrics[key])} against {_percent(current.metrics[key])})"
+            f"examples ({percent_figure(best.metrics[key])} against {percent_figure(current.metrics[key])})"
         )
     elif held_out < MIN_HELD_OUT:
         why = f"{claim} cannot be told from noise (fewer than {MIN_HELD_OUT}; p={p_value:.2g})"
@@ -145,7 +146,3 @@ def decide(current: Trial, candidates: list[Trial], measure: str) -> Decision:
         )
         return Decision(True, reason, best, gain, p_value, held_out)
     return Decision(False, f"kept {current.label}: {why}", best, gain, p_value, held_out)
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"

@@ -31,6 +31,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .._text import percent
 from ..engine.labels import LABEL_OUTCOMES, label_row, login_name
 from ..engine.log import DecisionLog
 from ..errors import SemifError, UserError
@@ -88,7 +89,7 @@ def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | 
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     templates.filters.update(
-        percent=_percent,
+        percent=percent,
         when=_when,
         accuracy_point=lambda period: (period[0], period[2] / period[1] if period[1] else 0.0),
         confusion_item=lambda pair: (f"{pair[0]} \u2192 {pair[1]}", pair[2]),
@@ -285,17 +286,6 @@ def _positive(value: str | None, default: int) -> int:
         return max(1, int(value or default))
     except ValueError:
         return default
-
-
-def _percent(probability: float | None) -> str:
-    """A probability as a whole percentage; "<1%" and ">99%" rather than a misleading 0% or 100%."""
-    if probability is None:
-        return "-"
-    if 0 < probability < 0.005:
-        return "<1%"
-    if 0.995 <= probability < 1:
-        return ">99%"
-    return f"{probability:.0%}"
 
 
 def _when(ts: float | None) -> str:
