@@ -17,15 +17,13 @@ See :class:`Agent` for the methods, :mod:`~semif_agent.agent.events` for the
 stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
 :mod:`~semif_agent.agent.output` for structured output,
-:mod:`~semif_agent.agent.skills` (with :mod:`~semif_agent.agent.skill_registry`
-and :mod:`~semif_agent.agent.discovery`) for skills with progressive
-disclosure at any scale, :mod:`~semif_agent.agent.subagents`,
-:mod:`~semif_agent.agent.compaction` and :mod:`~semif_agent.agent.deferred`
-for deferred tools, :mod:`~semif_agent.agent.skill_tools` for a workspace's
-code skills as tools, :mod:`~semif_agent.agent.toolkits.memory` and
-:mod:`~semif_agent.agent.memory_tool` for memory,
-:mod:`~semif_agent.agent.toolkits.retrieval`, :mod:`~semif_agent.agent.toolkits.scope` and
-:mod:`~semif_agent.agent.budget` for retrieval and the context window, and
+:mod:`~semif_agent.agent.skills` for skills with progressive disclosure at
+any scale (a workspace's included), :mod:`~semif_agent.agent.subagents`,
+:mod:`~semif_agent.agent.compaction`, :mod:`~semif_agent.agent.deferred`
+for deferred tools, :mod:`~semif_agent.agent.scope` for retrieval scopes,
+:mod:`~semif_agent.agent.budget` for the context window, and the toolkits:
+:mod:`~semif_agent.agent.toolkits.memory` for memory,
+:mod:`~semif_agent.agent.toolkits.retrieval` for retrieval and
 :mod:`~semif_agent.agent.toolkits.mcp` for MCP servers.
 """
 
@@ -34,7 +32,6 @@ from __future__ import annotations
 from ._run_context import current_scope, current_usage_pool
 from .agent import Agent
 from .budget import TokenBudget
-from .discovery import DiscoverySettings
 from .errors import (
     AgentConfigError,
     AgentError,
@@ -64,8 +61,9 @@ from .events import (
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
 from .memory_tool import FileMemoryBackend, MemoryToolError
-from .skill_registry import SkillRegistry
-from .skills import Skill
+from .skills.discovery import DiscoverySettings
+from .skills.registry import SkillRegistry
+from .skills.skill import Skill
 from .subagents import SubagentDefinition
 from .toolkits.mcp import MCPError, MCPServerConfig, MCPToolError
 from .toolkits.memory import Fact, FactNotFoundError, MemoryManager, memory_skill, memory_tools

@@ -24,7 +24,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._config import TurnConfig
-from ._skill_meta import (
+from .deferred import SEARCH_TOOLS, DeferredTools
+from .errors import AgentConfigError, ToolNameCollisionError
+from .skills.discovery import BROWSE_SKILLS, SEARCH_SKILLS
+from .skills.meta_tools import (
     ACTIVATE_SKILL,
     READ_SKILL_FILE,
     RUN_SKILL_SCRIPT,
@@ -33,11 +36,8 @@ from ._skill_meta import (
     read_file_tool,
     run_script_tool,
 )
-from .deferred import SEARCH_TOOLS, DeferredTools
-from .discovery import BROWSE_SKILLS, SEARCH_SKILLS
-from .errors import AgentConfigError, ToolNameCollisionError
-from .skill_registry import SkillRegistry
-from .skills import Skill
+from .skills.registry import SkillRegistry
+from .skills.skill import Skill
 from .subagents import TASK, SubagentDefinition, Subagents, is_subagent_tool
 from .tools import AgentTool
 

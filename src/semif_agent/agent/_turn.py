@@ -41,7 +41,6 @@ from ..llm.messages import Message, SystemMessage, ToolCall, ToolResultMessage, 
 from ..llm.options import supported_options
 from ..llm.protocol import LLMProvider, ModelRequest, as_provider, closing_stream
 from ..llm.responses import Response
-from ._choices import turn_run_id
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._run_context import current_usage_pool, effective_scope
@@ -59,6 +58,7 @@ from .events import (
 )
 from .hooks import fire
 from .output import FINAL_RESULT
+from .skills.choices import turn_run_id
 from .usage import (
     ChildTurn,
     LimitBreach,

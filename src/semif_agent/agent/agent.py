@@ -53,8 +53,8 @@ from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
-from .skill_registry import SkillRegistry
-from .skills import Skill
+from .skills.registry import SkillRegistry
+from .skills.skill import Skill
 from .subagents import SubagentDefinition, agent_tool
 from .toolkits.memory import MemoryManager
 from .toolkits.scope import RetrievalScope
@@ -256,16 +256,16 @@ class Agent:
 
         ``workspace`` is a :class:`~semif_agent.loop.SkillRunner` (its engine, tree and log are used) or a
         :class:`~semif_agent.workspace.Workspace`. Skills are ranked as ``semif run`` routes, and every shortlist
-        and activation is logged in the workspace's decision log (see :mod:`semif_agent.agent.workspace_skills`).
+        and activation is logged in the workspace's decision log (see :mod:`semif_agent.agent.skills.workspace`).
         ``allow_scripts`` lets the model run SKILL.md skills' scripts, sandboxed, in the workspace.
         """
-        from .workspace_skills import add_workspace
+        from .skills.workspace import add_workspace
 
         add_workspace(self._session, workspace, self._tools.taken(), allow_scripts=allow_scripts)
         return self
 
     def with_skill_discovery(self, **settings: Any) -> Agent:
-        """Tune skill discovery (see :class:`~semif_agent.agent.discovery.DiscoverySettings`).
+        """Tune skill discovery (see :class:`~semif_agent.agent.skills.discovery.DiscoverySettings`).
 
         ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),
         ``log`` (a decision log or its path: every shortlist and activation becomes a training row).

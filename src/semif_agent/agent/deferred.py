@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ._chooser import Chooser, scoring_engine
 from ._schema import model_schema
+from .skills.chooser import Chooser, scoring_engine
 from .tools import AgentTool
 
 SEARCH_TOOLS = "search_tools"

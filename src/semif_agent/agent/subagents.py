@@ -45,7 +45,7 @@ from ._schema import model_schema
 from ._validated import ValidatedModel
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
-from .skills import Skill
+from .skills.skill import Skill
 from .tools import AgentTool
 from .usage import ChildTurn, UsageLimits
 

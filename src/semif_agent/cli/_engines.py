@@ -99,7 +99,7 @@ def agent_executor(ws, settings: dict[str, Any], engine_name: str | None):
 
     if not (engine_name == "llm" or settings.get("model") or provider_table(settings).get("model")):
         return None
-    from ..agent.skill_runs import AgentSkillExecutor
+    from ..agent.skills.runs import AgentSkillExecutor
     from ..llm.calllog import logged
     from ..llm.engine import build_provider
     from ..llm.judge import create_judge

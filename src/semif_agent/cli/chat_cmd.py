@@ -54,7 +54,7 @@ def chat(
     could not answer (no connection, a refused key) is shown as one error
     line and the session goes on; the exit code is then 1.
     """
-    from ..agent.workspace_agent import skill_agent
+    from ..agent.skills.chat_agent import skill_agent
     from ..engine.registry import create_engine
     from ..llm.calllog import logged
     from ..loop.runner import SkillRunner

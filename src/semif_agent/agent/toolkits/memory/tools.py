@@ -11,8 +11,7 @@ other three write. An unknown fact id is an error result the model sees.
 from __future__ import annotations
 
 from ....errors import ArgumentTypeError
-from ..._skill_bundle import skill_from_tools
-from ...skills import Skill
+from ...skills.skill import Skill, skill_from_tools
 from ...tools import AgentTool, tool
 from .manager import MemoryManager
 
@@ -78,7 +77,7 @@ def memory_tools(memory: MemoryManager) -> list[AgentTool]:
 
 
 def memory_skill(memory: MemoryManager) -> Skill:
-    """The memory tools as an always-on skill named ``memory`` (see :mod:`semif_agent.agent._skill_bundle`)."""
+    """The memory tools as an always-on skill named ``memory`` (see :mod:`semif_agent.agent.skills.skill`)."""
     return skill_from_tools(
         "memory",
         "Long-term memory: save, search, update and delete facts that outlive the conversation.",

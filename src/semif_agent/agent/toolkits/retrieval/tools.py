@@ -23,10 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..._run_context import current_scope
-from ..._skill_bundle import skill_from_tools
 from ..._threads import run_in_worker
 from ...errors import AgentConfigError, AgentError
-from ...skills import Skill
+from ...skills.skill import Skill, skill_from_tools
 from ...tools import AgentTool
 from .base import Document, Hit
 
@@ -107,7 +106,7 @@ def rag_tools(
 
 
 def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> Skill:
-    """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent._skill_bundle`)."""
+    """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent.skills.skill`)."""
     return skill_from_tools(
         "rag",
         "Search documents: find passages relevant to a question in the document store.",

@@ -20,9 +20,9 @@ from the agent's skills by :func:`semif_agent.tree.build.build_tree`), and
 every ranking (the shortlist, search) is the
 :class:`~semif_agent.routing.scoring.LeafScorer` ``semif run``'s strategies
 route with (the local model blended with BM25; BM25 alone without it); see
-:mod:`._ranking`. With ``settings.log``, every shortlist offered and every
+:mod:`.chooser`. With ``settings.log``, every shortlist offered and every
 skill the model activates (or a turn ends without) is a row of the
-decision log (:mod:`._choices`).
+decision log (:mod:`.choices`).
 
 The names the model has been shown (listed, shortlisted, found by search or
 browsing) are the ``activate_skill`` enum: the enum grows as the model
@@ -40,20 +40,20 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from .._text import clip
-from ..errors import InvalidArgumentError
-from ..tree.tree import SkillTree
-from ._choices import ChoiceLog, as_log
-from ._chooser import Chooser, scoring_engine
-from ._schema import model_schema
-from .errors import AgentConfigError
-from .skills import Skill
-from .tools import AgentTool
-from .usage import estimate_tokens
+from ..._text import clip
+from ...errors import InvalidArgumentError
+from ...tree.tree import SkillTree
+from .._schema import model_schema
+from ..errors import AgentConfigError
+from ..tools import AgentTool
+from ..usage import estimate_tokens
+from .choices import ChoiceLog, as_log
+from .chooser import Chooser, scoring_engine
+from .skill import Skill
 
 
 class SkillSource(Protocol):
-    """What discovery reads of the skills it offers (a :class:`~.skill_registry.SkillRegistry` has it)."""
+    """What discovery reads of the skills it offers (a :class:`~.registry.SkillRegistry` has it)."""
 
     def get(self, name: str) -> Skill | None: ...
 
@@ -135,7 +135,7 @@ class _Built:
 
 
 class SkillDiscovery:
-    """The discovery side of one agent's :class:`~.skill_registry.SkillRegistry`."""
+    """The discovery side of one agent's :class:`~.registry.SkillRegistry`."""
 
     def __init__(self, registry: SkillSource, settings: DiscoverySettings | None = None) -> None:
         self._registry = registry

@@ -6,7 +6,7 @@
     agent = Agent("openai/gpt-4o-mini").with_workspace(runner)
 
 The agent gets each leaf of the workspace's :class:`~semif_agent.tree.SkillTree`
-as an on-demand :class:`~.skills.Skill` named by its leaf id:
+as an on-demand :class:`~.skill.Skill` named by its leaf id:
 
 - a code skill carries one tool, ``skill__<category>__<leaf>`` taking one
   ``request`` string, that runs it through the skill loop
@@ -26,20 +26,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..tree.manifests import SkillManifest
-from .skill_tools import skill_tool
-from .skills import Skill
+from ...tree.manifests import SkillManifest
+from .code_tools import skill_tool
+from .skill import Skill
 
 if TYPE_CHECKING:
-    from ..loop.runner import SkillRunner
-    from ._session import AgentSession
+    from ...loop.runner import SkillRunner
+    from .._session import AgentSession
 
 
 def add_workspace(
     session: AgentSession, workspace: Any, taken: Mapping[str, str], *, allow_scripts: bool = False
 ) -> None:
     """Give ``session`` the skills of ``workspace`` (a :class:`SkillRunner` or a workspace), ranked as it routes."""
-    from ..loop.runner import SkillRunner
+    from ...loop.runner import SkillRunner
 
     runner = workspace if isinstance(workspace, SkillRunner) else SkillRunner(workspace)
     session.configure_discovery(**discovery_settings(runner))

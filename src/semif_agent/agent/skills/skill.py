@@ -17,7 +17,7 @@ A skill is either made in Python or read from a SKILL.md folder
 (:meth:`Skill.from_path`, ``Agent.with_skills_directory``); both kinds live
 in one catalog (:class:`semif_agent.catalog.SkillRegistry`) and one
 per-agent runtime (:class:`semif_agent.catalog.AgentSkillRuntime`), held by
-the agent's :class:`~semif_agent.agent.skill_registry.SkillRegistry`.
+the agent's :class:`~semif_agent.agent.skills.registry.SkillRegistry`.
 
 Progressive disclosure: an ``always`` skill's instructions are in the
 system prompt and its tools available from the start; an ``on_demand``
@@ -32,18 +32,18 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..catalog.descriptor import SkillDescriptor
-from ..catalog.errors import SkillParseError
-from ..catalog.frontmatter import read_document
-from ..catalog.loader import find_skill_md, load_skill
-from ._validated import ValidatedModel
-from .tools import AgentTool
+from ...catalog.descriptor import SkillDescriptor
+from ...catalog.errors import SkillParseError
+from ...catalog.frontmatter import read_document
+from ...catalog.loader import find_skill_md, load_skill
+from .._validated import ValidatedModel
+from ..tools import AgentTool
 
 PYTHON_NAMESPACE = "python"
 """The catalog namespace of skills made in Python (``python@<name>``)."""
@@ -150,6 +150,26 @@ class Skill(ValidatedModel):
             allowed_tools=descriptor.allowed_tools,
             path=descriptor.root if descriptor.skill_md is not None else None,
         )
+
+
+def skill_from_tools(
+    name: str,
+    description: str,
+    tools: Sequence[AgentTool],
+    *,
+    instructions: str = "",
+    activation: Activation = "always",
+    tags: Sequence[str] = (),
+) -> Skill:
+    """A ``Skill`` named ``name`` made of ``tools``: how ready-made tool groups (memory, retrieval) become a skill."""
+    return Skill(
+        name=name,
+        description=description,
+        instructions=instructions,
+        tools=tuple(tools),
+        activation=activation,
+        tags=tuple(tags),
+    )
 
 
 def skill_body(descriptor: SkillDescriptor) -> str:

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
-from ..engine.log import DecisionLog, decision_row
-from ..errors import LogError
+from ...engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
+from ...engine.log import DecisionLog, decision_row
+from ...errors import LogError
 
 log = logging.getLogger("semif_agent.agent")
 

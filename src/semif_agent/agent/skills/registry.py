@@ -17,7 +17,7 @@ reads the skill's document through the runtime, the active skills'
 instructions are the runtime's ``activated_skill_content_xml()``, files are
 read and scripts run (sandboxed) through it, and its ``to_state`` /
 ``from_state`` save and restore the session. This class adds what the
-agent needs on top: the :class:`~.skills.Skill` objects with their tools,
+agent needs on top: the :class:`~.skill.Skill` objects with their tools,
 ``always`` versus ``on_demand``, and names as the model uses them.
 """
 
@@ -31,23 +31,23 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
-from ..catalog.loader import find_skill_folders, find_skill_md
-from ..catalog.locations import CUSTOM_NAMESPACE
-from ..catalog.registry import SkillRegistry as CatalogRegistry
-from ..catalog.results import ScriptRunResult
-from ..catalog.runtime import AgentSkillRuntime
-from ..errors import InvalidArgumentError, check_type
-from .discovery import DiscoverySettings, SkillDiscovery
-from .errors import (
+from ...catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
+from ...catalog.loader import find_skill_folders, find_skill_md
+from ...catalog.locations import CUSTOM_NAMESPACE
+from ...catalog.registry import SkillRegistry as CatalogRegistry
+from ...catalog.results import ScriptRunResult
+from ...catalog.runtime import AgentSkillRuntime
+from ...errors import InvalidArgumentError, check_type
+from ..errors import (
     AgentConfigError,
     SkillActivationError,
     SkillNameCollisionError,
     SkillNotRegisteredError,
     ToolNameCollisionError,
 )
-from .skills import Skill, has_skill_md, python_descriptor
-from .tools import AgentTool
+from ..tools import AgentTool
+from .discovery import DiscoverySettings, SkillDiscovery
+from .skill import Skill, has_skill_md, python_descriptor
 
 STATE_VERSION = 1
 

@@ -13,15 +13,15 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from .._text import clip
-from ..engine.lexical import LexicalEngine
-from ..engine.registry import create_engine, local_available
-from ..errors import EngineConfigError
-from ..routing.scoring import LeafScorer, top_indexes
-from ..tree.build import FlatSkill, build_tree
-from ..tree.manifests import Category, SkillManifest
-from ..tree.tree import SkillTree
-from .skills import Skill, describe_for_search
+from ..._text import clip
+from ...engine.lexical import LexicalEngine
+from ...engine.registry import create_engine, local_available
+from ...errors import EngineConfigError
+from ...routing.scoring import LeafScorer, top_indexes
+from ...tree.build import FlatSkill, build_tree
+from ...tree.manifests import Category, SkillManifest
+from ...tree.tree import SkillTree
+from .skill import Skill, describe_for_search
 
 log = logging.getLogger("semif_agent.agent")
 

@@ -6,7 +6,7 @@
     from semif_agent.agent import Agent
 
     runner = SkillRunner(workspace)
-    agent = Agent("openai/gpt-4o-mini").with_workspace(runner)   # skills on demand (see workspace_skills)
+    agent = Agent("openai/gpt-4o-mini").with_workspace(runner)   # skills on demand (see .workspace)
     agent = Agent("openai/gpt-4o-mini").with_tools(skill_tools(runner))   # or every code skill as a tool
 
 Each skill ``category.leaf`` becomes the tool ``skill__category__leaf``
@@ -24,11 +24,11 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from .tools import AgentTool
+from ..tools import AgentTool
 
 if TYPE_CHECKING:
-    from ..loop.runner import RunResult, SkillRunner
-    from ..tree.manifests import SkillManifest
+    from ...loop.runner import RunResult, SkillRunner
+    from ...tree.manifests import SkillManifest
 
 PREFIX = "skill__"
 _EXAMPLES = 3

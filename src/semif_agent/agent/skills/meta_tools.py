@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidArgumentError
-from ._schema import model_schema
-from .errors import AgentError
-from .hooks import HookResult, PreToolHook
-from .tools import AgentTool
+from ...errors import InvalidArgumentError
+from .._schema import model_schema
+from ..errors import AgentError
+from ..hooks import HookResult, PreToolHook
+from ..tools import AgentTool
 
 if TYPE_CHECKING:
-    from .skill_registry import SkillRegistry
+    from .registry import SkillRegistry
 
 ACTIVATE_SKILL = "activate_skill"
 READ_SKILL_FILE = "read_skill_file"
