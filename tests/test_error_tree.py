@@ -27,9 +27,9 @@ NOT_IMPORTED = (
 PUBLIC_NAMESPACES = (
     "semif_agent",
     "semif_agent.agent",
-    "semif_agent.agent.mcp",
-    "semif_agent.agent.memory",
-    "semif_agent.agent.retrieval",
+    "semif_agent.agent.toolkits.mcp",
+    "semif_agent.agent.toolkits.memory",
+    "semif_agent.agent.toolkits.retrieval",
     "semif_agent.catalog",
     "semif_agent.contract",
     "semif_agent.engine",
@@ -128,7 +128,7 @@ def test_bad_numbers_and_types_name_the_argument():
 def _bad_calls() -> dict[str, Callable[[Path], Any]]:
     """Exported class -> a call with bad arguments (given a temporary folder)."""
     from semif_agent import agent, catalog, engine, llm, loop, routing, tree
-    from semif_agent.agent import mcp
+    from semif_agent.agent.toolkits import mcp
     from semif_agent.workspace import Workspace
 
     scripted = engine.ScriptedEngine

@@ -84,9 +84,9 @@ ProviderError and below); ``catalog.errors`` (SkillNotFound, SkillParseError,
 SkillPathError, SkillCollisionError, SkillsPathNotFound, CallTargetError,
 CatalogError and below, SkillCatalogWarning); ``agent.errors``
 (ArgumentValidationError, AgentConfigError and below, SkillNotRegisteredError,
-AgentError, OutputMissingError, SkillActivationError); ``agent.memory``
-(FactNotFoundError); ``agent.memory_tool`` (MemoryToolError);
-``agent.retrieval`` (UnknownVaultError); ``agent.mcp`` (MCPError,
+AgentError, OutputMissingError, SkillActivationError); ``agent.toolkits.memory``
+(FactNotFoundError, MemoryToolError);
+``agent.toolkits.retrieval`` (UnknownVaultError); ``agent.toolkits.mcp`` (MCPError,
 MCPToolError); ``routing.learned`` (RouterMismatch); ``forge.generator``
 (GenerationFailed); ``distributed.pool`` (WorkerFailed); ``compat.skills_ref`` (its SkillError, ParseError,
 ValidationError); ``engine.log`` (TornLineWarning).

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from semif_agent.agent import Agent, FileMemoryBackend, MemoryToolError
-from semif_agent.agent.memory_tool import MEMORY_PROTOCOL, OUTSIDE, memory_tool
+from semif_agent.agent.toolkits.memory.files import MEMORY_PROTOCOL, OUTSIDE, memory_tool
 from semif_agent.llm import ScriptedProvider
 
 from ._support import calls, collect, of_type

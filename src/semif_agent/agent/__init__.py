@@ -60,13 +60,21 @@ from .events import (
     event_to_dict,
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
-from .memory_tool import FileMemoryBackend, MemoryToolError
+from .scope import RetrievalScope
 from .skills.discovery import DiscoverySettings
 from .skills.registry import SkillRegistry
 from .skills.skill import Skill
 from .subagents import SubagentDefinition
 from .toolkits.mcp import MCPError, MCPServerConfig, MCPToolError
-from .toolkits.memory import Fact, FactNotFoundError, MemoryManager, memory_skill, memory_tools
+from .toolkits.memory import (
+    Fact,
+    FactNotFoundError,
+    FileMemoryBackend,
+    MemoryManager,
+    MemoryToolError,
+    memory_skill,
+    memory_tools,
+)
 from .toolkits.retrieval import (
     Document,
     EmbeddingRetriever,
@@ -77,7 +85,6 @@ from .toolkits.retrieval import (
     rag_skill,
     rag_tools,
 )
-from .toolkits.scope import RetrievalScope
 from .tools import AgentTool, tool
 from .usage import (
     ChildTurn,

@@ -22,7 +22,7 @@ from .compaction import Compaction
 from .errors import AgentConfigError
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import OutputSpec
-from .toolkits.scope import RetrievalScope
+from .scope import RetrievalScope
 from .tools import AgentTool
 from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
 

@@ -35,7 +35,7 @@ from ._threads import run_in_worker
 from .events import AgentEvent, ToolFinished, ToolStarted
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .output import FINAL_RESULT
-from .toolkits.scope import RetrievalScope
+from .scope import RetrievalScope
 from .tools import AgentTool, result_text
 from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool
 

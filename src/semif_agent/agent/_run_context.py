@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .toolkits.scope import RetrievalScope
+from .scope import RetrievalScope
 from .usage import ChildTurn, UsagePool
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ An agent holds a few parts, each owning one concern: its
 replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
 session (skills, deferred tools, subagents: :mod:`._session`) and its
 :class:`~._conversation.Conversation`. Subagents and MCP servers see it only
-through the protocols of :mod:`._ports`; memory, retrieval, scope and MCP
-live in :mod:`.toolkits`.
+through the protocols of :mod:`._ports`; memory, retrieval and MCP live in
+:mod:`.toolkits`, skills in :mod:`.skills`.
 """
 
 from __future__ import annotations
@@ -51,13 +51,12 @@ from .compaction import CompactFn, Compaction
 from .errors import AgentConfigError, OutputMissingError
 from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
-from .memory_tool import MEMORY_PROTOCOL, FileMemoryBackend, memory_tool
 from .output import FINAL_RESULT, OutputSpec
+from .scope import RetrievalScope
 from .skills.registry import SkillRegistry
 from .skills.skill import Skill
 from .subagents import SubagentDefinition, agent_tool
-from .toolkits.memory import MemoryManager
-from .toolkits.scope import RetrievalScope
+from .toolkits.memory import MEMORY_PROTOCOL, FileMemoryBackend, MemoryManager, memory_tool
 from .tools import AgentTool
 from .toolset import ToolSet
 from .usage import TurnDiagnostics, UsageLimits

@@ -1,8 +1,8 @@
-"""What an agent can be given besides its own tools: memory, retrieval with its scope, and MCP servers.
+"""What an agent can be given besides its own tools: memory, retrieval and MCP servers.
 
-Each toolkit depends on the agent's core (tools, errors, the per-run
-context), never the other way round; the :class:`~semif_agent.agent.Agent`
-reaches them through its one-line ``with_memory``, ``with_scope`` and
-``with_mcp_servers`` methods, and :mod:`semif_agent.agent` exports their
-public names.
+Each toolkit sits on the agent's core (tools, errors, skills, the scope and
+the per-run context), never the other way round; the
+:class:`~semif_agent.agent.Agent` reaches them through its one-line
+``with_memory``, ``with_memory_tool`` and ``with_mcp_servers`` methods, and
+:mod:`semif_agent.agent` exports their public names.
 """

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ....errors import InvalidArgumentError
 from ..._validated import ValidatedModel
-from ..scope import RetrievalScope, normalize_namespace
+from ...scope import RetrievalScope, normalize_namespace
 
 
 class Document(ValidatedModel):

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..scope import RetrievalScope
+from ...scope import RetrievalScope
 from .base import Document, Hit, as_documents
 
 EmbedTexts = Callable[[Sequence[str]], Any]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ....errors import check_type
-from ..scope import RetrievalScope
+from ...scope import RetrievalScope
 from . import fts
 from .base import Document, Hit, as_documents, scope_sql
 

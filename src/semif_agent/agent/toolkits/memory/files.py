@@ -29,9 +29,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..errors import check_type
-from .errors import AgentError
-from .tools import AgentTool
+from ....errors import check_type
+from ...errors import AgentError
+from ...tools import AgentTool
 
 ROOT = "/memories"
 OUTSIDE = "memory paths must stay inside /memories"
