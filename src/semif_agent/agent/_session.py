@@ -20,6 +20,7 @@ turn's: an activation in one turn holds in the next, until
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ from .skills.meta_tools import (
 )
 from .skills.registry import SkillRegistry
 from .skills.skill import Skill
+from .skills.workspace import add_workspace, workspace_runner
 from .subagents import TASK, SubagentDefinition, Subagents, is_subagent_tool
 from .tools import AgentTool
 
@@ -99,6 +101,29 @@ class AgentSession:
         if self.subagents:
             names[TASK] = "the task meta-tool"
         return names
+
+    def add_source(
+        self, source: Any, taken: Mapping[str, str], *, allow_scripts: bool = False, workspace: Any = None
+    ) -> None:
+        """Register the skills of ``source``: skills, a folder of SKILL.md skills (or one skill's), or a workspace.
+
+        ``workspace`` is where their scripts run (by default a workspace's own folder, else a temporary one).
+        """
+        if isinstance(source, (str, os.PathLike)):
+            self.load_skills(source, taken, allow_scripts=allow_scripts, workspace=workspace)
+            return
+        runner = None if isinstance(source, (list, tuple)) else workspace_runner(source)
+        if runner is not None:
+            add_workspace(self, runner, taken, allow_scripts=allow_scripts)
+        elif isinstance(source, Iterable):
+            self.add_skills(source, taken, allow_scripts=allow_scripts)
+        else:
+            raise AgentConfigError(
+                "with_skills takes a list of Skill, a folder of SKILL.md skills, a Workspace or a SkillRunner, "
+                f"got {type(source).__name__}"
+            )
+        if workspace is not None:
+            self.skill_registry().use_workspace(workspace)
 
     def add_skills(self, skills: Iterable[Skill], taken: Mapping[str, str], *, allow_scripts: bool = False) -> None:
         """Register skills whose tools clash with no other tool (on-demand skills may share names among themselves)."""

@@ -62,7 +62,11 @@ from .toolset import ToolSet
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
+    from ..loop.runner import SkillRunner
+    from ..workspace import Workspace
     from .toolkits.mcp import MCPServerConfig, MCPServers
+
+    SkillSource = Sequence[Skill] | str | os.PathLike[str] | Workspace | SkillRunner  # what with_skills takes
 
 DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
 """The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
@@ -214,14 +218,29 @@ class Agent:
         self._mcp.add([servers] if isinstance(servers, str) else list(servers))
         return self
 
-    def with_skill(self, skill: Skill) -> Agent:
-        """Register one skill (see :mod:`semif_agent.agent.skills`)."""
-        return self.with_skills([skill])
+    def with_skills(
+        self,
+        skills: SkillSource,
+        *,
+        allow_scripts: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> Agent:
+        """Register skills (see :mod:`semif_agent.agent.skills`): a list of :class:`Skill`; a folder (``str`` or
+        ``Path``) of SKILL.md skills, or of one, on demand (broken ones are reported and skipped); or a
+        :class:`~semif_agent.workspace.Workspace` (or its :class:`~semif_agent.loop.SkillRunner`): its every
+        skill on demand behind its own tree, ranked as ``semif run`` routes, the choices logged in its
+        decision log (see :mod:`semif_agent.agent.skills.workspace`).
 
-    def with_skills(self, skills: Sequence[Skill]) -> Agent:
-        """Register skills. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``."""
-        self._session.add_skills(skills, self._tools.taken())
+        ``allow_scripts`` lets the model run SKILL.md scripts, sandboxed, in ``workspace`` (default: the
+        Workspace's folder, else a temporary one), and runs active skills' ``pre_step``/``post_step`` hooks
+        around each round. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``.
+        """
+        self._session.add_source(skills, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
         return self
+
+    def with_skill(self, skill: Skill) -> Agent:
+        """:meth:`with_skills` of one skill."""
+        return self.with_skills([skill])
 
     def with_skills_directory(
         self,
@@ -230,13 +249,8 @@ class Agent:
         allow_scripts: bool = False,
         workspace: str | os.PathLike[str] | None = None,
     ) -> Agent:
-        """Register the SKILL.md skills under ``path`` as on-demand skills (broken ones are reported and skipped).
-
-        ``allow_scripts`` lets the model run their scripts, sandboxed, in ``workspace`` (default: a temporary folder),
-        and runs an active skill's ``pre_step``/``post_step`` hooks around each round (see :mod:`._turn_session`).
-        """
-        self._session.load_skills(path, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
-        return self
+        """:meth:`with_skills` of a folder of SKILL.md skills."""
+        return self.with_skills(path, allow_scripts=allow_scripts, workspace=workspace)
 
     def with_skill_from_path(
         self,
@@ -245,23 +259,12 @@ class Agent:
         activation: Literal["always", "on_demand"] = "on_demand",
         allow_scripts: bool = False,
     ) -> Agent:
-        """Register the SKILL.md skill of one folder (raises when it cannot be loaded)."""
-        skill = Skill.from_path(path, activation=activation)
-        self._session.add_skills([skill], self._tools.taken(), allow_scripts=allow_scripts)
-        return self
+        """:meth:`with_skills` of the SKILL.md skill in one folder (raises when it cannot be loaded)."""
+        return self.with_skills([Skill.from_path(path, activation=activation)], allow_scripts=allow_scripts)
 
-    def with_workspace(self, workspace: Any, *, allow_scripts: bool = False) -> Agent:
-        """Give the agent a workspace's skills, code and SKILL.md, on demand behind the workspace's own tree.
-
-        ``workspace`` is a :class:`~semif_agent.loop.SkillRunner` (its engine, tree and log are used) or a
-        :class:`~semif_agent.workspace.Workspace`. Skills are ranked as ``semif run`` routes, and every shortlist
-        and activation is logged in the workspace's decision log (see :mod:`semif_agent.agent.skills.workspace`).
-        ``allow_scripts`` lets the model run SKILL.md skills' scripts, sandboxed, in the workspace.
-        """
-        from .skills.workspace import add_workspace
-
-        add_workspace(self._session, workspace, self._tools.taken(), allow_scripts=allow_scripts)
-        return self
+    def with_workspace(self, workspace: Workspace | SkillRunner, *, allow_scripts: bool = False) -> Agent:
+        """:meth:`with_skills` of a workspace (or its :class:`~semif_agent.loop.SkillRunner`)."""
+        return self.with_skills(workspace, allow_scripts=allow_scripts)
 
     def with_skill_discovery(self, **settings: Any) -> Agent:
         """Tune skill discovery (see :class:`~semif_agent.agent.skills.discovery.DiscoverySettings`).

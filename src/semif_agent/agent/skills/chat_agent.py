@@ -20,10 +20,10 @@ SYSTEM_PROMPT = (
 def skill_agent(
     runner: SkillRunner, llm: Any = None, *, model: str | None = None, allow_scripts: bool = False, **options: Any
 ) -> Agent:
-    """An :class:`Agent` with ``runner``'s workspace skills on demand (:meth:`Agent.with_workspace`).
+    """An :class:`Agent` with ``runner``'s workspace skills on demand (:meth:`Agent.with_skills`).
 
     ``llm`` is a provider (else ``model`` is built on first use); ``options``
     go to :class:`Agent` (``max_rounds``, ``tool_timeout``, ...).
     """
     agent = Agent(model or DEFAULT_MODEL, llm=llm, **options)
-    return agent.with_system_prompt(SYSTEM_PROMPT).with_workspace(runner, allow_scripts=allow_scripts)
+    return agent.with_system_prompt(SYSTEM_PROMPT).with_skills(runner, allow_scripts=allow_scripts)

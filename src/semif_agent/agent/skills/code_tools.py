@@ -6,7 +6,7 @@
     from semif_agent.agent import Agent
 
     runner = SkillRunner(workspace)
-    agent = Agent("openai/gpt-4o-mini").with_workspace(runner)   # skills on demand (see .workspace)
+    agent = Agent("openai/gpt-4o-mini").with_skills(runner)   # skills on demand (see .workspace)
     agent = Agent("openai/gpt-4o-mini").with_tools(skill_tools(runner))   # or every code skill as a tool
 
 Each skill ``category.leaf`` becomes the tool ``skill__category__leaf``

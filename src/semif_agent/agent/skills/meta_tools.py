@@ -7,7 +7,7 @@
   ``references/``, ``assets/``, ...), confined to that folder.
 - ``run_skill_script(name, script, args)``: a script of an active skill, in
   the catalog runtime's sandbox; present only when some skill's scripts are
-  allowed (``with_skills_directory(path, allow_scripts=True)``).
+  allowed (``with_skills(path, allow_scripts=True)``).
 
 While an active skill declares ``allowed-tools``, a pre-hook refuses calls
 to any other tool of the agent (the model gets the reason as an error

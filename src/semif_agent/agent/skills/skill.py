@@ -11,10 +11,10 @@
 
     sheets = Skill(name="spreadsheets", description="Read and convert spreadsheets. Use for .xlsx files.",
                    instructions="Always keep the header row.", tools=(convert,), activation="on_demand")
-    agent = Agent(llm=provider).with_skill(sheets).with_skills_directory("skills/")
+    agent = Agent(llm=provider).with_skill(sheets).with_skills("skills/")
 
 A skill is either made in Python or read from a SKILL.md folder
-(:meth:`Skill.from_path`, ``Agent.with_skills_directory``); both kinds live
+(:meth:`Skill.from_path`, ``Agent.with_skills``); both kinds live
 in one catalog (:class:`semif_agent.catalog.SkillRegistry`) and one
 per-agent runtime (:class:`semif_agent.catalog.AgentSkillRuntime`), held by
 the agent's :class:`~semif_agent.agent.skills.registry.SkillRegistry`.

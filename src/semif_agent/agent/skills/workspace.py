@@ -3,7 +3,7 @@
 ::
 
     runner = SkillRunner(workspace)
-    agent = Agent("openai/gpt-4o-mini").with_workspace(runner)
+    agent = Agent("openai/gpt-4o-mini").with_skills(runner)   # or with_skills(workspace)
 
 The agent gets each leaf of the workspace's :class:`~semif_agent.tree.SkillTree`
 as an on-demand :class:`~.skill.Skill` named by its leaf id:
@@ -35,13 +35,20 @@ if TYPE_CHECKING:
     from .._session import AgentSession
 
 
-def add_workspace(
-    session: AgentSession, workspace: Any, taken: Mapping[str, str], *, allow_scripts: bool = False
-) -> None:
-    """Give ``session`` the skills of ``workspace`` (a :class:`SkillRunner` or a workspace), ranked as it routes."""
+def workspace_runner(source: Any) -> SkillRunner | None:
+    """The :class:`SkillRunner` ``source`` stands for: itself, or a new one over a Workspace; None for anything else."""
     from ...loop.runner import SkillRunner
+    from ...workspace import Workspace
 
-    runner = workspace if isinstance(workspace, SkillRunner) else SkillRunner(workspace)
+    if isinstance(source, SkillRunner):
+        return source
+    return SkillRunner(source) if isinstance(source, Workspace) else None
+
+
+def add_workspace(
+    session: AgentSession, runner: SkillRunner, taken: Mapping[str, str], *, allow_scripts: bool = False
+) -> None:
+    """Give ``session`` the skills of ``runner``'s workspace, ranked as it routes; their scripts run in the workspace."""
     session.configure_discovery(**discovery_settings(runner))
     session.add_skills(workspace_skills(runner), taken, allow_scripts=allow_scripts)
     session.skill_registry().use_workspace(runner.workspace.root)
