@@ -10,12 +10,11 @@ the session that changes what the model is shown from round to round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from ..catalog.results import ScriptRunResult
 from ..llm.messages import ToolSpec
 from .budget import TokenBudget
 from .compaction import Compaction
@@ -95,8 +94,8 @@ class TurnSession(Protocol):
         """The config a round runs with: ``base`` extended with the session as it stands now."""
         ...
 
-    async def run_hooks(self, hook_type: str, args: Sequence[str]) -> Mapping[str, ScriptRunResult]:
-        """Run the ``hook_type`` lifecycle hooks (``pre_step``, ``post_step``) of the active skills; results by skill."""
+    async def run_step_hooks(self, hook_type: str, turn_id: str, index: int) -> None:
+        """Run the ``hook_type`` lifecycle hooks (``pre_step``, ``post_step``) of the active skills for a round."""
         ...
 
     def finish(self, *, stopped_by: str, text: str) -> None:

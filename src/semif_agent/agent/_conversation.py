@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from ..llm.messages import Message, UserMessage
 from ._config import AgentSettings, TurnConfig
 from ._turn import Turn
-from ._turn_session import message_tokens
+from ._turn_messages import message_tokens
 from .toolkits.memory import MemoryManager
 from .usage import TurnDiagnostics
 

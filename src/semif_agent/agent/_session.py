@@ -20,8 +20,9 @@ turn's: an activation in one turn holds in the next, until
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._config import TurnConfig
@@ -44,8 +45,9 @@ from .subagents import TASK, SubagentDefinition, Subagents, is_subagent_tool
 from .tools import AgentTool
 
 if TYPE_CHECKING:
-    from ..catalog.results import ScriptRunResult
     from ._ports import Delegate
+
+log = logging.getLogger("semif_agent.agent")
 
 STATE_VERSION = 1
 SKILL_META_TOOLS = (ACTIVATE_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT, BROWSE_SKILLS, SEARCH_SKILLS)
@@ -190,11 +192,21 @@ class AgentSession:
             return ()
         return await self.skills.discovery.preselect(message, run_id=run_id, model=model)
 
-    async def run_hooks(self, hook_type: str, args: Sequence[str]) -> dict[str, ScriptRunResult]:
-        """Run the SKILL.md ``hook_type`` hooks of the active skills allowed to run scripts (nothing when none are)."""
+    async def run_step_hooks(self, hook_type: str, turn_id: str, index: int) -> None:
+        """Run the SKILL.md ``hook_type`` hooks of the active skills allowed to run scripts, for round ``index`` of turn
+        ``turn_id`` (nothing when none are); one that fails is logged."""
         if self.skills is None or not self.skills.any_scripts:
-            return {}
-        return await self.skills.run_hooks(hook_type, args)
+            return
+        results = await self.skills.run_hooks(hook_type, ("--turn", turn_id, "--round", str(index)))
+        for skill, result in results.items():
+            if not result.ok:
+                log.warning(
+                    "the %s hook of skill %r failed (%s): %s",
+                    hook_type,
+                    skill,
+                    result.error_type,
+                    result.stderr.strip()[-500:],
+                )
 
     def finish(self, *, stopped_by: str, text: str) -> None:
         """The turn ended: its skill choices are complete (logged when discovery has a decision log)."""

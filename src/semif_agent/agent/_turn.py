@@ -23,7 +23,15 @@ skill shortlist for the message) and, at the start of every round, gives
 the config that round runs with: the system prompt and tools as they stand
 now (a skill activated in one round shows in the next). When it carries a
 compaction, older messages are summarised at the start of a round that
-would pass its trigger (see :mod:`.compaction`).
+would pass its trigger (see :mod:`.compaction`). The messages, their size
+and their compaction are the turn's :class:`~._turn_messages.TurnMessages`.
+
+SKILL.md lifecycle hooks: a round is a step. The ``pre_step`` hooks of the
+active skills (those allowed to run scripts) run before the round's model
+call, and their ``post_step`` hooks after its tool calls, in the catalog's
+sandbox (the agent's workspace as working directory, ``SKILL_HOOK`` naming
+the hook), with the arguments ``--turn TURN_ID --round N``. A hook's output
+does not reach the model; one that fails is logged and the turn goes on.
 """
 
 from __future__ import annotations
@@ -32,12 +40,12 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from ..llm.errors import ProviderError, StreamInterruptedError
-from ..llm.messages import Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from ..llm.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from ..llm.options import supported_options
 from ..llm.protocol import LLMProvider, ModelRequest, as_provider, closing_stream
 from ..llm.responses import Response
@@ -45,16 +53,19 @@ from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
 from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
-from ._turn_session import EventT, SessionSteps, message_tokens
-from .compaction import CompactionCost
+from ._turn_messages import TurnMessages
+from .compaction import Compaction
 from .events import (
     AgentEvent,
+    CompactionFinished,
+    CompactionStarted,
     RoundFinished,
     RoundStarted,
     TextDelta,
     TurnFinished,
     TurnStarted,
     UsageLimitReached,
+    _Event,
 )
 from .hooks import fire
 from .output import FINAL_RESULT
@@ -70,10 +81,12 @@ from .usage import (
     estimate_tokens,
 )
 
+EventT = TypeVar("EventT", bound=_Event)  # an event class, and what _event makes of it
+
 _OUTPUT_NUDGE = "[system] Record your final answer by calling the final_result tool; do not answer in plain text."
 
 
-class Turn(SessionSteps):
+class Turn:
     """One turn: a user message, the rounds it takes, and how it ended."""
 
     def __init__(
@@ -93,11 +106,7 @@ class Turn(SessionSteps):
         self.provider = provider
         self.parent = parent_tool_call_id
         self._on_finish = on_finish
-        self.messages: list[Message] = [SystemMessage(content=config.system_prompt)] if config.system_prompt else []
-        self.messages.extend(history)
-        self.start = len(self.messages)
-        self._tokens = sum(message_tokens(m) for m in self.messages)
-        self._append(UserMessage(content=message))
+        self.transcript = TurnMessages(config.system_prompt, history, message)
         self.rounds: list[RoundUsage] = []
         self.stopped_by: StoppedBy | None = None
         self.wrap_reason: StoppedBy | None = None
@@ -114,15 +123,17 @@ class Turn(SessionSteps):
         self._response: Response | None = None
         self._executor: ToolExecutor | None = None
         self.children: list[ChildTurn] = []
-        self.compacted = False  # the conversation before this turn was summarised into it
         self._prepared: Any = None  # what the session prepared for this message (the skill shortlist)
-        self._extra = CompactionCost()  # a compaction's model call, counted into the round it precedes
-        self._compaction_failed = False
 
     @property
     def new_messages(self) -> list[Message]:
         """This turn's messages: the user's, then every model answer, tool result and notice."""
-        return self.messages[self.start :]
+        return self.transcript.new_messages
+
+    @property
+    def compacted(self) -> bool:
+        """True when the conversation before this turn was summarised into it."""
+        return self.transcript.compacted
 
     # -- the loop ------------------------------------------------------------
 
@@ -178,11 +189,15 @@ class Turn(SessionSteps):
             fire(config.callbacks, "on_round_start", index)
             yield self._event(RoundStarted, round=index, max_rounds=config.max_rounds)
             await self._step_hooks("pre_step", index)
-            if config.compaction is not None and not self._compaction_failed and self.wrap_reason != "usage_limit":
+            if (
+                config.compaction is not None
+                and not self.transcript.compaction_failed
+                and self.wrap_reason != "usage_limit"
+            ):
                 async with aclosing(self._compact(config.compaction)) as compaction:
                     async for event in compaction:
                         yield event
-            prompt_tokens = self._tokens + (config.schema_tokens if config.specs else 0)
+            prompt_tokens = self.transcript.tokens + (config.schema_tokens if config.specs else 0)
             async with aclosing(self._model_call(final)) as deltas:
                 async for delta in deltas:
                     yield delta
@@ -221,6 +236,38 @@ class Turn(SessionSteps):
                 )
         self.stopped_by = self.wrap_reason or "max_rounds"  # pragma: no cover - the last round always ends the turn
 
+    # -- the session and compaction, each round ---------------------------------
+
+    def _refresh(self) -> None:
+        """Take the round's config from the session (the same object when nothing changed)."""
+        session = self._base.session
+        if session is None:
+            return
+        config = session.configure(self._base, self._prepared)
+        if config is self.config:
+            return
+        self.config = config
+        if self._executor is not None:
+            self._executor.config = config
+        self.transcript.set_system_prompt(config.system_prompt)
+
+    async def _step_hooks(self, hook_type: str, index: int) -> None:
+        """Run the active skills' ``hook_type`` hooks for round ``index`` (see the module's description)."""
+        if self._base.session is not None:
+            await self._base.session.run_step_hooks(hook_type, self.id, index)
+
+    async def _compact(self, compaction: Compaction) -> AsyncGenerator[AgentEvent, None]:
+        """Summarise the older working messages when they pass ``compaction``'s trigger."""
+        due = self.transcript.compaction_due(compaction)
+        if due is None:
+            return
+        before, cut = due
+        yield self._event(CompactionStarted)
+        after = await self.transcript.compact(
+            compaction, cut, self.provider, max_tokens=self.config.max_response_tokens
+        )
+        yield self._event(CompactionFinished, tokens_before=before, tokens_after=before if after is None else after)
+
     async def _model_call(self, final: bool) -> AsyncGenerator[TextDelta, None]:
         self._response = None
         async with closing_stream(as_provider(self.provider).request_stream(self._request(final))) as chunks:
@@ -251,7 +298,7 @@ class Turn(SessionSteps):
         if config.context_management and "context_management" in supported_options(self.provider):
             options["context_management"] = dict(config.context_management)
         return ModelRequest(
-            messages=tuple(self.messages),
+            messages=tuple(self.transcript.messages),
             tools=config.specs,
             tool_choice=tool_choice,
             max_tokens=config.max_response_tokens,
@@ -366,7 +413,7 @@ class Turn(SessionSteps):
     # -- accounting ----------------------------------------------------------
 
     def _round_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
-        return self._with_compaction_cost(self._model_usage(index, response, outcomes, prompt_tokens))
+        return self.transcript.charge_compaction(self._model_usage(index, response, outcomes, prompt_tokens))
 
     def _model_usage(self, index: int, response: Response, outcomes: list[Outcome], prompt_tokens: int) -> RoundUsage:
         usage = response.usage
@@ -401,8 +448,7 @@ class Turn(SessionSteps):
         )
 
     def _append(self, message: Message) -> None:
-        self.messages.append(message)
-        self._tokens += message_tokens(message)
+        self.transcript.append(message)
 
     # -- the end -------------------------------------------------------------
 

@@ -236,7 +236,7 @@ class MemoryManager:
         if not messages:
             return
         if tokens is None:
-            from ..._turn_session import message_tokens
+            from ..._turn_messages import message_tokens
 
             tokens = sum(message_tokens(m) for m in messages)
         data = json.dumps([message_to_dict(m) for m in messages], ensure_ascii=False)
