@@ -66,7 +66,8 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
     from .toolkits.mcp import MCPServerConfig, MCPServers
 
-    SkillSource = Sequence[Skill] | str | os.PathLike[str] | Workspace | SkillRunner  # what with_skills takes
+    Folder = str | os.PathLike[str]
+    SkillSource = Sequence[Skill] | Folder | Workspace | SkillRunner  # what with_skills takes
 
 DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
 """The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
@@ -219,11 +220,7 @@ class Agent:
         return self
 
     def with_skills(
-        self,
-        skills: SkillSource,
-        *,
-        allow_scripts: bool = False,
-        workspace: str | os.PathLike[str] | None = None,
+        self, skills: SkillSource, *, allow_scripts: bool = False, workspace: Folder | None = None
     ) -> Agent:
         """Register skills (see :mod:`semif_agent.agent.skills`): a list of :class:`Skill`; a folder (``str`` or
         ``Path``) of SKILL.md skills, or of one, on demand (broken ones are reported and skipped); or a
