@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.labels import RunRecord, resolve_run_id, run_rows
+from ..records import RunRecord, resolve_run_id, run_rows
 from .index import CallIndex, LogIndex
 
 DIFF_MAX_BYTES = 64 * 1024
