@@ -6,21 +6,14 @@ import json
 import re
 from pathlib import Path
 
-from semif_agent.engine import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 
 
 def fill_log(root: Path, runs: int) -> list[str]:
     """``runs`` finished runs in the workspace's log (outcome rows alone, as a run's last row is); their ids."""
     ids = [f"20260101-0000{i:02d}-a{i:05d}" for i in range(runs)]
     DecisionLog(root / "data" / "decisions.jsonl").extend(
-        {
-            "run_id": run_id,
-            "kind": "outcome",
-            "request": f"request number {i}",
-            "skill": "email.compose",
-            "outcome": "success",
-            "reason": "it did",
-        }
+        OutcomeRow(run_id, skill="email.compose", request=f"request number {i}", outcome="success", reason="it did")
         for i, run_id in enumerate(ids)
     )
     return ids
