@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from semif_agent.engine import DecisionRequest, DecisionResult, Option
-from semif_agent.records import DecisionRow, LabelRow, OutcomeRow, RunRecord, TornLineWarning
 from semif_agent.errors import UserError
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow, LabelRow, OutcomeRow, RunRecord, TornLineWarning
 
 
 def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str = "route", **extra) -> dict:

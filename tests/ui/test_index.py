@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from semif_agent.errors import LogError
 from semif_agent.engine import DecisionRequest, DecisionResult, Option
+from semif_agent.errors import LogError
 from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow
 from semif_agent.ui.index import LogIndex, RunFilter
 from semif_agent.ui.run_view import run_view
