@@ -31,7 +31,7 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     its label rows.
     """
     from ..records import DecisionLog, run_rows
-    from ..records.kinds import sections
+    from ..records.kinds import sections, title_of
 
     ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path)
@@ -57,10 +57,10 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         _decisions(title, [row for row in decisions if row.get("kind") == kind])
     _field("skill", record.skill or "(none)")
     titled = {kind for kind, _ in sections(after_outcome=False) + sections(after_outcome=True)}
-    others = [row for row in decisions if row.get("kind") not in titled]
+    others = [row for row in decisions if row.get("kind") not in titled] + parts.others
     for row in others:  # generation steps and other records of the run
         _field(
-            str(row.get("kind")),
+            title_of(row.get("kind")),
             one_line(
                 json.dumps(
                     {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}, ensure_ascii=False, default=str

@@ -87,6 +87,12 @@ def sections(*, after_outcome: bool) -> list[tuple[str, str]]:
     ]
 
 
+def title_of(kind: object) -> str:
+    """How a row of ``kind`` is titled when a run is shown: its section, else the kind's name."""
+    known = RECORD_KINDS.get(kind) if isinstance(kind, str) else None
+    return (known.section if known is not None else None) or str(kind)
+
+
 def row_problem(row: Any) -> str | None:
     """Why ``row`` cannot be appended (not an object, an unknown kind, a field of the wrong shape), else None."""
     if not isinstance(row, Mapping):

@@ -126,20 +126,24 @@ def login_name() -> str:
 
 @dataclass(frozen=True)
 class RunRows:
-    """One run's rows by kind: its decision rows, its (last) outcome row, its label rows."""
+    """One run's rows by kind: its decisions and steps, its (last) outcome row, its label rows, other records of it."""
 
     decisions: list[dict[str, Any]]
     outcome: dict[str, Any]
     labels: list[dict[str, Any]]
+    others: list[dict[str, Any]]  # records about the run other than its outcome and labels, shown as they are
 
 
 def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
-    """Split one run's rows (in log order) into its decisions, outcome (``{}`` when none yet) and labels."""
+    """Split one run's rows (in log order) into its decisions, outcome (``{}`` when none yet), labels and others."""
     rows = list(rows)
     return RunRows(
-        decisions=[row for row in rows if row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)],
+        decisions=[row for row in rows if not is_run_record(row.get("kind"))],
         outcome=next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {}),
         labels=[row for row in rows if row.get("kind") == LABEL_KIND],
+        others=[
+            row for row in rows if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)
+        ],
     )
 
 
