@@ -203,9 +203,9 @@ def our_figures(
 
         All turns log to the same file, as a workspace's calls do.
         """
-        from semif_agent.engine.log import DecisionLog
         from semif_agent.llm import FallbackProvider, RetryingProvider
         from semif_agent.llm.calllog import LoggedProvider
+        from semif_agent.records import DecisionLog
 
         backup = ScriptedProvider(default="unused", model="backup")
         chain = FallbackProvider([RetryingProvider(scripted(count)), RetryingProvider(backup)])

@@ -134,7 +134,7 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
     scripted = engine.ScriptedEngine
     return {
         # the kernel
-        "DecisionLog": lambda tmp: engine.DecisionLog(3),
+        "DecisionLog": lambda tmp: semif_agent.DecisionLog(3),
         "DecisionRequest": lambda tmp: engine.DecisionRequest("state", "which?", []),
         "Option": lambda tmp: engine.Option(""),
         "Request": lambda tmp: semif_agent.Request(b"bytes"),

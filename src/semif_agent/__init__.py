@@ -25,7 +25,7 @@ _EXPORTS = {
     "ScriptedEngine": "semif_agent.engine",
     "create_engine": "semif_agent.engine",
     "register_engine": "semif_agent.engine",
-    "DecisionLog": "semif_agent.engine",
+    "DecisionLog": "semif_agent.records",
     # errors
     "SemifError": "semif_agent.errors",
     "UserError": "semif_agent.errors",

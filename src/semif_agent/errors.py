@@ -89,7 +89,7 @@ AgentError, OutputMissingError, SkillActivationError); ``agent.toolkits.memory``
 ``agent.toolkits.retrieval`` (UnknownVaultError); ``agent.toolkits.mcp`` (MCPError,
 MCPToolError); ``routing.learned`` (RouterMismatch); ``forge.generator``
 (GenerationFailed); ``distributed.pool`` (WorkerFailed); ``compat.skills_ref`` (its SkillError, ParseError,
-ValidationError); ``engine.log`` (TornLineWarning).
+ValidationError); ``records.log`` (TornLineWarning).
 
 Errors that wrap a lower-level failure keep it as ``__cause__``. Every
 :class:`~semif_agent.llm.ProviderError` also carries ``provider``, ``model``,

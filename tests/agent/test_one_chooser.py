@@ -10,9 +10,9 @@ import pytest
 
 from semif_agent._sync import run_sync
 from semif_agent.agent import Agent
-from semif_agent.engine import DecisionLog
 from semif_agent.llm import ScriptedProvider
 from semif_agent.loop import SkillRunner
+from semif_agent.records import DecisionLog
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 

@@ -6,21 +6,14 @@ import json
 import re
 from pathlib import Path
 
-from semif_agent.engine import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 
 
 def fill_log(root: Path, runs: int) -> list[str]:
     """``runs`` finished runs in the workspace's log (outcome rows alone, as a run's last row is); their ids."""
     ids = [f"20260101-0000{i:02d}-a{i:05d}" for i in range(runs)]
     DecisionLog(root / "data" / "decisions.jsonl").extend(
-        {
-            "run_id": run_id,
-            "kind": "outcome",
-            "request": f"request number {i}",
-            "skill": "email.compose",
-            "outcome": "success",
-            "reason": "it did",
-        }
+        OutcomeRow(run_id, skill="email.compose", request=f"request number {i}", outcome="success", reason="it did")
         for i, run_id in enumerate(ids)
     )
     return ids
@@ -102,3 +95,47 @@ def test_export_makes_the_missing_folder_and_a_file_in_the_way_is_one_line(
     blocked = semif("log", "-w", str(root), "--export", str(tmp_path / "blocked" / "runs.jsonl"))
     assert blocked.returncode == 1 and "cannot write the export" in blocked.stderr
     assert len(blocked.stderr.strip().splitlines()) == 1
+
+
+def cut_last_run(root: Path) -> str:
+    """``semif run`` once, then its outcome row torn as a crash mid-write leaves it; the run's id."""
+    log = root / "data" / "decisions.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert json.loads(lines[-1])["kind"] == "outcome"
+    log.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    return json.loads(lines[-1])["run_id"]
+
+
+def test_a_run_whose_outcome_row_was_torn_names_its_routed_skill_and_says_the_outcome_is_missing(
+    semif, make_workspace
+) -> None:
+    root = make_workspace()
+    done = semif("run", "Email Alice that the report is ready", "-w", str(root), "--engine", "lexical")
+    assert done.returncode == 0, done.stderr
+    run_id = cut_last_run(root)
+    listed = semif("log", "-w", str(root))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        f'{run_id}  "Email Alice that the report is ready"  -> email.compose  '
+        "[outcome missing: the log was cut, or the run is still going]"
+    ]
+    assert "torn last line" in listed.stderr
+    shown = semif("log", "show", run_id, "-w", str(root))
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"^skill +email\.compose$", shown.stdout, re.M)
+    assert re.search(r"^assessment +outcome missing: the log was cut, or the run is still going$", shown.stdout, re.M)
+    data = json.loads(semif("log", "show", run_id, "-w", str(root), "--json").stdout)
+    assert data["outcome"] is None and data["run"]["outcome_missing"] is True
+    assert data["run"]["skill"] == "email.compose"
+    assert semif("log", "-w", str(root), "--skill", "email.compose").stdout.split()[0] == run_id
+
+
+def test_the_kinds_offered_by_log_kind_are_the_table_s(semif, make_workspace) -> None:
+    from semif_agent.records import RECORD_KINDS
+
+    root = make_workspace()
+    refused = semif("log", "-w", str(root), "--kind", "outcome")
+    assert refused.returncode == 2
+    offered = re.search(r"'outcome' is not one of (.*)\.", " ".join(refused.stderr.split())).group(1)
+    expected = [name for name, kind in RECORD_KINDS.items() if kind.role in ("decision", "step")]
+    assert offered.replace("'", "").split(", ") == expected

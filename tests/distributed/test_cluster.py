@@ -156,7 +156,7 @@ def test_a_worker_killed_mid_batch_loses_and_repeats_no_row(cluster: Any, tmp_pa
     from semif_agent.cli._batch_run import batch_runner
     from semif_agent.distributed.batch import load_requests, run_batch
     from semif_agent.distributed.pool import WorkerPool
-    from semif_agent.engine.log import DecisionLog
+    from semif_agent.records import DecisionLog
     from semif_agent.workspace import Workspace
 
     requests = _batch(tmp_path / "batch.jsonl", 12)

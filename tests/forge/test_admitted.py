@@ -9,9 +9,10 @@ import pytest
 
 from semif_agent._sync import run_sync
 from semif_agent.contract import recorded
-from semif_agent.engine import DecisionLog, ScriptedEngine
+from semif_agent.engine import ScriptedEngine
 from semif_agent.forge.gate import run_gate
 from semif_agent.loop import SkillRunner
+from semif_agent.records import DecisionLog
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 

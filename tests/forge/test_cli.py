@@ -89,7 +89,7 @@ def test_new_that_never_passes_writes_nothing_and_says_so(tmp_path: Path) -> Non
 
 
 def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
-    from semif_agent.engine import DecisionLog
+    from semif_agent.records import DecisionLog, OutcomeRow
 
     root = create_workspace(tmp_path / "ws")
     with override_provider(ScriptedProvider([fenced(COUNT)])):
@@ -107,15 +107,14 @@ def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
             str(root),
         )
     DecisionLog(root / "data" / "decisions.jsonl").append(
-        {
-            "run_id": "r1",
-            "kind": "outcome",
-            "skill": "todos.count",
-            "outcome": "failure",
-            "request": "count tasks due today",
-            "reason": "judged by local",
-            "action_log": "counted all tasks",
-        }
+        OutcomeRow(
+            "r1",
+            skill="todos.count",
+            outcome="failure",
+            request="count tasks due today",
+            reason="judged by local",
+            action_log="counted all tasks",
+        )
     )
     provider = ScriptedProvider([fenced(COUNT.replace("to-do(s)", "task(s)"))])
     with override_provider(provider):

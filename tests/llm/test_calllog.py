@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from semif_agent.cli import main
-from semif_agent.engine import DecisionLog
 from semif_agent.llm import ScriptedProvider
 from semif_agent.llm.calllog import LoggedProvider, logged
 from semif_agent.llm.errors import RateLimitError
 from semif_agent.llm.testing import override_provider
+from semif_agent.records import DecisionLog
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 

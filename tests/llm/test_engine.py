@@ -9,7 +9,6 @@ import pytest
 from support.wire_server import WireReply
 
 from semif_agent.engine import DecisionRequest, Option, create_engine
-from semif_agent.engine.log import decision_row
 from semif_agent.errors import DecisionError
 from semif_agent.llm import (
     LLMEngine,
@@ -22,6 +21,7 @@ from semif_agent.llm import (
     create_judge,
     override_provider,
 )
+from semif_agent.records import DecisionRow
 
 ROUTING = DecisionRequest(
     state="User request: email Alice the quarterly numbers",
@@ -193,7 +193,7 @@ def test_decisions_through_create_engine_on_the_loopback_server(wire):
     assert result.selected == "calendar"
     assert sum(result.probabilities.values()) == pytest.approx(1.0)
 
-    row = decision_row(run_id="r-1", step=0, kind="route", skill=None, request=routing, result=result)
+    row = DecisionRow.of(run_id="r-1", step=0, kind="route", skill=None, request=routing, result=result).to_row()
     assert row["model"] == "openai/test-model" and row["engine"] == "llm"
     assert row["usage"]["input_tokens"] == 150 and row["usage"]["output_tokens"] == 1
     assert row["usage"]["cost_usd"] == pytest.approx((150 * 1.0 + 1 * 2.0) / 1e6)

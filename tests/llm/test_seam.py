@@ -10,7 +10,6 @@ import pytest
 from support.wire_server import WireReply
 
 from semif_agent.agent import Agent, tool
-from semif_agent.engine import DecisionLog
 from semif_agent.errors import SemifError
 from semif_agent.llm import (
     FallbackProvider,
@@ -28,6 +27,7 @@ from semif_agent.llm import (
     as_provider,
 )
 from semif_agent.llm.calllog import LoggedProvider, read_calls
+from semif_agent.records import DecisionLog
 
 CONTEXT = {"edits": [{"type": "clear_tool_uses_20250919"}]}
 

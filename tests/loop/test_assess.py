@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from semif_agent.cli import main
-from semif_agent.engine import DecisionLog, ScriptedEngine, create_engine
+from semif_agent.engine import ScriptedEngine, create_engine
 from semif_agent.loop import SkillRunner
+from semif_agent.records import DecisionLog
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 

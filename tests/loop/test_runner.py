@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from semif_agent.engine import DecisionLog, ScriptedEngine
+from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
+from semif_agent.records import DecisionLog
 from semif_agent.workspace import Workspace
 
 from ..conftest import SEED_BODY

@@ -11,10 +11,11 @@ from click.testing import CliRunner
 
 from semif_agent.agent.skills.runs import AgentSkillExecutor
 from semif_agent.cli import main
-from semif_agent.engine import DecisionLog, ScriptedEngine
+from semif_agent.engine import ScriptedEngine
 from semif_agent.llm import ScriptedProvider
 from semif_agent.llm.errors import RateLimitError
 from semif_agent.loop import SkillRunner
+from semif_agent.records import DecisionLog
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 

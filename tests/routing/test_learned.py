@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from semif_agent._sync import run_sync
 from semif_agent.cli import main
-from semif_agent.engine import DecisionLog, create_engine
-from semif_agent.engine.labels import RunRecord
+from semif_agent.engine import create_engine
+from semif_agent.records import DecisionLog, RunRecord
 from semif_agent.routing.evaluate import Example
 from semif_agent.routing.learned import Learned, LearnedRouter, LearnedScorer, RouterMismatch
 from semif_agent.routing.training import (

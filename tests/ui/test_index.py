@@ -6,35 +6,25 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from semif_agent.engine.log import DecisionLog
+from semif_agent.engine import DecisionRequest, DecisionResult, Option
 from semif_agent.errors import LogError
+from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow
 from semif_agent.ui.index import LogIndex, RunFilter
 from semif_agent.ui.run_view import run_view
 
 
 def decision(run_id: str, text: str, *, engine: str = "lexical", selected: str = "email", p: float = 0.8) -> dict:
-    return {
-        "run_id": run_id,
-        "step": 1,
-        "kind": "route",
-        "skill": None,
-        "state": text,
-        "question": "Which category?",
-        "options": [{"id": "email", "description": "Email"}, {"id": "none", "description": "None"}],
-        "selected": selected,
-        "scores": {},
-        "probabilities": {selected: p},
-        "engine": engine,
-        "model": None,
-        "latency_ms": 1.0,
-    }
+    asked = DecisionRequest(text, "Which category?", [Option("email", "Email"), Option("none", "None")])
+    answer = DecisionResult(selected, probabilities={selected: p}, engine=engine, latency_ms=1.0)
+    return DecisionRow.of(run_id=run_id, step=1, kind="route", skill=None, request=asked, result=answer).to_row()
 
 
-def outcome(run_id: str, text: str, skill: str | None, label: str, **extra: object) -> dict:
-    return {"run_id": run_id, "kind": "outcome", "skill": skill, "request": text, "outcome": label, **extra}
+def outcome(run_id: str, text: str, skill: str | None, label: str, **extra: Any) -> dict:
+    return OutcomeRow(run_id, skill=skill, request=text, outcome=label, **extra).to_row()
 
 
 def write_runs(log: DecisionLog) -> None:

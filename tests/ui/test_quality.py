@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from semif_agent.engine.log import DecisionLog
+from semif_agent.records import DecisionLog
 from semif_agent.ui import charts
 from semif_agent.ui.index import LogIndex
 from semif_agent.ui.quality import quality

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from .conftest import Served, semif, start_ui, stop
+from .conftest import Served, make_workspace, semif, start_ui, stop
 
 
 def fetch(url: str, *, data: dict | None = None, headers: dict | None = None) -> tuple[int, dict, str]:
@@ -109,3 +109,20 @@ def test_train_now_runs_the_training_and_reports_it(served: Served) -> None:
     assert state["report"]["classes"] == 11 and state["report"]["counts"]["examples"] > 0
     assert (served.workspace / "data" / "router.json").is_file()
     assert "Trained; saved to" in fetch(served.url + "train")[2]
+
+
+def test_a_run_whose_outcome_row_was_torn_shows_its_skill_and_that_the_outcome_is_missing(tmp_path) -> None:
+    root = make_workspace(tmp_path / "ws", ("Email Alice that the report is ready",))
+    log = root / "data" / "decisions.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])  # the outcome row, cut by a crash mid-write
+    run_id = json.loads(lines[0])["run_id"]
+    server = start_ui(root, tmp_path / "home")
+    try:
+        listed = fetch(server.url)[2]
+        page = fetch(server.url + f"runs/{run_id}")[2]
+    finally:
+        stop(server)
+    missing = "outcome missing: the log was cut, or the run is still going"
+    assert re.search(rf"<td>email\.compose</td>\s*<td><span class=\"outcome none\">{missing}</span>", listed)
+    assert re.search(rf"went to <b>email\.compose</b> ·\s*assessed <span class=\"outcome none\">{missing}</span>", page)

@@ -28,7 +28,7 @@ def run_batch_file(
     as_json: bool,
 ) -> None:
     from ..distributed.batch import LocalPool, load_requests, run_batch
-    from ..engine.log import DecisionLog
+    from ..records import DecisionLog
 
     requests = load_requests(batch_file)
     ws = open_workspace(workspace, create_default=True)
@@ -70,7 +70,7 @@ def batch_runner(
     """A worker's runner for the workspace at ``root``: it logs nothing (the driver writes its rows) and acts under
     the workspace's run lock."""
     from ..distributed.batch import run_lock
-    from ..engine.log import DecisionLog
+    from ..records import DecisionLog
     from ..workspace import Workspace
     from ._engines import skill_runner
 

@@ -12,7 +12,7 @@ from .._text import percent
 from ._common import one_line
 
 if TYPE_CHECKING:
-    from ..engine.labels import RunRecord
+    from ..records import RunRecord
 
 REQUEST_ROOM = 48
 
@@ -24,13 +24,16 @@ def verdict(
     label_outcome: str | None = None,
     label_has_skill: bool = False,
     label_skill: str | None = None,
+    missing: bool = False,
 ) -> str:
     """How a run ended and who says so: "success (engine)", or "failure, labelled by alice: should be notes.add".
 
     ``by`` is who labelled the run (None: nobody); the label's outcome, when it
-    gave one, replaces the engine's.
+    gave one, replaces the engine's. ``missing``: the run's outcome row is missing.
     """
-    ended = label_outcome or (f"{outcome} (engine)" if outcome else "-")
+    from ..records.runs import OUTCOME_MISSING
+
+    ended = label_outcome or (f"{outcome} (engine)" if outcome else OUTCOME_MISSING if missing else "-")
     if by is None:
         return ended
     ended += f", labelled by {by}"
@@ -49,6 +52,7 @@ def describe_run(record: RunRecord) -> str:
         label_outcome=record.label_outcome,
         label_has_skill=record.label_has_skill,
         label_skill=record.label_skill,
+        missing=record.outcome_missing,
     )
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"

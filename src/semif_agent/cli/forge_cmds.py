@@ -168,8 +168,8 @@ def review(
 ) -> None:
     """Show a skill's body, its check report and its run history; optionally regenerate it."""
     from .._sync import run_sync
-    from ..engine.log import DecisionLog
     from ..forge import acheck_skill
+    from ..records import DecisionLog
 
     model = _code_model(code_model, old_model)
     ws = open_workspace(workspace)
@@ -223,8 +223,8 @@ def _generate(
     quiet: bool,
 ):
     from .._sync import run_sync
-    from ..engine.log import DecisionLog
     from ..forge import GenerationFailed, agenerate_skill
+    from ..records import DecisionLog
 
     def show(attempt: Attempt) -> None:
         if not quiet:

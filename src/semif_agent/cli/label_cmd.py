@@ -45,8 +45,7 @@ def label(
       semif label 20261130-1015 --outcome failure --note "wrote to the wrong Alice"
       semif label 20261130-1015 --none
     """
-    from ..engine.labels import login_name
-    from ..engine.log import DecisionLog
+    from ..records import DecisionLog, login_name
 
     if skill is not None and no_skill:
         raise UserError("give --skill NAME or --none, not both")

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import UserError
+from ..records.kinds import listed_kinds
 from ._common import SemifGroup, json_option, plural, print_json_lines, workspace_option
 from ._run_lines import chosen, describe_run, verdict
 from .workspace_cmds import open_workspace
 
 if TYPE_CHECKING:
-    from ..engine.log import DecisionLog
+    from ..records import DecisionLog
 
 
 DEFAULT_LIMIT = 20
@@ -39,7 +40,7 @@ DEFAULT_LIMIT = 20
 @click.option("--skill", help="Only runs (or rows) of this skill.")
 @click.option(
     "--kind",
-    type=click.Choice(["route", "predict", "act", "assess", "shortlist", "activate", "create", "propose", "generate"]),
+    type=click.Choice(listed_kinds()),
     help="Only this kind of decision (runs that made one).",
 )
 @click.option(
@@ -101,7 +102,7 @@ def log(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from ..engine.log import DecisionLog
+    from ..records import DecisionLog
 
     if by_decision and (calls or by_run):
         raise UserError("give one of --decisions, --calls (the runs are listed by default)")

@@ -30,8 +30,8 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     --json prints the run's record, its outcome row, every decision row and
     its label rows.
     """
-    from ..engine.labels import run_rows
-    from ..engine.log import DecisionLog
+    from ..records import DecisionLog, run_rows
+    from ..records.kinds import sections, title_of
 
     ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path)
@@ -53,23 +53,14 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else ""
     _field("run", f"{record.run_id}  {when}".rstrip() + ("  (an agent turn)" if record.source == "agent" else ""))
     _field("request", json.dumps(record.request or "", ensure_ascii=False))
-    for kind, title in (
-        ("route", "route"),
-        ("shortlist", "shortlist"),
-        ("activate", "activated"),
-        ("predict", "prediction"),
-        ("act", "acting"),
-    ):
+    for kind, title in sections(after_outcome=False):
         _decisions(title, [row for row in decisions if row.get("kind") == kind])
     _field("skill", record.skill or "(none)")
-    others = [
-        row
-        for row in decisions
-        if row.get("kind") not in ("route", "shortlist", "activate", "predict", "act", "assess")
-    ]
+    titled = {kind for kind, _ in sections(after_outcome=False) + sections(after_outcome=True)}
+    others = [row for row in decisions if row.get("kind") not in titled] + parts.others
     for row in others:  # generation steps and other records of the run
         _field(
-            str(row.get("kind")),
+            title_of(row.get("kind")),
             one_line(
                 json.dumps(
                     {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}, ensure_ascii=False, default=str
@@ -89,8 +80,9 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
             _field("diff", _diff(path, lines))
         if outcome.get("error"):
             _field("error", str(outcome["error"]))
-    _decisions("judge", [row for row in decisions if row.get("kind") == "assess"])
-    _field("assessment", f"{record.outcome or '-'}" + (f" ({outcome['reason']})" if outcome.get("reason") else ""))
+    for kind, title in sections(after_outcome=True):
+        _decisions(title, [row for row in decisions if row.get("kind") == kind])
+    _field("assessment", record.assessed + (f" ({outcome['reason']})" if outcome.get("reason") else ""))
     if record.evidence:
         _field("evidence", "; ".join(f"{key} {_value(value)}" for key, value in record.evidence.items()))
     if record.labelled_by is None:
@@ -104,6 +96,7 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
                 label_outcome=record.label_outcome,
                 label_has_skill=record.label_has_skill,
                 label_skill=record.label_skill,
+                missing=record.outcome_missing,
             )
             + (f" ({record.note})" if record.note else ""),
         )

@@ -64,8 +64,8 @@ def show_route(
 ) -> None:
     """Route ``text`` with the strategy ``semif run`` would use, and print the decisions; act on nothing."""
     from .._sync import run_sync
-    from ..engine.log import DecisionLog
     from ..loop.runner import SkillRunner
+    from ..records import DecisionLog
     from ..skills import check_text
 
     if not text.strip():

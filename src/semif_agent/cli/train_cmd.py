@@ -48,8 +48,8 @@ def train(
     discovery use it. Skills added later are scored the untrained way until the next training.
     With --ray the requests are embedded and scored on a cluster; the fit is the same.
     """
-    from ..engine.log import DecisionLog
     from ..engine.registry import create_engine
+    from ..records import DecisionLog
     from ..routing.evaluate import load_dataset
     from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train_workspace
     from .workspace_cmds import load_tree, open_workspace

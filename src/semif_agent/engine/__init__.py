@@ -11,7 +11,6 @@ more, like ``local``, import their dependencies when they are built).
 
 from .base import BaseEngine, Engine, ThresholdEngine, decide
 from .decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
-from .log import DecisionLog
 from .registry import create_engine, default_engine_name, engine_names, local_available, register_engine
 from .scripted import ScriptedEngine
 
@@ -33,6 +32,4 @@ __all__ = [
     "engine_names",
     "default_engine_name",
     "local_available",
-    # the decision log
-    "DecisionLog",
 ]

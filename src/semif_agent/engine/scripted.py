@@ -4,16 +4,17 @@ A public testing utility. Use it to drive skills and the tree without a model::
 
     engine = ScriptedEngine(["email", "email.compose", "Alice", "success"])
     engine = ScriptedEngine(fn=lambda req: req.options[0].id)
-    engine = ScriptedEngine.replay("data/decisions.jsonl", run_id="r-1234")
+    engine = ScriptedEngine.replay("data/decisions.jsonl", run_id="r-1234")  # or a log's rows
 
 Every request it was sent is kept in ``engine.calls``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,19 +65,22 @@ class ScriptedEngine(BaseEngine):
         self._replies.extend(replies)
 
     @classmethod
-    def replay(cls, log_path: str | Path, run_id: str | None = None) -> ScriptedEngine:
-        """Answer as a logged run did: its rows' ``selected``, checked against the question."""
-        from .labels import RECORD_KINDS
-        from .log import DecisionLog
+    def replay(cls, log: str | Path | Iterable[Mapping[str, Any]], run_id: str | None = None) -> ScriptedEngine:
+        """Answer as a logged run did: its rows' ``selected``, checked against the question.
 
-        rows = [r for r in DecisionLog(log_path).read() if r.get("kind") not in RECORD_KINDS]
+        ``log`` is a decision log's path, or its rows (e.g. a ``DecisionLog``'s
+        ``read()``); the decision rows are those with a question and a choice.
+        ``run_id`` defaults to the last run that made a decision.
+        """
+        where = log if isinstance(log, (str, Path)) else "the rows given"
+        rows = [r for r in (_rows_of(Path(log)) if isinstance(log, (str, Path)) else log) if _is_decision(r)]
         if run_id is None:
             if not rows:
-                raise EngineConfigError(f"{log_path}: no decisions to replay")
-            run_id = rows[-1]["run_id"]
+                raise EngineConfigError(f"{where}: no decisions to replay")
+            run_id = str(rows[-1]["run_id"])
         rows = [r for r in rows if r.get("run_id") == run_id]
         if not rows:
-            raise EngineConfigError(f"{log_path}: no decisions logged for run {run_id!r}")
+            raise EngineConfigError(f"{where}: no decisions logged for run {run_id!r}")
         replies = [
             {"selected": r["selected"], "scores": r.get("scores") or {}, "expect_question": r["question"]}
             for r in sorted(rows, key=lambda r: r.get("step", 0))
@@ -108,6 +112,25 @@ class ScriptedEngine(BaseEngine):
         else:
             raise DecisionError(f"scripted engine has no reply left for {request.question!r}")
         return _to_result(reply, request)
+
+
+def _is_decision(row: Any) -> bool:
+    """Whether a logged row is a decision: a question and the option chosen (not an outcome, label or call)."""
+    return isinstance(row, Mapping) and isinstance(row.get("question"), str) and isinstance(row.get("selected"), str)
+
+
+def _rows_of(path: Path) -> Iterator[Any]:
+    """The JSON values of a JSON-lines file, a line that is not JSON (a torn last line) left out."""
+    try:
+        with path.open("rb") as handle:
+            lines = list(handle)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise EngineConfigError(f"{path}: cannot read the log to replay ({exc.strerror})") from exc
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            yield json.loads(line)
 
 
 def _to_result(reply: Reply, request: DecisionRequest) -> DecisionResult:

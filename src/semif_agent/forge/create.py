@@ -17,8 +17,8 @@ from typing import Any
 
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, Option
-from ..engine.log import DecisionLog, decision_row
 from ..errors import UserError
+from ..records import DecisionLog, DecisionRow, ProposeRow
 from ..tree.manifests import CATEGORY_RE, NAME_RE
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
@@ -48,7 +48,7 @@ async def apropose_skill(
     options = [Option(c.name, c.description) for c in tree.categories.values()]
     asked = DecisionRequest(text, CATEGORY_QUESTION, options + [Option(NONE_ID, "None of these: a new category.")])
     answer = await decide(engine, asked)
-    log.append(decision_row(run_id=run_id, step=0, kind="create", skill=None, request=asked, result=answer))
+    log.append(DecisionRow.of(run_id=run_id, step=0, kind="create", skill=None, request=asked, result=answer))
     new_category = answer.selected == NONE_ID
     siblings = "" if new_category else "\n".join(f"- {s.name}: {s.description}" for s in tree.children(answer.selected))
     prompt = PROPOSAL_PROMPT.format(
@@ -72,16 +72,7 @@ async def apropose_skill(
         raise UserError(f"the model proposed an invalid skill name {name!r}")
     examples = [e for e in proposal.get("examples", []) if isinstance(e, str)][:3]
     manifest = make_manifest(name, str(proposal.get("description", "")), category=category, examples=[text, *examples])
-    log.append(
-        {
-            "run_id": run_id,
-            "kind": "propose",
-            "skill": name,
-            "manifest": manifest,
-            "model": getattr(provider, "model_id", None),
-            "new_category": new_category,
-        }
-    )
+    log.append(ProposeRow(run_id, name, manifest, model=getattr(provider, "model_id", None), new_category=new_category))
     return manifest, (str(proposal.get("category_description") or category) if new_category else None)
 
 

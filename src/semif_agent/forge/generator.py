@@ -18,8 +18,8 @@ from typing import Any
 
 from ..contract import CheckReport
 from ..engine.base import Engine
-from ..engine.log import DecisionLog
 from ..errors import UserError
+from ..records import DecisionLog, GenerateRow
 from ..tree.manifests import DEFAULT_COST_BUDGET, NAME_RE
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
@@ -151,15 +151,14 @@ async def agenerate_skill(
         attempts.append(attempt)
         if log is not None:
             log.append(
-                {
-                    "run_id": run_id,
-                    "kind": "generate",
-                    "skill": manifest["name"],
-                    "attempt": number,
-                    "model": getattr(provider, "model_id", None),
-                    "admitted": report.ok,
-                    "violations": [v.render() for v in report.violations],
-                }
+                GenerateRow(
+                    run_id,
+                    manifest["name"],
+                    number,
+                    report.ok,
+                    [v.render() for v in report.violations],
+                    model=getattr(provider, "model_id", None),
+                )
             )
         if on_attempt is not None:
             on_attempt(attempt)

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-from ..engine.log import DecisionLog
+from ..records import DecisionLog, ModelCallRow
 from .messages import Message, message_to_dict
 from .protocol import LLMProvider, ModelRequest, ProviderWrapper, closing_stream
 from .responses import Response, StopChunk, StreamChunk
@@ -73,36 +73,28 @@ class LoggedProvider(ProviderWrapper):
         self, request: ModelRequest, response: Response | None, start: float, error: BaseException | None = None
     ) -> None:
         call_id = uuid.uuid4().hex
-        row: dict[str, Any] = {
-            **self.context,
-            "kind": "model_call",
-            "call_id": call_id,
-            "provider": self.provider_name,
-            "model": self.model_id,
-        }
         messages = request.messages
         earlier = self._continues(messages)
         if earlier is not None:
-            row["continues"], row["earlier_messages"] = earlier[0], len(earlier[1].messages)
             messages = messages[len(earlier[1].messages) :]
-        row["messages"] = [message_to_dict(m) for m in messages]
-        if earlier is None or request.tools != earlier[1].tools:
-            row["tools"] = [t.name for t in request.tools]
-        row.update(
-            {
-                "tool_choice": request.tool_choice,
-                "response": None,
-                "latency_ms": round((time.perf_counter() - start) * 1000, 3),
-            }
+        answer = response.to_dict() if response is not None else None
+        usage = answer.pop("usage") if answer is not None else None
+        row = ModelCallRow(
+            call_id=call_id,
+            provider=self.provider_name,
+            model=self.model_id,
+            messages=[message_to_dict(m) for m in messages],
+            tool_choice=request.tool_choice,
+            latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            tools=[t.name for t in request.tools] if earlier is None or request.tools != earlier[1].tools else None,
+            continues=earlier[0] if earlier is not None else None,
+            earlier_messages=len(earlier[1].messages) if earlier is not None else None,
+            options=dict(request.options) if request.options else None,
+            response=answer,
+            usage=usage,
+            error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
+            context=self.context,
         )
-        if request.options:
-            row["options"] = dict(request.options)
-        if response is not None:
-            answer = response.to_dict()
-            row["usage"] = answer.pop("usage")
-            row["response"] = answer
-        if error is not None:
-            row["error"] = f"{type(error).__name__}: {error}"[:500]
         try:
             self.log.append(row)
         except Exception:  # noqa: BLE001 - a log that cannot be written never breaks the call

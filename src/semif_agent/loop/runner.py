@@ -13,9 +13,9 @@ from .._sync import run_sync
 from ..contract.admitted import verify_body
 from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
-from ..engine.log import DecisionLog, decision_row
 from ..engine.registry import create_engine, default_engine_name
 from ..errors import SemifError, SkillError, check_type
+from ..records import DecisionLog, DecisionRow, OutcomeRow
 from ..routing.create import create_strategy
 from ..routing.scoring import can_score
 from ..routing.tune import routing_settings
@@ -207,7 +207,7 @@ class _Run:
         self.output: dict[str, str] = {}  # what a confined body printed, kept apart from the host's output
 
     def log(self, asked: DecisionRequest, answer: DecisionResult, *, kind: str, **extra: Any) -> None:
-        row = decision_row(
+        row = DecisionRow.of(
             run_id=self.run_id,
             step=len(self.rows) + 1,
             kind=kind,
@@ -216,7 +216,7 @@ class _Run:
             result=answer,
             request_id=self.request.id,
             **extra,
-        )
+        ).to_row()
         self._append(row)
 
     def _append(self, row: dict[str, Any]) -> None:
@@ -354,23 +354,22 @@ class _Run:
     ) -> RunResult:
         changes = changes or Changes()
         self._append(
-            {
-                "run_id": self.run_id,
-                "kind": "outcome",
-                "skill": self.skill,
-                "request_id": self.request.id,
-                "request": self.request.text,
-                "outcome": assessment.label,
-                "reason": assessment.reason,
-                **({"prediction": prediction.text} if prediction is not None else {}),
-                "action_log": action.action_log,
-                "new_state": action.new_state,
-                "changes": changes.to_dict(),
-                **({"diffs": changes.diffs} if changes.diffs else {}),
-                "error": error,
-                "evidence": assessment.evidence,
-                **({"output": {k: v[:OUTPUT_KEPT] for k, v in self.output.items()}} if self.output else {}),
-            }
+            OutcomeRow(
+                self.run_id,
+                skill=self.skill,
+                request_id=self.request.id,
+                request=self.request.text,
+                outcome=assessment.label,
+                reason=assessment.reason,
+                prediction=prediction.text if prediction is not None else None,
+                action_log=action.action_log,
+                new_state=action.new_state,
+                changes=changes.to_dict(),
+                diffs=changes.diffs or None,
+                error=error,
+                evidence=assessment.evidence,
+                output={k: v[:OUTPUT_KEPT] for k, v in self.output.items()} or None,
+            ).to_row()
         )
         return RunResult(
             run_id=self.run_id,

@@ -32,9 +32,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._text import percent
-from ..engine.labels import LABEL_OUTCOMES, label_row, login_name
-from ..engine.log import DecisionLog
 from ..errors import SemifError, UserError
+from ..records import DecisionLog, label_row, login_name
+from ..records.rows import LABEL_OUTCOMES
 from ..workspace import Workspace
 from . import charts
 from .index import PAGE_SIZE, CallIndex, LogIndex, RunFilter
@@ -214,7 +214,7 @@ class _Pages:
             )
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
-        return RedirectResponse(f"/runs/{row['run_id']}#label", status_code=303)
+        return RedirectResponse(f"/runs/{row.run_id}#label", status_code=303)
 
     def _refused(self, request: Request, form: Any) -> Response | None:
         """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""

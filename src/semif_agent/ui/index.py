@@ -3,7 +3,7 @@
 A log of 100,000 decisions is read once, when the server starts; after that,
 :meth:`LogIndex.refresh` reads the bytes written since the last call (it is
 cheap to call on every request). Each run keeps what the runs page lists and
-filters on (its :class:`~semif_agent.engine.labels.RunRecord`, the same one
+filters on (its :class:`~semif_agent.records.RunRecord`, the same one
 ``semif log`` prints, its time, engines and kinds, and the confidence of its
 last routing decision) and where its rows are in the file, so one run's rows
 are read back without reading the log again.
@@ -24,8 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..engine.labels import LABEL_KIND, OUTCOME_KIND, RunRecord, run_records
-from ..engine.log import DecisionLog
+from ..records import DecisionLog, RunRecord, run_records
+from ..records.kinds import LABEL_KIND, ROUTE_KIND, is_run_record
+from ..records.runs import routed_to
 
 PAGE_SIZE = 50
 READ_CHUNK = 1 << 22
@@ -43,6 +44,7 @@ class IndexedRun:
     offsets: list[tuple[int, int]] = field(default_factory=list)  # (start, length) of each row in the file
     record_rows: list[dict[str, Any]] = field(default_factory=list)  # slim rows run_records() reads
     confidence: float | None = None  # the probability of the last routing decision's choice
+    routed: bool = False  # whether record_rows holds the row naming the skill it went to
     record: RunRecord | None = None
     lowered: str | None = None  # the request in lower case, for search
 
@@ -55,17 +57,20 @@ class IndexedRun:
             self.ended = float(ts)
         if isinstance(kind, str):
             self.kinds.add(kind)
-        if kind in (OUTCOME_KIND, LABEL_KIND):
+        if is_run_record(kind):
             slim = {key: row[key] for key in _RECORD_KEYS if key in row}
             self.record_rows.append(slim)
         else:
             if isinstance(row.get("engine"), str):
                 self.engines.add(row["engine"])
-            if not any(r.get("kind") not in (OUTCOME_KIND, LABEL_KIND) for r in self.record_rows):
+            if not any(not is_run_record(r.get("kind")) for r in self.record_rows):
                 self.record_rows.append({key: row[key] for key in ("run_id", "kind", "state", "source") if key in row})
             elif row.get("source") == "agent":
                 self.record_rows.append({"run_id": self.run_id, "kind": kind, "source": "agent"})
-            if kind == "route":
+            if not self.routed and routed_to(row) is not None:  # the skill it went to, should its outcome be lost
+                self.routed = True
+                self.record_rows.append({key: row[key] for key in _ROUTED_KEYS if key in row})
+            if kind == ROUTE_KIND:
                 probability = (row.get("probabilities") or {}).get(row.get("selected"))
                 self.confidence = float(probability) if isinstance(probability, (int, float)) else None
         self.record = self.lowered = None
@@ -87,6 +92,7 @@ class IndexedRun:
 
 
 _RECORD_KEYS = ("run_id", "kind", "request", "skill", "outcome", "evidence", "source", "by", "note")
+_ROUTED_KEYS = ("run_id", "kind", "skill", "level", "selected")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..engine.labels import RunRecord
+from ..records import RunRecord
 from ..routing.evaluate import Example, Outcome, expected_calibration_error
 from .index import IndexedRun
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.labels import RunRecord, resolve_run_id, run_rows
+from ..records import RunRecord, resolve_run_id, run_rows
 from .index import CallIndex, LogIndex
 
 DIFF_MAX_BYTES = 64 * 1024
@@ -76,7 +76,7 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     rows = index.rows_of(run_id)
     parts = run_rows(rows)
     outcome, labels = parts.outcome, parts.labels
-    decisions = [_decision(row) for row in parts.decisions]
+    decisions = [_decision(row) for row in parts.decisions + parts.others]
     model_calls = [_decision_call(row) for row in rows if row.get("usage")]
     if calls is not None:
         model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]

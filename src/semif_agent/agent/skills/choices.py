@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
-from ...engine.log import DecisionLog, decision_row
 from ...errors import LogError
+from ...records import DecisionLog, DecisionRow, OutcomeRow
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -113,16 +113,15 @@ class ChoiceLog:
             )
         if self._step:
             self._append(
-                {
-                    "run_id": self.run_id,
-                    "kind": "outcome",
-                    "skill": self.activated[0] if self.activated else None,
-                    "request": self.message,
-                    "outcome": "unclear",
-                    "reason": f"agent turn ended: {stopped_by}",
-                    "action_log": text[:500],
-                    "source": "agent",
-                }
+                OutcomeRow(
+                    self.run_id,
+                    skill=self.activated[0] if self.activated else None,
+                    request=self.message,
+                    outcome="unclear",
+                    reason=f"agent turn ended: {stopped_by}",
+                    action_log=text[:500],
+                    source="agent",
+                ).to_row()
             )
         self.run_id = ""
 
@@ -140,7 +139,7 @@ class ChoiceLog:
         if not self.run_id:
             return
         self._step += 1
-        row = decision_row(
+        row = DecisionRow.of(
             run_id=self.run_id,
             step=self._step,
             kind=kind,
@@ -148,7 +147,7 @@ class ChoiceLog:
             request=DecisionRequest(self.message, question, options),
             result=result,
             source="agent",
-        )
+        ).to_row()
         self._append(row)
 
     def _append(self, row: dict[str, Any]) -> None:

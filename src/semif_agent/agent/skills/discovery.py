@@ -85,7 +85,7 @@ class DiscoverySettings:
     ranked by ``scorer`` (``semif run``'s own, e.g. the learned router's), or
     else with ``examples`` folded in as ``semif run`` folds them, and
     ``threshold`` and ``temperature`` as its routing uses them. ``log`` (a
-    :class:`~semif_agent.engine.DecisionLog` or a path) records every
+    :class:`~semif_agent.records.DecisionLog` or a path) records every
     shortlist and activation as a training row.
     """
 

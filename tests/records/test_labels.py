@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from semif_agent.engine import DecisionLog, DecisionRequest, DecisionResult, Option
-from semif_agent.engine.log import RunRecord, TornLineWarning, decision_row
+from semif_agent.engine import DecisionRequest, DecisionResult, Option
 from semif_agent.errors import UserError
+from semif_agent.records import DecisionLog, DecisionRow, LabelRow, OutcomeRow, RunRecord, TornLineWarning
 
 
 def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str = "route", **extra) -> dict:
     asked = DecisionRequest(state, "Which skill?", [Option("todos.add", "Add a task"), Option("none")])
-    return decision_row(
+    return DecisionRow.of(
         run_id=run,
         step=step,
         kind=kind,
@@ -29,13 +29,13 @@ def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str
         request=asked,
         result=DecisionResult(selected="todos.add", scores={"todos.add": 0.5}, engine="lexical"),
         **extra,
-    )
+    ).to_row()
 
 
 def outcome(
     run: str, label: str, skill: str | None = "todos.add", request: str = "Add a note: buy milk", **extra
 ) -> dict:
-    return {"run_id": run, "kind": "outcome", "skill": skill, "request": request, "outcome": label, **extra}
+    return OutcomeRow(run, skill=skill, request=request, outcome=label, **extra).to_row()
 
 
 @pytest.fixture
@@ -162,8 +162,8 @@ def test_a_torn_label_line_is_skipped_and_the_next_label_starts_fresh(log: Decis
 # would leave the kill little chance to land mid-write).
 LABELLER = """
 import sys
-from semif_agent.engine import DecisionLog
-from semif_agent.engine.labels import label_row
+from semif_agent.records import DecisionLog
+from semif_agent.records import label_row
 log = DecisionLog(sys.argv[1])
 big = "x" * 200_000
 i = 0
@@ -261,5 +261,33 @@ def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: P
 def test_a_run_without_an_outcome_row_takes_its_request_from_its_first_decision(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "decisions.jsonl")
     log.extend([decision("cut", 1, "Email Bob"), decision("cut", 2, "ignored")])
-    log.append({"run_id": "orphan", "kind": "label", "outcome": "failure", "by": "alice"})  # labels alone make no run
-    assert log.runs() == [RunRecord(run_id="cut", request="Email Bob", skill=None, outcome=None, source="run")]
+    log.append(LabelRow("orphan", by="alice", outcome="failure"))  # labels alone make no run
+    assert log.runs() == [
+        RunRecord(run_id="cut", request="Email Bob", skill=None, outcome=None, source="run", outcome_missing=True)
+    ]
+
+
+def test_a_run_whose_outcome_row_is_lost_names_the_skill_its_route_rows_chose(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path / "decisions.jsonl")
+    log.extend([decision("cut", 1, "Add milk", level="category"), decision("cut", 2, "Add milk", level="skill")])
+    log.extend([decision("whole", 1, "Add eggs", level="skill"), outcome("whole", "success", request="Add eggs")])
+    cut, whole = log.runs()
+    assert (cut.skill, cut.outcome, cut.outcome_missing) == ("todos.add", None, True)
+    assert cut.assessed == "outcome missing: the log was cut, or the run is still going"
+    assert (whole.skill, whole.outcome, whole.outcome_missing, whole.assessed) == (
+        "todos.add",
+        "success",
+        False,
+        "success",
+    )
+    none_fits = DecisionRow.of(
+        run_id="nothing",
+        step=1,
+        kind="route",
+        skill=None,
+        request=DecisionRequest("weather?", "Which skill?", [Option("todos.add"), Option("none")]),
+        result=DecisionResult("none"),
+        level="skill",
+    )
+    log.append(none_fits)
+    assert log.runs()[-1].skill is None  # routed to no skill

@@ -13,8 +13,13 @@ and nothing is written anywhere.
 The outcome of a run is known only after its decisions were logged. Rather
 than rewrite rows, the run appends one ``kind: "outcome"`` row; readers join
 it onto the run's decision rows (``outcome`` field). A person's label of a run
-is appended the same way, as a ``kind: "label"`` row (see :mod:`.labels`), and
+is appended the same way, as a ``kind: "label"`` row (see :mod:`.runs`), and
 joined as ``label``.
+
+Every row is checked before anything is written: a row of an unknown kind,
+or with a field of the wrong shape (``"run_id": 42``), is a :class:`LogError`
+naming the field, and none of the rows given is written. Rows are built
+with the builders of :mod:`.rows` (see the table in :mod:`.kinds`).
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import LogError, check_type
-from .decisions import DecisionRequest, DecisionResult
-from .labels import RECORD_KINDS, RunRecord, fold_labels, label_row, resolve_run_id, run_records
+from .kinds import check_row, is_run_record
+from .rows import Row
+from .runs import RunRecord, fold_labels, label_row, resolve_run_id, run_records
 
 SCHEMA_VERSION = 1
 
@@ -45,37 +51,10 @@ class TornLineWarning(UserWarning):
     """A line of the log could not be parsed (usually a write cut by a crash)."""
 
 
-def decision_row(
-    *,
-    run_id: str,
-    step: int,
-    kind: str,
-    skill: str | None,
-    request: DecisionRequest,
-    result: DecisionResult,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The training row for one decision."""
-    answer = result.to_dict()
-    row: dict[str, Any] = {
-        "run_id": run_id,
-        "step": step,
-        "kind": kind,
-        "skill": skill,
-        **request.to_dict(),
-        "selected": answer["selected"],
-        "scores": answer["scores"],
-        "probabilities": answer["probabilities"],
-        "engine": answer["engine"],
-        "model": answer["model"],
-        "latency_ms": answer["latency_ms"],
-    }
-    if result.usage:
-        row["usage"] = result.usage
-    if result.note:
-        row["note"] = result.note
-    row.update(extra)
-    return row
+class Builder(Protocol):
+    """A row's builder (:mod:`.rows`): it knows its row."""
+
+    def to_row(self) -> Row: ...
 
 
 class DecisionLog:
@@ -87,15 +66,23 @@ class DecisionLog:
         self.fsync = fsync
         self.enabled = enabled
 
-    def append(self, row: dict[str, Any]) -> None:
-        """Append one row (``v`` and ``ts`` are added)."""
+    def append(self, row: Row | Builder) -> None:
+        """Append one row, or the row of a builder (``v`` and ``ts`` are added); a row of the wrong shape is refused."""
         self.extend([row])
 
-    def extend(self, rows: Iterable[dict[str, Any]]) -> None:
+    def extend(self, rows: Iterable[Row | Builder]) -> None:
+        """Append rows (or builders' rows) at once; if one is of the wrong shape, none is written."""
         if not self.enabled:
             return
         lines = []
-        for row in rows:
+        for given in rows:
+            row = given if isinstance(given, dict) else given.to_row()
+            try:
+                check_row(row)
+            except LogError as exc:
+                raise LogError(
+                    f"refusing to write to the decision log {self.path}: {exc}; nothing was written"
+                ) from None
             full = {"v": SCHEMA_VERSION, "ts": time.time(), **row}
             lines.append(json.dumps(full, ensure_ascii=False, default=str) + "\n")
         if not lines:
@@ -162,7 +149,7 @@ class DecisionLog:
             outcomes = {r["run_id"]: r.get("outcome") for r in rows if r.get("kind") == "outcome"}
             labels = fold_labels(rows)
             for row in rows:
-                if row.get("kind") in RECORD_KINDS:
+                if is_run_record(row.get("kind")):
                     continue
                 row_run = str(row.get("run_id"))
                 joined = {**row, "outcome": outcomes.get(row_run)}
@@ -250,8 +237,8 @@ class DecisionLog:
         what is given is labelled; earlier rows are never rewritten. Checking
         that ``skill`` names a skill of the tree is the caller's.
         """
-        row = label_row(run_id, by=by, skill=skill, no_skill=no_skill, outcome=outcome, note=note)
-        row = {"v": SCHEMA_VERSION, "ts": time.time(), **row, "run_id": self.run(run_id).run_id}
+        label = label_row(run_id, by=by, skill=skill, no_skill=no_skill, outcome=outcome, note=note)
+        row = {"v": SCHEMA_VERSION, "ts": time.time(), **label.to_row(), "run_id": self.run(run_id).run_id}
         self.append(row)
         return row
 

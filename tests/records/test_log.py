@@ -13,21 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from semif_agent.engine import DecisionLog, DecisionRequest, DecisionResult, Option
-from semif_agent.engine.log import TornLineWarning, decision_row
+from semif_agent.engine import DecisionRequest, DecisionResult, Option
 from semif_agent.errors import LogError
+from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow, TornLineWarning
 
 
 def row(run: str, step: int, kind: str = "route") -> dict:
     asked = DecisionRequest("state", "question?", [Option("a", "A"), Option("none")])
-    return decision_row(
+    return DecisionRow.of(
         run_id=run,
         step=step,
         kind=kind,
         skill=None,
         request=asked,
         result=DecisionResult(selected="a", scores={"a": 0.5}, engine="lexical"),
-    )
+    ).to_row()
 
 
 def test_rows_round_trip_with_schema_version(tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ def test_rows_round_trip_with_schema_version(tmp_path: Path) -> None:
 def test_outcome_rows_are_joined_onto_their_runs(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "d.jsonl")
     log.extend([row("r1", 1), row("r2", 1)])
-    log.append({"run_id": "r1", "kind": "outcome", "outcome": "success"})
+    log.append(OutcomeRow("r1", skill=None, request=None, outcome="success"))
     rows = list(log.read(with_outcomes=True))
     assert [(r["run_id"], r["outcome"]) for r in rows] == [("r1", "success"), ("r2", None)]
     assert [r["run_id"] for r in log.filter(outcome="success")] == ["r1"]
@@ -70,13 +70,14 @@ def test_missing_log_reads_as_empty(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from semif_agent.engine import DecisionLog
+from semif_agent.engine import DecisionRequest, DecisionResult, Option
+from semif_agent.records import DecisionLog, DecisionRow
 log = DecisionLog(sys.argv[1])
-big = "x" * 200_000
+asked = DecisionRequest("x" * 200_000, "question?", [Option("a"), Option("none")])
 i = 0
 while True:
     i += 1
-    log.append({"run_id": "crash", "step": i, "state": big})
+    log.append(DecisionRow.of(run_id="crash", step=i, kind="act", skill=None, request=asked, result=DecisionResult("a")))
     if i == 20:
         print("ready", flush=True)
 """
@@ -98,7 +99,7 @@ def test_a_run_killed_mid_write_leaves_every_earlier_row_intact(tmp_path: Path) 
     steps = [r["step"] for r in rows]
     assert len(steps) >= 20
     assert steps == list(range(1, len(steps) + 1)), "rows before the kill must all be intact and in order"
-    DecisionLog(path).append({"run_id": "after", "step": 1})
+    DecisionLog(path).append(row("after", 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
         assert list(DecisionLog(path).read())[-1]["run_id"] == "after"
@@ -137,3 +138,45 @@ def test_a_directory_or_a_fifo_in_place_of_the_log_is_refused(tmp_path: Path) ->
         DecisionLog(tmp_path / "f.jsonl").append(row("r1", 1))
     with pytest.raises(LogError, match=r"f\.jsonl is not a regular file"):
         list(DecisionLog(tmp_path / "f.jsonl").read())
+
+
+def test_a_row_of_the_wrong_shape_is_refused_in_one_line_and_nothing_is_written(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path / "d.jsonl")
+    log.append(row("r1", 1))
+    before = log.path.read_bytes()
+    cases = [
+        ({**row("r1", 2), "run_id": 42}, "a route row: run_id must be a string, got int 42"),
+        ({**row("r1", 2), "step": "2"}, "step must be a whole number, got str '2'"),
+        ({**row("r1", 2), "step": True}, "step must be a whole number, got bool True"),
+        ({k: v for k, v in row("r1", 2).items() if k != "question"}, r"question is missing \(it must be a string\)"),
+        ({**row("r1", 2), "kind": "undo"}, "kind must be one of route, shortlist, .* got str 'undo'"),
+        ({"run_id": "r1", "step": 3}, "kind must be one of .* got NoneType None"),
+        (
+            OutcomeRow("r1", skill=None, request=None, outcome="success").to_row() | {"changes": ["a"]},
+            "changes must be an object",
+        ),
+        ({"run_id": "r1", "kind": "label", "outcome": "failure"}, "a label row: by is missing"),
+    ]
+    for given, message in cases:
+        with pytest.raises(LogError, match=message) as caught:
+            log.extend([row("r1", 2), given])  # the good row before it is not written either
+        assert "\n" not in str(caught.value) and "nothing was written" in str(caught.value)
+    assert log.path.read_bytes() == before
+
+
+def test_builders_write_the_rows_they_always_were_and_read_old_rows_leniently(tmp_path: Path) -> None:
+    written = row("r1", 1) | {"level": "skill"}
+    assert list(written)[:13] == [
+        "run_id", "step", "kind", "skill", "state", "question", "options", "selected",
+        "scores", "probabilities", "engine", "model", "latency_ms",
+    ]  # fmt: skip
+    assert DecisionRow.from_row(written).to_row() == written
+    outcome = OutcomeRow("r1", skill="a", request="do", outcome="failure", error="boom", changes={"created": []})
+    assert OutcomeRow.from_row(outcome.to_row()) == outcome
+    old = DecisionRow.from_row({"run_id": "r0", "kind": "route", "step": "one", "selected": 3})
+    assert (old.step, old.selected, old.options, old.scores) == (0, "", [], {})
+    with pytest.warns(TornLineWarning):
+        path = tmp_path / "d.jsonl"
+        path.write_bytes(json.dumps({"v": 1, **written}).encode() + b"\n" + b'{"run_id": "r1", "kind": "outc')
+        [back] = [DecisionRow.from_row(r) for r in DecisionLog(path).read()]
+    assert back.extra == {"level": "skill"} and back.selected == "a"

@@ -11,7 +11,11 @@ In a label row, ``"skill": null`` means no skill fits the request; a label
 that says nothing about the skill has no ``skill`` key at all (the same
 convention as the routing datasets of ``semif eval``).
 
-Pure functions over rows: :class:`~semif_agent.engine.log.DecisionLog` reads
+A run whose outcome row is missing (the log was cut by a crash, or the run
+is still going) still names the skill it went to: the one its decision rows
+routed to.
+
+Pure functions over rows: :class:`~semif_agent.records.log.DecisionLog` reads
 and writes them.
 """
 
@@ -22,14 +26,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.decisions import NONE_ID
 from ..errors import UserError
+from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, is_run_record
+from .rows import LABEL_OUTCOMES, LabelRow
 
-LABEL_KIND = "label"
-OUTCOME_KIND = "outcome"
-RECORD_KINDS = frozenset({OUTCOME_KIND, LABEL_KIND})
-"""Rows that record something about a run rather than a decision of it."""
-LABEL_OUTCOMES = ("success", "failure")
 AMBIGUOUS_SHOWN = 5
+OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class RunRecord:
 
     run_id: str
     request: str | None  # the request text (from the outcome row, else the first decision row's state)
-    skill: str | None  # the skill the run chose (its outcome row's skill)
+    skill: str | None  # the skill the run chose (its outcome row's skill, else the one its decisions routed to)
     outcome: str | None  # the assessment's label (success/failure/unclear), as the engine judged it
     source: str  # "run" for the skill loop, "agent" for an agent turn
     label_skill: str | None = (
@@ -72,11 +75,17 @@ class RunRecord:
     labelled_by: str | None = None  # who gave the latest label
     note: str | None = None
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
+    outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
 
     @property
     def true_outcome(self) -> str | None:
         """The person's outcome when labelled, else the engine's."""
         return self.label_outcome if self.label_outcome is not None else self.outcome
+
+    @property
+    def assessed(self) -> str:
+        """The engine's outcome as shown: the label, "-" when there is none, or that the outcome row is missing."""
+        return OUTCOME_MISSING if self.outcome_missing else self.outcome or "-"
 
 
 def label_row(
@@ -87,8 +96,8 @@ def label_row(
     no_skill: bool = False,
     outcome: str | None = None,
     note: str | None = None,
-) -> dict[str, Any]:
-    """The row that labels ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional."""
+) -> LabelRow:
+    """The label of ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional."""
     if skill is not None and no_skill:
         raise UserError("a label names the skill that fits or says that none does, not both")
     if skill is None and not no_skill and outcome is None:
@@ -97,16 +106,14 @@ def label_row(
         raise UserError(f"a label's outcome is {' or '.join(LABEL_OUTCOMES)}, not {outcome!r}")
     if not by.strip():
         raise UserError("a label needs the name of who gives it")
-    row: dict[str, Any] = {"run_id": run_id, "kind": LABEL_KIND}
-    if skill is not None or no_skill:
-        row["skill"] = skill
-    if outcome is not None:
-        row["outcome"] = outcome
-    if note is not None and note.strip():
-        row["note"] = note.strip()
-    row["by"] = by.strip()
-    row["source"] = "person"
-    return row
+    return LabelRow(
+        run_id,
+        by=by.strip(),
+        skill=skill,
+        has_skill=skill is not None or no_skill,
+        outcome=outcome,
+        note=note.strip() if note is not None and note.strip() else None,
+    )
 
 
 def login_name() -> str:
@@ -119,20 +126,24 @@ def login_name() -> str:
 
 @dataclass(frozen=True)
 class RunRows:
-    """One run's rows by kind: its decision rows, its (last) outcome row, its label rows."""
+    """One run's rows by kind: its decisions and steps, its (last) outcome row, its label rows, other records of it."""
 
     decisions: list[dict[str, Any]]
     outcome: dict[str, Any]
     labels: list[dict[str, Any]]
+    others: list[dict[str, Any]]  # records about the run other than its outcome and labels, shown as they are
 
 
 def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
-    """Split one run's rows (in log order) into its decisions, outcome (``{}`` when none yet) and labels."""
+    """Split one run's rows (in log order) into its decisions, outcome (``{}`` when none yet), labels and others."""
     rows = list(rows)
     return RunRows(
-        decisions=[row for row in rows if row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)],
+        decisions=[row for row in rows if not is_run_record(row.get("kind"))],
         outcome=next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {}),
         labels=[row for row in rows if row.get("kind") == LABEL_KIND],
+        others=[
+            row for row in rows if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)
+        ],
     )
 
 
@@ -147,17 +158,24 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
         if row.get("kind") != LABEL_KIND or not isinstance(run_id, str):
             continue
         before = labels.get(run_id) or Label(by="")
-        has_skill = "skill" in row and (row["skill"] is None or isinstance(row["skill"], str))
-        by = row.get("by")
-        outcome, note = row.get("outcome"), row.get("note")
+        said = LabelRow.from_row(row)
         labels[run_id] = Label(
-            by=by if isinstance(by, str) and by else "person",
-            skill=row["skill"] if has_skill else before.skill,
-            has_skill=has_skill or before.has_skill,
-            outcome=outcome if isinstance(outcome, str) else before.outcome,
-            note=note if isinstance(note, str) else before.note,
+            by=said.by,
+            skill=said.skill if said.has_skill else before.skill,
+            has_skill=said.has_skill or before.has_skill,
+            outcome=said.outcome if said.outcome is not None else before.outcome,
+            note=said.note if said.note is not None else before.note,
         )
     return labels
+
+
+def routed_to(row: Mapping[str, Any]) -> str | None:
+    """The skill a decision row says its run went to: a routing decision's leaf, else the skill the row names."""
+    selected = row.get("selected")
+    if row.get("kind") == ROUTE_KIND and row.get("level") == "skill" and isinstance(selected, str):
+        return selected if selected != NONE_ID else None
+    skill = row.get("skill")
+    return skill if isinstance(skill, str) else None
 
 
 def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
@@ -166,17 +184,21 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
     labels = fold_labels(rows)
     order: dict[str, None] = {}
     first_decision: dict[str, dict[str, Any]] = {}
+    routed: dict[str, str] = {}
     outcomes: dict[str, dict[str, Any]] = {}
     agent: set[str] = set()
     for row in rows:
         run_id, kind = row.get("run_id"), row.get("kind")
-        if not isinstance(run_id, str) or kind == LABEL_KIND:
+        if not isinstance(run_id, str) or (is_run_record(kind) and kind != OUTCOME_KIND):
             continue
         order.setdefault(run_id)
         if kind == OUTCOME_KIND:
             outcomes[run_id] = row
         else:
             first_decision.setdefault(run_id, row)
+            skill = routed_to(row)
+            if skill is not None:
+                routed.setdefault(run_id, skill)
         if row.get("source") == "agent":
             agent.add(run_id)
     records = []
@@ -187,7 +209,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
             RunRecord(
                 run_id=run_id,
                 request=ending.get("request") if ending.get("request") is not None else opening.get("state"),
-                skill=ending.get("skill"),
+                skill=ending.get("skill") if ending else routed.get(run_id),
                 outcome=ending.get("outcome"),
                 source="agent" if run_id in agent else "run",
                 label_skill=label.skill if label else None,
@@ -196,6 +218,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 labelled_by=label.by if label else None,
                 note=label.note if label else None,
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
+                outcome_missing=not ending,
             )
         )
     return records
