@@ -102,20 +102,23 @@ class PluginGroup:
             raise self.error(f"unknown {self.kind} {name!r} (known: {', '.join(self.names())})")
         if name in self._failed:
             raise self._unavailable(name)
-        with self.guard(name):
+        with self.guard(name, passing=()):
             self._loaded[name] = entry.load()
         return self._loaded[name]
 
     @contextmanager
-    def guard(self, name: str) -> Iterator[None]:
-        """Run a third-party plug-in's code: any failure but a one-line :class:`UserError` disables it, said once."""
+    def guard(self, name: str, passing: tuple[type[Exception], ...] = (UserError,)) -> Iterator[None]:
+        """Run a third-party plug-in's code: a failure disables it, said once (but ``passing``, one-line errors).
+
+        Built-in and registered entries' failures propagate unchanged.
+        """
         entry = None if name in self._registered else self.entries().get(name)
         if entry is None or entry.own:
             yield
             return
         try:
             yield
-        except UserError:
+        except passing:
             raise
         except Exception as exc:  # noqa: BLE001 - a third party's bug of any kind must not stop semif
             self._failed.add(name)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.base import Engine
-from ..errors import EngineConfigError, UserError
+from ..errors import ArgumentTypeError, EngineConfigError, InvalidArgumentError, UserError, check_type
 from ..tree.tree import SkillTree
 from .names import STRATEGIES, STRATEGY_PLUGINS, strategy_names
 from .scoring import can_score
@@ -69,20 +69,26 @@ class StrategySpec:
     needs: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise ArgumentTypeError(
+                f"a strategy's factory builds it from StrategyInputs; {self.factory!r} is not callable"
+            )
+        check_type("a strategy's needs", self.needs, (set, frozenset, list, tuple))
+        unknown = sorted(set(self.needs) - NEEDS.keys())
+        if unknown:
+            raise InvalidArgumentError(
+                f"a strategy needs {', '.join(unknown)}, which semif does not provide (known: {', '.join(NEEDS)})"
+            )
         object.__setattr__(self, "needs", frozenset(self.needs))
 
 
 def strategy_spec(name: str) -> StrategySpec:
     """The spec of the strategy ``name``, built in or a plug-in's (imported now)."""
     found = STRATEGY_PLUGINS.load(name)
-    with STRATEGY_PLUGINS.guard(name):
-        spec = found if isinstance(found, StrategySpec) else StrategySpec(found, frozenset(getattr(found, "needs", ())))
-        if not callable(spec.factory):
-            raise TypeError(f"{spec.factory!r} is not a strategy factory")
-        unknown = sorted(spec.needs - NEEDS.keys())
-        if unknown:
-            raise ValueError(f"needs {', '.join(unknown)}, which semif does not provide (known: {', '.join(NEEDS)})")
-    return spec
+    if isinstance(found, StrategySpec):
+        return found
+    with STRATEGY_PLUGINS.guard(name, passing=()):  # a bare factory: its needs, if any, are an attribute
+        return StrategySpec(found, frozenset(getattr(found, "needs", ())))
 
 
 def create_strategy(
