@@ -9,8 +9,9 @@ factory (then its ``needs`` attribute, if any, says what it needs)::
     def create(inputs: StrategyInputs) -> RoutingStrategy: ...
     create.needs = {"scores"}
 
-The factory gets a :class:`StrategyInputs` and returns an object with
-``route(text)`` and ``aroute(text)`` giving a :class:`~semif_agent.tree.router.Route`.
+The factory gets a :class:`StrategyInputs` and returns a
+:class:`~.strategies.RoutingStrategy`: a ``name``, and ``async aroute(text)``
+giving a :class:`~semif_agent.tree.router.Route`.
 """
 
 from __future__ import annotations
