@@ -29,7 +29,7 @@ def routing_options(fn: Callable) -> Callable:
         "--engine",
         "engine_name",
         metavar="NAME",
-        help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).",
+        help="SemIf engine: local, lexical, llm, scripted:FILE, or a plug-in's (default: the workspace's, else local).",
     )(fn)
 
 
