@@ -6,9 +6,10 @@ semif-agent declares its built-ins in the same groups, so they are found and
 loaded exactly as a third party's are; run from a source tree whose package
 metadata is not installed, the built-in table stands in for its own entry points.
 
-The names are read from the installed distributions once per process; an
-entry is imported only when its name is asked for, so listing or naming one
-costs no import. A third-party plug-in that fails (its import, its attribute,
+The names are read from the installed distributions once per process, when
+they are listed or a name that is not built in is asked for; an entry is
+imported only when its name is asked for. Building a built-in reads no
+metadata: semif-agent's own entries always win their names. A third-party plug-in that fails (its import, its attribute,
 or its factory raising) is one warning line on stderr, said once, and is then
 unavailable; everything else keeps working.
 """
@@ -97,7 +98,7 @@ class PluginGroup:
             return self._registered[name]
         if name in self._loaded:
             return self._loaded[name]
-        entry = self.entries().get(name)
+        entry = self._entry(name)
         if entry is None:
             raise self.error(f"unknown {self.kind} {name!r} (known: {', '.join(self.names())})")
         if name in self._failed:
@@ -112,7 +113,7 @@ class PluginGroup:
 
         Built-in and registered entries' failures propagate unchanged.
         """
-        entry = None if name in self._registered else self.entries().get(name)
+        entry = None if name in self._registered else self._entry(name)
         if entry is None or entry.own:
             yield
             return
@@ -129,6 +130,12 @@ class PluginGroup:
                 file=sys.stderr,
             )
             raise self._unavailable(name) from None
+
+    def _entry(self, name: str) -> PluginEntry | None:
+        """The entry of ``name``; a built-in's without reading any metadata (ours always wins a name)."""
+        if name in self.builtin:
+            return PluginEntry.parse(name, self.builtin[name], "")
+        return self.entries().get(name)
 
     def _unavailable(self, name: str) -> UserError:
         return self.error(f"{self.kind} {name!r} is not available: its plug-in failed to load")

@@ -231,3 +231,20 @@ def test_names_are_listed_without_importing_and_a_failure_is_said_once(
     assert capsys.readouterr().err.count("plug-in engine 'broken' from semif-testplug 1.0 failed") == 1
     assert engines.load("testplug")({}).name == "testplug"
     sys.modules.pop("semif_testplug")  # imported here only: the other tests import it in their own processes
+
+
+def test_building_a_builtin_reads_no_package_metadata() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        from semif_agent.engine import create_engine
+        from semif_agent.routing import create_strategy
+        from semif_agent.tree.tree import SkillTree
+
+        create_strategy("best_leaf", SkillTree(), create_engine("lexical"))
+        print("importlib.metadata" in sys.modules)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert (done.returncode, done.stdout) == (0, "False\n"), done.stderr

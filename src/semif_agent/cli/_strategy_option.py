@@ -27,6 +27,8 @@ class StrategyName(click.ParamType):
         return "[" + "|".join((*self.extra, *STRATEGIES, "PLUGIN")) + "]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        if value in self.extra or value in STRATEGIES:
+            return str(value)
         known = [*self.extra, *strategy_names()]
         if value not in known:
             raise EngineConfigError(f"unknown routing strategy {value!r} (known: {', '.join(known)})")
