@@ -152,6 +152,7 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
         "WorkspaceFS": lambda tmp: catalog.WorkspaceFS(3),
         # routing and the tree
         "LeafScorer": lambda tmp: routing.LeafScorer("a tree", scripted()),
+        "StrategySpec": lambda tmp: routing.StrategySpec("not a factory"),
         "Router": lambda tmp: tree.Router(tree.SkillTree(), "an engine"),
         # the skill loop
         "BudgetedEngine": lambda tmp: loop.BudgetedEngine(scripted(), budget=-1),
@@ -217,6 +218,7 @@ NOT_BUILT_BY_CALLERS = {
     "BaseProvider": "a base class",
     "Retriever": "a protocol",
     "RoutingStrategy": "a protocol",
+    "StrategyInputs": "built by create_strategy and handed to a strategy's factory",
     "AgentCallback": "a base class whose methods are all optional",
     # take no arguments
     "MCPServers": "no arguments",

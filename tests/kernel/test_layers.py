@@ -8,7 +8,7 @@ from pathlib import Path
 import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
-KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "engine", "skills", "workspace")
+KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
@@ -16,7 +16,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "_lazy": (),
     "_text": (),
     "_files": (),
-    "engine": ("errors", "_sync", "_files"),
+    "_plugins": ("errors",),
+    "engine": ("errors", "_sync", "_files", "_plugins"),
     "skills": ("errors", "engine"),
     "workspace": ("errors", "_text", "_files"),
     "records": KERNEL,

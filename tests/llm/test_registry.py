@@ -98,7 +98,7 @@ def test_string_fallbacks_inherit_credentials_only_from_the_same_provider(wire):
 
 
 def test_register_a_provider_of_your_own(monkeypatch):
-    monkeypatch.setattr("semif_agent.llm.registry._registered", {})
+    monkeypatch.setattr("semif_agent.llm.registry.PROVIDERS._registered", {})
     built = {}
 
     def factory(model_id, **options):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..routing.names import STRATEGIES
+from ._strategy_option import StrategyName
 from .workspace_cmds import load_tree
 
 if TYPE_CHECKING:
@@ -19,9 +19,7 @@ if TYPE_CHECKING:
 
 def routing_options(fn: Callable) -> Callable:
     """``--engine``, ``--model`` and ``--strategy``, as every command that routes a request takes them."""
-    fn = click.option(
-        "--strategy", type=click.Choice(STRATEGIES), help="How to walk the tree (default: the workspace's)."
-    )(fn)
+    fn = click.option("--strategy", type=StrategyName(), help="How to walk the tree (default: the workspace's).")(fn)
     fn = click.option(
         "--model",
         metavar="PROVIDER/MODEL",
@@ -31,7 +29,7 @@ def routing_options(fn: Callable) -> Callable:
         "--engine",
         "engine_name",
         metavar="NAME",
-        help="SemIf engine: local, lexical, llm, scripted:FILE (default: the workspace's, else local).",
+        help="SemIf engine: local, lexical, llm, scripted:FILE, or a plug-in's (default: the workspace's, else local).",
     )(fn)
 
 

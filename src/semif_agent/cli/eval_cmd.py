@@ -10,9 +10,10 @@ from typing import Any
 import click
 
 from ..errors import UserError
-from ..routing.names import MEASURES, STRATEGIES
+from ..routing.names import MEASURES
 from ._cluster import StatusLine, cluster_pool, ray_option
 from ._common import json_option, one_line, plural, print_json, workspace_option
+from ._strategy_option import StrategyName
 from .workspace_cmds import load_tree, open_workspace
 
 COLUMNS = [
@@ -70,7 +71,7 @@ def _help() -> str:
     "--strategy",
     default="all",
     show_default=True,
-    type=click.Choice(["all", *STRATEGIES]),
+    type=StrategyName("all"),
     help="Routing strategy to measure.",
 )
 @click.option(
@@ -121,7 +122,7 @@ def eval_(
     from .._sync import run_sync
     from ..engine.registry import create_engine, default_engine_name
     from ..loop.runner import default_strategy
-    from ..routing.create import create_strategy
+    from ..routing.create import create_strategy, usable_strategies
     from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
     from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_routing
     from ..tree.tree import SkillTree
@@ -140,7 +141,7 @@ def eval_(
         tuned = routing_settings(ws, used.split(":")[0])
     check_labels(examples, skill_tree)
     router = _router(ws, skill_tree, strategy)
-    names = [n for n in STRATEGIES if n != "learned" or router is not None] if strategy == "all" else [strategy]
+    names = usable_strategies(router) if strategy == "all" else [strategy]
 
     def make(name: str, cut: float | None, temperature: float | None = None):
         overrides = {k: v for k, v in (("threshold", cut), ("temperature", temperature)) if v is not None}

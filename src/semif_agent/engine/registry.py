@@ -1,31 +1,35 @@
-"""Engines by name: the built-in ones, and any registered by users or plugins.
+"""Engines by name: the built-in ones, those plug-ins declare, and any registered at run time.
 
-Factories are imported lazily, so naming an engine costs nothing until it is
-built, and an engine whose extra is missing fails with one line saying what to
-install.
+An engine is a factory taking the engine settings (``factory(settings) ->
+Engine``), declared as an entry point of the ``semif_agent.engines`` group
+(semif-agent's own engines are declared there too) or registered with
+:func:`register_engine`. Factories are imported lazily, so naming an engine
+costs nothing until it is built, and a built-in engine whose extra is missing
+fails with one line saying what to install.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._plugins import PluginGroup
 from ..errors import EngineConfigError
 from .base import Engine
 
 EngineFactory = Callable[[Mapping[str, Any]], Engine]
 
-# name -> "module:attribute" of a factory taking the engine settings.
-_BUILTIN: dict[str, str] = {
+# name -> "module:attribute" of a factory taking the engine settings; the same
+# table as pyproject.toml's [project.entry-points."semif_agent.engines"].
+BUILTIN_ENGINES: dict[str, str] = {
     "local": "semif_agent.engine.local:create",
     "lexical": "semif_agent.engine.lexical:create",
-    "scripted": "semif_agent.engine.registry:_create_scripted",
+    "scripted": "semif_agent.engine.scripted:create",
     "llm": "semif_agent.llm.engine:create",
 }
-_registered: dict[str, EngineFactory] = {}
+ENGINES = PluginGroup("semif_agent.engines", "engine", BUILTIN_ENGINES, EngineConfigError)
 _notified = False
 
 
@@ -33,11 +37,12 @@ def register_engine(name: str, factory: EngineFactory) -> None:
     """Make ``create_engine(name, ...)`` build engines with ``factory(settings)``."""
     if not name or ":" in name:
         raise EngineConfigError(f"invalid engine name {name!r}")
-    _registered[name] = factory
+    ENGINES.register(name, factory)
 
 
 def engine_names() -> list[str]:
-    return sorted(set(_BUILTIN) | set(_registered))
+    """Every engine name :func:`create_engine` knows, plug-ins' included (none is imported)."""
+    return ENGINES.names()
 
 
 def local_available() -> bool:
@@ -73,36 +78,16 @@ def create_engine(name: str | None = None, settings: Mapping[str, Any] | None = 
     if ":" in name:
         name, arg = name.split(":", 1)
         settings["arg"] = arg
-    if name in _registered:
-        return _registered[name](settings)
-    target = _BUILTIN.get(name)
-    if target is None:
-        raise EngineConfigError(f"unknown engine {name!r} (known: {', '.join(engine_names())})")
-    module_name, attr = target.split(":")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
+        factory: EngineFactory = ENGINES.load(name)
+    except ImportError as exc:  # only a built-in's: a plug-in's failure is an EngineConfigError
         raise EngineConfigError(
             f"engine {name!r} is not available ({exc.name or exc}); "
             f"install it with: pip install 'semif-agent[{_EXTRA.get(name, name)}]'"
         ) from exc
-    engine: Engine = getattr(module, attr)(settings)
+    with ENGINES.guard(name):
+        engine = factory(settings)
     return engine
 
 
 _EXTRA = {"local": "local", "llm": "openai"}
-
-
-def _create_scripted(settings: Mapping[str, Any]) -> Engine:
-    from .scripted import ScriptedEngine
-
-    source = settings.get("arg") or settings.get("script")
-    if source:
-        return ScriptedEngine.from_file(source)
-    replies = settings.get("replies")
-    if replies is None:
-        raise EngineConfigError(
-            "the scripted engine needs a script: --engine scripted:FILE "
-            "(a JSON list of answers, or a decision log to replay)"
-        )
-    return ScriptedEngine(replies, default=settings.get("default"))

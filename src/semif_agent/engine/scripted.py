@@ -152,3 +152,17 @@ def _to_result(reply: Reply, request: DecisionRequest) -> DecisionResult:
             probabilities=reply.get("probabilities"),
         )
     raise DecisionError(f"scripted engine: cannot use reply {reply!r}")
+
+
+def create(settings: Mapping[str, Any]) -> ScriptedEngine:
+    """The registry's factory: ``--engine scripted:FILE`` replays a script or a logged run."""
+    source = settings.get("arg") or settings.get("script")
+    if source:
+        return ScriptedEngine.from_file(source)
+    replies = settings.get("replies")
+    if replies is None:
+        raise EngineConfigError(
+            "the scripted engine needs a script: --engine scripted:FILE "
+            "(a JSON list of answers, or a decision log to replay)"
+        )
+    return ScriptedEngine(replies, default=settings.get("default"))

@@ -1,15 +1,17 @@
 """Providers by name, and :func:`create_provider` for ``"provider/model"``.
 
-Built-in providers are named here and imported only when built; third-party
-ones register with :func:`register_provider` and are built the same way.
+A provider is a class, or any callable ``factory(model_id, **options) ->
+LLMProvider``, declared as an entry point of the ``semif_agent.providers``
+group (the built-in ones are declared there too) or registered with
+:func:`register_provider`. Each is imported only when built.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .._plugins import PluginGroup
 from .errors import ProviderConfigError, UnknownProviderError
 from .fallback import FallbackProvider
 from .protocol import LLMProvider, is_provider
@@ -19,7 +21,8 @@ from .testing import current_override
 ProviderFactory = Callable[..., LLMProvider]
 """A provider class, or any callable ``factory(model_id, **options) -> LLMProvider``."""
 
-_BUILTIN: dict[str, str] = {
+# The same table as pyproject.toml's [project.entry-points."semif_agent.providers"].
+BUILTIN_PROVIDERS: dict[str, str] = {
     "anthropic": "semif_agent.llm.providers.anthropic:AnthropicProvider",
     "openai": "semif_agent.llm.providers.openai:OpenAIProvider",
     "ollama": "semif_agent.llm.providers.openai:OllamaProvider",
@@ -28,7 +31,7 @@ _BUILTIN: dict[str, str] = {
     "openrouter": "semif_agent.llm.providers.openai:OpenRouterProvider",
     "scripted": "semif_agent.llm.providers.scripted:from_options",
 }
-_registered: dict[str, ProviderFactory] = {}
+PROVIDERS = PluginGroup("semif_agent.providers", "provider", BUILTIN_PROVIDERS, UnknownProviderError)
 
 # Options a string fallback inherits from the primary; credentials and endpoints
 # are inherited only by a fallback that names the same provider.
@@ -42,12 +45,12 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
     """Make ``create_provider("name/model", **options)`` build ``factory(model, **options)``."""
     if not name or "/" in name or ":" in name:
         raise ProviderConfigError(f"invalid provider name {name!r}")
-    _registered[name] = factory
+    PROVIDERS.register(name, factory)
 
 
 def provider_names() -> list[str]:
-    """Every provider name ``create_provider`` knows."""
-    return sorted(set(_BUILTIN) | set(_registered))
+    """Every provider name ``create_provider`` knows, plug-ins' included (none is imported)."""
+    return PROVIDERS.names()
 
 
 # Bare model names whose provider is not in doubt (``Agent(model="claude-haiku-4-5")``).
@@ -83,14 +86,8 @@ def parse_model_ref(ref: str) -> tuple[str, str]:
 
 
 def provider_factory(name: str) -> ProviderFactory:
-    """The factory registered (or built in) under ``name``."""
-    if name in _registered:
-        return _registered[name]
-    target = _BUILTIN.get(name)
-    if target is None:
-        raise UnknownProviderError(f"unknown provider {name!r} (known: {', '.join(provider_names())})")
-    module_name, attr = target.split(":")
-    factory: ProviderFactory = getattr(importlib.import_module(module_name), attr)  # _BUILTIN names factories only
+    """The factory registered, built in or declared by a plug-in under ``name``."""
+    factory: ProviderFactory = PROVIDERS.load(name)
     return factory
 
 
@@ -148,10 +145,11 @@ def create_provider(
 def _build(ref: str, options: Mapping[str, Any], policy: RetryPolicy | None) -> LLMProvider:
     name, model_id = parse_model_ref(ref)
     factory = provider_factory(name)
-    try:
-        provider = factory(model_id, **options)
-    except TypeError as exc:
-        if "argument" not in str(exc):
-            raise
-        raise ProviderConfigError(f"provider {name!r} cannot take these options: {exc}") from exc
+    with PROVIDERS.guard(name):
+        try:
+            provider = factory(model_id, **options)
+        except TypeError as exc:
+            if "argument" not in str(exc):
+                raise
+            raise ProviderConfigError(f"provider {name!r} cannot take these options: {exc}") from exc
     return RetryingProvider(provider, policy) if policy is not None else provider

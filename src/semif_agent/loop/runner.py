@@ -16,7 +16,7 @@ from ..engine.decisions import DecisionRequest, DecisionResult
 from ..engine.registry import create_engine, default_engine_name
 from ..errors import SemifError, SkillError, check_type
 from ..records import DecisionLog, DecisionRow, OutcomeRow
-from ..routing.create import create_strategy
+from ..routing.create import create_strategy, strategy_spec
 from ..routing.scoring import can_score
 from ..routing.tune import routing_settings
 from ..skills import ActionResult, Prediction, Request
@@ -163,7 +163,7 @@ class SkillRunner:
     def _strategy(self, name: str, threshold: float | None, temperature: float | None) -> Any:
         """The routing strategy; ``learned`` with the workspace's trained router, or (said once) the default without one."""
         router = None
-        if name == "learned":
+        if "router" in strategy_spec(name).needs:
             from ..routing.learned import RouterMismatch, stored_router
 
             try:

@@ -11,7 +11,11 @@ _EXPORTS = {
     "LeafScorer": ".scoring",
     "RoutingStrategy": ".strategies",
     "STRATEGIES": ".names",
+    "StrategyInputs": ".create",
+    "StrategySpec": ".create",
     "create_strategy": ".create",
+    "strategy_names": ".names",
+    "strategy_spec": ".create",
 }
 __all__ = sorted(_EXPORTS)
 
