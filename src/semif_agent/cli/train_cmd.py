@@ -49,13 +49,13 @@ def train(
     With --ray the requests are embedded and scored on a cluster; the fit is the same.
     """
     from ..engine.log import DecisionLog
-    from ..engine.registry import create_engine
+    from ..loop.settings import RunSettings
     from ..routing.evaluate import load_dataset
     from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train_workspace
     from .workspace_cmds import load_tree, open_workspace
 
     ws = open_workspace(workspace)
-    engine = create_engine("local", ws.engine_settings)
+    engine = RunSettings.resolve(ws, engine="local").build_engine()
     tree = load_tree(ws, engine=engine)
     rows = examples_from_tree(tree)
     for dataset in datasets:
