@@ -129,30 +129,11 @@ class SkillRunner:
         self.act_lock = act_lock
 
     @classmethod
-    def from_settings(
-        cls,
-        settings: RunSettings,
-        *,
-        engine: Engine | None = None,
-        judge: Engine | None = None,
-        tree: SkillTree | None = None,
-        log: DecisionLog | None = None,
-        skill_md_executor: SkillMdExecutor | None = None,
-        on_row: Callable[[dict[str, Any]], None] | None = None,
-        act_lock: contextlib.AbstractAsyncContextManager[Any] | None = None,
-    ) -> SkillRunner:
-        """The runner ``settings`` describe, with any part given built already (an engine, a tree loaded with a progress bar...)."""
+    def from_settings(cls, settings: RunSettings, **parts: Any) -> SkillRunner:
+        """The runner ``settings`` describe; ``parts`` (``engine``, ``tree``, ``log``... as :class:`SkillRunner`
+        takes them, the settings aside) are used as they are, built already (a tree loaded with a progress bar...)."""
         check_type("settings", settings, RunSettings)
-        return cls(
-            settings,
-            engine=engine,
-            judge=judge,
-            tree=tree,
-            log=log,
-            skill_md_executor=skill_md_executor,
-            on_row=on_row,
-            act_lock=act_lock,
-        )
+        return cls(settings, **parts)
 
     def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
         return run_sync(self.arun(text, skill=skill))
