@@ -55,7 +55,8 @@ def train(
     from .workspace_cmds import load_tree, open_workspace
 
     ws = open_workspace(workspace)
-    engine = RunSettings.resolve(ws, engine="local").build_engine()
+    settings = RunSettings.resolve(ws, engine="local")
+    engine = settings.build_engine()
     tree = load_tree(ws, engine=engine)
     rows = examples_from_tree(tree)
     for dataset in datasets:
@@ -68,7 +69,7 @@ def train(
         if pool is not None:  # the embedding's progress is the cluster's status line
             from ..distributed.jobs import encoder as cluster_encoder
 
-            encoder = cluster_encoder(pool, tree, ws.engine_settings, status=status)
+            encoder = cluster_encoder(pool, tree, settings.engine_options(), status=status)
 
             def bars_but_embedding(stage: str, done: int, total: int) -> None:
                 if stage != "embedding":
