@@ -103,6 +103,9 @@ class SkillRunner:
         body_timeout: float | None = None,
         allow_scripts: bool | None = None,
     ) -> None:
+        for engine_given in (engine, judge):
+            if engine_given is not None:
+                check_engine(engine_given)
         if isinstance(workspace, RunSettings):
             if body_timeout is not None or allow_scripts is not None:
                 raise InvalidArgumentError(
@@ -112,9 +115,6 @@ class SkillRunner:
         else:
             check_type("workspace", workspace, Workspace)
             settings = RunSettings.resolve(workspace, engine=engine, timeout=body_timeout, allow_scripts=allow_scripts)
-        for engine_given in (engine, judge):
-            if engine_given is not None:
-                check_engine(engine_given)
         self.settings = settings
         self.workspace = settings.needs_workspace("a runner")
         self.engine = engine or settings.build_engine()
