@@ -11,6 +11,7 @@ import click
 from ..errors import UserError
 from ._cluster import StatusLine, cluster_pool
 from ._common import one_line, plural, print_json
+from ._engines import run_settings
 from .workspace_cmds import open_workspace
 
 _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
@@ -28,15 +29,12 @@ def run_batch_file(
     as_json: bool,
 ) -> None:
     from ..distributed.batch import LocalPool, load_requests, run_batch
-    from ..records import DecisionLog
 
     requests = load_requests(batch_file)
     ws = open_workspace(workspace, create_default=True)
-    settings = ws.settings["log"]
-    log = DecisionLog(
-        ws.log_path, fsync=bool(settings.get("fsync")), enabled=bool(settings.get("enabled", True)) and not no_log
-    )
-    setup = partial(batch_runner, str(ws.root), engine_name, model, strategy, allow_scripts)
+    given = (engine_name, model, strategy, allow_scripts)
+    log = run_settings(ws, **_named(*given), log=False if no_log else None).build_log()  # a bad value: one line, first
+    setup = partial(batch_runner, str(ws.root), *given)
     with cluster_pool(ray_address) as pool, StatusLine() as status:
         report = run_batch(pool or LocalPool(), setup, requests, log, progress=status)
     if as_json:
@@ -70,17 +68,15 @@ def batch_runner(
     """A worker's runner for the workspace at ``root``: it logs nothing (the driver writes its rows) and acts under
     the workspace's run lock."""
     from ..distributed.batch import run_lock
-    from ..records import DecisionLog
+    from ..loop.settings import RunSettings
     from ..workspace import Workspace
     from ._engines import skill_runner
 
     ws = Workspace.load(root)
-    return skill_runner(
-        ws,
-        engine_name,
-        model,
-        strategy,
-        allow_scripts,
-        log=DecisionLog(ws.log_path, enabled=False),
-        act_lock=run_lock(ws),
-    )
+    settings = RunSettings.resolve(ws, **_named(engine_name, model, strategy, allow_scripts), log=False)
+    return skill_runner(settings, act_lock=run_lock(ws))
+
+
+def _named(engine_name: str | None, model: str | None, strategy: str | None, allow_scripts: bool | None) -> dict:
+    """The command line's values as :meth:`RunSettings.resolve` takes them."""
+    return {"engine": engine_name, "model": model, "strategy": strategy, "allow_scripts": allow_scripts}

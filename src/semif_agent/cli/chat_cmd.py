@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from .._text import clip
 from ._common import plural, workspace_option
+from ._engines import run_settings
 from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
@@ -55,17 +57,16 @@ def chat(
     line and the session goes on; the exit code is then 1.
     """
     from ..agent.skills.chat_agent import skill_agent
-    from ..engine.registry import create_engine
     from ..llm.calllog import logged
     from ..loop.runner import SkillRunner
 
     ws = open_workspace(workspace, create_default=True)
-    settings = ws.engine_settings
-    engine = create_engine(engine_name, settings) if engine_name else None
-    runner = SkillRunner(ws, engine=engine, tree=load_tree(ws, engine=engine))
+    settings = run_settings(ws, engine=engine_name)
+    engine = settings.build_engine()
+    runner = SkillRunner.from_settings(settings, engine=engine, tree=load_tree(ws, engine=engine))
     agent = skill_agent(
         runner,
-        logged(_provider(settings, model), ws, purpose="chat"),
+        logged(_provider(settings.engine_table, model), ws, purpose="chat"),
         model=model,
         max_rounds=max_rounds,
         allow_scripts=allow_scripts,
@@ -92,17 +93,15 @@ def chat(
         raise click.ClickException(f"{plural(failed, 'turn')} failed (see the error lines above)")
 
 
-def _provider(settings: dict[str, Any], model: str | None) -> Any:
+def _provider(settings: Mapping[str, Any], model: str | None) -> Any:
     """The provider the workspace configures (``--model`` first), else that of the provider set up (said on stderr)."""
     from ..llm.registry import create_provider
-    from ..llm.settings import default_model, provider_arguments, provider_table
+    from ..llm.settings import provider_arguments
+    from ..loop.settings import model_settings
 
-    if not (model or settings.get("model") or provider_table(settings).get("model")):
-        choice = default_model(settings)
-        model = choice.model
-        click.echo(f"semif: {choice.describe()}", err=True)
-    if model:
-        settings = dict(settings, model=model)
+    settings, model_note = model_settings(settings, model)
+    if model_note is not None:
+        click.echo(f"semif: {model_note}", err=True)
     ref, kwargs = provider_arguments(settings)
     return create_provider(ref, **kwargs)
 

@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..routing.names import MEASURES
 from ._cluster import StatusLine, cluster_pool, ray_option
 from ._common import json_option, one_line, plural, print_json, workspace_option
+from ._engines import run_settings
 from ._strategy_option import StrategyName
 from .workspace_cmds import load_tree, open_workspace
 
@@ -120,33 +121,28 @@ def eval_(
     as_json: bool,
 ) -> None:
     from .._sync import run_sync
-    from ..engine.registry import create_engine, default_engine_name
-    from ..loop.runner import default_strategy
-    from ..routing.create import create_strategy, usable_strategies
+    from ..loop.settings import default_strategy
+    from ..routing.create import strategy_spec, usable_strategies
     from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
-    from ..routing.tune import DEFAULT_GRID, routing_settings, save_tuned, tune_routing
+    from ..routing.tune import DEFAULT_GRID, save_tuned, tune_routing
     from ..tree.tree import SkillTree
 
     examples = load_dataset(dataset)
     ws = None
-    tuned: dict[str, Any] = {}
     if tree_file is not None:
         skill_tree = SkillTree.load(tree_file, tree_file.parent / "skills")
-        settings: dict[str, Any] = {}
     else:
         ws = open_workspace(workspace)
         skill_tree = load_tree(ws)
-        settings = ws.engine_settings
-        used = engine_name or settings.get("name") or default_engine_name()
-        tuned = routing_settings(ws, used.split(":")[0])
+    # tuning compares with the routing in use: the workspace's, not --threshold
+    settings = run_settings(ws, engine=engine_name, threshold=None if tune else threshold)
     check_labels(examples, skill_tree)
     router = _router(ws, skill_tree, strategy)
     names = usable_strategies(router) if strategy == "all" else [strategy]
 
     def make(name: str, cut: float | None, temperature: float | None = None):
-        overrides = {k: v for k, v in (("threshold", cut), ("temperature", temperature)) if v is not None}
-        engine = create_engine(engine_name, {**settings, **overrides})
-        return create_strategy(name, skill_tree, engine, threshold=cut, temperature=temperature, router=router)
+        routed = settings.routed(name, cut, temperature)
+        return routed.build_strategy(skill_tree, routed.build_engine(), router=router)
 
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
     if tune and show_errors:
@@ -157,10 +153,11 @@ def eval_(
         validation, test = split(examples)
         report.update(validation=len(validation), test=len(test), measure=measure)
         current: dict[str, Any] = {
-            "strategy": tuned.get("strategy") or default_strategy(create_engine(engine_name, settings)),
-            **{k: tuned[k] for k in ("threshold", "temperature") if k in tuned},
+            "strategy": settings.strategy or default_strategy(settings.build_engine()),
+            **{k: v for k in ("threshold", "temperature") if (v := getattr(settings, k)) is not None},
         }
-        names = [n for n in names if n != "learned"]  # its none threshold is learned, not tuned (see semif train)
+        # a strategy with a router learns its none threshold; it is not tuned (see semif train)
+        names = [n for n in names if "router" not in strategy_spec(n).needs]
         with _bar(len(names) * len(DEFAULT_GRID), "tuning") as bar:
             now, trials, decision = run_sync(
                 tune_routing(make, names, current, validation, test, skill_tree, measure=measure, progress=bar.update)
@@ -176,10 +173,9 @@ def eval_(
             held_out=decision.held_out,
         )
         if decision.changed and ws is not None:
-            used = engine_name or settings.get("name") or default_engine_name()
             stored = {
                 **decision.candidate.settings,
-                "engine": used.split(":")[0],
+                "engine": settings.engine.split(":")[0],
                 "measure": measure,
                 "test_accuracy": decision.candidate.metrics["accuracy"],
             }
@@ -187,18 +183,14 @@ def eval_(
     else:
         with cluster_pool(ray_address) as pool, _bar(len(names) * len(examples), "routing", pool) as bar:
             for name in names:
-                mine = tuned if tuned.get("strategy") == name else {}
-                cut = threshold if threshold is not None else mine.get("threshold")
+                measured = settings.measured(name)
+                arguments = (name, measured.threshold, measured.temperature)
                 if pool is None:
-                    outcomes = run_sync(
-                        route_all(make(name, cut, mine.get("temperature")), examples, progress=bar.update)
-                    )
+                    outcomes = run_sync(route_all(make(*arguments), examples, progress=bar.update))
                 else:
                     from ..distributed.jobs import route_all as route_on_cluster
 
-                    outcomes = route_on_cluster(
-                        pool, make, (name, cut, mine.get("temperature")), examples, progress=bar, stage=name
-                    )
+                    outcomes = route_on_cluster(pool, make, arguments, examples, progress=bar, stage=name)
                     bar.close()  # one line per strategy
                 report["strategies"][name] = summarize(outcomes, skill_tree)
                 if show_errors:
@@ -217,18 +209,20 @@ def eval_(
 
 def _router(ws: Any, tree: Any, strategy: str) -> Any:
     """The workspace's learned router when it fits the tree; asked for by name without one, an error."""
+    from ..routing.create import strategy_spec
     from ..routing.learned import RouterMismatch, stored_router
 
+    needs_router = strategy != "all" and "router" in strategy_spec(strategy).needs
     if ws is None:
-        if strategy == "learned":
-            raise UserError("the learned strategy routes with a workspace's trained router: pass -w, not --tree")
+        if needs_router:
+            raise UserError(f"the {strategy} strategy routes with a workspace's trained router: pass -w, not --tree")
         return None
     try:
         router = stored_router(ws)
         if router is not None:
             router.check_tree(tree)
     except RouterMismatch as exc:
-        if strategy == "learned":
+        if needs_router:
             raise
         click.echo(f"warning: {exc}; the learned strategy is left out", err=True)
         return None

@@ -224,7 +224,7 @@ def _generate(
 ):
     from .._sync import run_sync
     from ..forge import GenerationFailed, agenerate_skill
-    from ..records import DecisionLog
+    from ..loop.settings import RunSettings
 
     def show(attempt: Attempt) -> None:
         if not quiet:
@@ -233,17 +233,18 @@ def _generate(
             for violation in attempt.report.violations:
                 click.echo(f"  {violation.render()}", err=True)
 
+    settings = RunSettings.resolve(ws)
     try:
         return run_sync(
             agenerate_skill(
                 ws,
                 manifest,
                 provider=provider_for(ws, model),
-                engine=_engine(ws),
+                engine=settings.build_engine(),
                 category_description=category_description,
                 max_attempts=attempts,
                 feedback=feedback,
-                log=DecisionLog(ws.log_path),
+                log=settings.build_log(),
                 on_attempt=show,
             )
         )
@@ -252,9 +253,9 @@ def _generate(
 
 
 def _engine(ws: Workspace | None):
-    from ..engine.registry import create_engine
+    from ..loop.settings import RunSettings
 
-    return create_engine(None, ws.engine_settings) if ws is not None else None
+    return RunSettings.resolve(ws).build_engine() if ws is not None else None
 
 
 SKILL_COMMANDS = [check, new, review]

@@ -9,7 +9,7 @@ import click
 from .._text import percent
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
-from ._engines import build_engine, engine_settings, routing_options
+from ._engines import routing_options, run_settings
 from ._run_lines import ranked_options
 from .workspace_cmds import load_tree, open_workspace
 
@@ -64,24 +64,15 @@ def show_route(
 ) -> None:
     """Route ``text`` with the strategy ``semif run`` would use, and print the decisions; act on nothing."""
     from .._sync import run_sync
-    from ..loop.runner import SkillRunner
-    from ..records import DecisionLog
     from ..skills import check_text
 
     if not text.strip():
         raise UserError('the request is empty: say what you want routed, e.g. semif route "Add milk to my todo list"')
     check_text(text)
     ws = open_workspace(workspace)
-    settings, engine_name = engine_settings(ws, engine_name, model)
-    engine = build_engine(settings, engine_name)
-    runner = SkillRunner(
-        ws,
-        engine=engine,
-        tree=load_tree(ws, engine=engine),
-        strategy=strategy,
-        log=DecisionLog(ws.log_path, enabled=False),
-    )
-    found = run_sync(runner.strategy.aroute(text))
+    settings = run_settings(ws, engine=engine_name, model=model, strategy=strategy, log=False)
+    engine = settings.build_engine()
+    found = run_sync(settings.build_strategy(load_tree(ws, engine=engine), engine).aroute(text))
     data = route_json(text, found)
     if as_json:
         print_json(data)

@@ -10,7 +10,7 @@ import click
 from ..errors import UserError
 from ._cluster import ray_option
 from ._common import json_option, plural, print_json, workspace_option
-from ._engines import routing_options, skill_runner
+from ._engines import routing_options, run_settings, skill_runner
 from ._run_lines import chosen, without_shared_tail
 from ._run_lines import print_field as _field
 from .workspace_cmds import open_workspace
@@ -112,16 +112,21 @@ def run(
         raise UserError('the request is empty: say what you want done, e.g. semif run "Add milk to my todo list"')
     check_text(text)  # text from the command line with undecodable bytes: one line, before anything loads
     ws = open_workspace(workspace, create_default=True)
-    if no_log:
-        ws.settings["log"]["enabled"] = False
-    runner = skill_runner(ws, engine_name, model, strategy, allow_scripts)
+    settings = run_settings(
+        ws,
+        engine=engine_name,
+        model=model,
+        strategy=strategy,
+        allow_scripts=allow_scripts,
+        log=False if no_log else None,
+    )
+    runner = skill_runner(settings)
     result = runner.run(text, skill=skill)
     created = None
     if create and result.skill is None:
         created = _create(ws, runner, text, code_model, result.run_id, quiet=as_json)
-        result = SkillRunner(ws, engine=runner.engine, judge=runner.judge, strategy=strategy).run(
-            text, skill=created.manifest["name"]
-        )
+        rerun = SkillRunner.from_settings(settings, engine=runner.engine, judge=runner.judge, log=runner.log)
+        result = rerun.run(text, skill=created.manifest["name"])
     if as_json:
         print_json({**result.to_dict(), "created": created.manifest if created else None})
     else:

@@ -48,14 +48,15 @@ def train(
     discovery use it. Skills added later are scored the untrained way until the next training.
     With --ray the requests are embedded and scored on a cluster; the fit is the same.
     """
-    from ..engine.registry import create_engine
+    from ..loop.settings import RunSettings
     from ..records import DecisionLog
     from ..routing.evaluate import load_dataset
     from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train_workspace
     from .workspace_cmds import load_tree, open_workspace
 
     ws = open_workspace(workspace)
-    engine = create_engine("local", ws.engine_settings)
+    settings = RunSettings.resolve(ws, engine="local")
+    engine = settings.build_engine()
     tree = load_tree(ws, engine=engine)
     rows = examples_from_tree(tree)
     for dataset in datasets:
@@ -68,7 +69,7 @@ def train(
         if pool is not None:  # the embedding's progress is the cluster's status line
             from ..distributed.jobs import encoder as cluster_encoder
 
-            encoder = cluster_encoder(pool, tree, ws.engine_settings, status=status)
+            encoder = cluster_encoder(pool, tree, settings.engine_options(), status=status)
 
             def bars_but_embedding(stage: str, done: int, total: int) -> None:
                 if stage != "embedding":

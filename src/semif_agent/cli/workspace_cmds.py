@@ -81,12 +81,11 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
     Placing new SKILL.md skills in the stored tree can take a while: it shows
     a progress bar on a terminal. ``engine``'s embedder is used when it has one.
     """
+    from ..engine.base import embedding_function
     from ..tree.tree import SkillTree
 
     with StageBars(min_total=50, only_on_terminal=True) as progress:
-        tree = SkillTree.for_workspace(
-            workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None), progress=progress, full=full
-        )
+        tree = SkillTree.for_workspace(workspace, embed=embedding_function(engine), progress=progress, full=full)
     for problem in tree.problems:
         click.echo(f"warning: {problem}", err=True)
     return tree

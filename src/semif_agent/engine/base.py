@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ArgumentTypeError, DecisionError
 from .decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
@@ -25,6 +26,18 @@ class Engine(Protocol):
     def model(self) -> str | None: ...
 
     def call(self, request: DecisionRequest) -> DecisionResult: ...
+
+
+@runtime_checkable
+class Embeds(Protocol):
+    """An engine that can embed texts (the local engine can): one unit vector per text, as the rows of an array."""
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+def embedding_function(engine: object) -> Callable[[Sequence[str]], Any] | None:
+    """``engine.embed`` when ``engine`` can embed texts (:class:`Embeds`), else None."""
+    return engine.embed if isinstance(engine, Embeds) else None
 
 
 def check_engine(engine: object) -> None:

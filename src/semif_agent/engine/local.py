@@ -287,6 +287,10 @@ class LocalEngine(ThresholdEngine):
         self.threshold = threshold
         self.temperature = temperature
 
+    def embed(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> Any:
+        """The texts' unit vectors from the engine's embedder (see :meth:`Embedder.embed`)."""
+        return self.embedder.embed(texts, progress=progress)
+
     def _score(self, request: DecisionRequest) -> dict[str, float]:
         texts = [request.state] + [option_text(o.id, o.description) for o in request.options]
         vectors = self.embedder.embed(texts)

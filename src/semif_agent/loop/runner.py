@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,12 +12,8 @@ from .._sync import run_sync
 from ..contract.admitted import verify_body
 from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
-from ..engine.registry import create_engine, default_engine_name
-from ..errors import SemifError, SkillError, check_type
+from ..errors import InvalidArgumentError, SemifError, SkillError, check_type
 from ..records import DecisionLog, DecisionRow, OutcomeRow
-from ..routing.create import create_strategy, strategy_spec
-from ..routing.scoring import can_score
-from ..routing.tune import routing_settings
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
@@ -29,9 +24,9 @@ from .confined import run_confined
 from .context import BudgetedEngine
 from .evidence import gather_evidence
 from .observe import Changes, Observation, diff, observe
+from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
 
-DEFAULT_BODY_TIMEOUT = 120.0
 OUTPUT_KEPT = 2000  # characters of a body's printed output kept in its outcome row
 
 
@@ -73,34 +68,21 @@ class RunResult:
         }
 
 
-def default_judge(engine: Engine, settings: dict[str, Any]) -> Engine:
-    """The LLM judge when decisions come from a model (its ``[engine.judge]`` table applies), else the engine."""
-    if getattr(engine, "name", "") != "llm":
-        return engine
-    from ..llm.judge import create_judge
-
-    return create_judge(settings)
-
-
-def default_strategy(engine: Engine) -> str:
-    """``examples`` for engines that can score many options at once (local, lexical), else the chain."""
-    return "examples" if can_score(engine) else "chain"
-
-
 class SkillRunner:
     """Runs requests against a workspace's skill tree.
 
     ``engine`` answers routing and the skills' sub-decisions; ``judge`` answers
-    the assessment (default: the same engine, or the LLM judge for an LLM engine). Both default to the workspace's
-    settings. ``strategy`` and ``threshold`` choose how the tree is walked
-    (default: ``[routing]`` in semif.toml, else what ``semif eval --tune``
-    stored, else :func:`default_strategy`). Decision rows are appended to the log as they are
-    made, so a crash mid-run keeps everything decided so far.
+    the assessment; ``strategy`` walks ``tree``; decision rows are appended to
+    ``log`` as they are made, so a crash mid-run keeps everything decided so far.
+    Every part not given is built from the settings (:class:`.settings.RunSettings`):
+    ``SkillRunner(workspace)`` resolves the workspace's, with ``body_timeout`` and
+    ``allow_scripts`` given instead when passed; :meth:`from_settings` takes settings
+    resolved already (the command line's over the workspace's).
 
     The tree holds the workspace's code skills and SKILL.md skills. A route
     that ends at a SKILL.md skill is followed by ``skill_md_executor`` (see
     :mod:`.skill_md_run`; default: show its instructions, or run its script
-    when ``allow_scripts``, default ``[skills] allow_scripts``).
+    when the settings allow scripts).
 
     ``act_lock`` (an async context manager) is held while a routed request is
     run and assessed: runners in several processes sharing one workspace hold
@@ -109,74 +91,49 @@ class SkillRunner:
 
     def __init__(
         self,
-        workspace: Workspace,
+        workspace: Workspace | RunSettings,
         *,
         engine: Engine | None = None,
         judge: Engine | None = None,
         tree: SkillTree | None = None,
         log: DecisionLog | None = None,
-        body_timeout: float | None = None,
-        on_row: Callable[[dict[str, Any]], None] | None = None,
-        strategy: str | None = None,
-        threshold: float | None = None,
         skill_md_executor: SkillMdExecutor | None = None,
-        allow_scripts: bool | None = None,
+        on_row: Callable[[dict[str, Any]], None] | None = None,
         act_lock: contextlib.AbstractAsyncContextManager[Any] | None = None,
+        body_timeout: float | None = None,
+        allow_scripts: bool | None = None,
     ) -> None:
-        check_type("workspace", workspace, Workspace)
         for engine_given in (engine, judge):
             if engine_given is not None:
                 check_engine(engine_given)
-        self.workspace = workspace
-        self.act_lock = act_lock
-        settings = workspace.engine_settings
-        engine_name = engine.name if engine is not None else (settings.get("name") or default_engine_name())
-        routing = routing_settings(workspace, engine_name)
-        strategy = strategy or routing.get("strategy")
-        threshold = threshold if threshold is not None else routing.get("threshold")
-        temperature = routing.get("temperature")
-        if engine is None:
-            if strategy in ("chain", "shortlist") and temperature is not None:
-                settings.setdefault("temperature", temperature)  # there, the engine's own probabilities
-            if strategy == "chain" and threshold is not None:
-                settings.setdefault("threshold", threshold)  # the chain's cut is the engine's own
-            engine = create_engine(engine_name, settings)
-        self.engine = engine
-        strategy = strategy or default_strategy(engine)
-        self.judge = judge or default_judge(engine, settings)
-        self.tree = tree or SkillTree.for_workspace(
-            workspace, embed=getattr(getattr(engine, "embedder", None), "embed", None)
-        )
+        if isinstance(workspace, RunSettings):
+            if body_timeout is not None or allow_scripts is not None:
+                raise InvalidArgumentError(
+                    "body_timeout and allow_scripts are settings: give them to RunSettings.resolve"
+                )
+            settings = workspace
+        else:
+            check_type("workspace", workspace, Workspace)
+            settings = RunSettings.resolve(workspace, engine=engine, timeout=body_timeout, allow_scripts=allow_scripts)
+        self.settings = settings
+        self.workspace = settings.needs_workspace("a runner")
+        self.engine = engine or settings.build_engine()
+        self.judge = judge or settings.build_judge(self.engine)
+        self.tree = tree or settings.build_tree(self.engine)
+        self.strategy = settings.build_strategy(self.tree, self.engine)
+        self.log = log or settings.build_log()
+        self.body_timeout = settings.timeout
+        self.allow_scripts = settings.allow_scripts
         self.skill_md_executor = skill_md_executor or show_instructions
-        self.allow_scripts = bool(
-            workspace.settings["skills"].get("allow_scripts", False) if allow_scripts is None else allow_scripts
-        )
-        settings = workspace.settings["log"]
-        self.log = log or DecisionLog(
-            workspace.log_path, fsync=bool(settings.get("fsync")), enabled=bool(settings.get("enabled", True))
-        )
-        timeout = workspace.settings["skills"].get("timeout", DEFAULT_BODY_TIMEOUT)
-        self.body_timeout = float(body_timeout if body_timeout is not None else timeout)
         self.on_row = on_row
-        self.strategy = self._strategy(strategy, threshold, temperature)
+        self.act_lock = act_lock
 
-    def _strategy(self, name: str, threshold: float | None, temperature: float | None) -> Any:
-        """The routing strategy; ``learned`` with the workspace's trained router, or (said once) the default without one."""
-        router = None
-        if "router" in strategy_spec(name).needs:
-            from ..routing.learned import RouterMismatch, stored_router
-
-            try:
-                router = stored_router(self.workspace)
-                if router is None:
-                    raise RouterMismatch("the workspace has no learned router (semif train makes one)")
-                router.check(self.tree, self.engine if self.engine.name == "local" else create_engine("local"))
-            except RouterMismatch as exc:
-                warnings.warn(f"{exc}; routing the untrained way meanwhile", RuntimeWarning, stacklevel=3)
-                name, router = default_strategy(self.engine), None
-        return create_strategy(
-            name, self.tree, self.engine, threshold=threshold, temperature=temperature, router=router
-        )
+    @classmethod
+    def from_settings(cls, settings: RunSettings, **parts: Any) -> SkillRunner:
+        """The runner ``settings`` describe; ``parts`` (``engine``, ``tree``, ``log``... as :class:`SkillRunner`
+        takes them, the settings aside) are used as they are, built already (a tree loaded with a progress bar...)."""
+        check_type("settings", settings, RunSettings)
+        return cls(settings, **parts)
 
     def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
         return run_sync(self.arun(text, skill=skill))

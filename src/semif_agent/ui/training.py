@@ -60,15 +60,15 @@ class TrainingJob:
         self.status.stage, self.status.done, self.status.total = stage, done, total
 
     def _train(self) -> None:
-        from ..engine.registry import create_engine
+        from ..loop.settings import RunSettings
         from ..routing.training import examples_from_log, examples_from_tree, train_workspace
-        from ..tree.tree import SkillTree
 
         status = self.status
         try:
             ws = self.workspace
-            engine = create_engine("local", ws.engine_settings)
-            tree = SkillTree.for_workspace(ws, embed=getattr(getattr(engine, "embedder", None), "embed", None))
+            settings = RunSettings.resolve(ws, engine="local")
+            engine = settings.build_engine()
+            tree = settings.build_tree(engine)
             rows = examples_from_tree(tree) + examples_from_log(self.runs(), tree)
             _router, report, path = train_workspace(ws, tree, rows, engine, progress=self._progress)
             status.report, status.saved_to, status.state = report.to_dict(), str(path), "done"
