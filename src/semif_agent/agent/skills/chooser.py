@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._text import clip
+from ...engine.base import embedding_function
 from ...engine.lexical import LexicalEngine
 from ...engine.registry import create_engine, local_available
 from ...errors import EngineConfigError
@@ -149,10 +150,9 @@ class Chooser:
 
 def built_tree(skills: Sequence[Skill], engine: Any) -> SkillTree:
     """The tree of ``skills`` (categories of at most 15 children), embedded with ``engine``'s model when it has one."""
-    embedder = getattr(engine, "embedder", None)
     flat = [FlatSkill(s.name, describe_for_search(s)) for s in skills]
     try:
-        data = build_tree(flat, embed=embedder.embed if embedder is not None else None)
+        data = build_tree(flat, embed=embedding_function(engine))
     except Exception as exc:  # noqa: BLE001 - a flat tree still reaches every skill
         log.warning("the skill tree could not be built, listing skills flat: %s: %s", type(exc).__name__, exc)
         return flat_tree([(s.name, describe_for_search(s)) for s in skills])
