@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .descriptor import SkillDescriptor
 from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, SkillParseError, SkillPathError
@@ -386,6 +386,9 @@ def _stat_skill(folder: Path) -> tuple[Path | None, _Signature]:
 def _watched_state(folder: Path, watched: tuple[str, ...]) -> _Signature:
     return tuple(os.path.isfile(os.path.join(folder, relative)) for relative in watched)
 
+
+if TYPE_CHECKING:  # the type checker sees the former name as the class; at run time __getattr__ gives it
+    SkillRegistry = SkillCatalog
 
 RENAMED = {"SkillRegistry": "SkillCatalog"}
 """Former names still importable from here (and from the package), each deprecated."""
