@@ -254,7 +254,7 @@ NOT_BUILT_BY_CALLERS = {
     "Usage": "a model's answer",
     "TokenLogprob": "a model's answer",
     "TopLogprob": "a model's answer",
-    "TextDelta@llm": "a stream chunk",
+    "TextChunk": "a stream chunk",
     "ToolCallDelta": "a stream chunk",
     "UsageChunk": "a stream chunk",
     "StopChunk": "a stream chunk",
