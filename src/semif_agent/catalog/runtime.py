@@ -11,6 +11,7 @@ Scripts and hooks are run by the runtime's :class:`~.script_runner.ScriptRunner`
 
 from __future__ import annotations
 
+import asyncio
 import html
 import os
 import time
@@ -382,7 +383,13 @@ class AgentSkillRuntime:
     ) -> dict[str, ScriptRunResult]:
         """Run ``hook_type`` of every visible, active skill declaring it (of ``skill_ids``, when given), concurrently;
         results by skill id."""
-        return await self._scripts.run_active_hooks(hook_type, argv, timeout_sec=timeout_sec, skill_ids=skill_ids)
+        skills = [
+            info for info in self.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids
+        ]
+        results = await asyncio.gather(
+            *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
+        )
+        return {info.skill_id: result for info, result in zip(skills, results)}
 
     def run_skill_script_sync(
         self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC

@@ -10,9 +10,8 @@ of stdout and stderr.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -35,7 +34,6 @@ class AgentSkills(Protocol):
     def trace_writer(self) -> TraceWriter: ...
     def resolve_skill_id(self, token: str, *, visible_only: bool = True) -> str: ...
     def workspace_root(self) -> Path: ...
-    def active_hook_skills(self, hook_type: str) -> list[SkillDescriptor]: ...
 
 
 class ScriptRunner:
@@ -83,24 +81,6 @@ class ScriptRunner:
             message = f"skill {info.skill_id} declares no {hook_type!r} hook"
             return self._refuse("skill.hook", skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
         return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type=hook_type)
-
-    async def run_active_hooks(
-        self,
-        hook_type: str,
-        argv: Sequence[str] = (),
-        *,
-        timeout_sec: float = DEFAULT_TIMEOUT_SEC,
-        skill_ids: Collection[str] | None = None,
-    ) -> dict[str, ScriptRunResult]:
-        """Run ``hook_type`` of every visible, active skill declaring it (of ``skill_ids``, when given), concurrently;
-        results by skill id."""
-        skills = [
-            info for info in self.agent.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids
-        ]
-        results = await asyncio.gather(
-            *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
-        )
-        return {info.skill_id: result for info, result in zip(skills, results)}
 
     # -- internals --------------------------------------------------------------
 
