@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import agentsociety2, generate_skills, ratio
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SandboxLimits, SkillRegistry, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SandboxLimits, SkillCatalog, WorkerPool
 
 ENTRYPOINT_HOOK = """
 import json
@@ -78,7 +78,7 @@ async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict
         skill = "skill-00000"
         argv = ["--args-json", '{"step": 1}']
 
-        ours = SkillRegistry()
+        ours = SkillCatalog()
         ours.scan_custom(root)
         pool = WorkerPool()
         our_runtimes = []
@@ -146,7 +146,7 @@ async def measure_steps(agents: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="semif-bench-steps-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=ENTRYPOINT_HOOK)
-        registry = SkillRegistry()
+        registry = SkillCatalog()
         registry.scan_custom(root)
         pool = WorkerPool()
         for name, settings in STEPS.items():

@@ -3,7 +3,7 @@
     .venv/bin/python bench/catalog_scan.py [--count 3000] [--rounds 3]
 
 Each figure is the best of ``--rounds`` runs over the same folders (warm file
-cache), measured in the same run: semif's ``SkillRegistry.scan_custom`` (and
+cache), measured in the same run: semif's ``SkillCatalog.scan_custom`` (and
 a ``refresh`` with nothing changed), agentsociety2's ``SkillRegistry.scan_custom``,
 and skills-ref's ``read_properties`` over every folder (timed inside its own
 interpreter). Not part of the test suite.
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import agentsociety2, generate_skills, ratio, skills_ref_python
 
-from semif_agent.catalog import SkillRegistry
+from semif_agent.catalog import SkillCatalog
 
 SKILLS_REF_TIMER = """
 import json, sys, time
@@ -60,11 +60,11 @@ def main() -> None:
         generate_skills(root, args.count)
 
         def ours() -> int:
-            registry = SkillRegistry()
+            registry = SkillCatalog()
             return len(registry.scan_custom(root))
 
         ours_seconds, ours_count = best_of(args.rounds, ours)
-        warm = SkillRegistry()
+        warm = SkillCatalog()
         warm.scan_custom(root)
         refresh_seconds, _ = best_of(args.rounds, warm.refresh)
 
@@ -81,8 +81,8 @@ def main() -> None:
         reference_result = json.loads(done.stdout)
 
     print(f"scan and parse {args.count} skill folders (best of {args.rounds})")
-    print(f"  semif SkillRegistry.scan_custom          {ours_seconds * 1000:9.1f} ms  ({ours_count} skills)")
-    print(f"  semif SkillRegistry.refresh (unchanged)  {refresh_seconds * 1000:9.1f} ms")
+    print(f"  semif SkillCatalog.scan_custom           {ours_seconds * 1000:9.1f} ms  ({ours_count} skills)")
+    print(f"  semif SkillCatalog.refresh (unchanged)   {refresh_seconds * 1000:9.1f} ms")
     print(
         f"  agentsociety2 {peer['version']} scan_custom      {peer_seconds * 1000:9.1f} ms  ({peer_count} skills)"
         f"   semif is {ratio(ours_seconds, peer_seconds)}"

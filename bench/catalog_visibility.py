@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import agentsociety2, generate_skills, ratio
 
-from semif_agent.catalog import AgentSkillRuntime, SkillRegistry
+from semif_agent.catalog import AgentSkillRuntime, SkillCatalog
 
 
 def best_of(rounds: int, action) -> float:
@@ -40,7 +40,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="semif-bench-visibility-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, args.count)
-        ours = SkillRegistry()
+        ours = SkillCatalog()
         ours.scan_custom(root)
         theirs = peer["registry"].SkillRegistry()
         theirs.scan_custom(root)

@@ -72,7 +72,7 @@ def main() -> None:
     import ray
 
     from semif_agent.distributed import jobs
-    from semif_agent.distributed.pool import WorkerPool
+    from semif_agent.distributed.pool import RayPool
 
     tree, examples = requests(args.hwu, args.requests)
     counts = [int(n) for n in args.workers.split(",")]
@@ -94,7 +94,7 @@ def main() -> None:
     try:
         for count in counts:
             started = time.perf_counter()
-            with WorkerPool(ray, count) as pool:
+            with RayPool(ray, count) as pool:
                 outcomes = jobs.route_all(pool, make, (args.strategy,), examples)
             seconds = time.perf_counter() - started
             same = [o.predicted for o in outcomes] == [o.predicted for o in local]

@@ -45,8 +45,8 @@ from pathlib import Path
 
 from semif_agent.agent import Agent
 from semif_agent.agent.usage import estimate_json_tokens, estimate_tokens
+from semif_agent.catalog import SkillCatalog as Catalog
 from semif_agent.catalog import SkillCatalogWarning
-from semif_agent.catalog import SkillRegistry as Catalog
 from semif_agent.compat.skills_ref import to_prompt
 from semif_agent.engine import local_available
 from semif_agent.llm import ScriptedProvider

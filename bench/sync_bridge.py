@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import generate_skills
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillRegistry, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillCatalog, WorkerPool
 
 HOOK = """
 import json
@@ -49,7 +49,7 @@ def one_bridge(runtime: AgentSkillRuntime) -> Callable[[], object]:
 
 
 def sequence(
-    registry: SkillRegistry, workspace: Path, way: Callable[[AgentSkillRuntime], Callable[[], object]], calls: int
+    registry: SkillCatalog, workspace: Path, way: Callable[[AgentSkillRuntime], Callable[[], object]], calls: int
 ) -> tuple[list[float], int, bool]:
     """(each call's seconds, workers the pool started, all ok) for ``calls`` sync calls on a fresh pool."""
     pool = WorkerPool()
@@ -77,7 +77,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="semif-bench-sync-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=HOOK)
-        registry = SkillRegistry()
+        registry = SkillCatalog()
         registry.scan_custom(root)
         print(f"{args.calls} sync entrypoint calls in a row, best total of {args.repeat}")
         for label, way in (("asyncio.run per call (before)", per_call_loop), ("semif_agent._sync (after)", one_bridge)):

@@ -141,7 +141,7 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
         "ScriptedEngine": lambda tmp: scripted("email"),
         "Workspace": lambda tmp: Workspace.load(tmp / "missing"),
         # the catalog
-        "AgentSkillRuntime": lambda tmp: catalog.AgentSkillRuntime(None, catalog.SkillRegistry()),
+        "AgentSkillRuntime": lambda tmp: catalog.AgentSkillRuntime(None, catalog.SkillCatalog()),
         "Channel": lambda tmp: catalog.Channel(-1, 0),
         "JsonlTraceWriter": lambda tmp: catalog.JsonlTraceWriter(3),
         "MemoryTraceWriter": lambda tmp: catalog.MemoryTraceWriter(maxlen=-1),
@@ -222,7 +222,7 @@ NOT_BUILT_BY_CALLERS = {
     "AgentCallback": "a base class whose methods are all optional",
     # take no arguments
     "MCPServers": "no arguments",
-    "SkillRegistry@catalog": "no arguments",
+    "SkillCatalog": "no arguments",
     # the skill contract: handed to bodies, or returned by them and checked by the runner (SkillContractError)
     "ActionContext": "built by the runner",
     "Prediction": "checked when predict returns it",
@@ -256,7 +256,7 @@ NOT_BUILT_BY_CALLERS = {
     "Usage": "a model's answer",
     "TokenLogprob": "a model's answer",
     "TopLogprob": "a model's answer",
-    "TextDelta@llm": "a stream chunk",
+    "TextChunk": "a stream chunk",
     "ToolCallDelta": "a stream chunk",
     "UsageChunk": "a stream chunk",
     "StopChunk": "a stream chunk",

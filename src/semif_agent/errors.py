@@ -39,7 +39,7 @@ also the standard exception X, so code that catches X keeps working.
     │   ├── CallTargetError             a confined call's target is not a function of this package
     │   ├── RouterMismatch              the stored router does not fit the tree or the engine
     │   ├── GenerationFailed            no generated skill passed the contract; nothing was written
-    │   └── SkillError                  the skills-ref compatible API's errors
+    │   └── SkillsRefError              the skills-ref compatible API's errors (its ``SkillError``)
     │       ├── ParseError              a SKILL.md missing, or its frontmatter unreadable
     │       └── ValidationError         skill properties invalid (``errors`` lists each)
     ├── DecisionError                   an engine could not decide (no ``none`` option to fall back on)

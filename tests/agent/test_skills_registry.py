@@ -17,8 +17,8 @@ from semif_agent.agent import (
     ToolNameCollisionError,
     tool,
 )
+from semif_agent.catalog import SkillCatalog as Catalog
 from semif_agent.catalog import SkillCatalogWarning
-from semif_agent.catalog import SkillRegistry as Catalog
 from semif_agent.errors import SemifError
 
 from ._skill_support import CORPUS, write_skill

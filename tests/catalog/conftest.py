@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from catalog_helpers import CORPUS, SKILLS_REF, cache_dir
 
-from semif_agent.catalog import AgentSkillRuntime, SandboxLimits, SkillRegistry, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, SandboxLimits, SkillCatalog, WorkerPool
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -45,7 +45,7 @@ def make_runtime(tmp_path: Path, worker_pool: WorkerPool):
     """Build a bound runtime over a registry, with fast limits and its own worker pool."""
 
     def build(
-        registry: SkillRegistry,
+        registry: SkillCatalog,
         *,
         agent_id: int | str = 1,
         limits: SandboxLimits | None = None,

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from catalog_helpers import make_skill
 
-from semif_agent.catalog import SandboxLimits, SkillRegistry
+from semif_agent.catalog import SandboxLimits, SkillCatalog
 from semif_agent.catalog._confine import landlock_abi
 
 LANDLOCK = landlock_abi()
@@ -59,9 +59,9 @@ SCRIPTS = {
 
 
 @pytest.fixture
-def hostile(skills_root: Path) -> SkillRegistry:
+def hostile(skills_root: Path) -> SkillCatalog:
     make_skill(skills_root, "hostile", files={f"scripts/{name}": body for name, body in SCRIPTS.items()})
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root)
     return registry
 
@@ -181,7 +181,7 @@ async def test_writes_and_reads_outside_are_refused(skills_root, make_runtime, t
         attempt("read-skill", lambda: open(os.path.join(os.environ["SKILL_DIR"], "SKILL.md")).read())
     """
     make_skill(skills_root, "probe", files={"probe.py": probe})
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root)
     runtime = make_runtime(registry)
     result = await runtime.run_skill_script("probe", "probe.py", [], timeout_sec=10)
@@ -195,8 +195,8 @@ async def test_writes_and_reads_outside_are_refused(skills_root, make_runtime, t
 
 HOST = """
 import asyncio, json, os, sys
-from semif_agent.catalog import AgentSkillRuntime, SkillRegistry, WorkerPool
-registry = SkillRegistry()
+from semif_agent.catalog import AgentSkillRuntime, SkillCatalog, WorkerPool
+registry = SkillCatalog()
 registry.scan_custom(sys.argv[1])
 pool = WorkerPool(1)
 runtime = AgentSkillRuntime(1, registry, worker_pool=pool)

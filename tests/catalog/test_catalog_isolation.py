@@ -17,7 +17,7 @@ import pytest
 from catalog_helpers import make_skill
 from test_catalog_hostile import alive, wait_dead
 
-from semif_agent.catalog import SandboxLimits, SkillRegistry, _cgroup
+from semif_agent.catalog import SandboxLimits, SkillCatalog, _cgroup
 from semif_agent.catalog._confine import landlock_abi
 
 
@@ -133,13 +133,13 @@ FUNCTIONS = {
 
 
 @pytest.fixture
-def registry(skills_root: Path) -> SkillRegistry:
+def registry(skills_root: Path) -> SkillCatalog:
     files = {}
     for name, (body, call) in FUNCTIONS.items():
         files[f"{name}.py"] = body + f"import sys\nARGS = sys.argv[1:]\nprint({call})\n"
         files[f"{name}_entry.py"] = body + f"def entrypoint(ARGS, ctx):\n    return {call}\n"
     make_skill(skills_root, "box", files=files)
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root)
     return registry
 

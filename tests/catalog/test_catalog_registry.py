@@ -10,11 +10,11 @@ import pytest
 from catalog_helpers import corpus_skill_folders, make_skill
 
 from semif_agent.catalog import (
+    SkillCatalog,
     SkillCatalogWarning,
     SkillCollisionError,
     SkillDescriptor,
     SkillParseError,
-    SkillRegistry,
     load_skill,
     user_skills_dir,
 )
@@ -22,8 +22,8 @@ from semif_agent.catalog.loader import find_skill_folders
 from semif_agent.catalog.validate import validate_paths
 
 
-def scan(root: Path, **kwargs) -> SkillRegistry:
-    registry = SkillRegistry()
+def scan(root: Path, **kwargs) -> SkillCatalog:
+    registry = SkillCatalog()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkillCatalogWarning)
         registry.scan_custom(root, **kwargs)
@@ -54,7 +54,7 @@ def test_scan_builds_descriptors_with_every_field(skills_root):
             "scripts/__pycache__/x.pyc": "",
         },
     )
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     assert registry.scan_custom(skills_root) == ["custom@pdf"]
     info = registry.get("custom@pdf")
     assert (info.name, info.namespace, info.description, info.source) == ("pdf", "custom", "Read PDFs.", "custom")
@@ -75,7 +75,7 @@ def test_scan_builds_descriptors_with_every_field(skills_root):
 
 def test_namespaces_of_env_and_custom_scans(skills_root):
     make_skill(skills_root, "tool")
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root, namespace="team")
     registry.scan_env(skills_root, "weather")
     assert [item.skill_id for item in registry.list_all()] == ["env:weather@tool", "team@tool"]
@@ -93,7 +93,7 @@ def test_lenient_loading_warns_and_skips_with_reasons(skills_root):
     (skills_root / "nofront").mkdir()
     (skills_root / "nofront" / "SKILL.md").write_text("# just markdown\n")
     make_skill(skills_root, "fine")
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     with pytest.warns(SkillCatalogWarning) as caught:
         added = registry.scan_custom(skills_root)
     assert sorted(added) == ["custom@fine", "custom@other-name", "custom@typed", f"custom@{'x' * 70}"]
@@ -142,7 +142,7 @@ def test_conventional_locations_precedence_and_collision_warnings(tmp_path, monk
     make_skill(user_skills_dir(), "shared", "name: shared\ndescription: from home")
     make_skill(user_skills_dir(), "mine")
     assert user_skills_dir() == home / ".agents" / "skills"
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     with pytest.warns(SkillCatalogWarning, match="shadowed") as caught:
         registry.scan_conventional(workspace)
     assert registry.get("custom@shared").description == "from skills/"
@@ -156,7 +156,7 @@ def test_conventional_locations_precedence_and_collision_warnings(tmp_path, monk
         (home / ".agents" / "skills" / "shared").resolve(),
     }
     with pytest.warns(SkillCatalogWarning, match="shadowed"):
-        alone = SkillRegistry.for_workspace(workspace, include_user=False)
+        alone = SkillCatalog.for_workspace(workspace, include_user=False)
     assert alone.get("custom@mine") is None
 
 
@@ -228,14 +228,14 @@ def test_copy_is_independent(skills_root, tmp_path):
 
 def test_builtin_scan_runs_once(tmp_path):
     make_skill(tmp_path / "builtin", "core")
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     assert registry.scan_builtin(tmp_path / "builtin") == ["built-in@core"]
     assert registry.scan_builtin(tmp_path / "builtin") == []
     assert registry.get("built-in@core").source == "built-in"
 
 
 def test_every_corpus_folder_loads_without_warnings(corpus):
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     for collection in sorted({folder.parent for folder in corpus_skill_folders(corpus)}):
         registry.scan_custom(collection, namespace=collection.name)
     assert len(registry) == len(corpus_skill_folders(corpus))
@@ -253,7 +253,7 @@ def test_nested_collections_are_found_and_a_skills_own_folders_are_not(tmp_path)
     (root / "loop").symlink_to(root, target_is_directory=True)  # a link back up is not followed again
     found = [relative for relative, _ in find_skill_folders(root)]
     assert found == ["collection-a/deep", "collection-a/more/levels/deeper", "top"]
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(root)
     assert sorted(d.name for d in registry.list_all()) == ["deep", "deeper", "top"]
     reports = {r.path.name: r for r in validate_paths([root])}

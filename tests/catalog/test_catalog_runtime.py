@@ -7,11 +7,11 @@ import json
 import pytest
 from catalog_helpers import make_skill
 
-from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, RuntimeNotBound, SkillRegistry, read_spans
+from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, RuntimeNotBound, SkillCatalog, read_spans
 
 
 @pytest.fixture
-def registry(tmp_path) -> SkillRegistry:
+def registry(tmp_path) -> SkillCatalog:
     team = tmp_path / "team"
     make_skill(team, "report", files={"references/style.md": "Be brief.", "scripts/make.py": "print(1)"})
     make_skill(
@@ -23,7 +23,7 @@ def registry(tmp_path) -> SkillRegistry:
     make_skill(team, "hooked", "name: hooked\ndescription: Hooks.\nhooks:\n  pre_step: h.py", files={"h.py": ""})
     other = tmp_path / "other"
     make_skill(other, "report", "name: report\ndescription: The other report.")
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(team)
     registry.scan_custom(other, namespace="other")
     return registry
@@ -197,7 +197,7 @@ def test_visibility_over_thousands_of_skills(tmp_path):
     root = tmp_path / "many"
     for index in range(4000):
         make_skill(root, f"skill-{index:04d}", f"name: skill-{index:04d}\ndescription: number {index}")
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     assert len(registry.scan_custom(root)) == 4000
     runtime = AgentSkillRuntime(1, registry)
     runtime.set_visible_skills([f"skill-{index:04d}" for index in range(0, 4000, 2)] + ["custom@skill-0001"])

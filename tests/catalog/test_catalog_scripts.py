@@ -10,7 +10,7 @@ import signal
 import pytest
 from catalog_helpers import make_skill
 
-from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, SandboxLimits, SkillRegistry, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, SandboxLimits, SkillCatalog, WorkerPool
 
 PLAIN = """
     import os, sys
@@ -30,7 +30,7 @@ ENTRYPOINT = """
 
 
 @pytest.fixture
-def registry(skills_root) -> SkillRegistry:
+def registry(skills_root) -> SkillCatalog:
     make_skill(
         skills_root,
         "tools",
@@ -57,7 +57,7 @@ def registry(skills_root) -> SkillRegistry:
     make_skill(
         skills_root, "hidden", "name: hidden\ndescription: Not visible.\nscript: s.py", files={"s.py": "print(1)"}
     )
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root)
     return registry
 
@@ -107,7 +107,7 @@ ENVIRONMENT = """
 @pytest.mark.skipif(not os.path.exists("/usr/bin/env"), reason="needs the env program")
 async def test_an_entrypoint_gets_exactly_its_environment_and_can_change_it(skills_root, make_runtime):
     make_skill(skills_root, "environ", files={"show.py": ENVIRONMENT})
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root)
     runtime = make_runtime(registry, limits=SandboxLimits(memory_mb=512, extra_env={"EXTRA_NAME": "extra value"}))
     result = await runtime.run_skill_script("environ", "show.py", [], timeout_sec=20)
@@ -204,7 +204,7 @@ async def test_many_agents_run_hooks_at_the_same_time(skills_root, make_runtime,
     make_skill(
         skills_root, "meet", "name: meet\ndescription: d\nhooks:\n  pre_step: meet.py", files={"meet.py": rendezvous}
     )
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     registry.scan_custom(skills_root)
     shared = tmp_path / "shared"
     runtimes = []

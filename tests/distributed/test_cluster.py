@@ -56,7 +56,7 @@ def test_eval_on_the_cluster_reports_the_same_decisions(tmp_path: Path, local_ca
 def test_eval_loses_nothing_when_a_worker_is_killed(cluster: Any, tmp_path: Path, local_cache: Path) -> None:
     from semif_agent._sync import run_sync
     from semif_agent.distributed import jobs
-    from semif_agent.distributed.pool import WorkerPool
+    from semif_agent.distributed.pool import RayPool
     from semif_agent.routing.evaluate import load_dataset, route_all, summarize
     from semif_agent.tree.tree import SkillTree
     from semif_agent.workspace import Workspace
@@ -67,7 +67,7 @@ def test_eval_loses_nothing_when_a_worker_is_killed(cluster: Any, tmp_path: Path
     make = partial(_strategy, tree)
     here = run_sync(route_all(make("examples"), examples))
     statuses = []
-    with WorkerPool(cluster, 2) as pool:
+    with RayPool(cluster, 2) as pool:
         kill = _killer(cluster, pool, statuses)
         there = jobs.route_all(pool, make, ("examples",), examples, batch_size=8, progress=kill)
     assert statuses[-1].failures >= 1  # a batch was sent again...
@@ -155,14 +155,14 @@ def test_a_batch_run_logs_every_request_once(tmp_path: Path, local_cache: Path) 
 def test_a_worker_killed_mid_batch_loses_and_repeats_no_row(cluster: Any, tmp_path: Path) -> None:
     from semif_agent.cli._batch_run import batch_runner
     from semif_agent.distributed.batch import load_requests, run_batch
-    from semif_agent.distributed.pool import WorkerPool
+    from semif_agent.distributed.pool import RayPool
     from semif_agent.records import DecisionLog
     from semif_agent.workspace import Workspace
 
     requests = _batch(tmp_path / "batch.jsonl", 12)
     ws = Workspace.load(starter(tmp_path / "ws"))
     statuses: list[Any] = []
-    with WorkerPool(cluster, 2) as pool:
+    with RayPool(cluster, 2) as pool:
         report = run_batch(
             pool,
             partial(batch_runner, str(ws.root), None, None, None, None),
@@ -178,9 +178,9 @@ def test_a_worker_killed_mid_batch_loses_and_repeats_no_row(cluster: Any, tmp_pa
 
 
 def test_a_worker_that_always_dies_stops_the_job_with_one_line(cluster: Any) -> None:
-    from semif_agent.distributed.pool import WorkerFailed, WorkerPool
+    from semif_agent.distributed.pool import RayPool, WorkerFailed
 
-    with WorkerPool(cluster, 1, retries=1) as pool, pytest.raises(WorkerFailed, match="lost its worker 2 times"):
+    with RayPool(cluster, 1, retries=1) as pool, pytest.raises(WorkerFailed, match="lost its worker 2 times"):
         pool.map(partial(os._exit, 3), _identity, [[1], [2]], on_result=lambda index, result: None)
 
 

@@ -15,7 +15,7 @@ from semif_agent.llm import (
     RetryPolicy,
     ServerError,
     StreamInterruptedError,
-    TextDelta,
+    TextChunk,
     create_provider,
 )
 
@@ -116,7 +116,7 @@ def test_stream_cut_mid_way_is_an_error_not_a_short_answer(api, clean, wire, pro
     with pytest.raises(StreamInterruptedError) as caught:
         for chunk in provider_for(api).stream("hi"):
             received.append(chunk)
-    assert any(isinstance(c, TextDelta) for c in received), "some text arrived before the cut"
+    assert any(isinstance(c, TextChunk) for c in received), "some text arrived before the cut"
     assert not any(c.type == "stop" for c in received)
     assert caught.value.provider == api
     assert len(wire.posts()) == 1  # never replayed once chunks were handed on

@@ -20,7 +20,7 @@ from semif_agent.llm import (
     ServerError,
     StreamInterruptedError,
     SyncInAsyncError,
-    TextDelta,
+    TextChunk,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -80,7 +80,7 @@ def test_retry_after_longer_than_allowed_is_not_waited():
 def test_stream_in_pieces_then_usage_then_stop():
     provider = ScriptedProvider([ScriptedReply(text="abcdefghij", usage={"output_tokens": 3})], chunk_size=4)
     chunks = list(provider.stream("hi"))
-    assert [c.text for c in chunks if isinstance(c, TextDelta)] == ["abcd", "efgh", "ij"]
+    assert [c.text for c in chunks if isinstance(c, TextChunk)] == ["abcd", "efgh", "ij"]
     assert [c.type for c in chunks[-2:]] == ["usage", "stop"]
     assert chunks[-1].response.usage.output_tokens == 3
 

@@ -21,7 +21,7 @@ from semif_agent.llm import (
     RetryingProvider,
     ScriptedProvider,
     StopChunk,
-    TextDelta,
+    TextChunk,
     UnsupportedOptionError,
     UserMessage,
     as_provider,
@@ -88,7 +88,7 @@ def test_providers_written_before_the_seam_still_answer_behind_wrappers_and_in_a
 
         async def astream(self, messages, **options):
             self.seen.append(options)
-            yield TextDelta(text="streamed")
+            yield TextChunk(text="streamed")
             yield StopChunk(stop_reason="stop", response=Response(text="streamed"))
 
     old = Old()

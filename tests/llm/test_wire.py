@@ -11,7 +11,7 @@ from semif_agent.llm import (
     AssistantMessage,
     StopChunk,
     SystemMessage,
-    TextDelta,
+    TextChunk,
     ToolCall,
     ToolCallDelta,
     ToolResultMessage,
@@ -42,7 +42,7 @@ def test_plain_text(api, wire, provider_for):
 def test_streamed_text(api, wire, provider_for):
     wire.queue(WireReply(text="One two three four"))
     chunks = list(provider_for(api).stream("Count to four"))
-    deltas = [c.text for c in chunks if isinstance(c, TextDelta)]
+    deltas = [c.text for c in chunks if isinstance(c, TextChunk)]
     assert len(deltas) > 1, "the answer should arrive in pieces"
     assert "".join(deltas) == "One two three four"
     assert isinstance(chunks[-1], StopChunk) and isinstance(chunks[-2], UsageChunk)

@@ -115,8 +115,12 @@ def test_skill_md_skills_keep_their_paths_and_names() -> None:
 
 
 def test_bad_input_is_a_clear_error() -> None:
-    # names are kept as given: "a-b" and "A B" are two skills, a repeated name is an error naming both entries
-    assert len(build_tree([FlatSkill("a-b", "x"), FlatSkill("A B", "y")], embed=word_vectors)["skills"]) == 2
+    # names are kept as given: "a-b" and "a_b" are two skills, a repeated name is an error naming both entries
+    assert len(build_tree([FlatSkill("a-b", "x"), FlatSkill("a_b", "y")], embed=word_vectors)["skills"]) == 2
+    with pytest.raises(UserError, match=r"skill 2 \(entry 2\): name 'A B' may hold .* \(as a valid one: 'a_b'\)"):
+        build_tree([FlatSkill("a-b", "x"), FlatSkill("A B", "y")], embed=word_vectors)
+    with pytest.raises(UserError, match=r"skill 1 \(/x/a b/SKILL.md\): name 'a b' must be 1-200 characters"):
+        build_tree([FlatSkill("a b", "x", path="/x/a b/SKILL.md")], embed=word_vectors)
     with pytest.raises(UserError, match=r"duplicate skill names: 'pdf' \(/x/pdf/SKILL.md, /y/pdf/SKILL.md\)"):
         build_tree([FlatSkill("pdf", "x", path="/x/pdf/SKILL.md"), FlatSkill("pdf", "y", path="/y/pdf/SKILL.md")])
     with pytest.raises(UserError, match=r"'a' \(entry 1, entry 3\)"):

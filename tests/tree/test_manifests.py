@@ -42,7 +42,7 @@ def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
     expected = [
         "'Bad Name'",
         "duplicate category",
-        "'Email.Send!' must match",
+        "'Email.Send!' may hold only lowercase",
         "email.nocat': no category given",
         "duplicate leaf",
         "unknown category 'weather'",

@@ -104,7 +104,7 @@ class SkillDescriptor:
 
 
 class SkillRegistryLike(Protocol):
-    """What a runtime needs from a registry (:class:`~.registry.SkillRegistry` has it)."""
+    """What a runtime needs from a registry (:class:`~.registry.SkillCatalog` has it)."""
 
     def get(self, skill_id: str) -> SkillDescriptor | None: ...
     def find_by_name(self, name: str) -> list[SkillDescriptor]: ...

@@ -17,7 +17,7 @@ from ..workspace import Workspace
 from .errors import SkillCatalogWarning, SkillNotFound, SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
 from .loader import find_skill_md
-from .registry import SkillRegistry
+from .registry import SkillCatalog
 
 WorkspaceLike = Workspace | str | os.PathLike[str]
 
@@ -28,12 +28,12 @@ def build_registry(
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
-) -> SkillRegistry:
+) -> SkillCatalog:
     """A registry of the built-in skills, the workspace's conventional skills, then ``folders``.
 
-    Loading problems are kept in :attr:`SkillRegistry.issues` rather than raised as warnings.
+    Loading problems are kept in :attr:`SkillCatalog.issues` rather than raised as warnings.
     """
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkillCatalogWarning)
         registry.scan_builtin()
@@ -57,7 +57,7 @@ def list_skill_rows(
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
-    registry: SkillRegistry | None = None,
+    registry: SkillCatalog | None = None,
 ) -> list[dict[str, Any]]:
     """One row per SKILL.md skill: ``id``, ``name``, ``description``, ``source``, ``path``, ``warnings``.
 
@@ -115,7 +115,7 @@ def show_skill(
     folders: Iterable[str | os.PathLike[str]] = (),
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
-    registry: SkillRegistry | None = None,
+    registry: SkillCatalog | None = None,
 ) -> dict[str, Any]:
     """Every detail of one skill, found by id or by a display name only one skill has.
 

@@ -26,7 +26,11 @@ BUILTIN_ROOT = Path(__file__).resolve().parent / "builtin"
 
 @dataclass(frozen=True)
 class SkillLocation:
-    """A folder of skill folders, with the namespace and source its skills get."""
+    """A folder of skill folders, with the namespace and source its skills get.
+
+    ``source`` says what kind of place it is: ``workspace``, ``user``,
+    ``configured`` (a folder a workspace's settings list), and so on.
+    """
 
     path: Path
     namespace: str
@@ -62,9 +66,12 @@ def conventional_locations(
     """The conventional skill folders, highest precedence first (absent ones included)."""
     locations: list[SkillLocation] = []
     if workspace_root is not None:
-        for path in workspace_skill_dirs(workspace_root):
-            locations.append(SkillLocation(path, CUSTOM_NAMESPACE, "workspace", str(path)))
+        locations += [custom_location(path, "workspace") for path in workspace_skill_dirs(workspace_root)]
     if include_user:
-        path = user_skills_dir(home)
-        locations.append(SkillLocation(path, CUSTOM_NAMESPACE, "user", str(path)))
+        locations.append(custom_location(user_skills_dir(home), "user"))
     return locations
+
+
+def custom_location(path: Path, source: str) -> SkillLocation:
+    """A folder of ``custom`` skills, labelled by its path; ``source`` says what kind of place it is."""
+    return SkillLocation(path, CUSTOM_NAMESPACE, source, str(path))

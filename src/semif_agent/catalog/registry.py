@@ -1,28 +1,34 @@
-"""The shared catalog of SKILL.md skills: :class:`SkillRegistry`.
+"""The shared catalog of SKILL.md skills: :class:`SkillCatalog`.
 
-A registry is filled by scans (``scan_builtin``, ``scan_custom``, ``scan_env``,
+A catalog is filled by scans (``scan_builtin``, ``scan_custom``, ``scan_env``,
 ``scan_conventional``) and by registration from Python (``register``,
 ``register_folder``). The first source to claim a skill id keeps it; every
 later claim is a collision, reported as a :class:`SkillCatalogWarning` and
-kept in :attr:`SkillRegistry.issues`.
+kept in :attr:`SkillCatalog.issues`.
 
-Scanning is one pass over the folders. :meth:`SkillRegistry.refresh` re-runs
+Scanning is one pass over the folders. :meth:`SkillCatalog.refresh` re-runs
 every scan in its original order: it re-stats each SKILL.md (and the files its
 frontmatter names), re-parses only the changed ones, and picks up added and
 removed folders. Documents and files are always read from disk.
 
-Many :class:`~.runtime.AgentSkillRuntime` objects share one registry and only
+Many :class:`~.runtime.AgentSkillRuntime` objects share one catalog and only
 read it; per-agent state never lives here.
+
+``SkillRegistry``, the catalog's former name, still imports from here and from
+:mod:`semif_agent.catalog`, with a :class:`DeprecationWarning` the first time
+code outside this package asks for it.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .descriptor import SkillDescriptor
 from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, SkillParseError, SkillPathError
@@ -49,7 +55,7 @@ class SkillIssue:
 
 @dataclass(frozen=True)
 class RefreshReport:
-    """What a :meth:`SkillRegistry.refresh` changed, as sorted skill ids."""
+    """What a :meth:`SkillCatalog.refresh` changed, as sorted skill ids."""
 
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
@@ -74,11 +80,11 @@ class _PythonSkill:
     doc: str | None = None
 
 
-class SkillRegistry:
+class SkillCatalog:
     """The skills known to a process, by id (``namespace@name``) and by display name."""
 
     def __init__(self) -> None:
-        """An empty registry."""
+        """An empty catalog."""
         self._layers: list[_ScanSource | _PythonSkill] = []
         self._skills: dict[str, SkillDescriptor] = {}
         self._docs: dict[str, str] = {}
@@ -136,12 +142,12 @@ class SkillRegistry:
         *,
         home: str | os.PathLike[str] | None = None,
         include_user: bool = True,
-    ) -> SkillRegistry:
-        """A registry holding the built-in skills and a workspace's conventional skills."""
-        registry = cls()
-        registry.scan_builtin()
-        registry.scan_conventional(workspace_root, home=home, include_user=include_user)
-        return registry
+    ) -> SkillCatalog:
+        """A catalog holding the built-in skills and a workspace's conventional skills."""
+        catalog = cls()
+        catalog.scan_builtin()
+        catalog.scan_conventional(workspace_root, home=home, include_user=include_user)
+        return catalog
 
     def refresh(self) -> RefreshReport:
         """Re-run every scan and registration in order; pick up edited, added and removed skills."""
@@ -273,9 +279,9 @@ class SkillRegistry:
         except (SkillNotFound, SkillPathError, OSError):
             return ""
 
-    def copy(self) -> SkillRegistry:
-        """An independent registry with the same skills and scans (descriptors are shared)."""
-        other = SkillRegistry()
+    def copy(self) -> SkillCatalog:
+        """An independent catalog with the same skills and scans (descriptors are shared)."""
+        other = SkillCatalog()
         other._layers = [
             replace(layer, cache=dict(layer.cache)) if isinstance(layer, _ScanSource) else layer
             for layer in self._layers
@@ -379,3 +385,29 @@ def _stat_skill(folder: Path) -> tuple[Path | None, _Signature]:
 
 def _watched_state(folder: Path, watched: tuple[str, ...]) -> _Signature:
     return tuple(os.path.isfile(os.path.join(folder, relative)) for relative in watched)
+
+
+if TYPE_CHECKING:  # the type checker sees the former name as the class; at run time __getattr__ gives it
+    SkillRegistry = SkillCatalog
+
+RENAMED = {"SkillRegistry": "SkillCatalog"}
+"""Former names still importable from here (and from the package), each deprecated."""
+_warned: set[str] = set()
+_OWN_MODULES = (__name__, __name__.rpartition(".")[0], "semif_agent._lazy", "importlib")
+
+
+def __getattr__(name: str) -> Any:
+    """A former name's class: warns once when code outside ``semif_agent`` asks for it."""
+    new = RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    frame, depth = sys._getframe(1), 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_OWN_MODULES):
+        depth += not frame.f_globals["__name__"].startswith("importlib")  # warnings skips importlib's frames
+        frame = frame.f_back
+    caller = frame.f_globals.get("__name__", "")
+    if name not in _warned and not caller.startswith("semif_agent."):
+        _warned.add(name)
+        message = f"semif_agent.catalog.{name} is deprecated; use {new}"
+        warnings.warn(message, DeprecationWarning, stacklevel=depth)
+    return globals()[new]

@@ -5,20 +5,22 @@ lives here: which skills it can see, which are active, its workspace, its
 trace writer. Every public method takes a *token*, a skill id
 (``namespace@name``) or a display name, resolved by :meth:`resolve_skill_id`.
 
-Scripts and hooks run through :class:`~.execution.ScriptExecutor` (separate,
-confined processes); see :mod:`.runtime_scripts` for that half of the class.
+Scripts and hooks are run by the runtime's :class:`~.script_runner.ScriptRunner`
+(in separate, confined processes); the runtime's ``run_*`` methods hand them to it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
 import os
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._sync import run_sync
 from ..errors import check_type
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import RuntimeNotBound, SkillPathError
@@ -26,7 +28,8 @@ from .execution import ScriptExecutor
 from .fs import WorkspaceFS
 from .limits import SandboxLimits
 from .paths import resolve_inside
-from .runtime_scripts import ScriptRunning
+from .results import ScriptRunResult
+from .script_runner import DEFAULT_TIMEOUT_SEC, ScriptRunner
 from .trace import JsonlTraceWriter, NullTraceWriter, TraceWriter
 from .worker import WorkerPool
 
@@ -35,7 +38,7 @@ TRACE_FILE = Path(".semif") / "skill-trace.jsonl"
 """Where the default trace writer writes, relative to the workspace."""
 
 
-class AgentSkillRuntime(ScriptRunning):
+class AgentSkillRuntime:
     """Visibility, activation, documents and scripts of SKILL.md skills for one agent."""
 
     def __init__(
@@ -56,7 +59,7 @@ class AgentSkillRuntime(ScriptRunning):
         check_type("worker_pool", worker_pool, WorkerPool, optional=True)
         self.agent_id = agent_id
         self._registry = registry
-        self._executor = ScriptExecutor(limits, worker_pool)
+        self._scripts = ScriptRunner(self, ScriptExecutor(limits, worker_pool))
         self._workspace: Path | None = None
         self._fs: WorkspaceFS | None = None
         self._trace: TraceWriter = NullTraceWriter()
@@ -355,6 +358,52 @@ class AgentSkillRuntime(ScriptRunning):
             except SkillPathError:
                 continue
         return None
+
+    # -- scripts and hooks (run by the ScriptRunner) ------------------------------
+
+    async def run_skill_script(
+        self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """Run a script of a visible skill in a confined process (:meth:`.ScriptRunner.run_skill_script`)."""
+        return await self._scripts.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec)
+
+    async def run_skill_hook(
+        self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """Run the ``hook_type`` hook (``pre_step``, ``post_step``, any declared type) of a visible skill."""
+        return await self._scripts.run_skill_hook(skill_id, hook_type, argv, timeout_sec=timeout_sec)
+
+    async def run_active_hooks(
+        self,
+        hook_type: str,
+        argv: Sequence[str] = (),
+        *,
+        timeout_sec: float = DEFAULT_TIMEOUT_SEC,
+        skill_ids: Collection[str] | None = None,
+    ) -> dict[str, ScriptRunResult]:
+        """Run ``hook_type`` of every visible, active skill declaring it (of ``skill_ids``, when given), concurrently;
+        results by skill id."""
+        skills = [
+            info for info in self.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids
+        ]
+        results = await asyncio.gather(
+            *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
+        )
+        return {info.skill_id: result for info, result in zip(skills, results)}
+
+    def run_skill_script_sync(
+        self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """:meth:`run_skill_script` for synchronous callers (not inside a running event loop)."""
+        return run_sync(
+            self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec), "run_skill_script_sync"
+        )
+
+    def run_skill_hook_sync(
+        self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
+    ) -> ScriptRunResult:
+        """:meth:`run_skill_hook` for synchronous callers (not inside a running event loop)."""
+        return run_sync(self.run_skill_hook(skill_id, hook_type, argv, timeout_sec=timeout_sec), "run_skill_hook_sync")
 
     # -- saved state -------------------------------------------------------------
 

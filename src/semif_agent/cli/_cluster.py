@@ -13,7 +13,7 @@ import click
 from ._common import plural
 
 if TYPE_CHECKING:
-    from ..distributed.pool import Status, WorkerPool
+    from ..distributed.pool import RayPool, Status
 
 LOCAL = "local"  # what --ray alone means (semif_agent.distributed.cluster.LOCAL, without importing it)
 
@@ -34,16 +34,16 @@ def ray_option(fn: Callable) -> Callable:
 
 
 @contextlib.contextmanager
-def cluster_pool(address: str | None) -> Iterator[WorkerPool | None]:
+def cluster_pool(address: str | None) -> Iterator[RayPool | None]:
     """A pool of workers on the cluster ``address`` names (None: no cluster, yields None)."""
     if address is None:
         yield None
         return
     from ..distributed.cluster import connect
-    from ..distributed.pool import WorkerPool
+    from ..distributed.pool import RayPool
 
     ray = connect(address)
-    with WorkerPool(ray) as pool:
+    with RayPool(ray) as pool:
         yield pool
 
 

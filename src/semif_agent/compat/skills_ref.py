@@ -16,7 +16,10 @@ byte-order mark is not accepted, every YAML scalar is a string (StrictYAML has
 no implicit types), flow collections, anchors, tags and duplicate keys are
 refused, and an empty ``compatibility`` passes. The only difference is the
 text after ``Invalid YAML in frontmatter:``, which comes from PyYAML here.
-The error classes also derive from :class:`semif_agent.errors.UserError`.
+The error classes also derive from :class:`semif_agent.errors.UserError`;
+their base, the reference's ``SkillError``, is :class:`SkillsRefError` here
+(one class, both names), apart from semif's own
+:class:`semif_agent.errors.SkillError` (a code skill misbehaved).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ ALLOWED_FIELDS = {"name", "description", "license", "allowed-tools", "metadata",
 
 __all__ = [
     "SkillError",
+    "SkillsRefError",
     "ParseError",
     "ValidationError",
     "SkillProperties",
@@ -55,15 +59,19 @@ __all__ = [
 ]
 
 
-class SkillError(UserError):
-    """Base of the reference library's errors."""
+class SkillsRefError(UserError):
+    """Base of the reference library's errors; exported as ``SkillError``, the name the reference gives it."""
 
 
-class ParseError(SkillError):
+SkillError = SkillsRefError
+"""The reference library's name for :class:`SkillsRefError` (semif's own ``SkillError`` is a code skill's)."""
+
+
+class ParseError(SkillsRefError):
     """A SKILL.md is missing or its frontmatter cannot be parsed."""
 
 
-class ValidationError(SkillError):
+class ValidationError(SkillsRefError):
     """Skill properties are invalid; ``errors`` lists every message (at least one)."""
 
     def __init__(self, message: str, errors: list[str] | None = None) -> None:

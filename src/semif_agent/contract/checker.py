@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from ..tree.manifests import NAME_RE
+from ..catalog.names import NAME_RE
 from .escapes import escape_violations
 from .report import CheckReport, Violation
 

@@ -8,7 +8,7 @@ worker dies is sent again (the actor restarts); the driver takes each batch's
 result once, so nothing is lost and nothing is written twice.
 
 - :mod:`.cluster`: joining a cluster or starting a local one (Ray is imported there, when asked for);
-- :mod:`.pool`: :class:`~.pool.WorkerPool`, batches in, results out once each, retries, progress;
+- :mod:`.pool`: :class:`~.pool.RayPool`, batches in, results out once each, retries, progress;
 - :mod:`.jobs`: what evaluation and training send to the pool, and how the answers are put together;
 - :mod:`.batch`: batch runs (``semif run --batch``): the request file, the rows written once, the run lock.
 

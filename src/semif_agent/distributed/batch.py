@@ -78,7 +78,7 @@ def run_batch(
 ) -> BatchReport:
     """Run every request with the runner ``setup()`` builds on each worker; append each run's rows to ``log`` once.
 
-    ``pool`` is a :class:`~.pool.WorkerPool` or a :class:`LocalPool`. A request
+    ``pool`` is a :class:`~.pool.RayPool` or a :class:`LocalPool`. A request
     that cannot run (an unknown skill, a bad request) is reported in its entry,
     and the others run.
     """

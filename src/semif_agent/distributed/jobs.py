@@ -1,4 +1,4 @@
-"""What ``semif eval`` and ``semif train`` send to a :class:`~.pool.WorkerPool`, and how the answers are put together.
+"""What ``semif eval`` and ``semif train`` send to a :class:`~.pool.RayPool`, and how the answers are put together.
 
 - Evaluation: each actor builds the strategy once (by the caller's ``make``,
   exactly as the local evaluation does), embeds its batch's requests in one
@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from .pool import Status, WorkerPool, batches_of
+from .pool import RayPool, Status, batches_of
 
 ROUTE_BATCH = 64
 """Requests per evaluation batch: one model run's worth of texts, twice over."""
@@ -27,7 +27,7 @@ ENCODE_BATCH = 256
 
 
 def route_all(
-    pool: WorkerPool,
+    pool: RayPool,
     make: Callable[..., Any],
     args: tuple,
     examples: Sequence[Any],
@@ -54,7 +54,7 @@ def route_all(
 
 
 def encoder(
-    pool: WorkerPool,
+    pool: RayPool,
     tree: Any,
     settings: dict[str, Any],
     *,

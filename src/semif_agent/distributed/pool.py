@@ -1,6 +1,6 @@
 """A pool of Ray actors that handle batches: each builds its state once, the driver takes every result once.
 
-:meth:`WorkerPool.map` sends a job: a ``setup`` (called once per actor, on its
+:meth:`RayPool.map` sends a job: a ``setup`` (called once per actor, on its
 first batch of the job: it loads the tree, builds the engine, and so on) and a
 ``task(state, batch)``, over a list of batches. A few batches are in flight
 per actor. Results are handed to ``on_result(index, result)`` in batch order,
@@ -68,7 +68,7 @@ class _Worker:
         return os.getpid()
 
 
-class WorkerPool:
+class RayPool:
     """``workers`` actors (default: one per CPU of the cluster) on the connected cluster ``ray``, one CPU each."""
 
     def __init__(
@@ -83,7 +83,7 @@ class WorkerPool:
         actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_Worker)
         self.actors = [actor.remote() for _ in range(count)]
 
-    def __enter__(self) -> WorkerPool:
+    def __enter__(self) -> RayPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,11 +15,11 @@ import json
 import re
 from typing import Any
 
+from ..catalog.names import CATEGORY_RE, NAME_RE
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, Option
 from ..errors import UserError
 from ..records import DecisionLog, DecisionRow, ProposeRow
-from ..tree.manifests import CATEGORY_RE, NAME_RE
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .generator import Generated, agenerate_skill, make_manifest

@@ -16,11 +16,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..catalog.names import NAME_RE
 from ..contract import CheckReport
 from ..engine.base import Engine
 from ..errors import UserError
 from ..records import DecisionLog, GenerateRow
-from ..tree.manifests import DEFAULT_COST_BUDGET, NAME_RE
+from ..tree.manifests import DEFAULT_COST_BUDGET
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .admission import acheck_skill

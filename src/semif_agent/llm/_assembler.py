@@ -19,7 +19,7 @@ from .responses import (
     StopChunk,
     StopReason,
     StreamChunk,
-    TextDelta,
+    TextChunk,
     TokenLogprob,
     ToolCallDelta,
     UsageChunk,
@@ -61,7 +61,7 @@ class StreamAssembler:
             return []
         self._text.append(text)
         self.emitted += 1
-        return [TextDelta(text=text, logprobs=tuple(logprobs or ()))]
+        return [TextChunk(text=text, logprobs=tuple(logprobs or ()))]
 
     def add_logprobs(self, logprobs: list[TokenLogprob]) -> None:
         if self._logprobs is None:

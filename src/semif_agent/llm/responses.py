@@ -3,7 +3,7 @@
 A stream is a sequence of :data:`StreamChunk` values, each a frozen dataclass
 with a literal ``type``:
 
-- :class:`TextDelta` (``"text_delta"``): a piece of text, with its token
+- :class:`TextChunk` (``"text_delta"``): a piece of text, with its token
   log-probabilities when the server sent them;
 - :class:`ToolCallDelta` (``"tool_call_delta"``): a piece of a tool call
   (``id`` and ``name`` on its first piece, then argument JSON text);
@@ -83,8 +83,8 @@ class Response:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TextDelta:
-    """A piece of the answer's text."""
+class TextChunk:
+    """A piece of the answer's text, as the stream brings it (the agent's own event for it is ``TextDelta``)."""
 
     text: str
     logprobs: tuple[TokenLogprob, ...] = ()
@@ -119,12 +119,12 @@ class StopChunk:
     type: Literal["stop"] = "stop"
 
 
-StreamChunk: TypeAlias = TextDelta | ToolCallDelta | UsageChunk | StopChunk
+StreamChunk: TypeAlias = TextChunk | ToolCallDelta | UsageChunk | StopChunk
 
 
 def chunk_to_dict(chunk: StreamChunk) -> dict[str, Any]:
     """A JSON-ready dict for any stream chunk."""
-    if isinstance(chunk, TextDelta):
+    if isinstance(chunk, TextChunk):
         return {"type": chunk.type, "text": chunk.text}
     if isinstance(chunk, ToolCallDelta):
         return {

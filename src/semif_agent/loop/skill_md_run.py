@@ -26,7 +26,7 @@ from .._text import clip
 from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import read_document
 from ..catalog.loader import load_skill
-from ..catalog.registry import SkillRegistry
+from ..catalog.registry import SkillCatalog
 from ..catalog.runtime import AgentSkillRuntime
 from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, DecisionResult
@@ -105,7 +105,7 @@ async def show_instructions(run: SkillMdRun) -> SkillMdOutcome:
 
 
 async def _run_script(run: SkillMdRun, script: str) -> SkillMdOutcome:
-    registry = SkillRegistry()
+    registry = SkillCatalog()
     skill_id = registry.register_folder(run.folder, source="workspace", source_label=str(run.folder))
     runtime = AgentSkillRuntime("semif-run", registry)
     runtime.add_visible_skill(skill_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from ..catalog.names import code_skill_name, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import UserError
 from ._shape import FlatSkill
 from ._vectors import Progress
@@ -21,14 +22,24 @@ def check_limits(max_children: int, top_capacity: int | None) -> int:
 
 
 def check_skills(skills: Sequence[FlatSkill]) -> None:
-    """A clear error for no skills, a nameless one, or two sharing a name (each entry named)."""
+    """A clear error for no skills, a nameless one, one its manifest would refuse, or two sharing a name.
+
+    A tree is built to be a workspace's ``categories.json``: every name in it
+    is one the manifests accept (:mod:`semif_agent.catalog.names`).
+    """
     if not skills:
         raise UserError("no skills to build a tree from")
     holders: dict[str, list[str]] = {}
     for number, skill in enumerate(skills, start=1):
         if not isinstance(skill.name, str) or not skill.name.strip() or not isinstance(skill.description, str):
             raise UserError(f"skill {number} needs a non-empty name and a description")
-        holders.setdefault(skill.name, []).append(skill.path or f"entry {number}")
+        where = skill.path or f"entry {number}"
+        problem = skill_md_leaf_problem(skill.name) if skill.path else code_skill_name_problem(skill.name)
+        if problem:
+            valid = None if skill.path else code_skill_name(skill.name)
+            hint = f" (as a valid one: {valid!r})" if valid else ""
+            raise UserError(f"skill {number} ({where}): {problem}{hint}")
+        holders.setdefault(skill.name, []).append(where)
     dupes = [(name, where) for name, where in holders.items() if len(where) > 1]
     if dupes:
         shown = "; ".join(f"{name!r} ({', '.join(where)})" for name, where in dupes[:5])

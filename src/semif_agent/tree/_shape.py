@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .manifests import CATEGORY_RE, SKILL_MD
+from ..catalog.names import CATEGORY_RE
+from .manifests import SKILL_MD
 
 MAX_CHILDREN = 15
 """Children of a category at most: with the ``none`` option, a decision shows at most 16 options."""

@@ -20,13 +20,11 @@ The result has the shape of ``data/categories.json`` (:mod:`.manifests`).
 
 from __future__ import annotations
 
-import re
-
+from ..catalog.names import code_skill_name
 from ..errors import UserError
 from ._shape import MAX_CHILDREN, FlatSkill
 from ._whole import build_tree
 from .incremental import TreeUpdate, update_tree
-from .manifests import NAME_RE
 from .sources import load_flat_skills
 
 __all__ = [
@@ -42,8 +40,7 @@ __all__ = [
 
 def manifest_name(name: str) -> str:
     """A name made valid for a code-skill manifest: lowercase, ``-``/spaces to ``_``."""
-    cleaned = re.sub(r"[^a-z0-9_.]+", "_", name.strip().lower()).strip("._")
-    cleaned = re.sub(r"\.{2,}", ".", cleaned)
-    if not NAME_RE.fullmatch(cleaned or "-"):
+    cleaned = code_skill_name(name)
+    if cleaned is None:
         raise UserError(f"cannot make a skill name out of {name!r}")
     return cleaned

@@ -11,8 +11,9 @@ The file::
                 {"name": "systematic-debugging", "category": "debugging", "description": "...",
                  "kind": "skill_md", "path": "../skills/systematic-debugging/SKILL.md"}]}
 
-A leaf is a code skill (``kind`` absent or ``"code"``: a dotted snake_case
-name and a body under ``data/skills/``) or a SKILL.md skill (``kind:
+What a name may be is :mod:`semif_agent.catalog.names`. A leaf is a code
+skill (``kind`` absent or ``"code"``: name words joined by dots, and a body
+under ``data/skills/``) or a SKILL.md skill (``kind:
 "skill_md"``: its ``path`` is the SKILL.md file, relative to the file that
 lists it; its name is the one its folder gives, kept as written, and
 ``skill_name`` says so when the leaf's id had to differ).
@@ -25,17 +26,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..catalog.names import RESERVED_IDS, category_name_problem, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import ManifestError
 
-NAME_RE = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
-CATEGORY_RE = re.compile(r"[a-z0-9_]+")
-LEAF_ID_RE = re.compile(r"[^\s/\\]{1,200}")  # a SKILL.md leaf: its name as written, no spaces or slashes
-RESERVED_IDS = frozenset({"none"})  # the `none` option of every decision
 DEFAULT_COST_BUDGET = 5
 CODE = "code"
 SKILL_MD = "skill_md"
@@ -214,10 +211,9 @@ def _category(entry: Any) -> Category:
     if not isinstance(entry, dict):
         raise ManifestError("a category must be an object")
     name = _text(entry, "name", required=True)
-    if not CATEGORY_RE.fullmatch(name):
-        raise ManifestError(f"category name {name!r} must match [a-z0-9_]+")
-    if name in RESERVED_IDS:
-        raise ManifestError(f"{name!r} is reserved (every decision's `none` option)")
+    problem = category_name_problem(name)
+    if problem:
+        raise ManifestError(problem)
     parent = _text(entry, "parent", required=False)
     if parent == name:
         raise ManifestError("a category cannot be its own parent")
@@ -266,8 +262,9 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
         raise ManifestError(f"name {name!r} is taken ({'a category' if name in categories else 'the none option'})")
     if kind == SKILL_MD:
         return _skill_md(entry, name, categories, base)
-    if not NAME_RE.fullmatch(name):
-        raise ManifestError(f"name {name!r} must match {NAME_RE.pattern} (lowercase, digits, '_' and '.')")
+    problem = code_skill_name_problem(name)
+    if problem:
+        raise ManifestError(problem)
     category = _text(entry, "category", required=False)
     if not category:
         raise ManifestError("no category given")
@@ -298,8 +295,9 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
 
 
 def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category], base: Path) -> SkillManifest:
-    if not LEAF_ID_RE.fullmatch(name):
-        raise ManifestError(f"name {name!r} must be 1-200 characters without spaces or slashes")
+    problem = skill_md_leaf_problem(name)
+    if problem:
+        raise ManifestError(problem)
     category = _text(entry, "category", required=True)
     if category not in categories:
         raise ManifestError(f"unknown category {category!r}")

@@ -29,20 +29,12 @@ from typing import Any
 from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import read_document
 from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
-from ..catalog.locations import CUSTOM_NAMESPACE, user_skills_dir, workspace_skill_dirs
+from ..catalog.locations import SkillLocation, conventional_locations, custom_location
 from ..errors import WorkspaceError
 from ..workspace import Workspace
 
 EXAMPLES_HEADING = re.compile(r"^#{2,3}\s+(example requests|examples)\s*$", re.IGNORECASE)
 LIST_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+(.+)$")
-
-
-@dataclass(frozen=True)
-class SkillMdLocation:
-    """A folder of SKILL.md skills and what kind of place it is (``workspace``, ``configured``, ``user``)."""
-
-    path: Path
-    source: str
 
 
 @dataclass(frozen=True)
@@ -67,16 +59,17 @@ class SkillMdScan:
     problems: list[str] = field(default_factory=list)
 
 
-def skill_md_locations(workspace: Workspace) -> list[SkillMdLocation]:
+def skill_md_locations(workspace: Workspace) -> list[SkillLocation]:
     """The workspace's SKILL.md locations, highest precedence first (absent ones included)."""
-    locations = [SkillMdLocation(path, "workspace") for path in workspace_skill_dirs(workspace.root)]
     configured = workspace.settings["skills"].get("folders", [])
     if not isinstance(configured, list) or not all(isinstance(item, str) for item in configured):
         raise WorkspaceError(f"{workspace.settings_file}: [skills] folders must be a list of paths")
-    locations += [SkillMdLocation(workspace.resolve(item), "configured") for item in configured]
-    if workspace.settings["skills"].get("user_skills", True) is not False:
-        locations.append(SkillMdLocation(user_skills_dir(), "user"))
-    return locations
+    user = workspace.settings["skills"].get("user_skills", True) is not False
+    return [
+        *conventional_locations(workspace.root, include_user=False),
+        *(custom_location(workspace.resolve(item), "configured") for item in configured),
+        *conventional_locations(include_user=user),
+    ]
 
 
 def scan_skill_md(
@@ -121,9 +114,9 @@ def scan_skill_md(
                 continue
             result = load_skill(
                 folder,
-                namespace=CUSTOM_NAMESPACE,
+                namespace=location.namespace,
                 source=location.source,
-                source_label=str(location.path),
+                source_label=location.label,
                 skill_md=skill_md,
             )
             if result.descriptor is None:

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
+from ..catalog.names import skill_md_leaf_id
 from ..errors import UserError
 from ._shape import FlatSkill
 from .leaf_ids import distinct_ids
-from .manifests import LEAF_ID_RE, SKILL_MD
+from .manifests import SKILL_MD
 
 SEARCH_DEPTH = 10
 """How deep below SOURCE a skill folder is still found: published collections nest skills deeply."""
@@ -60,7 +61,7 @@ def _from_folder(root: Path) -> list[FlatSkill]:
             warnings.warn(f"{folder}: skipped ({result.skipped})", RuntimeWarning, stacklevel=3)
             continue
         loaded.append(result.descriptor)
-    ids, collisions = distinct_ids([(_leaf_id(d.name, d.root), d.root) for d in loaded])
+    ids, collisions = distinct_ids([(skill_md_leaf_id(d.name, d.root.name), d.root) for d in loaded])
     for message in collisions:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
     return [
@@ -72,14 +73,6 @@ def _from_folder(root: Path) -> list[FlatSkill]:
         )
         for leaf_id, d in zip(ids, loaded)
     ]
-
-
-def _leaf_id(name: str, folder: Path) -> str:
-    """The name as written when it can be a leaf id (no spaces or slashes), else the folder's name."""
-    for candidate in (name, folder.name, "-".join(name.replace("/", " ").replace("\\", " ").split())):
-        if LEAF_ID_RE.fullmatch(candidate):
-            return candidate
-    return "skill"
 
 
 def _from_entry(entry: Any, number: int, source: Path, base: Path) -> FlatSkill:

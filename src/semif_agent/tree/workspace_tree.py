@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import replace_file
+from ..catalog.names import skill_md_leaf_id
 from ..errors import ManifestError
 from ..workspace import Workspace
 from ._vectors import Embed
@@ -65,7 +66,9 @@ def workspace_manifests(
     scan = scan_skill_md(workspace, known=_known(stored, path.parent))
     problems += scan.problems
     taken = set(code.categories) | set(code.skills) | RESERVED_IDS
-    ids, collisions = distinct_ids([(found.name, found.folder) for found in scan.skills], taken=taken)
+    ids, collisions = distinct_ids(
+        [(skill_md_leaf_id(found.name, found.folder.name), found.folder) for found in scan.skills], taken=taken
+    )
     problems += collisions
     direct, placed = _split_by_category(scan.skills, ids, code.categories)
     flat = [_flat(found, leaf_id, path.parent) for leaf_id, found in placed]

@@ -10,7 +10,7 @@
 
 There is one mechanism under it, not two. Every skill, made in Python or
 read from a SKILL.md folder, is an entry of a
-:class:`semif_agent.catalog.SkillRegistry` (the catalog, which may be
+:class:`semif_agent.catalog.SkillCatalog` (the catalog, which may be
 shared by many agents), and visibility and activation are the state of
 this agent's :class:`semif_agent.catalog.AgentSkillRuntime`: activation
 reads the skill's document through the runtime, the active skills'
@@ -34,7 +34,7 @@ from typing import Any
 from ...catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
 from ...catalog.loader import find_skill_folders, find_skill_md
 from ...catalog.locations import CUSTOM_NAMESPACE
-from ...catalog.registry import SkillRegistry as CatalogRegistry
+from ...catalog.registry import SkillCatalog
 from ...catalog.results import ScriptRunResult
 from ...catalog.runtime import AgentSkillRuntime
 from ...errors import InvalidArgumentError, check_type
@@ -63,13 +63,13 @@ class SkillRegistry:
     def __init__(
         self,
         *,
-        catalog: CatalogRegistry | None = None,
+        catalog: SkillCatalog | None = None,
         agent_id: str | None = None,
         discovery: DiscoverySettings | None = None,
     ) -> None:
-        check_type("catalog", catalog, CatalogRegistry, optional=True)
+        check_type("catalog", catalog, SkillCatalog, optional=True)
         check_type("discovery", discovery, DiscoverySettings, optional=True)
-        self._catalog = catalog if catalog is not None else CatalogRegistry()
+        self._catalog = catalog if catalog is not None else SkillCatalog()
         self._agent_id = agent_id or f"agent-{uuid.uuid4().hex[:12]}"
         self._runtime = AgentSkillRuntime(self._agent_id, self._catalog)
         self._skills: dict[str, Skill] = {}
@@ -189,7 +189,7 @@ class SkillRegistry:
         return bool(self._scripts)
 
     @property
-    def catalog(self) -> CatalogRegistry:
+    def catalog(self) -> SkillCatalog:
         """The SKILL.md catalog the skills are entered in."""
         return self._catalog
 

@@ -15,7 +15,7 @@
 
 A skill is either made in Python or read from a SKILL.md folder
 (:meth:`Skill.from_path`, ``Agent.with_skills``); both kinds live
-in one catalog (:class:`semif_agent.catalog.SkillRegistry`) and one
+in one catalog (:class:`semif_agent.catalog.SkillCatalog`) and one
 per-agent runtime (:class:`semif_agent.catalog.AgentSkillRuntime`), held by
 the agent's :class:`~semif_agent.agent.skills.registry.SkillRegistry`.
 

@@ -1,4 +1,4 @@
-"""The script-running half of :class:`~.runtime.AgentSkillRuntime`: scripts and lifecycle hooks.
+"""Scripts and lifecycle hooks of an agent's skills: :class:`ScriptRunner`, held by :class:`~.runtime.AgentSkillRuntime`.
 
 Every run is refused before it starts unless the skill is visible to the agent
 and the script lies inside the skill (escapes get one uniform message, error
@@ -10,38 +10,38 @@ of stdout and stderr.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .._sync import run_sync
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import SkillPathError
+from .execution import ScriptExecutor
 from .paths import resolve_inside
 from .results import ErrorType, ScriptRunResult, refused
-
-if TYPE_CHECKING:
-    from .execution import ScriptExecutor
-    from .trace import TraceWriter
+from .trace import TraceWriter
 
 DEFAULT_TIMEOUT_SEC = 30
 
 
-class ScriptRunning:
-    """Runs the scripts and hooks of an agent's visible skills (mixed into the runtime)."""
+class AgentSkills(Protocol):
+    """What a runner asks of the agent it runs for: its skills, its workspace, where its spans go."""
 
-    _executor: ScriptExecutor
-    _registry: SkillRegistryLike
-    _trace: TraceWriter
-    _visible: set[str]
+    @property
+    def registry(self) -> SkillRegistryLike: ...
+    @property
+    def trace_writer(self) -> TraceWriter: ...
+    def resolve_skill_id(self, token: str, *, visible_only: bool = True) -> str: ...
+    def workspace_root(self) -> Path: ...
 
-    if TYPE_CHECKING:  # provided by AgentSkillRuntime
 
-        def resolve_skill_id(self, token: str, *, visible_only: bool = True) -> str: ...
-        def workspace_root(self) -> Path: ...
-        def active_hook_skills(self, hook_type: str) -> list[SkillDescriptor]: ...
+class ScriptRunner:
+    """Runs the scripts and hooks of ``agent``'s visible skills, each through ``executor`` (confined processes)."""
+
+    def __init__(self, agent: AgentSkills, executor: ScriptExecutor) -> None:
+        self.agent = agent
+        self.executor = executor
 
     async def run_skill_script(
         self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
@@ -82,47 +82,15 @@ class ScriptRunning:
             return self._refuse("skill.hook", skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
         return await self._run(info, script, argv, timeout_sec=timeout_sec, hook_type=hook_type)
 
-    async def run_active_hooks(
-        self,
-        hook_type: str,
-        argv: Sequence[str] = (),
-        *,
-        timeout_sec: float = DEFAULT_TIMEOUT_SEC,
-        skill_ids: Collection[str] | None = None,
-    ) -> dict[str, ScriptRunResult]:
-        """Run ``hook_type`` of every visible, active skill declaring it (of ``skill_ids``, when given), concurrently;
-        results by skill id."""
-        skills = [
-            info for info in self.active_hook_skills(hook_type) if skill_ids is None or info.skill_id in skill_ids
-        ]
-        results = await asyncio.gather(
-            *(self.run_skill_hook(info.skill_id, hook_type, argv, timeout_sec=timeout_sec) for info in skills)
-        )
-        return {info.skill_id: result for info, result in zip(skills, results)}
-
-    def run_skill_script_sync(
-        self, skill_id: str, script_path: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
-    ) -> ScriptRunResult:
-        """:meth:`run_skill_script` for synchronous callers (not inside a running event loop)."""
-        return run_sync(
-            self.run_skill_script(skill_id, script_path, argv, timeout_sec=timeout_sec), "run_skill_script_sync"
-        )
-
-    def run_skill_hook_sync(
-        self, skill_id: str, hook_type: str, argv: Sequence[str], *, timeout_sec: float = DEFAULT_TIMEOUT_SEC
-    ) -> ScriptRunResult:
-        """:meth:`run_skill_hook` for synchronous callers (not inside a running event loop)."""
-        return run_sync(self.run_skill_hook(skill_id, hook_type, argv, timeout_sec=timeout_sec), "run_skill_hook_sync")
-
     # -- internals --------------------------------------------------------------
 
     def _visible_skill(self, token: str) -> tuple[SkillDescriptor | None, str]:
         """The visible skill ``token`` names, or None and why not."""
-        skill_id = self.resolve_skill_id(token)
-        info = self._registry.get(skill_id) if skill_id else None
+        skill_id = self.agent.resolve_skill_id(token)
+        info = self.agent.registry.get(skill_id) if skill_id else None
         if info is not None:
             return info, ""
-        if self.resolve_skill_id(token, visible_only=False):
+        if self.agent.resolve_skill_id(token, visible_only=False):
             return None, f"skill {token!r} is not visible to this agent"
         return None, f"no skill {token!r} (or the name is ambiguous)"
 
@@ -130,8 +98,8 @@ class ScriptRunning:
         attributes = {"skill.token": str(token), "script.error_type": result.error_type}
         if hook_type:
             attributes["hook.type"] = hook_type
-        span = self._trace.start_span(name, attributes=attributes)
-        self._trace.end_span(span, ok=False, message=result.stderr)
+        trace = self.agent.trace_writer
+        trace.end_span(trace.start_span(name, attributes=attributes), ok=False, message=result.stderr)
         return result
 
     async def _run(
@@ -161,10 +129,11 @@ class ScriptRunning:
         if not target.is_file():
             message = f"no script {script!r} in skill {info.skill_id}"
             return self._refuse(span_name, info.skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
-        workspace = self.workspace_root()
-        span = self._trace.start_span(span_name, attributes=attributes)
+        workspace = self.agent.workspace_root()
+        trace = self.agent.trace_writer
+        span = trace.start_span(span_name, attributes=attributes)
         started = time.perf_counter()
-        result, mode = await self._executor.run(
+        result, mode = await self.executor.run(
             info,
             target,
             [str(arg) for arg in argv],
@@ -172,7 +141,7 @@ class ScriptRunning:
             timeout_sec=float(timeout_sec),
             hook_type=hook_type,
         )
-        self._trace.end_span(
+        trace.end_span(
             span,
             ok=result.ok,
             message="" if result.ok else f"{result.error_type}: exit {result.exit_code}",
