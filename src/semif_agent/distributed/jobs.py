@@ -109,21 +109,22 @@ def _route_batch(strategy: Any, examples: list[Any]) -> list[Any]:
     from ..routing.evaluate import route_all as route_locally
 
     started = time.perf_counter()
-    embedder = embedder_of(strategy)
-    if embedder is not None:
-        embedder.embed([e.text for e in examples])  # one batched run; routing then finds every request embedded
+    embed = embedding_of(strategy)
+    if embed is not None:
+        embed([e.text for e in examples])  # one batched run; routing then finds every request embedded
     share = (time.perf_counter() - started) * 1000 / max(1, len(examples))
     outcomes = run_sync(route_locally(strategy, examples))
     return [replace(o, latency_ms=o.latency_ms + share) for o in outcomes]
 
 
-def embedder_of(strategy: Any) -> Any:
-    """The embedder the strategy's scores come from, if any (the leaf scorer's engine, else the engine's)."""
+def embedding_of(strategy: Any) -> Callable[..., Any] | None:
+    """How the strategy's scores embed texts, if they do (the leaf scorer's engine, else the engine's)."""
+    from ..engine.base import embedding_function
+
     scorer = getattr(strategy, "scorer", None)
     for engine in (getattr(scorer, "engine", None), getattr(strategy, "engine", None)):
-        embedder = getattr(engine, "embedder", None)
-        if embedder is not None:
-            return embedder
+        if (embed := embedding_function(engine)) is not None:
+            return embed
     return None
 
 
