@@ -54,6 +54,20 @@ class NodeTable:
         else:
             self._groups = groups
 
+    def masses(self, leaf_probabilities: Any, none_probability: float) -> list[float]:
+        """Each option's probability, in the options' order: the sum of its leaves' (``none``: its own)."""
+        out = [0.0] * len(self.options)
+        if self._slots:
+            if self._np is not None:
+                total = self._np.add.reduceat(leaf_probabilities[self._flat], self._starts).tolist()
+            else:
+                total = [sum(leaf_probabilities[i] for i in leaves) for leaves in self._groups]
+            for slot, value in zip(self._slots, total):
+                out[slot] = value
+        if self._none is not None:
+            out[self._none] = none_probability
+        return out
+
     def scores(self, leaf_scores: Any, none_score: float) -> list[float]:
         """Each option's score, in the options' order, from the scores of every leaf."""
         out = [NO_LEAF_SCORE] * len(self.options)

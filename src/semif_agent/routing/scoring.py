@@ -8,8 +8,14 @@ description) or centroid (the mean of the description and the examples).
 
 With the local engine the cosine is blended with BM25 over the same texts
 (``lexical_weight``): the embedding catches paraphrases, the keywords catch
-what a small model misses ("todo:", "make a note"). With the ``lexical`` engine
-BM25 alone scores; any other engine that can score options is used as it is.
+what a small model misses ("todo:", "make a note"). The keywords only re-rank
+the leaves whose cosine is near the best one (see :func:`.calibration.blend`),
+so a clear cosine winner stays the winner. With the ``lexical`` engine BM25
+alone scores; any other engine that can score options is used as it is.
+
+How much BM25 is blended, and the temperature that turns the scores into
+probabilities, are fitted once per version of the tree from its skills'
+example requests held out (:mod:`.calibration`), unless given.
 
 Everything that depends only on the tree (the leaves' vectors, their BM25
 postings, what each decision offers and which leaves stand behind each
@@ -21,7 +27,9 @@ operations; without numpy (the ``lexical`` engine on an install without the
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
+import re
 from typing import Any, Protocol, TypeGuard
 
 from ..engine.base import Engine, check_engine
@@ -33,9 +41,10 @@ from ..tree.manifests import SkillManifest
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
 from ._nodes import NodeTable
+from .calibration import DEFAULT_LEXICAL_WEIGHT, LEXICAL_WEIGHTS, Calibration, blend, enough_examples, fit_calibration
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
-DEFAULT_LEXICAL_WEIGHT = 0.5
+__all__ = ["DEFAULT_LEXICAL_WEIGHT", "LeafIndex", "LeafScorer", "can_score", "leaf_text", "top_indexes"]
 # The default ``none`` threshold for blended scores (they run higher than bare
 # cosines): what `semif eval --tune` picked on the validation half of the
 # starter workspace's request set. Tune your own tree with `semif eval --tune`.
@@ -45,6 +54,7 @@ BLENDED_THRESHOLD = 0.35
 # microseconds on an idle machine and costs milliseconds whenever another
 # process holds a core; one thread per block keeps a request's cost steady.
 BLOCK_ROWS = 1024
+_WORDS = re.compile(r"[a-z0-9]+")
 
 
 class ScoringEngine(Engine, Protocol):
@@ -75,6 +85,7 @@ class LeafIndex:
         self.row_starts: Any = None  # "nn": each leaf's first row (its rows are consecutive)
         self.keywords: BM25Index | None = None
         self.options: list[Option] = []  # for an engine that scores options as they are
+        self.calibration: Calibration | None = None  # fitted on first use (LeafScorer.calibration)
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
 
@@ -103,7 +114,12 @@ class LeafScorer:
     """
 
     def __init__(
-        self, tree: SkillTree, engine: Engine, *, examples: str = "off", lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+        self,
+        tree: SkillTree,
+        engine: Engine,
+        *,
+        examples: str = "off",
+        lexical_weight: float | None = None,
     ) -> None:
         check_type("the tree", tree, SkillTree)
         check_engine(engine)
@@ -114,6 +130,7 @@ class LeafScorer:
         self.tree = tree
         self.engine = engine
         self.examples = examples
+        # None: fitted with the temperature from the tree's examples (see calibration())
         self.lexical_weight = lexical_weight if isinstance(engine, LocalEngine) else 0.0
         self._blend = LexicalEngine()  # the BM25 parameters blended with the cosine
         self._index: LeafIndex | None = None
@@ -132,7 +149,7 @@ class LeafScorer:
     @property
     def default_threshold(self) -> float:
         """Where ``none`` starts when no threshold was tuned: the engine's own, or the blended one."""
-        if self.embedded and self.lexical_weight:
+        if self.embedded and self._weight(self.current()):
             return BLENDED_THRESHOLD
         return float(getattr(self.engine, "threshold", 0.0))
 
@@ -149,6 +166,13 @@ class LeafScorer:
             index = self._index = self._build(key)
         return index
 
+    def calibration(self, index: LeafIndex | None = None) -> Calibration:
+        """The blend and temperature of ``index`` (default: the current one), fitted on first use and kept with it."""
+        index = index or self.current()
+        if index.calibration is None:
+            index.calibration = self._calibrate(index)
+        return index.calibration
+
     def score_array(self, text: str, index: LeafIndex | None = None) -> Any:
         """Every leaf's score for ``text``, in ``index.names`` order (default: the current index)."""
         index = index or self.current()
@@ -156,10 +180,18 @@ class LeafScorer:
         if not index.names:
             return np.zeros(0) if np is not None else []
         if self.embedded:
-            out = index.cosines(self.embedder.embed([text])[0]).astype(np.float64)
-            if index.keywords is not None:
-                out += self.lexical_weight * index.keywords.scores(text)
-            return out
+            cosines = index.cosines(self.embedder.embed([text])[0]).astype(np.float64)
+            if index.keywords is None:
+                return cosines
+            return blend(cosines, index.keywords.scores(text), self._weight(index), np)
+        return self._unblended(text, index)
+
+    def _weight(self, index: LeafIndex) -> float:
+        return self.lexical_weight if self.lexical_weight is not None else self.calibration(index).lexical_weight
+
+    def _unblended(self, text: str, index: LeafIndex) -> Any:
+        """The scores of an engine that does not embed: BM25 over the leaves, or the engine's own."""
+        np = index.numpy
         if index.keywords is not None:
             return index.keywords.scores(text)
         scored = self.engine.score(text, index.options)
@@ -177,6 +209,57 @@ class LeafScorer:
         values = self.score_array(text, index)
         return [(index.names[i], float(values[i])) for i in top_indexes(values, k, index.numpy)]
 
+    def _calibrate(self, index: LeafIndex) -> Calibration:
+        """Fit the blend and temperature on the tree's examples, each scored with its own example left out.
+
+        Skills' examples stand as the held-out requests; when the leaves are
+        made of their examples too, fold ``j`` leaves out each skill's ``j``-th
+        example and scores them on the tree rebuilt without them.
+        """
+        skills: tuple[SkillManifest, ...] = index.key[0]
+        np = index.numpy
+        engine_temperature = getattr(self.engine, "temperature", None)
+        fixed = Calibration(
+            temperature=engine_temperature if not self.embedded and engine_temperature else Calibration.temperature,
+            lexical_weight=DEFAULT_LEXICAL_WEIGHT if self.lexical_weight is None else self.lexical_weight,
+        )
+        if np is None or not enough_examples([len(s.examples) for s in skills]):
+            return fixed
+        if self.examples == "off":
+            folds = [(index, [(i, e) for i, s in enumerate(skills) for e in s.examples])]
+        else:
+            folds = []
+            for j in range(max(len(s.examples) for s in skills)):
+                held = [(i, s.examples[j]) for i, s in enumerate(skills) if j < len(s.examples)]
+                rest = tuple(
+                    dataclasses.replace(s, examples=s.examples[:j] + s.examples[j + 1 :]) if j < len(s.examples) else s
+                    for s in skills
+                )
+                folds.append((self._build((rest, index.key[1])), held))
+        cosines, keywords, targets = [], [], []
+        for fold, held in folds:
+            texts = [e for _, e in held]
+            targets.extend(i for i, _ in held)
+            if self.embedded:
+                cosines.extend(fold.cosines(q).astype(np.float64) for q in self.embedder.embed(texts))
+                if fold.keywords is not None:
+                    keywords.extend(fold.keywords.scores(t) for t in texts)
+            else:
+                cosines.extend(np.asarray(self._unblended(t, fold), dtype=np.float64) for t in texts)
+        weight = self.lexical_weight
+
+        def none_score(blended: float) -> float:
+            return BLENDED_THRESHOLD if self.embedded and blended else float(getattr(self.engine, "threshold", 0.0))
+
+        return fit_calibration(
+            np.stack(cosines),
+            np.stack(keywords) if keywords else None,
+            np.array(targets),
+            none_score,
+            np,
+            weights=LEXICAL_WEIGHTS if weight is None else (weight,),
+        )
+
     def _build(self, key: tuple) -> LeafIndex:
         np = _numpy()
         index = LeafIndex(self.tree, key, np)
@@ -187,7 +270,7 @@ class LeafScorer:
                 index.vectors, index.row_starts = self._embed(skills)
                 rows = len(index.vectors)
                 index.blocks = [(start, min(start + BLOCK_ROWS, rows)) for start in range(0, rows, BLOCK_ROWS)]
-            if self.lexical_weight:
+            if self.lexical_weight != 0.0:
                 index.keywords = BM25Index(documents, k1=self._blend.k1, b=self._blend.b, numpy=np)
         elif isinstance(self.engine, LexicalEngine) and type(self.engine)._score is LexicalEngine._score:
             index.keywords = BM25Index(documents, k1=self.engine.k1, b=self.engine.b, numpy=np)
@@ -198,7 +281,7 @@ class LeafScorer:
     def _embed(self, skills: tuple[SkillManifest, ...]) -> tuple[Any, Any]:
         """Rows to compare with (descriptions, plus examples or centroids), and where each leaf's rows start."""
         np = _numpy()
-        texts = [option_text(s.name, s.description) for s in skills]
+        texts = [leaf_text(s.name, s.description) for s in skills]
         embed = self.embedder.embed
         examples = [(i, e) for i, s in enumerate(skills) for e in s.examples]
         if self.examples == "off" or not examples:
@@ -221,6 +304,20 @@ class LeafScorer:
             order.append(i)
             order.extend(example_rows.get(i, ()))
         return rows[np.array(order, dtype=np.intp)], np.array(starts, dtype=np.intp)
+
+
+def leaf_text(name: str, description: str) -> str:
+    """What a leaf is embedded as: its description, after the words of its name that the description lacks.
+
+    A description that already says every word of the name ("alarm query" for
+    ``alarm.alarm_query``) is embedded as it is: repeating the words (and the
+    category's) would pull every leaf of a category towards the category's
+    name, which a flat cosine over the descriptions does not do.
+    """
+    said = set(_WORDS.findall(description.lower()))
+    if said and set(_WORDS.findall(name.lower().replace("_", " "))) <= said:
+        return description
+    return option_text(name, description)
 
 
 def top_indexes(values: Any, k: int, numpy: Any = None) -> list[int]:

@@ -12,14 +12,20 @@
   vector (centroid; ``examples="nn"`` for nearest neighbour).
 
 Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
+The leaf-aware strategies' derived decisions give each option the probability
+that the route ends under it: a softmax over every leaf and ``none`` at the
+tree's calibrated temperature (:mod:`.calibration`, unless one is given),
+summed over the option's leaves. The top decision's probabilities add up to 1;
+a lower decision's to its branch's share.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 from ..engine.base import Engine, decide
-from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
+from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import EngineConfigError
 from ..tree.router import Route, RoutedDecision, Router, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
@@ -46,7 +52,27 @@ class _LeafAware:
         self.engine = engine
         self.scorer = scorer
         self.threshold = threshold
-        self.temperature = temperature or getattr(scorer.engine, "temperature", None) or 0.05
+        self.given_temperature = temperature  # None: the tree's calibrated one
+
+    def temperature(self, index: LeafIndex) -> float:
+        """The softmax temperature over ``index``'s leaves: the one given, else the tree's calibrated one."""
+        return self.given_temperature or self.scorer.calibration(index).temperature
+
+    def route_probabilities(self, index: LeafIndex, leaf_scores: Any, none: float) -> tuple[Any, float]:
+        """Each leaf's probability of being the route's end, and ``none``'s: one softmax over all of them."""
+        temperature = self.temperature(index)
+        np = index.numpy
+        if np is not None and len(leaf_scores):
+            top = max(float(leaf_scores.max()), none)
+            weights = np.exp((leaf_scores - top) / temperature)
+        else:
+            top = max([*leaf_scores, none])
+            weights = [math.exp((v - top) / temperature) for v in leaf_scores]
+        none_weight = math.exp((none - top) / temperature)
+        total = float(sum(weights)) + none_weight
+        if np is not None and len(leaf_scores):
+            return weights / total, none_weight / total
+        return [w / total for w in weights], none_weight / total
 
     def leaf_scores(self, text: str, index: LeafIndex) -> tuple[Any, float]:
         """Every leaf's score for ``text`` (over ``index``) and ``none``'s: the threshold."""
@@ -64,14 +90,25 @@ class _LeafAware:
             zip(table.ids, table.scores(leaf_scores, self.threshold if none is None else none))
         )
 
+    def node_probabilities(self, index: LeafIndex, node: str, routes: tuple[Any, float]) -> dict[str, float]:
+        """The probability of each option at ``node`` from :meth:`route_probabilities`' ``routes``."""
+        table = index.node(node)
+        return dict(zip(table.ids, table.masses(*routes)))
+
     def derived(
-        self, text: str, node: str, options: list[Option], scores: dict[str, float], note: str
+        self,
+        text: str,
+        node: str,
+        options: list[Option],
+        scores: dict[str, float],
+        note: str,
+        probabilities: dict[str, float],
     ) -> RoutedDecision:
         selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
         result = DecisionResult(
             selected=selected,
             scores=scores,
-            probabilities=softmax(scores, self.temperature),
+            probabilities={k: probabilities.get(k, 0.0) for k in scores},
             engine=self.scorer.engine.name,
             model=self.scorer.engine.model,
             note=note,
@@ -87,6 +124,7 @@ class BestLeaf(_LeafAware):
     async def aroute(self, text: str) -> Route:
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
+        routes = self.route_probabilities(index, leaf_scores, none)
         route = Route(skill=None)
         node = ""
         while True:
@@ -94,7 +132,8 @@ class BestLeaf(_LeafAware):
             if len(options) == 1:
                 route.reason = "the skill tree has no skills"
                 return route
-            step = self.derived(text, node, options, scores, "scored from the leaves")
+            probabilities = self.node_probabilities(index, node, routes)
+            step = self.derived(text, node, options, scores, "scored from the leaves", probabilities)
             route.decisions.append(step)
             chosen = step.result.selected
             if chosen == NONE_ID:
@@ -117,6 +156,7 @@ class Beam(_LeafAware):
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
         options, top = self.node_scores(index, leaf_scores, "", none)
+        probabilities = self.node_probabilities(index, "", self.route_probabilities(index, leaf_scores, none))
         route = Route(skill=None)
         remaining = [o for o in options if o.id != NONE_ID]
         for attempt in range(self.width):
@@ -127,6 +167,7 @@ class Beam(_LeafAware):
                 offered,
                 {o.id: top[o.id] for o in offered},
                 "scored from the leaves" if attempt == 0 else "backoff after none",
+                probabilities,
             )
             route.decisions.append(step)
             chosen = step.result.selected
