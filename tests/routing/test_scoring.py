@@ -20,9 +20,9 @@ from semif_agent._sync import run_sync
 from semif_agent.engine import ScriptedEngine, create_engine
 from semif_agent.engine.decisions import NONE_ID, Option
 from semif_agent.engine.lexical import LexicalEngine
-from semif_agent.engine.local import option_text
 from semif_agent.routing import LeafScorer, create_strategy
-from semif_agent.routing.scoring import DEFAULT_LEXICAL_WEIGHT
+from semif_agent.routing.calibration import NEAR
+from semif_agent.routing.scoring import leaf_text as embedded_text
 from semif_agent.tree import SkillTree
 from semif_agent.tree.manifests import SkillManifest
 
@@ -84,9 +84,9 @@ def reference_scores(tree: SkillTree, engine, text: str, examples: str = "off") 
         return keywords
     embed = engine.embedder.embed
     query = embed([text])[0].astype(np.float64)
-    out = {}
+    cosines = {}
     for skill in skills:
-        rows = embed([option_text(skill.name, skill.description), *skill.examples]).astype(np.float64)
+        rows = embed([embedded_text(skill.name, skill.description), *skill.examples]).astype(np.float64)
         if examples == "off":
             cosine = rows[0] @ query
         elif examples == "nn":
@@ -94,8 +94,11 @@ def reference_scores(tree: SkillTree, engine, text: str, examples: str = "off") 
         else:
             centroid = rows.sum(axis=0)
             cosine = centroid @ query / np.linalg.norm(centroid)
-        out[skill.name] = float(cosine) + DEFAULT_LEXICAL_WEIGHT * keywords[skill.name]
-    return out
+        cosines[skill.name] = float(cosine)
+    # the tree's fitted blend; BM25 re-ranks only the leaves near the best cosine
+    weight = LeafScorer(tree, engine, examples=examples).calibration().lexical_weight
+    best = max(cosines.values())
+    return {n: c + (weight * keywords[n] if c >= best - NEAR else 0.0) for n, c in cosines.items()}
 
 
 def reference_walk(

@@ -17,6 +17,7 @@ from typing import Any
 from ..engine.decisions import softmax
 from ..errors import UserError
 from ..tree.tree import SkillTree
+from .calibration import expected_calibration_error as calibration_error
 from .strategies import RoutingStrategy
 
 
@@ -160,16 +161,7 @@ def expected_calibration_error(
     """
     pairs = [(o.confidence if temperature is None else o.confidence_at(temperature), o.correct) for o in outcomes]
     scored = [(c, ok) for c, ok in pairs if c is not None]
-    if not scored:
-        return None
-    total = 0.0
-    for b in range(bins):
-        low, high = b / bins, (b + 1) / bins
-        members = [(c, ok) for c, ok in scored if low < c <= high or (b == 0 and c == 0)]
-        if members:
-            gap = abs(sum(c for c, _ in members) / len(members) - sum(ok for _, ok in members) / len(members))
-            total += gap * len(members) / len(scored)
-    return round(total, 4)
+    return calibration_error([c for c, _ in scored], [ok for _, ok in scored], bins)
 
 
 def _balanced(inside: list[Outcome], outside: list[Outcome]) -> float | None:

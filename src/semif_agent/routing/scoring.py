@@ -236,7 +236,9 @@ class LeafScorer:
                     for s in skills
                 )
                 folds.append((self._build((rest, index.key[1])), held))
-        cosines, keywords, targets = [], [], []
+        cosines: list[Any] = []
+        keywords: list[Any] = []
+        targets: list[int] = []
         for fold, held in folds:
             texts = [e for _, e in held]
             targets.extend(i for i, _ in held)

@@ -15,8 +15,8 @@ Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
 The leaf-aware strategies' derived decisions give each option the probability
 that the route ends under it: a softmax over every leaf and ``none`` at the
 tree's calibrated temperature (:mod:`.calibration`, unless one is given),
-summed over the option's leaves. The top decision's probabilities add up to 1;
-a lower decision's to its branch's share.
+summed over the option's leaves; ``none`` holds the rest (the leaves of other
+branches too), so the chosen skill's probability is the route's.
 """
 
 from __future__ import annotations
@@ -91,9 +91,16 @@ class _LeafAware:
         )
 
     def node_probabilities(self, index: LeafIndex, node: str, routes: tuple[Any, float]) -> dict[str, float]:
-        """The probability of each option at ``node`` from :meth:`route_probabilities`' ``routes``."""
+        """The probability of each option at ``node`` from :meth:`route_probabilities`' ``routes``.
+
+        An option's is the probability that the route ends under it; ``none``'s
+        the rest (no skill, or one in another branch), so that they add up to 1.
+        """
         table = index.node(node)
-        return dict(zip(table.ids, table.masses(*routes)))
+        found = dict(zip(table.ids, table.masses(*routes)))
+        if NONE_ID in found:
+            found[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
+        return found
 
     def derived(
         self,

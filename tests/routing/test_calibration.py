@@ -1,0 +1,146 @@
+"""Untrained routing probabilities fitted from the tree itself, and leaf routing that agrees with a flat scorer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semif_agent._sync import run_sync
+from semif_agent.engine import create_engine, local_available
+from semif_agent.routing import LeafScorer, create_strategy
+from semif_agent.routing.calibration import DEFAULT_TEMPERATURE, expected_calibration_error, fit_temperature
+from semif_agent.routing.evaluate import Example, route_all
+from semif_agent.tree import SkillTree
+
+from .conftest import TREE
+
+pytestmark = pytest.mark.skipif(not local_available(), reason="needs the local engine")
+
+SKILLS = {
+    "email.compose": ["email Bob about the launch", "send a message to Alice", "write to Carla about lunch"],
+    "email.list_drafts": ["show my drafts", "which emails have I not sent", "list the unsent emails"],
+    "calendar.add_event": [
+        "book a dentist appointment on Friday",
+        "schedule lunch with Dan",
+        "put a meeting on Monday",
+    ],
+    "calendar.list_events": ["what is on my agenda", "am I free tomorrow", "show this week's meetings"],
+    "todos.add": ["remind me to buy milk", "add call mum to my tasks", "I need to renew the passport"],
+}
+
+
+def tree_with(tmp_path: Path, examples: dict[str, list[str]]) -> SkillTree:
+    doc = json.loads(json.dumps(TREE))
+    for skill in doc["skills"]:
+        skill["examples"] = examples.get(skill["name"], [])
+    path = tmp_path / "tree.json"
+    path.write_text(json.dumps(doc))
+    return SkillTree.load(path, tmp_path / "skills")
+
+
+def test_ece_of_a_hand_made_case() -> None:
+    # bin (0.8, 0.9]: two at 0.85, one right: gap 0.35; bin (0.2, 0.3]: one at 0.25, wrong: gap 0.25
+    assert expected_calibration_error([0.85, 0.85, 0.25], [True, False, False]) == pytest.approx(
+        (2 * 0.35 + 0.25) / 3, abs=1e-4
+    )
+    assert expected_calibration_error([1.0, 0.0], [True, False]) == 0.0
+    assert expected_calibration_error([], []) is None
+
+
+def test_the_fitted_temperature_lowers_the_nll_of_a_synthetic_set() -> None:
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(400, 5))
+    targets = np.array([row.argmax() if rng.random() < 0.6 else rng.integers(5) for row in logits])
+
+    def nll(t: float) -> float:
+        z = logits / t
+        z = z - z.max(axis=1, keepdims=True)
+        return float((np.log(np.exp(z).sum(axis=1)) - z[np.arange(len(z)), targets]).mean())
+
+    fitted = fit_temperature(logits, targets, np)
+    assert nll(fitted) < min(nll(0.05), nll(20.0))
+    assert all(nll(fitted) <= nll(t) + 1e-6 for t in (fitted * 0.8, fitted * 1.25))
+
+
+def test_the_fit_uses_only_the_tree_and_lowers_the_ece(tmp_path: Path) -> None:
+    tree = tree_with(tmp_path, SKILLS)
+    engine = create_engine("local")
+    scorer = LeafScorer(tree, engine, examples="centroid")
+    calibration = scorer.calibration()
+    assert calibration.fitted and calibration.held_out == sum(len(v) for v in SKILLS.values())
+    # the same tree gives the same fit: nothing but its skills and examples went in
+    assert LeafScorer(tree, engine, examples="centroid").calibration() == calibration
+    requests = [
+        Example("drop Alice a line about the budget", "email.compose"),
+        Example("anything I wrote but never sent?", "email.list_drafts"),
+        Example("set up a call with the bank on Thursday", "calendar.add_event"),
+        Example("what meetings do I have today", "calendar.list_events"),
+        Example("don't let me forget to pay rent", "todos.add"),
+        Example("save a note that the code is 1234", "notes.add"),
+        Example("look through my notes for the code", "notes.search"),
+        Example("I finished the laundry task", "todos.complete"),
+    ]
+    fitted = run_sync(route_all(create_strategy("examples", tree, engine), requests))
+    fixed = run_sync(route_all(create_strategy("examples", tree, engine, temperature=0.005), requests))
+    nll_fitted = -sum(np.log(o.confidence if o.correct else 1 - o.confidence + 1e-12) for o in fitted)
+    nll_fixed = -sum(np.log(o.confidence if o.correct else 1 - o.confidence + 1e-12) for o in fixed)
+    assert nll_fitted < nll_fixed
+
+
+def test_a_tree_without_examples_falls_back_on_the_default(tmp_path: Path) -> None:
+    tree = tree_with(tmp_path, {})
+    calibration = LeafScorer(tree, create_engine("local"), examples="centroid").calibration()
+    assert not calibration.fitted and calibration.temperature == DEFAULT_TEMPERATURE
+    assert "default" in calibration.describe()
+
+
+def test_route_probabilities_are_the_routes_and_sum_to_one(tmp_path: Path) -> None:
+    tree = tree_with(tmp_path, SKILLS)
+    route = run_sync(create_strategy("best_leaf", tree, create_engine("local")).aroute("show my email drafts"))
+    top, last = route.decisions[0].result, route.decisions[-1].result
+    for step in route.decisions:
+        assert sum(step.result.probabilities.values()) == pytest.approx(1.0)
+    # the skill's probability is its branch's share of the top decision at most
+    assert last.probabilities[last.selected] <= top.probabilities[top.selected] + 1e-9
+
+
+def test_best_leaf_picks_the_flat_argmax_when_its_margin_is_clear(tmp_path: Path) -> None:
+    tree = tree_with(tmp_path, {})
+    engine = create_engine("local")
+    strategy = create_strategy("best_leaf", tree, engine, threshold=0.0)
+    names = list(tree.skills)
+    vectors = engine.embed([tree.skills[n].description for n in names])
+    texts = [
+        "write an email to my landlord",
+        "what is on my calendar this week",
+        "search my notes for the recipe",
+        "mark the dishes task as done",
+        "note down that the car is at the garage",
+        "list my email drafts",
+    ]
+    checked = 0
+    for text, query in zip(texts, engine.embed(texts)):
+        cosines = vectors @ query
+        first, second = np.sort(cosines)[::-1][:2]
+        if first - second < 0.1:
+            continue
+        checked += 1
+        route = run_sync(strategy.aroute(text))
+        assert route.skill is not None and route.skill.name == names[int(cosines.argmax())], text
+    assert checked >= 3
+
+
+def test_semif_eval_prints_the_ece_column(tree_file: Path, dataset_file: Path) -> None:
+    command = [sys.executable, "-m", "semif_agent", "eval", str(dataset_file), "--tree", str(tree_file)]
+    table = subprocess.run([*command, "--strategy", "examples"], capture_output=True, text=True, check=True).stdout
+    assert "ECE" in table.splitlines()[1] and "calibration error" in table
+    report = json.loads(
+        subprocess.run([*command, "--strategy", "all", "--json"], capture_output=True, text=True, check=True).stdout
+    )
+    for name in ("best_leaf", "examples", "beam"):
+        assert 0.0 <= report["strategies"][name]["calibration_error"] <= 1.0
