@@ -266,6 +266,7 @@ def _running(pid: int) -> bool:
         "http://127.0.0.1:9/mcp",
     ],
 )
+@pytest.mark.slow
 def test_a_server_that_cannot_be_reached_fails_the_turn_clearly(server):
     provider = ScriptedProvider(["never"])
 

@@ -102,6 +102,7 @@ async def test_an_endless_loop_is_killed_at_its_timeout(hostile, make_runtime, s
     assert wait_dead([pid]) == []
 
 
+@pytest.mark.slow
 async def test_cpu_time_is_limited(hostile, make_runtime):
     runtime = make_runtime(hostile, limits=SandboxLimits(cpu_seconds=1))
     result = await runtime.run_skill_script("hostile", "scripts/burn.py", [], timeout_sec=20)
@@ -116,6 +117,7 @@ async def test_a_memory_bomb_hits_the_memory_limit(hostile, make_runtime, script
     assert "memory allowance" in result.stderr and "allocated" not in result.stdout
 
 
+@pytest.mark.slow
 async def test_forked_children_die_with_the_run(hostile, make_runtime):
     runtime = make_runtime(hostile)
     result = await runtime.run_skill_script("hostile", "scripts/forks.py", [], timeout_sec=1.5)

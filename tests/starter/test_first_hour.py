@@ -50,6 +50,7 @@ def outcomes():
         return [first_hour.run(row) for row in ROWS]
 
 
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
 def test_requests_routed_right_do_the_right_thing_to_the_data(outcomes):
     routed = [o for o in outcomes if o.routed_right]
     wrong = {o.row["text"]: o.problems for o in routed if not o.done_right}
@@ -58,6 +59,7 @@ def test_requests_routed_right_do_the_right_thing_to_the_data(outcomes):
     assert len(routed) >= 40, [(o.row["text"], o.skill) for o in outcomes if not o.routed_right]
 
 
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
 def test_no_wrong_result_is_judged_a_success(outcomes):
     false = {o.row["text"]: o.result.assessment.reason for o in outcomes if o.label == "success" and not o.done_right}
     assert false == {}
@@ -66,6 +68,7 @@ def test_no_wrong_result_is_judged_a_success(outcomes):
     assert sum(o.judged_right for o in outcomes) >= 37
 
 
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
 def test_the_pinned_clock_dates_what_the_skills_write(outcomes):
     """The workspace's ``[config] now`` (a Monday) pins the clock: "next Tuesday" is eight days on."""
     [tuesday] = [o for o in outcomes if o.row["text"] == "Schedule a call with Grace next Tuesday at 10:30"]
