@@ -38,6 +38,7 @@ CONTACTS = [
 
 LEFT_OUT_BY_DEFAULT = ("slow", "browser", "cluster", "reference")
 """The markers of the tests the fast default leaves out."""
+LEFT_OUT = ", ".join(LEFT_OUT_BY_DEFAULT[:-1]) + f" or {LEFT_OUT_BY_DEFAULT[-1]}"
 
 MARKER_OF_FIXTURE = {
     "cluster": "cluster",
@@ -53,7 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--all",
         action="store_true",
         dest="run_all",
-        help=f"run every test: without it, a plain run or a folder leaves out the tests marked {', '.join(LEFT_OUT_BY_DEFAULT)}",
+        help=f"run every test: without it, a plain run or a folder leaves out the tests marked {LEFT_OUT}",
     )
 
 
@@ -79,7 +80,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if fast_default(config):
-        return f"the fast subset: tests marked {', '.join(LEFT_OUT_BY_DEFAULT)} are left out (--all runs every test)"
+        return f"the fast subset: tests marked {LEFT_OUT} are left out (--all runs every test)"
     return None
 
 
