@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from semif_agent.engine import create_engine  # noqa: E402 - after the path set-up above
-from tests.starter._first_hour import FirstHour, load_requests, make_workspace  # noqa: E402 - after the path set-up above
+from tests.starter._first_hour import FirstHour, load_requests, pinned_workspace  # noqa: E402 - after the path set-up above
 
 
 def main() -> None:
@@ -37,8 +36,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object: the counts and every run")
     args = parser.parse_args()
     rows = load_requests()
-    with tempfile.TemporaryDirectory() as scratch:
-        first_hour = FirstHour(make_workspace(Path(scratch) / "ws"), create_engine(args.engine, {}))
+    with pinned_workspace() as ws:
+        first_hour = FirstHour(ws, create_engine(args.engine, {}))
         outcomes = []
         for n, row in enumerate(rows, 1):
             outcomes.append(first_hour.run(row))

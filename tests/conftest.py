@@ -1,5 +1,11 @@
 """Shared fixtures: isolated user dirs and caches, no real model calls, the loopback wire server,
-and small workspaces built from code.
+small workspaces built from code, and one local Ray cluster for the run; and the fast default.
+
+Plain ``python -m pytest`` (or a folder) runs the fast subset: tests marked
+``slow``, ``browser``, ``cluster`` or ``reference`` (see pyproject.toml) are
+left out. ``--all`` runs every test; so does naming a test file or a test,
+or choosing with ``-m`` or ``-k``. Tests that use the ``cluster``, ``browser``,
+``reference_python`` or ``reference_sdist`` fixtures get their marker from it.
 
 ``tests/`` goes on ``sys.path`` so ``support`` (the shared test helpers) imports.
 """
@@ -7,9 +13,11 @@ and small workspaces built from code.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +34,75 @@ CONTACTS = [
     {"name": "Alice", "email": "alice@example.com", "description": "Alice Martin, finance lead, quarterly reports"},
     {"name": "Bob", "email": "bob@example.com", "description": "Bob Chen, engineering manager"},
 ]
+
+
+LEFT_OUT_BY_DEFAULT = ("slow", "browser", "cluster", "reference")
+"""The markers of the tests the fast default leaves out."""
+LEFT_OUT = ", ".join(LEFT_OUT_BY_DEFAULT[:-1]) + f" or {LEFT_OUT_BY_DEFAULT[-1]}"
+
+MARKER_OF_FIXTURE = {
+    "cluster": "cluster",
+    "browser": "browser",
+    "reference_python": "reference",
+    "reference_sdist": "reference",
+}
+"""A test that uses one of these fixtures, even through another fixture, gets the marker."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all",
+        action="store_true",
+        dest="run_all",
+        help=f"run every test: without it, a plain run or a folder leaves out the tests marked {LEFT_OUT}",
+    )
+
+
+def fast_default(config: pytest.Config) -> bool:
+    """Whether this run leaves the slow tests out: no ``--all``, ``-m`` or ``-k``, and no test file or test named."""
+    if config.option.run_all or config.option.markexpr or config.option.keyword:
+        return False
+    named = [arg.split("::", 1)[0] for arg in config.args]
+    return not any("::" in arg for arg in config.args) and not any(Path(arg).is_file() for arg in named)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in set(getattr(item, "fixturenames", ())) & MARKER_OF_FIXTURE.keys():
+            item.add_marker(MARKER_OF_FIXTURE[fixture])
+    if not fast_default(config):
+        return
+    kept = [item for item in items if not any(item.get_closest_marker(name) for name in LEFT_OUT_BY_DEFAULT)]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if fast_default(config):
+        return f"the fast subset: tests marked {LEFT_OUT} are left out (--all runs every test)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The ``ray`` module, connected to one local cluster of 2 CPUs for the whole run, with its own embedding cache.
+
+    Started by the first test that asks for it and shut down at the end of the
+    run; skipped without the ``ray`` extra. The workers cache embeddings in a
+    folder of their own, so nothing they compute comes from what a local run
+    in the same test computed.
+    """
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'semif-agent[ray]'")
+    cache = tmp_path_factory.mktemp("cluster-cache")
+    env = {"SEMIF_CACHE_DIR": str(cache)}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 PROVIDER_ENV = (
@@ -96,8 +173,6 @@ def provider_for(wire, provider_retry):
 @pytest.fixture(scope="session", autouse=True)
 def _isolate_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Engines built during the tests cache embeddings in a temporary folder."""
-    import os
-
     os.environ["SEMIF_CACHE_DIR"] = str(tmp_path_factory.mktemp("semif-cache"))
 
 

@@ -293,8 +293,14 @@ def test_every_exported_class_is_either_checked_here_or_said_why_not():
 
 
 @pytest.mark.parametrize("name", sorted(_bad_calls()))
-def test_an_exported_constructor_given_bad_arguments_raises_our_error(name: str, tmp_path: Path):
+def test_an_exported_constructor_given_bad_arguments_raises_our_error(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    cwd = tmp_path / "cwd"  # a number taken for a path would become a file here (it once left a database named 5)
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
     with pytest.raises(SemifError) as caught:
         _bad_calls()[name](tmp_path)
     message = str(caught.value)
     assert message and "\n" not in message
+    assert list(cwd.iterdir()) == [], "refused before anything was written"

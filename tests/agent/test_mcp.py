@@ -190,6 +190,7 @@ def test_sync_methods_ask_for_the_async_variant():
             call()
 
 
+@pytest.mark.slow
 def test_connections_close_and_reopen(tmp_path):
     pidfile = tmp_path / "pid"
     agent = Agent(llm=ScriptedProvider(default="ok")).with_mcp_servers([stdio(env={"MCP_TEST_PIDFILE": str(pidfile)})])
@@ -213,6 +214,7 @@ def test_connections_close_and_reopen(tmp_path):
     asyncio.run(agent.aclose())
 
 
+@pytest.mark.slow
 def test_a_server_that_died_is_an_error_result_then_reconnected(tmp_path):
     pidfile = tmp_path / "pid"
     provider = ScriptedProvider(
@@ -266,6 +268,7 @@ def _running(pid: int) -> bool:
         "http://127.0.0.1:9/mcp",
     ],
 )
+@pytest.mark.slow
 def test_a_server_that_cannot_be_reached_fails_the_turn_clearly(server):
     provider = ScriptedProvider(["never"])
 

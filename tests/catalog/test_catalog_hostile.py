@@ -91,6 +91,7 @@ async def test_exit_at_import_is_a_failure_with_its_status(hostile, make_runtime
 
 
 @pytest.mark.parametrize("script", ["loop.py", "loop_entry.py"])
+@pytest.mark.slow
 async def test_an_endless_loop_is_killed_at_its_timeout(hostile, make_runtime, script):
     runtime = make_runtime(hostile)
     started = time.monotonic()
@@ -102,6 +103,7 @@ async def test_an_endless_loop_is_killed_at_its_timeout(hostile, make_runtime, s
     assert wait_dead([pid]) == []
 
 
+@pytest.mark.slow
 async def test_cpu_time_is_limited(hostile, make_runtime):
     runtime = make_runtime(hostile, limits=SandboxLimits(cpu_seconds=1))
     result = await runtime.run_skill_script("hostile", "scripts/burn.py", [], timeout_sec=20)
@@ -116,6 +118,7 @@ async def test_a_memory_bomb_hits_the_memory_limit(hostile, make_runtime, script
     assert "memory allowance" in result.stderr and "allocated" not in result.stdout
 
 
+@pytest.mark.slow
 async def test_forked_children_die_with_the_run(hostile, make_runtime):
     runtime = make_runtime(hostile)
     result = await runtime.run_skill_script("hostile", "scripts/forks.py", [], timeout_sec=1.5)
@@ -131,6 +134,7 @@ async def test_a_background_child_does_not_outlive_its_script(hostile, make_runt
     assert wait_dead([int((runtime.workspace_root() / "daemon.pid").read_text())]) == []
 
 
+@pytest.mark.slow
 async def test_an_output_flood_is_cut_and_timed_out(hostile, make_runtime):
     runtime = make_runtime(hostile, limits=SandboxLimits(max_output_bytes=10_000))
     result = await runtime.run_skill_script("hostile", "scripts/flood.py", [], timeout_sec=1)

@@ -152,7 +152,7 @@ MODES = {
 
 
 @pytest.mark.parametrize("style", ["", "_entry"])
-@pytest.mark.parametrize("ending", ["exit", "timeout"])
+@pytest.mark.parametrize("ending", ["exit", pytest.param("timeout", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("mode", list(MODES))
 async def test_a_setsid_double_fork_dies_with_the_run(registry, make_runtime, style, ending, mode):
     settings, holder = MODES[mode]
@@ -184,6 +184,7 @@ async def test_a_fork_bomb_hits_the_process_cap(registry, make_runtime, style):
 
 @needs_process_cap
 @pytest.mark.parametrize("style", ["", "_entry"])
+@pytest.mark.slow
 async def test_a_recursive_fork_bomb_is_contained_and_killed(registry, make_runtime, style, worker_pool):
     runtime = make_runtime(registry, limits=SandboxLimits(memory_mb=512, max_processes=24))
     result = await runtime.run_skill_script("box", f"rbomb{style}.py", [], timeout_sec=1.5)

@@ -193,6 +193,7 @@ def test_an_unbound_runtime_refuses_to_run_scripts(registry):
         _ = runtime.fs
 
 
+@pytest.mark.slow
 def test_visibility_over_thousands_of_skills(tmp_path):
     root = tmp_path / "many"
     for index in range(4000):

@@ -232,6 +232,7 @@ async def test_a_dead_worker_is_replaced(registry, make_runtime, worker_pool):
     assert set(worker_pool.pids).isdisjoint(before)
 
 
+@pytest.mark.slow
 async def test_a_silent_worker_is_killed_and_replaced(registry, tmp_path):
     pool = WorkerPool(size=1, grace_sec=0.5)
     try:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
+pytestmark = pytest.mark.slow  # real `semif chat` processes, each starting the package anew
+
 
 def test_an_unreachable_provider_ends_the_session_with_exit_1(semif) -> None:
     with socket.socket() as sock:

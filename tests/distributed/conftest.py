@@ -1,34 +1,12 @@
-"""A local Ray cluster of 2 CPUs for the module's tests (skipped without the ``ray`` extra), and starter workspaces."""
+"""A fresh embedding cache for a local run, and starter workspaces (the Ray cluster is the whole run's, in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 REQUESTS = Path(__file__).parents[1] / "routing" / "starter_requests.jsonl"  # 63 labelled requests for the starter
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The ``ray`` module, connected to a local cluster with 2 CPUs and its own embedding cache.
-
-    The workers cache embeddings in a folder of their own, so nothing they
-    compute comes from what a local run in the same test computed.
-    """
-    ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'semif-agent[ray]'")
-    cache = tmp_path_factory.mktemp("cluster-cache")
-    env = {"SEMIF_CACHE_DIR": str(cache)}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture

@@ -59,6 +59,7 @@ def test_plan_batches_groups_by_length_within_both_bounds() -> None:
     assert padded[-1] == [250]
 
 
+@pytest.mark.slow
 def test_small_batches_give_the_one_by_one_vectors_in_order_and_store_each(cache_dir: Path, tmp_path: Path) -> None:
     texts = varied_texts(30)
     texts = texts + texts[:3]  # repeated texts are embedded once and returned at each place
@@ -90,6 +91,7 @@ def test_small_batches_give_the_one_by_one_vectors_in_order_and_store_each(cache
     np.testing.assert_array_equal(again, vectors[::-1])
 
 
+@pytest.mark.slow
 def test_a_killed_run_keeps_the_batches_it_finished(cache_dir: Path, tmp_path: Path) -> None:
     store_path = tmp_path / "embeddings.sqlite3"
     texts = [f"skill number {i}: does task {i} for the user" for i in range(20)]
@@ -126,6 +128,7 @@ COUNT_HASHES = (
 )
 
 
+@pytest.mark.slow
 def test_a_second_process_trusts_the_verification_record_until_the_file_changes(
     cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -171,6 +174,7 @@ def scramble(path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["scrambled weights", "truncated graph", "broken record"])
+@pytest.mark.slow
 def test_a_damaged_optimised_graph_falls_back_on_the_model_and_is_rebuilt(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
@@ -207,6 +211,7 @@ def test_a_damaged_optimised_graph_falls_back_on_the_model_and_is_rebuilt(
 
 
 @pytest.mark.parametrize("threads", [None, 1])
+@pytest.mark.slow
 def test_sessions_sleep_between_runs_on_the_threads_they_are_given(cache_dir: Path, threads: int | None) -> None:
     for _ in range(2):  # from the model, then from the saved graph
         options = Embedder(model_file(), threads=threads)._session.get_session_options()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from semif_agent.cli import main
@@ -19,6 +20,7 @@ def invoke(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.mark.slow
 def test_every_starter_skill_passes_the_checker_and_its_gate(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     tree = json.loads((root / "data" / "categories.json").read_text())

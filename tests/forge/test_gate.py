@@ -37,12 +37,14 @@ def test_a_passing_body_runs_on_each_sample_twice(ws: Workspace) -> None:
     assert all(r["engine_calls"] == 1 for r in report.results)
 
 
+@pytest.mark.slow
 def test_a_hanging_body_is_stopped_by_the_timeout(ws: Workspace) -> None:
     hang = COUNT.replace(READ, "    while True:\n        pass\n")
     report = run_sync(gate(ws, hang, timeout=2.0))
     assert not report.ok and "did not finish" in report.error
 
 
+@pytest.mark.slow
 def test_a_memory_bomb_is_contained(ws: Workspace) -> None:
     bomb = COUNT.replace(READ, "    hog = [bytearray(1 << 27) for _ in range(64)]\n" + READ)
     report = run_sync(gate(ws, bomb))

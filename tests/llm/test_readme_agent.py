@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.wire_server import WireReply
+
+pytestmark = pytest.mark.slow  # each runs the example in a new interpreter that imports the whole agent
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

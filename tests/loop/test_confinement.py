@@ -244,6 +244,7 @@ def test_a_memory_bomb_is_stopped(attack) -> None:
     assert result.assessment.label == "failure" and ("memory" in result.error or "MemoryError" in result.error)
 
 
+@pytest.mark.slow
 def test_a_disk_bomb_is_stopped(attack) -> None:
     lines = """
 drafts = Path(ctx.config["drafts"])
@@ -257,6 +258,7 @@ for n in range(200):
     assert result.assessment.label == "failure" and written < 400 * 1024 * 1024
 
 
+@pytest.mark.slow
 def test_a_process_that_outlives_the_timeout_is_killed_with_the_run(attack, tmp_path: Path) -> None:
     marker = tmp_path / "outside" / "late.txt"
     lines = f'''

@@ -15,7 +15,7 @@ import pytest
 from semif_agent.engine import create_engine, local_available
 from semif_agent.starter import TEMPLATE_DIR
 
-from ._first_hour import FirstHour, load_requests, make_workspace
+from ._first_hour import FirstHour, load_requests, pinned_workspace
 
 ROWS = load_requests()
 ROUTING_SET = Path(__file__).resolve().parents[1] / "routing" / "starter_requests.jsonl"
@@ -42,26 +42,33 @@ def test_the_set_is_realistic_and_apart_from_the_routing_set():
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
+def outcomes():
     if not local_available():
         pytest.skip("the local engine is not installed (pip install 'semif-agent[local]')")
-    first_hour = FirstHour(make_workspace(tmp_path_factory.mktemp("first-hour") / "ws"), create_engine("local", {}))
-    return [first_hour.run(row) for row in ROWS]
+    with pinned_workspace() as ws:
+        first_hour = FirstHour(ws, create_engine("local", {}))
+        return [first_hour.run(row) for row in ROWS]
 
 
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
 def test_requests_routed_right_do_the_right_thing_to_the_data(outcomes):
     routed = [o for o in outcomes if o.routed_right]
     wrong = {o.row["text"]: o.problems for o in routed if not o.done_right}
     assert wrong == {}
+    # 41 of 48 on every run: routing reads only the request's text (python bench/first_hour.py, 5 runs: 41 each time)
     assert len(routed) >= 40, [(o.row["text"], o.skill) for o in outcomes if not o.routed_right]
 
 
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
 def test_no_wrong_result_is_judged_a_success(outcomes):
     false = {o.row["text"]: o.result.assessment.reason for o in outcomes if o.label == "success" and not o.done_right}
     assert false == {}
-    assert sum(o.judged_right for o in outcomes) >= 30  # the judge's probabilities move a little with paths
+    # 40 of 48 on every run with the ids and the workspace's path pinned (python bench/first_hour.py, 5 runs: 40 each
+    # time); with the path left to the temporary folder it ranged from 28 to 44. The margin is for other processors.
+    assert sum(o.judged_right for o in outcomes) >= 37
 
 
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
 def test_the_pinned_clock_dates_what_the_skills_write(outcomes):
     """The workspace's ``[config] now`` (a Monday) pins the clock: "next Tuesday" is eight days on."""
     [tuesday] = [o for o in outcomes if o.row["text"] == "Schedule a call with Grace next Tuesday at 10:30"]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def rows(ws):
     db = sqlite3.connect(ws.data_dir / "notes" / "notes.sqlite3")
@@ -95,6 +97,7 @@ def semif(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_search_passes_the_checker_and_runs_from_any_directory(tmp_path: Path):
     """The database is opened by its path, which the write guard accepts wherever the command is started."""
     made = semif("init", "ws", cwd=tmp_path)

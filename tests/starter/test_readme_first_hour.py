@@ -13,6 +13,8 @@ import pytest
 
 from semif_agent.engine import local_available
 
+pytestmark = pytest.mark.slow  # a dozen `semif` commands, each a new process loading the embedded model
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

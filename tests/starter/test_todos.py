@@ -101,6 +101,7 @@ def test_writes_outside_the_data_dirs_are_refused(ws, run, tmp_path):
     assert not (tmp_path / "elsewhere").exists()
 
 
+@pytest.mark.slow
 def test_twenty_runs_at_once_keep_all_twenty_todos(ws):
     """Each run reads, extends and rewrites the list under the folder's lock: none loses another's to-do."""
     everyone_predicted = threading.Barrier(20, timeout=60)

@@ -67,6 +67,7 @@ def test_limits_hold_at_the_least_depth(n: int, limit: int, top: int | None) -> 
     assert depth(built) == least_depth(n, limit, top or limit)
 
 
+@pytest.mark.slow
 def test_ten_thousand_skills_are_four_decisions_from_the_top() -> None:
     skills = catalog(10_000)
     stages: dict[str, tuple[int, int]] = {}

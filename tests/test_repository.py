@@ -1,0 +1,42 @@
+"""The repository's root holds only what belongs there, and CI runs the README's test command."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOP_LEVEL = {".ci", ".gitignore", "README.md", "bench", "pyproject.toml", "src", "tests"}
+"""Every tracked entry allowed at the root; a licence, notice or changelog file may sit beside them."""
+
+BESIDE = re.compile(r"(LICEN[CS]E|NOTICE|COPYING|CHANGELOG|CHANGES)(\.(md|txt|rst))?", re.IGNORECASE)
+
+
+def tracked_top_level() -> set[str]:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: the tracked files cannot be listed")
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False)
+    if listed.returncode != 0 or not listed.stdout:
+        pytest.skip("not a git checkout: the tracked files cannot be listed")
+    return {line.split("/", 1)[0] for line in listed.stdout.splitlines()}
+
+
+def test_the_root_holds_only_what_belongs_there() -> None:
+    stray = {name for name in tracked_top_level() - TOP_LEVEL if not BESIDE.fullmatch(name)}
+    assert stray == set(), "a file left by a run, or a new top-level entry: remove it, or add it to TOP_LEVEL"
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = readme[readme.index("## Quick start") : readme.index("\n## ", readme.index("## Quick start") + 1)]
+    commands = re.findall(r"^```sh\n(.*?)\n```$", quick_start, re.S | re.M)
+    ci = [
+        line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.startswith("python3")
+    ]
+    assert len(commands) == 2 and ci == [commands[1]]
+    assert commands[1].endswith("python -m pytest --all"), "CI and the README run every test, not the fast subset"
