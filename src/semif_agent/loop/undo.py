@@ -206,7 +206,7 @@ def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> Path:
         (folder + os.sep).startswith(os.path.realpath(root) + os.sep) for root in workspace.write_roots
     ):
         raise UserError(
-            f"cannot undo run {run_id}: its record of {name} is not one of a write dir; nothing was changed"
+            f"cannot undo run {run_id}: its record names {name}, outside the write dirs; nothing was changed"
         )
     return target
 
@@ -235,3 +235,24 @@ def _write_back(target: Path, data: bytes, mode: Any) -> None:
     if isinstance(mode, int):
         os.chmod(temporary, mode)
     os.replace(temporary, target)
+
+
+def undo_logged_run(workspace: Any, log: Any, run_id: str, *, by: str) -> tuple[Undone, dict[str, Any]]:
+    """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``.
+
+    Refused (a :class:`UserError`) for an unknown run, a run undone already, or one that cannot be put back.
+    Returns what was done and the row written.
+    """
+    from ..records.kinds import OUTCOME_KIND, UNDO_KIND
+    from ..records.rows import UndoRow
+
+    record = log.run(run_id)
+    rows = [row for row in log.read() if row.get("run_id") == record.run_id]
+    if record.undone or any(row.get("kind") == UNDO_KIND for row in rows):
+        raise UserError(f"run {record.run_id} was undone already")
+    outcome = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
+    changes = outcome.get("changes") if isinstance(outcome.get("changes"), dict) else {}
+    done = undo_run(workspace, record.run_id, changed_files=any(changes.values()))
+    row = UndoRow(record.run_id, by=by, skill=record.skill, removed=done.removed, restored=done.restored).to_row()
+    log.append(row)
+    return done, row
