@@ -256,3 +256,14 @@ def undo_logged_run(workspace: Any, log: Any, run_id: str, *, by: str) -> tuple[
     row = UndoRow(record.run_id, by=by, skill=record.skill, removed=done.removed, restored=done.restored).to_row()
     log.append(row)
     return done, row
+
+
+def undo_state(workspace: Any, run_id: str, *, undone: bool) -> str:
+    """What the run page says of undoing ``run_id``: "ready", "undone", "" (nothing kept), or why it cannot be."""
+    if undone or was_undone(workspace, run_id):
+        return "undone"
+    record = undo_record(workspace, run_id)
+    if record is None:
+        return ""
+    missing = [e for e in record["files"] if isinstance(e, dict) and e.get("not_kept")]
+    return f"{missing[0].get('path')} was not kept ({missing[0]['not_kept']})" if missing else "ready"
