@@ -88,7 +88,8 @@ def _write_record(workspace: Any, run_id: str, before: Observation, after: Obser
     folder = undo_dir(workspace, run_id)
     shutil.rmtree(folder, ignore_errors=True)  # a run id used again: the latest run is the one to undo
     folder.mkdir(parents=True, exist_ok=True)
-    entries, kept = [], 0
+    entries: list[dict[str, Any]] = []
+    kept = 0
     for change, names in (("created", changes.created), ("modified", changes.modified), ("deleted", changes.deleted)):
         for name in names:
             full = after.paths.get(name) or before.paths.get(name, "")
@@ -250,9 +251,9 @@ def undo_logged_run(workspace: Any, log: Any, run_id: str, *, by: str) -> tuple[
     rows = [row for row in log.read() if row.get("run_id") == record.run_id]
     if record.undone or any(row.get("kind") == UNDO_KIND for row in rows):
         raise UserError(f"run {record.run_id} was undone already")
-    outcome = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
-    changes = outcome.get("changes") if isinstance(outcome.get("changes"), dict) else {}
-    done = undo_run(workspace, record.run_id, changed_files=any(changes.values()))
+    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
+    changes = outcome.get("changes")
+    done = undo_run(workspace, record.run_id, changed_files=isinstance(changes, dict) and any(changes.values()))
     row = UndoRow(record.run_id, by=by, skill=record.skill, removed=done.removed, restored=done.restored).to_row()
     log.append(row)
     return done, row
