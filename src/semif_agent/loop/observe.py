@@ -8,6 +8,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 MAX_FILES = 20_000
 TEXT_KEPT = 64 * 1024  # a file larger than this is not read for its diff
@@ -117,16 +118,30 @@ def observe(
     return Observation(files, texts=contents, paths=paths, images=kept)
 
 
-def _bytes_of(path: str, limit: int) -> bytes | None:
-    """``path``'s bytes when it is a regular file of at most ``limit`` bytes (never through a link), else None."""
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO | None:
+    """``path`` opened for reading when it is a regular file (never through a link), else None."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    handle = os.fdopen(fd, "rb")
     try:
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        handle.close()
+        return None
+    return handle
+
+
+def _bytes_of(path: str, limit: int) -> bytes | None:
+    """``path``'s bytes when it is a regular file of at most ``limit`` bytes (never through a link), else None."""
+    handle = open_regular(path)
+    if handle is None:
+        return None
+    try:
+        with handle:
             data = handle.read(limit + 1)
     except OSError:
         return None

@@ -28,14 +28,13 @@ import json
 import os
 import re
 import shutil
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from .act_lock import ActLock
-from .observe import IMAGE_KEPT, Changes, Observation
+from .observe import IMAGE_KEPT, Changes, Observation, open_regular
 
 UNDO_DIR = "undo"
 MANIFEST = "undo.json"
@@ -53,15 +52,12 @@ def undo_dir(workspace: Any, run_id: str) -> Path:
 
 def sha256_of(path: str | Path) -> str | None:
     """The sha256 of a regular file's bytes (never through a link), else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+    handle = open_regular(path)
+    if handle is None:
         return None
     digest = hashlib.sha256()
     try:
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
+        with handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
     except OSError:
