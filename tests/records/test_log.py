@@ -149,7 +149,7 @@ def test_a_row_of_the_wrong_shape_is_refused_in_one_line_and_nothing_is_written(
         ({**row("r1", 2), "step": "2"}, "step must be a whole number, got str '2'"),
         ({**row("r1", 2), "step": True}, "step must be a whole number, got bool True"),
         ({k: v for k, v in row("r1", 2).items() if k != "question"}, r"question is missing \(it must be a string\)"),
-        ({**row("r1", 2), "kind": "undo"}, "kind must be one of route, shortlist, .* got str 'undo'"),
+        ({**row("r1", 2), "kind": "rewind"}, "kind must be one of route, shortlist, .* got str 'rewind'"),
         ({"run_id": "r1", "step": 3}, "kind must be one of .* got NoneType None"),
         (
             OutcomeRow("r1", skill=None, request=None, outcome="success").to_row() | {"changes": ["a"]},

@@ -94,6 +94,11 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "Label a logged run: the skill its request should have gone to (or none), and its real outcome.",
     ),
     LazyCommand(
+        "undo",
+        _CLI + "undo_cmd:undo",
+        "Take back what a run changed: remove the files it created, put back those it modified or deleted.",
+    ),
+    LazyCommand(
         "train",
         _CLI + "train_cmd:train",
         "Fit the workspace's router from everything it knows, and measure it on held-out requests.",

@@ -53,7 +53,7 @@ def describe_run(record: RunRecord) -> str:
         label_has_skill=record.label_has_skill,
         label_skill=record.label_skill,
         missing=record.outcome_missing,
-    )
+    ) + (", undone" if record.undone else "")
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
 

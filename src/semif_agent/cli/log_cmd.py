@@ -53,6 +53,13 @@ DEFAULT_LIMIT = 20
 )
 @click.option("--engine", help="Only decisions answered by this engine.")
 @click.option(
+    "--to-label",
+    "to_label",
+    is_flag=True,
+    help="The runs whose label would teach the router most (undone, handed back, contradicted, close routing "
+    "calls), best first; runs a person labelled are left out.",
+)
+@click.option(
     "--limit",
     type=click.IntRange(min=0),
     metavar="N",
@@ -81,6 +88,7 @@ def log(
     outcome,
     labelled,
     engine,
+    to_label,
     limit,
     last,
     export_to,
@@ -99,6 +107,7 @@ def log(
       semif log --limit 0 --outcome failure
       semif log show 20261130-1015   one run whole: route, prediction, action, changes, assessment, label
       semif log --decisions --export rows.jsonl
+      semif log --to-label           the runs worth labelling first
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -114,6 +123,9 @@ def log(
         _list_calls(DecisionLog(ws.model_calls_path), shown or None, as_json=as_json, export_to=export_to)
         return
     decisions = DecisionLog(ws.log_path)
+    if to_label:
+        _list_to_label(decisions, shown or None, as_json=as_json, export_to=export_to)
+        return
     if run_id is not None:
         run_id = decisions.run(run_id).run_id
     if not by_decision:
@@ -228,6 +240,26 @@ def _list_runs(
             click.echo(f"({plural(earlier, 'earlier run')} not shown: --limit 0 shows all)", err=True)
         for record in records:
             click.echo(describe_run(record))
+
+
+def _list_to_label(decisions: DecisionLog, last: int | None, *, as_json: bool, export_to: Path | None) -> None:
+    """``--to-label``: the queue (:mod:`semif_agent.records.to_label`), its first ``last`` runs."""
+    from ..records import run_records
+    from ..records.to_label import run_margins, to_label
+
+    rows = list(decisions.read())
+    queue = to_label(run_records(rows), run_margins(rows))
+    shown = queue[:last] if last else queue
+    if as_json or export_to is not None:
+        _emit([entry.to_dict() for entry in shown], export_to)
+        return
+    if not queue:
+        click.echo(f"nothing to label in {decisions.path}: no unlabelled run was undone, handed back or a close call")
+        return
+    if len(shown) < len(queue):
+        click.echo(f"({plural(len(queue) - len(shown), 'more run')} not shown: --limit 0 shows all)", err=True)
+    for entry in shown:
+        click.echo(f"{entry.score:4.1f}  {describe_run(entry.record)}  <- {', '.join(entry.reasons)}")
 
 
 def _emit(rows: list, export_to: Path | None) -> None:

@@ -120,7 +120,7 @@ def run(
         allow_scripts=allow_scripts,
         log=False if no_log else None,
     )
-    runner = skill_runner(settings)
+    runner = skill_runner(settings, act_lock=_act_lock(ws))
     result = runner.run(text, skill=skill)
     created = None
     if create and result.skill is None:
@@ -131,6 +131,15 @@ def run(
         print_json({**result.to_dict(), "created": created.manifest if created else None})
     else:
         _print_run(result, logged=not no_log)
+
+
+def _act_lock(ws):
+    """The workspace's act lock; a run kept waiting for another to finish acting says so on stderr."""
+    from ..loop.act_lock import ActLock
+
+    return ActLock.of(
+        ws, on_wait=lambda: click.echo("waiting for another run in this workspace to finish acting...", err=True)
+    )
 
 
 def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, *, quiet: bool):

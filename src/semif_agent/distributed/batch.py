@@ -8,27 +8,25 @@ the decision log once, in request order: the log holds what one local run
 per request would have written. A request whose worker died is run again,
 so a skill may have acted twice for it, but its rows are written once.
 
-Runs in one workspace hold :class:`WorkspaceRunLock` while they act and are
-assessed, so the changes each run observes in the data dirs are its own;
-routing (the embedding) runs in parallel.
+Runs in one workspace hold its act lock (:class:`~semif_agent.loop.act_lock.ActLock`)
+while they act, so the changes each run observes in the data dirs are its own;
+routing (the embedding) and the assessment run in parallel.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import SemifError, UserError
+from ..loop.act_lock import ActLock
 from ..routing.evaluate import request_lines
 from .pool import Status, batches_of
 
 RUN_BATCH = 1
 """Requests per batch: a retried batch runs as few skills again as possible."""
-LOCK_NAME = "batch-run.lock"
 
 
 @dataclass(frozen=True)
@@ -130,39 +128,9 @@ class LocalPool:
                 progress(Status(stage, done, sum(sizes), 0, time.perf_counter() - started, 1))
 
 
-class WorkspaceRunLock:
-    """An async context manager over an exclusive ``flock`` on a file beside the workspace's records."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._fd: int | None = None
-
-    async def __aenter__(self) -> WorkspaceRunLock:
-        import fcntl
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing releases the lock
-            self._fd = None
-
-
-def run_lock(workspace: Any) -> WorkspaceRunLock | None:
-    """The lock runs in ``workspace`` share (None where ``flock`` does not exist)."""
-    try:
-        import fcntl  # noqa: F401 - imported only to see that flock exists here
-    except ImportError:  # pragma: no cover
-        return None
-    return WorkspaceRunLock(Path(workspace.data_dir) / LOCK_NAME)
+def run_lock(workspace: Any) -> ActLock:
+    """The act lock runs in ``workspace`` share, batch or not (see :mod:`semif_agent.loop.act_lock`)."""
+    return ActLock.of(workspace)
 
 
 def _run_requests(

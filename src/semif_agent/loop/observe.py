@@ -5,22 +5,33 @@ from __future__ import annotations
 import difflib
 import itertools
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 MAX_FILES = 20_000
 TEXT_KEPT = 64 * 1024  # a file larger than this is not read for its diff
 TEXTS_KEPT = 1024 * 1024  # nor any more once one snapshot has read this much
+IMAGE_KEPT = 1024 * 1024  # a file larger than this keeps no before-image (its change cannot be undone)
+IMAGES_KEPT = 32 * 1024 * 1024  # nor any file once one snapshot has read this much
 DIFF_LINES = 200  # a file's diff is cut after this many lines
 
 
 @dataclass(frozen=True)
 class Observation:
-    """A snapshot of the write roots: relative path -> (size, mtime_ns), and the small text files' contents."""
+    """A snapshot of the write roots: relative path -> (size, mtime_ns), and the small text files' contents.
+
+    ``paths`` gives each file's absolute path; ``images`` the bytes of the
+    files small enough to keep (taken with ``images=True``, before a run acts,
+    so that what it changes can be put back).
+    """
 
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     truncated: bool = False
     texts: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    images: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,7 @@ def observe(
     base: Path | None = None,
     texts: bool = False,
     since: Observation | None = None,
+    images: bool = False,
 ) -> Observation:
     """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``.
 
@@ -64,10 +76,15 @@ def observe(
     else relative to their root's parent folder. With ``texts``, the contents
     of small UTF-8 files are kept too (bounded), for :func:`diff`; with
     ``since`` (an earlier snapshot), only those of files new or changed since.
+    With ``images``, the bytes of every regular file up to :data:`IMAGE_KEPT`
+    are kept too, until :data:`IMAGES_KEPT` have been read.
     """
     files: dict[str, tuple[int, int]] = {}
     contents: dict[str, str] = {}
+    paths: dict[str, str] = {}
+    kept: dict[str, bytes] = {}
     budget = TEXTS_KEPT if texts else 0
+    image_budget = IMAGES_KEPT if images else 0
     skip = {os.path.realpath(p) for p in ignore}
     top = os.path.realpath(base) if base is not None else None
     for root in roots:
@@ -81,32 +98,61 @@ def observe(
                 if full in skip:
                     continue
                 try:
-                    stat = os.stat(full)
+                    status = os.stat(full)
                 except OSError:
                     continue
                 name = os.path.relpath(full, names_from)
-                files[name] = (stat.st_size, stat.st_mtime_ns)
+                files[name], paths[name] = (status.st_size, status.st_mtime_ns), full
                 unchanged = since is not None and since.files.get(name) == files[name]
-                if 0 < stat.st_size <= min(TEXT_KEPT, budget) and not unchanged:
-                    text = _text_of(full)
+                image = _bytes_of(full, IMAGE_KEPT) if status.st_size <= min(IMAGE_KEPT, image_budget) else None
+                if image is not None:
+                    kept[name] = image
+                    image_budget -= len(image)
+                if 0 < status.st_size <= min(TEXT_KEPT, budget) and not unchanged:
+                    text = _text_of(image if image is not None else _bytes_of(full, TEXT_KEPT))
                     if text is not None:
                         contents[name] = text
-                        budget -= stat.st_size
+                        budget -= status.st_size
                 if len(files) >= MAX_FILES:
-                    return Observation(files, truncated=True, texts=contents)
-    return Observation(files, texts=contents)
+                    return Observation(files, truncated=True, texts=contents, paths=paths, images=kept)
+    return Observation(files, texts=contents, paths=paths, images=kept)
 
 
-def _text_of(path: str) -> str | None:
-    """``path``'s contents when it is a regular UTF-8 file (never through a link), else None."""
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO | None:
+    """``path`` opened for reading when it is a regular file (never through a link), else None."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    handle = os.fdopen(fd, "rb")
     try:
-        with os.fdopen(fd, "rb") as handle:
-            return handle.read(TEXT_KEPT + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        handle.close()
+        return None
+    return handle
+
+
+def _bytes_of(path: str, limit: int) -> bytes | None:
+    """``path``'s bytes when it is a regular file of at most ``limit`` bytes (never through a link), else None."""
+    handle = open_regular(path)
+    if handle is None:
+        return None
+    try:
+        with handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
+
+
+def _text_of(data: bytes | None) -> str | None:
+    """``data`` decoded when it is UTF-8, else None."""
+    try:
+        return data.decode("utf-8") if data is not None else None
+    except UnicodeDecodeError:
         return None
 
 

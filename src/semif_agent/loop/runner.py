@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from ..tree.manifests import SkillManifest
 from ..tree.router import Route
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
+from .act_lock import ActLock
 from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .confined import run_confined
 from .context import BudgetedEngine
@@ -26,6 +27,7 @@ from .evidence import gather_evidence
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
+from .undo import keep_before_images
 
 OUTPUT_KEPT = 2000  # characters of a body's printed output kept in its outcome row
 
@@ -84,9 +86,11 @@ class SkillRunner:
     :mod:`.skill_md_run`; default: show its instructions, or run its script
     when the settings allow scripts).
 
-    ``act_lock`` (an async context manager) is held while a routed request is
-    run and assessed: runners in several processes sharing one workspace hold
-    one lock, so the changes each run observes in the data dirs are its own.
+    ``act_lock`` (an async context manager; default: the workspace's
+    :class:`.act_lock.ActLock`) is held from the snapshot of the write dirs
+    before a skill acts to the one after: runs in several processes sharing
+    one workspace act one at a time, so the changes each records are its own.
+    What a run changes is kept to be undone (:mod:`.undo`).
     """
 
     def __init__(
@@ -126,7 +130,7 @@ class SkillRunner:
         self.allow_scripts = settings.allow_scripts
         self.skill_md_executor = skill_md_executor or show_instructions
         self.on_row = on_row
-        self.act_lock = act_lock
+        self.act_lock = act_lock or ActLock.of(self.workspace)
 
     @classmethod
     def from_settings(cls, settings: RunSettings, **parts: Any) -> SkillRunner:
@@ -148,8 +152,14 @@ class SkillRunner:
             route = await self.strategy.aroute(request.text)
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
-        async with self.act_lock or contextlib.nullcontext():
-            return await run.execute(route)
+        return await run.execute(route)
+
+
+@dataclass
+class _Acted:
+    """What the skill changed while the run held the act lock."""
+
+    changes: Changes = field(default_factory=Changes)
 
 
 class _Run:
@@ -212,16 +222,16 @@ class _Run:
     async def run_body(self, route: Route, skill: SkillManifest, source: str) -> RunResult:
         """Run the body (``source``, as verified) in a confined child; its engine calls are answered, counted and logged here."""
         engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
-        before = self._observe()
-        outcome = await run_confined(
-            skill,
-            source,
-            self.request,
-            workspace=self.runner.workspace,
-            engine=engine,
-            run_id=self.run_id,
-            timeout=self.runner.body_timeout,
-        )
+        async with self.acting() as acted:
+            outcome = await run_confined(
+                skill,
+                source,
+                self.request,
+                workspace=self.runner.workspace,
+                engine=engine,
+                run_id=self.run_id,
+                timeout=self.runner.body_timeout,
+            )
         prediction = Prediction(outcome.prediction) if outcome.prediction is not None else None
         error = outcome.error
         if outcome.action is not None:
@@ -234,13 +244,12 @@ class _Run:
         if engine.overrun and error is None:
             error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
             action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
-        changes = diff(before, self._observe(since=before))
+        changes = acted.changes
         assessment = await self.assess(action, changes, error=error, skill=skill, decisions=engine.decisions)
         return self.finish(route, action, assessment, prediction=prediction, changes=changes, error=error)
 
     async def run_skill_md(self, route: Route, skill: SkillManifest) -> RunResult:
         """Follow a SKILL.md skill with the runner's executor, then observe and assess like any run."""
-        before = self._observe()
         run = SkillMdRun(
             self.request,
             skill,
@@ -250,12 +259,13 @@ class _Run:
             log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind),
         )
         error: str | None = None
-        try:
-            outcome = await self.runner.skill_md_executor(run)
-        except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
-            error = f"following the skill failed: {type(exc).__name__}: {exc}"
-            outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
-        changes = diff(before, self._observe(since=before))
+        async with self.acting() as acted:
+            try:
+                outcome = await self.runner.skill_md_executor(run)
+            except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
+                error = f"following the skill failed: {type(exc).__name__}: {exc}"
+                outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
+        changes = acted.changes
         if (
             outcome.instructions is not None and not error
         ):  # handed to the user: nobody acted, so there is nothing to judge yet
@@ -269,11 +279,28 @@ class _Run:
             route, outcome.action, assessment, changes=changes, error=error, instructions=outcome.instructions
         )
 
-    def _observe(self, since: Observation | None = None) -> Observation:
+    @contextlib.asynccontextmanager
+    async def acting(self) -> AsyncIterator[_Acted]:
+        """Hold the act lock from a snapshot of the write dirs (with before-images) to the one after what the block
+        did; then ``changes`` are the block's, and their before-images are kept for ``semif undo``."""
+        acted = _Acted()
+        async with self.runner.act_lock:
+            before = self._observe(images=True)
+            yield acted
+            after = self._observe(since=before)
+            acted.changes = diff(before, after)
+            keep_before_images(self.runner.workspace, self.run_id, before, after, acted.changes)
+
+    def _observe(self, since: Observation | None = None, *, images: bool = False) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
         ws = self.runner.workspace
         return observe(
-            ws.write_roots, ignore=(self.runner.log.path, ws.model_calls_path), base=ws.root, texts=True, since=since
+            ws.write_roots,
+            ignore=(self.runner.log.path, ws.model_calls_path),
+            base=ws.root,
+            texts=True,
+            since=since,
+            images=images,
         )
 
     async def assess(

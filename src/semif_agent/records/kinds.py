@@ -3,7 +3,7 @@
 A kind is a **decision** of a run (a question the engine answered: routing,
 a skill's sub-decisions, the assessment), a **step** a run took that is no
 decision (a proposed or generated skill), a **record** about a run written
-after it (its outcome, a person's label), or a model **call** (the
+after it (its outcome, a person's label, its undo), or a model **call** (the
 model-call log). ``semif log --kind`` offers the decisions and steps;
 ``semif log show`` and the web view's run page title their sections by
 ``section``; a record about a run is never counted as a step of it.
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..errors import LogError
 from .calls import MODEL_CALL_KIND, ModelCallRow
-from .rows import DecisionRow, Expect, GenerateRow, LabelRow, OutcomeRow, ProposeRow, shape_problem
+from .rows import DecisionRow, Expect, GenerateRow, LabelRow, OutcomeRow, ProposeRow, UndoRow, shape_problem
 
 Role = Literal["decision", "step", "record", "call"]
 
@@ -27,6 +27,7 @@ ROUTE_KIND = "route"
 ASSESS_KIND = "assess"
 OUTCOME_KIND = "outcome"
 LABEL_KIND = "label"
+UNDO_KIND = "undo"
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ RECORD_KINDS: Mapping[str, RecordKind] = {
         RecordKind("generate", GenerateRow, "step", "one attempt at generating a new skill's body"),
         RecordKind(OUTCOME_KIND, OutcomeRow, "record", "how a run ended: what it did and the assessment"),
         RecordKind(LABEL_KIND, LabelRow, "record", "a person's label of a run: the right skill, the real outcome"),
+        RecordKind(UNDO_KIND, UndoRow, "record", "a run taken back by `semif undo`: a failure label for its route"),
         RecordKind(MODEL_CALL_KIND, ModelCallRow, "call", "one model call: the messages and the answer"),
     )
 }

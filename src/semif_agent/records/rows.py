@@ -401,3 +401,43 @@ class GenerateRow:
             violations=[str(v) for v in field_or(row, "violations", f["violations"], [])],
             model=field_or(row, "model", f["model"]),
         )
+
+
+@dataclass(frozen=True)
+class UndoRow:
+    """A run taken back with ``semif undo``: the files it removed and put back. It counts as a failure label."""
+
+    FIELDS: ClassVar[Mapping[str, Expect]] = {
+        **COMMON,
+        "by": needed(TEXT),
+        "skill": or_null(TEXT),
+        "removed": LIST,
+        "restored": LIST,
+    }
+
+    run_id: str
+    by: str
+    skill: str | None = None
+    removed: list[str] = field(default_factory=list)  # files the run created, removed again
+    restored: list[str] = field(default_factory=list)  # files it modified or deleted, put back as they were
+
+    def to_row(self) -> Row:
+        return {
+            "run_id": self.run_id,
+            "kind": "undo",
+            "by": self.by,
+            "skill": self.skill,
+            "removed": list(self.removed),
+            "restored": list(self.restored),
+        }
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> UndoRow:
+        f = cls.FIELDS
+        return cls(
+            run_id=str(row.get("run_id", "")),
+            by=field_or(row, "by", f["by"]) or "person",
+            skill=field_or(row, "skill", f["skill"]),
+            removed=[str(p) for p in field_or(row, "removed", f["removed"], [])],
+            restored=[str(p) for p in field_or(row, "restored", f["restored"], [])],
+        )

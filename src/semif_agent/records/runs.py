@@ -6,6 +6,8 @@ That judgement is one ``kind: "label"`` row appended to the decision log, with
 the run's ``run_id``; earlier rows are never rewritten. When the log is read,
 a run's label rows are folded in log order, the latest winning field by field:
 a later label that only gives the outcome keeps an earlier label's skill.
+A run taken back with ``semif undo`` (a ``kind: "undo"`` row) folds in as a
+label of its outcome, ``failure``: the route acted wrongly enough to undo.
 
 In a label row, ``"skill": null`` means no skill fits the request; a label
 that says nothing about the skill has no ``skill`` key at all (the same
@@ -23,12 +25,12 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
-from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, is_run_record
+from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
 from .rows import LABEL_OUTCOMES, LabelRow
 
 AMBIGUOUS_SHOWN = 5
@@ -44,17 +46,21 @@ class Label:
     has_skill: bool = False
     outcome: str | None = None
     note: str | None = None
+    undone: bool = False  # the run was taken back (``semif undo``)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{skill?, outcome?, by, note?}``: only what a label said (``skill: None``: no skill fits)."""
+        """``{skill?, outcome?, by?, note?, undone?}``: only what a label said (``skill: None``: no skill fits)."""
         joined: dict[str, Any] = {}
         if self.has_skill:
             joined["skill"] = self.skill
         if self.outcome is not None:
             joined["outcome"] = self.outcome
-        joined["by"] = self.by
+        if self.by:
+            joined["by"] = self.by
         if self.note is not None:
             joined["note"] = self.note
+        if self.undone:
+            joined["undone"] = True
         return joined
 
 
@@ -72,10 +78,11 @@ class RunRecord:
     )
     label_has_skill: bool = False  # True when a label said --skill or --none
     label_outcome: str | None = None  # a person's label of the real outcome
-    labelled_by: str | None = None  # who gave the latest label
+    labelled_by: str | None = None  # who gave the latest label (an undo alone is no label)
     note: str | None = None
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
+    undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled
 
     @property
     def true_outcome(self) -> str | None:
@@ -148,16 +155,21 @@ def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
 
 
 def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
-    """Each labelled run's :class:`Label`: its label rows folded in order, the latest winning field by field.
+    """Each labelled (or undone) run's :class:`Label`: its label rows folded in order, the latest winning field by field.
 
-    Fields of the wrong type (a hand-edited row) are ignored, not trusted.
+    An undo row says the outcome was a failure and that the run was undone;
+    it names nobody as the labeller. Fields of the wrong type (a hand-edited
+    row) are ignored, not trusted.
     """
     labels: dict[str, Label] = {}
     for row in rows:
-        run_id = row.get("run_id")
-        if row.get("kind") != LABEL_KIND or not isinstance(run_id, str):
+        run_id, kind = row.get("run_id"), row.get("kind")
+        if kind not in (LABEL_KIND, UNDO_KIND) or not isinstance(run_id, str):
             continue
         before = labels.get(run_id) or Label(by="")
+        if kind == UNDO_KIND:
+            labels[run_id] = replace(before, outcome="failure", undone=True)
+            continue
         said = LabelRow.from_row(row)
         labels[run_id] = Label(
             by=said.by,
@@ -165,6 +177,7 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             has_skill=said.has_skill or before.has_skill,
             outcome=said.outcome if said.outcome is not None else before.outcome,
             note=said.note if said.note is not None else before.note,
+            undone=before.undone,
         )
     return labels
 
@@ -215,10 +228,11 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 label_skill=label.skill if label else None,
                 label_has_skill=label.has_skill if label else False,
                 label_outcome=label.outcome if label else None,
-                labelled_by=label.by if label else None,
+                labelled_by=(label.by or None) if label else None,
                 note=label.note if label else None,
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
                 outcome_missing=not ending,
+                undone=label.undone if label else False,
             )
         )
     return records

@@ -1,4 +1,4 @@
-"""The web application: runs, one run, the tree, quality, training; label writes guarded by a token.
+"""The web application: runs, one run, the tree, quality, training, the runs to label; writes guarded by a token.
 
 Pages are rendered on the server from Jinja2 templates with autoescaping on,
 so nothing from a request, a skill or the log becomes markup. Every page
@@ -33,8 +33,10 @@ from starlette.staticfiles import StaticFiles
 
 from .._text import percent
 from ..errors import SemifError, UserError
+from ..loop.undo import undo_logged_run, undo_state
 from ..records import DecisionLog, label_row, login_name
 from ..records.rows import LABEL_OUTCOMES
+from ..records.to_label import to_label
 from ..workspace import Workspace
 from . import charts
 from .index import PAGE_SIZE, CallIndex, LogIndex, RunFilter
@@ -100,6 +102,8 @@ def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | 
         Route("/", pages.runs),
         Route("/runs/{run_id}", pages.run),
         Route("/runs/{run_id}/label", pages.label, methods=["POST"]),
+        Route("/runs/{run_id}/undo", pages.undo, methods=["POST"]),
+        Route("/to-label", pages.to_label),
         Route("/tree", pages.tree),
         Route("/quality", pages.quality),
         Route("/train", pages.train_page),
@@ -183,6 +187,7 @@ class _Pages:
             error=error,
             skills=sorted(self.state.tree.get().skills),
             by=self.state.by,
+            undo=undo_state(self.state.workspace, run_id, undone=view.record.undone),
         )
 
     async def label(self, request: Request) -> Response:
@@ -215,6 +220,31 @@ class _Pages:
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{row.run_id}#label", status_code=303)
+
+    async def undo(self, request: Request) -> Response:
+        """Take the run's changes back (``semif undo``); refused without the page's token, like a label."""
+        form = await request.form()
+        refused = self._refused(request, form)
+        if refused is not None:
+            return refused
+        try:
+            self.state.refresh()
+            run_id = resolve(self.state.index, request.path_params["run_id"])
+            log = DecisionLog(
+                self.state.workspace.log_path, fsync=bool(self.state.workspace.settings["log"].get("fsync"))
+            )
+            by = str(form.get("by") or self.state.by)
+            await asyncio.to_thread(undo_logged_run, self.state.workspace, log, run_id, by=by)
+        except SemifError as exc:
+            return await self.run(request, error=str(exc), code=400)
+        return RedirectResponse(f"/runs/{run_id}#undo", status_code=303)
+
+    async def to_label(self, request: Request) -> Response:
+        self.state.refresh()
+        runs = self.state.index.records()
+        margins = {run.run_id: run.margin for run, _ in runs if run.margin is not None}
+        queue = to_label([record for _, record in runs], margins)
+        return self.render("to_label.html", active="to-label", queue=queue[:PAGE_SIZE], total=len(queue))
 
     def _refused(self, request: Request, form: Any) -> Response | None:
         """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""

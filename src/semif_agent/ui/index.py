@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ..records import DecisionLog, RunRecord, run_records
-from ..records.kinds import LABEL_KIND, ROUTE_KIND, is_run_record
+from ..records.kinds import LABEL_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
 from ..records.runs import routed_to
+from ..records.to_label import route_margin
 
 PAGE_SIZE = 50
 READ_CHUNK = 1 << 22
@@ -44,6 +45,7 @@ class IndexedRun:
     offsets: list[tuple[int, int]] = field(default_factory=list)  # (start, length) of each row in the file
     record_rows: list[dict[str, Any]] = field(default_factory=list)  # slim rows run_records() reads
     confidence: float | None = None  # the probability of the last routing decision's choice
+    margin: float | None = None  # how far its closest routing decision's choice was ahead of the next option
     routed: bool = False  # whether record_rows holds the row naming the skill it went to
     record: RunRecord | None = None
     lowered: str | None = None  # the request in lower case, for search
@@ -52,7 +54,7 @@ class IndexedRun:
         self.offsets.append((start, length))
         kind = row.get("kind")
         ts = row.get("ts")
-        if isinstance(ts, (int, float)) and kind != LABEL_KIND:
+        if isinstance(ts, (int, float)) and kind not in (LABEL_KIND, UNDO_KIND):
             self.started = float(ts) if self.started is None else self.started
             self.ended = float(ts)
         if isinstance(kind, str):
@@ -70,6 +72,9 @@ class IndexedRun:
             if not self.routed and routed_to(row) is not None:  # the skill it went to, should its outcome be lost
                 self.routed = True
                 self.record_rows.append({key: row[key] for key in _ROUTED_KEYS if key in row})
+            margin = route_margin(row)
+            if margin is not None:
+                self.margin = margin if self.margin is None else min(self.margin, margin)
             if kind == ROUTE_KIND:
                 probability = (row.get("probabilities") or {}).get(row.get("selected"))
                 self.confidence = float(probability) if isinstance(probability, (int, float)) else None
@@ -247,7 +252,7 @@ class LogIndex(AppendedRows):
             return False
         run = self.runs.get(run_id)
         if run is None:
-            if row.get("kind") == LABEL_KIND:  # a label of a run this log does not hold makes no run
+            if row.get("kind") in (LABEL_KIND, UNDO_KIND):  # a label of a run this log does not hold makes no run
                 return False
             run = self.runs[run_id] = IndexedRun(run_id)
             self.order.append(run_id)

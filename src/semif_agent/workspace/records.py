@@ -29,6 +29,8 @@ DATA_RECORDS = {
     "routing.json": "the tuned routing",
     "router.json": "the trained router",
     "router.npz": "the trained router's weights",
+    "undo": "the before-images runs keep for semif undo",
+    "act.lock": "the lock runs act under",
 }
 """Files of the data dir that are records (name -> what it holds). The tree, routing and router modules keep their own names."""
 

@@ -1,0 +1,266 @@
+"""Taking a run back: the before-images a run keeps of what it changes, and ``semif undo`` putting them back.
+
+While a run acts (under the act lock, :mod:`.act_lock`), the write dirs are
+snapshotted with the bytes of every file up to :data:`~.observe.IMAGE_KEPT`
+(1 MiB). Afterwards, for each file the run changed, the host (never the
+skill) writes into the workspace's records, ``data/undo/<run id>/``:
+
+- ``undo.json``: each changed file, what happened to it (created, modified,
+  deleted), the sha256 of what the run left (to see later whether it changed
+  since) and where its before-image is;
+- ``<n>.before``: the bytes of each file it modified or deleted, as they were.
+
+A run keeps at most :data:`RUN_KEPT` (8 MiB) of before-images; a file larger
+than 1 MiB, or past that cap, is listed with why it was not kept, and such
+a run cannot be undone. Only the newest :data:`RUNS_KEPT` runs' images are
+kept.
+
+:func:`undo_run` checks every file first: one that changed since the run
+(or came back, for a deleted one) is refused by name, and nothing is
+touched. Then it removes what the run created and writes back what it
+modified or deleted, byte for byte, with their permissions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .act_lock import ActLock
+from .observe import IMAGE_KEPT, Changes, Observation, open_regular
+
+UNDO_DIR = "undo"
+MANIFEST = "undo.json"
+DONE = "undone.json"
+RUN_KEPT = 8 * 1024 * 1024
+RUNS_KEPT = 200
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
+
+
+def undo_dir(workspace: Any, run_id: str) -> Path:
+    """Where ``run_id``'s before-images are kept (its id, or a hash of an id that is no safe folder name)."""
+    name = run_id if _SAFE_NAME.fullmatch(run_id) else hashlib.sha256(run_id.encode()).hexdigest()[:32]
+    return Path(workspace.data_dir) / UNDO_DIR / name
+
+
+def sha256_of(path: str | Path) -> str | None:
+    """The sha256 of a regular file's bytes (never through a link), else None."""
+    handle = open_regular(path)
+    if handle is None:
+        return None
+    digest = hashlib.sha256()
+    try:
+        with handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def keep_before_images(
+    workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes
+) -> Path | None:
+    """Write ``run_id``'s undo record for ``changes`` (``before`` taken with images); None when nothing changed.
+
+    A record that cannot be written (a full disk) leaves the run without one: it cannot be undone, and it stands.
+    """
+    if changes.empty:
+        return None
+    try:
+        return _write_record(workspace, run_id, before, after, changes)
+    except OSError:
+        return None
+
+
+def _write_record(workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes) -> Path:
+    folder = undo_dir(workspace, run_id)
+    shutil.rmtree(folder, ignore_errors=True)  # a run id used again: the latest run is the one to undo
+    folder.mkdir(parents=True, exist_ok=True)
+    entries: list[dict[str, Any]] = []
+    kept = 0
+    for change, names in (("created", changes.created), ("modified", changes.modified), ("deleted", changes.deleted)):
+        for name in names:
+            full = after.paths.get(name) or before.paths.get(name, "")
+            entry: dict[str, Any] = {"path": name, "change": change}
+            if Path(workspace.root, name) != Path(full):  # a write dir outside the workspace
+                entry["file"] = full
+            if change != "deleted":
+                entry["after_sha256"] = sha256_of(full)
+            if change != "created":
+                image = before.images.get(name)
+                size = before.files.get(name, (0, 0))[0]
+                if image is None:
+                    entry["not_kept"] = (
+                        f"it was larger than {IMAGE_KEPT // (1024 * 1024)} MiB"
+                        if size > IMAGE_KEPT
+                        else "it could not be read before the run (not a regular file, or too many files to read)"
+                    )
+                elif kept + len(image) > RUN_KEPT:
+                    entry["not_kept"] = f"the run's before-images passed {RUN_KEPT // (1024 * 1024)} MiB"
+                else:
+                    kept += len(image)
+                    entry["before"] = f"{len(entries)}.before"
+                    entry["before_sha256"] = hashlib.sha256(image).hexdigest()
+                    entry["mode"] = _mode(full)
+                    (folder / entry["before"]).write_bytes(image)
+            entries.append(entry)
+    (folder / MANIFEST).write_text(
+        json.dumps({"run_id": run_id, "files": entries}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    _prune(folder.parent)
+    return folder
+
+
+def _mode(full: str) -> int | None:
+    try:
+        return os.stat(full).st_mode & 0o7777
+    except OSError:  # deleted: its mode went with it
+        return None
+
+
+def _prune(root: Path) -> None:
+    """Keep only the newest :data:`RUNS_KEPT` runs' records."""
+    try:
+        folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime_ns)
+    except OSError:
+        return
+    for stale in folders[: max(0, len(folders) - RUNS_KEPT)]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+@dataclass
+class Undone:
+    """What :func:`undo_run` did: the files removed (the run created them) and put back (it modified or deleted them)."""
+
+    run_id: str
+    removed: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "removed": self.removed, "restored": self.restored}
+
+
+def undo_record(workspace: Any, run_id: str) -> dict[str, Any] | None:
+    """``run_id``'s undo record (``undo.json``), or None when it kept none."""
+    try:
+        record = json.loads((undo_dir(workspace, run_id) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("files"), list) else None
+
+
+def was_undone(workspace: Any, run_id: str) -> bool:
+    return (undo_dir(workspace, run_id) / DONE).exists()
+
+
+def undo_run(workspace: Any, run_id: str, *, changed_files: bool = True) -> Undone:
+    """Put back what ``run_id`` changed; a :class:`UserError` naming the file when it cannot, with nothing touched.
+
+    ``changed_files`` says whether the run's outcome lists changed files (to
+    tell "changed nothing" from "kept no before-images").
+    """
+    with ActLock.of(workspace):  # no run acts while its files are put back
+        if was_undone(workspace, run_id):
+            raise UserError(f"run {run_id} was undone already")
+        record = undo_record(workspace, run_id)
+        if record is None:
+            if not changed_files:
+                raise UserError(f"run {run_id} changed no files: there is nothing to undo")
+            raise UserError(
+                f"run {run_id} kept no before-images of what it changed (it ran before runs kept them, "
+                f"or is older than the last {RUNS_KEPT} runs that changed files): it cannot be undone"
+            )
+        folder = undo_dir(workspace, run_id)
+        entries = [(e, _target(workspace, run_id, e)) for e in record["files"] if isinstance(e, dict)]
+        for entry, target in entries:
+            _check(run_id, entry, target)
+        done = Undone(run_id)
+        for entry, target in entries:
+            if entry["change"] == "created":
+                target.unlink()
+                done.removed.append(str(entry["path"]))
+            else:
+                _write_back(target, (folder / str(entry["before"])).read_bytes(), entry.get("mode"))
+                done.restored.append(str(entry["path"]))
+        (folder / DONE).write_text(json.dumps(done.to_dict()) + "\n", encoding="utf-8")
+        return done
+
+
+def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> Path:
+    """The file an entry names (in the workspace unless it says where), refused unless it lies in a write dir."""
+    name = str(entry.get("path", ""))
+    target = Path(str(entry["file"])) if entry.get("file") else Path(workspace.root, name)
+    folder = os.path.realpath(target.parent)
+    if entry.get("change") not in ("created", "modified", "deleted") or not any(
+        (folder + os.sep).startswith(os.path.realpath(root) + os.sep) for root in workspace.write_roots
+    ):
+        raise UserError(
+            f"cannot undo run {run_id}: its record names {name}, outside the write dirs; nothing was changed"
+        )
+    return target
+
+
+def _check(run_id: str, entry: dict[str, Any], target: Path) -> None:
+    """Refuse, naming the file, when it cannot be put back as it was: not kept, or changed since the run."""
+    name, change = entry.get("path"), entry.get("change")
+    if entry.get("not_kept"):
+        raise UserError(f"cannot undo run {run_id}: {name} was not kept ({entry['not_kept']}); nothing was changed")
+    if change == "deleted":
+        if os.path.lexists(target):
+            raise UserError(f"cannot undo run {run_id}: {name}, which it deleted, exists again; nothing was changed")
+        return
+    now = sha256_of(target)
+    if now is None or now != entry.get("after_sha256"):
+        what = "is gone" if not os.path.lexists(target) else "changed"
+        raise UserError(f"cannot undo run {run_id}: {name} {what} since the run; nothing was changed")
+
+
+def _write_back(target: Path, data: bytes, mode: Any) -> None:
+    """Write ``data`` to ``target`` as a whole (a new file renamed over it), with ``mode`` when known."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.undo-{os.getpid()}")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+    if isinstance(mode, int):
+        os.chmod(temporary, mode)
+    os.replace(temporary, target)
+
+
+def undo_logged_run(workspace: Any, log: Any, run_id: str, *, by: str) -> tuple[Undone, dict[str, Any]]:
+    """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``.
+
+    Refused (a :class:`UserError`) for an unknown run, a run undone already, or one that cannot be put back.
+    Returns what was done and the row written.
+    """
+    from ..records.kinds import OUTCOME_KIND, UNDO_KIND
+    from ..records.rows import UndoRow
+
+    record = log.run(run_id)
+    rows = [row for row in log.read() if row.get("run_id") == record.run_id]
+    if record.undone or any(row.get("kind") == UNDO_KIND for row in rows):
+        raise UserError(f"run {record.run_id} was undone already")
+    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
+    changes = outcome.get("changes")
+    done = undo_run(workspace, record.run_id, changed_files=isinstance(changes, dict) and any(changes.values()))
+    row = UndoRow(record.run_id, by=by, skill=record.skill, removed=done.removed, restored=done.restored).to_row()
+    log.append(row)
+    return done, row
+
+
+def undo_state(workspace: Any, run_id: str, *, undone: bool) -> str:
+    """What the run page says of undoing ``run_id``: "ready", "undone", "" (nothing kept), or why it cannot be."""
+    if undone or was_undone(workspace, run_id):
+        return "undone"
+    record = undo_record(workspace, run_id)
+    if record is None:
+        return ""
+    missing = [e for e in record["files"] if isinstance(e, dict) and e.get("not_kept")]
+    return f"{missing[0].get('path')} was not kept ({missing[0]['not_kept']})" if missing else "ready"

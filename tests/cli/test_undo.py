@@ -1,0 +1,204 @@
+"""``semif undo``: a run's changes taken back from the before-images it kept, refused when a file changed since."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from semif_agent.cli.workspace_cmds import load_tree
+from semif_agent.loop.act_lock import ActLock
+from semif_agent.records import DecisionLog
+from semif_agent.routing.training import examples_from_log
+from semif_agent.workspace import Workspace
+
+from .conftest import Semif
+
+# A skill that does what its request says, to the drafts folder: "create a.txt; append keep.bin; delete old.txt".
+EDIT_BODY = """
+import time
+from pathlib import Path
+
+from semif_agent.skills import ActionResult, Prediction
+
+
+def predict(ctx, request):
+    return Prediction(text=request.text)
+
+
+def act(ctx, request, prediction):
+    drafts = Path(ctx.config["drafts"])
+    drafts.mkdir(parents=True, exist_ok=True)
+    done = []
+    for step in prediction.text.split(";"):
+        verb, _, name = step.strip().partition(" ")
+        target = drafts / name
+        if verb == "create":
+            target.write_text(f"made by {request.id}\\n", encoding="utf-8")
+        elif verb == "append":
+            target.write_bytes(target.read_bytes() + b"\\x00tail\\xff")
+        elif verb == "delete":
+            target.unlink()
+        elif verb == "sleep":
+            time.sleep(float(name))
+        done.append(step.strip())
+    return ActionResult(action_log="drafts.edit: " + ", ".join(done), new_state="done: " + ", ".join(done))
+"""
+
+
+@pytest.fixture
+def ws(make_workspace) -> Path:
+    root = make_workspace(
+        {"drafts.edit": EDIT_BODY},
+        descriptions={"drafts.edit": "Create, change and delete draft files."},
+        settings='[engine]\nname = "lexical"\n',
+    )
+    drafts = root / "data" / "drafts"
+    drafts.mkdir(parents=True)
+    (drafts / "keep.bin").write_bytes(bytes(range(256)) * 3)
+    (drafts / "old.txt").write_bytes(b"an old draft\r\nwith \xe9 bytes\n")
+    return root
+
+
+def run(semif: Semif, root: Path, text: str) -> dict:
+    done = semif("run", text, "-w", str(root), "--skill", "drafts.edit", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_undo_removes_what_a_run_created_and_puts_back_what_it_modified_or_deleted(semif: Semif, ws: Path) -> None:
+    drafts = ws / "data" / "drafts"
+    kept, old = (drafts / "keep.bin").read_bytes(), (drafts / "old.txt").read_bytes()
+    ran = run(semif, ws, "create new.txt; append keep.bin; delete old.txt")
+    assert ran["changes"] == {
+        "created": ["data/drafts/new.txt"],
+        "modified": ["data/drafts/keep.bin"],
+        "deleted": ["data/drafts/old.txt"],
+    }
+    assert (drafts / "keep.bin").read_bytes() != kept and not (drafts / "old.txt").exists()
+
+    done = semif("undo", ran["run_id"], "-w", str(ws), "--by", "ada", "--json")
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["removed"] == ["data/drafts/new.txt"]
+    assert said["restored"] == ["data/drafts/keep.bin", "data/drafts/old.txt"]
+    assert not (drafts / "new.txt").exists()
+    assert (drafts / "keep.bin").read_bytes() == kept  # byte for byte
+    assert (drafts / "old.txt").read_bytes() == old
+    assert sorted(p.name for p in drafts.iterdir()) == ["keep.bin", "old.txt"]
+
+    rows = [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
+    assert [(r["run_id"], r["by"], r["skill"]) for r in rows] == [(ran["run_id"], "ada", "drafts.edit")]
+
+    twice = semif("undo", ran["run_id"], "-w", str(ws))
+    assert twice.returncode == 1
+    assert twice.stderr.strip().splitlines() == [f"Error: run {ran['run_id']} was undone already"]
+
+
+def test_undo_refuses_naming_the_file_when_it_changed_since_and_touches_nothing(semif: Semif, ws: Path) -> None:
+    drafts = ws / "data" / "drafts"
+    ran = run(semif, ws, "create mine.txt; append keep.bin")
+    (drafts / "mine.txt").write_text("edited by hand afterwards\n", encoding="utf-8")
+    appended = (drafts / "keep.bin").read_bytes()
+
+    refused = semif("undo", ran["run_id"][:-2], "-w", str(ws))
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        f"Error: cannot undo run {ran['run_id']}: data/drafts/mine.txt changed since the run; nothing was changed"
+    )
+    assert (drafts / "mine.txt").read_text(encoding="utf-8") == "edited by hand afterwards\n"
+    assert (drafts / "keep.bin").read_bytes() == appended
+    assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
+
+
+def test_a_later_run_that_changed_the_same_file_blocks_the_earlier_undo_until_it_is_undone(
+    semif: Semif, ws: Path
+) -> None:
+    first = run(semif, ws, "append keep.bin")
+    second = run(semif, ws, "append keep.bin")
+    blocked = semif("undo", first["run_id"], "-w", str(ws))
+    assert blocked.returncode == 1 and "data/drafts/keep.bin changed since the run" in blocked.stderr
+    assert semif("undo", second["run_id"], "-w", str(ws)).returncode == 0
+    assert semif("undo", first["run_id"], "-w", str(ws)).returncode == 0
+    assert (ws / "data" / "drafts" / "keep.bin").read_bytes() == bytes(range(256)) * 3
+
+
+def test_an_unknown_run_is_one_line_and_exit_1(semif: Semif, ws: Path) -> None:
+    missing = semif("undo", "19990101-000000-abcdef", "-w", str(ws))
+    assert missing.returncode == 1
+    assert len(missing.stderr.strip().splitlines()) == 1 and "no run '19990101-000000-abcdef'" in missing.stderr
+    as_json = semif("undo", "nope", "-w", str(ws), "--json")
+    assert as_json.returncode == 1 and "no run 'nope'" in json.loads(as_json.stdout)["error"]
+
+
+def test_a_run_that_changed_nothing_has_nothing_to_undo(semif: Semif, ws: Path) -> None:
+    ran = run(semif, ws, "sleep 0")
+    nothing = semif("undo", ran["run_id"], "-w", str(ws))
+    assert nothing.returncode == 1
+    assert nothing.stderr.strip() == f"Error: run {ran['run_id']} changed no files: there is nothing to undo"
+
+
+def test_an_undone_run_is_a_failure_that_training_reads_as_a_wrong_route(semif: Semif, ws: Path) -> None:
+    ran = run(semif, ws, "create a.txt")
+    assert ran["assessment"]["label"] != "failure"
+    log = DecisionLog(ws / "data" / "decisions.jsonl")
+    tree = load_tree(Workspace.load(ws))
+    before = [e for e in examples_from_log(log.runs(), tree) if e.text == "create a.txt"]
+    assert [e.source for e in before] == ["success"]
+
+    assert semif("undo", ran["run_id"], "-w", str(ws)).returncode == 0
+    [record] = [r for r in log.runs() if r.run_id == ran["run_id"]]
+    assert (record.undone, record.true_outcome, record.labelled_by) == (True, "failure", None)
+    after = [e for e in examples_from_log(log.runs(), tree) if e.text == "create a.txt"]
+    assert [(e.source, e.skill, e.wrong, e.weight) for e in after] == [("failure", None, "drafts.edit", 1.0)]
+
+
+def start_run(root: Path, tmp_path: Path, text: str) -> subprocess.Popen:
+    """``semif run TEXT --skill drafts.edit --json`` on ``root``, in a process of its own, not waited for."""
+    home = tmp_path / "home"
+    return subprocess.Popen(
+        [sys.executable, "-m", "semif_agent", "run", text, "-w", str(root), "--skill", "drafts.edit", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(home), "SEMIF_HOME": str(home / "semif-workspace")},
+    )
+
+
+def test_a_run_kept_waiting_by_another_says_so_then_acts(ws: Path, tmp_path: Path) -> None:
+    with ActLock.of(Workspace.load(ws)):  # another run acting, as far as the new one can tell
+        waiting = start_run(ws, tmp_path, "create late.txt")
+        time.sleep(4)  # the process starts (about 1-2 s here), then waits more than a second for the lock
+        assert not (ws / "data" / "drafts" / "late.txt").exists()
+    out, err = waiting.communicate(timeout=180)
+    assert waiting.returncode == 0, err
+    assert "waiting for another run in this workspace to finish acting..." in err.splitlines()
+    assert json.loads(out)["changes"]["created"] == ["data/drafts/late.txt"]
+
+
+def test_four_concurrent_runs_each_record_exactly_their_own_changes(semif: Semif, ws: Path, tmp_path: Path) -> None:
+    """Four real `semif run` processes started together on one workspace, each writing its own file while the
+    others are acting (each sleeps between its two writes): each outcome lists only its own two files."""
+    processes = [start_run(ws, tmp_path, f"create p{i}-a.txt; sleep 0.4; create p{i}-b.txt") for i in range(4)]
+    results = []
+    for process in processes:
+        out, err = process.communicate(timeout=180)
+        assert process.returncode == 0, err
+        results.append(json.loads(out))
+    for i, result in enumerate(results):
+        assert result["changes"] == {
+            "created": [f"data/drafts/p{i}-a.txt", f"data/drafts/p{i}-b.txt"],
+            "modified": [],
+            "deleted": [],
+        }
+    outcomes = {
+        r["request"]: r["changes"]["created"]
+        for r in DecisionLog(ws / "data" / "decisions.jsonl").read()
+        if r["kind"] == "outcome"
+    }
+    assert sorted(outcomes.values()) == [[f"data/drafts/p{i}-a.txt", f"data/drafts/p{i}-b.txt"] for i in range(4)]
