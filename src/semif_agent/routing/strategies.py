@@ -54,13 +54,18 @@ class _LeafAware:
         self.threshold = threshold
         self.given_temperature = temperature  # None: the tree's calibrated one
 
-    def temperature(self, index: LeafIndex) -> float:
+    def temperature_for(self, index: LeafIndex) -> float:
         """The softmax temperature over ``index``'s leaves: the one given, else the tree's calibrated one."""
         return self.given_temperature or self.scorer.calibration(index).temperature
 
+    @property
+    def temperature(self) -> float:
+        """The softmax temperature over the tree as it is now (see :meth:`temperature_for`)."""
+        return self.temperature_for(self.scorer.current())
+
     def route_probabilities(self, index: LeafIndex, leaf_scores: Any, none: float) -> tuple[Any, float]:
         """Each leaf's probability of being the route's end, and ``none``'s: one softmax over all of them."""
-        temperature = self.temperature(index)
+        temperature = self.temperature_for(index)
         np = index.numpy
         if np is not None and len(leaf_scores):
             top = max(float(leaf_scores.max()), none)
