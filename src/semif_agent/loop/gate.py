@@ -13,10 +13,10 @@ a lookup or a change, and its verb), and set against what the chosen skill does
    that reads goes to the likeliest skill that writes of the same decision
    when that one is likelier than ``none`` there (``change-write``); its
    probability is renormalised the same way.
-3. **Out of scope.** When the request is nearer to one of the tree's
-   ``none_examples`` (requests no skill serves) than to the chosen skill's
-   description and examples, nothing fits: the route ends at ``none``
-   (``out-of-scope``).
+3. **Out of scope.** When the request is near one of the tree's
+   ``none_examples`` (requests no skill serves), and clearly nearer to it than
+   to the descriptions and examples of the skills the route weighed, nothing
+   fits: the route ends at ``none`` (``out-of-scope``).
 4. **A command the skill does not do.** A command whose verb is none of the
    writing skill's words ("Cancel the dentist appointment" routed to
    ``calendar.add_event``) is handed back (``misfit``).
@@ -51,8 +51,11 @@ from .evidence import RequestReading, read_request, skill_fits
 # the time (bench/act_when_sure.py prints it).
 DEFAULT_ACT_THRESHOLD = 0.5
 SHOWN = 3  # candidates named when a request is handed back
-# How much nearer (cosine, or the engine's score) a ``none`` example must be than the chosen skill's own texts
-# for the request to be out of scope: a shared name or word alone brings a none example within a few hundredths.
+# A request is out of scope when a ``none`` example is at least NONE_NEAR to it (cosine on the local model, or
+# the engine's score) and NONE_MARGIN nearer than the texts of the skills the route weighed. On the starter,
+# requests no skill serves sit 0.5-0.8 from their nearest none example and 0.15-0.3 nearer to it than to any
+# skill; a shared name or word alone brings a none example to 0.3-0.37, within about 0.1 of the right skill.
+NONE_NEAR = 0.45
 NONE_MARGIN = 0.1
 
 ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
@@ -176,7 +179,8 @@ def gate_route(
     _intent(state)
     if state.rerouted_from is not None:
         route = replace(route, skill=state.skill)
-    nearest = _nearest_none(text, state.skill, tree.none_examples, engine)
+    weighed = [state.skill, *(tree.skills[c.skill] for c in state.candidates if c.skill != state.skill.name)]
+    nearest = _nearest_none(text, weighed, tree.none_examples, engine)
     rule, reason = _verdict(state, nearest, threshold, can_act(state.skill))
     acts = rule in ACTS or yes
     if rule in HANDS_BACK and yes:
@@ -261,11 +265,11 @@ def _verdict(state: _Reading, nearest: str | None, threshold: float, can_act: bo
     return "sure", f"{skill.name} at {_percent(state.probability)} clears the act threshold {threshold:.0%}"
 
 
-def _nearest_none(text: str, skill: SkillManifest, none_examples: tuple[str, ...], engine: Engine) -> str | None:
-    """The ``none`` example nearer to ``text`` than anything of ``skill``'s (description, examples), if one is."""
+def _nearest_none(text: str, skills: list[SkillManifest], none_examples: tuple[str, ...], engine: Engine) -> str | None:
+    """The ``none`` example near ``text`` and nearer than anything of ``skills`` (descriptions, examples), if one is."""
     if not none_examples:
         return None
-    own = [skill.description, *skill.examples]
+    own = [t for skill in skills for t in (skill.description, *skill.examples)]
     embed = embedding_function(engine)
     if embed is not None:
         vectors = embed([text, *none_examples, *own])
@@ -278,7 +282,8 @@ def _nearest_none(text: str, skill: SkillManifest, none_examples: tuple[str, ...
         return None
     count = len(none_examples)
     best = max(range(count), key=sims.__getitem__)
-    return none_examples[best] if sims[best] > max(sims[count:]) + NONE_MARGIN else None
+    near = sims[best] >= NONE_NEAR and sims[best] > max(sims[count:], default=0.0) + NONE_MARGIN
+    return none_examples[best] if near else None
 
 
 def _candidates(state: _Reading) -> tuple[Candidate, ...]:

@@ -19,6 +19,7 @@ from ..tree.manifests import SkillManifest
 from ..tree.router import Route
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
+from .act_threshold import measured_act_threshold
 from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .confined import run_confined
 from .context import BudgetedEngine
@@ -137,6 +138,7 @@ class SkillRunner:
         self.skill_md_executor = skill_md_executor or show_instructions
         self.on_row = on_row
         self.act_lock = act_lock
+        self._act_threshold: float | None = None
 
     @classmethod
     def from_settings(cls, settings: RunSettings, **parts: Any) -> SkillRunner:
@@ -158,22 +160,27 @@ class SkillRunner:
         if skill is not None:
             chosen = self.tree.get(skill)
             route = Route(skill=chosen, reason="chosen by the caller")
-            run.gate = chosen_by_caller(chosen, request.text, self.act_threshold)
+            run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
         else:
             route = await self.strategy.aroute(request.text)
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
+            threshold = await self.aact_threshold()
             route, run.gate = gate_route(
-                route, request.text, self.tree, self.engine, threshold=self.act_threshold, yes=yes, can_act=self.can_act
+                route, request.text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
             )
         async with self.act_lock or contextlib.nullcontext():
             return await run.execute(route)
 
-    @property
-    def act_threshold(self) -> float:
-        """How sure a route must be for a skill that writes to act (``[routing] act_threshold``, else the default)."""
+    async def aact_threshold(self) -> float:
+        """How sure a route must be for a skill that writes to act: ``[routing] act_threshold`` (or the
+        caller's), else the one measured on the workspace's examples and labels (:mod:`.act_threshold`)."""
         given = self.settings.act_threshold
-        return float(given) if given is not None else DEFAULT_ACT_THRESHOLD
+        if given is not None:
+            return float(given)
+        if self._act_threshold is None:
+            self._act_threshold = (await measured_act_threshold(self)).threshold
+        return self._act_threshold
 
     def can_act(self, skill: SkillManifest) -> bool:
         """Whether ``skill`` can change anything in this runner: a code skill's body, or a SKILL.md skill followed."""
