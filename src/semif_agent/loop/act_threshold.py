@@ -51,16 +51,22 @@ class ActTradeOff:
 
 
 def act_threshold_for(pairs: Iterable[tuple[float, bool]], target: float = TARGET) -> ActTradeOff:
-    """The lowest probability whose routes at or above it are right at least ``target`` of the time."""
+    """The lowest threshold whose routes at or above it are right at least ``target`` of the time.
+
+    Any threshold between the last route kept and the next one below gives the same routes; the midpoint is taken.
+    """
     ranked = sorted(pairs, key=lambda pair: -pair[0])
     if len(ranked) < MIN_PAIRS:
         return trade_off(ranked, DEFAULT_ACT_THRESHOLD, measured=False)
     chosen, right = None, 0
-    for count, (probability, ok) in enumerate(ranked, 1):
+    for count, (_, ok) in enumerate(ranked, 1):
         right += ok
         if right / count >= target:
-            chosen = probability
-    return trade_off(ranked, chosen if chosen is not None else 1.0)
+            chosen = count
+    if chosen is None:
+        return trade_off(ranked, 1.0)
+    below = ranked[chosen][0] if chosen < len(ranked) else 0.0
+    return trade_off(ranked, (ranked[chosen - 1][0] + below) / 2)  # midway to the first route left out
 
 
 def trade_off(pairs: list[tuple[float, bool]], threshold: float, *, measured: bool = True) -> ActTradeOff:
