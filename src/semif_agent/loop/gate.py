@@ -108,10 +108,10 @@ class GateResult:
         others = [c.probability for c in self.candidates if c.skill != self.skill and c.probability is not None]
         return self.probability - max(others, default=0.0)
 
-    def summary(self) -> str:
+    def summary(self, run_id: str = "RUN") -> str:
         """One line for a request handed back: the likeliest candidates, and what to do next."""
         named = " · ".join(str(c) for c in self.candidates[:SHOWN]) or "no skill"
-        return f"not sure: {named}; run again with --skill NAME, or `semif label RUN`"
+        return f"not sure: {named}; run again with --skill NAME, or `semif label {run_id}`"
 
     def to_dict(self) -> dict[str, Any]:
         def rounded(value: float | None) -> float | None:

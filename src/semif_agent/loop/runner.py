@@ -233,7 +233,7 @@ class _Run:
         if self.gate is not None and self.gate.handed_back:
             action = ActionResult(action_log=f"{skill.name} did not act: {self.gate.reason}.", new_state=text)
             evidence = gather_evidence(text, action, Changes(), skill=skill)
-            return self.finish(route, action, settled(HANDED_BACK, self.gate.summary(), evidence, "gate"))
+            return self.finish(route, action, settled(HANDED_BACK, self.gate.reason, evidence, "gate"))
         if skill.is_skill_md:
             return await self.run_skill_md(route, skill)
         if skill.is_stub:
