@@ -11,8 +11,9 @@ a lookup or a change, and its verb), and set against what the chosen skill does
    (``lookup-writes``).
 2. **A change prefers skills that write.** A change request routed to a skill
    that reads goes to the likeliest skill that writes of the same decision
-   when that one is likelier than ``none`` there (``change-write``); its
-   probability is renormalised the same way.
+   when that one is likelier than ``none`` there; its probability is
+   renormalised the same way, and rules 3 to 5 weigh it as any other
+   (``change-write`` when it acts).
 3. **Out of scope.** When the request is near one of the tree's
    ``none_examples`` (requests no skill serves), and clearly nearer to it than
    to the descriptions and examples of the skills the route weighed, nothing
@@ -248,10 +249,8 @@ def _verdict(state: _Reading, nearest: str | None, threshold: float, can_act: bo
         return "lookup-writes", f"the request asks to look something up, and {skill.name} writes"
     if nearest is not None:
         return "out-of-scope", f"the request is nearer to what no skill does ({nearest!r}) than to {skill.name}"
-    if state.rerouted_from is not None:
-        if reading.asks == "lookup":
-            return "lookup-read", f"the request asks to look something up: {skill.name} reads"
-        return "change-write", f"the request asks to {reading.verb or 'change something'}: {skill.name} writes"
+    if state.rerouted_from is not None and reading.asks == "lookup":
+        return "lookup-read", f"the request asks to look something up: {skill.name} reads"
     if skill.effects != WRITE:
         return "reads", f"{skill.name} only reads"
     if not can_act:
@@ -262,6 +261,8 @@ def _verdict(state: _Reading, nearest: str | None, threshold: float, can_act: bo
         return "no probability", "the engine gives no probabilities to weigh"
     if state.probability < threshold:
         return "unsure", f"{skill.name} at {_percent(state.probability)} is below the act threshold {threshold:.0%}"
+    if state.rerouted_from is not None:
+        return "change-write", f"the request asks to {reading.verb or 'change something'}: {skill.name} writes"
     return "sure", f"{skill.name} at {_percent(state.probability)} clears the act threshold {threshold:.0%}"
 
 

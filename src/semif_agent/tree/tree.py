@@ -49,9 +49,7 @@ class SkillTree:
     @classmethod
     def load(cls, categories_path: Path, bodies_dir: Path) -> SkillTree:
         manifests: Manifests = load_manifests(categories_path, bodies_dir)
-        return cls(
-            manifests.categories, manifests.skills, manifests.problems, categories_path, manifests.none_examples
-        )
+        return cls(manifests.categories, manifests.skills, manifests.problems, categories_path, manifests.none_examples)
 
     def _indexes(
         self,
