@@ -52,7 +52,9 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
         ).stdout.splitlines()
     ]
     emails = [r for r in runs if r["request"] == "Email Grace that I accept the offer"]
-    assert [r["skill"] for r in emails] == ["email.compose"], "the gate moves a request to email to the skill that writes"
+    assert [r["skill"] for r in emails] == ["email.compose"], (
+        "the gate moves a request to email to the skill that writes"
+    )
     jotted = [r for r in runs if r["request"] == "Jot down: ask the bakery about gluten-free bread"]
     assert len(jotted) == 2 and jotted[0]["outcome"] == "handed_back" and jotted[0]["label_skill"] == "notes.add"
     assert jotted[-1]["skill"] == "notes.add" and jotted[-1]["outcome"] != "handed_back", "after the label and train"
