@@ -352,6 +352,8 @@ class _Run:
         instructions: str | None = None,
     ) -> RunResult:
         changes = changes or Changes()
+        if self.gate is not None:  # what the gate read and did rides with the evidence the assessment weighed
+            assessment.evidence = {**assessment.evidence, "gate": self.gate.to_dict()}
         self._append(
             OutcomeRow(
                 self.run_id,
@@ -366,7 +368,7 @@ class _Run:
                 changes=changes.to_dict(),
                 diffs=changes.diffs or None,
                 error=error,
-                evidence={**assessment.evidence, "gate": self.gate.to_dict()} if self.gate else assessment.evidence,
+                evidence=assessment.evidence,
                 output={k: v[:OUTPUT_KEPT] for k, v in self.output.items()} or None,
             ).to_row()
         )
