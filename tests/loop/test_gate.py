@@ -24,6 +24,13 @@ TREE = SkillTree(
 ENGINE = ScriptedEngine([])  # neither embeds nor scores: the none examples are not weighed
 
 
+class Similarity(ScriptedEngine):
+    """A scripted engine that scores options as similarity engines do (so the verb is weighed), all alike."""
+
+    def score(self, state, options):
+        return {o.id: 0.0 for o in options}
+
+
 def route(chosen: str, leaf: dict[str, float], top: float = 1.0) -> Route:
     def step(selected: str, probabilities: dict[str, float]) -> RoutedDecision:
         options = [Option(k) for k in probabilities]
@@ -72,8 +79,10 @@ def test_an_unsure_write_is_handed_back_with_its_candidates() -> None:
 
 def test_a_command_the_skill_does_not_do_is_handed_back() -> None:
     routed = route("calendar.add_event", {"calendar.add_event": 0.99, "calendar.list_events": 0.005, NONE_ID: 0.005})
-    _, result = gate("Cancel the dentist appointment on Thursday", routed)
+    _, result = gate_route(routed, "Cancel the dentist appointment on Thursday", TREE, Similarity([]), threshold=0.5)
     assert result.handed_back and result.rule == "misfit"
+    _, by_model = gate("Cancel the dentist appointment on Thursday", routed)
+    assert by_model.acts, "a model routed it: it reads what the words mean"
 
 
 def test_a_skill_that_reads_or_cannot_act_is_never_held_back() -> None:

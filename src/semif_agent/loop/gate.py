@@ -20,7 +20,9 @@ a lookup or a change, and its verb), and set against what the chosen skill does
    fits: the route ends at ``none`` (``out-of-scope``).
 4. **A command the skill does not do.** A command whose verb is none of the
    writing skill's words ("Cancel the dentist appointment" routed to
-   ``calendar.add_event``) is handed back (``misfit``).
+   ``calendar.add_event``) is handed back (``misfit``), when the route was
+   scored by similarity (the local and lexical engines, which cannot tell a
+   synonym the skill never uses); a model reads what the words mean.
 5. **Sure enough.** A skill that writes acts only when the route's
    probability for it (the product of the probabilities chosen along the
    chain) is at least the act threshold; otherwise the request is handed back
@@ -41,6 +43,7 @@ from typing import Any
 
 from ..engine.base import Engine, embedding_function
 from ..engine.decisions import NONE_ID, DecisionResult, Option
+from ..routing.scoring import can_score
 from ..tree.effects import WRITE
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
@@ -182,7 +185,7 @@ def gate_route(
         route = replace(route, skill=state.skill)
     weighed = [state.skill, *(tree.skills[c.skill] for c in state.candidates if c.skill != state.skill.name)]
     nearest = _nearest_none(text, weighed, tree.none_examples, engine)
-    rule, reason = _verdict(state, nearest, threshold, can_act(state.skill))
+    rule, reason = _verdict(state, nearest, threshold, can_act(state.skill), by_similarity=can_score(engine))
     acts = rule in ACTS or yes
     if rule in HANDS_BACK and yes:
         reason = f"{reason}; acted all the same (--yes)"
@@ -243,7 +246,9 @@ def _intent(state: _Reading) -> None:
     state.probability = _joint(state, kept, best)
 
 
-def _verdict(state: _Reading, nearest: str | None, threshold: float, can_act: bool) -> tuple[str, str]:
+def _verdict(
+    state: _Reading, nearest: str | None, threshold: float, can_act: bool, *, by_similarity: bool
+) -> tuple[str, str]:
     skill, reading = state.skill, state.reading
     if reading.asks == "lookup" and skill.effects == WRITE:
         return "lookup-writes", f"the request asks to look something up, and {skill.name} writes"
@@ -255,7 +260,7 @@ def _verdict(state: _Reading, nearest: str | None, threshold: float, can_act: bo
         return "reads", f"{skill.name} only reads"
     if not can_act:
         return "cannot act", f"{skill.name} cannot act in this run"
-    if reading.asks != "lookup" and reading.verb and not skill_fits(reading, skill):
+    if by_similarity and reading.asks != "lookup" and reading.verb and not skill_fits(reading, skill):
         return "misfit", f"the request asks to {reading.verb!r}, which {skill.name} does not do"
     if state.probability is None:
         return "no probability", "the engine gives no probabilities to weigh"
