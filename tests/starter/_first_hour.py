@@ -68,7 +68,8 @@ class Outcome:
 
     @property
     def routed_right(self) -> bool:
-        return self.skill == self.row["skill"]
+        """Routed to the skill the row names, and let act (a route the act gate held back did nothing)."""
+        return self.skill == self.row["skill"] and not (self.result.handed_back and self.skill is not None)
 
     @property
     def done_right(self) -> bool:

@@ -54,8 +54,12 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
         ).stdout.splitlines()
     ]
     emails = [r for r in runs if r["request"] == "Email Grace that I accept the offer"]
-    assert len(emails) == 2 and emails[0]["label_skill"] == "email.compose"
-    assert emails[-1]["skill"] == "email.compose", "after the label and semif train the email goes to email.compose"
+    assert [r["skill"] for r in emails] == ["email.compose"], (
+        "the gate moves a request to email to the skill that writes"
+    )
+    jotted = [r for r in runs if r["request"] == "Jot down: ask the bakery about gluten-free bread"]
+    assert len(jotted) == 2 and jotted[0]["outcome"] == "handed_back" and jotted[0]["label_skill"] == "notes.add"
+    assert jotted[-1]["skill"] == "notes.add" and jotted[-1]["outcome"] != "handed_back", "after the label and train"
     drafts = list((ws / "data" / "drafts").glob("*.txt"))
     assert [d.read_text().splitlines()[:2] for d in drafts] == [
         ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"]

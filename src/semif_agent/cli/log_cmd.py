@@ -45,8 +45,8 @@ DEFAULT_LIMIT = 20
 )
 @click.option(
     "--outcome",
-    type=click.Choice(["success", "failure", "unclear"]),
-    help="Only runs that ended so (a person's label beats the assessment).",
+    type=click.Choice(["success", "failure", "unclear", "handed_back"]),
+    help="Only runs that ended so (a person's label beats the assessment); handed_back: the act gate held it back.",
 )
 @click.option(
     "--labelled/--unlabelled", default=None, help="Only runs a person labelled (or only those not labelled yet)."

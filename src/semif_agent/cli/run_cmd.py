@@ -18,7 +18,7 @@ from .workspace_cmds import open_workspace
 if TYPE_CHECKING:
     from ..loop.runner import RunResult, SkillRunner
 
-_LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
+_LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow", "handed_back": "yellow"}
 
 
 @click.command()
@@ -37,6 +37,18 @@ _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
     is_flag=True,
     default=None,
     help="Let a SKILL.md skill's script run (sandboxed) when no model follows it (default: [skills] allow_scripts).",
+)
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Act even when the act gate would hand the request back (unsure, a question to a skill that writes...).",
+)
+@click.option(
+    "--act-threshold",
+    type=float,
+    metavar="P",
+    help="How sure a route must be for a skill that writes to act, 0 to 1 (default: [routing] act_threshold, "
+    "else measured on the workspace's examples and labels).",
 )
 @click.option("--no-log", is_flag=True, help="Do not write decision rows.")
 @click.option(
@@ -64,6 +76,8 @@ def run(
     create: bool,
     code_model: str | None,
     allow_scripts: bool | None,
+    yes: bool,
+    act_threshold: float | None,
     no_log: bool,
     dry_run: bool,
     batch_file: Path | None,
@@ -83,6 +97,10 @@ def run(
     a model in semif.toml); without one its instructions are printed (or its
     script is run, with --allow-scripts). --engine llm without a model uses
     the provider the environment sets up (the line on stderr says which).
+
+    A skill that writes acts only when the route is sure enough and the request
+    asks for a change: otherwise the request is handed back with the likeliest
+    skills (logged as handed_back, exit 0); --yes acts all the same.
 
     --batch FILE runs many requests, one logged run each; with --ray they are
     spread over a Ray cluster and the log is written here, once per request.
@@ -119,9 +137,10 @@ def run(
         strategy=strategy,
         allow_scripts=allow_scripts,
         log=False if no_log else None,
+        act_threshold=act_threshold,
     )
     runner = skill_runner(settings, act_lock=_act_lock(ws))
-    result = runner.run(text, skill=skill)
+    result = runner.run(text, skill=skill, yes=yes)
     created = None
     if create and result.skill is None:
         created = _create(ws, runner, text, code_model, result.run_id, quiet=as_json)
@@ -167,6 +186,8 @@ def _print_run(result: RunResult, *, logged: bool) -> None:
     for row in decisions:
         click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> {click.style(chosen(row), bold=True)}")
     _field("skill", result.skill or "(none)")
+    if result.handed_back and result.gate is not None:
+        _field("not acted", click.style(result.gate.summary(result.run_id), fg="yellow", bold=True))
     if result.prediction is not None:
         _field("prediction", result.prediction.text)
     action, outcome = result.action.action_log, result.action.new_state

@@ -154,6 +154,8 @@ def _run_requests(
             "outcome": result.assessment.label,
             "reason": result.assessment.reason,
             "error": result.error,
+            "handed_back": result.handed_back,
+            "candidates": [c.to_dict() for c in result.gate.candidates] if result.handed_back and result.gate else [],
         }
         out.append((index, result.rows, summary))
     return out

@@ -20,15 +20,18 @@ from ..tree.router import Route
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .act_lock import ActLock
+from .act_threshold import measured_act_threshold
 from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .confined import run_confined
 from .context import BudgetedEngine
 from .evidence import gather_evidence
+from .gate import DEFAULT_ACT_THRESHOLD, GateResult, chosen_by_caller, gate_route
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
 from .undo import keep_before_images
 
+HANDED_BACK = "handed_back"  # the outcome of a run the act gate held back: nothing ran
 OUTPUT_KEPT = 2000  # characters of a body's printed output kept in its outcome row
 
 
@@ -47,10 +50,16 @@ class RunResult:
     log_path: Path | None = None
     error: str | None = None
     instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back rather than followed
+    gate: GateResult | None = None  # what the act gate read and decided (None: the route ended at none)
 
     @property
     def skill(self) -> str | None:
         return self.route.skill.name if self.route.skill else None
+
+    @property
+    def handed_back(self) -> bool:
+        """The gate did not let the chosen skill act (unsure, a lookup to a skill that writes...)."""
+        return self.gate is not None and self.gate.handed_back
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +74,8 @@ class RunResult:
             "assessment": self.assessment.to_dict(),
             "error": self.error,
             "instructions": self.instructions,
+            "handed_back": self.handed_back,
+            "gate": self.gate.to_dict() if self.gate is not None else None,
             "decisions": [r for r in self.rows if r.get("kind") != "outcome"],
             "log": str(self.log_path) if self.log_path else None,
         }
@@ -131,6 +142,7 @@ class SkillRunner:
         self.skill_md_executor = skill_md_executor or show_instructions
         self.on_row = on_row
         self.act_lock = act_lock or ActLock.of(self.workspace)
+        self._act_threshold: float | None = None
 
     @classmethod
     def from_settings(cls, settings: RunSettings, **parts: Any) -> SkillRunner:
@@ -139,20 +151,45 @@ class SkillRunner:
         check_type("settings", settings, RunSettings)
         return cls(settings, **parts)
 
-    def run(self, text: str | Request, *, skill: str | None = None) -> RunResult:
-        return run_sync(self.arun(text, skill=skill))
+    def run(self, text: str | Request, *, skill: str | None = None, yes: bool = False) -> RunResult:
+        return run_sync(self.arun(text, skill=skill, yes=yes))
 
-    async def arun(self, text: str | Request, *, skill: str | None = None) -> RunResult:
-        """Route ``text`` (or go straight to ``skill``), run the leaf, assess it."""
+    async def arun(self, text: str | Request, *, skill: str | None = None, yes: bool = False) -> RunResult:
+        """Route ``text`` (or go straight to ``skill``), pass the act gate (:mod:`.gate`), run the leaf, assess it.
+
+        A request the gate holds back is handed back, logged with the outcome ``handed_back``; ``yes`` acts anyway.
+        """
         request = text if isinstance(text, Request) else Request(text)
         run = _Run(self, request)
         if skill is not None:
-            route = Route(skill=self.tree.get(skill), reason="chosen by the caller")
+            chosen = self.tree.get(skill)
+            route = Route(skill=chosen, reason="chosen by the caller")
+            run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
         else:
             route = await self.strategy.aroute(request.text)
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
+            threshold = await self.aact_threshold()
+            route, run.gate = gate_route(
+                route, request.text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
+            )
         return await run.execute(route)
+
+    async def aact_threshold(self) -> float:
+        """How sure a route must be for a skill that writes to act: ``[routing] act_threshold`` (or the
+        caller's), else the one measured on the workspace's examples and labels (:mod:`.act_threshold`)."""
+        given = self.settings.act_threshold
+        if given is not None:
+            return float(given)
+        if self._act_threshold is None:
+            self._act_threshold = (await measured_act_threshold(self)).threshold
+        return self._act_threshold
+
+    def can_act(self, skill: SkillManifest) -> bool:
+        """Whether ``skill`` can change anything in this runner: a code skill's body, or a SKILL.md skill followed."""
+        if skill.is_skill_md:
+            return self.allow_scripts or self.skill_md_executor is not show_instructions
+        return not skill.is_stub
 
 
 @dataclass
@@ -171,6 +208,7 @@ class _Run:
         self.run_id = request.id
         self.rows: list[dict[str, Any]] = []
         self.skill: str | None = None
+        self.gate: GateResult | None = None
         self.output: dict[str, str] = {}  # what a confined body printed, kept apart from the host's output
 
     def log(self, asked: DecisionRequest, answer: DecisionResult, *, kind: str, **extra: Any) -> None:
@@ -202,6 +240,10 @@ class _Run:
             )
         skill = route.skill
         self.skill = skill.name
+        if self.gate is not None and self.gate.handed_back:
+            action = ActionResult(action_log=f"{skill.name} did not act: {self.gate.reason}.", new_state=text)
+            evidence = gather_evidence(text, action, Changes(), skill=skill)
+            return self.finish(route, action, settled(HANDED_BACK, self.gate.reason, evidence, "gate"))
         if skill.is_skill_md:
             return await self.run_skill_md(route, skill)
         if skill.is_stub:
@@ -337,6 +379,8 @@ class _Run:
         instructions: str | None = None,
     ) -> RunResult:
         changes = changes or Changes()
+        if self.gate is not None:  # what the gate read and did rides with the evidence the assessment weighed
+            assessment.evidence = {**assessment.evidence, "gate": self.gate.to_dict()}
         self._append(
             OutcomeRow(
                 self.run_id,
@@ -367,4 +411,5 @@ class _Run:
             log_path=self.runner.log.path,
             error=error,
             instructions=instructions,
+            gate=self.gate,
         )

@@ -44,6 +44,7 @@ class RunSettings:
     fsync: bool
     allow_scripts: bool
     timeout: float
+    act_threshold: float | None = None  # a writing skill acts when the route is this sure (None: measured/default)
     given: frozenset[str] = frozenset()  # which routing values the caller gave: the engine takes them as they are
     model_note: str | None = None  # the model chosen for the caller, in words, to say once
 
@@ -61,6 +62,7 @@ class RunSettings:
         log: bool | None = None,
         allow_scripts: bool | None = None,
         timeout: float | None = None,
+        act_threshold: float | None = None,
     ) -> RunSettings:
         """The settings of ``workspace`` with the values given instead; a bad value is one :class:`UserError` line.
 
@@ -74,6 +76,7 @@ class RunSettings:
         _check_given(
             threshold=threshold, temperature=temperature, timeout=timeout, log=log, allow_scripts=allow_scripts
         )
+        _check_given(act_threshold=act_threshold)
         table = workspace.engine_settings if workspace is not None else {}
         if model:
             engine_name = engine_name or "llm"
@@ -101,6 +104,7 @@ class RunSettings:
             fsync=bool(log_table.get("fsync")),
             allow_scripts=bool(skills.get("allow_scripts", False) if allow_scripts is None else allow_scripts),
             timeout=float(timeout if timeout is not None else skills.get("timeout", DEFAULT_BODY_TIMEOUT)),
+            act_threshold=act_threshold if act_threshold is not None else routing.get("act_threshold"),
             given=_given(threshold, temperature),
             model_note=model_note,
         )
@@ -272,6 +276,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "threshold": (lambda v: _is_number(v), "a number"),
     "temperature": (lambda v: _is_number(v) and v > 0, "a positive number"),
     "timeout": (lambda v: _is_number(v) and v > 0, "a positive number of seconds"),
+    "act_threshold": (lambda v: _is_number(v) and 0 <= v <= 1, "a probability from 0 to 1"),
     "log": (lambda v: isinstance(v, bool), "true or false"),
     "allow_scripts": (lambda v: isinstance(v, bool), "true or false"),
 }

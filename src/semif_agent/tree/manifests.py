@@ -7,9 +7,10 @@ The file::
      "skills": [{"name": "email.compose", "category": "email", "description": "...",
                  "allowed_inputs": "...", "actions": ["..."], "cost_budget": 2,
                  "decision_log_ref": "data/decisions.jsonl?skill=email.compose",
-                 "examples": ["..."]},
+                 "examples": ["..."], "effects": "write"},
                 {"name": "systematic-debugging", "category": "debugging", "description": "...",
-                 "kind": "skill_md", "path": "../skills/systematic-debugging/SKILL.md"}]}
+                 "kind": "skill_md", "path": "../skills/systematic-debugging/SKILL.md"}],
+     "none_examples": ["Book a flight to Rome", "..."]}
 
 What a name may be is :mod:`semif_agent.catalog.names`. A leaf is a code
 skill (``kind`` absent or ``"code"``: name words joined by dots, and a body
@@ -17,6 +18,10 @@ under ``data/skills/``) or a SKILL.md skill (``kind:
 "skill_md"``: its ``path`` is the SKILL.md file, relative to the file that
 lists it; its name is the one its folder gives, kept as written, and
 ``skill_name`` says so when the leaf's id had to differ).
+
+``effects`` says what a leaf does to the workspace, ``"read"`` or ``"write"``
+(see :mod:`.effects`; inferred from its words when absent). ``none_examples``
+are requests no skill of the file serves: the ``none`` option's examples.
 
 Loading is lenient: a bad entry is reported (file and entry) and skipped, and
 the rest still load. A file that is not valid JSON is one clear error.
@@ -32,6 +37,7 @@ from typing import Any
 
 from ..catalog.names import RESERVED_IDS, category_name_problem, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import ManifestError
+from .effects import effects_problem, infer_effects
 
 DEFAULT_COST_BUDGET = 5
 CODE = "code"
@@ -55,7 +61,7 @@ class Category:
 
 @dataclass(frozen=True)
 class SkillManifest:
-    """A leaf's registry entry: the seed's fields, plus optional ``examples``.
+    """A leaf's registry entry: the seed's fields, plus optional ``examples`` and ``effects``.
 
     ``kind`` is ``"code"`` (a body with ``predict``/``act`` at ``body_path``)
     or ``"skill_md"`` (a SKILL.md skill: ``source`` is its SKILL.md file and
@@ -75,6 +81,7 @@ class SkillManifest:
     kind: str = CODE
     source: Path | None = None
     source_name: str = ""
+    effects: str = "write"  # "read" | "write": what it does to the workspace (see .effects)
 
     @property
     def leaf(self) -> str:
@@ -101,6 +108,7 @@ class SkillManifest:
                 "examples": list(self.examples),
                 "path": str(self.source) if self.source else None,
                 "skill_name": self.source_name or self.name,
+                "effects": self.effects,
             }
         return {
             "name": self.name,
@@ -112,6 +120,7 @@ class SkillManifest:
             "cost_budget": self.cost_budget,
             "decision_log_ref": self.decision_log_ref,
             "examples": list(self.examples),
+            "effects": self.effects,
             "body": str(self.body_path) if self.body_path else None,
             "stub": self.is_stub,
         }
@@ -131,6 +140,7 @@ class Manifests:
     categories: dict[str, Category] = field(default_factory=dict)
     skills: dict[str, SkillManifest] = field(default_factory=dict)
     problems: list[ManifestError] = field(default_factory=list)
+    none_examples: tuple[str, ...] = ()  # requests no skill serves: the ``none`` option's examples
 
 
 def load_manifests(path: Path, bodies_dir: Path) -> Manifests:
@@ -181,6 +191,11 @@ def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path, base: 
             )
             continue
         result.skills[skill.name] = skill
+    none_examples = data.get("none_examples", [])
+    if isinstance(none_examples, list) and all(isinstance(e, str) for e in none_examples):
+        result.none_examples = tuple(e.strip() for e in none_examples if e.strip())
+    else:
+        result.problems.append(ManifestError("'none_examples' must be a list of strings, skipped", file=file))
     return result
 
 
@@ -291,6 +306,7 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
         decision_log_ref=str(entry.get("decision_log_ref", "")),
         examples=tuple(examples),
         body_path=body_path_for(bodies_dir, category, name),
+        effects=_effects(entry.get("effects"), description, actions),
     )
 
 
@@ -305,12 +321,38 @@ def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category],
     examples = entry.get("examples", [])
     if not isinstance(examples, list) or not all(isinstance(v, str) for v in examples):
         raise ManifestError("'examples' must be a list of strings")
+    description = _text(entry, "description", required=True)
+    seen = entry.get("seen")
+    metadata = seen.get("metadata") if isinstance(seen, dict) else None
+    declared = entry.get("effects", metadata.get("effects") if isinstance(metadata, dict) else None)
     return SkillManifest(
         name=name,
         category=category,
-        description=_text(entry, "description", required=True),
+        description=description,
         examples=tuple(examples),
+        effects=_effects(declared, description),
         kind=SKILL_MD,
         source=Path(os.path.normpath(base / Path(path).expanduser())),
         source_name=_text(entry, "skill_name", required=False) or name,
     )
+
+
+def _effects(declared: Any, description: str, actions: list[str] | tuple[str, ...] = ()) -> str:
+    """A leaf's ``effects``: as declared (checked), else read from its words (:func:`.effects.infer_effects`)."""
+    if declared is None:
+        return infer_effects(description, actions)
+    problem = effects_problem(declared)
+    if problem:
+        raise ManifestError(problem)
+    return str(declared)
+
+
+def skill_md_effects(metadata: Any, description: str) -> str:
+    """A SKILL.md skill's ``effects``: its frontmatter's ``metadata.effects``, else read from its description.
+
+    A value other than ``read`` or ``write`` counts as ``write`` (doubt counts as writing).
+    """
+    declared = metadata.get("effects") if isinstance(metadata, dict) else None
+    if declared is None:
+        return infer_effects(description)
+    return str(declared) if effects_problem(declared) is None else "write"

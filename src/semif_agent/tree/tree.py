@@ -21,12 +21,15 @@ class SkillTree:
 
     ``problems`` lists what loading skipped or had to report (bad manifest
     entries, SKILL.md folders that cannot be loaded, names shared by two skills).
+    ``none_examples`` are requests no skill serves (``categories.json``'s
+    ``none_examples``): what the ``none`` option stands for.
     """
 
     categories: dict[str, Category] = field(default_factory=dict)
     skills: dict[str, SkillManifest] = field(default_factory=dict)
     problems: list = field(default_factory=list)
     source: Path | None = None
+    none_examples: tuple[str, ...] = ()
     _index: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -35,12 +38,18 @@ class SkillTree:
         from .workspace_tree import workspace_manifests
 
         manifests = workspace_manifests(workspace, **options)
-        return cls(manifests.categories, manifests.skills, manifests.problems, workspace.categories_path)
+        return cls(
+            manifests.categories,
+            manifests.skills,
+            manifests.problems,
+            workspace.categories_path,
+            none_examples=manifests.none_examples,
+        )
 
     @classmethod
     def load(cls, categories_path: Path, bodies_dir: Path) -> SkillTree:
         manifests: Manifests = load_manifests(categories_path, bodies_dir)
-        return cls(manifests.categories, manifests.skills, manifests.problems, categories_path)
+        return cls(manifests.categories, manifests.skills, manifests.problems, categories_path, manifests.none_examples)
 
     def _indexes(
         self,

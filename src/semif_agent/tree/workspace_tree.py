@@ -32,7 +32,16 @@ from ..workspace import Workspace
 from ._vectors import Embed
 from .build import MAX_CHILDREN, FlatSkill, update_tree
 from .leaf_ids import distinct_ids
-from .manifests import RESERVED_IDS, SKILL_MD, Category, Manifests, SkillManifest, load_manifests, parse_manifests
+from .manifests import (
+    RESERVED_IDS,
+    SKILL_MD,
+    Category,
+    Manifests,
+    SkillManifest,
+    load_manifests,
+    parse_manifests,
+    skill_md_effects,
+)
 from .skill_md import FoundSkill, scan_skill_md
 
 TREE_FILE = "tree.json"
@@ -104,7 +113,7 @@ def workspace_manifests(
     for leaf_id, found in direct:
         skills[leaf_id] = _leaf(found, leaf_id, found.metadata["category"])
     skills.update(parsed.skills)
-    return Manifests(categories, skills, problems)
+    return Manifests(categories, skills, problems, code.none_examples)
 
 
 def _split_by_category(
@@ -138,6 +147,7 @@ def _leaf(found: FoundSkill, leaf_id: str, category: str) -> SkillManifest:
         kind=SKILL_MD,
         source=found.skill_md,
         source_name=found.name,
+        effects=skill_md_effects(found.metadata, found.description),
     )
 
 

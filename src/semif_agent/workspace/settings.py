@@ -53,6 +53,10 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
+def _is_share(value: Any) -> bool:
+    return _is_number(value) and 0 <= value <= 1
+
+
 _Check = tuple[Callable[[Any], bool], str]
 _NUMBER: _Check = (_is_number, "a number")
 _TEXT: _Check = (_is_text, "a non-empty string")
@@ -68,7 +72,12 @@ SCHEMA: dict[str, dict[str, _Check]] = {
         "allow_scripts": _BOOL,
     },
     "log": {"enabled": _BOOL, "path": _TEXT, "fsync": _BOOL, "model_calls": _BOOL, "model_calls_path": _TEXT},
-    "routing": {"strategy": _TEXT, "threshold": _NUMBER, "temperature": _NUMBER},
+    "routing": {
+        "strategy": _TEXT,
+        "threshold": _NUMBER,
+        "temperature": _NUMBER,
+        "act_threshold": (_is_share, "a probability from 0 to 1"),
+    },
     "forge": {"model": _TEXT},
 }
 """The known settings of each table and what each must be; ``[paths]`` entries are all non-empty strings."""

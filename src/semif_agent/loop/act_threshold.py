@@ -1,0 +1,155 @@
+"""The act threshold: how sure a route must be before a skill that writes acts, measured on the workspace itself.
+
+Each example request of the workspace's skills is routed with that example
+left out of the tree (leave-one-out), and each labelled run's request is
+routed as it is; every route that ends at a skill that writes gives a pair
+(the route's probability for it, whether it is the skill the example or the
+label names). :func:`act_threshold_for` takes the lowest probability at which
+the routes that clear it are right at least :data:`TARGET` of the time.
+
+The measure costs one routing per example and label (embeddings are cached),
+so it is made once per version of the tree, its labels and the routing, and
+kept in ``data/act_threshold.json``; :func:`measured_act_threshold` reads it,
+or measures again when any of them changed. A workspace that cannot measure
+(an engine that does not score options, or fewer than :data:`MIN_PAIRS`
+pairs) uses :data:`.gate.DEFAULT_ACT_THRESHOLD`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .._files import replace_file
+from ..routing.scoring import can_score
+from ..tree.effects import WRITE
+from ..tree.tree import SkillTree
+from .gate import DEFAULT_ACT_THRESHOLD, gate_route
+
+TARGET = 0.95  # the share of acted routes that must be right
+MIN_PAIRS = 8  # fewer routes to a writing skill, and the default stands
+MAX_EXAMPLES = 400  # examples routed at most (a large tree: the first ones of each skill, in turn)
+THRESHOLD_FILE = "act_threshold.json"
+
+
+@dataclass(frozen=True)
+class ActTradeOff:
+    """The threshold chosen, and what it gives on the pairs it was chosen on."""
+
+    threshold: float
+    pairs: int  # routes to a skill that writes
+    acted: float | None  # the share of them that clear the threshold
+    accuracy: float | None  # the share of those that are right
+    measured: bool = True  # False: too few pairs, the default threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def act_threshold_for(pairs: Iterable[tuple[float, bool]], target: float = TARGET) -> ActTradeOff:
+    """The lowest threshold whose routes at or above it are right at least ``target`` of the time.
+
+    Any threshold between the last route kept and the next one below gives the same routes; the midpoint is taken.
+    """
+    ranked = sorted(pairs, key=lambda pair: -pair[0])
+    if len(ranked) < MIN_PAIRS:
+        return trade_off(ranked, DEFAULT_ACT_THRESHOLD, measured=False)
+    chosen, right = None, 0
+    for count, (_, ok) in enumerate(ranked, 1):
+        right += ok
+        if right / count >= target:
+            chosen = count
+    if chosen is None:
+        return trade_off(ranked, 1.0)
+    below = ranked[chosen][0] if chosen < len(ranked) else 0.0
+    return trade_off(ranked, (ranked[chosen - 1][0] + below) / 2)  # midway to the first route left out
+
+
+def trade_off(pairs: list[tuple[float, bool]], threshold: float, *, measured: bool = True) -> ActTradeOff:
+    """What ``threshold`` gives on ``pairs``: the share acted, and the accuracy of those."""
+    acted = [ok for p, ok in pairs if p >= threshold]
+    share = len(acted) / len(pairs) if pairs else None
+    accuracy = sum(acted) / len(acted) if acted else None
+    return ActTradeOff(round(threshold, 4), len(pairs), share, accuracy, measured)
+
+
+async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> list[tuple[float, bool]]:
+    """(probability, right?) of every route to a writing skill: the examples left out one at a time, and
+    the ``labelled`` (request, skill) pairs, routed by ``runner``'s strategy, intent rules applied."""
+    tree: SkillTree = runner.tree
+    pairs: list[tuple[float, bool]] = []
+    for skill, example in _examples(tree):
+        left_out = SkillTree(
+            dict(tree.categories),
+            {**tree.skills, skill: dataclasses.replace(tree.skills[skill], examples=_without(tree, skill, example))},
+            none_examples=tree.none_examples,
+        )
+        strategy = runner.settings.build_strategy(left_out, runner.engine)
+        pairs += await _pair(runner, strategy, left_out, example, skill)
+    for text, skill in labelled:
+        pairs += await _pair(runner, runner.strategy, tree, text, skill)
+    return pairs
+
+
+async def measured_act_threshold(runner: Any) -> ActTradeOff:
+    """The workspace's act threshold: kept in ``data/act_threshold.json`` while its tree, labels and routing stand."""
+    if not can_score(runner.engine):
+        return ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
+    labelled = [(r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request]
+    key = _key(runner, labelled)
+    path = runner.workspace.data_dir / THRESHOLD_FILE
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if kept.get("key") == key:
+            return ActTradeOff(**kept["trade_off"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing or damaged: measured again
+    found = act_threshold_for(await act_pairs(runner, labelled))
+    try:
+        replace_file(path, json.dumps({"key": key, "trade_off": found.to_dict()}, indent=2) + "\n")
+    except OSError:
+        pass  # a read-only workspace measures again next time
+    return found
+
+
+async def _pair(runner: Any, strategy: Any, tree: SkillTree, text: str, skill: str) -> list[tuple[float, bool]]:
+    route = await strategy.aroute(text)
+    route, gate = gate_route(route, text, tree, runner.engine, threshold=0.0)
+    if gate is None or not gate.acts or gate.effects != WRITE or gate.probability is None:
+        return []
+    return [(gate.probability, gate.skill == skill)]
+
+
+def _examples(tree: SkillTree) -> list[tuple[str, str]]:
+    """(skill, example) pairs, at most :data:`MAX_EXAMPLES`, taking each skill's examples in turn."""
+    queues = [[(name, e) for e in skill.examples] for name, skill in tree.skills.items() if len(skill.examples) > 1]
+    chosen: list[tuple[str, str]] = []
+    depth = 0
+    while len(chosen) < MAX_EXAMPLES and any(depth < len(q) for q in queues):
+        chosen += [q[depth] for q in queues if depth < len(q)][: MAX_EXAMPLES - len(chosen)]
+        depth += 1
+    return chosen
+
+
+def _without(tree: SkillTree, skill: str, example: str) -> tuple[str, ...]:
+    examples = list(tree.skills[skill].examples)
+    examples.remove(example)
+    return tuple(examples)
+
+
+def _key(runner: Any, labelled: list[tuple[str, str]]) -> str:
+    tree: SkillTree = runner.tree
+    parts = [
+        runner.engine.name,
+        runner.strategy.name,
+        str(getattr(runner.strategy, "threshold", None)),
+        str(getattr(runner.strategy, "temperature", None)),
+        *(f"{s.name}|{s.description}|{s.effects}|{s.examples}" for s in tree.skills.values()),
+        *tree.none_examples,
+        *(f"{t}|{s}" for t, s in labelled),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -1,0 +1,315 @@
+"""The act gate: before a routed skill acts, read what the request asks and how sure the route is.
+
+The request is read by the code the assessment uses (:func:`.evidence.read_request`:
+a lookup or a change, and its verb), and set against what the chosen skill does
+(its ``effects``, ``"read"`` or ``"write"``). The rules, in order:
+
+1. **A lookup never runs a skill that writes.** The route's last decision is
+   taken again without the skills that write (the probabilities of what is
+   left, ``none`` included, renormalised): a skill that reads wins, and runs
+   (``lookup-read``), or ``none`` does, and the request is handed back
+   (``lookup-writes``).
+2. **A change prefers skills that write.** A change request routed to a skill
+   that reads goes to the likeliest skill that writes of the same decision
+   when that one is likelier than ``none`` there; its probability is
+   renormalised the same way, and rules 3 to 5 weigh it as any other
+   (``change-write`` when it acts).
+3. **Out of scope.** When the request is near one of the tree's
+   ``none_examples`` (requests no skill serves), and clearly nearer to it than
+   to the descriptions and examples of the skills the route weighed, nothing
+   fits: the route ends at ``none`` (``out-of-scope``).
+4. **A command the skill does not do.** A command whose verb is none of the
+   writing skill's words ("Cancel the dentist appointment" routed to
+   ``calendar.add_event``) is handed back (``misfit``), when the route was
+   scored by similarity (the local and lexical engines, which cannot tell a
+   synonym the skill never uses); a model reads what the words mean.
+5. **Sure enough.** A skill that writes acts only when the route's
+   probability for it (the product of the probabilities chosen along the
+   chain) is at least the act threshold; otherwise the request is handed back
+   with the likeliest candidates (``unsure``).
+
+Rules 3 to 5 hand a request back; ``yes`` (``semif run --yes``) acts all the
+same. Skills that read, and skills that cannot act in this run (a stub, a
+SKILL.md skill whose instructions are only shown), are never held back by 4
+and 5. What the gate read and did is kept in the run's outcome row
+(``evidence["gate"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..engine.base import Engine, embedding_function
+from ..engine.decisions import NONE_ID, DecisionResult, Option
+from ..routing.scoring import can_score
+from ..tree.effects import WRITE
+from ..tree.manifests import SkillManifest
+from ..tree.router import Route
+from ..tree.tree import SkillTree
+from .evidence import RequestReading, read_request, skill_fits
+
+# The act threshold when the workspace has no measured one: the lowest route
+# probability at which the starter's leave-one-out routes were right 95% of
+# the time (bench/act_when_sure.py prints it).
+DEFAULT_ACT_THRESHOLD = 0.5
+SHOWN = 3  # candidates named when a request is handed back
+# A request is out of scope when a ``none`` example is at least NONE_NEAR to it (cosine on the local model, or
+# the engine's score) and NONE_MARGIN nearer than the texts of the skills the route weighed. On the starter,
+# requests no skill serves sit 0.5-0.8 from their nearest none example and 0.15-0.3 nearer to it than to any
+# skill; a shared name or word alone brings a none example to 0.3-0.37, within about 0.1 of the right skill.
+NONE_NEAR = 0.45
+NONE_MARGIN = 0.1
+
+ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
+HANDS_BACK = ("lookup-writes", "out-of-scope", "misfit", "unsure")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A skill the route weighed, with the route's probability for it (None: the engine gives none)."""
+
+    skill: str
+    probability: float | None
+    effects: str
+
+    def to_dict(self) -> dict[str, Any]:
+        p = None if self.probability is None else round(self.probability, 3)
+        return {"skill": self.skill, "probability": p, "effects": self.effects}
+
+    def __str__(self) -> str:
+        return self.skill if self.probability is None else f"{self.skill} {_percent(self.probability)}"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What the gate read and decided: whether ``skill`` acts, by which ``rule``, and why."""
+
+    acts: bool
+    rule: str
+    reason: str
+    skill: str | None
+    asks: str
+    verb: str | None
+    effects: str | None
+    probability: float | None
+    threshold: float
+    candidates: tuple[Candidate, ...] = ()
+    rerouted_from: str | None = None
+    nearest_none: str | None = None
+
+    @property
+    def handed_back(self) -> bool:
+        return not self.acts
+
+    @property
+    def margin(self) -> float | None:
+        """The chosen skill's probability less the next candidate's."""
+        ranked = [c.probability for c in self.candidates if c.probability is not None]
+        if self.probability is None or not ranked:
+            return None
+        others = [c.probability for c in self.candidates if c.skill != self.skill and c.probability is not None]
+        return self.probability - max(others, default=0.0)
+
+    def summary(self, run_id: str = "RUN") -> str:
+        """One line for a request handed back: the likeliest candidates, and what to do next."""
+        named = " · ".join(str(c) for c in self.candidates[:SHOWN]) or "no skill"
+        return f"not sure: {named}; run again with --skill NAME, or `semif label {run_id}`"
+
+    def to_dict(self) -> dict[str, Any]:
+        def rounded(value: float | None) -> float | None:
+            return None if value is None else round(value, 3)
+
+        return {
+            "acts": self.acts,
+            "handed_back": self.handed_back,
+            "rule": self.rule,
+            "reason": self.reason,
+            "skill": self.skill,
+            "asks": self.asks,
+            "verb": self.verb,
+            "effects": self.effects,
+            "probability": rounded(self.probability),
+            "margin": rounded(self.margin),
+            "threshold": self.threshold,
+            "candidates": [c.to_dict() for c in self.candidates],
+            "rerouted_from": self.rerouted_from,
+            "nearest_none": self.nearest_none,
+        }
+
+
+@dataclass
+class _Reading:
+    """The gate's working state: the request's reading, the route's last decision, the chosen skill."""
+
+    text: str
+    reading: RequestReading
+    tree: SkillTree
+    prefix: float | None  # the product of the probabilities chosen before the last decision
+    last: dict[str, float] | None  # the last decision's probabilities
+    skill: SkillManifest
+    probability: float | None
+    rerouted_from: str | None = None
+    candidates: tuple[Candidate, ...] = field(default=())
+
+
+def chosen_by_caller(skill: SkillManifest, text: str, threshold: float) -> GateResult:
+    """The gate's record for a skill the caller named (``--skill``): it acts."""
+    reading = read_request(text)
+    return GateResult(
+        True, "caller", "chosen by the caller", skill.name, reading.asks, reading.verb, skill.effects, None, threshold
+    )
+
+
+def gate_route(
+    route: Route,
+    text: str,
+    tree: SkillTree,
+    engine: Engine,
+    *,
+    threshold: float,
+    yes: bool = False,
+    can_act: Callable[[SkillManifest], bool] = lambda skill: True,
+) -> tuple[Route, GateResult | None]:
+    """The route to run (re-routed by intent, or ended at ``none`` when out of scope) and the gate's result.
+
+    ``None`` for a route that ended at ``none`` already. ``can_act`` says whether a skill can change
+    anything in this run; ``yes`` acts on requests the gate would hand back.
+    """
+    if route.skill is None:
+        return route, None
+    state = _read(route, text, tree)
+    _intent(state)
+    if state.rerouted_from is not None:
+        route = replace(route, skill=state.skill)
+    weighed = [state.skill, *(tree.skills[c.skill] for c in state.candidates if c.skill != state.skill.name)]
+    nearest = _nearest_none(text, weighed, tree.none_examples, engine)
+    rule, reason = _verdict(state, nearest, threshold, can_act(state.skill), by_similarity=can_score(engine))
+    acts = rule in ACTS or yes
+    if rule in HANDS_BACK and yes:
+        reason = f"{reason}; acted all the same (--yes)"
+    result = GateResult(
+        acts,
+        rule,
+        reason,
+        state.skill.name,
+        state.reading.asks,
+        state.reading.verb,
+        state.skill.effects,
+        state.probability,
+        threshold,
+        state.candidates,
+        state.rerouted_from,
+        nearest,
+    )
+    if rule == "out-of-scope" and not yes:
+        route = replace(route, skill=None, reason=reason)
+    return route, result
+
+
+def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
+    prefix: float | None = 1.0
+    for step in route.decisions[:-1]:
+        p = _chosen_probability(step.result)
+        prefix = None if prefix is None or p is None else prefix * p
+    last = route.decisions[-1].result.probabilities if route.decisions else None
+    skill = route.skill
+    if skill is None:
+        raise ValueError("the gate reads a route that ended at a skill")
+    state = _Reading(text, read_request(text), tree, prefix, dict(last) if last else None, skill, None)
+    state.probability = _joint(state, state.last, skill.name)
+    state.candidates = _candidates(state)
+    return state
+
+
+def _intent(state: _Reading) -> None:
+    """Rules 1 and 2: a lookup to a writing skill, a change to a reading one, taken again within the decision."""
+    asks, effects = state.reading.asks, state.skill.effects
+    if state.last is None or not (asks == "lookup" and effects == WRITE or asks == "change" and effects != WRITE):
+        return
+    wanted_write = asks == "change"
+    kept = {
+        k: p
+        for k, p in state.last.items()
+        if k == NONE_ID or k in state.tree.skills and (state.tree.skills[k].effects == WRITE) == wanted_write
+    }
+    total = sum(kept.values())
+    if total <= 0:
+        return
+    kept = {k: p / total for k, p in kept.items()}
+    best = max(kept, key=lambda k: (kept[k], k != NONE_ID))
+    if best == NONE_ID:  # nothing of the kind asked is likelier than none: the route stays (rule 1 hands it back)
+        return
+    state.rerouted_from = state.skill.name
+    state.skill = state.tree.skills[best]
+    state.probability = _joint(state, kept, best)
+
+
+def _verdict(
+    state: _Reading, nearest: str | None, threshold: float, can_act: bool, *, by_similarity: bool
+) -> tuple[str, str]:
+    skill, reading = state.skill, state.reading
+    if reading.asks == "lookup" and skill.effects == WRITE:
+        return "lookup-writes", f"the request asks to look something up, and {skill.name} writes"
+    if nearest is not None:
+        return "out-of-scope", f"the request is nearer to what no skill does ({nearest!r}) than to {skill.name}"
+    if state.rerouted_from is not None and reading.asks == "lookup":
+        return "lookup-read", f"the request asks to look something up: {skill.name} reads"
+    if skill.effects != WRITE:
+        return "reads", f"{skill.name} only reads"
+    if not can_act:
+        return "cannot act", f"{skill.name} cannot act in this run"
+    if by_similarity and reading.asks != "lookup" and reading.verb and not skill_fits(reading, skill):
+        return "misfit", f"the request asks to {reading.verb!r}, which {skill.name} does not do"
+    if state.probability is None:
+        return "no probability", "the engine gives no probabilities to weigh"
+    if state.probability < threshold:
+        return "unsure", f"{skill.name} at {_percent(state.probability)} is below the act threshold {threshold:.0%}"
+    if state.rerouted_from is not None:
+        return "change-write", f"the request asks to {reading.verb or 'change something'}: {skill.name} writes"
+    return "sure", f"{skill.name} at {_percent(state.probability)} clears the act threshold {threshold:.0%}"
+
+
+def _nearest_none(text: str, skills: list[SkillManifest], none_examples: tuple[str, ...], engine: Engine) -> str | None:
+    """The ``none`` example near ``text`` and nearer than anything of ``skills`` (descriptions, examples), if one is."""
+    if not none_examples:
+        return None
+    own = [t for skill in skills for t in (skill.description, *skill.examples)]
+    embed = embedding_function(engine)
+    if embed is not None:
+        vectors = embed([text, *none_examples, *own])
+        sims = [float(s) for s in vectors[1:] @ vectors[0]]
+    elif callable(score := getattr(engine, "score", None)):
+        options = [Option(f"t{i}", t) for i, t in enumerate([*none_examples, *own])]
+        scored = score(text, options)
+        sims = [float(scored.get(o.id, 0.0)) for o in options]
+    else:
+        return None
+    count = len(none_examples)
+    best = max(range(count), key=sims.__getitem__)
+    near = sims[best] >= NONE_NEAR and sims[best] > max(sims[count:], default=0.0) + NONE_MARGIN
+    return none_examples[best] if near else None
+
+
+def _candidates(state: _Reading) -> tuple[Candidate, ...]:
+    skills = state.tree.skills
+    last = state.last
+    if last is None:
+        return (Candidate(state.skill.name, None, state.skill.effects),)
+    ranked = sorted((k for k in last if k in skills), key=lambda k: -last[k])
+    return tuple(Candidate(k, _joint(state, last, k), skills[k].effects) for k in ranked)
+
+
+def _joint(state: _Reading, last: dict[str, float] | None, name: str) -> float | None:
+    if state.prefix is None or last is None or name not in last:
+        return None
+    return state.prefix * last[name]
+
+
+def _chosen_probability(result: DecisionResult) -> float | None:
+    return result.probabilities.get(result.selected) if result.probabilities else None
+
+
+def _percent(p: float) -> str:
+    return "<1%" if p < 0.01 else ">99%" if p > 0.99 else f"{p:.0%}"

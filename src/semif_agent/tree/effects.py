@@ -1,0 +1,51 @@
+"""What a skill does to the workspace: ``"read"`` (looks things up, changes nothing) or ``"write"`` (changes files).
+
+A code skill declares it in its manifest (``"effects": "read"``), a SKILL.md
+skill in its frontmatter (``metadata: {effects: read}``). When a skill says
+nothing, it is read from its own words, conservatively: ``"read"`` only when
+what it does (its actions, else its description) names a way of reading and
+no way of changing anything; otherwise ``"write"``. A skill wrongly taken to
+write is at worst handed back for a question; one wrongly taken to read could
+change files for a question, so doubt counts as writing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+READ = "read"
+WRITE = "write"
+EFFECTS = (READ, WRITE)
+
+READ_WORDS = frozenset(
+    "read list show find search look locate get display view count answer print return report fetch query".split()
+)
+WRITE_WORDS = frozenset(
+    """write wrote written add append insert create make save store send sent mark update edit change delete remove
+erase move rename schedule cancel complete tick post upload run execute install modify replace""".split()
+)
+
+
+def effects_problem(value: object) -> str | None:
+    """Why ``value`` is not a valid ``effects`` (None: it is)."""
+    if value in EFFECTS:
+        return None
+    return f"effects must be {' or '.join(repr(e) for e in EFFECTS)}, not {value!r}"
+
+
+def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
+    """``"read"`` when the skill's words name only ways of reading, else ``"write"`` (see the module)."""
+    texts = list(actions) or [description]
+    words = {_base(w) for text in texts for w in re.findall(r"[a-z]+", text.lower())}
+    if words & WRITE_WORDS or not words & READ_WORDS:
+        return WRITE
+    return READ
+
+
+def _base(word: str) -> str:
+    """The word without an inflection its base is known by ("writes", "listed", "creating" -> write, list, create)."""
+    for suffix, back in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and (base := word[: -len(suffix)] + back) in READ_WORDS | WRITE_WORDS:
+            return base
+    return word

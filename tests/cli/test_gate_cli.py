@@ -1,0 +1,71 @@
+"""``semif run`` through the act gate, as a process: an unsure write is handed back, ``--yes`` acts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from semif_agent.engine import local_available
+
+pytestmark = pytest.mark.skipif(not local_available(), reason="the local engine is not installed")
+
+UNSURE = "Jot down: ask the bakery about gluten-free bread"  # notes.add at 38% on a fresh starter
+
+
+def written(ws: Path) -> list[str]:
+    return sorted(
+        str(p.relative_to(ws))
+        for d in ("drafts", "notes", "calendar", "todos")
+        for p in (ws / "data" / d).rglob("*")
+        if p.is_file()
+    )
+
+
+def runs(semif, ws: Path) -> list[dict]:
+    out = semif("log", "-w", str(ws), "--json", "--limit", "0").stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_an_unsure_write_is_handed_back_and_yes_acts(semif, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    assert semif("init", str(ws)).returncode == 0
+    before = written(ws)
+    held = semif("run", UNSURE, "-w", str(ws))
+    assert held.returncode == 0, held.stderr
+    assert "not sure: notes.add" in held.stdout and "run again with --skill NAME, or `semif label" in held.stdout
+    assert written(ws) == before
+    [run] = runs(semif, ws)
+    assert run["outcome"] == "handed_back" and run["skill"] == "notes.add"
+    assert semif("log", "-w", str(ws), "--outcome", "handed_back", "--json").stdout.strip()
+
+    acted = semif("run", UNSURE, "-w", str(ws), "--yes", "--json")
+    assert acted.returncode == 0, acted.stderr
+    result = json.loads(acted.stdout)
+    assert result["handed_back"] is False and result["gate"]["rule"] == "unsure"
+    assert written(ws) != before
+
+    low = json.loads(semif("run", UNSURE, "-w", str(ws), "--act-threshold", "0.1", "--json").stdout)
+    assert low["handed_back"] is False and low["gate"]["threshold"] == 0.1
+    bad = semif("run", UNSURE, "-w", str(ws), "--act-threshold", "2")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr and "act_threshold" in bad.stderr
+
+
+def test_a_question_writes_nothing_and_batch_entries_say_what_was_handed_back(semif, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    assert semif("init", str(ws)).returncode == 0
+    before = written(ws)
+    question = json.loads(semif("run", "Am I free on Friday afternoon?", "-w", str(ws), "--json").stdout)
+    assert written(ws) == before and not any(question["changes"].values())
+    assert question["gate"]["asks"] == "lookup"
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(
+        json.dumps({"text": UNSURE}) + "\n" + json.dumps({"text": "Remind me to renew the passport"}) + "\n"
+    )
+    done = semif("run", "--batch", str(batch), "-w", str(ws), "--json")
+    assert done.returncode == 0, done.stderr
+    first, second = json.loads(done.stdout)["runs"]
+    assert first["handed_back"] is True and first["outcome"] == "handed_back"
+    assert first["candidates"][0]["skill"] == "notes.add" and 0 < first["candidates"][0]["probability"] < 0.5
+    assert second["handed_back"] is False and second["candidates"] == []
