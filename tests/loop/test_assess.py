@@ -121,13 +121,13 @@ def test_success_claimed_with_nothing_done_is_unclear(make_workspace) -> None:
 def test_an_answer_that_found_nothing_is_not_a_success(make_workspace) -> None:
     root = make_workspace(
         {
-            "email.compose": body("""
+            "email.list_drafts": body("""
         def act(ctx, request, prediction):
-            return ActionResult("email.compose: looked for drafts to Alice.", "No drafts to Alice.")
+            return ActionResult("email.list_drafts: looked for drafts to Alice.", "No drafts to Alice.")
     """)
         }
     )
-    result, _ = run(root, ["email", "email.compose", verdict("success", 0.97)], text="Did I email Alice yet?")
+    result, _ = run(root, ["email", "email.list_drafts", verdict("success", 0.97)], text="Did I email Alice yet?")
     assert result.assessment.label == "unclear"
     assert result.assessment.reason == (
         "judged success (p=0.97), but it found nothing, which does not show it looked in the right place"
@@ -216,7 +216,9 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
         "close_call": None,
         "rule": "judge",
         "judge": {"label": "success", "p": 0.95, "margin": 0.91},
+        "gate": result.gate.to_dict(),
     }
+    assert row["evidence"]["gate"]["acts"] is True and row["evidence"]["gate"]["asks"] == "change"
     assert result.to_dict()["assessment"]["evidence"] == row["evidence"]
 
 

@@ -55,8 +55,22 @@ def test_requests_routed_right_do_the_right_thing_to_the_data(outcomes):
     routed = [o for o in outcomes if o.routed_right]
     wrong = {o.row["text"]: o.problems for o in routed if not o.done_right}
     assert wrong == {}
-    # 41 of 48 on every run: routing reads only the request's text (python bench/first_hour.py, 5 runs: 41 each time)
-    assert len(routed) >= 40, [(o.row["text"], o.skill) for o in outcomes if not o.routed_right]
+    # Routing reads only the request's text: the route's own choice is right 41 times in 48 on every run, and the
+    # act gate lets 38 of those act (python bench/first_hour.py, 5 runs: 41 and 38 each time); the others it hands
+    # back as not sure, which changes nothing.
+    assert sum(o.skill == o.row["skill"] for o in outcomes) >= 40
+    assert len(routed) >= 36, [(o.row["text"], o.skill) for o in outcomes if not o.routed_right]
+
+
+@pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
+def test_no_route_the_gate_lets_through_writes_where_it_should_not(outcomes):
+    """A run that acts on a wrong route and changes a file is the damage the gate exists to prevent."""
+    damage = {
+        o.row["text"]: o.skill
+        for o in outcomes
+        if o.skill != o.row["skill"] and not o.result.handed_back and not o.result.changes.empty
+    }
+    assert damage == {}
 
 
 @pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process
