@@ -78,7 +78,7 @@ class SDKProvider(BaseProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float | None = None,
-        pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        pricing: Mapping[str, ModelPrice | Mapping[str, object]] | None = None,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(model_id, pricing=pricing)
