@@ -41,7 +41,7 @@ class ProviderOptions:
         )
 
     @classmethod
-    def validate(cls, values: Mapping[str, object], *, where: str = "") -> dict[str, Any]:
+    def validate(cls, values: Mapping[str, object], *, where: str = "") -> dict[str, object]:
         """``values`` checked against the schema: the options given, with their validated values."""
         from pydantic import ValidationError
 
@@ -83,7 +83,7 @@ def supported_options(provider: object) -> frozenset[str]:
     return names
 
 
-def check_options(provider: LLMProvider, request: ModelRequest) -> dict[str, Any]:
+def check_options(provider: LLMProvider, request: ModelRequest) -> dict[str, object]:
     """``request.options`` as ``provider`` takes them, validated by its ``options_schema`` if it has one.
 
     Raises :class:`UnsupportedOptionError` for an option the provider does not

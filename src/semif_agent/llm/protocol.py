@@ -188,7 +188,7 @@ class BaseProvider:
         names = self.options_schema.names() if self.options_schema is not None else frozenset()
         return names | {"context_management"} if self.supports_context_management is True else names
 
-    def check_options(self, request: ModelRequest) -> dict[str, Any]:
+    def check_options(self, request: ModelRequest) -> dict[str, object]:
         """``request.options``, checked: see :func:`semif_agent.llm.options.check_options`."""
         return check_options(self, request)
 

@@ -129,12 +129,12 @@ def _set_up_by(name: str, settings: Mapping[str, object], environ: Mapping[str, 
     return ""
 
 
-def connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, Any]:
+def connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, object]:
     """The options for provider ``name``, keys resolved: see the module docstring for the order."""
     return resolve_key_env(name, raw_connection_options(name, settings, primary=primary))
 
 
-def raw_connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, Any]:
+def raw_connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, object]:
     """As :func:`connection_options`, with ``api_key_env`` not yet read from the environment."""
     table = provider_table(settings)
     own = table.get(name)
@@ -157,7 +157,7 @@ def raw_connection_options(name: str, settings: Mapping[str, object], *, primary
     return options
 
 
-def resolve_key_env(name: str, options: Mapping[str, object]) -> dict[str, Any]:
+def resolve_key_env(name: str, options: Mapping[str, object]) -> dict[str, object]:
     """``api_key_env = "VAR"`` replaced by the key read from ``$VAR``."""
     options = dict(options)
     env = options.pop("api_key_env", None)

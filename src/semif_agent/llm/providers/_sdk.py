@@ -171,7 +171,7 @@ class SDKProvider(BaseProvider):
         for chunk in assembler.finish():
             yield chunk
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:  # pragma: no cover
+    def _params(self, request: ModelRequest) -> dict[str, object]:  # pragma: no cover
         raise NotImplementedError
 
     async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:  # pragma: no cover
