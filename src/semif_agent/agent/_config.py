@@ -52,7 +52,7 @@ class AgentSettings:
         return asdict(self)
 
 
-def _positive(name: str, value: Any) -> None:
+def _positive(name: str, value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise AgentConfigError(f"{name} must be a whole number above 0, got {value!r}")
 
@@ -70,12 +70,12 @@ class TurnOptions:
     post_hooks: tuple[PostToolHook, ...] = ()
     approval: ApprovalCallback | None = None
     callbacks: tuple[AgentCallback, ...] = ()
-    context_management: Mapping[str, Any] | None = None
+    context_management: Mapping[str, object] | None = None
     compaction: Compaction | None = None
     scope: RetrievalScope | None = None
     budget: TokenBudget | None = None
 
-    def turn_fields(self) -> dict[str, Any]:
+    def turn_fields(self) -> dict[str, object]:
         """The options a :class:`TurnConfig` takes as they are (the prompt and output are built into it)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _BUILT}
 
@@ -117,7 +117,7 @@ class TurnConfig:
     approval: ApprovalCallback | None = None
     callbacks: tuple[AgentCallback, ...] = ()
     output: OutputSpec | None = None
-    context_management: Mapping[str, Any] | None = None
+    context_management: Mapping[str, object] | None = None
     max_tokens: int = 16384
     max_response_tokens: int = 1024
     max_rounds: int = 10

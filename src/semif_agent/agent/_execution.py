@@ -65,7 +65,7 @@ class _TimedOut(Exception):
 class _Ready:
     call: ToolCall
     tool: AgentTool
-    value: Any
+    value: object
     tool_input: dict[str, Any]
 
 
@@ -288,7 +288,7 @@ class ToolExecutor:
         return Outcome(call, cap_result(text, config.result_cap(tool)), ran=True, digest=hash(text))
 
     @staticmethod
-    async def _call(tool: AgentTool, value: Any, timeout: float | None) -> Any:
+    async def _call(tool: AgentTool, value: object, timeout: float | None) -> Any:
         """Call the tool under ``timeout``: async ones on the loop, sync ones in a worker thread."""
         try:
             if tool.is_async:

@@ -216,7 +216,7 @@ def basic_check(schema: dict[str, Any], value: dict[str, Any]) -> str:
     return ""
 
 
-def _is_type(value: Any, name: str) -> bool:
+def _is_type(value: object, name: str) -> bool:
     kinds = _JSON_TYPES.get(name)
     if kinds is None:
         return True

@@ -62,7 +62,7 @@ class AgentSession:
         self.skills: SkillRegistry | None = None
         self.deferred = DeferredTools()
         self.subagents: Subagents | None = None
-        self._cache: tuple[TurnConfig, tuple[Any, ...], TurnConfig] | None = None
+        self._cache: tuple[TurnConfig, tuple[object, ...], TurnConfig] | None = None
         self._shown: frozenset[str] = frozenset()  # the skills the model was last shown
 
     def skill_registry(self, **options: Any) -> SkillRegistry:
@@ -267,7 +267,7 @@ class AgentSession:
             return ()
         return (allowed_tools_hook(restrictions, exempt=META_TOOLS | {t.name for t in own}),)
 
-    def _key(self, shortlist: tuple[str, ...]) -> tuple[Any, ...]:
+    def _key(self, shortlist: tuple[str, ...]) -> tuple[object, ...]:
         skills = self.skills
         skill_key = (skills.version, skills.discovery.version, id(skills.runtime)) if skills is not None else None
         subagents = self.subagents.version if self.subagents is not None else None
@@ -282,7 +282,7 @@ class AgentSession:
             self.skills.discovery.forget()
         self.deferred.reset()
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> dict[str, object]:
         skills = self.skills
         return {
             "version": STATE_VERSION,

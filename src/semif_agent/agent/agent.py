@@ -182,7 +182,7 @@ class Agent:
         """Add observers of the loop (their exceptions are logged and swallowed)."""
         return self._set(callbacks=(*self._options.callbacks, *callbacks))
 
-    def with_context_management(self, config: Mapping[str, Any]) -> Agent:
+    def with_context_management(self, config: Mapping[str, object]) -> Agent:
         """Pass an Anthropic ``context_management`` config with every request.
 
         It reaches providers that declare ``supports_context_management``;
@@ -203,11 +203,11 @@ class Agent:
         """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
         return self.with_tools([memory_tool(backend)])._set(memory_protocol=True)
 
-    def with_scope(self, scope: RetrievalScope | Mapping[str, Any] | None) -> Agent:
+    def with_scope(self, scope: RetrievalScope | Mapping[str, object] | None) -> Agent:
         """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
         return self._set(scope=RetrievalScope.coerce(scope))
 
-    def with_budget(self, budget: TokenBudget | Mapping[str, Any] | None) -> Agent:
+    def with_budget(self, budget: TokenBudget | Mapping[str, object] | None) -> Agent:
         """Cap what enters the context window (see :class:`~semif_agent.agent.TokenBudget`; ``None``: no caps)."""
         return self._set(budget=TokenBudget.coerce(budget))
 
@@ -355,11 +355,11 @@ class Agent:
         """This agent's skills: registration, activation state, discovery."""
         return self._session.skill_registry()
 
-    def save_state(self) -> dict[str, Any]:
+    def save_state(self) -> dict[str, object]:
         """The session as JSON-ready data: skill activation (the catalog runtime's state), skills shown, deferred tools loaded."""
         return self._session.to_state()
 
-    def restore_state(self, state: Mapping[str, Any]) -> None:
+    def restore_state(self, state: Mapping[str, object]) -> None:
         """Restore what :meth:`save_state` saved (into an agent configured the same way)."""
         self._session.load_state(dict(state))
 

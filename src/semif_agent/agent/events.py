@@ -172,7 +172,7 @@ EVENT_TYPES: tuple[type[_Event], ...] = (
 _adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 
 
-def event_to_dict(event: _Event) -> dict[str, Any]:
+def event_to_dict(event: _Event) -> dict[str, object]:
     """A JSON-ready dict of any event: ``type`` first, timestamps as ISO 8601 text."""
     data = event.model_dump(mode="json")
     return {"type": data.pop("type"), **data}

@@ -92,7 +92,7 @@ class AgentCallback:
     def on_tool_error(self, name: str, tool_input: dict[str, Any], error: BaseException) -> None: ...
 
 
-def fire(callbacks: Iterable[Any], method: str, *args: Any) -> None:
+def fire(callbacks: Iterable[object], method: str, *args: object) -> None:
     """Call ``method(*args)`` on every callback that has it, logging and swallowing failures."""
     for callback in callbacks:
         handler = getattr(callback, method, None)
@@ -104,7 +104,7 @@ def fire(callbacks: Iterable[Any], method: str, *args: Any) -> None:
             log.exception("agent callback %s.%s failed", type(callback).__name__, method)
 
 
-def _is_async(fn: Any) -> bool:
+def _is_async(fn: object) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - an object's async __call__
 
 

@@ -140,7 +140,7 @@ class AgentTool(ValidatedModel):
         return self.fn(*args, **kwargs)
 
 
-def result_text(value: Any) -> str:
+def result_text(value: object) -> str:
     """A tool's return value as the text the model sees."""
     if isinstance(value, str):
         return value

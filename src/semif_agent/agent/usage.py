@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from pydantic import ConfigDict, Field, computed_field
 
@@ -36,7 +36,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
-def estimate_json_tokens(value: Any) -> int:
+def estimate_json_tokens(value: object) -> int:
     """:func:`estimate_tokens` of ``value`` written as compact JSON."""
     return estimate_tokens(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
 

@@ -111,7 +111,7 @@ class Call:
         return text
 
 
-def refusal(request: dict[str, Any], exc: OSError) -> dict[str, Any]:
+def refusal(request: dict[str, Any], exc: OSError) -> dict[str, object]:
     """The ``done`` line of a call the worker could not start (no pipe, folder or process left)."""
     return {
         "id": request["id"],

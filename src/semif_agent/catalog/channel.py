@@ -37,7 +37,7 @@ class Channel:
         self._lock = _thread.allocate_lock()
         self._buffer = bytearray()
 
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, message: dict[str, Any]) -> dict[str, object]:
         """Send ``message`` (a JSON object) to the host and return its answer (a JSON object).
 
         Raises :class:`~.errors.ChannelError` when the host's handler failed
@@ -54,7 +54,7 @@ class Channel:
             return json.loads(answer[1:])
         raise ChannelError(answer[1:].decode("utf-8", errors="replace") or "the host did not answer")
 
-    def send_value(self, value: Any) -> None:
+    def send_value(self, value: object) -> None:
         """Hand the call's return value to the worker (the runner does this; functions just return)."""
         self._write(b"V" + json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n")
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 MAX_RESOURCE_FILES = 500
 """``resource_files()`` lists at most this many files."""
@@ -82,7 +82,7 @@ class SkillDescriptor:
                 break
         return sorted(found, key=str.casefold)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready view of every field."""
         return {
             "id": self.skill_id,

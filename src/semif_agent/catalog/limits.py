@@ -37,7 +37,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import check_number
 from .descriptor import SkillDescriptor
@@ -143,7 +142,7 @@ def confinement_spec(
     workspace_root: Path,
     skill_dir: Path,
     run_dir: Path | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The JSON-ready instructions :func:`._confine.confine` and the run's supervisor apply.
 
     ``run_dir`` is the run's private temporary folder (None: the warm worker makes one).

@@ -116,7 +116,7 @@ def show_skill(
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
     registry: SkillCatalog | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every detail of one skill, found by id or by a display name only one skill has.
 
     Raises :class:`SkillNotFound` when nothing (or more than one skill) matches.

@@ -6,7 +6,6 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 
 class ErrorType(StrEnum):
@@ -59,7 +58,7 @@ class ScriptRunResult:
     error_type: str
     confinement: dict[str, str] = field(default_factory=dict, compare=False)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """A JSON-ready view."""
         return {
             "ok": self.ok,
@@ -79,9 +78,9 @@ class CallResult(ScriptRunResult):
     returned None or did not return (it exited, raised, crashed, was killed).
     """
 
-    value: Any = None
+    value: object = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """A JSON-ready view."""
         return {**super().as_dict(), "value": self.value}
 

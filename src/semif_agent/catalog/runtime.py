@@ -407,7 +407,7 @@ class AgentSkillRuntime:
 
     # -- saved state -------------------------------------------------------------
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> dict[str, object]:
         """This agent's skill state as JSON-ready data (restore with :meth:`load_state`)."""
         return {
             "version": STATE_VERSION,

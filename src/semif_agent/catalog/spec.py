@@ -16,7 +16,6 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from .errors import SkillPathError
 from .paths import resolve_inside
@@ -65,7 +64,7 @@ def folder_problems(name: str, folder: Path) -> list[str]:
     return []
 
 
-def check_name(value: Any, folder: Path | None) -> list[str]:
+def check_name(value: object, folder: Path | None) -> list[str]:
     """All problems of a ``name`` value, including the folder match when ``folder`` is given."""
     if value is None:
         return ["missing required field 'name'"]
@@ -78,24 +77,24 @@ def check_name(value: Any, folder: Path | None) -> list[str]:
     return problems
 
 
-def check_description(value: Any) -> list[str]:
+def check_description(value: object) -> list[str]:
     """Problems of a ``description`` value (required, 1 to 1024 characters)."""
     if value is None:
         return ["missing required field 'description'"]
     return _check_text("description", value, MAX_DESCRIPTION_LENGTH)
 
 
-def check_compatibility(value: Any) -> list[str]:
+def check_compatibility(value: object) -> list[str]:
     """Problems of a ``compatibility`` value (optional, 1 to 500 characters)."""
     return _check_text("compatibility", value, MAX_COMPATIBILITY_LENGTH)
 
 
-def check_license(value: Any) -> list[str]:
+def check_license(value: object) -> list[str]:
     """Problems of a ``license`` value (a non-empty string)."""
     return _check_text("license", value, None)
 
 
-def check_metadata(value: Any) -> list[str]:
+def check_metadata(value: object) -> list[str]:
     """Problems of a ``metadata`` value (a mapping of strings to strings)."""
     if not isinstance(value, Mapping):
         return [f"'metadata' must be a mapping of strings to strings, not {_kind(value)}"]
@@ -108,7 +107,7 @@ def check_metadata(value: Any) -> list[str]:
     return problems
 
 
-def check_allowed_tools(value: Any) -> list[str]:
+def check_allowed_tools(value: object) -> list[str]:
     """Problems of an ``allowed-tools`` value (a space-separated string of tool patterns)."""
     if not isinstance(value, str):
         return [f"'allowed-tools' must be a space-separated string, not {_kind(value)}"]
@@ -119,12 +118,12 @@ def check_allowed_tools(value: Any) -> list[str]:
     return []
 
 
-def check_script(value: Any, root: Path) -> list[str]:
+def check_script(value: object, root: Path) -> list[str]:
     """Problems of a ``script`` value (a relative path to a file inside the skill)."""
     return _check_skill_file("script", value, root)
 
 
-def check_hooks(value: Any, root: Path) -> list[str]:
+def check_hooks(value: object, root: Path) -> list[str]:
     """Problems of a ``hooks`` value (a mapping of hook types to files inside the skill)."""
     if not isinstance(value, Mapping):
         return [f"'hooks' must be a mapping of hook types to script paths, not {_kind(value)}"]
@@ -137,7 +136,7 @@ def check_hooks(value: Any, root: Path) -> list[str]:
     return problems
 
 
-def check_unknown_keys(data: Mapping[str, Any]) -> list[str]:
+def check_unknown_keys(data: Mapping[str, object]) -> list[str]:
     """One problem per frontmatter key that neither the specification nor semif defines."""
     return [
         f"unknown field {key!r} (allowed: {', '.join(sorted(KNOWN_FIELDS))})" for key in data if key not in KNOWN_FIELDS
@@ -165,7 +164,7 @@ def split_allowed_tools(value: str) -> tuple[str, ...]:
     return tuple(tools)
 
 
-def _check_text(field: str, value: Any, limit: int | None) -> list[str]:
+def _check_text(field: str, value: object, limit: int | None) -> list[str]:
     if not isinstance(value, str):
         return [f"'{field}' must be a string, not {_kind(value)}"]
     if not value.strip():
@@ -175,7 +174,7 @@ def _check_text(field: str, value: Any, limit: int | None) -> list[str]:
     return []
 
 
-def _check_skill_file(field: str, value: Any, root: Path) -> list[str]:
+def _check_skill_file(field: str, value: object, root: Path) -> list[str]:
     if not isinstance(value, str) or not value.strip():
         return [f"'{field}' must be a relative path to a file inside the skill"]
     try:
@@ -187,7 +186,7 @@ def _check_skill_file(field: str, value: Any, root: Path) -> list[str]:
     return []
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "empty"
     if isinstance(value, bool):

@@ -24,7 +24,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -55,7 +55,7 @@ class Span:
     parent_span_id: str | None
     name: str
     start_time_unix_nano: int
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, object] = field(default_factory=dict)
 
 
 class TraceWriter:
@@ -73,7 +73,9 @@ class TraceWriter:
         self.excerpt_chars = excerpt_chars
         self._current: ContextVar[Span | None] = ContextVar(f"semif_span_{id(self)}", default=None)
 
-    def start_span(self, name: str, *, attributes: dict[str, Any] | None = None, parent: Span | None = None) -> Span:
+    def start_span(
+        self, name: str, *, attributes: Mapping[str, object] | None = None, parent: Span | None = None
+    ) -> Span:
         """Open a span, child of ``parent`` or of the span open in this context."""
         parent = parent or self._current.get()
         return Span(
@@ -86,7 +88,7 @@ class TraceWriter:
         )
 
     def end_span(
-        self, span: Span, *, ok: bool = True, message: str = "", attributes: dict[str, Any] | None = None
+        self, span: Span, *, ok: bool = True, message: str = "", attributes: dict[str, object] | None = None
     ) -> dict[str, Any]:
         """Close ``span`` and emit its record; returns the record."""
         merged = {**span.attributes, **(attributes or {})}
@@ -106,7 +108,7 @@ class TraceWriter:
         return record
 
     @contextmanager
-    def span(self, name: str, **attributes: Any) -> Iterator[Span]:
+    def span(self, name: str, **attributes: object) -> Iterator[Span]:
         """Open a span for a block; it ends with status ERROR if the block raises."""
         opened = self.start_span(name, attributes=attributes)
         token = self._current.set(opened)
@@ -126,7 +128,7 @@ class TraceWriter:
     def close(self) -> None:
         """Release what the writer holds."""
 
-    def _bounded(self, value: Any) -> Any:
+    def _bounded(self, value: object) -> object:
         if isinstance(value, str):
             return excerpt(value, self.excerpt_chars)
         if isinstance(value, (list, tuple)):

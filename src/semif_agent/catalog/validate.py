@@ -32,7 +32,7 @@ class ValidationReport:
         """True when the skill has no error."""
         return not self.errors
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready view: path, name, ok, errors."""
         return {"path": str(self.path), "name": self.name, "ok": self.ok, "errors": list(self.errors)}
 

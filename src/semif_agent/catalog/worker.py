@@ -402,7 +402,7 @@ def _reap(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
         _cgroup.remove(cgroup)
 
 
-def _worker_failure(message: str) -> dict[str, Any]:
+def _worker_failure(message: str) -> dict[str, object]:
     return {
         "returncode": -1,
         "timed_out": False,

@@ -91,7 +91,7 @@ class SkillProperties:
     # None when the frontmatter has no metadata: the reference library passes it on as it is
     metadata: Optional[dict[str, str]] = field(default_factory=dict)  # noqa: UP045 - spelled as the reference library spells it
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The fields set, with ``allowed-tools`` spelled as in the frontmatter; empty metadata left out."""
         result: dict[str, Any] = {"name": self.name, "description": self.description}
         optional = (
@@ -182,7 +182,7 @@ def _name_errors(name: Any, skill_dir: Optional[Path]) -> list[str]:  # noqa: UP
     return errors
 
 
-def _text_errors(label: str, value: Any, limit: int, *, required: bool) -> list[str]:
+def _text_errors(label: str, value: object, limit: int, *, required: bool) -> list[str]:
     if required and (not isinstance(value, str) or not value.strip()):
         return [f"Field '{label.lower()}' must be a non-empty string"]
     if not isinstance(value, str):

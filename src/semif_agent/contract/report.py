@@ -34,7 +34,7 @@ class CheckReport:
     def criteria(self) -> set[int | str]:
         return {v.criterion for v in self.violations}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "category": self.category,

@@ -18,12 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..errors import SemifError, UserError
 from ..loop.act_lock import ActLock
+from ..records.rows import Row
 from ..routing.evaluate import request_lines
-from .pool import Status, batches_of
+from .pool import Batch, RayPool, Result, State, Status, batches_of
+
+if TYPE_CHECKING:
+    from ..loop.runner import SkillRunner
+    from ..records import DecisionLog
+    from ..workspace import Workspace
 
 RUN_BATCH = 1
 """Requests per batch: a retried batch runs as few skills again as possible."""
@@ -38,15 +44,34 @@ class BatchRequest:
     id: str | None = None
 
 
+class RunSummary(TypedDict, total=False):
+    """One request's entry in a :class:`BatchReport`: its run's summary, or ``error_before_run``."""
+
+    index: int
+    text: str
+    error_before_run: str
+    run_id: str
+    skill: str | None
+    outcome: str
+    reason: str
+    error: str | None
+    handed_back: bool  # the act gate held the route back: nothing was done
+    candidates: list[dict[str, object]]  # then, the skills it was unsure between
+
+
+RequestResult = tuple[int, list[Row], RunSummary]
+"""A request's index in the batch, the rows its run made, and its summary."""
+
+
 @dataclass
 class BatchReport:
     """What a batch did: one entry per request, in order (``run`` is the run's summary, or ``error`` why it did not run)."""
 
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[RunSummary] = field(default_factory=list)
     rows_written: int = 0
 
     @property
-    def failed(self) -> list[dict[str, Any]]:
+    def failed(self) -> list[RunSummary]:
         return [r for r in self.runs if r.get("error_before_run")]
 
 
@@ -67,10 +92,10 @@ def load_requests(path: str | Path) -> list[BatchRequest]:
 
 
 def run_batch(
-    pool: Any,
-    setup: Callable[[], Any],
+    pool: RayPool | LocalPool,
+    setup: Callable[[], SkillRunner],
     requests: Sequence[BatchRequest],
-    log: Any,
+    log: DecisionLog,
     *,
     progress: Callable[[Status], None] | None = None,
 ) -> BatchReport:
@@ -83,7 +108,7 @@ def run_batch(
     report = BatchReport()
     written: set[int] = set()
 
-    def take(_: int, results: list[tuple[int, list[dict[str, Any]], dict[str, Any]]]) -> None:
+    def take(_: int, results: list[RequestResult]) -> None:
         for index, rows, summary in results:
             if index in written:  # a batch's result is taken once; a request's rows are written once
                 continue
@@ -108,11 +133,11 @@ class LocalPool:
 
     def map(
         self,
-        setup: Callable[[], Any],
-        task: Callable[[Any, Any], Any],
-        batches: Sequence[Any],
+        setup: Callable[[], State],
+        task: Callable[[State, Batch], Result],
+        batches: Sequence[Batch],
         *,
-        on_result: Callable[[int, Any], None],
+        on_result: Callable[[int, Result], None],
         sizes: Sequence[int] | None = None,
         stage: str = "",
         progress: Callable[[Status], None] | None = None,
@@ -128,18 +153,16 @@ class LocalPool:
                 progress(Status(stage, done, sum(sizes), 0, time.perf_counter() - started, 1))
 
 
-def run_lock(workspace: Any) -> ActLock:
+def run_lock(workspace: Workspace) -> ActLock:
     """The act lock runs in ``workspace`` share, batch or not (see :mod:`semif_agent.loop.act_lock`)."""
     return ActLock.of(workspace)
 
 
-def _run_requests(
-    runner: Any, batch: list[tuple[int, BatchRequest]]
-) -> list[tuple[int, list[dict[str, Any]], dict[str, Any]]]:
+def _run_requests(runner: SkillRunner, batch: list[tuple[int, BatchRequest]]) -> list[RequestResult]:
     """Run each request of ``batch``; return its index, the rows its run made, and its summary."""
     from ..skills import Request
 
-    out: list[tuple[int, list[dict[str, Any]], dict[str, Any]]] = []
+    out: list[RequestResult] = []
     for index, item in batch:
         try:
             request = Request(item.text, id=item.id) if item.id else Request(item.text)
@@ -147,7 +170,7 @@ def _run_requests(
         except SemifError as exc:
             out.append((index, [], {"text": item.text, "error_before_run": str(exc)}))
             continue
-        summary = {
+        summary: RunSummary = {
             "run_id": result.run_id,
             "text": item.text,
             "skill": result.skill,

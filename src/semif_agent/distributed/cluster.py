@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from types import ModuleType
 
 from ..errors import UserError
 
@@ -12,7 +12,7 @@ LOCAL = "local"
 """What ``--ray`` alone means: start a cluster on this machine."""
 
 
-def import_ray() -> Any:
+def import_ray() -> ModuleType:
     """The ``ray`` module, or a one-line error saying how to install it."""
     try:
         import ray
@@ -21,7 +21,7 @@ def import_ray() -> Any:
     return ray
 
 
-def connect(address: str | None = LOCAL, *, num_cpus: int | None = None) -> Any:
+def connect(address: str | None = LOCAL, *, num_cpus: int | None = None) -> ModuleType:
     """Connect to the cluster at ``address`` (``"local"`` or ``None``: start one here, ``num_cpus`` CPUs, default all).
 
     A connection already made in this process is kept. Ray's own logging is
@@ -47,6 +47,6 @@ def connect(address: str | None = LOCAL, *, num_cpus: int | None = None) -> Any:
     return ray
 
 
-def cluster_cpus(ray: Any) -> int:
+def cluster_cpus(ray: ModuleType) -> int:
     """How many CPUs the cluster has (at least 1)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))

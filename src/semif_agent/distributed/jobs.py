@@ -13,12 +13,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .pool import RayPool, Status, batches_of
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..routing.evaluate import Example, Outcome
+    from ..routing.scoring import LeafScorer
+    from ..routing.strategies import RoutingStrategy
+    from ..tree import SkillTree
+
+    Arrays = tuple[np.ndarray, np.ndarray]
 
 ROUTE_BATCH = 64
 """Requests per evaluation batch: one model run's worth of texts, twice over."""
@@ -28,20 +38,20 @@ ENCODE_BATCH = 256
 
 def route_all(
     pool: RayPool,
-    make: Callable[..., Any],
-    args: tuple,
-    examples: Sequence[Any],
+    make: Callable[..., RoutingStrategy],
+    args: tuple[object, ...],
+    examples: Sequence[Example],
     *,
     batch_size: int = ROUTE_BATCH,
     progress: Callable[[Status], None] | None = None,
     stage: str = "routing",
-) -> list[Any]:
+) -> list[Outcome]:
     """The outcomes of routing ``examples`` with the strategy ``make(*args)`` on the cluster, in dataset order.
 
     ``make`` (a closure is fine: Ray pickles it by value) runs once per actor.
     Each outcome's latency includes its share of its batch's embedding time.
     """
-    outcomes: list[Any] = []
+    outcomes: list[Outcome] = []
     pool.map(
         partial(_call, make, args),
         _route_batch,
@@ -55,25 +65,25 @@ def route_all(
 
 def encoder(
     pool: RayPool,
-    tree: Any,
-    settings: dict[str, Any],
+    tree: SkillTree,
+    settings: Mapping[str, object],
     *,
     batch_size: int = ENCODE_BATCH,
     status: Callable[[Status], None] | None = None,
-) -> Callable[[list[str], Callable[[str, int, int], None]], tuple[Any, Any]]:
+) -> Callable[[list[str], Callable[[str, int, int], None]], Arrays]:
     """An ``encoder`` for :func:`~semif_agent.routing.training.train` that embeds and scores on the cluster.
 
     ``settings`` are the local engine's (the workspace's engine settings); ``status``
     also hears the cluster's progress (the texts done, the rate, the batches sent again).
     """
 
-    def encode(texts: list[str], tell: Callable[[str, int, int], None]) -> tuple[Any, Any]:
+    def encode(texts: list[str], tell: Callable[[str, int, int], None]) -> Arrays:
         import numpy as np
 
-        vectors: list[Any] = []
-        priors: list[Any] = []
+        vectors: list[np.ndarray] = []
+        priors: list[np.ndarray] = []
 
-        def take(_: int, part: tuple[Any, Any]) -> None:
+        def take(_: int, part: Arrays) -> None:
             vectors.append(part[0])
             priors.append(part[1])
 
@@ -100,11 +110,11 @@ def encoder(
 # -- what runs on the actors ------------------------------------------------------
 
 
-def _call(make: Callable[..., Any], args: tuple) -> Any:
+def _call(make: Callable[..., RoutingStrategy], args: tuple[object, ...]) -> RoutingStrategy:
     return make(*args)
 
 
-def _route_batch(strategy: Any, examples: list[Any]) -> list[Any]:
+def _route_batch(strategy: RoutingStrategy, examples: list[Example]) -> list[Outcome]:
     from .._sync import run_sync
     from ..routing.evaluate import route_all as route_locally
 
@@ -117,7 +127,7 @@ def _route_batch(strategy: Any, examples: list[Any]) -> list[Any]:
     return [replace(o, latency_ms=o.latency_ms + share) for o in outcomes]
 
 
-def embedding_of(strategy: Any) -> Callable[..., Any] | None:
+def embedding_of(strategy: object) -> Callable[[Sequence[str]], object] | None:
     """How the strategy's scores embed texts, if they do (the leaf scorer's engine, else the engine's)."""
     from ..engine.base import embedding_function
 
@@ -128,14 +138,14 @@ def embedding_of(strategy: Any) -> Callable[..., Any] | None:
     return None
 
 
-def _leaf_scorer(tree: Any, settings: dict[str, Any]) -> Any:
+def _leaf_scorer(tree: SkillTree, settings: Mapping[str, object]) -> LeafScorer:
     from ..engine.registry import create_engine
     from ..routing.scoring import LeafScorer
 
     return LeafScorer(tree, create_engine("local", settings), examples="off")
 
 
-def _encode_batch(scorer: Any, texts: list[str]) -> tuple[Any, Any]:
+def _encode_batch(scorer: LeafScorer, texts: list[str]) -> Arrays:
     from ..routing._fitting import encode
 
     return encode(scorer, texts)

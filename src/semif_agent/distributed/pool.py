@@ -17,9 +17,10 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import Any, TypeVar
 
 from ..errors import SemifError
 
@@ -27,6 +28,11 @@ RETRIES = 3
 """How many times a batch is sent again after its worker died, before the job gives up."""
 IN_FLIGHT = 2
 """Batches queued on each actor at once: the next is ready as soon as one is done."""
+
+State = TypeVar("State")
+Batch = TypeVar("Batch", bound=Sized)
+Result = TypeVar("Result")
+Item = TypeVar("Item")
 
 
 class WorkerFailed(SemifError):
@@ -55,9 +61,11 @@ class _Worker:
 
     def __init__(self) -> None:
         self._job: str | None = None
-        self._state: Any = None
+        self._state: Any = None  # what the current job's setup built: each job's is of its own type
 
-    def handle(self, job: str, setup: Callable[[], Any], task: Callable[[Any, Any], Any], batch: Any) -> Any:
+    def handle(
+        self, job: str, setup: Callable[[], State], task: Callable[[State, Batch], Result], batch: Batch
+    ) -> Result:
         if self._job != job:
             self._job, self._state = None, None  # the last job's state goes before the next is built
             self._state = setup()
@@ -72,7 +80,7 @@ class RayPool:
     """``workers`` actors (default: one per CPU of the cluster) on the connected cluster ``ray``, one CPU each."""
 
     def __init__(
-        self, ray: Any, workers: int | None = None, *, retries: int = RETRIES, in_flight: int = IN_FLIGHT
+        self, ray: ModuleType, workers: int | None = None, *, retries: int = RETRIES, in_flight: int = IN_FLIGHT
     ) -> None:
         from .cluster import cluster_cpus
 
@@ -97,11 +105,11 @@ class RayPool:
 
     def map(
         self,
-        setup: Callable[[], Any],
-        task: Callable[[Any, Any], Any],
-        batches: Sequence[Any],
+        setup: Callable[[], State],
+        task: Callable[[State, Batch], Result],
+        batches: Sequence[Batch],
         *,
-        on_result: Callable[[int, Any], None],
+        on_result: Callable[[int, Result], None],
         sizes: Sequence[int] | None = None,
         stage: str = "",
         progress: Callable[[Status], None] | None = None,
@@ -118,9 +126,9 @@ class RayPool:
         job, setup_ref, task_ref = uuid.uuid4().hex, ray.put(setup), ray.put(task)
         queue = deque(range(len(batches)))
         attempts = [0] * len(batches)
-        pending: dict[Any, tuple[int, int]] = {}
+        pending: dict[object, tuple[int, int]] = {}  # by Ray object reference
         load = [0] * len(self.actors)
-        arrived: dict[int, Any] = {}
+        arrived: dict[int, Result] = {}
         taken = 0  # batches handed to on_result (always the first `taken`)
         done = failures = 0
         started = time.perf_counter()
@@ -177,7 +185,7 @@ class RayPool:
                     pass
 
 
-def batches_of(items: Sequence[Any], size: int) -> list[list[Any]]:
+def batches_of(items: Sequence[Item], size: int) -> list[list[Item]]:
     """``items`` cut into consecutive lists of ``size`` (the last may be shorter)."""
     size = max(1, size)
     return [list(items[start : start + size]) for start in range(0, len(items), size)]

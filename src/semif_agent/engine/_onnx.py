@@ -25,6 +25,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ GRAPH_RECORD = "record.json"
 MAX_THREADS = 4
 STALE_SECONDS = 3600  # a graph still being saved after an hour was abandoned
 
-_verified: set[tuple[Any, ...]] = set()
+_verified: set[tuple[object, ...]] = set()
 _record_lock = threading.Lock()
 
 
@@ -83,7 +84,7 @@ def _fingerprint(path: Path) -> dict[str, int]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino, "ctime_ns": stat.st_ctime_ns}
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -91,7 +92,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _write_json(path: Path, data: Mapping[str, object]) -> None:
     """Replace ``path`` atomically; best effort (an unwritable folder is skipped)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from .._plugins import PluginGroup
 from ..errors import EngineConfigError
 from .base import Engine
 
-EngineFactory = Callable[[Mapping[str, Any]], Engine]
+EngineFactory = Callable[[Mapping[str, object]], Engine]
 
 # name -> "module:attribute" of a factory taking the engine settings; the same
 # table as pyproject.toml's [project.entry-points."semif_agent.engines"].

@@ -35,13 +35,13 @@ RECENT_CALLS = 8  # conversations a logger follows at once (agents sharing one p
 class LoggedProvider(ProviderWrapper):
     """``inner``, with one row appended to ``log`` per call; ``context`` is added to every row."""
 
-    def __init__(self, inner: LLMProvider, log: DecisionLog, *, context: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, inner: LLMProvider, log: DecisionLog, *, context: Mapping[str, object] | None = None) -> None:
         super().__init__(inner)
         self.log = log
         self.context = dict(context or {})
         self._recent: deque[tuple[str, ModelRequest]] = deque(maxlen=RECENT_CALLS)
 
-    def with_context(self, **context: Any) -> LoggedProvider:
+    def with_context(self, **context: object) -> LoggedProvider:
         """The same provider and log, with ``context`` added to every row (e.g. the ``run_id`` a call belongs to)."""
         return LoggedProvider(self.next, self.log, context={**self.context, **context})
 
@@ -136,7 +136,7 @@ def read_calls(log: DecisionLog) -> Iterator[dict[str, Any]]:
         yield row
 
 
-def logged(provider: LLMProvider, workspace: Any, **context: Any) -> LLMProvider:
+def logged(provider: LLMProvider, workspace: Any, **context: object) -> LLMProvider:
     """``provider`` wrapped to log its calls in ``workspace``'s model-call log, unless that log is off."""
     settings = workspace.settings.get("log", {})
     if not settings.get("enabled", True) or not settings.get("model_calls", True):

@@ -238,12 +238,12 @@ class _Spent:
 ENGINE_KEYS = ("mode", "temperature", "top_logprobs", "max_tokens", "system_prompt", "floor_margin")
 
 
-def engine_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+def engine_options(settings: Mapping[str, object]) -> dict[str, Any]:
     """The :class:`LLMEngine` keyword arguments found in engine settings."""
     return {k: settings[k] for k in ENGINE_KEYS if k in settings}
 
 
-def build_provider(settings: Mapping[str, Any]) -> LLMProvider:
+def build_provider(settings: Mapping[str, object]) -> LLMProvider:
     """The provider engine settings describe (``arg`` from ``llm:provider/model`` wins as the model)."""
     from .registry import create_provider
     from .settings import provider_arguments
@@ -255,6 +255,6 @@ def build_provider(settings: Mapping[str, Any]) -> LLMProvider:
     return create_provider(model, **kwargs)
 
 
-def create(settings: Mapping[str, Any]) -> LLMEngine:
+def create(settings: Mapping[str, object]) -> LLMEngine:
     """The engine registry's factory for ``"llm"``."""
     return LLMEngine(build_provider(settings), **engine_options(settings))

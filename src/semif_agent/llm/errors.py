@@ -9,7 +9,7 @@ is re-exported from there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import (
     DecisionError,
@@ -68,7 +68,7 @@ class ProviderError(SemifError):
         provider: str = "",
         model: str = "",
         status: int | None = None,
-        body: Any = None,
+        body: object = None,
         retry_after: float | None = None,
     ) -> None:
         self.message = message
@@ -85,7 +85,7 @@ class ProviderError(SemifError):
         prefix = f"{where}{status}: " if where or status else ""
         return f"{prefix}{self.message}"
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         kwargs = {k: getattr(self, k) for k in ("provider", "model", "status", "body", "retry_after")}
         return (_rebuild, (type(self), self.message, kwargs))
 
@@ -153,7 +153,13 @@ def error_for_status(status: int) -> type[ProviderError]:
     return BadRequestError
 
 
-def parse_retry_after(headers: Any) -> float | None:
+class Headers(Protocol):
+    """Response headers, looked up by name (an ``httpx.Headers``, a dict)."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def parse_retry_after(headers: Headers | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if headers is None:
         return None

@@ -19,7 +19,6 @@ overriding any key for the judge alone, e.g. a different ``model``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..engine.decisions import DecisionRequest, Option
 from .engine import LLMEngine, build_provider, engine_options
@@ -70,7 +69,7 @@ def assess_request(
     return DecisionRequest(state, question, [Option(k, v) for k, v in VERDICTS.items()])
 
 
-def create_judge(settings: Mapping[str, Any]) -> LLMJudge:
+def create_judge(settings: Mapping[str, object]) -> LLMJudge:
     """The judge the settings describe: the engine settings, overridden by their ``judge`` table."""
     merged = {k: v for k, v in settings.items() if k != "judge"}
     judge_table = settings.get("judge") or {}

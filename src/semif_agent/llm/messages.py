@@ -118,7 +118,7 @@ ToolChoice: TypeAlias = str
 TOOL_CHOICE_MODES = ("auto", "any", "none")
 
 
-def message_to_dict(message: Message) -> dict[str, Any]:
+def message_to_dict(message: Message) -> dict[str, object]:
     """A message as a JSON-ready dict: its fields by name (what ``dataclasses.asdict`` gives, without the copying)."""
     if message.role == "assistant":
         calls = [

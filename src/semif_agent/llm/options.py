@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidModelRequestError, UnsupportedOptionError
 
 if TYPE_CHECKING:
-    from .protocol import ModelRequest
+    from .protocol import LLMProvider, ModelRequest
 
 
 class ProviderOptions:
@@ -41,7 +41,7 @@ class ProviderOptions:
         )
 
     @classmethod
-    def validate(cls, values: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
+    def validate(cls, values: Mapping[str, object], *, where: str = "") -> dict[str, object]:
         """``values`` checked against the schema: the options given, with their validated values."""
         from pydantic import ValidationError
 
@@ -70,7 +70,7 @@ class ProviderOptions:
         return model
 
 
-def supported_options(provider: Any) -> frozenset[str]:
+def supported_options(provider: object) -> frozenset[str]:
     """The option names ``provider`` takes (any provider object; none when it declares none).
 
     ``supports_context_management = True`` is the older way of declaring the
@@ -83,7 +83,7 @@ def supported_options(provider: Any) -> frozenset[str]:
     return names
 
 
-def check_options(provider: Any, request: ModelRequest) -> dict[str, Any]:
+def check_options(provider: LLMProvider, request: ModelRequest) -> dict[str, object]:
     """``request.options`` as ``provider`` takes them, validated by its ``options_schema`` if it has one.
 
     Raises :class:`UnsupportedOptionError` for an option the provider does not

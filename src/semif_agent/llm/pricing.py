@@ -108,7 +108,7 @@ def set_price(
     MODEL_PRICING[model] = ModelPrice(input=input, output=output, cache_write=cache_write, cache_read=cache_read)
 
 
-def coerce_table(table: Mapping[str, ModelPrice | Mapping[str, Any]] | None) -> dict[str, ModelPrice]:
+def coerce_table(table: Mapping[str, ModelPrice | Mapping[str, object]] | None) -> dict[str, ModelPrice]:
     """A price table from settings (``{"provider/model": {"input": .., "output": ..}}``)."""
     return {str(k): ModelPrice.coerce(v) for k, v in (table or {}).items()}
 

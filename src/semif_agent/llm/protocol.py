@@ -29,7 +29,7 @@ from .options import ProviderOptions, check_options, supported_options
 from .pricing import ModelPrice, coerce_table
 from .responses import Response, StreamChunk
 
-ToolsLike = Iterable[ToolSpec | Mapping[str, Any]]
+ToolsLike = Iterable[ToolSpec | Mapping[str, object]]
 
 _T = TypeVar("_T")
 _T_co = TypeVar("_T_co", covariant=True)
@@ -77,7 +77,7 @@ class ModelRequest:
     temperature: float | None = None
     stop: tuple[str, ...] = ()
     top_logprobs: int | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not any(m.role != "system" for m in self.messages):  # stops at the first non-system message
@@ -99,7 +99,7 @@ class ModelRequest:
         temperature: float | None = None,
         stop: Iterable[str] | str | None = None,
         top_logprobs: int | None = None,
-        **options: Any,
+        **options: object,
     ) -> ModelRequest:
         """A request from loose arguments: messages may be typed, strings (user turns) or
         ``{"role", "content"}`` dicts, tools specs or dicts; other keywords are provider options."""
@@ -114,7 +114,7 @@ class ModelRequest:
             options=dict(options),
         )
 
-    def kwargs(self) -> dict[str, Any]:
+    def kwargs(self) -> dict[str, object]:
         """The keyword arguments to make this same call through a provider's ``ainvoke``/``astream``."""
         return {
             "tools": self.tools or None,
@@ -169,7 +169,9 @@ class BaseProvider:
     supports_context_management: bool = False  # the older declaration of the context_management option
     options_schema: type[ProviderOptions] | None = None
 
-    def __init__(self, model_id: str, *, pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self, model_id: str, *, pricing: Mapping[str, ModelPrice | Mapping[str, object]] | None = None
+    ) -> None:
         if not model_id:
             raise ProviderConfigError(f"{type(self).__name__} needs a model id")
         self.model_id = model_id
@@ -186,7 +188,7 @@ class BaseProvider:
         names = self.options_schema.names() if self.options_schema is not None else frozenset()
         return names | {"context_management"} if self.supports_context_management is True else names
 
-    def check_options(self, request: ModelRequest) -> dict[str, Any]:
+    def check_options(self, request: ModelRequest) -> dict[str, object]:
         """``request.options``, checked: see :func:`semif_agent.llm.options.check_options`."""
         return check_options(self, request)
 
@@ -284,7 +286,7 @@ def _kind(cls: type) -> str:
     return kind
 
 
-def is_provider(value: Any) -> bool:
+def is_provider(value: object) -> bool:
     """True for anything :func:`as_provider` can put on the seam."""
     return _kind(type(value)) != "none"
 

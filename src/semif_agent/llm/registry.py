@@ -38,7 +38,7 @@ PROVIDERS = PluginGroup("semif_agent.providers", "provider", BUILTIN_PROVIDERS, 
 _SHARED_OPTIONS = ("timeout", "pricing")
 _CONNECTION_OPTIONS = ("api_key", "base_url", "default_headers")
 
-FallbackSpec = str | Mapping[str, Any] | LLMProvider
+FallbackSpec = str | Mapping[str, object] | LLMProvider
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
@@ -142,7 +142,7 @@ def create_provider(
     return chain[0] if len(chain) == 1 else FallbackProvider(chain)
 
 
-def _build(ref: str, options: Mapping[str, Any], policy: RetryPolicy | None) -> LLMProvider:
+def _build(ref: str, options: Mapping[str, object], policy: RetryPolicy | None) -> LLMProvider:
     name, model_id = parse_model_ref(ref)
     factory = provider_factory(name)
     with PROVIDERS.guard(name):

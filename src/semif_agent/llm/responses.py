@@ -122,7 +122,7 @@ class StopChunk:
 StreamChunk: TypeAlias = TextChunk | ToolCallDelta | UsageChunk | StopChunk
 
 
-def chunk_to_dict(chunk: StreamChunk) -> dict[str, Any]:
+def chunk_to_dict(chunk: StreamChunk) -> dict[str, object]:
     """A JSON-ready dict for any stream chunk."""
     if isinstance(chunk, TextChunk):
         return {"type": chunk.type, "text": chunk.text}

@@ -44,7 +44,7 @@ CONNECTION_KEYS = (
 RETRY_KEYS = ("max_retries", "retry_initial_delay", "retry_max_delay")
 
 
-def provider_table(settings: Mapping[str, Any]) -> dict[str, Any]:
+def provider_table(settings: Mapping[str, object]) -> dict[str, Any]:
     """The ``[provider]`` table of engine settings (empty when absent)."""
     table = settings.get("provider") or {}
     if not isinstance(table, Mapping):
@@ -52,7 +52,7 @@ def provider_table(settings: Mapping[str, Any]) -> dict[str, Any]:
     return dict(table)
 
 
-def configured_model(settings: Mapping[str, Any]) -> str:
+def configured_model(settings: Mapping[str, object]) -> str:
     """``[engine] model`` (or ``--model``), else ``[provider] model``."""
     model = settings.get("model") or provider_table(settings).get("model")
     if not model:
@@ -87,7 +87,9 @@ class ModelChoice:
         return f"model {self.model} ({self.reason}; {how_to_choose} to choose another)"
 
 
-def default_model(settings: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> ModelChoice:
+def default_model(
+    settings: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+) -> ModelChoice:
     """The model to use when none is named: that of the one provider set up, else the Anthropic default.
 
     A provider is set up when ``semif.toml`` gives it a key or a base URL (its
@@ -109,7 +111,7 @@ def default_model(settings: Mapping[str, Any] | None = None, environ: Mapping[st
     return ModelChoice(DEFAULT_MODELS[FALLBACK_PROVIDER], reason, detected=False)
 
 
-def _set_up_by(name: str, settings: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+def _set_up_by(name: str, settings: Mapping[str, object], environ: Mapping[str, str]) -> str:
     """What sets provider ``name`` up, in words ("OPENAI_BASE_URL is set"), or "" when nothing does."""
     table = provider_table(settings)
     own = table.get(name)
@@ -127,12 +129,12 @@ def _set_up_by(name: str, settings: Mapping[str, Any], environ: Mapping[str, str
     return ""
 
 
-def connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:
+def connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, object]:
     """The options for provider ``name``, keys resolved: see the module docstring for the order."""
     return resolve_key_env(name, raw_connection_options(name, settings, primary=primary))
 
 
-def raw_connection_options(name: str, settings: Mapping[str, Any], *, primary: bool) -> dict[str, Any]:
+def raw_connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, object]:
     """As :func:`connection_options`, with ``api_key_env`` not yet read from the environment."""
     table = provider_table(settings)
     own = table.get(name)
@@ -155,7 +157,7 @@ def raw_connection_options(name: str, settings: Mapping[str, Any], *, primary: b
     return options
 
 
-def resolve_key_env(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_key_env(name: str, options: Mapping[str, object]) -> dict[str, object]:
     """``api_key_env = "VAR"`` replaced by the key read from ``$VAR``."""
     options = dict(options)
     env = options.pop("api_key_env", None)
@@ -192,7 +194,7 @@ def provider_arguments(settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]
     return model, kwargs
 
 
-def _fallback(spec: Any, settings: Mapping[str, Any], primary: Mapping[str, Any]) -> Any:
+def _fallback(spec: object, settings: Mapping[str, object], primary: Mapping[str, object]) -> object:
     if isinstance(spec, str):
         name, _ = parse_model_ref(spec)
         own = connection_options(name, settings, primary=False)

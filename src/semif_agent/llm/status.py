@@ -40,7 +40,7 @@ class ConfiguredModel:
     status: str = "not checked"
     api_key: str | None = field(default=None, repr=False)  # used by the check; never shown
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         shown = asdict(self)
         del shown["api_key"]
         return shown
@@ -68,7 +68,7 @@ def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | 
     """The models engine settings name (engine, provider default, fallbacks, judge), then the environment's."""
     environ = os.environ if environ is None else environ
     table = provider_table(settings)
-    wanted: list[tuple[str, Any, bool]] = []
+    wanted: list[tuple[str, object, bool]] = []
     if settings.get("model"):
         wanted.append(("engine", settings["model"], True))
     if table.get("model") and table.get("model") != settings.get("model"):
@@ -97,7 +97,7 @@ def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | 
 
 
 def _describe(
-    role: str, spec: Any, settings: Mapping[str, Any], primary: bool, environ: Mapping[str, str]
+    role: str, spec: object, settings: Mapping[str, object], primary: bool, environ: Mapping[str, str]
 ) -> ConfiguredModel:
     ref = spec.get("model", "") if isinstance(spec, Mapping) else str(spec)
     try:

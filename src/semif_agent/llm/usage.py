@@ -18,7 +18,6 @@ Usage(input_tokens=20, output_tokens=5, cache_write_tokens=0, cache_read_tokens=
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +88,7 @@ class Usage:
     def with_cost(self, cost_usd: float | None) -> Usage:
         return replace(self, cost_usd=cost_usd)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (what decision-log rows carry under ``usage``)."""
         return {
             "input_tokens": self.input_tokens,

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._shape import Node
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SEED = 1234
 ITERATIONS = 25
@@ -37,7 +40,7 @@ def decisions_needed(n: int, max_children: int, top_capacity: int) -> int:
 
 def group(
     names: Sequence[str],
-    vectors: Any,
+    vectors: np.ndarray,
     *,
     max_children: int,
     top_capacity: int,
@@ -59,7 +62,7 @@ def group(
 
 def split(
     names: Sequence[str],
-    vectors: Any,
+    vectors: np.ndarray,
     *,
     max_children: int,
     room: int,
@@ -78,7 +81,7 @@ def split(
 
 class _Builder:
     def __init__(
-        self, names: Sequence[str], vectors: Any, max_children: int, progress: Callable[[int, int], None] | None
+        self, names: Sequence[str], vectors: np.ndarray, max_children: int, progress: Callable[[int, int], None] | None
     ):
         self.names = names
         self.vectors = vectors
@@ -142,7 +145,7 @@ def _fan_out(m: int, depth: int, *, lowest: int, highest: int) -> int:
     return max(1, min(highest, max(lowest, round(m ** (1 / depth)))))
 
 
-def balanced_kmeans(points: Any, k: int, cap: int) -> Any:
+def balanced_kmeans(points: np.ndarray, k: int, cap: int) -> Any:
     """Cluster labels for unit-vector rows: spherical k-means, no cluster over ``cap`` (``k * cap >= len``)."""
     import numpy as np
 
@@ -173,7 +176,7 @@ def balanced_kmeans(points: Any, k: int, cap: int) -> Any:
     return best_labels
 
 
-def _seed_centres(points: Any, k: int, rng: Any) -> Any:
+def _seed_centres(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """k-means++ seeding on cosine distance."""
     import numpy as np
 
@@ -188,7 +191,7 @@ def _seed_centres(points: Any, k: int, rng: Any) -> Any:
     return points[chosen].copy()
 
 
-def _assign(sims: Any, cap: int) -> Any:
+def _assign(sims: np.ndarray, cap: int) -> np.ndarray:
     """Each point to its most similar centroid with room; the points with the most to lose choose first."""
     import numpy as np
 
@@ -210,7 +213,7 @@ def _assign(sims: Any, cap: int) -> Any:
     return labels
 
 
-def _without_singletons(groups: list[list[int]], vectors: Any, hold: int) -> list[list[int]] | None:
+def _without_singletons(groups: list[list[int]], vectors: np.ndarray, hold: int) -> list[list[int]] | None:
     """Top-level groups of two skills or more: each lone skill joins the nearest group with room (None: impossible)."""
     import numpy as np
 

@@ -59,7 +59,7 @@ class Node:
         return len(self.children) + len(self.skills)
 
 
-def manifest(skill: FlatSkill, category: str) -> dict[str, Any]:
+def manifest(skill: FlatSkill, category: str) -> dict[str, object]:
     """The ``skills`` entry of ``skill`` in ``category``."""
     entry: dict[str, Any] = {"name": skill.name}
     if skill.path is not None:
@@ -75,7 +75,7 @@ def manifest(skill: FlatSkill, category: str) -> dict[str, Any]:
     return entry
 
 
-def to_dict(root: Node, skills: dict[str, FlatSkill]) -> dict[str, Any]:
+def to_dict(root: Node, skills: dict[str, FlatSkill]) -> dict[str, object]:
     """The ``categories.json`` form of the tree under ``root`` (categories parents first)."""
     categories: list[dict[str, Any]] = []
     manifests: list[dict[str, Any]] = []

@@ -158,7 +158,7 @@ def _relative(path: Path, base: Path) -> str:
         return str(path)
 
 
-def _read_stored(path: Path) -> dict[str, Any]:
+def _read_stored(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -215,7 +215,7 @@ def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
     return bool(stored) and stored == wanted
 
 
-def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]) -> dict[str, Any]:
+def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]) -> dict[str, object]:
     """The built tree with what each SKILL.md held (so the next load can skip unchanged files)."""
     by_id = dict(placed)
     skills = []

@@ -79,7 +79,7 @@ def skill_tool(runner: SkillRunner, skill: SkillManifest) -> AgentTool:
     )
 
 
-def run_summary(result: RunResult) -> dict[str, Any]:
+def run_summary(result: RunResult) -> dict[str, object]:
     """What the model is told about a skill run: what it did and how it was assessed."""
     data = result.to_dict()
     summary = {key: data.get(key) for key in _RESULT_KEYS}

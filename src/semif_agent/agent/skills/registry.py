@@ -310,7 +310,7 @@ class SkillRegistry:
 
     # -- saved state ------------------------------------------------------------
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> dict[str, object]:
         """This agent's activation state (the runtime's ``to_state``), JSON-ready."""
         return {"version": STATE_VERSION, "runtime": self._runtime.to_state()}
 

@@ -78,7 +78,7 @@ def code_skill(runner: SkillRunner, leaf: SkillManifest) -> Skill:
     )
 
 
-def discovery_settings(runner: SkillRunner) -> dict[str, Any]:
+def discovery_settings(runner: SkillRunner) -> dict[str, object]:
     """Discovery settings that rank as ``runner`` routes: its tree and scorer (the learned router's when it routes),
     threshold, temperature, and its decision log."""
     strategy = runner.strategy

@@ -78,7 +78,7 @@ class SDKProvider(BaseProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float | None = None,
-        pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        pricing: Mapping[str, ModelPrice | Mapping[str, object]] | None = None,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(model_id, pricing=pricing)
@@ -171,7 +171,7 @@ class SDKProvider(BaseProvider):
         for chunk in assembler.finish():
             yield chunk
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:  # pragma: no cover
+    def _params(self, request: ModelRequest) -> dict[str, object]:  # pragma: no cover
         raise NotImplementedError
 
     async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:  # pragma: no cover

@@ -39,7 +39,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 class AnthropicOptions(ProviderOptions):
     """The Messages API's own request options."""
 
-    context_management: dict[str, Any] | None = None
+    context_management: dict[str, object] | None = None
 
 
 class AnthropicProvider(SDKProvider):
@@ -63,14 +63,15 @@ class AnthropicProvider(SDKProvider):
             default_headers=self.default_headers or None,
         )
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
+    def _params(self, request: ModelRequest) -> dict[str, object]:
         params = _params(self.model_id, request, self.check_options(request))
         betas = [v for k, v in self.default_headers.items() if k.lower() == "anthropic-beta"]
-        if betas and "extra_headers" in params:  # the betas asked for in default_headers stay on
-            params["extra_headers"]["anthropic-beta"] = ",".join([*betas, CONTEXT_MANAGEMENT_BETA])
+        headers = params.get("extra_headers")
+        if betas and isinstance(headers, dict):  # the betas asked for in default_headers stay on
+            headers["anthropic-beta"] = ",".join([*betas, CONTEXT_MANAGEMENT_BETA])
         return params
 
-    async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:
+    async def _fill(self, client: Any, params: dict[str, object], assembler: StreamAssembler) -> None:
         message = await client.messages.create(**params)
         calls = 0
         for block in message.content:
@@ -83,7 +84,7 @@ class AnthropicProvider(SDKProvider):
         assembler.stop(_STOP_REASONS.get(message.stop_reason or "", "other"), message.stop_reason)
 
     async def _feed(
-        self, client: Any, params: dict[str, Any], assembler: StreamAssembler
+        self, client: Any, params: dict[str, object], assembler: StreamAssembler
     ) -> AsyncIterator[StreamChunk]:
         stream = await client.messages.create(**params, stream=True)
         counts: dict[str, int | None] = {}
@@ -138,8 +139,8 @@ def _usage(usage: Any) -> Usage:
     return Usage.from_anthropic(**{f: counts.get(f) for f in _USAGE_FIELDS})
 
 
-def _params(model: str, request: ModelRequest, options: dict[str, Any]) -> dict[str, Any]:
-    params: dict[str, Any] = {
+def _params(model: str, request: ModelRequest, options: dict[str, object]) -> dict[str, object]:
+    params: dict[str, object] = {
         "model": model,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
         "messages": _to_wire(request.messages),
@@ -152,7 +153,7 @@ def _params(model: str, request: ModelRequest, options: dict[str, Any]) -> dict[
         params["tool_choice"] = _tool_choice_to_wire(request.tool_choice)
     if request.stop:
         params["stop_sequences"] = list(request.stop)
-    extra_body: dict[str, Any] = {}
+    extra_body: dict[str, object] = {}
     if request.temperature is not None:
         extra_body["temperature"] = request.temperature
     if options.get("context_management") is not None:
@@ -163,26 +164,26 @@ def _params(model: str, request: ModelRequest, options: dict[str, Any]) -> dict[
     return params
 
 
-def _tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
+def _tool_to_wire(tool: ToolSpec) -> dict[str, object]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
-def _tool_choice_to_wire(choice: str) -> dict[str, Any]:
+def _tool_choice_to_wire(choice: str) -> dict[str, object]:
     if choice in ("auto", "any", "none"):
         return {"type": choice}
     return {"type": "tool", "name": choice}
 
 
-def _to_wire(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _to_wire(messages: tuple[Message, ...]) -> list[dict[str, object]]:
     """Messages API turns: system text goes apart; tool results ride in user turns."""
-    wire: list[dict[str, Any]] = []
+    wire: list[dict[str, object]] = []
     for message in messages:
         if message.role == "system":
             continue
         if message.role == "user":
             wire.append({"role": "user", "content": message.content})
         elif message.role == "assistant":
-            blocks: list[dict[str, Any]] = []
+            blocks: list[dict[str, object]] = []
             if message.content:
                 blocks.append({"type": "text", "text": message.content})
             for call in message.tool_calls:

@@ -66,7 +66,7 @@ class OpenAIProvider(SDKProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float | None = None,
-        pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        pricing: Mapping[str, ModelPrice | Mapping[str, object]] | None = None,
         default_headers: Mapping[str, str] | None = None,
         max_tokens_field: str = "max_tokens",
         stream_usage: bool = True,
@@ -91,9 +91,9 @@ class OpenAIProvider(SDKProvider):
             default_headers=self.default_headers or None,
         )
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
+    def _params(self, request: ModelRequest) -> dict[str, object]:
         self.check_options(request)  # Chat Completions declares no provider options
-        params: dict[str, Any] = {"model": self.model_id, "messages": _to_wire(request.messages)}
+        params: dict[str, object] = {"model": self.model_id, "messages": _to_wire(request.messages)}
         if request.tools:
             params["tools"] = [_tool_to_wire(t) for t in request.tools]
         if request.tool_choice is not None and (request.tools or request.tool_choice == "none"):
@@ -109,7 +109,7 @@ class OpenAIProvider(SDKProvider):
             params["top_logprobs"] = request.top_logprobs
         return params
 
-    async def _fill(self, client: Any, params: dict[str, Any], assembler: StreamAssembler) -> None:
+    async def _fill(self, client: Any, params: dict[str, object], assembler: StreamAssembler) -> None:
         completion = await client.chat.completions.create(**params)
         if not completion.choices:
             raise ResponseError("the answer has no choices", provider=self.provider_name, model=self.model_id)
@@ -130,7 +130,7 @@ class OpenAIProvider(SDKProvider):
         assembler.stop(_STOP_REASONS.get(reason or "", "other"), reason)
 
     async def _feed(
-        self, client: Any, params: dict[str, Any], assembler: StreamAssembler
+        self, client: Any, params: dict[str, object], assembler: StreamAssembler
     ) -> AsyncIterator[StreamChunk]:
         if self.stream_usage:
             params = {**params, "stream_options": {"include_usage": True}}
@@ -224,7 +224,7 @@ def _logprobs(logprobs: Any) -> list[TokenLogprob] | None:
     ]
 
 
-def _tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
+def _tool_to_wire(tool: ToolSpec) -> dict[str, object]:
     return {
         "type": "function",
         "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
@@ -239,13 +239,13 @@ def _tool_choice_to_wire(choice: str) -> Any:
     return {"type": "function", "function": {"name": choice}}
 
 
-def _to_wire(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    wire: list[dict[str, Any]] = []
+def _to_wire(messages: tuple[Message, ...]) -> list[dict[str, object]]:
+    wire: list[dict[str, object]] = []
     for message in messages:
         if message.role == "system" or message.role == "user":
             wire.append({"role": message.role, "content": message.content})
         elif message.role == "assistant":
-            item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+            item: dict[str, object] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:
                 item["tool_calls"] = [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}}

@@ -93,7 +93,7 @@ class ScriptedProvider(BaseProvider):
         chunk_size: int = 8,
         supports_logprobs: bool = False,
         name: str = "scripted",
-        pricing: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        pricing: Mapping[str, ModelPrice | Mapping[str, object]] | None = None,
         supported_options: Iterable[str] = (),
     ) -> None:
         if isinstance(replies, (str, bytes)):

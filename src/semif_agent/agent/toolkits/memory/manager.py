@@ -328,7 +328,7 @@ def _fact(row: tuple[Any, ...]) -> Fact:
     )
 
 
-def message_to_dict(message: Message) -> dict[str, Any]:
+def message_to_dict(message: Message) -> dict[str, object]:
     """A message as JSON-ready data (tool call arguments kept as the text the model sent)."""
     data: dict[str, Any] = {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage) and message.tool_calls:

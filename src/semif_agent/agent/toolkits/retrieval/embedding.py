@@ -28,7 +28,7 @@ from .base import Document, Hit, as_documents
 EmbedTexts = Callable[[Sequence[str]], Any]
 
 
-def local_embed_texts(settings: Mapping[str, Any] | None = None) -> EmbedTexts:
+def local_embed_texts(settings: Mapping[str, object] | None = None) -> EmbedTexts:
     """The local engine's embedder as a function from texts to an array of unit vectors."""
     try:
         from ....engine.local import shared_embedder
@@ -43,7 +43,7 @@ class EmbeddingRetriever:
 
     def __init__(
         self,
-        documents: Sequence[Document | Mapping[str, Any]] | None = None,
+        documents: Sequence[Document | Mapping[str, object]] | None = None,
         *,
         embed_texts: EmbedTexts | None = None,
         min_score: float | None = None,
@@ -67,7 +67,7 @@ class EmbeddingRetriever:
         norms = self._np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / self._np.where(norms == 0, 1, norms)
 
-    def add(self, documents: Sequence[Document | Mapping[str, Any]] | Mapping[str, str]) -> list[Document]:
+    def add(self, documents: Sequence[Document | Mapping[str, object]] | Mapping[str, str]) -> list[Document]:
         """Add documents (embedding their text), replacing any with the same id; return them."""
         docs = as_documents(documents)
         if not docs:

@@ -73,7 +73,7 @@ class SQLiteRetriever:
             if self.has_fts:
                 self._conn.executescript(_FTS_SCHEMA)
 
-    def add(self, documents: Sequence[Document | Mapping[str, Any]] | Mapping[str, str]) -> list[Document]:
+    def add(self, documents: Sequence[Document | Mapping[str, object]] | Mapping[str, str]) -> list[Document]:
         """Add documents, replacing any with the same id; return them."""
         docs = as_documents(documents)
         with self._lock:

@@ -150,6 +150,6 @@ def _as_hit(item: Any) -> Hit:
     return Hit(document=Document(**data), score=score)
 
 
-def _check_retriever(item: Any, what: str) -> None:
+def _check_retriever(item: object, what: str) -> None:
     if not callable(getattr(item, "search", None)) and not callable(getattr(item, "asearch", None)):
         raise AgentConfigError(f"{what} must have a search(query, limit=, scope=, embedding=) method")
