@@ -13,7 +13,12 @@ import pytest
 from semif_agent._sync import run_sync
 from semif_agent.engine import create_engine, local_available
 from semif_agent.routing import LeafScorer, create_strategy
-from semif_agent.routing.calibration import DEFAULT_TEMPERATURE, expected_calibration_error, fit_temperature
+from semif_agent.routing.calibration import (
+    DEFAULT_TEMPERATURE,
+    expected_calibration_error,
+    fit_none_threshold,
+    fit_temperature,
+)
 from semif_agent.routing.evaluate import Example, route_all
 from semif_agent.tree import SkillTree
 
@@ -144,3 +149,29 @@ def test_semif_eval_prints_the_ece_column(tree_file: Path, dataset_file: Path) -
     )
     for name in ("best_leaf", "examples", "beam"):
         assert 0.0 <= report["strategies"][name]["calibration_error"] <= 1.0
+
+
+def test_none_starts_below_the_held_out_examples_that_reach_their_skill() -> None:
+    tops = np.array([0.9, 0.8, 0.7, 0.6, 0.25, 0.5])
+    right = np.array([True, True, True, True, True, False])
+    # no example of what no skill serves: keep (all but 0.5% of) the right routes, never above the default
+    found = fit_none_threshold(tops, right, np.zeros(0), 0.35, np)
+    assert 0.25 - 1e-9 <= found < 0.26
+    assert fit_none_threshold(np.array([0.9, 0.8]), np.array([True, True]), np.zeros(0), 0.35, np) == 0.35
+
+
+def test_examples_of_what_no_skill_serves_move_none_to_the_balanced_best_but_never_above_the_default() -> None:
+    tops = np.array([0.9, 0.8, 0.7, 0.6, 0.3])
+    right = np.ones(5, dtype=bool)
+    # requests no skill serves score 0.2 and 0.22: none starts just above them, keeping every right route
+    found = fit_none_threshold(tops, right, np.array([0.2, 0.22]), 0.35, np)
+    assert 0.22 < found <= 0.3
+    # scored higher than the right routes, they cannot pull none above the default
+    assert fit_none_threshold(tops, right, np.array([0.95, 0.97]), 0.35, np) <= 0.35
+
+
+def test_a_tree_with_examples_fits_where_none_starts(tmp_path: Path) -> None:
+    scorer = LeafScorer(tree_with(tmp_path, SKILLS), create_engine("local"), examples="centroid")
+    fitted = scorer.calibration()
+    assert fitted.none_threshold is not None and scorer.default_threshold == fitted.none_threshold
+    assert fitted.none_threshold <= 0.35

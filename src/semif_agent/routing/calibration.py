@@ -53,6 +53,7 @@ class Calibration:
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     held_out: int = 0
     accuracy: float | None = None
+    none_threshold: float | None = None  # where ``none`` starts, fitted with them (None: the engine's default)
 
     @property
     def fitted(self) -> bool:
@@ -62,8 +63,9 @@ class Calibration:
         if not self.fitted:
             return f"temperature {self.temperature:g} (the default: the tree has too few examples to fit one)"
         return (
-            f"temperature {self.temperature:.4g}, BM25 weight {self.lexical_weight:g}, fitted on "
-            f"{self.held_out} examples held out ({self.accuracy:.0%} routed to their skill)"
+            f"temperature {self.temperature:.4g}, BM25 weight {self.lexical_weight:g}, none from "
+            f"{self.none_threshold:.3g}, fitted on {self.held_out} examples held out "
+            f"({self.accuracy:.0%} routed to their skill)"
         )
 
 
@@ -123,6 +125,10 @@ def enough_examples(example_counts: Sequence[int]) -> bool:
     return sum(n >= MIN_EXAMPLES for n in example_counts) >= MIN_SKILLS_WITH_EXAMPLES
 
 
+IN_SCOPE_KEPT = 0.995
+"""Without examples of what no skill serves, ``none`` starts below all but the lowest 0.5% of the scores with which
+held-out examples reached their own skill: a tree that says nothing of what it cannot do loses few requests to it."""
+
 NEAR = 0.1
 """BM25 re-ranks only the leaves whose cosine is within this of the best: a clear cosine winner stays the winner."""
 
@@ -135,6 +141,34 @@ def blend(cosines: Any, keywords: Any, weight: float, numpy: Any) -> Any:
     return cosines + weight * keywords * near
 
 
+def fit_none_threshold(tops: Any, right: Any, none_tops: Any, default: float, numpy: Any) -> float:
+    """Where ``none`` should start, from held-out examples' best scores (``tops``, ``right``: reached their skill)
+    and the best scores of requests no skill serves (``none_tops``, maybe empty).
+
+    With ``none_tops``: the threshold that maximises the balanced accuracy (the
+    share of held-out examples routed to their skill and kept, plus the share of
+    the others sent to ``none``); ties go to the lower threshold. Without:
+    :data:`IN_SCOPE_KEPT` of the right routes kept. Never above ``default``:
+    examples of what no skill serves are written close to the skills (the act
+    gate weighs them one by one, :mod:`semif_agent.loop.gate`), and a threshold
+    raised to exclude them costs requests the skills serve.
+    """
+    np = numpy
+    kept = tops[right]
+    if not len(kept):
+        return default
+    if not len(none_tops):
+        return float(min(default, np.quantile(kept, 1 - IN_SCOPE_KEPT)))
+    candidates = np.unique(np.concatenate([kept, none_tops + 1e-9, [default]]))
+    candidates = candidates[candidates <= default]
+    best, best_score = default, -1.0
+    for threshold in candidates:
+        score = float((kept >= threshold).sum() / len(tops) + (none_tops < threshold).mean())
+        if score > best_score + 1e-12:
+            best, best_score = float(threshold), score
+    return best
+
+
 def fit_calibration(
     cosines: Any,
     keywords: Any,
@@ -143,12 +177,18 @@ def fit_calibration(
     numpy: Any,
     *,
     weights: Sequence[float] = LEXICAL_WEIGHTS,
+    none_rows: tuple[Any, Any] | None = None,
 ) -> Calibration:
-    """The blend and temperature for held-out examples: their ``cosines`` and BM25 ``keywords`` (rows, one column a leaf).
+    """The blend, temperature and ``none`` threshold for held-out examples: their ``cosines`` and BM25 ``keywords``
+    (rows, one column a leaf).
 
-    ``targets`` are each row's own leaf; ``none_score(weight)`` the score of
-    ``none`` at that blend (a column appended to the scores). The blend is the
-    one of ``weights`` that routes most rows right (none without ``keywords``).
+    ``targets`` are each row's own leaf; ``none_score(weight)`` the engine's
+    default score of ``none`` at that blend. The blend is the one of
+    ``weights`` that routes most rows right (none without ``keywords``). The
+    threshold comes from :func:`fit_none_threshold`, over ``none_rows`` (the
+    cosines and BM25 scores of requests no skill serves) when given; the
+    temperature minimises the held-out rows' negative log-likelihood with
+    ``none`` scored at it (a column appended to the scores).
     """
     np = numpy
     if keywords is None:
@@ -165,5 +205,11 @@ def fit_calibration(
     assert best is not None
     weight, accuracy = best
     scores = blend(cosines, keywords, weight, np)
-    with_none = np.concatenate([scores, np.full((len(scores), 1), none_score(weight))], axis=1)
-    return Calibration(fit_temperature(with_none, targets, np), weight, len(targets), round(accuracy, 4))
+    none_tops = np.zeros(0)
+    if none_rows is not None and len(none_rows[0]):
+        none_tops = blend(none_rows[0], none_rows[1], weight, np).max(axis=1)
+    right = scores.argmax(axis=1) == targets
+    threshold = fit_none_threshold(scores.max(axis=1), right, none_tops, none_score(weight), np)
+    with_none = np.concatenate([scores, np.full((len(scores), 1), threshold)], axis=1)
+    temperature = fit_temperature(with_none, targets, np)
+    return Calibration(temperature, weight, len(targets), round(accuracy, 4), round(threshold, 4))

@@ -148,10 +148,15 @@ class LeafScorer:
 
     @property
     def default_threshold(self) -> float:
-        """Where ``none`` starts when no threshold was tuned: the engine's own, or the blended one."""
-        if self.embedded and self._weight(self.current()):
-            return BLENDED_THRESHOLD
-        return float(getattr(self.engine, "threshold", 0.0))
+        """Where ``none`` starts when no threshold was tuned: fitted with the tree's calibration when it has
+        enough examples (:mod:`.calibration`), else the engine's own, or the blended one."""
+        fitted = self.calibration(self.current()).none_threshold
+        if fitted is not None:
+            return fitted
+        return self._engine_threshold(bool(self.embedded and self._weight(self.current())))
+
+    def _engine_threshold(self, blended: bool) -> float:
+        return BLENDED_THRESHOLD if blended else float(getattr(self.engine, "threshold", 0.0))
 
     @property
     def names(self) -> list[str]:
@@ -240,27 +245,35 @@ class LeafScorer:
         keywords: list[Any] = []
         targets: list[int] = []
         for fold, held in folds:
-            texts = [e for _, e in held]
             targets.extend(i for i, _ in held)
-            if self.embedded:
-                cosines.extend(fold.cosines(q).astype(np.float64) for q in self.embedder.embed(texts))
-                if fold.keywords is not None:
-                    keywords.extend(fold.keywords.scores(t) for t in texts)
-            else:
-                cosines.extend(np.asarray(self._unblended(t, fold), dtype=np.float64) for t in texts)
+            self._held_out_scores(fold, [e for _, e in held], cosines, keywords)
+        none_cosines: list[Any] = []
+        none_keywords: list[Any] = []
+        self._held_out_scores(index, list(self.tree.none_examples), none_cosines, none_keywords)
         weight = self.lexical_weight
-
-        def none_score(blended: float) -> float:
-            return BLENDED_THRESHOLD if self.embedded and blended else float(getattr(self.engine, "threshold", 0.0))
-
         return fit_calibration(
             np.stack(cosines),
             np.stack(keywords) if keywords else None,
             np.array(targets),
-            none_score,
+            lambda blended: self._engine_threshold(bool(self.embedded and blended)),
             np,
             weights=LEXICAL_WEIGHTS if weight is None else (weight,),
+            none_rows=(np.stack(none_cosines), np.stack(none_keywords) if none_keywords else None)
+            if none_cosines
+            else None,
         )
+
+    def _held_out_scores(self, fold: LeafIndex, texts: list[str], cosines: list[Any], keywords: list[Any]) -> None:
+        """Append each text's cosines (and BM25 scores, when ``fold`` has them) against ``fold``'s leaves."""
+        if not texts:
+            return
+        np = fold.numpy
+        if self.embedded:
+            cosines.extend(fold.cosines(q).astype(np.float64) for q in self.embedder.embed(texts))
+            if fold.keywords is not None:
+                keywords.extend(fold.keywords.scores(t) for t in texts)
+        else:
+            cosines.extend(np.asarray(self._unblended(t, fold), dtype=np.float64) for t in texts)
 
     def _build(self, key: tuple) -> LeafIndex:
         np = _numpy()
