@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..tree.tree import SkillTree
-from ._head import Head, HeadData, Vocabulary, log_loss, calibration_error, fit, temperature, top_probability
+from ._head import Head, HeadData, Vocabulary, calibration_error, fit, log_loss, temperature, top_probability
 from .learned import LearnedRouter
 from .scoring import LeafScorer
 
@@ -181,16 +181,16 @@ class Fitter:
                 if worse >= PATIENCE:
                     done += len(parts)
                     continue
-                right, loss = 0, 0.0
+                scored, wanted = [], []
                 for k, (part, test) in enumerate(parts):
                     heads[k] = fit(part.data, part.width, l2=l2, start=heads[k])
                     leaves, _ = self.logits(self.router(part, heads[k]), test)
                     inside = truths[k] >= 0
-                    right += int((leaves[inside].argmax(axis=1) == truths[k][inside]).sum())
-                    loss += log_loss(leaves[inside], truths[k][inside]) * int(inside.sum()) if inside.any() else 0.0
+                    scored.append(leaves[inside])
+                    wanted.append(truths[k][inside])
                     done += 1
                     self._tell("fitting", done, steps + 1)
-                score = (right, -round(loss, 6))
+                score = _calibrated_score(np.vstack(scored), np.concatenate(wanted))
                 worse = 0 if beta_best is None or score > beta_best else worse + 1
                 beta_best = score if beta_best is None else max(beta_best, score)
                 if best is None or score > best[0]:
@@ -338,6 +338,15 @@ class Fitter:
             [self.position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves) for i in rows]
         )
         return np.hstack([leaves, none[:, None]]), truth
+
+
+def _calibrated_score(leaves: np.ndarray, truth: np.ndarray) -> tuple[float, int]:
+    """How well ``leaves`` rank ``truth``, higher is better: minus the log loss at the temperature that suits them
+    best (so weights of the untrained scores, which scale the logits, compare fairly), then how many rank first."""
+    if not len(truth):
+        return (0.0, 0)
+    loss = log_loss(leaves / temperature(leaves, truth), truth)
+    return (-round(loss, 6), int((leaves.argmax(axis=1) == truth).sum()))
 
 
 def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:

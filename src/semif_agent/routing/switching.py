@@ -190,8 +190,8 @@ def decide(
     why = ""
     if broken and not (fixed > broken and p_value < ALPHA):
         why = (
-            f"the new router gets {broken} request(s) wrong that {current} gets right, and {fixed} right that it "
-            f"got wrong: the fixes do not outnumber the breaks beyond noise (p={p_value:.2g})"
+            f"the new router gets {broken} request(s) wrong that were right, and {fixed} right that were wrong: "
+            f"the fixes do not outnumber the breaks beyond noise (p={p_value:.2g})"
         )
     if held_out is not None and held_out.expected:
         before, after = held_out.right(held_out.untrained), held_out.right(held_out.learned)
