@@ -159,20 +159,24 @@ class Fitter:
         )
 
     def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedRouter], float, float]:
-        """The weight of the untrained scores and the strength that rank the folds' test rows best, each fitted without them.
+        """The weight of the untrained scores and the strength that predict the folds' test rows best, each fitted
+        without them.
 
         ``folds`` are (rows to fit on, rows to test on): one held-out share, or
         the folds of a cross-validation when there are too few rows to hold any
-        out. The best ranks the most test rows right; ties go to the better log
-        loss, then to the stronger regularisation (the one nearer the untrained
-        scores). Down the path of strengths of one weight, the weaker ones are
-        left untried once :data:`PATIENCE` in a row did worse. ``none`` is then placed and the temperature fitted on every
-        test row, each scored by the router fitted without it. Returns those
-        routers (one per fold), the strength and the weight.
+        out. The best has the lowest log loss on the in-scope test rows at the
+        temperature that suits it (smooth, where the share ranked first barely
+        moves on a few hundred rows); ties go to the most ranked first, then to
+        the stronger regularisation (nearer the untrained scores). Down the path
+        of strengths of one weight, the weaker ones are left untried once
+        :data:`PATIENCE` in a row did worse. ``none`` is then placed and the
+        temperature fitted on every test row, each scored by the router fitted
+        without it. Returns those routers (one per fold), the strength and the
+        weight.
         """
         parts = [(self.part(np.asarray(train, dtype=int)), list(test)) for train, test in folds]
         truths = [np.array([self.position.get(self.rows[i].skill or "", -1) for i in test]) for _, test in parts]
-        best: tuple[tuple[int, float], list[Head], float, float] | None = None
+        best: tuple[tuple[float, int], list[Head], float, float] | None = None
         steps, done = len(BETAS) * len(L2_PATH) * len(parts), 0
         for beta in BETAS:
             heads = [self.start(part, beta) for part, _ in parts]
@@ -203,8 +207,8 @@ class Fitter:
         if parts[0][0].learn_none:
             self.none_shift = self._none_shift(leaves, none, test_rows)
         else:
-            inside = [k for k, i in enumerate(test_rows) if self.rows[i].skill is not None]
-            margins = leaves[inside].max(axis=1) - none[inside] if inside else np.zeros(1)
+            in_scope = [k for k, i in enumerate(test_rows) if self.rows[i].skill is not None]
+            margins = leaves[in_scope].max(axis=1) - none[in_scope] if in_scope else np.zeros(1)
             self.none_offset = float(np.quantile(margins, REJECT_IN_SCOPE))
         routers = [self.router(part, head) for (part, _), head in zip(parts, heads)]
         leaves, none = self._pooled(routers, parts)
@@ -263,12 +267,6 @@ class Fitter:
             best = int(scores.argmax())
             predicted.append(index.names[best] if scores[best] > self.tau else None)
         return predicted
-
-    def ranked_right(self, leaves: np.ndarray, rows: Sequence[int]) -> float:
-        """The share of in-scope ``rows`` whose best leaf is the right one (``none`` is placed afterwards)."""
-        wanted = [self.rows[i].skill for i in rows]
-        inside = [self.leaves[b] == w for b, w in zip(leaves.argmax(axis=1), wanted) if w is not None]
-        return sum(inside) / len(inside) if inside else 0.0
 
     def balanced(self, leaves: np.ndarray, none: np.ndarray, rows: Sequence[int], *, learned_none: bool) -> float:
         """In-scope rows right by their best leaf (beating ``none``, when it is learned), the rest right by ``none``;
