@@ -97,8 +97,11 @@ def flips(fixed: int, broken: int) -> tuple[list[bool], list[bool], list[Flip]]:
     ("fixed", "broken", "switched"),
     [
         (1, 0, True),  # nothing that was right breaks
-        (3, 1, False),  # fixes outnumber breaks, within noise (p=0.62)
-        (12, 1, True),  # beyond noise (p=0.003)
+        (3, 1, False),  # fixes outnumber breaks, within noise (one-sided exact p=0.31)
+        (6, 1, False),  # p=0.063
+        (7, 1, True),  # p=0.035
+        (8, 2, False),  # p=0.055
+        (9, 2, True),  # p=0.033
         (0, 0, True),
     ],
 )
