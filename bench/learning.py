@@ -99,9 +99,9 @@ def load_bfcl(folder: Path) -> tuple[SkillTree, list[Example], list[Example]]:
     )
 
 
-def per_skill(rows: list[Example], shots: int) -> list[Example]:
+def per_skill(rows: list[Example], shots: int, seed: int = 7) -> list[Example]:
     """``shots`` requests of each skill (all of the out-of-scope ones), drawn with a fixed seed."""
-    rng = random.Random(7)
+    rng = random.Random(seed)
     by_skill: dict[str | None, list[Example]] = {}
     for row in rows:
         by_skill.setdefault(row.skill, []).append(row)

@@ -10,11 +10,14 @@ from typing import Any
 import numpy as np
 
 from ..tree.tree import SkillTree
-from ._head import Head, HeadData, Vocabulary, calibration_error, fit, temperature, top_probability
+from ._head import Head, HeadData, Vocabulary, calibration_error, fit, log_loss, temperature, top_probability
 from .learned import LearnedRouter
 from .scoring import LeafScorer
 
-L2_PATH = (3e-3, 3e-4, 1e-4, 3e-5)  # strengths tried, strongest first (each fit starts from the last)
+# Strengths tried, strongest first (each fit starts from the last): the strongest keep the head near the untrained
+# scores, which is what a few dozen requests support (measured by cross-validation on the starter's examples).
+L2_PATH = (1.0, 0.3, 0.1, 3e-2, 1e-2, 1e-3, 3e-4, 1e-4, 3e-5)
+PATIENCE = 2  # weaker strengths are not tried once this many in a row did worse than the best of the same weight
 BETAS = (2.0, 8.0, 32.0)  # weights of the untrained scores tried: little data leans on them more
 REJECT_IN_SCOPE = 0.01  # without `none` rows, `none` takes the least sure 1% of held-out in-scope requests
 
@@ -84,7 +87,7 @@ class Fitter:
         self.prior_all = np.asarray(priors, dtype=np.float64)[order]
         self.descriptions = np.asarray(index.vectors, dtype=np.float64)  # each leaf's embedded description
         self.tau = float(base_threshold if base_threshold is not None else base.default_threshold)
-        self.none_bias: float | None = None  # without `none` rows: where `none` starts, set on held-out rows
+        self.none_offset = 0.0  # without `none` rows: where `none` starts above the skills' mean bias, set on test rows
         self.none_shift = 0.0  # with `none` rows: the move of the learned `none` that balances the held-out rows
         self.temperature = 1.0
 
@@ -139,7 +142,7 @@ class Fitter:
             none_w, none_v, none_b = head.w[count], head.v[count], float(head.b[count]) + self.none_shift
         else:
             none_w, none_v = np.zeros(self.x.shape[1]), np.zeros(len(self.vocabulary.words))
-            none_b = self.none_bias if self.none_bias is not None else (float(head.b[:count].mean()) if count else 0.0)
+            none_b = (float(head.b[:count].mean()) if count else 0.0) + self.none_offset
         return LearnedRouter(
             list(part.skills),
             w,
@@ -155,36 +158,74 @@ class Fitter:
             dict(meta or {}),
         )
 
-    def choose(self, part: Part, test_rows: Sequence[int]) -> tuple[LearnedRouter, float, float]:
-        """The head fitted on ``part`` whose weight of the untrained scores and strength rank ``test_rows`` best;
-        then ``none`` is placed and the temperature fitted on them too. Returns the router, the strength and the weight."""
-        best: tuple[float, Head, float, float] | None = None
-        steps, done = len(BETAS) * len(L2_PATH), 0
+    def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedRouter], float, float]:
+        """The weight of the untrained scores and the strength that predict the folds' test rows best, each fitted
+        without them.
+
+        ``folds`` are (rows to fit on, rows to test on): one held-out share, or
+        the folds of a cross-validation when there are too few rows to hold any
+        out. The best has the lowest log loss on the in-scope test rows at the
+        temperature that suits it (smooth, where the share ranked first barely
+        moves on a few hundred rows); ties go to the most ranked first, then to
+        the stronger regularisation (nearer the untrained scores). Down the path
+        of strengths of one weight, the weaker ones are left untried once
+        :data:`PATIENCE` in a row did worse. ``none`` is then placed and the
+        temperature fitted on every test row, each scored by the router fitted
+        without it. Returns those routers (one per fold), the strength and the
+        weight.
+        """
+        parts = [(self.part(np.asarray(train, dtype=int)), list(test)) for train, test in folds]
+        truths = [np.array([self.position.get(self.rows[i].skill or "", -1) for i in test]) for _, test in parts]
+        best: tuple[tuple[float, int], list[Head], float, float] | None = None
+        steps, done = len(BETAS) * len(L2_PATH) * len(parts), 0
         for beta in BETAS:
-            head = self.start(part, beta)
+            heads = [self.start(part, beta) for part, _ in parts]
+            beta_best, worse = None, 0
             for l2 in L2_PATH:
-                head = fit(part.data, part.width, l2=l2, start=head)
-                leaves, _ = self.logits(self.router(part, head), test_rows)
-                score = self.ranked_right(leaves, test_rows)
+                if worse >= PATIENCE:
+                    done += len(parts)
+                    continue
+                scored, wanted = [], []
+                for k, (part, test) in enumerate(parts):
+                    heads[k] = fit(part.data, part.width, l2=l2, start=heads[k])
+                    leaves, _ = self.logits(self.router(part, heads[k]), test)
+                    inside = truths[k] >= 0
+                    scored.append(leaves[inside])
+                    wanted.append(truths[k][inside])
+                    done += 1
+                    self._tell("fitting", done, steps + 1)
+                score = _calibrated_score(np.vstack(scored), np.concatenate(wanted))
+                worse = 0 if beta_best is None or score > beta_best else worse + 1
+                beta_best = score if beta_best is None else max(beta_best, score)
                 if best is None or score > best[0]:
-                    best = (score, head, l2, beta)
-                done += 1
-                self._tell("fitting", done, steps + 1)
+                    best = (score, list(heads), l2, beta)
         assert best is not None
-        _, head, l2, beta = best
-        untuned = self.router(part, head)
-        leaves, none = self.logits(untuned, test_rows)
-        if part.learn_none:
+        _, heads, l2, beta = best
+        self.none_offset, self.none_shift = 0.0, 0.0
+        test_rows = [i for _, test in parts for i in test]
+        leaves, none = self._pooled([self.router(part, head) for (part, _), head in zip(parts, heads)], parts)
+        if parts[0][0].learn_none:
             self.none_shift = self._none_shift(leaves, none, test_rows)
         else:
-            inside = [k for k, i in enumerate(test_rows) if self.rows[i].skill is not None]
-            margins = leaves[inside].max(axis=1) - none[inside] if inside else np.zeros(1)
-            self.none_bias = untuned.none_b + float(np.quantile(margins, REJECT_IN_SCOPE))
-        router = self.router(part, head)
-        logits, truth = self.route_logits(router, test_rows)
-        self.temperature = temperature(logits, truth)
-        router.temperature = self.temperature
-        return router, l2, beta
+            in_scope = [k for k, i in enumerate(test_rows) if self.rows[i].skill is not None]
+            margins = leaves[in_scope].max(axis=1) - none[in_scope] if in_scope else np.zeros(1)
+            self.none_offset = float(np.quantile(margins, REJECT_IN_SCOPE))
+        routers = [self.router(part, head) for (part, _), head in zip(parts, heads)]
+        leaves, none = self._pooled(routers, parts)
+        truth = np.array(
+            [self.position[self.rows[i].skill] if self.rows[i].skill else len(self.leaves) for i in test_rows]
+        )
+        self.temperature = temperature(np.hstack([leaves, none[:, None]]), truth)
+        for router in routers:
+            router.temperature = self.temperature
+        return routers, l2, beta
+
+    def _pooled(
+        self, routers: list[LearnedRouter], parts: list[tuple[Part, list[int]]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every test row's leaf logits and ``none``'s, each from the router of its own fold, stacked."""
+        scored = [self.logits(router, test) for router, (_, test) in zip(routers, parts)]
+        return np.vstack([leaves for leaves, _ in scored]), np.concatenate([none for _, none in scored])
 
     def fit_all(self, l2: float, beta: float) -> LearnedRouter:
         """The router fitted on every row, at the strength and weight chosen (held-out ``none`` and temperature kept)."""
@@ -195,22 +236,28 @@ class Fitter:
 
     # -- measuring -------------------------------------------------------------
 
-    def held_out_metrics(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def predicted(self, router: LearnedRouter, rows: Sequence[int]) -> list[str | None]:
+        """Where ``router`` sends each of ``rows`` (``None``: no skill)."""
         leaves, none = self.logits(router, rows)
         best = leaves.argmax(axis=1)
-        predicted = [self.leaves[j] if leaves[k, j] > none[k] else None for k, j in enumerate(best)]
+        return [self.leaves[j] if leaves[k, j] > none[k] else None for k, j in enumerate(best)]
+
+    def held_out_metrics(
+        self, router: LearnedRouter, rows: Sequence[int], predicted: list[str | None]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``router``'s metrics on ``rows`` (where it sent them: ``predicted``) and its calibration error there."""
         logits, _ = self.route_logits(router, rows)
         right = [p == self.rows[i].skill for p, i in zip(predicted, rows)]
         before = calibration_error(top_probability(logits, 1.0), right)
         after = calibration_error(top_probability(logits, router.temperature), right)
-        return self._metrics(predicted, rows), {
+        return self.metrics(predicted, rows), {
             "temperature": round(router.temperature, 4),
             "calibration_error_before": before,
             "calibration_error_after": after,
         }
 
-    def untrained_metrics(self, rows: Sequence[int]) -> dict[str, Any]:
-        """The untrained ``examples`` strategy on ``rows`` (their texts taken out of the skills' examples first)."""
+    def untrained_predicted(self, rows: Sequence[int]) -> list[str | None]:
+        """Where the untrained ``examples`` strategy sends ``rows`` (their texts taken out of the skills' examples first)."""
         tree = without_examples(self.tree, {self.rows[i].text for i in rows})
         scorer = LeafScorer(tree, self.engine, examples="centroid")
         index = scorer.current()
@@ -219,13 +266,7 @@ class Fitter:
             scores = np.asarray(scorer.score_array(self.rows[i].text, index))
             best = int(scores.argmax())
             predicted.append(index.names[best] if scores[best] > self.tau else None)
-        return self._metrics(predicted, rows)
-
-    def ranked_right(self, leaves: np.ndarray, rows: Sequence[int]) -> float:
-        """The share of in-scope ``rows`` whose best leaf is the right one (``none`` is placed afterwards)."""
-        wanted = [self.rows[i].skill for i in rows]
-        inside = [self.leaves[b] == w for b, w in zip(leaves.argmax(axis=1), wanted) if w is not None]
-        return sum(inside) / len(inside) if inside else 0.0
+        return predicted
 
     def balanced(self, leaves: np.ndarray, none: np.ndarray, rows: Sequence[int], *, learned_none: bool) -> float:
         """In-scope rows right by their best leaf (beating ``none``, when it is learned), the rest right by ``none``;
@@ -255,7 +296,7 @@ class Fitter:
             )
         )
 
-    def _metrics(self, predicted: list[str | None], rows: Sequence[int]) -> dict[str, Any]:
+    def metrics(self, predicted: list[str | None], rows: Sequence[int]) -> dict[str, Any]:
         truth = [self.rows[i].skill for i in rows]
         inside = [(p, t) for p, t in zip(predicted, truth) if t is not None]
         outside = [(p, t) for p, t in zip(predicted, truth) if t is None]
@@ -295,6 +336,15 @@ class Fitter:
             [self.position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves) for i in rows]
         )
         return np.hstack([leaves, none[:, None]]), truth
+
+
+def _calibrated_score(leaves: np.ndarray, truth: np.ndarray) -> tuple[float, int]:
+    """How well ``leaves`` rank ``truth``, higher is better: minus the log loss at the temperature that suits them
+    best (so weights of the untrained scores, which scale the logits, compare fairly), then how many rank first."""
+    if not len(truth):
+        return (0.0, 0)
+    loss = log_loss(leaves / temperature(leaves, truth), truth)
+    return (-round(loss, 6), int((leaves.argmax(axis=1) == truth).sum()))
 
 
 def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:

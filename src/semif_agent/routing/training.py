@@ -21,7 +21,9 @@ skill fits), with a weight:
 the rows, fits the head (:mod:`._head`) on the rest for a few strengths of
 regularisation and keeps the best on the held-out rows, fits the temperature
 and (without ``none`` rows) the ``none`` threshold there, reports before and
-after, and refits on everything.
+after, and refits on everything. With too few rows to hold any out (a fresh
+workspace's examples and a few labels), the same choices are made by
+cross-validation: each fold scored by the head fitted on the others.
 """
 
 from __future__ import annotations
@@ -32,20 +34,24 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ..engine.local import MODEL_ID
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from .evaluate import Example
+from .switching import HeldOut, SwitchDecision, compare_routers
 
 SOURCES = ("examples", "dataset", "label", "success", "failure")
 WEIGHTS = {"examples": 1.0, "dataset": 1.0, "label": 2.0, "success": 0.5, "failure": 0.5}
 PERSON_FAILURE_WEIGHT = 1.0
 HELD_OUT = 0.2
 MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
-DEFAULT_L2 = 1e-3  # the strength used when nothing is held out to choose one
-DEFAULT_BETA = 8.0  # and the weight of the untrained scores then
+FOLDS = 5  # with too few rows to hold any out, the strength is chosen by cross-validation over this many folds
+MIN_CROSS_VALIDATED = 10  # and with fewer rows of a known answer than this, not chosen at all:
+DEFAULT_L2 = 1.0  # the strongest strength tried is used,
+DEFAULT_BETA = 32.0  # with the heaviest weight of the untrained scores (what a handful of requests supports)
 
 Progress = Callable[[str, int, int], None]
 
@@ -125,7 +131,10 @@ class TrainingReport:
     after: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] = field(default_factory=dict)
     l2: float = 0.0
+    folds: int = 0  # 1: chosen on the held-out rows; more: by cross-validation; 0: not chosen (too few rows)
     seconds: dict[str, float] = field(default_factory=dict)
+    held_out_routes: HeldOut | None = None  # where each held-out request went, untrained and learned
+    decision: SwitchDecision | None = None  # whether the workspace switched to the router (train_workspace)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,7 +145,9 @@ class TrainingReport:
             "after": self.after,
             "calibration": self.calibration,
             "l2": self.l2,
+            "folds": self.folds,
             "seconds": self.seconds,
+            **({"decision": self.decision.to_dict()} if self.decision is not None else {}),
         }
 
 
@@ -146,14 +157,19 @@ def train_workspace(
     rows: Sequence[TrainingExample],
     engine: Any,
     *,
+    current: Any,
+    force: bool = False,
     held_out: float = HELD_OUT,
     progress: Progress | None = None,
     encoder: Any = None,
-) -> tuple[Any, TrainingReport, Any]:
-    """Train ``workspace``'s router (:func:`train`, from its tuned threshold), store it, and route with it from now on.
+) -> tuple[Any, TrainingReport, Path | None]:
+    """Train ``workspace``'s router (:func:`train`, from its tuned threshold) and switch to it unless that breaks
+    what was right (:func:`.switching.compare_routers` against ``current``, the strategy routing now);
+    ``force`` switches anyway. The decision is ``report.decision``.
 
-    Returns the router, the report and the path it was stored at.
+    Returns the router, the report and the path it was stored at (``None``: not switched, nothing written).
     """
+    from .learned import Learned, LearnedScorer
     from .tune import routing_settings, save_tuned
 
     router, report = train(
@@ -165,6 +181,13 @@ def train_workspace(
         progress=progress,
         encoder=encoder,
     )
+    new = Learned(tree, engine, LearnedScorer(tree, engine, router))
+    report.decision = compare_routers(
+        current, new, rows, held_out=report.held_out_routes, force=force, progress=progress
+    )
+    router.meta["decision"] = {k: v for k, v in report.decision.to_dict().items() if k != "flips"}
+    if not report.decision.switched:
+        return router, report, None
     path = router.save(workspace)
     save_tuned(workspace, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
     return router, report, path
@@ -204,10 +227,15 @@ def train(
     report = TrainingReport(dict(Counter(r.source for r in rows)), len(taught), len(test))
     report.counts["none"] = sum(1 for r in rows if r.skill is None and r.wrong is None)
     l2, beta = DEFAULT_L2, DEFAULT_BETA
-    if len(test):
-        held_out_router, l2, beta = fitter.choose(fitter.part(train_rows), test)
-        report.before = fitter.untrained_metrics(test)
-        report.after, report.calibration = fitter.held_out_metrics(held_out_router, test)
+    folds = [(train_rows, test)] if test else _folds(rows)
+    if folds:
+        routers, l2, beta = fitter.choose(folds)
+        report.folds = len(folds)
+    if test:
+        untrained, learned = fitter.untrained_predicted(test), fitter.predicted(routers[0], test)
+        report.held_out_routes = HeldOut([rows[i].skill for i in test], untrained, learned)
+        report.before = fitter.metrics(untrained, test)
+        report.after, report.calibration = fitter.held_out_metrics(routers[0], test, learned)
     report.l2 = l2
     router = fitter.fit_all(l2, beta)
     fitted = time.perf_counter()
@@ -231,6 +259,27 @@ def tree_fingerprint(tree: SkillTree) -> str:
     return digest.hexdigest()[:16]
 
 
+def _folds(rows: Sequence[TrainingExample]) -> list[tuple[Any, list[int]]]:
+    """:data:`FOLDS` folds of the rows with a known answer (by a hash of the text), each with the other rows to fit on;
+    none when fewer than :data:`MIN_CROSS_VALIDATED` rows have a known answer."""
+    import numpy as np
+
+    candidates = [i for i, r in enumerate(rows) if r.wrong is None]
+    if len(candidates) < MIN_CROSS_VALIDATED:
+        return []
+    fold = {i: _text_hash(rows[i].text) % FOLDS for i in candidates}
+    folds = []
+    for k in range(FOLDS):
+        test = [i for i in candidates if fold[i] == k]
+        if test:
+            folds.append((np.array([i for i in range(len(rows)) if fold.get(i) != k], dtype=int), test))
+    return folds
+
+
+def _text_hash(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
 def _held_out_rows(rows: Sequence[TrainingExample], share: float) -> list[int]:
     """A deterministic share of the rows with a known answer (by a hash of the text), when it makes enough rows.
 
@@ -238,7 +287,5 @@ def _held_out_rows(rows: Sequence[TrainingExample], share: float) -> list[int]:
     what routing will meet, skills seen seldom or never.
     """
     candidates = [i for i, r in enumerate(rows) if r.wrong is None]
-    chosen = [
-        i for i in candidates if int(hashlib.sha256(rows[i].text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
-    ]
+    chosen = [i for i in candidates if _text_hash(rows[i].text) / 0xFFFFFFFF < share]
     return chosen if len(chosen) >= MIN_HELD_OUT else []

@@ -69,9 +69,11 @@ class TrainingJob:
             settings = RunSettings.resolve(ws, engine="local")
             engine = settings.build_engine()
             tree = settings.build_tree(engine)
+            current = settings.build_strategy(tree, engine)
             rows = examples_from_tree(tree) + examples_from_log(self.runs(), tree)
-            _router, report, path = train_workspace(ws, tree, rows, engine, progress=self._progress)
-            status.report, status.saved_to, status.state = report.to_dict(), str(path), "done"
+            _router, report, path = train_workspace(ws, tree, rows, engine, current=current, progress=self._progress)
+            status.report, status.state = report.to_dict(), "done"
+            status.saved_to = None if path is None else str(path)
         except Exception as exc:  # noqa: BLE001 - whatever fails is shown on the page, not lost in a thread
             status.error = str(exc) if isinstance(exc, SemifError) else f"{type(exc).__name__}: {exc}"
             status.state = "failed"

@@ -1,0 +1,125 @@
+"""`semif train` switches to the new router only when it breaks nothing that was right, and lists what flips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from semif_agent.cli import main
+from semif_agent.routing.switching import Flip, HeldOut, decide
+from semif_agent.starter import create_workspace
+
+GRACE = "Email Grace that I accept the offer"
+UNSENT = "Do I have any unsent emails?"
+ROUTER_FILES = ("router.json", "router.npz", "routing.json")
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def routed(root: Path, text: str) -> str | None:
+    code, out, err = invoke("route", text, "-w", str(root), "--json")
+    assert code == 0, err
+    return json.loads(out)["skill"]
+
+
+def stored(root: Path) -> dict[str, bytes]:
+    return {name: (root / "data" / name).read_bytes() for name in ROUTER_FILES}
+
+
+def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp_path: Path) -> None:
+    # The README's first hour: a fresh starter routes the Grace email to email.list_drafts; one label, one training.
+    root = create_workspace(tmp_path / "ws")
+    assert routed(root, UNSENT) == "email.list_drafts"
+    code, out, err = invoke("run", GRACE, "-w", str(root), "--json")
+    assert code == 0, err
+    run = json.loads(out)
+    assert run["skill"] == "email.list_drafts"
+    assert invoke("label", run["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    assert code == 0, err
+    decision = json.loads(out)["decision"]
+    assert decision["switched"] and not decision["forced"]
+    assert {"text": GRACE, "now": "right", "before": "email.list_drafts", "after": "email.compose"}.items() <= (
+        decision["flips"][0].items()
+    )
+    assert decision["now_wrong"] == 0
+    assert routed(root, GRACE) == "email.compose"
+    assert routed(root, UNSENT) == "email.list_drafts", "one label must not flip a neighbour that was right"
+
+
+def test_labels_that_break_what_was_right_are_not_switched_to_and_force_switches(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    assert invoke("train", "-w", str(root), "--no-log")[0] == 0
+    before = stored(root)
+    # Requests worded like email.list_drafts' own examples, said (many times over) to go to email.compose:
+    # the router fitted on them sends the list_drafts examples to email.compose too.
+    contradicting = tmp_path / "contradicting.jsonl"
+    rows = [{"text": "Show me my email drafts", "skill": "email.compose"}] * 15
+    rows += [{"text": "List the drafts I have not sent", "skill": "email.compose"}] * 15
+    contradicting.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    code, out, err = invoke("train", str(contradicting), "-w", str(root), "--no-log")
+    assert code == 0, err
+    assert "now wrong 'Show my email drafts'  email.list_drafts -> email.compose" in out
+    assert "kept the learned router trained" in out and "do not outnumber the breaks beyond noise" in out
+    assert "nothing saved" in out
+    assert stored(root) == before, "the router in use is kept, its files untouched"
+    assert routed(root, "Show my email drafts") == "email.list_drafts"
+
+    code, out, err = invoke("train", str(contradicting), "-w", str(root), "--no-log", "--force", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    decision = report["decision"]
+    assert decision["switched"] and decision["forced"] and "(--force), although" in decision["reason"]
+    broken = [f for f in decision["flips"] if f["now"] == "wrong"]
+    assert {f["text"] for f in broken} >= {"Show my email drafts"}
+    assert all(f["before"] == f["expected"] != f["after"] for f in broken)
+    assert report["saved_to"] and stored(root) != before
+    assert routed(root, "Show my email drafts") == "email.compose"
+
+
+def flips(fixed: int, broken: int) -> tuple[list[bool], list[bool], list[Flip]]:
+    """Replay outcomes with ``fixed`` requests now right and ``broken`` now wrong, among 40 right either way."""
+    before = [True] * 40 + [False] * fixed + [True] * broken
+    after = [True] * 40 + [True] * fixed + [False] * broken
+    found = [Flip(f"fixed {i}", "a", "b", "a", "label") for i in range(fixed)]
+    found += [Flip(f"broken {i}", "a", "a", "b", "examples") for i in range(broken)]
+    return before, after, found
+
+
+@pytest.mark.parametrize(
+    ("fixed", "broken", "switched"),
+    [
+        (1, 0, True),  # nothing that was right breaks
+        (3, 1, False),  # fixes outnumber breaks, within noise (one-sided exact p=0.31)
+        (6, 1, False),  # p=0.063
+        (7, 1, True),  # p=0.035
+        (8, 2, False),  # p=0.055
+        (9, 2, True),  # p=0.033
+        (0, 0, True),
+    ],
+)
+def test_breaks_must_be_outnumbered_by_fixes_beyond_noise(fixed: int, broken: int, switched: bool) -> None:
+    decision = decide("the untrained examples strategy", *flips(fixed, broken), None)
+    assert decision.switched is switched
+    assert (len(decision.fixed), len(decision.broken)) == (fixed, broken)
+    assert decision.reason.startswith("switched from" if switched else "kept the untrained examples strategy: ")
+
+
+def test_a_router_worse_on_held_out_requests_is_not_switched_to() -> None:
+    expected: list[str | None] = ["a", "b", "c", None]
+    worse = HeldOut(expected, untrained=["a", "b", "c", None], learned=["a", "b", "b", None])
+    decision = decide("the untrained examples strategy", *flips(1, 0), worse)
+    assert (
+        not decision.switched and "held-out requests" in decision.reason and "training does not help" in decision.reason
+    )
+    assert decision.held_out == {"requests": 4, "untrained_right": 4, "learned_right": 3, "p_value": 1.0}
+    better = HeldOut(expected, untrained=["a", "b", "b", None], learned=expected)
+    assert decide("the untrained examples strategy", *flips(1, 0), better).switched
+    assert decide("x", *flips(1, 0), worse, force=True).forced
