@@ -17,28 +17,21 @@ fresh starter workspace (clock pinned, empty write dirs each time) and prints:
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _starter_bench import parse_args  # first: it puts the repository on the import path
 
-from semif_agent._sync import run_sync  # noqa: E402 - after the path set-up above
-from semif_agent.engine import create_engine  # noqa: E402 - after the path set-up above
-from semif_agent.loop.act_threshold import measured_act_threshold  # noqa: E402 - after the path set-up above
-from tests.starter._act_when_sure import counts, load_rows, run_all  # noqa: E402 - after the path set-up above
-from tests.starter._first_hour import FirstHour, make_workspace  # noqa: E402 - after the path set-up above
+from semif_agent._sync import run_sync
+from semif_agent.engine import create_engine
+from semif_agent.loop.act_threshold import measured_act_threshold
+from tests.starter._act_when_sure import counts, load_rows, run_all
+from tests.starter._first_hour import FirstHour, make_workspace
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engine", default="local", help="the engine that routes, decides and judges (default: local)")
-    parser.add_argument("--show", action="store_true", help="print every request, what ran and the gate's rule")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
+    args = parse_args(__doc__, show="print every request, what ran and the gate's rule", json="print one JSON object")
     with tempfile.TemporaryDirectory() as scratch:
         first_hour = FirstHour(make_workspace(Path(scratch) / "ws"), create_engine(args.engine, {}))
         threshold = run_sync(measured_act_threshold(first_hour.runner))

@@ -17,24 +17,21 @@ morning, and prints three counts:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _starter_bench import parse_args  # first: it puts the repository on the import path
 
-from semif_agent.engine import create_engine  # noqa: E402 - after the path set-up above
-from tests.starter._first_hour import FirstHour, load_requests, pinned_workspace  # noqa: E402 - after the path set-up above
+from semif_agent.engine import create_engine
+from tests.starter._first_hour import FirstHour, load_requests, pinned_workspace
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engine", default="local", help="the engine that routes, decides and judges (default: local)")
-    parser.add_argument("--show", action="store_true", help="print each request that went wrong, and why")
-    parser.add_argument("--json", action="store_true", help="print one JSON object: the counts and every run")
-    args = parser.parse_args()
+    args = parse_args(
+        __doc__,
+        show="print each request that went wrong, and why",
+        json="print one JSON object: the counts and every run",
+    )
     rows = load_requests()
     with pinned_workspace() as ws:
         first_hour = FirstHour(ws, create_engine(args.engine, {}))

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -18,18 +13,7 @@ from semif_agent.engine import DecisionRequest, DecisionResult, Option
 from semif_agent.errors import UserError
 from semif_agent.records import DecisionLog, DecisionRow, LabelRow, OutcomeRow, RunRecord, TornLineWarning
 
-
-def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str = "route", **extra) -> dict:
-    asked = DecisionRequest(state, "Which skill?", [Option("todos.add", "Add a task"), Option("none")])
-    return DecisionRow.of(
-        run_id=run,
-        step=step,
-        kind=kind,
-        skill=None,
-        request=asked,
-        result=DecisionResult(selected="todos.add", scores={"todos.add": 0.5}, engine="lexical"),
-        **extra,
-    ).to_row()
+from ._rows import decision, kill_mid_write
 
 
 def outcome(
@@ -177,14 +161,7 @@ while True:
 
 def test_a_process_killed_mid_label_leaves_every_earlier_row_intact(log: DecisionLog) -> None:
     before = log.path.read_bytes()
-    proc = subprocess.Popen([sys.executable, "-c", LABELLER, str(log.path)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=10)
-    assert proc.returncode == -signal.SIGKILL
+    kill_mid_write(LABELLER, log.path)
     assert log.path.read_bytes().startswith(before)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)

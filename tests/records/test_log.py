@@ -4,45 +4,44 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
-from semif_agent.engine import DecisionRequest, DecisionResult, Option
 from semif_agent.errors import LogError
-from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow, TornLineWarning
+from semif_agent.records import (
+    RECORD_KINDS,
+    DecisionLog,
+    DecisionRow,
+    GenerateRow,
+    LabelRow,
+    ModelCallRow,
+    OutcomeRow,
+    ProposeRow,
+    TornLineWarning,
+)
+from semif_agent.records.rows import COMMON, NUMBER, TEXT, TEXTS, Expect, RunRow, UndoRow, needed, or_null
 
-
-def row(run: str, step: int, kind: str = "route") -> dict:
-    asked = DecisionRequest("state", "question?", [Option("a", "A"), Option("none")])
-    return DecisionRow.of(
-        run_id=run,
-        step=step,
-        kind=kind,
-        skill=None,
-        request=asked,
-        result=DecisionResult(selected="a", scores={"a": 0.5}, engine="lexical"),
-    ).to_row()
+from ._rows import decision, kill_mid_write
 
 
 def test_rows_round_trip_with_schema_version(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "d.jsonl")
-    log.append(row("r1", 1))
-    log.extend([row("r1", 2), row("r2", 1)])
+    log.append(decision("r1", 1))
+    log.extend([decision("r1", 2), decision("r2", 1)])
     rows = list(log.read())
     assert [(r["run_id"], r["step"]) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
     assert all(r["v"] == 1 and r["ts"] > 0 for r in rows)
-    assert rows[0]["options"] == [{"id": "a", "description": "A"}, {"id": "none", "description": ""}]
+    assert rows[0]["options"] == [{"id": "todos.add", "description": "Add a task"}, {"id": "none", "description": ""}]
 
 
 def test_outcome_rows_are_joined_onto_their_runs(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "d.jsonl")
-    log.extend([row("r1", 1), row("r2", 1)])
+    log.extend([decision("r1", 1), decision("r2", 1)])
     log.append(OutcomeRow("r1", skill=None, request=None, outcome="success"))
     rows = list(log.read(with_outcomes=True))
     assert [(r["run_id"], r["outcome"]) for r in rows] == [("r1", "success"), ("r2", None)]
@@ -53,12 +52,12 @@ def test_outcome_rows_are_joined_onto_their_runs(tmp_path: Path) -> None:
 def test_torn_last_line_is_skipped_with_a_warning_and_the_next_row_starts_fresh(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     log = DecisionLog(path)
-    log.extend([row("r1", 1), row("r1", 2)])
+    log.extend([decision("r1", 1), decision("r1", 2)])
     with path.open("ab") as handle:
         handle.write(b'{"run_id": "r1", "step": 3, "sta')  # a write cut short
     with pytest.warns(TornLineWarning, match="torn last line"):
         assert len(list(log.read())) == 2
-    log.append(row("r2", 1))
+    log.append(decision("r2", 1))
     with pytest.warns(TornLineWarning):
         rows = list(log.read())
     assert [(r["run_id"], r["step"]) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
@@ -85,21 +84,14 @@ while True:
 
 def test_a_run_killed_mid_write_leaves_every_earlier_row_intact(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=10)
-    assert proc.returncode == -signal.SIGKILL
+    kill_mid_write(WRITER, path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
         rows = list(DecisionLog(path).read())
     steps = [r["step"] for r in rows]
     assert len(steps) >= 20
     assert steps == list(range(1, len(steps) + 1)), "rows before the kill must all be intact and in order"
-    DecisionLog(path).append(row("after", 1))
+    DecisionLog(path).append(decision("after", 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
         assert list(DecisionLog(path).read())[-1]["run_id"] == "after"
@@ -113,7 +105,7 @@ def test_a_symlink_in_place_of_the_log_is_refused_and_nothing_is_written(tmp_pat
     (tmp_path / "d.jsonl").symlink_to(target)
     log = DecisionLog(tmp_path / "d.jsonl")
     with pytest.raises(LogError, match=r"d\.jsonl is a symbolic link; refusing to follow it"):
-        log.append(row("r1", 1))
+        log.append(decision("r1", 1))
     with pytest.raises(LogError, match="symbolic link"):
         list(log.read())
     assert target.read_text() == "precious\n"
@@ -122,34 +114,37 @@ def test_a_symlink_in_place_of_the_log_is_refused_and_nothing_is_written(tmp_pat
 def test_a_dangling_symlink_is_not_followed_to_create_a_file(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").symlink_to(tmp_path / "created-through-the-link.jsonl")
     with pytest.raises(LogError, match="symbolic link"):
-        DecisionLog(tmp_path / "d.jsonl").append(row("r1", 1))
+        DecisionLog(tmp_path / "d.jsonl").append(decision("r1", 1))
     assert not (tmp_path / "created-through-the-link.jsonl").exists()
 
 
 def test_a_directory_or_a_fifo_in_place_of_the_log_is_refused(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").mkdir()
     with pytest.raises(LogError, match=r"d\.jsonl is a directory"):
-        DecisionLog(tmp_path / "d.jsonl").append(row("r1", 1))
+        DecisionLog(tmp_path / "d.jsonl").append(decision("r1", 1))
     with pytest.raises(LogError, match=r"d\.jsonl is a directory"):
         list(DecisionLog(tmp_path / "d.jsonl").read())
     assert list((tmp_path / "d.jsonl").iterdir()) == []
     os.mkfifo(tmp_path / "f.jsonl")
     with pytest.raises(LogError, match=r"f\.jsonl is not a regular file"):
-        DecisionLog(tmp_path / "f.jsonl").append(row("r1", 1))
+        DecisionLog(tmp_path / "f.jsonl").append(decision("r1", 1))
     with pytest.raises(LogError, match=r"f\.jsonl is not a regular file"):
         list(DecisionLog(tmp_path / "f.jsonl").read())
 
 
 def test_a_row_of_the_wrong_shape_is_refused_in_one_line_and_nothing_is_written(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "d.jsonl")
-    log.append(row("r1", 1))
+    log.append(decision("r1", 1))
     before = log.path.read_bytes()
     cases = [
-        ({**row("r1", 2), "run_id": 42}, "a route row: run_id must be a string, got int 42"),
-        ({**row("r1", 2), "step": "2"}, "step must be a whole number, got str '2'"),
-        ({**row("r1", 2), "step": True}, "step must be a whole number, got bool True"),
-        ({k: v for k, v in row("r1", 2).items() if k != "question"}, r"question is missing \(it must be a string\)"),
-        ({**row("r1", 2), "kind": "rewind"}, "kind must be one of route, shortlist, .* got str 'rewind'"),
+        ({**decision("r1", 2), "run_id": 42}, "a route row: run_id must be a string, got int 42"),
+        ({**decision("r1", 2), "step": "2"}, "step must be a whole number, got str '2'"),
+        ({**decision("r1", 2), "step": True}, "step must be a whole number, got bool True"),
+        (
+            {k: v for k, v in decision("r1", 2).items() if k != "question"},
+            r"question is missing \(it must be a string\)",
+        ),
+        ({**decision("r1", 2), "kind": "rewind"}, "kind must be one of route, shortlist, .* got str 'rewind'"),
         ({"run_id": "r1", "step": 3}, "kind must be one of .* got NoneType None"),
         (
             OutcomeRow("r1", skill=None, request=None, outcome="success").to_row() | {"changes": ["a"]},
@@ -159,13 +154,13 @@ def test_a_row_of_the_wrong_shape_is_refused_in_one_line_and_nothing_is_written(
     ]
     for given, message in cases:
         with pytest.raises(LogError, match=message) as caught:
-            log.extend([row("r1", 2), given])  # the good row before it is not written either
+            log.extend([decision("r1", 2), given])  # the good row before it is not written either
         assert "\n" not in str(caught.value) and "nothing was written" in str(caught.value)
     assert log.path.read_bytes() == before
 
 
 def test_builders_write_the_rows_they_always_were_and_read_old_rows_leniently(tmp_path: Path) -> None:
-    written = row("r1", 1) | {"level": "skill"}
+    written = decision("r1", 1) | {"level": "skill"}
     assert list(written)[:13] == [
         "run_id", "step", "kind", "skill", "state", "question", "options", "selected",
         "scores", "probabilities", "engine", "model", "latency_ms",
@@ -179,4 +174,53 @@ def test_builders_write_the_rows_they_always_were_and_read_old_rows_leniently(tm
         path = tmp_path / "d.jsonl"
         path.write_bytes(json.dumps({"v": 1, **written}).encode() + b"\n" + b'{"run_id": "r1", "kind": "outc')
         [back] = [DecisionRow.from_row(r) for r in DecisionLog(path).read()]
-    assert back.extra == {"level": "skill"} and back.selected == "a"
+    assert back.extra == {"level": "skill"} and back.selected == "todos.add"
+
+
+def test_the_builders_of_steps_and_records_write_their_fields_in_order_and_read_them_leniently() -> None:
+    propose = ProposeRow("r1", skill="notes.add", manifest={"name": "add"}, model="m")
+    generate = GenerateRow("r1", skill="notes.add", attempt=2, admitted=False, violations=["no effects"])
+    undo = UndoRow("r1", by="ada", skill="notes.add", removed=["data/a"], restored=["data/b"])
+    call = ModelCallRow("c1", "p", "m", [{"role": "user"}], tools=["read"], error="boom", context={"run_id": "r1"})
+    assert [list(b.to_row()) for b in (propose, generate, undo, call)] == [
+        ["run_id", "kind", "skill", "manifest", "model", "new_category"],
+        ["run_id", "kind", "skill", "attempt", "model", "admitted", "violations"],
+        ["run_id", "kind", "by", "skill", "removed", "restored"],
+        ["run_id", "kind", "call_id", "provider", "model", "messages", "tools", "tool_choice", "response", "latency_ms", "error"],
+    ]  # fmt: skip
+    for built in (propose, generate, undo, call):
+        assert type(built).from_row(built.to_row()) == built
+        assert RECORD_KINDS[built.to_row()["kind"]].builder is type(built)
+    old = {"run_id": "r0", "kind": "undo", "by": 7, "removed": ["a", 3], "restored": "b", "attempt": "two"}
+    assert UndoRow.from_row(old) == UndoRow("r0", by="person", removed=["a", "3"], restored=[])
+    assert GenerateRow.from_row(old) == GenerateRow("r0", skill="", attempt=0, admitted=False)
+    assert LabelRow.from_row({"run_id": "r0", "skill": None}) == LabelRow("r0", by="person", has_skill=True)
+    assert ModelCallRow.from_row({"call_id": 5, "tools": "read"}).call_id == "5"
+
+
+def test_a_kind_whose_row_is_its_fields_is_a_dataclass_with_kind_and_fields() -> None:
+    @dataclass(frozen=True)
+    class NoteRow(RunRow):
+        KIND: ClassVar[str] = "note"
+        FIELDS: ClassVar[Mapping[str, Expect]] = {
+            **COMMON,
+            "text": needed(TEXT),
+            "tags": TEXTS,
+            "weight": or_null(NUMBER),
+        }
+        text: str
+        tags: list[str] = field(default_factory=list)
+        weight: float | None = None
+
+    note = NoteRow("r1", text="hi", tags=("a", "b"), weight=0.5)
+    written = note.to_row()
+    assert list(written.items()) == [
+        ("run_id", "r1"),
+        ("kind", "note"),
+        ("text", "hi"),
+        ("tags", ["a", "b"]),
+        ("weight", 0.5),
+    ]
+    assert NoteRow.from_row(written) == NoteRow("r1", text="hi", tags=["a", "b"], weight=0.5)
+    old = NoteRow.from_row({"run_id": 4, "text": 3, "tags": [1, "b"], "weight": "heavy"})
+    assert old == NoteRow("4", text="", tags=["1", "b"], weight=None)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .rows import COMMON, LIST, NUMBER, OBJECT, TEXT, WHOLE, Expect, Row, field_or, needed, or_null, other_fields
+from .rows import COMMON, LIST, NUMBER, OBJECT, TEXT, WHOLE, Expect, Row, needed, or_null, other_fields, read_fields
 
 MODEL_CALL_KIND = "model_call"
 
@@ -19,6 +19,7 @@ class ModelCallRow:
     belongs to, its ``purpose``...); it comes first in the row.
     """
 
+    KIND: ClassVar[str] = MODEL_CALL_KIND
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "run_id": TEXT,  # a call made outside any run has none
@@ -54,7 +55,7 @@ class ModelCallRow:
     def to_row(self) -> Row:
         row: Row = {
             **self.context,
-            "kind": MODEL_CALL_KIND,
+            "kind": self.KIND,
             "call_id": self.call_id,
             "provider": self.provider,
             "model": self.model,
@@ -75,21 +76,12 @@ class ModelCallRow:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> ModelCallRow:
-        f = cls.FIELDS
-        own = {*f, "tool_choice"}
+        context = {
+            **({"run_id": row["run_id"]} if "run_id" in row else {}),
+            **other_fields(row, {*cls.FIELDS, "tool_choice"}),
+        }
         return cls(
-            call_id=str(row.get("call_id", "")),
-            provider=field_or(row, "provider", f["provider"]),
-            model=field_or(row, "model", f["model"]),
-            messages=list(field_or(row, "messages", f["messages"], [])),
+            **{**read_fields(cls, row), "call_id": str(row.get("call_id", ""))},
             tool_choice=row.get("tool_choice"),
-            latency_ms=field_or(row, "latency_ms", f["latency_ms"], 0.0),
-            tools=field_or(row, "tools", f["tools"]),
-            continues=field_or(row, "continues", f["continues"]),
-            earlier_messages=field_or(row, "earlier_messages", f["earlier_messages"]),
-            options=field_or(row, "options", f["options"]),
-            response=field_or(row, "response", f["response"]),
-            usage=field_or(row, "usage", f["usage"]),
-            error=field_or(row, "error", f["error"]),
-            context={**({"run_id": row["run_id"]} if "run_id" in row else {}), **other_fields(row, own)},
+            context=context,
         )

@@ -32,12 +32,12 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from ..errors import LogError, check_type
 from .kinds import check_row, is_run_record
 from .rows import Row
-from .runs import RunRecord, fold_labels, label_row, resolve_run_id, run_records
+from .runs import LabelGiven, RunRecord, fold_labels, label_row, resolve_run_id, run_records
 
 SCHEMA_VERSION = 1
 
@@ -220,16 +220,7 @@ class DecisionLog:
         records = {record.run_id: record for record in self.runs()}
         return records[resolve_run_id(run_id, records, where=f"the decision log {self.path}")]
 
-    def add_label(
-        self,
-        run_id: str,
-        *,
-        by: str,
-        skill: str | None = None,
-        no_skill: bool = False,
-        outcome: str | None = None,
-        note: str | None = None,
-    ) -> dict[str, Any]:
+    def add_label(self, run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> dict[str, Any]:
         """Append a person's label of a logged run (``run_id`` may be a unique prefix); the row written.
 
         ``skill`` is where the request should have gone, ``no_skill`` that no
@@ -237,7 +228,7 @@ class DecisionLog:
         what is given is labelled; earlier rows are never rewritten. Checking
         that ``skill`` names a skill of the tree is the caller's.
         """
-        label = label_row(run_id, by=by, skill=skill, no_skill=no_skill, outcome=outcome, note=note)
+        label = label_row(run_id, by=by, **given)
         row = {"v": SCHEMA_VERSION, "ts": time.time(), **label.to_row(), "run_id": self.run(run_id).run_id}
         self.append(row)
         return row

@@ -6,13 +6,18 @@ read), :meth:`from_row` reads one back leniently (a field missing or of the
 wrong type in an old or hand-edited row becomes its default). ``FIELDS``
 says what each field must be when a row is appended; :func:`shape_problem`
 checks a row against it.
+
+A builder whose row is just its fields subclasses :class:`RunRow`: a
+dataclass with ``KIND``, ``FIELDS`` (in the order the row lists them) and
+its fields is the whole of it. The others read with :func:`read_fields`
+and write what differs by hand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, ClassVar, Self
 
 from ..engine.decisions import DecisionRequest, DecisionResult
 
@@ -22,12 +27,17 @@ SHOWN_VALUE = 40  # characters of a refused value quoted in the error
 
 @dataclass(frozen=True)
 class Expect:
-    """What one field of a row must be: one of ``types`` (or null when ``nullable``), present when ``required``."""
+    """What one field of a row must be: one of ``types`` (or null when ``nullable``), present when ``required``.
+
+    ``items``, for a list, is what each of its items is read as (a reader's
+    guarantee, not checked when the row is appended).
+    """
 
     what: str
     types: tuple[type, ...]
     nullable: bool = False
     required: bool = False
+    items: type | None = None
 
     def problem(self, name: str, row: Mapping[str, Any]) -> str | None:
         """Why ``row[name]`` is not what it must be, or None when it is."""
@@ -44,11 +54,11 @@ class Expect:
 
 
 def needed(expect: Expect) -> Expect:
-    return Expect(expect.what, expect.types, expect.nullable, required=True)
+    return replace(expect, required=True)
 
 
 def or_null(expect: Expect) -> Expect:
-    return Expect(f"{expect.what} or null", expect.types, nullable=True, required=expect.required)
+    return replace(expect, what=f"{expect.what} or null", nullable=True)
 
 
 TEXT = Expect("a string", (str,))
@@ -56,6 +66,7 @@ WHOLE = Expect("a whole number", (int,))
 NUMBER = Expect("a number", (int, float))
 FLAG = Expect("true or false", (bool,))
 LIST = Expect("a list", (list, tuple))
+TEXTS = Expect("a list", (list, tuple), items=str)  # read as a list of strings
 OBJECT = Expect("an object", (dict,))
 
 COMMON: Mapping[str, Expect] = {"v": WHOLE, "ts": NUMBER, "kind": needed(TEXT), "run_id": needed(TEXT)}
@@ -78,6 +89,60 @@ def field_or(row: Mapping[str, Any], name: str, expect: Expect, default: Any = N
 
 def other_fields(row: Mapping[str, Any], names: Any) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in names and k not in ("v", "ts")}
+
+
+def read_fields(builder: type[Any], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of the dataclass ``builder`` that its ``FIELDS`` names, read leniently from ``row``.
+
+    ``run_id`` and ``kind`` read as strings; any other field missing or of
+    the wrong type reads as its default (or, lacking one, as null when it
+    may be null, else the empty value of its type); a list is read as a
+    new list (of strings for :data:`TEXTS`).
+    """
+    expected: Mapping[str, Expect] = builder.FIELDS
+    values: dict[str, Any] = {}
+    for spec in fields(builder):
+        expect = expected.get(spec.name)
+        if expect is None:
+            continue
+        if spec.name in ("run_id", "kind"):
+            values[spec.name] = str(row.get(spec.name, ""))
+            continue
+        if spec.default is not MISSING:
+            default = spec.default
+        elif spec.default_factory is not MISSING:
+            default = spec.default_factory()
+        else:
+            default = None if expect.nullable else expect.types[0]()
+        value = field_or(row, spec.name, expect, default)
+        if isinstance(value, (list, tuple)):
+            value = [expect.items(item) for item in value] if expect.items else list(value)
+        values[spec.name] = value
+    return values
+
+
+def written(value: Any) -> Any:
+    """``value`` as a row holds it: a list copied, anything else as it is."""
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A row about one run that is its fields: ``run_id``, ``kind`` (``KIND``), then the rest of ``FIELDS`` in order."""
+
+    KIND: ClassVar[str]
+    FIELDS: ClassVar[Mapping[str, Expect]]
+
+    run_id: str
+
+    def to_row(self) -> Row:
+        row: Row = {"run_id": self.run_id, "kind": self.KIND}
+        row.update((name, written(getattr(self, name))) for name in self.FIELDS if name not in COMMON)
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        return cls(**read_fields(cls, row))
 
 
 @dataclass(frozen=True)
@@ -176,31 +241,15 @@ class DecisionRow:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> DecisionRow:
-        f = cls.FIELDS
-        return cls(
-            run_id=str(row.get("run_id", "")),
-            step=field_or(row, "step", f["step"], 0),
-            kind=str(row.get("kind", "")),
-            skill=field_or(row, "skill", f["skill"]),
-            state=field_or(row, "state", f["state"], ""),
-            question=field_or(row, "question", f["question"], ""),
-            options=list(field_or(row, "options", f["options"], [])),
-            selected=field_or(row, "selected", f["selected"], ""),
-            scores=field_or(row, "scores", f["scores"]) or {},
-            probabilities=field_or(row, "probabilities", f["probabilities"]),
-            engine=field_or(row, "engine", f["engine"]),
-            model=field_or(row, "model", f["model"]),
-            latency_ms=field_or(row, "latency_ms", f["latency_ms"]),
-            usage=field_or(row, "usage", f["usage"]),
-            note=field_or(row, "note", f["note"]),
-            extra=other_fields(row, cls.FIELDS),
-        )
+        read = read_fields(cls, row)
+        return cls(**{**read, "scores": read["scores"] or {}}, extra=other_fields(row, cls.FIELDS))
 
 
 @dataclass(frozen=True)
-class OutcomeRow:
+class OutcomeRow(RunRow):
     """How a run ended: the request, the skill it went to, what it did and the assessment's label."""
 
+    KIND: ClassVar[str] = "outcome"
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "skill": or_null(TEXT),
@@ -219,8 +268,8 @@ class OutcomeRow:
         "source": TEXT,
     }
     WRITTEN_WHEN_NULL: ClassVar[frozenset[str]] = frozenset({"skill", "request", "outcome", "reason", "error"})
+    DROPPED_WHEN_EMPTY: ClassVar[frozenset[str]] = frozenset({"diffs", "output"})
 
-    run_id: str
     skill: str | None
     request: str | None
     outcome: str | None
@@ -237,39 +286,31 @@ class OutcomeRow:
     source: str | None = None  # "agent" for an agent turn
 
     def to_row(self) -> Row:
-        row: Row = {"run_id": self.run_id, "kind": "outcome", "skill": self.skill}
-        for name in (
-            "request_id",
-            "request",
-            "outcome",
-            "reason",
-            "prediction",
-            "action_log",
-            "new_state",
-            "changes",
-            "diffs",
-            "error",
-            "evidence",
-            "output",
-            "source",
-        ):
-            value = getattr(self, name)
-            dropped_when_empty = name in ("diffs", "output") and not value
-            if name in self.WRITTEN_WHEN_NULL or (value is not None and not dropped_when_empty):
-                row[name] = value
-        return row
+        return {
+            name: value
+            for name, value in super().to_row().items()
+            if name in self.WRITTEN_WHEN_NULL
+            or (value is not None and not (name in self.DROPPED_WHEN_EMPTY and not value))
+        }
+
+
+@dataclass(frozen=True)
+class PersonsRow(RunRow):
+    """A row a person wrote about a run (a label, an undo): ``by`` whom, "person" where an old row names no one."""
+
+    by: str
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> OutcomeRow:
-        values = {name: field_or(row, name, expect) for name, expect in cls.FIELDS.items() if name not in COMMON}
-        return cls(run_id=str(row.get("run_id", "")), **values)
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        read = super().from_row(row)
+        return read if read.by else replace(read, by="person")
 
 
 LABEL_OUTCOMES = ("success", "failure")
 
 
 @dataclass(frozen=True)
-class LabelRow:
+class LabelRow(PersonsRow):
     """A person's label of a run: the skill it should have gone to (or none), the real outcome, or both.
 
     ``has_skill`` says the label names the skill: ``skill`` None then means
@@ -277,6 +318,7 @@ class LabelRow:
     about the skill has no ``skill`` key at all.
     """
 
+    KIND: ClassVar[str] = "label"
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "by": needed(TEXT),
@@ -286,15 +328,13 @@ class LabelRow:
         "source": TEXT,
     }
 
-    run_id: str
-    by: str
     skill: str | None = None
     has_skill: bool = False
     outcome: str | None = None
     note: str | None = None
 
     def to_row(self) -> Row:
-        row: Row = {"run_id": self.run_id, "kind": "label"}
+        row: Row = {"run_id": self.run_id, "kind": self.KIND}
         if self.has_skill:
             row["skill"] = self.skill
         if self.outcome is not None:
@@ -306,23 +346,16 @@ class LabelRow:
         return row
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> LabelRow:
-        f = cls.FIELDS
-        has_skill = "skill" in row and f["skill"].problem("skill", row) is None
-        return cls(
-            run_id=str(row.get("run_id", "")),
-            by=field_or(row, "by", f["by"]) or "person",
-            skill=row["skill"] if has_skill else None,
-            has_skill=has_skill,
-            outcome=field_or(row, "outcome", f["outcome"]),
-            note=field_or(row, "note", f["note"]),
-        )
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        has_skill = "skill" in row and cls.FIELDS["skill"].problem("skill", row) is None
+        return replace(super().from_row(row), has_skill=has_skill)
 
 
 @dataclass(frozen=True)
-class ProposeRow:
+class ProposeRow(RunRow):
     """A skill the code model proposed for a request no skill fits: its manifest."""
 
+    KIND: ClassVar[str] = "propose"
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "skill": needed(TEXT),
@@ -331,113 +364,46 @@ class ProposeRow:
         "new_category": FLAG,
     }
 
-    run_id: str
     skill: str
     manifest: dict[str, Any]
     model: str | None = None
     new_category: bool = False
 
-    def to_row(self) -> Row:
-        return {
-            "run_id": self.run_id,
-            "kind": "propose",
-            "skill": self.skill,
-            "manifest": self.manifest,
-            "model": self.model,
-            "new_category": self.new_category,
-        }
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> ProposeRow:
-        f = cls.FIELDS
-        return cls(
-            run_id=str(row.get("run_id", "")),
-            skill=field_or(row, "skill", f["skill"], ""),
-            manifest=field_or(row, "manifest", f["manifest"], {}),
-            model=field_or(row, "model", f["model"]),
-            new_category=field_or(row, "new_category", f["new_category"], False),
-        )
-
 
 @dataclass(frozen=True)
-class GenerateRow:
+class GenerateRow(RunRow):
     """One attempt at generating a skill's body: admitted, or the contract's violations."""
 
+    KIND: ClassVar[str] = "generate"
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "skill": needed(TEXT),
         "attempt": needed(WHOLE),
         "model": or_null(TEXT),
         "admitted": needed(FLAG),
-        "violations": LIST,
+        "violations": TEXTS,
     }
 
-    run_id: str
     skill: str
     attempt: int
     admitted: bool
     violations: list[str] = field(default_factory=list)
     model: str | None = None
 
-    def to_row(self) -> Row:
-        return {
-            "run_id": self.run_id,
-            "kind": "generate",
-            "skill": self.skill,
-            "attempt": self.attempt,
-            "model": self.model,
-            "admitted": self.admitted,
-            "violations": list(self.violations),
-        }
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> GenerateRow:
-        f = cls.FIELDS
-        return cls(
-            run_id=str(row.get("run_id", "")),
-            skill=field_or(row, "skill", f["skill"], ""),
-            attempt=field_or(row, "attempt", f["attempt"], 0),
-            admitted=field_or(row, "admitted", f["admitted"], False),
-            violations=[str(v) for v in field_or(row, "violations", f["violations"], [])],
-            model=field_or(row, "model", f["model"]),
-        )
-
 
 @dataclass(frozen=True)
-class UndoRow:
+class UndoRow(PersonsRow):
     """A run taken back with ``semif undo``: the files it removed and put back. It counts as a failure label."""
 
+    KIND: ClassVar[str] = "undo"
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "by": needed(TEXT),
         "skill": or_null(TEXT),
-        "removed": LIST,
-        "restored": LIST,
+        "removed": TEXTS,
+        "restored": TEXTS,
     }
 
-    run_id: str
-    by: str
     skill: str | None = None
     removed: list[str] = field(default_factory=list)  # files the run created, removed again
     restored: list[str] = field(default_factory=list)  # files it modified or deleted, put back as they were
-
-    def to_row(self) -> Row:
-        return {
-            "run_id": self.run_id,
-            "kind": "undo",
-            "by": self.by,
-            "skill": self.skill,
-            "removed": list(self.removed),
-            "restored": list(self.restored),
-        }
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> UndoRow:
-        f = cls.FIELDS
-        return cls(
-            run_id=str(row.get("run_id", "")),
-            by=field_or(row, "by", f["by"]) or "person",
-            skill=field_or(row, "skill", f["skill"]),
-            removed=[str(p) for p in field_or(row, "removed", f["removed"], [])],
-            restored=[str(p) for p in field_or(row, "restored", f["restored"], [])],
-        )

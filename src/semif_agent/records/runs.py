@@ -26,7 +26,7 @@ from __future__ import annotations
 import getpass
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
@@ -95,16 +95,22 @@ class RunRecord:
         return OUTCOME_MISSING if self.outcome_missing else self.outcome or "-"
 
 
-def label_row(
-    run_id: str,
-    *,
-    by: str,
-    skill: str | None = None,
-    no_skill: bool = False,
-    outcome: str | None = None,
-    note: str | None = None,
-) -> LabelRow:
+class LabelGiven(TypedDict, total=False):
+    """What a person's label says (each part optional): the skill, or that no skill fits; the outcome; a note."""
+
+    skill: str | None  # where the request should have gone
+    no_skill: bool  # no skill fits the request
+    outcome: str | None  # the real outcome: success or failure
+    note: str | None
+
+
+def label_row(run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> LabelRow:
     """The label of ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional."""
+    unknown = sorted(given.keys() - LabelGiven.__optional_keys__)
+    if unknown:
+        raise TypeError(f"label_row() got unexpected keyword arguments: {', '.join(unknown)}")
+    skill, no_skill = given.get("skill"), given.get("no_skill", False)
+    outcome, note = given.get("outcome"), given.get("note")
     if skill is not None and no_skill:
         raise UserError("a label names the skill that fits or says that none does, not both")
     if skill is None and not no_skill and outcome is None:
