@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.decisions import softmax
 from ..errors import UserError
+from ..tree.router import Route
 from ..tree.tree import SkillTree
 from .calibration import expected_calibration_error as calibration_error
 from .strategies import RoutingStrategy
@@ -95,13 +96,20 @@ class Outcome:
 
 
 async def route_all(
-    strategy: RoutingStrategy, dataset: list[Example], *, progress: Callable[[int], None] | None = None
+    strategy: RoutingStrategy,
+    dataset: list[Example],
+    *,
+    progress: Callable[[int], None] | None = None,
+    on_route: Callable[[Example, Route], None] | None = None,
 ) -> list[Outcome]:
+    """Route every example of ``dataset``; ``on_route`` sees each route as it is made (the act gate's figures)."""
     outcomes = []
     for example in dataset:
         start = time.perf_counter()
         route = await strategy.aroute(example.text)
         elapsed = (time.perf_counter() - start) * 1000
+        if on_route is not None:
+            on_route(example, route)
         last = route.decisions[-1].result if route.decisions else None
         confidence = None
         if last is not None and last.probabilities:
