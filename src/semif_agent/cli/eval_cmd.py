@@ -147,7 +147,7 @@ def eval_(
     as_json: bool,
 ) -> None:
     from .._sync import run_sync
-    from ..loop.act_threshold import gate_pair
+    from ..loop.act_threshold import gate_routes
     from ..loop.settings import default_strategy
     from ..routing.create import strategy_spec, usable_strategies
     from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
@@ -167,13 +167,9 @@ def eval_(
     router = _router(ws, skill_tree, strategy)
     names = usable_strategies(router) if strategy == "all" else [strategy]
 
-    def made(name: str, cut: float | None, temperature: float | None = None) -> tuple[Any, Any]:
-        routed = settings.routed(name, cut, temperature)
-        engine = routed.build_engine()
-        return routed.build_strategy(skill_tree, engine, router=router), engine
-
     def make(name: str, cut: float | None, temperature: float | None = None):
-        return made(name, cut, temperature)[0]
+        routed = settings.routed(name, cut, temperature)
+        return routed.build_strategy(skill_tree, routed.build_engine(), router=router)
 
     report: dict[str, Any] = {"dataset": str(dataset), "examples": len(examples), "strategies": {}}
     if tune and show_errors:
@@ -218,20 +214,17 @@ def eval_(
                 measured = settings.measured(name)
                 arguments = (name, measured.threshold, measured.temperature)
                 if pool is None:
-                    routing, engine = made(*arguments)
-                    gated: list[tuple[float, bool]] = []
-
-                    def gate(example: Any, route: Any, engine: Any = engine, gated: list = gated) -> None:
-                        gated.append(gate_pair(route, example.text, example.skill, skill_tree, engine))
-
-                    outcomes = run_sync(route_all(routing, examples, progress=bar.update, on_route=gate))
-                    report["strategies"][name] = {**summarize(outcomes, skill_tree), **_gate(gated, act_at)}
+                    routing = make(*arguments)
+                    outcomes = run_sync(
+                        route_all(routing, examples, progress=bar.update, on_route=gate_routes(routing))
+                    )
                 else:
                     from ..distributed.jobs import route_all as route_on_cluster
 
                     outcomes = route_on_cluster(pool, make, arguments, examples, progress=bar, stage=name)
                     bar.close()  # one line per strategy
-                    report["strategies"][name] = summarize(outcomes, skill_tree)
+                gated = [o.gated for o in outcomes if o.gated is not None]
+                report["strategies"][name] = {**summarize(outcomes, skill_tree), **_gate(gated, act_at)}
                 if show_errors:
                     report["strategies"][name]["errors"] = [
                         {"text": o.example.text, "expected": o.example.skill, "got": o.predicted}

@@ -21,12 +21,13 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .._files import replace_file
 from ..engine.base import Engine
+from ..routing.evaluate import Example
 from ..routing.scoring import can_score
 from ..tree.effects import WRITE
 from ..tree.router import Route
@@ -95,6 +96,19 @@ def gate_pair(route: Route, text: str, expected: str | None, tree: SkillTree, en
     if gate.rule in WEIGHED and gate.probability is not None:
         return gate.probability, right
     return math.inf, right
+
+
+def gate_routes(strategy: Any) -> Callable[[Example, Route], tuple[float, bool]] | None:
+    """:func:`gate_pair` for the routes of ``strategy``, over its tree and with its engine (``route_all``'s
+    ``on_route``); None for a strategy that does not say them (a plug-in's may not)."""
+    tree, engine = getattr(strategy, "tree", None), getattr(strategy, "engine", None)
+    if not isinstance(tree, SkillTree) or engine is None:
+        return None
+
+    def gated(example: Example, route: Route) -> tuple[float, bool]:
+        return gate_pair(route, example.text, example.skill, tree, engine)
+
+    return gated
 
 
 async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> list[tuple[float, bool]]:
