@@ -104,3 +104,14 @@ def test_a_skill_tool_names_only_its_own_skill(workspace: Workspace) -> None:
     [refused] = [m for m in provider.requests[-1].messages if isinstance(m, ToolResultMessage)][-1:]
     assert refused.is_error and "must be one of 'notes.add'" in refused.content
     assert written(workspace) == before and not outcomes(workspace)
+
+
+def test_a_skill_the_route_does_not_weigh_is_handed_back_with_what_it_weighed(workspace: Workspace) -> None:
+    runner = SkillRunner(workspace)
+    before = written(workspace)
+    result = runner.run(SURE, skill="email.compose", proposed=True)  # the route goes to todos.add
+    assert result.handed_back and result.gate is not None and result.gate.rule == "unsure"
+    assert "goes to todos.add" in result.gate.reason and result.gate.candidates[0].skill == "todos.add"
+    assert written(workspace) == before and not list((workspace.root / "data" / "drafts").glob("*"))
+    reads = runner.run(FREE, skill="calendar.list_events", proposed=True)  # a skill that reads runs
+    assert not reads.handed_back and reads.gate is not None and reads.gate.rule == "reads"

@@ -29,11 +29,12 @@ a lookup or a change, and its verb), and set against what the chosen skill does
    with the likeliest candidates (``unsure``).
 
 Rules 3 to 5 hand a request back; ``yes`` (``semif run --yes``) acts all the
-same. A skill proposed by someone else (the Agent's model, through a skill's
-tool) passes the same gate with :func:`gate_choice`: the request is routed, and
-a proposed skill that writes runs only when the route, ended at it, would act. Skills that read, and skills that cannot act in this run (a stub, a
+same. Skills that read, and skills that cannot act in this run (a stub, a
 SKILL.md skill whose instructions are only shown), are never held back by 4
-and 5. What the gate read and did is kept in the run's outcome row
+and 5. A skill proposed by someone else (the Agent's model, through a skill's
+tool) passes the same gate with :func:`gate_choice`: the request is routed,
+and a proposed skill that writes runs only when the route, ended at it, would
+act. What the gate read and did is kept in the run's outcome row
 (``evidence["gate"]``).
 """
 
