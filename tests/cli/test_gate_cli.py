@@ -69,3 +69,33 @@ def test_a_question_writes_nothing_and_batch_entries_say_what_was_handed_back(se
     assert first["handed_back"] is True and first["outcome"] == "handed_back"
     assert first["candidates"][0]["skill"] == "notes.add" and 0 < first["candidates"][0]["probability"] < 0.5
     assert second["handed_back"] is False and second["candidates"] == []
+
+
+def test_batch_yes_acts_on_every_entry_and_the_summary_counts_what_was_handed_back(semif, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    assert semif("init", str(ws)).returncode == 0
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(
+        json.dumps({"text": UNSURE}) + "\n" + json.dumps({"text": "Remind me to renew the passport"}) + "\n"
+    )
+    before = written(ws)
+    held = semif("run", "--batch", str(batch), "-w", str(ws))
+    assert held.returncode == 0, held.stderr
+    assert "2 runs (1 handed back)," in held.stdout
+    assert "handed_back" in held.stdout.splitlines()[0]
+    notes = "data/notes/notes.sqlite3"
+    assert notes not in before and written(ws) == sorted([*before, "data/todos/todos.json"])  # only the to-do
+
+    acted = semif("run", "--batch", str(batch), "-w", str(ws), "--yes", "--json")
+    assert acted.returncode == 0, acted.stderr
+    report = json.loads(acted.stdout)
+    assert report["handed_back"] == 0
+    assert [r["handed_back"] for r in report["runs"]] == [False, False]
+    assert report["runs"][0]["skill"] == "notes.add"
+    assert notes in written(ws)
+
+    plain = semif("run", "--batch", str(batch), "-w", str(ws), "--yes")
+    assert plain.returncode == 0 and "2 runs," in plain.stdout and "handed back" not in plain.stdout
+
+    low = json.loads(semif("run", "--batch", str(batch), "-w", str(ws), "--act-threshold", "0.1", "--json").stdout)
+    assert low["handed_back"] == 0 and low["runs"][0]["handed_back"] is False

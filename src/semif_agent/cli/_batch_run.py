@@ -14,7 +14,7 @@ from ._common import one_line, plural, print_json
 from ._engines import run_settings
 from .workspace_cmds import open_workspace
 
-_LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow"}
+_LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow", "handed_back": "yellow"}
 
 
 def run_batch_file(
@@ -27,19 +27,31 @@ def run_batch_file(
     no_log: bool,
     ray_address: str | None,
     as_json: bool,
+    *,
+    yes: bool = False,
+    act_threshold: float | None = None,
 ) -> None:
+    """Run the requests of ``batch_file``; ``yes`` acts where the act gate would hand a request back,
+    ``act_threshold`` is the one to act at (default: the workspace's)."""
     from ..distributed.batch import LocalPool, load_requests, run_batch
 
     requests = load_requests(batch_file)
     ws = open_workspace(workspace, create_default=True)
     given = (engine_name, model, strategy, allow_scripts)
-    log = run_settings(ws, **_named(*given), log=False if no_log else None).build_log()  # a bad value: one line, first
-    setup = partial(batch_runner, str(ws.root), *given)
+    log = run_settings(  # a bad value: one line, first
+        ws, **_named(*given), log=False if no_log else None, act_threshold=act_threshold
+    ).build_log()
+    setup = partial(batch_runner, str(ws.root), *given, act_threshold=act_threshold)
     with cluster_pool(ray_address) as pool, StatusLine() as status:
-        report = run_batch(pool or LocalPool(), setup, requests, log, progress=status)
+        report = run_batch(pool or LocalPool(), setup, requests, log, progress=status, yes=yes)
     if as_json:
         print_json(
-            {"runs": report.runs, "rows_written": report.rows_written, "log": str(log.path) if log.enabled else None}
+            {
+                "runs": report.runs,
+                "handed_back": len(report.handed_back),
+                "rows_written": report.rows_written,
+                "log": str(log.path) if log.enabled else None,
+            }
         )
     else:
         width = len(str(len(report.runs)))
@@ -51,9 +63,9 @@ def run_batch_file(
             label = click.style(entry["outcome"], fg=_LABEL_COLOURS.get(entry["outcome"]), bold=True)
             click.echo(f"{number} {entry['skill'] or '(none)'}  {label}  {one_line(entry['text'], 60)}")
         where = f"-> {log.path}" if log.enabled else "(not logged: --no-log)"
-        click.echo(
-            f"{plural(len(report.runs) - len(report.failed), 'run')}, {plural(report.rows_written, 'row')} {where}"
-        )
+        ran = len(report.runs) - len(report.failed)
+        held = f" ({len(report.handed_back)} handed back)" if report.handed_back else ""
+        click.echo(f"{plural(ran, 'run')}{held}, {plural(report.rows_written, 'row')} {where}")
     if report.failed:
         first = report.failed[0]
         raise UserError(
@@ -63,7 +75,13 @@ def run_batch_file(
 
 
 def batch_runner(
-    root: str, engine_name: str | None, model: str | None, strategy: str | None, allow_scripts: bool | None
+    root: str,
+    engine_name: str | None,
+    model: str | None,
+    strategy: str | None,
+    allow_scripts: bool | None,
+    *,
+    act_threshold: float | None = None,
 ) -> Any:
     """A worker's runner for the workspace at ``root``: it logs nothing (the driver writes its rows) and acts under
     the workspace's run lock."""
@@ -73,7 +91,8 @@ def batch_runner(
     from ._engines import skill_runner
 
     ws = Workspace.load(root)
-    settings = RunSettings.resolve(ws, **_named(engine_name, model, strategy, allow_scripts), log=False)
+    given = _named(engine_name, model, strategy, allow_scripts)
+    settings = RunSettings.resolve(ws, **given, log=False, act_threshold=act_threshold)
     return skill_runner(settings, act_lock=run_lock(ws))
 
 

@@ -35,6 +35,21 @@ COLUMNS = [
     ),
 ]
 """(key in the report, column heading, what it measures): the table and its legend."""
+GATE_COLUMNS = [
+    ("acted", "acted", "requests a skill would run on: the route ends at a skill and the act gate lets it act"),
+    ("acted_accuracy", "acted right", "of those, the ones run by their own skill"),
+    (
+        "handed_back",
+        "handed back",
+        "requests nothing would run on: the gate handed them back, or the route ended at none",
+    ),
+]
+"""The act gate's trade-off at the act threshold in force, a short table after the first."""
+SOURCES = {
+    "set": "set by [routing] act_threshold or --act-threshold",
+    "measured": "measured on the workspace's examples and labels",
+    "default": "the default: too few examples to measure",
+}
 PERCENT_KEYS = {
     "accuracy",
     "balanced_accuracy",
@@ -44,16 +59,20 @@ PERCENT_KEYS = {
     "out_of_scope_recall",
     "calibration_error",
     "validation",
+    *(key for key, _, _ in GATE_COLUMNS),
 }
 
 
 def _help() -> str:
     """The command's help: what it does, and the legend of the table's columns (from :data:`COLUMNS`)."""
     legend = "\n".join(f"  {heading:<10}{meaning}" for _, heading, meaning in COLUMNS)
+    gate = "\n".join(f"  {heading:<12}{meaning}" for _, heading, meaning in GATE_COLUMNS)
     return (
         'Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did.\n\n'
         "\b\nOne row per strategy; the columns (percentages, but for decisions, milliseconds and tokens):\n"
-        f"{legend}\n\nThe same legend is printed under the table. --errors lists what each strategy "
+        f"{legend}\n\n"
+        "\b\nThen what the act gate (semif run's) gives at the act threshold in force, per strategy:\n"
+        f"{gate}\n\nThe same legends are printed under the tables. --errors lists what each strategy "
         "got wrong; --tune tunes each strategy's none threshold."
     )
 
@@ -79,6 +98,12 @@ def _help() -> str:
     "--threshold",
     type=float,
     help="The none threshold (default: the tuned one for the tuned strategy, else the engine's).",
+)
+@click.option(
+    "--act-threshold",
+    type=float,
+    metavar="P",
+    help="The act threshold to show the gate's trade-off at, 0 to 1 (default: the one semif run acts at).",
 )
 @click.option(
     "--tune",
@@ -113,6 +138,7 @@ def eval_(
     engine_name: str | None,
     strategy: str,
     threshold: float | None,
+    act_threshold: float | None,
     tune: bool,
     measure: str,
     show_errors: bool,
@@ -121,6 +147,7 @@ def eval_(
     as_json: bool,
 ) -> None:
     from .._sync import run_sync
+    from ..loop.act_threshold import gate_routes
     from ..loop.settings import default_strategy
     from ..routing.create import strategy_spec, usable_strategies
     from ..routing.evaluate import check_labels, load_dataset, route_all, split, summarize
@@ -135,7 +162,7 @@ def eval_(
         ws = open_workspace(workspace)
         skill_tree = load_tree(ws)
     # tuning compares with the routing in use: the workspace's, not --threshold
-    settings = run_settings(ws, engine=engine_name, threshold=None if tune else threshold)
+    settings = run_settings(ws, engine=engine_name, threshold=None if tune else threshold, act_threshold=act_threshold)
     check_labels(examples, skill_tree)
     router = _router(ws, skill_tree, strategy)
     names = usable_strategies(router) if strategy == "all" else [strategy]
@@ -181,18 +208,23 @@ def eval_(
             }
             report["saved_to"] = str(save_tuned(ws, stored))
     else:
+        act_at = report["act_threshold"] = run_sync(_act_threshold(settings, skill_tree, ws, router))
         with cluster_pool(ray_address) as pool, _bar(len(names) * len(examples), "routing", pool) as bar:
             for name in names:
                 measured = settings.measured(name)
                 arguments = (name, measured.threshold, measured.temperature)
                 if pool is None:
-                    outcomes = run_sync(route_all(make(*arguments), examples, progress=bar.update))
+                    routing = make(*arguments)
+                    outcomes = run_sync(
+                        route_all(routing, examples, progress=bar.update, on_route=gate_routes(routing))
+                    )
                 else:
                     from ..distributed.jobs import route_all as route_on_cluster
 
                     outcomes = route_on_cluster(pool, make, arguments, examples, progress=bar, stage=name)
                     bar.close()  # one line per strategy
-                report["strategies"][name] = summarize(outcomes, skill_tree)
+                gated = [o.gated for o in outcomes if o.gated is not None]
+                report["strategies"][name] = {**summarize(outcomes, skill_tree), **_gate(gated, act_at)}
                 if show_errors:
                     report["strategies"][name]["errors"] = [
                         {"text": o.example.text, "expected": o.example.skill, "got": o.predicted}
@@ -205,6 +237,29 @@ def eval_(
         print_json(report)
     else:
         _print_table(report)
+
+
+async def _act_threshold(settings: Any, tree: Any, ws: Any, router: Any) -> dict[str, Any]:
+    """The act threshold ``semif run`` acts at with ``settings`` (or the one given), where it comes from, and
+    for which strategy."""
+    from ..loop.act_threshold import Measuring, threshold_in_force
+    from ..loop.settings import default_strategy
+
+    engine = settings.build_engine()
+    strategy = settings.build_strategy(tree, engine, router=router)
+    log = settings.build_log() if ws is not None else None
+    found, source = await threshold_in_force(Measuring(settings, tree, engine, strategy, ws, log))
+    name = settings.strategy or default_strategy(engine)
+    return {**found.to_dict(), "source": source, "strategy": name}
+
+
+def _gate(pairs: list[tuple[float, bool]], act_at: dict[str, Any]) -> dict[str, Any]:
+    """What the act gate gives on the dataset at the threshold in force (see :func:`~..loop.act_threshold.gate_pair`)."""
+    from ..loop.act_threshold import trade_off
+
+    found = trade_off(pairs, act_at["threshold"])
+    handed_back = None if found.acted is None else 1 - found.acted
+    return {"acted": found.acted, "acted_accuracy": found.accuracy, "handed_back": handed_back}
 
 
 def _router(ws: Any, tree: Any, strategy: str) -> Any:
@@ -256,6 +311,8 @@ def _print_table(report: dict[str, Any]) -> None:
     for _, heading, meaning in COLUMNS:
         click.echo(click.style(f"  {heading:<10}{meaning}", dim=True))
     click.echo(click.style("  (percentages; '-' where the dataset has no such request)", dim=True))
+    if "act_threshold" in report:
+        _print_gate(report)
     for name, metrics in report["strategies"].items():
         if "errors" in metrics:
             _print_errors(name, metrics["errors"])
@@ -271,6 +328,24 @@ def _print_table(report: dict[str, Any]) -> None:
             click.echo(f"{report['reason']} (saved to {report['saved_to']})")
         else:
             click.echo(report["reason"] + (" (nothing saved: no workspace)" if report["decision"] == "changed" else ""))
+
+
+def _print_gate(report: dict[str, Any]) -> None:
+    """The act gate's trade-off per strategy, at the threshold in force (and where that comes from)."""
+    act_at = report["act_threshold"]
+    rows = {name: m for name, m in report["strategies"].items() if "acted" in m}
+    if not rows:
+        return
+    source = SOURCES[act_at["source"]]
+    click.echo(
+        f"\nact gate at threshold {act_at['threshold']:g} ({source}; semif run routes with {act_at['strategy']}):"
+    )
+    click.echo(f"{'strategy':<11}" + "".join(f"{t:>13}" for _, t, _ in GATE_COLUMNS))
+    for name, metrics in rows.items():
+        click.echo(f"{name:<11}" + "".join(f"{_figure(key, metrics.get(key)):>13}" for key, _, _ in GATE_COLUMNS))
+    click.echo()
+    for _, heading, meaning in GATE_COLUMNS:
+        click.echo(click.style(f"  {heading:<12}{meaning}", dim=True))
 
 
 def _print_errors(strategy: str, errors: list[dict[str, Any]]) -> None:

@@ -102,8 +102,9 @@ def run(
     asks for a change: otherwise the request is handed back with the likeliest
     skills (logged as handed_back, exit 0); --yes acts all the same.
 
-    --batch FILE runs many requests, one logged run each; with --ray they are
-    spread over a Ray cluster and the log is written here, once per request.
+    --batch FILE runs many requests, one logged run each (--yes and
+    --act-threshold apply to every one); with --ray they are spread over a Ray
+    cluster and the log is written here, once per request.
     """
     from ..loop.runner import SkillRunner
     from ..skills import check_text
@@ -113,7 +114,19 @@ def run(
             raise UserError("--batch runs the requests of its file: leave out TEXT, --skill, --create and --dry-run")
         from ._batch_run import run_batch_file
 
-        run_batch_file(batch_file, workspace, engine_name, model, strategy, allow_scripts, no_log, ray_address, as_json)
+        run_batch_file(
+            batch_file,
+            workspace,
+            engine_name,
+            model,
+            strategy,
+            allow_scripts,
+            no_log,
+            ray_address,
+            as_json,
+            yes=yes,
+            act_threshold=act_threshold,
+        )
         return
     if ray_address is not None:
         raise UserError("--ray spreads a batch over a cluster: give the requests with --batch FILE.jsonl")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -74,6 +75,11 @@ class BatchReport:
     def failed(self) -> list[RunSummary]:
         return [r for r in self.runs if r.get("error_before_run")]
 
+    @property
+    def handed_back(self) -> list[RunSummary]:
+        """The runs the act gate held back: nothing was done for them."""
+        return [r for r in self.runs if r.get("handed_back")]
+
 
 def load_requests(path: str | Path) -> list[BatchRequest]:
     """The requests of a batch file; a bad line is an error naming the file and line."""
@@ -98,12 +104,13 @@ def run_batch(
     log: DecisionLog,
     *,
     progress: Callable[[Status], None] | None = None,
+    yes: bool = False,
 ) -> BatchReport:
     """Run every request with the runner ``setup()`` builds on each worker; append each run's rows to ``log`` once.
 
     ``pool`` is a :class:`~.pool.RayPool` or a :class:`LocalPool`. A request
     that cannot run (an unknown skill, a bad request) is reported in its entry,
-    and the others run.
+    and the others run. ``yes`` acts on the requests the act gate would hand back.
     """
     report = BatchReport()
     written: set[int] = set()
@@ -119,7 +126,7 @@ def run_batch(
 
     pool.map(
         setup,
-        _run_requests,
+        partial(_run_requests, yes=yes),
         batches_of(list(enumerate(requests)), RUN_BATCH),
         on_result=take,
         stage="running",
@@ -158,15 +165,18 @@ def run_lock(workspace: Workspace) -> ActLock:
     return ActLock.of(workspace)
 
 
-def _run_requests(runner: SkillRunner, batch: list[tuple[int, BatchRequest]]) -> list[RequestResult]:
-    """Run each request of ``batch``; return its index, the rows its run made, and its summary."""
+def _run_requests(
+    runner: SkillRunner, batch: list[tuple[int, BatchRequest]], *, yes: bool = False
+) -> list[RequestResult]:
+    """Run each request of ``batch`` (``yes``: acting where the gate would hand it back); return its index, the
+    rows its run made, and its summary."""
     from ..skills import Request
 
     out: list[RequestResult] = []
     for index, item in batch:
         try:
             request = Request(item.text, id=item.id) if item.id else Request(item.text)
-            result = runner.run(request, skill=item.skill)
+            result = runner.run(request, skill=item.skill, yes=yes)
         except SemifError as exc:
             out.append((index, [], {"text": item.text, "error_before_run": str(exc)}))
             continue

@@ -116,6 +116,7 @@ def _call(make: Callable[..., RoutingStrategy], args: tuple[object, ...]) -> Rou
 
 def _route_batch(strategy: RoutingStrategy, examples: list[Example]) -> list[Outcome]:
     from .._sync import run_sync
+    from ..loop.act_threshold import gate_routes
     from ..routing.evaluate import route_all as route_locally
 
     started = time.perf_counter()
@@ -123,7 +124,7 @@ def _route_batch(strategy: RoutingStrategy, examples: list[Example]) -> list[Out
     if embed is not None:
         embed([e.text for e in examples])  # one batched run; routing then finds every request embedded
     share = (time.perf_counter() - started) * 1000 / max(1, len(examples))
-    outcomes = run_sync(route_locally(strategy, examples))
+    outcomes = run_sync(route_locally(strategy, examples, on_route=gate_routes(strategy)))
     return [replace(o, latency_ms=o.latency_ms + share) for o in outcomes]
 
 

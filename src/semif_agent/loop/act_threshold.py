@@ -20,17 +20,25 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .._files import replace_file
+from ..engine.base import Engine
+from ..routing.evaluate import Example
 from ..routing.scoring import can_score
 from ..tree.effects import WRITE
+from ..tree.router import Route
 from ..tree.tree import SkillTree
 from .gate import DEFAULT_ACT_THRESHOLD, gate_route
 
 TARGET = 0.95  # the share of acted routes that must be right
+WEIGHED = (
+    "sure",
+    "change-write",
+)  # the gate's rules that let a skill act only when its probability clears the threshold
 MIN_PAIRS = 8  # fewer routes to a writing skill, and the default stands
 MAX_EXAMPLES = 400  # examples routed at most (a large tree: the first ones of each skill, in turn)
 THRESHOLD_FILE = "act_threshold.json"
@@ -77,6 +85,32 @@ def trade_off(pairs: list[tuple[float, bool]], threshold: float, *, measured: bo
     return ActTradeOff(round(threshold, 4), len(pairs), share, accuracy, measured)
 
 
+def gate_pair(route: Route, text: str, expected: str | None, tree: SkillTree, engine: Engine) -> tuple[float, bool]:
+    """What the act gate does with ``route`` at every threshold, as one pair for :func:`trade_off`: the probability
+    a threshold must not exceed for a skill to run (``inf``: one runs at any, a skill that reads...; ``-inf``: none
+    runs, the route ended at none or a rule hands it back), and whether the skill that runs is ``expected``."""
+    _, gate = gate_route(route, text, tree, engine, threshold=0.0)
+    if gate is None or not gate.acts:
+        return -math.inf, False
+    right = gate.skill == expected
+    if gate.rule in WEIGHED and gate.probability is not None:
+        return gate.probability, right
+    return math.inf, right
+
+
+def gate_routes(strategy: Any) -> Callable[[Example, Route], tuple[float, bool]] | None:
+    """:func:`gate_pair` for the routes of ``strategy``, over its tree and with its engine (``route_all``'s
+    ``on_route``); None for a strategy that does not say them (a plug-in's may not)."""
+    tree, engine = getattr(strategy, "tree", None), getattr(strategy, "engine", None)
+    if not isinstance(tree, SkillTree) or engine is None:
+        return None
+
+    def gated(example: Example, route: Route) -> tuple[float, bool]:
+        return gate_pair(route, example.text, example.skill, tree, engine)
+
+    return gated
+
+
 async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> list[tuple[float, bool]]:
     """(probability, right?) of every route to a writing skill: the examples left out one at a time, and
     the ``labelled`` (request, skill) pairs, routed by ``runner``'s strategy, intent rules applied."""
@@ -93,6 +127,34 @@ async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> li
     for text, skill in labelled:
         pairs += await _pair(runner, runner.strategy, tree, text, skill)
     return pairs
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """What measuring the act threshold reads of a runner (a :class:`~.runner.SkillRunner` has it all); without a
+    ``workspace``, only the tree's examples are routed, and nothing is kept."""
+
+    settings: Any
+    tree: SkillTree
+    engine: Engine
+    strategy: Any
+    workspace: Any = None
+    log: Any = None
+
+
+async def threshold_in_force(runner: Any) -> tuple[ActTradeOff, str]:
+    """The act threshold ``runner`` acts at, and where it comes from: ``"set"`` (``[routing] act_threshold`` or the
+    caller's), ``"measured"`` (on the workspace's examples and labels) or ``"default"`` (too few to measure)."""
+    given = runner.settings.act_threshold
+    if given is not None:
+        return ActTradeOff(float(given), 0, None, None, measured=False), "set"
+    if runner.workspace is not None:
+        found = await measured_act_threshold(runner)
+    elif can_score(runner.engine):
+        found = act_threshold_for(await act_pairs(runner))
+    else:
+        found = ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
+    return found, "measured" if found.measured else "default"
 
 
 async def measured_act_threshold(runner: Any) -> ActTradeOff:

@@ -31,7 +31,10 @@ a lookup or a change, and its verb), and set against what the chosen skill does
 Rules 3 to 5 hand a request back; ``yes`` (``semif run --yes``) acts all the
 same. Skills that read, and skills that cannot act in this run (a stub, a
 SKILL.md skill whose instructions are only shown), are never held back by 4
-and 5. What the gate read and did is kept in the run's outcome row
+and 5. A skill proposed by someone else (the Agent's model, through a skill's
+tool) passes the same gate with :func:`gate_choice`: the request is routed,
+and a proposed skill that writes runs only when the route, ended at it, would
+act. What the gate read and did is kept in the run's outcome row
 (``evidence["gate"]``).
 """
 
@@ -208,6 +211,54 @@ def gate_route(
     return route, result
 
 
+def gate_choice(
+    route: Route,
+    skill: SkillManifest,
+    text: str,
+    tree: SkillTree,
+    engine: Engine,
+    *,
+    threshold: float,
+    can_act: Callable[[SkillManifest], bool] = lambda skill: True,
+) -> tuple[Route, GateResult]:
+    """The gate for ``skill``, proposed for ``text`` (the Agent's model chose it), where the request's own
+    ``route`` went: the route ended at ``skill``, and whether it acts.
+
+    A skill that reads (or cannot act) runs. One that writes runs when the route ended at it would act by
+    :func:`gate_route`'s rules (the route's probability for it, from the route's last decision); it is handed
+    back when the gate would hand that route back or take it to another skill, and when the route did not weigh
+    it at all.
+    """
+    chosen = replace(route, skill=skill)
+    reading = read_request(text)
+    if skill.effects != WRITE or not can_act(skill):
+        rule, reason = ("reads", f"{skill.name} only reads") if skill.effects != WRITE else _cannot_act(skill)
+        runs = GateResult(True, rule, reason, skill.name, reading.asks, reading.verb, skill.effects, None, threshold)
+        return chosen, runs
+    last = route.decisions[-1].result.probabilities if route.decisions else None
+    if last and skill.name in last:
+        _, result = gate_route(chosen, text, tree, engine, threshold=threshold, can_act=can_act)
+        if result is not None and result.skill == skill.name:
+            return chosen, result
+        if result is not None and reading.asks == "lookup":  # taken to a skill that reads instead
+            reason = f"the request asks to look something up, and {skill.name} writes"
+            own = next((c.probability for c in result.candidates if c.skill == skill.name), None)
+            handed_back = replace(result, acts=False, rule="lookup-writes", reason=reason, rerouted_from=None)
+            return chosen, replace(handed_back, skill=skill.name, effects=skill.effects, probability=own)
+    _, weighed = gate_route(route, text, tree, engine, threshold=threshold) if route.skill else (route, None)
+    where = weighed.skill if weighed is not None else "none"
+    reason = f"the route for this request goes to {where}, and does not weigh {skill.name}"
+    candidates = weighed.candidates if weighed is not None else ()
+    result = GateResult(
+        False, "unsure", reason, skill.name, reading.asks, reading.verb, skill.effects, None, threshold, candidates
+    )
+    return chosen, result
+
+
+def _cannot_act(skill: SkillManifest) -> tuple[str, str]:
+    return "cannot act", f"{skill.name} cannot act in this run"
+
+
 def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
     prefix: float | None = 1.0
     for step in route.decisions[:-1]:
@@ -259,7 +310,7 @@ def _verdict(
     if skill.effects != WRITE:
         return "reads", f"{skill.name} only reads"
     if not can_act:
-        return "cannot act", f"{skill.name} cannot act in this run"
+        return _cannot_act(skill)
     if by_similarity and reading.asks != "lookup" and reading.verb and not skill_fits(reading, skill):
         return "misfit", f"the request asks to {reading.verb!r}, which {skill.name} does not do"
     if state.probability is None:

@@ -25,7 +25,7 @@ from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .confined import run_confined
 from .context import BudgetedEngine
 from .evidence import gather_evidence
-from .gate import DEFAULT_ACT_THRESHOLD, GateResult, chosen_by_caller, gate_route
+from .gate import DEFAULT_ACT_THRESHOLD, GateResult, chosen_by_caller, gate_choice, gate_route
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
@@ -151,17 +151,23 @@ class SkillRunner:
         check_type("settings", settings, RunSettings)
         return cls(settings, **parts)
 
-    def run(self, text: str | Request, *, skill: str | None = None, yes: bool = False) -> RunResult:
-        return run_sync(self.arun(text, skill=skill, yes=yes))
+    def run(
+        self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
+    ) -> RunResult:
+        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed))
 
-    async def arun(self, text: str | Request, *, skill: str | None = None, yes: bool = False) -> RunResult:
+    async def arun(
+        self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
+    ) -> RunResult:
         """Route ``text`` (or go straight to ``skill``), pass the act gate (:mod:`.gate`), run the leaf, assess it.
 
         A request the gate holds back is handed back, logged with the outcome ``handed_back``; ``yes`` acts anyway.
+        A ``proposed`` skill (the Agent's model chose it) is not taken as named: the request is routed all the
+        same, and the skill passes the gate as the route's end (:func:`.gate.gate_choice`).
         """
         request = text if isinstance(text, Request) else Request(text)
         run = _Run(self, request)
-        if skill is not None:
+        if skill is not None and not (proposed and not yes):
             chosen = self.tree.get(skill)
             route = Route(skill=chosen, reason="chosen by the caller")
             run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
@@ -170,9 +176,20 @@ class SkillRunner:
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
             threshold = await self.aact_threshold()
-            route, run.gate = gate_route(
-                route, request.text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
-            )
+            if skill is None:
+                route, run.gate = gate_route(
+                    route, request.text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
+                )
+            else:
+                route, run.gate = gate_choice(
+                    route,
+                    self.tree.get(skill),
+                    request.text,
+                    self.tree,
+                    self.engine,
+                    threshold=threshold,
+                    can_act=self.can_act,
+                )
         return await run.execute(route)
 
     async def aact_threshold(self) -> float:

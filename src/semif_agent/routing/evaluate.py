@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.decisions import softmax
 from ..errors import UserError
+from ..tree.router import Route
 from ..tree.tree import SkillTree
 from .calibration import expected_calibration_error as calibration_error
 from .strategies import RoutingStrategy
@@ -82,6 +83,7 @@ class Outcome:
     confidence: float | None
     scores: dict[str, float] | None = None  # the last decision's raw scores, for recalibration
     selected: str | None = None  # the last decision's answer
+    gated: tuple[float, bool] | None = None  # what the act gate does with the route, when asked (route_all's on_route)
 
     def confidence_at(self, temperature: float) -> float | None:
         """The last decision's probability for its answer, were its scores softmaxed at ``temperature``."""
@@ -95,13 +97,20 @@ class Outcome:
 
 
 async def route_all(
-    strategy: RoutingStrategy, dataset: list[Example], *, progress: Callable[[int], None] | None = None
+    strategy: RoutingStrategy,
+    dataset: list[Example],
+    *,
+    progress: Callable[[int], None] | None = None,
+    on_route: Callable[[Example, Route], tuple[float, bool]] | None = None,
 ) -> list[Outcome]:
+    """Route every example of ``dataset``; what ``on_route`` makes of each route is kept as its outcome's ``gated``
+    (the act gate's figures, :func:`semif_agent.loop.act_threshold.gate_routes`)."""
     outcomes = []
     for example in dataset:
         start = time.perf_counter()
         route = await strategy.aroute(example.text)
         elapsed = (time.perf_counter() - start) * 1000
+        gated = on_route(example, route) if on_route is not None else None
         last = route.decisions[-1].result if route.decisions else None
         confidence = None
         if last is not None and last.probabilities:
@@ -117,6 +126,7 @@ async def route_all(
                 confidence,
                 dict(last.scores) if last and last.probabilities else None,
                 last.selected if last else None,
+                gated,
             )
         )
         if progress is not None:

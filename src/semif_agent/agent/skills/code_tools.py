@@ -16,6 +16,13 @@ are in its description). Calling it runs that skill on the request through
 observe, assess, every decision logged) and returns the run's outcome as
 JSON. Skills may write, so their calls run one at a time. Stubs (manifests
 without a body) are left out: they cannot act.
+
+The model's choice passes the act gate ``semif run`` routes pass
+(:func:`semif_agent.loop.gate.gate_choice`): a skill that writes, called for a
+question or on a route unsure of it, does nothing, and the tool returns
+``{"handed_back": true, "reason", "candidates": [{"skill", "probability",
+"effects"}]}``. Called again with ``"skill"`` naming it, as ``semif run
+--skill`` does, it acts.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from ...errors import InvalidArgumentError
 from ..tools import AgentTool
 
 if TYPE_CHECKING:
@@ -41,6 +49,7 @@ _INPUT_SCHEMA: dict[str, Any] = {
         },
     },
     "required": ["request"],
+    # "skill" is added per tool: naming the tool's own skill runs it as named, past the act gate
     "additionalProperties": False,
 }
 # What a tool result keeps of RunResult.to_dict(): the outcome, not the decision rows.
@@ -63,24 +72,39 @@ def skill_tools(runner: SkillRunner, *, include_stubs: bool = False) -> list[Age
 
 
 def skill_tool(runner: SkillRunner, skill: SkillManifest) -> AgentTool:
-    """The tool that runs ``skill`` on a request."""
+    """The tool that runs ``skill`` on a request, past the act gate (or as named, with ``"skill"``)."""
     name = skill.name
 
-    async def run_skill(request: str) -> str:
-        result = await runner.arun(request, skill=name)
+    async def run_skill(request: str, skill: str | None = None) -> str:
+        if skill is not None and skill != name:
+            raise InvalidArgumentError(f"this tool runs {name}; run {skill} with its own tool")
+        result = await runner.arun(request, skill=name, proposed=skill is None)
         return json.dumps(run_summary(result), ensure_ascii=False, default=str)
 
     run_skill.__name__ = skill_tool_name(name)
-    return AgentTool(
-        name=skill_tool_name(name),
-        description=_description(skill),
-        input_schema=_INPUT_SCHEMA,
-        fn=run_skill,
-    )
+    named = {
+        "type": "string",
+        "enum": [name],
+        "description": f"Only after a call was handed back: {name!r}, to run this skill all the same when you are "
+        "sure it is the right one (or the user said so).",
+    }
+    schema = {**_INPUT_SCHEMA, "properties": {**_INPUT_SCHEMA["properties"], "skill": named}}
+    return AgentTool(name=skill_tool_name(name), description=_description(skill), input_schema=schema, fn=run_skill)
 
 
 def run_summary(result: RunResult) -> dict[str, object]:
-    """What the model is told about a skill run: what it did and how it was assessed."""
+    """What the model is told about a skill run: what it did and how it was assessed; for a run the act gate
+    handed back, that nothing was done, why, and the skills the route weighed."""
+    gate = result.gate
+    if result.handed_back and gate is not None:
+        return {
+            "skill": result.skill,
+            "handed_back": True,
+            "reason": gate.reason,
+            "candidates": [c.to_dict() for c in gate.candidates],
+            "next": f"Nothing was done. Ask the user, or call this tool again with skill={result.skill!r} if you "
+            "are sure it is the right skill.",
+        }
     data = result.to_dict()
     summary = {key: data.get(key) for key in _RESULT_KEYS}
     assessment = summary.get("assessment") or {}

@@ -71,7 +71,9 @@ def code_skill(runner: SkillRunner, leaf: SkillManifest) -> Skill:
     item = skill_tool(runner, leaf)
     instructions = (
         f"Run this skill with the tool {item.name}: pass the user's request, in plain words and with every "
-        "detail it needs. The tool runs the skill and tells you what it did and how the run was judged."
+        "detail it needs. The tool runs the skill and tells you what it did and how the run was judged. When the "
+        "skill writes and the request is a question, or the routing is not sure of it, the tool does nothing and "
+        "hands the request back with the likelier skills: ask the user, or call it again naming the skill."
     )
     return Skill(
         name=leaf.name, description=leaf.description, instructions=instructions, tools=(item,), activation="on_demand"
