@@ -9,6 +9,7 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
+BELOW_AGENT = (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
@@ -31,33 +32,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "starter": KERNEL,
     "loop": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
     "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "sandbox", "catalog", "contract"),
-    "agent": (
-        *KERNEL,
-        "records",
-        "llm",
-        "sandbox",
-        "catalog",
-        "tree",
-        "routing",
-        "loop",
-        "forge",
-        "starter",
-        "contract",
-    ),
+    "agent": (*BELOW_AGENT, "starter", "contract"),
     "ui": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop"),
-    "distributed": (
-        *KERNEL,
-        "records",
-        "llm",
-        "sandbox",
-        "catalog",
-        "tree",
-        "routing",
-        "loop",
-        "forge",
-        "starter",
-        "contract",
-    ),
+    "distributed": (*BELOW_AGENT, "starter", "contract"),
 }
 
 

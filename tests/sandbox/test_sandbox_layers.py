@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
+
+from support.imports import imported_modules
 
 import semif_agent
 
@@ -25,21 +26,6 @@ STDLIB_ONLY = (
     "channel.py",
     "errors.py",
 )
-
-
-def imported_modules(path: Path) -> set[str]:
-    names: set[str] = set()
-    package = "semif_agent." + path.parent.name
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                names.add(f"{base}.{node.module}" if node.module else base)
-            elif node.module:
-                names.add(node.module)
-    return names
 
 
 def test_modules_a_confined_child_loads_use_only_the_standard_library():
