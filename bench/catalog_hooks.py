@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import agentsociety2, generate_skills, ratio
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SandboxLimits, SkillCatalog, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillCatalog
+from semif_agent.sandbox import SandboxLimits, WorkerPool
 
 ENTRYPOINT_HOOK = """
 import json

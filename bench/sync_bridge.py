@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalog_peers import generate_skills
 
-from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillCatalog, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillCatalog
+from semif_agent.sandbox import WorkerPool
 
 HOOK = """
 import json

@@ -19,8 +19,8 @@ from semif_agent.errors import SemifError
 
 PACKAGE = Path(semif_agent.__file__).parent
 NOT_IMPORTED = (
-    "semif_agent.catalog._launcher",
-    "semif_agent.catalog._worker",
+    "semif_agent.sandbox._launcher",
+    "semif_agent.sandbox._worker",
     "semif_agent.__main__",
     "semif_agent.starter.template",
 )
@@ -37,6 +37,7 @@ PUBLIC_NAMESPACES = (
     "semif_agent.llm",
     "semif_agent.loop",
     "semif_agent.routing",
+    "semif_agent.sandbox",
     "semif_agent.starter",
     "semif_agent.tree",
     "semif_agent.workspace",
@@ -127,7 +128,7 @@ def test_bad_numbers_and_types_name_the_argument():
 
 def _bad_calls() -> dict[str, Callable[[Path], Any]]:
     """Exported class -> a call with bad arguments (given a temporary folder)."""
-    from semif_agent import agent, catalog, engine, llm, loop, routing, tree
+    from semif_agent import agent, catalog, engine, llm, loop, routing, sandbox, tree
     from semif_agent.agent.toolkits import mcp
     from semif_agent.workspace import Workspace
 
@@ -142,14 +143,15 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
         "Workspace": lambda tmp: Workspace.load(tmp / "missing"),
         # the catalog
         "AgentSkillRuntime": lambda tmp: catalog.AgentSkillRuntime(None, catalog.SkillCatalog()),
-        "Channel": lambda tmp: catalog.Channel(-1, 0),
         "JsonlTraceWriter": lambda tmp: catalog.JsonlTraceWriter(3),
         "MemoryTraceWriter": lambda tmp: catalog.MemoryTraceWriter(maxlen=-1),
         "NullTraceWriter": lambda tmp: catalog.NullTraceWriter(excerpt_chars=0),
         "TraceWriter": lambda tmp: catalog.TraceWriter(excerpt_chars="long"),
-        "SandboxLimits": lambda tmp: catalog.SandboxLimits(memory_mb=0),
-        "WorkerPool": lambda tmp: catalog.WorkerPool(size=0),
         "WorkspaceFS": lambda tmp: catalog.WorkspaceFS(3),
+        # the sandbox
+        "Channel": lambda tmp: sandbox.Channel(-1, 0),
+        "SandboxLimits": lambda tmp: sandbox.SandboxLimits(memory_mb=0),
+        "WorkerPool": lambda tmp: sandbox.WorkerPool(size=0),
         # routing and the tree
         "LeafScorer": lambda tmp: routing.LeafScorer("a tree", scripted()),
         "StrategySpec": lambda tmp: routing.StrategySpec("not a factory"),

@@ -61,7 +61,8 @@ also the standard exception X, so code that catches X keeps working.
     │   ├── StreamInterruptedError      a stream broke after it started
     │   └── ResponseError               an answer we cannot read
     ├── CatalogError                    the SKILL.md catalog machinery failed at run time
-    │   ├── RuntimeNotBound             a runtime used before ``bind_workspace``
+    │   └── RuntimeNotBound             a runtime used before ``bind_workspace``
+    ├── SandboxError                    the sandbox's machinery failed at run time
     │   ├── WorkerError                 the warm worker pool cannot start a worker
     │   └── ChannelError                a confined call's question got an error, not an answer
     ├── WorkerFailed                    a batch could not be done on a Ray cluster (its worker died too often)
@@ -81,8 +82,9 @@ also the standard exception X, so code that catches X keeps working.
 Where they live, besides this module: ``llm.errors`` (InvalidModelRequestError, UnsupportedOptionError,
 ProviderConfigError and below, ModelRequestsBlockedError, TooManyOptionsError,
 ProviderError and below); ``catalog.errors`` (SkillNotFound, SkillParseError,
-SkillPathError, SkillCollisionError, SkillsPathNotFound, CallTargetError,
-CatalogError and below, SkillCatalogWarning); ``agent.errors``
+SkillPathError, SkillCollisionError, SkillsPathNotFound,
+CatalogError and below, SkillCatalogWarning); ``sandbox.errors`` (CallTargetError,
+SandboxError and below); ``agent.errors``
 (ArgumentValidationError, AgentConfigError and below, SkillNotRegisteredError,
 AgentError, OutputMissingError, SkillActivationError); ``agent.toolkits.memory``
 (FactNotFoundError, MemoryToolError);

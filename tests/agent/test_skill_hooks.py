@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from semif_agent.agent import Agent, tool
-from semif_agent.catalog._confine import landlock_abi
 from semif_agent.llm import ScriptedProvider
+from semif_agent.sandbox._confine import landlock_abi
 
 from ._support import calls, collect
 

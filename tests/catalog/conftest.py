@@ -2,63 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from catalog_helpers import CORPUS, SKILLS_REF, cache_dir
+from support.catalog_helpers import CORPUS, SKILLS_REF, cache_dir
+from support.skill_runs import make_runtime, pytest_pyfunc_call, skills_root, worker_pool
 
-from semif_agent.catalog import AgentSkillRuntime, SandboxLimits, SkillCatalog, WorkerPool
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run ``async def`` tests of this folder in a fresh event loop each."""
-    if not inspect.iscoroutinefunction(pyfuncitem.obj):
-        return None
-    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    asyncio.run(pyfuncitem.obj(**arguments))
-    return True
-
-
-@pytest.fixture
-def skills_root(tmp_path: Path) -> Path:
-    root = tmp_path / "skills"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def worker_pool() -> Iterator[WorkerPool]:
-    pool = WorkerPool(size=2)
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def make_runtime(tmp_path: Path, worker_pool: WorkerPool):
-    """Build a bound runtime over a registry, with fast limits and its own worker pool."""
-
-    def build(
-        registry: SkillCatalog,
-        *,
-        agent_id: int | str = 1,
-        limits: SandboxLimits | None = None,
-        workspace: Path | None = None,
-    ) -> AgentSkillRuntime:
-        runtime = AgentSkillRuntime(
-            agent_id, registry, limits=limits or SandboxLimits(memory_mb=512), worker_pool=worker_pool
-        )
-        runtime.bind_workspace(workspace_root=workspace or tmp_path / f"work-{agent_id}")
-        runtime.set_visible_skills(item.skill_id for item in registry.list_all())
-        return runtime
-
-    return build
+__all__ = ["make_runtime", "pytest_pyfunc_call", "skills_root", "worker_pool"]  # fixtures and the hook, shared
 
 
 @pytest.fixture

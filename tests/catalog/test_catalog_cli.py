@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from catalog_helpers import corpus_skill_folders, make_skill
 from click.testing import CliRunner
+from support.catalog_helpers import corpus_skill_folders, make_skill
 
 from semif_agent.catalog import SkillNotFound, SkillsPathNotFound, build_registry, list_skill_rows, show_skill
 from semif_agent.cli._common import SemifGroup

@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from catalog_helpers import corpus_skill_folders, make_skill
+from support.catalog_helpers import corpus_skill_folders, make_skill
 
 from semif_agent.catalog import (
     SkillCatalog,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from catalog_helpers import make_skill
+from support.catalog_helpers import make_skill
 
 from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, RuntimeNotBound, SkillCatalog, read_spans
 

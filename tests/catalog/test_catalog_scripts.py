@@ -8,9 +8,10 @@ import os
 import signal
 
 import pytest
-from catalog_helpers import make_skill
+from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, SandboxLimits, SkillCatalog, WorkerPool
+from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, SkillCatalog
+from semif_agent.sandbox import SandboxLimits, WorkerPool
 
 PLAIN = """
     import os, sys

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from catalog_helpers import corpus_skill_folders, make_skill
+from support.catalog_helpers import corpus_skill_folders, make_skill
 
 from semif_agent.catalog import SkillsPathNotFound, validate_paths, validate_skill
 

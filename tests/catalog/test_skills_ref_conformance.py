@@ -18,8 +18,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from catalog_helpers import SKILLS_REF, cache_dir, corpus_skill_folders, make_skill
 from click.testing import CliRunner
+from support.catalog_helpers import SKILLS_REF, cache_dir, corpus_skill_folders, make_skill
 
 from semif_agent.cli._common import SemifGroup
 from semif_agent.cli.catalog_cmds import prompt, validate

@@ -9,6 +9,7 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
+BELOW_AGENT = (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
@@ -22,28 +23,18 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "workspace": ("errors", "_text", "_files"),
     "records": KERNEL,
     "llm": (*KERNEL, "records"),
-    "catalog": (*KERNEL, "records"),
+    "sandbox": KERNEL,
+    "catalog": (*KERNEL, "records", "sandbox"),
     "compat": (*KERNEL, "records", "catalog"),
     "tree": (*KERNEL, "records", "catalog"),
     "routing": (*KERNEL, "records", "tree", "catalog"),
-    "contract": (*KERNEL, "records", "tree", "catalog"),
+    "contract": (*KERNEL, "records", "tree", "catalog", "sandbox"),
     "starter": KERNEL,
-    "loop": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "contract"),
-    "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "catalog", "contract"),
-    "agent": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract"),
-    "ui": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop"),
-    "distributed": (
-        *KERNEL,
-        "records",
-        "llm",
-        "catalog",
-        "tree",
-        "routing",
-        "loop",
-        "forge",
-        "starter",
-        "contract",
-    ),
+    "loop": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
+    "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "sandbox", "catalog", "contract"),
+    "agent": (*BELOW_AGENT, "starter", "contract"),
+    "ui": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop"),
+    "distributed": (*BELOW_AGENT, "starter", "contract"),
 }
 
 

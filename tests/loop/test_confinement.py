@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from semif_agent.catalog._confine import landlock_abi
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
 from semif_agent.records import DecisionLog
+from semif_agent.sandbox._confine import landlock_abi
 from semif_agent.workspace import Workspace
 
 LANDLOCK = pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock: writes are guarded, not confined")

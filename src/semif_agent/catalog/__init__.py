@@ -8,14 +8,13 @@
   :class:`SkillDescriptor` objects; :func:`conventional_locations` and their precedence.
 - Per agent: :class:`AgentSkillRuntime` (visibility, activation, documents,
   scripts and hooks in confined processes, :class:`ScriptRunResult`,
-  :class:`SkillScriptContext`, :class:`SandboxLimits`, :class:`WorkerPool`,
-  whose ``call`` runs a function of this package confined: :class:`CallResult`,
-  :class:`Channel`).
+  :class:`SkillScriptContext`; the sandbox's :class:`SandboxLimits` and
+  :class:`WorkerPool`, from :mod:`semif_agent.sandbox`, re-exported here).
 - Traces: :class:`JsonlTraceWriter`, :class:`MemoryTraceWriter`, :func:`read_spans`.
 - For commands: :func:`list_skill_rows`, :func:`show_skill`.
 
-Names load on first use, so the warm worker and the script launcher can
-import this package's small modules without pulling in the rest.
+Names load on first use, so the warm worker can import this package's small
+modules without pulling in the rest.
 """
 
 from __future__ import annotations
@@ -46,14 +45,11 @@ _EXPORTS = {
     "user_skills_dir": ".locations",
     # per agent
     "AgentSkillRuntime": ".runtime",
-    "ScriptRunResult": ".results",
-    "ErrorType": ".results",
+    "ScriptRunResult": "semif_agent.sandbox.results",
+    "ErrorType": "semif_agent.sandbox.results",
     "SkillScriptContext": ".context",
-    "SandboxLimits": ".limits",
-    "WorkerPool": ".worker",
-    "CallResult": ".results",
-    "Channel": ".channel",
-    "default_worker_pool": ".worker",
+    "SandboxLimits": "semif_agent.sandbox.limits",
+    "WorkerPool": "semif_agent.sandbox.pool",
     "WorkspaceFS": ".fs",
     # traces
     "TraceWriter": ".trace",
@@ -74,9 +70,6 @@ _EXPORTS = {
     "SkillCatalogWarning": ".errors",
     "CatalogError": ".errors",
     "RuntimeNotBound": ".errors",
-    "WorkerError": ".errors",
-    "ChannelError": ".errors",
-    "CallTargetError": ".errors",
 }
 
 __all__ = sorted(_EXPORTS)

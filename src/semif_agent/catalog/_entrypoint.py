@@ -1,12 +1,12 @@
 """The call target that runs a skill script's ``entrypoint(argv, ctx)`` in a warm worker's child.
 
-:class:`~.execution.ScriptExecutor` sends ``semif_agent.catalog._entrypoint:run``
-through :meth:`~.worker.WorkerPool.call` with the script, its arguments, its
+:class:`~.execution.ScriptExecutor` sends :func:`run` through
+:meth:`~semif_agent.sandbox.pool.WorkerPool.call` with the script, its arguments, its
 environment and the fields of its :class:`~.context.SkillScriptContext`. The script is imported
 as ``__skill_script__`` and its ``entrypoint`` called (awaited when it is a
 coroutine function); a returned string is written to stdout as it is,
 anything else but None as JSON, as the script's output. The workers import
-this module at start, so calls find it warm.
+this module at start (:func:`~semif_agent.sandbox.pool.preload_everywhere`), so calls find it warm.
 """
 
 from __future__ import annotations

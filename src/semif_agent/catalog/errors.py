@@ -45,24 +45,12 @@ class SkillNotFound(UnknownSkillError):
     """No SKILL.md skill has that id or display name (or the name is ambiguous)."""
 
 
-class CallTargetError(UserError):
-    """:meth:`~.worker.WorkerPool.call` was given a target that is not ``semif_agent.<module>:<function>``."""
-
-
 class CatalogError(SemifError):
     """The catalog machinery failed at run time."""
 
 
 class RuntimeNotBound(CatalogError):
     """An :class:`AgentSkillRuntime` needs ``bind_workspace`` before it can run scripts."""
-
-
-class WorkerError(CatalogError):
-    """The warm worker pool could not start a worker process."""
-
-
-class ChannelError(CatalogError):
-    """Raised inside a confined call by ``channel.ask``: the host's handler failed, or the channel closed."""
 
 
 class SkillCatalogWarning(UserWarning):

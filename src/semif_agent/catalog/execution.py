@@ -1,16 +1,21 @@
 """Choose how a skill script runs and run it: :class:`ScriptExecutor`.
 
 - A Python script defining a top-level ``entrypoint`` runs as
-  ``entrypoint(argv, ctx)`` in a warm worker (:mod:`.worker`): fast, and still
+  ``entrypoint(argv, ctx)`` in a warm worker (:mod:`semif_agent.sandbox.pool`): fast, and still
   in a separate, confined process.
 - Any other script runs as ``python script.py argv...`` (or ``sh``, or
-  directly when executable) in a fresh confined process (:mod:`.sandbox`).
+  directly when executable) in a fresh confined process (:mod:`semif_agent.sandbox.process`).
 
 Both get the same working directory (the agent's workspace), environment,
-limits and confinement (:mod:`.limits`), and a private temporary folder that
+limits and confinement (:mod:`semif_agent.sandbox.limits`), and a private temporary folder that
 is removed afterwards (the worker's own, for a warm call). Whether a script has an ``entrypoint`` is read from its
 syntax tree, never by importing it in the host; the answer is cached per
 file version (path, size, modification time).
+
+A script sees only an allow-list of the host's environment variables plus
+``SKILL_ID``, ``SKILL_NAME``, ``SKILL_DIR``, ``AGENT_WORK_DIR`` (and ``SKILL_HOOK``
+for a hook); ``HOME`` is the agent's workspace and ``TMPDIR`` a private
+temporary folder removed after the run.
 """
 
 from __future__ import annotations
@@ -22,18 +27,19 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..sandbox.limits import SandboxLimits, confinement_spec
+from ..sandbox.pool import WorkerPool, default_worker_pool, preload_everywhere
+from ..sandbox.process import run_subprocess
+from ..sandbox.results import ScriptRunResult
+from . import _entrypoint
 from .descriptor import SkillDescriptor
-from .limits import SandboxLimits, confinement_spec, script_environment
-from .results import ScriptRunResult
-from .sandbox import run_subprocess
-from .worker import WorkerPool, default_worker_pool
 
 _ENTRYPOINT_CACHE_SIZE = 1024
-ENTRYPOINT_TARGET = "semif_agent.catalog._entrypoint:run"
+preload_everywhere(_entrypoint.run)  # every worker imports it at start, so entrypoint calls start warm
 
 
 class ScriptExecutor:
-    """Runs scripts of skills under one set of :class:`~.limits.SandboxLimits`."""
+    """Runs scripts of skills under one set of :class:`~semif_agent.sandbox.limits.SandboxLimits`."""
 
     def __init__(self, limits: SandboxLimits | None = None, worker_pool: WorkerPool | None = None) -> None:
         """Use ``limits`` (defaults otherwise) and ``worker_pool`` (the process-wide pool otherwise)."""
@@ -96,7 +102,7 @@ class ScriptExecutor:
                 },
             }
             called = await self.worker_pool.call(
-                ENTRYPOINT_TARGET,
+                _entrypoint.run,
                 payload,
                 cwd=workspace_root,
                 env=env,
@@ -132,6 +138,35 @@ class ScriptExecutor:
         finally:
             await asyncio.to_thread(shutil.rmtree, run_dir, True)
         return result, mode
+
+
+def script_environment(
+    limits: SandboxLimits,
+    *,
+    descriptor: SkillDescriptor,
+    workspace_root: Path,
+    run_dir: Path | None,
+    hook_type: str = "",
+) -> dict[str, str]:
+    """The complete environment of one script run (``TMPDIR`` is ``run_dir``; None: the runner sets it)."""
+    env = {key: os.environ[key] for key in limits.env_allow if key in os.environ}
+    env.update(limits.extra_env)
+    env.update(
+        {
+            "HOME": str(workspace_root),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONIOENCODING": "utf-8",
+            "SKILL_ID": descriptor.skill_id,
+            "SKILL_NAME": descriptor.name,
+            "SKILL_DIR": str(descriptor.root),
+            "AGENT_WORK_DIR": str(workspace_root),
+        }
+    )
+    if run_dir is not None:
+        env["TMPDIR"] = str(run_dir)
+    if hook_type:
+        env["SKILL_HOOK"] = hook_type
+    return env
 
 
 def _defines_entrypoint(script: Path) -> bool:

@@ -22,16 +22,16 @@ from typing import Any
 
 from .._sync import run_sync
 from ..errors import check_type
+from ..sandbox.limits import SandboxLimits
+from ..sandbox.pool import WorkerPool
+from ..sandbox.results import ScriptRunResult
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import RuntimeNotBound, SkillPathError
 from .execution import ScriptExecutor
 from .fs import WorkspaceFS
-from .limits import SandboxLimits
 from .paths import resolve_inside
-from .results import ScriptRunResult
 from .script_runner import DEFAULT_TIMEOUT_SEC, ScriptRunner
 from .trace import JsonlTraceWriter, NullTraceWriter, TraceWriter
-from .worker import WorkerPool
 
 STATE_VERSION = 1
 TRACE_FILE = Path(".semif") / "skill-trace.jsonl"
@@ -51,7 +51,7 @@ class AgentSkillRuntime:
     ) -> None:
         """A runtime for ``agent_id`` over the shared ``registry``; nothing visible yet.
 
-        ``limits`` bound every script (defaults: :class:`~.limits.SandboxLimits`);
+        ``limits`` bound every script (defaults: :class:`~semif_agent.sandbox.limits.SandboxLimits`);
         ``worker_pool`` runs entrypoint scripts (default: the process-wide pool).
         """
         check_type("agent_id", agent_id, (int, str))

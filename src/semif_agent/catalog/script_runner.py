@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from ..sandbox.results import ErrorType, ScriptRunResult, refused
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .errors import SkillPathError
 from .execution import ScriptExecutor
 from .paths import resolve_inside
-from .results import ErrorType, ScriptRunResult, refused
 from .trace import TraceWriter
 
 DEFAULT_TIMEOUT_SEC = 30

@@ -1,7 +1,7 @@
 """The confined child's side of a code-skill run: ``predict`` then ``act``, engine calls asked of the host.
 
-Imported by name in the sandbox's warm worker (``semif_agent.loop._body_child:run``),
-never by the host. The host sends the body's source (read and checked there,
+Run in the sandbox's warm worker (:func:`run`, the call's target); the host
+imports it only to name the target. The host sends the body's source (read and checked there,
 so the child never reads the body file), the request, a copy of the config
 and the write roots. Every ``ctx.engine.call`` becomes a question to the
 host over the sandbox's channel; the host keeps the engine, enforces the

@@ -1,7 +1,7 @@
 """Code-skill bodies run confined: a child of the sandbox's warm worker pool, the engine kept in the host.
 
 A run's ``predict`` and ``act`` execute in one forked, confined child (the
-mechanism SKILL.md scripts run in, :mod:`semif_agent.catalog.worker`): its
+mechanism SKILL.md scripts run in, :mod:`semif_agent.sandbox.pool`): its
 own PID namespace and network namespace where the kernel allows them,
 Landlock write access to the skill's write dirs only, limits on memory, CPU,
 file size, bytes written, open files and processes, a reduced environment
@@ -35,7 +35,6 @@ from ..tree.manifests import SkillManifest
 from ..workspace import Workspace
 from .context import BudgetedEngine
 
-TARGET = "semif_agent.loop._body_child:run"
 MEMORY_MB = 1024
 
 
@@ -96,7 +95,7 @@ class BodyRun:
 
 def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
     """The child's confinement: write only the skill's write dirs, read the data it may read, no network."""
-    from ..catalog.limits import SandboxLimits, confinement_spec
+    from ..sandbox.limits import SandboxLimits, confinement_spec
 
     roots = [str(r) for r in workspace.write_roots]
     readable = tuple(str(p) for p in readable_data(workspace))
@@ -123,12 +122,13 @@ _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.Weak
 
 def pool_for_this_loop() -> Any:
     """A warm worker pool for the running event loop (a pool serves one loop; runs on other threads get their own)."""
-    from ..catalog.worker import WorkerPool
+    from ..sandbox.pool import WorkerPool
+    from . import _body_child
 
     loop = asyncio.get_running_loop()
     pool = _pools.get(loop)
     if pool is None:
-        pool = _pools[loop] = WorkerPool(preload=(TARGET.split(":")[0],))
+        pool = _pools[loop] = WorkerPool(preload=(_body_child.run,))
     return pool
 
 
@@ -179,7 +179,8 @@ async def run_confined(
         "engine": engine.name,
         "model": engine.model,
     }
-    from ..catalog.limits import DEFAULT_ENV_ALLOW  # the variables SKILL.md scripts get: no keys, no tokens
+    from ..sandbox.limits import DEFAULT_ENV_ALLOW  # the variables SKILL.md scripts get: no keys, no tokens
+    from . import _body_child  # the child's side, run in the worker; imported here only to name it
 
     env = {
         "HOME": str(workspace.root),
@@ -188,7 +189,7 @@ async def run_confined(
         **{k: v for k, v in os.environ.items() if k in DEFAULT_ENV_ALLOW},
     }
     result = await pool.call(
-        TARGET,
+        _body_child.run,
         payload,
         cwd=str(workspace.root),
         env=env,

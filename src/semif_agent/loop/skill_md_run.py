@@ -7,7 +7,7 @@ A SKILL.md skill is instructions for a model, not code. Who follows them is a
   in :mod:`semif_agent.agent.skills.runs`; the command line passes it in);
 - without one, :func:`show_instructions` says which skill fits and hands
   back its instructions, or runs the skill's ``script`` entry point in the
-  catalog's sandbox when the skill declares one and scripts are allowed
+  sandbox when the skill declares one and scripts are allowed
   (``[skills] allow_scripts = true`` or ``semif run --allow-scripts``).
 
 Either way the run is observed, assessed and logged like a code skill's; a

@@ -35,9 +35,9 @@ from ...catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPa
 from ...catalog.loader import find_skill_folders, find_skill_md
 from ...catalog.locations import CUSTOM_NAMESPACE
 from ...catalog.registry import SkillCatalog
-from ...catalog.results import ScriptRunResult
 from ...catalog.runtime import AgentSkillRuntime
 from ...errors import InvalidArgumentError, check_type
+from ...sandbox.results import ScriptRunResult
 from ..errors import (
     AgentConfigError,
     SkillActivationError,

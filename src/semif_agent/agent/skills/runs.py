@@ -8,7 +8,7 @@
 For each run, a fresh :class:`~semif_agent.agent.Agent` on ``provider`` gets
 the skill registered and activated before the turn (its instructions in
 the system prompt, its files readable with ``read_skill_file``, its scripts
-runnable with ``run_skill_script`` in the catalog's sandbox when scripts are
+runnable with ``run_skill_script`` in the sandbox when scripts are
 allowed), and the request as its message. The turn's answer is the run's
 new state; the action log says what the agent did (rounds, tools, how the
 turn ended) for the assessment.

@@ -1,22 +1,26 @@
 """WorkerPool.call: a confined function of the package, its value, its failures, its message channel.
 
-The callee is :mod:`semif_agent.catalog.scripted_call`, the testing target that
+The callee is :mod:`semif_agent.sandbox.scripted_call`, the testing target that
 does what its payload lists (ask the host, print, sleep, exit, raise, crash).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from semif_agent.catalog import SandboxLimits, WorkerPool
-from semif_agent.catalog.errors import CallTargetError
-from semif_agent.catalog.limits import confinement_spec
+import semif_agent
+from semif_agent.sandbox import CallTargetError, SandboxLimits, WorkerPool, scripted_call
+from semif_agent.sandbox.limits import confinement_spec
 
-SCRIPTED = "semif_agent.catalog.scripted_call:run_steps"
+SCRIPTED = scripted_call.run_steps
 
 
 @pytest.fixture
@@ -144,7 +148,7 @@ async def test_every_way_a_callee_fails_is_reported(call, step, exit_code, error
     assert (result.ok, result.exit_code, result.error_type, result.value) == (False, exit_code, error_type, None)
     assert result.stdout == "before\n"
     if error_type == "exception":
-        assert "RuntimeError: broken" in result.stderr and "catalog/_call.py" not in result.stderr
+        assert "RuntimeError: broken" in result.stderr and "sandbox/_call.py" not in result.stderr
 
 
 async def test_a_huge_message_and_answer_cross_whole(call):
@@ -165,26 +169,48 @@ async def test_a_message_over_the_limit_kills_the_call(call):
     assert "larger than 100000 bytes" in result.stderr
 
 
-async def test_a_target_that_cannot_be_imported_is_an_exception(tmp_path, worker_pool):
+@pytest.fixture
+def host_only_target() -> Iterator[types.FunctionType]:
+    """A function of a module of the package that exists in the host only (the worker's child cannot import it)."""
+    module = types.ModuleType("semif_agent.no_such_module")
+    exec("def f(payload, channel):\n    return 1\n", module.__dict__)
+    sys.modules[module.__name__] = module
+    yield module.f
+    del sys.modules[module.__name__]
+
+
+async def test_a_target_that_cannot_be_imported_is_an_exception(tmp_path, worker_pool, host_only_target):
     spec = confinement_spec(SandboxLimits(memory_mb=512), timeout_sec=10, workspace_root=tmp_path, skill_dir=tmp_path)
-    missing = await worker_pool.call(
-        "semif_agent.catalog.no_such_module:f", {}, cwd=tmp_path, env={}, confine_spec=spec, timeout_sec=10
-    )
+    missing = await worker_pool.call(host_only_target, {}, cwd=tmp_path, env={}, confine_spec=spec, timeout_sec=10)
     assert (missing.error_type, missing.value) == ("exception", None) and "ModuleNotFoundError" in missing.stderr
+
+
+def _nested():
+    def inner(payload, channel):
+        return None
+
+    return inner
+
+
+def local_target(payload, channel):
+    return None
 
 
 @pytest.mark.parametrize(
     "target",
     [
-        "os:system",
-        "builtins:exec",
-        "semif_agent",
-        "semif_agent.catalog.scripted_call",
-        "semif_agent.x:y;z",
-        "tests.helpers:run",
-        "",
+        os.system,
+        exec,
+        semif_agent,
+        scripted_call,
+        "semif_agent.sandbox.scripted_call:run_steps",
+        lambda payload, channel: None,
+        _nested(),
+        WorkerPool.close,
+        local_target,
+        None,
     ],
 )
 async def test_targets_outside_the_package_are_refused(worker_pool, tmp_path, target):
-    with pytest.raises(CallTargetError, match="semif_agent.<module>:<function>"):
+    with pytest.raises(CallTargetError, match="a module-level function of semif_agent"):
         await worker_pool.call(target, {}, cwd=tmp_path, env={}, confine_spec={}, timeout_sec=5)

@@ -1,6 +1,6 @@
 """Kill a confined run's process and its process group (standard library only).
 
-The host (:mod:`.sandbox`, :mod:`.worker`), the script launcher and the warm
+The host (:mod:`.process`, :mod:`.pool`), the script launcher and the warm
 worker all kill this way; the launcher and the worker load this module
 without the package.
 """

@@ -1,5 +1,5 @@
 """The outcome of a confined run: :class:`ScriptRunResult` (a script or hook), :class:`CallResult`
-(a :meth:`~.worker.WorkerPool.call`), and their error types."""
+(a :meth:`~.pool.WorkerPool.call`), and their error types."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class ScriptRunResult:
 
 @dataclass(frozen=True)
 class CallResult(ScriptRunResult):
-    """What a :meth:`~.worker.WorkerPool.call` produced: a :class:`ScriptRunResult` plus ``value``.
+    """What a :meth:`~.pool.WorkerPool.call` produced: a :class:`ScriptRunResult` plus ``value``.
 
     ``value`` is what the called function returned (JSON data), None when it
     returned None or did not return (it exited, raised, crashed, was killed).

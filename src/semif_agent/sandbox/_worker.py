@@ -1,6 +1,6 @@
 """The warm worker: runs confined calls, each in a forked child, and relays their messages.
 
-The host's :class:`~.worker.WorkerPool` spawns this file as ``python -I _worker.py
+The host's :class:`~.pool.WorkerPool` spawns this file as ``python -I _worker.py
 PACKAGE_PARENT CALLS_FOLDER CGROUP`` (``CGROUP`` is ``-`` when there is none); never import it.
 The first line on stdin is the setup (the system folders every call may read, the modules to
 import now); then come JSON lines ``{"op": "call", ...}`` and ``{"op": "reply", ...}``.
@@ -42,7 +42,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from semif_agent.catalog._call import Call
+    from semif_agent.sandbox._call import Call
 
 _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
 
@@ -459,7 +459,7 @@ class _Worker:
 def main() -> None:
     package_parent, calls_folder, cgroup = sys.argv[1:4]
     sys.path.insert(0, package_parent)
-    from semif_agent.catalog import _call, _cgroup, _confine, _disk, _isolation, _process_group
+    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group
 
     received = b""
     while b"\n" not in received:

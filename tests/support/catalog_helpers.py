@@ -1,4 +1,4 @@
-"""Helpers for the SKILL.md catalog tests (imported by name: the tests folder has no package)."""
+"""Helpers for the SKILL.md catalog tests (the catalog and sandbox tests share them)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ What is prevented, and how:
   process, timeout killing its process group, RLIMIT_AS / RLIMIT_CPU, bounded capture;
 - forking many children: each run's processes die with it (a PID namespace, or
   its cgroup, or a subreaper), and a ``pids`` cgroup caps them (RLIMIT_NPROC
-  where no cgroup can be made and not running as root); see test_catalog_isolation.py;
+  where no cgroup can be made and not running as root); see test_sandbox_isolation.py;
 - reading the host's environment: scripts get an allow-listed environment, and
   with Landlock they cannot read other processes' ``/proc/<pid>/environ``;
 - writing or reading outside the workspace and the skill, signalling the host:
@@ -27,10 +27,11 @@ import time
 from pathlib import Path
 
 import pytest
-from catalog_helpers import make_skill
+from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import SandboxLimits, SkillCatalog
-from semif_agent.catalog._confine import landlock_abi
+from semif_agent.catalog import SkillCatalog
+from semif_agent.sandbox import SandboxLimits
+from semif_agent.sandbox._confine import landlock_abi
 
 LANDLOCK = landlock_abi()
 needs_landlock = pytest.mark.skipif(LANDLOCK < 1, reason="the kernel has no Landlock: file access is not confined")

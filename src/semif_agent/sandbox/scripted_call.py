@@ -1,10 +1,10 @@
-"""A scripted target for :meth:`~.worker.WorkerPool.call`: :func:`run_steps` (a testing utility).
+"""A scripted target for :meth:`~.pool.WorkerPool.call`: :func:`run_steps` (a testing utility).
 
 Code that drives confined calls (a handler for their messages, a runner of
 bodies) can be tested against a real worker with a callee that does, step by
 step, what the payload says, including failing in every way a callee can::
 
-    await pool.call("semif_agent.catalog.scripted_call:run_steps",
+    await pool.call(run_steps,
                     {"steps": [{"ask": {"q": 1}}, {"print": "done"}]}, ...)
 
 Steps, in order (each a one-key dict):

@@ -1,6 +1,6 @@
 """The confined side of a call's message channel: :class:`Channel`.
 
-A function run by :meth:`~.worker.WorkerPool.call` gets ``(payload, channel)``.
+A function run by :meth:`~.pool.WorkerPool.call` gets ``(payload, channel)``.
 ``channel.ask(message)`` sends a JSON object to the host and blocks until the
 host's ``on_message`` handler answers with another, which ``ask`` returns; a
 handler that raises (or a call started without a handler) makes ``ask`` raise
@@ -11,7 +11,7 @@ saying what it is (``A`` a question, ``V`` the function's value, ``E`` an
 error type, ``C`` the confinement that held), and each line it reads starts
 with ``R`` (an answer) or ``X`` (an error). The worker relays questions and
 answers to and from the host, tagged with the call's id. Standard library
-only, apart from the catalog's errors.
+only, apart from the sandbox's errors.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """A pool of warm worker processes that run functions confined: :class:`WorkerPool`.
 
-``await pool.call("semif_agent.pkg.module:function", payload, cwd=..., env=...,
-confine_spec=..., timeout_sec=..., on_message=handler)`` runs
-``function(payload, channel)`` in a forked, confined child of a warm worker
-(see :mod:`._worker`) and returns a :class:`~.results.CallResult`. Inside,
-``channel.ask(message)`` (:class:`~.channel.Channel`) sends a JSON object to
-the host and blocks until ``await handler(message)`` answers. Skill scripts'
-``entrypoint(argv, ctx)`` run through the same call (:mod:`._entrypoint`).
+``await pool.call(function, payload, cwd=..., env=..., confine_spec=...,
+timeout_sec=..., on_message=handler)`` runs ``function(payload, channel)``
+(a module-level function of this package, which the caller imports) in a
+forked, confined child of a warm worker (see :mod:`._worker`) and returns a
+:class:`~.results.CallResult`. Inside, ``channel.ask(message)``
+(:class:`~.channel.Channel`) sends a JSON object to the host and blocks until
+``await handler(message)`` answers. Code-skill bodies and SKILL.md scripts'
+``entrypoint(argv, ctx)`` run through the same call.
 
 Each worker is a long-lived Python process started lazily, in its own
 session, with a minimal environment; calls skip the interpreter's start-up yet
@@ -43,6 +44,7 @@ from typing import Any
 from ..errors import check_number
 from . import _cgroup
 from ._process_group import kill_group
+from .channel import Channel
 from .errors import CallTargetError, WorkerError
 from .limits import DEFAULT_ENV_ALLOW, etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
@@ -51,11 +53,38 @@ WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message, answer or return value a call may pass (JSON text)."""
 _GRACE_SECONDS = 5.0
-_PRELOAD = ("semif_agent.catalog._entrypoint",)
+_PRELOAD: dict[str, None] = {}  # modules every pool's workers import at start (see preload_everywhere)
 _TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 _pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 
 MessageHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+CallTarget = Callable[[dict[str, Any], Channel], Any]
+"""What a call runs: ``function(payload, channel)``, a module-level function of this package."""
+
+
+def target_name(target: CallTarget) -> str:
+    """``"semif_agent.module:function"``, what the worker's child imports and calls, for ``target``.
+
+    Raises :class:`~.errors.CallTargetError` unless ``target`` is a
+    module-level function of this package (what the child can import by name).
+    """
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__qualname__", None) or ""
+    found = getattr(sys.modules.get(module), name, None) if "." not in name else None
+    text = f"{module}:{name}"
+    if found is not target or not _TARGET.fullmatch(text):
+        raise CallTargetError(f"a call target is a module-level function of semif_agent, not {target!r}")
+    return text
+
+
+def preload_everywhere(target: CallTarget) -> None:
+    """Have every pool's workers import ``target``'s module at start, so calls into it start warm.
+
+    For the targets of the layers above, registered when their module is
+    imported; each adds to the cost of every call's fork: keep it to what
+    most calls use.
+    """
+    _PRELOAD[target_name(target).split(":")[0]] = None
 
 
 @dataclass
@@ -191,19 +220,19 @@ class _Worker:
 class WorkerPool:
     """Up to ``size`` warm workers shared by every runtime that uses this pool."""
 
-    def __init__(self, size: int = 2, *, grace_sec: float = _GRACE_SECONDS, preload: Sequence[str] = ()) -> None:
+    def __init__(self, size: int = 2, *, grace_sec: float = _GRACE_SECONDS, preload: Sequence[CallTarget] = ()) -> None:
         """A pool of at most ``size`` workers, started on first use.
 
         A worker silent for a call's timeout plus ``grace_sec`` is killed and
-        replaced. ``preload`` names more modules of this package the workers
-        import at start, so calls into them start warm (each adds to the cost
-        of every call's fork: keep it to what most calls use).
+        replaced. ``preload`` names more call targets whose modules the
+        workers import at start, so calls into them start warm (each adds to
+        the cost of every call's fork: keep it to what most calls use).
         """
         check_number("size", size, minimum=1, whole=True)
         check_number("grace_sec", grace_sec)
         self.size = size
         self.grace_sec = grace_sec
-        self.preload = tuple(dict.fromkeys([*_PRELOAD, *preload]))
+        self._preload = tuple(target_name(target).split(":")[0] for target in preload)
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
         self._starting: asyncio.Lock | None = None
@@ -217,9 +246,14 @@ class WorkerPool:
         """Process ids of the live workers."""
         return [worker.process.pid for worker in self._workers if worker.alive]
 
+    @property
+    def preload(self) -> tuple[str, ...]:
+        """The modules a worker imports at start: those registered everywhere, then this pool's."""
+        return tuple(dict.fromkeys([*_PRELOAD, *self._preload]))
+
     async def call(
         self,
-        target: str,
+        target: CallTarget,
         payload: dict[str, Any],
         *,
         cwd: str | Path,
@@ -230,7 +264,7 @@ class WorkerPool:
         max_output_bytes: int = 1_000_000,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> CallResult:
-        """Run ``target`` (``"semif_agent.module:function"``) as ``function(payload, channel)``, confined.
+        """Run ``target(payload, channel)`` (a module-level function of this package), confined.
 
         The function runs in a forked child of a warm worker with working
         directory ``cwd``, environment ``env`` (``TMPDIR`` becomes a private
@@ -242,17 +276,16 @@ class WorkerPool:
         ``max_output_bytes`` each). Never raises for the function's faults:
         an exception, exit, crash, timeout or limit is in the result's
         ``error_type``. Raises :class:`~.errors.CallTargetError` for a target
-        outside this package.
+        that is not a module-level function of this package.
         """
-        if not isinstance(target, str) or not _TARGET.fullmatch(target):
-            raise CallTargetError(f"a call target is 'semif_agent.<module>:<function>', not {target!r}")
+        name = target_name(target)
         spec = dict(confine_spec)
         system = spec.pop("system_readable", None)
         if system is not None and system is not system_readable_paths() and tuple(system) != system_readable_paths():
             spec["readable"] = [*system, *spec.get("readable", [])]
         request = {
             "op": "call",
-            "target": target,
+            "target": name,
             "payload": payload,
             "cwd": str(cwd),
             "env": dict(env),

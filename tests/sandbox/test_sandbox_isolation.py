@@ -14,17 +14,18 @@ import threading
 from pathlib import Path
 
 import pytest
-from catalog_helpers import make_skill
-from test_catalog_hostile import alive, wait_dead
+from support.catalog_helpers import make_skill
+from test_sandbox_hostile import alive, wait_dead
 
-from semif_agent.catalog import SandboxLimits, SkillCatalog, _cgroup
-from semif_agent.catalog._confine import landlock_abi
+from semif_agent.catalog import SkillCatalog
+from semif_agent.sandbox import SandboxLimits, _cgroup
+from semif_agent.sandbox._confine import landlock_abi
 
 
 def _namespaces_allowed() -> bool:
     pid = os.fork()
     if pid == 0:
-        from semif_agent.catalog import _isolation
+        from semif_agent.sandbox import _isolation
 
         try:
             ok = os.geteuid() == 0 or _isolation.enter_user_namespace()

@@ -6,8 +6,8 @@ take the host's network back (a call allowed it) or keep none, join the
 call's ``pids`` cgroup, point stdout and stderr at the worker's pipes, close
 what else it inherited, take the call's folder and environment, confine itself
 (:mod:`._confine`), say what held, then import the target and call it
-(:func:`run_target`). Standard library only, apart from the catalog's own
-sandbox modules; the worker imports it at start.
+(:func:`run_target`). Standard library only, apart from the sandbox's own
+modules; the worker imports it at start.
 """
 
 from __future__ import annotations
@@ -183,9 +183,12 @@ def run_child(
 def run_target(request: dict[str, Any], channel: Channel) -> int:
     """Import the call's target, call it with the payload and the channel; the exit status."""
     missing = [name for name in WARM_LATER if name not in sys.modules]
+    target_file = None
     try:
         module_name, function_name = request["target"].split(":")
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        if module_name.rpartition(".")[2].startswith("_"):  # a private target module is machinery too
+            target_file = getattr(module, "__file__", None)
         function = getattr(module, function_name)
         value = function(request["payload"], channel)
         if value is not None:
@@ -205,7 +208,7 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
 
         channel.report("E", "exception")
         tb = exc.__traceback__
-        while tb is not None and _is_machinery(tb.tb_frame.f_code.co_filename):
+        while tb is not None and _is_machinery(tb.tb_frame.f_code.co_filename, target_file):
             tb = tb.tb_next
         traceback.print_exception(type(exc), exc, tb)
         return 1
@@ -215,8 +218,10 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
             channel.report("W", warm)
 
 
-def _is_machinery(filename: str) -> bool:
-    """A frame of the call's machinery (the catalog's private modules), not of the function called."""
+def _is_machinery(filename: str, target_file: str | None) -> bool:
+    """A frame of the call's machinery (the sandbox's private modules, a private target's module), not the code run."""
+    if target_file is not None and filename == target_file:
+        return True
     return os.path.dirname(filename) == _HERE and os.path.basename(filename).startswith("_")
 
 

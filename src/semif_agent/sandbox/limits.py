@@ -1,9 +1,7 @@
-"""What a skill script may use: :class:`SandboxLimits`, and the environment and confinement built from it.
+"""What a confined run may use: :class:`SandboxLimits`, and the confinement built from it.
 
-A script sees only an allow-list of the host's environment variables plus
-``SKILL_ID``, ``SKILL_NAME``, ``SKILL_DIR``, ``AGENT_WORK_DIR`` (and ``SKILL_HOOK``
-for a hook); ``HOME`` is the agent's workspace and ``TMPDIR`` a private
-temporary folder removed after the run.
+A run sees only an allow-list of the host's environment variables
+(:data:`DEFAULT_ENV_ALLOW` unless the limits name others).
 
 What holds, and where (each result's ``confinement`` says which held):
 
@@ -39,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import check_number
-from .descriptor import SkillDescriptor
 
 DEFAULT_ENV_ALLOW = frozenset({"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM"})
 """Host environment variables a script may see (everything else is dropped)."""
@@ -104,35 +101,6 @@ class SandboxLimits:
         for name in ("memory_mb", "cpu_seconds", "max_processes", "max_file_mb", "max_disk_mb", "max_open_files"):
             check_number(name, getattr(self, name), minimum=1, whole=True, optional=True)
         check_number("max_output_bytes", self.max_output_bytes, whole=True)
-
-
-def script_environment(
-    limits: SandboxLimits,
-    *,
-    descriptor: SkillDescriptor,
-    workspace_root: Path,
-    run_dir: Path | None,
-    hook_type: str = "",
-) -> dict[str, str]:
-    """The complete environment of one script run (``TMPDIR`` is ``run_dir``; None: the runner sets it)."""
-    env = {key: os.environ[key] for key in limits.env_allow if key in os.environ}
-    env.update(limits.extra_env)
-    env.update(
-        {
-            "HOME": str(workspace_root),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONIOENCODING": "utf-8",
-            "SKILL_ID": descriptor.skill_id,
-            "SKILL_NAME": descriptor.name,
-            "SKILL_DIR": str(descriptor.root),
-            "AGENT_WORK_DIR": str(workspace_root),
-        }
-    )
-    if run_dir is not None:
-        env["TMPDIR"] = str(run_dir)
-    if hook_type:
-        env["SKILL_HOOK"] = hook_type
-    return env
 
 
 def confinement_spec(

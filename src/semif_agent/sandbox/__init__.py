@@ -1,0 +1,44 @@
+"""The one place untrusted code runs: warm workers, confined calls, caps, the channel.
+
+- :class:`WorkerPool`: warm worker processes; ``await pool.call(function,
+  payload, ...)`` runs ``function(payload, channel)`` (a module-level function
+  of this package) in a forked, confined child and returns a
+  :class:`CallResult`; :class:`Channel` is the child's side of its messages.
+- :func:`run_subprocess`: a program run in a fresh confined process
+  (:class:`ScriptRunResult`).
+- :class:`SandboxLimits` and :func:`confinement_spec`: what a run may use,
+  and the instructions the confinement applies.
+- Errors: :class:`SandboxError` (:class:`WorkerError`, :class:`ChannelError`),
+  :class:`CallTargetError`.
+
+Code-skill bodies (:mod:`semif_agent.loop`) and SKILL.md scripts and hooks
+(:mod:`semif_agent.catalog`) run through it. Names load on first use, so the
+warm worker and the script launcher can import this package's small modules
+without pulling in the rest.
+"""
+
+from __future__ import annotations
+
+from .._lazy import lazy_namespace
+
+_EXPORTS = {
+    "WorkerPool": ".pool",
+    "default_worker_pool": ".pool",
+    "preload_everywhere": ".pool",
+    "CallResult": ".results",
+    "ScriptRunResult": ".results",
+    "ErrorType": ".results",
+    "Channel": ".channel",
+    "run_subprocess": ".process",
+    "SandboxLimits": ".limits",
+    "confinement_spec": ".limits",
+    "DEFAULT_ENV_ALLOW": ".limits",
+    "SandboxError": ".errors",
+    "WorkerError": ".errors",
+    "ChannelError": ".errors",
+    "CallTargetError": ".errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())

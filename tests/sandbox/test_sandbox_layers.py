@@ -1,0 +1,69 @@
+"""House rules for the sandbox's code: the standard library only where a confined child loads it, module size."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support.imports import imported_modules
+
+import semif_agent
+
+PACKAGE = Path(semif_agent.__file__).resolve().parent
+OWN = sorted((PACKAGE / "sandbox").glob("*.py"))
+STDLIB_ONLY = (
+    "_confine.py",
+    "_launcher.py",
+    "_worker.py",
+    "results.py",
+    "limits.py",
+    "_isolation.py",
+    "_cgroup.py",
+    "_disk.py",
+    "_process_group.py",
+    "_call.py",
+    "channel.py",
+    "errors.py",
+)
+
+
+def test_modules_a_confined_child_loads_use_only_the_standard_library():
+    allowed_own = {
+        "semif_agent",
+        "semif_agent.sandbox",
+        "semif_agent.sandbox._confine",
+        "semif_agent.sandbox.results",
+        "semif_agent.sandbox.limits",
+        "semif_agent.sandbox._isolation",
+        "semif_agent.sandbox._cgroup",
+        "semif_agent.sandbox._disk",
+        "semif_agent.sandbox._process_group",
+        "semif_agent.sandbox._call",
+        "semif_agent.sandbox.channel",
+        "semif_agent.sandbox.errors",
+        "semif_agent.errors",
+        "_confine",
+        "_isolation",
+        "_cgroup",
+        "_disk",
+        "_process_group",
+    }  # the launcher imports its siblings directly
+    for name in STDLIB_ONLY:
+        for module in imported_modules(PACKAGE / "sandbox" / name):
+            top = module.split(".")[0]
+            assert module in allowed_own or top in sys.stdlib_module_names, f"{name} imports {module}"
+
+
+def test_no_module_is_over_500_lines():
+    for path in OWN:
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, path.name
+
+
+def test_the_warm_worker_loads_no_other_layer():
+    code = (
+        "import sys; from semif_agent.sandbox import _call, channel; "
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('semif_agent.')}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['_lazy', 'errors', 'sandbox']"
