@@ -268,13 +268,20 @@ class OutcomeRow:
 LABEL_OUTCOMES = ("success", "failure")
 
 
+LABEL_SOURCES = ("person", "client", "implicit")
+"""Who a label comes from: a person; a client's own judgement (``report_outcome``); or a client's pick after a
+``find`` (``implicit``: it weighs less in training, and never overrides the others)."""
+
+
 @dataclass(frozen=True)
 class LabelRow:
-    """A person's label of a run: the skill it should have gone to (or none), the real outcome, or both.
+    """A label of a run: the skill it should have gone to (or none), the real outcome, or both.
 
     ``has_skill`` says the label names the skill: ``skill`` None then means
     no skill fits (``"skill": null`` in the row); a label that says nothing
-    about the skill has no ``skill`` key at all.
+    about the skill has no ``skill`` key at all. ``source`` is one of
+    :data:`LABEL_SOURCES`; ``wrong`` names a skill the request
+    should not go to (the one a ``find`` ranked first and the client passed over).
     """
 
     FIELDS: ClassVar[Mapping[str, Expect]] = {
@@ -284,6 +291,7 @@ class LabelRow:
         "outcome": TEXT,
         "note": TEXT,
         "source": TEXT,
+        "wrong": TEXT,
     }
 
     run_id: str
@@ -292,6 +300,8 @@ class LabelRow:
     has_skill: bool = False
     outcome: str | None = None
     note: str | None = None
+    source: str = "person"
+    wrong: str | None = None
 
     def to_row(self) -> Row:
         row: Row = {"run_id": self.run_id, "kind": "label"}
@@ -302,7 +312,9 @@ class LabelRow:
         if self.note is not None:
             row["note"] = self.note
         row["by"] = self.by
-        row["source"] = "person"
+        row["source"] = self.source
+        if self.wrong is not None:
+            row["wrong"] = self.wrong
         return row
 
     @classmethod
@@ -316,6 +328,8 @@ class LabelRow:
             has_skill=has_skill,
             outcome=field_or(row, "outcome", f["outcome"]),
             note=field_or(row, "note", f["note"]),
+            source=row["source"] if row.get("source") in LABEL_SOURCES else "person",
+            wrong=field_or(row, "wrong", f["wrong"]),
         )
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
 from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
-from .rows import LABEL_OUTCOMES, LabelRow
+from .rows import LABEL_OUTCOMES, LABEL_SOURCES, LabelRow
 
 AMBIGUOUS_SHOWN = 5
 OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
@@ -47,6 +47,8 @@ class Label:
     outcome: str | None = None
     note: str | None = None
     undone: bool = False  # the run was taken back (``semif undo``)
+    source: str = "person"  # who said it: see LabelRow (implicit: only a client's pick after a find)
+    wrong: str | None = None  # a skill the request should not go to (implicit labels)
 
     def to_dict(self) -> dict[str, Any]:
         """``{skill?, outcome?, by?, note?, undone?}``: only what a label said (``skill: None``: no skill fits)."""
@@ -61,6 +63,8 @@ class Label:
             joined["note"] = self.note
         if self.undone:
             joined["undone"] = True
+        if self.source != "person":
+            joined["source"] = self.source
         return joined
 
 
@@ -83,6 +87,8 @@ class RunRecord:
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
     undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled
+    label_source: str | None = None  # who labelled it: person, client, or implicit (a client's pick after a find)
+    label_wrong: str | None = None  # a skill the label says the request should not go to
 
     @property
     def true_outcome(self) -> str | None:
@@ -103,8 +109,12 @@ def label_row(
     no_skill: bool = False,
     outcome: str | None = None,
     note: str | None = None,
+    source: str = "person",
 ) -> LabelRow:
-    """The label of ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional."""
+    """The label of ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional.
+
+    ``source`` says who gives it (:data:`~.rows.LABEL_SOURCES`): a person, or a client judging its own use.
+    """
     if skill is not None and no_skill:
         raise UserError("a label names the skill that fits or says that none does, not both")
     if skill is None and not no_skill and outcome is None:
@@ -113,6 +123,8 @@ def label_row(
         raise UserError(f"a label's outcome is {' or '.join(LABEL_OUTCOMES)}, not {outcome!r}")
     if not by.strip():
         raise UserError("a label needs the name of who gives it")
+    if source not in LABEL_SOURCES:
+        raise UserError(f"a label's source is one of {', '.join(LABEL_SOURCES)}, not {source!r}")
     return LabelRow(
         run_id,
         by=by.strip(),
@@ -120,6 +132,7 @@ def label_row(
         has_skill=skill is not None or no_skill,
         outcome=outcome,
         note=note.strip() if note is not None and note.strip() else None,
+        source=source,
     )
 
 
@@ -158,8 +171,9 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     """Each labelled (or undone) run's :class:`Label`: its label rows folded in order, the latest winning field by field.
 
     An undo row says the outcome was a failure and that the run was undone;
-    it names nobody as the labeller. Fields of the wrong type (a hand-edited
-    row) are ignored, not trusted.
+    it names nobody as the labeller. An implicit label (a client's pick)
+    never overrides what a person said. Fields of the wrong type (a
+    hand-edited row) are ignored, not trusted.
     """
     labels: dict[str, Label] = {}
     for row in rows:
@@ -171,6 +185,10 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             labels[run_id] = replace(before, outcome="failure", undone=True)
             continue
         said = LabelRow.from_row(row)
+        if said.source == "implicit" and before.by and before.source != "implicit":
+            continue
+        if said.source != "implicit" and before.source == "implicit":  # a judgement replaces a client's pick
+            before = replace(before, skill=None, has_skill=False, wrong=None)
         labels[run_id] = Label(
             by=said.by,
             skill=said.skill if said.has_skill else before.skill,
@@ -178,6 +196,8 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             outcome=said.outcome if said.outcome is not None else before.outcome,
             note=said.note if said.note is not None else before.note,
             undone=before.undone,
+            source=said.source,
+            wrong=said.wrong if said.source == "implicit" else None,
         )
     return labels
 
@@ -233,6 +253,8 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
                 outcome_missing=not ending,
                 undone=label.undone if label else False,
+                label_source=label.source if label and label.by else None,
+                label_wrong=label.wrong if label else None,
             )
         )
     return records
