@@ -48,9 +48,7 @@ class SkillWatch:
         return before is not None and before != now
 
 
-async def watch(
-    workspace: Workspace, on_change: Callable[[], Awaitable[None]], *, every: float = POLL_SECONDS
-) -> None:
+async def watch(workspace: Workspace, on_change: Callable[[], Awaitable[None]], *, every: float = POLL_SECONDS) -> None:
     """Call ``on_change()`` whenever the workspace's skills change on disk, until cancelled."""
     seen = SkillWatch(workspace)
     await anyio.to_thread.run_sync(seen.changed)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -44,6 +44,7 @@ INSTRUCTIONS = (
     "load_skill the best fit and follow it (or run_skill a code skill); report_outcome when you know how it went."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True)
+MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
 
 
 class SkillServer(MCPServer[Any]):
@@ -53,7 +54,9 @@ class SkillServer(MCPServer[Any]):
         self.router = router
         self.bus = InMemorySubscriptionBus()
         self.watch_every = watch_every
-        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        # each connected client's latest request session (the SDK builds one per request, each reaching the
+        # client's connection), by the connection's handshake parameters: the oldest dropped past MAX_CLIENTS
+        self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
         super().__init__(
             SERVER_NAME,
             version=__version__,
@@ -61,7 +64,7 @@ class SkillServer(MCPServer[Any]):
             log_level="WARNING",
             subscriptions=self.bus,
             lifespan=_watching,
-            middleware=[self._remember_connection],
+            middleware=[self._remember_session],
         )
         low = self._lowlevel_server  # the SDK keeps the capability flags on its low-level server only
         low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # advertise resources.listChanged in the handshake
@@ -69,16 +72,22 @@ class SkillServer(MCPServer[Any]):
         )
         _add_tools(self)
 
-    async def _remember_connection(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        self._connections.add(ctx.connection)
-        return await call_next(ctx)
+    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        result = await call_next(ctx)
+        params = ctx.session.client_params  # set once the handshake is done, and the same for every request after
+        if params is not None:
+            self._sessions[id(params)] = (params, ctx.session)
+            self._sessions.move_to_end(id(params))
+            while len(self._sessions) > MAX_CLIENTS:
+                self._sessions.popitem(last=False)
+        return result
 
     async def skills_changed(self) -> None:
         """Read the tree again, and tell every client the resource list changed."""
         self.router.refresh()
         await self.bus.publish(ResourcesListChanged())  # clients of the listen-stream protocol
-        for connection in list(self._connections):  # clients of the handshake protocol
-            await connection.send_resource_list_changed()
+        for _, session in list(self._sessions.values()):  # clients of the handshake protocol
+            await session.send_resource_list_changed()  # best effort: a client gone meanwhile is skipped
 
     # -- resources -------------------------------------------------------------
 
@@ -115,7 +124,9 @@ async def _watching(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
     assert isinstance(server, SkillServer)
     async with anyio.create_task_group() as group:
         if server.watch_every:
-            group.start_soon(functools.partial(watch, every=server.watch_every), server.router.workspace, server.skills_changed)
+            group.start_soon(
+                functools.partial(watch, every=server.watch_every), server.router.workspace, server.skills_changed
+            )
         try:
             yield {}
         finally:
@@ -138,7 +149,7 @@ def parse_skill_uri(uri: str) -> tuple[str, str | None]:
 def _client(ctx: Context[Any, Any]) -> str | None:
     """The client's name from the MCP handshake, when it gave one."""
     try:
-        params = ctx.request_context.connection.client_params
+        params = ctx.session.client_params
     except (AttributeError, ValueError):
         return None
     return params.client_info.name if params is not None and params.client_info else None
@@ -198,5 +209,3 @@ def _tool_errors() -> Iterator[None]:
         yield
     except SemifError as exc:
         raise ToolError(str(exc)) from None
-
-
