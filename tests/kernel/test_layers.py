@@ -45,6 +45,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "chooser",
     ),
     "ui": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "chooser"),
+    # the MCP server: a face like the command line and the web view (it binds its socket as `semif ui` does)
+    "mcp_server": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "contract", "chooser", "ui"),
     "distributed": (
         *KERNEL,
         "records",

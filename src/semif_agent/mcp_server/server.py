@@ -19,6 +19,7 @@ import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from importlib.metadata import version
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -31,7 +32,6 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
 from mcp.types import Resource, ResourceTemplate, ToolAnnotations
 
-from .. import __version__
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
@@ -59,7 +59,7 @@ class SkillServer(MCPServer[Any]):
         self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
         super().__init__(
             SERVER_NAME,
-            version=__version__,
+            version=version("semif-agent"),
             instructions=INSTRUCTIONS,
             log_level="WARNING",
             subscriptions=self.bus,

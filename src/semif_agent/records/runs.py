@@ -87,7 +87,7 @@ class RunRecord:
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
     undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled
-    label_source: str | None = None  # who labelled it: person, client, or implicit (a client's pick after a find)
+    label_source: str | None = None  # a label not a person's: client, or implicit (a client's pick after a find)
     label_wrong: str | None = None  # a skill the label says the request should not go to
 
     @property
@@ -253,7 +253,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
                 outcome_missing=not ending,
                 undone=label.undone if label else False,
-                label_source=label.source if label and label.by else None,
+                label_source=label.source if label and label.by and label.source != "person" else None,
                 label_wrong=label.wrong if label else None,
             )
         )
