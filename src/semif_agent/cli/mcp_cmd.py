@@ -19,7 +19,7 @@ from .workspace_cmds import open_workspace
 @click.option("--check", is_flag=True, help="Print what a client would see (tools, resources, listing size) and exit.")
 @json_option
 def mcp(workspace: str | None, address: str | None, public: bool, check: bool, as_json: bool) -> None:
-    """Serve the workspace's skills over MCP: find_skills, load_skill, read_skill_file, run_skill, report_outcome.
+    """Serve the workspace's skills to any MCP client: find, load, run and report, over stdio or HTTP.
 
     \b
     Over stdio by default (a client starts it: `claude mcp add semif -- semif mcp -w WS`);
