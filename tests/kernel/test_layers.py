@@ -9,6 +9,8 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
+WORKERS = (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "forge", "starter", "contract")
+"""What the agent and the cluster jobs are built on."""
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
@@ -31,34 +33,11 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "loop": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "contract"),
     "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "catalog", "contract"),
     "chooser": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "contract"),
-    "agent": (
-        *KERNEL,
-        "records",
-        "llm",
-        "catalog",
-        "tree",
-        "routing",
-        "loop",
-        "forge",
-        "starter",
-        "contract",
-        "chooser",
-    ),
+    "agent": (*WORKERS, "chooser"),
     "ui": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "chooser"),
     # the MCP server: a face like the command line and the web view (it binds its socket as `semif ui` does)
     "mcp_server": (*KERNEL, "records", "llm", "catalog", "tree", "routing", "loop", "contract", "chooser", "ui"),
-    "distributed": (
-        *KERNEL,
-        "records",
-        "llm",
-        "catalog",
-        "tree",
-        "routing",
-        "loop",
-        "forge",
-        "starter",
-        "contract",
-    ),
+    "distributed": WORKERS,
 }
 
 
