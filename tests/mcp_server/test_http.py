@@ -6,9 +6,11 @@ import asyncio
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
+import anyio
 import pytest
 
 from semif_agent.records import DecisionLog
@@ -88,3 +90,29 @@ def test_another_host_name_is_refused_even_with_the_token(served):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code in (403, 421)
+
+
+def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(served):
+    url, token, root = served
+    request = "Email Alice that the roof repair is booked for Friday"
+
+    async def leave_mid_run():
+        async with http(url, token) as client:
+            with anyio.move_on_after(0.05):  # gone before the run can have ended
+                await client.call("run_skill", name="email.compose", request=request)
+
+    async def another_client():
+        async with http(url, token) as client:
+            return await client.call("find_skills", request="Create a Linear issue for the login bug")
+
+    asyncio.run(leave_mid_run())
+    assert asyncio.run(another_client())["best"] == "linear"
+    deadline = time.monotonic() + 60
+    ended: list[dict] = []
+    while not ended and time.monotonic() < deadline:
+        rows = DecisionLog(root / "data" / "decisions.jsonl").read()
+        ended = [r for r in rows if r["kind"] == "outcome" and r.get("request") == request]
+        time.sleep(0.2)
+    [outcome] = ended
+    [draft] = outcome["changes"]["created"]
+    assert (root / draft).read_text().startswith("To: Alice")
