@@ -21,6 +21,7 @@ from ..tree.tree import NONE_SKILL
 
 FIND_QUESTION = "Which skills might this request need?"
 PICK_QUESTION = "Which skill did the client take for this request?"
+MAX_PENDING = 1000  # finds remembered while they await a pick
 
 
 @dataclass
@@ -45,6 +46,11 @@ class Picks:
     def add(self, find: Find) -> None:
         self.pending[find.choice_id] = find
         self.latest[find.client] = find.choice_id
+        while len(self.pending) > MAX_PENDING:  # the oldest find nobody followed up teaches nothing more
+            oldest = next(iter(self.pending.values()))
+            del self.pending[oldest.choice_id]
+            if self.latest.get(oldest.client) == oldest.choice_id:
+                del self.latest[oldest.client]
 
     def follow(self, client: str, *, choice_id: str | None = None, request: str | None = None) -> Find | None:
         """The find a pick by ``client`` follows, taken off the pending ones (None: none does)."""
