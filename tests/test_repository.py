@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TOP_LEVEL = {".ci", ".gitignore", "README.md", "bench", "pyproject.toml", "src", "tests"}
+TOP_LEVEL = {".ci", ".gitignore", "README.md", "bench", "clients", "pyproject.toml", "src", "tests"}
 """Every tracked entry allowed at the root; a licence, notice or changelog file may sit beside them."""
 
 BESIDE = re.compile(r"(LICEN[CS]E|NOTICE|COPYING|CHANGELOG|CHANGES)(\.(md|txt|rst))?", re.IGNORECASE)

@@ -29,8 +29,9 @@ _EXPORTS = {
     # errors
     "SemifError": "semif_agent.errors",
     "UserError": "semif_agent.errors",
-    # workspaces
+    # workspaces, and the chooser over their skills
     "Workspace": "semif_agent.workspace",
+    "Router": "semif_agent.chooser",
     # the agent
     "Agent": "semif_agent.agent",
     "AgentTool": "semif_agent.agent",

@@ -63,6 +63,7 @@ def test_public_face_is_pinned() -> None:
             "SemifError",
             "UserError",
             "Workspace",
+            "Router",
             "create_engine",
             "register_engine",
             "Agent",

@@ -9,7 +9,8 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
-BELOW_AGENT = (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge")
+WORKERS = (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge", "starter", "contract")
+"""What the agent and the cluster jobs are built on."""
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
@@ -32,9 +33,24 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "starter": KERNEL,
     "loop": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
     "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "sandbox", "catalog", "contract"),
-    "agent": (*BELOW_AGENT, "starter", "contract"),
-    "ui": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop"),
-    "distributed": (*BELOW_AGENT, "starter", "contract"),
+    "chooser": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "contract"),
+    "agent": (*WORKERS, "chooser"),
+    "ui": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "chooser"),
+    # the MCP server: a face like the command line and the web view (it binds its socket as `semif ui` does)
+    "mcp_server": (
+        *KERNEL,
+        "records",
+        "llm",
+        "sandbox",
+        "catalog",
+        "tree",
+        "routing",
+        "loop",
+        "contract",
+        "chooser",
+        "ui",
+    ),
+    "distributed": WORKERS,
 }
 
 

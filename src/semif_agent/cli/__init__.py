@@ -114,6 +114,11 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "Serve a local web view of the workspace's runs, decisions, tree and quality, where runs are labelled.",
     ),
     LazyCommand(
+        "mcp",
+        _CLI + "mcp_cmd:mcp",
+        "Serve the workspace's skills to any MCP client: find, load, run and report, over stdio or HTTP.",
+    ),
+    LazyCommand(
         "models",
         _CLI + "models_cmd:models",
         "List the models configured (semif.toml and environment) and whether each endpoint is reachable.",

@@ -309,13 +309,20 @@ class PersonsRow(RunRow):
 LABEL_OUTCOMES = ("success", "failure")
 
 
+LABEL_SOURCES = ("person", "client", "implicit")
+"""Who a label comes from: a person; a client's own judgement (``report_outcome``); or a client's pick after a
+``find`` (``implicit``: it weighs less in training, and never overrides the others)."""
+
+
 @dataclass(frozen=True)
 class LabelRow(PersonsRow):
-    """A person's label of a run: the skill it should have gone to (or none), the real outcome, or both.
+    """A label of a run: the skill it should have gone to (or none), the real outcome, or both.
 
     ``has_skill`` says the label names the skill: ``skill`` None then means
     no skill fits (``"skill": null`` in the row); a label that says nothing
-    about the skill has no ``skill`` key at all.
+    about the skill has no ``skill`` key at all. ``source`` is one of
+    :data:`LABEL_SOURCES`; ``wrong`` names a skill the request
+    should not go to (the one a ``find`` ranked first and the client passed over).
     """
 
     KIND: ClassVar[str] = "label"
@@ -326,12 +333,15 @@ class LabelRow(PersonsRow):
         "outcome": TEXT,
         "note": TEXT,
         "source": TEXT,
+        "wrong": TEXT,
     }
 
     skill: str | None = None
     has_skill: bool = False
     outcome: str | None = None
     note: str | None = None
+    source: str = "person"
+    wrong: str | None = None
 
     def to_row(self) -> Row:
         row: Row = {"run_id": self.run_id, "kind": self.KIND}
@@ -342,13 +352,17 @@ class LabelRow(PersonsRow):
         if self.note is not None:
             row["note"] = self.note
         row["by"] = self.by
-        row["source"] = "person"
+        row["source"] = self.source
+        if self.wrong is not None:
+            row["wrong"] = self.wrong
         return row
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Self:
+        read = super().from_row(row)
         has_skill = "skill" in row and cls.FIELDS["skill"].problem("skill", row) is None
-        return replace(super().from_row(row), has_skill=has_skill)
+        source = read.source if read.source in LABEL_SOURCES else "person"
+        return replace(read, has_skill=has_skill, source=source)
 
 
 @dataclass(frozen=True)

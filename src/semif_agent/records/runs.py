@@ -31,7 +31,7 @@ from typing import Any, TypedDict, Unpack
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
 from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
-from .rows import LABEL_OUTCOMES, LabelRow
+from .rows import LABEL_OUTCOMES, LABEL_SOURCES, LabelRow
 
 AMBIGUOUS_SHOWN = 5
 OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
@@ -47,6 +47,8 @@ class Label:
     outcome: str | None = None
     note: str | None = None
     undone: bool = False  # the run was taken back (``semif undo``)
+    source: str = "person"  # who said it: see LabelRow (implicit: only a client's pick after a find)
+    wrong: str | None = None  # a skill the request should not go to (implicit labels)
 
     def to_dict(self) -> dict[str, Any]:
         """``{skill?, outcome?, by?, note?, undone?}``: only what a label said (``skill: None``: no skill fits)."""
@@ -61,6 +63,8 @@ class Label:
             joined["note"] = self.note
         if self.undone:
             joined["undone"] = True
+        if self.source != "person":
+            joined["source"] = self.source
         return joined
 
 
@@ -83,6 +87,8 @@ class RunRecord:
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
     undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled
+    label_source: str | None = None  # a label not a person's: client, or implicit (a client's pick after a find)
+    label_wrong: str | None = None  # a skill the label says the request should not go to
 
     @property
     def true_outcome(self) -> str | None:
@@ -96,21 +102,26 @@ class RunRecord:
 
 
 class LabelGiven(TypedDict, total=False):
-    """What a person's label says (each part optional): the skill, or that no skill fits; the outcome; a note."""
+    """What a label says (each part optional): the skill, or that no skill fits; the outcome; a note; who gives it."""
 
     skill: str | None  # where the request should have gone
     no_skill: bool  # no skill fits the request
     outcome: str | None  # the real outcome: success or failure
     note: str | None
+    source: str  # who gives it (:data:`~.rows.LABEL_SOURCES`): a person, or a client judging its own use
 
 
 def label_row(run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> LabelRow:
-    """The label of ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional."""
+    """The label of ``run_id``: ``skill`` (or ``no_skill``), ``outcome``, or both; ``note`` optional.
+
+    ``source`` says who gives it (:data:`~.rows.LABEL_SOURCES`): a person (the default), or a client judging its own use.
+    """
     unknown = sorted(given.keys() - LabelGiven.__optional_keys__)
     if unknown:
         raise TypeError(f"label_row() got unexpected keyword arguments: {', '.join(unknown)}")
     skill, no_skill = given.get("skill"), given.get("no_skill", False)
     outcome, note = given.get("outcome"), given.get("note")
+    source = given.get("source", "person")
     if skill is not None and no_skill:
         raise UserError("a label names the skill that fits or says that none does, not both")
     if skill is None and not no_skill and outcome is None:
@@ -119,6 +130,8 @@ def label_row(run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> LabelRow:
         raise UserError(f"a label's outcome is {' or '.join(LABEL_OUTCOMES)}, not {outcome!r}")
     if not by.strip():
         raise UserError("a label needs the name of who gives it")
+    if source not in LABEL_SOURCES:
+        raise UserError(f"a label's source is one of {', '.join(LABEL_SOURCES)}, not {source!r}")
     return LabelRow(
         run_id,
         by=by.strip(),
@@ -126,6 +139,7 @@ def label_row(run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> LabelRow:
         has_skill=skill is not None or no_skill,
         outcome=outcome,
         note=note.strip() if note is not None and note.strip() else None,
+        source=source,
     )
 
 
@@ -164,8 +178,9 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     """Each labelled (or undone) run's :class:`Label`: its label rows folded in order, the latest winning field by field.
 
     An undo row says the outcome was a failure and that the run was undone;
-    it names nobody as the labeller. Fields of the wrong type (a hand-edited
-    row) are ignored, not trusted.
+    it names nobody as the labeller. An implicit label (a client's pick)
+    never overrides what a person said. Fields of the wrong type (a
+    hand-edited row) are ignored, not trusted.
     """
     labels: dict[str, Label] = {}
     for row in rows:
@@ -177,6 +192,10 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             labels[run_id] = replace(before, outcome="failure", undone=True)
             continue
         said = LabelRow.from_row(row)
+        if said.source == "implicit" and before.by and before.source != "implicit":
+            continue
+        if said.source != "implicit" and before.source == "implicit":  # a judgement replaces a client's pick
+            before = replace(before, skill=None, has_skill=False, wrong=None)
         labels[run_id] = Label(
             by=said.by,
             skill=said.skill if said.has_skill else before.skill,
@@ -184,6 +203,8 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             outcome=said.outcome if said.outcome is not None else before.outcome,
             note=said.note if said.note is not None else before.note,
             undone=before.undone,
+            source=said.source,
+            wrong=said.wrong if said.source == "implicit" else None,
         )
     return labels
 
@@ -239,6 +260,8 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
                 outcome_missing=not ending,
                 undone=label.undone if label else False,
+                label_source=label.source if label and label.by and label.source != "person" else None,
+                label_wrong=label.wrong if label else None,
             )
         )
     return records

@@ -6,7 +6,7 @@ plug-in's strategies, and built by :func:`~.create.create_strategy` the same way
 
 from __future__ import annotations
 
-from ..tree.router import Router
+from ..tree.router import ChainRouter
 from .create import StrategyInputs, StrategySpec
 from .learned import Learned, LearnedScorer
 from .scoring import LeafScorer
@@ -21,7 +21,7 @@ def _leaf_scorer(inputs: StrategyInputs, example_mode: str = "off") -> tuple[Lea
 
 def chain(inputs: StrategyInputs) -> RoutingStrategy:
     """One decision per level of the tree, from the root down."""
-    return Router(inputs.tree, inputs.engine)
+    return ChainRouter(inputs.tree, inputs.engine)
 
 
 def best_leaf(inputs: StrategyInputs, example_mode: str = "off") -> RoutingStrategy:

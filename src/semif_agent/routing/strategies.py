@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import EngineConfigError
-from ..tree.router import Route, RoutedDecision, Router, question_at
+from ..tree.router import ChainRouter, Route, RoutedDecision, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
 from .scoring import LeafIndex, LeafScorer
 
@@ -228,5 +228,5 @@ class Shortlist(_LeafAware):
 
 
 async def _chain_from(tree: SkillTree, engine: Engine, text: str, node: str) -> Route:
-    router = Router(tree, engine)
+    router = ChainRouter(tree, engine)
     return await router.aroute(text, start=node)

@@ -35,7 +35,7 @@ from .._text import percent_figure
 from .compare import ALPHA, paired_p_value
 
 # Which row says what a request should route to when several hold the same text: a person's word first.
-AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3}
+AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3, "implicit": 4}
 SHOWN_FLIPS = 10  # flips of each kind printed (--json lists them all)
 
 

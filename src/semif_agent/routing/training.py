@@ -9,6 +9,11 @@ skill fits), with a weight:
   ``null`` skill teaches ``none``), weight 1;
 - ``label``: runs a person labelled with the skill they should have gone to
   (or ``none``), weight 2: the strongest evidence there is;
+- ``implicit``: requests a client asked ``find`` about (``semif mcp``,
+  :class:`semif_agent.Router`) and then loaded or ran a skill for: that
+  skill, weight 0.5 (a pick, not a judgement); a pick of a skill the
+  shortlist did not rank first also says, at the same weight, that the
+  first was wrong;
 - ``success``: runs the assessment judged a success (and nobody relabelled),
   for the skill they chose, weight 0.5;
 - ``failure``: runs judged (or labelled) a failure say only which skill was
@@ -43,8 +48,8 @@ from ..tree.tree import SkillTree
 from .evaluate import Example
 from .switching import HeldOut, SwitchDecision, compare_routers
 
-SOURCES = ("examples", "dataset", "label", "success", "failure")
-WEIGHTS = {"examples": 1.0, "dataset": 1.0, "label": 2.0, "success": 0.5, "failure": 0.5}
+SOURCES = ("examples", "dataset", "label", "implicit", "success", "failure")
+WEIGHTS = {"examples": 1.0, "dataset": 1.0, "label": 2.0, "implicit": 0.5, "success": 0.5, "failure": 0.5}
 PERSON_FAILURE_WEIGHT = 1.0
 HELD_OUT = 0.2
 MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
@@ -96,6 +101,9 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
         text = (run.request or "").strip()
         if not text:
             continue
+        if run.label_has_skill and run.label_source == "implicit":
+            out.extend(_implicit(text, run, tree))
+            continue
         if run.label_has_skill:
             if run.label_skill is None or run.label_skill in tree.skills:
                 out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"]))
@@ -112,6 +120,17 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
         elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
             out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
+    return out
+
+
+def _implicit(text: str, run: Any, tree: SkillTree) -> list[TrainingExample]:
+    """A client's pick after a find: the skill it picked, and the first-ranked one it passed over as wrong."""
+    weight = WEIGHTS["implicit"]
+    out = []
+    if run.label_skill is None or run.label_skill in tree.skills:
+        out.append(TrainingExample(text, run.label_skill, "implicit", weight))
+    if run.label_wrong and run.label_wrong in tree.skills and run.label_wrong != run.label_skill:
+        out.append(TrainingExample(text, None, "implicit", weight, wrong=run.label_wrong))
     return out
 
 

@@ -37,7 +37,7 @@ def question_at(category: str) -> str:
     return SKILL_QUESTION.format(category=category) if category else CATEGORY_QUESTION
 
 
-class Router:
+class ChainRouter:
     """The plain chain: at each level pick a subcategory or a skill; ``none`` ends the walk."""
 
     name = "chain"

@@ -1,0 +1,104 @@
+"""What the chooser hands back: a shortlist of skills, a skill loaded, a skill run. Plain data, JSON-ready."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.decisions import NONE_ID
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One skill of a shortlist: its probability of being the request's skill, and its description in one line."""
+
+    name: str
+    probability: float
+    description: str
+    kind: str  # "code" or "skill_md"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "probability": round(self.probability, 4),
+            "description": self.description,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    """The skills ``find`` ranked for ``request``, best first, under the choice id its decision row was logged with.
+
+    ``none`` is the probability that no skill fits; :attr:`best` is ``"none"``
+    when that beats every skill.
+    """
+
+    choice_id: str
+    request: str
+    skills: tuple[Candidate, ...]
+    none: float
+
+    @property
+    def best(self) -> str:
+        if not self.skills or self.none >= self.skills[0].probability:
+            return NONE_ID
+        return self.skills[0].name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "choice_id": self.choice_id,
+            "best": self.best,
+            "skills": [c.to_dict() for c in self.skills],
+            "none": round(self.none, 4),
+        }
+
+
+@dataclass(frozen=True)
+class LoadedSkill:
+    """A skill to follow: a SKILL.md skill's instructions and the files beside it, or a code skill's manifest."""
+
+    name: str
+    kind: str
+    description: str
+    instructions: str | None = None  # a SKILL.md skill's body
+    files: tuple[str, ...] = ()  # a SKILL.md skill's other files, relative to its folder (read_file reads them)
+    manifest: dict[str, Any] | None = None  # a code skill's manifest entry
+
+    def to_dict(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"name": self.name, "kind": self.kind, "description": self.description}
+        if self.instructions is not None:
+            shown["instructions"] = self.instructions
+            shown["files"] = list(self.files)
+        if self.manifest is not None:
+            shown["manifest"] = self.manifest
+        return shown
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What running a skill did: the run id it was logged under, its result, the files it changed."""
+
+    run_id: str
+    skill: str | None
+    outcome: str  # the assessment: success, failure, unclear, handed_back
+    result: str  # what the skill said it did
+    state: str  # the state it left (its answer, for a skill that looks something up)
+    changes: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back to follow
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {
+            "run_id": self.run_id,
+            "skill": self.skill,
+            "outcome": self.outcome,
+            "result": self.result,
+            "state": self.state,
+            "changes": self.changes,
+        }
+        if self.instructions is not None:
+            shown["instructions"] = self.instructions
+        if self.error is not None:
+            shown["error"] = self.error
+        return shown

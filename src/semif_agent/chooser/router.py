@@ -1,0 +1,292 @@
+"""``semif_agent.Router``: the chooser as one library face, ``find``, ``load``, ``run`` and ``report``.
+
+It routes through what ``semif run`` routes with (the workspace's settings,
+its learned router when trained: :class:`~semif_agent.loop.settings.RunSettings`),
+runs skills through the skill loop (confined, logged, assessed), and logs
+every ``find`` as a decision, so what a client does next teaches the router
+(:mod:`._picks`). The ``semif mcp`` server is a thin face over it.
+
+Each method is async (``afind``, ``aload``, ``arun``, ``areport``); the
+plain ones are thin sync wrappers over them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .._sync import run_sync
+from .._text import clip
+from ..catalog.errors import SkillParseError, SkillPathError
+from ..catalog.frontmatter import read_document
+from ..catalog.loader import load_skill
+from ..catalog.paths import resolve_inside
+from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
+from ..errors import InvalidArgumentError, UnknownSkillError
+from ..loop.runner import SkillRunner
+from ..loop.settings import RunSettings
+from ..records import DecisionRow, label_row, resolve_run_id
+from ..routing.strategies import SHORTLIST_SIZE
+from ..skills import check_text, new_request_id
+from ..tree.manifests import SkillManifest
+from ..tree.tree import NONE_SKILL
+from ..workspace import Workspace
+from ._picks import FIND_QUESTION, Find, Picks, pick_rows
+from ._ranking import rank, ranking_strategy
+from .results import Candidate, LoadedSkill, RunOutcome, Shortlist
+
+MAX_REQUEST_BYTES = 64 * 1024  # a request longer than this is refused (no skill needs a book to be chosen)
+MAX_FILE_BYTES = 512 * 1024  # a skill's file read whole, at most
+DESCRIPTION_CHARS = 160  # a shortlisted skill's description, on one line
+DEFAULT_K = 5
+
+
+class Router:
+    """The workspace's skills, found, loaded, run and reported on (see the module docstring).
+
+    ``workspace`` is a :class:`~semif_agent.workspace.Workspace` or its folder.
+    ``source`` tags the rows it logs (``"mcp"`` for the server, ``"library"``
+    by default); ``client`` names who calls (a label's ``by``), and each call
+    may name its own. ``settings`` are the workspace's unless given; ``engine``
+    is built from them unless given. The tree and model load on first use.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace | str | os.PathLike[str],
+        *,
+        source: str = "library",
+        client: str = "library",
+        settings: RunSettings | None = None,
+        engine: Any = None,
+    ) -> None:
+        ws = workspace if isinstance(workspace, Workspace) else Workspace.load(workspace)
+        self.settings = settings or RunSettings.resolve(ws, engine=engine)
+        self.workspace = self.settings.needs_workspace("a router")
+        self.source = source
+        self.client = client
+        self._engine = engine
+        self._runner: SkillRunner | None = None
+        self._ranker: Any = None
+        self._picks = Picks()
+
+    # -- the parts, built on first use ----------------------------------------
+
+    @property
+    def runner(self) -> SkillRunner:
+        """The skill loop ``run`` goes through; its tree and strategy are ``find``'s."""
+        if self._runner is None:
+            self._runner = SkillRunner.from_settings(
+                self.settings, **({"engine": self._engine} if self._engine else {})
+            )
+            self._engine = self._runner.engine
+            self._ranker = None
+        return self._runner
+
+    @property
+    def skills(self) -> dict[str, SkillManifest]:
+        """Every skill of the tree, by name."""
+        return self.runner.tree.skills
+
+    def refresh(self) -> None:
+        """Read the skills from disk again on next use (a skill was added, edited or removed); the model stays."""
+        self._runner = None
+
+    def skill(self, name: str) -> SkillManifest:
+        """The skill ``name``; an :class:`UnknownSkillError` naming it when the tree has none."""
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArgumentError("a skill name must be non-empty text")
+        found = self.skills.get(name.strip())
+        if found is None:
+            raise UnknownSkillError(f"no skill {name!r} in {self.workspace.root} (find_skills lists what fits)")
+        return found
+
+    # -- find -------------------------------------------------------------------
+
+    def find(self, request: str, k: int = DEFAULT_K, *, client: str | None = None) -> Shortlist:
+        return run_sync(self.afind(request, k, client=client), "Router.find")
+
+    async def afind(self, request: str, k: int = DEFAULT_K, *, client: str | None = None) -> Shortlist:
+        """The ``k`` skills most likely to serve ``request`` (1 to 15), best first, logged as one decision."""
+        text = checked_request(request)
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= SHORTLIST_SIZE:
+            raise InvalidArgumentError(f"k must be a whole number from 1 to {SHORTLIST_SIZE}, not {k!r}")
+        runner = self.runner
+        if self._ranker is None:
+            self._ranker = ranking_strategy(runner.strategy, runner.tree, runner.engine)
+        ranked = rank(self._ranker, text, k)
+        leaves = runner.tree.skills
+        candidates = tuple(
+            Candidate(name, p, clip(leaves[name].description, DESCRIPTION_CHARS), leaves[name].kind)
+            for name, p in zip(ranked.names, ranked.probabilities)
+        )
+        shortlist = Shortlist(new_request_id(), text, candidates, ranked.none_probability)
+        options = [Option(c.name, leaves[c.name].description) for c in candidates]
+        who = self._who(client)
+        scores = {**dict(zip(ranked.names, ranked.scores)), NONE_ID: ranked.none_score}
+        probabilities = {**{c.name: c.probability for c in candidates}, NONE_ID: ranked.none_probability}
+        scorer = self._ranker.scorer.engine
+        runner.log.append(
+            DecisionRow.of(
+                run_id=shortlist.choice_id,
+                step=1,
+                kind="shortlist",
+                skill=None,
+                request=DecisionRequest(text, FIND_QUESTION, [*options, NONE_SKILL]),
+                result=DecisionResult(
+                    shortlist.best, scores, probabilities, engine=scorer.name, model=getattr(scorer, "model", None)
+                ),
+                request_id=shortlist.choice_id,
+                source=self.source,
+                client=who,
+            ).to_row()
+        )
+        first = shortlist.best if shortlist.best != NONE_ID else None
+        self._picks.add(Find(shortlist.choice_id, text, who, options, first))
+        return shortlist
+
+    # -- load and read ----------------------------------------------------------
+
+    def load(self, name: str, *, choice_id: str | None = None, client: str | None = None) -> LoadedSkill:
+        return run_sync(self.aload(name, choice_id=choice_id, client=client), "Router.load")
+
+    async def aload(self, name: str, *, choice_id: str | None = None, client: str | None = None) -> LoadedSkill:
+        """A SKILL.md skill's instructions and its files, or a code skill's manifest; a pick after a find."""
+        leaf = self.skill(name)
+        if leaf.is_skill_md:
+            if leaf.source is None:
+                raise UnknownSkillError(f"skill {leaf.name!r} names no SKILL.md")
+            try:
+                instructions = read_document(leaf.source).body.strip()
+            except OSError as exc:
+                raise SkillParseError(f"cannot read {leaf.source}: {exc.strerror or exc}") from None
+            folder = leaf.source.parent
+            loaded = load_skill(folder, namespace="custom", source="workspace", source_label=str(folder))
+            files = loaded.descriptor.resource_files() if loaded.descriptor is not None else []
+            skill_md = leaf.source.name
+            found = LoadedSkill(
+                leaf.name, leaf.kind, leaf.description, instructions, tuple(f for f in files if f != skill_md)
+            )
+        else:
+            found = LoadedSkill(leaf.name, leaf.kind, leaf.description, manifest=leaf.to_dict())
+        self._picked(leaf, self._who(client), choice_id=choice_id)
+        return found
+
+    def read_file(self, name: str, path: str) -> str:
+        """A text file of the SKILL.md skill ``name``'s folder; a path that leaves it is refused (symlinks too)."""
+        leaf = self.skill(name)
+        if not leaf.is_skill_md or leaf.source is None:
+            raise InvalidArgumentError(f"{leaf.name} is a code skill: it has no folder to read (load it instead)")
+        if not isinstance(path, str) or not path.strip():
+            raise InvalidArgumentError("a file path must be non-empty text, relative to the skill's folder")
+        target = resolve_inside(leaf.source.parent, path)
+        if not target.is_file():
+            raise SkillPathError(f"{path!r} is not a file of skill {leaf.name}")
+        if target.stat().st_size > MAX_FILE_BYTES:
+            raise InvalidArgumentError(f"{path} is over {MAX_FILE_BYTES // 1024} KiB: too large to read whole")
+        data = target.read_bytes()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidArgumentError(f"{path} is not UTF-8 text") from None
+
+    # -- run ------------------------------------------------------------------------
+
+    def run(self, name: str, request: str, *, choice_id: str | None = None, client: str | None = None) -> RunOutcome:
+        return run_sync(self.arun(name, request, choice_id=choice_id, client=client), "Router.run")
+
+    async def arun(
+        self, name: str, request: str, *, choice_id: str | None = None, client: str | None = None
+    ) -> RunOutcome:
+        """Run skill ``name`` on ``request`` through the skill loop: a code skill's body confined, a SKILL.md
+        skill's script where the workspace allows scripts (else its instructions come back to follow)."""
+        text = checked_request(request)
+        leaf = self.skill(name)
+        self._picked(leaf, self._who(client), choice_id=choice_id, request=text)
+        result = await self.runner.arun(text, skill=leaf.name)
+        return RunOutcome(
+            run_id=result.run_id,
+            skill=result.skill,
+            outcome=result.assessment.label,
+            result=result.action.action_log,
+            state=result.action.new_state,
+            changes=result.changes.to_dict(),
+            instructions=result.instructions,
+            error=result.error,
+        )
+
+    # -- report ---------------------------------------------------------------------
+
+    def report(
+        self,
+        id: str,
+        outcome: str | None,
+        *,
+        skill: str | None = None,
+        note: str | None = None,
+        client: str | None = None,
+    ) -> str:
+        return run_sync(self.areport(id, outcome, skill=skill, note=note, client=client), "Router.report")
+
+    async def areport(
+        self,
+        id: str,
+        outcome: str | None,
+        *,
+        skill: str | None = None,
+        note: str | None = None,
+        client: str | None = None,
+    ) -> str:
+        """Label the run or find ``id`` (a prefix will do): its real ``outcome`` (success or failure), the ``skill``
+        it should have gone to (``"none"``: no skill fits), a ``note``. Returns the full id labelled."""
+        if not isinstance(id, str) or not id.strip():
+            raise InvalidArgumentError("an id must be non-empty text: a run id or a find's choice id")
+        log = self.runner.log
+        run_id = resolve_run_id(id, (r.run_id for r in log.runs()), where=str(log.path))
+        no_skill = skill == NONE_ID
+        if skill is not None and not no_skill:
+            skill = self.skill(skill).name
+        row = label_row(
+            run_id,
+            by=self._who(client),
+            skill=None if no_skill else skill,
+            no_skill=no_skill,
+            outcome=outcome,
+            note=note,
+            source="client",
+        )
+        log.append(row)
+        return run_id
+
+    # -- internals ------------------------------------------------------------------
+
+    def _who(self, client: str | None) -> str:
+        return client.strip() if isinstance(client, str) and client.strip() else self.client
+
+    def _picked(self, leaf: SkillManifest, client: str, *, choice_id: str | None, request: str | None = None) -> None:
+        find = self._picks.follow(client, choice_id=choice_id, request=request)
+        if find is None:
+            return
+        for row in pick_rows(find, leaf.name, leaf.description, client, self.source):
+            self.runner.log.append(row)
+
+
+def checked_request(request: object) -> str:
+    """``request`` as text to route: non-empty, valid UTF-8, at most :data:`MAX_REQUEST_BYTES`."""
+    check_text(request)
+    assert isinstance(request, str)
+    text = request.strip()
+    if not text:
+        raise InvalidArgumentError("the request is empty: say what is needed")
+    size = len(text.encode("utf-8"))
+    if size > MAX_REQUEST_BYTES:
+        raise InvalidArgumentError(
+            f"the request is {size // 1024} KiB; at most {MAX_REQUEST_BYTES // 1024} KiB is routed: say what is needed briefly"
+        )
+    return text
+
+
+def skill_folder(leaf: SkillManifest) -> Path | None:
+    """The folder of a SKILL.md skill (None for a code skill)."""
+    return leaf.source.parent if leaf.is_skill_md and leaf.source is not None else None

@@ -1,0 +1,68 @@
+"""``semif mcp``: serve the workspace's skills to any MCP client (Claude Code, Codex, Cursor, an Agent)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+import click
+
+from ..errors import UserError
+from ._common import json_option, print_json, workspace_option
+from .workspace_cmds import open_workspace
+
+
+@click.command("mcp")
+@workspace_option
+@click.option("--http", "address", metavar="[HOST:]PORT", help="Serve streamable HTTP at /mcp instead of stdio.")
+@click.option("--public", is_flag=True, help="Allow an --http HOST other than loopback.")
+@click.option("--check", is_flag=True, help="Print what a client would see (tools, resources, listing size) and exit.")
+@json_option
+def mcp(workspace: str | None, address: str | None, public: bool, check: bool, as_json: bool) -> None:
+    """Serve the workspace's skills to any MCP client: find, load, run and report, over stdio or HTTP.
+
+    \b
+    Over stdio by default (a client starts it: `claude mcp add semif -- semif mcp -w WS`);
+    with --http [HOST:]PORT over streamable HTTP at /mcp, loopback only unless --public,
+    every request carrying the bearer token printed at start ($SEMIF_MCP_TOKEN sets it).
+    Each find_skills is logged as a decision; what the client loads or runs next is a label
+    `semif train` learns from. SKILL.md skills are resources too (skill://NAME), and clients
+    are told when skills change on disk. Needs the mcp extra: pip install 'semif-agent[mcp]'.
+    """
+    try:
+        import mcp as _sdk  # noqa: F401 - imported only to see that the mcp extra is installed
+    except ImportError:
+        raise UserError("semif mcp needs the mcp extra: pip install 'semif-agent[mcp]'") from None
+    from .._sync import run_sync
+    from ..chooser import Router
+    from ..mcp_server import SkillServer
+    from ..mcp_server.listing import client_view
+
+    ws = open_workspace(workspace)
+    server = SkillServer(Router(ws, source="mcp", client="mcp client"))
+    if check:
+        view = run_sync(client_view(server), "semif mcp --check")
+        if as_json:
+            print_json(view.to_dict())
+            return
+        for name, description in view.tools:
+            click.echo(f"{name:<16} {' '.join(description.split())}")
+        click.echo(f"{len(view.tools)} tools, {view.resources} resources (SKILL.md skills)")
+        click.echo(f"the tool listing a client holds: {view.listing_chars} characters, whatever the number of skills")
+        return
+    if address is None:
+        if public:
+            raise UserError("--public goes with --http: stdio is never public")
+        server.run("stdio")
+        return
+    from ..mcp_server._http import TOKEN_ENV, parse_address, serve_http
+
+    host, port = parse_address(address)
+    token = os.environ.get(TOKEN_ENV, "").strip() or secrets.token_urlsafe(24)
+    try:
+        serve_http(server, host=host, port=port, public=public, token=token, say=lambda line: click.echo(line))
+    except KeyboardInterrupt:
+        pass
+
+
+COMMANDS = [mcp]

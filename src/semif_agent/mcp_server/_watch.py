@@ -1,0 +1,68 @@
+"""Noticing that the workspace's skills changed on disk: a SKILL.md added, edited or removed, a manifest edited.
+
+:func:`skills_signature` is cheap enough to take every second or two: a
+SKILL.md is parsed again only when its size or time changed (the scan's
+``known``), the rest is a ``stat`` per skill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ..tree.skill_md import FoundSkill, scan_skill_md
+from ..workspace import Workspace
+
+POLL_SECONDS = 1.0
+
+Signature = frozenset[tuple[str, tuple[int, int]]]
+
+
+@dataclass
+class SkillWatch:
+    """The skills' signature last seen, and the scan fields kept so an unchanged SKILL.md is not parsed again."""
+
+    workspace: Workspace
+    known: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(default_factory=dict)
+    last: Signature | None = None
+
+    def signature(self) -> Signature:
+        scan = scan_skill_md(self.workspace, self.known)
+        self.known = {str(found.skill_md): (found.signature, _fields(found)) for found in scan.skills}
+        seen = {(path, signature) for path, (signature, _) in self.known.items()}
+        manifests = self.workspace.categories_path
+        try:
+            stat = manifests.stat()
+            seen.add((str(manifests), (stat.st_size, stat.st_mtime_ns)))
+        except OSError:
+            pass
+        return frozenset(seen)
+
+    def changed(self) -> bool:
+        """Whether the skills differ from the last look (the first look only remembers them)."""
+        now = self.signature()
+        before, self.last = self.last, now
+        return before is not None and before != now
+
+
+async def watch(workspace: Workspace, on_change: Callable[[], Awaitable[None]], *, every: float = POLL_SECONDS) -> None:
+    """Call ``on_change()`` whenever the workspace's skills change on disk, until cancelled."""
+    seen = SkillWatch(workspace)
+    await anyio.to_thread.run_sync(seen.changed)
+    while True:
+        await anyio.sleep(every)
+        if await anyio.to_thread.run_sync(seen.changed):
+            await on_change()
+
+
+def _fields(found: FoundSkill) -> dict[str, Any]:
+    return {
+        "name": found.name,
+        "description": found.description,
+        "metadata": dict(found.metadata),
+        "script": found.script,
+        "examples": list(found.examples),
+    }

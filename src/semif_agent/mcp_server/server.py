@@ -1,0 +1,211 @@
+"""The MCP server over a :class:`~semif_agent.chooser.Router`: five tools, the SKILL.md skills as resources.
+
+Tools (their docstrings are what a client's model reads, so they are short):
+``find_skills``, ``load_skill``, ``read_skill_file``, ``run_skill`` and
+``report_outcome``. Resources: each SKILL.md skill as ``skill://NAME``, its
+files as ``skill://NAME/PATH``; when skills are added, edited or removed on
+disk, the tree is read again and every connected client is told the
+resource list changed.
+
+A caller's mistake (an unknown skill, a path outside a skill, an oversize
+request, bad arguments) comes back as an MCP error result with one clear
+line; the log keeps everything, and the server goes on serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from importlib.metadata import version
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+from mcp.server import NotificationOptions
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
+from mcp.types import Resource, ResourceTemplate, ToolAnnotations
+
+from ..chooser import Router
+from ..chooser.router import DEFAULT_K
+from ..errors import SemifError
+from ._watch import POLL_SECONDS, watch
+
+SERVER_NAME = "semif"
+SCHEME = "skill://"
+INSTRUCTIONS = (
+    "Skills for many tasks live here. Before a task, call find_skills with the user's request; "
+    "load_skill the best fit and follow it (or run_skill a code skill); report_outcome when you know how it went."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
+
+
+class SkillServer(MCPServer[Any]):
+    """``semif mcp``: the workspace's skills through ``router``, watched on disk every ``watch_every`` seconds."""
+
+    def __init__(self, router: Router, *, watch_every: float | None = POLL_SECONDS) -> None:
+        self.router = router
+        self.bus = InMemorySubscriptionBus()
+        self.watch_every = watch_every
+        # each connected client's latest request session (the SDK builds one per request, each reaching the
+        # client's connection), by the connection's handshake parameters: the oldest dropped past MAX_CLIENTS
+        self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        super().__init__(
+            SERVER_NAME,
+            version=version("semif-agent"),
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            subscriptions=self.bus,
+            lifespan=_watching,
+            middleware=[self._remember_session],
+        )
+        low = self._lowlevel_server  # the SDK keeps the capability flags on its low-level server only
+        low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # advertise resources.listChanged in the handshake
+            low.create_initialization_options, NotificationOptions(resources_changed=True)
+        )
+        _add_tools(self)
+
+    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        result = await call_next(ctx)
+        params = ctx.session.client_params  # set once the handshake is done, and the same for every request after
+        if params is not None:
+            self._sessions[id(params)] = (params, ctx.session)
+            self._sessions.move_to_end(id(params))
+            while len(self._sessions) > MAX_CLIENTS:
+                self._sessions.popitem(last=False)
+        return result
+
+    async def skills_changed(self) -> None:
+        """Read the tree again, and tell every client the resource list changed."""
+        self.router.refresh()
+        await self.bus.publish(ResourcesListChanged())  # clients of the listen-stream protocol
+        for _, session in list(self._sessions.values()):  # clients of the handshake protocol
+            await session.send_resource_list_changed()  # best effort: a client gone meanwhile is skipped
+
+    # -- resources -------------------------------------------------------------
+
+    async def list_resources(self) -> list[Resource]:
+        skills = await anyio.to_thread.run_sync(lambda: self.router.skills)
+        return [
+            Resource(uri=skill_uri(leaf.name), name=leaf.name, description=leaf.description, mime_type="text/markdown")
+            for leaf in skills.values()
+            if leaf.is_skill_md
+        ]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return [
+            ResourceTemplate(
+                uri_template=SCHEME + "{name}/{path}",
+                name="skill file",
+                description="A file of a SKILL.md skill's folder (load_skill lists them).",
+            )
+        ]
+
+    async def read_resource(self, uri: Any, context: Any = None) -> list[ReadResourceContents]:
+        name, path = parse_skill_uri(str(uri))
+        try:
+            text = self.router.read_file(name, path or "SKILL.md")
+        except SemifError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        mime = "text/markdown" if (path or "SKILL.md").endswith(".md") else "text/plain"
+        return [ReadResourceContents(content=text, mime_type=mime)]
+
+
+@asynccontextmanager
+async def _watching(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+    """While the server runs, watch its workspace's skills (when it has a period to watch at)."""
+    assert isinstance(server, SkillServer)
+    async with anyio.create_task_group() as group:
+        if server.watch_every:
+            group.start_soon(
+                functools.partial(watch, every=server.watch_every), server.router.workspace, server.skills_changed
+            )
+        try:
+            yield {}
+        finally:
+            group.cancel_scope.cancel()
+
+
+def skill_uri(name: str, path: str | None = None) -> str:
+    """``skill://NAME`` (or ``skill://NAME/PATH``), the name percent-encoded."""
+    return SCHEME + quote(name, safe="") + (f"/{path}" if path else "")
+
+
+def parse_skill_uri(uri: str) -> tuple[str, str | None]:
+    """The skill name and the file path (None: its SKILL.md) of a ``skill://`` URI."""
+    if not uri.startswith(SCHEME):
+        raise ResourceNotFoundError(f"not a skill resource: {uri} (they start with {SCHEME})")
+    name, _, path = uri[len(SCHEME) :].partition("/")
+    return unquote(name), unquote(path) or None
+
+
+def _client(ctx: Context[Any, Any]) -> str | None:
+    """The client's name from the MCP handshake, when it gave one."""
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, ValueError):
+        return None
+    return params.client_info.name if params is not None and params.client_info else None
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _add_tools(server: SkillServer) -> None:
+    router = server.router
+
+    @server.tool(annotations=READ_ONLY)
+    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> str:
+        """Find the k skills most likely to fit a request (best first, with probabilities and a choice_id).
+        Call it before a task; best is "none" when no skill fits."""
+        with _tool_errors():
+            found = await router.afind(request, k, client=_client(ctx))
+        return _text(found.to_dict())
+
+    @server.tool(annotations=READ_ONLY)
+    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> str:
+        """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest."""
+        with _tool_errors():
+            loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx))
+        return _text(loaded.to_dict())
+
+    @server.tool(annotations=READ_ONLY)
+    async def read_skill_file(name: str, path: str) -> str:
+        """Read a file of a SKILL.md skill's folder, by its path relative to the folder."""
+        with _tool_errors():
+            return router.read_file(name, path)
+
+    @server.tool()
+    async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> str:
+        """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
+        where allowed, else its instructions come back. Returns the result, files changed and run_id."""
+        with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
+            outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx))
+        return _text(outcome.to_dict())
+
+    @server.tool()
+    async def report_outcome(
+        id: str, outcome: str, ctx: Context[Any, Any], skill: str | None = None, note: str | None = None
+    ) -> str:
+        """Say how a run or a find went: outcome "success" or "failure"; skill: the one that should have been
+        used ("none": no skill fits). id: a run_id or choice_id."""
+        with _tool_errors():
+            labelled = await router.areport(id, outcome, skill=skill, note=note, client=_client(ctx))
+        return _text({"labelled": labelled})
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Turn a caller's mistake (any :class:`SemifError`) into a tool error: one line, the server serving on."""
+    try:
+        yield
+    except SemifError as exc:
+        raise ToolError(str(exc)) from None

@@ -1,0 +1,96 @@
+"""semif_agent.Router in process: what a find logs, and how a client's picks and reports teach the router."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from semif_agent import Router
+from semif_agent.errors import InvalidArgumentError, SyncInAsyncError, UnknownSkillError
+from semif_agent.records import DecisionLog, LabelRow, label_row
+from semif_agent.routing.training import WEIGHTS, examples_from_log
+from semif_agent.starter import create_workspace
+
+REQUEST = "Email Grace that I accept the offer"
+
+
+@pytest.fixture
+def router(tmp_path):
+    return Router(create_workspace(tmp_path / "ws"), client="tester")
+
+
+def taught(router: Router) -> set[tuple[str, str | None, str, float, str | None]]:
+    runs = DecisionLog(router.workspace.log_path).runs()
+    return {(e.text, e.skill, e.source, e.weight, e.wrong) for e in examples_from_log(runs, router.runner.tree)}
+
+
+def test_a_find_is_one_logged_decision_with_calibrated_probabilities(router):
+    found = router.find(REQUEST, k=3)
+    assert len(found.skills) == 3 and "email.compose" in [c.name for c in found.skills]
+    probabilities = [c.probability for c in found.skills]
+    assert probabilities == sorted(probabilities, reverse=True) and sum(probabilities) + found.none <= 1 + 1e-6
+    [row] = list(DecisionLog(router.workspace.log_path).read())
+    assert (row["kind"], row["run_id"], row["source"], row["client"]) == (
+        "shortlist",
+        found.choice_id,
+        "library",
+        "tester",
+    )
+    assert [o["id"] for o in row["options"]] == [c.name for c in found.skills] + ["none"]
+    assert row["probabilities"][found.skills[0].name] == pytest.approx(found.skills[0].probability)
+
+
+def test_the_first_pick_after_a_find_is_an_implicit_label_weaker_than_a_persons(router):
+    found = router.find(REQUEST)
+    passed_over = found.skills[0].name
+    chosen = next(c.name for c in found.skills if c.name != passed_over)
+    router.load(chosen)
+    router.load(passed_over)  # a second pick of the same find teaches nothing more
+    assert taught(router) == {
+        (REQUEST, chosen, "implicit", WEIGHTS["implicit"], None),
+        (REQUEST, None, "implicit", WEIGHTS["implicit"], passed_over),
+    }
+    assert WEIGHTS["implicit"] < WEIGHTS["label"]
+    router.runner.log.append(label_row(found.choice_id, by="alice", skill="email.compose"))
+    router.runner.log.append(LabelRow(found.choice_id, by="client", skill=chosen, has_skill=True, source="implicit"))
+    assert taught(router) == {(REQUEST, "email.compose", "label", WEIGHTS["label"], None)}  # the person's word stands
+
+
+def test_a_run_follows_the_find_of_the_same_request_and_a_report_labels_it(router):
+    found = router.find(REQUEST)
+    outcome = router.run("email.compose", REQUEST)
+    assert outcome.outcome == "success" and outcome.changes["created"]
+    assert router.report(outcome.run_id[:21], "failure", skill="none", note="wrong person") == outcome.run_id
+    run = DecisionLog(router.workspace.log_path).run(outcome.run_id)
+    assert (run.label_outcome, run.label_has_skill, run.label_skill, run.label_source) == (
+        "failure",
+        True,
+        None,
+        "client",
+    )
+    assert (REQUEST, "email.compose", "implicit", WEIGHTS["implicit"], None) in taught(router)
+    assert DecisionLog(router.workspace.log_path).run(found.choice_id).skill == "email.compose"
+
+
+def test_mistakes_are_one_line_errors(router):
+    for call, error, words in (
+        (lambda: router.find(""), InvalidArgumentError, "empty"),
+        (lambda: router.find("x" * 70_000), InvalidArgumentError, "64 KiB"),
+        (lambda: router.find(REQUEST, k=0), InvalidArgumentError, "1 to 15"),
+        (lambda: router.load("nope"), UnknownSkillError, "no skill 'nope'"),
+        (lambda: router.read_file("email.compose", "x"), InvalidArgumentError, "code skill"),
+        (lambda: router.report("nope", "success"), Exception, "no run 'nope'"),
+    ):
+        with pytest.raises(error, match=words):
+            call()
+    assert list(DecisionLog(router.workspace.log_path).read()) == []
+
+
+def test_the_sync_face_asks_for_the_async_one_inside_a_loop(router):
+    async def inside():
+        with pytest.raises(SyncInAsyncError):
+            router.find(REQUEST)
+        return await router.afind(REQUEST)
+
+    assert asyncio.run(inside()).skills
