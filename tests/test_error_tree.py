@@ -242,6 +242,8 @@ NOT_BUILT_BY_CALLERS = {
     "SkillLocation": "a result",
     "ValidationReport": "a result",
     "SkillScriptContext": "built by the runtime for a script",
+    "EnvironmentQuery": "built by the runtime for an environment skill's run",
+    "EnvironmentRouter": "an interface host applications implement",
     "ErrorType": "an enumeration",
     "Category": "built by load_manifests (ManifestError)",
     "SkillManifest": "built by load_manifests (ManifestError)",

@@ -61,7 +61,8 @@ also the standard exception X, so code that catches X keeps working.
     │   ├── StreamInterruptedError      a stream broke after it started
     │   └── ResponseError               an answer we cannot read
     ├── CatalogError                    the SKILL.md catalog machinery failed at run time
-    │   └── RuntimeNotBound             a runtime used before ``bind_workspace``
+    │   ├── RuntimeNotBound             a runtime used before ``bind_workspace``
+    │   └── NoEnvironmentRouter         an ``env:`` skill run with no environment router to ask
     ├── SandboxError                    the sandbox's machinery failed at run time
     │   ├── WorkerError                 the warm worker pool cannot start a worker
     │   └── ChannelError                a confined call's question got an error, not an answer

@@ -52,7 +52,7 @@ def test_users_override_the_table(monkeypatch):
 def test_unpriced_model_has_unknown_cost_but_counts_tokens(caplog):
     usage = price_usage(Usage(input_tokens=10), "openai", "unpriced-model-x")
     assert usage.cost_usd is None and usage.input_tokens == 10
-    assert "no price for openai/unpriced-model-x" in caplog.text
+    assert "no price known for model openai/unpriced-model-x: its cost counts as $0" in caplog.text
     assert price_usage(Usage(), "openai", "unpriced-model-y").cost_usd == 0.0
 
 

@@ -28,7 +28,11 @@ class WireReply:
     broken off abruptly after ``cut_after`` events), ``"cut_clean"`` (stream
     ends cleanly after ``cut_after`` events, unfinished) or ``"stream_error"``
     (an error event after ``cut_after`` events). ``delay`` holds the answer
-    back that many seconds (or until the server is reset).
+    back that many seconds (or until the server is reset). ``compaction`` is
+    a compaction block the Anthropic API puts first in its answer (streamed as
+    its start, then one ``compaction_delta`` with its ``content`` and
+    ``encrypted_content``). ``billed_cost`` is sent as ``usage.cost`` (US
+    dollars, as OpenRouter bills), in either API.
     """
 
     text: str = ""
@@ -44,6 +48,8 @@ class WireReply:
     cut_after: int = 3
     delay: float = 0.0
     model: str | None = None
+    compaction: dict[str, Any] | None = None
+    billed_cost: float | None = None
 
     @classmethod
     def tool_call(cls, name: str, arguments: dict[str, Any], *, text: str = "", **kw: Any) -> WireReply:
@@ -140,17 +146,36 @@ def _stop_reason(api: Api, reply: WireReply) -> str:
     return "tool_calls" if reply.tool_calls else "stop"
 
 
-def _anthropic_usage(usage: dict[str, int], output: int | None = None) -> dict[str, int]:
+def _billed(reply: WireReply) -> dict[str, float]:
+    return {} if reply.billed_cost is None else {"cost": reply.billed_cost}
+
+
+def _anthropic_usage(reply: WireReply, output: int | None = None) -> dict[str, Any]:
+    usage = reply.usage
     return {
         "input_tokens": usage.get("input", 0),
         "output_tokens": usage.get("output", 0) if output is None else output,
         "cache_creation_input_tokens": usage.get("cache_write", 0),
         "cache_read_input_tokens": usage.get("cache_read", 0),
+        **_billed(reply),
     }
 
 
+_COMPACTION_DELTA_FIELDS = ("content", "encrypted_content")
+
+
+def _compaction_events(block: dict[str, Any]) -> list[bytes]:
+    start = {k: v for k, v in block.items() if k not in _COMPACTION_DELTA_FIELDS}
+    delta = {"type": "compaction_delta", **{k: block[k] for k in _COMPACTION_DELTA_FIELDS if k in block}}
+    return [
+        _sse({"type": "content_block_start", "index": 0, "content_block": start}, "content_block_start"),
+        _sse({"type": "content_block_delta", "index": 0, "delta": delta}, "content_block_delta"),
+        _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+    ]
+
+
 def anthropic_message(reply: WireReply, model: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = [reply.compaction] if reply.compaction else []
     if reply.text:
         content.append({"type": "text", "text": reply.text})
     for number, (name, arguments) in enumerate(reply.tool_calls):
@@ -163,7 +188,7 @@ def anthropic_message(reply: WireReply, model: str) -> dict[str, Any]:
         "content": content,
         "stop_reason": _stop_reason("anthropic", reply),
         "stop_sequence": None,
-        "usage": _anthropic_usage(reply.usage),
+        "usage": _anthropic_usage(reply),
     }
 
 
@@ -176,14 +201,17 @@ def anthropic_events(reply: WireReply, model: str) -> list[bytes]:
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": _anthropic_usage(reply.usage, output=1),
+        "usage": _anthropic_usage(reply, output=1),
     }
     events = [_sse({"type": "message_start", "message": start}, "message_start")]
     index = 0
+    if reply.compaction:
+        events += _compaction_events(reply.compaction)
+        index = 1
     if reply.text:
         events.append(
             _sse(
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
                 "content_block_start",
             )
         )
@@ -191,12 +219,12 @@ def anthropic_events(reply: WireReply, model: str) -> list[bytes]:
         for piece in _pieces(reply.text):
             events.append(
                 _sse(
-                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
                     "content_block_delta",
                 )
             )
-        events.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
-        index = 1
+        events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+        index += 1
     for number, (name, arguments) in enumerate(reply.tool_calls):
         block = {"type": "tool_use", "id": f"toolu_{number:02d}", "name": name, "input": {}}
         events.append(
@@ -211,14 +239,15 @@ def anthropic_events(reply: WireReply, model: str) -> list[bytes]:
     delta = {
         "type": "message_delta",
         "delta": {"stop_reason": _stop_reason("anthropic", reply), "stop_sequence": None},
-        "usage": {"output_tokens": reply.usage.get("output", 0)},
+        "usage": {"output_tokens": reply.usage.get("output", 0), **_billed(reply)},
     }
     events.append(_sse(delta, "message_delta"))
     events.append(_sse({"type": "message_stop"}, "message_stop"))
     return events
 
 
-def _openai_usage(usage: dict[str, int]) -> dict[str, Any]:
+def _openai_usage(reply: WireReply) -> dict[str, Any]:
+    usage = reply.usage
     cached = usage.get("cache_read", 0)
     prompt = usage.get("input", 0) + cached  # OpenAI's prompt_tokens include the cached ones
     output = usage.get("output", 0)
@@ -227,6 +256,7 @@ def _openai_usage(usage: dict[str, int]) -> dict[str, Any]:
         "completion_tokens": output,
         "total_tokens": prompt + output,
         "prompt_tokens_details": {"cached_tokens": cached},
+        **_billed(reply),
     }
 
 
@@ -273,7 +303,7 @@ def openai_completion(reply: WireReply, model: str, body: Any) -> dict[str, Any]
         "choices": [
             {"index": 0, "message": message, "logprobs": logprobs, "finish_reason": _stop_reason("openai", reply)}
         ],
-        "usage": _openai_usage(reply.usage),
+        "usage": _openai_usage(reply),
     }
 
 
@@ -320,7 +350,7 @@ def openai_events(reply: WireReply, model: str, body: Any) -> list[bytes]:
                     "created": 0,
                     "model": model,
                     "choices": [],
-                    "usage": _openai_usage(reply.usage),
+                    "usage": _openai_usage(reply),
                 }
             )
         )

@@ -9,7 +9,9 @@
 - Per agent: :class:`AgentSkillRuntime` (visibility, activation, documents,
   scripts and hooks in confined processes, :class:`ScriptRunResult`,
   :class:`SkillScriptContext`; the sandbox's :class:`SandboxLimits` and
-  :class:`WorkerPool`, from :mod:`semif_agent.sandbox`, re-exported here).
+  :class:`WorkerPool`, from :mod:`semif_agent.sandbox`, re-exported here);
+  environment skills (``env:<name>@...``) answered by the host's
+  :class:`EnvironmentRouter` (``ask_env``, given an :class:`EnvironmentQuery`).
 - Traces: :class:`JsonlTraceWriter`, :class:`MemoryTraceWriter`, :func:`read_spans`.
 - For commands: :func:`list_skill_rows`, :func:`show_skill`.
 
@@ -51,6 +53,8 @@ _EXPORTS = {
     "SandboxLimits": "semif_agent.sandbox.limits",
     "WorkerPool": "semif_agent.sandbox.pool",
     "WorkspaceFS": ".fs",
+    "EnvironmentRouter": ".environment",
+    "EnvironmentQuery": ".environment",
     # traces
     "TraceWriter": ".trace",
     "JsonlTraceWriter": ".trace",
@@ -70,6 +74,7 @@ _EXPORTS = {
     "SkillCatalogWarning": ".errors",
     "CatalogError": ".errors",
     "RuntimeNotBound": ".errors",
+    "NoEnvironmentRouter": ".errors",
 }
 
 __all__ = sorted(_EXPORTS)

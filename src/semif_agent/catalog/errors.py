@@ -53,5 +53,9 @@ class RuntimeNotBound(CatalogError):
     """An :class:`AgentSkillRuntime` needs ``bind_workspace`` before it can run scripts."""
 
 
+class NoEnvironmentRouter(CatalogError):
+    """An environment skill (``env:...``) was run, and its runtime has no environment router to ask."""
+
+
 class SkillCatalogWarning(UserWarning):
     """A skill loaded despite a problem, was skipped, or was shadowed by another."""

@@ -7,6 +7,8 @@ trace writer. Every public method takes a *token*, a skill id
 
 Scripts and hooks are run by the runtime's :class:`~.script_runner.ScriptRunner`
 (in separate, confined processes); the runtime's ``run_*`` methods hand them to it.
+Those of environment skills (``env:<name>@...``) are asked of the runtime's
+``env_router`` instead (:mod:`.environment`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..sandbox.limits import SandboxLimits
 from ..sandbox.pool import WorkerPool
 from ..sandbox.results import ScriptRunResult
 from .descriptor import SkillDescriptor, SkillRegistryLike
+from .environment import EnvironmentRouter
 from .errors import RuntimeNotBound, SkillPathError
 from .execution import ScriptExecutor
 from .fs import WorkspaceFS
@@ -48,16 +51,20 @@ class AgentSkillRuntime:
         *,
         limits: SandboxLimits | None = None,
         worker_pool: WorkerPool | None = None,
+        env_router: EnvironmentRouter | None = None,
     ) -> None:
         """A runtime for ``agent_id`` over the shared ``registry``; nothing visible yet.
 
         ``limits`` bound every script (defaults: :class:`~semif_agent.sandbox.limits.SandboxLimits`);
-        ``worker_pool`` runs entrypoint scripts (default: the process-wide pool).
+        ``worker_pool`` runs entrypoint scripts (default: the process-wide pool);
+        ``env_router`` answers the environment skills (see :meth:`set_env_router`).
         """
         check_type("agent_id", agent_id, (int, str))
         check_type("limits", limits, SandboxLimits, optional=True)
         check_type("worker_pool", worker_pool, WorkerPool, optional=True)
         self.agent_id = agent_id
+        self._env_router: EnvironmentRouter | None = None
+        self.set_env_router(env_router)
         self._registry = registry
         self._scripts = ScriptRunner(self, ScriptExecutor(limits, worker_pool))
         self._workspace: Path | None = None
@@ -111,6 +118,16 @@ class AgentSkillRuntime:
     def trace_writer(self) -> TraceWriter:
         """Where this runtime's spans go."""
         return self._trace
+
+    @property
+    def env_router(self) -> EnvironmentRouter | None:
+        """Who answers this agent's environment skills (``None``: nobody; running one raises)."""
+        return self._env_router
+
+    def set_env_router(self, router: EnvironmentRouter | None) -> None:
+        """Register the environment router that ``env:`` skills' scripts and hooks are asked of (None: unregister)."""
+        check_type("env_router", router, EnvironmentRouter, optional=True)
+        self._env_router = router
 
     @property
     def registry(self) -> SkillRegistryLike:

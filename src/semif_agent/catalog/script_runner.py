@@ -6,6 +6,10 @@ type ``path``). A run is a span (``skill.script`` or ``skill.hook``) with its
 exit code, error type, execution mode, what confinement held
 (``script.confinement``, ``kind=how`` strings), duration and bounded excerpts
 of stdout and stderr.
+
+An environment skill (id ``env:<name>@...``) runs no script: its scripts and
+hooks are questions to the agent's environment router (:mod:`.environment`),
+traced as ``skill.ask_env``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Protocol
 
 from ..sandbox.results import ErrorType, ScriptRunResult, refused
 from .descriptor import SkillDescriptor, SkillRegistryLike
+from .environment import EnvironmentRouter, ask_env, is_env_skill
 from .errors import SkillPathError
 from .execution import ScriptExecutor
 from .paths import resolve_inside
@@ -32,6 +37,10 @@ class AgentSkills(Protocol):
     def registry(self) -> SkillRegistryLike: ...
     @property
     def trace_writer(self) -> TraceWriter: ...
+    @property
+    def env_router(self) -> EnvironmentRouter | None: ...
+    @property
+    def agent_id(self) -> int | str: ...
     def resolve_skill_id(self, token: str, *, visible_only: bool = True) -> str: ...
     def workspace_root(self) -> Path: ...
 
@@ -61,6 +70,8 @@ class ScriptRunner:
             not script or ("/" not in script and "\\" not in script and script == Path(info.script).name)
         ):
             script = info.script
+        if is_env_skill(info.skill_id):
+            return await self._ask_env(info, script, argv, timeout_sec=timeout_sec, hook_type="")
         if not script:
             return self._refuse(
                 "skill.script",
@@ -77,6 +88,8 @@ class ScriptRunner:
         if info is None:
             return self._refuse("skill.hook", skill_id, refused(ErrorType.VALIDATION, problem), hook_type=hook_type)
         script = info.hooks.get(hook_type)
+        if is_env_skill(info.skill_id):
+            return await self._ask_env(info, script or "", argv, timeout_sec=timeout_sec, hook_type=hook_type)
         if not script:
             message = f"skill {info.skill_id} declares no {hook_type!r} hook"
             return self._refuse("skill.hook", skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
@@ -93,6 +106,35 @@ class ScriptRunner:
         if self.agent.resolve_skill_id(token, visible_only=False):
             return None, f"skill {token!r} is not visible to this agent"
         return None, f"no skill {token!r} (or the name is ambiguous)"
+
+    async def _ask_env(
+        self, info: SkillDescriptor, script: str, argv: Sequence[str], *, timeout_sec: float, hook_type: str
+    ) -> ScriptRunResult:
+        trace = self.agent.trace_writer
+        attributes: dict[str, object] = {"skill.id": info.skill_id, "script.argv": [str(arg) for arg in argv]}
+        if hook_type:
+            attributes["hook.type"] = hook_type
+        span = trace.start_span("skill.ask_env", attributes=attributes)
+        try:
+            result = await ask_env(
+                self.agent.env_router,
+                agent_id=self.agent.agent_id,
+                info=info,
+                argv=argv,
+                script=script,
+                hook_type=hook_type,
+                timeout_sec=float(timeout_sec),
+            )
+        except Exception as exc:
+            trace.end_span(span, ok=False, message=str(exc))
+            raise
+        trace.end_span(
+            span,
+            ok=result.ok,
+            message=result.stderr,
+            attributes={"script.error_type": result.error_type, "script.stdout_excerpt": result.stdout},
+        )
+        return result
 
     def _refuse(self, name: str, token: str, result: ScriptRunResult, *, hook_type: str = "") -> ScriptRunResult:
         attributes = {"skill.token": str(token), "script.error_type": result.error_type}

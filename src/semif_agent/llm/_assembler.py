@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import StreamInterruptedError
 from .messages import ToolCall
@@ -47,6 +48,7 @@ class StreamAssembler:
         self._usage: Usage | None = None
         self._stop: StopReason | None = None
         self._raw_stop: str | None = None
+        self._compaction: dict[int, dict[str, Any]] = {}
         self.emitted = 0
 
     @property
@@ -87,6 +89,19 @@ class StreamAssembler:
         self.emitted += 1
         return [ToolCallDelta(index=index, id=id or None, name=name or None, arguments_delta=arguments)]
 
+    def compaction(self, index: int, piece: Mapping[str, Any]) -> None:
+        """A piece of compaction block ``index``: the block as it started, then each delta's fields.
+
+        A field already present and text in both grows by the delta's text;
+        any other field is set. The block keeps the fields in the order they came.
+        """
+        block = self._compaction.setdefault(index, {})
+        for key, value in piece.items():
+            if key == "type" and "type" in block:
+                continue
+            known = block.get(key)
+            block[key] = known + value if isinstance(known, str) and isinstance(value, str) else value
+
     def usage(self, usage: Usage) -> None:
         """The latest usage figures (the last report wins; it is emitted once, at the end)."""
         self._usage = usage
@@ -123,4 +138,5 @@ class StreamAssembler:
             model=self.model,
             provider=self.provider,
             logprobs=None if self._logprobs is None else tuple(self._logprobs),
+            compaction_blocks=tuple(dict(block) for _, block in sorted(self._compaction.items())),
         )

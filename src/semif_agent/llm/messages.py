@@ -77,10 +77,17 @@ class UserMessage:
 
 @dataclass(frozen=True, kw_only=True)
 class AssistantMessage:
-    """What the model said before: text and/or tool calls."""
+    """What the model said before: text and/or tool calls.
+
+    ``compaction_blocks`` are the context-compaction blocks the model's API
+    returned with this answer (Anthropic's ``{"type": "compaction", ...}``),
+    kept as they came so that the provider sends them back unchanged; other
+    providers ignore them.
+    """
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    compaction_blocks: tuple[dict[str, Any], ...] = ()
     role: Literal["assistant"] = "assistant"
 
 
@@ -125,7 +132,10 @@ def message_to_dict(message: Message) -> dict[str, object]:
             {"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments}
             for c in message.tool_calls
         ]
-        return {"content": message.content, "tool_calls": calls, "role": "assistant"}
+        item: dict[str, object] = {"content": message.content, "tool_calls": calls, "role": "assistant"}
+        if message.compaction_blocks:
+            item["compaction_blocks"] = [dict(block) for block in message.compaction_blocks]
+        return item
     if message.role == "tool":
         return {
             "tool_call_id": message.tool_call_id,
@@ -159,7 +169,8 @@ def _to_message(value: MessageLike) -> Message:
             return UserMessage(content=content)
         if role == "assistant":
             calls = tuple(_to_tool_call(c) for c in value.get("tool_calls") or ())
-            return AssistantMessage(content=content, tool_calls=calls)
+            blocks = tuple(dict(b) for b in value.get("compaction_blocks") or () if isinstance(b, Mapping))
+            return AssistantMessage(content=content, tool_calls=calls, compaction_blocks=blocks)
         if role == "tool":
             return ToolResultMessage(
                 tool_call_id=str(value.get("tool_call_id", "")),

@@ -17,8 +17,17 @@ or in ``semif.toml``::
     input = 0.3
     output = 1.2
 
-A model with no price costs ``None`` (its tokens still count; no tokens cost
-0), and is reported once per process on the ``semif_agent.llm`` logger.
+What one call costs is decided in this order (:func:`price_usage`):
+
+1. the cost the provider billed, when its answer reports one (OpenRouter's
+   ``usage.cost``, a ``cost`` field in any provider's usage);
+2. the provider's own ``pricing``, then :data:`MODEL_PRICING`;
+3. the `genai-prices <https://pypi.org/project/genai-prices/>`_ package's
+   figures, when it is installed (``pip install 'semif-agent[prices]'``);
+4. otherwise the cost is unknown (``None``): a usage limit counts it as $0,
+   and a warning says so once per model on the ``semif_agent.llm`` logger.
+
+No tokens cost 0 whatever the model.
 """
 
 from __future__ import annotations
@@ -134,16 +143,45 @@ def _candidates(provider: str, model: str) -> list[str]:
 
 
 def price_usage(usage: Usage, provider: str, model: str, overrides: Mapping[str, ModelPrice] | None = None) -> Usage:
-    """``usage`` with its ``cost_usd`` filled in (``None`` when the model has no price)."""
+    """``usage`` with its ``cost_usd`` filled in, in the module's order (``None`` when nobody prices the model).
+
+    A ``cost_usd`` already set is the provider's billed cost and is kept.
+    """
+    if usage.cost_usd is not None:
+        return usage
     price = find_price(provider, model, overrides)
-    if price is None:
-        if usage.total_tokens == 0:
-            return usage.with_cost(0.0)
-        ref = f"{provider}/{model}"
-        if ref not in _reported_unpriced:
-            _reported_unpriced.add(ref)
-            log.warning(
-                "no price for %s: its cost is reported as unknown (set one with semif_agent.llm.pricing.set_price)", ref
-            )
-        return usage.with_cost(None)
-    return usage.with_cost(price.cost(usage))
+    if price is not None:
+        return usage.with_cost(price.cost(usage))
+    if usage.total_tokens == 0:
+        return usage.with_cost(0.0)
+    listed = listed_cost(usage, provider, model)
+    if listed is not None:
+        return usage.with_cost(listed)
+    ref = f"{provider}/{model}"
+    if ref not in _reported_unpriced:
+        _reported_unpriced.add(ref)
+        log.warning(
+            "no price known for model %s: its cost counts as $0; set MODEL_PRICING[%r] "
+            "(semif_agent.llm.pricing.set_price) or install semif-agent[prices]",
+            ref,
+            ref,
+        )
+    return usage.with_cost(None)
+
+
+def listed_cost(usage: Usage, provider: str, model: str) -> float | None:
+    """What genai-prices lists ``usage`` of ``provider/model`` at; ``None`` when it is not installed or has no price."""
+    try:
+        import genai_prices
+    except ImportError:
+        return None
+    counts = genai_prices.Usage(
+        input_tokens=usage.prompt_tokens,  # genai-prices counts the cached tokens inside the input
+        output_tokens=usage.output_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+    )
+    try:
+        return float(genai_prices.calc_price(counts, model, provider_id=provider).total_price)
+    except (LookupError, ValueError):
+        return None

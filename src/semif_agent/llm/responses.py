@@ -50,7 +50,9 @@ class Response:
     ``model`` and ``provider`` name who answered (with fallbacks, not
     necessarily the first one asked). ``logprobs`` is ``None`` unless the
     server returned token log-probabilities. ``raw_stop_reason`` keeps the
-    provider's own word for why it stopped.
+    provider's own word for why it stopped. ``compaction_blocks`` are the
+    context-compaction blocks the API returned, as they came (they go back
+    unchanged with :meth:`to_message`).
     """
 
     text: str = ""
@@ -61,6 +63,7 @@ class Response:
     model: str = ""
     provider: str = ""
     logprobs: tuple[TokenLogprob, ...] | None = None
+    compaction_blocks: tuple[dict[str, Any], ...] = ()
 
     @property
     def model_ref(self) -> str:
@@ -69,7 +72,7 @@ class Response:
 
     def to_message(self) -> AssistantMessage:
         """This answer as a message, to send back in the next turn."""
-        return AssistantMessage(content=self.text, tool_calls=self.tool_calls)
+        return AssistantMessage(content=self.text, tool_calls=self.tool_calls, compaction_blocks=self.compaction_blocks)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -11,12 +11,18 @@ Here ``input_tokens`` is always the uncached input, so
 ``input_tokens + cache_write_tokens + cache_read_tokens`` is the whole prompt
 and :attr:`Usage.total_tokens` adds the output once.
 
+Some providers also bill the call in their answer (OpenRouter's
+``usage.cost``, in US dollars); :func:`billed_cost` reads it, and a usage
+whose ``cost_usd`` a provider set keeps it (see :mod:`.pricing`).
+
 >>> Usage.from_openai(prompt_tokens=100, completion_tokens=5, cached_tokens=80)
 Usage(input_tokens=20, output_tokens=5, cache_write_tokens=0, cache_read_tokens=80, cost_usd=None)
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 
@@ -98,3 +104,11 @@ class Usage:
             "total_tokens": self.total_tokens,
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
         }
+
+
+def billed_cost(reported: object) -> float | None:
+    """The US dollars a provider billed, from the ``cost`` its usage report carries; ``None`` when it carries none."""
+    value = reported.get("cost") if isinstance(reported, Mapping) else getattr(reported, "cost", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None

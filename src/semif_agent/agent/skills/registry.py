@@ -323,7 +323,9 @@ class SkillRegistry:
         saved = dict(state.get("runtime", state))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # skills of other agents sharing the catalog are not ours to restore
-            runtime = AgentSkillRuntime.from_state(saved, self._catalog, agent_id=self._agent_id)
+            runtime = AgentSkillRuntime.from_state(
+                saved, self._catalog, agent_id=self._agent_id, env_router=self._runtime.env_router
+            )
         activated = runtime.activated_skill_ids() & set(self._ids.values())
         runtime.set_visible_skills(self._ids.values())
         runtime.set_activated_skills(

@@ -3,8 +3,9 @@
 Through the official ``openai`` SDK. Key from ``api_key`` or ``OPENAI_API_KEY``;
 endpoint from ``base_url`` or ``OPENAI_BASE_URL`` (default
 ``https://api.openai.com/v1``). Any OpenAI-compatible server works by base
-URL; a key is required only at OpenAI's own endpoint. Presets for common
-servers:
+URL; a key is required only at OpenAI's own endpoint. A cost the server bills
+in its usage report (OpenRouter's ``usage.cost``) is the call's cost. Presets
+for common servers:
 
 ===========  ==================================  ======================
 name         default base URL                    key
@@ -30,7 +31,7 @@ from ..messages import Message, ToolSpec
 from ..pricing import ModelPrice
 from ..protocol import ModelRequest
 from ..responses import StopReason, StreamChunk, TokenLogprob, TopLogprob
-from ..usage import Usage
+from ..usage import Usage, billed_cost
 from ._sdk import SDKProvider
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -205,9 +206,10 @@ class OpenRouterProvider(OpenAIProvider):
 def _usage(usage: Any) -> Usage:
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) if details is not None else None
-    return Usage.from_openai(
+    counts = Usage.from_openai(
         prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cached_tokens=cached
     )
+    return counts.with_cost(billed_cost(usage))
 
 
 def _logprobs(logprobs: Any) -> list[TokenLogprob] | None:
