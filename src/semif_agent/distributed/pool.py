@@ -26,6 +26,8 @@ from ..errors import SemifError
 
 RETRIES = 3
 """How many times a batch is sent again after its worker died, before the job gives up."""
+RESTART_PAUSE = 0.25
+"""Seconds before a batch whose worker died is sent again; doubled at each further loss (at most 2 s)."""
 IN_FLIGHT = 2
 """Batches queued on each actor at once: the next is ready as soon as one is done."""
 
@@ -162,6 +164,8 @@ class RayPool:
                             f"batch {index + 1} of {len(batches)} lost its worker {attempts[index]} "
                             f"times: {_first_line(exc)}"
                         ) from exc
+                    # a restarting actor refuses work for a moment: give it longer each time before sending again
+                    time.sleep(min(RESTART_PAUSE * 2 ** (attempts[index] - 1), 2.0))
                     queue.appendleft(index)
                 except RayTaskError as exc:
                     cause = getattr(exc, "cause", None)
