@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import open_regular
 from ..errors import UserError
 from .act_lock import ActLock
-from .._files import open_regular
 from .observe import IMAGE_KEPT, Changes, Observation
 
 UNDO_DIR = "undo"
