@@ -122,8 +122,8 @@ class SemifGroup(click.Group):
                 exc = click.ClickException(inert(str(exc)))
             elif isinstance(exc, SemifError):
                 exc = click.ClickException(inert(f"{type(exc).__name__}: {exc}"))
-            else:
-                exc.message = inert(exc.message)
+            elif type(exc) is click.ClickException:
+                exc = click.ClickException(inert(exc.message))
             if ctx.meta.get(JSON_ASKED):
                 click.echo(json.dumps({"error": exc.format_message()}, ensure_ascii=False))
                 raise click.exceptions.Exit(exc.exit_code) from None
