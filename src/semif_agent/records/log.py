@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol, Unpack
 
 from ..errors import LogError, check_type
-from ._fit import fit_row
+from ._fit import ROW_BYTES, fit_row
 from .kinds import check_row, is_run_record
 from .rows import Row
 from .runs import LabelGiven, RunRecord, fold_labels, label_row, resolve_run_id, run_records
@@ -87,8 +87,11 @@ class DecisionLog:
                 raise LogError(
                     f"refusing to write to the decision log {self.path}: {exc}; nothing was written"
                 ) from None
-            full = fit_row({"v": SCHEMA_VERSION, "ts": time.time(), **row})
-            lines.append(json.dumps(full, ensure_ascii=False, default=str) + "\n")
+            full = {"v": SCHEMA_VERSION, "ts": time.time(), **row}
+            line = json.dumps(full, ensure_ascii=False, default=str)
+            if len(line) > ROW_BYTES // 4 and len(line.encode("utf-8")) > ROW_BYTES:  # cut only a row over the cap
+                line = json.dumps(fit_row(full), ensure_ascii=False, default=str)
+            lines.append(line + "\n")
         if not lines:
             return
         data = "".join(lines).encode("utf-8")
