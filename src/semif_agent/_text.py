@@ -1,6 +1,5 @@
-"""Text cut to fit a line or an excerpt (:func:`clip`), made inert on a terminal (:func:`inert`), bounded in size
-(:func:`check_request_size`, :func:`clip_bytes`), and figures as percentages (:func:`percent`, :func:`percent_figure`);
-standard library only, so the kernel may import it."""
+"""Text cut to fit a line or an excerpt (:func:`clip`), made inert on a terminal (:func:`inert`), and figures as
+percentages (:func:`percent`, :func:`percent_figure`); standard library only, so the kernel may import it."""
 
 from __future__ import annotations
 
