@@ -1,7 +1,38 @@
-"""Text cut to fit a line or an excerpt (:func:`clip`), and figures as percentages (:func:`percent`,
-:func:`percent_figure`); standard library only, so the kernel may import it."""
+"""Text cut to fit a line or an excerpt (:func:`clip`), made inert on a terminal (:func:`inert`), and figures as
+percentages (:func:`percent`, :func:`percent_figure`); standard library only, so the kernel may import it."""
 
 from __future__ import annotations
+
+import re
+
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+_OUR_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"
+
+
+def inert(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character and escape sequence shown escaped.
+
+    C0 controls but the line break and the tab (ESC, BEL, backspace, carriage
+    return...) become ``\\x1b``-style text; DEL, the C1 controls (``\\u009b``,
+    a one-character CSI) and the bidirectional overrides become ``\\u202e``-style
+    text. So an ANSI sequence, an OSC 52 "set the clipboard" or a line that
+    rewrites itself is printed as letters, never obeyed. The escapes are valid
+    JSON escapes too, so JSON stays JSON.
+    """
+    return _CONTROLS.sub(_escaped, text)
+
+
+def inert_but_colour(text: str) -> str:
+    """:func:`inert`, but keeping plain colour and weight sequences (SGR, ``ESC [ ... m``): our own styling."""
+    kept = _OUR_COLOUR.split(text)
+    colours = _OUR_COLOUR.findall(text)
+    return "".join(inert(part) + (colours[i] if i < len(colours) else "") for i, part in enumerate(kept))
 
 
 def clip(text: str, limit: int, *, one_line: bool = True) -> str:

@@ -255,3 +255,69 @@ def test_the_gate_without_a_workspace_is_refused_and_the_static_check_needs_none
         run_sync(acheck_skill(SEED_BODY, manifest, workspace=None, tree=SkillTree()))
     report = run_sync(acheck_skill(SEED_BODY, manifest, workspace=None, tree=SkillTree(), gate=False))
     assert report.ok and report.gate is None
+
+
+# The escapes a red-team pass found past the checker: each refused with its line.
+@pytest.mark.parametrize(
+    ("lines", "line", "fragment"),
+    [
+        (("match predict:", "    case object(__globals__=g):", "        pass"), 12, "class pattern on __globals__"),
+        (("match ctx:", "    case object(_secret=s):", "        pass"), 12, "class pattern on the private attribute"),
+        (("match ctx:", "    case object(gi_frame=f):", "        pass"), 12, "class pattern on gi_frame"),
+        (("scope = {'a': 1}['__globals__']",), 11, "names __globals__ in a string"),
+        (("key = '__globals__'",), 11, "names __globals__ in a string"),
+        (("from string import Formatter",), 11, "imports Formatter from string"),
+        (("import string", "string.Formatter().get_field('0.' + '__glo' + 'bals__', [act], {})"), 12, ".Formatter"),
+        (("template = request.text", "shown = template.format(ctx)"), 12, "format string built at run time"),
+        (("shown = ('{0.' + '__class__}').format(ctx)",), 11, "reads private, dunder or frame"),
+        (("shown = str.format(request.text, ctx)",), 11, "format string built at run time"),
+        (("shown = f'{request.text}'.format_map({})",), 11, "format string built at run time"),
+        (
+            ("import sqlite3", "sqlite3.connect(':memory:').execute('ATT' + 'ACH DATABASE ? AS x', ('/tmp/x',))"),
+            12,
+            "attaches",
+        ),
+        (
+            (
+                "import sqlite3",
+                "verb = 'ATT' + 'ACH'",
+                "sqlite3.connect(':memory:').execute(f'{verb} ? AS x', ('/t',))",
+            ),
+            13,
+            "attaches",
+        ),
+        (("import sqlite3", "sqlite3.connect(':memory:').execute('VACUUM %s ?' % 'INTO', ('/t',))"), 12, "attaches"),
+        (
+            ("import sqlite3", "sqlite3.connect(':memory:').execute(' '.join(['vacuum', 'into ?']), ('/t',))"),
+            12,
+            "attaches",
+        ),
+        (("import sqlite3", "sqlite3.connect(':memory:').executescript('attach/**/database ? as x')"), 12, "attaches"),
+        (("import sqlite3", "sqlite3.connect(':memory:').execute(request.text)"), 12, "cannot follow"),
+        (("import sqlite3", "run = sqlite3.connect(':memory:').execute"), 12, "uses .execute as a value"),
+    ],
+)
+def test_each_named_escape_is_refused_with_its_line(lines: tuple[str, ...], line: int, fragment: str) -> None:
+    report = check(in_act(*lines))
+    matching = [v for v in report.violations if fragment in v.message]
+    assert matching, report.render()
+    assert matching[0].line == line and matching[0].criterion == 3, report.render()
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ("import sqlite3", "order = 'id DESC'", "sqlite3.connect(':memory:').execute(f'SELECT 1 ORDER BY {order}')"),
+        (
+            "import sqlite3",
+            "marks = ', '.join('?' for _ in range(3))",
+            "sqlite3.connect(':memory:').execute(f'SELECT {marks}', (1, 2, 3))",
+        ),
+        ("template = 'Dear {name}'", "shown = template.format(name=request.text)"),
+        ("shown = 'see __init__.py and {0.text}'.format(request)",),
+        ("import sqlite3", "sqlite3.connect(':memory:').execute('SELECT ? AS attached', ('x',))"),
+    ],
+)
+def test_strings_built_from_literals_the_checker_can_follow_pass(lines: tuple[str, ...]) -> None:
+    report = check(in_act(*lines))
+    assert report.ok, report.render()

@@ -137,3 +137,22 @@ def test_check_and_review_refuse_a_skill_md_skill_in_one_line(tmp_path: Path) ->
         result = invoke("skills", command, "make-plan", "-w", str(root))
         assert isinstance(result.exception, SystemExit) and result.exit_code != 0, (command, result.exception)
         assert "make-plan is a SKILL.md skill: it has no Python body" in result.stderr, command
+
+
+@pytest.mark.parametrize(
+    ("escape", "fragment"),
+    [
+        ("    match predict:\n        case object(__globals__=g):\n            pass\n", "class pattern on __globals__"),
+        ("    scope = {}['__globals__']\n", "names __globals__ in a string"),
+        ("    import string\n    string.Formatter().get_field('0.' + '__globals__', [act], {})\n", ".Formatter"),
+    ],
+)
+def test_the_known_escapes_fail_skills_check(tmp_path: Path, escape: str, fragment: str) -> None:
+    body = tmp_path / "skills" / "todos" / "count.py"
+    body.parent.mkdir(parents=True)
+    body.write_text(
+        COUNT.replace("def act(ctx, request, prediction):\n", "def act(ctx, request, prediction):\n" + escape)
+    )
+    assert escape in body.read_text()
+    result = invoke("skills", "check", str(body))
+    assert result.exit_code == 1 and fragment in result.stdout, result.stdout

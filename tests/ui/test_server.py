@@ -126,3 +126,27 @@ def test_a_run_whose_outcome_row_was_torn_shows_its_skill_and_that_the_outcome_i
     missing = "outcome missing: the log was cut, or the run is still going"
     assert re.search(rf"<td>email\.compose</td>\s*<td><span class=\"outcome none\">{missing}</span>", listed)
     assert re.search(rf"went to <b>email\.compose</b> ·\s*assessed <span class=\"outcome none\">{missing}</span>", page)
+
+
+def test_public_keeps_the_host_check_and_answers_only_the_names_it_was_told(served: Served) -> None:
+    home = served.workspace.parent / "home-public"
+    public = start_ui(served.workspace, home, "--host", "0.0.0.0", "--public", "--allow-host", "semif.lan")
+    try:
+        url = public.url.replace("0.0.0.0", "127.0.0.1")
+        log = served.workspace / "data" / "decisions.jsonl"
+        before = log.read_bytes()
+        status, _, body = fetch(url, headers={"Host": "attacker.example"})
+        assert status == 400 and "semif-token" not in body
+        token = page_token(Served(url, served.workspace, public.process))
+        target = url + f"runs/{first_run(served)}/label"
+        rebound = fetch(
+            target,
+            data={"skill_choice": "none", "token": token},
+            headers={"Host": "attacker.example", "Origin": "http://attacker.example"},
+        )
+        assert rebound[0] == 400 and log.read_bytes() == before
+        status, _, body = fetch(url, headers={"Host": "semif.lan"})
+        assert status == 200 and "semif-token" in body
+    finally:
+        stop(public)
+    assert "semif.lan" in public.said + (public.process.stdout.read() if public.process.stdout else "")

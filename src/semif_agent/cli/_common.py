@@ -9,6 +9,7 @@ same exit code, so a script reading the output always gets JSON.
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import sys
 import warnings
@@ -18,7 +19,7 @@ from typing import Any, cast
 
 import click
 
-from .._text import clip
+from .._text import clip, inert, inert_but_colour
 from ..errors import SemifError, UserError
 
 JSON_ASKED = "semif.json"
@@ -111,13 +112,18 @@ class SemifGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         warnings.showwarning = _show_warning
+        stdout = sys.stdout
+        if not isinstance(stdout, InertWriter):  # the outermost group only
+            sys.stdout = InertWriter(stdout)
         try:
             return super().invoke(ctx)
         except (SemifError, click.ClickException) as exc:
             if isinstance(exc, UserError):
-                exc = click.ClickException(str(exc))
+                exc = click.ClickException(inert(str(exc)))
             elif isinstance(exc, SemifError):
-                exc = click.ClickException(f"{type(exc).__name__}: {exc}")
+                exc = click.ClickException(inert(f"{type(exc).__name__}: {exc}"))
+            elif type(exc) is click.ClickException:
+                exc = click.ClickException(inert(exc.message))
             if ctx.meta.get(JSON_ASKED):
                 click.echo(json.dumps({"error": exc.format_message()}, ensure_ascii=False))
                 raise click.exceptions.Exit(exc.exit_code) from None
@@ -125,6 +131,44 @@ class SemifGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        finally:
+            sys.stdout = stdout
+
+
+class InertWriter(io.TextIOBase):
+    """Standard output with every control character and escape sequence shown escaped (:func:`inert`), but our own
+    colour: whatever text of a skill a command prints, a terminal never obeys it. JSON passes unchanged (its
+    strings hold no raw control characters; the escapes used are JSON's own)."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__()
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.stream.write(inert_but_colour(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return bool(self.stream.isatty())
+
+    def fileno(self) -> int:
+        return int(self.stream.fileno())
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase declares it a plain attribute
+        return str(getattr(self.stream, "encoding", "utf-8") or "utf-8")
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]  # TextIOBase declares it a plain attribute
+        return getattr(self.stream, "errors", None)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -173,8 +217,9 @@ def print_json_lines(rows: Any) -> None:
 
 
 def one_line(text: str, room: int) -> str:
-    """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…"."""
-    return clip(text, max(room, 10))
+    """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…", made
+    :func:`inert` (a skill's escape sequences shown as text)."""
+    return inert(clip(text, max(room, 10)))
 
 
 class StageBars:

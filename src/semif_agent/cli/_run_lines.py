@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._text import percent
+from .._text import inert, percent
 from ._common import one_line
 
 if TYPE_CHECKING:
@@ -84,8 +84,8 @@ FIELD_WIDTH = 11
 
 
 def print_field(name: str, value: str) -> None:
-    """``name`` in a bold column, then ``value``, its further lines indented under the first."""
-    value = value.replace("\n", "\n" + " " * (FIELD_WIDTH + 1))
+    """``name`` in a bold column, then ``value`` (:func:`inert`), its further lines indented under the first."""
+    value = inert(value).replace("\n", "\n" + " " * (FIELD_WIDTH + 1))
     click.echo(f"{click.style(f'{name:<{FIELD_WIDTH}}', bold=True)} {value}")
 
 

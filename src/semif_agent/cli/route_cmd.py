@@ -64,11 +64,11 @@ def show_route(
 ) -> None:
     """Route ``text`` with the strategy ``semif run`` would use, and print the decisions; act on nothing."""
     from .._sync import run_sync
-    from ..skills import check_text
+    from ..skills import check_request
 
     if not text.strip():
         raise UserError('the request is empty: say what you want routed, e.g. semif route "Add milk to my todo list"')
-    check_text(text)
+    check_request(text)
     ws = open_workspace(workspace)
     settings = run_settings(ws, engine=engine_name, model=model, strategy=strategy, log=False)
     engine = settings.build_engine()

@@ -107,7 +107,7 @@ def run(
     cluster and the log is written here, once per request.
     """
     from ..loop.runner import SkillRunner
-    from ..skills import check_text
+    from ..skills import check_request
 
     if batch_file is not None:
         if text is not None or skill or create or dry_run:
@@ -141,7 +141,7 @@ def run(
         return
     if not text.strip():
         raise UserError('the request is empty: say what you want done, e.g. semif run "Add milk to my todo list"')
-    check_text(text)  # text from the command line with undecodable bytes: one line, before anything loads
+    check_request(text)  # undecodable bytes or over the size cap: one line, before anything loads
     ws = open_workspace(workspace, create_default=True)
     settings = run_settings(
         ws,

@@ -29,8 +29,18 @@ INDEX_BAR_KIB = 16 * 1024
     is_flag=True,
     help="Allow a --host other than loopback: whoever reaches it can read the log and write labels.",
 )
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A host name the pages may be asked for (repeatable; *.example.com for every subdomain); "
+    "the bound address (and loopback names) always.",
+)
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the web browser.")
-def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: bool) -> None:
+def ui(
+    workspace: str | None, host: str, port: int, public: bool, allow_hosts: tuple[str, ...], open_browser: bool
+) -> None:
     """Serve a local web view of the workspace's runs, decisions, tree and quality, where runs are labelled.
 
     \b
@@ -45,6 +55,9 @@ def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: 
     Runs logged while the page is open appear without a reload. It listens on
     loopback only unless --host and --public say otherwise; label writes need the
     token each page carries, so another site open in the browser cannot write them.
+    Pages are served only to requests naming the bound address (or a loopback
+    name) as their Host, or a name given with --allow-host: another site that
+    points its name at this address (DNS rebinding) gets a 400.
     Needs the ui extra: pip install 'semif-agent[ui]'.
     """
     try:
@@ -73,6 +86,7 @@ def ui(workspace: str | None, host: str, port: int, public: bool, open_browser: 
                 host=host,
                 port=port,
                 public=public,
+                allow_hosts=allow_hosts,
                 open_browser=open_browser,
                 say=lambda line: click.echo(line),
                 progress=indexing,

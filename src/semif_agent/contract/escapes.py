@@ -29,7 +29,9 @@ attributes (``gi_frame``, ``f_globals``...), ``exec``/``eval``/``compile``/
 ``__import__`` and their kin, what runs annotation strings as code
 (``typing.get_type_hints``, ``ForwardRef``, ``functools.singledispatch``),
 ``exit``/``SystemExit``, SQLite's extension loading and ``ATTACH``/``VACUUM INTO`` (files outside the write dirs), and
-format strings that read such attributes.
+format strings that read such attributes; class patterns (``case C(__globals__=g)``) and strings naming such an
+attribute (``x["__globals__"]``) as well. SQL handed to ``execute`` and strings given ``.format`` are followed however
+they are built (:mod:`._built_strings`): one the checker cannot follow is refused.
 
 These are static checks on what a body says. The confinement a body runs in
 is what holds when something gets past them.
@@ -43,6 +45,7 @@ import re
 import types
 from collections.abc import Iterator
 
+from ._built_strings import BuiltStrings
 from .report import Violation
 
 ALLOWED_MODULES = frozenset(
@@ -158,13 +161,18 @@ _OUT_OF_REACH = frozenset(
         "singledispatchmethod",
         "attrgetter",
         "methodcaller",
+        "Formatter",
+        "get_field",
+        "vformat",
     }
 )
 """Attributes and importable names refused wherever they appear: frames and code objects, native extensions,
-and what runs annotation strings or reaches attributes by name."""
+what runs annotation strings or reaches attributes by name, and ``string.Formatter`` (whose ``get_field`` follows a
+computed attribute path)."""
 _ALLOWED_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__file__", "__debug__"})
 _SELF = frozenset({"self", "cls"})
 _FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[](?:_|" + "|".join(sorted(_OUT_OF_REACH)) + r")")
+_DUNDER_IN_TEXT = re.compile(r"(?:^|[.\[])(__\w+__)(?:$|[\[\]]|\.(?!py\b))")  # "__globals__", "f.__code__.x"
 _SQL_FILES = re.compile(
     r"\battach\s+database\b|\battach\s+('[^']*'|\"[^\"]*\"|\?|:\w+)\s+as\b|\bvacuum\s+(\w+\s+)?into\b", re.I
 )
@@ -182,7 +190,8 @@ def _gateway(name: str) -> bool:
 
 def escape_violations(tree: ast.Module) -> list[Violation]:
     """Every criterion-3 violation of ``tree``, each with its line."""
-    return list(_Scan(tree).violations())
+    scan = _Scan(tree)
+    return [*scan.violations(), *BuiltStrings(tree, scan.parents).violations(_FORMAT_FIELD)]
 
 
 class _Scan:
@@ -207,6 +216,8 @@ class _Scan:
                 yield from self._call(node, line)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 yield from self._text(node.value, line)
+            elif isinstance(node, ast.MatchClass):
+                yield from self._class_pattern(node)
         for name, line in rebound.items():
             yield Violation(3, line, f"rebinds {name!r}, a name its imports bind: give the value another name")
 
@@ -363,8 +374,21 @@ class _Scan:
         elif isinstance(target, ast.Name) and target.id in self.modules:
             return  # the module as a value is refused where it is used
 
+    def _class_pattern(self, node: ast.MatchClass) -> Iterator[Violation]:
+        """``case C(attr=...)`` reads ``attr`` as ``.attr`` would: the same names are out of reach."""
+        for attr in node.kwd_attrs:
+            if (_dunder(attr) and attr not in _ALLOWED_DUNDERS) or attr in _OUT_OF_REACH:
+                yield Violation(3, node.lineno, f"matches a class pattern on {attr}: {_why(attr)}")
+            elif attr.startswith("_") and not _dunder(attr):
+                yield Violation(3, node.lineno, f"matches a class pattern on the private attribute {attr}")
+
     def _text(self, text: str, line: int) -> Iterator[Violation]:
-        if _FORMAT_FIELD.search(text):
+        named = _DUNDER_IN_TEXT.search(text)
+        if named and named.group(1) not in _ALLOWED_DUNDERS:
+            yield Violation(
+                3, line, f"names {named.group(1)} in a string (a subscript, pattern or path reaches it as an attribute)"
+            )
+        elif _FORMAT_FIELD.search(text):
             yield Violation(3, line, "has a format string that reads private, dunder or frame attributes")
         elif _SQL_FILES.search(text):
             yield Violation(
@@ -396,6 +420,10 @@ def _why(name: str) -> str:
         return "a body may not stop the process; return an ActionResult instead"
     if name in ("attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod"):
         return "it reaches attributes by name or runs annotation strings as code"
+    if name in ("Formatter", "get_field", "vformat"):
+        return "string.Formatter follows attribute paths it is given as text"
+    if _dunder(name):
+        return "dunder attributes reach the interpreter's internals"
     if name in _OUT_OF_REACH:
         return "frames, code objects and native extensions are out of reach"
     if name.startswith("_"):

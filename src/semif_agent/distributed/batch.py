@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from .._text import clip
 from ..errors import SemifError, UserError
 from ..loop.act_lock import ActLock
 from ..records.rows import Row
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 RUN_BATCH = 1
+SHOWN_TEXT = 200  # characters of a request that could not run shown in its entry (it may be over the cap)
 """Requests per batch: a retried batch runs as few skills again as possible."""
 
 
@@ -178,7 +180,7 @@ def _run_requests(
             request = Request(item.text, id=item.id) if item.id else Request(item.text)
             result = runner.run(request, skill=item.skill, yes=yes)
         except SemifError as exc:
-            out.append((index, [], {"text": item.text, "error_before_run": str(exc)}))
+            out.append((index, [], {"text": clip(item.text, SHOWN_TEXT, one_line=False), "error_before_run": str(exc)}))
             continue
         summary: RunSummary = {
             "run_id": result.run_id,

@@ -11,7 +11,8 @@ memory blow-up is a failure too. The host's data is never touched.
 What the body can read matches a real run: the copy is a folder named like
 the workspace (no trace of the gate in any path), with its settings, its
 manifests and skill bodies (the candidate at its own body path), a copy of
-the write dirs, and its read-only inputs (``[paths]`` entries outside the
+the write dirs (files, folders and links as links: never a FIFO, socket or
+device node, which would hang the copy or copy without end), and its read-only inputs (``[paths]`` entries outside the
 write dirs) linked at their usual places; ``ctx.config`` has the same keys,
 ``ctx.run_id`` is a run id like any other, the engine bears the workspace
 engine's name and model, and ``ctx`` is the same class with the same
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._files import copy_tree
 from ..contract import Violation
 from ..tree.manifests import SkillManifest, body_path_for
 from ..workspace import Workspace
@@ -184,15 +186,11 @@ def _copy_workspace(workspace: Workspace, dest: Path) -> tuple[Callable[[str], s
     if workspace.categories_path.is_file():
         shutil.copy2(workspace.categories_path, data / workspace.categories_path.name)
     if workspace.bodies_dir.is_dir():
-        shutil.copytree(
-            workspace.bodies_dir,
-            data / workspace.bodies_dir.name,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"),
-        )
+        copy_tree(workspace.bodies_dir, data / workspace.bodies_dir.name, skip=("__pycache__", "*.pyc", ".*"))
     for root in workspace.write_roots:
         target = Path(moved(str(root)))
         if root.is_dir():
-            shutil.copytree(root, target, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+            copy_tree(root, target, skip=(".*",))
         else:
             target.mkdir(parents=True, exist_ok=True)
     linked = []

@@ -8,7 +8,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+
+from .._files import open_regular
 
 MAX_FILES = 20_000
 TEXT_KEPT = 64 * 1024  # a file larger than this is not read for its diff
@@ -98,8 +99,10 @@ def observe(
                 if full in skip:
                     continue
                 try:
-                    status = os.stat(full)
+                    status = os.lstat(full)
                 except OSError:
+                    continue
+                if not stat.S_ISREG(status.st_mode):  # a link, FIFO, socket or device node: never read, not listed
                     continue
                 name = os.path.relpath(full, names_from)
                 files[name], paths[name] = (status.st_size, status.st_mtime_ns), full
@@ -116,23 +119,6 @@ def observe(
                 if len(files) >= MAX_FILES:
                     return Observation(files, truncated=True, texts=contents, paths=paths, images=kept)
     return Observation(files, texts=contents, paths=paths, images=kept)
-
-
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO | None:
-    """``path`` opened for reading when it is a regular file (never through a link), else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    handle = os.fdopen(fd, "rb")
-    try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
-        handle.close()
-        return None
-    return handle
 
 
 def _bytes_of(path: str, limit: int) -> bytes | None:

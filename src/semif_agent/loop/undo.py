@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import open_regular
 from ..errors import UserError
 from .act_lock import ActLock
-from .observe import IMAGE_KEPT, Changes, Observation, open_regular
+from .observe import IMAGE_KEPT, Changes, Observation
 
 UNDO_DIR = "undo"
 MANIFEST = "undo.json"
@@ -121,7 +122,7 @@ def _write_record(workspace: Any, run_id: str, before: Observation, after: Obser
 
 def _mode(full: str) -> int | None:
     try:
-        return os.stat(full).st_mode & 0o7777
+        return os.lstat(full).st_mode & 0o7777
     except OSError:  # deleted: its mode went with it
         return None
 

@@ -19,7 +19,10 @@ joined as ``label``.
 Every row is checked before anything is written: a row of an unknown kind,
 or with a field of the wrong shape (``"run_id": 42``), is a :class:`LogError`
 naming the field, and none of the rows given is written. Rows are built
-with the builders of :mod:`.rows` (see the table in :mod:`.kinds`).
+with the builders of :mod:`.rows` (see the table in :mod:`.kinds`). No row
+is larger than :data:`~._fit.ROW_BYTES` (256 KiB of JSON): the largest
+values of a row over it (a skill's action log, result or output) are cut,
+each ending in how many bytes were cut (:mod:`._fit`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol, Unpack
 
 from ..errors import LogError, check_type
+from ._fit import ROW_BYTES, fit_row
 from .kinds import check_row, is_run_record
 from .rows import Row
 from .runs import LabelGiven, RunRecord, fold_labels, label_row, resolve_run_id, run_records
@@ -84,7 +88,10 @@ class DecisionLog:
                     f"refusing to write to the decision log {self.path}: {exc}; nothing was written"
                 ) from None
             full = {"v": SCHEMA_VERSION, "ts": time.time(), **row}
-            lines.append(json.dumps(full, ensure_ascii=False, default=str) + "\n")
+            line = json.dumps(full, ensure_ascii=False, default=str)
+            if len(line) > ROW_BYTES // 4 and len(line.encode("utf-8")) > ROW_BYTES:  # cut only a row over the cap
+                line = json.dumps(fit_row(full), ensure_ascii=False, default=str)
+            lines.append(line + "\n")
         if not lines:
             return
         data = "".join(lines).encode("utf-8")

@@ -65,7 +65,22 @@ class Request:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        check_text(self.text)
+        check_request(self.text)
+
+
+REQUEST_BYTES = 64 * 1024
+"""The largest request taken, in bytes of UTF-8 (64 KiB): a longer one is refused before anything runs."""
+
+
+def check_request(text: object) -> None:
+    """Refuse ``text`` as a request unless it is valid text (:func:`check_text`) of at most :data:`REQUEST_BYTES`."""
+    check_text(text)
+    size = len(str(text).encode("utf-8"))
+    if size > REQUEST_BYTES:
+        raise UserError(
+            f"the request is {size:,} bytes, over the cap of {REQUEST_BYTES:,} bytes (64 KiB) on a request: "
+            "put long text in a file and ask about the file"
+        )
 
 
 def check_text(text: object, what: str = "the request") -> None:

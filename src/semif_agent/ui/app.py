@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -45,7 +46,7 @@ from .run_view import resolve, run_view
 from .training import TrainingJob
 from .tree_view import TreeCache
 
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 LIVE_POLL_SECONDS = 0.5
 LIVE_HEARTBEAT_SECONDS = 15.0
 SECURITY_HEADERS = {
@@ -74,8 +75,14 @@ class UiState:
         self.calls.refresh()
 
 
-def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | None = None) -> Starlette:
-    """The application for ``workspace``; ``public`` accepts any Host header (for a non-loopback bind)."""
+def create_app(
+    workspace: Workspace, *, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS, index: LogIndex | None = None
+) -> Starlette:
+    """The application for ``workspace``, answering only requests whose Host is one of ``allowed_hosts``.
+
+    A request naming any other host (a page of another site that rebound its
+    name to this address) gets a 400 before any page, and so any token, is served.
+    """
     index = index or LogIndex(workspace.log_path)
     state = UiState(
         workspace,
@@ -113,9 +120,7 @@ def create_app(workspace: Workspace, *, public: bool = False, index: LogIndex | 
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Mount("/static", StaticFiles(packages=[("semif_agent.ui", "static")]), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders)]
-    if not public:  # a name other than loopback in Host: a page of another site rebinding its name to us
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS))
+    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
     app = Starlette(routes=routes, middleware=middleware, exception_handlers={404: pages.not_found})
     app.state.ui = state
     return app

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import open_regular
 from ..records import RunRecord, resolve_run_id, run_rows
 from .index import CallIndex, LogIndex
 
@@ -158,23 +159,28 @@ def _change(root: Path, verb: str, path: str, kept: Any = None) -> ChangeView:
 
     A run logs the diffs of the small text files it created or modified. For
     older runs, only regular text files inside the workspace, under 64 KiB,
-    are read: a created one is shown against nothing, a modified one as it is now.
+    are read (never through a link): a created one is shown against nothing, a modified one as it is now.
     """
     if verb == "deleted":
         return ChangeView(verb, path, None, "deleted")
     if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
         return ChangeView(verb, path, kept[:DIFF_MAX_LINES], "as the run left it")
+    full = root / path
     try:
-        resolved = (root / path).resolve(strict=True)
-        status = os.stat(resolved, follow_symlinks=False)
+        status = os.lstat(full)
     except OSError:
         return ChangeView(verb, path, None, "no longer there")
-    if not resolved.is_relative_to(root.resolve()):
+    folder, top = os.path.realpath(full.parent), os.path.realpath(root)
+    if folder != top and not folder.startswith(top + os.sep):
         return ChangeView(verb, path, None, "not shown (outside the workspace)")
     if not stat.S_ISREG(status.st_mode) or status.st_size > DIFF_MAX_BYTES:
         return ChangeView(verb, path, None, "not shown (not a small regular file)")
+    handle = open_regular(full)  # never through a link, never a FIFO or device swapped in since
+    if handle is None:
+        return ChangeView(verb, path, None, "not shown (not a small regular file)")
     try:
-        text = resolved.read_bytes().decode("utf-8")
+        with handle:
+            text = handle.read(DIFF_MAX_BYTES + 1).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ChangeView(verb, path, None, "not shown (binary)")
     lines = text.splitlines()

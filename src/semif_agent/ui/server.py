@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..errors import UserError
 from ..workspace import Workspace
@@ -23,6 +23,18 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def allowed_hosts(host: str, named: Sequence[str] = ()) -> list[str]:
+    """The Host names the server answers to: ``named`` (``--allow-host``), the address it is bound to, and the
+    loopback names when it is bound to loopback or to every address (``0.0.0.0``, ``::``)."""
+    from .app import LOOPBACK_HOSTS
+
+    bare = host.strip("[]")
+    names = [*named, bare, f"[{bare}]" if ":" in bare else bare]
+    if is_loopback(host) or bare in ("0.0.0.0", "::", ""):
+        names += LOOPBACK_HOSTS
+    return list(dict.fromkeys(name.lower() for name in names if name))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -55,6 +67,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     public: bool = False,
+    allow_hosts: Sequence[str] = (),
     open_browser: bool = False,
     say: Callable[[str], None] = print,
     progress: Callable[[int, int], None] | None = None,
@@ -62,7 +75,8 @@ def serve(
     """Index the log, then serve the web view until interrupted.
 
     ``say`` reports the address and timings; ``progress(done, total)`` the
-    bytes of the log indexed so far.
+    bytes of the log indexed so far. Requests are answered only when their
+    Host is one of :func:`allowed_hosts` (``allow_hosts`` and the bound address).
     """
     import uvicorn
 
@@ -77,11 +91,14 @@ def serve(
     started = time.perf_counter()
     index = LogIndex(workspace.log_path)
     index.refresh(progress)
-    app = create_app(workspace, public=not is_loopback(host), index=index)
+    answers_to = allowed_hosts(host, allow_hosts)
+    app = create_app(workspace, allowed_hosts=answers_to, index=index)
     say(f"indexed {len(index.runs)} runs ({index.rows} rows) of {index.path} in {time.perf_counter() - started:.2f} s")
     sock = bind(host, port)
     url = url_of(sock)
     say(f"serving {workspace.root} at {url} (Ctrl-C stops)")
+    if not is_loopback(host):
+        say(f"answering only requests for the host names {', '.join(answers_to)} (--allow-host NAME adds one)")
     if open_browser:
         threading.Timer(0.3, webbrowser.open, args=(url,)).start()
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off")

@@ -32,6 +32,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
+from ...skills import REQUEST_BYTES, check_request
 from ..tools import AgentTool
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ _INPUT_SCHEMA: dict[str, Any] = {
         "request": {
             "type": "string",
             "description": "The request for this skill in plain words, with every detail it needs (names, dates, text).",
+            "maxLength": REQUEST_BYTES,  # characters; the cap itself is on UTF-8 bytes (check_request)
         },
     },
     "required": ["request"],
@@ -78,6 +80,7 @@ def skill_tool(runner: SkillRunner, skill: SkillManifest) -> AgentTool:
     async def run_skill(request: str, skill: str | None = None) -> str:
         if skill is not None and skill != name:
             raise InvalidArgumentError(f"this tool runs {name}; run {skill} with its own tool")
+        check_request(request)  # over the cap: an error the model sees, and nothing runs or is logged
         result = await runner.arun(request, skill=name, proposed=skill is None)
         return json.dumps(run_summary(result), ensure_ascii=False, default=str)
 
