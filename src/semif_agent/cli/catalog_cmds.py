@@ -19,7 +19,7 @@ from ..catalog.validate import expand_skill_folders, validate_skill
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
-from .workspace_cmds import load_tree, open_workspace
+from .workspace_cmds import open_workspace
 
 
 def _workspace_folders(workspace: str | None) -> list[Path]:
@@ -35,15 +35,14 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
 
 
 def _workspace_skills(workspace: str | None) -> tuple[list[Path], dict[str, list[str]]]:
-    """The SKILL.md folders of a workspace's tree (those skipped too), and what loading renamed, by folder."""
+    """The SKILL.md folders of a workspace (those skipped too), and what loading renamed, by folder."""
+    from ..tree.workspace_tree import skill_md_folders
+
     ws = open_workspace(workspace)
-    skill_tree = load_tree(ws)
-    report = skill_tree.skill_md_report
-    folders = {leaf.source.parent for leaf in skill_tree.skills.values() if leaf.is_skill_md and leaf.source}
-    folders |= {Path(item.folder) for item in report.skipped}
+    folders, report = skill_md_folders(ws)
     if not folders:
         raise UserError(f"{ws.root}: no SKILL.md skills in the workspace's skill folders")
-    return sorted(folders), report.renamed_by_folder()
+    return folders, report.renamed_by_folder()
 
 
 @click.command("validate")
@@ -67,7 +66,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
         targets += folders
     reports = [validate_skill(folder) for folder in targets]
     if as_json:
-        print_json([{**report.to_dict(), "notes": notes.get(str(report.path), [])} for report in reports])
+        print_json([{**report.to_dict(), **_notes(notes, report.path)} for report in reports])
     else:
         for report in reports:
             noted = notes.get(str(report.path), [])
@@ -80,6 +79,11 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
         click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid{tail}", err=True)
     if any(not report.ok for report in reports):
         ctx.exit(1)
+
+
+def _notes(notes: dict[str, list[str]], folder: Path) -> dict[str, list[str]]:
+    """``{"notes": [...]}`` for a skill loaded under another name, else nothing."""
+    return {"notes": notes[str(folder)]} if str(folder) in notes else {}
 
 
 @click.command("prompt")

@@ -113,6 +113,22 @@ def workspace_manifests(
     return Manifests(categories, skills, problems, code.none_examples, report)
 
 
+def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
+    """Every SKILL.md folder of the workspace's locations in precedence order (skipped ones last), and the report.
+
+    Reads only the SKILL.md skills (and the code skills' names, when
+    ``categories.json`` can be read, for the ids they take); builds nothing.
+    """
+    try:
+        code = load_manifests(workspace.categories_path, workspace.bodies_dir)
+        taken = set(code.categories) | set(code.skills) | RESERVED_IDS
+    except ManifestError:
+        taken = set(RESERVED_IDS)
+    scan = scan_skill_md(workspace)
+    _, report = _leaf_ids(scan, taken, SkillMdReport())
+    return [found.folder for found in scan.skills] + [Path(item.folder) for item in scan.skipped], report
+
+
 def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tuple[list[str], SkillMdReport]:
     """The leaf id of each skill found (its name normalised, kept apart from others), and what that renamed.
 
