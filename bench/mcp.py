@@ -23,8 +23,8 @@ with another's, under a distinct name).
      request set. The tool texts are this script's own estimate, written as
      short as a model still reads them.
 
-2. **Accuracy**: top-1 and top-5 of the scorer ``find_skills`` ranks with
-   (:class:`~semif_agent.routing.scoring.LeafScorer` on the local engine,
+2. **Accuracy**: top-1 and top-5 of what ``find_skills`` ranks by
+   (:meth:`~semif_agent.routing.scoring.LeafScorer.find` on the local engine,
    untrained) on ``bench/data/skill_requests.jsonl`` (see
    ``bench/skill_retrieval.py``, which compares it with BM25 and the dense
    encoder alone): the corpus pool and the collections pool.
@@ -129,7 +129,7 @@ def fit_in_budget(skills: list[tuple[str, str]], budget: int = CLAUDE_CODE_BUDGE
 
 def find_output(scorer: LeafScorer, text: str) -> str:
     """What one ``find_skills`` call returns: the ``K`` best skills as JSON."""
-    top = scorer.top(text, K)
+    top = scorer.find(text, K)
     temperature = scorer.calibration().temperature
     weights = [math.exp((score - top[0][1]) / temperature) for _, score in top]
     total = sum(weights)
@@ -175,18 +175,18 @@ def main() -> None:
     print("\nfind_skills accuracy, untrained (top-1 / top-5)")
     for pool, skills, asked in pools(requests, not args.no_collections):
         tree, names = skill_tree(skills)
-        top1, top5 = accuracy(LeafScorer(tree, LocalEngine()).score_array, names, asked)
+        top1, top5 = accuracy(LeafScorer(tree, LocalEngine()).find_array, names, asked)
         print(f"  {pool:<12} {len(skills):>6} skills  {len(asked):>4} requests  {top1:6.1%} / {top5:6.1%}")
     print("  after implicit labels: not measured (the Router and its implicit labels are not on this branch)")
 
     assert scorer is not None
     asked = [f"{text} (request {n})" for n, text in enumerate(texts * (args.requests // len(texts) + 1))]
     asked = asked[: args.requests]
-    scorer.top(asked[0], K)  # warm: the skills embedded, the calibration fitted
+    scorer.find(asked[0], K)  # warm: the skills embedded, the calibration fitted
     timings = []
     for text in asked:
         start = time.perf_counter()
-        scorer.top(text, K)
+        scorer.find(text, K)
         timings.append((time.perf_counter() - start) * 1000)
     print(
         f"\nfind latency at {len(scorer.names):,} skills, warm: p50 {percentile(timings, 0.5):.1f} ms, "

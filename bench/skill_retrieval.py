@@ -21,7 +21,15 @@ Scorers, each over every skill's name and description (no examples):
 - ``blend``: :class:`~semif_agent.routing.scoring.LeafScorer` on the local
   engine as it stands (the cosine, with BM25 re-ranking near the best);
 - ``rrf``: reciprocal rank fusion of ``bm25`` and ``dense`` (k = 60);
-- ``sum``: the cosine plus BM25 at 0.25 over every skill (no window).
+- ``sum``: the cosine plus BM25 at 0.25 over every skill (no window);
+- ``find``: ``LeafScorer.find``, what a client's ``find_skills`` ranks by:
+  z-score fusion of the cosine and BM25 over every skill
+  (:func:`~semif_agent.routing.calibration.fuse`).
+
+``--hwu64 DIR`` adds HWU64's 64 intents (three-word descriptions, no
+examples) with its test requests: not real skills, but where the fusion
+that finds real skills best does worse than :func:`.blend`, which is why
+routing keeps the blend.
 """
 
 from __future__ import annotations
@@ -95,6 +103,7 @@ def scorers(tree: SkillTree) -> dict[str, Scores]:
         "blend": blend.score_array,
         "rrf": rrf,
         "sum": total,
+        "find": blend.find_array,
     }
 
 
@@ -108,6 +117,12 @@ def accuracy(score: Scores, names: list[str], requests: list[dict]) -> tuple[flo
         top1 += hits[0]
         top5 += any(hits)
     return top1 / len(requests), top5 / len(requests)
+
+
+def hwu64_pool(folder: Path) -> tuple[str, list[tuple[str, str]], list[dict]]:
+    tree = json.loads((folder / "tree.json").read_text(encoding="utf-8"))
+    test = [json.loads(line) for line in (folder / "test.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return "hwu64", [(s["name"], s["description"]) for s in tree["skills"]], [r for r in test if r["skill"]]
 
 
 def pools(requests: list[dict], collections: bool) -> list[tuple[str, list[tuple[str, str]], list[dict]]]:
@@ -125,10 +140,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=Path, default=REQUESTS)
     parser.add_argument("--no-collections", action="store_true", help="the corpus pool only")
+    parser.add_argument("--hwu64", type=Path, help="HWU64's folder (tree.json, test.jsonl): a pool of intents too")
     args = parser.parse_args()
     requests = load_requests(args.requests)
+    chosen = pools(requests, not args.no_collections) + ([hwu64_pool(args.hwu64)] if args.hwu64 else [])
     print(f"{'pool':<12} {'skills':>6} {'requests':>8}  " + "  ".join(f"{s:>13}" for s in ("top-1 / top-5",)))
-    for pool, skills, asked in pools(requests, not args.no_collections):
+    for pool, skills, asked in chosen:
         tree, names = skill_tree(skills)
         for label, score in scorers(tree).items():
             top1, top5 = accuracy(score, names, asked)
