@@ -29,9 +29,10 @@ with another's, under a distinct name).
    ``bench/skill_retrieval.py``, which compares it with BM25 and the dense
    encoder alone): the corpus pool and the collections pool.
 
-3. **Latency**: one request scored against every skill and its five best
-   taken, at the largest size, warm (the skills embedded and one request
-   scored first): p50 and p95 over ``--requests`` distinct requests.
+3. **Latency**: one request embedded, scored against every skill and its five
+   best taken, at the largest size, warm (the skills embedded and one request
+   scored first): p50 and p95 over ``--requests`` requests never seen before
+   (none in the embedding cache).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import math
 import statistics
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from semif_agent.engine.local import LocalEngine
@@ -180,7 +182,8 @@ def main() -> None:
     print("  after implicit labels: not measured (the Router and its implicit labels are not on this branch)")
 
     assert scorer is not None
-    asked = [f"{text} (request {n})" for n, text in enumerate(texts * (args.requests // len(texts) + 1))]
+    run = uuid.uuid4().hex[:8]  # requests never seen before: none is in the embedding cache
+    asked = [f"{text} ({run}-{n})" for n, text in enumerate(texts * (args.requests // len(texts) + 1))]
     asked = asked[: args.requests]
     scorer.find(asked[0], K)  # warm: the skills embedded, the calibration fitted
     timings = []
