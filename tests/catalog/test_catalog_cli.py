@@ -67,7 +67,8 @@ def test_validate_a_workspace(workspace):
     checked = [Path(item["path"]).relative_to(workspace).as_posix() for item in json.loads(out)]
     assert checked == ["skills/alpha", ".agents/skills/alpha", ".agents/skills/beta"]
     code, out, _ = run("validate", cwd=workspace)
-    assert code == 0 and out.count("ok  ") == 3
+    assert code == 0 and out.count("ok  ") == 2 and out.count("note  ") == 1  # the second alpha is kept apart
+    assert "shares the name 'alpha'" in out and "loaded as 'alpha~agents-skills'" in out
 
 
 def test_user_mistakes_are_one_line(tmp_path):

@@ -124,8 +124,7 @@ def test_lowercase_skill_md_and_symlinked_skill_folders(skills_root, tmp_path):
     (lower / "skill.md").write_text("---\nname: lower\ndescription: d\n---\n")
     elsewhere = make_skill(tmp_path / "elsewhere", "linked")
     (skills_root / "linked").symlink_to(elsewhere)
-    (skills_root / "_private").mkdir()
-    make_skill(skills_root / "_private", "x")
+    make_skill(skills_root / "node_modules", "x")  # a package folder is never searched for skills
     registry = scan(skills_root)
     assert sorted(registry.get(sid).name for sid in ("custom@lower", "custom@linked")) == ["linked", "lower"]
     assert registry.get("custom@linked").root == elsewhere.resolve()
@@ -248,14 +247,15 @@ def test_nested_collections_are_found_and_a_skills_own_folders_are_not(tmp_path)
     make_skill(root, "top")
     make_skill(root / "collection-a", "deep", files={"scripts/inner/SKILL.md": "---\nname: not-a-skill\n---\n"})
     make_skill(root / "collection-a" / "more" / "levels", "deeper")
-    make_skill(root / ".hidden", "secret")
+    make_skill(root / ".system", "builtin")  # a hidden collection folder, as Codex keeps its own skills
+    make_skill(root / ".git", "secret")  # version control is never searched
     make_skill(root / "a" / "b" / "c" / "d", "too-deep")  # five levels down
     (root / "loop").symlink_to(root, target_is_directory=True)  # a link back up is not followed again
     found = [relative for relative, _ in find_skill_folders(root)]
-    assert found == ["collection-a/deep", "collection-a/more/levels/deeper", "top"]
+    assert found == [".system/builtin", "collection-a/deep", "collection-a/more/levels/deeper", "top"]
     registry = SkillCatalog()
     registry.scan_custom(root)
-    assert sorted(d.name for d in registry.list_all()) == ["deep", "deeper", "top"]
+    assert sorted(d.name for d in registry.list_all()) == ["builtin", "deep", "deeper", "top"]
     reports = {r.path.name: r for r in validate_paths([root])}
     assert all(reports[name].ok for name in ("deep", "deeper", "top"))
     assert not reports["a"].ok  # a folder with no skill within reach is reported, not passed over

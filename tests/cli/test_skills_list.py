@@ -142,7 +142,8 @@ def test_a_name_that_repeats_is_shown_as_its_id(make_workspace):
     write_skill(root / ".agents" / "skills", "gamma", "name: gamma\ndescription: Shadowed by the workspace's gamma.")
     code, out, err = invoke("skills", "list", "gamma", "-w", str(root))  # both kept: the second under a distinct id
     assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["gamma", "gamma~agents-skills"]
-    assert err.splitlines()[-1].startswith("2 of 4 skills match") and "two skills are named 'gamma'" in err
+    assert err.splitlines()[-1].startswith("2 of 4 skills match") and "1 collision; see" in err  # said once
+    assert "collision" not in invoke("skills", "list", "gamma", "-w", str(root))[2]
 
 
 def test_counts_code_and_skill_md_skills_on_stderr(big_workspace):

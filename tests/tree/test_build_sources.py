@@ -38,10 +38,10 @@ def test_skills_that_share_a_name_are_both_kept_and_the_broken_one_is_skipped(tm
         warnings.simplefilter("always")
         skills = load_flat_skills(root)
     by_id = {s.name: s for s in skills}
-    assert set(by_id) == {"pdf", "pdf~skills", "git-helper", "notes"}
+    assert set(by_id) == {"pdf", "pdf~skills", "git-helper", "meeting-notes"}
     assert by_id["pdf"].path == str(root / "alpha" / "pdf" / "SKILL.md")
     assert by_id["pdf~skills"].skill_name == "pdf" and by_id["pdf~skills"].description == "Merge and split PDF files."
-    assert by_id["notes"].skill_name == "Meeting Notes"  # a name with a space: the folder gives the id
+    assert by_id["meeting-notes"].skill_name == "Meeting Notes"  # a name with a space: loaded normalised
     messages = [str(w.message) for w in caught]
     assert len(messages) == 2
     assert any(

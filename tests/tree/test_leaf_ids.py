@@ -14,17 +14,18 @@ def test_first_keeps_the_name_later_ones_are_named_by_their_folder() -> None:
         ("brainstorming", Path("/c/superpowers/brainstorming")),
         ("linear", Path("/a/openai/linear")),
     ]
-    ids, warnings = distinct_ids(skills)
+    ids, collisions = distinct_ids(skills)
+    warnings = [str(collision) for collision in collisions]
     assert ids == ["brainstorming", "brainstorming~my-skills", "brainstorming~c-superpowers", "linear"]
     assert len(warnings) == 2
     assert "/a/superpowers/brainstorming" in warnings[0] and "/b/my skills/brainstorming" in warnings[0]
-    assert distinct_ids(skills) == (ids, warnings)  # the same folders give the same ids
+    assert distinct_ids(skills) == (ids, collisions)  # the same folders give the same ids
 
 
 def test_a_name_taken_by_a_code_skill_or_category_is_kept_apart() -> None:
-    ids, warnings = distinct_ids([("email", Path("/x/skills/email"))], taken={"email"})
+    ids, collisions = distinct_ids([("email", Path("/x/skills/email"))], taken={"email"})
     assert ids == ["email~skills"]
-    assert "code skill or category" in warnings[0]
+    assert "code skill or category" in str(collisions[0])
 
 
 def test_folders_with_the_same_parents_fall_back_to_a_hash() -> None:

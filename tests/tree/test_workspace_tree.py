@@ -78,11 +78,25 @@ def test_names_that_collide_are_both_kept_with_a_warning(workspace: Workspace) -
     other = tree.skills["debug-tests~agents-skills"]
     assert other.source_name == "debug-tests" and other.source.parent.parent == workspace.root / ".agents" / "skills"
     assert tree.skills["email~skills"].source_name == "email"
-    warnings = [str(p) for p in tree.problems if "two skills are named" in str(p)]
-    assert len(warnings) == 2
-    debug = next(w for w in warnings if "'debug-tests'" in w)
+    collisions = tree.skill_md_report.collisions
+    assert len(collisions) == 2 and tree.problems == []  # reported in the SKILL.md report, once each
+    debug = next(str(c) for c in collisions if c.name == "debug-tests")
     assert str(workspace.root / "skills" / "debug-tests") in debug
     assert str(workspace.root / ".agents" / "skills" / "debug-tests") in debug
+    assert tree.skill_md_report.changed and tree.skill_md_report.summary().startswith("SKILL.md skills: 2 collisions")
+    again = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert again.skill_md_report == tree.skill_md_report and not again.skill_md_report.changed  # said once
+
+
+def test_names_that_break_the_standard_load_normalised(workspace: Workspace) -> None:
+    skill(workspace.root / "skills", "PDF Tools", "Fill in PDF forms.")
+    skill(workspace.root / "skills", "Data_Cleaner", "Clean a CSV file.")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.skills["pdf-tools"].source_name == "PDF Tools" and tree.get("PDF Tools").name == "pdf-tools"
+    assert tree.skills["data-cleaner"].source_name == "Data_Cleaner"
+    renamed = {item.name: item.leaf_id for item in tree.skill_md_report.renamed}
+    assert renamed == {"PDF Tools": "pdf-tools", "Data_Cleaner": "data-cleaner"}
+    assert json.loads(tree_file(workspace).read_text())["report"]["renamed"][0]["id"] in renamed.values()
 
 
 def test_nothing_changed_means_nothing_embedded_or_written(workspace: Workspace) -> None:
@@ -134,7 +148,8 @@ def test_a_broken_skill_is_reported_and_the_rest_load(workspace: Workspace) -> N
     (broken / "SKILL.md").write_text("---\nname: broken\ndescription: [unclosed\n---\n", encoding="utf-8")
     tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
     assert "broken" not in tree.skills and "debug-tests" in tree.skills
-    assert any(str(broken) in str(p) and "skipped" in str(p) for p in tree.problems)
+    assert [str(s.folder) for s in tree.skill_md_report.skipped] == [str(broken)]
+    assert "invalid YAML" in tree.skill_md_report.skipped[0].reason
 
 
 def test_a_damaged_store_is_rebuilt(workspace: Workspace) -> None:

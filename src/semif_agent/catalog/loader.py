@@ -27,13 +27,45 @@ SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 MAX_DEPTH = 4
 """How deep below a folder of skills a skill folder is still found (collections of collections)."""
 
+SKIPPED_FOLDERS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".cache",
+        ".idea",
+        ".vscode",
+    }
+)
+"""Folders never searched for skills: version control, caches, virtual environments, editor state.
+
+Other hidden folders are searched: collections keep skills in ``.system``,
+``.curated`` or ``.experimental`` (Codex keeps its built-in skills so).
+"""
+
+
+def is_skipped_folder(name: str) -> bool:
+    """True for a folder that never holds skills (:data:`SKIPPED_FOLDERS`)."""
+    return name in SKIPPED_FOLDERS
+
 
 def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> list[tuple[str, Path]]:
     """Every skill folder under ``root``: ``(path relative to root, folder)``, sorted by that path.
 
     Subfolders are searched down to ``max_depth`` levels; a skill folder's own
     subfolders are never searched (its ``scripts/`` or ``references/`` are not
-    skills), nor are hidden (``.``) or private (``_``) ones. Symbolic links to
+    skills), nor are version-control, cache and environment folders
+    (:data:`SKIPPED_FOLDERS`); other hidden folders are. Symbolic links to
     folders are followed once (a link back up the tree is not followed again).
     ``root`` itself is not a candidate: pass a skill folder's parent to find it.
     """
@@ -46,7 +78,7 @@ def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEP
         except OSError:
             return
         for entry in entries:
-            if entry.name.startswith((".", "_")):
+            if is_skipped_folder(entry.name):
                 continue
             try:
                 if not entry.is_dir():

@@ -8,14 +8,17 @@
   joined by ``.`` (``email.compose``, ``docs.word-counter``): a dot only ever
   separates a category from what it holds, so ``category.leaf`` stays
   unambiguous.
-- A SKILL.md skill's leaf id is its name as written (its author's name, which
-  the tree must reach even when the specification frowns on it): 1 to 200
-  characters, no whitespace and no slashes.
+- A SKILL.md skill's leaf id is its name normalised as Claude Code does
+  (:func:`normalized_skill_name`: lowercase, spaces and ``_`` to hyphens,
+  other characters dropped), so ``PDF Tools`` and ``pdf_tools`` load as
+  ``pdf-tools``; the name as written stays its display name. An id is 1 to
+  200 characters, no whitespace and no slashes.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 NAME_WORD = r"[a-z0-9_]+(?:-[a-z0-9_]+)*"
 CATEGORY_RE = re.compile(NAME_WORD)
@@ -50,11 +53,32 @@ def skill_md_leaf_problem(name: str) -> str | None:
     return None
 
 
+MAX_SKILL_NAME = 64
+"""The longest name the Agent Skills specification allows; a longer one is cut."""
+
+
+def normalized_skill_name(name: str) -> str:
+    """``name`` as the standard wants it: lowercase letters and digits in parts joined by single hyphens.
+
+    Spaces, ``_`` and other separators become hyphens, any other character
+    is dropped, and the result is cut to :data:`MAX_SKILL_NAME` characters
+    (``"PDF Tools (beta)"`` -> ``"pdf-tools-beta"``). Empty when nothing is left.
+    """
+    text = unicodedata.normalize("NFKC", name).lower()
+    kept = "".join(char if char.isalnum() else "-" if char in _SEPARATORS or char.isspace() else "" for char in text)
+    parts = [part for part in kept.split("-") if part]
+    return "-".join(parts)[:MAX_SKILL_NAME].strip("-")
+
+
+_SEPARATORS = frozenset("-_./\\:+")
+
+
 def skill_md_leaf_id(name: str, folder_name: str) -> str:
-    """A SKILL.md skill's leaf id: its name as written when it can be one, else its folder's name."""
-    for candidate in (name, folder_name, "-".join(name.replace("/", " ").replace("\\", " ").split())):
-        if skill_md_leaf_problem(candidate) is None:
-            return candidate
+    """A SKILL.md skill's leaf id: its name normalised, else its folder's name normalised, else ``skill``."""
+    for candidate in (name, folder_name):
+        normalized = normalized_skill_name(candidate)
+        if normalized and skill_md_leaf_problem(normalized) is None:
+            return normalized
     return "skill"
 
 

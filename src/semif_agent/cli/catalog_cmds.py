@@ -15,7 +15,7 @@ import click
 from ..catalog.errors import SkillsPathNotFound
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
-from ..catalog.validate import expand_skill_folders, skill_folders_in, validate_paths
+from ..catalog.validate import expand_skill_folders, validate_skill
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
@@ -34,13 +34,15 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
     return [chosen[name] for name in sorted(chosen)]
 
 
-def _workspace_dirs(workspace: str | None) -> list[Path]:
-    """A workspace's existing skill folders (``skills/``, ``.agents/skills/``)."""
-    root = open_workspace(workspace).root
-    dirs = [path for path in workspace_skill_dirs(root) if path.is_dir() and skill_folders_in(path)]
-    if not dirs:
-        raise UserError(f"{root}: no SKILL.md skills in skills/ or .agents/skills/")
-    return dirs
+def _workspace_skills(workspace: str | None) -> tuple[list[Path], dict[str, list[str]]]:
+    """The SKILL.md folders of a workspace (those skipped too), and what loading renamed, by folder."""
+    from ..tree.workspace_tree import skill_md_folders
+
+    ws = open_workspace(workspace)
+    folders, report = skill_md_folders(ws)
+    if not folders:
+        raise UserError(f"{ws.root}: no SKILL.md skills in the workspace's skill folders")
+    return folders, report.renamed_by_folder()
 
 
 @click.command("validate")
@@ -52,24 +54,36 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
     """Check SKILL.md skills strictly against the Agent Skills specification.
 
     PATH is a skill folder, its SKILL.md, or a folder of skill folders; with
-    -w, or with no PATH inside a workspace, the workspace's skills are checked.
-    Every error of each skill is listed. Exits 1 when any skill is invalid.
+    -w, or with no PATH inside a workspace, every SKILL.md skill of the
+    workspace's tree is checked, and each one loaded under another name
+    (normalised, or kept apart from a skill sharing its name) says so.
+    Every error of each skill is listed once. Exits 1 when any skill is invalid.
     """
-    targets = [Path(path) for path in paths]
+    targets = expand_skill_folders(paths) if paths else []
+    notes: dict[str, list[str]] = {}
     if workspace is not None or not targets:
-        targets += _workspace_dirs(workspace)
-    reports = validate_paths(targets)
+        folders, notes = _workspace_skills(workspace)
+        targets += folders
+    reports = [validate_skill(folder) for folder in targets]
     if as_json:
-        print_json([report.to_dict() for report in reports])
+        print_json([{**report.to_dict(), **_notes(notes, report.path)} for report in reports])
     else:
         for report in reports:
-            click.echo(f"{'ok  ' if report.ok else 'FAIL'}  {report.path}")
-            for error in report.errors:
-                click.echo(f"      - {error}")
+            noted = notes.get(str(report.path), [])
+            click.echo(f"{'FAIL' if not report.ok else 'note' if noted else 'ok  '}  {report.path}")
+            for line in [*report.errors, *noted]:
+                click.echo(f"      - {line}")
         invalid = sum(not report.ok for report in reports)
-        click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid", err=True)
+        renamed = sum(bool(notes.get(str(report.path))) for report in reports)
+        tail = f", {renamed} loaded under another name" if renamed else ""
+        click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid{tail}", err=True)
     if any(not report.ok for report in reports):
         ctx.exit(1)
+
+
+def _notes(notes: dict[str, list[str]], folder: Path) -> dict[str, list[str]]:
+    """``{"notes": [...]}`` for a skill loaded under another name, else nothing."""
+    return {"notes": notes[str(folder)]} if str(folder) in notes else {}
 
 
 @click.command("prompt")

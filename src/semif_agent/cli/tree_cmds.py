@@ -55,6 +55,8 @@ def tree(
     leaves = skill_tree.leaves_under(category) if category else list(skill_tree.skills.values())
     kinds = sum(1 for s in leaves if s.is_skill_md)
     click.echo(f"{len(leaves)} skills ({len(leaves) - kinds} code, {kinds} SKILL.md)", err=True)
+    if skill_tree.skill_md_report and not skill_tree.skill_md_report.changed:  # load_tree said it when it changed
+        click.echo(skill_tree.skill_md_report.summary(), err=True)
 
 
 def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
@@ -71,12 +73,10 @@ def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
             "skills": [s.to_dict() for s in skill_tree.children(name)],
         }
 
+    problems = {"problems": [str(p) for p in skill_tree.problems], "report": skill_tree.skill_md_report.to_json()}
     if root:
-        return {**node(root), "problems": [str(p) for p in skill_tree.problems]}
-    return {
-        "categories": [node(c.name) for c in skill_tree.subcategories("")],
-        "problems": [str(p) for p in skill_tree.problems],
-    }
+        return {**node(root), **problems}
+    return {"categories": [node(c.name) for c in skill_tree.subcategories("")], **problems}
 
 
 def _print_level(
@@ -133,6 +133,7 @@ def refresh(workspace: str | None, full: bool, as_json: bool) -> None:
         "skill_md": len(placed),
         "code": len(skill_tree.skills) - len(placed),
         "depth": max((len(skill_tree.path_to(s.name)) for s in skill_tree.skills.values()), default=0),
+        "report": skill_tree.skill_md_report.to_json(),
     }
     if as_json:
         print_json(summary)
@@ -141,6 +142,8 @@ def refresh(workspace: str | None, full: bool, as_json: bool) -> None:
             f"{summary['skill_md']} SKILL.md skills in {summary['categories']} categories beside "
             f"{summary['code']} code skills; deepest leaf {summary['depth']} categories down"
         )
+        if skill_tree.skill_md_report and not skill_tree.skill_md_report.changed:
+            click.echo(skill_tree.skill_md_report.summary(), err=True)
 
 
 COMMANDS = [tree]

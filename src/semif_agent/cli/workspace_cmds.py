@@ -78,8 +78,11 @@ def _note(line: str) -> None:
 def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -> SkillTree:
     """The workspace's whole tree (code and SKILL.md skills); what loading skipped is reported on stderr.
 
-    Placing new SKILL.md skills in the stored tree can take a while: it shows
-    a progress bar on a terminal. ``engine``'s embedder is used when it has one.
+    Problems of the code skills' manifests are reported each time; the SKILL.md
+    skills' report (renamed, skipped) is summed up in one line, only when it
+    changed (`semif skills validate` lists it). Placing new SKILL.md skills in
+    the stored tree can take a while: it shows a progress bar on a terminal.
+    ``engine``'s embedder is used when it has one.
     """
     from ..engine.base import embedding_function
     from ..tree.tree import SkillTree
@@ -88,6 +91,8 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
         tree = SkillTree.for_workspace(workspace, embed=embedding_function(engine), progress=progress, full=full)
     for problem in tree.problems:
         click.echo(f"warning: {problem}", err=True)
+    if tree.skill_md_report.changed and tree.skill_md_report:
+        click.echo(tree.skill_md_report.summary(), err=True)
     return tree
 
 

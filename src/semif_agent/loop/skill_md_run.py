@@ -17,13 +17,14 @@ them yet), so it never counts against the route that chose the skill.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .._text import clip
-from ..catalog.errors import SkillParseError
+from ..catalog.errors import SkillCatalogWarning, SkillParseError
 from ..catalog.frontmatter import read_document
 from ..catalog.loader import load_skill
 from ..catalog.registry import SkillCatalog
@@ -106,7 +107,9 @@ async def show_instructions(run: SkillMdRun) -> SkillMdOutcome:
 
 async def _run_script(run: SkillMdRun, script: str) -> SkillMdOutcome:
     registry = SkillCatalog()
-    skill_id = registry.register_folder(run.folder, source="workspace", source_label=str(run.folder))
+    with warnings.catch_warnings():  # what its name breaks was said when the tree was refreshed
+        warnings.simplefilter("ignore", SkillCatalogWarning)
+        skill_id = registry.register_folder(run.folder, source="workspace", source_label=str(run.folder))
     runtime = AgentSkillRuntime("semif-run", registry)
     runtime.add_visible_skill(skill_id)
     runtime.bind_workspace(workspace_root=run.workspace.root)

@@ -141,6 +141,34 @@ def blend(cosines: Any, keywords: Any, weight: float, numpy: Any) -> Any:
     return cosines + weight * keywords * near
 
 
+FIND_LEXICAL_WEIGHT = 1.0
+"""How much BM25 counts against the cosine (each scaled by its spread) when ranking a shortlist to find skills by."""
+
+
+def fuse(cosines: Any, keywords: Any, weight: float, numpy: Any) -> Any:
+    """Cosines and BM25 fused per row over every leaf (z-score fusion, BM25 at ``weight``), in cosine units.
+
+    Each signal counts by its spread in the row, so neither swamps the other
+    whatever the number of leaves; the fused row is mapped back onto the
+    cosines' mean and spread, so a temperature or threshold keeps its
+    meaning. A row without a known keyword (BM25 all equal) is its cosines.
+    On real SKILL.md collections, where a word the encoder misses often names
+    the skill, this finds the right one more often than either alone or
+    :func:`blend` (``bench/skill_retrieval.py``); on short intent names
+    (HWU64) :func:`blend` routes better, so routing keeps it.
+    """
+    if keywords is None or not weight:
+        return cosines
+    np = numpy
+    spread = cosines.std(axis=-1, keepdims=True)
+    keyword_spread = keywords.std(axis=-1, keepdims=True)
+    ratio = np.divide(spread, keyword_spread, out=np.zeros_like(spread), where=keyword_spread > 0)
+    fused = cosines + weight * ratio * keywords
+    fused_spread = fused.std(axis=-1, keepdims=True)
+    scale = np.divide(spread, fused_spread, out=np.ones_like(spread), where=fused_spread > 0)
+    return cosines.mean(axis=-1, keepdims=True) + (fused - fused.mean(axis=-1, keepdims=True)) * scale
+
+
 def fit_none_threshold(tops: Any, right: Any, none_tops: Any, default: float, numpy: Any) -> float:
     """Where ``none`` should start, from held-out examples' best scores (``tops``, ``right``: reached their skill)
     and the best scores of requests no skill serves (``none_tops``, maybe empty).

@@ -41,7 +41,16 @@ from ..tree.manifests import SkillManifest
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
 from ._nodes import NodeTable
-from .calibration import DEFAULT_LEXICAL_WEIGHT, LEXICAL_WEIGHTS, Calibration, blend, enough_examples, fit_calibration
+from .calibration import (
+    DEFAULT_LEXICAL_WEIGHT,
+    FIND_LEXICAL_WEIGHT,
+    LEXICAL_WEIGHTS,
+    Calibration,
+    blend,
+    enough_examples,
+    fit_calibration,
+    fuse,
+)
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
 __all__ = ["DEFAULT_LEXICAL_WEIGHT", "LeafIndex", "LeafScorer", "can_score", "leaf_text", "top_indexes"]
@@ -110,7 +119,9 @@ class LeafScorer:
 
     ``scores(text)`` -> {leaf name: score}; ``score_array(text)`` the same
     scores in ``names`` order (a numpy array, or a list without numpy);
-    ``top(text, k)`` the ``k`` best leaves, best first.
+    ``top(text, k)`` the ``k`` best leaves, best first; ``find(text, k)``
+    the ``k`` to offer a client choosing among them (ranked by BM25 and the
+    cosine fused over every leaf, which finds real skills best).
     """
 
     def __init__(
@@ -190,6 +201,25 @@ class LeafScorer:
                 return cosines
             return blend(cosines, index.keywords.scores(text), self._weight(index), np)
         return self._unblended(text, index)
+
+    def find_array(self, text: str, index: LeafIndex | None = None) -> Any:
+        """Every leaf's score for ranking a shortlist of skills to choose from (a client's ``find``).
+
+        With the local engine, the cosine and BM25 fused over every leaf
+        (:func:`.calibration.fuse`), in cosine units; otherwise
+        :meth:`score_array`'s scores.
+        """
+        index = index or self.current()
+        if not (self.embedded and index.names and index.keywords is not None):
+            return self.score_array(text, index)
+        cosines = index.cosines(self.embedder.embed([text])[0]).astype(index.numpy.float64)
+        return fuse(cosines, index.keywords.scores(text), FIND_LEXICAL_WEIGHT, index.numpy)
+
+    def find(self, text: str, k: int) -> list[tuple[str, float]]:
+        """The ``k`` leaves to offer for ``text``, best first, by :meth:`find_array` (ties: the tree's order)."""
+        index = self.current()
+        values = self.find_array(text, index)
+        return [(index.names[i], float(values[i])) for i in top_indexes(values, k, index.numpy)]
 
     def _weight(self, index: LeafIndex) -> float:
         return self.lexical_weight if self.lexical_weight is not None else self.calibration(index).lexical_weight

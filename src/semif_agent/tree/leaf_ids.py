@@ -1,7 +1,7 @@
 """Leaf ids for SKILL.md skills: each skill keeps its own name, and two that share one stay apart.
 
-A skill's name is never rewritten. When several skill folders give the same
-name, the first one (in precedence order) keeps it as its id, and each later
+Names come normalised (:func:`~semif_agent.catalog.names.skill_md_leaf_id`).
+When several skill folders give the same name, the first one (in precedence order) keeps it as its id, and each later
 one gets the name followed by ``~`` and the folder that holds it
 (``brainstorming~superpowers``; the folder above that too, if needed, and a
 short hash of its path as a last resort). Ids depend only on the folders, so
@@ -16,13 +16,16 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..catalog.names import normalized_skill_name
+from .skill_md_report import Renamed
+
 SEPARATOR = "~"
 
 
 def distinct_ids(
     skills: Sequence[tuple[str, str | os.PathLike[str]]], *, taken: Iterable[str] = ()
-) -> tuple[list[str], list[str]]:
-    """Ids for ``(name, skill folder)`` pairs given in precedence order, and one warning per collision.
+) -> tuple[list[str], list[Renamed]]:
+    """Ids for ``(name, skill folder)`` pairs given in precedence order, and each collision once.
 
     ``taken`` holds ids already used elsewhere (code skills, categories): a
     skill whose name is taken gets a distinct id the same way.
@@ -30,7 +33,7 @@ def distinct_ids(
     used = set(taken)
     holders: dict[str, Path] = {}
     ids: list[str] = []
-    warnings: list[str] = []
+    collisions: list[Renamed] = []
     for name, folder in skills:
         folder = Path(folder)
         if name not in used:
@@ -43,8 +46,8 @@ def distinct_ids(
         ids.append(leaf_id)
         first = holders.get(name)
         other = f"the skill in {first}" if first is not None else "a code skill or category"
-        warnings.append(f"two skills are named {name!r}: {other} keeps the name, the one in {folder} is {leaf_id!r}")
-    return ids, warnings
+        collisions.append(Renamed(str(folder), name, leaf_id, kept_by=other))
+    return ids, collisions
 
 
 def _disambiguated(name: str, folder: Path, first: Path | None, used: set[str]) -> str:
@@ -66,5 +69,5 @@ def _disambiguated(name: str, folder: Path, first: Path | None, used: set[str]) 
 
 def _parents(folder: Path) -> list[str]:
     """The names of the folders above ``folder``, nearest first, made fit for an id."""
-    parts = ["-".join(part.split()).lstrip(".") for part in reversed(folder.parent.parts)]
-    return [part for part in parts if part.strip(os.sep + "/")]
+    parts = (normalized_skill_name(part) for part in reversed(folder.parent.parts))
+    return [part for part in parts if part]

@@ -38,6 +38,7 @@ from typing import Any
 from ..catalog.names import RESERVED_IDS, category_name_problem, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import ManifestError
 from .effects import effects_problem, infer_effects
+from .skill_md_report import SkillMdReport
 
 DEFAULT_COST_BUDGET = 5
 CODE = "code"
@@ -141,6 +142,7 @@ class Manifests:
     skills: dict[str, SkillManifest] = field(default_factory=dict)
     problems: list[ManifestError] = field(default_factory=list)
     none_examples: tuple[str, ...] = ()  # requests no skill serves: the ``none`` option's examples
+    skill_md_report: SkillMdReport = field(default_factory=SkillMdReport)  # SKILL.md skills renamed or skipped
 
 
 def load_manifests(path: Path, bodies_dir: Path) -> Manifests:

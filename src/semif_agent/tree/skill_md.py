@@ -9,8 +9,9 @@ sharing a name keeps it; see :mod:`.leaf_ids`):
 4. ``~/.agents/skills/`` (unless ``[skills] user_skills = false``)
 
 Each location may hold skill folders directly or collections of them
-(:func:`~semif_agent.catalog.loader.find_skill_folders`). A skill that
-cannot be loaded is reported and skipped; the others load.
+(:func:`~semif_agent.catalog.loader.find_skill_folders`), hidden collection
+folders (``.system``, ``.curated``) included. A skill that cannot be loaded
+is skipped (and reported, see :mod:`.skill_md_report`); the others load.
 
 A scan re-reads only the SKILL.md files that changed since the last one: the
 stored tree keeps each file's size and modification time next to what it
@@ -32,6 +33,7 @@ from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
 from ..catalog.locations import SkillLocation, conventional_locations, custom_location
 from ..errors import WorkspaceError
 from ..workspace import Workspace
+from .skill_md_report import Skipped
 
 EXAMPLES_HEADING = re.compile(r"^#{2,3}\s+(example requests|examples)\s*$", re.IGNORECASE)
 LIST_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+(.+)$")
@@ -56,7 +58,7 @@ class SkillMdScan:
     """What a scan found: the skills in precedence order, and the folders it had to skip (with why)."""
 
     skills: list[FoundSkill] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
 
 def skill_md_locations(workspace: Workspace) -> list[SkillLocation]:
@@ -120,7 +122,7 @@ def scan_skill_md(
                 skill_md=skill_md,
             )
             if result.descriptor is None:
-                scan.problems.append(f"{folder}: skipped: {result.skipped}")
+                scan.skipped.append(Skipped(str(folder), result.skipped))
                 continue
             info = result.descriptor
             scan.skills.append(

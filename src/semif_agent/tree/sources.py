@@ -63,7 +63,7 @@ def _from_folder(root: Path) -> list[FlatSkill]:
         loaded.append(result.descriptor)
     ids, collisions = distinct_ids([(skill_md_leaf_id(d.name, d.root.name), d.root) for d in loaded])
     for message in collisions:
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings.warn(str(message), RuntimeWarning, stacklevel=3)
     return [
         FlatSkill(
             leaf_id,

@@ -9,6 +9,7 @@ from typing import Any
 from ..engine.decisions import NONE_ID, Option
 from ..errors import UnknownSkillError
 from .manifests import Category, Manifests, SkillManifest, load_manifests
+from .skill_md_report import SkillMdReport
 
 NONE_CATEGORY = Option(NONE_ID, "None of these: the request fits no category.")
 NONE_SKILL = Option(NONE_ID, "None of these skills fits the request.")
@@ -19,8 +20,9 @@ SUMMARY_NAMES = 12
 class SkillTree:
     """Categories and their leaves (code skills and SKILL.md skills).
 
-    ``problems`` lists what loading skipped or had to report (bad manifest
-    entries, SKILL.md folders that cannot be loaded, names shared by two skills).
+    ``problems`` lists what loading skipped or had to report in the code
+    skills' manifests; ``skill_md_report``, the SKILL.md skills renamed
+    (names normalised, names shared by two skills) and the folders skipped.
     ``none_examples`` are requests no skill serves (``categories.json``'s
     ``none_examples``): what the ``none`` option stands for.
     """
@@ -30,6 +32,7 @@ class SkillTree:
     problems: list = field(default_factory=list)
     source: Path | None = None
     none_examples: tuple[str, ...] = ()
+    skill_md_report: SkillMdReport = field(default_factory=SkillMdReport)
     _index: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -44,6 +47,7 @@ class SkillTree:
             manifests.problems,
             workspace.categories_path,
             none_examples=manifests.none_examples,
+            skill_md_report=manifests.skill_md_report,
         )
 
     @classmethod
@@ -103,7 +107,11 @@ class SkillTree:
         return path
 
     def get(self, name: str) -> SkillManifest:
+        """The skill with id ``name``, or the one SKILL.md skill whose name as written is ``name``."""
         skill = self.skills.get(name)
+        if skill is None:
+            written = [s for s in self.skills.values() if s.source_name == name]
+            skill = written[0] if len(written) == 1 else None
         if skill is None:
             known = ", ".join(sorted(self.skills)[:20]) or "none"
             raise UnknownSkillError(f"no skill named {name!r} (known: {known})")

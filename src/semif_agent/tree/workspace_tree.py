@@ -12,9 +12,11 @@
   (added, removed, description edited); when nothing changed, nothing is
   embedded and nothing is written.
 
-Leaf ids are the skills' own names; two skills sharing one are both kept
-(:mod:`.leaf_ids`), and the collision is reported, like a skipped skill, in
-:attr:`SkillTree.problems`.
+Leaf ids are the skills' names, normalised as the standard wants them; two
+skills sharing one are both kept (:mod:`.leaf_ids`). What was renamed or
+skipped is the tree's :class:`~.skill_md_report.SkillMdReport`, stored in
+``data/tree.json`` with it: ``changed`` says when it differs from the one
+stored, so a command can say so once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +45,8 @@ from .manifests import (
     parse_manifests,
     skill_md_effects,
 )
-from .skill_md import FoundSkill, scan_skill_md
+from .skill_md import FoundSkill, SkillMdScan, scan_skill_md
+from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
 TREE_VERSION = 1
@@ -73,24 +77,16 @@ def workspace_manifests(
     stored = _read_stored(path)
     problems: list[Any] = list(code.problems)
     scan = scan_skill_md(workspace, known=_known(stored, path.parent))
-    problems += scan.problems
     taken = set(code.categories) | set(code.skills) | RESERVED_IDS
-    ids, collisions = distinct_ids(
-        [(skill_md_leaf_id(found.name, found.folder.name), found.folder) for found in scan.skills], taken=taken
-    )
-    problems += collisions
+    ids, report = _leaf_ids(scan, taken, SkillMdReport.from_json(stored.get("report")))
     direct, placed = _split_by_category(scan.skills, ids, code.categories)
     flat = [_flat(found, leaf_id, path.parent) for leaf_id, found in placed]
     reserved = taken | set(ids)
     previous = {} if full or not _usable(stored, reserved) else stored
     if not flat:
         built: dict[str, Any] = {"categories": [], "skills": []}
-        if stored.get("skills"):
-            _store(path, _stored_form(built, []), problems)
     elif not full and _same_leaves(previous, flat):
-        built = _stored_form(previous, placed)
-        if built != stored:  # the same skills, but some file was touched: remember its new signature
-            _store(path, built, problems)
+        built = previous
     else:
         top = sum(1 for c in code.categories.values() if not c.parent)
         built, _ = update_tree(
@@ -102,7 +98,8 @@ def workspace_manifests(
             embed=embed,
             progress=progress,
         )
-        built = _stored_form(built, placed)
+    built = _stored_form(built, placed, report)
+    if built != stored and (flat or stored or report):  # unchanged, or nothing to keep: nothing is written
         _store(path, built, problems)
     parsed = parse_manifests(built, file=str(path), bodies_dir=workspace.bodies_dir, base=path.parent)
     problems += parsed.problems
@@ -113,7 +110,40 @@ def workspace_manifests(
     for leaf_id, found in direct:
         skills[leaf_id] = _leaf(found, leaf_id, found.metadata["category"])
     skills.update(parsed.skills)
-    return Manifests(categories, skills, problems, code.none_examples)
+    return Manifests(categories, skills, problems, code.none_examples, report)
+
+
+def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
+    """Every SKILL.md folder of the workspace's locations in precedence order (skipped ones last), and the report.
+
+    Reads only the SKILL.md skills (and the code skills' names, when
+    ``categories.json`` can be read, for the ids they take); builds nothing.
+    """
+    try:
+        code = load_manifests(workspace.categories_path, workspace.bodies_dir)
+        taken = set(code.categories) | set(code.skills) | RESERVED_IDS
+    except ManifestError:
+        taken = set(RESERVED_IDS)
+    scan = scan_skill_md(workspace)
+    _, report = _leaf_ids(scan, taken, SkillMdReport())
+    return [found.folder for found in scan.skills] + [Path(item.folder) for item in scan.skipped], report
+
+
+def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tuple[list[str], SkillMdReport]:
+    """The leaf id of each skill found (its name normalised, kept apart from others), and what that renamed.
+
+    The report says whether it differs from ``stored``, the one kept with the tree.
+    """
+    names = [skill_md_leaf_id(found.name, found.folder.name) for found in scan.skills]
+    ids, collisions = distinct_ids(list(zip(names, (found.folder for found in scan.skills))), taken=taken)
+    kept_by = {collision.folder: collision.kept_by for collision in collisions}
+    renamed = tuple(
+        Renamed(str(found.folder), found.name, leaf_id, kept_by.get(str(found.folder), ""))
+        for found, leaf_id in zip(scan.skills, ids)
+        if leaf_id != found.name
+    )
+    report = SkillMdReport(renamed, tuple(scan.skipped))
+    return ids, replace(report, changed=report != stored)
 
 
 def _split_by_category(
@@ -215,8 +245,10 @@ def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
     return bool(stored) and stored == wanted
 
 
-def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]) -> dict[str, object]:
-    """The built tree with what each SKILL.md held (so the next load can skip unchanged files)."""
+def _stored_form(
+    built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]], report: SkillMdReport
+) -> dict[str, object]:
+    """The built tree with what each SKILL.md held (so the next load can skip unchanged files), and the report."""
     by_id = dict(placed)
     skills = []
     for entry in built.get("skills", []):
@@ -230,7 +262,14 @@ def _stored_form(built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]]
                 "script": skill.script,
             }
         skills.append(entry)
-    return {"version": TREE_VERSION, "categories": list(built.get("categories", [])), "skills": skills}
+    stored: dict[str, object] = {
+        "version": TREE_VERSION,
+        "categories": list(built.get("categories", [])),
+        "skills": skills,
+    }
+    if report:
+        stored["report"] = report.to_json()
+    return stored
 
 
 def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:

@@ -1,0 +1,119 @@
+"""What loading a workspace's SKILL.md skills had to say: renamed skills, collisions, folders skipped.
+
+Real collections break the Agent Skills standard often (names with spaces or
+capitals, two skills with one name, frontmatter that does not parse). Each
+problem is kept here, once, with the folder it concerns; the report is
+stored with the tree (``data/tree.json``), so a command says one line when
+it changes (:meth:`SkillMdReport.summary`) and ``semif skills validate``
+lists it whole, instead of every command printing every problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A skill loaded under another id than its name: normalised, or kept apart from a skill sharing it."""
+
+    folder: str
+    name: str
+    leaf_id: str
+    kept_by: str = ""  # the folder (or "a code skill or category") holding the name, for a collision
+
+    @property
+    def collision(self) -> bool:
+        """True when the id differs because another skill holds the name."""
+        return bool(self.kept_by)
+
+    def __str__(self) -> str:
+        if self.collision:
+            return f"{self.folder}: shares the name {self.name!r} with {self.kept_by}; loaded as {self.leaf_id!r}"
+        return f"{self.folder}: name {self.name!r} loaded as {self.leaf_id!r}"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A folder whose SKILL.md could not be loaded, and why."""
+
+    folder: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.folder}: skipped: {self.reason}"
+
+
+@dataclass(frozen=True)
+class SkillMdReport:
+    """The problems of one load of a workspace's SKILL.md skills, each once."""
+
+    renamed: tuple[Renamed, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    changed: bool = field(default=False, compare=False)  # differs from the report stored with the tree
+
+    def __bool__(self) -> bool:
+        return bool(self.renamed or self.skipped)
+
+    @property
+    def collisions(self) -> tuple[Renamed, ...]:
+        """The renamed skills whose name another skill holds."""
+        return tuple(item for item in self.renamed if item.collision)
+
+    def lines(self) -> list[str]:
+        """One line per problem: skipped folders, then renamed skills, in load order."""
+        return [str(item) for item in (*self.skipped, *self.renamed)]
+
+    def renamed_by_folder(self) -> dict[str, list[str]]:
+        """What each renamed skill's folder was loaded as, worded as :meth:`lines` without the folder."""
+        found: dict[str, list[str]] = {}
+        for item in self.renamed:
+            found.setdefault(item.folder, []).append(str(item).removeprefix(f"{item.folder}: "))
+        return found
+
+    def summary(self) -> str:
+        """``12 skills renamed, 3 collisions, 2 skipped; see `semif skills validate```; empty when all is well."""
+        collisions = len(self.collisions)
+        parts = [
+            _count(len(self.renamed) - collisions, "skill renamed", "skills renamed"),
+            _count(collisions, "collision", "collisions"),
+            _count(len(self.skipped), "folder skipped", "folders skipped"),
+        ]
+        said = ", ".join(part for part in parts if part)
+        return f"SKILL.md skills: {said}; see `semif skills validate`" if said else ""
+
+    def to_json(self) -> dict[str, object]:
+        """The stored form."""
+        return {
+            "renamed": [
+                {"folder": r.folder, "name": r.name, "id": r.leaf_id, **({"kept_by": r.kept_by} if r.kept_by else {})}
+                for r in self.renamed
+            ],
+            "skipped": [{"folder": s.folder, "reason": s.reason} for s in self.skipped],
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> SkillMdReport:
+        """A stored report; anything unreadable reads as an empty one."""
+        if not isinstance(data, Mapping):
+            return cls()
+        renamed = tuple(
+            Renamed(str(r["folder"]), str(r["name"]), str(r["id"]), str(r.get("kept_by") or ""))
+            for r in _entries(data.get("renamed"), ("folder", "name", "id"))
+        )
+        skipped = tuple(
+            Skipped(str(s["folder"]), str(s["reason"])) for s in _entries(data.get("skipped"), ("folder", "reason"))
+        )
+        return cls(renamed, skipped)
+
+
+def _entries(value: object, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:
+    if not isinstance(value, list):
+        return []
+    return [entry for entry in value if isinstance(entry, Mapping) and all(key in entry for key in keys)]
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}" if number else ""

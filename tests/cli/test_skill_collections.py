@@ -1,0 +1,86 @@
+"""Real skill collections as clients keep them: hidden collection folders, names that break the standard, collisions.
+
+The workspace holds copies of the real skills of ``tests/fixtures/skills-corpus``
+under ``.curated``, ``.system`` and ``.experimental`` folders (as OpenAI's
+skills repository and Codex keep theirs). Every one is found; names with
+spaces or capitals load normalised; a collision is kept apart; and all of it
+is said once, when the tree is refreshed, never on every command.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .conftest import Semif
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"
+
+
+def corpus_names() -> set[str]:
+    return {folder.name for folder in CORPUS.glob("*/*") if (folder / "SKILL.md").is_file()}
+
+
+def renamed_copy(source: Path, target: Path, name: str) -> None:
+    """A copy of the skill in ``source`` whose frontmatter gives ``name``."""
+    shutil.copytree(source, target)
+    text = (target / "SKILL.md").read_text(encoding="utf-8")
+    (target / "SKILL.md").write_text(text.replace(f"name: {source.name}\n", f"name: {name}\n", 1), encoding="utf-8")
+
+
+def collections_workspace(semif: Semif, tmp_path: Path) -> Path:
+    assert semif("init", "ws", cwd=tmp_path).returncode == 0
+    ws = tmp_path / "ws"
+    shutil.copytree(CORPUS / "openai-skills", ws / ".agents" / "skills" / "openai" / ".curated")
+    shutil.copytree(CORPUS / "superpowers", ws / "skills" / ".system")
+    experimental = ws / "skills" / ".experimental"
+    renamed_copy(CORPUS / "openai-skills" / "linear", experimental / "linear-tickets", "Linear Tickets")
+    renamed_copy(CORPUS / "openai-skills" / "gh-fix-ci", experimental / "fix-ci", "GH-Fix-CI-Runs")
+    shutil.copytree(CORPUS / "superpowers" / "brainstorming", experimental / "brainstorming")  # a collision
+    shutil.copytree(CORPUS / "superpowers" / "writing-plans", ws / "skills" / ".git" / "writing-plans-copy")
+    return ws
+
+
+def test_hidden_collections_are_found_names_normalised_and_problems_said_once(semif: Semif, tmp_path: Path) -> None:
+    ws = collections_workspace(semif, tmp_path)
+    refreshed = semif("tree", "refresh", "-w", str(ws))
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert refreshed.stderr.splitlines() == [
+        "SKILL.md skills: 2 skills renamed, 1 collision; see `semif skills validate`"
+    ]
+
+    tree = json.loads(semif("tree", "--json", "-w", str(ws)).stdout)
+    leaves = {leaf["name"]: leaf for leaf in _leaves(tree)}
+    assert corpus_names() <= set(leaves)  # every corpus skill, from .curated and .system
+    assert leaves["linear-tickets"]["skill_name"] == "Linear Tickets"
+    assert leaves["gh-fix-ci-runs"]["skill_name"] == "GH-Fix-CI-Runs"
+    assert [name for name in leaves if name.startswith("brainstorming")] == ["brainstorming", "brainstorming~system"]
+    assert not any("writing-plans-copy" in leaf.get("path", "") for leaf in leaves.values())  # .git is never read
+
+    routed = semif("route", "Brainstorm some ideas for a new feature with me", "-w", str(ws))
+    assert routed.returncode == 0, routed.stderr
+    assert routed.stderr == ""  # no warning line, no summary: nothing changed since the refresh
+
+    checked = semif("skills", "validate", "-w", str(ws))
+    assert checked.returncode == 1  # the two renamed copies break the standard: strict validation says how
+    problems = [line.strip() for line in checked.stdout.splitlines() if line.startswith("      - ")]
+    assert len(problems) == len(set(problems))  # each problem once
+    for said in (
+        "name 'Linear Tickets' loaded as 'linear-tickets'",
+        "name 'GH-Fix-CI-Runs' loaded as 'gh-fix-ci-runs'",
+        "loaded as 'brainstorming~system'",
+    ):
+        assert sum(said in line for line in problems) == 1, (said, problems)
+    assert checked.stdout.count("FAIL") == 2 and checked.stdout.count("note  ") == 1  # the collision is no fault
+    assert checked.stderr == f"{len(corpus_names()) + 3} skill(s) checked, 2 invalid, 3 loaded under another name\n"
+    rows = json.loads(semif("skills", "validate", "--json", "-w", str(ws)).stdout)
+    assert len(rows) == len(corpus_names()) + 3
+    assert sum("notes" in row for row in rows) == 3
+
+
+def _leaves(node: dict) -> list[dict]:
+    found = list(node.get("skills", []))
+    for child in node.get("categories", []):
+        found += _leaves(child)
+    return found
