@@ -383,7 +383,9 @@ def _examples(entry: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if not isinstance(examples, list) or not all(isinstance(v, str) for v in examples):
         raise ManifestError("'examples' must be a list of strings")
     learned = entry.get("learned_examples", [])
-    if not isinstance(learned, list) or not all(isinstance(v, dict) and isinstance(v.get("text"), str) for v in learned):
+    if not isinstance(learned, list) or not all(
+        isinstance(v, dict) and isinstance(v.get("text"), str) for v in learned
+    ):
         raise ManifestError("'learned_examples' must be a list of objects with a 'text'")
     seen = {e.strip().casefold() for e in examples}
     texts = []
