@@ -13,6 +13,8 @@ from semif_agent.workspace import Workspace
 from ..conftest import SEED_BODY
 from .conftest import Semif
 
+GRACE = "Email Grace that I accept the offer"
+
 
 def manifest(root: Path, name: str) -> dict:
     data = json.loads((root / "data" / "categories.json").read_text(encoding="utf-8"))
@@ -25,50 +27,42 @@ def json_of(semif: Semif, *args: str) -> object:
     return json.loads(done.stdout)
 
 
-def test_a_labelled_success_is_learned_shown_and_taken_back(semif: Semif, make_workspace, tmp_path: Path) -> None:
-    root = make_workspace({"email.compose": SEED_BODY, "notes.add": None})
+def test_trained_on_runs_are_learned_and_shown(semif: Semif, tmp_path: Path) -> None:
+    # The README's first hour: a fresh starter, one run, one label, one training.
+    root = tmp_path / "ws"
+    assert semif("init", str(root)).returncode == 0
     categories = root / "data" / "categories.json"
     data = json.loads(categories.read_text(encoding="utf-8"))
-    data["skills"][0]["examples"] = ["Write to Bob about the budget"]
+    person = manifest(root, "email.compose")["examples"]
     data["skills"].append({"name": "email.archive", "description": "Archive a message"})  # a stub: two fields
     categories.write_text(json.dumps(data), encoding="utf-8")
-    script = tmp_path / "email.json"
-    script.write_text(json.dumps(["email", "email.compose", "Alice", "success"]))
-    ran = json_of(semif, "run", "Email Alice about lunch", "-w", str(root), "--engine", f"scripted:{script}")
-    run_id = ran["run_id"]
-    assert ran["assessment"]["label"] == "success"
-
     stub = json_of(semif, "skills", "show", "email.archive", "-w", str(root))
-    assert (stub["category"], stub["stub"], stub["runs"]) == ("email", True, 0)
+    assert (stub["category"], stub["stub"], stub["runs"], stub["learned_examples"]) == ("email", True, 0, [])
+
+    ran = json_of(semif, "run", GRACE, "-w", str(root))
+    labelled = semif("label", ran["run_id"], "--skill", "email.compose", "-w", str(root))
+    assert labelled.returncode == 0, labelled.stderr
     shown = json_of(semif, "skills", "show", "email.compose", "-w", str(root))
-    assert shown["learned_examples"] == [], "a run alone teaches nothing until it is labelled or trained on"
+    assert shown["learned_examples"] == [], "nothing is learned before a training"
     assert shown["decision_log_ref"] == "data/decisions.jsonl?skill=email.compose"
     assert shown["runs"] == 1
 
-    labelled = semif("label", run_id[:-2], "--outcome", "success", "--by", "alice", "-w", str(root))
-    assert labelled.returncode == 0, labelled.stderr
-    assert "learned examples: 1 added, 0 removed" in labelled.stderr
+    trained = semif("train", "-w", str(root))
+    assert trained.returncode == 0, trained.stderr
+    assert "learned examples: 1 added, 0 removed" in trained.stderr
     entry = manifest(root, "email.compose")
-    assert entry["examples"] == ["Write to Bob about the budget"], "a person's examples are never touched"
-    assert entry["learned_examples"] == [{"text": "Email Alice about lunch", "run": run_id, "by": "label"}]
+    assert entry["examples"] == person, "a person's examples are never touched"
+    assert entry["learned_examples"] == [{"text": GRACE, "run": ran["run_id"], "by": "label"}]
     assert entry["decision_log_ref"] == "data/decisions.jsonl?skill=email.compose"
     shown = json_of(semif, "skills", "show", "email.compose", "-w", str(root))
-    assert shown["examples"] == ["Write to Bob about the budget"]
-    assert shown["learned_examples"] == ["Email Alice about lunch"]
+    assert shown["examples"] == person and shown["learned_examples"] == [GRACE]
     text = semif("skills", "show", "email.compose", "-w", str(root)).stdout
-    assert re.search(r"^learned_examples +Email Alice about lunch$", text, re.M)
+    assert re.search(rf"^learned_examples +{GRACE}$", text, re.M)
 
     ref_skill = entry["decision_log_ref"].split("?skill=")[1]
     runs = semif("log", "--skill", ref_skill, "-w", str(root), "--json").stdout.splitlines()
-    assert [json.loads(line)["run_id"] for line in runs] == [run_id]
+    assert [json.loads(line)["run_id"] for line in runs] == [ran["run_id"]]
     assert semif("log", "--skill", "notes.add", "-w", str(root), "--json").stdout.strip() == ""
-
-    moved = semif("label", run_id, "--skill", "notes.add", "-w", str(root))
-    assert moved.returncode == 0, moved.stderr
-    assert manifest(root, "email.compose")["learned_examples"] == []
-    assert [e["text"] for e in manifest(root, "notes.add")["learned_examples"]] == ["Email Alice about lunch"]
-    semif("label", run_id, "--none", "-w", str(root))
-    assert manifest(root, "notes.add")["learned_examples"] == []
 
 
 def test_learning_is_bounded_deduplicated_and_judged_runs_count_when_asked(make_workspace) -> None:
@@ -88,6 +82,8 @@ def test_learning_is_bounded_deduplicated_and_judged_runs_count_when_asked(make_
     assert len(learned) == MAX_LEARNED and learned[0]["run"] == "r5" and learned[-1]["run"] == "r24"
     assert manifest(root, "email.compose")["examples"] == ["Email Bob"]
     assert not learn(ws, [Lesson("r24", "Email contact number 24", "email.compose", "judge")]), "nothing changes"
+    moved = learn(ws, [Lesson("r24", "Email contact number 24", None, "label")])  # a label said no skill fits
+    assert moved.removed == [("email.compose", "Email contact number 24")] and not moved.added
 
     log = DecisionLog(ws.log_path)
     log.append(

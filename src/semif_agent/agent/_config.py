@@ -10,7 +10,7 @@ the session that changes what the model is shown from round to round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -74,13 +74,16 @@ class TurnOptions:
     compaction: Compaction | None = None
     scope: RetrievalScope | None = None
     budget: TokenBudget | None = None
+    context_steps: tuple[
+        Callable[..., object], ...
+    ] = ()  # the context pipeline's steps before the conversation (see .pipeline)
 
     def turn_fields(self) -> dict[str, object]:
         """The options a :class:`TurnConfig` takes as they are (the prompt and output are built into it)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _BUILT}
 
 
-_BUILT = frozenset({"system_prompt", "memory_protocol", "output"})
+_BUILT = frozenset({"system_prompt", "memory_protocol", "output", "context_steps"})
 
 
 class TurnSession(Protocol):

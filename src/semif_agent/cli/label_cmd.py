@@ -39,15 +39,12 @@ def label(
     \b
     RUN_ID is a run's id as `semif log --runs` lists it, or a unique prefix of it.
     The label is appended to the decision log (earlier rows are never changed);
-    labelling a run again overrides only what the new label says. A label naming
-    a skill, or a success, adds the request to that skill's learned examples in
-    data/categories.json (`semif skills show NAME`); --none or a failure takes it back.
+    labelling a run again overrides only what the new label says.
     \b
       semif label 20261130-101500-a1b2c3 --skill notes.add
       semif label 20261130-1015 --outcome failure --note "wrote to the wrong Alice"
       semif label 20261130-1015 --none
     """
-    from ..loop.learned_examples import learn, lesson_of
     from ..records import DecisionLog, login_name
 
     if skill is not None and no_skill:
@@ -59,14 +56,10 @@ def label(
     if skill is not None:
         _check_skill(ws, skill)
     row = log.add_label(run_id, by=by or login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
-    run = log.run(row["run_id"])
-    learned = learn(ws, [lesson_of(run)])
-    if learned:
-        click.echo(learned.summary(), err=True)
     if as_json:
         print_json(row)
         return
-    click.echo(describe_run(run))
+    click.echo(describe_run(log.run(row["run_id"])))
 
 
 def _check_skill(ws: Workspace, name: str) -> None:

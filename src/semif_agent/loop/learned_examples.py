@@ -9,11 +9,15 @@ A run teaches (:func:`lesson_of`):
 - with ``judged``, the assessment's own verdict on a run nobody labelled:
   ``success`` for the chosen skill, anything else takes it back.
 
-The host writes them (never a skill body), when people ask the workspace to
-learn: ``semif label`` applies the label it records, ``semif train`` every
-run of the log, judged ones included. Not after each run: routing would drift
-between two ``semif run`` on the engine's own verdicts, before anyone could
-relabel a wrong one.
+The host writes them (never a skill body) when people ask the workspace to
+learn: ``semif train``, once it switches to the router it fitted on the same
+runs, applies every run of the log, judged ones included. Not after each run,
+nor at ``semif label``: routing by examples would drift between two
+``semif run`` (on the engine's own verdicts, before anyone could relabel a
+wrong one), and a training would find the requests it is to learn already
+learned. Once trained, routing is the learned router's, which does not read
+examples: they are the record of what was learned, and what the untrained
+routing uses again for skills the router has not seen.
 
 The write (:func:`learn`) rewrites ``categories.json`` in one step, under the
 lock the forge admits skills under. Each learned example keeps its request's
