@@ -93,10 +93,10 @@ def decision_log_ref(workspace: Workspace, skill: str) -> str:
 
 def learn(workspace: Workspace, lessons: Iterable[Lesson | None]) -> Learned:
     """Apply ``lessons`` to the workspace's ``categories.json`` (skills it does not list are left out)."""
-    lessons = [lesson for lesson in lessons if lesson is not None]
+    taught = [lesson for lesson in lessons if lesson is not None]
     done = Learned()
     path = workspace.categories_path
-    if not lessons or not path.is_file():
+    if not taught or not path.is_file():
         return done
     with locked(path):
         try:
@@ -104,7 +104,7 @@ def learn(workspace: Workspace, lessons: Iterable[Lesson | None]) -> Learned:
         except json.JSONDecodeError as exc:
             raise ManifestError(f"invalid JSON at line {exc.lineno}; fix it before learning", file=str(path)) from exc
         entries = _entries(data)
-        for lesson in lessons:
+        for lesson in taught:
             _apply(workspace, entries, lesson, done)
         if done:
             replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
