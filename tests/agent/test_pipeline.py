@@ -18,12 +18,7 @@ from semif_agent.agent.pipeline import (
 from semif_agent.llm import ScriptedProvider, SystemMessage, UserMessage
 
 from ._support import collect
-
-DOCS = [
-    {"id": "c1-s1", "text": "The party fought the red dragon at the bridge.", "namespace": "/campaign-1/sessions"},
-    {"id": "c1-gm", "text": "Secret: the dragon is the king's brother.", "namespace": "/campaign-1/gm-notes"},
-    {"id": "c10-s1", "text": "A dragon egg was found in the market.", "namespace": "/campaign-10/sessions"},
-]
+from .test_retrieval import DOCS
 
 
 def docs() -> SQLiteRetriever:
