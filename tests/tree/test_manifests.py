@@ -25,7 +25,7 @@ def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
             "skills": [
                 {"name": "email.compose", "category": "email", "description": "Write a draft", "cost_budget": 2},
                 {"name": "Email.Send!", "category": "email", "description": "bad name"},
-                {"name": "email.nocat", "description": "no category"},
+                {"name": "email.nocat", "description": "no category: its name places it"},
                 {"name": "email.compose", "category": "email", "description": "duplicate leaf"},
                 {"name": "weather.today", "category": "weather", "description": "unknown category"},
                 {"name": "email.budget", "category": "email", "description": "x", "cost_budget": -1},
@@ -35,15 +35,15 @@ def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
         },
     )
     tree = SkillTree.load(path, tmp_path / "skills")
-    assert list(tree.skills) == ["email.compose"]
+    assert list(tree.skills) == ["email.compose", "email.nocat"]
     assert tree.skills["email.compose"].description == "Write a draft"
+    assert tree.skills["email.nocat"].category == "email"
     messages = [str(p) for p in tree.problems]
     assert all(str(path) in m for m in messages)
     expected = [
         "'Bad Name'",
         "duplicate category",
         "'Email.Send!' may hold only lowercase",
-        "email.nocat': no category given",
         "duplicate leaf",
         "unknown category 'weather'",
         "cost_budget must be",
@@ -52,6 +52,61 @@ def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
     ]
     for fragment in expected:
         assert any(fragment in m for m in messages), (fragment, messages)
+
+
+def test_a_stub_needs_only_a_name_and_a_description(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "categories": [{"name": "email", "description": "Mail"}],
+            "skills": [
+                {"name": "email.archive", "description": "Archive a message"},
+                {"name": "weather.today", "description": "Today's weather"},
+                {"name": "translate", "description": "Translate a sentence"},
+                {"name": "general", "description": "Named like the category it would go under"},
+            ],
+        },
+    )
+    tree = SkillTree.load(path, tmp_path / "skills")
+    assert {name: s.category for name, s in tree.skills.items()} == {
+        "email.archive": "email",
+        "weather.today": "weather",
+        "translate": "general",
+    }
+    assert tree.categories["email"].description == "Mail", "a listed category is kept as it is"
+    assert tree.categories["weather"].description == "" and tree.categories["weather"].parent == ""
+    assert tree.skills["weather.today"].is_stub and tree.skills["weather.today"].cost_budget == 5
+    assert tree.skills["translate"].body_path == tmp_path / "skills" / "general" / "translate.py"
+    assert [str(p) for p in tree.problems] == [f"{path}, entry 'general': name 'general' is taken (a category)"]
+
+
+def test_learned_examples_follow_a_persons_and_never_replace_them(tmp_path: Path) -> None:
+    learned = [
+        {"text": "File the Acme invoice", "run": "r1", "by": "label"},
+        {"text": "archive the newsletter", "run": "r2", "by": "judge"},  # a person's example already
+    ]
+    path = write(
+        tmp_path,
+        {
+            "categories": [{"name": "email", "description": "Mail"}],
+            "skills": [
+                {
+                    "name": "email.archive",
+                    "description": "Archive a message",
+                    "examples": ["Archive the newsletter"],
+                    "learned_examples": learned,
+                },
+                {"name": "email.bad", "description": "x", "learned_examples": ["not an object"]},
+            ],
+        },
+    )
+    tree = SkillTree.load(path, tmp_path / "skills")
+    skill = tree.skills["email.archive"]
+    assert skill.examples == ("Archive the newsletter", "File the Acme invoice")
+    assert skill.learned_examples == ("File the Acme invoice",)
+    assert skill.to_dict()["examples"] == ["Archive the newsletter"]
+    assert skill.to_dict()["learned_examples"] == ["File the Acme invoice"]
+    assert ["'learned_examples' must be a list of objects" in str(p) for p in tree.problems] == [True]
 
 
 def test_malformed_json_is_one_clear_error_with_its_position(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..llm.messages import ToolSpec
 from .budget import TokenBudget
@@ -24,6 +24,9 @@ from .output import OutputSpec
 from .scope import RetrievalScope
 from .tools import AgentTool
 from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
+
+if TYPE_CHECKING:
+    from .pipeline import Step
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +77,14 @@ class TurnOptions:
     compaction: Compaction | None = None
     scope: RetrievalScope | None = None
     budget: TokenBudget | None = None
+    context_steps: tuple[Step, ...] = ()  # the context pipeline's steps before the conversation (see .pipeline)
 
     def turn_fields(self) -> dict[str, object]:
         """The options a :class:`TurnConfig` takes as they are (the prompt and output are built into it)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _BUILT}
 
 
-_BUILT = frozenset({"system_prompt", "memory_protocol", "output"})
+_BUILT = frozenset({"system_prompt", "memory_protocol", "output", "context_steps"})
 
 
 class TurnSession(Protocol):

@@ -1,11 +1,11 @@
-"""An agent's conversation: its finished turns (or its memory's session), and what of it the next turn sees."""
+"""An agent's conversation: its finished turns (or its memory's session); what of it the next turn sees is the
+context pipeline's to say (:func:`~.pipeline.history_step`)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..llm.messages import Message, UserMessage
-from ._config import AgentSettings, TurnConfig
+from ..llm.messages import Message
 from ._turn import Turn
 from ._turn_messages import message_tokens
 from .toolkits.memory import MemoryManager
@@ -31,28 +31,11 @@ class Conversation:
         if self.memory is not None:
             self.memory.clear_history()
 
-    def context_for(self, message: str, config: TurnConfig, settings: AgentSettings) -> list[Message]:
-        """The earlier turns that fit ``max_tokens`` (and a :class:`TokenBudget`) with ``message``, oldest dropped first."""
-        message_size = message_tokens(UserMessage(content=message))
-        room = settings.max_tokens - settings.max_response_tokens - message_size
-        if config.budget is not None:
-            capped = config.budget.history_room(
-                system=config.system_tokens,
-                schemas=config.schema_tokens if config.specs else 0,
-                message=message_size,
-                response=settings.max_response_tokens,
-            )
-            room = room if capped is None else min(room, capped)
+    def turns(self) -> list[tuple[Message, ...]]:
+        """The finished turns, oldest first, each as its messages (with memory: its session's)."""
         if self.memory is not None:
-            turns = self.memory.recent_turns(max(room, 0))
-            return [m for messages, _ in turns for m in messages]
-        kept: list[tuple[Message, ...]] = []
-        for messages, tokens in reversed(self._turns):
-            if tokens > room:
-                break
-            room -= tokens
-            kept.append(messages)
-        return [m for messages in reversed(kept) for m in messages]
+            return [messages for messages, _ in self.memory.recent_turns()]
+        return [messages for messages, _ in self._turns]
 
     def remember(self, turn: Turn) -> None:
         """Record how ``turn`` ended; a turn that did not fail joins the conversation whole."""

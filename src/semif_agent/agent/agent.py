@@ -44,6 +44,7 @@ from ..llm.registry import FallbackSpec, create_provider
 from ..llm.settings import DEFAULT_MODELS, FALLBACK_PROVIDER, ModelChoice, default_model
 from ._config import AgentSettings, TurnConfig, TurnOptions
 from ._conversation import Conversation
+from ._run_context import effective_scope
 from ._session import AgentSession
 from ._turn import Turn
 from .budget import TokenBudget
@@ -52,6 +53,7 @@ from .errors import AgentConfigError, OutputMissingError
 from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import FINAL_RESULT, OutputSpec
+from .pipeline import ContextPipeline, ContextWindow, Step, history_step
 from .scope import RetrievalScope
 from .skills.registry import SkillRegistry
 from .skills.skill import Skill
@@ -210,6 +212,13 @@ class Agent:
     def with_budget(self, budget: TokenBudget | Mapping[str, object] | None) -> Agent:
         """Cap what enters the context window (see :class:`~semif_agent.agent.TokenBudget`; ``None``: no caps)."""
         return self._set(budget=TokenBudget.coerce(budget))
+
+    def with_context_steps(self, steps: Sequence[Step]) -> Agent:
+        """Add context pipeline steps (additive): each turn runs them on the message before the conversation is
+        fitted in, e.g. :func:`~semif_agent.agent.pipeline.retriever_step`; their passages count against the
+        budget's ``context_tokens`` and ``total_tokens``."""
+        checked = ContextPipeline(steps).steps
+        return self._set(context_steps=(*self._options.context_steps, *checked))
 
     def with_mcp_servers(self, servers: Sequence[str | MCPServerConfig]) -> Agent:
         """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
@@ -402,11 +411,28 @@ class Agent:
         if self._mcp is not None:
             await self._mcp.connect(self._tools)
         config = self._turn_config()
-        history = self._conversation.context_for(str(message), config, self._settings)
-        turn = Turn(config, self.llm, str(message), history=history, on_finish=self._conversation.remember)
+        window = await self._window(str(message), config)
+        if window.context:  # the passages ride in this turn's system prompt only
+            config = replace(config, system_prompt=window.system_prompt)
+        turn = Turn(config, self.llm, str(message), history=window.history, on_finish=self._conversation.remember)
         async with aclosing(turn.events()) as events:
             async for event in events:
                 yield event
+
+    def _pipeline(self) -> ContextPipeline:
+        """The context pipeline a turn's window is built on: the context steps, then the conversation, under the
+        budget (see :mod:`semif_agent.agent.pipeline`)."""
+        settings, options = self._settings, self._options
+        history = history_step(self._conversation, max_tokens=settings.max_tokens - settings.max_response_tokens)
+        return ContextPipeline([*options.context_steps, history], budget=options.budget)
+
+    async def _window(self, message: str, config: TurnConfig) -> ContextWindow:
+        """The window of a turn on ``message``: built under the turn's scope, counting the tool schemas and the
+        answer's room apart."""
+        reserved = (config.schema_tokens if config.specs else 0) + config.max_response_tokens
+        return await self._pipeline().abuild(
+            message, system_prompt=config.system_prompt, scope=effective_scope(config.scope), reserved=reserved
+        )
 
     def stream(self, message: str) -> Iterator[AgentEvent]:
         """:meth:`astream` for sync code (not inside a running event loop)."""

@@ -161,7 +161,14 @@ def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], qu
 @workspace_option
 @json_option
 def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_json: bool) -> None:
-    """Show one skill: a code skill's manifest and body path, or a SKILL.md skill's details."""
+    """Show one skill: a code skill's manifest and body path, or a SKILL.md skill's details.
+
+    \b
+    For a skill of the workspace's tree, also what it learned as it was exercised: its
+    learned examples (requests of runs labelled or judged a success, see `semif label`
+    and `semif train`), where its decision rows are (decision_log_ref, the rows
+    `semif log --skill NAME` lists) and how many logged runs chose it.
+    """
     from ..catalog import show_skill as show_skill_md
 
     ws = _open(workspace, folders)
@@ -174,6 +181,7 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
             data = {"kind": "skill.md", "id": leaf.name, "category": leaf.category, **details}
         else:
             data = {"kind": "code", **leaf.to_dict()}
+        data.update(_exercised(ws, leaf))
     except UnknownSkillError:
         try:
             data = {
@@ -191,6 +199,19 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
         elif isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
         click.echo(f"{key:<17}{value}")
+
+
+def _exercised(ws: Workspace, leaf: Any) -> dict[str, Any]:
+    """What a leaf learned as it was exercised: its learned examples, its decision rows and its runs."""
+    from ..loop.learned_examples import decision_log_ref
+    from ..records import DecisionLog
+
+    runs = sum(run.skill == leaf.name for run in DecisionLog(ws.log_path).runs()) if ws.log_path.is_file() else 0
+    return {
+        "learned_examples": list(leaf.learned_examples),
+        "decision_log_ref": leaf.decision_log_ref or decision_log_ref(ws, leaf.name),
+        "runs": runs,
+    }
 
 
 COMMANDS = [skills]

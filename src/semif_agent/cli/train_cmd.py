@@ -56,9 +56,11 @@ def train(
 
     The router is stored in the workspace (data/router.json says on what, and when) and
     routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
-    discovery use it. Skills added later are scored the untrained way until the next training.
+    discovery use it, and the runs it learned from become their skills' learned examples in
+    data/categories.json (semif skills show NAME). Skills added later are scored the untrained way until the next training.
     With --ray the requests are embedded and scored on a cluster; the fit is the same.
     """
+    from ..loop.learned_examples import learn, lesson_of
     from ..loop.settings import RunSettings
     from ..records import DecisionLog
     from ..routing.evaluate import load_dataset
@@ -73,8 +75,8 @@ def train(
     rows = examples_from_tree(tree)
     for dataset in datasets:
         rows += examples_from_dataset(load_dataset(dataset), tree)
-    if not skip_log:
-        rows += examples_from_log(DecisionLog(ws.log_path).runs(), tree)
+    runs = [] if skip_log else DecisionLog(ws.log_path).runs()
+    rows += examples_from_log(runs, tree)
     with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
         encoder = None
         progress: Callable[[str, int, int], None] = bars
@@ -99,6 +101,10 @@ def train(
             progress=progress,
             encoder=encoder,
         )
+    if path is not None:  # switched: the runs it learned from join their skills' learned examples
+        learned = learn(ws, (lesson_of(run, judged=True) for run in runs))
+        if learned:
+            click.echo(learned.summary(), err=True)
     if as_json:
         print_json({**report.to_dict(), "saved_to": None if path is None else str(path)})
         return

@@ -73,11 +73,11 @@ class TrainingExample:
 
 
 def examples_from_tree(tree: SkillTree) -> list[TrainingExample]:
-    """The example requests of every skill of ``tree``."""
+    """The example requests a person gave every skill of ``tree`` (the learned ones come from the log's runs)."""
     return [
         TrainingExample(text, leaf.name, "examples", WEIGHTS["examples"])
         for leaf in tree.skills.values()
-        for text in leaf.examples
+        for text in leaf.own_examples
         if text.strip()
     ]
 

@@ -7,7 +7,9 @@ The file::
      "skills": [{"name": "email.compose", "category": "email", "description": "...",
                  "allowed_inputs": "...", "actions": ["..."], "cost_budget": 2,
                  "decision_log_ref": "data/decisions.jsonl?skill=email.compose",
-                 "examples": ["..."], "effects": "write"},
+                 "examples": ["..."], "effects": "write",
+                 "learned_examples": [{"text": "...", "run": "RUN_ID", "by": "label"}]},
+                {"name": "email.archive", "description": "..."},
                 {"name": "systematic-debugging", "category": "debugging", "description": "...",
                  "kind": "skill_md", "path": "../skills/systematic-debugging/SKILL.md"}],
      "none_examples": ["Book a flight to Rome", "..."]}
@@ -18,6 +20,19 @@ under ``data/skills/``) or a SKILL.md skill (``kind:
 "skill_md"``: its ``path`` is the SKILL.md file, relative to the file that
 lists it; its name is the one its folder gives, kept as written, and
 ``skill_name`` says so when the leaf's id had to differ).
+
+Only ``name`` and ``description`` are required; the rest fill in as the
+skill is exercised. A code skill's ``category``, when not given, is where its
+name places it: the first word of a dotted name (``email.archive`` goes under
+``email``), or :data:`DEFAULT_CATEGORY` for a name without a dot; such a
+category is made, without a description, when the file does not list it. A
+``category`` given explicitly must be listed (a misspelt one is reported).
+
+``learned_examples`` are requests the skill served, written back by the host
+from labelled and judged runs (see :mod:`semif_agent.loop.learned_examples`),
+never by hand: each holds the request's ``text``, its ``run`` id and ``by``
+(``"label"`` or ``"judge"``). They count as examples, after a person's own
+``examples``, which they never replace.
 
 ``effects`` says what a leaf does to the workspace, ``"read"`` or ``"write"``
 (see :mod:`.effects`; inferred from its words when absent). ``none_examples``
@@ -41,6 +56,8 @@ from .effects import effects_problem, infer_effects
 from .skill_md_report import SkillMdReport
 
 DEFAULT_COST_BUDGET = 5
+DEFAULT_CATEGORY = "general"
+"""Where a code skill whose name has no dot, and that names no category, is placed."""
 CODE = "code"
 SKILL_MD = "skill_md"
 KINDS = (CODE, SKILL_MD)
@@ -64,6 +81,8 @@ class Category:
 class SkillManifest:
     """A leaf's registry entry: the seed's fields, plus optional ``examples`` and ``effects``.
 
+    ``examples`` are a person's, then the ``learned_examples`` (their texts, also listed apart).
+
     ``kind`` is ``"code"`` (a body with ``predict``/``act`` at ``body_path``)
     or ``"skill_md"`` (a SKILL.md skill: ``source`` is its SKILL.md file and
     ``source_name`` the name written there, which ``name`` differs from only
@@ -83,6 +102,13 @@ class SkillManifest:
     source: Path | None = None
     source_name: str = ""
     effects: str = "write"  # "read" | "write": what it does to the workspace (see .effects)
+    learned_examples: tuple[str, ...] = ()  # the examples written back from runs (also in ``examples``)
+
+    @property
+    def own_examples(self) -> tuple[str, ...]:
+        """The examples a person gave (``examples`` without the learned ones)."""
+        learned = set(self.learned_examples)
+        return tuple(e for e in self.examples if e not in learned)
 
     @property
     def leaf(self) -> str:
@@ -106,7 +132,8 @@ class SkillManifest:
                 "kind": SKILL_MD,
                 "category": self.category,
                 "description": self.description,
-                "examples": list(self.examples),
+                "examples": list(self.own_examples),
+                "learned_examples": list(self.learned_examples),
                 "path": str(self.source) if self.source else None,
                 "skill_name": self.source_name or self.name,
                 "effects": self.effects,
@@ -120,7 +147,8 @@ class SkillManifest:
             "actions": list(self.actions),
             "cost_budget": self.cost_budget,
             "decision_log_ref": self.decision_log_ref,
-            "examples": list(self.examples),
+            "examples": list(self.own_examples),
+            "learned_examples": list(self.learned_examples),
             "effects": self.effects,
             "body": str(self.body_path) if self.body_path else None,
             "stub": self.is_stub,
@@ -283,10 +311,10 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
     if problem:
         raise ManifestError(problem)
     category = _text(entry, "category", required=False)
-    if not category:
-        raise ManifestError("no category given")
-    if category not in categories:
+    placed = "" if category else _placed(name)
+    if category and category not in categories:
         raise ManifestError(f"unknown category {category!r}")
+    category = category or placed
     description = _text(entry, "description", required=True)
     budget = entry.get("cost_budget", DEFAULT_COST_BUDGET)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
@@ -294,11 +322,10 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
     actions = entry.get("actions", [])
     if isinstance(actions, str):
         actions = [actions]
-    examples = entry.get("examples", [])
-    for key, value in (("actions", actions), ("examples", examples)):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ManifestError(f"'{key}' must be a list of strings")
-    return SkillManifest(
+    if not isinstance(actions, list) or not all(isinstance(v, str) for v in actions):
+        raise ManifestError("'actions' must be a list of strings")
+    examples, learned = _examples(entry)
+    skill = SkillManifest(
         name=name,
         category=category,
         description=description,
@@ -306,10 +333,14 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
         actions=tuple(actions),
         cost_budget=budget,
         decision_log_ref=str(entry.get("decision_log_ref", "")),
-        examples=tuple(examples),
+        examples=examples,
+        learned_examples=learned,
         body_path=body_path_for(bodies_dir, category, name),
         effects=_effects(entry.get("effects"), description, actions),
     )
+    if placed:
+        categories.setdefault(placed, Category(name=placed))
+    return skill
 
 
 def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category], base: Path) -> SkillManifest:
@@ -320,9 +351,7 @@ def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category],
     if category not in categories:
         raise ManifestError(f"unknown category {category!r}")
     path = _text(entry, "path", required=True)
-    examples = entry.get("examples", [])
-    if not isinstance(examples, list) or not all(isinstance(v, str) for v in examples):
-        raise ManifestError("'examples' must be a list of strings")
+    examples, learned = _examples(entry)
     description = _text(entry, "description", required=True)
     seen = entry.get("seen")
     metadata = seen.get("metadata") if isinstance(seen, dict) else None
@@ -331,12 +360,43 @@ def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category],
         name=name,
         category=category,
         description=description,
-        examples=tuple(examples),
+        examples=examples,
+        learned_examples=learned,
         effects=_effects(declared, description),
         kind=SKILL_MD,
         source=Path(os.path.normpath(base / Path(path).expanduser())),
         source_name=_text(entry, "skill_name", required=False) or name,
     )
+
+
+def _placed(name: str) -> str:
+    """The category a code skill naming none goes under (made, undescribed, when not listed): see the module."""
+    category = name.split(".", 1)[0] if "." in name else DEFAULT_CATEGORY
+    problem = category_name_problem(category) or ("it would be the skill's own name" if category == name else None)
+    if problem:
+        raise ManifestError(f"no category given, and {category!r} cannot be one: {problem}")
+    return category
+
+
+def _examples(entry: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(examples, learned)``: a person's examples then the learned ones not among them (case aside), and the
+    learned texts alone."""
+    examples = entry.get("examples", [])
+    if not isinstance(examples, list) or not all(isinstance(v, str) for v in examples):
+        raise ManifestError("'examples' must be a list of strings")
+    learned = entry.get("learned_examples", [])
+    if not isinstance(learned, list) or not all(
+        isinstance(v, dict) and isinstance(v.get("text"), str) for v in learned
+    ):
+        raise ManifestError("'learned_examples' must be a list of objects with a 'text'")
+    seen = {e.strip().casefold() for e in examples}
+    texts = []
+    for item in learned:
+        text = item["text"].strip()
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            texts.append(text)
+    return (*examples, *texts), tuple(texts)
 
 
 def _effects(declared: Any, description: str, actions: list[str] | tuple[str, ...] = ()) -> str:

@@ -64,9 +64,9 @@ def rag_tools(
         for name, item in mounts.items():
             if not isinstance(name, str) or not name:
                 raise AgentConfigError(f"vault names must be non-empty strings, got {name!r}")
-            _check_retriever(item, f"vault {name!r}")
+            check_retriever(item, f"vault {name!r}")
     else:
-        _check_retriever(retriever, "the retriever")
+        check_retriever(retriever, "the retriever")
     if embed_fn is not None and not callable(embed_fn):
         raise AgentConfigError("embed_fn must be callable (text -> vector)")
 
@@ -80,7 +80,7 @@ def rag_tools(
         scope = current_scope()
         count = max(1, min(int(limit), MAX_LIMIT))
         embedding = await run_in_worker(embed_fn, query) if embed_fn is not None else None
-        hits = await _search(target, query, count, scope, embedding)
+        hits = await search_hits(target, query, count, scope, embedding)
         if scope is not None:
             hits = [hit for hit in hits if scope.matches(hit.namespace)]
         return render_hits(hits[:count], query, vault=vault, doc_chars=doc_chars)
@@ -129,7 +129,8 @@ def render_hits(hits: Sequence[Hit], query: str, *, vault: str | None = None, do
     return "\n\n".join(lines)
 
 
-async def _search(retriever: Any, query: str, limit: int, scope: Any, embedding: Any) -> list[Hit]:
+async def search_hits(retriever: Any, query: str, limit: int, scope: Any, embedding: Any) -> list[Hit]:
+    """``retriever``'s hits for ``query`` (its ``asearch`` when it has one, else ``search`` in a worker thread)."""
     options = {"limit": limit, "scope": scope, "embedding": embedding}
     asearch = getattr(retriever, "asearch", None)
     if asearch is not None and inspect.iscoroutinefunction(asearch):
@@ -150,6 +151,6 @@ def _as_hit(item: Any) -> Hit:
     return Hit(document=Document(**data), score=score)
 
 
-def _check_retriever(item: object, what: str) -> None:
+def check_retriever(item: object, what: str) -> None:
     if not callable(getattr(item, "search", None)) and not callable(getattr(item, "asearch", None)):
         raise AgentConfigError(f"{what} must have a search(query, limit=, scope=, embedding=) method")
