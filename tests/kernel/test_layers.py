@@ -9,7 +9,7 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
-BELOW_AGENT = (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge")
+BELOW_AGENT = (*KERNEL, "telemetry", "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge")
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
     "errors": (),
@@ -21,6 +21,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine": ("errors", "_sync", "_files", "_plugins"),
     "skills": ("errors", "engine"),
     "workspace": ("errors", "_text", "_files"),
+    "telemetry": ("_text",),
     "records": KERNEL,
     "llm": (*KERNEL, "records"),
     "sandbox": KERNEL,
@@ -30,7 +31,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "routing": (*KERNEL, "records", "tree", "catalog"),
     "contract": (*KERNEL, "records", "tree", "catalog", "sandbox"),
     "starter": KERNEL,
-    "loop": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
+    "loop": (*KERNEL, "telemetry", "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
     "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "sandbox", "catalog", "contract"),
     "agent": (*BELOW_AGENT, "starter", "contract"),
     "ui": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop"),
