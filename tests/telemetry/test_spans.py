@@ -18,8 +18,8 @@ from semif_agent.workspace import Workspace
 from ..agent._support import calls, collect
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
-from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402 - only once the SDK is known to be there
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402 - likewise
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 TEXT = "Email Alice that the quarterly report is ready"
 
@@ -72,11 +72,11 @@ def test_a_run_is_a_span_over_its_phases_and_each_decision_a_span_under_its_phas
 
 def test_a_decision_span_carries_the_probability_of_the_choice(make_workspace, spans) -> None:
     root = make_workspace()
-    engine = ScriptedEngine([{"selected": "email", "probabilities": {"email": 0.8, "none": 0.2}}, "email.compose", "Alice", "success"])
-    SkillRunner(Workspace.load(root), engine=engine).run(TEXT)
-    first = min(
-        (s for s in spans.get_finished_spans() if s.name == "semif.decision"), key=lambda s: s.start_time or 0
+    engine = ScriptedEngine(
+        [{"selected": "email", "probabilities": {"email": 0.8, "none": 0.2}}, "email.compose", "Alice", "success"]
     )
+    SkillRunner(Workspace.load(root), engine=engine).run(TEXT)
+    first = min((s for s in spans.get_finished_spans() if s.name == "semif.decision"), key=lambda s: s.start_time or 0)
     assert first.attributes["semif.decision.choice"] == "email"
     assert first.attributes["semif.decision.probability"] == pytest.approx(0.8)
 
@@ -126,7 +126,9 @@ def test_contents_are_on_the_spans_only_when_asked_for_and_a_failing_tool_marks_
         raise KeyError("nope")
 
     provider = ScriptedProvider([calls(("lookup", {"city": "Porto"}), ("broken", {})), "done"])
-    agent = Agent(llm=provider).with_tools([lookup, broken]).with_callbacks([TracingAgentCallback(capture_content=True)])
+    agent = (
+        Agent(llm=provider).with_tools([lookup, broken]).with_callbacks([TracingAgentCallback(capture_content=True)])
+    )
     collect(agent.stream("go"))
     finished = spans.get_finished_spans()
     good, bad = one("execute_tool lookup", finished), one("execute_tool broken", finished)
