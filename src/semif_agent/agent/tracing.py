@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import telemetry
+from ..errors import InvalidArgumentError, check_type
 from .events import AgentEvent, ToolFinished, ToolStarted, TurnFinished, TurnStarted
 from .hooks import AgentCallback, ModelCall
 from .usage import TurnDiagnostics
@@ -50,6 +51,10 @@ class TracingAgentCallback(AgentCallback):
     """
 
     def __init__(self, *, agent_name: str = AGENT_NAME, capture_content: bool = False) -> None:
+        check_type("agent_name", agent_name, str)
+        check_type("capture_content", capture_content, bool)
+        if not agent_name.strip():
+            raise InvalidArgumentError("agent_name must name the agent, not be empty")
         self.agent_name = agent_name
         self.capture_content = capture_content
         self._turns: dict[str, Span] = {}

@@ -25,6 +25,10 @@ DEFAULT_ENDPOINT = "http://localhost:4318"
 """Where an OTLP/HTTP receiver listens unless told otherwise (Phoenix, Jaeger and the Collector all do)."""
 OTEL_EXTRA = "pip install 'semif-agent[otel]'"
 SERVICE_NAME = "semif-agent"
+EXPORT_TIMEOUT = 3.0
+"""Seconds an export may take, retries included, unless ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` says: a
+receiver that is down holds a command's exit this long at most."""
+_TIMEOUT_VARIABLES = {"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"}
 _TRACES_PATH = "/v1/traces"
 _SCOPE = "semif_agent"
 
@@ -111,7 +115,10 @@ def configure(
         except ImportError:
             _warn_missing_sdk()
             return False
-        processor = BatchSpanProcessor(OTLPSpanExporter(endpoint=_traces_url(endpoint or DEFAULT_ENDPOINT)))
+        timeout = None if _TIMEOUT_VARIABLES & os.environ.keys() else EXPORT_TIMEOUT
+        processor = BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=_traces_url(endpoint or DEFAULT_ENDPOINT), timeout=timeout)
+        )
     shutdown()
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(processor)
