@@ -16,6 +16,7 @@ from semif_agent.loop import SkillRunner
 from semif_agent.workspace import Workspace
 
 from ..agent._support import calls, collect
+from ..agent.test_subagents import RESEARCHER, by_system
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 from opentelemetry.sdk.trace import ReadableSpan
@@ -172,3 +173,26 @@ def test_a_telemetry_setting_of_the_wrong_type_is_one_clear_line(tmp_path: Path)
     (tmp_path / "semif.toml").write_text('[telemetry]\nenabled = "yes"\n')
     with pytest.raises(WorkspaceError, match=r'\[telemetry\] enabled must be true or false, not "yes"'):
         Workspace.load(tmp_path)
+
+
+def test_a_subagents_turn_nests_under_the_tool_call_that_started_it(spans) -> None:
+    provider = by_system(
+        {
+            "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Define entropy."}, "t1")), "Done."],
+            "Researcher:": [calls(("lookup", {"term": "entropy"}, "l1")), "Disorder."],
+        }
+    )
+    agent = (
+        Agent(llm=provider)
+        .with_system_prompt("Orchestrator: delegate.")
+        .with_subagents([RESEARCHER])
+        .with_callbacks([TracingAgentCallback()])
+    )
+    assert collect(agent.stream("What is entropy?"))[-1].text == "Done."
+    finished = spans.get_finished_spans()
+    top = one("invoke_agent semif-agent", finished)
+    task = one("execute_tool task", finished)
+    assert task.parent.span_id == top.context.span_id
+    child = one("invoke_agent semif-agent subagent", finished)
+    assert child.parent.span_id == task.context.span_id
+    assert [s.name for s in children(child, finished)] == ["execute_tool lookup"]
