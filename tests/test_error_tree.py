@@ -199,6 +199,7 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
         "SubagentDefinition": lambda tmp: agent.SubagentDefinition(name="two words", description="Helps."),
         "TextDelta": lambda tmp: agent.TextDelta(turn_id="t"),
         "TokenBudget": lambda tmp: agent.TokenBudget(total_tokens=0),
+        "TracingAgentCallback": lambda tmp: agent.TracingAgentCallback(agent_name=7),
         "ToolFinished": lambda tmp: agent.ToolFinished(turn_id="t"),
         "ToolStarted": lambda tmp: agent.ToolStarted(turn_id="t"),
         "TurnDiagnostics": lambda tmp: agent.TurnDiagnostics(stopped_by="bored"),
@@ -223,6 +224,7 @@ NOT_BUILT_BY_CALLERS = {
     "RoutingStrategy": "a protocol",
     "StrategyInputs": "built by create_strategy and handed to a strategy's factory",
     "AgentCallback": "a base class whose methods are all optional",
+    "ModelCall": "built by the turn and handed to callbacks",
     # take no arguments
     "MCPServers": "no arguments",
     "SkillCatalog": "no arguments",

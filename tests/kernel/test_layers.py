@@ -9,7 +9,20 @@ import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
 KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
-WORKERS = (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "forge", "starter", "contract")
+WORKERS = (
+    *KERNEL,
+    "telemetry",
+    "records",
+    "llm",
+    "sandbox",
+    "catalog",
+    "tree",
+    "routing",
+    "loop",
+    "forge",
+    "starter",
+    "contract",
+)
 """What the agent and the cluster jobs are built on."""
 # module or package -> what it may import from semif_agent, besides itself
 LAYERS: dict[str, tuple[str, ...]] = {
@@ -22,6 +35,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine": ("errors", "_sync", "_files", "_plugins"),
     "skills": ("errors", "engine"),
     "workspace": ("errors", "_text", "_files"),
+    "telemetry": ("_text",),
     "records": KERNEL,
     "llm": (*KERNEL, "records"),
     "sandbox": KERNEL,
@@ -31,7 +45,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "routing": (*KERNEL, "records", "tree", "catalog"),
     "contract": (*KERNEL, "records", "tree", "catalog", "sandbox"),
     "starter": KERNEL,
-    "loop": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
+    "loop": (*KERNEL, "telemetry", "records", "llm", "sandbox", "catalog", "tree", "routing", "contract"),
     "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "sandbox", "catalog", "contract"),
     "chooser": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "contract"),
     "agent": (*WORKERS, "chooser"),

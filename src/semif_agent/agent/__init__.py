@@ -16,6 +16,7 @@
 See :class:`Agent` for the methods, :mod:`~semif_agent.agent.events` for the
 stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
+:mod:`~semif_agent.agent.tracing` for OpenTelemetry spans of the turns,
 :mod:`~semif_agent.agent.output` for structured output,
 :mod:`~semif_agent.agent.skills` for skills with progressive disclosure at
 any scale (a workspace's included), :mod:`~semif_agent.agent.subagents`,
@@ -59,7 +60,7 @@ from .events import (
     event_from_dict,
     event_to_dict,
 )
-from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult
+from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult, ModelCall
 from .scope import RetrievalScope
 from .skills.discovery import DiscoverySettings
 from .skills.registry import SkillRegistry
@@ -86,6 +87,7 @@ from .toolkits.retrieval import (
     rag_tools,
 )
 from .tools import AgentTool, tool
+from .tracing import TracingAgentCallback
 from .usage import (
     ChildTurn,
     RoundUsage,
@@ -153,6 +155,8 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalDecision",
     "AgentCallback",
+    "ModelCall",
+    "TracingAgentCallback",
     # errors
     "AgentError",
     "AgentConfigError",

@@ -40,6 +40,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -67,7 +68,7 @@ from .events import (
     UsageLimitReached,
     _Event,
 )
-from .hooks import fire
+from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
 from .skills.choices import turn_run_id
 from .usage import (
@@ -154,14 +155,14 @@ class Turn:
             on_child=self.children.append,
         )
         try:
-            yield self._event(TurnStarted)
+            yield self._observed(self._event(TurnStarted))
             if self._base.session is not None:
                 self._prepared = await self._base.session.prepare(
                     self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
                 )
             async with aclosing(self._rounds()) as rounds:
                 async for event in rounds:
-                    yield event
+                    yield self._observed(event)
         except ProviderError as exc:
             self._fail(exc)
         except BaseException as exc:
@@ -173,7 +174,12 @@ class Turn:
             self._base.session.finish(stopped_by=diagnostics.stopped_by, text=self.text)
         finished = self._event(TurnFinished, text=self.text, diagnostics=diagnostics, output=self.output)
         finished._exception = self.exception
-        yield finished
+        yield self._observed(finished)
+
+    def _observed(self, event: AgentEvent) -> AgentEvent:
+        """``event``, shown to the callbacks first (its subagents' forwarded events too)."""
+        fire(self.config.callbacks, "on_event", event)
+        return event
 
     async def _rounds(self) -> AsyncGenerator[AgentEvent, None]:
         config = self.config
@@ -270,19 +276,42 @@ class Turn:
 
     async def _model_call(self, final: bool) -> AsyncGenerator[TextDelta, None]:
         self._response = None
-        async with closing_stream(as_provider(self.provider).request_stream(self._request(final))) as chunks:
-            async for chunk in chunks:
-                if chunk.type == "text_delta":
-                    if chunk.text:
-                        yield self._event(TextDelta, text=chunk.text)
-                elif chunk.type == "stop":
-                    self._response = chunk.response
-        if self._response is None:
-            raise StreamInterruptedError(
-                "the model's stream ended without its answer",
-                provider=str(getattr(self.provider, "provider_name", "")),
-                model=str(getattr(self.provider, "model_id", "")),
-            )
+        request, started = self._request(final), datetime.now(UTC)
+        try:
+            async with closing_stream(as_provider(self.provider).request_stream(request)) as chunks:
+                async for chunk in chunks:
+                    if chunk.type == "text_delta":
+                        if chunk.text:
+                            yield self._event(TextDelta, text=chunk.text)
+                    elif chunk.type == "stop":
+                        self._response = chunk.response
+            if self._response is None:
+                raise StreamInterruptedError(
+                    "the model's stream ended without its answer",
+                    provider=str(getattr(self.provider, "provider_name", "")),
+                    model=str(getattr(self.provider, "model_id", "")),
+                )
+        except BaseException as exc:
+            self._tell_model_call(request, started, error=exc)
+            raise
+        self._tell_model_call(request, started)
+
+    def _tell_model_call(self, request: ModelRequest, started: datetime, error: BaseException | None = None) -> None:
+        """Show the callbacks the model call just made (see :class:`~.hooks.ModelCall`)."""
+        if not self.config.callbacks:
+            return
+        call = ModelCall(
+            turn_id=self.id,
+            round=self._open_round or 0,
+            provider=str(getattr(self.provider, "provider_name", "")),
+            model=str(getattr(self.provider, "model_id", "")),
+            request=request,
+            started=started,
+            finished=datetime.now(UTC),
+            response=self._response if error is None else None,
+            error=error,
+        )
+        fire(self.config.callbacks, "on_model_call", call)
 
     def _request(self, final: bool) -> ModelRequest:
         """This round's request: the typed messages as they stand (none normalised again), tools, options."""
@@ -473,6 +502,7 @@ class Turn:
             stopped_by=self.stopped_by or "error",
             error=self.error,
         )
+        fire(self.config.callbacks, "on_turn_end", self.id, self.diagnostics)
         if self._on_finish is not None:
             self._on_finish(self)
         return self.diagnostics

@@ -19,7 +19,11 @@ ask concurrently, so serialise inside the callback if your UI needs one
 prompt at a time.
 
 :class:`AgentCallback` observers see the loop; their exceptions are logged
-and swallowed.
+and swallowed. Besides the rounds and tool calls, an observer may watch
+every event of the turn's stream (``on_event``), every model call with its
+request, answer and timing (``on_model_call``, a :class:`ModelCall`), and
+the end of each turn, however it ended (``on_turn_end``):
+:class:`~semif_agent.agent.tracing.TracingAgentCallback` makes spans of them.
 """
 
 from __future__ import annotations
@@ -27,13 +31,19 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 from pydantic import ConfigDict
 
 from ..errors import ArgumentTypeError
+from ..llm.protocol import ModelRequest
+from ..llm.responses import Response
 from ._threads import run_in_worker
 from ._validated import ValidatedModel
+from .events import AgentEvent
+from .usage import TurnDiagnostics
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -74,12 +84,33 @@ PostToolHook: TypeAlias = Callable[[str, dict[str, Any], str], "HookResult | Non
 ApprovalCallback: TypeAlias = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDecision]"]
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One model call of a turn: who was asked, what, when, and the answer (``response``) or the ``error``."""
+
+    turn_id: str
+    round: int
+    provider: str
+    model: str
+    request: ModelRequest
+    started: datetime
+    finished: datetime
+    response: Response | None = None
+    error: BaseException | None = None
+
+
 class AgentCallback:
     """Observer of the loop. Override what you need; every method is a no-op here.
 
     Any object with some of these methods will do. Exceptions are logged
     and swallowed: an observer never changes the turn.
     """
+
+    def on_event(self, event: AgentEvent) -> None: ...
+
+    def on_model_call(self, call: ModelCall) -> None: ...
+
+    def on_turn_end(self, turn_id: str, diagnostics: TurnDiagnostics) -> None: ...
 
     def on_round_start(self, round_index: int) -> None: ...
 

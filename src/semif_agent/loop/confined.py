@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,7 +46,8 @@ class BodyOutcome:
     ``prediction`` and ``action`` are set when the body returned them;
     otherwise ``error`` says what went wrong and ``phase`` where. ``stdout``
     and ``stderr`` are what the body printed (never shown in the host's
-    output). ``predicted`` is the number of engine calls made during ``predict``.
+    output). ``predicted`` is the number of engine calls made during ``predict``,
+    ``predicted_ns`` when ``predict`` returned (nanoseconds since the epoch).
     """
 
     prediction: str | None = None
@@ -55,6 +57,7 @@ class BodyOutcome:
     kind: str = ""
     phase: str = "predict"
     predicted: int = 0
+    predicted_ns: int | None = None
     stdout: str = ""
     stderr: str = ""
 
@@ -65,13 +68,14 @@ class BodyRun:
     def __init__(self, engine: BudgetedEngine) -> None:
         self.engine = engine
         self.predicted: int | None = None
+        self.predicted_ns: int | None = None
 
     async def on_message(self, message: dict[str, Any]) -> dict[str, Any]:
         kind = message.get("kind")
         if kind == "engine":
             return await self._decide(message.get("request") or {})
         if kind == "predicted":
-            self.predicted = self.engine.calls
+            self.predicted, self.predicted_ns = self.engine.calls, time.time_ns()
             return {"ok": True}
         return {"error": {"type": "protocol", "message": f"unknown message {kind!r}"}}
 
@@ -205,7 +209,7 @@ def outcome_of(result: Any, run: BodyRun) -> BodyOutcome:
     predicted = run.predicted if run.predicted is not None else run.engine.calls
     phase = "act" if run.predicted is not None else "predict"
     value = result.value if isinstance(getattr(result, "value", None), dict) else None
-    base = {"predicted": predicted, "stdout": result.stdout, "stderr": result.stderr}
+    base = {"predicted": predicted, "predicted_ns": run.predicted_ns, "stdout": result.stdout, "stderr": result.stderr}
     if value is not None and value.get("ok"):
         action = value["action"]
         return BodyOutcome(

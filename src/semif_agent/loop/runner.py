@@ -29,6 +29,7 @@ from .gate import DEFAULT_ACT_THRESHOLD, GateResult, chosen_by_caller, gate_choi
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
+from .tracing import configure_tracing, phase_mark, trace_body, trace_phase, traced_run
 from .undo import keep_before_images
 
 HANDED_BACK = "handed_back"  # the outcome of a run the act gate held back: nothing ran
@@ -143,6 +144,7 @@ class SkillRunner:
         self.on_row = on_row
         self.act_lock = act_lock or ActLock.of(self.workspace)
         self._act_threshold: float | None = None
+        configure_tracing(self.workspace)
 
     @classmethod
     def from_settings(cls, settings: RunSettings, **parts: Any) -> SkillRunner:
@@ -156,6 +158,7 @@ class SkillRunner:
     ) -> RunResult:
         return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed))
 
+    @traced_run
     async def arun(
         self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
     ) -> RunResult:
@@ -172,6 +175,7 @@ class SkillRunner:
             route = Route(skill=chosen, reason="chosen by the caller")
             run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
         else:
+            mark = phase_mark(run.rows)
             route = await self.strategy.aroute(request.text)
             for step in route.decisions:
                 run.log(step.request, step.result, kind="route", level=step.level)
@@ -190,6 +194,7 @@ class SkillRunner:
                     threshold=threshold,
                     can_act=self.can_act,
                 )
+            trace_phase("route", mark, run.rows, skill=route.skill.name if route.skill else None)
         return await run.execute(route)
 
     async def aact_threshold(self) -> float:
@@ -281,6 +286,7 @@ class _Run:
     async def run_body(self, route: Route, skill: SkillManifest, source: str) -> RunResult:
         """Run the body (``source``, as verified) in a confined child; its engine calls are answered, counted and logged here."""
         engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
+        mark = phase_mark(self.rows)
         async with self.acting() as acted:
             outcome = await run_confined(
                 skill,
@@ -300,6 +306,7 @@ class _Run:
         self.output = {k: v for k, v in (("stdout", outcome.stdout), ("stderr", outcome.stderr)) if v}
         for index, (asked, answer) in enumerate(engine.decisions):
             self.log(asked, answer, kind="predict" if index < outcome.predicted else "act")
+        trace_body(mark, self.rows, skill.name, outcome.predicted_ns)
         if engine.overrun and error is None:
             error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
             action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
@@ -318,12 +325,14 @@ class _Run:
             log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind),
         )
         error: str | None = None
+        mark = phase_mark(self.rows)
         async with self.acting() as acted:
             try:
                 outcome = await self.runner.skill_md_executor(run)
             except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
                 error = f"following the skill failed: {type(exc).__name__}: {exc}"
                 outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
+        trace_phase("act", mark, self.rows, skill=skill.name)
         changes = acted.changes
         if (
             outcome.instructions is not None and not error
@@ -377,11 +386,13 @@ class _Run:
         if not needs_judge(evidence):
             return weigh(evidence)
         asked = assessment_request(self.request.text, action.action_log, changes)
+        mark = phase_mark(self.rows)
         try:
             answer = await decide(judge or self.runner.judge, asked)
         except SemifError as exc:
             return weigh(evidence, judge_error=str(exc))
         self.log(asked, answer, kind="assess")
+        trace_phase("assess", mark, self.rows, skill=self.skill)
         return weigh(evidence, (asked, answer))
 
     def finish(

@@ -79,6 +79,7 @@ SCHEMA: dict[str, dict[str, _Check]] = {
         "act_threshold": (_is_share, "a probability from 0 to 1"),
     },
     "forge": {"model": _TEXT},
+    "telemetry": {"enabled": _BOOL, "otlp_endpoint": _TEXT, "service_name": _TEXT},
 }
 """The known settings of each table and what each must be; ``[paths]`` entries are all non-empty strings."""
 

@@ -1,0 +1,192 @@
+"""``TracingAgentCallback``: an Agent's turns as OpenTelemetry spans, in the GenAI semantic conventions.
+
+Each turn is an ``invoke_agent {name}`` span; under it, each model call a
+``chat {model}`` span (``gen_ai.request.model``, ``gen_ai.provider.name``,
+``gen_ai.usage.input_tokens``/``output_tokens``, finish reasons) and each
+tool call an ``execute_tool {tool}`` span (``gen_ai.tool.name``,
+``gen_ai.tool.call.id``). A subagent's turn nests under the tool call that
+started it. Spans take the times the loop recorded (its events' timestamps,
+the model call's start and end), so they are right however late the stream
+is read. Message and tool contents stay off the spans unless
+``capture_content=True`` (the conventions make them opt-in: they may hold
+personal data).
+
+Register it like any observer::
+
+    agent = Agent(llm=provider).with_callbacks([TracingAgentCallback()])
+
+It records when tracing is on (:mod:`semif_agent.telemetry`: ``[telemetry]``
+in semif.toml, ``OTEL_EXPORTER_OTLP_ENDPOINT``, :func:`~semif_agent.telemetry.configure`,
+or a tracer provider the application set up), and does nothing otherwise.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .. import telemetry
+from ..errors import InvalidArgumentError, check_type
+from .events import AgentEvent, ToolFinished, ToolStarted, TurnFinished, TurnStarted
+from .hooks import AgentCallback, ModelCall
+from .usage import TurnDiagnostics
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
+
+AGENT_NAME = "semif-agent"
+
+
+def _ns(moment: datetime) -> int:
+    return int(moment.timestamp() * 1_000_000_000)
+
+
+class TracingAgentCallback(AgentCallback):
+    """Spans of an Agent's turns, model calls and tool calls (see the module's description).
+
+    ``agent_name`` names the agent on its spans (``gen_ai.agent.name``).
+    Configures tracing from the environment when nothing did yet
+    (``OTEL_EXPORTER_OTLP_ENDPOINT``); one instance may serve several
+    agents and concurrent turns.
+    """
+
+    def __init__(self, *, agent_name: str = AGENT_NAME, capture_content: bool = False) -> None:
+        check_type("agent_name", agent_name, str)
+        check_type("capture_content", capture_content, bool)
+        if not agent_name.strip():
+            raise InvalidArgumentError("agent_name must name the agent, not be empty")
+        self.agent_name = agent_name
+        self.capture_content = capture_content
+        self._turns: dict[str, Span] = {}
+        self._tools: dict[str, Span] = {}
+        telemetry.configure_from(None)
+
+    # -- the turn ------------------------------------------------------------
+
+    def on_event(self, event: AgentEvent) -> None:
+        tracer = telemetry.tracer()
+        if tracer is None:
+            return
+        if isinstance(event, TurnStarted):
+            self._start_turn(tracer, event)
+        elif isinstance(event, ToolStarted):
+            self._start_tool(tracer, event)
+        elif isinstance(event, ToolFinished):
+            self._end_tool(tracer, event)
+        elif isinstance(event, TurnFinished):  # a subagent's turn, forwarded: its own end is not seen here
+            self.on_turn_end(event.turn_id, event.diagnostics, end_ns=_ns(event.timestamp))
+
+    def _start_turn(self, tracer: Tracer, event: TurnStarted) -> None:
+        parent = self._tools.get(event.parent_tool_call_id) if event.parent_tool_call_id else None
+        name = self.agent_name if parent is None else f"{self.agent_name} subagent"
+        self._turns[event.turn_id] = telemetry.start_span(
+            tracer,
+            f"invoke_agent {name}",
+            parent=parent,
+            start_ns=_ns(event.timestamp),
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": name,
+                "semif.turn.id": event.turn_id,
+                "semif.parent_tool_call_id": event.parent_tool_call_id,
+            },
+        )
+
+    def on_turn_end(self, turn_id: str, diagnostics: TurnDiagnostics, *, end_ns: int | None = None) -> None:
+        span = self._turns.pop(turn_id, None)
+        if span is None:
+            return
+        if diagnostics.error is not None:
+            telemetry.set_error(span, diagnostics.error.message, diagnostics.error.kind)
+        telemetry.end_span(
+            span,
+            end_ns=end_ns,
+            attributes={
+                "gen_ai.usage.input_tokens": diagnostics.total_prompt_tokens,
+                "gen_ai.usage.output_tokens": diagnostics.total_completion_tokens,
+                "semif.rounds": len(diagnostics.rounds),
+                "semif.tool_calls": diagnostics.total_tool_calls,
+                "semif.cost_usd": diagnostics.total_cost_usd,
+                "semif.stopped_by": diagnostics.stopped_by,
+            },
+        )
+
+    # -- model calls -----------------------------------------------------------
+
+    def on_model_call(self, call: ModelCall) -> None:
+        tracer = telemetry.tracer()
+        if tracer is None:
+            return
+        request, response = call.request, call.response
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": call.provider,
+            "gen_ai.system": call.provider,  # the name before gen_ai.provider.name, still read by many tools
+            "gen_ai.request.model": call.model,
+            "gen_ai.request.max_tokens": request.max_tokens,
+            "semif.round": call.round,
+        }
+        if response is not None:
+            usage = response.usage
+            attributes |= {
+                "gen_ai.response.model": response.model or None,
+                "gen_ai.response.finish_reasons": [response.raw_stop_reason or response.stop_reason],
+                "gen_ai.usage.input_tokens": usage.input_tokens,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+                "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens or None,
+                "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens or None,
+                "semif.cost_usd": usage.cost_usd,
+                "semif.tool_calls": len(response.tool_calls),
+            }
+            if self.capture_content:
+                attributes["gen_ai.output.messages"] = [response.to_dict()]
+        span = telemetry.start_span(
+            tracer,
+            f"chat {call.model}".strip(),
+            parent=self._turns.get(call.turn_id),
+            start_ns=_ns(call.started),
+            attributes=attributes,
+            client=True,
+        )
+        if call.error is not None:
+            telemetry.set_error(span, str(call.error) or type(call.error).__name__, type(call.error).__name__)
+        telemetry.end_span(span, end_ns=_ns(call.finished))
+
+    # -- tool calls ------------------------------------------------------------
+
+    def _start_tool(self, tracer: Tracer, event: ToolStarted) -> None:
+        self._tools[event.tool_call_id] = telemetry.start_span(
+            tracer,
+            f"execute_tool {event.name}",
+            parent=self._turns.get(event.turn_id),
+            start_ns=_ns(event.timestamp),
+            attributes=self._tool_attributes(event.name, event.tool_call_id)
+            | ({"gen_ai.tool.call.arguments": event.tool_input} if self.capture_content else {}),
+        )
+
+    def _end_tool(self, tracer: Tracer, event: ToolFinished) -> None:
+        span = self._tools.pop(event.tool_call_id, None)
+        if span is None:  # refused before it ran (unknown, invalid, denied, cut): a span of its own, at once
+            span = telemetry.start_span(
+                tracer,
+                f"execute_tool {event.name}",
+                parent=self._turns.get(event.turn_id),
+                start_ns=_ns(event.timestamp),
+                attributes=self._tool_attributes(event.name, event.tool_call_id) | {"semif.tool.ran": False},
+            )
+        if event.is_error:
+            telemetry.set_error(span, event.result, "tool_error")
+        telemetry.end_span(
+            span,
+            end_ns=_ns(event.timestamp),
+            attributes={"gen_ai.tool.call.result": event.result} if self.capture_content else None,
+        )
+
+    @staticmethod
+    def _tool_attributes(name: str, call_id: str) -> dict[str, object]:
+        return {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+        }
