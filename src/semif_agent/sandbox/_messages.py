@@ -9,8 +9,9 @@ each line as data about the call, never as an instruction to itself:
 - a line is at most the call's ``max_message`` bytes (default
   :data:`~.channel.MAX_LINE_BYTES`) and its JSON nests at most
   :data:`MAX_DEPTH` deep, which a linear scan checks before the parser
-  (whose recursion a deeper line would exhaust) sees it; ``NaN`` and
-  ``Infinity`` are refused;
+  (whose recursion a deeper line would exhaust) sees it; it is UTF-8 text
+  and strict JSON (no ``NaN``, no lone surrogate, which the worker could not
+  pass on);
 - each kind of line has one shape, and its place: the confinement report
   first, one value (for this call), one error report (``memory`` or
   ``exception``), one question at a time;
@@ -28,31 +29,37 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Collection
+from itertools import accumulate
+from typing import Any, Literal
 
 MAX_DEPTH = 64
 """How deep the JSON of a line from a call's child may nest (arrays and objects)."""
 CLAIMS = frozenset({"memory", "exception"})
 """The error types a child may report for itself (what it ran out of, that its function raised)."""
+Said = (
+    tuple[Literal["ask"], dict[str, Any]] | tuple[Literal["held"], dict[str, str]] | tuple[Literal["warm"], list[str]]
+)
+"""What a line asks of the worker: a question to relay, the confinement that held, modules to import."""
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W"})  # a question, the value, an error type, confinement, warm modules
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # opening: +1, closing: -1 (signed bytes)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def nesting_depth_exceeds(text: bytes, limit: int) -> bool:
-    """Whether the JSON ``text`` nests deeper than ``limit`` (true too for brackets that do not pair up).
+    """Whether the JSON ``text`` nests deeper than ``limit`` (arrays and objects; strings skipped).
 
-    Linear, no recursion: the strings removed, then the brackets alone, from
-    which each of ``limit`` passes removes the innermost pairs (one level).
+    Linear and without recursion: the strings removed, the brackets kept as
+    steps of +1 and -1, the deepest running total.
     """
     if text.count(b"[") + text.count(b"{") <= limit:
         return False
-    brackets = _STRING.sub(b"", text).translate(None, _NOT_BRACKET)
-    for _ in range(limit):
-        inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
-        if len(inner) == len(brackets):
-            break
-        brackets = inner
-    return bool(brackets)
+    steps = array("b")
+    steps.frombytes(_STRING.sub(b"", text).translate(_STEPS, _NOT_BRACKET))
+    return max(accumulate(steps), default=0) > limit
 
 
 def _refuse_constant(name: str) -> object:
@@ -62,14 +69,26 @@ def _refuse_constant(name: str) -> object:
 def decode_line(line: bytes, max_bytes: int) -> tuple[bytes, object]:
     """``(kind letter, data)`` of one line from a call's child; ``ValueError`` saying what is wrong with it."""
     kind, body = line[:1], line[1:]
+    if kind not in _KINDS:
+        raise ValueError("a line of a kind the channel does not know")
     if len(body) > max_bytes:
         raise ValueError(f"a line larger than {max_bytes} bytes")
     if nesting_depth_exceeds(body, MAX_DEPTH):
         raise ValueError(f"a line nested deeper than {MAX_DEPTH} levels")
     try:
-        return kind, json.loads(body, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        text = body.decode("utf-8")  # strict: json.loads would let encoded lone surrogates through
+    except UnicodeDecodeError:
+        raise ValueError("a line that is not UTF-8 text") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
         raise ValueError("a line that is not JSON") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: then check that no escape left half a character
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a line with half a character (a lone surrogate)") from None
+    return kind, data
 
 
 class Heard:
@@ -84,7 +103,7 @@ class Heard:
         self.value: object = None
         self.claimed = ""  # the error type the child reported for itself: one of CLAIMS, or nothing
 
-    def take(self, line: bytes, warm_later: Collection[str]) -> tuple[str, object] | None:
+    def take(self, line: bytes, warm_later: Collection[str]) -> Said | None:
         """Check one line and keep what it says of the call.
 
         Returns what the worker acts on, or None: ``("ask", message)`` a
@@ -113,12 +132,17 @@ class Heard:
         if kind == b"C":
             if self.lines != 1 or not isinstance(data, dict):
                 raise ValueError("a confinement report that is not the call's first line")
-            if not all(isinstance(key, str) and isinstance(how, str) for key, how in data.items()):
+            held = {key: how for key, how in data.items() if isinstance(key, str) and isinstance(how, str)}
+            if len(held) != len(data):
                 raise ValueError("a confinement report that is not names and words")
-            return "held", data
+            return "held", held
         if kind == b"W":
-            names = data if isinstance(data, list) else [None]
-            if self.warmed or not all(isinstance(name, str) and name in warm_later for name in names):
+            names = (
+                [name for name in data if isinstance(name, str) and name in warm_later]
+                if isinstance(data, list)
+                else []
+            )
+            if self.warmed or not isinstance(data, list) or len(names) != len(data):
                 raise ValueError("a list of warm modules the worker does not keep")
             self.warmed = True
             return "warm", names

@@ -301,13 +301,12 @@ class _Worker:
             return
         if said is None:
             return
-        what, data = said
-        if what == "ask":
-            self._send({"id": call.call_id, "kind": "ask", "message": data})
-        elif what == "held":  # what the child set up; how its processes are held (which the worker acts on) stays
-            call.held.update({key: how for key, how in data.items() if key != "processes"})
+        if said[0] == "ask":
+            self._send({"id": call.call_id, "kind": "ask", "message": said[1]})
+        elif said[0] == "held":  # what the child set up; how its processes are held (which the worker acts on) stays
+            call.held.update({key: how for key, how in said[1].items() if key != "processes"})
         else:
-            for name in data:
+            for name in said[1]:
                 if name not in sys.modules:
                     __import__(name)
                     gc.freeze()
@@ -421,7 +420,7 @@ class _Worker:
             "stdout": call.text(1),
             "stderr": call.text(2),
         }
-        if call.heard.has_value:
+        if call.heard.has_value and not (call.reported or call.timed_out):  # a call the worker stopped has none
             line["value"] = call.heard.value
         if self.call.empty_folder(call.run_dir):
             self.free_dirs.append(call.run_dir)

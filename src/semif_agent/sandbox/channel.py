@@ -35,6 +35,7 @@ from .errors import ChannelError
 MAX_LINE_BYTES = 1024 * 1024
 """The largest line (a question, a value; JSON text) a call's child may send, unless the call says otherwise."""
 
+
 class Channel:
     """Ask the host questions from inside a confined call (one at a time; thread-safe)."""
 

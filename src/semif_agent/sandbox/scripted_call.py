@@ -18,8 +18,9 @@ Steps, in order (each a one-key dict):
 - ``{"exit": code}`` (``sys.exit``), ``{"os_exit": code}`` (``os._exit``),
   ``{"raise": text}`` (``RuntimeError``), ``{"crash": true}`` (a segmentation fault);
 - ``{"return": value}``: return ``value`` now;
-- ``{"write": [text, times]}``: write ``text`` repeated ``times`` on the channel, raw (lone surrogates
-  become the bytes they escape), as code in the call could: a forged or malformed line;
+- ``{"write": [text, times]}``: write ``text`` repeated ``times`` on the channel, raw, as code in the
+  call could: a forged or malformed line (``$call`` in ``text`` becomes the call's id; each character
+  up to U+00FF is the byte it numbers, so lines need not be text);
 - ``{"fill": [path, megabytes]}``: write a file of that many megabytes.
 
 Without a ``return`` step it returns ``{"answers": [...]}``.
@@ -70,7 +71,8 @@ def run_steps(payload: dict[str, Any], channel: Any) -> Any:
             return argument
         elif action == "write":
             text, times = argument
-            channel._write(text.encode("utf-8", "surrogateescape") * int(times))
+            text = text.replace("$call", str(channel._call_id))
+            channel._write(text.encode("latin-1") * int(times))
         elif action == "fill":
             path, megabytes = argument
             with open(path, "wb") as out:
