@@ -10,6 +10,7 @@ naming the cap, before the engine works; past its timeout the host answers no mo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -19,7 +20,8 @@ import pytest
 
 from semif_agent._sync import run_sync
 from semif_agent.engine import ScriptedEngine
-from semif_agent.loop.confined import pool_for_this_loop
+from semif_agent.loop.confined import BodyRun, pool_for_this_loop
+from semif_agent.loop.context import BudgetedEngine
 from semif_agent.records import DecisionLog
 
 from ._hostile import body
@@ -152,3 +154,34 @@ def test_a_body_looping_on_the_engine_is_stopped_at_its_timeout(attack) -> None:
     assert engine.asked == asked  # nothing answered for it once it ended
     rows = [r for r in DecisionLog(ws.log_path).read() if r["run_id"] == result.run_id]
     assert rows[-1]["kind"] == "outcome"
+
+
+def host_side(timeout: float = 60.0) -> tuple[BodyRun, CountingEngine]:
+    engine = CountingEngine()
+    return BodyRun(BudgetedEngine(engine, budget=5), timeout), engine
+
+
+def test_the_host_refuses_a_request_over_a_cap_before_the_engine_sees_it() -> None:
+    run, engine = host_side()
+    many = {"state": "s", "question": "q", "options": [{"id": "x"}] * 60_000}
+    reply = asyncio.run(run.on_message({"kind": "engine", "request": many}))
+    assert reply["error"]["type"] == "size" and "(MAX_OPTIONS)" in reply["error"]["message"]
+    fine = {"state": "s", "question": "q", "options": [{"id": "a"}, {"id": "b", "description": "bee"}]}
+    assert asyncio.run(run.on_message({"kind": "engine", "request": fine}))["result"]["selected"] == "a"
+    assert engine.asked == 1 and run.engine.calls == 1
+
+
+@pytest.mark.parametrize("request_data", [None, "text", [], {"state": 1, "question": "q", "options": []}])
+def test_the_host_refuses_what_is_not_a_decision_request(request_data) -> None:
+    run, engine = host_side()
+    reply = asyncio.run(run.on_message({"kind": "engine", "request": request_data}))
+    assert reply["error"]["type"] == "decision" and "not a decision request" in reply["error"]["message"]
+    assert engine.asked == 0
+
+
+def test_the_host_answers_no_request_past_the_runs_timeout() -> None:
+    run, engine = host_side(timeout=0)
+    fine = {"state": "s", "question": "q", "options": [{"id": "a"}]}
+    reply = asyncio.run(run.on_message({"kind": "engine", "request": fine}))
+    assert reply["error"] == {"type": "timeout", "message": "the run is out of time: no more engine calls"}
+    assert engine.asked == 0

@@ -66,29 +66,30 @@ class BodyRun:
     Every message is untrusted data from the child: a decision request is
     checked for its shape and its caps (:func:`~semif_agent.engine.decisions.check_bounds`)
     before the engine sees it, the engine works in a thread (the event loop
-    goes on), and past the run's ``timeout`` no request is answered.
+    goes on), and ``timeout`` seconds after the child's first message no
+    request is answered (the sandbox kills the child at its own timeout,
+    which began earlier, and then drops what the host was still working on).
     """
 
     def __init__(self, engine: BudgetedEngine, timeout: float = float("inf")) -> None:
         self.engine = engine
+        self.timeout = timeout
         self.predicted: int | None = None
-        self.answered = 0  # requests answered (refusals included)
-        self.deadline = time.monotonic() + timeout
+        self.deadline: float | None = None
 
     async def on_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.timeout
         kind = message.get("kind")
         if kind == "engine":
-            reply = await self._decide(message.get("request"))
-        elif kind == "predicted":
+            return await self._decide(message.get("request"))
+        if kind == "predicted":
             self.predicted = self.engine.calls
-            reply = {"ok": True}
-        else:
-            reply = _refusal("protocol", f"unknown message {str(kind)[:40]!r}")
-        self.answered += 1
-        return reply
+            return {"ok": True}
+        return _refusal("protocol", f"unknown message {str(kind)[:40]!r}")
 
     async def _decide(self, data: object) -> dict[str, Any]:
-        remaining = self.deadline - time.monotonic()
+        remaining = (self.deadline or 0.0) - time.monotonic()
         if remaining <= 0:
             return _refusal("timeout", "the run is out of time: no more engine calls")
         try:
