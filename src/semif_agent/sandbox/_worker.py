@@ -28,6 +28,8 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   cgroups, made when no free one is left and reused once empty.
 - The child applies the call's limits and Landlock rules (:mod:`._confine`).
 - The worker watches how much each call writes (:mod:`._disk`) and kills it past its allowance.
+- Every line a call's child writes is untrusted data (:mod:`._messages`): it never changes
+  the watch above, and a malformed one ends that call alone.
 """
 
 from __future__ import annotations
