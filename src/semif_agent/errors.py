@@ -43,7 +43,9 @@ also the standard exception X, so code that catches X keeps working.
     │       ├── ParseError              a SKILL.md missing, or its frontmatter unreadable
     │       └── ValidationError         skill properties invalid (``errors`` lists each)
     ├── DecisionError                   an engine could not decide (no ``none`` option to fall back on)
-    │   └── TooManyOptionsError         more options than one decision may show
+    │   ├── TooManyOptionsError         more options than one decision may show
+    │   └── DecisionTooLarge            a skill's decision over a cap: its options, state, question or option
+    │                                   texts (also ValueError; ``engine.decisions`` holds the caps)
     ├── SkillError                      a code skill misbehaved
     │   ├── SkillLoadError              a body that does not compile or import
     │   ├── SkillContractError          a body without predict/act, or wrong return types
@@ -152,6 +154,10 @@ class SyncInAsyncError(UserError):
 
 class DecisionError(SemifError):
     """An engine could not choose and the request offered no ``none`` option."""
+
+
+class DecisionTooLarge(DecisionError, ValueError):
+    """A skill's decision is over one of the caps of :mod:`semif_agent.engine.decisions`; the message names it."""
 
 
 class SkillError(SemifError):

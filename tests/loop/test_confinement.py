@@ -7,9 +7,7 @@ admission). Where the kernel lacks a feature the test says so when it skips.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -25,72 +23,9 @@ from semif_agent.records import DecisionLog
 from semif_agent.sandbox._confine import landlock_abi
 from semif_agent.workspace import Workspace
 
+from ._hostile import body
+
 LANDLOCK = pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock: writes are guarded, not confined")
-
-HEAD = """
-import os, sys, time, json
-from pathlib import Path
-from semif_agent.skills import ActionResult, Prediction
-
-def predict(ctx, request):
-    return Prediction(text="go")
-
-def act(ctx, request, prediction):
-    target = Path(ctx.config["outside"])
-"""
-TAIL = """
-    return ActionResult(action_log="done", new_state="done")
-"""
-
-
-def body(attack: str) -> str:
-    return HEAD + "\n".join("    " + line for line in attack.strip("\n").splitlines()) + TAIL
-
-
-def snapshot(*roots: Path) -> dict[str, str]:
-    """Every file under ``roots`` with a digest of its bytes (what must not change)."""
-    found = {}
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-            elif path.is_symlink():
-                found[str(path)] = "link:" + os.readlink(path)
-    return found
-
-
-@pytest.fixture
-def attack(make_workspace, tmp_path: Path):
-    """Run ``attack`` (body lines) as skill ``evil.act``; returns the result, the workspace, and what changed outside."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("precious")
-
-    def run(lines: str, *, timeout: float = 20.0, settings: str = ""):
-        root = make_workspace(
-            {"evil.act": body(lines), "email.compose": None},
-            admitted=True,
-            settings=f'\n[config]\noutside = "{outside / "pwned.txt"}"\n' + settings,
-        )
-        ws = Workspace.load(root)
-        records = [ws.categories_path, ws.bodies_dir, ws.settings_file]
-        before = snapshot(outside, *[p for p in records if p.is_dir()]) | {
-            str(p): _digest(p) for p in records if p.is_file()
-        }
-        runner = SkillRunner(ws, engine=ScriptedEngine(fn=lambda r: r.option_ids[0]), body_timeout=timeout)
-        result = runner.run("do it", skill="evil.act")
-        after = snapshot(outside, *[p for p in records if p.is_dir()]) | {
-            str(p): _digest(p) for p in records if p.is_file()
-        }
-        outcome = [r for r in DecisionLog(ws.log_path).read() if r["kind"] == "outcome"]
-        assert outcome and outcome[-1]["run_id"] == result.run_id, "every run ends with its outcome row"
-        return result, ws, {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-
-    return run
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 WRITES = {

@@ -12,41 +12,12 @@ import sys
 import time
 import types
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 import semif_agent
 from semif_agent.sandbox import CallTargetError, SandboxLimits, WorkerPool, scripted_call
 from semif_agent.sandbox.limits import confinement_spec
-
-SCRIPTED = scripted_call.run_steps
-
-
-@pytest.fixture
-def call(tmp_path: Path, worker_pool: WorkerPool):
-    """``await call(steps, on_message=..., timeout_sec=..., **pool_call_options)`` with the pool's defaults."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-
-    async def run(steps, *, timeout_sec: float = 10, limits: SandboxLimits | None = None, **options):
-        spec = confinement_spec(
-            limits or SandboxLimits(memory_mb=512),
-            timeout_sec=timeout_sec,
-            workspace_root=workspace,
-            skill_dir=workspace,
-        )
-        return await worker_pool.call(
-            SCRIPTED,
-            {"steps": steps},
-            cwd=workspace,
-            env={"PATH": "/usr/bin:/bin"},
-            confine_spec=spec,
-            timeout_sec=timeout_sec,
-            **options,
-        )
-
-    return run
 
 
 async def echo(message: dict) -> dict:
@@ -151,13 +122,13 @@ async def test_every_way_a_callee_fails_is_reported(call, step, exit_code, error
         assert "RuntimeError: broken" in result.stderr and "sandbox/_call.py" not in result.stderr
 
 
-async def test_a_huge_message_and_answer_cross_whole(call):
+async def test_a_huge_message_and_answer_cross_whole_under_a_raised_cap(call):
     big = "x" * (8 * 1024 * 1024)
 
     async def sized(message):
         return {"size": len(message["blob"]), "blob": message["blob"][:10] + big}
 
-    result = await call([{"ask": {"blob": big}}], on_message=sized)
+    result = await call([{"ask": {"blob": big}}], on_message=sized, max_message_bytes=32 * 1024 * 1024)
     assert result.ok, result
     answer = result.value["answers"][0]
     assert answer["size"] == len(big) and len(answer["blob"]) == len(big) + 10

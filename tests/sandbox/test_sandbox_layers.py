@@ -24,6 +24,7 @@ STDLIB_ONLY = (
     "_process_group.py",
     "_call.py",
     "channel.py",
+    "_messages.py",
     "errors.py",
 )
 
@@ -41,6 +42,7 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._process_group",
         "semif_agent.sandbox._call",
         "semif_agent.sandbox.channel",
+        "semif_agent.sandbox._messages",
         "semif_agent.sandbox.errors",
         "semif_agent.errors",
         "_confine",

@@ -1,14 +1,32 @@
-"""The SemIf decision types: a question with options, and the engine's answer."""
+"""The SemIf decision types: a question with options, and the engine's answer.
+
+A decision a skill's body asks is bounded (:func:`check_bounds`): at most
+:data:`MAX_OPTIONS` options, a state of :data:`MAX_STATE_CHARS` characters,
+a question of :data:`MAX_QUESTION_CHARS`, option ids of
+:data:`MAX_OPTION_ID_CHARS` and descriptions of :data:`MAX_DESCRIPTION_CHARS`.
+"""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import DecisionTooLarge, InvalidArgumentError
 
 NONE_ID = "none"
+MAX_OPTIONS = 256
+"""The most options a skill's decision may offer."""
+MAX_STATE_CHARS = 64 * 1024
+"""The longest state (characters) a skill's decision may carry."""
+MAX_QUESTION_CHARS = 4 * 1024
+"""The longest question (characters) of a skill's decision."""
+MAX_OPTION_ID_CHARS = 256
+"""The longest option id (characters) in a skill's decision."""
+MAX_DESCRIPTION_CHARS = 4 * 1024
+"""The longest option description (characters) in a skill's decision."""
 
 
 @dataclass(frozen=True)
@@ -36,10 +54,11 @@ class DecisionRequest:
     def __post_init__(self) -> None:
         if not self.options:
             raise InvalidArgumentError("a DecisionRequest needs at least one option")
-        ids = [o.id for o in self.options]
-        if len(set(ids)) != len(ids):
-            dupes = sorted({i for i in ids if ids.count(i) > 1})
-            raise InvalidArgumentError(f"duplicate option ids: {', '.join(dupes)}")
+        counts = Counter(o.id for o in self.options)
+        if len(counts) != len(self.options):
+            dupes = sorted(i for i, n in counts.items() if n > 1)
+            shown = ", ".join(dupes[:10]) + (f" and {len(dupes) - 10} more" if len(dupes) > 10 else "")
+            raise InvalidArgumentError(f"duplicate option ids: {shown}")
 
     @property
     def option_ids(self) -> list[str]:
@@ -55,6 +74,38 @@ class DecisionRequest:
             "question": self.question,
             "options": [{"id": o.id, "description": o.description} for o in self.options],
         }
+
+
+def check_option_count(count: int) -> None:
+    """Raise :class:`~semif_agent.errors.DecisionTooLarge` when ``count`` options are more than a decision may offer."""
+    if count > MAX_OPTIONS:
+        raise DecisionTooLarge(f"a decision offers at most {MAX_OPTIONS} options (MAX_OPTIONS), not {count}")
+
+
+def check_bounds(state: str, question: str, options: Sequence[Option]) -> None:
+    """Raise :class:`~semif_agent.errors.DecisionTooLarge`, naming the cap, for a decision over one.
+
+    The caps bound what a skill's body may ask (the host checks every one it
+    is sent); the router's own decisions are not held to them. Linear in the
+    number of options, which is checked first.
+    """
+    check_option_count(len(options))
+    for name, text, cap in (("state", state, MAX_STATE_CHARS), ("question", question, MAX_QUESTION_CHARS)):
+        if len(text) > cap:
+            raise DecisionTooLarge(
+                f"a decision's {name} is at most {cap} characters (MAX_{name.upper()}_CHARS), not {len(text)}"
+            )
+    for option in options:
+        if len(option.id) > MAX_OPTION_ID_CHARS:
+            raise DecisionTooLarge(
+                f"an option id is at most {MAX_OPTION_ID_CHARS} characters (MAX_OPTION_ID_CHARS),"
+                f" not {len(option.id)} ({option.id[:40]!r}...)"
+            )
+        if len(option.description) > MAX_DESCRIPTION_CHARS:
+            raise DecisionTooLarge(
+                f"option {option.id[:40]!r}: a description is at most {MAX_DESCRIPTION_CHARS} characters"
+                f" (MAX_DESCRIPTION_CHARS), not {len(option.description)}"
+            )
 
 
 @dataclass(frozen=True)

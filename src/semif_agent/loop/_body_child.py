@@ -20,10 +20,18 @@ import types
 from pathlib import Path
 from typing import Any
 
-from ..engine.decisions import DecisionRequest, DecisionResult
-from ..errors import BudgetExceeded, DecisionError, WriteRefused
+from ..engine.decisions import DecisionRequest, DecisionResult, check_bounds
+from ..errors import BudgetExceeded, DecisionError, DecisionTooLarge, WriteRefused
 from ..skills import ActionContext, ActionResult, Prediction, Request, body_line, missing_functions
 from .guard import guarded
+
+_REFUSALS: dict[object, type[Exception]] = {
+    "budget": BudgetExceeded,
+    "decision": DecisionError,
+    "timeout": DecisionError,
+    "size": DecisionTooLarge,
+}
+"""The exception a body gets for each kind of refusal from the host."""
 
 
 class HostEngine:
@@ -35,12 +43,15 @@ class HostEngine:
         self.model = model
 
     def call(self, request: DecisionRequest) -> DecisionResult:
+        """The host's answer to ``request``; :class:`~semif_agent.errors.DecisionTooLarge` (naming the cap) for
+        one over a cap of :mod:`semif_agent.engine.decisions`, before anything is sent."""
         if not isinstance(request, DecisionRequest):
             raise TypeError(f"ctx.engine.call takes a DecisionRequest, not {type(request).__name__}")
+        check_bounds(request.state, request.question, request.options)
         reply = self._channel.ask({"kind": "engine", "request": request.to_dict()})
         error = reply.get("error")
         if error:
-            raised = {"budget": BudgetExceeded, "decision": DecisionError}.get(error.get("type"), RuntimeError)
+            raised = _REFUSALS.get(error.get("type"), RuntimeError)
             raise raised(str(error.get("message", "the engine refused the decision")))
         result = reply["result"]
         return DecisionResult(

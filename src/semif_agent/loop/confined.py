@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.base import decide
-from ..engine.decisions import DecisionRequest, Option
-from ..errors import BudgetExceeded, DecisionError
+from ..engine.decisions import DecisionRequest, Option, check_bounds, check_option_count
+from ..errors import BudgetExceeded, DecisionError, DecisionTooLarge, InvalidArgumentError
 from ..skills import Request
 from ..tree.manifests import SkillManifest
 from ..workspace import Workspace
@@ -63,38 +63,79 @@ class BodyOutcome:
 
 
 class BodyRun:
-    """One confined run: the host side of the channel (engine calls, the phase), and the result."""
+    """One confined run: the host side of the channel (engine calls, the phase), and the result.
 
-    def __init__(self, engine: BudgetedEngine) -> None:
+    Every message is untrusted data from the child: a decision request is
+    checked for its shape and its caps (:func:`~semif_agent.engine.decisions.check_bounds`)
+    before the engine sees it, the engine works in a thread (the event loop
+    goes on), and ``timeout`` seconds after the child's first message no
+    request is answered (the sandbox kills the child at its own timeout,
+    which began earlier, and then drops what the host was still working on).
+    """
+
+    def __init__(self, engine: BudgetedEngine, timeout: float = float("inf")) -> None:
         self.engine = engine
+        self.timeout = timeout
         self.predicted: int | None = None
         self.predicted_ns: int | None = None
+        self.deadline: float | None = None
 
     async def on_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.timeout
         kind = message.get("kind")
         if kind == "engine":
-            return await self._decide(message.get("request") or {})
+            return await self._decide(message.get("request"))
         if kind == "predicted":
             self.predicted, self.predicted_ns = self.engine.calls, time.time_ns()
             return {"ok": True}
-        return {"error": {"type": "protocol", "message": f"unknown message {kind!r}"}}
+        return _refusal("protocol", f"unknown message {str(kind)[:40]!r}")
 
-    async def _decide(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def _decide(self, data: object) -> dict[str, Any]:
+        remaining = (self.deadline or 0.0) - time.monotonic()
+        if remaining <= 0:
+            return _refusal("timeout", "the run is out of time: no more engine calls")
         try:
-            asked = DecisionRequest(
-                str(data["state"]),
-                str(data["question"]),
-                [Option(str(o["id"]), str(o.get("description", ""))) for o in data["options"]],
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            return {"error": {"type": "decision", "message": f"not a decision request: {exc}"}}
+            asked = decision_request(data)
+        except DecisionTooLarge as exc:
+            return _refusal("size", str(exc))
+        except InvalidArgumentError as exc:
+            return _refusal("decision", f"not a decision request: {exc}")
         try:
-            answer = await decide(self.engine, asked)
+            answer = await asyncio.wait_for(decide(self.engine, asked), remaining)
+        except TimeoutError:
+            return _refusal("timeout", "the run ran out of time waiting for the engine")
         except BudgetExceeded as exc:
-            return {"error": {"type": "budget", "message": str(exc)}}
+            return _refusal("budget", str(exc))
         except DecisionError as exc:
-            return {"error": {"type": "decision", "message": str(exc)}}
+            return _refusal("decision", str(exc))
         return {"result": answer.to_dict() | {"scores": dict(answer.scores)}}
+
+
+def _refusal(kind: str, message: str) -> dict[str, Any]:
+    return {"error": {"type": kind, "message": message}}
+
+
+def decision_request(data: object) -> DecisionRequest:
+    """The :class:`DecisionRequest` a body sent (its ``to_dict``), checked: shape first, then the caps.
+
+    Raises :class:`~semif_agent.errors.DecisionTooLarge` (naming the cap) or
+    :class:`~semif_agent.errors.InvalidArgumentError`; linear in the request's size.
+    """
+    if not isinstance(data, dict):
+        raise InvalidArgumentError("a decision request is a JSON object")
+    state, question, options = data.get("state"), data.get("question"), data.get("options")
+    if not (isinstance(state, str) and isinstance(question, str) and isinstance(options, list)):
+        raise InvalidArgumentError("its state and question are text, its options a list")
+    check_option_count(len(options))
+    offered = []
+    for option in options:
+        ident, description = (option.get("id"), option.get("description", "")) if isinstance(option, dict) else (0, 0)
+        if not (isinstance(ident, str) and isinstance(description, str)):
+            raise InvalidArgumentError("each option is {id, description}, both text")
+        offered.append(Option(ident, description))
+    check_bounds(state, question, offered)
+    return DecisionRequest(state, question, offered)
 
 
 def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
@@ -171,7 +212,7 @@ async def run_confined(
     """
     pool = pool or pool_for_this_loop()
     workspace.make_write_dirs()
-    run = BodyRun(engine)
+    run = BodyRun(engine, timeout)
     payload = {
         "skill": skill.name,
         "body_path": str(skill.body_path),
@@ -205,28 +246,51 @@ async def run_confined(
 
 
 def outcome_of(result: Any, run: BodyRun) -> BodyOutcome:
-    """The body's outcome from the sandbox's result: its own report, or how the child ended."""
+    """The body's outcome from the sandbox's result: its own report (checked), or how the child ended."""
     predicted = run.predicted if run.predicted is not None else run.engine.calls
     phase = "act" if run.predicted is not None else "predict"
-    value = result.value if isinstance(getattr(result, "value", None), dict) else None
     base = {"predicted": predicted, "predicted_ns": run.predicted_ns, "stdout": result.stdout, "stderr": result.stderr}
-    if value is not None and value.get("ok"):
-        action = value["action"]
+    value = getattr(result, "value", None)
+    if value is None:
+        ended = _ended(result)
+        return BodyOutcome(error=f"{phase} {ended}", message=ended, kind=result.error_type, phase=phase, **base)
+    report = _report(value)
+    if isinstance(report, str):
+        message = f"{MALFORMED}: {report}"
+        return BodyOutcome(error=f"{phase} failed: {message}", message=message, kind="channel", phase=phase, **base)
+    if report["ok"]:
+        action = report["action"]
         return BodyOutcome(
-            prediction=value["prediction"], action=(action["action_log"], action["new_state"]), phase="act", **base
+            prediction=report["prediction"], action=(action["action_log"], action["new_state"]), phase="act", **base
         )
-    if value is not None:
-        return BodyOutcome(
-            error=f"{value['phase']} failed: {value['message']}"
-            if value["kind"] != "exception"
-            else f"{value['phase']} raised {value['message']}",
-            message=value["message"],
-            kind=value["kind"],
-            phase=value["phase"],
-            **base,
-        )
-    ended = _ended(result)
-    return BodyOutcome(error=f"{phase} {ended}", message=ended, kind=result.error_type, phase=phase, **base)
+    raised = report["kind"] == "exception"
+    return BodyOutcome(
+        error=f"{report['phase']} {'raised' if raised else 'failed:'} {report['message']}",
+        message=report["message"],
+        kind=report["kind"],
+        phase=report["phase"],
+        **base,
+    )
+
+
+MALFORMED = "the skill's process sent a malformed message"
+_PHASES = ("load", "predict", "act")
+
+
+def _report(value: object) -> dict[str, Any] | str:
+    """The child's report (what :func:`._body_child.run` returns) when it has its shape; else what is wrong."""
+    if not isinstance(value, dict) or not isinstance(value.get("ok"), bool):
+        return "a result that is not a report"
+    if value["ok"]:
+        action = value.get("action")
+        texts = [
+            value.get("prediction"),
+            *([action.get("action_log"), action.get("new_state")] if isinstance(action, dict) else [None]),
+        ]
+        return value if all(isinstance(text, str) for text in texts) else "a result without its prediction and action"
+    if value.get("phase") not in _PHASES or not all(isinstance(value.get(key), str) for key in ("kind", "message")):
+        return "a failure without its phase, kind and message"
+    return value
 
 
 _ENDINGS: dict[str, Callable[[Any], str]] = {
@@ -236,7 +300,14 @@ _ENDINGS: dict[str, Callable[[Any], str]] = {
     "disk": lambda r: "wrote more than it may and was stopped",
     "signal": lambda r: f"crashed (killed by signal {-r.exit_code})",
     "worker": lambda r: f"could not run: {r.stderr.strip()[:200]}",
+    "channel": lambda r: _worker_note(r.stderr) or f"was stopped: {MALFORMED}",
 }
+
+
+def _worker_note(stderr: str) -> str:
+    """The sandbox's note at the end of ``stderr`` (``[killed: ...]``), without its brackets; empty without one."""
+    last = (stderr.strip().splitlines() or [""])[-1]
+    return f"was {last[1:-1]}" if last.startswith("[killed: ") and last.endswith("]") else ""
 
 
 def _ended(result: Any) -> str:

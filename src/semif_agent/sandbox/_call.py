@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import _cgroup, _confine, _isolation
+from ._messages import Heard
 from .channel import Channel
 
 if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
@@ -34,7 +35,7 @@ _FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's
 
 
 class Call:
-    """A call in flight, as the worker keeps it: its pipes, limits, what it said and wrote so far."""
+    """A call in flight, as the worker keeps it: its pipes, limits, what it said (:class:`~._messages.Heard`) and wrote."""
 
     __slots__ = (
         "call_id",
@@ -61,11 +62,9 @@ class Call:
         "cgroup",
         "received",
         "unsent",
-        "asking",
+        "heard",
         "timed_out",
         "reported",
-        "value",
-        "has_value",
     )
 
     def __init__(
@@ -98,8 +97,9 @@ class Call:
         self.messages_done = False
         self.held, self.cgroup = held, cgroup
         self.received, self.unsent = bytearray(), b""
-        self.asking = self.timed_out = self.has_value = False
-        self.reported, self.value = "", None
+        self.heard = Heard(call_id, self.max_message)  # what the child said: data, never the worker's watch
+        self.timed_out = False
+        self.reported = ""  # the worker's own verdict (disk, channel), from nothing the child wrote
 
     def text(self, stream: int) -> str:
         """What the call wrote to ``stream`` (1, 2), with a note of what was dropped (and the worker's notes)."""
@@ -163,7 +163,7 @@ def run_child(
         os.close(null)
         os.chdir(request["cwd"])
         take_environment(request["env"], environment)
-        channel = Channel(fds[0], fds[1])
+        channel = Channel(fds[0], fds[1], call_id=int(request["id"]))
         held.update(_confine.confine(spec))
         channel.report("C", held)
         code = run_target(request, channel)

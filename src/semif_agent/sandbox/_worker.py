@@ -28,6 +28,8 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   cgroups, made when no free one is left and reused once empty.
 - The child applies the call's limits and Landlock rules (:mod:`._confine`).
 - The worker watches how much each call writes (:mod:`._disk`) and kills it past its allowance.
+- Every line a call's child writes is untrusted data (:mod:`._messages`): it never changes
+  the watch above, and a malformed one ends that call alone.
 """
 
 from __future__ import annotations
@@ -260,7 +262,7 @@ class _Worker:
         call.received += chunk
         if call.received.find(b"\n", start) < 0:
             if len(call.received) > call.max_message + 1:
-                self._break_channel(pid, call, f"a message larger than {call.max_message} bytes")
+                self._break_channel(pid, call, f"a line larger than {call.max_message} bytes")
             return True
         *lines, rest = bytes(call.received).split(b"\n")
         call.received = bytearray(rest)
@@ -293,44 +295,36 @@ class _Worker:
         return True
 
     def _take_line(self, pid: int, call: Call, line: bytes) -> None:
-        kind, body = line[:1], line[1:]
-        if len(body) > call.max_message:
-            self._break_channel(pid, call, f"a message larger than {call.max_message} bytes")
-            return
+        """One line of the call's channel, untrusted (:mod:`._messages`): relayed, kept, or the call killed."""
         try:
-            data = json.loads(body)
-        except ValueError:
-            self._break_channel(pid, call, "a message that is not JSON")
+            said = call.heard.take(line, self.call.WARM_LATER)
+        except ValueError as exc:
+            self._break_channel(pid, call, str(exc))
             return
-        if kind == b"A" and isinstance(data, dict) and not call.asking:
-            call.asking = True
-            self._send({"id": call.call_id, "kind": "ask", "message": data})
-        elif kind == b"V":
-            call.value, call.has_value = data, True
-        elif kind == b"E" and isinstance(data, str):
-            call.reported = data
-        elif kind == b"C" and isinstance(data, dict) and "filesystem" not in call.held:
-            call.held.update({str(key): str(value) for key, value in data.items()})
-        elif kind == b"W" and isinstance(data, list):
-            for name in data:
-                if name in self.call.WARM_LATER and name not in sys.modules:
+        if said is None:
+            return
+        if said[0] == "ask":
+            self._send({"id": call.call_id, "kind": "ask", "message": said[1]})
+        elif said[0] == "held":  # what the child set up; how its processes are held (which the worker acts on) stays
+            call.held.update({key: how for key, how in said[1].items() if key != "processes"})
+        else:
+            for name in said[1]:
+                if name not in sys.modules:
                     __import__(name)
                     gc.freeze()
-        else:
-            self._break_channel(pid, call, "a message the channel does not know")
 
     def _break_channel(self, pid: int, call: Call, what: str) -> None:
         if not call.reported:
             call.reported = "channel"
-            call.notes.append(f"killed: the call sent {what}")
+            call.notes.append(f"killed: the skill's process sent a malformed message: {what}")
         self.groups.kill_group(pid)
 
     def _answer(self, reply: dict[str, Any]) -> None:
         pid = self.by_id.get(int(reply["id"]))
         call = self.calls.get(pid) if pid is not None else None
-        if pid is None or call is None or not call.asking:
+        if pid is None or call is None or not call.heard.asking:
             return  # the call ended, or never asked: the answer is dropped
-        call.asking = False
+        call.heard.asking = False
         if reply.get("ok"):
             line = b"R" + json.dumps(reply.get("reply"), ensure_ascii=False).encode("utf-8")
         else:
@@ -414,7 +408,7 @@ class _Worker:
         if call.cgroup is not None and self.slots is not None:  # with a PID namespace, all went with its init
             self.slots.give_back(call.cgroup, emptied=call.held.get("processes") == "pid-namespace")
         returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        reported = call.reported
+        reported = call.reported or call.heard.claimed  # the worker's verdict first, then what the child said
         if not reported and returncode < 0 and call.cpu_seconds is not None and cpu_used >= call.cpu_seconds - 0.05:
             reported = "cpu"
         line: dict[str, Any] = {
@@ -428,8 +422,8 @@ class _Worker:
             "stdout": call.text(1),
             "stderr": call.text(2),
         }
-        if call.has_value:
-            line["value"] = call.value
+        if call.heard.has_value and not (call.reported or call.timed_out):  # a call the worker stopped has none
+            line["value"] = call.heard.value
         if self.call.empty_folder(call.run_dir):
             self.free_dirs.append(call.run_dir)
         self.by_id.pop(call.call_id, None)

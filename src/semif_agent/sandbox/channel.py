@@ -7,11 +7,19 @@ handler that raises (or a call started without a handler) makes ``ask`` raise
 :class:`~.errors.ChannelError` with the handler's error.
 
 Under the hood each line the child writes to the worker starts with one letter
-saying what it is (``A`` a question, ``V`` the function's value, ``E`` an
-error type, ``C`` the confinement that held), and each line it reads starts
-with ``R`` (an answer) or ``X`` (an error). The worker relays questions and
-answers to and from the host, tagged with the call's id. Standard library
-only, apart from the sandbox's errors.
+saying what it is (``A`` a question, ``V`` the function's value with the
+call's id, ``E`` an error type, ``C`` the confinement that held, ``W``
+modules it warmed), and each line it reads starts with ``R`` (an answer) or
+``X`` (an error). The worker relays questions and answers to and from the
+host, tagged with the call's id.
+
+The code a call runs holds this channel's descriptors and can write anything
+on them, so the worker takes every line as untrusted data
+(:mod:`._messages`): at most :data:`MAX_LINE_BYTES` (or the call's
+``max_message_bytes``), nested at most 64 deep, one shape per kind, one value;
+a line that breaks a rule ends that call as a ``channel`` failure, and none
+changes how the worker watches the call. Standard library only, apart from
+the sandbox's errors.
 """
 
 from __future__ import annotations
@@ -24,14 +32,19 @@ from typing import Any
 from ..errors import ArgumentTypeError, check_number
 from .errors import ChannelError
 
+MAX_LINE_BYTES = 1024 * 1024
+"""The largest line (a question, a value; JSON text) a call's child may send, unless the call says otherwise."""
+
 
 class Channel:
     """Ask the host questions from inside a confined call (one at a time; thread-safe)."""
 
-    def __init__(self, send_fd: int, receive_fd: int) -> None:
-        """Speak over ``send_fd`` (to the worker) and ``receive_fd`` (from it); both are owned from now on."""
+    def __init__(self, send_fd: int, receive_fd: int, *, call_id: int = 0) -> None:
+        """Speak over ``send_fd`` (to the worker) and ``receive_fd`` (from it), both owned from now on, for call ``call_id``."""
         check_number("send_fd", send_fd, whole=True)
         check_number("receive_fd", receive_fd, whole=True)
+        check_number("call_id", call_id, whole=True)
+        self._call_id = call_id
         self._send_fd = send_fd
         self._receive_fd = receive_fd
         self._lock = _thread.allocate_lock()
@@ -56,7 +69,8 @@ class Channel:
 
     def send_value(self, value: object) -> None:
         """Hand the call's return value to the worker (the runner does this; functions just return)."""
-        self._write(b"V" + json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n")
+        data = {"call": self._call_id, "value": value}
+        self._write(b"V" + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n")
 
     def report(self, kind: str, detail: Any) -> None:
         """Tell the worker an error type (``kind`` ``E``) or what confinement held (``C``)."""

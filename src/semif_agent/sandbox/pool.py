@@ -44,15 +44,16 @@ from typing import Any
 from ..errors import check_number
 from . import _cgroup
 from ._process_group import kill_group
-from .channel import Channel
+from .channel import MAX_LINE_BYTES, Channel
 from .errors import CallTargetError, WorkerError
 from .limits import DEFAULT_ENV_ALLOW, etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
 
 WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""The largest message, answer or return value a call may pass (JSON text)."""
+MAX_MESSAGE_BYTES = MAX_LINE_BYTES
+"""The largest message or return value a call may send (JSON text), unless the call says otherwise."""
 _GRACE_SECONDS = 5.0
+_LINE_KINDS = ("ask", "done")  # what a worker's line is: a call's question, or its end
 _PRELOAD: dict[str, None] = {}  # modules every pool's workers import at start (see preload_everywhere)
 _TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 _pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
@@ -166,7 +167,14 @@ class _Worker:
         *lines, rest = bytes(self._received).split(b"\n")
         self._received = bytearray(rest)
         for line in lines:
-            self._take(json.loads(line))
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError):
+                data = None
+            if not (isinstance(data, dict) and isinstance(data.get("id"), int) and data.get("kind") in _LINE_KINDS):
+                self.stop()  # the worker checks what its calls send: a line it cannot have written means it broke
+                return
+            self._take(data)
 
     def _take(self, line: dict[str, Any]) -> None:
         pending = self.pending.get(line["id"])
@@ -273,9 +281,12 @@ class WorkerPool:
         ``channel.ask(message)`` in it awaits ``on_message(message)`` here,
         whose dict is the answer; its exception becomes the child's
         :class:`~.errors.ChannelError`. stdout and stderr are captured (up to
-        ``max_output_bytes`` each). Never raises for the function's faults:
-        an exception, exit, crash, timeout or limit is in the result's
-        ``error_type``. Raises :class:`~.errors.CallTargetError` for a target
+        ``max_output_bytes`` each). Each message and the return value are at
+        most ``max_message_bytes`` of JSON; what the child sends is checked as
+        untrusted data, and a line too large, too deep, malformed or forged
+        ends the call with error type ``channel``. Never raises for the
+        function's faults: an exception, exit, crash, timeout, limit or broken
+        message is in the result's ``error_type``. Raises :class:`~.errors.CallTargetError` for a target
         that is not a module-level function of this package.
         """
         name = target_name(target)

@@ -34,7 +34,7 @@ class ErrorType(StrEnum):
     DISK = "disk"
     """It wrote more than its allowance (``SandboxLimits.max_disk_mb``) and was killed."""
     CHANNEL = "channel"
-    """It broke its message channel's rules (a message too large, not JSON) and was killed."""
+    """It sent a malformed message (a line too large or too deep, not JSON, forged, out of place) and was killed."""
 
 
 @dataclass(frozen=True)

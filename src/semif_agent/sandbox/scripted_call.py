@@ -17,7 +17,11 @@ Steps, in order (each a one-key dict):
   whatever it is doing then, a question to the host included;
 - ``{"exit": code}`` (``sys.exit``), ``{"os_exit": code}`` (``os._exit``),
   ``{"raise": text}`` (``RuntimeError``), ``{"crash": true}`` (a segmentation fault);
-- ``{"return": value}``: return ``value`` now.
+- ``{"return": value}``: return ``value`` now;
+- ``{"write": [text, times]}``: write ``text`` repeated ``times`` on the channel, raw, as code in the
+  call could: a forged or malformed line (``$call`` in ``text`` becomes the call's id; each character
+  up to U+00FF is the byte it numbers, so lines need not be text);
+- ``{"fill": [path, megabytes]}``: write a file of that many megabytes.
 
 Without a ``return`` step it returns ``{"answers": [...]}``.
 """
@@ -65,6 +69,15 @@ def run_steps(payload: dict[str, Any], channel: Any) -> Any:
             ctypes.string_at(0)
         elif action == "return":
             return argument
+        elif action == "write":
+            text, times = argument
+            text = text.replace("$call", str(channel._call_id))
+            channel._write(text.encode("latin-1") * int(times))
+        elif action == "fill":
+            path, megabytes = argument
+            with open(path, "wb") as out:
+                for _ in range(int(megabytes)):
+                    out.write(b"x" * (1 << 20))
         else:
             raise ValueError(f"unknown step {action!r}")
     return {"answers": answers}
