@@ -170,6 +170,12 @@ class InertWriter(io.TextIOBase):
     def errors(self) -> str | None:  # type: ignore[override]  # TextIOBase declares it a plain attribute
         return getattr(self.stream, "errors", None)
 
+    @property
+    def buffer(self) -> Any:
+        """The stream's bytes underneath: for a protocol spoken over standard output (``semif mcp``'s stdio), which
+        is a program's input, not a terminal's."""
+        return self.stream.buffer
+
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     click.echo(f"warning: {message}", err=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._text import inert, percent
+from .._text import inert, inert_but_colour, percent
 from ._common import one_line
 
 if TYPE_CHECKING:
@@ -83,9 +83,12 @@ def runners_up(row: Mapping[str, Any], count: int = 2) -> str:
 FIELD_WIDTH = 11
 
 
-def print_field(name: str, value: str) -> None:
-    """``name`` in a bold column, then ``value`` (:func:`inert`), its further lines indented under the first."""
-    value = inert(value).replace("\n", "\n" + " " * (FIELD_WIDTH + 1))
+def print_field(name: str, value: str, *, styled: bool = False) -> None:
+    """``name`` in a bold column, then ``value`` (:func:`inert`), its further lines indented under the first.
+
+    ``styled``: ``value`` carries colour of our own around text already made inert; the colour is kept.
+    """
+    value = (inert_but_colour(value) if styled else inert(value)).replace("\n", "\n" + " " * (FIELD_WIDTH + 1))
     click.echo(f"{click.style(f'{name:<{FIELD_WIDTH}}', bold=True)} {value}")
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .._text import inert
 from ..errors import UserError
 from ._cluster import ray_option
 from ._common import json_option, plural, print_json, workspace_option
@@ -200,7 +201,7 @@ def _print_run(result: RunResult, *, logged: bool) -> None:
         click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> {click.style(chosen(row), bold=True)}")
     _field("skill", result.skill or "(none)")
     if result.handed_back and result.gate is not None:
-        _field("not acted", click.style(result.gate.summary(result.run_id), fg="yellow", bold=True))
+        _field("not acted", click.style(inert(result.gate.summary(result.run_id)), fg="yellow", bold=True), styled=True)
     if result.prediction is not None:
         _field("prediction", result.prediction.text)
     action, outcome = result.action.action_log, result.action.new_state
@@ -209,7 +210,8 @@ def _print_run(result: RunResult, *, logged: bool) -> None:
     if not result.changes.empty:
         _field("changes", result.changes.summary())
     label = result.assessment.label
-    _field("assessment", f"{click.style(label, fg=_LABEL_COLOURS.get(label), bold=True)} ({result.assessment.reason})")
+    coloured = click.style(label, fg=_LABEL_COLOURS.get(label), bold=True)
+    _field("assessment", f"{coloured} ({inert(result.assessment.reason)})", styled=True)
     where = f"-> {result.log_path}" if logged else "(not logged: --no-log)"
     _field("log", f"{plural(len(decisions), 'decision row')} + 1 outcome row {where}")
     if result.instructions is not None:
