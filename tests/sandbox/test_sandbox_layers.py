@@ -22,6 +22,8 @@ STDLIB_ONLY = (
     "_cgroup.py",
     "_disk.py",
     "_process_group.py",
+    "_mounts.py",
+    "_privileges.py",
     "_call.py",
     "channel.py",
     "errors.py",
@@ -39,6 +41,8 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._cgroup",
         "semif_agent.sandbox._disk",
         "semif_agent.sandbox._process_group",
+        "semif_agent.sandbox._mounts",
+        "semif_agent.sandbox._privileges",
         "semif_agent.sandbox._call",
         "semif_agent.sandbox.channel",
         "semif_agent.sandbox.errors",
@@ -48,6 +52,8 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "_cgroup",
         "_disk",
         "_process_group",
+        "_mounts",
+        "_privileges",
     }  # the launcher imports its siblings directly
     for name in STDLIB_ONLY:
         for module in imported_modules(PACKAGE / "sandbox" / name):

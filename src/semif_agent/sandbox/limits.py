@@ -32,7 +32,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,11 +110,16 @@ def confinement_spec(
     workspace_root: Path,
     skill_dir: Path,
     run_dir: Path | None = None,
+    write_roots: Sequence[Path] | None = None,
 ) -> dict[str, object]:
     """The JSON-ready instructions :func:`._confine.confine` and the run's supervisor apply.
 
-    ``run_dir`` is the run's private temporary folder (None: the warm worker makes one).
+    ``run_dir`` is the run's private temporary folder (None: the warm worker makes one);
+    ``write_roots`` the folders the run may write besides it (None: ``workspace_root``,
+    which is otherwise only readable).
     """
+    writable = [str(workspace_root)] if write_roots is None else [str(path) for path in write_roots]
+    readable = [] if write_roots is None else [str(workspace_root)]
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout_sec) + 1
     return {
         "memory_bytes": limits.memory_mb * 1024 * 1024 if limits.memory_mb else None,
@@ -127,8 +132,8 @@ def confinement_spec(
         "network": limits.network,
         "namespaces": limits.namespaces,
         "system_readable": system_readable_paths(),
-        "readable": [str(skill_dir), *limits.readable_paths],
-        "writable": [str(workspace_root), *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
+        "readable": [str(skill_dir), *readable, *limits.readable_paths],
+        "writable": [*writable, *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
     }
 
 
