@@ -32,10 +32,10 @@ from pathlib import Path
 
 from ..errors import WorkspaceError
 from ..sandbox.limits import SandboxLimits, confinement_spec
-from ..workspace import SETTINGS_FILE, Workspace
 from ..sandbox.pool import WorkerPool, default_worker_pool, preload_everywhere
 from ..sandbox.process import run_subprocess
 from ..sandbox.results import ScriptRunResult
+from ..workspace import SETTINGS_FILE, Workspace
 from . import _entrypoint
 from .descriptor import SkillDescriptor
 
