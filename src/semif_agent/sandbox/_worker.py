@@ -193,6 +193,8 @@ class _Worker:
         err_r, err_w = os.pipe()
         limit = spec.get("max_processes")
         slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
+        if slot is not None and self.slots is not None and spec.get("memory_bytes"):  # one cap for all it starts
+            spec["memory_members"] = self.slots.cap_memory(slot, int(spec["memory_bytes"]))
         return (
             request,
             run_dir,
@@ -392,11 +394,15 @@ class _Worker:
                 if not call.messages_done and call.messages not in self.selector.get_map():
                     self.selector.register(call.messages, selectors.EVENT_READ, ("messages", pid))
             call.next_check = float("inf")
+            if self._out_of_memory(pid, call):
+                continue
             if call.disk_cap is not None and not call.reported:
                 started = time.monotonic()
                 if call.watched is None:
                     call.watched = self.disk.watched_folders(call.writable)
                 written = self.disk.changed_bytes(call.watched, call.started_ns, walks)
+                processes = self.cgroups.members(call.cgroup) if call.cgroup is not None else [pid]
+                written += self.disk.open_unlinked_bytes(processes, self.disk.folder_devices(call.watched))
                 call.next_check = self.disk.next_check(time.monotonic() - started)
                 if written > call.disk_cap:
                     call.reported = "disk"
@@ -404,9 +410,24 @@ class _Worker:
                         f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance"
                     )
                     self.groups.kill_group(pid)
+            if call.next_check == float("inf") and not call.reported and call.cgroup in self._memory_capped():
+                call.next_check = self.disk.next_check(0.0)  # the memory cap is looked at as often
+
+    def _memory_capped(self) -> dict[str, tuple[str, int]]:
+        return self.slots.memory if self.slots is not None else {}
+
+    def _out_of_memory(self, pid: int, call: Call) -> bool:
+        """Kill ``call`` whole when the kernel killed one of its processes at the call's memory cap; True then."""
+        if call.reported or call.cgroup is None or self.slots is None or not self.slots.out_of_memory(call.cgroup):
+            return False
+        call.reported = "memory"
+        call.notes.append("killed: the call and what it started ran out of their memory allowance")
+        self.groups.kill_group(pid)
+        return True
 
     def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
         self._collect_last_messages(pid, call)
+        self._out_of_memory(pid, call)
         if call.held.get("processes") != "pid-namespace":
             self.groups.kill_group(pid)
             if call.cgroup is None:
