@@ -53,7 +53,7 @@ class _Worker:
     ) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise."""
-        self.call, self.isolation, self.cgroups, self.disk, self.groups = modules
+        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
         self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
@@ -393,41 +393,12 @@ class _Worker:
                     self.selector.register(fd, selectors.EVENT_READ, ("output", pid))
                 if not call.messages_done and call.messages not in self.selector.get_map():
                     self.selector.register(call.messages, selectors.EVENT_READ, ("messages", pid))
-            call.next_check = float("inf")
-            if self._out_of_memory(pid, call):
-                continue
-            if call.disk_cap is not None and not call.reported:
-                started = time.monotonic()
-                if call.watched is None:
-                    call.watched = self.disk.watched_folders(call.writable)
-                written = self.disk.changed_bytes(call.watched, call.started_ns, walks)
-                processes = self.cgroups.members(call.cgroup) if call.cgroup is not None else [pid]
-                written += self.disk.open_unlinked_bytes(processes, self.disk.folder_devices(call.watched))
-                call.next_check = self.disk.next_check(time.monotonic() - started)
-                if written > call.disk_cap:
-                    call.reported = "disk"
-                    call.notes.append(
-                        f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance"
-                    )
-                    self.groups.kill_group(pid)
-            if call.next_check == float("inf") and not call.reported and call.cgroup in self._memory_capped():
-                call.next_check = self.disk.next_check(0.0)  # the memory cap is looked at as often
-
-    def _memory_capped(self) -> dict[str, tuple[str, int]]:
-        return self.slots.memory if self.slots is not None else {}
-
-    def _out_of_memory(self, pid: int, call: Call) -> bool:
-        """Kill ``call`` whole when the kernel killed one of its processes at the call's memory cap; True then."""
-        if call.reported or call.cgroup is None or self.slots is None or not self.slots.out_of_memory(call.cgroup):
-            return False
-        call.reported = "memory"
-        call.notes.append("killed: the call and what it started ran out of their memory allowance")
-        self.groups.kill_group(pid)
-        return True
+            if self.watch.over_limits(call, pid, self.slots, walks):
+                self.groups.kill_group(pid)
 
     def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
         self._collect_last_messages(pid, call)
-        self._out_of_memory(pid, call)
+        self.watch.out_of_memory(call, self.slots)
         if call.held.get("processes") != "pid-namespace":
             self.groups.kill_group(pid)
             if call.cgroup is None:
@@ -480,7 +451,7 @@ class _Worker:
 def main() -> None:
     package_parent, calls_folder, cgroup = sys.argv[1:4]
     sys.path.insert(0, package_parent)
-    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group
+    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group, _watch
 
     received = b""
     while b"\n" not in received:
@@ -511,7 +482,7 @@ def main() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.close(null)
-    modules = (_call, _isolation, _cgroup, _disk, _process_group)
+    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch)
     worker = _Worker(modules, reply_fd, calls_folder, None if cgroup == "-" else cgroup, network)
     worker.serve(rest)
 
