@@ -305,8 +305,8 @@ def confine(spec: dict) -> dict[str, str]:
     (``landlock`` when TCP is denied by Landlock too), ``view``
     (``mount-namespace`` when :func:`._mounts.narrow_view` holds: a minimal
     ``/dev``, private ``/tmp`` and ``/dev/shm``, no ``/run`` or cgroups; else
-    ``none``), ``devices`` (what refuses making a device node: ``capabilities``
-    and/or ``landlock``), ``local_sockets`` (``seccomp`` when no UNIX socket can
+    ``none``), ``devices`` (what refuses making a device node or FIFO:
+    ``capabilities``, ``landlock``, ``seccomp``, joined by ``+``), ``local_sockets`` (``seccomp`` when no UNIX socket can
     be opened; else what still covers abstract ones) and, when not already held
     by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit`` or
     ``none``). Order matters: the process count is read while ``/proc`` is
@@ -340,9 +340,10 @@ def confine(spec: dict) -> dict[str, str]:
         held["tcp"] = "landlock" if confined and _abi() >= 4 else "none"
     apply_limits(spec, process_limit=process_limit)
     dropped = _privileges.drop_capabilities()
-    fences = [name for name, holds in (("capabilities", dropped), ("landlock", confined and files)) if holds]
-    held["devices"] = "+".join(fences) or "none"
-    if _privileges.forbid_local_sockets():
+    filtered = _privileges.forbid_local_sockets()
+    fences = [("capabilities", dropped), ("landlock", confined and files), ("seccomp", filtered)]
+    held["devices"] = "+".join(name for name, holds in fences if holds) or "none"
+    if filtered:
         held["local_sockets"] = "seccomp"
     else:
         held["local_sockets"] = "landlock" if confined and _abi() >= 6 else "none"

@@ -10,9 +10,10 @@ Applied last by :func:`._confine.confine`, each where the kernel allows it:
 - :func:`forbid_local_sockets`: a seccomp filter refusing (``EACCES``) a new
   ``AF_UNIX`` socket and a datagram ``socketpair`` (which could send to a path),
   so no UNIX socket of the host is reachable, by path or abstract name, whatever
-  the mount view shows; also ``syslog(2)`` (the kernel log) and ``io_uring``
-  (which opens sockets past the filter). Stream socket pairs (what asyncio and
-  multiprocessing use between their own ends) stay allowed.
+  the mount view shows; also ``mknod`` (no device node, FIFO or socket file,
+  even where Landlock does not hold), ``syslog(2)`` (the kernel log) and
+  ``io_uring`` (which opens sockets past the filter). Stream socket pairs (what
+  asyncio and multiprocessing use between their own ends) stay allowed.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ _AF_UNIX = 1
 _SOCK_DGRAM = 2
 _SOCK_TYPE_MASK = 0xF
 
-# (audit arch, socket, socketpair, syslog, io_uring_setup) per machine
+# (audit arch, socket, socketpair, syslog, io_uring_setup, mknod, mknodat) per machine
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, 103, 425),
-    "amd64": (0xC000003E, 41, 53, 103, 425),
-    "aarch64": (0xC00000B7, 198, 199, 116, 425),
-    "arm64": (0xC00000B7, 198, 199, 116, 425),
+    "x86_64": (0xC000003E, 41, 53, 103, 425, 133, 259),
+    "amd64": (0xC000003E, 41, 53, 103, 425, 133, 259),
+    "aarch64": (0xC00000B7, 198, 199, 116, 425, 33, 33),
+    "arm64": (0xC00000B7, 198, 199, 116, 425, 33, 33),
 }
 _LD_ABS, _JEQ, _JGE, _AND, _RET = 0x20, 0x15, 0x35, 0x54, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
@@ -78,28 +79,30 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
     numbers = _SYSCALLS.get(os.uname().machine.lower())
     if numbers is None:
         return None
-    arch, socket, socketpair, syslog, io_uring_setup = numbers
+    arch, socket, socketpair, syslog, io_uring_setup, mknod, mknodat = numbers
     deny = _ERRNO | errno.EACCES
     return [
         (_LD_ABS, 0, 0, 4),  # 0: arch
         (_JEQ, 1, 0, arch),  # 1: ours -> 3
         (_RET, 0, 0, _ERRNO | errno.ENOSYS),  # 2: another ABI (i386 calls from a 64-bit process)
         (_LD_ABS, 0, 0, 0),  # 3: system call number
-        (_JGE, 13, 0, 0x40000000),  # 4: x32 -> deny
-        (_JEQ, 12, 0, syslog),  # 5 -> deny
-        (_JEQ, 11, 0, io_uring_setup),  # 6 -> deny
-        (_JEQ, 2, 0, socket),  # 7 -> 10
-        (_JEQ, 3, 0, socketpair),  # 8 -> 12
-        (_RET, 0, 0, _ALLOW),  # 9
-        (_LD_ABS, 0, 0, 16),  # 10: socket's family
-        (_JEQ, 6, 5, _AF_UNIX),  # 11 -> deny, else allow
-        (_LD_ABS, 0, 0, 16),  # 12: socketpair's family
-        (_JEQ, 0, 3, _AF_UNIX),  # 13 -> 14, else allow
-        (_LD_ABS, 0, 0, 24),  # 14: its type
-        (_AND, 0, 0, _SOCK_TYPE_MASK),  # 15
-        (_JEQ, 1, 0, _SOCK_DGRAM),  # 16 -> deny
-        (_RET, 0, 0, _ALLOW),  # 17
-        (_RET, 0, 0, deny),  # 18
+        (_JGE, 15, 0, 0x40000000),  # 4: x32 -> deny
+        (_JEQ, 14, 0, syslog),  # 5 -> deny
+        (_JEQ, 13, 0, io_uring_setup),  # 6 -> deny
+        (_JEQ, 12, 0, mknod),  # 7 -> deny
+        (_JEQ, 11, 0, mknodat),  # 8 -> deny
+        (_JEQ, 2, 0, socket),  # 9 -> 12
+        (_JEQ, 3, 0, socketpair),  # 10 -> 14
+        (_RET, 0, 0, _ALLOW),  # 11
+        (_LD_ABS, 0, 0, 16),  # 12: socket's family
+        (_JEQ, 6, 5, _AF_UNIX),  # 13 -> deny, else allow
+        (_LD_ABS, 0, 0, 16),  # 14: socketpair's family
+        (_JEQ, 0, 3, _AF_UNIX),  # 15 -> 16, else allow
+        (_LD_ABS, 0, 0, 24),  # 16: its type
+        (_AND, 0, 0, _SOCK_TYPE_MASK),  # 17
+        (_JEQ, 1, 0, _SOCK_DGRAM),  # 18 -> deny
+        (_RET, 0, 0, _ALLOW),  # 19
+        (_RET, 0, 0, deny),  # 20
     ]
 
 
