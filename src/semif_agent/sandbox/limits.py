@@ -23,7 +23,14 @@ What holds, and where (each result's ``confinement`` says which held):
   refused only the Landlock layer holds: UDP (and raw sockets, for root)
   stays open. ``network=True`` lifts both.
 - Disk: RLIMIT_FSIZE caps each file; the supervisor watches the total
-  written to the writable folders (:mod:`._disk`) and kills the run past it.
+  written to the writable folders, and the files the run deleted but holds
+  open (:mod:`._disk`), and kills the run past it.
+- Memory: one memory cgroup for the run and all it starts (:mod:`._cgroup`),
+  where one can be made; ``RLIMIT_AS`` caps each process everywhere.
+- Devices, ``/tmp``, ``/dev/shm``, ``/run``, cgroups: a mount namespace per run
+  shows a minimal ``/dev`` and private temporary folders (:mod:`._mounts`);
+  capabilities are dropped, and a seccomp filter refuses UNIX sockets and
+  ``mknod`` (:mod:`._privileges`).
 """
 
 from __future__ import annotations
@@ -64,7 +71,8 @@ class SandboxLimits:
     """Resource and confinement limits for skill scripts (``None`` leaves a limit off).
 
     Attributes:
-        memory_mb: Address-space limit per script process.
+        memory_mb: Memory of a run and every process it starts together (a memory cgroup, where
+            one can be made), and the address-space limit of each process.
         cpu_seconds: CPU-time limit; None means the timeout rounded up, plus one second.
         max_processes: Tasks (processes and threads) a run may have at once: a ``pids`` cgroup
             where one can be made, else ``RLIMIT_NPROC`` (which the kernel does not enforce for root).
