@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.hostile import forking_payload
 
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
@@ -399,23 +400,9 @@ return ActionResult(action_log=" ".join(seen), new_state="done")
     _cgroup.controller_base("memory") is None, reason="no memory cgroup can be made here: memory is capped per process"
 )
 def test_a_body_and_its_children_share_one_memory_allowance(attack) -> None:
-    lines = """
-import ctypes
-fork = ctypes.CDLL(None).fork  # past the guard's audit hook, as a hostile body would
-children = []
-for _ in range(6):
-    pid = fork()
-    if pid == 0:
-        block = bytearray(300 * 1024 * 1024)
-        for at in range(0, len(block), 4096):
-            block[at] = 1
-        time.sleep(20)
-        os._exit(0)
-    children.append(pid)
-for pid in children:
-    os.waitpid(pid, 0)
-return ActionResult(action_log="six children of 300 MB each", new_state="done")
-"""
+    lines = (
+        forking_payload(6, 300) + 'return ActionResult(action_log="six children of 300 MB each", new_state="done")\n'
+    )
     result, _, changed = attack(lines, timeout=40)
     assert result.assessment.label == "failure" and "memory allowance" in (result.error or ""), result.error
     assert changed == set()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from support.catalog_helpers import make_skill
+from support.hostile import forking_payload
 
 from semif_agent.catalog import SkillCatalog
 from semif_agent.sandbox import SandboxLimits
@@ -187,22 +188,7 @@ async def test_no_unix_socket_of_the_host_is_reachable(skills_root, make_runtime
     assert {label: server.connections for label, server in servers.items()} == dict.fromkeys(servers, 0)
 
 
-FORKS = """
-import os, time
-children = []
-for _ in range(6):
-    pid = os.fork()
-    if pid == 0:
-        block = bytearray(100 * 1024 * 1024)
-        for at in range(0, len(block), 4096):
-            block[at] = 1
-        time.sleep(20)
-        os._exit(0)
-    children.append(pid)
-for pid in children:
-    os.waitpid(pid, 0)
-print("six children of 100 MB each")
-"""
+FORKS = forking_payload(6, 100) + 'print("six children of 100 MB each")\n'
 
 
 @pytest.mark.parametrize("mode", MODES)
