@@ -298,6 +298,14 @@ def apply_limits(spec: dict, *, process_limit: int | None = None) -> None:
         _set_limit(resource.RLIMIT_NPROC, process_limit)
 
 
+def prepare_parent(*, private_mounts: bool) -> None:
+    """In a long-lived parent (the warm worker), what :func:`confine` would otherwise redo in every child:
+    capabilities out of the bounding set, and (``private_mounts``: it made its mounts private) no remount."""
+    _privileges.drop_bounding_set()
+    if private_mounts:
+        _mounts.mounts_are_private()
+
+
 def confine(spec: dict) -> dict[str, str]:
     """Apply every confinement ``spec`` asks for to this process; what held, by kind.
 

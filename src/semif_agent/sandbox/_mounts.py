@@ -35,6 +35,14 @@ _SEALED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
 _PRIVATE_TMPFS_BYTES = 64 * 1024 * 1024
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_inherited_private = False  # this process's mounts are already private (its parent made them so)
+
+
+def mounts_are_private() -> None:
+    """Say that this process's mounts no longer propagate to the host's (a long-lived parent made them
+    private in a mount namespace of its own): the namespaces of the children it forks need not redo it."""
+    global _inherited_private
+    _inherited_private = True
 
 
 def _mount(source: bytes | None, target: str, kind: bytes | None, flags: int, data: bytes | None = None) -> bool:
@@ -63,7 +71,7 @@ def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hi
     """
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
         return False
-    if not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
+    if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
         return False
     size = f"size={tmpfs_bytes or _PRIVATE_TMPFS_BYTES}".encode()
     kept: list[tuple[str, int]] = []

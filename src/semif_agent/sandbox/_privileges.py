@@ -63,15 +63,25 @@ class _Program(ctypes.Structure):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def drop_capabilities() -> bool:
-    """Give up every capability, for good; True when none is left (also for a user that had none)."""
+_bounding_dropped = False
+
+
+def drop_bounding_set() -> None:
+    """Take every capability out of the bounding set: no program this process or its children start
+    gets one back. The process keeps those it has; a long-lived parent does this once for all its children."""
+    global _bounding_dropped
     for cap in range(64):
         if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
             break  # past the kernel's last capability
+    _bounding_dropped = True
+
+
+def drop_capabilities() -> bool:
+    """Give up every capability, for good; True when none is left (also for a user that had none)."""
+    if not _bounding_dropped:
+        drop_bounding_set()
     _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
-    return _libc.capset(ctypes.byref(header), data) == 0
+    return _libc.capset(ctypes.byref(_NO_CAPABILITIES[0]), _NO_CAPABILITIES[1]) == 0
 
 
 def _filter_program() -> list[tuple[int, int, int, int]] | None:
@@ -106,15 +116,22 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
     ]
 
 
-_PROGRAM = _filter_program()
+def _compiled() -> tuple[_Program, ctypes.Array[_Instruction]] | None:
+    steps = _filter_program()
+    if steps is None:
+        return None
+    instructions = (_Instruction * len(steps))(*(_Instruction(*step) for step in steps))
+    return _Program(len(steps), instructions), instructions  # the array lives as long as the program
+
+
+_PROGRAM = _compiled()  # built once: a forked child only installs it
+_NO_CAPABILITIES = (_CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)())
 
 
 def forbid_local_sockets() -> bool:
     """Install the seccomp filter of this module on this process (and what it starts); True when it holds."""
     if _PROGRAM is None:
         return False
-    instructions = (_Instruction * len(_PROGRAM))(*(_Instruction(*step) for step in _PROGRAM))
-    program = _Program(len(_PROGRAM), instructions)
     if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
-    return _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) == 0
+    return _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(_PROGRAM[0]), 0, 0) == 0
