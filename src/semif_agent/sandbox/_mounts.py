@@ -9,7 +9,7 @@ namespace) of its own, in which:
   ``/dev/kmsg``, no other process's shared memory;
 - ``/tmp`` is a private tmpfs holding only the call's own folders that lie
   under the host's ``/tmp`` (bound at the same paths): no other process's
-  files or sockets there;
+  files or sockets there (unless ``/tmp`` itself is one of the call's folders);
 - ``/run`` (unless the call may use the network: name resolution reads it)
   and ``/sys/fs/cgroup`` are empty and read-only, and ``/proc/kmsg`` is
   ``/dev/null``: no host socket there, no other process's cgroup or PID.
@@ -75,14 +75,16 @@ def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hi
         return False
     size = f"size={tmpfs_bytes or _PRIVATE_TMPFS_BYTES}".encode()
     kept: list[tuple[str, int]] = []
+    own_tmp = "/tmp" in {os.path.abspath(path) for path in keep_under_tmp}  # /tmp itself is the call's: left as is
     try:
-        for path in [f"/dev/{name}" for name in DEVICES] + _outermost_under_tmp(keep_under_tmp):
+        for path in [f"/dev/{name}" for name in DEVICES] + ([] if own_tmp else _outermost_under_tmp(keep_under_tmp)):
             try:
                 kept.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
             except OSError:
                 continue
         held = _mount(b"none", "/dev", b"tmpfs", _SEALED, b"size=64k,mode=0755")
-        held = held and _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777")
+        if not own_tmp:
+            held = held and _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777")
         if not held:
             return False
         for path, fd in kept:
