@@ -16,7 +16,7 @@ from semif_agent.workspace import Workspace
 
 from ._skill_support import write_skill
 from ._support import calls, collect
-from .test_skill_hooks import journal_skill, noop
+from .test_skill_hooks import JOURNAL, journal_skill, noop
 
 SHEETS = Skill(name="sheets", description="Read spreadsheets.", activation="on_demand")
 MAIL = Skill(name="mail", description="Send mail.")
@@ -65,10 +65,14 @@ def test_scripts_of_a_list_of_skills_run_in_the_workspace_given(tmp_path: Path) 
     assert len((work / "journal.txt").read_text().splitlines()) == 4  # pre and post step, two rounds
 
 
+JOURNAL_IN_DRAFTS = JOURNAL.replace('"journal.txt"', 'os.path.join("data", "drafts", "journal.txt")')
+"""The journal hook for a semif workspace: there a script writes only the write dirs, never the records' folder."""
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
     root = create_workspace(tmp_path / "ws")
-    journal_skill(root / "skills")
+    journal_skill(root / "skills", JOURNAL_IN_DRAFTS)
     return Workspace.load(root)
 
 
@@ -83,7 +87,7 @@ def test_a_workspace_gives_its_code_and_skill_md_skills_and_runs_scripts_in_it(w
     assert agent.skills.get("email.compose").tool_names == ("skill__email__compose",)
     agent.skills.activate("step-journal")
     collect(agent.stream("go"))
-    assert (workspace.root / "journal.txt").is_file()  # the hooks ran with the workspace as their folder
+    assert (workspace.root / "data" / "drafts" / "journal.txt").is_file()  # the workspace was their folder
 
     same = Agent(llm=ScriptedProvider([])).with_workspace(runner)
     assert names(same) == skills and not same.skills.scripts_allowed("step-journal")

@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support.hostile import forking_payload
 
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
 from semif_agent.records import DecisionLog
+from semif_agent.sandbox import _cgroup
 from semif_agent.sandbox._confine import landlock_abi
 from semif_agent.workspace import Workspace
 
@@ -260,3 +262,101 @@ def test_many_runs_at_once_each_get_their_outcome(make_workspace) -> None:
         t.join()
     assert len(results) == 6 and all(r.error is None for r in results)
     assert len(list((ws.data_dir / "drafts").glob("*.txt"))) == 6
+
+
+ROOT_FENCES = pytest.mark.skipif(os.geteuid() != 0, reason="the mount view and dropped capabilities are tested as root")
+
+
+@ROOT_FENCES
+def test_a_root_body_makes_no_device_node_and_sees_no_host_device(attack) -> None:
+    lines = """
+import stat
+drafts = Path(ctx.config["drafts"])
+drafts.mkdir(parents=True, exist_ok=True)
+seen = []
+for label, make in (
+    ("char", lambda: os.mknod(drafts / "c", 0o600 | stat.S_IFCHR, os.makedev(1, 3))),
+    ("block", lambda: os.mknod(drafts / "b", 0o600 | stat.S_IFBLK, os.makedev(254, 0))),
+    ("fifo", lambda: os.mkfifo(drafts / "f")),
+    ("disk", lambda: open("/dev/vda", "rb").read(1)),
+    ("kmsg", lambda: open("/dev/kmsg", "rb").read(1)),
+):
+    try:
+        make()
+        seen.append(f"{label}:made")
+    except OSError:
+        seen.append(f"{label}:refused")
+seen.append("dev:" + ",".join(sorted(os.listdir("/dev"))))
+return ActionResult(action_log=" ".join(seen), new_state="done")
+"""
+    result, ws, changed = attack(lines)
+    log = result.action.action_log
+    assert changed == set(), changed
+    assert all(f"{label}:refused" in log for label in ("char", "block", "fifo", "disk", "kmsg")), log
+    listed = set(log.rsplit("dev:", 1)[1].split(","))
+    assert listed <= {"null", "zero", "full", "random", "urandom", "tty", "shm", "fd", "stdin", "stdout", "stderr"}
+    assert [p.name for p in (ws.data_dir / "drafts").iterdir()] == []
+
+
+def test_a_body_reaches_no_unix_socket_of_the_host(attack, tmp_path: Path) -> None:
+    path = tmp_path / "host.sock"
+    servers = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
+    servers[0].bind(str(path))
+    os.chmod(path, 0o600)
+    servers[1].bind(f"\0semif-test-{os.getpid()}".encode())
+    for server in servers:
+        server.listen()
+        server.settimeout(0.3)
+    lines = f"""
+import socket
+seen = []
+for address in ({str(path)!r}, "\\0semif-test-{os.getpid()}"):
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(address)
+        client.sendall(b"from the body")
+        seen.append("connected")
+    except OSError:
+        seen.append("refused")
+return ActionResult(action_log=" ".join(seen), new_state="done")
+"""
+    try:
+        result, _, changed = attack(lines)
+        for server in servers:
+            with pytest.raises(socket.timeout):
+                server.accept()
+    finally:
+        for server in servers:
+            server.close()
+    assert result.action.action_log == "refused refused" and changed == set()
+
+
+@pytest.mark.skipif(
+    _cgroup.controller_base("memory") is None, reason="no memory cgroup can be made here: memory is capped per process"
+)
+def test_a_body_and_its_children_share_one_memory_allowance(attack) -> None:
+    lines = (
+        forking_payload(6, 300) + 'return ActionResult(action_log="six children of 300 MB each", new_state="done")\n'
+    )
+    result, _, changed = attack(lines, timeout=40)
+    assert result.assessment.label == "failure" and "memory allowance" in (result.error or ""), result.error
+    assert changed == set()
+
+
+@pytest.mark.slow
+def test_a_deleted_file_held_open_counts_against_the_disk_cap(attack) -> None:
+    lines = """
+drafts = Path(ctx.config["drafts"])
+drafts.mkdir(parents=True, exist_ok=True)
+held = []
+for n in range(6):  # each under the size a file may have, all together past the disk allowance
+    held.append(open(drafts / f"hidden-{n}.bin", "wb"))
+    os.unlink(drafts / f"hidden-{n}.bin")
+    for _ in range(7):
+        held[-1].write(b"x" * (8 * 1024 * 1024))
+        held[-1].flush()
+time.sleep(30)
+"""
+    result, _, changed = attack(lines, timeout=60)
+    assert result.assessment.label == "failure" and "wrote more than it may" in (result.error or ""), result.error
+    assert changed == set()

@@ -22,6 +22,9 @@ STDLIB_ONLY = (
     "_cgroup.py",
     "_disk.py",
     "_process_group.py",
+    "_mounts.py",
+    "_privileges.py",
+    "_watch.py",
     "_call.py",
     "channel.py",
     "_messages.py",
@@ -40,6 +43,9 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._cgroup",
         "semif_agent.sandbox._disk",
         "semif_agent.sandbox._process_group",
+        "semif_agent.sandbox._mounts",
+        "semif_agent.sandbox._privileges",
+        "semif_agent.sandbox._watch",
         "semif_agent.sandbox._call",
         "semif_agent.sandbox.channel",
         "semif_agent.sandbox._messages",
@@ -50,6 +56,8 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "_cgroup",
         "_disk",
         "_process_group",
+        "_mounts",
+        "_privileges",
     }  # the launcher imports its siblings directly
     for name in STDLIB_ONLY:
         for module in imported_modules(PACKAGE / "sandbox" / name):

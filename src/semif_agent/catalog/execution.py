@@ -8,7 +8,10 @@
 
 Both get the same working directory (the agent's workspace), environment,
 limits and confinement (:mod:`semif_agent.sandbox.limits`), and a private temporary folder that
-is removed afterwards (the worker's own, for a warm call). Whether a script has an ``entrypoint`` is read from its
+is removed afterwards (the worker's own, for a warm call). A script may write that folder and the
+agent's workspace; when the workspace is a semif workspace (it holds ``semif.toml``), only its
+write dirs (``[skills] write_dirs``): its records (settings, logs, manifests, skill bodies) are
+read-only to every script and hook, as to code-skill bodies. Whether a script has an ``entrypoint`` is read from its
 syntax tree, never by importing it in the host; the answer is cached per
 file version (path, size, modification time).
 
@@ -27,10 +30,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..errors import WorkspaceError
 from ..sandbox.limits import SandboxLimits, confinement_spec
 from ..sandbox.pool import WorkerPool, default_worker_pool, preload_everywhere
 from ..sandbox.process import run_subprocess
 from ..sandbox.results import ScriptRunResult
+from ..workspace import SETTINGS_FILE, Workspace
 from . import _entrypoint
 from .descriptor import SkillDescriptor
 
@@ -87,7 +92,11 @@ class ScriptExecutor:
                 self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None, hook_type=hook_type
             )
             spec = confinement_spec(
-                self.limits, timeout_sec=timeout_sec, workspace_root=workspace_root, skill_dir=descriptor.root
+                self.limits,
+                timeout_sec=timeout_sec,
+                workspace_root=workspace_root,
+                skill_dir=descriptor.root,
+                write_roots=script_write_roots(workspace_root),
             )
             payload = {
                 "script": str(script),
@@ -124,6 +133,7 @@ class ScriptExecutor:
                 workspace_root=workspace_root,
                 skill_dir=descriptor.root,
                 run_dir=run_dir,
+                write_roots=script_write_roots(workspace_root),
             )
             spec["status_file"] = str(run_dir / "status")
             result = await run_subprocess(
@@ -167,6 +177,31 @@ def script_environment(
     if hook_type:
         env["SKILL_HOOK"] = hook_type
     return env
+
+
+_write_roots: dict[str, tuple[tuple[int, int], tuple[Path, ...] | None]] = {}
+
+
+def script_write_roots(workspace_root: Path) -> tuple[Path, ...] | None:
+    """The folders a script bound to ``workspace_root`` may write besides its private one.
+
+    None (the whole workspace) for an agent's plain workspace; for a semif workspace its write
+    dirs, never its records (none at all when its settings do not load). Cached per settings version.
+    """
+    settings = workspace_root / SETTINGS_FILE
+    try:
+        info = settings.stat()
+    except OSError:
+        return None
+    version = (info.st_mtime_ns, info.st_size)
+    cached = _write_roots.get(str(workspace_root))
+    if cached is None or cached[0] != version:
+        try:
+            roots: tuple[Path, ...] | None = Workspace.load(workspace_root, migrate_layout=False).write_roots
+        except (WorkspaceError, OSError, ValueError):
+            roots = ()
+        cached = _write_roots[str(workspace_root)] = (version, roots)
+    return cached[1]
 
 
 def _defines_entrypoint(script: Path) -> bool:

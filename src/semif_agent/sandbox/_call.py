@@ -155,6 +155,8 @@ def run_child(
         if cgroup_members is not None and _cgroup.join_open(cgroup_members):
             spec["process_limit_held"] = True
             held["process_limit"] = "cgroup"
+        memory_members = spec.pop("memory_members", None)
+        held["memory"] = "cgroup" if memory_members is not None and _cgroup.join_open(memory_members) else "rlimit"
         for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
         close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})

@@ -31,16 +31,21 @@ if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its fun
 else:
     import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
-_base: str | None = None
-_looked = False
+_bases: dict[str, str | None] = {}
+_mount_points: dict[str, str] = {}  # where each controller's hierarchy is mounted
 
 
 def pids_base() -> str | None:
     """This process's own cgroup folder of the ``pids`` controller, when we may create cgroups under it."""
-    global _base, _looked
-    if _looked:
-        return _base
-    _looked = True
+    return controller_base("pids")
+
+
+def controller_base(controller: str) -> str | None:
+    """This process's own cgroup folder of ``controller`` (``pids``, ``memory``), when we may create cgroups
+    under it: its cgroup v1 hierarchy, or the cgroup v2 one where the controller is available."""
+    if controller in _bases:
+        return _bases[controller]
+    _bases[controller] = None
     try:
         with open("/proc/self/cgroup", encoding="utf-8") as handle:
             memberships = [line.rstrip("\n").split(":", 2) for line in handle]
@@ -48,27 +53,27 @@ def pids_base() -> str | None:
             mounts = [line.split() for line in handle]
     except OSError:
         return None
-    v1 = next((path for _id, controllers, path in memberships if "pids" in controllers.split(",")), None)
+    v1 = next((path for _id, controllers, path in memberships if controller in controllers.split(",")), None)
     v2 = next((path for _id, controllers, path in memberships if _id == "0" and controllers == ""), None)
     for fields in mounts:
         separator = fields.index("-")
         kind, options = fields[separator + 1], fields[separator + 3].split(",")
-        if kind == "cgroup" and "pids" in options and v1 is not None:
+        if kind == "cgroup" and controller in options and v1 is not None:
             candidate = fields[4] + v1 if v1 != "/" else fields[4]
-        elif kind == "cgroup2" and v2 is not None and _has_pids(fields[4] + v2):
+        elif kind == "cgroup2" and v2 is not None and _has(fields[4] + v2, controller):
             candidate = fields[4] + v2 if v2 != "/" else fields[4]
         else:
             continue
         if os.access(candidate, os.W_OK):
-            _base = candidate
-            return _base
+            _bases[controller], _mount_points[controller] = candidate, fields[4]
+            return candidate
     return None
 
 
-def _has_pids(folder: str) -> bool:
+def _has(folder: str, controller: str) -> bool:
     try:
         with open(os.path.join(folder, "cgroup.controllers"), encoding="ascii") as handle:
-            return "pids" in handle.read().split()
+            return controller in handle.read().split()
     except OSError:
         return False
 
@@ -95,16 +100,17 @@ def set_limit(path: str, max_tasks: int) -> bool:
 
 
 def _enable_pids(parent: str) -> None:
-    """cgroup v2 only: let children of ``parent`` use the pids controller."""
+    """cgroup v2 only: let children of ``parent`` use the pids controller, and the memory one where available."""
     control = os.path.join(parent, "cgroup.subtree_control")
     if os.path.exists(control):
         try:
             with open(control, encoding="ascii") as handle:
-                if "pids" in handle.read().split():
-                    return
+                enabled = handle.read().split()
         except OSError:
             return
-        _write(control, "+pids")
+        for controller in ("pids", "memory"):
+            if controller not in enabled and (controller == "pids" or _has(parent, controller)):
+                _write(control, f"+{controller}")
 
 
 def join(path: str) -> bool:
@@ -132,6 +138,59 @@ def join_open(members_fd: int) -> bool:
         return False
 
 
+def memory_twin(path: str) -> str | None:
+    """The ``memory`` cgroup at the place of ``pids`` cgroup ``path`` (made when missing): the same folder
+    under cgroup v2, the same relative path in the memory hierarchy under v1; None where there is none."""
+    twin = _twin_path(path)
+    if twin is None or twin == path:
+        return path if twin == path and os.path.exists(os.path.join(path, "memory.max")) else None
+    try:
+        os.makedirs(twin, exist_ok=True)
+    except OSError:
+        return None
+    return twin
+
+
+def _twin_path(path: str) -> str | None:
+    """Where ``memory_twin`` of ``path`` is: the path relative to the pids hierarchy, under our memory cgroup.
+
+    The host and its workers stay in the same memory cgroup, so they agree on it.
+    """
+    pids_base()
+    root, memory = _mount_points.get("pids"), controller_base("memory")
+    if root is None or memory is None or not path.startswith(root + os.sep):
+        return None
+    if _mount_points.get("memory") == root:
+        return path
+    return memory + path[len(root) :]
+
+
+def set_memory_limit(path: str, limit_bytes: int) -> bool:
+    """Cap the memory (and, where it can, the swap) of every process in cgroup ``path`` together; True when it holds.
+
+    The kernel reclaims, then kills a process of the cgroup past it; :func:`oom_kills` counts those kills.
+    """
+    if os.path.exists(os.path.join(path, "memory.max")):  # cgroup v2
+        _write(os.path.join(path, "memory.swap.max"), "0")
+        _write(os.path.join(path, "memory.oom.group"), "1")
+        return _write(os.path.join(path, "memory.max"), str(int(limit_bytes)))
+    return _write(os.path.join(path, "memory.limit_in_bytes"), str(int(limit_bytes)))
+
+
+def oom_kills(path: str) -> int:
+    """How many processes the kernel killed so far for going past cgroup ``path``'s memory cap."""
+    for name in ("memory.events", "memory.oom_control"):
+        try:
+            with open(os.path.join(path, name), encoding="ascii") as handle:
+                for line in handle:
+                    key, _space, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return 0
+
+
 class Slots:
     """A warm worker's reusable cgroups ``slot-<n>`` under ``parent``, one per call running at once.
 
@@ -145,6 +204,9 @@ class Slots:
         self.draining: list[str] = []  # slots whose processes were killed but are not all gone yet
         self.limits: dict[str, int] = {}
         self.members: dict[str, int] = {}  # each slot's member list, open for writing
+        self.memory: dict[str, tuple[str, int]] = {}  # each slot's memory cgroup, and its member list open
+        self.memory_limits: dict[str, int] = {}
+        self.oom_seen: dict[str, int] = {}  # each slot's count of memory kills when its call started
 
     def take(self, limit: int) -> str | None:
         """A free slot capped at ``limit`` tasks; None when none can be made."""
@@ -161,6 +223,28 @@ class Slots:
             return None
         self.limits[slot] = limit
         return slot
+
+    def cap_memory(self, slot: str, limit_bytes: int) -> int | None:
+        """Give ``slot`` its memory cgroup capped at ``limit_bytes``; that cgroup's member list (open), or None
+        where no memory cgroup can be made (the call then has only its per-process address-space limit)."""
+        if slot not in self.memory:
+            twin = memory_twin(slot)
+            members_fd = open_members(twin) if twin is not None else None
+            if twin is None or members_fd is None:
+                return None
+            self.memory[slot] = (twin, members_fd)
+        twin, members_fd = self.memory[slot]
+        if self.memory_limits.get(slot) != limit_bytes:
+            if not set_memory_limit(twin, limit_bytes):
+                return None
+            self.memory_limits[slot] = limit_bytes
+        self.oom_seen[slot] = oom_kills(twin)
+        return members_fd
+
+    def out_of_memory(self, slot: str) -> bool:
+        """True when the kernel killed a process of ``slot``'s call for going past its memory cap."""
+        found = self.memory.get(slot)
+        return found is not None and oom_kills(found[0]) > self.oom_seen.get(slot, 0)
 
     def give_back(self, slot: str, *, emptied: bool) -> None:
         """A call's slot after it ended: free at once when ``emptied`` (its processes are known gone),
@@ -204,7 +288,15 @@ def kill_members(path: str) -> int:
 
 
 def remove(path: str, *, wait_sec: float = 1.0) -> bool:
-    """Kill what is left in cgroup ``path`` and remove it with the cgroups under it; True when gone."""
+    """Kill what is left in cgroup ``path`` and remove it with the cgroups under it (and its memory twin,
+    under cgroup v1); True when gone."""
+    twin = _twin_path(path)
+    if twin is not None and twin != path and os.path.isdir(twin):
+        _remove_one(twin, wait_sec=wait_sec)
+    return _remove_one(path, wait_sec=wait_sec)
+
+
+def _remove_one(path: str, *, wait_sec: float) -> bool:
     deadline = time.monotonic() + wait_sec
     while True:
         kill_members(path)

@@ -37,6 +37,11 @@ if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its fun
     import signal as _signal
 else:
     import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
+if TYPE_CHECKING or __package__:
+    from . import _mounts, _privileges
+else:  # loaded by the script launcher from this folder, without the package
+    import _mounts
+    import _privileges
 
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_ADD_RULE = 445
@@ -60,6 +65,8 @@ _MAKE_FIFO = 1 << 10
 _MAKE_BLOCK = 1 << 11
 _MAKE_SYM = 1 << 12
 _REFER = 1 << 13  # ABI 2
+_MAKE_SPECIAL = _MAKE_CHAR | _MAKE_BLOCK | _MAKE_FIFO | _MAKE_SOCK
+"""Handled but granted nowhere: no device node, FIFO or socket file is made, not even in a writable folder."""
 _TRUNCATE = 1 << 14  # ABI 3
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 _SCOPE_SIGNAL = 1 << 1  # ABI 6
@@ -107,10 +114,12 @@ def landlock_abi() -> int:
 
 
 def _rights(abi: int) -> tuple[int, int, int]:
-    """(read rights, write rights, rights that apply to a file) the kernel of ``abi`` knows."""
+    """(read rights, write rights, rights that apply to a file) the kernel of ``abi`` knows.
+
+    The write rights make and remove files, folders and links, never :data:`_MAKE_SPECIAL`.
+    """
     read_rights = _EXECUTE | _READ_FILE | _READ_DIR
-    write_rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG
-    write_rights |= _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
+    write_rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_DIR | _MAKE_REG | _MAKE_SYM
     file_rights = _EXECUTE | _READ_FILE | _WRITE_FILE
     if abi >= 2:
         write_rights |= _REFER
@@ -137,7 +146,8 @@ def restrict_filesystem(
         return False
     libc = _libc()
     read_rights, write_rights, file_rights = _rights(abi)
-    attr = _RulesetAttr(handled_access_fs=read_rights | write_rights if files else 0, handled_access_net=0, scoped=0)
+    handled = read_rights | write_rights | _MAKE_SPECIAL
+    attr = _RulesetAttr(handled_access_fs=handled if files else 0, handled_access_net=0, scoped=0)
     size = 8  # handled_access_fs only
     if abi >= 4:
         attr.handled_access_net = (_BIND_TCP | _CONNECT_TCP) if deny_tcp else 0
@@ -192,6 +202,13 @@ def preopen(paths: list[str]) -> None:
             _prepared.append(
                 _PathBeneathAttr(allowed_access=read_rights if is_dir else read_rights & file_rights, parent_fd=fd)
             )
+
+
+def _forget_preopened(path: str) -> None:
+    """Make ``path``'s rule from its path, not from the folder opened before (now covered by another)."""
+    found = _preopened.pop(path, None)
+    if found is not None:
+        os.close(found[0])
 
 
 def _release_preopened() -> None:
@@ -281,15 +298,29 @@ def apply_limits(spec: dict, *, process_limit: int | None = None) -> None:
         _set_limit(resource.RLIMIT_NPROC, process_limit)
 
 
+def prepare_parent(*, private_mounts: bool) -> None:
+    """In a long-lived parent (the warm worker), what :func:`confine` would otherwise redo in every child:
+    capabilities out of the bounding set, and (``private_mounts``: it made its mounts private) no remount."""
+    _privileges.drop_bounding_set()
+    if private_mounts:
+        _mounts.mounts_are_private()
+
+
 def confine(spec: dict) -> dict[str, str]:
     """Apply every confinement ``spec`` asks for to this process; what held, by kind.
 
     The answer has ``filesystem`` (``landlock`` or ``none``), ``tcp``
-    (``landlock`` when TCP is denied by Landlock too) and, when not already
-    held by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit``
-    or ``none``). Order matters: the process count is read while ``/proc``
-    is still visible, Landlock comes next (it needs free descriptors), the
-    limits last.
+    (``landlock`` when TCP is denied by Landlock too), ``view``
+    (``mount-namespace`` when :func:`._mounts.narrow_view` holds: a minimal
+    ``/dev``, private ``/tmp`` and ``/dev/shm``, no ``/run`` or cgroups; else
+    ``none``), ``devices`` (what refuses making a device node or FIFO:
+    ``capabilities``, ``landlock``, ``seccomp``, joined by ``+``), ``local_sockets`` (``seccomp`` when no UNIX socket can
+    be opened; else what still covers abstract ones) and, when not already held
+    by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit`` or
+    ``none``). Order matters: the process count is read while ``/proc`` is
+    still visible, the mounts come next (Landlock forbids them), then Landlock
+    (it needs free descriptors), the limits, and last the capabilities (the
+    mounts needed them) and the seccomp filter.
     """
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     held: dict[str, str] = {}
@@ -297,16 +328,33 @@ def confine(spec: dict) -> dict[str, str]:
     if not spec.get("process_limit_held"):
         held["process_limit"] = "rlimit" if process_limit is not None else "none"
     files, deny_tcp = bool(spec.get("confine_fs")), not spec.get("network", False)
-    confined = False
+    writable = list(spec.get("writable", []))
+    confined = viewed = False
     try:
         readable = [_expand(path) for path in [*spec.get("system_readable", []), *spec.get("readable", [])]]
-        confined = restrict_filesystem(list(spec.get("writable", [])), readable, deny_tcp=deny_tcp, files=files)
+        if spec.get("namespaces", True):
+            keep = [*writable, *spec.get("readable", []), os.getcwd()]
+            viewed = _mounts.narrow_view(keep, tmpfs_bytes=spec.get("disk_bytes"), hide_run=deny_tcp)
+            if viewed:
+                writable.append("/dev/shm")
+                readable.append("/dev")
+                _forget_preopened("/dev")  # a new /dev now: its rule is made from the path
+        confined = restrict_filesystem(writable, readable, deny_tcp=deny_tcp, files=files)
     finally:
         _release_preopened()
     held["filesystem"] = "landlock" if confined and files else "none"
+    held["view"] = "mount-namespace" if viewed else "none"
     if deny_tcp:
         held["tcp"] = "landlock" if confined and _abi() >= 4 else "none"
     apply_limits(spec, process_limit=process_limit)
+    dropped = _privileges.drop_capabilities()
+    filtered = _privileges.forbid_local_sockets()
+    fences = [("capabilities", dropped), ("landlock", confined and files), ("seccomp", filtered)]
+    held["devices"] = "+".join(name for name, holds in fences if holds) or "none"
+    if filtered:
+        held["local_sockets"] = "seccomp"
+    else:
+        held["local_sockets"] = "landlock" if confined and _abi() >= 6 else "none"
     return held
 
 

@@ -7,12 +7,15 @@ What counts: every file and folder under the run's writable folders whose
 status changed since the run started (``st_ctime``, which a process cannot
 set back), at its allocated size and at least one 4 KiB block. A file that
 existed before and was appended to counts whole; writes to a folder shared
-with runs going on at the same time count for each of them.
+with runs going on at the same time count for each of them. A file the run
+deleted but still holds open counts too (:func:`open_unlinked_bytes`, read
+from ``/proc/<pid>/fd`` of the run's processes), at its allocated size.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 BLOCK = 4096
@@ -74,3 +77,36 @@ def next_check(walk_seconds: float) -> float:
 def watched_folders(writable: list[str]) -> list[str]:
     """The folders among a run's writable paths (``/dev/null`` and other files are not watched)."""
     return [path for path in writable if os.path.isdir(path)]
+
+
+def folder_devices(folders: list[str]) -> set[int]:
+    """The file systems ``folders`` are on (their ``st_dev``)."""
+    devices: set[int] = set()
+    for folder in folders:
+        try:
+            devices.add(os.stat(folder).st_dev)
+        except OSError:
+            continue
+    return devices
+
+
+def open_unlinked_bytes(pids: list[int], devices: set[int]) -> int:
+    """Bytes allocated to regular files on ``devices`` that the processes ``pids`` hold open after
+    they were deleted (no name left for the folder walk to find), each file once."""
+    total = 0
+    seen: set[tuple[int, int]] = set()
+    for pid in pids:
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            key = (info.st_dev, info.st_ino)
+            if info.st_nlink == 0 and stat.S_ISREG(info.st_mode) and info.st_dev in devices and key not in seen:
+                seen.add(key)
+                total += info.st_blocks * 512
+    return total

@@ -76,6 +76,8 @@ def _run_script(modules: tuple, spec: dict, script: str, args: list[str], held: 
     if cgroup and cgroups.join(cgroup):
         spec["process_limit_held"] = True
         held["process_limit"] = "cgroup"
+    memory = spec.get("memory_cgroup")
+    held["memory"] = "cgroup" if memory and cgroups.join(memory) else "rlimit"
     held.update(confine.confine(spec))
     os.write(report_fd, marshal.dumps(held))
     os.close(report_fd)
@@ -111,7 +113,7 @@ def _fork(isolation: ModuleType, spec: dict) -> tuple[int, dict]:
 
 def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
     """Wait for the script's process within the timeout and the disk allowance; (status, what went wrong, CPU)."""
-    disk, groups = modules[3], modules[4]
+    _confine, isolation, cgroups, disk, groups = modules
     deadline = time.monotonic() + float(spec.get("timeout") or 1e9)
     cap: int = spec.get("disk_bytes") or 0
     watched = disk.watched_folders(list(spec.get("writable", []))) if cap else []
@@ -127,14 +129,25 @@ def _supervise(modules: tuple, spec: dict, pid: int) -> tuple[int, str, float]:
             groups.kill_group(pid)
         elif not reason and watched and now >= next_check:
             written = disk.changed_bytes(watched, started_ns)
+            processes = cgroups.members(spec["cgroup"]) if spec.get("cgroup") else [pid, *isolation.descendants(pid)]
+            written += disk.open_unlinked_bytes(processes, disk.folder_devices(watched))
             next_check = disk.next_check(time.monotonic() - now)
-            if written > cap:
+            if spec.get("memory_cgroup") and cgroups.oom_kills(spec["memory_cgroup"]):
+                reason = "memory"
+                _say("the script and what it started ran out of their memory allowance")
+                groups.kill_group(pid)
+            elif written > cap:
                 reason = "disk"
-                sys.stderr.write(f"\n[killed: wrote {written // 1048576} MB, over its {cap // 1048576} MB allowance]\n")
-                sys.stderr.flush()
+                _say(f"wrote {written // 1048576} MB, over its {cap // 1048576} MB allowance")
                 groups.kill_group(pid)
         moments = [deadline, next_check] if watched and not reason else [deadline]
         _wait_child(max(0.001, min(min(moments) - time.monotonic(), 0.25 if reason else 1.0)))
+
+
+def _say(why: str) -> None:
+    """Tell the script's stderr why the supervisor killed it."""
+    sys.stderr.write(f"\n[killed: {why}]\n")
+    sys.stderr.flush()
 
 
 def _wait_child(seconds: float) -> None:
@@ -195,6 +208,9 @@ def main() -> None:
             _cgroup.kill_members(spec["cgroup"])
         _isolation.kill_descendants(os.getpid())
     held.update(_child_report(report_r))
+    if not reason and spec.get("memory_cgroup") and _cgroup.oom_kills(spec["memory_cgroup"]):
+        reason = "memory"
+        _say("the script and what it started ran out of their memory allowance")
     cpu = spec.get("cpu_seconds")
     signalled = os.WIFSIGNALED(status)
     if not reason and signalled and cpu is not None and cpu_used >= float(cpu) - 0.05:

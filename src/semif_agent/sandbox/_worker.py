@@ -55,7 +55,7 @@ class _Worker:
     ) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise."""
-        self.call, self.isolation, self.cgroups, self.disk, self.groups = modules
+        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
         self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
@@ -195,6 +195,8 @@ class _Worker:
         err_r, err_w = os.pipe()
         limit = spec.get("max_processes")
         slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
+        if slot is not None and self.slots is not None and spec.get("memory_bytes"):  # one cap for all it starts
+            spec["memory_members"] = self.slots.cap_memory(slot, int(spec["memory_bytes"]))
         return (
             request,
             run_dir,
@@ -385,22 +387,12 @@ class _Worker:
                     self.selector.register(fd, selectors.EVENT_READ, ("output", pid))
                 if not call.messages_done and call.messages not in self.selector.get_map():
                     self.selector.register(call.messages, selectors.EVENT_READ, ("messages", pid))
-            call.next_check = float("inf")
-            if call.disk_cap is not None and not call.reported:
-                started = time.monotonic()
-                if call.watched is None:
-                    call.watched = self.disk.watched_folders(call.writable)
-                written = self.disk.changed_bytes(call.watched, call.started_ns, walks)
-                call.next_check = self.disk.next_check(time.monotonic() - started)
-                if written > call.disk_cap:
-                    call.reported = "disk"
-                    call.notes.append(
-                        f"killed: wrote {written // 1048576} MB, over its {call.disk_cap // 1048576} MB allowance"
-                    )
-                    self.groups.kill_group(pid)
+            if self.watch.over_limits(call, pid, self.slots, walks):
+                self.groups.kill_group(pid)
 
     def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
         self._collect_last_messages(pid, call)
+        self.watch.out_of_memory(call, self.slots)
         if call.held.get("processes") != "pid-namespace":
             self.groups.kill_group(pid)
             if call.cgroup is None:
@@ -453,7 +445,7 @@ class _Worker:
 def main() -> None:
     package_parent, calls_folder, cgroup = sys.argv[1:4]
     sys.path.insert(0, package_parent)
-    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group
+    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group, _watch
 
     received = b""
     while b"\n" not in received:
@@ -478,13 +470,14 @@ def main() -> None:
     elif _isolation.enter_user_namespace():
         network = ("per-call", -1)
     hidden = _isolation.hide_paths(setup.get("secrets", []))  # then one Landlock rule for /etc, not one per entry
+    _confine.prepare_parent(private_mounts=hidden)
     _confine.preopen(list(setup.get("system_folders" if hidden else "system_readable", [])))
     gc.freeze()  # what is here now stays out of the children's collections: fewer pages copied on write
     reply_fd = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.close(null)
-    modules = (_call, _isolation, _cgroup, _disk, _process_group)
+    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch)
     worker = _Worker(modules, reply_fd, calls_folder, None if cgroup == "-" else cgroup, network)
     worker.serve(rest)
 

@@ -23,7 +23,14 @@ What holds, and where (each result's ``confinement`` says which held):
   refused only the Landlock layer holds: UDP (and raw sockets, for root)
   stays open. ``network=True`` lifts both.
 - Disk: RLIMIT_FSIZE caps each file; the supervisor watches the total
-  written to the writable folders (:mod:`._disk`) and kills the run past it.
+  written to the writable folders, and the files the run deleted but holds
+  open (:mod:`._disk`), and kills the run past it.
+- Memory: one memory cgroup for the run and all it starts (:mod:`._cgroup`),
+  where one can be made; ``RLIMIT_AS`` caps each process everywhere.
+- Devices, ``/tmp``, ``/dev/shm``, ``/run``, cgroups: a mount namespace per run
+  shows a minimal ``/dev`` and private temporary folders (:mod:`._mounts`);
+  capabilities are dropped, and a seccomp filter refuses UNIX sockets and
+  ``mknod`` (:mod:`._privileges`).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +71,8 @@ class SandboxLimits:
     """Resource and confinement limits for skill scripts (``None`` leaves a limit off).
 
     Attributes:
-        memory_mb: Address-space limit per script process.
+        memory_mb: Memory of a run and every process it starts together (a memory cgroup, where
+            one can be made), and the address-space limit of each process.
         cpu_seconds: CPU-time limit; None means the timeout rounded up, plus one second.
         max_processes: Tasks (processes and threads) a run may have at once: a ``pids`` cgroup
             where one can be made, else ``RLIMIT_NPROC`` (which the kernel does not enforce for root).
@@ -110,11 +118,16 @@ def confinement_spec(
     workspace_root: Path,
     skill_dir: Path,
     run_dir: Path | None = None,
+    write_roots: Sequence[Path] | None = None,
 ) -> dict[str, object]:
     """The JSON-ready instructions :func:`._confine.confine` and the run's supervisor apply.
 
-    ``run_dir`` is the run's private temporary folder (None: the warm worker makes one).
+    ``run_dir`` is the run's private temporary folder (None: the warm worker makes one);
+    ``write_roots`` the folders the run may write besides it (None: ``workspace_root``,
+    which is otherwise only readable).
     """
+    writable = [str(workspace_root)] if write_roots is None else [str(path) for path in write_roots]
+    readable = [] if write_roots is None else [str(workspace_root)]
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout_sec) + 1
     return {
         "memory_bytes": limits.memory_mb * 1024 * 1024 if limits.memory_mb else None,
@@ -127,8 +140,8 @@ def confinement_spec(
         "network": limits.network,
         "namespaces": limits.namespaces,
         "system_readable": system_readable_paths(),
-        "readable": [str(skill_dir), *limits.readable_paths],
-        "writable": [str(workspace_root), *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
+        "readable": [str(skill_dir), *readable, *limits.readable_paths],
+        "writable": [*writable, *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
     }
 
 

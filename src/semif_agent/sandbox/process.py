@@ -84,6 +84,9 @@ async def run_subprocess(
     cgroup = _cgroup.create(parent, f"run-{next(_runs)}", spec["max_processes"]) if parent else None
     if cgroup:
         spec["cgroup"] = cgroup
+        memory = _cgroup.memory_twin(cgroup) if spec.get("memory_bytes") else None
+        if memory is not None and _cgroup.set_memory_limit(memory, int(spec["memory_bytes"])):
+            spec["memory_cgroup"] = memory  # one cap for the script and all it starts
     command = [sys.executable, "-I", LAUNCHER, package_parent(), marshal.dumps(spec).hex(), str(script), *argv]
     loop = asyncio.get_running_loop()
     transport, capture = await loop.subprocess_exec(

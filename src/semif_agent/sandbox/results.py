@@ -108,20 +108,18 @@ def outcome(
     if timed_out or reported == ErrorType.TIMEOUT:
         note = f"killed: ran past its {timeout_sec:g}s timeout"
         return ScriptRunResult(False, returncode, stdout, _append(stderr, note), str(ErrorType.TIMEOUT))
-    if reported in (ErrorType.DISK, ErrorType.CHANNEL, ErrorType.WORKER):
+    if reported in (ErrorType.DISK, ErrorType.CHANNEL, ErrorType.WORKER, ErrorType.MEMORY):
         return ScriptRunResult(False, returncode, stdout, stderr, reported)
     if returncode < 0:
         if -returncode == getattr(signal, "SIGXCPU", -1) or reported == ErrorType.CPU:
             return ScriptRunResult(
                 False, returncode, stdout, _append(stderr, "killed: used up its CPU time"), str(ErrorType.CPU)
             )
-        if reported == ErrorType.MEMORY:
-            return ScriptRunResult(False, returncode, stdout, stderr, str(ErrorType.MEMORY))
         note = f"killed by signal {_signal_name(-returncode)}"
         return ScriptRunResult(False, returncode, stdout, _append(stderr, note), str(ErrorType.SIGNAL))
     if returncode == 0:
         return ScriptRunResult(True, 0, stdout, stderr, str(ErrorType.NONE))
-    if reported in (ErrorType.MEMORY, ErrorType.EXCEPTION):
+    if reported == ErrorType.EXCEPTION:
         return ScriptRunResult(False, returncode, stdout, stderr, reported)
     return ScriptRunResult(False, returncode, stdout, stderr, str(ErrorType.EXIT))
 

@@ -1,0 +1,110 @@
+"""What a confined process sees of ``/dev``, ``/tmp``, ``/run`` and the cgroups (Linux; standard library only).
+
+:func:`narrow_view` gives the calling process a mount namespace (and a cgroup
+namespace) of its own, in which:
+
+- ``/dev`` is a fresh read-only tmpfs (``nodev``, ``nosuid``, ``noexec``)
+  holding only :data:`DEVICES`, each bound from the host's, the usual links
+  (``fd``, ``stdin``...) and a private, empty ``/dev/shm``: no disk, no
+  ``/dev/kmsg``, no other process's shared memory;
+- ``/tmp`` is a private tmpfs holding only the call's own folders that lie
+  under the host's ``/tmp`` (bound at the same paths): no other process's
+  files or sockets there (unless ``/tmp`` itself is one of the call's folders);
+- ``/run`` (unless the call may use the network: name resolution reads it)
+  and ``/sys/fs/cgroup`` are empty and read-only, and ``/proc/kmsg`` is
+  ``/dev/null``: no host socket there, no other process's cgroup or PID.
+
+The private tmpfs mounts are capped in size and, being memory, count against
+the call's memory cgroup. Mounts must come before Landlock (which forbids
+them) and before capabilities are dropped. Nothing here reaches the host's
+mounts: the new namespace's mounts are made private first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The device nodes a confined program finds in ``/dev``."""
+_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"}
+_CLONE_NEWNS, _CLONE_NEWCGROUP = 0x00020000, 0x02000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_SEALED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+_PRIVATE_TMPFS_BYTES = 64 * 1024 * 1024
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_inherited_private = False  # this process's mounts are already private (its parent made them so)
+
+
+def mounts_are_private() -> None:
+    """Say that this process's mounts no longer propagate to the host's (a long-lived parent made them
+    private in a mount namespace of its own): the namespaces of the children it forks need not redo it."""
+    global _inherited_private
+    _inherited_private = True
+
+
+def _mount(source: bytes | None, target: str, kind: bytes | None, flags: int, data: bytes | None = None) -> bool:
+    return _libc.mount(source, os.fsencode(target), kind, ctypes.c_ulong(flags), data) == 0
+
+
+def _bind_fd(fd: int, target: str) -> bool:
+    return _mount(f"/proc/self/fd/{fd}".encode(), target, None, _MS_BIND)
+
+
+def _empty_readonly(target: str) -> bool:
+    return _mount(b"none", target, b"tmpfs", _MS_RDONLY | _SEALED, b"size=4k,mode=0555")
+
+
+def _outermost_under_tmp(paths: list[str]) -> list[str]:
+    """The paths under ``/tmp`` that exist, without those inside another of them."""
+    found = sorted({os.path.abspath(path) for path in paths if path.startswith("/tmp/") and os.path.exists(path)})
+    return [path for index, path in enumerate(found) if not any(path.startswith(p + "/") for p in found[:index])]
+
+
+def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hide_run: bool = True) -> bool:
+    """Give this process the narrowed view described in the module's docstring; True when all of it holds.
+
+    ``keep_under_tmp``: the call's folders and files (those under ``/tmp`` are bound into its private one);
+    ``tmpfs_bytes``: the size of the private ``/tmp`` and ``/dev/shm`` (default 64 MiB each).
+    """
+    if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
+        return False
+    if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
+        return False
+    size = f"size={tmpfs_bytes or _PRIVATE_TMPFS_BYTES}".encode()
+    kept: list[tuple[str, int]] = []
+    own_tmp = "/tmp" in {os.path.abspath(path) for path in keep_under_tmp}  # /tmp itself is the call's: left as is
+    try:
+        for path in [f"/dev/{name}" for name in DEVICES] + ([] if own_tmp else _outermost_under_tmp(keep_under_tmp)):
+            try:
+                kept.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
+            except OSError:
+                continue
+        held = _mount(b"none", "/dev", b"tmpfs", _SEALED, b"size=64k,mode=0755")
+        if not own_tmp:
+            held = held and _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777")
+        if not held:
+            return False
+        for path, fd in kept:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
+            held = _bind_fd(fd, path) and held
+    finally:
+        for _path, fd in kept:
+            os.close(fd)
+    for name, target in _LINKS.items():
+        os.symlink(target, f"/dev/{name}")
+    os.mkdir("/dev/shm", 0o1777)
+    held = _mount(b"none", "/dev/shm", b"tmpfs", _SEALED, size + b",mode=1777") and held
+    held = _mount(None, "/dev", None, _MS_REMOUNT | _MS_RDONLY | _SEALED) and held
+    for folder in (["/run"] if hide_run else []) + ["/sys/fs/cgroup"]:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            held = _empty_readonly(folder) and held
+    if os.path.exists("/proc/kmsg"):
+        held = _mount(b"/dev/null", "/proc/kmsg", None, _MS_BIND) and held
+    return held
