@@ -8,6 +8,7 @@ admission). Where the kernel lacks a feature the test says so when it skips.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
