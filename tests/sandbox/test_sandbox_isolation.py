@@ -93,6 +93,7 @@ def fill(count):
     for index in range(int(count)):
         with open(f"fill-{index}.bin", "wb") as out:
             out.write(b"x" * (1024 * 1024))
+            os.fsync(out.fileno())  # at the disk's pace, not the page cache's: the watcher looks every 0.1 s or so
     return "wrote everything"
 """
 NET = """
