@@ -4,8 +4,9 @@ Criteria (numbered as in the contract's acceptance criteria):
 
 1. the body compiles and defines ``predict(ctx, request)`` and ``act(ctx, request, prediction)``;
 2. the name matches the manifest pattern and the category is given;
-3. it imports only the allowed modules and takes no way around them (see
-   :mod:`.escapes`: the allow-list, dynamic imports, dunders, ``exec``/``eval``);
+3. it imports only the standard library and semif_agent's kernel, less what
+   a body must not use, and hides nothing of what it does (see :mod:`._modules`
+   and :mod:`.escapes`: dynamic imports, dunders, ``exec``/``eval``);
 4. it decides through ``ctx.engine`` (no invented engines, no hand-made
    ``DecisionResult``, no reaching past its budget) and returns ``Prediction`` /
    ``ActionResult``, and leaves ``ctx`` as it was given;

@@ -1,26 +1,18 @@
-"""Criterion 3: what a body may import, and the ways around that list it may not take.
+"""Criterion 3: what a body may import, and the ways around that rule it may not take.
 
-A body imports only the modules of :data:`ALLOWED_MODULES` (and their
-submodules): standard-library modules for text, data, dates, numbers and
-files reached through ``pathlib``, plus ``semif_agent.skills``. Everything
-else is refused, notably what reaches past the skill's context:
+A body imports any standard-library module and semif_agent's kernel; the
+refusals kept, each with its reason, are in :mod:`._modules`: third-party
+packages (not installed where a body runs), the network (a body has none),
+what loads or runs code named in a string or in data (``importlib``,
+``pickle``, ``builtins``...), native code, frames and live objects
+(``ctypes``, ``inspect``, ``gc``), starting programs (``subprocess``,
+``os.system``, ``os.exec*``, ``os.spawn*``, ``os.fork``), the import system
+(``sys.modules``, ``sys.path``) and every other ``semif_agent`` module (the
+host's, not a body's).
 
-- ``os``, ``sys``, ``io``, ``tempfile``, ``fcntl``, ``mmap``: the process and
-  descriptor layer (environment, raw descriptors, other files, ``ioctl``);
-  for the same reason the built-in ``open`` (which takes a descriptor number
-  as readily as a path): files are opened through ``pathlib``;
-- ``subprocess``, ``pty``, ``multiprocessing``, ``threading``, ``asyncio``,
-  ``signal``, ``resource``: processes, threads and signals;
-- ``socket``, ``ssl``, ``http``, ``urllib.request``, ``ftplib``, ``smtplib``:
-  the network;
-- ``importlib``, ``builtins``, ``inspect``, ``gc``, ``types``, ``ctypes``,
-  ``pickle``, ``marshal``, ``code``, ``runpy``, ``traceback``: loading or
-  reaching code and frames;
-- every other ``semif_agent`` module (the host's internals, its write guard).
-
-What the list could be bypassed with is refused too, each with its line:
+What hides what a body does is refused too, each with its line:
 importing everything (``*``) or relatively, reaching a module through
-another (``pathlib.os``), using a module as a value or rebinding its name,
+another (``shutil.os.system``, ``email.utils.socket``), using a module as a value or rebinding its name,
 changing a module's or an imported object's attributes, ``getattr`` with a
 computed name, ``setattr``/``delattr``, dunder names and attributes
 (``__class__``, ``__globals__``, ``__subclasses__``, ``__builtins__``...),
@@ -33,81 +25,19 @@ format strings that read such attributes; class patterns (``case C(__globals__=g
 attribute (``x["__globals__"]``) as well. SQL handed to ``execute`` and strings given ``.format`` are followed however
 they are built (:mod:`._built_strings`): one the checker cannot follow is refused.
 
-These are static checks on what a body says. The confinement a body runs in
-is what holds when something gets past them.
+These are static checks on what a body says, a gate on its quality. The
+sandbox a body runs in is what bounds what it can do.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import re
-import types
 from collections.abc import Iterator
 
 from ._built_strings import BuiltStrings
+from ._modules import STOPS_PROCESS, gateway, member_module, member_refusal, module_refusal
 from .report import Violation
-
-ALLOWED_MODULES = frozenset(
-    {
-        "__future__",
-        "abc",
-        "base64",
-        "bisect",
-        "bz2",
-        "calendar",
-        "cmath",
-        "collections",
-        "contextlib",
-        "copy",
-        "csv",
-        "dataclasses",
-        "datetime",
-        "decimal",
-        "difflib",
-        "email",
-        "enum",
-        "fnmatch",
-        "fractions",
-        "functools",
-        "glob",
-        "gzip",
-        "hashlib",
-        "heapq",
-        "hmac",
-        "html",
-        "itertools",
-        "json",
-        "lzma",
-        "math",
-        "mimetypes",
-        "numbers",
-        "operator",
-        "pathlib",
-        "pprint",
-        "random",
-        "re",
-        "secrets",
-        "shlex",
-        "shutil",
-        "sqlite3",
-        "statistics",
-        "string",
-        "struct",
-        "textwrap",
-        "time",
-        "typing",
-        "unicodedata",
-        "urllib.parse",
-        "uuid",
-        "xml.etree",
-        "zipfile",
-        "zlib",
-        "zoneinfo",
-        "semif_agent.skills",
-    }
-)
-"""The modules a body may import (with their submodules)."""
 
 _BUILTINS = frozenset(
     {
@@ -125,11 +55,10 @@ _BUILTINS = frozenset(
         "SystemExit",
         "setattr",
         "delattr",
-        "open",
     }
 )
-"""Built-in names a body may not use: they run strings as code, reach scopes, stop the host, set attributes by
-name, or (``open``) write to raw descriptors as readily as to paths."""
+"""Built-in names a body may not use: they run strings as code, reach scopes, stop the host, wait on a terminal
+no one watches, or set attributes by name."""
 _OUT_OF_REACH = frozenset(
     {
         "gi_frame",
@@ -178,16 +107,6 @@ _SQL_FILES = re.compile(
 )
 
 
-def allowed_module(name: str) -> bool:
-    """True when ``name`` is an allowed module or one of their submodules."""
-    return any(name == m or name.startswith(m + ".") for m in ALLOWED_MODULES)
-
-
-def _gateway(name: str) -> bool:
-    """True for a package on the way to allowed modules but not allowed itself (``urllib``, ``xml``, ``semif_agent``)."""
-    return not allowed_module(name) and any(m.startswith(name + ".") for m in ALLOWED_MODULES)
-
-
 def escape_violations(tree: ast.Module) -> list[Violation]:
     """Every criterion-3 violation of ``tree``, each with its line."""
     scan = _Scan(tree)
@@ -227,8 +146,9 @@ class _Scan:
         line = node.lineno
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if not allowed_module(alias.name):
-                    yield _refused_module(alias.name, line)
+                reason = module_refusal(alias.name)
+                if reason and not gateway(alias.name):
+                    yield Violation(3, line, f"imports {alias.name!r}: {reason}")
                     continue
                 bound = alias.asname or alias.name.split(".")[0]
                 self.modules[bound] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -238,8 +158,9 @@ class _Scan:
             yield Violation(3, line, "relative imports are not allowed")
             return
         module = node.module or ""
-        if not (allowed_module(module) or _gateway(module)):
-            yield _refused_module(module, line)
+        reason = module_refusal(module)
+        if reason and not gateway(module):
+            yield Violation(3, line, f"imports {module!r}: {reason}")
             return
         for alias in node.names:
             if alias.name == "*":
@@ -247,32 +168,15 @@ class _Scan:
                 continue
             bound = alias.asname or alias.name
             self.imported.add(bound)
-            target = self._member(module, alias.name)
-            if isinstance(target, str):
-                if allowed_module(target) or _gateway(target):
-                    self.modules[bound] = target
+            if reason := member_refusal(module, alias.name):
+                yield Violation(3, line, f"imports {alias.name} from {module}: {reason}")
+            elif isinstance(target := member_module(module, alias.name), str):
+                if (reason := module_refusal(target)) and not gateway(target):
+                    yield Violation(3, line, f"imports the module {target} through {module}: {reason}")
                 else:
-                    yield Violation(3, line, f"imports the module {target} through {module}: skills may not use it")
-            elif _gateway(module):
-                yield Violation(
-                    3,
-                    line,
-                    f"imports {module}.{alias.name}: from {module} a body may import only "
-                    f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}",
-                )
+                    self.modules[bound] = target
             elif alias.name in _OUT_OF_REACH or alias.name.startswith("_"):
                 yield Violation(3, line, f"imports {alias.name} from {module}: {_why(alias.name)}")
-
-    def _member(self, module: str, name: str) -> str | None:
-        """The module ``module.name`` is, if it is one (``None`` for anything else)."""
-        if _gateway(module):
-            dotted = f"{module}.{name}"
-            return dotted if allowed_module(dotted) or _gateway(dotted) else None
-        try:
-            value = getattr(importlib.import_module(module), name, None)
-        except ImportError:
-            return None
-        return value.__name__ if isinstance(value, types.ModuleType) else None
 
     def _rebound(self) -> dict[str, int]:
         """Imported names the body binds again (assignment, parameter, loop, ``with``, ``def``...)."""
@@ -311,7 +215,7 @@ class _Scan:
                 yield from self._chain(node)
 
     def _chain(self, root: ast.Name) -> Iterator[Violation]:
-        """Follow ``module.a.b`` through the real modules; refuse a step that reaches a module not allowed."""
+        """Follow ``module.a.b`` through the real modules; refuse a step that reaches a name or module not allowed."""
         module = self.modules[root.id]
         node: ast.AST = root
         while isinstance(parent := self.parents.get(node), ast.Attribute) and parent.value is node:
@@ -321,30 +225,18 @@ class _Scan:
                 return
             if _dunder(attr) or attr.startswith("_"):
                 return  # refused as an attribute
-            if _gateway(module):
-                dotted = f"{module}.{attr}"
-                if not (allowed_module(dotted) or _gateway(dotted)):
-                    yield Violation(
-                        3,
-                        line,
-                        f"uses {dotted}: from {module} a body may use only "
-                        f"{', '.join(sorted(m for m in ALLOWED_MODULES if m.startswith(module + '.')))}",
-                    )
-                    return
-                module, node = dotted, parent
-                continue
-            try:
-                value = getattr(importlib.import_module(module), attr, None)
-            except ImportError:
+            if reason := member_refusal(module, attr):
+                used = ast.unparse(parent)
+                named = "" if used == f"{module}.{attr}" else f" ({module}.{attr})"
+                yield Violation(3, line, f"uses {used}{named}: {reason}")
                 return
-            if not isinstance(value, types.ModuleType):
+            target = member_module(module, attr)
+            if target is None:
                 return
-            if not allowed_module(value.__name__):
-                yield Violation(
-                    3, line, f"reaches the module {value.__name__} through {ast.unparse(parent)}: skills may not use it"
-                )
+            if (reason := module_refusal(target)) and not gateway(target):
+                yield Violation(3, line, f"reaches the module {target} through {ast.unparse(parent)}: {reason}")
                 return
-            module, node = value.__name__, parent
+            module, node = target, parent
 
     def _attribute(self, node: ast.Attribute, line: int) -> Iterator[Violation]:
         attr = node.attr
@@ -396,28 +288,13 @@ class _Scan:
             )
 
 
-def _refused_module(module: str, line: int) -> Violation:
-    import sys
-
-    if module.split(".")[0] not in sys.stdlib_module_names and module.split(".")[0] != "semif_agent":
-        return Violation(3, line, f"imports {module!r}, which is not in the standard library")
-    if module.startswith("semif_agent"):
-        return Violation(3, line, f"imports {module!r}: of semif_agent, a body may import only semif_agent.skills")
-    return Violation(
-        3,
-        line,
-        f"imports {module!r}: skills may not load code, reach the process or the network, "
-        "or start processes (see the allowed modules in the contract)",
-    )
-
-
 def _why(name: str) -> str:
     if name in ("setattr", "delattr"):
         return "set attributes directly (obj.NAME = value)"
-    if name == "open":
-        return "use pathlib (Path(...).open(), read_text(), write_text()): open() also writes to raw descriptors"
     if name in ("exit", "quit", "SystemExit"):
-        return "a body may not stop the process; return an ActionResult instead"
+        return STOPS_PROCESS
+    if name in ("input", "help", "breakpoint"):
+        return "a body runs with no one at a terminal: take what it needs from the request"
     if name in ("attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod"):
         return "it reaches attributes by name or runs annotation strings as code"
     if name in ("Formatter", "get_field", "vformat"):
