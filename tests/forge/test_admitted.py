@@ -67,19 +67,19 @@ def test_a_body_changed_by_hand_that_fails_the_contract_does_not_run(ws: Workspa
     run(ws, "email.compose")  # checked and recorded
     body = ws.bodies_dir / "email" / "compose.py"
     source = body.read_text()
-    body.write_text(source.replace("import json\n", "import json\nimport os\n", 1))
+    body.write_text(source.replace("import json\n", "import json\nimport socket\n", 1))
     drafts = sorted((ws.root / "data" / "drafts").iterdir())
     result = run(ws, "email.compose")
     assert result.assessment.label == "failure"
     assert "the body changed since it was admitted and fails the contract, so it was not run" in result.error
     line = source.splitlines().index("import json") + 2
-    assert f"line {line}: [criterion 3] imports 'os'" in result.error
-    assert result.rows[-1]["kind"] == "outcome" and "imports 'os'" in result.rows[-1]["error"]
+    assert f"line {line}: [criterion 3] imports 'socket'" in result.error
+    assert result.rows[-1]["kind"] == "outcome" and "imports 'socket'" in result.rows[-1]["error"]
     assert [r["kind"] for r in result.rows] == ["outcome"], "neither predict nor act ran"
     assert sorted((ws.root / "data" / "drafts").iterdir()) == drafts
     assert recorded(ws)["email.compose"]["sha256"] == sha(source)
     logged = [r for r in DecisionLog(ws.log_path).read() if r.get("kind") == "outcome"]
-    assert "imports 'os'" in logged[-1]["error"]
+    assert "imports 'socket'" in logged[-1]["error"]
 
 
 GATE_ONLY = '''

@@ -1,8 +1,8 @@
 """Hostile code-skill bodies, one per way out: each run is a logged failure, nothing outside changes, the host goes on.
 
 The bodies are recorded as admitted, so they skip the static contract check
-and meet the sandbox itself (the checker would refuse most of them at
-admission). Where the kernel lacks a feature the test says so when it skips.
+and meet the sandbox itself (the checker, a gate on quality, would refuse
+some of them at admission; one it admits is held all the same). Where the kernel lacks a feature the test says so when it skips.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from support.hostile import forking_payload
 
+from semif_agent.contract import check_source, recorded
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
 from semif_agent.records import DecisionLog
@@ -26,7 +27,7 @@ from semif_agent.sandbox import _cgroup
 from semif_agent.sandbox._confine import landlock_abi
 from semif_agent.workspace import Workspace
 
-from ._hostile import body
+from ._hostile import body, snapshot
 
 LANDLOCK = pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock: writes are guarded, not confined")
 
@@ -74,6 +75,25 @@ def test_a_write_outside_fails_by_every_route(attack, route: str) -> None:
     result, _, changed = attack(WRITES[route])
     assert changed == set()
     assert result.assessment.label == "failure" and result.error
+
+
+@LANDLOCK
+def test_a_body_the_checker_admits_is_still_held_by_the_sandbox(make_workspace, tmp_path: Path) -> None:
+    """The checker is a quality gate: ``os.open`` passes it, and the write outside still fails when the body runs."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    source = body(WRITES["os.open"])
+    assert check_source(source, name="evil.act", category="evil").ok
+    root = make_workspace(
+        {"evil.act": source, "email.compose": None}, settings=f'\n[config]\noutside = "{outside / "pwned.txt"}"\n'
+    )
+    ws = Workspace.load(root)
+    before = snapshot(outside)
+    result = SkillRunner(ws, engine=ScriptedEngine(fn=lambda r: r.option_ids[0])).run("do it", skill="evil.act")
+    assert recorded(ws)["evil.act"]["how"] == "checked", "the body ran after passing the checker"
+    assert result.assessment.label == "failure" and result.error and "fails the contract" not in result.error
+    assert snapshot(outside) == before and not (outside / "pwned.txt").exists()
 
 
 @LANDLOCK
