@@ -236,31 +236,33 @@ def test_what_the_seed_allows_passes(lines: tuple[str, ...]) -> None:
     assert report.ok, report.render()
 
 
-@pytest.mark.parametrize(
-    ("lines", "why"),
-    [
-        (("import requests",), "third-party packages are not installed where it runs"),
-        (("import numpy",), "third-party packages are not installed where it runs"),
-        (("import socket",), "a body acts on the workspace's data; it has no network"),
-        (("import urllib.request",), "a body acts on the workspace's data; it has no network"),
-        (("import asyncio",), "a body acts on the workspace's data; it has no network"),
-        (("import ctypes",), "it reaches native code, frames or live objects past what the body says"),
-        (("import subprocess",), "starting programs hides what runs: do the work in Python"),
-        (("import os", "os.system('ls')"), "starting programs hides what runs: do the work in Python"),
-        (("import os", "os.execv('/bin/ls', ['ls'])"), "starting programs hides what runs: do the work in Python"),
-        (("import os", "os.spawnl(os.P_WAIT, '/bin/ls')"), "starting programs hides what runs: do the work in Python"),
-        (("import os", "os.fork()"), "starting programs hides what runs: do the work in Python"),
-        (("import importlib",), "it runs code named in a string or in data, which hides what a body does"),
-        (("import pickle",), "it runs code named in a string or in data, which hides what a body does"),
-        (("import sys", "sys.modules['json']"), "the import system decides what code runs"),
-        (("import sys", "sys.path.insert(0, ctx.config['drafts'])"), "the import system decides what code runs"),
-        (("import types", "types.FunctionType"), "building functions and code objects by hand hides what a body runs"),
-        (("import sys", "sys.exit(0)"), "a body may not stop the process; return an ActionResult instead"),
-        (("import semif_agent.loop",), "it is the host's, not a body's"),
-        (("__import__('json')",), "dunder names reach the interpreter's internals"),
-        (("exec('x = 1')",), "running or importing code from strings, and reaching scopes, is refused"),
-    ],
-)
+REFUSALS = [
+    (("import requests",), "third-party packages are not installed where it runs"),
+    (("import numpy",), "third-party packages are not installed where it runs"),
+    (("import socket",), "a body acts on the workspace's data; it has no network"),
+    (("import urllib.request",), "a body acts on the workspace's data; it has no network"),
+    (("import asyncio",), "a body acts on the workspace's data; it has no network"),
+    (("import ctypes",), "it reaches native code, frames or live objects past what the body says"),
+    (("import subprocess",), "starting programs hides what runs: do the work in Python"),
+    (("import os", "os.system('ls')"), "starting programs hides what runs: do the work in Python"),
+    (("import os", "os.execv('/bin/ls', ['ls'])"), "starting programs hides what runs: do the work in Python"),
+    (("import os", "os.spawnl(os.P_WAIT, '/bin/ls')"), "starting programs hides what runs: do the work in Python"),
+    (("import os", "os.fork()"), "starting programs hides what runs: do the work in Python"),
+    (("import importlib",), "it runs code named in a string or in data, which hides what a body does"),
+    (("import pickle",), "it runs code named in a string or in data, which hides what a body does"),
+    (("import sys", "sys.modules['json']"), "the import system decides what code runs"),
+    (("import sys", "sys.path.insert(0, ctx.config['drafts'])"), "the import system decides what code runs"),
+    (("import types", "types.FunctionType"), "building functions and code objects by hand hides what a body runs"),
+    (("import sys", "sys.exit(0)"), "a body may not stop the process; return an ActionResult instead"),
+    (("import _thread",), "private modules are the standard library's internals"),
+    (("import semif_agent.loop",), "it is the host's, not a body's"),
+    (("__import__('json')",), "dunder names reach the interpreter's internals"),
+    (("exec('x = 1')",), "running or importing code from strings, and reaching scopes, is refused"),
+]
+"""Bodies each refused for one reason: its lines in act, and the reason."""
+
+
+@pytest.mark.parametrize(("lines", "why"), REFUSALS)
 def test_each_refusal_says_why(lines: tuple[str, ...], why: str) -> None:
     report = check(in_act(*lines))
     assert [v.criterion for v in report.violations if why in v.message] == [3], report.render()
@@ -309,22 +311,7 @@ def test_the_contract_names_every_module_the_checker_refuses_and_they_are_few() 
     assert len(refused) < len(names) / 4, "the rule allows the standard library, less a few modules"
 
 
-@pytest.mark.parametrize(
-    "lines",
-    [
-        ("import requests",),
-        ("import socket",),
-        ("import subprocess",),
-        ("import os", "os.fork()"),
-        ("import importlib",),
-        ("import ctypes",),
-        ("import sys", "sys.modules['json']"),
-        ("import types", "types.CodeType"),
-        ("import sys", "sys.exit(0)"),
-        ("import _thread",),
-        ("import semif_agent.loop",),
-    ],
-)
+@pytest.mark.parametrize("lines", [lines for lines, _ in REFUSALS if not lines[0].startswith(("__import__", "exec"))])
 def test_the_contract_given_to_the_model_gives_each_reason_the_checker_gives(lines: tuple[str, ...]) -> None:
     from semif_agent.forge import contract_text
 
