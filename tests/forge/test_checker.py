@@ -205,17 +205,7 @@ def test_each_way_around_the_allow_list_is_refused_with_its_line(body: str, line
         ("from semif_agent import skills", "skills.Option('x')"),
         ("kind = type(ctx).__name__", "note = 'attach the report as a PDF'"),
         ("config = getattr(ctx, 'config')", "shown = '{0.text}'.format(request)"),
-    ],
-)
-def test_what_a_body_legitimately_needs_passes(lines: tuple[str, ...]) -> None:
-    report = check(in_act(*lines))
-    assert report.ok, report.render()
-
-
-# The import rule as the seed states it: "the stdlib and the agent package" (its kernel), less what costs quality.
-@pytest.mark.parametrize(
-    "lines",
-    [
+        # the seed's rule: "the stdlib and the agent package" (its kernel)
         ("import os", "names = os.listdir(ctx.config['drafts'])", "where = os.environ.get('HOME', '')"),
         ("import sys", "sys.stdout.write(request.text)", "size = sys.getsizeof(request)"),
         ("import io", "buffer = io.StringIO()", "buffer.write(request.text)"),
@@ -231,7 +221,7 @@ def test_what_a_body_legitimately_needs_passes(lines: tuple[str, ...]) -> None:
         ("from semif_agent import engine", "kind = engine.Option"),
     ],
 )
-def test_what_the_seed_allows_passes(lines: tuple[str, ...]) -> None:
+def test_what_a_body_legitimately_needs_passes(lines: tuple[str, ...]) -> None:
     report = check(in_act(*lines))
     assert report.ok, report.render()
 
