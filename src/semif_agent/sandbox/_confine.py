@@ -333,7 +333,9 @@ def confine(spec: dict) -> dict[str, str]:
     try:
         readable = [_expand(path) for path in [*spec.get("system_readable", []), *spec.get("readable", [])]]
         if spec.get("namespaces", True):
-            keep = [*writable, *spec.get("readable", []), os.getcwd()]
+            # what it reads and writes stays where it is, the interpreter and this package included (a checkout
+            # or a virtual environment under /tmp is bound back into the call's private /tmp)
+            keep = [*writable, *readable, *_preopened, os.getcwd()]
             viewed = _mounts.narrow_view(keep, tmpfs_bytes=spec.get("disk_bytes"), hide_run=deny_tcp)
             if viewed:
                 writable.append("/dev/shm")
