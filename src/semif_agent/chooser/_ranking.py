@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.base import Engine
+from ..engine.decisions import NONE_ID
 from ..routing.create import create_strategy
 from ..routing.learned import Learned
 from ..routing.scoring import top_indexes
@@ -34,6 +35,17 @@ class Ranked:
     scores: list[float]
     none_probability: float
     none_score: float
+
+    @property
+    def best(self) -> str:
+        """The first leaf, or ``none`` when it is at least as probable (or there is no leaf)."""
+        if not self.names or self.none_probability >= self.probabilities[0]:
+            return NONE_ID
+        return self.names[0]
+
+    def top(self, k: int) -> Ranked:
+        """The ``k`` first leaves of this ranking, ``none``'s the same."""
+        return Ranked(self.names[:k], self.probabilities[:k], self.scores[:k], self.none_probability, self.none_score)
 
 
 def ranking_strategy(strategy: Any, tree: SkillTree, engine: Engine) -> Any:
