@@ -23,16 +23,26 @@ with another's, under a distinct name).
      request set. The tool texts are this script's own estimate, written as
      short as a model still reads them.
 
-2. **Accuracy**: top-1 and top-5 of what ``find_skills`` ranks by
-   (:meth:`~semif_agent.routing.scoring.LeafScorer.find` on the local engine,
-   untrained) on ``bench/data/skill_requests.jsonl`` (see
-   ``bench/skill_retrieval.py``, which compares it with BM25 and the dense
-   encoder alone): the corpus pool and the collections pool.
+2. **Accuracy**: top-1 and top-5 of ``semif_agent.Router.find`` (what
+   ``find_skills`` returns) over a workspace holding the pool as SKILL.md
+   folders, on ``bench/data/skill_requests.jsonl`` (see
+   ``bench/skill_retrieval.py``, which compares the ranking with BM25 and the
+   dense encoder alone): the corpus pool and the collections pool.
 
-3. **Latency**: one request embedded, scored against every skill and its five
-   best taken, at the largest size, warm (the skills embedded and one request
-   scored first): p50 and p95 over ``--requests`` requests never seen before
-   (none in the embedding cache).
+   - untrained, on every request;
+   - **after implicit labels**: the requests split in two, alternately. For
+     each request of the first half a client calls ``find`` and then
+     ``load``s the right skill (one implicit label, logged as the MCP server
+     logs it); ``semif train -w WS --json`` then fits the router from them
+     (switching to it only when its guard allows; when it keeps the routing
+     in use, a second ``--force`` training is measured too). Top-1 / top-5 on
+     the other half, before and after.
+
+3. **Latency**: one ``Router.find`` (the request embedded, scored against
+   every skill, its five best taken and the decision logged) at the largest
+   size, warm (the skills embedded and one request found first): p50 and p95
+   over ``--requests`` requests never seen before (none in the embedding
+   cache).
 """
 
 from __future__ import annotations
@@ -41,17 +51,21 @@ import argparse
 import json
 import math
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from semif_agent import Router
 from semif_agent.engine.local import LocalEngine
+from semif_agent.errors import UnknownSkillError
 from semif_agent.routing.scoring import LeafScorer
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from skill_retrieval import accuracy, load_requests, pools, skill_tree  # noqa: E402 (sibling scripts, found once their folder is on the path)
+from skill_retrieval import load_requests, pools, router_accuracy, router_workspace, skill_tree, written_name  # noqa: E402 (sibling scripts, found once their folder is on the path)
 from tree_scale import catalog, default_corpora, real_skills  # noqa: E402 (as above)
 
 CLAUDE_CODE_BUDGET = 8_000
@@ -148,6 +162,50 @@ def find_output(scorer: LeafScorer, text: str) -> str:
     return json.dumps({"skills": results}, ensure_ascii=False)
 
 
+def pick_right_skill(router: Router, item: dict) -> bool:
+    """A client's ``find`` for ``item``'s request, then a ``load`` of its right skill: an implicit label.
+
+    The client loads a shortlisted skill of the right name, else the skill of that name; False when the
+    name is not one skill's (two skills write it and neither was shortlisted).
+    """
+    wanted = {item["skill"], *item.get("also", [])}
+    found = router.find(item["text"], K)
+    shown = [c.name for c in found.skills if written_name(router, c.name) in wanted]
+    try:
+        router.load(shown[0] if shown else item["skill"], choice_id=found.choice_id)
+    except UnknownSkillError:
+        return False
+    return True
+
+
+def train(root: Path, *extra: str) -> dict:
+    """``semif train -w ROOT --json`` as a user runs it; its report."""
+    done = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "train", "-w", str(root), "--json", *extra],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def after_implicit_labels(skills: list[tuple[str, str]], asked: list[dict]) -> list[tuple[str, float, float]]:
+    """Top-1 / top-5 on every other request, untrained and after implicit labels on the rest (see the docstring)."""
+    taught, held = asked[0::2], asked[1::2]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = router_workspace(skills, Path(tmp) / "ws")
+        router = Router(root, client="bench")
+        found = [("untrained", *router_accuracy(router, held))]
+        labels = sum(pick_right_skill(router, item) for item in taught)
+        report = train(root)
+        switched = report["saved_to"] is not None
+        found.append((f"{labels} labels, {'switched' if switched else 'kept'}", *router_accuracy(Router(root), held)))
+        if not switched:
+            train(root, "--force")
+            found.append((f"{labels} labels, forced", *router_accuracy(Router(root), held)))
+    return found
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -174,25 +232,29 @@ def main() -> None:
         call = max(len(find_output(scorer, text)) for text in texts)
         print(f"{size:>7,}  {len(flat_listing(skills)):>12,}  {fit_in_budget(skills):>12,}  {tools + call:>6,}")
 
-    print("\nfind_skills accuracy, untrained (top-1 / top-5)")
+    print("\nfind_skills accuracy through the Router (top-1 / top-5)")
     for pool, skills, asked in pools(requests, not args.no_collections):
-        tree, names = skill_tree(skills)
-        top1, top5 = accuracy(LeafScorer(tree, LocalEngine()).find_array, names, asked)
-        print(f"  {pool:<12} {len(skills):>6} skills  {len(asked):>4} requests  {top1:6.1%} / {top5:6.1%}")
-    print("  after implicit labels: not measured (the Router and its implicit labels are not on this branch)")
+        with tempfile.TemporaryDirectory() as tmp:
+            top1, top5 = router_accuracy(Router(router_workspace(skills, Path(tmp) / "ws")), asked)
+        print(f"  {pool:<12} {len(skills):>6} skills  {len(asked):>4} requests  untrained {top1:6.1%} / {top5:6.1%}")
+        for label, top1, top5 in after_implicit_labels(skills, asked):
+            print(f"  {'':<12} {'':>6}         {len(asked) // 2:>4} held out  {label:<28} {top1:6.1%} / {top5:6.1%}")
 
-    assert scorer is not None
     run = uuid.uuid4().hex[:8]  # requests never seen before: none is in the embedding cache
     asked = [f"{text} ({run}-{n})" for n, text in enumerate(texts * (args.requests // len(texts) + 1))]
     asked = asked[: args.requests]
-    scorer.find(asked[0], K)  # warm: the skills embedded, the calibration fitted
-    timings = []
-    for text in asked:
-        start = time.perf_counter()
-        scorer.find(text, K)
-        timings.append((time.perf_counter() - start) * 1000)
+    largest = catalog(real, args.sizes[-1])
+    with tempfile.TemporaryDirectory() as tmp:
+        router = Router(router_workspace(largest, Path(tmp) / "ws"), client="bench")
+        router.find(asked[0], K)  # warm: the skills embedded, the calibration fitted
+        timings = []
+        for text in asked:
+            start = time.perf_counter()
+            router.find(text, K)
+            timings.append((time.perf_counter() - start) * 1000)
+        size = len(router.skills)
     print(
-        f"\nfind latency at {len(scorer.names):,} skills, warm: p50 {percentile(timings, 0.5):.1f} ms, "
+        f"\nfind latency at {size:,} skills, warm: p50 {percentile(timings, 0.5):.1f} ms, "
         f"p95 {percentile(timings, 0.95):.1f} ms (mean {statistics.mean(timings):.1f} ms, {len(timings)} requests)"
     )
 

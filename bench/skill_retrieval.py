@@ -22,9 +22,11 @@ Scorers, each over every skill's name and description (no examples):
   engine as it stands (the cosine, with BM25 re-ranking near the best);
 - ``rrf``: reciprocal rank fusion of ``bm25`` and ``dense`` (k = 60);
 - ``sum``: the cosine plus BM25 at 0.25 over every skill (no window);
-- ``find``: ``LeafScorer.find``, what a client's ``find_skills`` ranks by:
-  z-score fusion of the cosine and BM25 over every skill
-  (:func:`~semif_agent.routing.calibration.fuse`).
+- ``find``: ``LeafScorer.find``: z-score fusion of the cosine and BM25
+  over every skill (:func:`~semif_agent.routing.calibration.fuse`);
+- ``router``: ``semif_agent.Router.find``, what a client's ``find_skills``
+  returns: a workspace whose ``skills/`` folder holds the pool as SKILL.md
+  folders (no code skills, no user skills), untrained.
 
 ``--hwu64 DIR`` adds HWU64's 64 intents (three-word descriptions, no
 examples) with its test requests: not real skills, but where the fusion
@@ -37,15 +39,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
+from semif_agent import Router
 from semif_agent.engine.lexical import LexicalEngine
 from semif_agent.engine.local import LocalEngine
 from semif_agent.routing.scoring import LeafScorer
+from semif_agent.starter import create_workspace
 from semif_agent.tree.manifests import Category, SkillManifest
 from semif_agent.tree.tree import SkillTree
 
@@ -119,6 +125,42 @@ def accuracy(score: Scores, names: list[str], requests: list[dict]) -> tuple[flo
     return top1 / len(requests), top5 / len(requests)
 
 
+def router_workspace(skills: list[tuple[str, str]], dest: Path) -> Path:
+    """A workspace at ``dest`` whose only skills are ``skills``, as SKILL.md folders under ``skills/``."""
+    create_workspace(dest)
+    categories = dest / "data" / "categories.json"
+    tree = json.loads(categories.read_text(encoding="utf-8"))
+    categories.write_text(json.dumps({**tree, "categories": [], "skills": []}), encoding="utf-8")
+    settings = dest / "semif.toml"
+    settings.write_text(
+        settings.read_text(encoding="utf-8").replace("[skills]\n", "[skills]\nuser_skills = false\n", 1),
+        encoding="utf-8",
+    )
+    for n, (name, description) in enumerate(skills):
+        folder = dest / "skills" / f"s{n:05d}"
+        folder.mkdir(parents=True)
+        front = yaml.safe_dump({"name": name, "description": description}, allow_unicode=True, sort_keys=False)
+        (folder / "SKILL.md").write_text(f"---\n{front}---\n\n{description}\n", encoding="utf-8")
+    return dest
+
+
+def written_name(router: Router, name: str) -> str:
+    """The name a shortlisted skill was written under in its SKILL.md (the tree may have normalised it)."""
+    leaf = router.skills[name]
+    return leaf.source_name or leaf.name
+
+
+def router_accuracy(router: Router, requests: list[dict], k: int = 5) -> tuple[float, float]:
+    """Top-1 and top-``k`` hit rates of ``router.find`` on ``requests`` (a shortlist's ``none`` is not a miss)."""
+    top1 = topk = 0
+    for item in requests:
+        wanted = {item["skill"], *item.get("also", [])}
+        hits = [written_name(router, c.name) in wanted for c in router.find(item["text"], k).skills]
+        top1 += bool(hits) and hits[0]
+        topk += any(hits)
+    return top1 / len(requests), topk / len(requests)
+
+
 def hwu64_pool(folder: Path) -> tuple[str, list[tuple[str, str]], list[dict]]:
     tree = json.loads((folder / "tree.json").read_text(encoding="utf-8"))
     test = [json.loads(line) for line in (folder / "test.jsonl").read_text(encoding="utf-8").splitlines() if line]
@@ -150,6 +192,10 @@ def main() -> None:
         for label, score in scorers(tree).items():
             top1, top5 = accuracy(score, names, asked)
             print(f"{pool:<12} {len(skills):>6} {len(asked):>8}  {label:<6} {top1:6.1%} / {top5:6.1%}")
+        with tempfile.TemporaryDirectory() as tmp:
+            router = Router(router_workspace(skills, Path(tmp) / "ws"), client="bench")
+            top1, top5 = router_accuracy(router, asked)
+        print(f"{pool:<12} {len(skills):>6} {len(asked):>8}  {'router':<6} {top1:6.1%} / {top5:6.1%}")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+from pathlib import Path
 
 import pytest
 
 from semif_agent import Router
+from semif_agent.engine import ScriptedEngine
+from semif_agent.engine.decisions import NONE_ID
 from semif_agent.errors import InvalidArgumentError, SyncInAsyncError, UnknownSkillError
 from semif_agent.records import DecisionLog, LabelRow, label_row
+from semif_agent.routing.strategies import MAX_OPTIONS
 from semif_agent.routing.training import WEIGHTS, examples_from_log
 from semif_agent.starter import create_workspace
 
@@ -94,3 +99,58 @@ def test_the_sync_face_asks_for_the_async_one_inside_a_loop(router):
         return await router.afind(REQUEST)
 
     assert asyncio.run(inside()).skills
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"
+
+
+@pytest.fixture
+def corpus_root(tmp_path) -> Path:
+    """A starter workspace with the real SKILL.md corpus in its skills/ folder: more skills than a decision shows."""
+    root = create_workspace(tmp_path / "ws")
+    for collection in ("superpowers", "openai-skills"):
+        for folder in (CORPUS / collection).iterdir():
+            if (folder / "SKILL.md").is_file():
+                shutil.copytree(folder, root / "skills" / folder.name)
+    return root
+
+
+def shortlist_rows(root: Path, choice_id: str) -> list[dict]:
+    rows = DecisionLog(root / "data" / "decisions.jsonl").read()
+    return [r for r in rows if r.get("run_id") == choice_id and r.get("kind") == "shortlist"]
+
+
+def test_a_model_reranks_the_fifteen_best_and_none_as_one_logged_decision(corpus_root):
+    ranked = [c.name for c in Router(corpus_root, rerank=False).find(REQUEST, k=15).skills]
+    engine = ScriptedEngine(fn=lambda request: request.options[4].id)  # the model takes the ranker's fifth
+    found = Router(corpus_root, engine=engine, rerank=True).find(REQUEST, k=5)
+    [asked] = engine.calls
+    assert [o.id for o in asked.options] == [*ranked, NONE_ID] and len(asked.options) == MAX_OPTIONS
+    assert [c.name for c in found.skills] == [ranked[4], *ranked[:4]]
+    assert found.best == ranked[4] and found.skills[0].probability >= 0.5
+    first, second = shortlist_rows(corpus_root, found.choice_id)
+    assert (first["step"], first["engine"], len(first["options"])) == (1, "local", MAX_OPTIONS)
+    assert (second["step"], second["engine"], second["selected"]) == (2, "scripted", ranked[4])
+
+
+def test_the_workspace_turns_reranking_on_and_a_failing_model_leaves_the_ranking(corpus_root):
+    settings = corpus_root / "semif.toml"
+    settings.write_text(settings.read_text(encoding="utf-8") + "\n[mcp]\nrerank = true\n", encoding="utf-8")
+    ranked = [c.name for c in Router(corpus_root, rerank=False).find(REQUEST, k=5).skills]
+    engine = ScriptedEngine(["none"])  # one answer: no skill fits; then it has none left and fails
+    router = Router(corpus_root, engine=engine)
+    assert router.find(REQUEST).best == NONE_ID
+    failed = router.find(REQUEST)
+    assert [c.name for c in failed.skills] == ranked and len(shortlist_rows(corpus_root, failed.choice_id)) == 1
+    assert len(engine.calls) == 2
+    router.find(REQUEST, rerank=False)
+    assert len(engine.calls) == 2
+
+
+def test_a_skill_is_found_by_the_name_its_skill_md_writes(router):
+    folder = router.workspace.root / "skills" / "pdf"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: PDF Tools\ndescription: Fill in PDF forms.\n---\nUse pdftk.\n")
+    router.refresh()
+    loaded = router.load("PDF Tools")
+    assert (loaded.name, loaded.instructions) == ("pdf-tools", "Use pdftk.")

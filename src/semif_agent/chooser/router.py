@@ -33,7 +33,9 @@ from ..tree.manifests import SkillManifest
 from ..tree.tree import NONE_SKILL
 from ..workspace import Workspace
 from ._picks import FIND_QUESTION, Find, Picks, pick_rows
-from ._ranking import rank, ranking_strategy
+from ._ranking import Ranked, rank, ranking_strategy
+from ._rerank import rerank as rerank_shortlist
+from ._rerank import rerank_configured
 from .results import Candidate, LoadedSkill, RunOutcome, Shortlist
 
 MAX_REQUEST_BYTES = 64 * 1024  # a request longer than this is refused (no skill needs a book to be chosen)
@@ -49,7 +51,9 @@ class Router:
     ``source`` tags the rows it logs (``"mcp"`` for the server, ``"library"``
     by default); ``client`` names who calls (a label's ``by``), and each call
     may name its own. ``settings`` are the workspace's unless given; ``engine``
-    is built from them unless given. The tree and model load on first use.
+    is built from them unless given. ``rerank`` has the engine re-rank each
+    ``find``'s shortlist (None: as the workspace says, :mod:`._rerank`). The
+    tree and model load on first use.
     """
 
     def __init__(
@@ -60,12 +64,14 @@ class Router:
         client: str = "library",
         settings: RunSettings | None = None,
         engine: Any = None,
+        rerank: bool | None = None,
     ) -> None:
         ws = workspace if isinstance(workspace, Workspace) else Workspace.load(workspace)
         self.settings = settings or RunSettings.resolve(ws, engine=engine)
         self.workspace = self.settings.needs_workspace("a router")
         self.source = source
         self.client = client
+        self.rerank = rerank
         self._engine = engine
         self._runner: SkillRunner | None = None
         self._ranker: Any = None
@@ -94,57 +100,101 @@ class Router:
         self._runner = None
 
     def skill(self, name: str) -> SkillManifest:
-        """The skill ``name``; an :class:`UnknownSkillError` naming it when the tree has none."""
+        """The skill ``name`` (its id, or its name as its SKILL.md writes it); an :class:`UnknownSkillError` naming
+        it when the tree has none."""
         if not isinstance(name, str) or not name.strip():
             raise InvalidArgumentError("a skill name must be non-empty text")
-        found = self.skills.get(name.strip())
+        found = self.runner.tree.find(name.strip())
         if found is None:
             raise UnknownSkillError(f"no skill {name!r} in {self.workspace.root} (find_skills lists what fits)")
         return found
 
     # -- find -------------------------------------------------------------------
 
-    def find(self, request: str, k: int = DEFAULT_K, *, client: str | None = None) -> Shortlist:
-        return run_sync(self.afind(request, k, client=client), "Router.find")
+    def find(
+        self, request: str, k: int = DEFAULT_K, *, client: str | None = None, rerank: bool | None = None
+    ) -> Shortlist:
+        return run_sync(self.afind(request, k, client=client, rerank=rerank), "Router.find")
 
-    async def afind(self, request: str, k: int = DEFAULT_K, *, client: str | None = None) -> Shortlist:
-        """The ``k`` skills most likely to serve ``request`` (1 to 15), best first, logged as one decision."""
+    async def afind(
+        self, request: str, k: int = DEFAULT_K, *, client: str | None = None, rerank: bool | None = None
+    ) -> Shortlist:
+        """The ``k`` skills most likely to serve ``request`` (1 to 15), best first, logged as one decision.
+
+        ``rerank`` asks the workspace's engine to re-rank the 15 best (:mod:`._rerank`; None: as the router's
+        ``rerank``, else as the workspace says), logged as a second decision of the same choice id.
+        """
         text = checked_request(request)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= SHORTLIST_SIZE:
             raise InvalidArgumentError(f"k must be a whole number from 1 to {SHORTLIST_SIZE}, not {k!r}")
         runner = self.runner
         if self._ranker is None:
             self._ranker = ranking_strategy(runner.strategy, runner.tree, runner.engine)
-        ranked = rank(self._ranker, text, k)
         leaves = runner.tree.skills
+        reranking = self._reranks(rerank)
+        ranked = rank(self._ranker, text, SHORTLIST_SIZE if reranking else k)
+        choice_id = new_request_id()
+        who = self._who(client)
+        self._log_shortlist(choice_id, 1, text, ranked, self._ranker.scorer.engine, who)
+        steps = 1
+        if reranking:
+            descriptions = {name: leaves[name].description for name in ranked.names}
+            answer = await rerank_shortlist(runner.engine, text, ranked, descriptions)
+            if answer.result is not None:
+                steps = 2
+                runner.log.append(
+                    DecisionRow.of(
+                        run_id=choice_id,
+                        step=steps,
+                        kind="shortlist",
+                        skill=None,
+                        request=answer.request,
+                        result=answer.result,
+                        request_id=choice_id,
+                        source=self.source,
+                        client=who,
+                    ).to_row()
+                )
+            ranked = answer.ranked.top(k)
         candidates = tuple(
             Candidate(name, p, clip(leaves[name].description, DESCRIPTION_CHARS), leaves[name].kind)
             for name, p in zip(ranked.names, ranked.probabilities)
         )
-        shortlist = Shortlist(new_request_id(), text, candidates, ranked.none_probability)
+        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
-        who = self._who(client)
-        scores = {**dict(zip(ranked.names, ranked.scores)), NONE_ID: ranked.none_score}
-        probabilities = {**{c.name: c.probability for c in candidates}, NONE_ID: ranked.none_probability}
-        scorer = self._ranker.scorer.engine
-        runner.log.append(
+        first = shortlist.best if shortlist.best != NONE_ID else None
+        self._picks.add(Find(choice_id, text, who, options, first, steps=steps))
+        return shortlist
+
+    def _reranks(self, asked: bool | None) -> bool:
+        if asked is None:
+            asked = self.rerank
+        return rerank_configured(self.workspace, self.runner.engine) if asked is None else bool(asked)
+
+    def _log_shortlist(self, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Any, who: str) -> None:
+        """The ranker's shortlist of ``text`` as a decision row: its skills and ``none``, their scores and probabilities."""
+        leaves = self.runner.tree.skills
+        options = [Option(name, leaves[name].description) for name in ranked.names]
+        probabilities = {**dict(zip(ranked.names, ranked.probabilities)), NONE_ID: ranked.none_probability}
+        self.runner.log.append(
             DecisionRow.of(
-                run_id=shortlist.choice_id,
-                step=1,
+                run_id=choice_id,
+                step=step,
                 kind="shortlist",
                 skill=None,
                 request=DecisionRequest(text, FIND_QUESTION, [*options, NONE_SKILL]),
                 result=DecisionResult(
-                    shortlist.best, scores, probabilities, engine=scorer.name, model=getattr(scorer, "model", None)
+                    ranked.best,
+                    {**dict(zip(ranked.names, ranked.scores)), NONE_ID: ranked.none_score},
+                    probabilities,
+                    engine=scorer.name,
+                    model=getattr(scorer, "model", None),
                 ),
-                request_id=shortlist.choice_id,
+                request_id=choice_id,
                 source=self.source,
                 client=who,
             ).to_row()
         )
-        first = shortlist.best if shortlist.best != NONE_ID else None
-        self._picks.add(Find(shortlist.choice_id, text, who, options, first))
-        return shortlist
 
     # -- load and read ----------------------------------------------------------
 

@@ -34,6 +34,9 @@ class SkillTree:
     none_examples: tuple[str, ...] = ()
     skill_md_report: SkillMdReport = field(default_factory=SkillMdReport)
     _index: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _written: tuple[tuple[SkillManifest, ...], dict[str, SkillManifest | None]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def for_workspace(cls, workspace: Any, **options: Any) -> SkillTree:
@@ -106,12 +109,27 @@ class SkillTree:
             node = self.categories.get(node.parent) if node.parent else None
         return path
 
-    def get(self, name: str) -> SkillManifest:
-        """The skill with id ``name``, or the one SKILL.md skill whose name as written is ``name``."""
+    def find(self, name: str) -> SkillManifest | None:
+        """The skill with id ``name``, or the one SKILL.md skill whose name as written is ``name`` (None: no such skill).
+
+        A client writes a skill's name as its SKILL.md does ("PDF Tools"), which the
+        tree may have normalised (``pdf-tools``); a name written by two skills names neither.
+        """
         skill = self.skills.get(name)
-        if skill is None:
-            written = [s for s in self.skills.values() if s.source_name == name]
-            skill = written[0] if len(written) == 1 else None
+        if skill is not None:
+            return skill
+        key = tuple(self.skills.values())
+        if self._written is None or self._written[0] != key:
+            written: dict[str, SkillManifest | None] = {}
+            for leaf in self.skills.values():
+                if leaf.source_name and leaf.source_name != leaf.name:
+                    written[leaf.source_name] = None if leaf.source_name in written else leaf
+            self._written = (key, written)
+        return self._written[1].get(name)
+
+    def get(self, name: str) -> SkillManifest:
+        """:meth:`find`'s skill; an :class:`UnknownSkillError` when there is none."""
+        skill = self.find(name)
         if skill is None:
             known = ", ".join(sorted(self.skills)[:20]) or "none"
             raise UnknownSkillError(f"no skill named {name!r} (known: {known})")

@@ -72,6 +72,7 @@ SCHEMA: dict[str, dict[str, _Check]] = {
         "allow_scripts": _BOOL,
     },
     "log": {"enabled": _BOOL, "path": _TEXT, "fsync": _BOOL, "model_calls": _BOOL, "model_calls_path": _TEXT},
+    "mcp": {"rerank": _BOOL},
     "routing": {
         "strategy": _TEXT,
         "threshold": _NUMBER,
