@@ -20,11 +20,13 @@ import contextvars
 import queue
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Result = TypeVar("Result")
 
 IDLE_SECONDS = 30.0
+
+Job = Callable[[], Callable[[], None]]  # runs a call; returns what delivers its result
 
 
 class WorkerTimeout(Exception):
@@ -35,13 +37,18 @@ class DaemonWorkers:
     """A pool of daemon threads that grows on demand; idle workers exit after ``idle_seconds``."""
 
     def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # workers waiting for a job that no submitter has counted on yet
         self._idle_seconds = idle_seconds
 
-    def start(self, job: Callable[[], None]) -> None:
-        """Run ``job()`` in an idle worker, or in a new one when none is idle. ``job`` must not raise."""
+    def start(self, job: Job) -> None:
+        """Run ``job()`` in an idle worker, or in a new one when none is idle; then what it returns.
+
+        ``job`` must not raise. What it returns (the delivery of its result)
+        runs once its worker counts as idle again, so that a caller woken by
+        it and starting the next job at once finds that worker free.
+        """
         self._jobs.put(job)
         with self._lock:
             if self._idle:
@@ -59,10 +66,12 @@ class DaemonWorkers:
                         self._idle -= 1
                         return  # idle long enough, and no submitter is counting on us
                 continue
-            job()
+            deliver = job()
             del job
             with self._lock:
                 self._idle += 1
+            deliver()
+            del deliver
 
 
 _workers = DaemonWorkers()
@@ -78,16 +87,20 @@ async def run_in_worker(fn: Callable[..., Result], /, *args: object, timeout: fl
     future: asyncio.Future[Result] = loop.create_future()
     context = contextvars.copy_context()
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         try:
             settle: Callable[..., None] = _set_result
             outcome: object = context.run(fn, *args)
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
             settle, outcome = _set_exception, exc
-        try:
-            loop.call_soon_threadsafe(settle, future, outcome)
-        except RuntimeError:
-            pass  # the loop closed while the call ran: nobody is waiting for it
+
+        def deliver() -> None:
+            try:
+                loop.call_soon_threadsafe(settle, future, outcome)
+            except RuntimeError:
+                pass  # the loop closed while the call ran: nobody is waiting for it
+
+        return deliver
 
     _workers.start(job)
     if timeout is None:
@@ -99,12 +112,12 @@ async def run_in_worker(fn: Callable[..., Result], /, *args: object, timeout: fl
         timer.cancel()
 
 
-def _set_result(future: asyncio.Future[object], value: object) -> None:
+def _set_result(future: asyncio.Future[Any], value: object) -> None:
     if not future.done():  # not cancelled, nor timed out, meanwhile
         future.set_result(value)
 
 
-def _set_exception(future: asyncio.Future[object], exc: BaseException) -> None:
+def _set_exception(future: asyncio.Future[Any], exc: BaseException) -> None:
     if not future.done():
         if isinstance(exc, StopIteration):  # a future cannot hold one; a coroutine would convert it too
             error = RuntimeError(f"the call raised StopIteration: {exc}")
