@@ -28,7 +28,11 @@ What to look for: a round should cost the same late in a long turn as early
 "round cost" lines time each round of the longest turn (from one round's
 start to the next's) and give the median of rounds 1-10 and of its last ten
 rounds: the cost of a round at 10 and at N rounds of history, the per-turn
-set-up left out.
+set-up left out. The same lines time anchor's rounds (from its
+``round_started`` events), and "all" is the median over every round but the
+first: on a busy machine it is the figure least moved by other work, so its
+ratio is the one to compare between runs. The load average is printed at the
+start and at the end.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -110,24 +115,29 @@ def make_tool(i):
 TOOLS = [make_tool(i) for i in range(n_tools)]
 
 
-async def turn(agent):
+async def turn(agent, starts):
     last = None
     async for last in agent.astream("go"):
-        pass
+        if last.type == "round_started":
+            starts.append(time.perf_counter())
+    starts.append(time.perf_counter())
     return last.type, last.text, len(last.diagnostics.rounds)  # small: asyncio formats the result's repr
 
 
-out = {}
+out, longest = {}, []
 for rounds in rounds_list:
     times = []
     for _ in range(repeat):
         agent = Agent(llm=ScriptedLLM(rounds), max_rounds=rounds + 2).with_tools(TOOLS)
+        starts = []
         began = time.perf_counter()
-        outcome = asyncio.run(turn(agent))
+        outcome = asyncio.run(turn(agent, starts))
         times.append(time.perf_counter() - began)
         assert outcome == ("turn_finished", "done", rounds + 1), outcome
+        if rounds == max(rounds_list):
+            longest.append([b - a for a, b in zip(starts, starts[1:])])
     out[rounds] = min(times) / (rounds + 1)
-print(json.dumps(out))
+print(json.dumps({"per_round": out, "longest": longest}))
 '''
 
 
@@ -140,7 +150,10 @@ def ensure_peer() -> Path:
     return python
 
 
-def peer_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> dict[int, float]:
+def peer_figures(
+    rounds: list[int], tools: int, repeat: int, flavour: str
+) -> tuple[dict[int, float], list[list[float]]]:
+    """Anchor's: per-round time by round count, and each round's time in every turn of the longest count."""
     python = ensure_peer()
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(PEER)
@@ -153,7 +166,8 @@ def peer_figures(rounds: list[int], tools: int, repeat: int, flavour: str) -> di
     Path(handle.name).unlink()
     if done.returncode != 0:
         raise SystemExit(f"the astro-anchor child failed:\n{done.stderr[-3000:]}")
-    return {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return {int(k): v for k, v in figures["per_round"].items()}, figures["longest"]
 
 
 def our_figures(
@@ -285,6 +299,7 @@ def main() -> None:
     args = parser.parse_args()
     rounds = sorted(int(r) for r in args.rounds.split(","))
     flavours = ("async", "sync") if args.flavour == "both" else (args.flavour,)
+    print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     print(
         f"per-round time, {args.tools} tools registered, one trivial tool call a round, best of {args.repeat} turns (ms)"
     )
@@ -293,7 +308,7 @@ def main() -> None:
     for flavour in flavours:
         ours, longest = our_figures(rounds, args.tools, args.repeat, flavour)
         bare, bare_longest = our_figures(rounds, args.tools, args.repeat, flavour, provider="bare")
-        theirs = peer_figures(rounds, args.tools, args.repeat, flavour)
+        theirs, theirs_longest = peer_figures(rounds, args.tools, args.repeat, flavour)
         for count in rounds:
             print(
                 f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
@@ -305,26 +320,36 @@ def main() -> None:
                 f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
                 f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x"
             )
-        flat.append((flavour, longest, bare_longest))
+        flat.append((flavour, longest, bare_longest, theirs_longest))
     top = rounds[-1]
     if top >= 20:
         print(f"round cost in a {top}-round turn: median of rounds 1-10 and of rounds {top - 9}-{top} (ms)")
-        print(f"{'tool':<6} {'provider':<8} {'at 10':>8} {f'at {top}':>8} {'change':>8}")
-        for flavour, longest, bare_longest in flat:
-            for name, turns in (("ours", longest), ("bare", bare_longest)):
-                early, late = round_cost(turns, 1, 10), round_cost(turns, top - 9, top)
-                print(f"{flavour:<6} {name:<8} {early * 1e3:>8.3f} {late * 1e3:>8.3f} {late / early - 1:>+8.1%}")
+        print(f"{'tool':<6} {'provider':<8} {'at 10':>8} {f'at {top}':>8} {'change':>8} {'all':>8} {'anchor/this':>12}")
+        for flavour, longest, bare_longest, theirs_longest in flat:
+            anchor_all = round_cost(theirs_longest, 1, top)
+            for name, turns in (("ours", longest), ("bare", bare_longest), ("anchor", theirs_longest)):
+                early, late, every = (
+                    round_cost(turns, 1, 10),
+                    round_cost(turns, top - 9, top),
+                    round_cost(turns, 1, top),
+                )
+                print(
+                    f"{flavour:<6} {name:<8} {early * 1e3:>8.3f} {late * 1e3:>8.3f} {late / early - 1:>+8.1%} "
+                    f"{every * 1e3:>8.3f} {anchor_all / every:>11.1f}x"
+                )
     print(
         "ours: the scripted model behind the model-call log, retries and a fallback (request checks, stream assembly,"
     )
     print(
         "pricing and a log row per call, as a configured provider has); ours, bare: behind a provider object that only"
     )
-    print("answers, like the one anchor is given;")
+    print(f"answers, like the one anchor is given; all: the median of rounds 1-{top} (the figure least moved by other")
+    print("work on the machine); anchor/this: anchor's median over this one's.")
     print(
         f"extra: the cost of one more round between {rounds[-2] if len(rounds) > 1 else rounds[0]} and {top} rounds "
         "(per-turn set-up cancels out)."
     )
+    print("load average (1, 5, 15 min) at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

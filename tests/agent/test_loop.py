@@ -183,6 +183,39 @@ def test_a_tool_raising_timeout_error_itself_is_a_failure_not_a_timeout():
     assert of_type(events, "tool_finished")[0].result == "Error: flaky failed: TimeoutError: socket"
 
 
+def test_a_sync_tool_raising_stop_iteration_is_a_failure_the_model_sees():
+    @tool
+    def exhausted() -> str:
+        """Runs out."""
+        raise StopIteration("empty")
+
+    provider = ScriptedProvider([calls(("exhausted", {})), "ok"])
+    events = collect(Agent(llm=provider, tool_timeout=5).with_tools([exhausted]).stream("go"))
+    [finished] = of_type(events, "tool_finished")
+    assert finished.result == "Error: exhausted failed: RuntimeError: the call raised StopIteration: empty"
+
+
+def test_a_sync_tool_finishing_after_its_timeout_leaves_the_next_calls_their_results():
+    release = threading.Event()
+
+    @tool(timeout=0.2)
+    def late(n: int) -> str:
+        """Blocks the first time."""
+        if n == 0:
+            release.wait(5)
+        return f"late {n}"
+
+    provider = ScriptedProvider([calls(("late", {"n": 0})), calls(("late", {"n": 1})), "done"])
+    agent = Agent(llm=provider).with_tools([late])
+    events = []
+    for event in agent.stream("go"):
+        events.append(event)
+        if event.type == "tool_finished":
+            release.set()  # the first call ends now, its result long dropped
+    texts = [f.result for f in of_type(events, "tool_finished")]
+    assert texts == ["Error: late timed out after 0.2 seconds.", "late 1"]
+
+
 def test_results_over_the_cap_are_cut_head_and_tail():
     text = "HEAD" + "x" * 1000 + "TAIL"
     capped = cap_result(text, 20)

@@ -31,7 +31,7 @@ from typing import Any
 from ..llm.messages import ToolCall
 from ._config import TurnConfig
 from ._run_context import RunContext, ToolCallContext, current_run, running, runs_subagent
-from ._threads import run_in_worker
+from ._threads import WorkerTimeout, run_in_worker
 from .events import AgentEvent, ToolFinished, ToolStarted
 from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_hooks
 from .output import FINAL_RESULT
@@ -293,10 +293,12 @@ class ToolExecutor:
         try:
             if tool.is_async:
                 return await asyncio.wait_for(tool.call(value), timeout)
-            result = await asyncio.wait_for(run_in_worker(tool.call, value), timeout)
+            result = await run_in_worker(tool.call, value, timeout=timeout)
             if inspect.isawaitable(result):  # a sync callable that handed back a coroutine
                 result = await asyncio.wait_for(result, timeout)
             return result
+        except WorkerTimeout as exc:
+            raise _TimedOut() from exc
         except TimeoutError as exc:
             # wait_for's own timeout is a TimeoutError raised from the CancelledError of the call
             if timeout is not None and isinstance(exc.__cause__, asyncio.CancelledError):

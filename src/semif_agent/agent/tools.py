@@ -81,6 +81,7 @@ class AgentTool(ValidatedModel):
     _is_async: bool = PrivateAttr(default=False)
     _positional: tuple[str, ...] = PrivateAttr(default=())
     _pass_model: bool = PrivateAttr(default=False)
+    _field_names: tuple[str, ...] = PrivateAttr(default=())  # the input model's, in order
 
     @field_validator("name")
     @classmethod
@@ -92,21 +93,32 @@ class AgentTool(ValidatedModel):
     def model_post_init(self, __context: Any) -> None:
         self._is_async = _is_async(self.fn)
         self._pass_model = self.input_model is not None and _takes_model(self.fn, self.input_model)
+        self._field_names = tuple(self.input_model.model_fields) if self.input_model is not None else ()
+
+    @property
+    def _private(self) -> dict[str, Any]:
+        """The private attributes, read directly: every call reads some, and pydantic's
+        attribute fallback through which ``self._name`` reaches them costs microseconds a read."""
+        private = self.__pydantic_private__
+        assert private is not None  # set by pydantic's constructor: the class declares private attributes
+        return private
 
     def to_tool_schema(self) -> ToolSpec:
         """The provider-neutral spec (name, description, input schema) models are shown."""
-        if self._spec is None:
-            self._spec = ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema)
-        return self._spec
+        spec: ToolSpec | None = self._private["_spec"]
+        if spec is None:
+            spec = self._spec = ToolSpec(name=self.name, description=self.description, input_schema=self.input_schema)
+        return spec
 
     @property
     def schema_tokens(self) -> int:
         """About how many prompt tokens showing this tool costs (name, description, schema)."""
-        if self._schema_tokens is None:
-            self._schema_tokens = (
+        tokens: int | None = self._private["_schema_tokens"]
+        if tokens is None:
+            tokens = self._schema_tokens = (
                 estimate_tokens(self.name) + estimate_tokens(self.description) + estimate_json_tokens(self.input_schema)
             )
-        return self._schema_tokens
+        return tokens
 
     def validate_input(self, tool_input: dict[str, Any]) -> tuple[bool, str]:
         """``(True, "")`` when ``tool_input`` is valid, else ``(False, what is wrong)``."""
@@ -126,17 +138,19 @@ class AgentTool(ValidatedModel):
     @property
     def is_async(self) -> bool:
         """True when calling ``fn`` returns an awaitable (it runs on the loop, not in a thread)."""
-        return self._is_async
+        return bool(self._private["_is_async"])
 
     def call(self, value: Any) -> Any:
         """Call ``fn`` with a value from :meth:`parse_input` (the result may be awaitable)."""
+        private = self._private
         if isinstance(value, BaseModel):
-            if self._pass_model:
+            if private["_pass_model"]:
                 return self.fn(value)
-            kwargs = {name: getattr(value, name) for name in type(value).model_fields}
+            names = private["_field_names"] if type(value) is self.input_model else type(value).model_fields
+            kwargs = {name: getattr(value, name) for name in names}
         else:
             kwargs = dict(value)
-        args = [kwargs.pop(name) for name in self._positional if name in kwargs]
+        args = [kwargs.pop(name) for name in private["_positional"] if name in kwargs]
         return self.fn(*args, **kwargs)
 
 
