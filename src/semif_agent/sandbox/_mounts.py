@@ -14,6 +14,11 @@ namespace) of its own, in which:
   and ``/sys/fs/cgroup`` are empty and read-only, and ``/proc/kmsg`` is
   ``/dev/null``: no host socket there, no other process's cgroup or PID.
 
+A long-lived parent (the warm worker) makes the parts every call shares once,
+in its own mount namespace (:func:`prepare_shared_view`): its children copy
+them with their namespace and add only ``/tmp``, ``/dev/shm`` and the cgroups'
+cover, a third of the mounts.
+
 The private tmpfs mounts are capped in size and, being memory, count against
 the call's memory cgroup. Mounts must come before Landlock (which forbids
 them) and before capabilities are dropped. Nothing here reaches the host's
