@@ -8,8 +8,9 @@ the hook skill visible and active; all agents call ``run_skill_hook`` together
 
 - ``entrypoint(argv, ctx)``: semif runs it in a warm worker (a forked,
   confined child per call); agentsociety2 calls it inside the host process.
-- a plain script (no entrypoint): semif runs a fresh confined process;
-  agentsociety2 executes it inside the host under a global lock.
+- a plain script (no entrypoint): semif runs it as a whole program in the
+  same kind of forked, confined child (``__main__`` in the warm worker's
+  interpreter); agentsociety2 executes it inside the host under a global lock.
 
 semif's runs keep all their confinement (the line under its figures says what
 held on this machine): a PID namespace per run, a ``pids`` cgroup, no network,

@@ -152,6 +152,34 @@ async def test_declared_hooks_of_any_type_and_shell_scripts(registry, make_runti
     assert shell.ok and shell.stdout == "shell says hi tools\n", shell
 
 
+async def test_plain_scripts_run_confined_as_programs(skills_root, make_runtime, tmp_path):
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not for scripts")
+    make_skill(
+        skills_root,
+        "programs",
+        "name: programs\ndescription: Programs.\nscript: scripts/broken.py",
+        files={
+            "scripts/broken.py": "def fail():\n    raise KeyError('missing')\nif __name__ == '__main__':\n    fail()\n",
+            "scripts/look.sh": f"echo pid $$\ncat {secret} || echo refused\nexit 3\n",
+            "scripts/data.txt": "neither a script nor executable\n",
+        },
+    )
+    catalog = SkillCatalog()
+    catalog.scan_custom(skills_root)
+    runtime = make_runtime(catalog)
+    broken = await runtime.run_skill_script("programs", "", [], timeout_sec=10)
+    assert (broken.exit_code, broken.error_type) == (1, "exit"), broken
+    assert "KeyError: 'missing'" in broken.stderr and 'broken.py", line 2, in fail' in broken.stderr
+    assert "runpy" not in broken.stderr and "program.py" not in broken.stderr and "_worker.py" not in broken.stderr
+    shell = await runtime.run_skill_script("programs", "scripts/look.sh", [], timeout_sec=10)
+    assert shell.exit_code == 3 and "not for scripts" not in shell.stdout and "refused" in shell.stdout, shell
+    if shell.confinement.get("processes") == "pid-namespace":  # the shell is the namespace's init
+        assert "pid 1\n" in shell.stdout
+    other = await runtime.run_skill_script("programs", "scripts/data.txt", [], timeout_sec=10)
+    assert other.exit_code == 126 and "not a .py or .sh file" in other.stderr, other
+
+
 async def test_active_hooks_run_only_for_active_skills(registry, make_runtime):
     runtime = make_runtime(registry)
     assert await runtime.run_active_hooks("pre_step") == {}

@@ -1,7 +1,7 @@
 """The kernel's fences around a confined run: devices, /tmp and /dev/shm, host sockets, memory and disk per run.
 
-Each hostile script runs both ways a script runs (a warm worker's call, and a
-fresh process through the launcher). What holds where:
+Each hostile script runs both ways a script runs (an ``entrypoint`` called in a warm
+worker's child, and a whole program run there). What holds where:
 - devices: a mount namespace with a minimal ``/dev`` (``view``), no
   capabilities and Landlock without the rights to make nodes (``devices``);
 - host UNIX sockets: a seccomp filter refusing ``AF_UNIX`` sockets
@@ -105,6 +105,34 @@ async def test_only_the_devices_a_program_needs_and_no_node_made(skills_root, ma
         assert seen["tmp-secret"] == "refused 2"  # not there at all in its /tmp
     assert not os.path.exists("/dev/shm/mine")  # its /dev/shm was its own, and went with it
     assert not list(runtime.workspace_root().glob("fifo"))
+
+
+VIEW = """
+import os
+print("shm", sorted(os.listdir("/dev/shm")))
+open("/dev/shm/left-behind", "w").write("x")
+print("run", os.stat("/run").st_dev)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/run") or os.path.islink("/run"), reason="no /run folder on this host")
+@pytest.mark.parametrize("mode", MODES)
+async def test_each_call_has_its_own_shm_and_the_hosts_run_only_with_the_network(skills_root, make_runtime, mode):
+    """The worker makes the shared part of the view once; each call still gets its own /dev/shm, and /run
+    is the host's exactly when the call may use the network."""
+    registry = install(skills_root, VIEW)
+    closed = make_runtime(registry, limits=SandboxLimits(memory_mb=512))
+    first = await closed.run_skill_script("probe", mode, [], timeout_sec=20)
+    needs(first, "view", "mount-namespace")
+    second = await closed.run_skill_script("probe", mode, [], timeout_sec=20)
+    assert first.ok and second.ok, (first.stderr, second.stderr)
+    assert said(first.stdout)["shm"] == "[]" and said(second.stdout)["shm"] == "[]"  # nothing left by the first
+    host_run = str(os.stat("/run").st_dev)
+    assert said(second.stdout)["run"] != host_run  # an empty one of its own
+    opened = make_runtime(registry, limits=SandboxLimits(memory_mb=512, network=True))
+    allowed = await opened.run_skill_script("probe", mode, [], timeout_sec=20)
+    needs(allowed, "view", "mount-namespace")
+    assert allowed.ok and said(allowed.stdout)["run"] == host_run, allowed.stderr
 
 
 SOCKETS = """

@@ -3,12 +3,14 @@
 - A Python script defining a top-level ``entrypoint`` runs as
   ``entrypoint(argv, ctx)`` in a warm worker (:mod:`semif_agent.sandbox.pool`): fast, and still
   in a separate, confined process.
-- Any other script runs as ``python script.py argv...`` (or ``sh``, or
-  directly when executable) in a fresh confined process (:mod:`semif_agent.sandbox.process`).
+- Any other script runs as a whole program, as ``python script.py argv...`` would (or ``sh``, or
+  directly when executable), in a confined child of the same warm workers: a Python script in
+  that child's interpreter, already started (:mod:`semif_agent.sandbox.program`), anything
+  else exec'd by it.
 
 Both get the same working directory (the agent's workspace), environment,
 limits and confinement (:mod:`semif_agent.sandbox.limits`), and a private temporary folder that
-is removed afterwards (the worker's own, for a warm call). A script may write that folder and the
+is emptied afterwards (the worker's own). A script may write that folder and the
 agent's workspace; when the workspace is a semif workspace (it holds ``semif.toml``), only its
 write dirs (``[skills] write_dirs``): its records (settings, logs, manifests, skill bodies) are
 read-only to every script and hook, as to code-skill bodies. Whether a script has an ``entrypoint`` is read from its
@@ -24,23 +26,21 @@ temporary folder removed after the run.
 from __future__ import annotations
 
 import ast
-import asyncio
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from ..errors import WorkspaceError
 from ..sandbox.limits import SandboxLimits, confinement_spec
 from ..sandbox.pool import WorkerPool, default_worker_pool, preload_everywhere
-from ..sandbox.process import run_subprocess
+from ..sandbox.program import run_program
 from ..sandbox.results import ScriptRunResult
 from ..workspace import SETTINGS_FILE, Workspace
 from . import _entrypoint
 from .descriptor import SkillDescriptor
 
 _ENTRYPOINT_CACHE_SIZE = 1024
-preload_everywhere(_entrypoint.run)  # every worker imports it at start, so entrypoint calls start warm
+preload_everywhere(_entrypoint.run)  # every worker imports them at start, so script calls start warm
+preload_everywhere(run_program)
 
 
 class ScriptExecutor:
@@ -60,7 +60,7 @@ class ScriptExecutor:
         return self._pool
 
     def mode_for(self, script: Path) -> str:
-        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess``."""
+        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess`` (run as a program)."""
         if script.suffix != ".py":
             return "subprocess"
         try:
@@ -87,66 +87,46 @@ class ScriptExecutor:
     ) -> tuple[ScriptRunResult, str]:
         """Run ``script`` (an absolute path inside the skill); returns the result and the mode used."""
         mode = self.mode_for(script)
+        env = script_environment(
+            self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None, hook_type=hook_type
+        )
+        spec = confinement_spec(
+            self.limits,
+            timeout_sec=timeout_sec,
+            workspace_root=workspace_root,
+            skill_dir=descriptor.root,
+            write_roots=script_write_roots(workspace_root),
+        )
         if mode == "worker":
-            env = script_environment(
-                self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None, hook_type=hook_type
-            )
-            spec = confinement_spec(
-                self.limits,
-                timeout_sec=timeout_sec,
-                workspace_root=workspace_root,
-                skill_dir=descriptor.root,
-                write_roots=script_write_roots(workspace_root),
-            )
-            payload = {
-                "script": str(script),
-                "argv": list(argv),
-                "env": env,
-                "ctx": {
-                    "workspace_root": str(workspace_root),
-                    "skill_dir": str(descriptor.root),
-                    "skill_id": descriptor.skill_id,
-                    "skill_name": descriptor.name,
-                    "hook_type": hook_type,
-                },
-            }
-            called = await self.worker_pool.call(
+            target, payload = (
                 _entrypoint.run,
-                payload,
-                cwd=workspace_root,
-                env=env,
-                confine_spec=spec,
-                timeout_sec=timeout_sec,
-                max_output_bytes=self.limits.max_output_bytes,
+                {
+                    "script": str(script),
+                    "argv": list(argv),
+                    "env": env,
+                    "ctx": {
+                        "workspace_root": str(workspace_root),
+                        "skill_dir": str(descriptor.root),
+                        "skill_id": descriptor.skill_id,
+                        "skill_name": descriptor.name,
+                        "hook_type": hook_type,
+                    },
+                },
             )
-            return ScriptRunResult(
-                called.ok, called.exit_code, called.stdout, called.stderr, called.error_type, called.confinement
-            ), mode
-        run_dir = Path(tempfile.mkdtemp(prefix="semif-skill-"))
-        try:
-            env = script_environment(
-                self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=run_dir, hook_type=hook_type
-            )
-            spec = confinement_spec(
-                self.limits,
-                timeout_sec=timeout_sec,
-                workspace_root=workspace_root,
-                skill_dir=descriptor.root,
-                run_dir=run_dir,
-                write_roots=script_write_roots(workspace_root),
-            )
-            spec["status_file"] = str(run_dir / "status")
-            result = await run_subprocess(
-                script,
-                list(argv),
-                cwd=workspace_root,
-                env=env,
-                spec=spec,
-                timeout_sec=timeout_sec,
-                max_output_bytes=self.limits.max_output_bytes,
-            )
-        finally:
-            await asyncio.to_thread(shutil.rmtree, run_dir, True)
+        else:
+            target, payload = run_program, {"program": str(script), "argv": list(argv)}
+        called = await self.worker_pool.call(
+            target,
+            payload,
+            cwd=workspace_root,
+            env=env,
+            confine_spec=spec,
+            timeout_sec=timeout_sec,
+            max_output_bytes=self.limits.max_output_bytes,
+        )
+        result = ScriptRunResult(
+            called.ok, called.exit_code, called.stdout, called.stderr, called.error_type, called.confinement
+        )
         return result, mode
 
 

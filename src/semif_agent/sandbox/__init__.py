@@ -4,7 +4,9 @@
   payload, ...)`` runs ``function(payload, channel)`` (a module-level function
   of this package) in a forked, confined child and returns a
   :class:`CallResult`; :class:`Channel` is the child's side of its messages.
-- :func:`run_subprocess`: a program run in a fresh confined process
+- :func:`run_program`: the call target that runs a whole program (a Python
+  script as ``__main__``, a shell script, an executable) in that child;
+  :func:`run_subprocess`: a program run in a fresh confined process
   (:class:`ScriptRunResult`).
 - :class:`SandboxLimits` and :func:`confinement_spec`: what a run may use,
   and the instructions the confinement applies.
@@ -30,6 +32,7 @@ _EXPORTS = {
     "ErrorType": ".results",
     "Channel": ".channel",
     "run_subprocess": ".process",
+    "run_program": ".program",
     "SandboxLimits": ".limits",
     "confinement_spec": ".limits",
     "DEFAULT_ENV_ALLOW": ".limits",

@@ -114,24 +114,39 @@ def _enable_pids(parent: str) -> None:
 
 
 def join(path: str) -> bool:
-    """Move the calling process into cgroup ``path``; True when it holds."""
-    return _write(os.path.join(path, "cgroup.procs"), "0")
+    """Move the calling process, single-threaded, into cgroup ``path``; True when it holds."""
+    return _write(_joining_file(path), "0")
+
+
+def _joining_file(path: str) -> str:
+    """The file a single-threaded process writes ``0`` to, to join cgroup ``path``.
+
+    Under cgroup v1 it is ``tasks``, which moves the calling thread only: the
+    kernel then takes no write lock on every thread group, whose taking waits for
+    an RCU grace period (7 to 25 ms on a busy machine) when no other move came
+    just before. A freshly forked child is one thread, so it moves whole; what it
+    starts afterwards is born there. Under v2 (no ``tasks``), ``cgroup.procs``.
+    """
+    tasks = os.path.join(path, "tasks")
+    return tasks if os.path.exists(tasks) else os.path.join(path, "cgroup.procs")
 
 
 def open_members(path: str) -> int | None:
-    """A descriptor (close-on-exec) of cgroup ``path``'s member list, for :func:`join_open`; None when refused.
+    """A descriptor (close-on-exec) of the file that joins cgroup ``path`` (:func:`_joining_file`), for
+    :func:`join_open`; None when refused.
 
     Opened once by the warm worker for each of its slots, so that a call's
     child joins with one write instead of a path lookup and an open.
     """
     try:
-        return os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+        return os.open(_joining_file(path), os.O_WRONLY | os.O_CLOEXEC)
     except OSError:
         return None
 
 
 def join_open(members_fd: int) -> bool:
-    """Move the calling process into the cgroup whose member list is open at ``members_fd``; True when it holds."""
+    """Move the calling process, single-threaded, into the cgroup whose joining file is open at ``members_fd``;
+    True when it holds."""
     try:
         return os.write(members_fd, b"0") == 1
     except OSError:

@@ -298,12 +298,15 @@ def apply_limits(spec: dict, *, process_limit: int | None = None) -> None:
         _set_limit(resource.RLIMIT_NPROC, process_limit)
 
 
-def prepare_parent(*, private_mounts: bool) -> None:
+def prepare_parent(*, private_mounts: bool, hide_run: bool = True) -> None:
     """In a long-lived parent (the warm worker), what :func:`confine` would otherwise redo in every child:
-    capabilities out of the bounding set, and (``private_mounts``: it made its mounts private) no remount."""
+    capabilities out of the bounding set and, where ``private_mounts`` (it made its mounts private in a
+    namespace of its own), no remount and the parts of the view all its calls share
+    (:func:`._mounts.prepare_shared_view`; ``hide_run`` when none of them may use the network)."""
     _privileges.drop_bounding_set()
     if private_mounts:
         _mounts.mounts_are_private()
+        _mounts.prepare_shared_view(hide_run=hide_run)
 
 
 def confine(spec: dict) -> dict[str, str]:

@@ -14,6 +14,11 @@ namespace) of its own, in which:
   and ``/sys/fs/cgroup`` are empty and read-only, and ``/proc/kmsg`` is
   ``/dev/null``: no host socket there, no other process's cgroup or PID.
 
+A long-lived parent (the warm worker) makes the parts every call shares once,
+in its own mount namespace (:func:`prepare_shared_view`): its children copy
+them with their namespace and add only ``/tmp``, ``/dev/shm`` and the cgroups'
+cover, a third of the mounts.
+
 The private tmpfs mounts are capped in size and, being memory, count against
 the call's memory cgroup. Mounts must come before Landlock (which forbids
 them) and before capabilities are dropped. Nothing here reaches the host's
@@ -35,7 +40,9 @@ _SEALED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
 _PRIVATE_TMPFS_BYTES = 64 * 1024 * 1024
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_MNT_DETACH = 2
 _inherited_private = False  # this process's mounts are already private (its parent made them so)
+_shared = {"dev": False, "run": False, "kmsg": False}  # the parts of the view its parent made once for all
 
 
 def mounts_are_private() -> None:
@@ -68,43 +75,96 @@ def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hi
 
     ``keep_under_tmp``: the call's folders and files (those under ``/tmp`` are bound into its private one);
     ``tmpfs_bytes``: the size of the private ``/tmp`` and ``/dev/shm`` (default 64 MiB each).
+    What a long-lived parent made once (:func:`prepare_shared_view`) is inherited, not made again.
     """
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
         return False
     if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
         return False
     size = f"size={tmpfs_bytes or _PRIVATE_TMPFS_BYTES}".encode()
-    kept: list[tuple[str, int]] = []
     own_tmp = "/tmp" in {os.path.abspath(path) for path in keep_under_tmp}  # /tmp itself is the call's: left as is
+    held = _shared["dev"] or _fresh_dev()
+    if not own_tmp:
+        held = _private_tmp(_outermost_under_tmp(keep_under_tmp), size) and held
+    held = held and _mount(b"none", "/dev/shm", b"tmpfs", _SEALED, size + b",mode=1777")
+    if hide_run and not _shared["run"] and os.path.isdir("/run") and not os.path.islink("/run"):
+        held = _empty_readonly("/run") and held
+    elif not hide_run and _shared["run"]:
+        held = _libc.umount2(b"/run", _MNT_DETACH) == 0 and held  # the call may resolve names: /run back
+    if os.path.isdir("/sys/fs/cgroup") and not os.path.islink("/sys/fs/cgroup"):
+        held = _empty_readonly("/sys/fs/cgroup") and held
+    if not _shared["kmsg"] and os.path.exists("/proc/kmsg"):
+        held = _mount(b"/dev/null", "/proc/kmsg", None, _MS_BIND) and held
+    return held
+
+
+def prepare_shared_view(*, hide_run: bool) -> bool:
+    """In a long-lived parent with a mount namespace of its own whose mounts are private (the warm worker),
+    make once what every call's view shares: the minimal read-only ``/dev`` (with an empty ``/dev/shm``
+    folder, where each call mounts its own), ``/proc/kmsg`` as ``/dev/null`` and, with ``hide_run``, an
+    empty ``/run``. The views of the children it forks then only add their own parts (:func:`narrow_view`).
+
+    True when ``/dev`` is ready; what did not hold is made by each call as before.
+    """
+    if not _inherited_private:
+        return False
+    _shared["dev"] = _fresh_dev()
+    if not _shared["dev"]:
+        _libc.umount2(b"/dev", _MNT_DETACH)  # a half-made /dev: the host's back
+    if hide_run and os.path.isdir("/run") and not os.path.islink("/run"):
+        _shared["run"] = _empty_readonly("/run")
+    if os.path.exists("/proc/kmsg"):
+        _shared["kmsg"] = _mount(b"/dev/null", "/proc/kmsg", None, _MS_BIND)
+    return _shared["dev"]
+
+
+def _fresh_dev() -> bool:
+    """Cover ``/dev`` with a read-only tmpfs holding :data:`DEVICES` (bound from the host's), the usual
+    links and an empty ``/dev/shm`` folder; True when all of it holds."""
+    kept: list[tuple[str, int]] = []
     try:
-        for path in [f"/dev/{name}" for name in DEVICES] + ([] if own_tmp else _outermost_under_tmp(keep_under_tmp)):
+        for path in [f"/dev/{name}" for name in DEVICES]:
             try:
                 kept.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
             except OSError:
                 continue
-        held = _mount(b"none", "/dev", b"tmpfs", _SEALED, b"size=64k,mode=0755")
-        if not own_tmp:
-            held = held and _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777")
-        if not held:
+        if not _mount(b"none", "/dev", b"tmpfs", _SEALED, b"size=64k,mode=0755"):
             return False
-        for path, fd in kept:
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(path, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
-            held = _bind_fd(fd, path) and held
+        held = _bind_kept(kept)
     finally:
         for _path, fd in kept:
             os.close(fd)
     for name, target in _LINKS.items():
         os.symlink(target, f"/dev/{name}")
     os.mkdir("/dev/shm", 0o1777)
-    held = _mount(b"none", "/dev/shm", b"tmpfs", _SEALED, size + b",mode=1777") and held
-    held = _mount(None, "/dev", None, _MS_REMOUNT | _MS_RDONLY | _SEALED) and held
-    for folder in (["/run"] if hide_run else []) + ["/sys/fs/cgroup"]:
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            held = _empty_readonly(folder) and held
-    if os.path.exists("/proc/kmsg"):
-        held = _mount(b"/dev/null", "/proc/kmsg", None, _MS_BIND) and held
+    return _mount(None, "/dev", None, _MS_REMOUNT | _MS_RDONLY | _SEALED) and held
+
+
+def _private_tmp(folders: list[str], size: bytes) -> bool:
+    """Cover ``/tmp`` with a private tmpfs of ``size``, ``folders`` (under the host's ``/tmp``) bound in it."""
+    kept: list[tuple[str, int]] = []
+    try:
+        for path in folders:
+            try:
+                kept.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
+            except OSError:
+                continue
+        if not _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777"):
+            return False
+        return _bind_kept(kept)
+    finally:
+        for _path, fd in kept:
+            os.close(fd)
+
+
+def _bind_kept(kept: list[tuple[str, int]]) -> bool:
+    """Bind each opened ``(path, fd)`` at its path, made (folder or empty file) in the fresh tmpfs above it."""
+    held = True
+    for path, fd in kept:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
+        held = _bind_fd(fd, path) and held
     return held

@@ -470,7 +470,7 @@ def main() -> None:
     elif _isolation.enter_user_namespace():
         network = ("per-call", -1)
     hidden = _isolation.hide_paths(setup.get("secrets", []))  # then one Landlock rule for /etc, not one per entry
-    _confine.prepare_parent(private_mounts=hidden)
+    _confine.prepare_parent(private_mounts=hidden, hide_run=not setup.get("network"))
     _confine.preopen(list(setup.get("system_folders" if hidden else "system_readable", [])))
     gc.freeze()  # what is here now stays out of the children's collections: fewer pages copied on write
     reply_fd = os.dup(1)
