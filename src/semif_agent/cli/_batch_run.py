@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +14,10 @@ from ._cluster import StatusLine, cluster_pool
 from ._common import one_line, plural, print_json
 from ._engines import run_settings
 from .workspace_cmds import open_workspace
+
+if TYPE_CHECKING:
+    from ..distributed.batch import BatchRequest
+    from ..loop.runner import SkillRunner
 
 _LABEL_COLOURS = {"success": "green", "failure": "red", "unclear": "yellow", "handed_back": "yellow"}
 
@@ -43,7 +48,12 @@ def run_batch_file(
     ).build_log()
     setup = partial(batch_runner, str(ws.root), *given, act_threshold=act_threshold)
     with cluster_pool(ray_address) as pool, StatusLine() as status:
-        report = run_batch(pool or LocalPool(), setup, requests, log, progress=status, yes=yes)
+        if pool is None:  # here, one runner routes every request: embed them first, in batches
+            report = run_batch(
+                LocalPool(), partial(embedded_ahead, setup, requests), requests, log, progress=status, yes=yes
+            )
+        else:
+            report = run_batch(pool, setup, requests, log, progress=status, yes=yes)
     if as_json:
         print_json(
             {
@@ -94,6 +104,20 @@ def batch_runner(
     given = _named(engine_name, model, strategy, allow_scripts)
     settings = RunSettings.resolve(ws, **given, log=False, act_threshold=act_threshold)
     return skill_runner(settings, act_lock=run_lock(ws))
+
+
+def embedded_ahead(setup: Callable[[], SkillRunner], requests: Sequence[BatchRequest]) -> SkillRunner:
+    """``setup()``'s runner, with the requests it will route embedded first, :data:`EMBED_BATCH` to a model run
+    (the embedder keeps them: routing each request then finds it embedded)."""
+    from ..routing.evaluate import EMBED_BATCH, embedding_of
+
+    runner = setup()
+    embed = embedding_of(runner.strategy)
+    texts = [r.text for r in requests if r.skill is None]
+    if embed is not None:
+        for first in range(0, len(texts), EMBED_BATCH):
+            embed(texts[first : first + EMBED_BATCH])
+    return runner
 
 
 def _named(engine_name: str | None, model: str | None, strategy: str | None, allow_scripts: bool | None) -> dict:

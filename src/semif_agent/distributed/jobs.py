@@ -1,8 +1,8 @@
 """What ``semif eval`` and ``semif train`` send to a :class:`~.pool.RayPool`, and how the answers are put together.
 
 - Evaluation: each actor builds the strategy once (by the caller's ``make``,
-  exactly as the local evaluation does), embeds its batch's requests in one
-  go, then routes them one by one with :func:`~semif_agent.routing.evaluate.route_all`.
+  exactly as the local evaluation does) and routes its batch with
+  :func:`~semif_agent.routing.evaluate.route_all`, which embeds them in one go first.
   The outcomes come back in dataset order: the same decisions as a local run
   (an embedding does not depend on the batch it was made in).
 - Training: each actor embeds a batch of the training texts and scores every
@@ -12,9 +12,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -119,24 +117,7 @@ def _route_batch(strategy: RoutingStrategy, examples: list[Example]) -> list[Out
     from ..loop.act_threshold import gate_routes
     from ..routing.evaluate import route_all as route_locally
 
-    started = time.perf_counter()
-    embed = embedding_of(strategy)
-    if embed is not None:
-        embed([e.text for e in examples])  # one batched run; routing then finds every request embedded
-    share = (time.perf_counter() - started) * 1000 / max(1, len(examples))
-    outcomes = run_sync(route_locally(strategy, examples, on_route=gate_routes(strategy)))
-    return [replace(o, latency_ms=o.latency_ms + share) for o in outcomes]
-
-
-def embedding_of(strategy: object) -> Callable[[Sequence[str]], object] | None:
-    """How the strategy's scores embed texts, if they do (the leaf scorer's engine, else the engine's)."""
-    from ..engine.base import embedding_function
-
-    scorer = getattr(strategy, "scorer", None)
-    for engine in (getattr(scorer, "engine", None), getattr(strategy, "engine", None)):
-        if (embed := embedding_function(engine)) is not None:
-            return embed
-    return None
+    return run_sync(route_locally(strategy, examples, on_route=gate_routes(strategy), batch_size=len(examples) or 1))
 
 
 def _leaf_scorer(tree: SkillTree, settings: Mapping[str, object]) -> LeafScorer:

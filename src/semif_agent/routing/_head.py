@@ -126,6 +126,7 @@ def fit(
     n, d = data.x.shape
     vocabulary = data.words.shape[1]
     x = data.x.astype(np.float32)
+    x_t = np.ascontiguousarray(x.T)  # the gradient's product runs several times faster on this than on dz.T @ x
     words = data.words.tocsr().astype(np.float32)
     words_t = words.T.tocsr()
     total = float(data.weight.sum()) or 1.0
@@ -166,7 +167,7 @@ def fit(
             step[np.arange(len(wrong_rows)), wrong_cols] += 1.0
             dz[wrong_rows] += scale * step
         loss += 0.5 * l2 * (float((w * w).sum()) + float((v * v).sum()) + float((b * b).sum()))
-        grad_w = (dz.T @ x).astype(np.float64) + l2 * w
+        grad_w = (x_t @ dz).T.astype(np.float64) + l2 * w
         grad_v = np.asarray((words_t @ dz).T, dtype=np.float64) + l2 * v
         grad_beta = float((dz * prior).sum()) if fit_beta else 0.0
         grad = np.concatenate([grad_w.ravel(), grad_v.ravel(), dz.sum(axis=0).astype(np.float64) + l2 * b, [grad_beta]])

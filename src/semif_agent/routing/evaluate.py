@@ -6,14 +6,16 @@ A dataset is JSON lines ``{"text": "...", "skill": "category.name"}``, with
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.base import embedding_function
 from ..engine.decisions import softmax
 from ..errors import UserError
 from ..tree.router import Route
@@ -96,42 +98,77 @@ class Outcome:
         return self.predicted == self.example.skill
 
 
+EMBED_BATCH = 64
+"""Requests embedded in one go before they are routed: two model runs' worth, few enough to stay in memory."""
+
+
 async def route_all(
     strategy: RoutingStrategy,
-    dataset: list[Example],
+    dataset: Sequence[Example],
     *,
     progress: Callable[[int], None] | None = None,
     on_route: Callable[[Example, Route], tuple[float, bool]] | None = None,
+    batch_size: int = EMBED_BATCH,
 ) -> list[Outcome]:
     """Route every example of ``dataset``; what ``on_route`` makes of each route is kept as its outcome's ``gated``
-    (the act gate's figures, :func:`semif_agent.loop.act_threshold.gate_routes`)."""
+    (the act gate's figures, :func:`semif_agent.loop.act_threshold.gate_routes`).
+
+    When the strategy's scores embed texts, each ``batch_size`` requests are
+    embedded in one model run first (the embedder keeps them, so routing finds
+    each one embedded): an embedding does not depend on its batch, so the
+    decisions are those of routing one at a time. Each outcome's latency
+    includes its share of its batch's embedding.
+    """
+    embed = embedding_of(strategy)
     outcomes = []
-    for example in dataset:
-        start = time.perf_counter()
-        route = await strategy.aroute(example.text)
-        elapsed = (time.perf_counter() - start) * 1000
-        gated = on_route(example, route) if on_route is not None else None
-        last = route.decisions[-1].result if route.decisions else None
-        confidence = None
-        if last is not None and last.probabilities:
-            confidence = last.probabilities.get(last.selected)
-        tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
-        outcomes.append(
-            Outcome(
-                example,
-                route.skill.name if route.skill else None,
-                len(route.decisions),
-                elapsed,
-                tokens,
-                confidence,
-                dict(last.scores) if last and last.probabilities else None,
-                last.selected if last else None,
-                gated,
-            )
-        )
-        if progress is not None:
-            progress(1)
+    for first in range(0, len(dataset), batch_size):
+        batch = dataset[first : first + batch_size]
+        started = time.perf_counter()
+        if embed is not None:
+            await asyncio.to_thread(embed, [e.text for e in batch])
+        share = (time.perf_counter() - started) * 1000 / len(batch)
+        for example in batch:
+            outcomes.append(await _route_one(strategy, example, on_route, share))
+            if progress is not None:
+                progress(1)
     return outcomes
+
+
+async def _route_one(
+    strategy: RoutingStrategy,
+    example: Example,
+    on_route: Callable[[Example, Route], tuple[float, bool]] | None,
+    embedding_ms: float,
+) -> Outcome:
+    start = time.perf_counter()
+    route = await strategy.aroute(example.text)
+    elapsed = (time.perf_counter() - start) * 1000 + embedding_ms
+    gated = on_route(example, route) if on_route is not None else None
+    last = route.decisions[-1].result if route.decisions else None
+    confidence = None
+    if last is not None and last.probabilities:
+        confidence = last.probabilities.get(last.selected)
+    tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
+    return Outcome(
+        example,
+        route.skill.name if route.skill else None,
+        len(route.decisions),
+        elapsed,
+        tokens,
+        confidence,
+        dict(last.scores) if last and last.probabilities else None,
+        last.selected if last else None,
+        gated,
+    )
+
+
+def embedding_of(strategy: object) -> Callable[[Sequence[str]], object] | None:
+    """How the strategy's scores embed texts, if they do (the leaf scorer's engine, else the strategy's engine)."""
+    scorer = getattr(strategy, "scorer", None)
+    for engine in (getattr(scorer, "engine", None), getattr(strategy, "engine", None)):
+        if (embed := embedding_function(engine)) is not None:
+            return embed
+    return None
 
 
 def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
