@@ -224,3 +224,15 @@ def test_a_kind_whose_row_is_its_fields_is_a_dataclass_with_kind_and_fields() ->
     assert NoteRow.from_row(written) == NoteRow("r1", text="hi", tags=["a", "b"], weight=0.5)
     old = NoteRow.from_row({"run_id": 4, "text": 3, "tags": [1, "b"], "weight": "heavy"})
     assert old == NoteRow("4", text="", tags=["1", "b"], weight=None)
+
+
+def test_reading_some_kinds_parses_only_the_lines_that_name_them(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path / "decisions.jsonl")
+    label = LabelRow("r1", by="ann", skill="todos.add", has_skill=True).to_row()
+    log.extend([decision("r1", 1, state='Note: "label" the jars'), label, decision("r2", 1)])
+    with open(log.path, "ab") as out:
+        out.write(b'{"kind": "label", "run_id": "r3", "torn')  # a torn label line is skipped, with its warning
+    with pytest.warns(TornLineWarning):
+        found = list(log.read(kinds=("label",)))
+    assert [(row["kind"], row["run_id"]) for row in found] == [("label", "r1")]
+    assert [row["kind"] for row in log.read(kinds=("route",))] == ["route", "route"]

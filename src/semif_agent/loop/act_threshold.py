@@ -161,8 +161,8 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
     """The workspace's act threshold: kept in ``data/act_threshold.json`` while its tree, labels and routing stand."""
     if not can_score(runner.engine):
         return ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
-    labelled = [(r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request]
-    key = _key(runner, labelled)
+    # the key reads only the label rows; the labelled requests are gathered (the whole log read) only to measure
+    key = _key(runner, [json.dumps(row, sort_keys=True) for row in runner.log.read(kinds=("label",))])
     path = runner.workspace.data_dir / THRESHOLD_FILE
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
@@ -170,6 +170,7 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
             return ActTradeOff(**kept["trade_off"])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing or damaged: measured again
+    labelled = [(r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request]
     found = act_threshold_for(await act_pairs(runner, labelled))
     try:
         replace_file(path, json.dumps({"key": key, "trade_off": found.to_dict()}, indent=2) + "\n")
@@ -203,7 +204,7 @@ def _without(tree: SkillTree, skill: str, example: str) -> tuple[str, ...]:
     return tuple(examples)
 
 
-def _key(runner: Any, labelled: list[tuple[str, str]]) -> str:
+def _key(runner: Any, labels: list[str]) -> str:
     tree: SkillTree = runner.tree
     parts = [
         runner.engine.name,
@@ -212,6 +213,6 @@ def _key(runner: Any, labelled: list[tuple[str, str]]) -> str:
         str(getattr(runner.strategy, "temperature", None)),
         *(f"{s.name}|{s.description}|{s.effects}|{s.examples}" for s in tree.skills.values()),
         *tree.none_examples,
-        *(f"{t}|{s}" for t, s in labelled),
+        *labels,
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
