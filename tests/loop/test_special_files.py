@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from semif_agent.forge.gate import _copy_workspace
+from semif_agent.loop.before_images import ImageStore
 from semif_agent.loop.observe import diff, observe
 from semif_agent.loop.undo import keep_before_images, undo_run
 from semif_agent.starter import create_workspace
@@ -56,24 +57,29 @@ SPECIAL = ("pipe", "secret", "loop", "outside", "zero")
 
 
 def test_a_snapshot_lists_and_reads_only_regular_files(ws: Workspace) -> None:
-    snap = finishes(lambda: observe(ws.write_roots, base=ws.root, texts=True, images=True))
+    snap = finishes(lambda: observe(ws.write_roots, base=ws.root, texts=True))
     drafts = [name for name in snap.files if name.startswith("data/drafts/")]
     assert drafts == ["data/drafts/plain.txt"]
-    assert not any(SECRET.encode() in image for image in snap.images.values())
+    store = ImageStore.of(ws)
+    images = finishes(lambda: store.keep(snap))
+    assert [name for name in images.shas if name.startswith("data/drafts/")] == ["data/drafts/plain.txt"]
+    assert not any(SECRET.encode() in blob.read_bytes() for blob in store.blobs.iterdir())
     assert SECRET not in "".join(snap.texts.values())
 
 
 def test_diff_and_undo_skip_special_files_and_put_back_the_regular_one(ws: Workspace) -> None:
     drafts = ws.root / "data" / "drafts"
-    before = observe(ws.write_roots, base=ws.root, texts=True, images=True)
+    before = observe(ws.write_roots, base=ws.root)
+    images = ImageStore.of(ws).keep(before)
     (drafts / "plain.txt").write_text("changed\n")
     (drafts / "made.txt").write_text("new\n")
     os.mkfifo(drafts / "new-pipe")
     (drafts / "new-link").symlink_to(ws.root / "semif.toml")
     after = finishes(lambda: observe(ws.write_roots, base=ws.root, texts=True, since=before))
-    changes = diff(before, after)
+    changes = diff(before, after, before_shas=images.shas, before_text=images.text_of)
     assert changes.created == ["data/drafts/made.txt"] and changes.modified == ["data/drafts/plain.txt"]
-    assert keep_before_images(ws, "run-1", before, after, changes) is not None
+    assert changes.diffs["data/drafts/plain.txt"][-2:] == ["-a draft", "+changed"]
+    assert keep_before_images(ws, "run-1", before, after, changes, images) is not None
     done = finishes(lambda: undo_run(ws, "run-1"))
     assert done.removed == ["data/drafts/made.txt"] and done.restored == ["data/drafts/plain.txt"]
     assert (drafts / "plain.txt").read_text() == "a draft\n"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import itertools
 import os
 import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .._files import open_regular
 
@@ -19,20 +22,46 @@ IMAGES_KEPT = 32 * 1024 * 1024  # nor any file once one snapshot has read this m
 DIFF_LINES = 200  # a file's diff is cut after this many lines
 
 
+class StatKey(NamedTuple):
+    """What says a file may have changed without reading it (as git's index does): a write changes the size or the
+    ctime (which no one can set back), a file put in its place by a rename has another inode."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    ctime_ns: int
+
+
+class FileStat(NamedTuple):
+    """A file's :class:`StatKey` and its permissions."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    ctime_ns: int
+    mode: int
+
+
+def stat_key(status: os.stat_result | FileStat) -> StatKey:
+    if isinstance(status, FileStat):
+        return StatKey(*status[:4])
+    return StatKey(status.st_size, status.st_mtime_ns, status.st_ino, status.st_ctime_ns)
+
+
 @dataclass(frozen=True)
 class Observation:
-    """A snapshot of the write roots: relative path -> (size, mtime_ns), and the small text files' contents.
+    """A snapshot of the write roots: relative path -> its :class:`FileStat`, and the small text files' contents.
 
-    ``paths`` gives each file's absolute path; ``images`` the bytes of the
-    files small enough to keep (taken with ``images=True``, before a run acts,
-    so that what it changes can be put back).
+    ``paths`` gives each file's absolute path; ``hashes`` the sha256 of the
+    files new or changed since the snapshot given as ``since`` (only those
+    are read).
     """
 
-    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    files: dict[str, FileStat] = field(default_factory=dict)
     truncated: bool = False
     texts: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
-    images: dict[str, bytes] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,23 +98,20 @@ def observe(
     base: Path | None = None,
     texts: bool = False,
     since: Observation | None = None,
-    images: bool = False,
 ) -> Observation:
     """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``.
 
     Files are named relative to ``base`` (the workspace) when they lie in it,
     else relative to their root's parent folder. With ``texts``, the contents
-    of small UTF-8 files are kept too (bounded), for :func:`diff`; with
-    ``since`` (an earlier snapshot), only those of files new or changed since.
-    With ``images``, the bytes of every regular file up to :data:`IMAGE_KEPT`
-    are kept too, until :data:`IMAGES_KEPT` have been read.
+    of small UTF-8 files are kept too (bounded), for :func:`diff`. With
+    ``since`` (an earlier snapshot), only files new or changed since are read:
+    each is hashed once (``hashes``), and its text kept when ``texts``.
     """
-    files: dict[str, tuple[int, int]] = {}
+    files: dict[str, FileStat] = {}
     contents: dict[str, str] = {}
     paths: dict[str, str] = {}
-    kept: dict[str, bytes] = {}
+    hashes: dict[str, str] = {}
     budget = TEXTS_KEPT if texts else 0
-    image_budget = IMAGES_KEPT if images else 0
     skip = {os.path.realpath(p) for p in ignore}
     top = os.path.realpath(base) if base is not None else None
     for root in roots:
@@ -105,20 +131,22 @@ def observe(
                 if not stat.S_ISREG(status.st_mode):  # a link, FIFO, socket or device node: never read, not listed
                     continue
                 name = os.path.relpath(full, names_from)
-                files[name], paths[name] = (status.st_size, status.st_mtime_ns), full
-                unchanged = since is not None and since.files.get(name) == files[name]
-                image = _bytes_of(full, IMAGE_KEPT) if status.st_size <= min(IMAGE_KEPT, image_budget) else None
-                if image is not None:
-                    kept[name] = image
-                    image_budget -= len(image)
-                if 0 < status.st_size <= min(TEXT_KEPT, budget) and not unchanged:
-                    text = _text_of(image if image is not None else _bytes_of(full, TEXT_KEPT))
-                    if text is not None:
-                        contents[name] = text
-                        budget -= status.st_size
+                now = FileStat(*stat_key(status), stat.S_IMODE(status.st_mode))
+                files[name], paths[name] = now, full
+                if since is not None and since.files.get(name) == now:
+                    continue
+                small = _bytes_of(full, TEXT_KEPT) if 0 < status.st_size <= min(TEXT_KEPT, budget) else None
+                if since is not None:
+                    digest = hashlib.sha256(small).hexdigest() if small is not None else sha256_of(full)
+                    if digest is not None:
+                        hashes[name] = digest
+                text = _text_of(small)
+                if text is not None:
+                    contents[name] = text
+                    budget -= status.st_size
                 if len(files) >= MAX_FILES:
-                    return Observation(files, truncated=True, texts=contents, paths=paths, images=kept)
-    return Observation(files, texts=contents, paths=paths, images=kept)
+                    return Observation(files, truncated=True, texts=contents, paths=paths, hashes=hashes)
+    return Observation(files, texts=contents, paths=paths, hashes=hashes)
 
 
 def _bytes_of(path: str, limit: int) -> bytes | None:
@@ -134,6 +162,21 @@ def _bytes_of(path: str, limit: int) -> bytes | None:
     return data if len(data) <= limit else None
 
 
+def sha256_of(path: str | Path) -> str | None:
+    """The sha256 of a regular file's bytes (never through a link), else None."""
+    handle = open_regular(path)
+    if handle is None:
+        return None
+    digest = hashlib.sha256()
+    try:
+        with handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def _text_of(data: bytes | None) -> str | None:
     """``data`` decoded when it is UTF-8, else None."""
     try:
@@ -142,14 +185,36 @@ def _text_of(data: bytes | None) -> str | None:
         return None
 
 
-def diff(before: Observation, after: Observation) -> Changes:
-    """What changed between two snapshots; text files both snapshots could read (or a new one) get a diff."""
+def diff(
+    before: Observation,
+    after: Observation,
+    *,
+    before_shas: Mapping[str, str] | None = None,
+    before_text: Callable[[str], str | None] | None = None,
+) -> Changes:
+    """What changed between two snapshots (``after`` taken ``since=before``); text files both snapshots could read
+    (or a new one) get a diff.
+
+    A file whose size and mtime are the same but whose inode or ctime is not
+    (rewritten with its mtime set back, or only its permissions or links
+    changed) is modified when its bytes differ from ``before_shas`` (or when
+    they are not known). ``before_text`` gives a file's text before when
+    ``before`` did not keep it.
+    """
     created = sorted(set(after.files) - set(before.files))
-    modified = sorted(p for p in set(before.files) & set(after.files) if before.files[p] != after.files[p])
+    modified = sorted(
+        p
+        for p in set(before.files) & set(after.files)
+        if before.files[p] != after.files[p] and _modified(before.files[p], after.files[p], p, after, before_shas)
+    )
     diffs = {}
+    budget = TEXTS_KEPT
     for path in [*created, *modified]:
         new = after.texts.get(path)
         old = "" if path in created else before.texts.get(path)
+        if old is None and new is not None and before_text is not None and budget > 0:
+            old = before_text(path)
+            budget -= len(old or "")
         if new is None or old is None:
             continue
         lines = difflib.unified_diff(
@@ -161,3 +226,12 @@ def diff(before: Observation, after: Observation) -> Changes:
         )
         diffs[path] = list(itertools.islice(lines, DIFF_LINES))
     return Changes(created, modified, sorted(set(before.files) - set(after.files)), diffs)
+
+
+def _modified(
+    old: FileStat, new: FileStat, path: str, after: Observation, before_shas: Mapping[str, str] | None
+) -> bool:
+    if (old.size, old.mtime_ns) != (new.size, new.mtime_ns):
+        return True
+    known = before_shas.get(path) if before_shas is not None else None
+    return known is None or known != after.hashes.get(path)

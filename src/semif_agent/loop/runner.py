@@ -22,6 +22,7 @@ from ..workspace import Workspace
 from .act_lock import ActLock
 from .act_threshold import measured_act_threshold
 from .assess import Assessment, assessment_request, needs_judge, settled, weigh
+from .before_images import ImageStore
 from .confined import run_confined
 from .context import BudgetedEngine
 from .evidence import gather_evidence
@@ -352,23 +353,28 @@ class _Run:
         """Hold the act lock from a snapshot of the write dirs (with before-images) to the one after what the block
         did; then ``changes`` are the block's, and their before-images are kept for ``semif undo``."""
         acted = _Acted()
+        ws = self.runner.workspace
         async with self.runner.act_lock:
-            before = self._observe(images=True)
-            yield acted
-            after = self._observe(since=before)
-            acted.changes = diff(before, after)
-            keep_before_images(self.runner.workspace, self.run_id, before, after, acted.changes)
+            before = self._observe()
+            images = ImageStore.of(ws).keep(before)  # reads only the files changed since they were last kept
+            try:
+                yield acted
+                after = self._observe(since=before)
+                acted.changes = diff(before, after, before_shas=images.shas, before_text=images.text_of)
+                keep_before_images(ws, self.run_id, before, after, acted.changes, images)
+            finally:
+                images.release()
 
-    def _observe(self, since: Observation | None = None, *, images: bool = False) -> Observation:
-        """The data dirs now, less the workspace's own records (the decision and model-call logs)."""
+    def _observe(self, since: Observation | None = None) -> Observation:
+        """The data dirs now, less the workspace's own records (the decision and model-call logs); after the run
+        (``since`` the snapshot before), the texts and hashes of the files it changed."""
         ws = self.runner.workspace
         return observe(
             ws.write_roots,
             ignore=(self.runner.log.path, ws.model_calls_path),
             base=ws.root,
-            texts=True,
+            texts=since is not None,
             since=since,
-            images=images,
         )
 
     async def assess(

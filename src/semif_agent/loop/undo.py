@@ -32,12 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._files import open_regular
 from ..errors import UserError
 from .act_lock import ActLock
-from .observe import IMAGE_KEPT, Changes, Observation
+from .before_images import STORE_DIR, UNDO_DIR, BeforeImages
+from .observe import Changes, Observation, sha256_of
 
-UNDO_DIR = "undo"
 MANIFEST = "undo.json"
 DONE = "undone.json"
 RUN_KEPT = 8 * 1024 * 1024
@@ -51,37 +50,25 @@ def undo_dir(workspace: Any, run_id: str) -> Path:
     return Path(workspace.data_dir) / UNDO_DIR / name
 
 
-def sha256_of(path: str | Path) -> str | None:
-    """The sha256 of a regular file's bytes (never through a link), else None."""
-    handle = open_regular(path)
-    if handle is None:
-        return None
-    digest = hashlib.sha256()
-    try:
-        with handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
 def keep_before_images(
-    workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes
+    workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes, images: BeforeImages
 ) -> Path | None:
-    """Write ``run_id``'s undo record for ``changes`` (``before`` taken with images); None when nothing changed.
+    """Write ``run_id``'s undo record for ``changes`` (``images``: the before-images of ``before``, from the
+    workspace's :class:`~.before_images.ImageStore`); None when nothing changed.
 
     A record that cannot be written (a full disk) leaves the run without one: it cannot be undone, and it stands.
     """
     if changes.empty:
         return None
     try:
-        return _write_record(workspace, run_id, before, after, changes)
+        return _write_record(workspace, run_id, before, after, changes, images)
     except OSError:
         return None
 
 
-def _write_record(workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes) -> Path:
+def _write_record(
+    workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes, images: BeforeImages
+) -> Path:
     folder = undo_dir(workspace, run_id)
     shutil.rmtree(folder, ignore_errors=True)  # a run id used again: the latest run is the one to undo
     folder.mkdir(parents=True, exist_ok=True)
@@ -94,24 +81,19 @@ def _write_record(workspace: Any, run_id: str, before: Observation, after: Obser
             if Path(workspace.root, name) != Path(full):  # a write dir outside the workspace
                 entry["file"] = full
             if change != "deleted":
-                entry["after_sha256"] = sha256_of(full)
+                entry["after_sha256"] = after.hashes.get(name) or sha256_of(full)
             if change != "created":
-                image = before.images.get(name)
-                size = before.files.get(name, (0, 0))[0]
-                if image is None:
-                    entry["not_kept"] = (
-                        f"it was larger than {IMAGE_KEPT // (1024 * 1024)} MiB"
-                        if size > IMAGE_KEPT
-                        else "it could not be read before the run (not a regular file, or too many files to read)"
-                    )
-                elif kept + len(image) > RUN_KEPT:
+                status = before.files[name]
+                sha = images.shas.get(name)
+                if sha is None:
+                    entry["not_kept"] = images.not_kept.get(name, "it could not be read before the run")
+                elif kept + status.size > RUN_KEPT:
                     entry["not_kept"] = f"the run's before-images passed {RUN_KEPT // (1024 * 1024)} MiB"
+                elif not _keep_image(images, sha, folder / f"{len(entries)}.before"):
+                    entry["not_kept"] = "its kept copy was damaged"
                 else:
-                    kept += len(image)
-                    entry["before"] = f"{len(entries)}.before"
-                    entry["before_sha256"] = hashlib.sha256(image).hexdigest()
-                    entry["mode"] = _mode(full)
-                    (folder / entry["before"]).write_bytes(image)
+                    kept += status.size
+                    entry.update(before=f"{len(entries)}.before", before_sha256=sha, mode=status.mode)
             entries.append(entry)
     (folder / MANIFEST).write_text(
         json.dumps({"run_id": run_id, "files": entries}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -120,17 +102,25 @@ def _write_record(workspace: Any, run_id: str, before: Observation, after: Obser
     return folder
 
 
-def _mode(full: str) -> int | None:
+def _keep_image(images: BeforeImages, sha: str, dest: Path) -> bool:
+    """Put the blob ``sha`` at ``dest`` (a hard link: blobs never change; a copy where links fail) once its bytes
+    are checked; False when the blob is damaged or gone."""
+    data = images.store.blob(sha)
+    if data is None:
+        return False
     try:
-        return os.lstat(full).st_mode & 0o7777
-    except OSError:  # deleted: its mode went with it
-        return None
+        os.link(images.store.blob_path(sha), dest)
+    except OSError:
+        dest.write_bytes(data)
+    return True
 
 
 def _prune(root: Path) -> None:
     """Keep only the newest :data:`RUNS_KEPT` runs' records."""
     try:
-        folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime_ns)
+        folders = sorted(
+            (p for p in root.iterdir() if p.is_dir() and p.name != STORE_DIR), key=lambda p: p.stat().st_mtime_ns
+        )
     except OSError:
         return
     for stale in folders[: max(0, len(folders) - RUNS_KEPT)]:
@@ -181,15 +171,18 @@ def undo_run(workspace: Any, run_id: str, *, changed_files: bool = True) -> Undo
             )
         folder = undo_dir(workspace, run_id)
         entries = [(e, _target(workspace, run_id, e)) for e in record["files"] if isinstance(e, dict)]
+        images = {}
         for entry, target in entries:
             _check(run_id, entry, target)
+            if entry["change"] != "created":
+                images[target] = _image(run_id, folder, entry)
         done = Undone(run_id)
         for entry, target in entries:
             if entry["change"] == "created":
                 target.unlink()
                 done.removed.append(str(entry["path"]))
             else:
-                _write_back(target, (folder / str(entry["before"])).read_bytes(), entry.get("mode"))
+                _write_back(target, images[target], entry.get("mode"))
                 done.restored.append(str(entry["path"]))
         (folder / DONE).write_text(json.dumps(done.to_dict()) + "\n", encoding="utf-8")
         return done
@@ -222,6 +215,21 @@ def _check(run_id: str, entry: dict[str, Any], target: Path) -> None:
     if now is None or now != entry.get("after_sha256"):
         what = "is gone" if not os.path.lexists(target) else "changed"
         raise UserError(f"cannot undo run {run_id}: {name} {what} since the run; nothing was changed")
+
+
+def _image(run_id: str, folder: Path, entry: dict[str, Any]) -> bytes:
+    """The bytes an entry kept of its file before the run, checked against the sha256 the run recorded."""
+    try:
+        data = (folder / str(entry.get("before"))).read_bytes()
+    except OSError:
+        data = None
+    wanted = entry.get("before_sha256")
+    if data is None or (wanted is not None and hashlib.sha256(data).hexdigest() != wanted):
+        raise UserError(
+            f"cannot undo run {run_id}: the copy it kept of {entry.get('path')} is missing or damaged; "
+            "nothing was changed"
+        )
+    return data
 
 
 def _write_back(target: Path, data: bytes, mode: Any) -> None:
