@@ -63,7 +63,7 @@ def test_a_snapshot_lists_and_reads_only_regular_files(ws: Workspace) -> None:
     store = ImageStore.of(ws)
     images = finishes(lambda: store.keep(snap))
     assert [name for name in images.shas if name.startswith("data/drafts/")] == ["data/drafts/plain.txt"]
-    assert not any(SECRET.encode() in blob.read_bytes() for blob in store.blobs.iterdir())
+    assert not any(SECRET.encode() in blob.read_bytes() for blob in store.folder.iterdir())
     assert SECRET not in "".join(snap.texts.values())
 
 

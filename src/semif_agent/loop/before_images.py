@@ -7,27 +7,31 @@ put back. Reading them all each run costs as much as the files weigh; the
 store, in the workspace's records (``data/undo/_store/``, never in a write
 dir), keeps them across runs, as git's index does:
 
-- ``blobs/<sha256>``: each content once, named by its sha256, written whole
-  (a new file renamed into place) and never changed afterwards;
-- ``index.json``: each kept file's absolute path -> its stat key (size,
-  mtime_ns, inode, ctime_ns), the sha256 of its bytes, and whether the key
-  was settled when read (the file's last change well before the read, so a
-  write in the same timestamp tick cannot hide behind an equal key).
+- ``pack-<id>``: the files' bytes, each content once, appended one after the
+  other (one file written, where a file per copy costs a file creation each);
+- ``index.json``: the pack's name, and each kept file's absolute path -> its
+  stat key (size, mtime_ns, inode, ctime_ns), the sha256 of its bytes,
+  whether the key was settled when read (the file's last change well before
+  the read, so that a write in the same timestamp tick cannot hide behind an
+  equal key), and where its bytes are in the pack.
 
 :meth:`ImageStore.keep` walks an :class:`~.observe.Observation`: a file
-whose stat key, settled, equals the index's and whose blob is there with its
-size is not read (its image is the stored blob); any other is read, hashed
-and stored. Setting an mtime back (``os.utime``) still changes the ctime,
-and a file replaced by a rename has a new inode: both are read again. The
-index is written atomically, once, when something changed; then entries of
-files no longer in the write dirs (or past the budget) and blobs nothing
-refers to are removed, so the store stays within the same 32 MiB. A torn
-index reads as empty (every file is read again); a missing or short blob is
-read again from its file; a blob whose bytes no longer match its name is
-found when its image is used (:meth:`ImageStore.blob`) and is never
-given as a before-image.
+whose stat key, settled, equals the index's, and whose bytes lie within the
+pack, is not read (its image is in the pack); any other is read, hashed and
+appended. Setting an mtime back (``os.utime``) still changes the ctime, and
+a file put in place by a rename has another inode: both are read again.
 
-Blobs a live :class:`BeforeImages` refers to are pinned (a run started from
+The pack is appended to first, then the index is written whole (a new file
+renamed over it), so a crash leaves the old index or the new one, never an
+entry pointing past what was written. A torn index reads as empty (every file
+is read again, into a new pack). Every image is checked against its sha256
+when it is used (a diff, a run's undo record): bytes that do not match are
+never given as a before-image. Entries of files no longer in the write dirs
+are dropped; when the pack passes the budget, or holds more unused bytes than
+used ones, its used bytes are copied (each checked: a damaged one is read
+again from its file) into a new pack, so the store stays within 32 MiB.
+
+A pack a live :class:`BeforeImages` refers to is pinned (a run started from
 within another, under the same act lock, must not drop the outer run's
 images) until :meth:`BeforeImages.release`.
 """
@@ -38,6 +42,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import threading
 import time
 from collections import Counter
@@ -51,60 +56,67 @@ from .observe import IMAGE_KEPT, IMAGES_KEPT, TEXT_KEPT, Observation, StatKey, s
 UNDO_DIR = "undo"  # the runs' undo records, in the data dir
 STORE_DIR = "_store"  # beside the runs' records in data/undo/; never a run's folder name (those start alnum)
 INDEX = "index.json"
-BLOBS = "blobs"
+INDEX_VERSION = 2
 SETTLED_NS = 50_000_000  # a key is trusted once the file's last change came this long before it was read
 COARSE_SETTLED_NS = 2_000_000_000  # ... or this long, where timestamps are whole milliseconds (coarse filesystems)
+SMALL_PACK = 1024 * 1024  # a pack this small is never compacted for its unused bytes
 
 _pinned: Counter[str] = Counter()
 _pins_lock = threading.Lock()
 
-
-@dataclass(frozen=True)
-class _Entry:
-    key: StatKey
-    sha256: str
-    settled: bool
-
-    def to_json(self) -> list[Any]:
-        return [*self.key, self.sha256, self.settled]
-
-    @classmethod
-    def from_json(cls, value: Any) -> _Entry | None:
-        if not (isinstance(value, list) and len(value) == 6 and all(isinstance(v, int) for v in value[:4])):
-            return None
-        if not isinstance(value[4], str) or len(value[4]) != 64 or not isinstance(value[5], bool):
-            return None
-        return cls(StatKey(*value[:4]), value[4], value[5])
+# An index entry: [size, mtime_ns, ino, ctime_ns, sha256, settled, offset in the pack].
+_SHA, _SETTLED, _OFFSET = 4, 5, 6
 
 
 @dataclass
 class BeforeImages:
-    """The before-images of one snapshot: file name -> the sha256 of its bytes (kept in the store), and why the
-    others were not kept."""
+    """The before-images of one snapshot: file name -> the sha256 of its bytes, where those are in the store's
+    pack, and why the other files were not kept."""
 
     store: ImageStore
+    pack: Path | None = None
     shas: dict[str, str] = field(default_factory=dict)
+    offsets: dict[str, tuple[int, int]] = field(default_factory=dict)  # sha256 -> (offset, size) in the pack
     not_kept: dict[str, str] = field(default_factory=dict)
     read: int = 0  # how many files had to be read (new or changed since they were last kept)
+
+    def blob(self, sha: str) -> bytes | None:
+        """The bytes that hash to ``sha``, from the pack; None when they are not there or no longer match."""
+        where = self.offsets.get(sha)
+        if self.pack is None or where is None:
+            return None
+        try:
+            with open(self.pack, "rb") as handle:
+                handle.seek(where[0])
+                data = handle.read(where[1])
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha else None
+
+    def bytes_of(self, name: str) -> bytes | None:
+        """``name``'s bytes before the run, checked against their sha256; None when not kept or damaged."""
+        sha = self.shas.get(name)
+        return None if sha is None else self.blob(sha)
 
     def text_of(self, name: str) -> str | None:
         """``name``'s text before the run when it was a small UTF-8 file (for its diff), else None."""
         sha = self.shas.get(name)
-        data = self.store.blob(sha) if sha is not None else None
-        if data is None or len(data) > TEXT_KEPT:
+        if sha is None or self.offsets[sha][1] > TEXT_KEPT:
             return None
+        data = self.blob(sha)
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8") if data is not None else None
         except UnicodeDecodeError:
             return None
 
     def release(self) -> None:
-        """Let the store drop these blobs when nothing else refers to them."""
-        with _pins_lock:
-            _pinned.subtract(self.shas.values())
-            for sha in [s for s, n in _pinned.items() if n <= 0]:
-                del _pinned[sha]
-        self.shas = {}
+        """Let the store drop this pack once it is replaced and nothing else refers to it."""
+        if self.pack is not None:
+            with _pins_lock:
+                _pinned[str(self.pack)] -= 1
+                if _pinned[str(self.pack)] <= 0:
+                    del _pinned[str(self.pack)]
+        self.pack = None
 
 
 class ImageStore:
@@ -113,142 +125,195 @@ class ImageStore:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.index_path = self.folder / INDEX
-        self.blobs = self.folder / BLOBS
 
     @classmethod
     def of(cls, workspace: Any) -> ImageStore:
         return cls(Path(workspace.data_dir) / UNDO_DIR / STORE_DIR)
 
-    def blob_path(self, sha: str) -> Path:
-        return self.blobs / sha
-
-    def blob(self, sha: str) -> bytes | None:
-        """The blob ``sha``'s bytes when they still hash to ``sha``; a damaged blob is removed (its file is read
-        again next time) and gives None."""
-        try:
-            data = self.blob_path(sha).read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() == sha:
-            return data
-        with contextlib.suppress(OSError):
-            self.blob_path(sha).unlink()
-        return None
-
     def keep(
         self, observation: Observation, *, file_limit: int = IMAGE_KEPT, budget: int = IMAGES_KEPT
     ) -> BeforeImages:
         """Before-images of the files ``observation`` lists, reading only those new or changed since kept."""
-        index = self._load_index()
-        blob_sizes = self._blob_sizes()
-        images = BeforeImages(self)
-        kept: dict[str, _Entry] = {}
+        pack_name, index = self._load_index()
+        pack = self.folder / pack_name if pack_name else self.folder / f"pack-{secrets.token_hex(8)}"
+        images = BeforeImages(self, pack)
+        try:
+            pack_size = pack.stat().st_size
+        except OSError:
+            pack_size = 0
+        where: dict[str, int] = {}  # sha256 -> offset of its bytes in the pack
+        kept: dict[str, list[Any]] = {}
+        names: dict[str, str] = {}  # absolute path -> the observation's name of it
         spent = 0
-        for name, stat in observation.files.items():
-            full = observation.paths[name]
-            if stat.size > file_limit:
-                images.not_kept[name] = f"it was larger than {_mib(file_limit)}"
-                continue
-            if spent + stat.size > budget:
-                images.not_kept[name] = f"the write dirs' files up to it passed {_mib(budget)}"
-                continue
-            entry = index.get(full)
-            if not (
-                entry is not None
-                and entry.settled
-                and entry.key == stat_key(stat)
-                and blob_sizes.get(entry.sha256) == stat.size
-            ):
-                entry = self._read(full)
-                images.read += 1
+        with _Appender(pack) as appender:
+            for name, stat in observation.files.items():
+                full = observation.paths[name]
+                if stat.size > file_limit:
+                    images.not_kept[name] = f"it was larger than {_mib(file_limit)}"
+                    continue
+                if spent + stat.size > budget:
+                    images.not_kept[name] = f"the write dirs' files up to it passed {_mib(budget)}"
+                    continue
+                entry: list[Any] | None = index.get(full)
+                if not _still_good(entry, stat[:4], pack_size):
+                    images.read += 1
+                    entry = _read(full, appender, where)
                 if entry is None:
                     images.not_kept[name] = "it could not be read before the run (it changed while being read)"
                     continue
-                blob_sizes[entry.sha256] = entry.key.size
-            kept[full] = entry
-            images.shas[name] = entry.sha256
-            spent += entry.key.size
-        with _pins_lock:
-            _pinned.update(images.shas.values())
-        if kept != index:
-            self._write_index(kept)
-        self._drop_unused(blob_sizes, {e.sha256 for e in kept.values()})
+                kept[full], names[full] = entry, name
+                where.setdefault(entry[_SHA], entry[_OFFSET])
+                images.shas[name] = entry[_SHA]
+                images.offsets[entry[_SHA]] = (entry[_OFFSET], entry[0])
+                spent += entry[0]
+            pack_size = max(pack_size, appender.end)
+        live = sum(size for _, size in images.offsets.values())
+        if kept and (pack_size > budget or pack_size > max(2 * live, SMALL_PACK)):
+            self._compact(images, kept, names)
+        elif kept != index or pack_name != pack.name:
+            self._write_index(pack.name, kept)
+        if images.pack is not None:
+            with _pins_lock:
+                _pinned[str(images.pack)] += 1
+        self._drop_other_packs(images.pack)
         return images
 
-    def _read(self, full: str) -> _Entry | None:
-        """Read ``full`` once, store its bytes as a blob, and return its entry; None when it is not a regular
-        file, cannot be read, or changed while it was read."""
-        started = time.time_ns()
-        handle = open_regular(full)
-        if handle is None:
-            return None
-        try:
-            with handle:
-                first = os.fstat(handle.fileno())
-                data = handle.read(IMAGE_KEPT + 1)
-                last = os.fstat(handle.fileno())
-        except OSError:
-            return None
-        key = stat_key(first)
-        if stat_key(last) != key or len(data) != key.size:
-            return None
-        sha = hashlib.sha256(data).hexdigest()
-        target = self.blob_path(sha)
-        try:
-            if not _has_size(target, len(data)):
-                self.blobs.mkdir(parents=True, exist_ok=True)
-                replace_file(target, data)
-        except OSError:
-            return None
-        coarse = key.ctime_ns % 1_000_000 == 0
-        settled = key.ctime_ns < started - (COARSE_SETTLED_NS if coarse else SETTLED_NS)
-        return _Entry(key, sha, settled)
+    def _compact(self, images: BeforeImages, kept: dict[str, list[Any]], names: dict[str, str]) -> None:
+        """Copy the used bytes into a new pack (a damaged copy is read again from its file), then point the index
+        and ``images`` at it."""
+        old = BeforeImages(self, images.pack, offsets=dict(images.offsets))
+        images.pack = self.folder / f"pack-{secrets.token_hex(8)}"
+        images.offsets = {}
+        where: dict[str, int] = {}
+        with _Appender(images.pack) as appender:
+            for full, entry in list(kept.items()):
+                sha = entry[_SHA]
+                if sha not in where:
+                    data = old.blob(sha)
+                    if data is not None:
+                        where[sha] = appender.append(data)
+                if sha in where:
+                    entry[_OFFSET] = where[sha]
+                else:  # damaged: read again from its file
+                    fresh = _read(full, appender, where)
+                    if fresh is None:
+                        del kept[full]
+                        del images.shas[names[full]]
+                        images.not_kept[names[full]] = "it could not be read before the run"
+                        continue
+                    kept[full] = entry = fresh
+                    images.shas[names[full]] = entry[_SHA]
+                images.offsets[entry[_SHA]] = (entry[_OFFSET], entry[0])
+        self._write_index(images.pack.name, kept)
 
-    def _load_index(self) -> dict[str, _Entry]:
-        """The index, or nothing when it is missing or torn (then every file is read again)."""
+    def _load_index(self) -> tuple[str | None, dict[str, Any]]:
+        """The pack's name and the index (path -> entry, each checked where it is used); nothing when it is missing
+        or torn (then every file is read again)."""
         try:
             raw = json.loads(self.index_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {}
-        files = raw.get("files") if isinstance(raw, dict) and raw.get("version") == 1 else None
-        if not isinstance(files, dict):
-            return {}
-        entries = {path: _Entry.from_json(value) for path, value in files.items()}
-        return {path: entry for path, entry in entries.items() if entry is not None}
+            return None, {}
+        if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
+            return None, {}
+        pack, files = raw.get("pack"), raw.get("files")
+        if not (isinstance(pack, str) and pack.startswith("pack-") and os.sep not in pack and isinstance(files, dict)):
+            return None, {}
+        return pack, files
 
-    def _write_index(self, entries: dict[str, _Entry]) -> None:
+    def _write_index(self, pack: str, entries: dict[str, list[Any]]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        body = {"version": 1, "files": {path: entry.to_json() for path, entry in entries.items()}}
+        body = {"version": INDEX_VERSION, "pack": pack, "files": entries}
         with contextlib.suppress(OSError):  # a full disk: the old index stays whole, and its files are read again
             replace_file(self.index_path, json.dumps(body, separators=(",", ":")))
 
-    def _blob_sizes(self) -> dict[str, int]:
-        """Each blob's name -> its size (one ``stat`` each: a blob cut short by a crash is not used; a temporary file
-        a crash left is unused, and removed)."""
+    def _drop_other_packs(self, current: Path | None) -> None:
+        """Remove the packs the index no longer names and no live snapshot refers to, and leftover temporary files."""
         try:
-            with os.scandir(self.blobs) as found:
-                return {e.name: e.stat(follow_symlinks=False).st_size for e in found}
+            names = os.listdir(self.folder)
         except OSError:
-            return {}
-
-    def _drop_unused(self, blob_sizes: dict[str, int], used: set[str]) -> None:
-        """Remove the blobs neither the index nor a live snapshot refers to (runs keep their own links)."""
+            return
         with _pins_lock:
-            unused = set(blob_sizes) - used - set(_pinned)
-        for sha in unused:
+            keep = {INDEX, *(Path(p).name for p in _pinned if Path(p).parent == self.folder)}
+        if current is not None:
+            keep.add(current.name)
+        for name in set(names) - keep:
             with contextlib.suppress(OSError):
-                self.blob_path(sha).unlink()
+                (self.folder / name).unlink()
 
     def size(self) -> int:
-        """The bytes the store's blobs take."""
-        return sum(self._blob_sizes().values())
+        """The bytes the store takes (its packs and index)."""
+        try:
+            return sum(entry.stat().st_size for entry in os.scandir(self.folder))
+        except OSError:
+            return 0
 
 
-def _has_size(path: Path, size: int) -> bool:
+class _Appender:
+    """Appends to a pack, opened on the first append; ``end`` is the pack's size after the appends."""
+
+    def __init__(self, pack: Path) -> None:
+        self.pack = pack
+        self.handle: Any = None
+        self.end = 0
+
+    def __enter__(self) -> _Appender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+    def append(self, data: bytes) -> int:
+        """Append ``data``; its offset."""
+        if self.handle is None:
+            self.pack.parent.mkdir(parents=True, exist_ok=True)
+            self.handle = open(self.pack, "ab")
+        offset = self.handle.tell()
+        self.handle.write(data)
+        self.end = offset + len(data)
+        return offset
+
+
+def _still_good(entry: Any, key: tuple[int, ...], pack_size: int) -> bool:
+    """Whether an index entry still stands for its file, whose stat key is now ``key``: the same key, settled when
+    read, and its bytes within the pack."""
+    return (
+        isinstance(entry, list)
+        and len(entry) == 7
+        and entry[:4] == list(key)
+        and entry[_SETTLED] is True
+        and isinstance(entry[_SHA], str)
+        and isinstance(entry[_OFFSET], int)
+        and 0 <= entry[_OFFSET] <= pack_size - entry[0]
+    )
+
+
+def _read(full: str, appender: _Appender, where: dict[str, int]) -> list[Any] | None:
+    """Read ``full`` once and append its bytes to the pack (unless the same bytes are there); its index entry, or
+    None when it is not a regular file, cannot be read, or changed while it was read."""
+    started = time.time_ns()
+    handle = open_regular(full)
+    if handle is None:
+        return None
     try:
-        return path.stat().st_size == size
+        with handle:
+            first = os.fstat(handle.fileno())
+            data = handle.read(IMAGE_KEPT + 1)
+            last = os.fstat(handle.fileno())
     except OSError:
-        return False
+        return None
+    key: StatKey = stat_key(first)
+    if stat_key(last) != key or len(data) != key.size:
+        return None
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        offset = where[sha] if sha in where else appender.append(data)
+    except OSError:
+        return None
+    where[sha] = offset
+    coarse = key.ctime_ns % 1_000_000 == 0
+    settled = key.ctime_ns < started - (COARSE_SETTLED_NS if coarse else SETTLED_NS)
+    return [*key, sha, settled, offset]
 
 
 def _mib(size: int) -> str:

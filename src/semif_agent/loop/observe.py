@@ -116,8 +116,10 @@ def observe(
     top = os.path.realpath(base) if base is not None else None
     for root in roots:
         base_dir = os.path.realpath(root)
-        inside = top is not None and (base_dir + os.sep).startswith(top + os.sep)
-        names_from = top if inside else os.path.dirname(base_dir)
+        names_from = os.path.dirname(base_dir)
+        if top is not None and (base_dir + os.sep).startswith(top + os.sep):
+            names_from = top
+        cut = len(names_from.rstrip(os.sep)) + 1  # a file's name: its path past ``names_from`` and a separator
         for folder, dirs, names in os.walk(base_dir):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(names):
@@ -130,8 +132,10 @@ def observe(
                     continue
                 if not stat.S_ISREG(status.st_mode):  # a link, FIFO, socket or device node: never read, not listed
                     continue
-                name = os.path.relpath(full, names_from)
-                now = FileStat(*stat_key(status), stat.S_IMODE(status.st_mode))
+                name = full[cut:]
+                now = FileStat(
+                    status.st_size, status.st_mtime_ns, status.st_ino, status.st_ctime_ns, stat.S_IMODE(status.st_mode)
+                )
                 files[name], paths[name] = now, full
                 if since is not None and since.files.get(name) == now:
                     continue

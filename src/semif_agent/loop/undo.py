@@ -103,15 +103,11 @@ def _write_record(
 
 
 def _keep_image(images: BeforeImages, sha: str, dest: Path) -> bool:
-    """Put the blob ``sha`` at ``dest`` (a hard link: blobs never change; a copy where links fail) once its bytes
-    are checked; False when the blob is damaged or gone."""
-    data = images.store.blob(sha)
+    """Write the bytes that hash to ``sha`` to ``dest`` once checked; False when the store's copy is damaged."""
+    data = images.blob(sha)
     if data is None:
         return False
-    try:
-        os.link(images.store.blob_path(sha), dest)
-    except OSError:
-        dest.write_bytes(data)
+    dest.write_bytes(data)
     return True
 
 
