@@ -128,6 +128,22 @@ def test_a_later_run_that_changed_the_same_file_blocks_the_earlier_undo_until_it
     assert (ws / "data" / "drafts" / "keep.bin").read_bytes() == bytes(range(256)) * 3
 
 
+def test_a_file_edited_between_runs_with_its_size_and_mtime_kept_is_put_back_as_edited(semif: Semif, ws: Path) -> None:
+    """The first run keeps old.txt in the store; edited by hand to the same size with its mtime set back, it is
+    read again before the next run (its ctime changed), so undoing that run puts back the edit, not the old copy."""
+    old = ws / "data" / "drafts" / "old.txt"
+    run(semif, ws, "create first.txt")
+    status = os.stat(old)
+    edited = old.read_bytes().replace(b"old", b"OLD")
+    old.write_bytes(edited)
+    os.utime(old, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert (os.stat(old).st_size, os.stat(old).st_mtime_ns) == (status.st_size, status.st_mtime_ns)
+    ran = run(semif, ws, "delete old.txt")
+    assert ran["changes"]["deleted"] == ["data/drafts/old.txt"]
+    assert semif("undo", ran["run_id"], "-w", str(ws)).returncode == 0
+    assert old.read_bytes() == edited
+
+
 def test_an_unknown_run_is_one_line_and_exit_1(semif: Semif, ws: Path) -> None:
     missing = semif("undo", "19990101-000000-abcdef", "-w", str(ws))
     assert missing.returncode == 1

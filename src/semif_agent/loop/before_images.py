@@ -26,7 +26,8 @@ renamed over it), so a crash leaves the old index or the new one, never an
 entry pointing past what was written. A torn index reads as empty (every file
 is read again, into a new pack). Every image is checked against its sha256
 when it is used (a diff, a run's undo record): bytes that do not match are
-never given as a before-image. Entries of files no longer in the write dirs
+never given as a before-image, and their entry is dropped (the file is read
+again by the next run). Entries of files no longer in the write dirs
 are dropped; when the pack passes the budget, or holds more unused bytes than
 used ones, its used bytes are copied (each checked: a damaged one is read
 again from its file) into a new pack, so the store stays within 32 MiB.
@@ -79,6 +80,7 @@ class BeforeImages:
     offsets: dict[str, tuple[int, int]] = field(default_factory=dict)  # sha256 -> (offset, size) in the pack
     not_kept: dict[str, str] = field(default_factory=dict)
     read: int = 0  # how many files had to be read (new or changed since they were last kept)
+    pinned: str | None = None  # the pack this snapshot keeps from being dropped, until released
 
     def blob(self, sha: str) -> bytes | None:
         """The bytes that hash to ``sha``, from the pack; None when they are not there or no longer match."""
@@ -91,7 +93,10 @@ class BeforeImages:
                 data = handle.read(where[1])
         except OSError:
             return None
-        return data if hashlib.sha256(data).hexdigest() == sha else None
+        if hashlib.sha256(data).hexdigest() == sha:
+            return data
+        self.store.forget(sha)
+        return None
 
     def bytes_of(self, name: str) -> bytes | None:
         """``name``'s bytes before the run, checked against their sha256; None when not kept or damaged."""
@@ -111,12 +116,12 @@ class BeforeImages:
 
     def release(self) -> None:
         """Let the store drop this pack once it is replaced and nothing else refers to it."""
-        if self.pack is not None:
+        if self.pinned is not None:
             with _pins_lock:
-                _pinned[str(self.pack)] -= 1
-                if _pinned[str(self.pack)] <= 0:
-                    del _pinned[str(self.pack)]
-        self.pack = None
+                _pinned[self.pinned] -= 1
+                if _pinned[self.pinned] <= 0:
+                    del _pinned[self.pinned]
+        self.pinned = None
 
 
 class ImageStore:
@@ -173,10 +178,18 @@ class ImageStore:
         elif kept != index or pack_name != pack.name:
             self._write_index(pack.name, kept)
         if images.pack is not None:
+            images.pinned = str(images.pack)
             with _pins_lock:
-                _pinned[str(images.pack)] += 1
+                _pinned[images.pinned] += 1
         self._drop_other_packs(images.pack)
         return images
+
+    def forget(self, sha: str) -> None:
+        """Drop the index's entries whose bytes hash to ``sha`` (found damaged): their files are read again."""
+        pack, index = self._load_index()
+        left = {path: entry for path, entry in index.items() if not (isinstance(entry, list) and sha in entry)}
+        if pack is not None and left != index:
+            self._write_index(pack, left)
 
     def _compact(self, images: BeforeImages, kept: dict[str, list[Any]], names: dict[str, str]) -> None:
         """Copy the used bytes into a new pack (a damaged copy is read again from its file), then point the index
