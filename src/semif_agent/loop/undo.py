@@ -1,14 +1,16 @@
 """Taking a run back: the before-images a run keeps of what it changes, and ``semif undo`` putting them back.
 
-While a run acts (under the act lock, :mod:`.act_lock`), the write dirs are
-snapshotted with the bytes of every file up to :data:`~.observe.IMAGE_KEPT`
-(1 MiB). Afterwards, for each file the run changed, the host (never the
+Before a run acts (under the act lock, :mod:`.act_lock`), every file of the
+write dirs up to :data:`~.observe.IMAGE_KEPT` (1 MiB) has a copy in the
+workspace's :class:`~.before_images.ImageStore` (read again only when its stat
+changed). Afterwards, for each file the run changed, the host (never the
 skill) writes into the workspace's records, ``data/undo/<run id>/``:
 
 - ``undo.json``: each changed file, what happened to it (created, modified,
   deleted), the sha256 of what the run left (to see later whether it changed
   since) and where its before-image is;
-- ``<n>.before``: the bytes of each file it modified or deleted, as they were.
+- ``<n>.before``: the bytes of each file it modified or deleted, as they were
+  (taken from the store, checked against their sha256).
 
 A run keeps at most :data:`RUN_KEPT` (8 MiB) of before-images; a file larger
 than 1 MiB, or past that cap, is listed with why it was not kept, and such
@@ -17,8 +19,9 @@ kept.
 
 :func:`undo_run` checks every file first: one that changed since the run
 (or came back, for a deleted one) is refused by name, and nothing is
-touched. Then it removes what the run created and writes back what it
-modified or deleted, byte for byte, with their permissions.
+touched, as is one whose kept bytes no longer hash to what the run recorded.
+Then it removes what the run created and writes back what it modified or
+deleted, byte for byte, with their permissions.
 """
 
 from __future__ import annotations
