@@ -14,8 +14,9 @@
 Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
 The leaf-aware strategies' derived decisions give each option the probability
 that the route ends under it: a softmax over every leaf and ``none`` at the
-tree's calibrated temperature (:mod:`.calibration`, unless one is given),
-summed over the option's leaves; ``none`` holds the rest (the leaves of other
+tree's calibrated temperature (:mod:`.calibration`, unless one is given;
+without examples to fit one, each request's temperature scales with its own
+spread of leaf scores), summed over the option's leaves; ``none`` holds the rest (the leaves of other
 branches too), so the chosen skill's probability is the route's.
 """
 
