@@ -34,9 +34,9 @@ from pathlib import Path
 from semif_agent._sync import run_sync
 from semif_agent.engine import create_engine
 from semif_agent.engine.local import DEFAULT_TEMPERATURE
-from semif_agent.routing.scoring import BLENDED_THRESHOLD
 from semif_agent.routing import create_strategy
 from semif_agent.routing.evaluate import Example, route_all, summarize
+from semif_agent.routing.scoring import BLENDED_THRESHOLD
 from semif_agent.starter import create_workspace
 from semif_agent.tree import SkillTree
 from semif_agent.workspace import Workspace
