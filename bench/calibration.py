@@ -12,7 +12,8 @@ leave-one-out, or the scale-free zero-shot one when it has too few). On HWU64
 with 10 examples per skill from ``train.jsonl``, drawn with a fixed seed), on
 the starter workspace with its examples and stripped of them (skill examples
 and ``none_examples``; the requests of ``tests/fixtures/first_hour.jsonl`` and
-``tests/routing/starter_requests.jsonl``, out-of-scope ones included), and on
+``tests/routing/starter_requests.jsonl``, out-of-scope ones included, and
+stripped, its ``none_examples`` too, as requests out of scope), and on
 BFCL at 0 shots when ``--bfcl`` holds it (``bench/bfcl_datasets.py``; its
 irrelevant requests are out of scope).
 
@@ -162,16 +163,19 @@ def main() -> None:
             )
             for r in read_rows(f)
         ]
-        trees["starter"] = (SkillTree.load(ws.categories_path, ws.bodies_dir), starter)
+        full = SkillTree.load(ws.categories_path, ws.bodies_dir)
+        trees["starter"] = (full, starter)
         bare = stripped(ws.categories_path, Path(scratch), "starter-0")
-        trees["starter 0-shot"] = (SkillTree.load(bare, ws.bodies_dir), starter)
+        unserved = [Example(text, None) for text in full.none_examples]  # stripped from the tree: out of scope
+        trees["starter 0-shot"] = (SkillTree.load(bare, ws.bodies_dir), starter + unserved)
         if (args.bfcl / "tree.json").exists():
             bfcl = [Example(r["text"], r["skill"]) for r in read_rows(args.bfcl / "dataset.jsonl")]
             bare = stripped(args.bfcl / "tree.json", Path(scratch), "bfcl-0")
             trees["bfcl 0-shot"] = (SkillTree.load(bare, Path(scratch) / "skills"), bfcl)
         print(
             f"HWU64: {len(test)} test requests; starter: {len(starter)} requests "
-            f"({sum(e.skill is None for e in starter)} out of scope)"
+            f"({sum(e.skill is None for e in starter)} out of scope; stripped of its examples, "
+            f"{len(unserved)} more: its none_examples)"
         )
         if "calibration" in parts:
             calibration_part(trees)
