@@ -15,11 +15,13 @@ from semif_agent.engine import create_engine, local_available
 from semif_agent.routing import LeafScorer, create_strategy
 from semif_agent.routing.calibration import (
     DEFAULT_TEMPERATURE,
+    SPREAD_TEMPERATURE,
+    ZERO_SHOT_NONE,
     expected_calibration_error,
     fit_none_threshold,
     fit_temperature,
 )
-from semif_agent.routing.evaluate import Example, route_all
+from semif_agent.routing.evaluate import Example, route_all, summarize
 from semif_agent.tree import SkillTree
 
 from .conftest import TREE
@@ -175,3 +177,130 @@ def test_a_tree_with_examples_fits_where_none_starts(tmp_path: Path) -> None:
     fitted = scorer.calibration()
     assert fitted.none_threshold is not None and scorer.default_threshold == fitted.none_threshold
     assert fitted.none_threshold <= 0.35
+
+
+# Eight skills described tersely (as intent names) and richly, and five requests of each, none worded like either.
+DESCRIBED = {
+    "alarm.set": ("alarm set", "Set an alarm to wake me up or ring at a given time."),
+    "alarm.query": ("alarm query", "Tell me which alarms are set and when they will ring."),
+    "weather.query": ("weather query", "Give the weather forecast: rain, sun, temperature for a place and day."),
+    "music.play": ("play music", "Play songs, an artist, an album or a playlist."),
+    "email.send": ("email sendemail", "Write and send an email message to someone."),
+    "calendar.set": ("calendar set", "Put a meeting, appointment or event on my calendar."),
+    "lists.add": ("lists createoradd", "Add an item to a list such as the shopping list, or create a new list."),
+    "takeaway.order": ("takeaway order", "Order food to be delivered from a restaurant."),
+}
+ASKED = {
+    "alarm.set": [
+        "wake me up at six tomorrow",
+        "set an alarm for 7:30",
+        "I need to be up at five, ring me",
+        "alarm for noon please",
+        "remind me with a buzzer in twenty minutes",
+    ],
+    "alarm.query": [
+        "what alarms do I have",
+        "is my morning alarm on",
+        "when will my alarm go off",
+        "show all the alarms I set",
+        "did I set an alarm for Sunday",
+    ],
+    "weather.query": [
+        "will it rain tomorrow",
+        "how hot is it in Madrid",
+        "do I need an umbrella today",
+        "what's the forecast for the weekend",
+        "is it going to snow tonight",
+    ],
+    "music.play": [
+        "play some jazz",
+        "put on the new Adele album",
+        "I want to hear my running playlist",
+        "start playing Beethoven",
+        "shuffle my favourite songs",
+    ],
+    "email.send": [
+        "email Tom that I'm running late",
+        "send a message to my boss about the report",
+        "write to Anna and thank her",
+        "mail the landlord about the heating",
+        "reply to Sam's email saying yes",
+    ],
+    "calendar.set": [
+        "book a dentist appointment on Friday",
+        "add lunch with Dan to my calendar",
+        "schedule a team meeting Monday at ten",
+        "put the concert on my agenda for Saturday",
+        "create an event for mum's birthday",
+    ],
+    "lists.add": [
+        "add eggs to the shopping list",
+        "put milk on my groceries",
+        "start a new packing list",
+        "add call the bank to my list",
+        "note bread on the shopping list",
+    ],
+    "takeaway.order": [
+        "order a pizza",
+        "get me some sushi delivered",
+        "I'd like Thai food brought to the house",
+        "order a burger from the place downstairs",
+        "can you get a curry delivered tonight",
+    ],
+}
+REQUESTS = [Example(text, skill) for skill, texts in ASKED.items() for text in texts]
+
+
+def described_tree(tmp_path: Path, rich: bool) -> SkillTree:
+    doc = {
+        "categories": [{"name": c, "description": c} for c in sorted({n.split(".")[0] for n in DESCRIBED})],
+        "skills": [
+            {"name": n, "category": n.split(".")[0], "description": texts[rich]} for n, texts in DESCRIBED.items()
+        ],
+    }
+    path = tmp_path / f"{'rich' if rich else 'terse'}.json"
+    path.write_text(json.dumps(doc))
+    return SkillTree.load(path, tmp_path / "skills")
+
+
+def test_the_zero_shot_calibration_comes_from_the_tree_alone(tmp_path: Path) -> None:
+    tree = described_tree(tmp_path, rich=False)
+    scorer = LeafScorer(tree, create_engine("local"))
+    calibration = scorer.calibration()
+    base, per_log_leaf = SPREAD_TEMPERATURE
+    assert not calibration.fitted and calibration.spread_scale == pytest.approx(
+        base + per_log_leaf * np.log(8), abs=1e-4
+    )
+    assert scorer.default_threshold == calibration.none_threshold == ZERO_SHOT_NONE
+    assert "too few examples" in calibration.describe()
+    # a request's probabilities depend on it and the tree only, not on what else was routed before
+    strategy = create_strategy("best_leaf", tree, create_engine("local"))
+    alone = run_sync(strategy.aroute("wake me up at six tomorrow")).decisions[-1].result.probabilities
+    run_sync(route_all(strategy, REQUESTS))
+    again = run_sync(strategy.aroute("wake me up at six tomorrow")).decisions[-1].result.probabilities
+    assert alone == pytest.approx(again)
+
+
+@pytest.mark.parametrize("rich", [False, True], ids=["terse", "rich"])
+def test_terse_and_rich_descriptions_both_get_calibrated_probabilities_without_examples(
+    tmp_path: Path, rich: bool
+) -> None:
+    tree = described_tree(tmp_path, rich)
+    engine = create_engine("local")
+    after = summarize(run_sync(route_all(create_strategy("best_leaf", tree, engine), REQUESTS)), tree)
+    fixed = create_strategy("best_leaf", tree, engine, temperature=DEFAULT_TEMPERATURE, threshold=0.35)
+    before = summarize(run_sync(route_all(fixed, REQUESTS)), tree)
+    assert after["calibration_error"] <= 0.16
+    assert after["accuracy"] >= before["accuracy"]
+    if not rich:  # terse names score their requests low: a fixed temperature and cut were far off
+        assert before["calibration_error"] >= 0.2 and after["calibration_error"] <= before["calibration_error"] - 0.1
+        assert after["accuracy"] >= before["accuracy"] + 0.15
+
+
+def test_the_zero_shot_none_cut_catches_unrelated_requests_and_keeps_the_skills_own(tmp_path: Path) -> None:
+    for rich in (False, True):
+        strategy = create_strategy("best_leaf", described_tree(tmp_path, rich), create_engine("local"))
+        for text in ("what is the boiling point of tungsten", "who wrote war and peace"):
+            assert run_sync(strategy.aroute(text)).skill is None, text
+        routed = run_sync(route_all(strategy, REQUESTS))
+        assert all(o.predicted is not None for o in routed)

@@ -45,11 +45,13 @@ from .calibration import (
     DEFAULT_LEXICAL_WEIGHT,
     FIND_LEXICAL_WEIGHT,
     LEXICAL_WEIGHTS,
+    ZERO_SHOT_NONE,
     Calibration,
     blend,
     enough_examples,
     fit_calibration,
     fuse,
+    zero_shot,
 )
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
@@ -247,6 +249,9 @@ class LeafScorer:
     def _calibrate(self, index: LeafIndex) -> Calibration:
         """Fit the blend and temperature on the tree's examples, each scored with its own example left out.
 
+        Without enough examples: the engine's temperature (an engine that does
+        not embed), else the scale-free :func:`.calibration.zero_shot`.
+
         Skills' examples stand as the held-out requests; when the leaves are
         made of their examples too, fold ``j`` leaves out each skill's ``j``-th
         example and scores them on the tree rebuilt without them.
@@ -259,7 +264,10 @@ class LeafScorer:
             lexical_weight=DEFAULT_LEXICAL_WEIGHT if self.lexical_weight is None else self.lexical_weight,
         )
         if np is None or not enough_examples([len(s.examples) for s in skills]):
-            return fixed
+            if not self.embedded:
+                return fixed
+            blended = bool(fixed.lexical_weight)
+            return zero_shot(len(skills), fixed.lexical_weight, ZERO_SHOT_NONE if blended else None)
         if self.examples == "off":
             folds = [(index, [(i, e) for i, s in enumerate(skills) for e in s.examples])]
         else:

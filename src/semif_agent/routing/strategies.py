@@ -14,8 +14,9 @@
 Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
 The leaf-aware strategies' derived decisions give each option the probability
 that the route ends under it: a softmax over every leaf and ``none`` at the
-tree's calibrated temperature (:mod:`.calibration`, unless one is given),
-summed over the option's leaves; ``none`` holds the rest (the leaves of other
+tree's calibrated temperature (:mod:`.calibration`, unless one is given;
+without examples to fit one, each request's temperature scales with its own
+spread of leaf scores), summed over the option's leaves; ``none`` holds the rest (the leaves of other
 branches too), so the chosen skill's probability is the route's.
 """
 
@@ -55,7 +56,8 @@ class _LeafAware:
         self.given_temperature = temperature  # None: the tree's calibrated one
 
     def temperature_for(self, index: LeafIndex) -> float:
-        """The softmax temperature over ``index``'s leaves: the one given, else the tree's calibrated one."""
+        """The softmax temperature over ``index``'s leaves: the one given, else the tree's calibrated one
+        (without examples, each request's own is scaled by its scores' spread: see :meth:`route_probabilities`)."""
         return self.given_temperature or self.scorer.calibration(index).temperature
 
     @property
@@ -65,8 +67,8 @@ class _LeafAware:
 
     def route_probabilities(self, index: LeafIndex, leaf_scores: Any, none: float) -> tuple[Any, float]:
         """Each leaf's probability of being the route's end, and ``none``'s: one softmax over all of them."""
-        temperature = self.temperature_for(index)
         np = index.numpy
+        temperature = self.given_temperature or self.scorer.calibration(index).temperature_of(leaf_scores, np)
         if np is not None and len(leaf_scores):
             top = max(float(leaf_scores.max()), none)
             weights = np.exp((leaf_scores - top) / temperature)
