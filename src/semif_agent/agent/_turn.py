@@ -48,7 +48,7 @@ from pydantic import BaseModel
 from ..llm.errors import ProviderError, StreamInterruptedError
 from ..llm.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from ..llm.options import supported_options
-from ..llm.protocol import LLMProvider, ModelRequest, as_provider, closing_stream
+from ..llm.protocol import LLMProvider, ModelRequest, as_provider, batched, closing_stream
 from ..llm.responses import Response
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
@@ -155,14 +155,15 @@ class Turn:
             on_child=self.children.append,
         )
         try:
-            yield self._observed(self._event(TurnStarted))
-            if self._base.session is not None:
-                self._prepared = await self._base.session.prepare(
-                    self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
-                )
-            async with aclosing(self._rounds()) as rounds:
-                async for event in rounds:
-                    yield self._observed(event)
+            with batched(self.provider):  # the call log's rows are written together, by the end of the turn
+                yield self._observed(self._event(TurnStarted))
+                if self._base.session is not None:
+                    self._prepared = await self._base.session.prepare(
+                        self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
+                    )
+                async with aclosing(self._rounds()) as rounds:
+                    async for event in rounds:
+                        yield self._observed(event)
         except ProviderError as exc:
             self._fail(exc)
         except BaseException as exc:
