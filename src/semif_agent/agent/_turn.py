@@ -335,18 +335,21 @@ class Turn:
             options=options,
         )
 
-    async def _tool_phase(
+    def _tool_phase(
         self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]
     ) -> AsyncGenerator[AgentEvent, None]:
         executor = self._executor
         assert executor is not None
         if not final:
-            async with aclosing(executor.run_batch(calls, outcomes)) as events:
-                async for event in events:
-                    yield event
-            return
+            return executor.run_batch(calls, outcomes)
+        return self._not_run(executor, calls, outcomes)
+
+    async def _not_run(
+        self, executor: ToolExecutor, calls: tuple[ToolCall, ...], outcomes: list[Outcome]
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """The last round runs no tools: the model would never see their results."""
         reason = self._cut_reason()
-        for call in calls:  # the last round runs no tools: the model would never see their results
+        for call in calls:
             if call.name == FINAL_RESULT and self.config.tool_output is not None:
                 outcomes.append(self._final_result(call))
                 continue

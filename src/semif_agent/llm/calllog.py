@@ -160,7 +160,7 @@ class LoggedProvider(ProviderWrapper):
         return f"<LoggedProvider {self.inner!r} -> {self.log.path}>"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class _Call:
     """One call as it ended: its row is built when it is written."""
 
