@@ -166,3 +166,27 @@ def test_a_failed_call_inside_a_batch_is_written_at_once(tmp_path: Path) -> None
         with pytest.raises(RateLimitError):
             provider.invoke("Again")
         assert [r.get("error", "")[:14] for r in log.read()] == ["", "RateLimitError"]
+
+
+def test_held_rows_are_written_after_a_while_even_when_no_other_call_comes(tmp_path: Path, monkeypatch) -> None:
+    import time
+
+    from semif_agent.agent import tool
+    from semif_agent.llm import calllog
+
+    monkeypatch.setattr(calllog, "BATCH_SECONDS", 0.05)
+    log = DecisionLog(tmp_path / "calls.jsonl")
+
+    @tool
+    def step(n: int) -> str:
+        """Runs long: until the first call's row is on disk."""
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            if list(log.read()):
+                return "written while the tool ran"
+            time.sleep(0.01)
+        return "still held"
+
+    events = list(_stepping_agent(log, 1, step).stream("Go."))
+    assert [e.result for e in events if e.type == "tool_finished"] == ["written while the tool ran"]
+    assert len(list(log.read())) == 2

@@ -11,7 +11,8 @@ Rows are written as each call ends, except inside :meth:`LoggedProvider.batching
 (the agent holds it for a turn): there they are kept and written together,
 one write for many rows, when the block ends however it ends (an error, a
 cancelled turn), when a call fails, when :data:`BATCH_ROWS` rows are waiting
-or the first of them has waited :data:`BATCH_SECONDS`, and at the
+or the first of them has waited :data:`BATCH_SECONDS` (a timer on the
+caller's event loop, so a long tool run does not hold them), and at the
 interpreter's exit. Only a process killed outright (``SIGKILL``,
 ``os._exit``) can lose rows: those of the batch in flight.
 
@@ -26,6 +27,7 @@ whole.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import itertools
 import os
@@ -59,6 +61,7 @@ class LoggedProvider(ProviderWrapper):
         self._recent: deque[tuple[str, ModelRequest]] = deque(maxlen=RECENT_CALLS)
         self._pending: list[_Call] = []
         self._pending_since = 0.0
+        self._timer: asyncio.TimerHandle | None = None  # writes the held rows BATCH_SECONDS after the first
         self._holds = 0
         self._lock = threading.Lock()
 
@@ -74,6 +77,9 @@ class LoggedProvider(ProviderWrapper):
         """Write the rows held so far."""
         with self._lock:
             calls, self._pending = self._pending, []
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
         if not calls:
             return
         rows = [call.row() for call in calls]
@@ -132,10 +138,9 @@ class LoggedProvider(ProviderWrapper):
         )
         self._recent.append((call.call_id, request))
         with self._lock:
-            if not self._pending:
+            first = not self._pending
+            if first:
                 self._pending_since = now
-                if self._holds:
-                    _holding.add(self)
             self._pending.append(call)
             due = (
                 not self._holds
@@ -143,6 +148,10 @@ class LoggedProvider(ProviderWrapper):
                 or len(self._pending) >= BATCH_ROWS
                 or now - self._pending_since >= BATCH_SECONDS
             )
+            if first and not due:
+                _holding.add(self)
+                # on the caller's loop: the rows are written even if no other call comes (a long tool run)
+                self._timer = asyncio.get_running_loop().call_later(BATCH_SECONDS, self.flush)
         if due:
             self.flush()
 
@@ -250,7 +259,7 @@ def _flush_all() -> None:
 def _forget_held_rows() -> None:
     """In a forked child: the parent writes the rows it held, the child must not write them again."""
     for provider in list(_holding):
-        provider._pending, provider._lock = [], threading.Lock()
+        provider._pending, provider._lock, provider._timer = [], threading.Lock(), None
 
 
 os.register_at_fork(after_in_child=_forget_held_rows)
