@@ -207,7 +207,7 @@ class _Call:
 
 
 class _Batch:
-    """:meth:`LoggedProvider.batching`'s block: held rows are written when the outermost block on the logger ends."""
+    """:meth:`LoggedProvider.batching`'s block (and its inner provider's): the rows held are written when it ends."""
 
     def __init__(self, provider: LoggedProvider) -> None:
         self._provider = provider

@@ -41,8 +41,10 @@ class LLMProvider(Protocol):
 
     ``request`` returns the whole :class:`Response`; ``request_stream`` yields
     :data:`~semif_agent.llm.responses.StreamChunk` values ending with a
-    ``StopChunk``. Providers may also say ``supports_logprobs = True`` and name
-    the provider options they take (``supported_options``).
+    ``StopChunk``. Providers may also say ``supports_logprobs = True``, name
+    the provider options they take (``supported_options``) and offer a block
+    within which what they write per call is held (``batching``, see
+    :func:`batched`).
     """
 
     @property
