@@ -11,7 +11,9 @@ each on a fresh agent (registering the tools is not timed). Both models are in-p
 token usage, as real providers do. Ours is ``ScriptedProvider`` behind what
 a configured provider has: the model-call log (to a temporary file),
 retries, and a fallback (``LoggedProvider(FallbackProvider([RetryingProvider(...),
-...]))``). Theirs is a minimal object satisfying their ``LLMProvider``
+...]))``). The agent writes the log's rows together, by the end of each turn
+(64 at a time in a long one), so a turn's time includes writing all of them;
+the per-round medians below leave out the rounds that wrote. Theirs is a minimal object satisfying their ``LLMProvider``
 protocol, in a child process running in its own virtual environment under
 ``.bench/`` (made on first use: ``pip install --no-deps astro-anchor==0.2.0``
 plus pydantic and PyYAML, all it imports on this path). Both run the async
@@ -21,7 +23,9 @@ only answers (the seam's ``request_stream`` and nothing else), as anchor's is.
 Two tool flavours are measured. ``async``: an ``async def`` tool, which
 both loops run on the event loop. ``sync``: a plain ``def`` tool, which we
 run in a worker thread (so a slow tool never blocks the loop and
-``tool_timeout`` holds) and anchor runs inline on the loop, blocking it.
+``tool_timeout`` holds; run alone, it is waited for up to half a millisecond
+and its result handed over directly, then awaited) and anchor runs inline on
+the loop, blocking it.
 
 What to look for: a round should cost the same late in a long turn as early
 (no copying, re-validating or re-logging the whole history each round). The

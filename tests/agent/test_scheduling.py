@@ -157,3 +157,50 @@ def test_abandoning_the_stream_cancels_tools_still_running():
     stream.close()
     assert sorted(cancelled) == [1, 2]
     assert agent.last_turn.error.kind == "cancelled"
+
+
+def test_a_slow_sync_tool_run_alone_leaves_the_loop_free_every_call():
+    """Each call waits for a tick of a task on the loop: it would never come if the call held the loop."""
+    ticked = threading.Event()
+
+    @tool
+    def wait_for_tick(n: int) -> str:
+        """Blocks its thread until the loop ticks."""
+        result = "ticked" if ticked.wait(3) else "the loop was held"
+        ticked.clear()
+        return result
+
+    async def main() -> list:
+        async def ticker() -> None:
+            while True:
+                await asyncio.sleep(0.005)
+                ticked.set()
+
+        ticks = asyncio.create_task(ticker())
+        provider = ScriptedProvider([calls(("wait_for_tick", {"n": 1})), calls(("wait_for_tick", {"n": 2})), "done"])
+        try:
+            return [e async for e in Agent(llm=provider).with_tools([wait_for_tick]).astream("go")]
+        finally:
+            ticks.cancel()
+
+    events = asyncio.run(main())
+    assert [f.result for f in of_type(events, "tool_finished")] == ["ticked", "ticked"]
+
+
+def test_a_quick_sync_tool_hands_back_its_result_and_its_failure():
+    @tool
+    def check(n: int) -> str:
+        """Fails on odd numbers."""
+        if n % 2:
+            raise ValueError(f"{n} is odd")
+        return f"{n} is even"
+
+    script = [calls(("check", {"n": n})) for n in range(4)]
+    events = collect(Agent(llm=ScriptedProvider([*script, "done"])).with_tools([check]).stream("go"))
+    results = [(f.result, f.is_error) for f in of_type(events, "tool_finished")]
+    assert results == [
+        ("0 is even", False),
+        ("Error: check failed: ValueError: 1 is odd", True),
+        ("2 is even", False),
+        ("Error: check failed: ValueError: 3 is odd", True),
+    ]

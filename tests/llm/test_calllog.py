@@ -75,3 +75,118 @@ def test_generation_calls_land_in_the_workspace_log_and_semif_log_lists_them(tmp
     assert row["purpose"] == "generate" and "## Rules" in row["messages"][0]["content"]
     human = CliRunner().invoke(main, ["log", "--calls", "-w", str(root)])
     assert human.stdout.startswith("generate")
+
+
+def _stepping_agent(log: DecisionLog, rounds: int, step):
+    from semif_agent.agent import Agent
+
+    replies = [{"tool_calls": [{"id": f"c{k}", "name": "step", "arguments": {"n": k}}]} for k in range(rounds)]
+    model = LoggedProvider(ScriptedProvider([*replies, "All done."]), log)
+    return Agent(llm=model, max_rounds=rounds + 2).with_tools([step])
+
+
+def test_a_turn_writes_its_rows_together_by_the_time_it_finishes(tmp_path: Path) -> None:
+    from semif_agent.agent import tool
+
+    log = DecisionLog(tmp_path / "calls.jsonl")
+    seen: list[int] = []
+
+    @tool
+    def step(n: int) -> str:
+        """Take step n."""
+        seen.append(len(list(log.read())))  # what is on disk while the turn runs
+        return "ok"
+
+    events = list(_stepping_agent(log, 3, step).stream("Go."))
+    assert seen == [0, 0, 0]  # held while the turn runs
+    assert events[-1].type == "turn_finished" and len(list(log.read())) == 4
+
+
+def test_no_row_is_lost_when_the_turn_crashes(tmp_path: Path) -> None:
+    from semif_agent.agent import tool
+
+    log = DecisionLog(tmp_path / "calls.jsonl")
+
+    @tool
+    async def step(n: int) -> str:
+        """Take step n."""
+        if n == 2:
+            raise KeyboardInterrupt  # not a tool failure: it ends the turn
+        return "ok"
+
+    with pytest.raises(KeyboardInterrupt):
+        list(_stepping_agent(log, 5, step).stream("Go."))
+    rows = list(log.read())
+    assert len(rows) == 3 and rows[1]["continues"] == rows[0]["call_id"]
+
+
+def test_held_rows_are_written_when_the_process_exits_mid_turn(tmp_path: Path) -> None:
+    """A tool exits the process in the third round; a held block never closed is written at exit too."""
+    import subprocess
+    import sys
+
+    script = """
+import sys
+from semif_agent.agent import Agent, tool
+from semif_agent.llm import ScriptedProvider
+from semif_agent.llm.calllog import LoggedProvider
+from semif_agent.records import DecisionLog
+
+log = DecisionLog(sys.argv[1])
+other = LoggedProvider(ScriptedProvider(["Held."]), DecisionLog(sys.argv[2]))
+block = other.batching()
+block.__enter__()  # never left: its row waits for the exit
+assert other.invoke("Hi").text == "Held." and not list(DecisionLog(sys.argv[2]).read())
+
+@tool
+def step(n: int) -> str:
+    '''Take step n.'''
+    if n == 2:
+        sys.exit(3)
+    return "ok"
+
+replies = [{"tool_calls": [{"id": f"c{k}", "name": "step", "arguments": {"n": k}}]} for k in range(5)]
+agent = Agent(llm=LoggedProvider(ScriptedProvider([*replies, "done"]), log), max_rounds=7).with_tools([step])
+for event in agent.stream("Go."):
+    pass
+"""
+    calls, held = tmp_path / "calls.jsonl", tmp_path / "held.jsonl"
+    done = subprocess.run([sys.executable, "-c", script, str(calls), str(held)], capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert len(list(DecisionLog(calls).read())) == 3
+    assert [r["response"]["text"] for r in DecisionLog(held).read()] == ["Held."]
+
+
+def test_a_failed_call_inside_a_batch_is_written_at_once(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path / "calls.jsonl")
+    provider = LoggedProvider(ScriptedProvider(["Fine.", RateLimitError("slow down")]), log)
+    with provider.batching():
+        provider.invoke("Hi")
+        assert list(log.read()) == []
+        with pytest.raises(RateLimitError):
+            provider.invoke("Again")
+        assert [r.get("error", "")[:14] for r in log.read()] == ["", "RateLimitError"]
+
+
+def test_held_rows_are_written_after_a_while_even_when_no_other_call_comes(tmp_path: Path, monkeypatch) -> None:
+    import time
+
+    from semif_agent.agent import tool
+    from semif_agent.llm import calllog
+
+    monkeypatch.setattr(calllog, "BATCH_SECONDS", 0.05)
+    log = DecisionLog(tmp_path / "calls.jsonl")
+
+    @tool
+    def step(n: int) -> str:
+        """Runs long: until the first call's row is on disk."""
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            if list(log.read()):
+                return "written while the tool ran"
+            time.sleep(0.01)
+        return "still held"
+
+    events = list(_stepping_agent(log, 1, step).stream("Go."))
+    assert [e.result for e in events if e.type == "tool_finished"] == ["written while the tool ran"]
+    assert len(list(log.read())) == 2

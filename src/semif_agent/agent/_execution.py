@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool
 log = logging.getLogger("semif_agent.agent")
 
 READ_CONCURRENCY = 10
+QUICK_WAIT = 0.0005  # seconds the loop waits for a quick sync tool's result before awaiting it
 _LISTED_NAMES = 30
 
 
@@ -104,6 +106,7 @@ class ToolExecutor:
         self.parent = parent_tool_call_id
         self.final_result = final_result
         self.on_child = on_child
+        self._slow: set[str] = set()  # sync tools a call of which took longer than QUICK_WAIT
 
     # -- a batch -------------------------------------------------------------
 
@@ -172,7 +175,7 @@ class ToolExecutor:
         held: list[AgentEvent] = []
         if isinstance(ready, _Ready):
             yield self._started(ready)
-            outcome = await self._execute(ready, held.append)
+            outcome = await self._execute(ready, held.append, alone=True)
         else:
             outcome = ready
         slots[position] = outcome
@@ -257,7 +260,8 @@ class ToolExecutor:
     def _refused(self, call: ToolCall, message: str) -> Outcome:
         return Outcome(call, message, is_error=True, digest=hash(message))
 
-    async def _execute(self, ready: _Ready, emit: Callable[[AgentEvent], None]) -> Outcome:
+    async def _execute(self, ready: _Ready, emit: Callable[[AgentEvent], None], alone: bool = False) -> Outcome:
+        """Run the call; ``alone``: nothing else of this turn runs meanwhile (a quick sync tool may be waited for)."""
         config, tool, call = self.config, ready.tool, ready.call
         timeout = tool.timeout if tool.timeout is not None else config.tool_timeout
         fire(config.callbacks, "on_tool_start", call.name, ready.tool_input)
@@ -269,7 +273,7 @@ class ToolExecutor:
         )
         try:
             with running(context):
-                text = result_text(await self._call(tool, ready.value, timeout))
+                text = result_text(await self._call(tool, ready.value, timeout, alone))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
             fire(config.callbacks, "on_tool_error", call.name, ready.tool_input, exc)
             if isinstance(exc, _TimedOut):
@@ -287,13 +291,24 @@ class ToolExecutor:
         fire(config.callbacks, "on_tool_end", call.name, ready.tool_input, text)
         return Outcome(call, cap_result(text, config.result_cap(tool)), ran=True, digest=hash(text))
 
-    @staticmethod
-    async def _call(tool: AgentTool, value: object, timeout: float | None) -> Any:
-        """Call the tool under ``timeout``: async ones on the loop, sync ones in a worker thread."""
+    async def _call(self, tool: AgentTool, value: object, timeout: float | None, alone: bool) -> Any:
+        """Call the tool under ``timeout``: async ones on the loop, sync ones in a worker thread.
+
+        A sync tool run ``alone`` is first waited for, up to :data:`QUICK_WAIT`,
+        and handed its result directly (see :func:`~._threads.run_in_worker`);
+        one that took longer is awaited from then on in this turn. A slow tool
+        thus holds the loop for half a millisecond once a turn at most.
+        """
         try:
             if tool.is_async:
                 return await asyncio.wait_for(tool.call(value), timeout)
-            result = await run_in_worker(tool.call, value, timeout=timeout)
+            quick = alone and tool.name not in self._slow
+            began = time.perf_counter()
+            try:
+                result = await run_in_worker(tool.call, value, timeout=timeout, wait=QUICK_WAIT if quick else 0.0)
+            finally:
+                if quick and time.perf_counter() - began > QUICK_WAIT:
+                    self._slow.add(tool.name)
             if inspect.isawaitable(result):  # a sync callable that handed back a coroutine
                 result = await asyncio.wait_for(result, timeout)
             return result

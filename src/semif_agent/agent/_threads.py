@@ -10,7 +10,10 @@ The hop is kept to what it must be, since a sync tool pays it every round:
 the awaiting task waits on a plain loop future that the worker settles with
 one ``call_soon_threadsafe`` (no thread-pool future, no state copied from one
 future to another, no task around the wait), and a timeout is a timer on
-that future, not a task of its own.
+that future, not a task of its own. A caller that expects a quick answer
+may first wait for it on a lock for a fraction of a millisecond (``wait``):
+the worker then hands it over directly, and the loop is not woken through
+its self-pipe at all.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ import asyncio
 import contextvars
 import queue
 import threading
+import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 Result = TypeVar("Result")
 
@@ -77,14 +81,22 @@ class DaemonWorkers:
 _workers = DaemonWorkers()
 
 
-async def run_in_worker(fn: Callable[..., Result], /, *args: object, timeout: float | None = None) -> Result:
+async def run_in_worker(
+    fn: Callable[..., Result], /, *args: object, timeout: float | None = None, wait: float = 0.0
+) -> Result:
     """Run ``fn(*args)`` in a worker thread with the caller's context variables; await its result.
 
     Past ``timeout`` seconds the await raises :class:`WorkerTimeout`; the call
     itself cannot be stopped, and its result, when it comes, is dropped.
+
+    With ``wait``, the caller's thread first waits up to that many seconds
+    for the result, holding the loop that long at most (keep it well under a
+    millisecond): a call that returns within it is handed over directly,
+    without waking the loop through its self-pipe; a longer one is then
+    awaited as usual.
     """
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Result] = loop.create_future()
+    handoff: _Handoff[Result] = _Handoff(loop, None if wait > 0 else loop.create_future())
     context = contextvars.copy_context()
 
     def job() -> Callable[[], None]:
@@ -93,16 +105,21 @@ async def run_in_worker(fn: Callable[..., Result], /, *args: object, timeout: fl
             outcome: object = context.run(fn, *args)
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
             settle, outcome = _set_exception, exc
-
-        def deliver() -> None:
-            try:
-                loop.call_soon_threadsafe(settle, future, outcome)
-            except RuntimeError:
-                pass  # the loop closed while the call ran: nobody is waiting for it
-
-        return deliver
+        return lambda: handoff.deliver(settle, outcome)
 
     _workers.start(job)
+    if wait > 0:
+        waited = time.monotonic()
+        if handoff.ready.acquire(timeout=min(wait, timeout) if timeout is not None else wait):
+            return handoff.take()
+        future = handoff.await_instead()
+        if future is None:  # it came just as the wait ended
+            return handoff.take()
+        if timeout is not None:
+            timeout = max(0.0, timeout - (time.monotonic() - waited))
+    else:
+        assert handoff.future is not None  # made above: nobody waits on the handoff's lock
+        future = handoff.future
     if timeout is None:
         return await future
     timer = loop.call_later(timeout, _set_exception, future, WorkerTimeout())
@@ -112,6 +129,50 @@ async def run_in_worker(fn: Callable[..., Result], /, *args: object, timeout: fl
         timer.cancel()
 
 
+class _Handoff(Generic[Result]):
+    """How a worker hands a result over: to a caller waiting on :attr:`ready`, or to a loop future."""
+
+    __slots__ = ("loop", "future", "ready", "_lock", "_settle", "_outcome")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Result] | None) -> None:
+        self.loop = loop
+        self.future = future  # None while the caller waits on ready
+        self.ready = threading.Lock()
+        self._lock = threading.Lock()
+        self._settle: Callable[..., None] = _set_result
+        self._outcome: object = None
+        if future is None:
+            self.ready.acquire()
+
+    def deliver(self, settle: Callable[..., None], outcome: object) -> None:
+        """In the worker: hand the outcome to the waiting caller, or settle the future on its loop."""
+        with self._lock:
+            if self.future is None:
+                self._settle, self._outcome = settle, outcome
+                self.ready.release()
+                return
+        try:
+            self.loop.call_soon_threadsafe(settle, self.future, outcome)
+        except RuntimeError:
+            pass  # the loop closed while the call ran: nobody is waiting for it
+
+    def await_instead(self) -> asyncio.Future[Result] | None:
+        """The caller stops waiting: the future to await, or ``None`` when the outcome came meanwhile."""
+        with self._lock:
+            if self.ready.acquire(blocking=False):
+                return None
+            self.future = self.loop.create_future()
+            return self.future
+
+    def take(self) -> Result:
+        """The outcome handed to the waiting caller: returned, or raised."""
+        if self._settle is _set_exception:
+            error = self._outcome
+            assert isinstance(error, BaseException)
+            raise _raisable(error)
+        return cast(Result, self._outcome)  # what fn returned
+
+
 def _set_result(future: asyncio.Future[Any], value: object) -> None:
     if not future.done():  # not cancelled, nor timed out, meanwhile
         future.set_result(value)
@@ -119,8 +180,13 @@ def _set_result(future: asyncio.Future[Any], value: object) -> None:
 
 def _set_exception(future: asyncio.Future[Any], exc: BaseException) -> None:
     if not future.done():
-        if isinstance(exc, StopIteration):  # a future cannot hold one; a coroutine would convert it too
-            error = RuntimeError(f"the call raised StopIteration: {exc}")
-            error.__cause__ = exc
-            exc = error
-        future.set_exception(exc)
+        future.set_exception(_raisable(exc))
+
+
+def _raisable(exc: BaseException) -> BaseException:
+    """``exc``, unless it is a StopIteration, which neither a future nor a coroutine can pass on."""
+    if isinstance(exc, StopIteration):
+        error = RuntimeError(f"the call raised StopIteration: {exc}")
+        error.__cause__ = exc
+        return error
+    return exc

@@ -48,7 +48,7 @@ from pydantic import BaseModel
 from ..llm.errors import ProviderError, StreamInterruptedError
 from ..llm.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from ..llm.options import supported_options
-from ..llm.protocol import LLMProvider, ModelRequest, as_provider, closing_stream
+from ..llm.protocol import LLMProvider, ModelRequest, as_provider, batched, closing_stream
 from ..llm.responses import Response
 from ._config import TurnConfig
 from ._execution import Outcome, ToolExecutor
@@ -155,14 +155,15 @@ class Turn:
             on_child=self.children.append,
         )
         try:
-            yield self._observed(self._event(TurnStarted))
-            if self._base.session is not None:
-                self._prepared = await self._base.session.prepare(
-                    self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
-                )
-            async with aclosing(self._rounds()) as rounds:
-                async for event in rounds:
-                    yield self._observed(event)
+            with batched(self.provider):  # the call log's rows are written together, by the end of the turn
+                yield self._observed(self._event(TurnStarted))
+                if self._base.session is not None:
+                    self._prepared = await self._base.session.prepare(
+                        self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
+                    )
+                async with aclosing(self._rounds()) as rounds:
+                    async for event in rounds:
+                        yield self._observed(event)
         except ProviderError as exc:
             self._fail(exc)
         except BaseException as exc:
@@ -334,18 +335,21 @@ class Turn:
             options=options,
         )
 
-    async def _tool_phase(
+    def _tool_phase(
         self, calls: tuple[ToolCall, ...], final: bool, outcomes: list[Outcome]
     ) -> AsyncGenerator[AgentEvent, None]:
         executor = self._executor
         assert executor is not None
         if not final:
-            async with aclosing(executor.run_batch(calls, outcomes)) as events:
-                async for event in events:
-                    yield event
-            return
+            return executor.run_batch(calls, outcomes)
+        return self._not_run(executor, calls, outcomes)
+
+    async def _not_run(
+        self, executor: ToolExecutor, calls: tuple[ToolCall, ...], outcomes: list[Outcome]
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """The last round runs no tools: the model would never see their results."""
         reason = self._cut_reason()
-        for call in calls:  # the last round runs no tools: the model would never see their results
+        for call in calls:
             if call.name == FINAL_RESULT and self.config.tool_output is not None:
                 outcomes.append(self._final_result(call))
                 continue

@@ -14,11 +14,12 @@ The answer's ``Response.provider``/``model`` say which provider answered.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 
 from .errors import ProviderConfigError, ProviderError, UnsupportedOptionError
 from .options import supported_options
-from .protocol import BaseProvider, LLMProvider, ModelRequest, as_provider, closing_stream
+from .protocol import BaseProvider, LLMProvider, ModelRequest, as_provider, batched, closing_stream
 from .responses import Response, StreamChunk
 
 
@@ -88,6 +89,14 @@ class FallbackProvider(BaseProvider):
                 f"{', '.join(repr(n) for n in sorted(unknown))}"
             )
         return request.replace(options={k: v for k, v in request.options.items() if k in takes})
+
+    @contextmanager
+    def batching(self) -> Iterator[None]:
+        """Every provider of the chain's block (see :func:`~semif_agent.llm.protocol.batched`)."""
+        with ExitStack() as blocks:
+            for provider in self.providers:
+                blocks.enter_context(batched(provider))
+            yield
 
     async def aclose(self) -> None:
         for provider in self.providers:

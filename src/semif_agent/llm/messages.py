@@ -39,8 +39,10 @@ class ToolCall:
             decoded = json.loads(raw_arguments) if raw_arguments.strip() else {}
         except json.JSONDecodeError:
             decoded = None
-        arguments = decoded if isinstance(decoded, dict) else {}
-        return cls(id=id, name=name, arguments=arguments, raw_arguments=raw_arguments)
+        arguments = decoded if isinstance(decoded, dict) else None
+        call = cls(id=id, name=name, arguments=arguments if arguments is not None else {}, raw_arguments=raw_arguments)
+        call.__dict__["arguments_valid"] = arguments is not None  # what its cached property finds, without a 2nd parse
+        return call
 
     @cached_property
     def arguments_valid(self) -> bool:

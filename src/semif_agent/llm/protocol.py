@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, aclosing, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
@@ -41,8 +41,10 @@ class LLMProvider(Protocol):
 
     ``request`` returns the whole :class:`Response`; ``request_stream`` yields
     :data:`~semif_agent.llm.responses.StreamChunk` values ending with a
-    ``StopChunk``. Providers may also say ``supports_logprobs = True`` and name
-    the provider options they take (``supported_options``).
+    ``StopChunk``. Providers may also say ``supports_logprobs = True``, name
+    the provider options they take (``supported_options``) and offer a block
+    within which what they write per call is held (``batching``, see
+    :func:`batched`).
     """
 
     @property
@@ -152,6 +154,19 @@ def closing_stream(stream: AsyncIterator[_T]) -> AbstractAsyncContextManager[Asy
     return nullcontext(stream)
 
 
+def batched(provider: object) -> AbstractContextManager[object]:
+    """``provider.batching()``: a block within which what it writes per call may be held and written together.
+
+    A provider that writes nothing per call (or has no ``batching``) gives a
+    block that does nothing. The agent holds one for each turn.
+    """
+    batching = getattr(provider, "batching", None)
+    if batching is None:
+        return nullcontext()
+    block: AbstractContextManager[object] = batching()
+    return block
+
+
 class BaseProvider:
     """A provider written as the two seam methods; the keyword face comes from here.
 
@@ -232,6 +247,10 @@ class BaseProvider:
         """Sync :meth:`astream` (not inside a running event loop)."""
         return iter_sync(self.astream(messages, **arguments), f"{type(self).__name__}.stream")
 
+    def batching(self) -> AbstractContextManager[object]:
+        """A block within which what this provider writes per call may be held (see :func:`batched`): none here."""
+        return nullcontext()
+
     async def aclose(self) -> None:
         """Release network resources (a no-op for providers without any)."""
 
@@ -256,6 +275,9 @@ class ProviderWrapper(BaseProvider):
     @property
     def supported_options(self) -> frozenset[str]:
         return supported_options(self.inner)
+
+    def batching(self) -> AbstractContextManager[object]:
+        return batched(self.inner)
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)
