@@ -29,6 +29,10 @@ itself:
   skill never uses ("Drop Bob a line") does not fit either, which turns a
   success verdict into ``unclear`` and can only back a failure verdict the
   judge gave itself;
+- ``objects``: what a command acts on, the words after its verb that are
+  neither names (capitalised inside the sentence) nor numbers ("Send 20
+  dollars to Bob on PayPal": ``dollar``); :func:`object_fits` says whether
+  they are what a skill writes (used by the act gate);
 - ``close_call``: the smallest margin between the two likeliest options of
   the skill's own decisions (which contact, which time), when the engine
   gives probabilities: a result that rests on a coin toss.
@@ -87,6 +91,12 @@ _STATEMENT = re.compile(
     re.IGNORECASE,
 )
 _LET_KNOW = re.compile(r"^let\s+((?:\w+\s+){1,3}?)know\b", re.IGNORECASE)
+# Verbs that say nothing of what they act on: anything can be sent, added, put, written or made. Their object
+# alone says which skill a command is for ("send a message" is an email, "send 20 dollars" is not).
+GENERAL_VERBS = frozenset(
+    "add book bring create do file get give have keep log make mark order place post put record save send set "
+    "start store submit take write".split()
+)
 
 
 @dataclass(frozen=True)
@@ -172,6 +182,7 @@ class RequestReading:
     question: bool
     asks: str
     words: frozenset[str]
+    objects: frozenset[str] = frozenset()  # what a command acts on: stems of the words after its verb (see the module)
 
 
 def read_request(text: str) -> RequestReading:
@@ -188,7 +199,8 @@ def read_request(text: str) -> RequestReading:
         asks = "change"
     else:
         asks = "other"
-    return RequestReading(verb, question, asks, frozenset(_stem(w) for w in words if w not in STOP))
+    objects = _content(command)[1:] if verb is not None else []
+    return RequestReading(verb, question, asks, frozenset(_stem(w) for w in words if w not in STOP), frozenset(objects))
 
 
 def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
@@ -197,6 +209,22 @@ def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     if reading.question or reading.verb is None:
         return bool(reading.words & vocabulary)
     return _stem(reading.verb) in vocabulary
+
+
+def object_fits(reading: RequestReading, skill: SkillManifest) -> bool:
+    """Is what the command acts on what ``skill`` writes? Yes unless its verb is a general one (:data:`GENERAL_VERBS`)
+    and none of its objects is a word the skill names what it does by (its name, description, inputs and examples,
+    their names left out; not its actions, which name how it does it: "a draft file")."""
+    if reading.question or reading.verb not in GENERAL_VERBS:
+        return True
+    return bool(reading.objects & object_vocabulary(skill))
+
+
+def object_vocabulary(skill: SkillManifest) -> frozenset[str]:
+    """The stems of the words ``skill`` names what it does by (see :func:`object_fits`)."""
+    texts = [skill.name.replace(".", " ").replace("_", " ").replace("-", " "), skill.category, skill.description]
+    texts += [_inputs(skill), *skill.examples]
+    return frozenset(w for text in texts for w in _content(_LEAD_INS.sub("", text.strip())))
 
 
 def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) -> CloseCall | None:
@@ -217,21 +245,31 @@ def _asks_to_change(words: list[str]) -> bool:
     return len(words) > 1 and (words[0] == "check" and words[1] == "off" or words[0] == "tell" and words[1] != "me")
 
 
+def _inputs(skill: SkillManifest) -> str:
+    inputs = skill.allowed_inputs
+    return inputs if isinstance(inputs, str) else " ".join(map(str, inputs or ()))
+
+
 def _vocabulary(skill: SkillManifest) -> frozenset[str]:
-    inputs = (
-        skill.allowed_inputs
-        if isinstance(skill.allowed_inputs, str)
-        else " ".join(map(str, skill.allowed_inputs or ()))
-    )
     texts = [
         skill.name.replace(".", " ").replace("_", " ").replace("-", " "),
         skill.category,
         skill.description,
-        inputs,
+        _inputs(skill),
         *skill.actions,
         *skill.examples,
     ]
     return frozenset(_stem(w) for text in texts for w in _words(text) if w not in STOP)
+
+
+def _content(text: str) -> list[str]:
+    """The stems of ``text``'s words, in order, without stop words, numbers ("4pm", "20") and names: words
+    capitalised after the first, unless most words are (a title-cased request)."""
+    tokens = re.findall(r"[^\W_]+(?:['’][^\W_]+)?", text)
+    capitalised = [i > 0 and t[0].isupper() for i, t in enumerate(tokens)]
+    names = sum(capitalised) * 2 < len(tokens)
+    kept = [t for t, cap in zip(tokens, capitalised, strict=True) if not (cap and names) and not t[0].isdigit()]
+    return [_stem(w) for t in kept for w in _words(t) if w not in STOP]
 
 
 def _words(text: str) -> list[str]:
