@@ -97,6 +97,7 @@ GENERAL_VERBS = frozenset(
     "add book bring create do file get give have keep log make mark order place post put record save send set "
     "start store submit take write".split()
 )
+PARTICLES = frozenset("down up off out in on over".split())  # "write down" a note, "set up" a meeting
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,7 @@ class RequestReading:
     asks: str
     words: frozenset[str]
     objects: frozenset[str] = frozenset()  # what a command acts on: stems of the words after its verb (see the module)
+    phrasal: str | None = None  # the verb with the particle after it ("write down", "set up"), if one is
 
 
 def read_request(text: str) -> RequestReading:
@@ -200,7 +202,10 @@ def read_request(text: str) -> RequestReading:
     else:
         asks = "other"
     objects = _content(command)[1:] if verb is not None else []
-    return RequestReading(verb, question, asks, frozenset(_stem(w) for w in words if w not in STOP), frozenset(objects))
+    after = words[words.index(verb) + 1 : words.index(verb) + 2] if verb is not None else []
+    phrasal = f"{verb} {after[0]}" if after and after[0] in PARTICLES else None
+    stems = frozenset(_stem(w) for w in words if w not in STOP)
+    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal)
 
 
 def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
@@ -214,17 +219,23 @@ def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
 def object_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     """Is what the command acts on what ``skill`` writes? Yes unless its verb is a general one (:data:`GENERAL_VERBS`)
     and none of its objects is a word the skill names what it does by (its name, description, inputs and examples,
-    their names left out; not its actions, which name how it does it: "a draft file")."""
+    their names left out; not its actions, which name how it does it: "a draft file"). A general verb with a
+    particle the skill's own words use ("write down" a note, "set up" a meeting) is the skill's."""
     if reading.question or reading.verb not in GENERAL_VERBS:
+        return True
+    if reading.phrasal and any(reading.phrasal in text.lower() for text in _object_texts(skill)):
         return True
     return bool(reading.objects & object_vocabulary(skill))
 
 
+def _object_texts(skill: SkillManifest) -> list[str]:
+    name = skill.name.replace(".", " ").replace("_", " ").replace("-", " ")
+    return [name, skill.category, skill.description, _inputs(skill), *skill.examples]
+
+
 def object_vocabulary(skill: SkillManifest) -> frozenset[str]:
     """The stems of the words ``skill`` names what it does by (see :func:`object_fits`)."""
-    texts = [skill.name.replace(".", " ").replace("_", " ").replace("-", " "), skill.category, skill.description]
-    texts += [_inputs(skill), *skill.examples]
-    return frozenset(w for text in texts for w in _content(_LEAD_INS.sub("", text.strip())))
+    return frozenset(w for text in _object_texts(skill) for w in _content(_LEAD_INS.sub("", text.strip())))
 
 
 def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) -> CloseCall | None:
@@ -241,8 +252,8 @@ def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) ->
 
 
 def _asks_to_change(words: list[str]) -> bool:
-    """ "Check off the bill" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
-    return len(words) > 1 and (words[0] == "check" and words[1] == "off" or words[0] == "tell" and words[1] != "me")
+    """ "Check off the bill", "check it off" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
+    return len(words) > 1 and (words[0] == "check" and "off" in words[1:3] or words[0] == "tell" and words[1] != "me")
 
 
 def _inputs(skill: SkillManifest) -> str:
