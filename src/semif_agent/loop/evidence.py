@@ -97,6 +97,8 @@ GENERAL_VERBS = frozenset(
     "add book bring create do file get give have keep log make mark order place post put record save send set "
     "start store submit take write".split()
 )
+WHEN = "oclock"  # a time of day in a request (see _content)
+_CLOCK = re.compile(r"\b(?:\d{1,2}(?::\d\d)?\s?[ap]\.?m\b\.?|\d{1,2}:\d\d\b|noon\b|midnight\b)", re.IGNORECASE)
 PARTICLES = frozenset("down up off out in on over".split())  # "write down" a note, "set up" a meeting
 
 
@@ -274,13 +276,17 @@ def _vocabulary(skill: SkillManifest) -> frozenset[str]:
 
 
 def _content(text: str) -> list[str]:
-    """The stems of ``text``'s words, in order, without stop words, numbers ("4pm", "20") and names: words
-    capitalised after the first, unless most words are (a title-cased request)."""
-    tokens = re.findall(r"[^\W_]+(?:['’][^\W_]+)?", text)
+    """The stems of ``text``'s words, in order, without stop words, numbers ("20") and names: words capitalised
+    after the first, unless most words are (a title-cased request). A time of day ("3pm", "10:30", "noon") is
+    kept, as :data:`WHEN`: an appointment is what a skill that schedules acts on ("Add haircut Friday 3pm")."""
+    tokens = re.findall(r"[^\W_]+(?:['’][^\W_]+)?", _CLOCK.sub(f" {WHEN} ", text))
     capitalised = [i > 0 and t[0].isupper() for i, t in enumerate(tokens)]
     names = sum(capitalised) * 2 < len(tokens)
-    kept = [t for t, cap in zip(tokens, capitalised, strict=True) if not (cap and names) and not t[0].isdigit()]
-    return [_stem(w) for t in kept for w in _words(t) if w not in STOP]
+    kept: list[str] = []
+    for token, cap in zip(tokens, capitalised, strict=True):
+        if not (cap and names) and not token[0].isdigit():
+            kept += [_stem(w) for w in _words(token) if w not in STOP]
+    return kept
 
 
 def _words(text: str) -> list[str]:
