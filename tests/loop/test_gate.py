@@ -14,7 +14,7 @@ TREE = SkillTree(
     {"calendar": Category("calendar")},
     {
         "calendar.add_event": SkillManifest(
-            "calendar.add_event", "calendar", "Schedule a meeting or event.", examples=("Book the dinner",)
+            "calendar.add_event", "calendar", "Schedule a meeting or event.", examples=("Book the dinner at 8pm",)
         ),
         "calendar.list_events": SkillManifest(
             "calendar.list_events", "calendar", "Show what is on my calendar.", effects="read"
@@ -83,6 +83,30 @@ def test_a_command_the_skill_does_not_do_is_handed_back() -> None:
     assert result.handed_back and result.rule == "misfit"
     _, by_model = gate("Cancel the dentist appointment on Thursday", routed)
     assert by_model.acts, "a model routed it: it reads what the words mean"
+
+
+def test_a_general_verb_acting_on_what_the_skill_does_not_write_is_handed_back() -> None:
+    routed = route("calendar.add_event", {"calendar.add_event": 0.99, "calendar.list_events": 0.005, NONE_ID: 0.005})
+    similarity = Similarity([])
+    for text in ("Book a table for four at the Italian place", "Book a taxi to the airport", "Book 2 seats on Flight 7"):
+        _, result = gate_route(routed, text, TREE, similarity, threshold=0.5)
+        assert result.handed_back and result.rule == "off-object", text
+        assert "is not what calendar.add_event writes" in result.reason
+    _, by_model = gate("Book a taxi to the airport", routed)
+    assert by_model.acts, "a model routed it: it reads what the words mean"
+
+
+def test_a_general_verb_acting_on_what_the_skill_writes_acts() -> None:
+    routed = route("calendar.add_event", {"calendar.add_event": 0.99, "calendar.list_events": 0.005, NONE_ID: 0.005})
+    similarity = Similarity([])
+    for text in (
+        "Book a meeting with Bob on Friday",  # a word of the skill's description
+        "Book the dinner with Farid on Sunday",  # of its examples
+        "Book haircut on Friday at 3pm",  # a time of day is what a skill that schedules acts on
+        "Schedule the kettle descaling",  # a verb of the skill's own says what it acts on
+    ):
+        _, result = gate_route(routed, text, TREE, similarity, threshold=0.5)
+        assert result.acts and result.rule == "sure", (text, result.reason)
 
 
 def test_a_skill_that_reads_or_cannot_act_is_never_held_back() -> None:

@@ -204,8 +204,10 @@ def read_request(text: str) -> RequestReading:
     else:
         asks = "other"
     objects = _content(command)[1:] if verb is not None else []
-    after = words[words.index(verb) + 1 : words.index(verb) + 2] if verb is not None else []
-    phrasal = f"{verb} {after[0]}" if after and after[0] in PARTICLES else None
+    rest = words[words.index(verb) + 1 :] if verb is not None else []
+    if rest[:1] in (["it"], ["this"], ["that"]):  # "write it down"
+        rest = rest[1:]
+    phrasal = f"{verb} {rest[0]}" if rest and rest[0] in PARTICLES else None
     stems = frozenset(_stem(w) for w in words if w not in STOP)
     return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal)
 
