@@ -88,7 +88,11 @@ def test_a_command_the_skill_does_not_do_is_handed_back() -> None:
 def test_a_general_verb_acting_on_what_the_skill_does_not_write_is_handed_back() -> None:
     routed = route("calendar.add_event", {"calendar.add_event": 0.99, "calendar.list_events": 0.005, NONE_ID: 0.005})
     similarity = Similarity([])
-    for text in ("Book a table for four at the Italian place", "Book a taxi to the airport", "Book 2 seats on Flight 7"):
+    for text in (
+        "Book a table for four at the Italian place",
+        "Book a taxi to the airport",
+        "Book 2 seats on Flight 7",
+    ):
         _, result = gate_route(routed, text, TREE, similarity, threshold=0.5)
         assert result.handed_back and result.rule == "off-object", text
         assert "is not what calendar.add_event writes" in result.reason
