@@ -1,9 +1,10 @@
 """Act only when sure: the act gate on a fresh starter workspace, and the act threshold it measured.
 
-    python bench/act_when_sure.py [--engine local] [--show] [--json]
+    python bench/act_when_sure.py [--engine local] [--show] [--json] [--requests FILE]
 
-Runs each request of ``tests/fixtures/act_when_sure.jsonl`` end to end on a
-fresh starter workspace (clock pinned, empty write dirs each time) and prints:
+Runs each request of ``tests/fixtures/act_when_sure.jsonl`` (the held-out set;
+``--requests tests/fixtures/gate_dev.jsonl`` runs the set the gate's rules
+were tuned on) end to end on a fresh starter workspace (clock pinned, empty write dirs each time) and prints:
 
 - acted / right / handed back: how many requests a skill acted on, how many
   ended right (the named skill acted, or a request no skill serves changed
@@ -31,11 +32,16 @@ from tests.starter._first_hour import FirstHour, make_workspace
 
 
 def main() -> None:
-    args = parse_args(__doc__, show="print every request, what ran and the gate's rule", json="print one JSON object")
+    args = parse_args(
+        __doc__,
+        show="print every request, what ran and the gate's rule",
+        json="print one JSON object",
+        requests="tests/fixtures/act_when_sure.jsonl",
+    )
     with tempfile.TemporaryDirectory() as scratch:
         first_hour = FirstHour(make_workspace(Path(scratch) / "ws"), create_engine(args.engine, {}))
         threshold = run_sync(measured_act_threshold(first_hour.runner))
-        runs = run_all(first_hour, load_rows())
+        runs = run_all(first_hour, load_rows(args.requests))
     found = {**counts(runs), "act_threshold": threshold.to_dict()}
     if args.json:
         print(json.dumps(found, indent=2))
@@ -57,7 +63,7 @@ def main() -> None:
     accuracy = f"{t.accuracy:.0%}" if t.accuracy is not None else "-"
     how = "measured" if t.measured else "default (too few routes to measure)"
     print(
-        f"act threshold {t.threshold:.2f} {how}: on {t.pairs} left-out example routes to a skill that writes, "
+        f"act threshold {t.threshold:.2f} {how}: on {t.pairs} left-out example and labelled routes to a skill that writes, "
         f"{share} act, {accuracy} of those right"
     )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from semif_agent.engine import DecisionRequest, DecisionResult, Option
-from semif_agent.loop.evidence import closest_call, gather_evidence, read_request, skill_fits
+from semif_agent.loop.evidence import closest_call, gather_evidence, object_fits, read_request, skill_fits
 from semif_agent.loop.observe import Changes
 from semif_agent.skills import ActionResult
 from semif_agent.starter import create_workspace
@@ -65,6 +65,35 @@ def test_an_auxiliary_makes_a_question_only_before_a_subject() -> None:
 )
 def test_a_skill_fits_when_it_is_the_kind_asked_for(starter: SkillTree, text: str, skill: str, fits: bool) -> None:
     assert skill_fits(read_request(text), starter.get(skill)) is fits
+
+
+@pytest.mark.parametrize(
+    ("text", "skill", "fits"),
+    [
+        ("Send Alice a message about the roadmap", "email.compose", True),
+        ("Send 40 euros to Alice for the gift", "email.compose", False),  # money is not what an email is
+        ("Send the contract to the scanner", "email.compose", False),
+        ("Email Farid the rent receipt", "email.compose", True),  # its own verb says what it writes
+        ("Add pick up the parcel to my to-do list", "todos.add", True),
+        ("Add oat milk to my online basket", "todos.add", False),
+        ("Write a limerick about cats", "notes.add", False),
+        ("Write down that the bins go out on Tuesday", "notes.add", True),  # a particle its words use
+        ("Make a note that the plumber charges 60 an hour", "notes.add", True),
+        ("Put the dog out", "todos.add", False),
+        ("Add dinner with Emma on Sunday", "calendar.add_event", True),
+        ("Add pilates Thursday 6:30pm", "calendar.add_event", True),  # a time of day
+        ("What did I send to Bob?", "email.compose", True),  # a question: for the lookup rules
+    ],
+)
+def test_a_command_acts_on_what_the_skill_writes(starter: SkillTree, text: str, skill: str, fits: bool) -> None:
+    assert object_fits(read_request(text), starter.get(skill)) is fits
+
+
+def test_names_and_numbers_are_not_what_a_command_acts_on() -> None:
+    reading = read_request("Please send 20 dollars to Bob on PayPal at 9am")
+    assert reading.verb == "send" and reading.objects == {"dollar", "oclock"}
+    assert read_request("Add Milk To The List").objects == {"milk", "list"}  # title case: no names to leave out
+    assert read_request("Write it down").phrasal == "write down"
 
 
 def test_a_skill_with_a_description_only_is_compared_on_its_words() -> None:

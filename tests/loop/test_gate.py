@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from semif_agent.engine import ScriptedEngine
 from semif_agent.engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from semif_agent.loop.act_threshold import act_threshold_for
@@ -14,7 +16,7 @@ TREE = SkillTree(
     {"calendar": Category("calendar")},
     {
         "calendar.add_event": SkillManifest(
-            "calendar.add_event", "calendar", "Schedule a meeting or event.", examples=("Book the dinner",)
+            "calendar.add_event", "calendar", "Schedule a meeting or event.", examples=("Book the dinner at 8pm",)
         ),
         "calendar.list_events": SkillManifest(
             "calendar.list_events", "calendar", "Show what is on my calendar.", effects="read"
@@ -83,6 +85,29 @@ def test_a_command_the_skill_does_not_do_is_handed_back() -> None:
     assert result.handed_back and result.rule == "misfit"
     _, by_model = gate("Cancel the dentist appointment on Thursday", routed)
     assert by_model.acts, "a model routed it: it reads what the words mean"
+
+
+SURE_WRITE = {"calendar.add_event": 0.99, "calendar.list_events": 0.005, NONE_ID: 0.005}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Book a table for four at the Italian place", "off-object"),
+        ("Book a taxi to the airport", "off-object"),
+        ("Book 2 seats on Flight 7", "off-object"),  # names and numbers are not what it acts on
+        ("Book a meeting with Bob on Friday", "sure"),  # a word of the skill's description
+        ("Book the dinner with Farid on Sunday", "sure"),  # of its examples
+        ("Book haircut on Friday at 3pm", "sure"),  # a time of day is what a skill that schedules acts on
+        ("Schedule the kettle descaling", "sure"),  # a verb of the skill's own says what it acts on
+    ],
+)
+def test_a_general_verb_acts_only_on_what_the_writing_skill_writes(text: str, rule: str) -> None:
+    _, result = gate_route(route("calendar.add_event", SURE_WRITE), text, TREE, Similarity([]), threshold=0.5)
+    assert result.rule == rule and result.acts is (rule == "sure"), result.reason
+    if rule == "off-object":
+        assert result.reason == "what the request asks to book is not what calendar.add_event writes"
+        assert gate(text, route("calendar.add_event", SURE_WRITE))[1].acts, "a model routed it: it reads the words"
 
 
 def test_a_skill_that_reads_or_cannot_act_is_never_held_back() -> None:

@@ -171,11 +171,11 @@ def test_the_loop_label_train_and_the_reworded_request_routes_right(tmp_path: Pa
 
 def test_a_failure_label_moves_the_router_away_from_the_wrong_skill(tmp_path: Path) -> None:
     root = str(create_workspace(tmp_path / "ws"))
-    code, out, _ = invoke("run", "show my unsent messages", "-w", root, "--json")
-    wrong = json.loads(out)["skill"]
+    code, out, _ = invoke("run", "Find the banana bread recipe", "-w", root, "--json")
+    wrong = json.loads(out)["skill"]  # notes.add, on a fresh starter
     invoke("label", json.loads(out)["run_id"], "--outcome", "failure", "-w", root)
     assert invoke("train", "-w", root)[0] == 0
-    code, out, _ = invoke("run", "show my unsent messages", "-w", root, "--json")
+    code, out, _ = invoke("run", "Find the banana bread recipe", "-w", root, "--json")
     assert json.loads(out)["skill"] != wrong
 
 

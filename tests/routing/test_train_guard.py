@@ -12,7 +12,7 @@ from semif_agent.cli import main
 from semif_agent.routing.switching import Flip, HeldOut, decide
 from semif_agent.starter import create_workspace
 
-GRACE = "Email Grace that I accept the offer"
+ASKED = "Send my manager a note asking for Friday off"
 UNSENT = "Do I have any unsent emails?"
 ROUTER_FILES = ("router.json", "router.npz", "routing.json")
 
@@ -33,23 +33,23 @@ def stored(root: Path) -> dict[str, bytes]:
 
 
 def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp_path: Path) -> None:
-    # The README's first hour: a fresh starter routes the Grace email to email.list_drafts; one label, one training.
+    # The README's first hour: a fresh starter routes the note to the manager to todos.complete; one label, one training.
     root = create_workspace(tmp_path / "ws")
     assert routed(root, UNSENT) == "email.list_drafts"
-    assert routed(root, GRACE) == "email.list_drafts"
-    code, out, err = invoke("run", GRACE, "-w", str(root), "--json")
+    assert routed(root, ASKED) == "todos.complete"
+    code, out, err = invoke("run", ASKED, "-w", str(root), "--json")
     assert code == 0, err
-    run = json.loads(out)  # the act gate moves it to the skill that writes: the route itself stays wrong until trained
+    run = json.loads(out)  # the act gate hands it back: todos.complete does not send
     assert invoke("label", run["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
     code, out, err = invoke("train", "-w", str(root), "--json")
     assert code == 0, err
     decision = json.loads(out)["decision"]
     assert decision["switched"] and not decision["forced"]
-    assert {"text": GRACE, "now": "right", "before": "email.list_drafts", "after": "email.compose"}.items() <= (
+    assert {"text": ASKED, "now": "right", "before": "todos.complete", "after": "email.compose"}.items() <= (
         decision["flips"][0].items()
     )
     assert decision["now_wrong"] == 0
-    assert routed(root, GRACE) == "email.compose"
+    assert routed(root, ASKED) == "email.compose"
     assert routed(root, UNSENT) == "email.list_drafts", "one label must not flip a neighbour that was right"
 
 

@@ -49,8 +49,11 @@ class Run:
         return bool(self.changed) and not self.row["changes"]
 
 
-def load_rows() -> list[dict[str, Any]]:
-    return load_requests(REQUESTS)
+DEVELOPMENT = REQUESTS.with_name("gate_dev.jsonl")  # the set the gate's rules were tuned on, of the same form
+
+
+def load_rows(path: Path | None = None) -> list[dict[str, Any]]:
+    return load_requests(path or REQUESTS)
 
 
 def run_all(first_hour: FirstHour, rows: list[dict[str, Any]]) -> list[Run]:

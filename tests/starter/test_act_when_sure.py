@@ -9,26 +9,27 @@ import pytest
 from semif_agent.engine import create_engine, local_available
 from semif_agent.starter import TEMPLATE_DIR
 
-from ._act_when_sure import counts, load_rows, run_all
+from ._act_when_sure import DEVELOPMENT, counts, load_rows, run_all
 from ._first_hour import FirstHour, load_requests, make_workspace
 
 ROWS = load_rows()
 # Requests that still break the hard rule, and why: each fails here until the gate learns better (strict xfail).
-KNOWN = {
-    "Send 20 dollars to Bob on PayPal": "'send ... to Bob' fits email.compose, sure at 99%: it writes a draft",
-}
+KNOWN: dict[str, str] = {}
+DEV_ROWS = load_rows(DEVELOPMENT)
 
 
-def test_the_set_is_realistic_and_apart_from_what_the_gate_knows():
+@pytest.mark.parametrize(("rows", "size"), [(ROWS, 40), (DEV_ROWS, 60)], ids=["held-out", "development"])
+def test_the_set_is_realistic_and_apart_from_what_the_gate_knows(rows, size):
     doc = json.loads((TEMPLATE_DIR / "data" / "categories.json").read_text())
     known = {e.lower() for s in doc["skills"] for e in s["examples"]} | {e.lower() for e in doc["none_examples"]}
     known |= {row["text"].lower() for row in load_requests()}
-    assert len(ROWS) >= 40
-    assert not {row["text"].lower() for row in ROWS} & known
+    known |= {row["text"].lower() for row in (DEV_ROWS if rows is ROWS else ROWS)}  # the two sets apart
+    assert len(rows) >= size
+    assert not {row["text"].lower() for row in rows} & known
     skills = {s["name"] for s in doc["skills"]}
-    assert all(row["skill"] is None or row["skill"] in skills for row in ROWS)
-    questions = [r for r in ROWS if r["text"].endswith("?")]
-    assert len(questions) >= 10 and sum(r["skill"] is None for r in ROWS) >= 10
+    assert all(row["skill"] is None or row["skill"] in skills for row in rows)
+    questions = [r for r in rows if r["text"].endswith("?")]
+    assert len(questions) >= 10 and sum(r["skill"] is None for r in rows) >= 10
     assert all(not r["changes"] for r in questions)
 
 
@@ -68,6 +69,16 @@ def test_the_lookups_the_issue_names_write_nothing(runs):
 
 def test_acted_runs_are_mostly_right(runs):
     found = counts(runs)
-    # measured: 0.9+ of acted runs right, about two thirds of the requests acted on; the bounds leave room
+    # measured: 0.93 of acted runs right, about two thirds of the requests acted on; the bounds leave room
     assert found["accuracy_of_acted"] >= 0.8
     assert found["share_acted"] >= 0.4
+
+
+def test_on_the_development_set_acted_runs_are_right_95_percent(tmp_path):
+    if not local_available():
+        pytest.skip("the local engine is not installed (pip install 'semif-agent[local]')")
+    first_hour = FirstHour(make_workspace(tmp_path / "ws"), create_engine("local", {}))
+    found = counts(run_all(first_hour, DEV_ROWS))
+    # measured: 49 of 71 acted, 0.96 of those right (python bench/act_when_sure.py --requests ...gate_dev.jsonl)
+    assert found["broke_the_rule"] == []
+    assert found["accuracy_of_acted"] >= 0.95 and found["share_acted"] >= 0.6

@@ -57,12 +57,13 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
     assert [r["skill"] for r in emails] == ["email.compose"], (
         "the gate moves a request to email to the skill that writes"
     )
-    jotted = [r for r in runs if r["request"] == "Jot down: ask the bakery about gluten-free bread"]
-    assert len(jotted) == 2 and jotted[0]["outcome"] == "handed_back" and jotted[0]["label_skill"] == "notes.add"
-    assert jotted[-1]["skill"] == "notes.add" and jotted[-1]["outcome"] != "handed_back", "after the label and train"
-    drafts = list((ws / "data" / "drafts").glob("*.txt"))
+    asked = [r for r in runs if r["request"] == "Send my manager a note asking for Friday off"]
+    assert len(asked) == 2 and asked[0]["outcome"] == "handed_back" and asked[0]["label_skill"] == "email.compose"
+    assert asked[-1]["skill"] == "email.compose" and asked[-1]["outcome"] != "handed_back", "after the label and train"
+    drafts = sorted((ws / "data" / "drafts").glob("*.txt"))
     assert [d.read_text().splitlines()[:2] for d in drafts] == [
-        ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"]
+        ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"],
+        ["To: David Okafor <david.okafor@example.com>", "Subject: Friday off"],
     ]
     assert runs[-1]["skill"] == "todos.count" and runs[-1]["outcome"] != "failure"
     assert json.loads((ws / "data" / "admitted.json").read_text())["bodies"]["todos.count"]["how"] == "checked"

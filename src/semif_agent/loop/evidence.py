@@ -29,6 +29,10 @@ itself:
   skill never uses ("Drop Bob a line") does not fit either, which turns a
   success verdict into ``unclear`` and can only back a failure verdict the
   judge gave itself;
+- ``objects``: what a command acts on, the words after its verb that are
+  neither names (capitalised inside the sentence) nor numbers ("Send 20
+  dollars to Bob on PayPal": ``dollar``); :func:`object_fits` says whether
+  they are what a skill writes (used by the act gate);
 - ``close_call``: the smallest margin between the two likeliest options of
   the skill's own decisions (which contact, which time), when the engine
   gives probabilities: a result that rests on a coin toss.
@@ -87,6 +91,15 @@ _STATEMENT = re.compile(
     re.IGNORECASE,
 )
 _LET_KNOW = re.compile(r"^let\s+((?:\w+\s+){1,3}?)know\b", re.IGNORECASE)
+# Verbs that say nothing of what they act on: anything can be sent, added, put, written or made. Their object
+# alone says which skill a command is for ("send a message" is an email, "send 20 dollars" is not).
+GENERAL_VERBS = frozenset(
+    "add book bring create do file get give have keep log make mark order place post put record save send set "
+    "start store submit take write".split()
+)
+WHEN = "oclock"  # a time of day in a request (see _content)
+_CLOCK = re.compile(r"\b(?:\d{1,2}(?::\d\d)?\s?[ap]\.?m\b\.?|\d{1,2}:\d\d\b|noon\b|midnight\b)", re.IGNORECASE)
+PARTICLES = frozenset("down up off out in on over".split())  # "write down" a note, "set up" a meeting
 
 
 @dataclass(frozen=True)
@@ -172,6 +185,8 @@ class RequestReading:
     question: bool
     asks: str
     words: frozenset[str]
+    objects: frozenset[str] = frozenset()  # what a command acts on: stems of the words after its verb (see the module)
+    phrasal: str | None = None  # the verb with the particle after it ("write down", "set up"), if one is
 
 
 def read_request(text: str) -> RequestReading:
@@ -188,7 +203,13 @@ def read_request(text: str) -> RequestReading:
         asks = "change"
     else:
         asks = "other"
-    return RequestReading(verb, question, asks, frozenset(_stem(w) for w in words if w not in STOP))
+    objects = _content(command)[1:] if verb is not None else []
+    rest = words[words.index(verb) + 1 :] if verb is not None else []
+    if rest[:1] in (["it"], ["this"], ["that"]):  # "write it down"
+        rest = rest[1:]
+    phrasal = f"{verb} {rest[0]}" if rest and rest[0] in PARTICLES else None
+    stems = frozenset(_stem(w) for w in words if w not in STOP)
+    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal)
 
 
 def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
@@ -197,6 +218,28 @@ def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     if reading.question or reading.verb is None:
         return bool(reading.words & vocabulary)
     return _stem(reading.verb) in vocabulary
+
+
+def object_fits(reading: RequestReading, skill: SkillManifest) -> bool:
+    """Is what the command acts on what ``skill`` writes? Yes unless its verb is a general one (:data:`GENERAL_VERBS`)
+    and none of its objects is a word the skill names what it does by (its name, description, inputs and examples,
+    their names left out; not its actions, which name how it does it: "a draft file"). A general verb with a
+    particle the skill's own words use ("write down" a note, "set up" a meeting) is the skill's."""
+    if reading.question or reading.verb not in GENERAL_VERBS:
+        return True
+    if reading.phrasal and any(reading.phrasal in text.lower() for text in _object_texts(skill)):
+        return True
+    return bool(reading.objects & object_vocabulary(skill))
+
+
+def _object_texts(skill: SkillManifest) -> list[str]:
+    name = skill.name.replace(".", " ").replace("_", " ").replace("-", " ")
+    return [name, skill.category, skill.description, _inputs(skill), *skill.examples]
+
+
+def object_vocabulary(skill: SkillManifest) -> frozenset[str]:
+    """The stems of the words ``skill`` names what it does by (see :func:`object_fits`)."""
+    return frozenset(w for text in _object_texts(skill) for w in _content(_LEAD_INS.sub("", text.strip())))
 
 
 def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) -> CloseCall | None:
@@ -213,25 +256,39 @@ def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) ->
 
 
 def _asks_to_change(words: list[str]) -> bool:
-    """ "Check off the bill" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
-    return len(words) > 1 and (words[0] == "check" and words[1] == "off" or words[0] == "tell" and words[1] != "me")
+    """ "Check off the bill", "check it off" and "tell Bob that..." change something; "check my drafts", "tell me" do not."""
+    return len(words) > 1 and (words[0] == "check" and "off" in words[1:3] or words[0] == "tell" and words[1] != "me")
+
+
+def _inputs(skill: SkillManifest) -> str:
+    inputs = skill.allowed_inputs
+    return inputs if isinstance(inputs, str) else " ".join(map(str, inputs or ()))
 
 
 def _vocabulary(skill: SkillManifest) -> frozenset[str]:
-    inputs = (
-        skill.allowed_inputs
-        if isinstance(skill.allowed_inputs, str)
-        else " ".join(map(str, skill.allowed_inputs or ()))
-    )
     texts = [
         skill.name.replace(".", " ").replace("_", " ").replace("-", " "),
         skill.category,
         skill.description,
-        inputs,
+        _inputs(skill),
         *skill.actions,
         *skill.examples,
     ]
     return frozenset(_stem(w) for text in texts for w in _words(text) if w not in STOP)
+
+
+def _content(text: str) -> list[str]:
+    """The stems of ``text``'s words, in order, without stop words, numbers ("20") and names: words capitalised
+    after the first, unless most words are (a title-cased request). A time of day ("3pm", "10:30", "noon") is
+    kept, as :data:`WHEN`: an appointment is what a skill that schedules acts on ("Add haircut Friday 3pm")."""
+    tokens = re.findall(r"[^\W_]+(?:['’][^\W_]+)?", _CLOCK.sub(f" {WHEN} ", text))
+    capitalised = [i > 0 and t[0].isupper() for i, t in enumerate(tokens)]
+    names = sum(capitalised) * 2 < len(tokens)
+    kept: list[str] = []
+    for token, cap in zip(tokens, capitalised, strict=True):
+        if not (cap and names) and not token[0].isdigit():
+            kept += [_stem(w) for w in _words(token) if w not in STOP]
+    return kept
 
 
 def _words(text: str) -> list[str]:

@@ -12,7 +12,7 @@ a lookup or a change, and its verb), and set against what the chosen skill does
 2. **A change prefers skills that write.** A change request routed to a skill
    that reads goes to the likeliest skill that writes of the same decision
    when that one is likelier than ``none`` there; its probability is
-   renormalised the same way, and rules 3 to 5 weigh it as any other
+   renormalised the same way, and rules 3 to 6 weigh it as any other
    (``change-write`` when it acts).
 3. **Out of scope.** When the request is near one of the tree's
    ``none_examples`` (requests no skill serves), and clearly nearer to it than
@@ -23,15 +23,22 @@ a lookup or a change, and its verb), and set against what the chosen skill does
    ``calendar.add_event``) is handed back (``misfit``), when the route was
    scored by similarity (the local and lexical engines, which cannot tell a
    synonym the skill never uses); a model reads what the words mean.
-5. **Sure enough.** A skill that writes acts only when the route's
+5. **Not what the skill writes.** A command whose verb says nothing of what
+   it acts on (send, add, put, write, make...: :data:`.evidence.GENERAL_VERBS`)
+   acts on its object: "Send 20 dollars to Bob" is not an email, "Put the
+   kettle on" not a to-do. When none of the words it acts on (names and
+   numbers left out) is one the writing skill names what it does by (its
+   description, inputs and examples), nor close in meaning to them, it is
+   handed back (``off-object``); by similarity engines only, as rule 4.
+6. **Sure enough.** A skill that writes acts only when the route's
    probability for it (the product of the probabilities chosen along the
    chain) is at least the act threshold; otherwise the request is handed back
    with the likeliest candidates (``unsure``).
 
-Rules 3 to 5 hand a request back; ``yes`` (``semif run --yes``) acts all the
+Rules 3 to 6 hand a request back; ``yes`` (``semif run --yes``) acts all the
 same. Skills that read, and skills that cannot act in this run (a stub, a
 SKILL.md skill whose instructions are only shown), are never held back by 4
-and 5. A skill proposed by someone else (the Agent's model, through a skill's
+to 6. A skill proposed by someone else (the Agent's model, through a skill's
 tool) passes the same gate with :func:`gate_choice`: the request is routed,
 and a proposed skill that writes runs only when the route, ended at it, would
 act. What the gate read and did is kept in the run's outcome row
@@ -51,7 +58,7 @@ from ..tree.effects import WRITE
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
 from ..tree.tree import SkillTree
-from .evidence import RequestReading, read_request, skill_fits
+from .evidence import RequestReading, object_fits, read_request, skill_fits
 
 # The act threshold when the workspace has no measured one: the lowest route
 # probability at which the starter's leave-one-out routes were right 95% of
@@ -66,7 +73,7 @@ NONE_NEAR = 0.45
 NONE_MARGIN = 0.1
 
 ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
-HANDS_BACK = ("lookup-writes", "out-of-scope", "misfit", "unsure")
+HANDS_BACK = ("lookup-writes", "out-of-scope", "misfit", "off-object", "unsure")
 
 
 @dataclass(frozen=True)
@@ -313,6 +320,8 @@ def _verdict(
         return _cannot_act(skill)
     if by_similarity and reading.asks != "lookup" and reading.verb and not skill_fits(reading, skill):
         return "misfit", f"the request asks to {reading.verb!r}, which {skill.name} does not do"
+    if by_similarity and reading.asks != "lookup" and not object_fits(reading, skill):
+        return "off-object", f"what the request asks to {reading.verb} is not what {skill.name} writes"
     if state.probability is None:
         return "no probability", "the engine gives no probabilities to weigh"
     if state.probability < threshold:
