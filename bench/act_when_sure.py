@@ -9,7 +9,8 @@ were tuned on) end to end on a fresh starter workspace (clock pinned, empty writ
 - acted / right / handed back: how many requests a skill acted on, how many
   ended right (the named skill acted, or a request no skill serves changed
   nothing), how many the gate or the route handed back;
-- the gate's share acted and the accuracy of the acted runs;
+- the gate's share acted and the accuracy of the acted runs, and of those
+  where a skill that writes acted (the runs the act threshold gates);
 - requests that broke the hard rule (a file changed for a request that asked
   for no change a skill serves);
 - the act threshold measured on the workspace's own examples (left out one at
@@ -56,6 +57,11 @@ def main() -> None:
     print(f"requests     {found['requests']}")
     print(f"acted        {found['acted']}  (share acted {found['share_acted']:.0%})")
     print(f"right        {found['right']}  (accuracy of acted {found['accuracy_of_acted']:.0%})")
+    writing = found["accuracy_of_acted_writing"]
+    print(
+        f"wrote        {found['acted_writing']}  (a skill that writes acted; accuracy "
+        f"{'-' if writing is None else format(writing, '.0%')})"
+    )
     print(f"handed back  {found['handed_back']}")
     print(f"broke rule   {found['broke_the_rule'] or 'none'}")
     t = threshold

@@ -37,6 +37,12 @@ class Run:
         return self.result.skill is not None and not self.result.handed_back
 
     @property
+    def wrote(self) -> bool:
+        """Acted with a skill that declares it writes (the runs the act threshold gates)."""
+        gate = self.result.gate
+        return self.acted and gate is not None and gate.effects == "write"
+
+    @property
     def right(self) -> bool:
         """Acted with the skill the row names, or handed back a request no skill serves."""
         if self.row["skill"] is None:
@@ -66,8 +72,9 @@ def run_all(first_hour: FirstHour, rows: list[dict[str, Any]]) -> list[Run]:
 
 
 def counts(runs: list[Run]) -> dict[str, Any]:
-    """acted / right / handed back, and the gate's share acted and the accuracy of acted runs."""
+    """acted / right / handed back, the gate's share acted, the accuracy of acted runs and of those that wrote."""
     acted = [r for r in runs if r.acted]
+    wrote = [r for r in acted if r.wrote]
     rules = Counter(r.result.gate.rule if r.result.gate else "none" for r in runs)
     return {
         "requests": len(runs),
@@ -76,6 +83,8 @@ def counts(runs: list[Run]) -> dict[str, Any]:
         "handed_back": sum(not r.acted for r in runs),
         "share_acted": round(len(acted) / len(runs), 3) if runs else None,
         "accuracy_of_acted": round(sum(r.right for r in acted) / len(acted), 3) if acted else None,
+        "acted_writing": len(wrote),
+        "accuracy_of_acted_writing": round(sum(r.right for r in wrote) / len(wrote), 3) if wrote else None,
         "broke_the_rule": [r.row["text"] for r in runs if r.breaks_the_rule],
         "rules": dict(rules),
     }

@@ -72,6 +72,8 @@ def test_acted_runs_are_mostly_right(runs):
     # measured: 0.93 of acted runs right, about two thirds of the requests acted on; the bounds leave room
     assert found["accuracy_of_acted"] >= 0.8
     assert found["share_acted"] >= 0.4
+    # measured: 12 runs where a skill that writes acted, all 12 right (the runs the act threshold gates)
+    assert found["acted_writing"] >= 8 and found["accuracy_of_acted_writing"] >= 0.9
 
 
 def test_on_the_development_set_acted_runs_are_right_95_percent(tmp_path):
