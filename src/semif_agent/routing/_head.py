@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,10 @@ class Vocabulary:
 
     words: list[str]
     idf: np.ndarray
+    column: dict[str, int] = field(init=False, repr=False, compare=False)  # each word's column
+
+    def __post_init__(self) -> None:
+        self.column = {w: i for i, w in enumerate(self.words)}
 
     @classmethod
     def of(cls, texts: Sequence[str]) -> Vocabulary:
@@ -62,22 +66,20 @@ class Vocabulary:
         """The rows of scaled, unit TF-IDF word features (a scipy sparse matrix)."""
         from scipy.sparse import csr_matrix
 
-        index = {w: i for i, w in enumerate(self.words)}
         rows, cols, values = [], [], []
         for row, text in enumerate(texts):
-            counts = Counter(w for w in words_of(text) if w in index)
-            weights = {index[w]: (1.0 + math.log(c)) * self.idf[index[w]] for w, c in counts.items()}
-            norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-            for col, value in weights.items():
-                rows.append(row)
-                cols.append(col)
-                values.append(WORD_SCALE * value / norm)
+            found, weights = self.vector(text)
+            rows.extend([row] * len(found))
+            cols.extend(found)
+            values.extend(weights)
         return csr_matrix((values, (rows, cols)), shape=(len(texts), len(self.words)))
 
-    def vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """One request's word features as (column indexes, values)."""
-        row = self.features([text])
-        return row.indices, row.data
+    def vector(self, text: str) -> tuple[list[int], list[float]]:
+        """One request's scaled, unit TF-IDF word features as (column indexes, values)."""
+        counts = Counter(self.column[w] for w in words_of(text) if w in self.column)
+        weights = [(1.0 + math.log(c)) * float(self.idf[col]) for col, c in counts.items()]
+        norm = math.sqrt(sum(v * v for v in weights)) or 1.0
+        return list(counts), [WORD_SCALE * v / norm for v in weights]
 
 
 @dataclass

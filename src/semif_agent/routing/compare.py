@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from math import comb
+from math import exp, lgamma, log
 from typing import Any
 
 from .._text import percent_figure
@@ -102,13 +102,19 @@ def paired_p_value(current: list[bool], candidate: list[bool], weights: list[int
     observed = abs(sum(w if new else -w for _, new, w in pairs))
     distribution = {0: 1.0}
     for weight, count in Counter(w for _, _, w in pairs).items():
-        steps = [(weight * (2 * wins - count), comb(count, wins) / 2**count) for wins in range(count + 1)]
+        steps = [(weight * (2 * wins - count), _fair_coins(count, wins)) for wins in range(count + 1)]
         spread: dict[int, float] = {}
         for total, chance in distribution.items():
             for step, step_chance in steps:
                 spread[total + step] = spread.get(total + step, 0.0) + chance * step_chance
         distribution = spread
     return min(1.0, sum(chance for total, chance in distribution.items() if abs(total) >= observed))
+
+
+def _fair_coins(count: int, wins: int) -> float:
+    """The chance of exactly ``wins`` heads in ``count`` fair coins (in logarithms: exact integers of thousands of
+    digits took seconds for a few thousand coins)."""
+    return exp(lgamma(count + 1) - lgamma(wins + 1) - lgamma(count - wins + 1) - count * log(2))
 
 
 def decide(current: Trial, candidates: list[Trial], measure: str) -> Decision:

@@ -146,10 +146,20 @@ def replayable(rows: Sequence[Any]) -> list[tuple[str, str | None, str]]:
     return [(text, row.skill, row.source) for text, row in chosen.items()]
 
 
-def routed_skill(strategy: Any, text: str) -> str | None:
-    """The skill ``strategy`` routes ``text`` to (``None``: no skill)."""
-    route = run_sync(strategy.aroute(text))
-    return route.skill.name if route.skill is not None else None
+def routed_skills(strategy: Any, texts: Sequence[str], tell: Callable[[int], None] | None = None) -> list[str | None]:
+    """The skill ``strategy`` routes each of ``texts`` to (``None``: no skill), on one run of the event loop (one per
+    request cost more than the routing); ``tell`` hears how many are done every 200."""
+
+    async def route_all() -> list[str | None]:
+        skills = []
+        for done, text in enumerate(texts, start=1):
+            route = await strategy.aroute(text)
+            skills.append(route.skill.name if route.skill is not None else None)
+            if tell is not None and (done % 200 == 0 or done == len(texts)):
+                tell(done)
+        return skills
+
+    return run_sync(route_all())
 
 
 def compare_routers(
@@ -164,15 +174,17 @@ def compare_routers(
     """Replay ``rows`` through the strategy routing now (``current``) and the new one (``new``), and :func:`decide`."""
     tell = progress or (lambda stage, done, total: None)
     requests = replayable(rows)
-    flips, before_right, after_right = [], [], []
-    for done, (text, expected, source) in enumerate(requests, start=1):
-        before, after = routed_skill(current, text), routed_skill(new, text)
-        before_right.append(before == expected)
-        after_right.append(after == expected)
-        if before != after:
-            flips.append(Flip(text, expected, before, after, source))
-        if done % 200 == 0 or done == len(requests):
-            tell("replaying", done, len(requests))
+    texts = [text for text, _, _ in requests]
+    total = 2 * len(texts)
+    before = routed_skills(current, texts, lambda done: tell("replaying", done, total))
+    after = routed_skills(new, texts, lambda done: tell("replaying", len(texts) + done, total))
+    flips = [
+        Flip(text, expected, was, now, source)
+        for (text, expected, source), was, now in zip(requests, before, after)
+        if was != now
+    ]
+    before_right = [was == expected for (_, expected, _), was in zip(requests, before)]
+    after_right = [now == expected for (_, expected, _), now in zip(requests, after)]
     return decide(routing_label(current), before_right, after_right, flips, held_out, force=force)
 
 
