@@ -1,0 +1,145 @@
+"""Children the warm worker forks ahead of their calls: :class:`ReadyChildren`.
+
+While the worker has nothing else to do it keeps up to :data:`READY_CHILDREN`
+children forked into their namespaces (a PID namespace each, a network
+namespace too where every call gets one), with their pipes made, each waiting
+for one call on a pipe of its own (:func:`._call.await_call`). A call that fits
+(namespaces allowed, the network as the worker's children get it) takes one, so
+no fork is on its path: the worker moves the child into the call's cgroups, then
+writes the request and closes the pipe. The child then does what depends on the
+call, as a freshly forked one would (:func:`._call.run_child`).
+
+Each child serves one call and exits with it: every call still runs in a
+process of its own, which no other call ran in. One that dies while it waits is
+dropped when the worker reaps it, and another is forked in its place.
+Standard library only; the worker imports it at start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+READY_CHILDREN = 4
+"""How many children a worker keeps forked ahead of its calls."""
+
+
+@dataclass
+class Ready:
+    """A child waiting for its call: its pid, the worker's end of its pipe, its channel's and output's pipes."""
+
+    pid: int
+    control: int
+    own_fds: tuple[int, int, int, int]
+    held: dict[str, str] = field(default_factory=dict)
+
+
+class ReadyChildren:
+    """The children a worker forked ahead of its calls, and how it forks more."""
+
+    def __init__(
+        self, call: Any, isolation: Any, cgroups: Any, network_mode: str, *, allowed: bool, host_netns: int
+    ) -> None:
+        """For a worker whose calls get the network as ``network_mode`` says (see the worker), and may use
+        it when ``allowed``; ``call``, ``isolation``, ``cgroups``: the modules :mod:`._call`,
+        :mod:`._isolation` and :mod:`._cgroup`."""
+        self.call, self.isolation, self.cgroups = call, isolation, cgroups
+        self.flags, self.held = self.namespaces(network_mode, allowed=allowed)
+        self.host_netns = host_netns
+        self.size = READY_CHILDREN
+        self.waiting: dict[int, Ready] = {}
+
+    def namespaces(self, network_mode: str, *, allowed: bool) -> tuple[int, dict[str, str]]:
+        """The namespaces a call's child is forked into (its network ``allowed`` or not), and how its
+        processes and network are then held."""
+        own_network = network_mode == "per-call" and not allowed
+        flags = self.isolation.CLONE_NEWPID | (self.isolation.CLONE_NEWNET if own_network else 0)
+        network = "allowed" if allowed else "namespace" if own_network or network_mode == "worker" else "open"
+        return flags, {"processes": "pid-namespace", "network": network}
+
+    def wanted(self) -> bool:
+        """Whether one more child should be forked now."""
+        return len(self.waiting) < self.size
+
+    def fork_one(self) -> None:
+        """Fork one more child into its namespaces, waiting for its call; none when the kernel refuses."""
+        control_r, control_w = os.pipe()
+        child_fds, own_fds = self.call_pipes()
+        try:
+            pid = self.isolation.fork_namespaced(self.flags)
+        except OSError:
+            for fd in (control_r, control_w, *child_fds, *own_fds):
+                os.close(fd)
+            self.size = 0  # refused: calls fork their own
+            return
+        if pid == 0:
+            self.call.await_call(control_r, child_fds, dict(self.held), host_netns=self.host_netns)
+        for fd in (control_r, *child_fds):
+            os.close(fd)
+        os.set_blocking(control_w, True)
+        self.waiting[pid] = Ready(pid, control_w, own_fds, dict(self.held))
+
+    @staticmethod
+    def call_pipes() -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
+        """A call's pipes: the child's ends (channel out, channel in, stdout, stderr), then the worker's."""
+        messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
+        answers_r, answers_w = os.pipe()  # worker -> child: answers
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        return (messages_w, answers_r, out_w, err_w), (messages_r, answers_w, out_r, err_r)
+
+    def take(self) -> Ready | None:
+        """The child that waited longest, taken for a call; None when none waits."""
+        if not self.waiting:
+            return None
+        pid = next(iter(self.waiting))
+        return self.waiting.pop(pid)
+
+    def hand_over(self, ready: Ready, request: dict[str, Any], members: int | None) -> bool:
+        """Move ``ready``'s child into the call's cgroups (``members``: its ``pids`` cgroup's member list,
+        open; the spec's ``memory_members``: its memory cgroup's), then send it ``request`` and let go of
+        its pipe; False when the child is gone."""
+        spec, held = request["confine"], ready.held
+        if members is not None and self.cgroups.move_open(members, ready.pid):
+            spec["process_limit_held"] = True
+            held["process_limit"] = "cgroup"
+        memory_members = spec.pop("memory_members", None)
+        moved = memory_members is not None and self.cgroups.move_open(memory_members, ready.pid)
+        held["memory"] = "cgroup" if moved else "rlimit"
+        data = json.dumps({**request, "held": held}, ensure_ascii=False).encode("utf-8")
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(ready.control, view) :]
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(ready.control)
+
+    @staticmethod
+    def discard(ready: Ready) -> None:
+        """Close the worker's ends of a child that will serve no call."""
+        for fd in ready.own_fds:
+            os.close(fd)
+
+    def forget(self, pid: int) -> bool:
+        """Drop the waiting child ``pid`` (reaped: it died while it waited); True when it was one."""
+        ready = self.waiting.pop(pid, None)
+        if ready is None:
+            return False
+        os.close(ready.control)
+        self.discard(ready)
+        return True
+
+    def pids(self) -> frozenset[int]:
+        """The children waiting now."""
+        return frozenset(self.waiting)
+
+    def release(self) -> None:
+        """Let every waiting child go (each exits when its pipe closes); fork no more."""
+        self.size = 0
+        for pid in list(self.waiting):
+            self.forget(pid)
