@@ -161,8 +161,8 @@ def run_child(
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
 
     ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes;
-    ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup, or the
-    worker moved this child there); ``environment``: the call's environment as :func:`prepare_environment`
+    ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup);
+    ``environment``: the call's environment as :func:`prepare_environment`
     made it ready; ``detached``: :func:`detach` was done already (a child forked ahead of its call).
     """
     code = 1
@@ -176,9 +176,7 @@ def run_child(
             spec["process_limit_held"] = True
             held["process_limit"] = "cgroup"
         memory_members = spec.pop("memory_members", None)
-        if "memory" not in held:  # else the worker moved this child into its cgroups already
-            joined = memory_members is not None and _cgroup.join_open(memory_members)
-            held["memory"] = "cgroup" if joined else "rlimit"
+        held["memory"] = "cgroup" if memory_members is not None and _cgroup.join_open(memory_members) else "rlimit"
         for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
         close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
@@ -220,7 +218,8 @@ def await_call(control: int, fds: tuple[int, int, int, int], held: dict[str, str
     then wait on ``control`` for one call (the request as JSON, then end of file) and run it
     (:func:`run_child`); never returns. Nothing there (the worker let it go): exits with status 0.
 
-    The request carries ``held``: what the worker set up for it (its cgroups), which this child adds to.
+    The request carries ``cgroups``: the paths of the call's ``pids`` and memory cgroups (or None), which
+    this child joins.
     """
     try:
         detach(held)
@@ -234,9 +233,13 @@ def await_call(control: int, fds: tuple[int, int, int, int], held: dict[str, str
         os._exit(1)
     if not isinstance(request, dict):
         os._exit(0)
-    held = {**held, **request.pop("held")}
+    processes, memory = (path and _cgroup.open_members(path) for path in request.pop("cgroups"))
+    if memory is not None:
+        request["confine"]["memory_members"] = memory
     environment = prepare_environment(request["env"])
-    run_child(request, fds, held, cgroup_members=None, host_netns=host_netns, environment=environment, detached=True)
+    run_child(
+        request, fds, held, cgroup_members=processes, host_netns=host_netns, environment=environment, detached=True
+    )
 
 
 def run_target(request: dict[str, Any], channel: Channel) -> int:

@@ -153,16 +153,6 @@ def join_open(members_fd: int) -> bool:
         return False
 
 
-def move_open(members_fd: int, pid: int) -> bool:
-    """Move process ``pid``, single-threaded, into the cgroup whose joining file is open at ``members_fd``
-    (the warm worker moves a child forked ahead of its call, before it hands the call over); True when it holds."""
-    data = str(pid).encode("ascii")
-    try:
-        return os.write(members_fd, data) == len(data)
-    except OSError:
-        return False
-
-
 def memory_twin(path: str) -> str | None:
     """The ``memory`` cgroup at the place of ``pids`` cgroup ``path`` (made when missing): the same folder
     under cgroup v2, the same relative path in the memory hierarchy under v1; None where there is none."""

@@ -97,18 +97,15 @@ class ReadyChildren:
         pid = next(iter(self.waiting))
         return self.waiting.pop(pid)
 
-    def hand_over(self, ready: Ready, request: dict[str, Any], members: int | None) -> bool:
-        """Move ``ready``'s child into the call's cgroups (``members``: its ``pids`` cgroup's member list,
-        open; the spec's ``memory_members``: its memory cgroup's), then send it ``request`` and let go of
-        its pipe; False when the child is gone."""
-        spec, held = request["confine"], ready.held
-        if members is not None and self.cgroups.move_open(members, ready.pid):
-            spec["process_limit_held"] = True
-            held["process_limit"] = "cgroup"
-        memory_members = spec.pop("memory_members", None)
-        moved = memory_members is not None and self.cgroups.move_open(memory_members, ready.pid)
-        held["memory"] = "cgroup" if moved else "rlimit"
-        data = json.dumps({**request, "held": held}, ensure_ascii=False).encode("utf-8")
+    @staticmethod
+    def hand_over(ready: Ready, request: dict[str, Any], cgroups: tuple[str | None, str | None]) -> bool:
+        """Send ``request`` to ``ready``'s child and let go of its pipe; False when the child is gone.
+
+        ``cgroups``: the call's ``pids`` cgroup and memory cgroup (None: none), which the child joins itself
+        (moving another process there would make the kernel wait for a grace period of RCU).
+        """
+        request["confine"].pop("memory_members", None)
+        data = json.dumps({**request, "cgroups": cgroups}, ensure_ascii=False).encode("utf-8")
         try:
             view = memoryview(data)
             while view:

@@ -100,7 +100,7 @@ class _Worker:
         self._consume(first)
         while True:
             events = self.selector.select(self._next_timeout())
-            if not events and self.namespaces_work and self.ready.wanted():
+            if not events and not self.calls and self.namespaces_work and self.ready.wanted():
                 self.ready.fork_one()  # idle: one more child ready for a call
             for key, mask in events:
                 kind, pid = key.data
@@ -119,7 +119,7 @@ class _Worker:
             self._enforce_limits()
 
     def _next_timeout(self) -> float | None:
-        if self.namespaces_work and self.ready.wanted():
+        if not self.calls and self.namespaces_work and self.ready.wanted():
             return 0.0
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
         moments += [call.next_check for call in self.calls.values()]
@@ -217,7 +217,9 @@ class _Worker:
         fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
         ready = self.ready.take() if fits and self.namespaces_work else None
         while ready is not None:
-            if self.ready.hand_over(ready, request, self._members(slot)):
+            capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
+            memory = self.slots.memory[slot][0] if capped and self.slots is not None and slot is not None else None
+            if self.ready.hand_over(ready, request, (slot, memory)):
                 self._record(ready.pid, ready.held, (request, run_dir, None, slot, (), ready.own_fds))
                 return request, run_dir, None, slot, (), ready.own_fds
             self.ready.discard(ready)  # it died while it waited: the next one, else a fork
