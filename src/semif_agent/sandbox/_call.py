@@ -20,7 +20,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import _cgroup, _confine, _isolation
+from . import _cgroup, _confine, _isolation, _mounts
 from ._messages import Heard
 from .channel import Channel
 
@@ -179,14 +179,16 @@ def run_child(
         held["memory"] = "cgroup" if memory_members is not None and _cgroup.join_open(memory_members) else "rlimit"
         for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
-        close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
+        close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values()), *_mounts.kept_open()})
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        os.chdir(request["cwd"])
+        later = request["cwd"] if _mounts.kept_open() else None  # its view is made: its folder is there after
+        if later is None:
+            os.chdir(request["cwd"])
         take_environment(request["env"], environment)
         channel = Channel(fds[0], fds[1], call_id=int(request["id"]))
-        held.update(_confine.confine(spec))
+        held.update(_confine.confine(spec, cwd=later))
         channel.report("C", held)
         code = run_target(request, channel)
     except BaseException:  # noqa: BLE001 - the child must always exit through os._exit
@@ -213,10 +215,14 @@ def detach(held: dict[str, str]) -> None:
         _isolation.become_subreaper()
 
 
-def await_call(control: int, fds: tuple[int, int, int, int], held: dict[str, str], *, host_netns: int) -> None:
+def await_call(
+    control: int, fds: tuple[int, int, int, int], held: dict[str, str], *, host_netns: int, view: dict[str, Any]
+) -> None:
     """What a child forked ahead of its call does (:mod:`._ready`): detach, close what it inherited,
-    then wait on ``control`` for one call (the request as JSON, then end of file) and run it
-    (:func:`run_child`); never returns. Nothing there (the worker let it go): exits with status 0.
+    make the part of its mount view that does not depend on the call (``view``: the arguments of
+    :func:`._mounts.prepare_ahead`), then wait on ``control`` for one call (the request as JSON, then
+    end of file) and run it (:func:`run_child`); never returns. Nothing there (the worker let it go):
+    exits with status 0.
 
     The request carries ``cgroups``: the paths of the call's ``pids`` and memory cgroups (or None), which
     this child joins.
@@ -224,6 +230,7 @@ def await_call(control: int, fds: tuple[int, int, int, int], held: dict[str, str
     try:
         detach(held)
         close_inherited(keep={control, *fds, *(fd for fd, _dir in _confine._preopened.values())})
+        _mounts.prepare_ahead(**view)
         received = bytearray()
         while chunk := os.read(control, 1 << 20):
             received += chunk

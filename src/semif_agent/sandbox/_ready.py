@@ -50,6 +50,8 @@ class ReadyChildren:
         self.host_netns = host_netns
         self.size = READY_CHILDREN
         self.waiting: dict[int, Ready] = {}
+        self.view: dict[str, Any] = {"tmpfs_bytes": None, "hide_run": not allowed}
+        """How the next children make their view ahead: the size of private folders the last call asked for."""
 
     def namespaces(self, network_mode: str, *, allowed: bool) -> tuple[int, dict[str, str]]:
         """The namespaces a call's child is forked into (its network ``allowed`` or not), and how its
@@ -75,7 +77,7 @@ class ReadyChildren:
             self.size = 0  # refused: calls fork their own
             return
         if pid == 0:
-            self.call.await_call(control_r, child_fds, dict(self.held), host_netns=self.host_netns)
+            self.call.await_call(control_r, child_fds, dict(self.held), host_netns=self.host_netns, view=self.view)
         for fd in (control_r, *child_fds):
             os.close(fd)
         os.set_blocking(control_w, True)

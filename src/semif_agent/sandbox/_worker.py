@@ -198,8 +198,8 @@ class _Worker:
                     request, child_fds, held, cgroup_members=members, host_netns=netns, environment=environment
                 )
             started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
-        for pid, held, prepared in started:
-            self._record(pid, held, prepared)
+        for pid, held, call in started:
+            self._record(pid, held, call)
 
     def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
         """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's.
@@ -215,6 +215,7 @@ class _Worker:
         if slot is not None and self.slots is not None and spec.get("memory_bytes"):  # one cap for all it starts
             spec["memory_members"] = self.slots.cap_memory(slot, int(spec["memory_bytes"]))
         fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
+        self.ready.view["tmpfs_bytes"] = spec.get("disk_bytes")  # what the next children forked ahead make
         ready = self.ready.take() if fits and self.namespaces_work else None
         while ready is not None:
             capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
