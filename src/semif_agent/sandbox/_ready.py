@@ -1,12 +1,13 @@
 """Children the warm worker forks ahead of their calls: :class:`ReadyChildren`.
 
-While the worker has nothing else to do it keeps up to :data:`READY_CHILDREN`
-children forked into their namespaces (a PID namespace each, a network
-namespace too where every call gets one), with their pipes made, each waiting
-for one call on a pipe of its own (:func:`._call.await_call`). A call that fits
-(namespaces allowed, the network as the worker's children get it) takes one, so
-no fork is on its path: the worker moves the child into the call's cgroups, then
-writes the request and closes the pipe. The child then does what depends on the
+While the worker has no call to run it keeps up to its pool's ``ready_children``
+(:data:`READY_CHILDREN` unless the pool says otherwise) children forked into their namespaces (a PID namespace each, a network
+namespace too where every call gets one), with their pipes made and the part of
+their mount view that no call changes (:func:`._mounts.prepare_ahead`), each
+waiting for one call on a pipe of its own (:func:`._call.await_call`). A call
+that fits (namespaces allowed, the network as the worker's children get it)
+takes one, so no fork is on its path: the worker writes the request and closes
+the pipe. The child then joins the call's cgroups and does what depends on the
 call, as a freshly forked one would (:func:`._call.run_child`).
 
 Each child serves one call and exits with it: every call still runs in a
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 READY_CHILDREN = 4
-"""How many children a worker keeps forked ahead of its calls."""
+"""How many children a worker keeps forked ahead of its calls, unless its pool says otherwise."""
 
 
 @dataclass
@@ -39,16 +40,13 @@ class Ready:
 class ReadyChildren:
     """The children a worker forked ahead of its calls, and how it forks more."""
 
-    def __init__(
-        self, call: Any, isolation: Any, cgroups: Any, network_mode: str, *, allowed: bool, host_netns: int
-    ) -> None:
-        """For a worker whose calls get the network as ``network_mode`` says (see the worker), and may use
-        it when ``allowed``; ``call``, ``isolation``, ``cgroups``: the modules :mod:`._call`,
-        :mod:`._isolation` and :mod:`._cgroup`."""
-        self.call, self.isolation, self.cgroups = call, isolation, cgroups
+    def __init__(self, modules: tuple[Any, Any], network_mode: str, *, allowed: bool, size: int) -> None:
+        """Up to ``size`` children for a worker whose calls get the network as ``network_mode`` says (see the
+        worker), and may use it when ``allowed``; ``modules``: :mod:`._call` and :mod:`._isolation`."""
+        self.call, self.isolation = modules
         self.flags, self.held = self.namespaces(network_mode, allowed=allowed)
-        self.host_netns = host_netns
-        self.size = READY_CHILDREN
+        self.host_netns = -1  # the host's network namespace, open, where the worker left it
+        self.size = size
         self.waiting: dict[int, Ready] = {}
         self.view: dict[str, Any] = {"tmpfs_bytes": None, "hide_run": not allowed}
         """How the next children make their view ahead: the size of private folders the last call asked for."""
@@ -106,8 +104,8 @@ class ReadyChildren:
         ``cgroups``: the call's ``pids`` cgroup and memory cgroup (None: none), which the child joins itself
         (moving another process there would make the kernel wait for a grace period of RCU).
         """
-        request["confine"].pop("memory_members", None)
-        data = json.dumps({**request, "cgroups": cgroups}, ensure_ascii=False).encode("utf-8")
+        spec = {key: value for key, value in request["confine"].items() if key != "memory_members"}  # the worker's
+        data = json.dumps({**request, "confine": spec, "cgroups": cgroups}, ensure_ascii=False).encode("utf-8")
         try:
             view = memoryview(data)
             while view:

@@ -59,10 +59,12 @@ class _Worker:
         network: tuple[str, int],
         *,
         network_allowed: bool = False,
+        ready_children: int = 0,
     ) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise;
-        ``network_allowed``: whether its calls may use the network (the pool sends it only such calls)."""
+        ``network_allowed``: whether its calls may use the network (the pool sends it only such calls);
+        ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`)."""
         self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
@@ -74,13 +76,9 @@ class _Worker:
         self.namespaces_work = True
         self.network_allowed = network_allowed
         self.ready = ready.ReadyChildren(
-            self.call,
-            self.isolation,
-            self.cgroups,
-            self.network_mode,
-            allowed=network_allowed,
-            host_netns=self.host_netns,
+            (self.call, self.isolation), self.network_mode, allowed=network_allowed, size=ready_children
         )
+        self.ready.host_netns = self.host_netns
         self.calls: dict[int, Call] = {}
         self.by_id: dict[int, int] = {}
         self.pending_input = bytearray()
@@ -483,13 +481,10 @@ def main() -> None:
     os.dup2(null, 1)
     os.close(null)
     modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch, _ready)
+    allowed, ready = bool(setup.get("network")), int(setup.get("ready_children", 0))
+    cgroup_path = None if cgroup == "-" else cgroup
     worker = _Worker(
-        modules,
-        reply_fd,
-        calls_folder,
-        None if cgroup == "-" else cgroup,
-        network,
-        network_allowed=bool(setup.get("network")),
+        modules, reply_fd, calls_folder, cgroup_path, network, network_allowed=allowed, ready_children=ready
     )
     worker.serve(rest)
 
