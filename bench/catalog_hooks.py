@@ -17,8 +17,9 @@ held on this machine): a PID namespace per run, a ``pids`` cgroup, no network,
 Landlock, resource limits and the watch on bytes written. ``--steps`` prints
 instead what each of those costs: the warm ``entrypoint`` hooks again, with
 one more step of confinement turned on per line (then the network allowed,
-and the fallbacks where namespaces or cgroups are refused), as wall time and
-as CPU time per call (the host's, and the workers' with their children's).
+the fallbacks where namespaces or cgroups are refused, and the workers keeping
+no child forked ahead of its call), as wall time and as CPU time per call (the
+host's, and the workers' with their children's).
 
 "cold" is the first round (semif starts its workers then); "warm" the best of
 the next ``--rounds``. The peer's figures buy speed with no isolation at all:
@@ -134,7 +135,9 @@ STEPS = {
     "the default, network allowed (the host's namespace)": {"network": True},
     "the default, no namespaces (the cgroup kills leftovers)": {"namespaces": False},
     "no namespaces, no cgroup (a subreaper kills leftovers)": {"namespaces": False, "max_processes": None},
+    "the default, no child forked ahead (ready_children=0)": {},
 }
+NONE_AHEAD = "the default, no child forked ahead (ready_children=0)"
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -152,6 +155,9 @@ async def measure_steps(agents: int, rounds: int) -> None:
         registry.scan_custom(root)
         pool = WorkerPool()
         for name, settings in STEPS.items():
+            if name == NONE_AHEAD:
+                pool.close()
+                pool = WorkerPool(ready_children=0)
             runtimes = []
             for agent in range(agents):
                 runtime = AgentSkillRuntime(agent, registry, limits=SandboxLimits(**settings), worker_pool=pool)
