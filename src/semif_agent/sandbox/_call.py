@@ -229,7 +229,7 @@ def await_call(
     """
     try:
         detach(held)
-        close_inherited(keep={control, *fds, *(fd for fd, _dir in _confine._preopened.values())})
+        close_inherited(keep={control, *fds, host_netns, *(fd for fd, _dir in _confine._preopened.values())})
         _mounts.prepare_ahead(**view)
         received = bytearray()
         while chunk := os.read(control, 1 << 20):
