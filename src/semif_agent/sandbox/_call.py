@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
-import json
+import marshal
 import os
 import sys
 import time
@@ -220,9 +220,9 @@ def await_call(
 ) -> None:
     """What a child forked ahead of its call does (:mod:`._ready`): detach, close what it inherited,
     make the part of its mount view that does not depend on the call (``view``: the arguments of
-    :func:`._mounts.prepare_ahead`), then wait on ``control`` for one call (the request as JSON, then
-    end of file) and run it (:func:`run_child`); never returns. Nothing there (the worker let it go):
-    exits with status 0.
+    :func:`._mounts.prepare_ahead`), then wait on ``control`` for one call (the request in :mod:`marshal`'s
+    encoding, then end of file) and run it (:func:`run_child`); never returns. Nothing there (the worker
+    let it go): exits with status 0.
 
     The request carries ``cgroups``: the paths of the call's ``pids`` and memory cgroups (or None), which
     this child joins.
@@ -235,12 +235,12 @@ def await_call(
         while chunk := os.read(control, 1 << 20):
             received += chunk
         os.close(control)
-        request = json.loads(received) if received else None
+        request = marshal.loads(received) if received else None
     except BaseException:  # noqa: BLE001 - the child must always exit through os._exit
         os._exit(1)
     if not isinstance(request, dict):
         os._exit(0)
-    processes, memory = (path and _cgroup.open_members(path) for path in request.pop("cgroups"))
+    processes, memory = (_cgroup.open_members(path) if path else None for path in request.pop("cgroups"))
     if memory is not None:
         request["confine"]["memory_members"] = memory
     environment = prepare_environment(request["env"])

@@ -18,7 +18,7 @@ Standard library only; the worker imports it at start.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,7 +105,7 @@ class ReadyChildren:
         (moving another process there would make the kernel wait for a grace period of RCU).
         """
         spec = {key: value for key, value in request["confine"].items() if key != "memory_members"}  # the worker's
-        data = json.dumps({**request, "confine": spec, "cgroups": cgroups}, ensure_ascii=False).encode("utf-8")
+        data = marshal.dumps({**request, "confine": spec, "cgroups": cgroups})  # plain data, from the host's JSON
         try:
             view = memoryview(data)
             while view:
