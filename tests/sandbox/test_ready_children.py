@@ -7,6 +7,7 @@ from ``/proc/self`` (the host's number), and the children waiting are read from 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
@@ -83,8 +84,6 @@ def probe_runtime(tmp_path: Path):
 
 
 async def probe(runtime: AgentSkillRuntime) -> dict:
-    import json
-
     result = await runtime.run_skill_script("probe", "scripts/probe.py", [], timeout_sec=10)
     assert result.ok, result.stderr
     assert result.confinement["view"] == "mount-namespace" and result.confinement["filesystem"] == "landlock"
