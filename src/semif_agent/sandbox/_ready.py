@@ -20,21 +20,20 @@ from __future__ import annotations
 
 import marshal
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 READY_CHILDREN = 4
 """How many children a worker keeps forked ahead of its calls, unless its pool says otherwise."""
 
 
-@dataclass
 class Ready:
-    """A child waiting for its call: its pid, the worker's end of its pipe, its channel's and output's pipes."""
+    """A child waiting for its call: its pid, the worker's end of its pipe, its channel's and output's pipes,
+    and how its processes and network are held."""
 
-    pid: int
-    control: int
-    own_fds: tuple[int, int, int, int]
-    held: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("pid", "control", "own_fds", "held")
+
+    def __init__(self, pid: int, control: int, own_fds: tuple[int, int, int, int], held: dict[str, str]) -> None:
+        self.pid, self.control, self.own_fds, self.held = pid, control, own_fds, held
 
 
 class ReadyChildren:
