@@ -18,6 +18,8 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   call denied the network one of its own). It also enters a mount namespace in
   which the secrets of ``/etc`` are empty, so Landlock allows ``/etc`` with
   one rule instead of one per entry (a fifth of the rules, and of their cost).
+- While no call runs, the worker keeps a few children forked ahead, namespaced and with the part of their
+  mount view no call changes, each waiting for one call (:mod:`._ready`); other calls fork their own.
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
