@@ -20,7 +20,6 @@ from test_sandbox_isolation import NAMESPACES
 
 from semif_agent.catalog import AgentSkillRuntime, SkillCatalog
 from semif_agent.sandbox import SandboxLimits, WorkerPool
-from semif_agent.sandbox._ready import READY_CHILDREN
 
 pytestmark = pytest.mark.skipif(not NAMESPACES, reason="the kernel refuses new PID namespaces here")
 
@@ -70,7 +69,7 @@ def probe_runtime(tmp_path: Path):
     registry.scan_custom(root)
     pools: list[WorkerPool] = []
 
-    def build(ready_children: int = READY_CHILDREN) -> tuple[AgentSkillRuntime, WorkerPool]:
+    def build(ready_children: int = 8) -> tuple[AgentSkillRuntime, WorkerPool]:
         pool = WorkerPool(size=1, ready_children=ready_children)
         pools.append(pool)
         runtime = AgentSkillRuntime(1, registry, limits=SandboxLimits(memory_mb=512), worker_pool=pool)
@@ -96,7 +95,7 @@ async def test_each_call_runs_in_a_child_forked_ahead_that_serves_no_other(probe
     (worker,) = pool.pids
     served = []
     for _ in range(6):
-        waiting = await asyncio.to_thread(settle, worker, READY_CHILDREN)
+        waiting = await asyncio.to_thread(settle, worker, 1)
         seen = await probe(runtime)
         assert seen["pid"] in waiting  # no fork on the call's path: a child that waited took it
         served.append(seen["pid"])
@@ -109,7 +108,7 @@ async def test_nothing_a_call_leaves_is_seen_by_the_next(probe_runtime):
     await probe(runtime)
     (worker,) = pool.pids
     for _ in range(3):
-        await asyncio.to_thread(settle, worker, READY_CHILDREN)
+        await asyncio.to_thread(settle, worker, 1)
         seen = await probe(runtime)
         assert (seen["left"], seen["module"], seen["env"]) == ([], False, ["LEFT_BEHIND"]), seen
 
@@ -118,14 +117,29 @@ async def test_a_child_killed_while_it_waits_is_replaced(probe_runtime):
     runtime, pool = probe_runtime()
     await probe(runtime)
     (worker,) = pool.pids
-    waiting = await asyncio.to_thread(settle, worker, READY_CHILDREN)
+    waiting = await asyncio.to_thread(settle, worker, 1)
     for pid in waiting:
         os.kill(pid, signal.SIGKILL)
     assert not await asyncio.to_thread(wait_dead, list(waiting))
     seen = await probe(runtime)  # served by a fresh fork, or by a child forked after the kill
     assert seen["pid"] not in waiting
-    replaced = await asyncio.to_thread(settle, worker, READY_CHILDREN)
+    replaced = await asyncio.to_thread(settle, worker, 1)
     assert not replaced & waiting
+
+
+async def test_a_worker_keeps_as_many_as_the_calls_it_ran_at_once_up_to_its_pools_most(probe_runtime):
+    runtime, pool = probe_runtime(ready_children=4)
+    await probe(runtime)
+    (worker,) = pool.pids
+    await asyncio.to_thread(settle, worker, 1)
+    served = await asyncio.gather(*(probe(runtime) for _ in range(3)))
+    assert len({seen["pid"] for seen in served}) == 3
+    await asyncio.to_thread(settle, worker, 3)
+    await asyncio.gather(*(probe(runtime) for _ in range(6)))
+    await asyncio.to_thread(settle, worker, 4)  # no more than the pool allows
+    await probe(runtime)
+    await asyncio.sleep(0.3)
+    assert len(waiting_children(worker)) == 3  # one used, none forked back: one call ran at once last
 
 
 async def test_with_none_forked_ahead_every_call_forks_its_own(probe_runtime):

@@ -1,8 +1,10 @@
 """Children the warm worker forks ahead of their calls: :class:`ReadyChildren`.
 
-While the worker has no call to run it keeps up to its pool's ``ready_children``
-(:data:`READY_CHILDREN` unless the pool says otherwise) children forked into their namespaces (a PID namespace each, a network
-namespace too where every call gets one), with their pipes made and the part of
+While the worker has no call to run it keeps as many children as the calls it
+ran at once in its last busy spell (one at first), up to its pool's
+``ready_children`` (:data:`READY_CHILDREN` unless the pool says otherwise),
+forked into their namespaces (a PID namespace each, a network namespace too
+where every call gets one), with their pipes made and the part of
 their mount view that no call changes (:func:`._mounts.prepare_ahead`), each
 waiting for one call on a pipe of its own (:func:`._call.await_call`). A call
 that fits (namespaces allowed, the network as the worker's children get it)
@@ -22,8 +24,8 @@ import marshal
 import os
 from typing import Any
 
-READY_CHILDREN = 4
-"""How many children a worker keeps forked ahead of its calls, unless its pool says otherwise."""
+READY_CHILDREN = 16
+"""The most children a worker keeps forked ahead of its calls, unless its pool says otherwise."""
 
 
 class Ready:
@@ -45,7 +47,9 @@ class ReadyChildren:
         self.call, self.isolation = modules
         self.flags, self.held = self.namespaces(network_mode, allowed=allowed)
         self.host_netns = -1  # the host's network namespace, open, where the worker left it
-        self.size = size
+        self.most = size
+        self.size = min(size, 1)  # how many it keeps now: as many calls as ran at once in its last busy spell
+        self.peak = 0  # the most calls running at once in this busy spell
         self.waiting: dict[int, Ready] = {}
         self.view: dict[str, Any] = {"tmpfs_bytes": None, "hide_run": not allowed}
         """How the next children make their view ahead: the size of private folders the last call asked for."""
@@ -57,6 +61,15 @@ class ReadyChildren:
         flags = self.isolation.CLONE_NEWPID | (self.isolation.CLONE_NEWNET if own_network else 0)
         network = "allowed" if allowed else "namespace" if own_network or network_mode == "worker" else "open"
         return flags, {"processes": "pid-namespace", "network": network}
+
+    def running(self, calls: int) -> None:
+        """Note that ``calls`` calls run at once now."""
+        self.peak = max(self.peak, calls)
+
+    def idle(self) -> None:
+        """The worker has no call left: keep as many children as the calls that ran at once (at most ``most``)."""
+        if self.peak:
+            self.size, self.peak = min(self.most, self.peak), 0
 
     def wanted(self) -> bool:
         """Whether one more child should be forked now."""
@@ -71,7 +84,7 @@ class ReadyChildren:
         except OSError:
             for fd in (control_r, control_w, *child_fds, *own_fds):
                 os.close(fd)
-            self.size = 0  # refused: calls fork their own
+            self.most = self.size = 0  # refused: calls fork their own
             return
         if pid == 0:
             self.call.await_call(control_r, child_fds, dict(self.held), host_netns=self.host_netns, view=self.view)
@@ -136,6 +149,6 @@ class ReadyChildren:
 
     def release(self) -> None:
         """Let every waiting child go (each exits when its pipe closes); fork no more."""
-        self.size = 0
+        self.most = self.size = 0
         for pid in list(self.waiting):
             self.forget(pid)

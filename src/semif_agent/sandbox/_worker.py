@@ -200,6 +200,7 @@ class _Worker:
             started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
         for pid, held, call in started:
             self._record(pid, held, call)
+        self.ready.running(len(self.calls))
 
     def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
         """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's.
@@ -386,6 +387,8 @@ class _Worker:
             call = self.calls.pop(pid, None)
             if call is not None:
                 self._finish(pid, call, status, usage.ru_utime + usage.ru_stime)
+                if not self.calls:
+                    self.ready.idle()
             else:
                 self.ready.forget(pid)  # a child that died while it waited for a call
 

@@ -243,9 +243,10 @@ class WorkerPool:
         replaced. ``preload`` names more call targets whose modules the
         workers import at start, so calls into them start warm (each adds to
         the cost of every call's fork: keep it to what most calls use).
-        While it has no call to run, each worker keeps ``ready_children``
-        children forked ahead, namespaced and with their mount view made,
-        each waiting for one call (0: every call forks its own child).
+        While it has no call to run, each worker keeps children forked ahead,
+        namespaced and with their mount view made, each waiting for one call:
+        as many as the calls it ran at once last, up to ``ready_children``
+        (0: every call forks its own child).
         """
         check_number("size", size, minimum=1, whole=True)
         check_number("grace_sec", grace_sec)
