@@ -154,3 +154,33 @@ async def test_with_none_forked_ahead_every_call_forks_its_own(probe_runtime):
 def test_the_number_forked_ahead_is_checked():
     with pytest.raises(ValueError, match="ready_children"):
         WorkerPool(ready_children=-1)
+
+
+@pytest.mark.parametrize("style", ["entrypoint", "program"])
+async def test_a_script_changed_between_calls_runs_as_it_is_now(tmp_path, style):
+    """The worker compiles a script once per version; children forked before a change still run the new one."""
+    root = tmp_path / "skills"
+    source = {
+        "entrypoint": "def entrypoint(argv, ctx):\n    return 'version {n}'\n",
+        "program": "print('version {n}')\n",
+    }[style]
+    script = make_skill(root, "changing", files={"scripts/run.py": source.format(n=1)}) / "scripts" / "run.py"
+    registry = SkillCatalog()
+    registry.scan_custom(root)
+    pool = WorkerPool(size=1, ready_children=4)
+    try:
+        runtime = AgentSkillRuntime(1, registry, limits=SandboxLimits(memory_mb=512), worker_pool=pool)
+        runtime.bind_workspace(workspace_root=tmp_path / "work")
+        runtime.set_visible_skills(["changing"])
+        outputs = []
+        for text in (None, source.format(n=2), "def broken(:\n", source.format(n=4) + "\n"):
+            if text is not None:
+                script.write_text(text, encoding="utf-8")
+            await asyncio.sleep(0.2)  # children forked ahead meanwhile, with what the worker compiled before
+            result = await runtime.run_skill_script("changing", "scripts/run.py", [], timeout_sec=10)
+            outputs.append((result.ok, result.stdout.strip() or result.stderr.strip().splitlines()[-1]))
+    finally:
+        pool.close()
+    assert outputs[0] == (True, "version 1") and outputs[1] == (True, "version 2"), outputs
+    assert outputs[2][0] is False and "SyntaxError" in outputs[2][1], outputs
+    assert outputs[3] == (True, "version 4"), outputs

@@ -27,6 +27,7 @@ STDLIB_ONLY = (
     "_watch.py",
     "_call.py",
     "_ready.py",
+    "_code_cache.py",
     "channel.py",
     "_messages.py",
     "errors.py",

@@ -249,6 +249,18 @@ def await_call(
     )
 
 
+def prepare_target(request: dict[str, Any]) -> None:
+    """In the worker, before it forks the call's child: what the call's target makes ready there, its
+    ``prepare_in_worker(payload)`` where its module is loaded (a preloaded one). It runs none of the
+    call's code; what fails there is done by the child as usual."""
+    prepare = getattr(sys.modules.get(str(request["target"]).split(":")[0]), "prepare_in_worker", None)
+    if callable(prepare):
+        try:
+            prepare(request["payload"])
+        except Exception:  # noqa: BLE001 - the child does it itself then, and reports what fails
+            pass
+
+
 def run_target(request: dict[str, Any], channel: Channel) -> int:
     """Import the call's target, call it with the payload and the channel; the exit status."""
     missing = [name for name in WARM_LATER if name not in sys.modules]

@@ -207,6 +207,7 @@ class _Worker:
 
         A call a child forked ahead can serve is handed to it here, and started (no child's ends then).
         """
+        self.call.prepare_target(request)
         spec = request["confine"]
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
