@@ -66,6 +66,24 @@ class HostEngine:
         )
 
 
+_COMPILED_MAX = 64
+_compiled: dict[tuple[str, str], types.CodeType] = {}  # bodies the worker compiled, by path and source
+
+
+def prepare_in_worker(payload: dict[str, Any]) -> None:
+    """In the warm worker, before it forks the call's child: the body compiled there (never run), so the
+    children forked from then on run it without compiling (about half a millisecond each)."""
+    key = (payload["body_path"], payload["source"])
+    if key not in _compiled:
+        if len(_compiled) >= _COMPILED_MAX:
+            _compiled.clear()
+        _compiled[key] = _compile(*key)
+
+
+def _compile(path: str, source: str) -> types.CodeType:
+    return compile(source, path, "exec")
+
+
 def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Load the body from its source, run ``predict`` and ``act``; the outcome as JSON-ready data."""
     name, path = payload["skill"], payload["body_path"]
@@ -73,7 +91,8 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     try:
         module = types.ModuleType(name)
         module.__file__ = path
-        exec(compile(payload["source"], path, "exec"), module.__dict__)  # the body, checked by the host
+        code = _compiled.get((path, payload["source"])) or _compile(path, payload["source"])
+        exec(code, module.__dict__)  # the body, checked by the host
         missing = missing_functions(module)
         if missing:
             return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")
