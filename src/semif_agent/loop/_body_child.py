@@ -84,6 +84,11 @@ def _compile(path: str, source: str) -> types.CodeType:
     return compile(source, path, "exec")
 
 
+def body_code(path: str, source: str) -> types.CodeType:
+    """The code of the body ``source`` (at ``path``): as the worker compiled it, else compiled now."""
+    return _compiled.get((path, source)) or _compile(path, source)
+
+
 def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Load the body from its source, run ``predict`` and ``act``; the outcome as JSON-ready data."""
     name, path = payload["skill"], payload["body_path"]
@@ -91,8 +96,7 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     try:
         module = types.ModuleType(name)
         module.__file__ = path
-        code = _compiled.get((path, payload["source"])) or _compile(path, payload["source"])
-        exec(code, module.__dict__)  # the body, checked by the host
+        exec(body_code(path, payload["source"]), module.__dict__)  # the body, checked by the host
         missing = missing_functions(module)
         if missing:
             return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")
