@@ -22,6 +22,11 @@ from typing import Any
 from ..sandbox._code_cache import code_for, prepare
 from .context import SkillScriptContext
 
+_PLAIN = frozenset({str, bytes, dict, list, tuple, int, float, type(None)})
+"""What an entrypoint returns most: never awaitable, told without :func:`inspect.isawaitable`, whose
+abstract-class check costs a forked child a hundred pages copied on write."""
+_CO_VARARGS = inspect.CO_VARARGS
+
 
 def prepare_in_worker(payload: dict[str, Any]) -> None:
     """In the worker, before it forks the call's child: the script compiled there (never run), its version noted."""
@@ -47,7 +52,7 @@ def run(payload: dict[str, Any], channel: object) -> None:
     if not callable(entrypoint):
         raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
     value = entrypoint(argv, ctx) if _takes_context(entrypoint) else entrypoint(argv)
-    if inspect.isawaitable(value):
+    if type(value) not in _PLAIN and inspect.isawaitable(value):
         import asyncio
 
         value = asyncio.run(_awaited(value))
@@ -77,7 +82,7 @@ def _takes_context(entrypoint: Any) -> bool:
         keyword_names = code.co_varnames[positional : positional + keywords]
         if any(name not in (entrypoint.__kwdefaults__ or {}) for name in keyword_names) or required > 2:
             return False
-        return positional >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
+        return positional >= 2 or bool(code.co_flags & _CO_VARARGS)
     try:
         inspect.signature(entrypoint).bind([], None)
     except TypeError:
