@@ -1,6 +1,6 @@
 """50 agents run their ``pre_step`` hook at once: semif vs agentsociety2's ``run_skill_hook``.
 
-    .venv/bin/python bench/catalog_hooks.py [--agents 50] [--rounds 5] [--steps]
+    .venv/bin/python bench/catalog_hooks.py [--agents 50] [--rounds 5] [--pause 0] [--steps]
 
 Every agent has its own runtime and workspace over one shared registry, with
 the hook skill visible and active; all agents call ``run_skill_hook`` together
@@ -17,11 +17,14 @@ held on this machine): a PID namespace per run, a ``pids`` cgroup, no network,
 Landlock, resource limits and the watch on bytes written. ``--steps`` prints
 instead what each of those costs: the warm ``entrypoint`` hooks again, with
 one more step of confinement turned on per line (then the network allowed,
-and the fallbacks where namespaces or cgroups are refused), as wall time and
-as CPU time per call (the host's, and the workers' with their children's).
+the fallbacks where namespaces or cgroups are refused, and the workers keeping
+no child forked ahead of its call), as wall time and as CPU time per call (the
+host's, and the workers' with their children's).
 
 "cold" is the first round (semif starts its workers then); "warm" the best of
-the next ``--rounds``. The peer's figures buy speed with no isolation at all:
+the next ``--rounds``, each after ``--pause`` seconds with no call (the agents
+think between steps: semif's workers then fork children ahead of the next
+calls; 0, the default, leaves them no time). The peer's figures buy speed with no isolation at all:
 its hooks share the host's memory, environment and file access. Not part of
 the test suite.
 """
@@ -57,7 +60,7 @@ print(json.dumps({"skill": os.environ.get("SKILL_ID"), "args": sys.argv[1:], "no
 """
 
 
-async def timed_rounds(calls, rounds: int) -> tuple[float, float, bool, dict]:
+async def timed_rounds(calls, rounds: int, pause: float = 0.0) -> tuple[float, float, bool, dict]:
     """(cold seconds, best warm seconds, all ok, what confinement held) of running ``calls()`` concurrently."""
     started = time.perf_counter()
     results = await asyncio.gather(*calls())
@@ -66,6 +69,7 @@ async def timed_rounds(calls, rounds: int) -> tuple[float, float, bool, dict]:
     held = getattr(results[0], "confinement", {})
     warm = float("inf")
     for _ in range(rounds):
+        await asyncio.sleep(pause)
         started = time.perf_counter()
         results = await asyncio.gather(*calls())
         warm = min(warm, time.perf_counter() - started)
@@ -73,7 +77,9 @@ async def timed_rounds(calls, rounds: int) -> tuple[float, float, bool, dict]:
     return cold, warm, ok, held
 
 
-async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict[str, tuple[float, float, bool, dict]]:
+async def measure(
+    style: str, hook: str, agents: int, rounds: int, peer, pause: float = 0.0
+) -> dict[str, tuple[float, float, bool, dict]]:
     with tempfile.TemporaryDirectory(prefix="semif-bench-hooks-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=hook)
@@ -91,7 +97,7 @@ async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict
             runtime.activate_skill(skill)
             our_runtimes.append(runtime)
         semif = await timed_rounds(
-            lambda: [rt.run_skill_hook(skill, "pre_step", argv, timeout_sec=30) for rt in our_runtimes], rounds
+            lambda: [rt.run_skill_hook(skill, "pre_step", argv, timeout_sec=30) for rt in our_runtimes], rounds, pause
         )
         pool.close()
 
@@ -118,6 +124,7 @@ async def measure(style: str, hook: str, agents: int, rounds: int, peer) -> dict
                     rt.run_skill_hook(f"custom@{skill}", "pre_step", argv, timeout_sec=30) for rt in peer_runtimes
                 ],
                 rounds,
+                pause,
             )
     return {"semif": semif, "agentsociety2": other}
 
@@ -134,7 +141,9 @@ STEPS = {
     "the default, network allowed (the host's namespace)": {"network": True},
     "the default, no namespaces (the cgroup kills leftovers)": {"namespaces": False},
     "no namespaces, no cgroup (a subreaper kills leftovers)": {"namespaces": False, "max_processes": None},
+    "the default, no child forked ahead (ready_children=0)": {},
 }
+NONE_AHEAD = "the default, no child forked ahead (ready_children=0)"
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -144,7 +153,7 @@ def _cpu_seconds(pid: int) -> float:
     return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-async def measure_steps(agents: int, rounds: int) -> None:
+async def measure_steps(agents: int, rounds: int, pause: float = 0.0) -> None:
     with tempfile.TemporaryDirectory(prefix="semif-bench-steps-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=ENTRYPOINT_HOOK)
@@ -152,6 +161,9 @@ async def measure_steps(agents: int, rounds: int) -> None:
         registry.scan_custom(root)
         pool = WorkerPool()
         for name, settings in STEPS.items():
+            if name == NONE_AHEAD:
+                pool.close()
+                pool = WorkerPool(ready_children=0)
             runtimes = []
             for agent in range(agents):
                 runtime = AgentSkillRuntime(agent, registry, limits=SandboxLimits(**settings), worker_pool=pool)
@@ -161,7 +173,7 @@ async def measure_steps(agents: int, rounds: int) -> None:
             calls = lambda: [rt.run_skill_hook("skill-00000", "pre_step", [], timeout_sec=30) for rt in runtimes]  # noqa: E731, B023 - called in this iteration
             await asyncio.gather(*calls())
             host, workers = resource.getrusage(resource.RUSAGE_SELF), sum(_cpu_seconds(pid) for pid in pool.pids)
-            _cold, warm, ok, _held = await timed_rounds(calls, rounds)
+            _cold, warm, ok, _held = await timed_rounds(calls, rounds, pause)
             after = resource.getrusage(resource.RUSAGE_SELF)
             host_ms = (after.ru_utime + after.ru_stime - host.ru_utime - host.ru_stime) * 1000 / (agents * (rounds + 1))
             worker_ms = (sum(_cpu_seconds(pid) for pid in pool.pids) - workers) * 1000 / (agents * (rounds + 1))
@@ -176,16 +188,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds with no call before each warm round")
     parser.add_argument("--steps", action="store_true", help="what each step of confinement costs, one more per line")
     args = parser.parse_args()
     if args.steps:
         print(f"{args.agents} concurrent entrypoint hooks, confinement added step by step")
-        asyncio.run(measure_steps(args.agents, args.rounds))
+        asyncio.run(measure_steps(args.agents, args.rounds, args.pause))
         return
     peer = agentsociety2()
     print(f"{args.agents} concurrent pre_step hooks ({args.agents} agents, one shared registry)")
     for style, hook in (("entrypoint(argv, ctx)", ENTRYPOINT_HOOK), ("plain script", PLAIN_HOOK)):
-        figures = asyncio.run(measure(style, hook, args.agents, args.rounds, peer))
+        figures = asyncio.run(measure(style, hook, args.agents, args.rounds, peer, args.pause))
         (our_cold, our_warm, our_ok, held), (peer_cold, peer_warm, peer_ok, _) = (
             figures["semif"],
             figures["agentsociety2"],

@@ -19,7 +19,18 @@ from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
 
+from ..sandbox._code_cache import code_for, prepare
 from .context import SkillScriptContext
+
+_PLAIN = frozenset({str, bytes, dict, list, tuple, int, float, type(None)})
+"""What an entrypoint returns most: never awaitable, told without :func:`inspect.isawaitable`, whose
+abstract-class check costs a forked child a hundred pages copied on write."""
+_CO_VARARGS = inspect.CO_VARARGS
+
+
+def prepare_in_worker(payload: dict[str, Any]) -> None:
+    """In the worker, before it forks the call's child: the script compiled there (never run), its version noted."""
+    payload["code_version"] = prepare(payload["script"])
 
 
 def run(payload: dict[str, Any], channel: object) -> None:
@@ -36,12 +47,12 @@ def run(payload: dict[str, Any], channel: object) -> None:
         env=dict(payload["env"]) if "env" in payload else dict(os.environ),
         hook_type=fields.get("hook_type", ""),
     )
-    module = _import_script(script)
+    module = _import_script(script, payload.get("code_version"))
     entrypoint = getattr(module, "entrypoint", None)
     if not callable(entrypoint):
         raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
     value = entrypoint(argv, ctx) if _takes_context(entrypoint) else entrypoint(argv)
-    if inspect.isawaitable(value):
+    if type(value) not in _PLAIN and inspect.isawaitable(value):
         import asyncio
 
         value = asyncio.run(_awaited(value))
@@ -51,14 +62,14 @@ def run(payload: dict[str, Any], channel: object) -> None:
         sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _import_script(script: str) -> ModuleType:
-    """Run ``script`` as module ``__skill_script__`` (what ``importlib`` does, with fewer steps)."""
-    with open(script, "rb") as handle:
-        source = handle.read()
+def _import_script(script: str, version: list[int] | None = None) -> ModuleType:
+    """Run ``script`` as module ``__skill_script__`` (what ``importlib`` does, with fewer steps); ``version``:
+    the one the worker compiled (:func:`prepare_in_worker`)."""
+    code = code_for(script, version)
     module = ModuleType("__skill_script__")
     module.__file__ = script
     sys.modules[module.__name__] = module
-    exec(compile(source, script, "exec", dont_inherit=True), module.__dict__)  # the skill's own code
+    exec(code, module.__dict__)  # the skill's own code
     return module
 
 
@@ -71,7 +82,7 @@ def _takes_context(entrypoint: Any) -> bool:
         keyword_names = code.co_varnames[positional : positional + keywords]
         if any(name not in (entrypoint.__kwdefaults__ or {}) for name in keyword_names) or required > 2:
             return False
-        return positional >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
+        return positional >= 2 or bool(code.co_flags & _CO_VARARGS)
     try:
         inspect.signature(entrypoint).bind([], None)
     except TypeError:

@@ -66,6 +66,29 @@ class HostEngine:
         )
 
 
+_COMPILED_MAX = 64
+_compiled: dict[tuple[str, str], types.CodeType] = {}  # bodies the worker compiled, by path and source
+
+
+def prepare_in_worker(payload: dict[str, Any]) -> None:
+    """In the warm worker, before it forks the call's child: the body compiled there (never run), so the
+    children forked from then on run it without compiling (about half a millisecond each)."""
+    key = (payload["body_path"], payload["source"])
+    if key not in _compiled:
+        if len(_compiled) >= _COMPILED_MAX:
+            _compiled.clear()
+        _compiled[key] = _compile(*key)
+
+
+def _compile(path: str, source: str) -> types.CodeType:
+    return compile(source, path, "exec")
+
+
+def body_code(path: str, source: str) -> types.CodeType:
+    """The code of the body ``source`` (at ``path``): as the worker compiled it, else compiled now."""
+    return _compiled.get((path, source)) or _compile(path, source)
+
+
 def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     """Load the body from its source, run ``predict`` and ``act``; the outcome as JSON-ready data."""
     name, path = payload["skill"], payload["body_path"]
@@ -73,7 +96,7 @@ def run(payload: dict[str, Any], channel: Any) -> dict[str, Any]:
     try:
         module = types.ModuleType(name)
         module.__file__ = path
-        exec(compile(payload["source"], path, "exec"), module.__dict__)  # the body, checked by the host
+        exec(body_code(path, payload["source"]), module.__dict__)  # the body, checked by the host
         missing = missing_functions(module)
         if missing:
             return _failure("load", "contract", f"the body of {name!r} does not define {' and '.join(missing)}")

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import marshal
 import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import _cgroup, _confine, _isolation
+from . import _cgroup, _confine, _isolation, _mounts
 from ._messages import Heard
 from .channel import Channel
 
@@ -101,6 +102,27 @@ class Call:
         self.timed_out = False
         self.reported = ""  # the worker's own verdict (disk, channel), from nothing the child wrote
 
+    def done_line(self, status: int, cpu_used: float) -> dict[str, Any]:
+        """The ``done`` line of this call, which ended with wait ``status`` after ``cpu_used`` seconds of CPU."""
+        returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        reported = self.reported or self.heard.claimed  # the worker's verdict first, then what the child said
+        if not reported and returncode < 0 and self.cpu_seconds is not None and cpu_used >= self.cpu_seconds - 0.05:
+            reported = "cpu"
+        line: dict[str, Any] = {
+            "id": self.call_id,
+            "kind": "done",
+            "returncode": returncode,
+            "timed_out": self.timed_out,
+            "reported": reported,
+            "timeout": self.timeout,
+            "confinement": self.held,
+            "stdout": self.text(1),
+            "stderr": self.text(2),
+        }
+        if self.heard.has_value and not (self.reported or self.timed_out):  # a call the worker stopped has none
+            line["value"] = self.heard.value
+        return line
+
     def text(self, stream: int) -> str:
         """What the call wrote to ``stream`` (1, 2), with a note of what was dropped (and the worker's notes)."""
         text = self.kept[stream].decode("utf-8", errors="replace")
@@ -134,21 +156,19 @@ def run_child(
     cgroup_members: int | None,
     host_netns: int,
     environment: PreparedEnvironment | None = None,
+    detached: bool = False,
 ) -> None:
     """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
 
     ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes;
     ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup);
-    ``environment``: the call's environment as :func:`prepare_environment` made it ready.
+    ``environment``: the call's environment as :func:`prepare_environment`
+    made it ready; ``detached``: :func:`detach` was done already (a child forked ahead of its call).
     """
     code = 1
     try:
-        _isolation.die_with_parent()
-        _signal.set_wakeup_fd(-1)
-        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-        if held["processes"] != "pid-namespace":
-            os.setpgid(0, 0)
-            _isolation.become_subreaper()
+        if not detached:
+            detach(held)
         spec = request["confine"]
         if held["network"] != "namespace" and host_netns >= 0 and not _isolation.join_network(host_netns):
             held["network"] = "namespace"  # could not go back: the call has no network
@@ -159,14 +179,16 @@ def run_child(
         held["memory"] = "cgroup" if memory_members is not None and _cgroup.join_open(memory_members) else "rlimit"
         for fd, target in ((fds[2], 1), (fds[3], 2)):
             os.dup2(fd, target)
-        close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values())})
+        close_inherited(keep={fds[0], fds[1], *(fd for fd, _dir in _confine._preopened.values()), *_mounts.kept_open()})
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        os.chdir(request["cwd"])
+        later = request["cwd"] if _mounts.kept_open() else None  # its view is made: its folder is there after
+        if later is None:
+            os.chdir(request["cwd"])
         take_environment(request["env"], environment)
         channel = Channel(fds[0], fds[1], call_id=int(request["id"]))
-        held.update(_confine.confine(spec))
+        held.update(_confine.confine(spec, cwd=later))
         channel.report("C", held)
         code = run_target(request, channel)
     except BaseException:  # noqa: BLE001 - the child must always exit through os._exit
@@ -180,6 +202,63 @@ def run_child(
             except Exception:  # noqa: BLE001 - the child exits through os._exit whatever happens
                 pass
         os._exit(code)
+
+
+def detach(held: dict[str, str]) -> None:
+    """A call's child's first steps, before it needs its call: die with the worker, the worker's signal
+    handling gone, and (where no PID namespace holds its processes) a process group of its own, as a subreaper."""
+    _isolation.die_with_parent()
+    _signal.set_wakeup_fd(-1)
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+    if held["processes"] != "pid-namespace":
+        os.setpgid(0, 0)
+        _isolation.become_subreaper()
+
+
+def await_call(
+    control: int, fds: tuple[int, int, int, int], held: dict[str, str], *, host_netns: int, view: dict[str, Any]
+) -> None:
+    """What a child forked ahead of its call does (:mod:`._ready`): detach, close what it inherited,
+    make the part of its mount view that does not depend on the call (``view``: the arguments of
+    :func:`._mounts.prepare_ahead`), then wait on ``control`` for one call (the request in :mod:`marshal`'s
+    encoding, then end of file) and run it (:func:`run_child`); never returns. Nothing there (the worker
+    let it go): exits with status 0.
+
+    The request carries ``cgroups``: the paths of the call's ``pids`` and memory cgroups (or None), which
+    this child joins.
+    """
+    try:
+        detach(held)
+        close_inherited(keep={control, *fds, host_netns, *(fd for fd, _dir in _confine._preopened.values())})
+        _mounts.prepare_ahead(**view)
+        received = bytearray()
+        while chunk := os.read(control, 1 << 20):
+            received += chunk
+        os.close(control)
+        request = marshal.loads(received) if received else None
+    except BaseException:  # noqa: BLE001 - the child must always exit through os._exit
+        os._exit(1)
+    if not isinstance(request, dict):
+        os._exit(0)
+    processes, memory = (_cgroup.open_members(path) if path else None for path in request.pop("cgroups"))
+    if memory is not None:
+        request["confine"]["memory_members"] = memory
+    environment = prepare_environment(request["env"])
+    run_child(
+        request, fds, held, cgroup_members=processes, host_netns=host_netns, environment=environment, detached=True
+    )
+
+
+def prepare_target(request: dict[str, Any]) -> None:
+    """In the worker, before it forks the call's child: what the call's target makes ready there, its
+    ``prepare_in_worker(payload)`` where its module is loaded (a preloaded one). It runs none of the
+    call's code; what fails there is done by the child as usual."""
+    prepare = getattr(sys.modules.get(str(request["target"]).split(":")[0]), "prepare_in_worker", None)
+    if callable(prepare):
+        try:
+            prepare(request["payload"])
+        except Exception:  # noqa: BLE001 - the child does it itself then, and reports what fails
+            pass
 
 
 def run_target(request: dict[str, Any], channel: Channel) -> int:

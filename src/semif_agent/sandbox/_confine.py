@@ -309,7 +309,7 @@ def prepare_parent(*, private_mounts: bool, hide_run: bool = True) -> None:
         _mounts.prepare_shared_view(hide_run=hide_run)
 
 
-def confine(spec: dict) -> dict[str, str]:
+def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
     """Apply every confinement ``spec`` asks for to this process; what held, by kind.
 
     The answer has ``filesystem`` (``landlock`` or ``none``), ``tcp``
@@ -321,7 +321,8 @@ def confine(spec: dict) -> dict[str, str]:
     be opened; else what still covers abstract ones) and, when not already held
     by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit`` or
     ``none``). Order matters: the process count is read while ``/proc`` is
-    still visible, the mounts come next (Landlock forbids them), then Landlock
+    still visible, the mounts come next (Landlock forbids them), the working directory becomes ``cwd``
+    (when given: a folder the view's mounts bring), then Landlock
     (it needs free descriptors), the limits, and last the capabilities (the
     mounts needed them) and the seccomp filter.
     """
@@ -338,12 +339,14 @@ def confine(spec: dict) -> dict[str, str]:
         if spec.get("namespaces", True):
             # what it reads and writes stays where it is, the interpreter and this package included (a checkout
             # or a virtual environment under /tmp is bound back into the call's private /tmp)
-            keep = [*writable, *readable, *_preopened, os.getcwd()]
+            keep = [*writable, *readable, *_preopened, cwd or os.getcwd()]
             viewed = _mounts.narrow_view(keep, tmpfs_bytes=spec.get("disk_bytes"), hide_run=deny_tcp)
             if viewed:
                 writable.append("/dev/shm")
                 readable.append("/dev")
                 _forget_preopened("/dev")  # a new /dev now: its rule is made from the path
+        if cwd is not None:
+            os.chdir(cwd)
         confined = restrict_filesystem(writable, readable, deny_tcp=deny_tcp, files=files)
     finally:
         _release_preopened()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import Any
 
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a confined program finds in ``/dev``."""
@@ -64,10 +65,24 @@ def _empty_readonly(target: str) -> bool:
     return _mount(b"none", target, b"tmpfs", _MS_RDONLY | _SEALED, b"size=4k,mode=0555")
 
 
-def _outermost_under_tmp(paths: list[str]) -> list[str]:
-    """The paths under ``/tmp`` that exist, without those inside another of them."""
-    found = sorted({os.path.abspath(path) for path in paths if path.startswith("/tmp/") and os.path.exists(path)})
+def _outermost_under_tmp(paths: list[str], host_tmp: int | None = None) -> list[str]:
+    """The paths under ``/tmp`` that exist, without those inside another of them.
+
+    ``host_tmp``: the host's ``/tmp``, open, where a private one covers it now (else the paths are looked at as they are).
+    """
+    wanted = {os.path.abspath(path) for path in paths if path.startswith("/tmp/")}
+    found = sorted(path for path in wanted if _exists(path, host_tmp))
     return [path for index, path in enumerate(found) if not any(path.startswith(p + "/") for p in found[:index])]
+
+
+def _exists(path: str, host_tmp: int | None) -> bool:
+    if host_tmp is None:
+        return os.path.exists(path)
+    try:
+        os.stat(path[len("/tmp/") :], dir_fd=host_tmp)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hide_run: bool = True) -> bool:
@@ -77,25 +92,102 @@ def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hi
     ``tmpfs_bytes``: the size of the private ``/tmp`` and ``/dev/shm`` (default 64 MiB each).
     What a long-lived parent made once (:func:`prepare_shared_view`) is inherited, not made again.
     """
+    size = _size(tmpfs_bytes)
+    own_tmp = "/tmp" in {os.path.abspath(path) for path in keep_under_tmp}  # /tmp itself is the call's: left as is
+    if _ahead:
+        return _finish_ahead(keep_under_tmp, size, own_tmp=own_tmp)
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
         return False
     if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
         return False
-    size = f"size={tmpfs_bytes or _PRIVATE_TMPFS_BYTES}".encode()
-    own_tmp = "/tmp" in {os.path.abspath(path) for path in keep_under_tmp}  # /tmp itself is the call's: left as is
-    held = _shared["dev"] or _fresh_dev()
+    held = True
     if not own_tmp:
-        held = _private_tmp(_outermost_under_tmp(keep_under_tmp), size) and held
+        held = _private_tmp(_outermost_under_tmp(keep_under_tmp), size)
+    return _common_parts(size, hide_run=hide_run) and held
+
+
+def _size(tmpfs_bytes: int | None) -> bytes:
+    return f"size={tmpfs_bytes or _PRIVATE_TMPFS_BYTES}".encode()
+
+
+def _common_parts(size: bytes, *, hide_run: bool, cgroups: bool = True) -> bool:
+    """What every call's view has, whatever its folders: ``/dev``, ``/dev/shm``, ``/run``, the kernel log and
+    (with ``cgroups``) the cgroups' cover."""
+    held = _shared["dev"] or _fresh_dev()
     held = held and _mount(b"none", "/dev/shm", b"tmpfs", _SEALED, size + b",mode=1777")
     if hide_run and not _shared["run"] and os.path.isdir("/run") and not os.path.islink("/run"):
         held = _empty_readonly("/run") and held
     elif not hide_run and _shared["run"]:
         held = _libc.umount2(b"/run", _MNT_DETACH) == 0 and held  # the call may resolve names: /run back
-    if os.path.isdir("/sys/fs/cgroup") and not os.path.islink("/sys/fs/cgroup"):
-        held = _empty_readonly("/sys/fs/cgroup") and held
+    if cgroups:
+        held = _cover_cgroups() and held
     if not _shared["kmsg"] and os.path.exists("/proc/kmsg"):
         held = _mount(b"/dev/null", "/proc/kmsg", None, _MS_BIND) and held
     return held
+
+
+def _cover_cgroups() -> bool:
+    if os.path.isdir("/sys/fs/cgroup") and not os.path.islink("/sys/fs/cgroup"):
+        return _empty_readonly("/sys/fs/cgroup")
+    return True
+
+
+_ahead: dict[str, Any] = {}  # what a child forked ahead of its call made of its view (prepare_ahead)
+
+
+def prepare_ahead(*, tmpfs_bytes: int | None, hide_run: bool) -> None:
+    """In a child forked ahead of its call (:mod:`._ready`): make the part of :func:`narrow_view` that does
+    not depend on the call now, while the worker is idle. A mount namespace of its own with ``/dev``,
+    ``/dev/shm``, ``/run``, the kernel log and an empty private ``/tmp`` (of
+    ``tmpfs_bytes``, the size the last calls asked for); the host's ``/tmp`` stays open, so that
+    :func:`narrow_view` binds the call's folders in it, then closes it. Nothing made: :func:`narrow_view`
+    makes all of it for the call, as in any other child.
+    """
+    if _libc.unshare(_CLONE_NEWNS) != 0:
+        return
+    if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
+        return
+    try:
+        host_tmp = os.open("/tmp", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    size = _size(tmpfs_bytes)
+    held = _common_parts(size, hide_run=hide_run, cgroups=False)  # the call joins its cgroups first
+    held = _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777") and held
+    _ahead.update(held=held, host_tmp=host_tmp, size=size)
+
+
+def kept_open() -> list[int]:
+    """What :func:`prepare_ahead` keeps open for :func:`narrow_view` (the host's ``/tmp``)."""
+    return [_ahead["host_tmp"]] if _ahead else []
+
+
+def _finish_ahead(keep_under_tmp: list[str], size: bytes, *, own_tmp: bool) -> bool:
+    """:func:`narrow_view` where :func:`prepare_ahead` made most of it: a cgroup namespace and the cgroups'
+    cover (the call's cgroups are joined now), the sizes the call asks for, its folders under the host's ``/tmp`` bound into the private one
+    (or the host's back where ``/tmp`` itself is the call's)."""
+    held, host_tmp = bool(_ahead["held"]), int(_ahead["host_tmp"])
+    try:
+        held = _libc.unshare(_CLONE_NEWCGROUP) == 0 and _cover_cgroups() and held
+        if size != _ahead["size"]:
+            for target in ("/tmp", "/dev/shm"):
+                held = _mount(None, target, None, _MS_REMOUNT | _SEALED, size + b",mode=1777") and held
+        if own_tmp:
+            return _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held
+        kept: list[tuple[str, int]] = []
+        try:
+            for path in _outermost_under_tmp(keep_under_tmp, host_tmp):
+                try:
+                    kept.append((path, os.open(path[len("/tmp/") :], os.O_PATH | os.O_CLOEXEC, dir_fd=host_tmp)))
+                except OSError:
+                    continue
+            return _bind_kept(kept) and held
+        finally:
+            for _path, fd in kept:
+                os.close(fd)
+    finally:
+        os.close(host_tmp)
+        _ahead.clear()
 
 
 def prepare_shared_view(*, hide_run: bool) -> bool:

@@ -18,6 +18,8 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   call denied the network one of its own). It also enters a mount namespace in
   which the secrets of ``/etc`` are empty, so Landlock allows ``/etc`` with
   one rule instead of one per entry (a fifth of the rules, and of their cost).
+- While no call runs, the worker keeps a few children forked ahead, namespaced and with the part of their
+  mount view no call changes, each waiting for one call (:mod:`._ready`); other calls fork their own.
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
@@ -51,11 +53,21 @@ _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most thi
 
 class _Worker:
     def __init__(
-        self, modules: Any, reply_fd: int, calls_folder: str, cgroup: str | None, network: tuple[str, int]
+        self,
+        modules: Any,
+        reply_fd: int,
+        calls_folder: str,
+        cgroup: str | None,
+        network: tuple[str, int],
+        *,
+        network_allowed: bool = False,
+        ready_children: int = 0,
     ) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
-        when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise."""
-        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch = modules
+        when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise;
+        ``network_allowed``: whether its calls may use the network (the pool sends it only such calls);
+        ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`)."""
+        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
         self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
@@ -64,6 +76,11 @@ class _Worker:
         self.dirs_made = 0
         self.network_mode, self.host_netns = network
         self.namespaces_work = True
+        self.network_allowed = network_allowed
+        self.ready = ready.ReadyChildren(
+            (self.call, self.isolation), self.network_mode, allowed=network_allowed, size=ready_children
+        )
+        self.ready.host_netns = self.host_netns
         self.calls: dict[int, Call] = {}
         self.by_id: dict[int, int] = {}
         self.pending_input = bytearray()
@@ -82,7 +99,10 @@ class _Worker:
     def serve(self, first: bytes = b"") -> None:
         self._consume(first)
         while True:
-            for key, mask in self.selector.select(self._next_timeout()):
+            events = self.selector.select(self._next_timeout())
+            if not events and not self.calls and self.namespaces_work and self.ready.wanted():
+                self.ready.fork_one()  # idle: one more child ready for a call
+            for key, mask in events:
                 kind, pid = key.data
                 if kind == "requests" and not self._read_requests():
                     self._shutdown()
@@ -99,6 +119,8 @@ class _Worker:
             self._enforce_limits()
 
     def _next_timeout(self) -> float | None:
+        if not self.calls and self.namespaces_work and self.ready.wanted():
+            return 0.0
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
         moments += [call.next_check for call in self.calls.values()]
         moments += [self.sweep_at] if self.sweep_at < float("inf") else []
@@ -150,14 +172,16 @@ class _Worker:
         After a fork every page of the worker is shared with the child, and the worker pays a copy for
         each page it writes next; between two forks in a row it writes few.
         """
-        ready = []
+        prepared = []
         for request in requests:
             try:
-                ready.append(self._prepare(request))
+                prepared.append(self._prepare(request))
             except OSError as exc:
                 self._send(self.call.refusal(request, exc))
         started = []
-        for request, run_dir, environment, slot, child_fds, own_fds in ready:
+        for request, run_dir, environment, slot, child_fds, own_fds in prepared:
+            if not child_fds:  # a child forked ahead took it
+                continue
             try:
                 pid, held = self._fork(request["confine"], slot)
             except OSError as exc:
@@ -169,42 +193,45 @@ class _Worker:
                 self._send(self.call.refusal(request, exc))
                 continue
             if pid == 0:
-                members = self.slots.members[slot] if self.slots is not None and slot is not None else None
+                members, netns = self._members(slot), self.host_netns
                 self.call.run_child(
-                    request,
-                    child_fds,
-                    held,
-                    cgroup_members=members,
-                    host_netns=self.host_netns,
-                    environment=environment,
+                    request, child_fds, held, cgroup_members=members, host_netns=netns, environment=environment
                 )
             started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
-        for pid, held, prepared in started:
-            self._record(pid, held, prepared)
+        for pid, held, call in started:
+            self._record(pid, held, call)
+        self.ready.running(len(self.calls))
 
     def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
-        """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's."""
+        """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's.
+
+        A call a child forked ahead can serve is handed to it here, and started (no child's ends then).
+        """
+        self.call.prepare_target(request)
         spec = request["confine"]
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
-        environment = self.call.prepare_environment(request["env"])  # here, where no page is copied on write
-        messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
-        answers_r, answers_w = os.pipe()  # worker -> child: answers
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
         limit = spec.get("max_processes")
         slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
         if slot is not None and self.slots is not None and spec.get("memory_bytes"):  # one cap for all it starts
             spec["memory_members"] = self.slots.cap_memory(slot, int(spec["memory_bytes"]))
-        return (
-            request,
-            run_dir,
-            environment,
-            slot,
-            (messages_w, answers_r, out_w, err_w),
-            (messages_r, answers_w, out_r, err_r),
-        )
+        fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
+        self.ready.view["tmpfs_bytes"] = spec.get("disk_bytes")  # what the next children forked ahead make
+        ready = self.ready.take() if fits and self.namespaces_work else None
+        while ready is not None:
+            capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
+            memory = self.slots.memory[slot][0] if capped and self.slots is not None and slot is not None else None
+            if self.ready.hand_over(ready, request, (slot, memory)):
+                self._record(ready.pid, ready.held, (request, run_dir, None, slot, (), ready.own_fds))
+                return request, run_dir, None, slot, (), ready.own_fds
+            self.ready.discard(ready)  # it died while it waited: the next one, else a fork
+            ready = self.ready.take()
+        environment = self.call.prepare_environment(request["env"])  # here, where no page is copied on write
+        return (request, run_dir, environment, slot, *self.ready.call_pipes())
+
+    def _members(self, slot: str | None) -> int | None:
+        return self.slots.members[slot] if self.slots is not None and slot is not None else None
 
     def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...]) -> None:
         request, run_dir, _environment, slot, child_fds, own_fds = prepared
@@ -229,20 +256,13 @@ class _Worker:
     def _fork(self, spec: dict[str, Any], slot: str | None) -> tuple[int, dict[str, str]]:
         """Fork the call's child: into new PID (and network) namespaces when allowed, else a plain child."""
         namespaces, allowed = bool(spec.get("namespaces", True)), bool(spec.get("network"))
-        if allowed:
-            network = "allowed"
-        elif namespaces and self.network_mode == "worker":
-            network = "namespace"
-        else:
-            network = "open"
         if self.namespaces_work and namespaces:
-            own_network = self.network_mode == "per-call" and not allowed
-            flags = self.isolation.CLONE_NEWPID | (self.isolation.CLONE_NEWNET if own_network else 0)
+            flags, held = self.ready.namespaces(self.network_mode, allowed=allowed)
             try:
-                pid = self.isolation.fork_namespaced(flags)
-                return pid, {"processes": "pid-namespace", "network": "namespace" if own_network else network}
+                return self.isolation.fork_namespaced(flags), held
             except OSError:
                 self.namespaces_work = False
+        network = "allowed" if allowed else "namespace" if namespaces and self.network_mode == "worker" else "open"
         processes = "cgroup" if slot is not None else "subreaper"
         return os.fork(), {"processes": processes, "network": network}
 
@@ -368,12 +388,16 @@ class _Worker:
             call = self.calls.pop(pid, None)
             if call is not None:
                 self._finish(pid, call, status, usage.ru_utime + usage.ru_stime)
+                if not self.calls:
+                    self.ready.idle()
+            else:
+                self.ready.forget(pid)  # a child that died while it waited for a call
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
         if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
             self.sweep_at = float("inf")
-            self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls))
+            self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls) | self.ready.pids())
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
             if not call.timed_out and now >= call.deadline:
@@ -399,23 +423,7 @@ class _Worker:
                 self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
         if call.cgroup is not None and self.slots is not None:  # with a PID namespace, all went with its init
             self.slots.give_back(call.cgroup, emptied=call.held.get("processes") == "pid-namespace")
-        returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        reported = call.reported or call.heard.claimed  # the worker's verdict first, then what the child said
-        if not reported and returncode < 0 and call.cpu_seconds is not None and cpu_used >= call.cpu_seconds - 0.05:
-            reported = "cpu"
-        line: dict[str, Any] = {
-            "id": call.call_id,
-            "kind": "done",
-            "returncode": returncode,
-            "timed_out": call.timed_out,
-            "reported": reported,
-            "timeout": call.timeout,
-            "confinement": call.held,
-            "stdout": call.text(1),
-            "stderr": call.text(2),
-        }
-        if call.heard.has_value and not (call.reported or call.timed_out):  # a call the worker stopped has none
-            line["value"] = call.heard.value
+        line = call.done_line(status, cpu_used)
         if self.call.empty_folder(call.run_dir):
             self.free_dirs.append(call.run_dir)
         self.by_id.pop(call.call_id, None)
@@ -436,6 +444,7 @@ class _Worker:
             os.close(fd)
 
     def _shutdown(self) -> None:
+        self.ready.release()
         for pid, call in list(self.calls.items()):
             self.groups.kill_group(pid)
             if call.cgroup is not None:
@@ -445,7 +454,7 @@ class _Worker:
 def main() -> None:
     package_parent, calls_folder, cgroup = sys.argv[1:4]
     sys.path.insert(0, package_parent)
-    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group, _watch
+    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group, _ready, _watch
 
     received = b""
     while b"\n" not in received:
@@ -477,8 +486,12 @@ def main() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.close(null)
-    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch)
-    worker = _Worker(modules, reply_fd, calls_folder, None if cgroup == "-" else cgroup, network)
+    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch, _ready)
+    allowed, ready = bool(setup.get("network")), int(setup.get("ready_children", 0))
+    cgroup_path = None if cgroup == "-" else cgroup
+    worker = _Worker(
+        modules, reply_fd, calls_folder, cgroup_path, network, network_allowed=allowed, ready_children=ready
+    )
     worker.serve(rest)
 
 

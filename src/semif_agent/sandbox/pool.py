@@ -44,6 +44,7 @@ from typing import Any
 from ..errors import check_number
 from . import _cgroup
 from ._process_group import kill_group
+from ._ready import READY_CHILDREN
 from .channel import MAX_LINE_BYTES, Channel
 from .errors import CallTargetError, WorkerError
 from .limits import DEFAULT_ENV_ALLOW, etc_secrets, package_parent, system_readable_folders, system_readable_paths
@@ -228,17 +229,30 @@ class _Worker:
 class WorkerPool:
     """Up to ``size`` warm workers shared by every runtime that uses this pool."""
 
-    def __init__(self, size: int = 2, *, grace_sec: float = _GRACE_SECONDS, preload: Sequence[CallTarget] = ()) -> None:
+    def __init__(
+        self,
+        size: int = 2,
+        *,
+        grace_sec: float = _GRACE_SECONDS,
+        preload: Sequence[CallTarget] = (),
+        ready_children: int = READY_CHILDREN,
+    ) -> None:
         """A pool of at most ``size`` workers, started on first use.
 
         A worker silent for a call's timeout plus ``grace_sec`` is killed and
         replaced. ``preload`` names more call targets whose modules the
         workers import at start, so calls into them start warm (each adds to
         the cost of every call's fork: keep it to what most calls use).
+        While it has no call to run, each worker keeps children forked ahead,
+        namespaced and with their mount view made, each waiting for one call:
+        as many as the calls it ran at once last, up to ``ready_children``
+        (0: every call forks its own child).
         """
         check_number("size", size, minimum=1, whole=True)
         check_number("grace_sec", grace_sec)
+        check_number("ready_children", ready_children, minimum=0, whole=True)
         self.size = size
+        self.ready_children = ready_children
         self.grace_sec = grace_sec
         self._preload = tuple(target_name(target).split(":")[0] for target in preload)
         self._workers: list[_Worker] = []
@@ -411,6 +425,7 @@ class WorkerPool:
             "system_folders": list(system_readable_folders()),
             "secrets": list(etc_secrets()),
             "preload": list(self.preload),
+            "ready_children": self.ready_children,
             "network": network,
         }
         assert process.stdin is not None  # piped above

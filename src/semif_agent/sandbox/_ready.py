@@ -1,0 +1,154 @@
+"""Children the warm worker forks ahead of their calls: :class:`ReadyChildren`.
+
+While the worker has no call to run it keeps as many children as the calls it
+ran at once in its last busy spell (one at first), up to its pool's
+``ready_children`` (:data:`READY_CHILDREN` unless the pool says otherwise),
+forked into their namespaces (a PID namespace each, a network namespace too
+where every call gets one), with their pipes made and the part of
+their mount view that no call changes (:func:`._mounts.prepare_ahead`), each
+waiting for one call on a pipe of its own (:func:`._call.await_call`). A call
+that fits (namespaces allowed, the network as the worker's children get it)
+takes one, so no fork is on its path: the worker writes the request and closes
+the pipe. The child then joins the call's cgroups and does what depends on the
+call, as a freshly forked one would (:func:`._call.run_child`).
+
+Each child serves one call and exits with it: every call still runs in a
+process of its own, which no other call ran in. One that dies while it waits is
+dropped when the worker reaps it, and another is forked in its place.
+Standard library only; the worker imports it at start.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from typing import Any
+
+READY_CHILDREN = 16
+"""The most children a worker keeps forked ahead of its calls, unless its pool says otherwise."""
+
+
+class Ready:
+    """A child waiting for its call: its pid, the worker's end of its pipe, its channel's and output's pipes,
+    and how its processes and network are held."""
+
+    __slots__ = ("pid", "control", "own_fds", "held")
+
+    def __init__(self, pid: int, control: int, own_fds: tuple[int, int, int, int], held: dict[str, str]) -> None:
+        self.pid, self.control, self.own_fds, self.held = pid, control, own_fds, held
+
+
+class ReadyChildren:
+    """The children a worker forked ahead of its calls, and how it forks more."""
+
+    def __init__(self, modules: tuple[Any, Any], network_mode: str, *, allowed: bool, size: int) -> None:
+        """Up to ``size`` children for a worker whose calls get the network as ``network_mode`` says (see the
+        worker), and may use it when ``allowed``; ``modules``: :mod:`._call` and :mod:`._isolation`."""
+        self.call, self.isolation = modules
+        self.flags, self.held = self.namespaces(network_mode, allowed=allowed)
+        self.host_netns = -1  # the host's network namespace, open, where the worker left it
+        self.most = size
+        self.size = min(size, 1)  # how many it keeps now: as many calls as ran at once in its last busy spell
+        self.peak = 0  # the most calls running at once in this busy spell
+        self.waiting: dict[int, Ready] = {}
+        self.view: dict[str, Any] = {"tmpfs_bytes": None, "hide_run": not allowed}
+        """How the next children make their view ahead: the size of private folders the last call asked for."""
+
+    def namespaces(self, network_mode: str, *, allowed: bool) -> tuple[int, dict[str, str]]:
+        """The namespaces a call's child is forked into (its network ``allowed`` or not), and how its
+        processes and network are then held."""
+        own_network = network_mode == "per-call" and not allowed
+        flags = self.isolation.CLONE_NEWPID | (self.isolation.CLONE_NEWNET if own_network else 0)
+        network = "allowed" if allowed else "namespace" if own_network or network_mode == "worker" else "open"
+        return flags, {"processes": "pid-namespace", "network": network}
+
+    def running(self, calls: int) -> None:
+        """Note that ``calls`` calls run at once now."""
+        self.peak = max(self.peak, calls)
+
+    def idle(self) -> None:
+        """The worker has no call left: keep as many children as the calls that ran at once (at most ``most``)."""
+        if self.peak:
+            self.size, self.peak = min(self.most, self.peak), 0
+
+    def wanted(self) -> bool:
+        """Whether one more child should be forked now."""
+        return len(self.waiting) < self.size
+
+    def fork_one(self) -> None:
+        """Fork one more child into its namespaces, waiting for its call; none when the kernel refuses."""
+        control_r, control_w = os.pipe()
+        child_fds, own_fds = self.call_pipes()
+        try:
+            pid = self.isolation.fork_namespaced(self.flags)
+        except OSError:
+            for fd in (control_r, control_w, *child_fds, *own_fds):
+                os.close(fd)
+            self.most = self.size = 0  # refused: calls fork their own
+            return
+        if pid == 0:
+            self.call.await_call(control_r, child_fds, dict(self.held), host_netns=self.host_netns, view=self.view)
+        for fd in (control_r, *child_fds):
+            os.close(fd)
+        os.set_blocking(control_w, True)
+        self.waiting[pid] = Ready(pid, control_w, own_fds, dict(self.held))
+
+    @staticmethod
+    def call_pipes() -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
+        """A call's pipes: the child's ends (channel out, channel in, stdout, stderr), then the worker's."""
+        messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
+        answers_r, answers_w = os.pipe()  # worker -> child: answers
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        return (messages_w, answers_r, out_w, err_w), (messages_r, answers_w, out_r, err_r)
+
+    def take(self) -> Ready | None:
+        """The child that waited longest, taken for a call; None when none waits."""
+        if not self.waiting:
+            return None
+        pid = next(iter(self.waiting))
+        return self.waiting.pop(pid)
+
+    @staticmethod
+    def hand_over(ready: Ready, request: dict[str, Any], cgroups: tuple[str | None, str | None]) -> bool:
+        """Send ``request`` to ``ready``'s child and let go of its pipe; False when the child is gone.
+
+        ``cgroups``: the call's ``pids`` cgroup and memory cgroup (None: none), which the child joins itself
+        (moving another process there would make the kernel wait for a grace period of RCU).
+        """
+        spec = {key: value for key, value in request["confine"].items() if key != "memory_members"}  # the worker's
+        data = marshal.dumps({**request, "confine": spec, "cgroups": cgroups})  # plain data, from the host's JSON
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(ready.control, view) :]
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(ready.control)
+
+    @staticmethod
+    def discard(ready: Ready) -> None:
+        """Close the worker's ends of a child that will serve no call."""
+        for fd in ready.own_fds:
+            os.close(fd)
+
+    def forget(self, pid: int) -> bool:
+        """Drop the waiting child ``pid`` (reaped: it died while it waited); True when it was one."""
+        ready = self.waiting.pop(pid, None)
+        if ready is None:
+            return False
+        os.close(ready.control)
+        self.discard(ready)
+        return True
+
+    def pids(self) -> frozenset[int]:
+        """The children waiting now."""
+        return frozenset(self.waiting)
+
+    def release(self) -> None:
+        """Let every waiting child go (each exits when its pipe closes); fork no more."""
+        self.most = self.size = 0
+        for pid in list(self.waiting):
+            self.forget(pid)
