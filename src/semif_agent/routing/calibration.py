@@ -48,6 +48,12 @@ tersely and richly (ECE 0.090 on HWU64's train split, 0.089 on BFCL, 0.098 on th
 small set). The more leaves, the more of them share the mass a sharp softmax would give the best, hence the
 logarithm. How much of a tree's traffic no skill serves moves the best value (the stripped starter, a third out of
 scope, wants it higher than sets with none), and nothing in a tree without examples tells it."""
+NONE_ROUTE_SCORE = 0.25
+"""Where ``none`` scores in the leaf softmax that gives a route ended by an engine's ``none`` its probability
+(``chain``, ``beam``, ``shortlist``): such a request is out of scope about as often as ``none`` holds of the leaves'
+mass at this score. Fitted for the least worst calibration error of those strategies on HWU64's train split and the
+starter workspace stripped of its examples (how much of a tree's traffic no skill serves moves it, as it moves
+:data:`ZERO_SHOT_NONE`)."""
 MIN_SPREAD = 0.05
 """The least spread a request's temperature is scaled by (a tree of two or three leaves has a spread of one margin)."""
 ZERO_SHOT_NONE = 0.17
