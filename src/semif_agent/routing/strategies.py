@@ -223,6 +223,7 @@ class Beam(_LeafAware):
             route.decisions.append(step)
             chosen = step.result.selected
             if chosen == NONE_ID:
+                self.calibrate(text, route.decisions, len(route.decisions) - 1)
                 route.reason = "no category's best leaf scores above the threshold"
                 return route
             if chosen in self.tree.skills:
