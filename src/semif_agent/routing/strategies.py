@@ -133,18 +133,30 @@ class _LeafAware:
         leaves, none_probability = self.route_probabilities(index, leaf_scores, NONE_ROUTE_SCORE if stopped else none)
         for at in range(start, len(decisions)):
             step = decisions[at]
-            masses: dict[str, float] = {}
-            for option in step.request.options:
-                if option.id in index.position:
-                    masses[option.id] = float(leaves[index.position[option.id]])
-                elif option.id != NONE_ID:
-                    under = (index.position.get(s.name) for s in self.tree.leaves_under(option.id))
-                    masses[option.id] = float(sum(leaves[i] for i in under if i is not None))
+            masses = self._option_masses(index, step, decisions[at - 1].result.selected if at else "", leaves)
             if stopped and at == len(decisions) - 1:
                 masses[NONE_ID] = float(none_probability)
-            elif any(o.id == NONE_ID for o in step.request.options):
-                masses[NONE_ID] = max(0.0, 1.0 - sum(masses.values()))
+            elif NONE_ID in masses:
+                masses[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in masses.items() if k != NONE_ID))
             decisions[at] = dataclasses.replace(step, result=dataclasses.replace(step.result, probabilities=masses))
+
+    def _option_masses(self, index: LeafIndex, step: RoutedDecision, node: str, leaves: Any) -> dict[str, float]:
+        """Each option's share of the leaves' probabilities (a skill its own, a category its leaves' sum) for a
+        decision asked at ``node`` (``none``: 0, set by the caller)."""
+        ids = tuple(o.id for o in step.request.options)
+        table = index.node(node) if node in self.tree.categories or not node else None
+        if table is not None and table.ids == ids:
+            return dict(zip(ids, (float(v) for v in table.masses(leaves, 0.0))))
+        masses: dict[str, float] = {}
+        for option_id in ids:
+            if option_id in index.position:
+                masses[option_id] = float(leaves[index.position[option_id]])
+            elif option_id == NONE_ID:
+                masses[option_id] = 0.0
+            else:
+                under = (index.position.get(s.name) for s in self.tree.leaves_under(option_id))
+                masses[option_id] = float(sum(leaves[i] for i in under if i is not None))
+        return masses
 
     def derived(
         self,
