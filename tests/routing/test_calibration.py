@@ -304,3 +304,22 @@ def test_the_zero_shot_none_cut_catches_unrelated_requests_and_keeps_the_skills_
             assert run_sync(strategy.aroute(text)).skill is None, text
         routed = run_sync(route_all(strategy, REQUESTS))
         assert all(o.predicted is not None for o in routed)
+
+
+@pytest.mark.parametrize("name", ["chain", "beam", "shortlist"])
+def test_strategies_deciding_by_the_engine_get_calibrated_route_probabilities(tmp_path: Path, name: str) -> None:
+    tree = described_tree(tmp_path, rich=False)
+    engine = create_engine("local")
+    after_outcomes = run_sync(route_all(create_strategy(name, tree, engine), REQUESTS))
+    before_outcomes = run_sync(
+        route_all(create_strategy(name, tree, engine, temperature=DEFAULT_TEMPERATURE), REQUESTS)
+    )
+    # calibration only: every request goes where it went
+    assert [o.predicted for o in after_outcomes] == [o.predicted for o in before_outcomes]
+    after, before = summarize(after_outcomes, tree), summarize(before_outcomes, tree)
+    # terse descriptions: measured 0.23-0.27 before, 0.16 after for each of the three
+    assert after["calibration_error"] < before["calibration_error"] and after["calibration_error"] <= 0.2
+    # each decision's options add up to at most 1 (the rest under other branches)
+    route = run_sync(create_strategy(name, tree, engine).aroute("wake me up at six tomorrow"))
+    for step in route.decisions:
+        assert step.result.probabilities is not None and sum(step.result.probabilities.values()) <= 1 + 1e-9

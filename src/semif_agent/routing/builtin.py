@@ -6,11 +6,10 @@ plug-in's strategies, and built by :func:`~.create.create_strategy` the same way
 
 from __future__ import annotations
 
-from ..tree.router import ChainRouter
 from .create import StrategyInputs, StrategySpec
 from .learned import Learned, LearnedScorer
 from .scoring import LeafScorer
-from .strategies import Beam, BestLeaf, RoutingStrategy, Shortlist
+from .strategies import Beam, BestLeaf, Chain, RoutingStrategy, Shortlist
 
 
 def _leaf_scorer(inputs: StrategyInputs, example_mode: str = "off") -> tuple[LeafScorer, float]:
@@ -21,7 +20,7 @@ def _leaf_scorer(inputs: StrategyInputs, example_mode: str = "off") -> tuple[Lea
 
 def chain(inputs: StrategyInputs) -> RoutingStrategy:
     """One decision per level of the tree, from the root down."""
-    return ChainRouter(inputs.tree, inputs.engine)
+    return Chain(inputs.tree, inputs.engine, inputs.temperature)
 
 
 def best_leaf(inputs: StrategyInputs, example_mode: str = "off") -> RoutingStrategy:

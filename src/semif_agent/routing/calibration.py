@@ -48,6 +48,12 @@ tersely and richly (ECE 0.090 on HWU64's train split, 0.089 on BFCL, 0.098 on th
 small set). The more leaves, the more of them share the mass a sharp softmax would give the best, hence the
 logarithm. How much of a tree's traffic no skill serves moves the best value (the stripped starter, a third out of
 scope, wants it higher than sets with none), and nothing in a tree without examples tells it."""
+NONE_ROUTE_SCORE = 0.25
+"""Where ``none`` scores in the leaf softmax that gives a route ended by an engine's ``none`` its probability
+(``chain``, ``beam``, ``shortlist``): such a request is out of scope about as often as ``none`` holds of the leaves'
+mass at this score. Fitted for the least worst calibration error of those strategies on HWU64's train split and the
+starter workspace stripped of its examples (how much of a tree's traffic no skill serves moves it, as it moves
+:data:`ZERO_SHOT_NONE`)."""
 MIN_SPREAD = 0.05
 """The least spread a request's temperature is scaled by (a tree of two or three leaves has a spread of one margin)."""
 ZERO_SHOT_NONE = 0.17
@@ -77,7 +83,7 @@ class Calibration:
     held_out: int = 0
     accuracy: float | None = None
     none_threshold: float | None = None  # where ``none`` starts, fitted with them (None: the engine's default)
-    spread_scale: float | None = None  # zero-shot: a request's temperature per unit of its scores' spread
+    spread_scale: float | None = None  # a request's temperature per unit of its scores' spread (None: fixed)
 
     @property
     def fitted(self) -> bool:
@@ -103,8 +109,13 @@ class Calibration:
                     f"{self.none_threshold:.3g} (the defaults: the tree has too few examples to fit them)"
                 )
             return f"temperature {self.temperature:g} (the default: the tree has too few examples to fit one)"
+        temperature = (
+            f"temperature {self.spread_scale:.4g} x each request's spread of leaf scores"
+            if self.spread_scale is not None
+            else f"temperature {self.temperature:.4g}"
+        )
         return (
-            f"temperature {self.temperature:.4g}, BM25 weight {self.lexical_weight:g}, none from "
+            f"{temperature}, BM25 weight {self.lexical_weight:g}, none from "
             f"{self.none_threshold:.3g}, fitted on {self.held_out} examples held out "
             f"({self.accuracy:.0%} routed to their skill)"
         )
@@ -140,20 +151,20 @@ def expected_calibration_error(
     return round(gap / len(pairs), 4)
 
 
-def fit_temperature(logits: Any, targets: Any, numpy: Any) -> float:
+def fit_temperature(logits: Any, targets: Any, numpy: Any, spreads: Any = None) -> float:
     """The temperature whose softmax of ``logits`` (rows of scores) gives ``targets`` (column indexes) the least NLL.
 
-    A golden-section search over the logarithm of the temperature (the NLL is
-    unimodal in it for a fixed set of scores), from 0.002 to 2.
+    With ``spreads`` (one per row), row ``i`` is softmaxed at the temperature
+    times ``spreads[i]``, and the factor is what is fitted. A golden-section
+    search over the logarithm of the temperature (the NLL is unimodal in it
+    for a fixed set of scores), from 0.002 to 2.
     """
     np = numpy
     rows = np.arange(len(targets))
+    per_row = np.ones((len(targets), 1)) if spreads is None else np.asarray(spreads).reshape(-1, 1)
 
     def nll(log_t: float) -> float:
-        z = logits / math.exp(log_t)
-        z = z - z.max(axis=1, keepdims=True)
-        log_norm = np.log(np.exp(z).sum(axis=1))
-        return float((log_norm - z[rows, targets]).mean())
+        return mean_nll(logits / (math.exp(log_t) * per_row), targets, rows, np)
 
     low, high = _LOG_T_RANGE
     ratio = (math.sqrt(5) - 1) / 2
@@ -169,6 +180,17 @@ def fit_temperature(logits: Any, targets: Any, numpy: Any) -> float:
             b = low + ratio * (high - low)
             fb = nll(b)
     return round(math.exp((low + high) / 2), 5)
+
+
+def mean_nll(z: Any, targets: Any, rows: Any, numpy: Any) -> float:
+    """The mean negative log-likelihood of ``targets`` under the softmax of each row of ``z``."""
+    z = z - z.max(axis=1, keepdims=True)
+    return float((numpy.log(numpy.exp(z).sum(axis=1)) - z[rows, targets]).mean())
+
+
+def spreads_of(scores: Any, numpy: Any) -> Any:
+    """Each row's spread of leaf scores (standard deviation, at least :data:`MIN_SPREAD`)."""
+    return numpy.maximum(scores.std(axis=1), MIN_SPREAD)
 
 
 def enough_examples(example_counts: Sequence[int]) -> bool:
@@ -291,4 +313,16 @@ def fit_calibration(
     threshold = fit_none_threshold(scores.max(axis=1), right, none_tops, none_score(weight), np)
     with_none = np.concatenate([scores, np.full((len(scores), 1), threshold)], axis=1)
     temperature = fit_temperature(with_none, targets, np)
-    return Calibration(temperature, weight, len(targets), round(accuracy, 4), round(threshold, 4))
+    spreads = spreads_of(scores, np)
+    spread_scale = fit_temperature(with_none, targets, np, spreads)
+    rows = np.arange(len(targets))
+    by_spread = mean_nll(with_none / (spread_scale * spreads.reshape(-1, 1)), targets, rows, np)
+    fixed = mean_nll(with_none / temperature, targets, rows, np)
+    return Calibration(
+        temperature,
+        weight,
+        len(targets),
+        round(accuracy, 4),
+        round(threshold, 4),
+        spread_scale if by_spread < fixed else None,
+    )

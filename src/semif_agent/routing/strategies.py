@@ -22,6 +22,7 @@ branches too), so the chosen skill's probability is the route's.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Protocol
 
@@ -30,7 +31,8 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import EngineConfigError
 from ..tree.router import ChainRouter, Route, RoutedDecision, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
-from .scoring import LeafIndex, LeafScorer
+from .calibration import NONE_ROUTE_SCORE
+from .scoring import LeafIndex, LeafScorer, can_score
 
 SHORTLIST_QUESTION = "Which skill should handle this request?"
 MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
@@ -109,6 +111,53 @@ class _LeafAware:
             found[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
         return found
 
+    def calibrate(self, text: str, decisions: list[RoutedDecision], start: int = 0) -> None:
+        """Give the engine's ``decisions[start:]`` (one path down the tree) the calibrated leaves' probabilities.
+
+        An engine decision's softmax at its fixed temperature says how its
+        options compare, not how often the route is right. So each option gets
+        the probability that the route ends under it, from the softmax over
+        every leaf and ``none`` at the tree's calibration (a skill its own, a
+        category its leaves' sum, ``none`` the rest), as the derived decisions
+        do. A route the engine ended with ``none`` has ``none`` scored at
+        :data:`.calibration.NONE_ROUTE_SCORE`, and its last ``none`` the
+        probability that no skill serves the request (not the rest of the
+        leaves, which counts other branches' too). What each decision selected
+        is kept. With a temperature given, the engine's own probabilities stay.
+        """
+        if self.given_temperature or start >= len(decisions):
+            return
+        index = self.scorer.current()
+        leaf_scores, none = self.leaf_scores(text, index)
+        stopped = decisions[-1].result.selected == NONE_ID
+        leaves, none_probability = self.route_probabilities(index, leaf_scores, NONE_ROUTE_SCORE if stopped else none)
+        for at in range(start, len(decisions)):
+            step = decisions[at]
+            masses = self._option_masses(index, step, decisions[at - 1].result.selected if at else "", leaves)
+            if stopped and at == len(decisions) - 1:
+                masses[NONE_ID] = float(none_probability)
+            elif NONE_ID in masses:
+                masses[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in masses.items() if k != NONE_ID))
+            decisions[at] = dataclasses.replace(step, result=dataclasses.replace(step.result, probabilities=masses))
+
+    def _option_masses(self, index: LeafIndex, step: RoutedDecision, node: str, leaves: Any) -> dict[str, float]:
+        """Each option's share of the leaves' probabilities (a skill its own, a category its leaves' sum) for a
+        decision asked at ``node`` (``none``: 0, set by the caller)."""
+        ids = tuple(o.id for o in step.request.options)
+        table = index.node(node) if node in self.tree.categories or not node else None
+        if table is not None and table.ids == ids:
+            return dict(zip(ids, (float(v) for v in table.masses(leaves, 0.0))))
+        masses: dict[str, float] = {}
+        for option_id in ids:
+            if option_id in index.position:
+                masses[option_id] = float(leaves[index.position[option_id]])
+            elif option_id == NONE_ID:
+                masses[option_id] = 0.0
+            else:
+                under = (index.position.get(s.name) for s in self.tree.leaves_under(option_id))
+                masses[option_id] = float(sum(leaves[i] for i in under if i is not None))
+        return masses
+
     def derived(
         self,
         text: str,
@@ -186,13 +235,16 @@ class Beam(_LeafAware):
             route.decisions.append(step)
             chosen = step.result.selected
             if chosen == NONE_ID:
+                self.calibrate(text, route.decisions, len(route.decisions) - 1)
                 route.reason = "no category's best leaf scores above the threshold"
                 return route
             if chosen in self.tree.skills:
                 route.skill = self.tree.skills[chosen]
                 return route
             inner = await _chain_from(self.tree, self.engine, text, chosen)
+            start = len(route.decisions)
             route.decisions.extend(inner.decisions)
+            self.calibrate(text, route.decisions, start)
             if inner.skill is not None:
                 route.skill = inner.skill
                 return route
@@ -222,10 +274,29 @@ class Shortlist(_LeafAware):
         asked = DecisionRequest(state=text, question=SHORTLIST_QUESTION, options=options)
         answer = await decide(self.engine, asked)
         route.decisions.append(RoutedDecision("skill", asked, answer))
+        self.calibrate(text, route.decisions)
         if answer.selected == NONE_ID:
             route.reason = "no shortlisted skill fits the request"
         else:
             route.skill = self.tree.skills[answer.selected]
+        return route
+
+
+class Chain(ChainRouter):
+    """The plain chain; with an engine that scores options, its decisions get the leaves' calibrated probabilities
+    (:meth:`_LeafAware.calibrate`)."""
+
+    def __init__(self, tree: SkillTree, engine: Engine, temperature: float | None = None) -> None:
+        super().__init__(tree, engine)
+        self.leaves: _LeafAware | None = None
+        if can_score(engine) and not temperature:
+            scorer = LeafScorer(tree, engine)
+            self.leaves = _LeafAware(tree, engine, scorer, scorer.default_threshold)
+
+    async def aroute(self, text: str, *, start: str = "") -> Route:
+        route = await super().aroute(text, start=start)
+        if self.leaves is not None:
+            self.leaves.calibrate(text, route.decisions)
         return route
 
 
