@@ -113,6 +113,17 @@ class Head:
         return cls(np.zeros((classes, dimension)), np.zeros((classes, vocabulary)), np.zeros(classes), float(beta))
 
 
+def mean_head(heads: Sequence[Head], scales: Sequence[float]) -> Head:
+    """The head whose logits are the mean of ``heads``' logits, each times its scale (logits are linear in a head)."""
+    count = len(heads)
+    return Head(
+        sum(h.w * s for h, s in zip(heads, scales)) / count,
+        sum(h.v * s for h, s in zip(heads, scales)) / count,
+        sum(h.b * s for h, s in zip(heads, scales)) / count,
+        float(sum(h.beta * s for h, s in zip(heads, scales)) / count),
+    )
+
+
 def fit(
     data: HeadData,
     classes: int,
