@@ -115,12 +115,12 @@ class Head:
 
 def mean_head(heads: Sequence[Head], scales: Sequence[float]) -> Head:
     """The head whose logits are the mean of ``heads``' logits, each times its scale (logits are linear in a head)."""
-    count = len(heads)
+    weights = np.asarray(scales, dtype=np.float64) / len(heads)
     return Head(
-        sum(h.w * s for h, s in zip(heads, scales)) / count,
-        sum(h.v * s for h, s in zip(heads, scales)) / count,
-        sum(h.b * s for h, s in zip(heads, scales)) / count,
-        float(sum(h.beta * s for h, s in zip(heads, scales)) / count),
+        np.tensordot(weights, np.stack([h.w for h in heads]), axes=1),
+        np.tensordot(weights, np.stack([h.v for h in heads]), axes=1),
+        np.tensordot(weights, np.stack([h.b for h in heads]), axes=1),
+        float(weights @ np.array([h.beta for h in heads])),
     )
 
 
