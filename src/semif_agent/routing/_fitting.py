@@ -16,8 +16,8 @@ from ._head import (
     Vocabulary,
     calibration_error,
     fit,
-    log_loss,
     mean_head,
+    row_losses,
     temperature,
     top_probability,
 )
@@ -32,9 +32,10 @@ BETAS = (2.0, 8.0, 32.0)  # weights of the untrained scores tried: little data l
 # Without `none` rows, `none` takes only held-out in-scope requests less sure than this share of them: nothing says
 # what an out-of-scope request looks like, and each share held back cost as much leaf accuracy (HWU64, 10 per skill).
 REJECT_IN_SCOPE = 0.0
-# The router is the mean of the heads of this many settings, the best on the held-out rows: which one setting is best
-# is decided by ~130 held-out rows at 10 per skill, and a lucky one costs a point or two on the test split; the mean
-# (linear, so routing costs what one head does) keeps most of the best one's gain on every draw.
+# The router is the mean of the heads of at most this many settings, the best on the held-out rows and within noise
+# of the best one (:func:`_within_noise`): which one setting is best is decided by ~130 held-out rows at 10 per skill,
+# and a lucky one costs a point or two on the test split; the mean (linear, so routing costs what one head does)
+# keeps most of the best one's gain on every draw. With thousands of held-out rows the best stands out, alone.
 BLENDED_SETTINGS = 3
 
 Encoder = Callable[[list[str], Callable[[str, int, int], None]], tuple[np.ndarray, np.ndarray]]
@@ -206,7 +207,7 @@ class Fitter:
         """
         parts = [(self.part(np.asarray(train, dtype=int)), list(test)) for train, test in folds]
         truths = [np.array([self.position.get(self.rows[i].skill or "", -1) for i in test]) for _, test in parts]
-        tried: list[tuple[tuple[float, int], list[Head], Setting]] = []
+        tried: list[tuple[tuple[float, int], list[Head], Setting, np.ndarray]] = []
         best_at: dict[float, tuple[float, int]] = {}  # the best score at each strength, over the weights tried
         steps, done = len(BETAS) * len(L2_PATH) * len(parts), 0
         for beta in BETAS:
@@ -225,18 +226,19 @@ class Fitter:
                     wanted.append(truths[k][inside])
                     done += 1
                     self._tell("fitting", done, steps + 1)
-                score, scale = _calibrated_score(np.vstack(scored), np.concatenate(wanted))
+                score, scale, losses = _calibrated_score(np.vstack(scored), np.concatenate(wanted))
                 improved = improved or (beta_best is not None and score > beta_best)
                 worse = 0 if beta_best is None or score > beta_best or not improved else worse + 1
                 behind = behind + 1 if improved and l2 in best_at and score < best_at[l2] else 0
                 beta_best = score if beta_best is None else max(beta_best, score)
                 best_at[l2] = max(best_at.get(l2, score), score)
-                tried.append((score, list(heads), Setting(l2, beta, scale)))
-        best = sorted(tried, key=lambda entry: entry[0], reverse=True)[:BLENDED_SETTINGS]
-        settings = [setting for _, _, setting in best]
+                tried.append((score, list(heads), Setting(l2, beta, scale), losses))
+        ranked = sorted(tried, key=lambda entry: entry[0], reverse=True)[:BLENDED_SETTINGS]
+        best = [entry for entry in ranked if _within_noise(entry[3], ranked[0][3])]
+        settings = [setting for _, _, setting, _ in best]
         scales = [setting.scale for setting in settings]
-        heads = [mean_head([fitted[k] for _, fitted, _ in best], scales) for k in range(len(parts))]
-        self.chosen = (parts[0][0], {setting: fitted[0] for _, fitted, setting in best})
+        heads = [mean_head([fitted[k] for _, fitted, _, _ in best], scales) for k in range(len(parts))]
+        self.chosen = (parts[0][0], {setting: fitted[0] for _, fitted, setting, _ in best})
         self.none_offset, self.none_shift = 0.0, 0.0
         test_rows = [i for _, test in parts for i in test]
         leaves, none = self._pooled([self.router(part, head) for (part, _), head in zip(parts, heads)], parts)
@@ -393,15 +395,23 @@ class Fitter:
         return np.hstack([leaves, none[:, None]]), truth
 
 
-def _calibrated_score(leaves: np.ndarray, truth: np.ndarray) -> tuple[tuple[float, int], float]:
+def _calibrated_score(leaves: np.ndarray, truth: np.ndarray) -> tuple[tuple[float, int], float, np.ndarray]:
     """How well ``leaves`` rank ``truth``, higher is better: minus the log loss at the temperature that suits them
     best (so weights of the untrained scores, which scale the logits, compare fairly), then how many rank first;
-    and 1 / that temperature."""
+    1 / that temperature; and each row's loss at it."""
     if not len(truth):
-        return (0.0, 0), 1.0
+        return (0.0, 0), 1.0, np.zeros(0)
     fitted = temperature(leaves, truth)
-    loss = log_loss(leaves / fitted, truth)
-    return (-round(loss, 6), int((leaves.argmax(axis=1) == truth).sum())), 1.0 / fitted
+    losses = row_losses(leaves / fitted, truth)
+    return (-round(float(losses.mean()), 6), int((leaves.argmax(axis=1) == truth).sum())), 1.0 / fitted, losses
+
+
+def _within_noise(losses: np.ndarray, best: np.ndarray) -> bool:
+    """Whether ``losses`` are worse than ``best`` (the same rows') by at most one standard error of the mean difference."""
+    if len(losses) < 2:
+        return bool(losses.sum() <= best.sum())
+    difference = losses - best
+    return bool(difference.mean() <= difference.std(ddof=1) / np.sqrt(len(difference)))
 
 
 def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:

@@ -206,9 +206,14 @@ def temperature(logits: np.ndarray, target: np.ndarray) -> float:
 
 def log_loss(logits: np.ndarray, target: np.ndarray) -> float:
     """The mean negative log-probability of ``target`` under the softmax of ``logits``."""
+    return float(row_losses(logits, target).mean())
+
+
+def row_losses(logits: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Each row's negative log-probability of its ``target`` under the softmax of its ``logits``."""
     z = logits - logits.max(axis=1, keepdims=True)
     log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    return -float(log_p[np.arange(len(target)), target].mean())
+    return -log_p[np.arange(len(target)), target]
 
 
 def top_probability(logits: np.ndarray, temperature_: float) -> np.ndarray:
