@@ -194,7 +194,8 @@ def speed(engine) -> None:
             f"\nsemif train on {len(rows):,} labelled requests: {wall:.1f} s in all "
             f"({report['seconds']['embedding']} s embedding, {report['seconds']['fitting']} s fitting, "
             f"the rest starting up and reading); held-out in-scope accuracy "
-            f"{report['before']['in_scope_accuracy']:.1%} -> {report['after']['in_scope_accuracy']:.1%}"
+            f"{report['before']['in_scope_accuracy']:.1%} -> {report['after']['in_scope_accuracy']:.1%}, "
+            f"calibration error {report['calibration']['calibration_error_after']}"
         )
     small = per_skill(load_hwu(HWU)[1], SHOTS)
     router, _ = train(tree, examples_from_dataset(small, tree), engine)

@@ -10,7 +10,17 @@ from typing import Any
 import numpy as np
 
 from ..tree.tree import SkillTree
-from ._head import Head, HeadData, Vocabulary, calibration_error, fit, log_loss, temperature, top_probability
+from ._head import (
+    Head,
+    HeadData,
+    Vocabulary,
+    calibration_error,
+    fit,
+    mean_head,
+    row_losses,
+    temperature,
+    top_probability,
+)
 from .learned import LearnedRouter
 from .scoring import LeafScorer
 
@@ -22,6 +32,11 @@ BETAS = (2.0, 8.0, 32.0)  # weights of the untrained scores tried: little data l
 # Without `none` rows, `none` takes only held-out in-scope requests less sure than this share of them: nothing says
 # what an out-of-scope request looks like, and each share held back cost as much leaf accuracy (HWU64, 10 per skill).
 REJECT_IN_SCOPE = 0.0
+# The router is the mean of the heads of at most this many settings, the best on the held-out rows and within noise
+# of the best one (:func:`_within_noise`): which one setting is best is decided by ~130 held-out rows at 10 per skill,
+# and a lucky one costs a point or two on the test split; the mean (linear, so routing costs what one head does)
+# keeps most of the best one's gain on every draw. With thousands of held-out rows the best stands out, alone.
+BLENDED_SETTINGS = 3
 
 Encoder = Callable[[list[str], Callable[[str, int, int], None]], tuple[np.ndarray, np.ndarray]]
 """``(texts, progress) -> (vectors, untrained scores)``: what :func:`encode` computes, perhaps elsewhere (a cluster)."""
@@ -43,6 +58,16 @@ def encode(
         if i % 500 == 0 or i == len(texts) - 1:
             tell("scoring", i + 1, len(texts))
     return np.asarray(vectors, dtype=np.float32), priors
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One fit's strength and weight of the untrained scores, and the scale its logits enter the mean with
+    (1 / the temperature that suited it on the held-out rows, so no setting outweighs the others by its scale)."""
+
+    l2: float
+    beta: float
+    scale: float = 1.0
 
 
 @dataclass
@@ -92,7 +117,7 @@ class Fitter:
         self.none_offset = 0.0  # without `none` rows: where `none` starts above the skills' mean bias, set on test rows
         self.none_shift = 0.0  # with `none` rows: the move of the learned `none` that balances the held-out rows
         self.temperature = 1.0
-        self.chosen: tuple[Part, Head] | None = None  # the first fold's part and head at the strength chosen
+        self.chosen: tuple[Part, dict[Setting, Head]] | None = None  # the first fold's part and head of each setting
 
     # -- parts and fits ------------------------------------------------------------
 
@@ -161,9 +186,9 @@ class Fitter:
             dict(meta or {}),
         )
 
-    def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedRouter], float, float]:
-        """The weight of the untrained scores and the strength that predict the folds' test rows best, each fitted
-        without them.
+    def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedRouter], list[Setting]]:
+        """The settings (weight of the untrained scores, strength) that predict the folds' test rows best, each fitted
+        without them: the :data:`BLENDED_SETTINGS` best, whose heads' mean is the router.
 
         ``folds`` are (rows to fit on, rows to test on): one held-out share, or
         the folds of a cross-validation when there are too few rows to hold any
@@ -171,22 +196,23 @@ class Fitter:
         temperature that suits it (smooth, where the share ranked first barely
         moves on a few hundred rows); ties go to the most ranked first, then to
         the stronger regularisation (nearer the untrained scores). Down the path
-        of strengths of one weight, the weaker ones are left untried once
-        :data:`PATIENCE` in a row did worse than that weight's best, or than
-        an earlier weight at the same strength (the weights part as the
-        strength weakens; one behind twice does not catch up). ``none`` is then placed and the
+        of strengths of one weight, once it has done better than its strongest
+        (which the first weak steps away from the untrained scores often do
+        not), the weaker ones are left untried once :data:`PATIENCE` in a row
+        did worse than that weight's best, or than an earlier weight at the
+        same strength (the weights part as the strength weakens; one behind
+        twice does not catch up). ``none`` is then placed and the
         temperature fitted on every test row, each scored by the router fitted
-        without it. Returns those routers (one per fold), the strength and the
-        weight.
+        without it. Returns those routers (one per fold) and the settings.
         """
         parts = [(self.part(np.asarray(train, dtype=int)), list(test)) for train, test in folds]
         truths = [np.array([self.position.get(self.rows[i].skill or "", -1) for i in test]) for _, test in parts]
-        best: tuple[tuple[float, int], list[Head], float, float] | None = None
+        tried: list[tuple[tuple[float, int], list[Head], Setting, np.ndarray]] = []
         best_at: dict[float, tuple[float, int]] = {}  # the best score at each strength, over the weights tried
         steps, done = len(BETAS) * len(L2_PATH) * len(parts), 0
         for beta in BETAS:
             heads = [self.start(part, beta) for part, _ in parts]
-            beta_best, worse, behind = None, 0, 0
+            beta_best, worse, behind, improved = None, 0, 0, False
             for l2 in L2_PATH:
                 if worse >= PATIENCE or behind >= PATIENCE:
                     done += len(parts)
@@ -200,16 +226,19 @@ class Fitter:
                     wanted.append(truths[k][inside])
                     done += 1
                     self._tell("fitting", done, steps + 1)
-                score = _calibrated_score(np.vstack(scored), np.concatenate(wanted))
-                worse = 0 if beta_best is None or score > beta_best else worse + 1
-                behind = behind + 1 if l2 in best_at and score < best_at[l2] else 0
+                score, scale, losses = _calibrated_score(np.vstack(scored), np.concatenate(wanted))
+                improved = improved or (beta_best is not None and score > beta_best)
+                worse = 0 if beta_best is None or score > beta_best or not improved else worse + 1
+                behind = behind + 1 if improved and l2 in best_at and score < best_at[l2] else 0
                 beta_best = score if beta_best is None else max(beta_best, score)
                 best_at[l2] = max(best_at.get(l2, score), score)
-                if best is None or score > best[0]:
-                    best = (score, list(heads), l2, beta)
-        assert best is not None
-        _, heads, l2, beta = best
-        self.chosen = (parts[0][0], heads[0])
+                tried.append((score, list(heads), Setting(l2, beta, scale), losses))
+        ranked = sorted(tried, key=lambda entry: entry[0], reverse=True)[:BLENDED_SETTINGS]
+        best = [entry for entry in ranked if _within_noise(entry[3], ranked[0][3])]
+        settings = [setting for _, _, setting, _ in best]
+        scales = [setting.scale for setting in settings]
+        heads = [mean_head([fitted[k] for _, fitted, _, _ in best], scales) for k in range(len(parts))]
+        self.chosen = (parts[0][0], {setting: fitted[0] for _, fitted, setting, _ in best})
         self.none_offset, self.none_shift = 0.0, 0.0
         test_rows = [i for _, test in parts for i in test]
         leaves, none = self._pooled([self.router(part, head) for (part, _), head in zip(parts, heads)], parts)
@@ -227,7 +256,7 @@ class Fitter:
         self.temperature = temperature(np.hstack([leaves, none[:, None]]), truth)
         for router in routers:
             router.temperature = self.temperature
-        return routers, l2, beta
+        return routers, settings
 
     def _pooled(
         self, routers: list[LearnedRouter], parts: list[tuple[Part, list[int]]]
@@ -236,23 +265,25 @@ class Fitter:
         scored = [self.logits(router, test) for router, (_, test) in zip(routers, parts)]
         return np.vstack([leaves for leaves, _ in scored]), np.concatenate([none for _, none in scored])
 
-    def fit_all(self, l2: float, beta: float) -> LearnedRouter:
-        """The router fitted on every row, at the strength and weight chosen (held-out ``none`` and temperature kept).
+    def fit_all(self, settings: Sequence[Setting]) -> LearnedRouter:
+        """The router fitted on every row: the mean of a head per setting chosen (held-out ``none`` and temperature kept).
 
-        The fit starts from the first fold's head at that strength (what most of the rows already taught), where
+        Each fit starts from the first fold's head of its setting (what most of the rows already taught), where
         :meth:`choose` made one: the loss is the same, its minimum is reached in a fraction of the steps.
         """
         part = self.part(np.arange(len(self.rows)))
-        head = fit(part.data, part.width, l2=l2, start=self._warm_start(part, beta))
-        self._tell("fitting", 1, 1)
-        return self.router(part, head)
+        heads = []
+        for done, setting in enumerate(settings, start=1):
+            heads.append(fit(part.data, part.width, l2=setting.l2, start=self._warm_start(part, setting)))
+            self._tell("fitting", done, len(settings))
+        return self.router(part, mean_head(heads, [setting.scale for setting in settings]))
 
-    def _warm_start(self, part: Part, beta: float) -> Head:
-        """``part``'s head at the weight ``beta``, holding the chosen fold head's rows for the classes both have."""
-        head = self.start(part, beta)
-        if self.chosen is None or self.chosen[1].beta != beta:
+    def _warm_start(self, part: Part, setting: Setting) -> Head:
+        """``part``'s head at ``setting``'s weight, holding the chosen fold head's rows for the classes both have."""
+        head = self.start(part, setting.beta)
+        if self.chosen is None or setting not in self.chosen[1]:
             return head
-        fold, fitted = self.chosen
+        fold, fitted = self.chosen[0], self.chosen[1][setting]
         classes = [*fold.skills, *([None] if fold.learn_none else [])]
         wanted = {name: k for k, name in enumerate([*part.skills, *([None] if part.learn_none else [])])}
         for k, name in enumerate(classes):
@@ -364,13 +395,23 @@ class Fitter:
         return np.hstack([leaves, none[:, None]]), truth
 
 
-def _calibrated_score(leaves: np.ndarray, truth: np.ndarray) -> tuple[float, int]:
+def _calibrated_score(leaves: np.ndarray, truth: np.ndarray) -> tuple[tuple[float, int], float, np.ndarray]:
     """How well ``leaves`` rank ``truth``, higher is better: minus the log loss at the temperature that suits them
-    best (so weights of the untrained scores, which scale the logits, compare fairly), then how many rank first."""
+    best (so weights of the untrained scores, which scale the logits, compare fairly), then how many rank first;
+    1 / that temperature; and each row's loss at it."""
     if not len(truth):
-        return (0.0, 0)
-    loss = log_loss(leaves / temperature(leaves, truth), truth)
-    return (-round(loss, 6), int((leaves.argmax(axis=1) == truth).sum()))
+        return (0.0, 0), 1.0, np.zeros(0)
+    fitted = temperature(leaves, truth)
+    losses = row_losses(leaves / fitted, truth)
+    return (-round(float(losses.mean()), 6), int((leaves.argmax(axis=1) == truth).sum())), 1.0 / fitted, losses
+
+
+def _within_noise(losses: np.ndarray, best: np.ndarray) -> bool:
+    """Whether ``losses`` are worse than ``best`` (the same rows') by at most one standard error of the mean difference."""
+    if len(losses) < 2:
+        return bool(losses.sum() <= best.sum())
+    difference = losses - best
+    return bool(difference.mean() <= difference.std(ddof=1) / np.sqrt(len(difference)))
 
 
 def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:

@@ -113,6 +113,17 @@ class Head:
         return cls(np.zeros((classes, dimension)), np.zeros((classes, vocabulary)), np.zeros(classes), float(beta))
 
 
+def mean_head(heads: Sequence[Head], scales: Sequence[float]) -> Head:
+    """The head whose logits are the mean of ``heads``' logits, each times its scale (logits are linear in a head)."""
+    weights = np.asarray(scales, dtype=np.float64) / len(heads)
+    return Head(
+        np.tensordot(weights, np.stack([h.w for h in heads]), axes=1),
+        np.tensordot(weights, np.stack([h.v for h in heads]), axes=1),
+        np.tensordot(weights, np.stack([h.b for h in heads]), axes=1),
+        float(weights @ np.array([h.beta for h in heads])),
+    )
+
+
 def fit(
     data: HeadData,
     classes: int,
@@ -195,9 +206,14 @@ def temperature(logits: np.ndarray, target: np.ndarray) -> float:
 
 def log_loss(logits: np.ndarray, target: np.ndarray) -> float:
     """The mean negative log-probability of ``target`` under the softmax of ``logits``."""
+    return float(row_losses(logits, target).mean())
+
+
+def row_losses(logits: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Each row's negative log-probability of its ``target`` under the softmax of its ``logits``."""
     z = logits - logits.max(axis=1, keepdims=True)
     log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    return -float(log_p[np.arange(len(target)), target].mean())
+    return -log_p[np.arange(len(target)), target]
 
 
 def top_probability(logits: np.ndarray, temperature_: float) -> np.ndarray:

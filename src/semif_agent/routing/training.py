@@ -229,7 +229,7 @@ def train(
     """
     import numpy as np
 
-    from ._fitting import Fitter
+    from ._fitting import Fitter, Setting
 
     rows = [r for r in rows if r.skill is None or r.skill in tree.skills]
     if not any(r.skill is not None for r in rows):
@@ -245,18 +245,18 @@ def train(
     taught = {r.skill for r in rows if r.skill is not None} | {r.wrong for r in rows if r.wrong}
     report = TrainingReport(dict(Counter(r.source for r in rows)), len(taught), len(test))
     report.counts["none"] = sum(1 for r in rows if r.skill is None and r.wrong is None)
-    l2, beta = DEFAULT_L2, DEFAULT_BETA
+    settings = [Setting(DEFAULT_L2, DEFAULT_BETA)]
     folds = [(train_rows, test)] if test else _folds(rows)
     if folds:
-        routers, l2, beta = fitter.choose(folds)
+        routers, settings = fitter.choose(folds)
         report.folds = len(folds)
     if test:
         untrained, learned = fitter.untrained_predicted(test), fitter.predicted(routers[0], test)
         report.held_out_routes = HeldOut([rows[i].skill for i in test], untrained, learned)
         report.before = fitter.metrics(untrained, test)
         report.after, report.calibration = fitter.held_out_metrics(routers[0], test, learned)
-    report.l2 = l2
-    router = fitter.fit_all(l2, beta)
+    report.l2 = settings[0].l2
+    router = fitter.fit_all(settings)
     fitted = time.perf_counter()
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
     router.meta = {
@@ -264,7 +264,8 @@ def train(
         "model": MODEL_ID,
         "tree": tree_fingerprint(tree),
         "skills_in_tree": len(tree.skills),
-        "beta": beta,
+        "beta": settings[0].beta,
+        "settings": [[setting.l2, setting.beta] for setting in settings],
         **report.to_dict(),
     }
     return router, report
