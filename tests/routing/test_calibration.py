@@ -20,6 +20,7 @@ from semif_agent.routing.calibration import (
     expected_calibration_error,
     fit_none_threshold,
     fit_temperature,
+    none_route_score,
 )
 from semif_agent.routing.evaluate import Example, route_all, summarize
 from semif_agent.tree import SkillTree
@@ -323,3 +324,18 @@ def test_strategies_deciding_by_the_engine_get_calibrated_route_probabilities(tm
     route = run_sync(create_strategy(name, tree, engine).aroute("wake me up at six tomorrow"))
     for step in route.decisions:
         assert step.result.probabilities is not None and sum(step.result.probabilities.values()) <= 1 + 1e-9
+
+
+def test_a_route_ended_by_none_scores_none_by_how_terse_the_descriptions_are(tmp_path: Path) -> None:
+    engine = create_engine("local")
+    terse, rich = (LeafScorer(described_tree(tmp_path, r), engine).current() for r in (False, True))
+    assert 1 <= terse.words_per_leaf < 4 < rich.words_per_leaf
+    # terse descriptions score the requests they serve low: a low best score says less that no skill serves it
+    assert none_route_score(terse.words_per_leaf) < none_route_score(rich.words_per_leaf)
+    assert none_route_score(0) == none_route_score(1) == pytest.approx(0.18)
+    strategy = create_strategy("shortlist", described_tree(tmp_path, rich=False), engine)
+    unserved = run_sync(route_all(strategy, [Example("who wrote war and peace", None)]))
+    index = strategy.scorer.current()
+    leaf_scores, _ = strategy.leaf_scores("who wrote war and peace", index)
+    _, expected = strategy.route_probabilities(index, leaf_scores, none_route_score(index.words_per_leaf))
+    assert unserved[0].predicted is None and unserved[0].confidence == pytest.approx(expected)

@@ -97,6 +97,7 @@ class LeafIndex:
         self.keywords: BM25Index | None = None
         self.options: list[Option] = []  # for an engine that scores options as they are
         self.calibration: Calibration | None = None  # fitted on first use (LeafScorer.calibration)
+        self.words_per_leaf = 0.0  # the mean number of words a leaf is embedded as (how terse the tree is)
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
 
@@ -318,6 +319,9 @@ class LeafScorer:
         index = LeafIndex(self.tree, key, np)
         skills: tuple[SkillManifest, ...] = key[0]
         documents = [f"{s.name} {_with_examples(s.description, s.examples, self.examples)}" for s in skills]
+        if skills:
+            words = (len(_WORDS.findall(leaf_text(s.name, s.description).lower())) for s in skills)
+            index.words_per_leaf = sum(words) / len(skills)
         if self.embedded:
             if skills:
                 index.vectors, index.row_starts = self._embed(skills)

@@ -31,7 +31,7 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import EngineConfigError
 from ..tree.router import ChainRouter, Route, RoutedDecision, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
-from .calibration import NONE_ROUTE_SCORE
+from .calibration import none_route_score
 from .scoring import LeafIndex, LeafScorer, can_score
 
 SHORTLIST_QUESTION = "Which skill should handle this request?"
@@ -119,8 +119,8 @@ class _LeafAware:
         the probability that the route ends under it, from the softmax over
         every leaf and ``none`` at the tree's calibration (a skill its own, a
         category its leaves' sum, ``none`` the rest), as the derived decisions
-        do. A route the engine ended with ``none`` has ``none`` scored at
-        :data:`.calibration.NONE_ROUTE_SCORE`, and its last ``none`` the
+        do. A route the engine ended with ``none`` has ``none`` scored by how
+        terse the tree's descriptions are (:func:`.calibration.none_route_score`), and its last ``none`` the
         probability that no skill serves the request (not the rest of the
         leaves, which counts other branches' too). What each decision selected
         is kept. With a temperature given, the engine's own probabilities stay.
@@ -130,7 +130,8 @@ class _LeafAware:
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
         stopped = decisions[-1].result.selected == NONE_ID
-        leaves, none_probability = self.route_probabilities(index, leaf_scores, NONE_ROUTE_SCORE if stopped else none)
+        none_score = none_route_score(index.words_per_leaf) if stopped else none
+        leaves, none_probability = self.route_probabilities(index, leaf_scores, none_score)
         for at in range(start, len(decisions)):
             step = decisions[at]
             masses = self._option_masses(index, step, decisions[at - 1].result.selected if at else "", leaves)
