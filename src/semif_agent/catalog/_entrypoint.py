@@ -15,7 +15,6 @@ import inspect
 import json
 import os
 import sys
-from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
 
@@ -40,8 +39,8 @@ def run(payload: dict[str, Any], channel: object) -> None:
     sys.path.insert(0, os.path.dirname(script))
     fields = payload["ctx"]
     ctx = SkillScriptContext(
-        workspace_root=Path(fields["workspace_root"]),
-        skill_dir=Path(fields["skill_dir"]),
+        workspace_root=fields["workspace_root"],
+        skill_dir=fields["skill_dir"],
         skill_id=fields["skill_id"],
         skill_name=fields["skill_name"],
         env=dict(payload["env"]) if "env" in payload else dict(os.environ),
