@@ -6,9 +6,10 @@ Standard library only: the warm worker imports this module to build the context.
 from __future__ import annotations
 
 import os
-from dataclasses import FrozenInstanceError
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _FIELDS = ("workspace_root", "skill_dir", "skill_id", "skill_name", "env", "hook_type")
 
@@ -67,15 +68,21 @@ class SkillScriptContext:
     def _folder_paths(self) -> tuple[Path, Path]:
         paths = self._paths
         if paths is None:
+            from pathlib import Path  # here: the warm worker imports it once a call has needed it
+
             workspace_root, skill_dir = self._folders
             paths = (Path(workspace_root), Path(skill_dir))
             object.__setattr__(self, "_paths", paths)
         return paths
 
     def __setattr__(self, name: str, value: Any) -> None:
+        from dataclasses import FrozenInstanceError  # what a frozen dataclass raises, as this was one
+
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def _values(self) -> tuple[object, ...]:
