@@ -93,6 +93,10 @@ class SkillScriptContext:
             return NotImplemented
         return self._values() == other._values()  # unhashable, as a class with __eq__ and no __hash__: env is a dict
 
+    def __reduce__(self) -> tuple[type[SkillScriptContext], tuple[object, ...]]:
+        """Copied and pickled through the constructor (its fields are read-only)."""
+        return self.__class__, (*self._folders, self.skill_id, self.skill_name, self.env, self.hook_type)
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS)
         return f"{self.__class__.__name__}({fields})"
