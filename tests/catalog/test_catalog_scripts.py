@@ -26,7 +26,15 @@ ENTRYPOINT = """
     def entrypoint(argv, ctx):
         print("printed by", ctx.skill_id)
         return {"argv": argv, "hook": ctx.hook_type, "cwd": os.getcwd(), "dir": str(ctx.skill_dir),
-                "work": str(ctx.workspace_root), "name": ctx.skill_name, "env_id": ctx.env["SKILL_ID"]}
+                "work": str(ctx.workspace_root), "name": ctx.skill_name, "env_id": ctx.env["SKILL_ID"],
+                "inside": str(ctx.skill_dir / "scripts"), "read_only": _read_only(ctx)}
+
+    def _read_only(ctx):
+        try:
+            ctx.skill_id = "other"
+        except AttributeError:
+            return ctx.skill_id
+        return "changed"
 """
 
 
@@ -85,6 +93,9 @@ async def test_an_entrypoint_runs_in_a_warm_worker_with_its_context(registry, ma
     assert result.stdout.startswith("printed by custom@tools\n")
     assert '"hook": "pre_step"' in result.stdout and '"env_id": "custom@tools"' in result.stdout
     assert f'"cwd": "{runtime.workspace_root()}"' in result.stdout
+    value = json.loads(result.stdout.split("\n", 1)[1])
+    assert value["work"] == str(runtime.workspace_root()) and value["inside"] == value["dir"] + "/scripts"
+    assert value["read_only"] == "custom@tools"
     assert worker_pool.pids and all(pid != os.getpid() for pid in worker_pool.pids)
     assert (
         await runtime.run_skill_script("tools", "scripts/one_arg.py", ["a", "b"], timeout_sec=10)

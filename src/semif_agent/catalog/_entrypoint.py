@@ -11,11 +11,9 @@ this module at start (:func:`~semif_agent.sandbox.pool.preload_everywhere`), so 
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import sys
-from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
 
@@ -25,7 +23,8 @@ from .context import SkillScriptContext
 _PLAIN = frozenset({str, bytes, dict, list, tuple, int, float, type(None)})
 """What an entrypoint returns most: never awaitable, told without :func:`inspect.isawaitable`, whose
 abstract-class check costs a forked child a hundred pages copied on write."""
-_CO_VARARGS = inspect.CO_VARARGS
+_CO_VARARGS = 0x04  # inspect.CO_VARARGS: inspect (with ast, dis, enum, tokenize) is imported only where needed,
+# it would add a fifth to the worker's memory, which every call's fork copies the page tables of
 
 
 def prepare_in_worker(payload: dict[str, Any]) -> None:
@@ -40,8 +39,8 @@ def run(payload: dict[str, Any], channel: object) -> None:
     sys.path.insert(0, os.path.dirname(script))
     fields = payload["ctx"]
     ctx = SkillScriptContext(
-        workspace_root=Path(fields["workspace_root"]),
-        skill_dir=Path(fields["skill_dir"]),
+        workspace_root=fields["workspace_root"],
+        skill_dir=fields["skill_dir"],
         skill_id=fields["skill_id"],
         skill_name=fields["skill_name"],
         env=dict(payload["env"]) if "env" in payload else dict(os.environ),
@@ -52,7 +51,7 @@ def run(payload: dict[str, Any], channel: object) -> None:
     if not callable(entrypoint):
         raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
     value = entrypoint(argv, ctx) if _takes_context(entrypoint) else entrypoint(argv)
-    if type(value) not in _PLAIN and inspect.isawaitable(value):
+    if type(value) not in _PLAIN and _awaitable(value):
         import asyncio
 
         value = asyncio.run(_awaited(value))
@@ -83,6 +82,8 @@ def _takes_context(entrypoint: Any) -> bool:
         if any(name not in (entrypoint.__kwdefaults__ or {}) for name in keyword_names) or required > 2:
             return False
         return positional >= 2 or bool(code.co_flags & _CO_VARARGS)
+    import inspect
+
     try:
         inspect.signature(entrypoint).bind([], None)
     except TypeError:
@@ -90,6 +91,12 @@ def _takes_context(entrypoint: Any) -> bool:
     except ValueError:
         return True
     return True
+
+
+def _awaitable(value: object) -> bool:
+    import inspect
+
+    return inspect.isawaitable(value)
 
 
 async def _awaited(awaitable: Any) -> Any:

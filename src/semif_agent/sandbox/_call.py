@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its fun
 else:
     import _signal  # the C module: the signal module's enum wrappers would cost every call
 
-WARM_LATER = frozenset({"asyncio"})
+WARM_LATER = frozenset({"asyncio", "pathlib", "inspect"})
 """Heavy modules the worker imports once a call has needed them, so later calls find them warm."""
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's own limit

@@ -192,14 +192,19 @@ def set_memory_limit(path: str, limit_bytes: int) -> bool:
     return _write(os.path.join(path, "memory.limit_in_bytes"), str(int(limit_bytes)))
 
 
+_OOM_FILES = ["memory.events", "memory.oom_control"]  # cgroup v2's, v1's: the one that answered last first
+
+
 def oom_kills(path: str) -> int:
     """How many processes the kernel killed so far for going past cgroup ``path``'s memory cap."""
-    for name in ("memory.events", "memory.oom_control"):
+    for name in list(_OOM_FILES):
         try:
             with open(os.path.join(path, name), encoding="ascii") as handle:
                 for line in handle:
                     key, _space, value = line.partition(" ")
                     if key == "oom_kill":
+                        if name != _OOM_FILES[0]:  # a worker reads it twice a call: no failed open each time
+                            _OOM_FILES.reverse()
                         return int(value)
         except (OSError, ValueError):
             continue

@@ -46,6 +46,14 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc_holding_gil = ctypes.PyDLL(None, use_errno=True)  # os.fork keeps the GIL across fork(); so do we
 _machine = os.uname().machine.lower()
 _LINUX = sys.platform.startswith("linux")
+_FORK_HOOKS = (
+    ctypes.pythonapi.PyOS_BeforeFork,
+    ctypes.pythonapi.PyOS_AfterFork_Child,
+    ctypes.pythonapi.PyOS_AfterFork_Parent,
+)
+_clone_arguments: dict[int, tuple[object, ...]] = {}
+"""The ``clone`` call's arguments by namespace flags, made once: building and freeing them in every
+forked child cost it a hundred pages copied on write (half its fork's)."""
 _tid_field: int | None = None  # address of this thread's cached tid in glibc's struct pthread, once found
 
 
@@ -63,26 +71,24 @@ def fork_namespaced(flags: int) -> int:
     privilege, namespaces disabled) or the machine is not one we know the
     ``clone`` system call of; the caller then falls back to :func:`os.fork`.
     """
-    number = _SYS_CLONE.get(_machine) if _LINUX else None
-    if number is None:
-        raise OSError(0, f"no clone system call known for {_machine or 'this machine'}")
-    tid_field = _find_tid_field()
-    clone_flags = flags | _signal.SIGCHLD | (_CLONE_CHILD_SETTID if tid_field else 0)
-    api = ctypes.pythonapi
-    api.PyOS_BeforeFork()
-    pid = _libc_holding_gil.syscall(
-        ctypes.c_long(number),
-        ctypes.c_ulong(clone_flags),
-        None,
-        None,
-        ctypes.c_void_p(tid_field),
-        ctypes.c_void_p(tid_field),
-    )
+    arguments = _clone_arguments.get(flags)
+    if arguments is None:
+        number = _SYS_CLONE.get(_machine) if _LINUX else None
+        if number is None:
+            raise OSError(0, f"no clone system call known for {_machine or 'this machine'}")
+        tid_field = _find_tid_field()
+        clone_flags = flags | _signal.SIGCHLD | (_CLONE_CHILD_SETTID if tid_field else 0)
+        tid = ctypes.c_void_p(tid_field)
+        arguments = (ctypes.c_long(number), ctypes.c_ulong(clone_flags), None, None, tid, tid)
+        _clone_arguments[flags] = arguments
+    before, after_in_child, after_in_parent = _FORK_HOOKS
+    before()
+    pid = _libc_holding_gil.syscall(*arguments)
     if pid == 0:
-        api.PyOS_AfterFork_Child()
+        after_in_child()
         return 0
     errno = ctypes.get_errno()
-    api.PyOS_AfterFork_Parent()
+    after_in_parent()
     if pid < 0:
         raise OSError(errno, os.strerror(errno))
     return pid

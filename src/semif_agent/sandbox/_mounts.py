@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 from typing import Any
 
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -93,7 +94,9 @@ def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hi
     What a long-lived parent made once (:func:`prepare_shared_view`) is inherited, not made again.
     """
     size = _size(tmpfs_bytes)
-    own_tmp = "/tmp" in {os.path.abspath(path) for path in keep_under_tmp}  # /tmp itself is the call's: left as is
+    own_tmp = any(  # /tmp itself is the call's: left as is (only a relative path or one naming tmp can be it)
+        os.path.abspath(path) == "/tmp" for path in keep_under_tmp if "tmp" in path or not path.startswith("/")
+    )
     if _ahead:
         return _finish_ahead(keep_under_tmp, size, own_tmp=own_tmp)
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
@@ -253,7 +256,7 @@ def _bind_kept(kept: list[tuple[str, int]]) -> bool:
     """Bind each opened ``(path, fd)`` at its path, made (folder or empty file) in the fresh tmpfs above it."""
     held = True
     for path, fd in kept:
-        if os.path.isdir(f"/proc/self/fd/{fd}"):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):  # not through /proc: a lookup there costs more than the bind
             os.makedirs(path, exist_ok=True)
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
