@@ -228,6 +228,7 @@ class _Run:
     def __init__(self, runner: SkillRunner, request: Request) -> None:
         self.runner = runner
         self.request = request
+        self.workspace = runner.workspace.at_run_start()  # the run's paths, each resolved once
         self.run_id = request.id
         self.rows: list[dict[str, Any]] = []
         self.skill: str | None = None
@@ -277,7 +278,7 @@ class _Run:
             evidence = gather_evidence(text, action, Changes(), skill=skill)
             return self.finish(route, action, settled("failure", "the skill is a stub", evidence, "stub"))
         try:
-            source = verify_body(self.runner.workspace, skill)  # a body changed since it passed is checked again
+            source = verify_body(self.workspace, skill)  # a body changed since it passed is checked again
         except SkillError as exc:
             action = ActionResult(action_log=f"{skill.name}: cannot load the skill: {exc}", new_state=text)
             assessment = await self.assess(action, Changes(), error=str(exc), skill=skill)
@@ -293,7 +294,7 @@ class _Run:
                 skill,
                 source,
                 self.request,
-                workspace=self.runner.workspace,
+                workspace=self.workspace,
                 engine=engine,
                 run_id=self.run_id,
                 timeout=self.runner.body_timeout,
@@ -320,7 +321,7 @@ class _Run:
         run = SkillMdRun(
             self.request,
             skill,
-            self.runner.workspace,
+            self.workspace,
             self.run_id,
             allow_scripts=self.runner.allow_scripts,
             log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind),
@@ -353,7 +354,7 @@ class _Run:
         """Hold the act lock from a snapshot of the write dirs (with before-images) to the one after what the block
         did; then ``changes`` are the block's, and their before-images are kept for ``semif undo``."""
         acted = _Acted()
-        ws = self.runner.workspace
+        ws = self.workspace
         async with self.runner.act_lock:
             before = self._observe()
             images = ImageStore.of(ws).keep(before)  # reads only the files changed since they were last kept
@@ -368,7 +369,7 @@ class _Run:
     def _observe(self, since: Observation | None = None) -> Observation:
         """The data dirs now, less the workspace's own records (the decision and model-call logs); after the run
         (``since`` the snapshot before), the texts and hashes of the files it changed."""
-        ws = self.runner.workspace
+        ws = self.workspace
         return observe(
             ws.write_roots,
             ignore=(self.runner.log.path, ws.model_calls_path),

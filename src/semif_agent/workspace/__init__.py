@@ -86,6 +86,10 @@ class Workspace:
         """``path`` made absolute against the workspace root."""
         return (self.root / Path(path).expanduser()).resolve()
 
+    def at_run_start(self) -> Workspace:
+        """This workspace with its paths resolved at most once, from now on (:class:`RunPaths`): one run's view."""
+        return RunPaths(root=self.root, settings=self.settings)
+
     @property
     def data_dir(self) -> Path:
         return self.resolve(self.settings["paths"].get("data", "data"))
@@ -138,6 +142,26 @@ class Workspace:
             config[key] = str(self.resolve(value))
         config["workspace"] = str(self.root)
         return config
+
+
+@dataclass
+class RunPaths(Workspace):
+    """One run's view of a workspace: each path is resolved the first time it is asked, then kept for the run.
+
+    Made fresh for each run (:meth:`Workspace.at_run_start`) and never kept
+    past it: a folder or link changed between runs is seen by the next run,
+    and everything one run confines, observes and records names the same
+    folders, the ones the paths led to when the run first asked.
+    """
+
+    _resolved: dict[str, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        key = os.fspath(path)
+        resolved = self._resolved.get(key)
+        if resolved is None:
+            resolved = self._resolved[key] = super().resolve(path)
+        return resolved
 
 
 def _read(settings_file: Path) -> dict[str, Any]:
