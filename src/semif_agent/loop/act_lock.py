@@ -55,13 +55,14 @@ class ActLock:
         """The act lock of ``workspace`` (anything with a ``data_dir``)."""
         return cls(Path(workspace.data_dir) / LOCK_NAME, on_wait=on_wait)
 
-    def _open(self) -> int | None:
-        """A descriptor to lock, or None when this context holds the lock already (or flock does not exist)."""
+    def _open(self) -> tuple[str, int | None]:
+        """The lock's real path, and a descriptor to lock, or None when this context holds the lock already (or
+        flock does not exist)."""
         key = os.path.realpath(self.path)
         if fcntl is None or any(held == key for held, _ in _held.get()):
-            return None
+            return key, None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        return key, os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
 
     def _busy(self, fd: int) -> Iterator[None]:
         """Yields while another holds the lock (the caller sleeps between), telling ``on_wait`` once; then takes it."""
@@ -77,12 +78,12 @@ class ActLock:
                 continue
             return
 
-    def _entered(self, fd: int | None) -> ActLock:
-        _held.set((*_held.get(), (os.path.realpath(self.path), fd)))
+    def _entered(self, key: str, fd: int | None) -> ActLock:
+        _held.set((*_held.get(), (key, fd)))
         return self
 
     async def __aenter__(self) -> ActLock:
-        fd = self._open()
+        key, fd = self._open()
         if fd is not None:
             try:
                 for _ in self._busy(fd):
@@ -90,10 +91,10 @@ class ActLock:
             except BaseException:
                 os.close(fd)
                 raise
-        return self._entered(fd)
+        return self._entered(key, fd)
 
     def __enter__(self) -> ActLock:
-        fd = self._open()
+        key, fd = self._open()
         if fd is not None:
             try:
                 for _ in self._busy(fd):
@@ -101,7 +102,7 @@ class ActLock:
             except BaseException:
                 os.close(fd)
                 raise
-        return self._entered(fd)
+        return self._entered(key, fd)
 
     def _exit(self) -> None:
         """Leave the innermost entry of this lock in this context; closing its descriptor releases the lock."""

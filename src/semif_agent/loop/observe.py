@@ -99,7 +99,8 @@ def observe(
     texts: bool = False,
     since: Observation | None = None,
 ) -> Observation:
-    """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``.
+    """Snapshot every file under ``roots`` (bounded), except the paths in ``ignore``; all of them, and ``base``,
+    are taken as given, resolved already (a run resolves its paths once, :class:`~semif_agent.workspace.RunPaths`).
 
     Files are named relative to ``base`` (the workspace) when they lie in it,
     else relative to their root's parent folder. With ``texts``, the contents
@@ -112,10 +113,10 @@ def observe(
     paths: dict[str, str] = {}
     hashes: dict[str, str] = {}
     budget = TEXTS_KEPT if texts else 0
-    skip = {os.path.realpath(p) for p in ignore}
-    top = os.path.realpath(base) if base is not None else None
+    skip = {os.fspath(p) for p in ignore}
+    top = os.fspath(base) if base is not None else None
     for root in roots:
-        base_dir = os.path.realpath(root)
+        base_dir = os.fspath(root)
         names_from = os.path.dirname(base_dir)
         if top is not None and (base_dir + os.sep).startswith(top + os.sep):
             names_from = top

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,7 +373,7 @@ class _Run:
         ws = self.workspace
         return observe(
             ws.write_roots,
-            ignore=(self.runner.log.path, ws.model_calls_path),
+            ignore=(ws.resolve(os.path.abspath(self.runner.log.path)), ws.model_calls_path),
             base=ws.root,
             texts=since is not None,
             since=since,
