@@ -117,13 +117,15 @@ def _keep_image(images: BeforeImages, sha: str, dest: Path) -> bool:
 def _prune(root: Path) -> None:
     """Keep only the newest :data:`RUNS_KEPT` runs' records."""
     try:
-        folders = sorted(
-            (p for p in root.iterdir() if p.is_dir() and p.name != STORE_DIR), key=lambda p: p.stat().st_mtime_ns
-        )
+        with os.scandir(root) as entries:  # the folders' types come with the listing: no stat unless some must go
+            folders = [entry for entry in entries if entry.is_dir() and entry.name != STORE_DIR]
+        if len(folders) <= RUNS_KEPT:
+            return
+        folders.sort(key=lambda entry: entry.stat().st_mtime_ns)
     except OSError:
         return
-    for stale in folders[: max(0, len(folders) - RUNS_KEPT)]:
-        shutil.rmtree(stale, ignore_errors=True)
+    for stale in folders[: len(folders) - RUNS_KEPT]:
+        shutil.rmtree(stale.path, ignore_errors=True)
 
 
 @dataclass

@@ -44,7 +44,7 @@ from .migrate import migrate
 from .records import check_write_dirs
 from .settings import FOLDERS, check_types, merged
 
-__all__ = ["FOLDERS", "SETTINGS_FILE", "Workspace", "default_workspace_dir", "find_workspace"]
+__all__ = ["FOLDERS", "SETTINGS_FILE", "RunPaths", "Workspace", "default_workspace_dir", "find_workspace"]
 
 SETTINGS_FILE = "semif.toml"
 
