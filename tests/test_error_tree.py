@@ -238,6 +238,7 @@ NOT_BUILT_BY_CALLERS = {
     "LoadResult": "a result",
     "RefreshReport": "a result",
     "ScriptRunResult": "a result",
+    "RunPaths": "built by Workspace.at_run_start from a workspace already checked",
     "SkillDescriptor": "built by the SKILL.md loader (SkillParseError)",
     "SkillDocument": "built by the parser",
     "SkillIssue": "a result",
