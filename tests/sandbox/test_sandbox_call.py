@@ -33,6 +33,15 @@ async def test_a_call_returns_its_value_and_output(call, capfd):
     assert "to stdout" not in capfd.readouterr().out
 
 
+async def test_a_pattern_a_call_compiled_is_compiled_for_the_next_calls(call):
+    pattern = r"warm (?P<word>\w+) pattern \d+$"
+    first = await call([{"regex": pattern}])
+    assert (first.ok, first.value) == (True, {"answers": [False]}), first
+    later = [await call([{"regex": pattern}]) for _ in range(4)]  # the pool's two workers, each learns it once
+    assert all(result.ok for result in later), later
+    assert {"answers": [True]} in [result.value for result in later], later
+
+
 async def test_questions_get_the_handlers_answers_in_order(call):
     seen = []
 

@@ -39,11 +39,21 @@ MAX_DEPTH = 64
 CLAIMS = frozenset({"memory", "exception"})
 """The error types a child may report for itself (what it ran out of, that its function raised)."""
 Said = (
-    tuple[Literal["ask"], dict[str, Any]] | tuple[Literal["held"], dict[str, str]] | tuple[Literal["warm"], list[str]]
+    tuple[Literal["ask"], dict[str, Any]]
+    | tuple[Literal["held"], dict[str, str]]
+    | tuple[Literal["warm"], list[str]]
+    | tuple[Literal["patterns"], list[tuple[str, int]]]
 )
-"""What a line asks of the worker: a question to relay, the confinement that held, modules to import."""
+"""What a line asks of the worker: a question to relay, the confinement that held, modules to import,
+regular expressions to compile."""
+PATTERNS_MOST = 16
+"""The most regular expressions one call tells the worker of (those it compiled, :data:`PATTERN_CHARS_MOST` at most)."""
+PATTERN_CHARS_MOST = 1000
+PATTERN_FLAGS = 2 | 8 | 16 | 32 | 64 | 256
+"""The flags of a pattern the worker compiles: IGNORECASE, MULTILINE, DOTALL, UNICODE, VERBOSE, ASCII (no DEBUG)."""
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W"})  # a question, the value, an error type, confinement, warm modules
+_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W", b"P"})  # a question, the value, an error type, confinement,
+# warm modules, patterns compiled
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # opening: +1, closing: -1 (signed bytes)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
@@ -94,12 +104,12 @@ def decode_line(line: bytes, max_bytes: int) -> tuple[bytes, object]:
 class Heard:
     """What one call's child has said so far, each line checked (see the module's documentation)."""
 
-    __slots__ = ("call_id", "max_bytes", "lines", "asking", "value", "has_value", "claimed", "warmed")
+    __slots__ = ("call_id", "max_bytes", "lines", "asking", "value", "has_value", "claimed", "warmed", "patterned")
 
     def __init__(self, call_id: int, max_bytes: int) -> None:
         self.call_id, self.max_bytes = call_id, max_bytes
         self.lines = 0
-        self.asking = self.has_value = self.warmed = False
+        self.asking = self.has_value = self.warmed = self.patterned = False
         self.value: object = None
         self.claimed = ""  # the error type the child reported for itself: one of CLAIMS, or nothing
 
@@ -109,7 +119,8 @@ class Heard:
         Returns what the worker acts on, or None: ``("ask", message)`` a
         question to relay, ``("held", {name: how})`` the confinement the child
         set up (only as its first line), ``("warm", [module, ...])`` modules of
-        ``warm_later`` the call imported. Raises ``ValueError`` for a line
+        ``warm_later`` the call imported, ``("patterns", [(pattern, flags), ...])`` regular expressions it
+        compiled (text, of :data:`PATTERN_FLAGS`; at most :data:`PATTERNS_MOST`, once). Raises ``ValueError`` for a line
         that breaks the channel's rules.
         """
         kind, data = decode_line(line, self.max_bytes)
@@ -146,6 +157,12 @@ class Heard:
                 raise ValueError("a list of warm modules the worker does not keep")
             self.warmed = True
             return "warm", names
+        if kind == b"P":
+            patterns = _patterns(data)
+            if self.patterned or patterns is None:
+                raise ValueError(f"a list of patterns that is not at most {PATTERNS_MOST} [text, flags], once")
+            self.patterned = True
+            return "patterns", patterns
         raise ValueError("a line of a kind the channel does not know")
 
     def _take_value(self, data: object) -> None:
@@ -156,3 +173,20 @@ class Heard:
         if self.has_value:
             raise ValueError("a second result")
         self.value, self.has_value = data["value"], True
+
+
+def _patterns(data: object) -> list[tuple[str, int]] | None:
+    """The ``[pattern, flags]`` pairs of a ``P`` line, checked; None when it breaks a rule."""
+    if not isinstance(data, list) or len(data) > PATTERNS_MOST:
+        return None
+    patterns = []
+    for item in data:
+        if not (isinstance(item, list) and len(item) == 2):
+            return None
+        pattern, flags = item
+        if not (isinstance(pattern, str) and len(pattern) <= PATTERN_CHARS_MOST):
+            return None
+        if not (type(flags) is int and flags & ~PATTERN_FLAGS == 0 and flags >= 0):
+            return None
+        patterns.append((pattern, flags))
+    return patterns

@@ -82,6 +82,7 @@ class _Worker:
         )
         self.ready.host_netns = self.host_netns
         self.calls: dict[int, Call] = {}
+        self.warmed = self.call.Warmed()
         self.by_id: dict[int, int] = {}
         self.pending_input = bytearray()
         self.selector = selectors.DefaultSelector()
@@ -329,11 +330,8 @@ class _Worker:
             self._send({"id": call.call_id, "kind": "ask", "message": said[1]})
         elif said[0] == "held":  # what the child set up; how its processes are held (which the worker acts on) stays
             call.held.update({key: how for key, how in said[1].items() if key != "processes"})
-        else:
-            for name in said[1]:
-                if name not in sys.modules:
-                    __import__(name)
-                    gc.freeze()
+        else:  # modules to import now, patterns to compile once the call ended
+            self.warmed.take(said)
 
     def _break_channel(self, pid: int, call: Call, what: str) -> None:
         if not call.reported:
@@ -428,6 +426,7 @@ class _Worker:
             self.free_dirs.append(call.run_dir)
         self.by_id.pop(call.call_id, None)
         self._send(line)
+        self.warmed.compile_patterns()
 
     def _collect_last_messages(self, pid: int, call: Call) -> None:
         """Read what the call wrote before it ended (its output, its value), then close its pipes."""

@@ -21,7 +21,8 @@ Steps, in order (each a one-key dict):
 - ``{"write": [text, times]}``: write ``text`` repeated ``times`` on the channel, raw, as code in the
   call could: a forged or malformed line (``$call`` in ``text`` becomes the call's id; each character
   up to U+00FF is the byte it numbers, so lines need not be text);
-- ``{"fill": [path, megabytes]}``: write a file of that many megabytes.
+- ``{"fill": [path, megabytes]}``: write a file of that many megabytes;
+- ``{"regex": pattern}``: whether ``re``'s cache held ``pattern`` already (joins ``answers``), then compile it.
 
 Without a ``return`` step it returns ``{"answers": [...]}``.
 """
@@ -78,6 +79,11 @@ def run_steps(payload: dict[str, Any], channel: Any) -> Any:
             with open(path, "wb") as out:
                 for _ in range(int(megabytes)):
                     out.write(b"x" * (1 << 20))
+        elif action == "regex":
+            import re
+
+            answers.append((str, argument, 0) in getattr(re, "_cache", {}))  # private: the state under test
+            re.compile(argument)
         else:
             raise ValueError(f"unknown step {action!r}")
     return {"answers": answers}
