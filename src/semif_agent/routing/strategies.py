@@ -32,7 +32,7 @@ from ..errors import EngineConfigError
 from ..tree.router import ChainRouter, Route, RoutedDecision, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
 from .calibration import none_route_score
-from .scoring import LeafIndex, LeafScorer, can_score
+from .scoring import LeafIndex, LeafScorer, can_score, top_indexes
 
 SHORTLIST_QUESTION = "Which skill should handle this request?"
 MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
@@ -111,7 +111,13 @@ class _LeafAware:
             found[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
         return found
 
-    def calibrate(self, text: str, decisions: list[RoutedDecision], start: int = 0) -> None:
+    def calibrate(
+        self,
+        text: str,
+        decisions: list[RoutedDecision],
+        start: int = 0,
+        scored: tuple[LeafIndex, Any, float] | None = None,
+    ) -> None:
         """Give the engine's ``decisions[start:]`` (one path down the tree) the calibrated leaves' probabilities.
 
         An engine decision's softmax at its fixed temperature says how its
@@ -123,12 +129,16 @@ class _LeafAware:
         terse the tree's descriptions are (:func:`.calibration.none_route_score`), and its last ``none`` the
         probability that no skill serves the request (not the rest of the
         leaves, which counts other branches' too). What each decision selected
-        is kept. With a temperature given, the engine's own probabilities stay.
+        is kept. With a temperature given, the engine's own probabilities stay. ``scored``: the index, leaf
+        scores and ``none`` score the caller already has for ``text`` (:meth:`leaf_scores`).
         """
         if self.given_temperature or start >= len(decisions):
             return
-        index = self.scorer.current()
-        leaf_scores, none = self.leaf_scores(text, index)
+        if scored is None:
+            index = self.scorer.current()
+            leaf_scores, none = self.leaf_scores(text, index)
+        else:
+            index, leaf_scores, none = scored
         stopped = decisions[-1].result.selected == NONE_ID
         none_score = none_route_score(index.words_per_leaf) if stopped else none
         leaves, none_probability = self.route_probabilities(index, leaf_scores, none_score)
@@ -236,7 +246,7 @@ class Beam(_LeafAware):
             route.decisions.append(step)
             chosen = step.result.selected
             if chosen == NONE_ID:
-                self.calibrate(text, route.decisions, len(route.decisions) - 1)
+                self.calibrate(text, route.decisions, len(route.decisions) - 1, (index, leaf_scores, none))
                 route.reason = "no category's best leaf scores above the threshold"
                 return route
             if chosen in self.tree.skills:
@@ -245,7 +255,7 @@ class Beam(_LeafAware):
             inner = await _chain_from(self.tree, self.engine, text, chosen)
             start = len(route.decisions)
             route.decisions.extend(inner.decisions)
-            self.calibrate(text, route.decisions, start)
+            self.calibrate(text, route.decisions, start, (index, leaf_scores, none))
             if inner.skill is not None:
                 route.skill = inner.skill
                 return route
@@ -266,16 +276,18 @@ class Shortlist(_LeafAware):
         self.size = size
 
     async def aroute(self, text: str) -> Route:
-        top = self.scorer.top(text, self.size)
+        index = self.scorer.current()
+        leaf_scores, none = self.leaf_scores(text, index)
+        top = [index.names[i] for i in top_indexes(leaf_scores, self.size, index.numpy)]
         route = Route(skill=None)
         if not top:
             route.reason = "the skill tree has no skills"
             return route
-        options = [Option(n, self.tree.skills[n].description) for n, _ in top] + [NONE_SKILL]
+        options = [Option(n, self.tree.skills[n].description) for n in top] + [NONE_SKILL]
         asked = DecisionRequest(state=text, question=SHORTLIST_QUESTION, options=options)
         answer = await decide(self.engine, asked)
         route.decisions.append(RoutedDecision("skill", asked, answer))
-        self.calibrate(text, route.decisions)
+        self.calibrate(text, route.decisions, scored=(index, leaf_scores, none))
         if answer.selected == NONE_ID:
             route.reason = "no shortlisted skill fits the request"
         else:
