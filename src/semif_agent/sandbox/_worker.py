@@ -220,9 +220,9 @@ class _Worker:
         fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
         self.ready.view["tmpfs_bytes"] = spec.get("disk_bytes")  # what the next children forked ahead make
         ready = self.ready.take() if fits and self.namespaces_work else None
+        capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
+        memory = self.slots.memory[slot][0] if capped and self.slots is not None and slot is not None else None
         while ready is not None:
-            capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
-            memory = self.slots.memory[slot][0] if capped and self.slots is not None and slot is not None else None
             if self.ready.hand_over(ready, request, (slot, memory)):
                 self._record(ready.pid, ready.held, (request, run_dir, None, slot, (), ready.own_fds))
                 return request, run_dir, None, slot, (), ready.own_fds
