@@ -266,14 +266,7 @@ def _inputs(skill: SkillManifest) -> str:
 
 
 def _vocabulary(skill: SkillManifest) -> frozenset[str]:
-    texts = [
-        skill.name.replace(".", " ").replace("_", " ").replace("-", " "),
-        skill.category,
-        skill.description,
-        _inputs(skill),
-        *skill.actions,
-        *skill.examples,
-    ]
+    texts = [*_object_texts(skill), *skill.actions]
     return frozenset(_stem(w) for text in texts for w in _words(text) if w not in STOP)
 
 
