@@ -1,5 +1,9 @@
 """Children a warm worker forks ahead of its calls: each serves one call, a dead one is replaced, nothing carries over.
 
+The runtimes here turn warm processes off (``warm_processes=False``): a call of a setup that ran before
+would otherwise go to the process kept from it (tests/sandbox/test_warm_processes.py), not to a child
+forked ahead.
+
 Every call here is an ``entrypoint`` run through a real pool; which process ran it is read
 from ``/proc/self`` (the host's number), and the children waiting are read from ``/proc``.
 """
@@ -69,10 +73,11 @@ def probe_runtime(tmp_path: Path):
     registry.scan_custom(root)
     pools: list[WorkerPool] = []
 
-    def build(ready_children: int = 8) -> tuple[AgentSkillRuntime, WorkerPool]:
+    def build(ready_children: int = 8, *, warm: bool = False) -> tuple[AgentSkillRuntime, WorkerPool]:
         pool = WorkerPool(size=1, ready_children=ready_children)
         pools.append(pool)
-        runtime = AgentSkillRuntime(1, registry, limits=SandboxLimits(memory_mb=512), worker_pool=pool)
+        limits = SandboxLimits(memory_mb=512, warm_processes=warm)
+        runtime = AgentSkillRuntime(1, registry, limits=limits, worker_pool=pool)
         runtime.bind_workspace(workspace_root=tmp_path / "work")
         runtime.set_visible_skills(["probe"])
         return runtime, pool
@@ -103,12 +108,14 @@ async def test_each_call_runs_in_a_child_forked_ahead_that_serves_no_other(probe
     assert not [pid for pid in served if pid in waiting_children(worker)]
 
 
-async def test_nothing_a_call_leaves_is_seen_by_the_next(probe_runtime):
-    runtime, pool = probe_runtime()
+@pytest.mark.parametrize("warm", [False, True], ids=["fresh", "warm"])
+async def test_nothing_a_call_leaves_is_seen_by_the_next(probe_runtime, warm):
+    runtime, pool = probe_runtime(warm=warm)
     await probe(runtime)
     (worker,) = pool.pids
     for _ in range(3):
-        await asyncio.to_thread(settle, worker, 1)
+        if not warm:
+            await asyncio.to_thread(settle, worker, 1)
         seen = await probe(runtime)
         assert (seen["left"], seen["module"], seen["env"]) == ([], False, ["LEFT_BEHIND"]), seen
 

@@ -30,6 +30,8 @@ STDLIB_ONLY = (
     "_code_cache.py",
     "channel.py",
     "_messages.py",
+    "_relay.py",
+    "_resident.py",
     "errors.py",
 )
 
@@ -52,6 +54,8 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._ready",
         "semif_agent.sandbox.channel",
         "semif_agent.sandbox._messages",
+        "semif_agent.sandbox._relay",
+        "semif_agent.sandbox._resident",
         "semif_agent.sandbox.errors",
         "semif_agent.errors",
         "_confine",

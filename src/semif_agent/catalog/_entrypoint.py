@@ -6,7 +6,7 @@ environment and the fields of its :class:`~.context.SkillScriptContext`. The scr
 as ``__skill_script__`` and its ``entrypoint`` called (awaited when it is a
 coroutine function); a returned string is written to stdout as it is,
 anything else but None as JSON, as the script's output. The workers import
-this module at start (:func:`~semif_agent.sandbox.pool.preload_everywhere`), so calls find it warm.
+this module at start (:func:`~semif_agent.sandbox.preload_everywhere`), so calls find it warm.
 """
 
 from __future__ import annotations

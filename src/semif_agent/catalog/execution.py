@@ -30,8 +30,9 @@ import os
 from pathlib import Path
 
 from ..errors import WorkspaceError
+from ..sandbox._targets import preload_everywhere
 from ..sandbox.limits import SandboxLimits, confinement_spec
-from ..sandbox.pool import WorkerPool, default_worker_pool, preload_everywhere
+from ..sandbox.pool import WorkerPool, default_worker_pool
 from ..sandbox.program import run_program
 from ..sandbox.results import ScriptRunResult
 from ..workspace import SETTINGS_FILE, Workspace
@@ -123,6 +124,7 @@ class ScriptExecutor:
             confine_spec=spec,
             timeout_sec=timeout_sec,
             max_output_bytes=self.limits.max_output_bytes,
+            reuse=f"{descriptor.root}\0{workspace_root}\0{hook_type}" if self.limits.warm_processes else None,
         )
         result = ScriptRunResult(
             called.ok, called.exit_code, called.stdout, called.stderr, called.error_type, called.confinement

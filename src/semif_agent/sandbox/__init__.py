@@ -26,7 +26,7 @@ from .._lazy import lazy_namespace
 _EXPORTS = {
     "WorkerPool": ".pool",
     "default_worker_pool": ".pool",
-    "preload_everywhere": ".pool",
+    "preload_everywhere": "._targets",
     "CallResult": ".results",
     "ScriptRunResult": ".results",
     "ErrorType": ".results",

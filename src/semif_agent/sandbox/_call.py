@@ -22,7 +22,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import _cgroup, _confine, _isolation, _mounts
+from . import _cgroup, _confine, _isolation, _mounts, _resident
 from ._messages import PATTERN_CHARS_MOST, PATTERN_FLAGS, PATTERNS_MOST, Heard
 from .channel import Channel
 
@@ -68,6 +68,7 @@ class Call:
         "heard",
         "timed_out",
         "reported",
+        "reuse_key",
     )
 
     def __init__(
@@ -80,7 +81,12 @@ class Call:
         held: dict[str, str],
         cgroup: str | None,
         disk: Any,
+        *,
+        reuse_key: str | None = None,
+        confined: bool = False,
     ) -> None:
+        """``reuse_key``: the setup of a call whose process may stay for the next (:mod:`._resident`);
+        ``confined``: that process ran an earlier call (it said what held then)."""
         spec = request["confine"]
         now = time.monotonic()
         self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
@@ -100,7 +106,8 @@ class Call:
         self.messages_done = False
         self.held, self.cgroup = held, cgroup
         self.received, self.unsent = bytearray(), b""
-        self.heard = Heard(call_id, self.max_message)  # what the child said: data, never the worker's watch
+        self.heard = Heard(call_id, self.max_message, may_end=reuse_key is not None, confined=confined)
+        self.reuse_key = reuse_key  # what the child says is data, never the worker's watch
         self.timed_out = False
         self.reported = ""  # the worker's own verdict (disk, channel), from nothing the child wrote
 
@@ -192,7 +199,11 @@ def run_child(
         channel = Channel(fds[0], fds[1], call_id=int(request["id"]))
         held.update(_confine.confine(spec, cwd=later))
         channel.report("C", held)
+        stays = request.get("reuse") is not None and held["processes"] == "pid-namespace"
+        before = _resident.Baseline(request) if stays else None  # what to put back after each call
         code = run_target(request, channel)
+        if before is not None:
+            _resident.serve(before, channel, code, run_target)  # the next calls of its setup; never returns
     except BaseException:  # noqa: BLE001 - the child must always exit through os._exit
         import traceback
 

@@ -43,17 +43,18 @@ Said = (
     | tuple[Literal["held"], dict[str, str]]
     | tuple[Literal["warm"], list[str]]
     | tuple[Literal["patterns"], list[tuple[str, int]]]
+    | tuple[Literal["done"], tuple[int, bool]]
 )
 """What a line asks of the worker: a question to relay, the confinement that held, modules to import,
-regular expressions to compile."""
+regular expressions to compile, the end of a call in a warm process (its exit status, whether it stays)."""
 PATTERNS_MOST = 16
 """The most regular expressions one call tells the worker of (those it compiled, :data:`PATTERN_CHARS_MOST` at most)."""
 PATTERN_CHARS_MOST = 1000
 PATTERN_FLAGS = 2 | 8 | 16 | 32 | 64 | 256
 """The flags of a pattern the worker compiles: IGNORECASE, MULTILINE, DOTALL, UNICODE, VERBOSE, ASCII (no DEBUG)."""
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W", b"P"})  # a question, the value, an error type, confinement,
-# warm modules, patterns compiled
+_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W", b"P", b"D"})  # a question, the value, an error type,
+# confinement, warm modules, patterns compiled, the end of a call in a warm process
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # opening: +1, closing: -1 (signed bytes)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
@@ -104,11 +105,25 @@ def decode_line(line: bytes, max_bytes: int) -> tuple[bytes, object]:
 class Heard:
     """What one call's child has said so far, each line checked (see the module's documentation)."""
 
-    __slots__ = ("call_id", "max_bytes", "lines", "asking", "value", "has_value", "claimed", "warmed", "patterned")
+    __slots__ = (
+        "call_id",
+        "max_bytes",
+        "lines",
+        "asking",
+        "value",
+        "has_value",
+        "claimed",
+        "warmed",
+        "patterned",
+        "may_end",
+    )
 
-    def __init__(self, call_id: int, max_bytes: int) -> None:
-        self.call_id, self.max_bytes = call_id, max_bytes
-        self.lines = 0
+    def __init__(self, call_id: int, max_bytes: int, *, may_end: bool = False, confined: bool = False) -> None:
+        """For call ``call_id``, lines of at most ``max_bytes``; ``may_end``: the call runs in a process that
+        may serve more (:mod:`._resident`), which ends it with a ``D`` line; ``confined``: that process told
+        its confinement for an earlier call (a ``C`` line is refused then)."""
+        self.call_id, self.max_bytes, self.may_end = call_id, max_bytes, may_end
+        self.lines = 1 if confined else 0
         self.asking = self.has_value = self.warmed = self.patterned = False
         self.value: object = None
         self.claimed = ""  # the error type the child reported for itself: one of CLAIMS, or nothing
@@ -120,7 +135,8 @@ class Heard:
         question to relay, ``("held", {name: how})`` the confinement the child
         set up (only as its first line), ``("warm", [module, ...])`` modules of
         ``warm_later`` the call imported, ``("patterns", [(pattern, flags), ...])`` regular expressions it
-        compiled (text, of :data:`PATTERN_FLAGS`; at most :data:`PATTERNS_MOST`, once). Raises ``ValueError`` for a line
+        compiled (text, of :data:`PATTERN_FLAGS`; at most :data:`PATTERNS_MOST`, once), ``("done", (status,
+        stays))`` the end of a call that ``may_end`` (no question open). Raises ``ValueError`` for a line
         that breaks the channel's rules.
         """
         kind, data = decode_line(line, self.max_bytes)
@@ -163,6 +179,13 @@ class Heard:
                 raise ValueError(f"a list of patterns that is not at most {PATTERNS_MOST} [text, flags], once")
             self.patterned = True
             return "patterns", patterns
+        if kind == b"D":
+            if not self.may_end or self.asking or not isinstance(data, dict) or set(data) != {"code", "keep"}:
+                raise ValueError("an end of call that is not {code, keep} from a warm process, no question open")
+            code, keep = data["code"], data["keep"]
+            if type(code) is not int or type(keep) is not bool:
+                raise ValueError("an end of call whose status is not a whole number")
+            return "done", (code, keep)
         raise ValueError("a line of a kind the channel does not know")
 
     def _take_value(self, data: object) -> None:

@@ -45,13 +45,16 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+sys.path.insert(0, sys.argv[1])  # the package's parent (this file runs as a program, never imported)
+from semif_agent.sandbox._relay import Relay
+
 if TYPE_CHECKING:
     from semif_agent.sandbox._call import Call
 
 _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
 
 
-class _Worker:
+class _Worker(Relay):
     def __init__(
         self,
         modules: Any,
@@ -67,7 +70,7 @@ class _Worker:
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise;
         ``network_allowed``: whether its calls may use the network (the pool sends it only such calls);
         ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`)."""
-        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready = modules
+        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready, resident = modules
         self.reply_fd = reply_fd
         self.calls_folder = calls_folder
         self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
@@ -81,6 +84,8 @@ class _Worker:
             (self.call, self.isolation), self.network_mode, allowed=network_allowed, size=ready_children
         )
         self.ready.host_netns = self.host_netns
+        self.residents = resident.Residents()  # processes kept warm between calls of one setup
+        self.setup_key, self.Resident = resident.setup_key, resident.Resident
         self.calls: dict[int, Call] = {}
         self.warmed = self.call.Warmed()
         self.by_id: dict[int, int] = {}
@@ -112,6 +117,9 @@ class _Worker:
                     self._drain(self.wake_r)
                 elif kind == "messages" and pid in self.calls:
                     self._read_messages(pid, self.calls[pid])
+                elif kind == "messages":  # a warm process between calls says nothing: it is let go
+                    self._unwatch(key.fd)
+                    self.groups.kill_group(pid)
                 elif kind == "output" and pid in self.calls:
                     self._read_output(self.calls[pid], key.fd)
                 elif kind == "answers" and pid in self.calls and mask & selectors.EVENT_WRITE:
@@ -125,6 +133,7 @@ class _Worker:
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
         moments += [call.next_check for call in self.calls.values()]
         moments += [self.sweep_at] if self.sweep_at < float("inf") else []
+        moments += [expiry] if (expiry := self.residents.next_expiry()) < float("inf") else []
         if moments:
             return max(0.0, min(moments) - time.monotonic())
         return 0.05 if self.calls else None
@@ -210,6 +219,21 @@ class _Worker:
         """
         self.call.prepare_target(request)
         spec = request["confine"]
+        fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
+        reuse = self.setup_key(request) if request.get("reuse") is not None and fits and self.namespaces_work else None
+        if reuse is None:
+            request.pop("reuse", None)  # the child exits with its call
+        else:
+            request["setup"] = reuse
+        if reuse is not None and (warm := self.residents.take(reuse)) is not None:
+            spec["writable"] = [*spec.get("writable", []), warm.run_dir]
+            request["env"]["TMPDIR"] = warm.run_dir
+            self._record(warm.pid, warm.held, (request, warm.run_dir, None, warm.slot, (), warm.own_fds), warm=True)
+            call = self.calls[warm.pid]
+            next_call = {"id": request["id"], "payload": request["payload"]}
+            call.unsent = b"N" + json.dumps(next_call, ensure_ascii=False).encode("utf-8") + b"\n"
+            self._flush_answers(warm.pid)
+            return request, warm.run_dir, None, warm.slot, (), warm.own_fds
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
@@ -217,7 +241,6 @@ class _Worker:
         slot = self.slots.take(limit) if self.slots is not None and limit is not None else None
         if slot is not None and self.slots is not None and spec.get("memory_bytes"):  # one cap for all it starts
             spec["memory_members"] = self.slots.cap_memory(slot, int(spec["memory_bytes"]))
-        fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
         self.ready.view["tmpfs_bytes"] = spec.get("disk_bytes")  # what the next children forked ahead make
         ready = self.ready.take() if fits and self.namespaces_work else None
         capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
@@ -234,18 +257,33 @@ class _Worker:
     def _members(self, slot: str | None) -> int | None:
         return self.slots.members[slot] if self.slots is not None and slot is not None else None
 
-    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...]) -> None:
+    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...], *, warm: bool = False) -> None:
+        """Keep the call ``prepared`` that the child ``pid`` runs; ``warm``: a process kept from an earlier call."""
         request, run_dir, _environment, slot, child_fds, own_fds = prepared
         for fd in child_fds:
             os.close(fd)
-        for fd in own_fds:
-            os.set_blocking(fd, False)
+        if not warm:
+            for fd in own_fds:
+                os.set_blocking(fd, False)
+        reuse = request.get("setup")
         call = self.call.Call(
-            int(request["id"]), float(request["timeout"]), run_dir, request, own_fds, held, slot, self.disk
+            int(request["id"]),
+            float(request["timeout"]),
+            run_dir,
+            request,
+            own_fds,
+            held,
+            slot,
+            self.disk,
+            reuse_key=reuse,
+            confined=warm,
         )
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
-        if request.get("listen"):  # questions relayed at once; otherwise read at the end or from the first check
+        if reuse is not None:
+            self.residents.may_stay(pid, reuse)
+        # questions relayed at once, and a warm process's end of call; otherwise read at the end or from the first check
+        if (request.get("listen") or reuse is not None) and own_fds[0] not in self.selector.get_map():
             self.selector.register(own_fds[0], selectors.EVENT_READ, ("messages", pid))
 
     def _new_dir(self) -> str:
@@ -267,112 +305,6 @@ class _Worker:
         processes = "cgroup" if slot is not None else "subreaper"
         return os.fork(), {"processes": processes, "network": network}
 
-    # -- messages between the call and the host --------------------------------------
-
-    def _read_messages(self, pid: int, call: Call) -> bool:
-        """Take the complete lines the call wrote to its channel; False once nothing more is there now."""
-        try:
-            chunk = os.read(call.messages, 1 << 20)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self._unwatch(call.messages)
-            call.messages_done = True
-            return False
-        start = len(call.received)
-        call.received += chunk
-        if call.received.find(b"\n", start) < 0:
-            if len(call.received) > call.max_message + 1:
-                self._break_channel(pid, call, f"a line larger than {call.max_message} bytes")
-            return True
-        *lines, rest = bytes(call.received).split(b"\n")
-        call.received = bytearray(rest)
-        for line in lines:
-            self._take_line(pid, call, line)
-        return True
-
-    def _unwatch(self, fd: int) -> None:
-        if fd in self.selector.get_map():
-            self.selector.unregister(fd)
-
-    def _read_output(self, call: Call, fd: int) -> bool:
-        """Keep what the call wrote to stdout or stderr, up to its bound; False once nothing more is there now."""
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self._unwatch(fd)
-            os.close(fd)
-            del call.outputs[fd]
-            return False
-        stream = call.outputs[fd]
-        kept = call.kept[stream]
-        room = max(call.max_output - len(kept), 0)
-        kept += chunk[:room]
-        call.dropped[stream] += max(len(chunk) - room, 0)
-        return True
-
-    def _take_line(self, pid: int, call: Call, line: bytes) -> None:
-        """One line of the call's channel, untrusted (:mod:`._messages`): relayed, kept, or the call killed."""
-        try:
-            said = call.heard.take(line, self.call.WARM_LATER)
-        except ValueError as exc:
-            self._break_channel(pid, call, str(exc))
-            return
-        if said is None:
-            return
-        if said[0] == "ask":
-            self._send({"id": call.call_id, "kind": "ask", "message": said[1]})
-        elif said[0] == "held":  # what the child set up; how its processes are held (which the worker acts on) stays
-            call.held.update({key: how for key, how in said[1].items() if key != "processes"})
-        else:  # modules to import now, patterns to compile once the call ended
-            self.warmed.take(said)
-
-    def _break_channel(self, pid: int, call: Call, what: str) -> None:
-        if not call.reported:
-            call.reported = "channel"
-            call.notes.append(f"killed: the skill's process sent a malformed message: {what}")
-        self.groups.kill_group(pid)
-
-    def _answer(self, reply: dict[str, Any]) -> None:
-        pid = self.by_id.get(int(reply["id"]))
-        call = self.calls.get(pid) if pid is not None else None
-        if pid is None or call is None or not call.heard.asking:
-            return  # the call ended, or never asked: the answer is dropped
-        call.heard.asking = False
-        if reply.get("ok"):
-            line = b"R" + json.dumps(reply.get("reply"), ensure_ascii=False).encode("utf-8")
-        else:
-            line = b"X" + str(reply.get("error", "the host's handler failed")).encode("utf-8")
-        call.unsent += line.replace(b"\n", b" ") + b"\n"
-        self._flush_answers(pid)
-
-    def _flush_answers(self, pid: int) -> None:
-        call = self.calls[pid]
-        try:
-            written = os.write(call.replies, call.unsent)
-            call.unsent = call.unsent[written:]
-        except BlockingIOError:
-            pass
-        except OSError:
-            call.unsent = b""
-        waiting = self.selector.get_map().get(call.replies) is not None
-        if call.unsent and not waiting:
-            self.selector.register(call.replies, selectors.EVENT_WRITE, ("answers", pid))
-        elif not call.unsent and waiting:
-            self.selector.unregister(call.replies)
-
-    def _send(self, line: dict[str, Any]) -> None:
-        data = json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.reply_fd, view) :]
-
     # -- ending calls ------------------------------------------------------------------
 
     def _reap(self) -> None:
@@ -384,10 +316,13 @@ class _Worker:
             if pid == 0:
                 return
             call = self.calls.pop(pid, None)
+            warm = self.residents.ended(pid)
             if call is not None:
                 self._finish(pid, call, status, usage.ru_utime + usage.ru_stime)
                 if not self.calls:
                     self.ready.idle()
+            elif warm is not None:
+                self._let_go(warm)  # a warm process that was let go, or died waiting
             else:
                 self.ready.forget(pid)  # a child that died while it waited for a call
 
@@ -396,6 +331,8 @@ class _Worker:
         if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
             self.sweep_at = float("inf")
             self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls) | self.ready.pids())
+        for warm in self.residents.idle_too_long(now):
+            self.groups.kill_group(warm.pid)
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
             if not call.timed_out and now >= call.deadline:
@@ -428,6 +365,38 @@ class _Worker:
         self._send(line)
         self.warmed.compile_patterns()
 
+    def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
+        """A call ended in a process that may serve the next of its setup (:mod:`._resident`): its ``done``
+        line, then the process waits (or is let go: the worker stopped the call, it or its folder is not clean)."""
+        for fd in list(call.outputs):  # what it wrote before it said so is in the pipes now
+            while fd in call.outputs and self._read_output(call, fd):
+                pass
+        self.watch.out_of_memory(call, self.slots)
+        call.messages_done = True  # what follows is the next call's
+        del self.calls[pid]
+        self.by_id.pop(call.call_id, None)
+        for fd in (*call.outputs, call.replies):
+            self._unwatch(fd)
+        stays = stays and not (call.reported or call.timed_out or call.unsent or len(call.outputs) < 2)
+        stays = stays and call.held.get("processes") == "pid-namespace" and self.call.empty_folder(call.run_dir)
+        self._send(call.done_line((code & 0xFF) << 8, 0.0))
+        warm = self.Resident(pid, (call.messages, call.replies, *call.outputs), call.held, call.cgroup, call.run_dir)
+        for let_go in self.residents.wait(warm) if stays else [warm]:
+            self.groups.kill_group(let_go.pid)  # its pipes are closed once it is reaped
+        if not self.calls:
+            self.ready.idle()
+        self.warmed.compile_patterns()
+
+    def _let_go(self, warm: Any) -> None:
+        """A warm process reaped: close the worker's ends of its pipes, free its cgroup slot and folder."""
+        for fd in warm.own_fds:
+            self._unwatch(fd)
+            os.close(fd)
+        if warm.slot is not None and self.slots is not None:
+            self.slots.give_back(warm.slot, emptied=True)
+        if self.call.empty_folder(warm.run_dir):
+            self.free_dirs.append(warm.run_dir)
+
     def _collect_last_messages(self, pid: int, call: Call) -> None:
         """Read what the call wrote before it ended (its output, its value), then close its pipes."""
         for fd in list(call.outputs):
@@ -451,9 +420,18 @@ class _Worker:
 
 
 def main() -> None:
-    package_parent, calls_folder, cgroup = sys.argv[1:4]
-    sys.path.insert(0, package_parent)
-    from semif_agent.sandbox import _call, _cgroup, _confine, _disk, _isolation, _process_group, _ready, _watch
+    calls_folder, cgroup = sys.argv[2:4]
+    from semif_agent.sandbox import (
+        _call,
+        _cgroup,
+        _confine,
+        _disk,
+        _isolation,
+        _process_group,
+        _ready,
+        _resident,
+        _watch,
+    )
 
     received = b""
     while b"\n" not in received:
@@ -485,7 +463,7 @@ def main() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.close(null)
-    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch, _ready)
+    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch, _ready, _resident)
     allowed, ready = bool(setup.get("network")), int(setup.get("ready_children", 0))
     cgroup_path = None if cgroup == "-" else cgroup
     worker = _Worker(

@@ -9,8 +9,9 @@ handler that raises (or a call started without a handler) makes ``ask`` raise
 Under the hood each line the child writes to the worker starts with one letter
 saying what it is (``A`` a question, ``V`` the function's value with the
 call's id, ``E`` an error type, ``C`` the confinement that held, ``W``
-modules it warmed), and each line it reads starts with ``R`` (an answer) or
-``X`` (an error). The worker relays questions and answers to and from the
+modules it warmed, ``P`` patterns it compiled, ``D`` the end of a call in a warm process), and each
+line it reads starts with ``R`` (an answer), ``X`` (an error) or ``N`` (a warm process's next call).
+The worker relays questions and answers to and from the
 host, tagged with the call's id.
 
 The code a call runs holds this channel's descriptors and can write anything
@@ -75,6 +76,15 @@ class Channel:
     def report(self, kind: str, detail: Any) -> None:
         """Tell the worker an error type (``kind`` ``E``) or what confinement held (``C``)."""
         self._write(kind.encode("ascii") + json.dumps(detail).encode("utf-8") + b"\n")
+
+    def next_line(self) -> bytes:
+        """The next line the worker sends (a warm process's next call, :mod:`._resident`); the sandbox's own."""
+        with self._lock:
+            return self._read_line()
+
+    def start_call(self, call_id: int) -> None:
+        """Speak for call ``call_id`` from now on (a warm process's next call); the sandbox's own."""
+        self._call_id = call_id
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

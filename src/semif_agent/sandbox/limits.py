@@ -89,6 +89,10 @@ class SandboxLimits:
         readable_paths: More folders scripts may read (tools' configuration, data sets).
         env_allow: Host environment variables passed through.
         extra_env: Variables set for every script.
+        warm_processes: Let a skill's script calls of one setup (skill, workspace, hook, limits) run one
+            after another in one confined process kept warm, instead of a fresh process each: every
+            fence and limit holds per call and what a call started is killed when it ends, but state
+            its code leaves in system modules may be seen by the next (see ``WorkerPool.call``).
     """
 
     memory_mb: int | None = 1024
@@ -104,6 +108,7 @@ class SandboxLimits:
     readable_paths: tuple[str, ...] = ()
     env_allow: frozenset[str] = DEFAULT_ENV_ALLOW
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    warm_processes: bool = True
 
     def __post_init__(self) -> None:
         for name in ("memory_mb", "cpu_seconds", "max_processes", "max_file_mb", "max_disk_mb", "max_open_files"):

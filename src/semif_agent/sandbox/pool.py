@@ -30,7 +30,6 @@ import atexit
 import itertools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -45,8 +44,9 @@ from ..errors import check_number
 from . import _cgroup
 from ._process_group import kill_group
 from ._ready import READY_CHILDREN
-from .channel import MAX_LINE_BYTES, Channel
-from .errors import CallTargetError, WorkerError
+from ._targets import PRELOAD, CallTarget, target_name
+from .channel import MAX_LINE_BYTES
+from .errors import WorkerError
 from .limits import DEFAULT_ENV_ALLOW, etc_secrets, package_parent, system_readable_folders, system_readable_paths
 from .results import CallResult, ErrorType, outcome
 
@@ -54,39 +54,11 @@ WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
 MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 """The largest message or return value a call may send (JSON text), unless the call says otherwise."""
 _GRACE_SECONDS = 5.0
+_REUSE_KEYS_KEPT = 4096
 _LINE_KINDS = ("ask", "done")  # what a worker's line is: a call's question, or its end
-_PRELOAD: dict[str, None] = {}  # modules every pool's workers import at start (see preload_everywhere)
-_TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 _pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 
 MessageHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-CallTarget = Callable[[dict[str, Any], Channel], Any]
-"""What a call runs: ``function(payload, channel)``, a module-level function of this package."""
-
-
-def target_name(target: CallTarget) -> str:
-    """``"semif_agent.module:function"``, what the worker's child imports and calls, for ``target``.
-
-    Raises :class:`~.errors.CallTargetError` unless ``target`` is a
-    module-level function of this package (what the child can import by name).
-    """
-    module = getattr(target, "__module__", None) or ""
-    name = getattr(target, "__qualname__", None) or ""
-    found = getattr(sys.modules.get(module), name, None) if "." not in name else None
-    text = f"{module}:{name}"
-    if found is not target or not _TARGET.fullmatch(text):
-        raise CallTargetError(f"a call target is a module-level function of semif_agent, not {target!r}")
-    return text
-
-
-def preload_everywhere(target: CallTarget) -> None:
-    """Have every pool's workers import ``target``'s module at start, so calls into it start warm.
-
-    For the targets of the layers above, registered when their module is
-    imported; each adds to the cost of every call's fork: keep it to what
-    most calls use.
-    """
-    _PRELOAD[target_name(target).split(":")[0]] = None
 
 
 @dataclass
@@ -260,6 +232,7 @@ class WorkerPool:
         self._starting: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self._calls_folder: str | None = None
+        self._last_worker: dict[str, _Worker] = {}  # by reuse key: where its warm processes are
         self.started = 0
         _pools.add(self)
 
@@ -271,7 +244,7 @@ class WorkerPool:
     @property
     def preload(self) -> tuple[str, ...]:
         """The modules a worker imports at start: those registered everywhere, then this pool's."""
-        return tuple(dict.fromkeys([*_PRELOAD, *self._preload]))
+        return tuple(dict.fromkeys([*PRELOAD, *self._preload]))
 
     async def call(
         self,
@@ -285,6 +258,7 @@ class WorkerPool:
         on_message: MessageHandler | None = None,
         max_output_bytes: int = 1_000_000,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        reuse: str | None = None,
     ) -> CallResult:
         """Run ``target(payload, channel)`` (a module-level function of this package), confined.
 
@@ -302,6 +276,12 @@ class WorkerPool:
         function's faults: an exception, exit, crash, timeout, limit or broken
         message is in the result's ``error_type``. Raises :class:`~.errors.CallTargetError` for a target
         that is not a module-level function of this package.
+
+        ``reuse``: calls with the same key and the same setup (target, ``cwd``, ``env``, limits and
+        confinement, compared whole) may run one after another in one process, kept warm and confined
+        between them (:mod:`._resident`): each call still gets every fence, its own folder and
+        outputs, and the processes it started are killed when it ends, but module-level state its code
+        leaves in system modules may be seen by the next call of that key. None: a fresh process.
         """
         name = target_name(target)
         spec = dict(confine_spec)
@@ -320,6 +300,8 @@ class WorkerPool:
             "max_message": max_message_bytes,
             "listen": on_message is not None,
         }
+        if reuse is not None:
+            request["reuse"] = str(reuse)
         reply = await self._run(request, timeout_sec=timeout_sec, on_message=on_message)
         result = outcome(
             returncode=int(reply["returncode"]),
@@ -347,7 +329,9 @@ class WorkerPool:
     ) -> dict[str, Any]:
         for _attempt in range(2):  # a worker found dead while sending is replaced once
             try:
-                worker = await self._acquire(network=bool(request["confine"].get("network")))
+                worker = await self._acquire(
+                    network=bool(request["confine"].get("network")), reuse=request.get("reuse")
+                )
             except WorkerError as exc:
                 return _worker_failure(str(exc))
             request["id"] = next(self._ids)
@@ -369,6 +353,7 @@ class WorkerPool:
         for worker in self._workers:
             worker.stop()
         self._workers.clear()
+        self._last_worker.clear()
         if self._calls_folder is not None:
             shutil.rmtree(self._calls_folder, ignore_errors=True)
             self._calls_folder = None
@@ -380,8 +365,18 @@ class WorkerPool:
         """
         await self._acquire(network=network)
 
-    async def _acquire(self, *, network: bool) -> _Worker:
-        """A worker for a call denied the network (or, with ``network``, allowed it): up to ``size`` of each kind."""
+    async def _acquire(self, *, network: bool, reuse: str | None = None) -> _Worker:
+        """A worker for a call denied the network (or, with ``network``, allowed it): up to ``size`` of each
+        kind; for a call with a ``reuse`` key, the one that ran the last call of that key while it lives."""
+        if reuse is not None:
+            last = self._last_worker.get(reuse)
+            if last is not None and last.alive and last.loop is asyncio.get_running_loop():
+                return last
+            worker = await self._acquire(network=network)
+            if len(self._last_worker) >= _REUSE_KEYS_KEPT:
+                self._last_worker.clear()
+            self._last_worker[reuse] = worker
+            return worker
         loop = asyncio.get_running_loop()
         if self._lock_loop is not loop:
             self._starting, self._lock_loop = asyncio.Lock(), loop

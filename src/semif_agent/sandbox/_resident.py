@@ -1,0 +1,298 @@
+"""Confined processes kept warm between calls of one setup: the child's loop (:func:`serve`) and the
+worker's bookkeeping (:class:`Residents`).
+
+A call made with a ``reuse`` key (:meth:`~.pool.WorkerPool.call`) may be run by a process that ran an
+earlier call of the same setup: the same target, working directory, environment, limits and
+confinement (what the worker compares, whatever the key says), one call at a time. Such a process was
+forked and confined for its first call as any other (its PID namespace, cgroups, mount view, Landlock,
+seccomp, limits), and keeps all of that; it only skips the fork and the set-up for the next call.
+
+Between two calls it is made as it was (:func:`serve`): every process the call started is killed (it is
+the init of its PID namespace), its private temporary folder is emptied (by the worker), its working
+directory, environment, ``sys.path`` and standard streams are put back, and the modules the call
+imported from outside the system and Python folders (a skill's own helpers) are dropped, so the next
+call imports them anew from disk. What the call's code left in the process that cannot be put back
+retires it instead of serving the next call: a thread still running, a descriptor still open, more
+than :data:`CPU_SHARE` of its CPU allowance used (so each call keeps at least 99% of its own: the
+kernel's limit counts the process's whole life), more memory than :data:`MEMORY_SHARE` of its
+allowance, :data:`CALLS_MOST` calls. What stays is what a warm interpreter keeps: the system modules
+it imported and their state. A call the worker stopped (a timeout, a limit, a broken message) ends
+its process as before.
+
+The child ends each call with a ``D`` line (its exit status, and whether it can serve another), and
+reads the next call as an ``N`` line on its answers pipe; end of file there lets it exit. Standard
+library only; the worker imports it at start.
+"""
+
+from __future__ import annotations
+
+import _thread
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from .channel import Channel
+
+CPU_SHARE = 0.01
+MEMORY_SHARE = 0.25
+CALLS_MOST = 1000
+IDLE_SECONDS = 30.0
+"""How long a warm process waits for its next call before the worker lets it go."""
+MOST_IDLE = 64
+"""The most warm processes one worker keeps waiting; past it the one idle longest goes."""
+_SETUP_KEYS = ("target", "cwd", "env", "confine", "max_output", "max_message", "listen")
+_SYSTEM_FOLDERS = tuple(
+    sorted({os.path.join(os.path.realpath(path), "") for path in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    + [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")]
+)
+
+
+# -- the child -----------------------------------------------------------------------
+
+
+def serve(baseline: Baseline, channel: Channel, code: int, run: Callable[[dict[str, Any], Channel], int]) -> NoReturn:
+    """After a call's first run (exit status ``code``): end each call with a ``D`` line and, while the
+    process can be put back as ``baseline`` found it, run the next call the worker sends (``run(request,
+    channel)`` gives its exit status); exit when it cannot serve another or the worker lets it go."""
+    try:
+        calls = 1
+        while True:
+            keep = calls < CALLS_MOST and baseline.restore()
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            channel.report("D", {"code": code, "keep": keep})
+            if not keep:
+                break
+            line = channel.next_line()
+            if line[:1] != b"N":
+                break
+            request = json.loads(line[1:])
+            channel.start_call(int(request["id"]))
+            code = run({**baseline.setup, **request}, channel)
+            calls += 1
+    except BaseException:  # noqa: BLE001 - a process that cannot go on exits; the worker sees it end
+        pass
+    os._exit(code)
+
+
+class Baseline:
+    """What a warm process looked like before its first call ran: what :meth:`restore` puts back."""
+
+    __slots__ = ("setup", "cwd", "env", "path", "modules", "fds", "folders", "umask", "cpu_seconds", "memory_kib")
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        spec = request["confine"]
+        self.setup = {key: request[key] for key in _SETUP_KEYS if key in request}
+        self.cwd, self.env = request["cwd"], dict(request["env"])
+        self.path = list(sys.path)
+        self.modules = set(sys.modules)
+        self.fds = _open_descriptors()
+        self.folders = _private_folders()
+        self.umask = os.umask(0o022)
+        os.umask(self.umask)
+        cpu, memory = spec.get("cpu_seconds"), spec.get("memory_bytes")
+        self.cpu_seconds = float(cpu) * CPU_SHARE if cpu else float("inf")
+        self.memory_kib = int(memory) * MEMORY_SHARE / 1024 if memory else float("inf")
+
+    def restore(self) -> bool:
+        """Put the process back as it was; False when what the call left cannot be put back."""
+        _kill_the_rest()
+        times, peak_kib = os.times(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        if _thread._count() or times.user + times.system > self.cpu_seconds or peak_kib > self.memory_kib:
+            return False
+        if _open_descriptors() != self.fds or _timer_set() or _folder_times(self.folders) != self.folders:
+            return False
+        os.umask(self.umask)
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        sys.path[:] = self.path
+        if len(sys.modules) != len(self.modules) or sys.modules.keys() - self.modules:
+            for name in sys.modules.keys() - self.modules:
+                module = sys.modules[name]
+                found = getattr(module, "__file__", None)
+                outside = isinstance(found, str) and not found.startswith(_SYSTEM_FOLDERS)
+                if outside or getattr(module, "__name__", None) != name:  # a skill's own, or a name put there
+                    del sys.modules[name]
+        os.chdir(self.cwd)
+        environ = os.environ
+        if dict(environ) != self.env:
+            for key in [key for key in environ if key not in self.env]:
+                del environ[key]
+            for key, value in self.env.items():
+                if environ.get(key) != value:
+                    environ[key] = value
+        return True
+
+
+def _kill_the_rest() -> None:
+    """Kill every other process of this PID namespace (this process is its init) and reap them."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        return  # none: the common case
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
+def _timer_set() -> bool:
+    """Whether an alarm or interval timer is set (it would go off in the next call)."""
+    return any(signal.getitimer(which) != (0.0, 0.0) for which in _TIMERS)
+
+
+_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+_PRIVATE_ROOTS = ("/tmp", "/dev/shm")
+
+
+def _private_folders() -> dict[str, int]:
+    """The folders of this process's private ``/tmp`` and ``/dev/shm`` (not those bound into them from the
+    host: the call's own folders), each with its modification time. A file or folder made there changes
+    one of these times, so comparing them says whether a call left anything there."""
+    found: dict[str, int] = {}
+    for root in _PRIVATE_ROOTS:
+        try:
+            device = os.lstat(root).st_dev
+        except OSError:
+            continue
+        folders = [root]
+        while folders:
+            folder = folders.pop()
+            try:
+                found[folder] = os.lstat(folder).st_mtime_ns
+            except OSError:
+                found[folder] = -1
+                continue
+            try:  # a folder it may not list (Landlock) it may not write to either: its time is enough
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_dev == device:
+                            folders.append(entry.path)
+            except OSError:
+                continue
+    return found
+
+
+def _folder_times(folders: dict[str, int]) -> dict[str, int]:
+    times = {}
+    for folder in folders:
+        try:
+            times[folder] = os.lstat(folder).st_mtime_ns
+        except OSError:
+            times[folder] = -1
+    return times
+
+
+_FDS_LOOKED_AT = 4096  # descriptors above the process's limit (or this) are not looked for
+_poller: list[tuple[select.poll, frozenset[int]]] = []
+
+
+def _open_descriptors() -> frozenset[int]:
+    """The descriptors open in this process (up to its limit), in one system call: polled for nothing,
+    a closed one answers ``POLLNVAL`` (``/proc`` is not in a confined process's view)."""
+    if not _poller:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        looked_at = frozenset(range(min(soft if soft > 0 else _FDS_LOOKED_AT, _FDS_LOOKED_AT)))
+        poller = select.poll()
+        for fd in looked_at:
+            poller.register(fd, 0)
+        _poller.append((poller, looked_at))
+    poller, looked_at = _poller[0]
+    return looked_at - {fd for fd, events in poller.poll(0) if events & select.POLLNVAL}
+
+
+# -- the worker ----------------------------------------------------------------------
+
+
+class Resident:
+    """A warm process waiting for its next call: its pid, the worker's ends of its pipes, how it is
+    held, its cgroup slot and private folder, its setup's key, and since when it waits."""
+
+    __slots__ = ("pid", "own_fds", "held", "slot", "run_dir", "key", "since")
+
+    def __init__(
+        self, pid: int, own_fds: tuple[int, int, int, int], held: dict[str, str], slot: str | None, run_dir: str
+    ) -> None:
+        self.pid, self.own_fds, self.held, self.slot, self.run_dir = pid, own_fds, held, slot, run_dir
+        self.key = ""
+        self.since = time.monotonic()
+
+
+def setup_key(request: dict[str, Any]) -> str:
+    """What two calls must share for one process to run both: everything the child's set-up depends on
+    (and the caller's ``reuse`` key), as one text. Taken before the worker adds the call's own folder."""
+    return json.dumps([request.get(key) for key in ("reuse", *_SETUP_KEYS)], sort_keys=True, ensure_ascii=False)
+
+
+class Residents:
+    """The warm processes of one worker: those waiting, by setup, and every one alive, by pid."""
+
+    def __init__(self, most: int = MOST_IDLE) -> None:
+        self.most = most
+        self.waiting: dict[str, list[Resident]] = {}
+        self.alive: dict[int, Resident] = {}  # waiting, or let go and not yet reaped: the worker owns their pipes
+        self.serving: dict[int, str] = {}  # pid -> key of the call it runs now, for the processes that may stay
+
+    def take(self, key: str) -> Resident | None:
+        """A process waiting with setup ``key``, now serving; None when there is none."""
+        found = self.waiting.get(key)
+        if not found:
+            return None
+        resident = found.pop()
+        if not found:
+            del self.waiting[key]
+        del self.alive[resident.pid]  # its call's record holds its pipes now
+        self.serving[resident.pid] = key
+        return resident
+
+    def may_stay(self, pid: int, key: str) -> None:
+        """Note that the child ``pid`` runs a call of setup ``key`` and may stay when it ends."""
+        self.serving[pid] = key
+
+    def wait(self, resident: Resident) -> list[Resident]:
+        """``resident`` ended its call and waits for the next; those to let go now (past :attr:`most`)."""
+        resident.key = self.serving.pop(resident.pid, "")
+        resident.since = time.monotonic()
+        self.alive[resident.pid] = resident
+        self.waiting.setdefault(resident.key, []).append(resident)
+        if len(self.alive) <= self.most:
+            return []
+        oldest = min((found[0] for found in self.waiting.values()), key=lambda each: each.since)
+        self.leave(oldest)
+        return [oldest]
+
+    def leave(self, resident: Resident) -> None:
+        """No longer hand ``resident`` a call (it is let go, or ended)."""
+        found = self.waiting.get(resident.key, [])
+        if resident in found:
+            found.remove(resident)
+            if not found:
+                del self.waiting[resident.key]
+
+    def idle_too_long(self, now: float) -> list[Resident]:
+        """The waiting processes idle for :data:`IDLE_SECONDS` or more, no longer handed calls."""
+        old = [each for found in self.waiting.values() for each in found if now - each.since >= IDLE_SECONDS]
+        for resident in old:
+            self.leave(resident)
+        return old
+
+    def next_expiry(self) -> float:
+        """When the next waiting process has been idle too long (infinity: none waits)."""
+        return min((found[0].since + IDLE_SECONDS for found in self.waiting.values() if found), default=float("inf"))
+
+    def ended(self, pid: int) -> Resident | None:
+        """Forget the process ``pid`` (reaped); the record of it when it was waiting or let go."""
+        self.serving.pop(pid, None)
+        resident = self.alive.pop(pid, None)
+        if resident is not None:
+            self.leave(resident)
+        return resident

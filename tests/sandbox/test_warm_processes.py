@@ -1,0 +1,176 @@
+"""Warm processes: calls of one setup run one after another in one confined process, put back between them.
+
+Every call here runs a skill script through a real pool. Whether two calls ran in one process is read
+from a counter the script keeps on a system module (``json``), which is what a warm process keeps;
+everything else a call leaves must be gone, or the process must not serve again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from support.catalog_helpers import make_skill
+from test_sandbox_isolation import NAMESPACES
+
+from semif_agent.catalog import AgentSkillRuntime, SkillCatalog
+from semif_agent.sandbox import SandboxLimits, WorkerPool
+from semif_agent.sandbox._messages import Heard
+
+pytestmark = pytest.mark.skipif(not NAMESPACES, reason="the kernel refuses new PID namespaces here")
+
+COUNTER = """
+import json, os, sys
+def entrypoint(argv, ctx):
+    json.calls_here = getattr(json, "calls_here", 0) + 1
+    action = argv[0] if argv else ""
+    seen = {"calls_here": json.calls_here, "cwd": os.getcwd(), "tmp": sorted(os.listdir(os.environ["TMPDIR"]))}
+    seen["env"] = os.environ.get("LEFT_BEHIND")
+    seen["path"] = [entry for entry in sys.path if entry.endswith("left-behind")]
+    seen["alias"] = "left_alias" in sys.modules
+    import helper
+    seen["helper"] = helper.VALUE
+    helper.VALUE = "changed by a call"
+    if action == "leave":
+        open(os.path.join(os.environ["TMPDIR"], "left.txt"), "w").write("x")
+        os.environ["LEFT_BEHIND"] = "1"
+        sys.path.append("/left-behind")
+        sys.modules["left_alias"] = os
+        os.chdir(os.environ["TMPDIR"])
+    elif action == "thread":
+        import threading, time
+        threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+    elif action == "descriptor":
+        json.kept_open = open(os.devnull)
+    elif action == "shm":
+        open("/dev/shm/left", "w").write("x")
+    elif action == "alarm":
+        import signal
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.alarm(100)
+    elif action == "child":
+        import subprocess
+        json.child = subprocess.Popen(["sleep", "30"]).pid
+    elif action == "child-gone":
+        try:
+            os.kill(json.child, 0)
+            seen["child"] = "alive"
+        except ProcessLookupError:
+            seen["child"] = "gone"
+    elif action == "sleep":
+        import time
+        time.sleep(30)
+    elif action == "exit":
+        os._exit(3)
+    print(json.dumps(seen))
+"""
+PLAIN = """
+import json, sys
+json.calls_here = getattr(json, "calls_here", 0) + 1
+print(json.calls_here, *sys.argv[1:])
+"""
+
+
+@pytest.fixture
+def make_runtime(tmp_path: Path):
+    root = tmp_path / "skills"
+    files = {"scripts/count.py": COUNTER, "scripts/helper.py": "VALUE = 'first'\n", "scripts/plain.py": PLAIN}
+    make_skill(root, "counter", files=files)
+    registry = SkillCatalog()
+    registry.scan_custom(root)
+    pool = WorkerPool(size=1)
+
+    def build(agent: int = 1, *, warm: bool = True) -> AgentSkillRuntime:
+        limits = SandboxLimits(memory_mb=512, warm_processes=warm)
+        runtime = AgentSkillRuntime(agent, registry, limits=limits, worker_pool=pool)
+        runtime.bind_workspace(workspace_root=tmp_path / f"work-{agent}")
+        runtime.set_visible_skills(["counter"])
+        return runtime
+
+    yield build
+    pool.close()
+
+
+async def run(runtime: AgentSkillRuntime, *argv: str, script: str = "scripts/count.py", timeout: float = 5) -> dict:
+    result = await runtime.run_skill_script("counter", script, list(argv), timeout_sec=timeout)
+    assert result.ok, (result.error_type, result.stderr)
+    assert result.confinement["processes"] == "pid-namespace" and result.confinement["filesystem"] == "landlock"
+    return json.loads(result.stdout) if script.endswith("count.py") else {"out": result.stdout.split()}
+
+
+async def test_calls_of_one_setup_run_in_one_process_and_fresh_ones_without(make_runtime):
+    warm = make_runtime()
+    assert [(await run(warm))["calls_here"] for _ in range(4)] == [1, 2, 3, 4]
+    fresh = make_runtime(2, warm=False)
+    assert [(await run(fresh))["calls_here"] for _ in range(3)] == [1, 1, 1]
+
+
+async def test_what_a_call_leaves_is_put_back_before_the_next(make_runtime, tmp_path):
+    runtime = make_runtime()
+    first = await run(runtime, "leave")
+    helper = tmp_path / "skills" / "counter" / "scripts" / "helper.py"
+    helper.write_text("VALUE = 'edited'\n", encoding="utf-8")
+    second = await run(runtime)
+    assert second["calls_here"] == first["calls_here"] + 1  # the same process
+    assert second["cwd"] == str(tmp_path / "work-1") and second["tmp"] == []
+    assert (second["env"], second["path"], second["alias"]) == (None, [], False)
+    assert second["helper"] == "edited"  # the skill's own module imported anew from disk, not kept
+
+
+@pytest.mark.parametrize("leftover", ["thread", "descriptor", "shm", "alarm"])
+async def test_what_cannot_be_put_back_retires_the_process(make_runtime, leftover):
+    runtime = make_runtime()
+    await run(runtime)
+    assert (await run(runtime, leftover))["calls_here"] == 2
+    assert (await run(runtime))["calls_here"] == 1  # a fresh process
+    assert (await run(runtime))["calls_here"] == 2
+
+
+async def test_the_processes_a_call_started_are_killed_when_it_ends(make_runtime):
+    runtime = make_runtime()
+    await run(runtime, "child")
+    seen = await run(runtime, "child-gone")
+    assert (seen["calls_here"], seen["child"]) == (2, "gone")
+
+
+@pytest.mark.parametrize("failure", ["sleep", "exit"])
+async def test_a_call_that_fails_ends_its_process_and_the_next_starts_fresh(make_runtime, failure):
+    runtime = make_runtime()
+    assert (await run(runtime, timeout=2))["calls_here"] == 1
+    result = await runtime.run_skill_script("counter", "scripts/count.py", [failure], timeout_sec=2)
+    assert not result.ok
+    assert result.error_type == ("timeout" if failure == "sleep" else "exit") and result.stdout == ""
+    assert (await run(runtime, timeout=2))["calls_here"] == 1  # the same setup, in a fresh process
+
+
+async def test_two_agents_never_share_a_process(make_runtime):
+    one, two = make_runtime(1), make_runtime(2)
+    counts = [(await run(runtime))["calls_here"] for runtime in (one, two, one, two, one)]
+    assert counts == [1, 1, 2, 2, 3]
+
+
+async def test_each_call_has_its_own_output_and_calls_at_once_each_get_a_process(make_runtime):
+    runtime = make_runtime()
+    outputs = [await run(runtime, str(n), script="scripts/plain.py") for n in range(3)]
+    assert [seen["out"] for seen in outputs] == [["1", "0"], ["2", "1"], ["3", "2"]]
+    burst = await asyncio.gather(*(run(runtime, str(n), script="scripts/plain.py") for n in range(6)))
+    assert [seen["out"][1] for seen in burst] == [str(n) for n in range(6)]
+    assert sorted(int(seen["out"][0]) for seen in burst)[-1] == 4  # the warm one served one of them
+
+
+def test_only_a_call_that_may_stay_ends_with_a_line():
+    ending = b'D{"code": 0, "keep": true}'
+    with pytest.raises(ValueError, match="end of call"):
+        Heard(1, 1000).take(ending, ())
+    assert Heard(1, 1000, may_end=True).take(ending, ()) == ("done", (0, True))
+    asking = Heard(1, 1000, may_end=True)
+    asking.take(b'A{"q": 1}', ())
+    with pytest.raises(ValueError, match="end of call"):
+        asking.take(ending, ())
+    with pytest.raises(ValueError, match="whole number"):
+        Heard(1, 1000, may_end=True).take(b'D{"code": "0", "keep": true}', ())
+    confined = Heard(2, 1000, may_end=True, confined=True)
+    with pytest.raises(ValueError, match="first line"):
+        confined.take(b'C{"processes": "pid-namespace"}', ())
