@@ -157,7 +157,7 @@ async def test_each_call_has_its_own_output_and_calls_at_once_each_get_a_process
     assert [seen["out"] for seen in outputs] == [["1", "0"], ["2", "1"], ["3", "2"]]
     burst = await asyncio.gather(*(run(runtime, str(n), script="scripts/plain.py") for n in range(6)))
     assert [seen["out"][1] for seen in burst] == [str(n) for n in range(6)]
-    assert sorted(int(seen["out"][0]) for seen in burst)[-1] == 4  # the warm one served one of them
+    assert max(int(seen["out"][0]) for seen in burst) >= 4  # the warm one served at least one of them
 
 
 def test_only_a_call_that_may_stay_ends_with_a_line():

@@ -85,7 +85,12 @@ class _Worker(Relay):
         )
         self.ready.host_netns = self.host_netns
         self.residents = resident.Residents()  # processes kept warm between calls of one setup
-        self.setup_key, self.Resident = resident.setup_key, resident.Resident
+        self.setup_key, self.Resident, self.resting, self.wake = (
+            resident.setup_key,
+            resident.Resident,
+            resident.rest,
+            resident.wake,
+        )
         self.calls: dict[int, Call] = {}
         self.warmed = self.call.Warmed()
         self.by_id: dict[int, int] = {}
@@ -220,7 +225,8 @@ class _Worker(Relay):
         self.call.prepare_target(request)
         spec = request["confine"]
         fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
-        reuse = self.setup_key(request) if request.get("reuse") is not None and fits and self.namespaces_work else None
+        may_stay = fits and self.namespaces_work and self.slots is not None and spec.get("max_processes") is not None
+        reuse = self.setup_key(request) if request.get("reuse") is not None and may_stay else None
         if reuse is None:
             request.pop("reuse", None)  # the child exits with its call
         else:
@@ -230,6 +236,7 @@ class _Worker(Relay):
             request["env"]["TMPDIR"] = warm.run_dir
             self._record(warm.pid, warm.held, (request, warm.run_dir, None, warm.slot, (), warm.own_fds), warm=True)
             call = self.calls[warm.pid]
+            self.wake(warm)
             next_call = {"id": request["id"], "payload": request["payload"]}
             call.unsent = b"N" + json.dumps(next_call, ensure_ascii=False).encode("utf-8") + b"\n"
             self._flush_answers(warm.pid)
@@ -379,6 +386,7 @@ class _Worker(Relay):
             self._unwatch(fd)
         stays = stays and not (call.reported or call.timed_out or call.unsent or len(call.outputs) < 2)
         stays = stays and call.held.get("processes") == "pid-namespace" and self.call.empty_folder(call.run_dir)
+        stays = stays and call.cgroup is not None and self.resting(pid, call.cgroup)  # stopped until its next call
         self._send(call.done_line((code & 0xFF) << 8, 0.0))
         warm = self.Resident(pid, (call.messages, call.replies, *call.outputs), call.held, call.cgroup, call.run_dir)
         for let_go in self.residents.wait(warm) if stays else [warm]:
