@@ -153,7 +153,7 @@ class _Worker:
 
     def _on_readable(self) -> None:
         try:
-            chunk = os.read(self._out, 1 << 20)
+            chunk = os.read(self._out, 1 << 16)  # a read allocates its whole buffer: keep it small
         except BlockingIOError:
             return
         except OSError:
@@ -207,6 +207,12 @@ class _Worker:
             data = {"op": "reply", "id": call_id, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
         if self.alive and call_id in self.pending:
             self.send(data)
+
+    def give_up(self, future: asyncio.Future[dict[str, Any]]) -> None:
+        """The call of ``future`` got no answer in time: it fails, and the worker is killed (replaced on the next call)."""
+        if not future.done():
+            future.set_result(_worker_failure("the skill worker stopped answering and was restarted"))
+        self.stop()
 
     def stop(self) -> None:
         """Kill the worker and what its calls left; its calls in flight fail with error type ``worker``."""
@@ -354,11 +360,11 @@ class WorkerPool:
             future = worker.start(request, on_message)
             if worker.alive:
                 break
+        timer = worker.loop.call_later(timeout_sec + self.grace_sec, worker.give_up, future)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout_sec + self.grace_sec)
-        except TimeoutError:
-            worker.stop()
-            return _worker_failure("the skill worker stopped answering and was restarted")
+            return await future
+        finally:
+            timer.cancel()
 
     async def aclose(self) -> None:
         """Stop every worker (they also exit on their own when the host goes away)."""
