@@ -74,14 +74,17 @@ class ScriptExecutor:
             self._pool = default_worker_pool()
         return self._pool
 
-    def mode_for(self, script: str | os.PathLike[str]) -> str:
-        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess`` (run as a program)."""
+    def mode_for(self, script: str | os.PathLike[str], status: os.stat_result | None = None) -> str:
+        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess`` (run as a program).
+
+        ``status``: the script's :func:`os.stat` when the caller has just taken it.
+        """
         path = os.fspath(script)
         name = os.path.basename(path)
         if not name.endswith(".py") or len(name) == 3:  # what Path.suffix calls ".py"
             return "subprocess"
         try:
-            info = os.stat(path)
+            info = status or os.stat(path)
         except OSError:
             return "subprocess"
         key = (path, info.st_size, info.st_mtime_ns)
@@ -101,10 +104,14 @@ class ScriptExecutor:
         workspace_root: Path,
         timeout_sec: float,
         hook_type: str = "",
+        script_status: os.stat_result | None = None,
     ) -> tuple[ScriptRunResult, str]:
-        """Run ``script`` (an absolute path inside the skill); returns the result and the mode used."""
+        """Run ``script`` (an absolute path inside the skill); returns the result and the mode used.
+
+        ``script_status``: the script's :func:`os.stat` when the caller has just taken it.
+        """
         program = os.fspath(script)
-        mode = self.mode_for(program)
+        mode = self.mode_for(program, script_status)
         plan = self._plan(descriptor, workspace_root, timeout_sec, hook_type)
         env = passed_environment(self.limits)
         env.update(plan.run_env)
@@ -187,8 +194,8 @@ def script_environment(
 
 def passed_environment(limits: SandboxLimits) -> dict[str, str]:
     """The host's environment variables a script sees (those ``limits`` allow), as they are now."""
-    environ = os.environ
-    return {key: environ[key] for key in limits.env_allow if key in environ}
+    read = os.environ.get
+    return {key: value for key in limits.env_allow if (value := read(key)) is not None}
 
 
 def run_environment(
@@ -222,8 +229,11 @@ def script_write_roots(workspace_root: Path) -> tuple[Path, ...] | None:
     dirs, never its records (none at all when its settings do not load). Cached per settings version.
     """
     workspace = os.fspath(workspace_root)
+    settings = os.path.join(workspace, SETTINGS_FILE)
+    if not os.access(settings, os.F_OK):  # a plain workspace, told without raising
+        return None
     try:
-        info = os.stat(os.path.join(workspace, SETTINGS_FILE))
+        info = os.stat(settings)
     except OSError:
         return None
     version = (info.st_mtime_ns, info.st_size)

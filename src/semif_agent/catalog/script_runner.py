@@ -15,6 +15,7 @@ traced as ``skill.ask_env``.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -162,17 +163,27 @@ class ScriptRunner:
             target = real_path_inside(info.root, script)
         except SkillPathError as exc:
             return self._refuse(span_name, info.skill_id, refused(ErrorType.PATH, str(exc)), hook_type=hook_type)
-        if not os.path.isfile(target):
+        try:
+            status: os.stat_result | None = os.stat(target)
+        except (OSError, ValueError):
+            status = None
+        if status is None or not stat.S_ISREG(status.st_mode):
             message = f"no script {script!r} in skill {info.skill_id}"
             return self._refuse(span_name, info.skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
         workspace = self.agent.workspace_root()
         args = [str(arg) for arg in argv]
         trace = self.agent.trace_writer
+        running = self.executor.run(
+            info,
+            target,
+            args,
+            workspace_root=workspace,
+            timeout_sec=float(timeout_sec),
+            hook_type=hook_type,
+            script_status=status,
+        )
         if not trace.enabled:  # nothing keeps the span: do not build it
-            result, _mode = await self.executor.run(
-                info, target, args, workspace_root=workspace, timeout_sec=float(timeout_sec), hook_type=hook_type
-            )
-            return result
+            return (await running)[0]
         attributes: dict[str, object] = {
             "skill.id": info.skill_id,
             "skill.name": info.name,
@@ -184,9 +195,7 @@ class ScriptRunner:
             attributes["hook.type"] = hook_type
         span = trace.start_span(span_name, attributes=attributes)
         started = time.perf_counter()
-        result, mode = await self.executor.run(
-            info, target, args, workspace_root=workspace, timeout_sec=float(timeout_sec), hook_type=hook_type
-        )
+        result, mode = await running
         trace.end_span(
             span,
             ok=result.ok,

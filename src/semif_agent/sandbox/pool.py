@@ -54,6 +54,7 @@ WORKER_MAIN = str(Path(__file__).resolve().parent / "_worker.py")
 MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 """The largest message or return value a call may send (JSON text), unless the call says otherwise."""
 _GRACE_SECONDS = 5.0
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # made once: json.dumps with options makes one per call
 _LINE_KINDS = ("ask", "done")  # what a worker's line is: a call's question, or its end
 _PRELOAD: dict[str, None] = {}  # modules every pool's workers import at start (see preload_everywhere)
 _TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
@@ -132,7 +133,7 @@ class _Worker:
 
     def send(self, line: dict[str, Any]) -> None:
         """Queue one JSON line for the worker."""
-        self._unsent += json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
+        self._unsent += _encode(line).encode("utf-8") + b"\n"
         self._flush()
 
     def _flush(self) -> None:
