@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import AgentSkillRuntime, MemoryTraceWriter, RuntimeNotBound, SkillCatalog, read_spans
+from semif_agent.catalog import (
+    AgentSkillRuntime,
+    JsonlTraceWriter,
+    MemoryTraceWriter,
+    NullTraceWriter,
+    RuntimeNotBound,
+    SkillCatalog,
+    TraceWriter,
+    read_spans,
+)
+from semif_agent.catalog.paths import real_path
 
 
 @pytest.fixture
@@ -147,6 +158,40 @@ def test_documents_and_files_only_of_visible_skills(registry, tmp_path):
     assert len(spans) == 6
     escapes = [span for span in spans if span["attributes"]["file.path"] in ("../email/SKILL.md", "/etc/passwd")]
     assert {span["status"]["message"] for span in escapes} == {"path is not inside the skill"}
+
+
+def test_real_paths_are_those_the_os_resolves(tmp_path, monkeypatch):
+    (tmp_path / "dir" / "sub").mkdir(parents=True)
+    (tmp_path / "dir" / "file.txt").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    (tmp_path / "chain").symlink_to(tmp_path / "link" / "sub")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    monkeypatch.chdir(tmp_path)
+    for path in (
+        tmp_path / "dir",
+        tmp_path / "link" / "file.txt",
+        f"{tmp_path}/link//sub/",
+        tmp_path / "chain",
+        tmp_path / "dangling",
+        tmp_path / "dangling" / "below",
+        tmp_path / "loop",
+        f"{tmp_path}/dir/file.txt/",
+        tmp_path / "missing" / "deeper",
+        "link/file.txt",
+        ".",
+        "/",
+    ):
+        assert real_path(path) == os.path.realpath(path), path
+
+
+def test_only_writers_that_keep_spans_are_enabled(tmp_path):
+    class Collecting(NullTraceWriter):
+        def emit(self, record):
+            pass
+
+    assert not NullTraceWriter().enabled and not TraceWriter().enabled
+    assert MemoryTraceWriter().enabled and JsonlTraceWriter(tmp_path / "t.jsonl").enabled and Collecting().enabled
 
 
 def test_resolve_skill_path_by_containment_and_by_segment(registry, tmp_path):

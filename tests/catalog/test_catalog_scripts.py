@@ -225,6 +225,34 @@ async def test_script_runs_are_spans_with_output_excerpts(registry, make_runtime
     assert len(writer.records) == 3
 
 
+async def test_a_script_swapped_for_a_link_out_of_the_skill_is_refused_on_the_next_call(
+    registry, make_runtime, tmp_path
+):
+    runtime = make_runtime(registry)
+    assert (await runtime.run_skill_hook("tools", "pre_step", ["warm"], timeout_sec=10)).ok
+    scripts = registry.get("custom@tools").root / "scripts"
+    entry = scripts / "entry.py"
+    original = entry.read_text()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "entry.py").write_text(original)
+    entry.unlink()
+    entry.symlink_to(outside / "entry.py")  # the script itself
+    swapped = await runtime.run_skill_hook("tools", "pre_step", ["swapped"], timeout_sec=10)
+    assert (swapped.ok, swapped.error_type, swapped.confinement) == (False, "path", {}), swapped
+    entry.unlink()
+    (scripts / "copy.py").write_text(original)
+    entry.symlink_to(scripts / "copy.py")  # a link that stays inside the skill runs
+    assert (await runtime.run_skill_hook("tools", "pre_step", ["inside"], timeout_sec=10)).ok
+    scripts.rename(tmp_path / "scripts-moved")
+    scripts.symlink_to(outside, target_is_directory=True)  # a folder on its way
+    moved = await runtime.run_skill_hook("tools", "pre_step", ["moved"], timeout_sec=10)
+    assert (moved.ok, moved.error_type) == (False, "path"), moved
+    scripts.unlink()
+    (tmp_path / "scripts-moved").rename(scripts)
+    assert (await runtime.run_skill_hook("tools", "pre_step", ["back"], timeout_sec=10)).ok
+
+
 async def test_many_agents_run_hooks_at_the_same_time(skills_root, make_runtime, tmp_path):
     """Each hook waits until every hook has started: run one after another, they would all time out."""
     count = 12

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import WorkspaceError
@@ -44,6 +45,18 @@ preload_everywhere(_entrypoint.run)  # every worker imports them at start, so sc
 preload_everywhere(run_program)
 
 
+_PLAN_CACHE_SIZE = 1024
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """What stays the same between calls of one skill's scripts in one workspace, under one timeout."""
+
+    run_env: dict[str, str]  # the environment beyond the host's allowed variables
+    spec: dict[str, object]  # the confinement spec
+    ctx: dict[str, str]  # an entrypoint's ``ctx``
+
+
 class ScriptExecutor:
     """Runs scripts of skills under one set of :class:`~semif_agent.sandbox.limits.SandboxLimits`."""
 
@@ -52,6 +65,8 @@ class ScriptExecutor:
         self.limits = limits or SandboxLimits()
         self._pool = worker_pool
         self._entrypoints: dict[tuple[str, int, int], bool] = {}
+        self._plans: dict[tuple[object, ...], _CallPlan] = {}
+        self._plans_limits = self.limits
 
     @property
     def worker_pool(self) -> WorkerPool:
@@ -60,68 +75,60 @@ class ScriptExecutor:
             self._pool = default_worker_pool()
         return self._pool
 
-    def mode_for(self, script: Path) -> str:
-        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess`` (run as a program)."""
-        if script.suffix != ".py":
+    def mode_for(self, script: str | os.PathLike[str], status: os.stat_result | None = None) -> str:
+        """``worker`` for a Python script with a top-level ``entrypoint``, else ``subprocess`` (run as a program).
+
+        ``status``: the script's :func:`os.stat` when the caller has just taken it.
+        """
+        path = os.fspath(script)
+        name = os.path.basename(path)
+        if not name.endswith(".py") or len(name) == 3:  # what Path.suffix calls ".py"
             return "subprocess"
         try:
-            info = script.stat()
+            info = status or os.stat(path)
         except OSError:
             return "subprocess"
-        key = (str(script), info.st_size, info.st_mtime_ns)
+        key = (path, info.st_size, info.st_mtime_ns)
         cached = self._entrypoints.get(key)
         if cached is None:
             if len(self._entrypoints) >= _ENTRYPOINT_CACHE_SIZE:
                 self._entrypoints.clear()
-            cached = self._entrypoints[key] = _defines_entrypoint(script)
+            cached = self._entrypoints[key] = _defines_entrypoint(path)
         return "worker" if cached else "subprocess"
 
     async def run(
         self,
         descriptor: SkillDescriptor,
-        script: Path,
+        script: str | os.PathLike[str],
         argv: list[str],
         *,
         workspace_root: Path,
         timeout_sec: float,
         hook_type: str = "",
+        script_status: os.stat_result | None = None,
     ) -> tuple[ScriptRunResult, str]:
-        """Run ``script`` (an absolute path inside the skill); returns the result and the mode used."""
-        mode = self.mode_for(script)
-        env = script_environment(
-            self.limits, descriptor=descriptor, workspace_root=workspace_root, run_dir=None, hook_type=hook_type
-        )
-        spec = confinement_spec(
-            self.limits,
-            timeout_sec=timeout_sec,
-            workspace_root=workspace_root,
-            skill_dir=descriptor.root,
-            write_roots=script_write_roots(workspace_root),
-        )
+        """Run ``script`` (an absolute path inside the skill); returns the result and the mode used.
+
+        ``script_status``: the script's :func:`os.stat` when the caller has just taken it.
+        """
+        program = os.fspath(script)
+        mode = self.mode_for(program, script_status)
+        plan = self._plan(descriptor, workspace_root, timeout_sec, hook_type)
+        env = passed_environment(self.limits)
+        env.update(plan.run_env)
         if mode == "worker":
             target, payload = (
                 _entrypoint.run,
-                {
-                    "script": str(script),
-                    "argv": list(argv),
-                    "env": env,
-                    "ctx": {
-                        "workspace_root": str(workspace_root),
-                        "skill_dir": str(descriptor.root),
-                        "skill_id": descriptor.skill_id,
-                        "skill_name": descriptor.name,
-                        "hook_type": hook_type,
-                    },
-                },
+                {"script": program, "argv": list(argv), "ctx": plan.ctx},  # its env: the process's own
             )
         else:
-            target, payload = run_program, {"program": str(script), "argv": list(argv)}
+            target, payload = run_program, {"program": program, "argv": list(argv)}
         called = await self.worker_pool.call(
             target,
             payload,
             cwd=workspace_root,
             env=env,
-            confine_spec=spec,
+            confine_spec=plan.spec,
             timeout_sec=timeout_sec,
             max_output_bytes=self.limits.max_output_bytes,
             reuse=f"{descriptor.root}\0{workspace_root}\0{hook_type}" if self.limits.warm_processes else None,
@@ -130,6 +137,45 @@ class ScriptExecutor:
             called.ok, called.exit_code, called.stdout, called.stderr, called.error_type, called.confinement
         )
         return result, mode
+
+    def _plan(self, descriptor: SkillDescriptor, workspace_root: Path, timeout_sec: float, hook_type: str) -> _CallPlan:
+        """The environment, confinement and context of a call, made once per skill, workspace, timeout and
+        write roots (those are read again on every call: a workspace whose settings change gets a new plan)."""
+        write_roots = script_write_roots(workspace_root)
+        if self._plans_limits is not self.limits:
+            self._plans.clear()
+            self._plans_limits = self.limits
+        key = (
+            descriptor.skill_id,
+            descriptor.name,
+            descriptor.root,
+            workspace_root,
+            hook_type,
+            timeout_sec,
+            write_roots,
+        )
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _PLAN_CACHE_SIZE:
+                self._plans.clear()
+            plan = self._plans[key] = _CallPlan(
+                run_environment(self.limits, descriptor=descriptor, workspace_root=workspace_root, hook_type=hook_type),
+                confinement_spec(
+                    self.limits,
+                    timeout_sec=timeout_sec,
+                    workspace_root=workspace_root,
+                    skill_dir=descriptor.root,
+                    write_roots=write_roots,
+                ),
+                {
+                    "workspace_root": str(workspace_root),
+                    "skill_dir": str(descriptor.root),
+                    "skill_id": descriptor.skill_id,
+                    "skill_name": descriptor.name,
+                    "hook_type": hook_type,
+                },
+            )
+        return plan
 
 
 def script_environment(
@@ -141,8 +187,24 @@ def script_environment(
     hook_type: str = "",
 ) -> dict[str, str]:
     """The complete environment of one script run (``TMPDIR`` is ``run_dir``; None: the runner sets it)."""
-    env = {key: os.environ[key] for key in limits.env_allow if key in os.environ}
-    env.update(limits.extra_env)
+    env = passed_environment(limits)
+    env.update(run_environment(limits, descriptor=descriptor, workspace_root=workspace_root, hook_type=hook_type))
+    if run_dir is not None:
+        env["TMPDIR"] = str(run_dir)
+    return env
+
+
+def passed_environment(limits: SandboxLimits) -> dict[str, str]:
+    """The host's environment variables a script sees (those ``limits`` allow), as they are now."""
+    read = os.environ.get
+    return {key: value for key in limits.env_allow if (value := read(key)) is not None}
+
+
+def run_environment(
+    limits: SandboxLimits, *, descriptor: SkillDescriptor, workspace_root: Path, hook_type: str = ""
+) -> dict[str, str]:
+    """The variables a script run gets besides :func:`passed_environment` (they override it)."""
+    env = dict(limits.extra_env)
     env.update(
         {
             "HOME": str(workspace_root),
@@ -154,8 +216,6 @@ def script_environment(
             "AGENT_WORK_DIR": str(workspace_root),
         }
     )
-    if run_dir is not None:
-        env["TMPDIR"] = str(run_dir)
     if hook_type:
         env["SKILL_HOOK"] = hook_type
     return env
@@ -170,25 +230,29 @@ def script_write_roots(workspace_root: Path) -> tuple[Path, ...] | None:
     None (the whole workspace) for an agent's plain workspace; for a semif workspace its write
     dirs, never its records (none at all when its settings do not load). Cached per settings version.
     """
-    settings = workspace_root / SETTINGS_FILE
+    workspace = os.fspath(workspace_root)
+    settings = os.path.join(workspace, SETTINGS_FILE)
+    if not os.access(settings, os.F_OK):  # a plain workspace, told without raising
+        return None
     try:
-        info = settings.stat()
+        info = os.stat(settings)
     except OSError:
         return None
     version = (info.st_mtime_ns, info.st_size)
-    cached = _write_roots.get(str(workspace_root))
+    cached = _write_roots.get(workspace)
     if cached is None or cached[0] != version:
         try:
             roots: tuple[Path, ...] | None = Workspace.load(workspace_root, migrate_layout=False).write_roots
         except (WorkspaceError, OSError, ValueError):
             roots = ()
-        cached = _write_roots[str(workspace_root)] = (version, roots)
+        cached = _write_roots[workspace] = (version, roots)
     return cached[1]
 
 
-def _defines_entrypoint(script: Path) -> bool:
+def _defines_entrypoint(script: str) -> bool:
     try:
-        source = script.read_bytes()
+        with open(script, "rb") as file:
+            source = file.read()
     except OSError:
         return False
     if b"entrypoint" not in source:

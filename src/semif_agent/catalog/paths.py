@@ -9,6 +9,7 @@ about the host's files or layout.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -16,6 +17,8 @@ from .errors import SkillPathError
 
 OUTSIDE_SKILL = "path is not inside the skill"
 OUTSIDE_WORKSPACE = "path is not inside the workspace"
+_O_PATH = (os.O_PATH | os.O_CLOEXEC) if sys.platform == "linux" and hasattr(os, "O_PATH") else 0
+_DELETED = " (deleted)"  # what /proc shows after the name of a file removed while open
 
 
 def _looks_like_escape(text: str) -> bool:
@@ -33,6 +36,11 @@ def resolve_inside(root: str | os.PathLike[str], relative: str, *, message: str 
     The result may not exist yet; symlinks along it are followed and must stay
     under ``root``. The empty path and ``.`` name ``root`` itself.
     """
+    return Path(real_path_inside(root, relative, message=message))
+
+
+def real_path_inside(root: str | os.PathLike[str], relative: str, *, message: str = OUTSIDE_SKILL) -> str:
+    """:func:`resolve_inside`'s answer as a string (no :class:`~pathlib.Path` built), with the same checks."""
     if not isinstance(relative, str):
         raise SkillPathError(message)
     decoded = relative
@@ -45,11 +53,34 @@ def resolve_inside(root: str | os.PathLike[str], relative: str, *, message: str 
     else:
         if _looks_like_escape(decoded):
             raise SkillPathError(message)
-    base = os.path.realpath(root)
-    target = os.path.realpath(os.path.join(base, relative.replace("\\", "/")))
+    base = real_path(root)
+    target = real_path(os.path.join(base, relative.replace("\\", "/")))
     if target != base and not target.startswith(base.rstrip(os.sep) + os.sep):
         raise SkillPathError(message)
-    return Path(target)
+    return target
+
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """:func:`os.path.realpath` of ``path``, asked of the kernel in three system calls where it can answer.
+
+    An existing path is opened without being read (``O_PATH``) and its descriptor's link in
+    ``/proc/self/fd`` read back: the path the kernel resolved, every symlink followed, now. A path
+    that does not exist (or any other refusal, or no ``/proc``) goes to :func:`os.path.realpath`.
+    """
+    if _O_PATH:
+        try:
+            descriptor = os.open(path, _O_PATH)
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            resolved = os.readlink(f"/proc/self/fd/{descriptor}")
+        except OSError:
+            resolved = ""
+        finally:
+            os.close(descriptor)
+        if resolved.startswith("/") and not resolved.endswith(_DELETED):
+            return resolved
+    return os.path.realpath(path)
 
 
 def relative_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str | None:

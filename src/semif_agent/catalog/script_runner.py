@@ -14,6 +14,8 @@ traced as ``skill.ask_env``.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +26,7 @@ from .descriptor import SkillDescriptor, SkillRegistryLike
 from .environment import EnvironmentRouter, ask_env, is_env_skill
 from .errors import SkillPathError
 from .execution import ScriptExecutor
-from .paths import resolve_inside
+from .paths import real_path_inside
 from .trace import TraceWriter
 
 DEFAULT_TIMEOUT_SEC = 30
@@ -137,10 +139,12 @@ class ScriptRunner:
         return result
 
     def _refuse(self, name: str, token: str, result: ScriptRunResult, *, hook_type: str = "") -> ScriptRunResult:
+        trace = self.agent.trace_writer
+        if not trace.enabled:
+            return result
         attributes = {"skill.token": str(token), "script.error_type": result.error_type}
         if hook_type:
             attributes["hook.type"] = hook_type
-        trace = self.agent.trace_writer
         trace.end_span(trace.start_span(name, attributes=attributes), ok=False, message=result.stderr)
         return result
 
@@ -148,15 +152,6 @@ class ScriptRunner:
         self, info: SkillDescriptor, script: str, argv: Sequence[str], *, timeout_sec: float, hook_type: str
     ) -> ScriptRunResult:
         span_name = "skill.hook" if hook_type else "skill.script"
-        attributes: dict[str, object] = {
-            "skill.id": info.skill_id,
-            "skill.name": info.name,
-            "script.path": script,
-            "script.argv": [str(arg) for arg in argv],
-            "script.timeout_sec": timeout_sec,
-        }
-        if hook_type:
-            attributes["hook.type"] = hook_type
         if not isinstance(timeout_sec, (int, float)) or timeout_sec <= 0:
             return self._refuse(
                 span_name,
@@ -165,24 +160,42 @@ class ScriptRunner:
                 hook_type=hook_type,
             )
         try:
-            target = resolve_inside(info.root, script)
+            target = real_path_inside(info.root, script)
         except SkillPathError as exc:
             return self._refuse(span_name, info.skill_id, refused(ErrorType.PATH, str(exc)), hook_type=hook_type)
-        if not target.is_file():
+        try:
+            status: os.stat_result | None = os.stat(target)
+        except (OSError, ValueError):
+            status = None
+        if status is None or not stat.S_ISREG(status.st_mode):
             message = f"no script {script!r} in skill {info.skill_id}"
             return self._refuse(span_name, info.skill_id, refused(ErrorType.VALIDATION, message), hook_type=hook_type)
         workspace = self.agent.workspace_root()
+        args = [str(arg) for arg in argv]
         trace = self.agent.trace_writer
-        span = trace.start_span(span_name, attributes=attributes)
-        started = time.perf_counter()
-        result, mode = await self.executor.run(
+        running = self.executor.run(
             info,
             target,
-            [str(arg) for arg in argv],
+            args,
             workspace_root=workspace,
             timeout_sec=float(timeout_sec),
             hook_type=hook_type,
+            script_status=status,
         )
+        if not trace.enabled:  # nothing keeps the span: do not build it
+            return (await running)[0]
+        attributes: dict[str, object] = {
+            "skill.id": info.skill_id,
+            "skill.name": info.name,
+            "script.path": script,
+            "script.argv": list(args),
+            "script.timeout_sec": timeout_sec,
+        }
+        if hook_type:
+            attributes["hook.type"] = hook_type
+        span = trace.start_span(span_name, attributes=attributes)
+        started = time.perf_counter()
+        result, mode = await running
         trace.end_span(
             span,
             ok=result.ok,

@@ -61,6 +61,14 @@ class Span:
 class TraceWriter:
     """Builds spans and hands each finished record to :meth:`emit` (which subclasses define)."""
 
+    _keeps_spans = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._keeps_spans = any(
+            getattr(cls, name) is not getattr(TraceWriter, name) for name in ("emit", "end_span", "start_span")
+        )
+
     def __init__(
         self,
         *,
@@ -72,6 +80,12 @@ class TraceWriter:
         self.resource = {"service.name": service_name, **(resource or {})}
         self.excerpt_chars = excerpt_chars
         self._current: ContextVar[Span | None] = ContextVar(f"semif_span_{id(self)}", default=None)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether finished spans go anywhere: False when :meth:`emit` drops them (and neither
+        :meth:`start_span` nor :meth:`end_span` is overridden), so a caller may skip building them."""
+        return self._keeps_spans
 
     def start_span(
         self, name: str, *, attributes: Mapping[str, object] | None = None, parent: Span | None = None

@@ -13,7 +13,7 @@ Each worker is a long-lived Python process started lazily, in its own
 session, with a minimal environment; calls skip the interpreter's start-up yet
 are isolated from the host and from each other. Workers speak JSON lines over
 pipes that the pool watches with the event loop's reader and writer
-callbacks: nothing blocks the loop, and one worker runs many calls at once.
+callbacks (:mod:`._host_worker`): nothing blocks the loop, and one worker runs many calls at once.
 
 Calls allowed the network go to workers of their own, which stay in the
 host's network namespace (the others leave it at start). A worker that dies
@@ -35,14 +35,13 @@ import subprocess
 import sys
 import tempfile
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import check_number
 from . import _cgroup
-from ._process_group import kill_group
+from ._host_worker import MessageHandler, Worker, worker_failure
 from ._ready import READY_CHILDREN
 from ._targets import PRELOAD, CallTarget, target_name
 from .channel import MAX_LINE_BYTES
@@ -55,147 +54,7 @@ MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 """The largest message or return value a call may send (JSON text), unless the call says otherwise."""
 _GRACE_SECONDS = 5.0
 _REUSE_KEYS_KEPT = 4096
-_LINE_KINDS = ("ask", "done")  # what a worker's line is: a call's question, or its end
 _pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
-
-MessageHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-@dataclass
-class _Pending:
-    """A call in flight: the future its ``done`` line resolves, its handler and the handler's tasks."""
-
-    future: asyncio.Future[dict[str, Any]]
-    on_message: MessageHandler | None
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
-
-
-class _Worker:
-    """One worker process and the calls it has in flight."""
-
-    def __init__(
-        self, process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, cgroup: str | None, *, network: bool
-    ) -> None:
-        self.process = process
-        self.network = network
-        self.loop = loop
-        self.cgroup = cgroup
-        self.pending: dict[int, _Pending] = {}
-        self.alive = True
-        assert process.stdin is not None and process.stdout is not None  # _spawn pipes both
-        self._in = process.stdin.fileno()
-        self._out = process.stdout.fileno()
-        self._received = bytearray()
-        self._unsent = bytearray()
-        self._writing = False
-        os.set_blocking(self._in, False)
-        os.set_blocking(self._out, False)
-        loop.add_reader(self._out, self._on_readable)
-
-    def start(self, request: dict[str, Any], on_message: MessageHandler | None) -> asyncio.Future[dict[str, Any]]:
-        """Send one call; the future resolves with the worker's ``done`` line (or a failure)."""
-        future: asyncio.Future[dict[str, Any]] = self.loop.create_future()
-        if not self.alive:
-            future.set_result(_worker_failure("the skill worker exited unexpectedly"))
-            return future
-        self.pending[request["id"]] = _Pending(future, on_message)
-        self.send(request)
-        return future
-
-    def send(self, line: dict[str, Any]) -> None:
-        """Queue one JSON line for the worker."""
-        self._unsent += json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
-        self._flush()
-
-    def _flush(self) -> None:
-        try:
-            written = os.write(self._in, self._unsent)
-            del self._unsent[:written]
-        except BlockingIOError:
-            pass
-        except OSError:
-            self.stop()
-            return
-        if self._unsent and not self._writing:
-            self.loop.add_writer(self._in, self._flush)
-            self._writing = True
-        elif not self._unsent and self._writing:
-            self.loop.remove_writer(self._in)
-            self._writing = False
-
-    def _on_readable(self) -> None:
-        try:
-            chunk = os.read(self._out, 1 << 20)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.stop()
-            return
-        start = len(self._received)
-        self._received += chunk
-        if self._received.find(b"\n", start) < 0:
-            return
-        *lines, rest = bytes(self._received).split(b"\n")
-        self._received = bytearray(rest)
-        for line in lines:
-            try:
-                data = json.loads(line)
-            except (ValueError, RecursionError):
-                data = None
-            if not (isinstance(data, dict) and isinstance(data.get("id"), int) and data.get("kind") in _LINE_KINDS):
-                self.stop()  # the worker checks what its calls send: a line it cannot have written means it broke
-                return
-            self._take(data)
-
-    def _take(self, line: dict[str, Any]) -> None:
-        pending = self.pending.get(line["id"])
-        if pending is None:
-            return  # a call that already ended: dropped
-        if line["kind"] == "ask":
-            task = self.loop.create_task(self._answer(line["id"], pending, line["message"]))
-            pending.tasks.add(task)
-            task.add_done_callback(pending.tasks.discard)
-            return
-        del self.pending[line["id"]]
-        for task in pending.tasks:
-            task.cancel()
-        if not pending.future.done():
-            pending.future.set_result(line)
-
-    async def _answer(self, call_id: int, pending: _Pending, message: dict[str, Any]) -> None:
-        try:
-            if pending.on_message is None:
-                raise LookupError("this call takes no messages")
-            reply = await pending.on_message(message)
-            if not isinstance(reply, dict):
-                raise TypeError(f"the handler answered with {type(reply).__name__}, not a dict")
-            data = {"op": "reply", "id": call_id, "ok": True, "reply": reply}
-            json.dumps(data)  # refuse what cannot travel before it reaches the pipe
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the call's function gets the error, the host goes on
-            data = {"op": "reply", "id": call_id, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        if self.alive and call_id in self.pending:
-            self.send(data)
-
-    def stop(self) -> None:
-        """Kill the worker and what its calls left; its calls in flight fail with error type ``worker``."""
-        if not self.alive:
-            return
-        self.alive = False
-        if not self.loop.is_closed():
-            self.loop.remove_reader(self._out)
-            if self._writing:
-                self.loop.remove_writer(self._in)
-        _kill(self.process, self.cgroup)
-        for pending in self.pending.values():
-            for task in pending.tasks:
-                task.cancel()
-            if not pending.future.done() and not pending.future.get_loop().is_closed():
-                pending.future.set_result(_worker_failure("the skill worker exited unexpectedly"))
-        self.pending.clear()
 
 
 class WorkerPool:
@@ -227,12 +86,12 @@ class WorkerPool:
         self.ready_children = ready_children
         self.grace_sec = grace_sec
         self._preload = tuple(target_name(target).split(":")[0] for target in preload)
-        self._workers: list[_Worker] = []
+        self._workers: list[Worker] = []
         self._ids = itertools.count(1)
         self._starting: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self._calls_folder: str | None = None
-        self._last_worker: dict[str, _Worker] = {}  # by reuse key: where its warm processes are
+        self._last_worker: dict[str, Worker] = {}  # by reuse key: where its warm processes are
         self.started = 0
         _pools.add(self)
 
@@ -333,16 +192,16 @@ class WorkerPool:
                     network=bool(request["confine"].get("network")), reuse=request.get("reuse")
                 )
             except WorkerError as exc:
-                return _worker_failure(str(exc))
+                return worker_failure(str(exc))
             request["id"] = next(self._ids)
             future = worker.start(request, on_message)
             if worker.alive:
                 break
+        timer = worker.loop.call_later(timeout_sec + self.grace_sec, worker.give_up, future)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout_sec + self.grace_sec)
-        except TimeoutError:
-            worker.stop()
-            return _worker_failure("the skill worker stopped answering and was restarted")
+            return await future
+        finally:
+            timer.cancel()
 
     async def aclose(self) -> None:
         """Stop every worker (they also exit on their own when the host goes away)."""
@@ -365,7 +224,7 @@ class WorkerPool:
         """
         await self._acquire(network=network)
 
-    async def _acquire(self, *, network: bool, reuse: str | None = None) -> _Worker:
+    async def _acquire(self, *, network: bool, reuse: str | None = None) -> Worker:
         """A worker for a call denied the network (or, with ``network``, allowed it): up to ``size`` of each
         kind; for a call with a ``reuse`` key, the one that ran the last call of that key while it lives."""
         if reuse is not None:
@@ -389,7 +248,7 @@ class WorkerPool:
             kind = [worker for worker in self._workers if worker.network == network]
             if all(worker.pending for worker in kind) and len(kind) < self.size:
                 process, cgroup = await asyncio.to_thread(self._spawn, network)
-                kind.append(_Worker(process, loop, cgroup, network=network))
+                kind.append(Worker(process, loop, cgroup, network=network))
                 self._workers.append(kind[-1])
             return min(kind, key=lambda worker: len(worker.pending))
 
@@ -428,43 +287,6 @@ class WorkerPool:
         process.stdin.flush()
         self.started += 1
         return process, cgroup
-
-
-def _kill(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
-    kill_group(process.pid)
-    for stream in (process.stdin, process.stdout):
-        try:
-            if stream is not None:
-                stream.close()
-        except OSError:
-            pass
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # no running loop (at exit): clean up here
-        _reap(process, cgroup)
-        return
-    loop.run_in_executor(None, _reap, process, cgroup)
-
-
-def _reap(process: subprocess.Popen[bytes], cgroup: str | None) -> None:
-    """Wait for a killed worker, then kill what its calls left in its cgroup and remove it."""
-    try:
-        process.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        pass
-    if cgroup is not None:
-        _cgroup.remove(cgroup)
-
-
-def _worker_failure(message: str) -> dict[str, object]:
-    return {
-        "returncode": -1,
-        "timed_out": False,
-        "reported": str(ErrorType.WORKER),
-        "stdout": "",
-        "stderr": message,
-        "confinement": {},
-    }
 
 
 _default_pool: WorkerPool | None = None
