@@ -6,11 +6,15 @@ Every agent has its own runtime and workspace over one shared registry, with
 the hook skill visible and active; all agents call ``run_skill_hook`` together
 (``asyncio.gather``). Two hook styles:
 
-- ``entrypoint(argv, ctx)``: semif runs it in a warm worker (a forked,
-  confined child per call); agentsociety2 calls it inside the host process.
+- ``entrypoint(argv, ctx)``: semif runs it in a confined child of a warm
+  worker; agentsociety2 calls it inside the host process.
 - a plain script (no entrypoint): semif runs it as a whole program in the
-  same kind of forked, confined child (``__main__`` in the warm worker's
+  same kind of confined child (``__main__`` in the warm worker's
   interpreter); agentsociety2 executes it inside the host under a global lock.
+
+semif's figures come twice: with warm processes (the default: an agent's
+calls of the hook run one after another in one confined process, put back
+between calls) and with a fresh process per call (``warm_processes=False``).
 
 semif's runs keep all their confinement (the line under its figures says what
 held on this machine): a PID namespace per run, a ``pids`` cgroup, no network,
@@ -80,6 +84,16 @@ async def timed_rounds(calls, rounds: int, pause: float = 0.0) -> tuple[float, f
 async def measure(
     style: str, hook: str, agents: int, rounds: int, peer, pause: float = 0.0
 ) -> dict[str, tuple[float, float, bool, dict]]:
+    figures = {}
+    for name, warm in (("semif", True), ("semif, fresh", False)):
+        figures[name] = await measure_ours(hook, agents, rounds, pause, warm=warm)
+    figures["agentsociety2"] = await measure_peer(hook, agents, rounds, peer, pause)
+    return figures
+
+
+async def measure_ours(
+    hook: str, agents: int, rounds: int, pause: float, *, warm: bool
+) -> tuple[float, float, bool, dict]:
     with tempfile.TemporaryDirectory(prefix="semif-bench-hooks-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=hook)
@@ -90,8 +104,9 @@ async def measure(
         ours.scan_custom(root)
         pool = WorkerPool()
         our_runtimes = []
+        limits = SandboxLimits(warm_processes=warm)
         for agent in range(agents):
-            runtime = AgentSkillRuntime(agent, ours, worker_pool=pool)
+            runtime = AgentSkillRuntime(agent, ours, limits=limits, worker_pool=pool)
             runtime.bind_workspace(workspace_root=Path(tmp) / "ours" / str(agent), trace_writer=NullTraceWriter())
             runtime.set_visible_skills([skill])
             runtime.activate_skill(skill)
@@ -100,7 +115,15 @@ async def measure(
             lambda: [rt.run_skill_hook(skill, "pre_step", argv, timeout_sec=30) for rt in our_runtimes], rounds, pause
         )
         pool.close()
+    return semif
 
+
+async def measure_peer(hook: str, agents: int, rounds: int, peer, pause: float) -> tuple[float, float, bool, dict]:
+    with tempfile.TemporaryDirectory(prefix="semif-bench-hooks-") as tmp:
+        root = Path(tmp) / "skills"
+        generate_skills(root, 1, hook=hook)
+        skill = "skill-00000"
+        argv = ["--args-json", '{"step": 1}']
         theirs = peer["registry"].SkillRegistry()
         theirs.scan_custom(root)
         peer_runtimes = []
@@ -126,7 +149,7 @@ async def measure(
                 rounds,
                 pause,
             )
-    return {"semif": semif, "agentsociety2": other}
+    return other
 
 
 STEPS = {
@@ -142,6 +165,7 @@ STEPS = {
     "the default, no namespaces (the cgroup kills leftovers)": {"namespaces": False},
     "no namespaces, no cgroup (a subreaper kills leftovers)": {"namespaces": False, "max_processes": None},
     "the default, no child forked ahead (ready_children=0)": {},
+    "the default, no child forked ahead, warm processes": {"warm_processes": True},
 }
 NONE_AHEAD = "the default, no child forked ahead (ready_children=0)"
 
@@ -166,7 +190,8 @@ async def measure_steps(agents: int, rounds: int, pause: float = 0.0) -> None:
                 pool = WorkerPool(ready_children=0)
             runtimes = []
             for agent in range(agents):
-                runtime = AgentSkillRuntime(agent, registry, limits=SandboxLimits(**settings), worker_pool=pool)
+                limits = SandboxLimits(**{"warm_processes": False, **settings})
+                runtime = AgentSkillRuntime(agent, registry, limits=limits, worker_pool=pool)
                 runtime.bind_workspace(workspace_root=Path(tmp) / "ws" / str(agent), trace_writer=NullTraceWriter())
                 runtime.set_visible_skills(["skill-00000"])
                 runtimes.append(runtime)
@@ -199,21 +224,19 @@ def main() -> None:
     print(f"{args.agents} concurrent pre_step hooks ({args.agents} agents, one shared registry)")
     for style, hook in (("entrypoint(argv, ctx)", ENTRYPOINT_HOOK), ("plain script", PLAIN_HOOK)):
         figures = asyncio.run(measure(style, hook, args.agents, args.rounds, peer, args.pause))
-        (our_cold, our_warm, our_ok, held), (peer_cold, peer_warm, peer_ok, _) = (
-            figures["semif"],
-            figures["agentsociety2"],
-        )
+        peer_cold, peer_warm, peer_ok, _ = figures["agentsociety2"]
         print(f"  {style}")
-        print(
-            f"    semif (isolated process)        cold {our_cold * 1000:8.1f} ms   warm {our_warm * 1000:8.1f} ms"
-            f"   all ok: {our_ok}"
-        )
-        print("      held: " + ", ".join(f"{kind} {how}" for kind, how in held.items()))
+        for name, label in (("semif", "warm processes"), ("semif, fresh", "a fresh process per call")):
+            our_cold, our_warm, our_ok, held = figures[name]
+            print(
+                f"    semif, {label:25s} cold {our_cold * 1000:8.1f} ms   warm {our_warm * 1000:8.1f} ms"
+                f"   all ok: {our_ok}   ({ratio(our_warm, peer_warm)})"
+            )
+            print("      held: " + ", ".join(f"{kind} {how}" for kind, how in held.items()))
         print(
             f"    agentsociety2 {peer['version']} (in-process) cold {peer_cold * 1000:8.1f} ms   warm {peer_warm * 1000:8.1f} ms"
             f"   all ok: {peer_ok}"
         )
-        print(f"    warm: semif is {ratio(our_warm, peer_warm)}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ takes one, so no fork is on its path: the worker writes the request and closes
 the pipe. The child then joins the call's cgroups and does what depends on the
 call, as a freshly forked one would (:func:`._call.run_child`).
 
-Each child serves one call and exits with it: every call still runs in a
-process of its own, which no other call ran in. One that dies while it waits is
+Each child serves one call and exits with it, unless the call may leave its process warm for the next
+of its setup (:mod:`._resident`): it then serves those calls only. One that dies while it waits is
 dropped when the worker reaps it, and another is forked in its place.
 Standard library only; the worker imports it at start.
 """

@@ -23,6 +23,7 @@ class Relay:
     by_id: dict[int, int]
     selector: selectors.BaseSelector
     reply_fd: int
+    to_host: bytearray
     call: Any  # the _call module
     groups: Any  # the _process_group module
     warmed: Any  # a _call.Warmed
@@ -136,7 +137,12 @@ class Relay:
             self.selector.unregister(call.replies)
 
     def _send(self, line: dict[str, Any]) -> None:
-        data = json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
-        view = memoryview(data)
+        """Queue one line for the host; :meth:`_send_held` writes those of one turn of the loop together."""
+        self.to_host += json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
+
+    def _send_held(self) -> None:
+        view = memoryview(self.to_host)
         while view:
             view = view[os.write(self.reply_fd, view) :]
+        view.release()
+        self.to_host.clear()

@@ -27,6 +27,7 @@ library only; the worker imports it at start.
 from __future__ import annotations
 
 import _thread
+import ctypes
 import json
 import os
 import resource
@@ -228,8 +229,8 @@ class Resident:
 
 
 def rest(pid: int, cgroup: str) -> bool:
-    """Stop the process ``pid`` until its next call when it is alone in its cgroup, with one thread (as
-    the kernel, not the process, says); False (nothing done) otherwise.
+    """Stop the process ``pid`` until its next call when it is alone in its cgroup (as the kernel, not the
+    process, says); False (nothing done) otherwise.
 
     A call's code can write the line that ends its call before it has ended; stopped, it does nothing
     until it is handed the next call, whose deadline and watch then hold."""
@@ -237,17 +238,15 @@ def rest(pid: int, cgroup: str) -> bool:
         with open(os.path.join(cgroup, "cgroup.procs"), "rb") as handle:
             if handle.read().split() != [str(pid).encode()]:
                 return False
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            if handle.read().rsplit(b")", 1)[1].split()[17] != b"1":
-                return False
-        os.kill(pid, signal.SIGSTOP)
-    except (OSError, IndexError):
+        os.kill(pid, signal.SIGSTOP)  # all its threads
+    except OSError:
         return False
     return True
 
 
 def wake(resident: Resident) -> None:
-    """Let ``resident`` run its next call: what it wrote after its last call ended is dropped, then it goes on."""
+    """Let ``resident`` run its next call, written to it already (one wake-up): what it wrote after its last
+    call ended is dropped, then it goes on."""
     for fd in resident.own_fds[2:]:
         try:
             while os.read(fd, 1 << 16):
@@ -255,6 +254,35 @@ def wake(resident: Resident) -> None:
         except OSError:  # BlockingIOError: nothing (more) there
             pass
     os.kill(resident.pid, signal.SIGCONT)
+
+
+class _SigAction(ctypes.Structure):
+    """The C library's ``struct sigaction`` (glibc and musl lay it out alike)."""
+
+    _fields_ = (
+        ("handler", ctypes.c_void_p),
+        ("mask", ctypes.c_ulong * (128 // ctypes.sizeof(ctypes.c_ulong))),
+        ("flags", ctypes.c_int),
+        ("restorer", ctypes.c_void_p),
+    )
+
+
+_SA_NOCLDSTOP = 1
+
+
+def quiet_stops() -> bool:
+    """Have the kernel send this process ``SIGCHLD`` only when a child ends, not when one is stopped or
+    goes on (the warm processes, twice a call: each would wake the worker for nothing). False where the
+    C library's ``sigaction`` is not found."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        action = _SigAction()
+        if libc.sigaction(signal.SIGCHLD, None, ctypes.byref(action)) != 0:
+            return False
+        action.flags |= _SA_NOCLDSTOP
+        return bool(libc.sigaction(signal.SIGCHLD, ctypes.byref(action), None) == 0)
+    except (OSError, AttributeError):
+        return False
 
 
 def setup_key(request: dict[str, Any]) -> str:

@@ -20,6 +20,8 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   one rule instead of one per entry (a fifth of the rules, and of their cost).
 - While no call runs, the worker keeps a few children forked ahead, namespaced and with the part of their
   mount view no call changes, each waiting for one call (:mod:`._ready`); other calls fork their own.
+- A call with a ``reuse`` key may run in a process kept warm from an earlier call of the same setup,
+  stopped while it waits and put back between calls (:mod:`._resident`).
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
@@ -71,7 +73,7 @@ class _Worker(Relay):
         ``network_allowed``: whether its calls may use the network (the pool sends it only such calls);
         ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`)."""
         self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready, resident = modules
-        self.reply_fd = reply_fd
+        self.reply_fd, self.to_host = reply_fd, bytearray()
         self.calls_folder = calls_folder
         self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
         self.sweep_at = float("inf")  # when to kill the orphans of calls that had no namespace or cgroup
@@ -101,6 +103,7 @@ class _Worker(Relay):
         os.set_blocking(self.wake_w, False)
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        resident.quiet_stops()
         os.set_blocking(0, False)
         self.selector.register(0, selectors.EVENT_READ, ("requests", 0))
         self.selector.register(self.wake_r, selectors.EVENT_READ, ("wake", 0))
@@ -131,6 +134,7 @@ class _Worker(Relay):
                     self._flush_answers(pid)
             self._reap()
             self._enforce_limits()
+            self._send_held()
 
     def _next_timeout(self) -> float | None:
         if not self.calls and self.namespaces_work and self.ready.wanted():
@@ -236,10 +240,10 @@ class _Worker(Relay):
             request["env"]["TMPDIR"] = warm.run_dir
             self._record(warm.pid, warm.held, (request, warm.run_dir, None, warm.slot, (), warm.own_fds), warm=True)
             call = self.calls[warm.pid]
-            self.wake(warm)
             next_call = {"id": request["id"], "payload": request["payload"]}
             call.unsent = b"N" + json.dumps(next_call, ensure_ascii=False).encode("utf-8") + b"\n"
             self._flush_answers(warm.pid)
+            self.wake(warm)
             return request, warm.run_dir, None, warm.slot, (), warm.own_fds
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
