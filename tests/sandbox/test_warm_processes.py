@@ -64,6 +64,15 @@ def entrypoint(argv, ctx):
         time.sleep(30)
     elif action == "exit":
         os._exit(3)
+    elif action == "forge":
+        import gc, time
+        from semif_agent.sandbox.channel import Channel
+        channel = next(found for found in gc.get_objects() if isinstance(found, Channel))
+        channel.report("D", {"code": 0, "keep": True})  # says its call ended, and goes on
+        for _ in range(150):
+            with open(os.path.join(ctx.workspace_root, "after.txt"), "a") as handle:
+                handle.write("x")
+            time.sleep(0.01)
     print(json.dumps(seen))
 """
 PLAIN = """
@@ -80,9 +89,12 @@ def make_runtime(tmp_path: Path):
     make_skill(root, "counter", files=files)
     registry = SkillCatalog()
     registry.scan_custom(root)
-    pool = WorkerPool(size=1)
+    pools: list[WorkerPool] = []
 
-    def build(agent: int = 1, *, warm: bool = True) -> AgentSkillRuntime:
+    def build(agent: int = 1, *, warm: bool = True, **pool_options: float) -> AgentSkillRuntime:
+        if pool_options or not pools:
+            pools.append(WorkerPool(size=1, **pool_options))  # type: ignore[arg-type] # numbers, checked there
+        pool = pools[-1]
         limits = SandboxLimits(memory_mb=512, warm_processes=warm)
         runtime = AgentSkillRuntime(agent, registry, limits=limits, worker_pool=pool)
         runtime.bind_workspace(workspace_root=tmp_path / f"work-{agent}")
@@ -90,7 +102,8 @@ def make_runtime(tmp_path: Path):
         return runtime
 
     yield build
-    pool.close()
+    for pool in pools:
+        pool.close()
 
 
 async def run(runtime: AgentSkillRuntime, *argv: str, script: str = "scripts/count.py", timeout: float = 5) -> dict:
@@ -174,3 +187,36 @@ def test_only_a_call_that_may_stay_ends_with_a_line():
     confined = Heard(2, 1000, may_end=True, confined=True)
     with pytest.raises(ValueError, match="first line"):
         confined.take(b'C{"processes": "pid-namespace"}', ())
+
+
+async def test_a_process_idle_too_long_is_let_go_and_none_is_kept_when_the_pool_keeps_none(make_runtime):
+    briefly = make_runtime(warm_idle_sec=0.3)
+    assert [(await run(briefly))["calls_here"] for _ in range(2)] == [1, 2]
+    await asyncio.sleep(0.8)
+    assert (await run(briefly))["calls_here"] == 1
+    never = make_runtime(2, warm_most=0)
+    assert [(await run(never))["calls_here"] for _ in range(3)] == [1, 1, 1]
+
+
+async def test_code_that_ends_its_call_early_is_stopped_until_the_next_call(make_runtime, tmp_path):
+    """A call's code can forge the line that ends its call; it then does nothing until the next call, and
+    what it does then is under that call's deadline (here it ends the call: its output is nothing)."""
+    runtime = make_runtime()
+    await run(runtime)
+    forged = await runtime.run_skill_script("counter", "scripts/count.py", ["forge"], timeout_sec=5)
+    assert forged.ok and forged.stdout == ""
+    written = tmp_path / "work-1" / "after.txt"
+
+    def size() -> int:
+        return written.stat().st_size if written.exists() else 0
+
+    await asyncio.sleep(0.2)
+    stopped = size()
+    await asyncio.sleep(0.5)
+    assert size() == stopped < 30  # stopped at once, and still
+    later = await runtime.run_skill_script("counter", "scripts/count.py", [], timeout_sec=5)
+    assert later.error_type in ("none", "timeout"), later.stderr
+    assert size() > stopped  # it went on only once handed the next call
+    confused = await runtime.run_skill_script("counter", "scripts/count.py", [], timeout_sec=5)
+    assert confused.error_type in ("none", "signal")  # what it left in its pipe may end the next call too
+    assert (await run(runtime))["calls_here"] >= 1  # and then the setup is served again

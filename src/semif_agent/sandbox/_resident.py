@@ -294,8 +294,8 @@ def setup_key(request: dict[str, Any]) -> str:
 class Residents:
     """The warm processes of one worker: those waiting, by setup, and every one alive, by pid."""
 
-    def __init__(self, most: int = MOST_IDLE) -> None:
-        self.most = most
+    def __init__(self, most: int = MOST_IDLE, idle_sec: float = IDLE_SECONDS) -> None:
+        self.most, self.idle_sec = most, idle_sec
         self.waiting: dict[str, list[Resident]] = {}
         self.alive: dict[int, Resident] = {}  # waiting, or let go and not yet reaped: the worker owns their pipes
         self.serving: dict[int, str] = {}  # pid -> key of the call it runs now, for the processes that may stay
@@ -322,7 +322,7 @@ class Residents:
         resident.since = time.monotonic()
         self.alive[resident.pid] = resident
         self.waiting.setdefault(resident.key, []).append(resident)
-        if len(self.alive) <= self.most:
+        if sum(len(found) for found in self.waiting.values()) <= self.most:
             return []
         oldest = min((found[0] for found in self.waiting.values()), key=lambda each: each.since)
         self.leave(oldest)
@@ -337,15 +337,15 @@ class Residents:
                 del self.waiting[resident.key]
 
     def idle_too_long(self, now: float) -> list[Resident]:
-        """The waiting processes idle for :data:`IDLE_SECONDS` or more, no longer handed calls."""
-        old = [each for found in self.waiting.values() for each in found if now - each.since >= IDLE_SECONDS]
+        """The waiting processes idle for :attr:`idle_sec` or more, no longer handed calls."""
+        old = [each for found in self.waiting.values() for each in found if now - each.since >= self.idle_sec]
         for resident in old:
             self.leave(resident)
         return old
 
     def next_expiry(self) -> float:
         """When the next waiting process has been idle too long (infinity: none waits)."""
-        return min((found[0].since + IDLE_SECONDS for found in self.waiting.values() if found), default=float("inf"))
+        return min((found[0].since + self.idle_sec for found in self.waiting.values() if found), default=float("inf"))
 
     def ended(self, pid: int) -> Resident | None:
         """Forget the process ``pid`` (reaped); the record of it when it was waiting or let go."""

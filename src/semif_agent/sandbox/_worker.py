@@ -67,11 +67,13 @@ class _Worker(Relay):
         *,
         network_allowed: bool = False,
         ready_children: int = 0,
+        warm: dict[str, Any] | None = None,
     ) -> None:
         """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
         when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise;
         ``network_allowed``: whether its calls may use the network (the pool sends it only such calls);
-        ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`)."""
+        ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`);
+        ``warm``: how long (``idle_sec``) and how many (``most``) it keeps processes warm (:mod:`._resident`)."""
         self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready, resident = modules
         self.reply_fd, self.to_host = reply_fd, bytearray()
         self.calls_folder = calls_folder
@@ -86,7 +88,7 @@ class _Worker(Relay):
             (self.call, self.isolation), self.network_mode, allowed=network_allowed, size=ready_children
         )
         self.ready.host_netns = self.host_netns
-        self.residents = resident.Residents()  # processes kept warm between calls of one setup
+        self.residents = resident.Residents(**(warm or {}))  # processes kept warm between calls of one setup
         self.setup_key, self.Resident, self.resting, self.wake = (
             resident.setup_key,
             resident.Resident,
@@ -479,7 +481,14 @@ def main() -> None:
     allowed, ready = bool(setup.get("network")), int(setup.get("ready_children", 0))
     cgroup_path = None if cgroup == "-" else cgroup
     worker = _Worker(
-        modules, reply_fd, calls_folder, cgroup_path, network, network_allowed=allowed, ready_children=ready
+        modules,
+        reply_fd,
+        calls_folder,
+        cgroup_path,
+        network,
+        network_allowed=allowed,
+        ready_children=ready,
+        warm=setup.get("warm"),
     )
     worker.serve(rest)
 

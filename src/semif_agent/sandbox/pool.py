@@ -44,6 +44,8 @@ from ..errors import check_number
 from . import _cgroup
 from ._host_worker import MessageHandler, Worker, worker_failure
 from ._ready import READY_CHILDREN
+from ._resident import IDLE_SECONDS as WARM_IDLE_SECONDS
+from ._resident import MOST_IDLE as WARM_MOST
 from ._targets import PRELOAD, CallTarget, target_name
 from .channel import MAX_LINE_BYTES
 from .errors import WorkerError
@@ -68,6 +70,8 @@ class WorkerPool:
         grace_sec: float = _GRACE_SECONDS,
         preload: Sequence[CallTarget] = (),
         ready_children: int = READY_CHILDREN,
+        warm_idle_sec: float = WARM_IDLE_SECONDS,
+        warm_most: int = WARM_MOST,
     ) -> None:
         """A pool of at most ``size`` workers, started on first use.
 
@@ -78,11 +82,16 @@ class WorkerPool:
         While it has no call to run, each worker keeps children forked ahead,
         namespaced and with their mount view made, each waiting for one call:
         as many as the calls it ran at once last, up to ``ready_children``
-        (0: every call forks its own child).
+        (0: every call forks its own child). A process kept warm for the next call of its setup
+        (``call(..., reuse=...)``) is let go after ``warm_idle_sec`` without one; each worker keeps at
+        most ``warm_most`` waiting (0: none is kept), the one idle longest going first.
         """
         check_number("size", size, minimum=1, whole=True)
         check_number("grace_sec", grace_sec)
         check_number("ready_children", ready_children, minimum=0, whole=True)
+        check_number("warm_idle_sec", warm_idle_sec)
+        check_number("warm_most", warm_most, minimum=0, whole=True)
+        self.warm = {"idle_sec": float(warm_idle_sec), "most": warm_most}
         self.size = size
         self.ready_children = ready_children
         self.grace_sec = grace_sec
@@ -281,6 +290,7 @@ class WorkerPool:
             "secrets": list(etc_secrets()),
             "preload": list(self.preload),
             "ready_children": self.ready_children,
+            "warm": self.warm,
             "network": network,
         }
         assert process.stdin is not None  # piped above
