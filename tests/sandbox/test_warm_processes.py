@@ -68,7 +68,7 @@ def entrypoint(argv, ctx):
         import gc, time
         from semif_agent.sandbox.channel import Channel
         channel = next(found for found in gc.get_objects() if isinstance(found, Channel))
-        channel.report("D", {"code": 0, "keep": True})  # says its call ended, and goes on
+        channel.report("D", {"call": channel.call_id, "code": 0, "keep": True})  # says its call ended, goes on
         for _ in range(150):
             with open(os.path.join(ctx.workspace_root, "after.txt"), "a") as handle:
                 handle.write("x")
@@ -174,7 +174,7 @@ async def test_each_call_has_its_own_output_and_calls_at_once_each_get_a_process
 
 
 def test_only_a_call_that_may_stay_ends_with_a_line():
-    ending = b'D{"code": 0, "keep": true}'
+    ending = b'D{"call": 1, "code": 0, "keep": true}'
     with pytest.raises(ValueError, match="end of call"):
         Heard(1, 1000).take(ending, ())
     assert Heard(1, 1000, may_end=True).take(ending, ()) == ("done", (0, True))
@@ -183,7 +183,9 @@ def test_only_a_call_that_may_stay_ends_with_a_line():
     with pytest.raises(ValueError, match="end of call"):
         asking.take(ending, ())
     with pytest.raises(ValueError, match="whole number"):
-        Heard(1, 1000, may_end=True).take(b'D{"code": "0", "keep": true}', ())
+        Heard(1, 1000, may_end=True).take(b'D{"call": 1, "code": "0", "keep": true}', ())
+    with pytest.raises(ValueError, match="another call"):
+        Heard(2, 1000, may_end=True).take(ending, ())
     confined = Heard(2, 1000, may_end=True, confined=True)
     with pytest.raises(ValueError, match="first line"):
         confined.take(b'C{"processes": "pid-namespace"}', ())
@@ -215,8 +217,6 @@ async def test_code_that_ends_its_call_early_is_stopped_until_the_next_call(make
     await asyncio.sleep(0.5)
     assert size() == stopped < 30  # stopped at once, and still
     later = await runtime.run_skill_script("counter", "scripts/count.py", [], timeout_sec=5)
-    assert later.error_type in ("none", "timeout"), later.stderr
-    assert size() > stopped  # it went on only once handed the next call
-    confused = await runtime.run_skill_script("counter", "scripts/count.py", [], timeout_sec=5)
-    assert confused.error_type in ("none", "signal")  # what it left in its pipe may end the next call too
-    assert (await run(runtime))["calls_here"] >= 1  # and then the setup is served again
+    assert size() > stopped  # it went on only once handed the next call, and then
+    assert later.error_type == "channel" and "an end of another call" in later.stderr  # ended the forged one
+    assert (await run(runtime))["calls_here"] == 1  # it was let go: the next call gets a fresh process

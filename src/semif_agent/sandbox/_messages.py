@@ -180,8 +180,10 @@ class Heard:
             self.patterned = True
             return "patterns", patterns
         if kind == b"D":
-            if not self.may_end or self.asking or not isinstance(data, dict) or set(data) != {"code", "keep"}:
-                raise ValueError("an end of call that is not {code, keep} from a warm process, no question open")
+            if not self.may_end or self.asking or not isinstance(data, dict) or set(data) != {"call", "code", "keep"}:
+                raise ValueError("an end of call that is not {call, code, keep} from a warm process, no question open")
+            if data["call"] != self.call_id or isinstance(data["call"], bool):
+                raise ValueError("an end of another call")
             code, keep = data["code"], data["keep"]
             if type(code) is not int or type(keep) is not bool:
                 raise ValueError("an end of call whose status is not a whole number")

@@ -68,7 +68,7 @@ def serve(baseline: Baseline, channel: Channel, code: int, run: Callable[[dict[s
             keep = calls < CALLS_MOST and baseline.restore()
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
-            channel.report("D", {"code": code, "keep": keep})
+            channel.report("D", {"call": channel.call_id, "code": code, "keep": keep})
             if not keep:
                 break
             line = channel.next_line()

@@ -82,6 +82,11 @@ class Channel:
         with self._lock:
             return self._read_line()
 
+    @property
+    def call_id(self) -> int:
+        """The call this channel speaks for."""
+        return self._call_id
+
     def start_call(self, call_id: int) -> None:
         """Speak for call ``call_id`` from now on (a warm process's next call); the sandbox's own."""
         self._call_id = call_id
