@@ -69,6 +69,7 @@ class Call:
         "timed_out",
         "reported",
         "reuse_key",
+        "warm",
     )
 
     def __init__(
@@ -108,6 +109,7 @@ class Call:
         self.received, self.unsent = bytearray(), b""
         self.heard = Heard(call_id, self.max_message, may_end=reuse_key is not None, confined=confined)
         self.reuse_key = reuse_key  # what the child says is data, never the worker's watch
+        self.warm = confined  # run by a process kept warm from an earlier call
         self.timed_out = False
         self.reported = ""  # the worker's own verdict (disk, channel), from nothing the child wrote
 

@@ -50,7 +50,8 @@ class ReadyChildren:
         self.host_netns = -1  # the host's network namespace, open, where the worker left it
         self.most = size
         self.size = min(size, 1)  # how many it keeps now: as many calls as ran at once in its last busy spell
-        self.peak = 0  # the most calls running at once in this busy spell
+        self.peak = 0  # the most calls running at once in this busy spell, in processes of their own
+        self.warm = 0  # the calls of this busy spell whose process stays warm
         self.waiting: dict[int, Ready] = {}
         self.view: dict[str, Any] = {"tmpfs_bytes": None, "hide_run": not allowed}
         """How the next children make their view ahead: the size of private folders the last call asked for."""
@@ -64,13 +65,19 @@ class ReadyChildren:
         return flags, {"processes": "pid-namespace", "network": network}
 
     def running(self, calls: int) -> None:
-        """Note that ``calls`` calls run at once now."""
+        """Note that ``calls`` calls run at once now in processes of their own (not kept warm from before)."""
         self.peak = max(self.peak, calls)
 
+    def kept_warm(self) -> None:
+        """Note that a call's process stays warm for the next call of its setup, which then needs no child."""
+        self.warm += 1
+
     def idle(self) -> None:
-        """The worker has no call left: keep as many children as the calls that ran at once (at most ``most``)."""
+        """The worker has no call left: keep as many children as the calls that ran at once in processes of
+        their own, less those whose process stays warm (at least one, at most ``most``)."""
         if self.peak:
-            self.size, self.peak = min(self.most, self.peak), 0
+            self.size = min(self.most, max(self.peak - self.warm, 1))
+        self.peak = self.warm = 0
 
     def wanted(self) -> bool:
         """Whether one more child should be forked now."""

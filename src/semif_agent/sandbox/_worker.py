@@ -221,7 +221,7 @@ class _Worker(Relay):
             started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
         for pid, held, call in started:
             self._record(pid, held, call)
-        self.ready.running(len(self.calls))
+        self.ready.running(sum(1 for call in self.calls.values() if not call.warm))
 
     def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
         """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's.
@@ -395,6 +395,8 @@ class _Worker(Relay):
         stays = stays and call.cgroup is not None and self.resting(pid, call.cgroup)  # stopped until its next call
         self._send(call.done_line((code & 0xFF) << 8, 0.0))
         warm = self.Resident(pid, (call.messages, call.replies, *call.outputs), call.held, call.cgroup, call.run_dir)
+        if stays:
+            self.ready.kept_warm()
         for let_go in self.residents.wait(warm) if stays else [warm]:
             self.groups.kill_group(let_go.pid)  # its pipes are closed once it is reaped
         if not self.calls:
