@@ -64,6 +64,8 @@ def entrypoint(argv, ctx):
         time.sleep(30)
     elif action == "exit":
         os._exit(3)
+    elif action == "raise":
+        raise ValueError("a bad step")
     elif action == "forge":
         import gc, time
         from semif_agent.sandbox.channel import Channel
@@ -156,6 +158,14 @@ async def test_a_call_that_fails_ends_its_process_and_the_next_starts_fresh(make
     assert not result.ok
     assert result.error_type == ("timeout" if failure == "sleep" else "exit") and result.stdout == ""
     assert (await run(runtime, timeout=2))["calls_here"] == 1  # the same setup, in a fresh process
+
+
+async def test_an_exception_is_an_outcome_and_the_process_stays(make_runtime):
+    runtime = make_runtime()
+    await run(runtime)
+    raised = await runtime.run_skill_script("counter", "scripts/count.py", ["raise"], timeout_sec=5)
+    assert raised.error_type == "exception" and "ValueError: a bad step" in raised.stderr
+    assert (await run(runtime))["calls_here"] == 3
 
 
 async def test_two_agents_never_share_a_process(make_runtime):

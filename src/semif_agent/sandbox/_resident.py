@@ -17,7 +17,7 @@ than :data:`CPU_SHARE` of its CPU allowance used (so each call keeps at least 99
 kernel's limit counts the process's whole life), more memory than :data:`MEMORY_SHARE` of its
 allowance, :data:`CALLS_MOST` calls. What stays is what a warm interpreter keeps: the system modules
 it imported and their state. A call the worker stopped (a timeout, a limit, a broken message) ends
-its process as before.
+its process as before, as does one that ran out of memory.
 
 The child ends each call with a ``D`` line (its exit status, and whether it can serve another), and
 reads the next call as an ``N`` line on its answers pipe; end of file there lets it exit. Standard
@@ -253,7 +253,10 @@ def wake(resident: Resident) -> None:
                 pass
         except OSError:  # BlockingIOError: nothing (more) there
             pass
-    os.kill(resident.pid, signal.SIGCONT)
+    try:
+        os.kill(resident.pid, signal.SIGCONT)
+    except OSError:  # gone meanwhile (not yet reaped): the call ends when it is
+        pass
 
 
 class _SigAction(ctypes.Structure):

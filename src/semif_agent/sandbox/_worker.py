@@ -391,6 +391,7 @@ class _Worker(Relay):
         for fd in (*call.outputs, call.replies):
             self._unwatch(fd)
         stays = stays and not (call.reported or call.timed_out or call.unsent or len(call.outputs) < 2)
+        stays = stays and call.heard.claimed != "memory"
         stays = stays and call.held.get("processes") == "pid-namespace" and self.call.empty_folder(call.run_dir)
         stays = stays and call.cgroup is not None and self.resting(pid, call.cgroup)  # stopped until its next call
         self._send(call.done_line((code & 0xFF) << 8, 0.0))
