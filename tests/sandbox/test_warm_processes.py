@@ -18,6 +18,7 @@ from test_sandbox_isolation import NAMESPACES
 from semif_agent.catalog import AgentSkillRuntime, SkillCatalog
 from semif_agent.sandbox import SandboxLimits, WorkerPool
 from semif_agent.sandbox._messages import Heard
+from semif_agent.sandbox._resident import Resident, Residents
 
 pytestmark = pytest.mark.skipif(not NAMESPACES, reason="the kernel refuses new PID namespaces here")
 
@@ -66,10 +67,13 @@ def entrypoint(argv, ctx):
         os._exit(3)
     elif action == "raise":
         raise ValueError("a bad step")
-    elif action == "forge":
+    elif action in ("forge", "forge-after-fork"):
         import gc, time
         from semif_agent.sandbox.channel import Channel
         channel = next(found for found in gc.get_objects() if isinstance(found, Channel))
+        if action == "forge-after-fork" and os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
         channel.report("D", {"call": channel.call_id, "code": 0, "keep": True})  # says its call ended, goes on
         for _ in range(150):
             with open(os.path.join(ctx.workspace_root, "after.txt"), "a") as handle:
@@ -233,3 +237,23 @@ async def test_code_that_ends_its_call_early_is_stopped_until_the_next_call(make
     assert size() > stopped  # it went on only once handed the next call, and then
     assert later.error_type == "channel" and "an end of another call" in later.stderr  # ended the forged one
     assert (await run(runtime))["calls_here"] == 1  # it was let go: the next call gets a fresh process
+
+
+async def test_code_that_ends_its_call_early_with_a_process_running_is_let_go(make_runtime):
+    runtime = make_runtime()
+    await run(runtime)
+    forged = await runtime.run_skill_script("counter", "scripts/count.py", ["forge-after-fork"], timeout_sec=5)
+    assert forged.ok
+    assert (await run(runtime))["calls_here"] == 1  # not alone in its cgroup: not kept
+
+
+def test_waiting_processes_that_started_something_are_found_and_no_longer_handed_calls():
+    residents = Residents()
+    for pid in (101, 102):
+        residents.may_stay(pid, "setup")
+        residents.wait(Resident(pid, (0, 0, 0, 0), {}, f"slot-{pid}", f"/tmp/run-{pid}"))
+    with_stray = {"slot-102"}
+    assert residents.strays(lambda pid, slot: slot not in with_stray, now=10.0) == [residents.alive[102]]
+    assert residents.strays(lambda pid, slot: False, now=10.1) == []  # looked at again only later
+    assert [found.pid for found in residents.strays(lambda pid, slot: False, now=11.0)] == [101]
+    assert residents.take("setup") is None and residents.next_expiry() == float("inf")

@@ -48,6 +48,8 @@ IDLE_SECONDS = 30.0
 """How long a warm process waits for its next call before the worker lets it go."""
 MOST_IDLE = 64
 """The most warm processes one worker keeps waiting; past it the one idle longest goes."""
+LOOK_SECONDS = 0.5
+"""How often the worker looks that its waiting processes started nothing."""
 _SETUP_KEYS = ("target", "cwd", "env", "confine", "max_output", "max_message", "listen")
 _SYSTEM_FOLDERS = tuple(
     sorted({os.path.join(os.path.realpath(path), "") for path in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
@@ -228,16 +230,26 @@ class Resident:
         self.since = time.monotonic()
 
 
+def alone(pid: int, cgroup: str) -> bool:
+    """Whether the process ``pid`` is the only one in its cgroup ``cgroup`` (as the kernel says)."""
+    try:
+        with open(os.path.join(cgroup, "cgroup.procs"), "rb") as handle:
+            return handle.read().split() == [str(pid).encode()]
+    except OSError:
+        return False
+
+
 def rest(pid: int, cgroup: str) -> bool:
     """Stop the process ``pid`` until its next call when it is alone in its cgroup (as the kernel, not the
     process, says); False (nothing done) otherwise.
 
     A call's code can write the line that ends its call before it has ended; stopped, it does nothing
-    until it is handed the next call, whose deadline and watch then hold."""
+    until it is handed the next call, whose deadline and watch then hold. A process it started in the
+    instant between the look and the stop is found by the looks the worker takes again while it waits
+    (:meth:`Residents.strays`) and before it hands it a call."""
+    if not alone(pid, cgroup):
+        return False
     try:
-        with open(os.path.join(cgroup, "cgroup.procs"), "rb") as handle:
-            if handle.read().split() != [str(pid).encode()]:
-                return False
         os.kill(pid, signal.SIGSTOP)  # all its threads
     except OSError:
         return False
@@ -302,6 +314,7 @@ class Residents:
         self.waiting: dict[str, list[Resident]] = {}
         self.alive: dict[int, Resident] = {}  # waiting, or let go and not yet reaped: the worker owns their pipes
         self.serving: dict[int, str] = {}  # pid -> key of the call it runs now, for the processes that may stay
+        self.look_at = 0.0  # when to look again that the waiting processes are alone in their cgroups
 
     def take(self, key: str) -> Resident | None:
         """A process waiting with setup ``key``, now serving; None when there is none."""
@@ -339,6 +352,23 @@ class Residents:
             if not found:
                 del self.waiting[resident.key]
 
+    def give_up(self, resident: Resident) -> None:
+        """``resident``, just taken, will not serve its call after all: it is let go (its pipes closed once reaped)."""
+        self.serving.pop(resident.pid, None)
+        self.alive[resident.pid] = resident
+
+    def strays(self, is_alone: Callable[[int, str], bool], now: float) -> list[Resident]:
+        """Every :data:`LOOK_SECONDS`: the waiting processes no longer alone in their cgroup, no longer handed calls."""
+        if now < self.look_at:
+            return []
+        self.look_at = now + LOOK_SECONDS
+        found = [
+            each for waiting in self.waiting.values() for each in waiting if not is_alone(each.pid, each.slot or "")
+        ]
+        for resident in found:
+            self.leave(resident)
+        return found
+
     def idle_too_long(self, now: float) -> list[Resident]:
         """The waiting processes idle for :attr:`idle_sec` or more, no longer handed calls."""
         old = [each for found in self.waiting.values() for each in found if now - each.since >= self.idle_sec]
@@ -347,8 +377,11 @@ class Residents:
         return old
 
     def next_expiry(self) -> float:
-        """When the next waiting process has been idle too long (infinity: none waits)."""
-        return min((found[0].since + self.idle_sec for found in self.waiting.values() if found), default=float("inf"))
+        """When the next waiting process has been idle too long, or the next look for strays is due
+        (infinity: none waits)."""
+        if not self.waiting:
+            return float("inf")
+        return min(self.look_at, *(found[0].since + self.idle_sec for found in self.waiting.values() if found))
 
     def ended(self, pid: int) -> Resident | None:
         """Forget the process ``pid`` (reaped); the record of it when it was waiting or let go."""

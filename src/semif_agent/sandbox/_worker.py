@@ -89,11 +89,12 @@ class _Worker(Relay):
         )
         self.ready.host_netns = self.host_netns
         self.residents = resident.Residents(**(warm or {}))  # processes kept warm between calls of one setup
-        self.setup_key, self.Resident, self.resting, self.wake = (
+        self.setup_key, self.Resident, self.resting, self.wake, self.alone = (
             resident.setup_key,
             resident.Resident,
             resident.rest,
             resident.wake,
+            resident.alone,
         )
         self.calls: dict[int, Call] = {}
         self.warmed = self.call.Warmed()
@@ -237,7 +238,12 @@ class _Worker(Relay):
             request.pop("reuse", None)  # the child exits with its call
         else:
             request["setup"] = reuse
-        if reuse is not None and (warm := self.residents.take(reuse)) is not None:
+        warm = self.residents.take(reuse) if reuse is not None else None
+        if warm is not None and not self.alone(warm.pid, warm.slot or ""):  # it started something: let go
+            self.residents.give_up(warm)
+            self.groups.kill_group(warm.pid)
+            warm = None
+        if warm is not None:
             spec["writable"] = [*spec.get("writable", []), warm.run_dir]
             request["env"]["TMPDIR"] = warm.run_dir
             self._record(warm.pid, warm.held, (request, warm.run_dir, None, warm.slot, (), warm.own_fds), warm=True)
@@ -344,7 +350,7 @@ class _Worker(Relay):
         if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
             self.sweep_at = float("inf")
             self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls) | self.ready.pids())
-        for warm in self.residents.idle_too_long(now):
+        for warm in [*self.residents.idle_too_long(now), *self.residents.strays(self.alone, now)]:
             self.groups.kill_group(warm.pid)
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
