@@ -31,6 +31,7 @@ STDLIB_ONLY = (
     "channel.py",
     "_messages.py",
     "_relay.py",
+    "_warm_calls.py",
     "_resident.py",
     "errors.py",
 )
@@ -55,6 +56,7 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox.channel",
         "semif_agent.sandbox._messages",
         "semif_agent.sandbox._relay",
+        "semif_agent.sandbox._warm_calls",
         "semif_agent.sandbox._resident",
         "semif_agent.sandbox.errors",
         "semif_agent.errors",

@@ -48,7 +48,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, sys.argv[1])  # the package's parent (this file runs as a program, never imported)
-from semif_agent.sandbox._relay import Relay
+from semif_agent.sandbox._warm_calls import WarmCalls
 
 if TYPE_CHECKING:
     from semif_agent.sandbox._call import Call
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
 
 
-class _Worker(Relay):
+class _Worker(WarmCalls):
     def __init__(
         self,
         modules: Any,
@@ -89,13 +89,7 @@ class _Worker(Relay):
         )
         self.ready.host_netns = self.host_netns
         self.residents = resident.Residents(**(warm or {}))  # processes kept warm between calls of one setup
-        self.setup_key, self.Resident, self.resting, self.wake, self.alone = (
-            resident.setup_key,
-            resident.Resident,
-            resident.rest,
-            resident.wake,
-            resident.alone,
-        )
+        self.warm_processes = resident  # the module: its functions for the worker's side (:class:`WarmCalls`)
         self.calls: dict[int, Call] = {}
         self.warmed = self.call.Warmed()
         self.by_id: dict[int, int] = {}
@@ -233,26 +227,11 @@ class _Worker(Relay):
         spec = request["confine"]
         fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
         may_stay = fits and self.namespaces_work and self.slots is not None and spec.get("max_processes") is not None
-        reuse = self.setup_key(request) if request.get("reuse") is not None and may_stay else None
-        if reuse is None:
-            request.pop("reuse", None)  # the child exits with its call
-        else:
-            request["setup"] = reuse
-        warm = self.residents.take(reuse) if reuse is not None else None
-        if warm is not None and not self.alone(warm.pid, warm.slot or ""):  # it started something: let go
-            self.residents.give_up(warm)
-            self.groups.kill_group(warm.pid)
-            warm = None
-        if warm is not None:
-            spec["writable"] = [*spec.get("writable", []), warm.run_dir]
-            request["env"]["TMPDIR"] = warm.run_dir
-            self._record(warm.pid, warm.held, (request, warm.run_dir, None, warm.slot, (), warm.own_fds), warm=True)
-            call = self.calls[warm.pid]
-            next_call = {"id": request["id"], "payload": request["payload"]}
-            call.unsent = b"N" + json.dumps(next_call, ensure_ascii=False).encode("utf-8") + b"\n"
-            self._flush_answers(warm.pid)
-            self.wake(warm)
-            return request, warm.run_dir, None, warm.slot, (), warm.own_fds
+        handed = self._hand_to_warm(request) if request.get("reuse") is not None and may_stay else None
+        if handed is not None:
+            return handed
+        if "setup" not in request:
+            request.pop("reuse", None)  # no setup noted: the child exits with its call
         run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
@@ -350,8 +329,7 @@ class _Worker(Relay):
         if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
             self.sweep_at = float("inf")
             self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls) | self.ready.pids())
-        for warm in [*self.residents.idle_too_long(now), *self.residents.strays(self.alone, now)]:
-            self.groups.kill_group(warm.pid)
+        self._let_go_idle(now)
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
             if not call.timed_out and now >= call.deadline:
@@ -383,42 +361,6 @@ class _Worker(Relay):
         self.by_id.pop(call.call_id, None)
         self._send(line)
         self.warmed.compile_patterns()
-
-    def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
-        """A call ended in a process that may serve the next of its setup (:mod:`._resident`): its ``done``
-        line, then the process waits (or is let go: the worker stopped the call, it or its folder is not clean)."""
-        for fd in list(call.outputs):  # what it wrote before it said so is in the pipes now
-            while fd in call.outputs and self._read_output(call, fd):
-                pass
-        self.watch.out_of_memory(call, self.slots)
-        call.messages_done = True  # what follows is the next call's
-        del self.calls[pid]
-        self.by_id.pop(call.call_id, None)
-        for fd in (*call.outputs, call.replies):
-            self._unwatch(fd)
-        stays = stays and not (call.reported or call.timed_out or call.unsent or len(call.outputs) < 2)
-        stays = stays and call.heard.claimed != "memory"
-        stays = stays and call.held.get("processes") == "pid-namespace" and self.call.empty_folder(call.run_dir)
-        stays = stays and call.cgroup is not None and self.resting(pid, call.cgroup)  # stopped until its next call
-        self._send(call.done_line((code & 0xFF) << 8, 0.0))
-        warm = self.Resident(pid, (call.messages, call.replies, *call.outputs), call.held, call.cgroup, call.run_dir)
-        if stays:
-            self.ready.kept_warm()
-        for let_go in self.residents.wait(warm) if stays else [warm]:
-            self.groups.kill_group(let_go.pid)  # its pipes are closed once it is reaped
-        if not self.calls:
-            self.ready.idle()
-        self.warmed.compile_patterns()
-
-    def _let_go(self, warm: Any) -> None:
-        """A warm process reaped: close the worker's ends of its pipes, free its cgroup slot and folder."""
-        for fd in warm.own_fds:
-            self._unwatch(fd)
-            os.close(fd)
-        if warm.slot is not None and self.slots is not None:
-            self.slots.give_back(warm.slot, emptied=True)
-        if self.call.empty_folder(warm.run_dir):
-            self.free_dirs.append(warm.run_dir)
 
     def _collect_last_messages(self, pid: int, call: Call) -> None:
         """Read what the call wrote before it ended (its output, its value), then close its pipes."""

@@ -1,0 +1,92 @@
+"""The warm worker's side of processes kept warm between calls of one setup (:mod:`._resident`):
+:class:`WarmCalls`, what :mod:`._worker` builds on. Standard library only; the worker imports it at start."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from ._relay import Relay
+
+if TYPE_CHECKING:
+    from ._call import Call
+    from ._resident import Resident, Residents
+
+
+class WarmCalls(Relay):
+    """Handing a call to a warm process, ending a call that ran in one, letting one go."""
+
+    residents: Residents
+    warm_processes: Any  # the _resident module
+    watch: Any  # the _watch module
+    slots: Any  # a _cgroup.Slots, or None
+    ready: Any  # a _ready.ReadyChildren
+    free_dirs: list[str]
+
+    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...], *, warm: bool = False) -> None:
+        raise NotImplementedError  # the worker's
+
+    def _hand_to_warm(self, request: dict[str, Any]) -> tuple[Any, ...] | None:
+        """Note ``request``'s setup (its child may then stay warm) and hand it to a process waiting with that
+        setup: the call's prepared tuple, started; None when none waits (or the one found started something)."""
+        reuse = request["setup"] = self.warm_processes.setup_key(request)
+        warm = self.residents.take(reuse)
+        if warm is not None and not self.warm_processes.alone(warm.pid, warm.slot or ""):  # it started something
+            self.residents.give_up(warm)
+            self.groups.kill_group(warm.pid)
+            return None
+        if warm is None:
+            return None
+        spec = request["confine"]
+        spec["writable"] = [*spec.get("writable", []), warm.run_dir]
+        request["env"]["TMPDIR"] = warm.run_dir
+        prepared = (request, warm.run_dir, None, warm.slot, (), warm.own_fds)
+        self._record(warm.pid, warm.held, prepared, warm=True)
+        next_call = {"id": request["id"], "payload": request["payload"]}
+        self.calls[warm.pid].unsent = b"N" + json.dumps(next_call, ensure_ascii=False).encode("utf-8") + b"\n"
+        self._flush_answers(warm.pid)
+        self.warm_processes.wake(warm)  # once its call is there: one wake-up
+        return prepared
+
+    def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
+        """A call ended in a process that may serve the next of its setup: its ``done`` line, then the process
+        waits, stopped (or is let go: the worker stopped the call, it or its folder is not clean)."""
+        for fd in list(call.outputs):  # what it wrote before it said so is in the pipes now
+            while fd in call.outputs and self._read_output(call, fd):
+                pass
+        self.watch.out_of_memory(call, self.slots)
+        call.messages_done = True  # what follows is the next call's
+        del self.calls[pid]
+        self.by_id.pop(call.call_id, None)
+        for fd in (*call.outputs, call.replies):
+            self._unwatch(fd)
+        stays = stays and not (call.reported or call.timed_out or call.unsent or len(call.outputs) < 2)
+        stays = stays and call.heard.claimed != "memory" and call.held.get("processes") == "pid-namespace"
+        stays = stays and self.call.empty_folder(call.run_dir) and call.cgroup is not None
+        stays = stays and self.warm_processes.rest(pid, call.cgroup)  # stopped until its next call
+        self._send(call.done_line((code & 0xFF) << 8, 0.0))
+        fds = (call.messages, call.replies, *call.outputs)
+        warm = self.warm_processes.Resident(pid, fds, call.held, call.cgroup, call.run_dir)
+        if stays:
+            self.ready.kept_warm()
+        for let_go in self.residents.wait(warm) if stays else [warm]:
+            self.groups.kill_group(let_go.pid)  # its pipes are closed once it is reaped
+        if not self.calls:
+            self.ready.idle()
+        self.warmed.compile_patterns()
+
+    def _let_go_idle(self, now: float) -> None:
+        """Let go the waiting processes idle too long, or no longer alone in their cgroup."""
+        for warm in [*self.residents.idle_too_long(now), *self.residents.strays(self.warm_processes.alone, now)]:
+            self.groups.kill_group(warm.pid)
+
+    def _let_go(self, warm: Resident) -> None:
+        """A warm process reaped: close the worker's ends of its pipes, free its cgroup slot and folder."""
+        for fd in warm.own_fds:
+            self._unwatch(fd)
+            os.close(fd)
+        if warm.slot is not None and self.slots is not None:
+            self.slots.give_back(warm.slot, emptied=True)
+        if self.call.empty_folder(warm.run_dir):
+            self.free_dirs.append(warm.run_dir)
