@@ -8,7 +8,7 @@ from pathlib import Path
 import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
-KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_plugins", "engine", "skills", "workspace")
+KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_python_ast", "_plugins", "engine", "skills", "workspace")
 WORKERS = (
     *KERNEL,
     "telemetry",
@@ -31,6 +31,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "_lazy": (),
     "_text": (),
     "_files": (),
+    "_python_ast": (),
     "_plugins": ("errors",),
     "engine": ("errors", "_sync", "_files", "_plugins"),
     "skills": ("errors", "engine"),

@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._python_ast import parse_python
 from ..errors import WorkspaceError
 from ..sandbox._targets import preload_everywhere
 from ..sandbox.limits import SandboxLimits, confinement_spec
@@ -258,7 +259,7 @@ def _defines_entrypoint(script: str) -> bool:
     if b"entrypoint" not in source:
         return False
     try:
-        tree = ast.parse(source, filename=os.path.basename(script))
+        tree = parse_python(source, filename=os.path.basename(script))
     except (SyntaxError, ValueError):
         return False
     for node in tree.body:

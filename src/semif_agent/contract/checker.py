@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 
+from .._python_ast import parse_python
 from ..catalog.names import NAME_RE
 from .escapes import escape_violations
 from .report import CheckReport, Violation
@@ -41,7 +42,7 @@ def check_source(source: str, *, name: str, category: str) -> CheckReport:
     if not (category or "").strip():
         found.append(Violation(2, 1, "no category is given"))
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
         compile(tree, name or "<skill>", "exec")
     except SyntaxError as exc:
         found.append(Violation(1, exc.lineno or 1, f"the body does not compile: {exc.msg}"))
