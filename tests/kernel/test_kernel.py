@@ -103,3 +103,27 @@ def test_write_atomic_replaces_content_and_refuses_paths_outside(tmp_path: Path)
     with pytest.raises(WriteRefused, match="outside the data dirs"):
         ctx.write_atomic(tmp_path / "elsewhere.json", "x")
     assert not (tmp_path / "elsewhere.json").exists()
+
+
+def test_a_write_root_is_resolved_once_per_context_and_compared_by_whole_folders(tmp_path: Path) -> None:
+    """A root swapped for a link during the run does not move where it may write; ``todos2`` is not ``todos``."""
+    import pytest
+
+    from semif_agent.engine import ScriptedEngine
+    from semif_agent.errors import WriteRefused
+    from semif_agent.skills import ActionContext
+
+    data, elsewhere = tmp_path / "todos", tmp_path / "elsewhere"
+    data.mkdir()
+    elsewhere.mkdir()
+    ctx = ActionContext(engine=ScriptedEngine(), write_roots=(data,))
+    assert ctx.check_write(data / "a.json") == data / "a.json"
+    with pytest.raises(WriteRefused):
+        ctx.check_write(tmp_path / "todos2" / "a.json")
+    data.rename(tmp_path / "moved")
+    data.symlink_to(elsewhere)  # the root now leads elsewhere
+    with pytest.raises(WriteRefused):
+        ctx.write_atomic(data / "a.json", "x")
+    assert list(elsewhere.iterdir()) == []
+    fresh = ActionContext(engine=ScriptedEngine(), write_roots=(data,))  # the next run resolves it again
+    assert fresh.write_atomic(data / "a.json", "x") == elsewhere / "a.json"

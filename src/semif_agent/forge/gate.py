@@ -98,6 +98,7 @@ async def run_gate(
         body.parent.mkdir(parents=True, exist_ok=True)
         body.write_text(source, encoding="utf-8")
         sandbox = Workspace.load(copy, migrate_layout=False)
+        warm = bool(workspace.settings["skills"].get("warm_processes", True))
         config = {k: moved(v) if isinstance(v, str) else v for k, v in workspace.skill_config().items()}
         skill = SkillManifest(name=name, category=category, description="", cost_budget=budget, body_path=body)
         results = []
@@ -117,6 +118,7 @@ async def run_gate(
                     run_id=request.id,
                     timeout=timeout,
                     config=config,
+                    warm=warm,  # as real runs: the samples one after another in one process (its own copy's)
                 )
                 if outcome.kind == "timeout":
                     return GateReport(False, error=f"the body did not finish a sample run within {timeout:g} s")

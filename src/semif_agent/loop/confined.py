@@ -20,6 +20,7 @@ running out of memory or time), the host gets an outcome that says so.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import time
 import weakref
@@ -205,10 +206,13 @@ async def run_confined(
     timeout: float,
     pool: Any = None,
     config: dict[str, Any] | None = None,
+    warm: bool = False,
 ) -> BodyOutcome:
     """Run ``skill``'s body (``source``) on ``request`` in a confined child; the engine answers from here.
 
-    ``config`` is what the body sees as ``ctx.config`` (default: the workspace's).
+    ``config`` is what the body sees as ``ctx.config`` (default: the workspace's). ``warm``: the run may
+    take the process an earlier run of the same body text in the same workspace left warm, and leave its
+    own for the next (put back between runs, :mod:`semif_agent.sandbox.pool`); else a fresh process.
     """
     pool = pool or pool_for_this_loop()
     workspace.make_write_dirs()
@@ -241,6 +245,7 @@ async def run_confined(
         confine_spec=confinement(workspace, timeout),
         timeout_sec=timeout,
         on_message=run.on_message,
+        reuse=f"{skill.name}\0{workspace.root}\0{hashlib.sha256(source.encode()).hexdigest()}" if warm else None,
     )
     return outcome_of(result, run)
 

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import WriteRefused
-from ..skills import check_write
+from ..skills import check_write, real_roots
 
-_roots: contextvars.ContextVar[tuple[tuple[Path, ...], str] | None] = contextvars.ContextVar(
+_roots: contextvars.ContextVar[tuple[tuple[Path, ...], tuple[str, ...], str] | None] = contextvars.ContextVar(
     "semif_write_roots", default=None
 )
 _installed = False
@@ -52,7 +52,7 @@ _PROCESS_EVENTS = frozenset(
 def guarded(roots: tuple[Path, ...], skill: str) -> Iterator[None]:
     """Within this block (and tasks or threads started with its context), enforce ``roots``."""
     _install()
-    token = _roots.set((tuple(Path(os.path.realpath(r)) for r in roots), skill))
+    token = _roots.set((roots, real_roots(roots), skill))
     try:
         yield
     finally:
@@ -70,19 +70,19 @@ def _audit(event: str, args: tuple) -> None:
     state = _roots.get()
     if state is None:
         return
-    roots, skill = state
+    roots, resolved, skill = state
     if event == "open":
         path, mode, flags = (args + (None, None, None))[:3]
         if _is_write(mode, flags):
-            _check(path, roots, skill)
+            _check(path, roots, resolved, skill)
     elif event == "sqlite3.connect":
         database = args[0] if args else None
         if database not in (None, ":memory:", b":memory:", ""):
-            _check(database, roots, skill)
+            _check(database, roots, resolved, skill)
     elif event in _PATH_EVENTS:
         for index in _PATH_EVENTS[event]:
             if index < len(args):
-                _check(args[index], roots, skill)
+                _check(args[index], roots, resolved, skill)
     elif event in _PROCESS_EVENTS:
         raise WriteRefused(f"skill {skill!r} may not start processes ({event})")
 
@@ -93,14 +93,14 @@ def _is_write(mode: object, flags: object) -> bool:
     return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
 
 
-def _check(path: object, roots: tuple[Path, ...], skill: str) -> None:
+def _check(path: object, roots: tuple[Path, ...], resolved: tuple[str, ...], skill: str) -> None:
     if isinstance(path, int) or path is None:
         return  # an already-open descriptor
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     _roots_state = _roots.set(None)  # resolving paths must not re-enter the hook
     try:
-        check_write(str(path), roots, skill=skill)
+        check_write(str(path), roots, skill=skill, resolved_roots=resolved)
     finally:
         _roots.reset(_roots_state)
 

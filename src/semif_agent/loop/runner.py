@@ -142,6 +142,7 @@ class SkillRunner:
         self.log = log or settings.build_log()
         self.body_timeout = settings.timeout
         self.allow_scripts = settings.allow_scripts
+        self.warm_processes = settings.warm_processes
         self.skill_md_executor = skill_md_executor or show_instructions
         self.on_row = on_row
         self.act_lock = act_lock or ActLock.of(self.workspace)
@@ -299,6 +300,7 @@ class _Run:
                 engine=engine,
                 run_id=self.run_id,
                 timeout=self.runner.body_timeout,
+                warm=self.runner.warm_processes,
             )
         prediction = Prediction(outcome.prediction) if outcome.prediction is not None else None
         error = outcome.error

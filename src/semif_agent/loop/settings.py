@@ -44,6 +44,7 @@ class RunSettings:
     fsync: bool
     allow_scripts: bool
     timeout: float
+    warm_processes: bool = True  # runs of one body may share a confined process, put back between runs
     act_threshold: float | None = None  # a writing skill acts when the route is this sure (None: measured/default)
     given: frozenset[str] = frozenset()  # which routing values the caller gave: the engine takes them as they are
     model_note: str | None = None  # the model chosen for the caller, in words, to say once
@@ -104,6 +105,7 @@ class RunSettings:
             fsync=bool(log_table.get("fsync")),
             allow_scripts=bool(skills.get("allow_scripts", False) if allow_scripts is None else allow_scripts),
             timeout=float(timeout if timeout is not None else skills.get("timeout", DEFAULT_BODY_TIMEOUT)),
+            warm_processes=bool(skills.get("warm_processes", True)),
             act_threshold=act_threshold if act_threshold is not None else routing.get("act_threshold"),
             given=_given(threshold, temperature),
             model_note=model_note,

@@ -15,7 +15,7 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,6 +145,9 @@ class ActionContext:
     write_roots: tuple[Path, ...] = ()
     skill: str = ""
     run_id: str = ""
+    _real_write_roots: tuple[str, ...] | None = field(  # resolved at the first check (a factory: set per context)
+        default_factory=lambda: None, init=False, repr=False, compare=False
+    )
 
     def data_path(self, *parts: str | os.PathLike[str]) -> Path:
         """A path under the data dirs, for writing.
@@ -167,8 +170,13 @@ class ActionContext:
         return self.check_write(base.joinpath(*rest))
 
     def check_write(self, path: str | os.PathLike[str]) -> Path:
-        """``path`` resolved, if it lies under a write root; else :class:`WriteRefused`."""
-        return check_write(path, self.write_roots, skill=self.skill)
+        """``path`` resolved, if it lies under a write root; else :class:`WriteRefused`.
+
+        The write roots are resolved once per context (a run's): a root swapped for a link during the
+        run does not move where the run may write."""
+        if self._real_write_roots is None:
+            self._real_write_roots = real_roots(self.write_roots)
+        return check_write(path, self.write_roots, skill=self.skill, resolved_roots=self._real_write_roots)
 
     def write_atomic(self, path: str | os.PathLike[str], text: str) -> Path:
         """Replace ``path``'s content with ``text`` all at once (a temporary file, then a rename).
@@ -177,7 +185,7 @@ class ActionContext:
         The path is checked like :meth:`check_write`.
         """
         target = self.check_write(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(target.parent)
         temporary = self.check_write(target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp"))
         try:
             temporary.write_text(text, encoding="utf-8")
@@ -197,7 +205,7 @@ class ActionContext:
         created if missing; ``path`` is checked like :meth:`check_write`.
         """
         target = self.check_write(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(target.parent)
         if fcntl is None:  # pragma: no cover - no advisory locks here
             yield target
             return
@@ -209,13 +217,33 @@ class ActionContext:
             os.close(fd)  # closing releases the lock
 
 
-def check_write(path: str | os.PathLike[str], roots: tuple[Path, ...], *, skill: str = "") -> Path:
-    """Resolve ``path`` (following symlinks) and refuse it unless it is under one of ``roots``."""
-    resolved = Path(os.path.realpath(os.path.abspath(os.fspath(path))))
-    for root in roots:
-        real_root = Path(os.path.realpath(root))
-        if resolved == real_root or real_root in resolved.parents:
-            return resolved
+def _make_folder(folder: Path) -> None:
+    if not folder.is_dir():  # most writes go to a folder that is there: no mkdir to check and refuse
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+def real_roots(roots: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """``roots`` resolved (symlinks followed), as :func:`check_write` compares paths with them."""
+    return tuple(os.path.realpath(root) for root in roots)
+
+
+def check_write(
+    path: str | os.PathLike[str],
+    roots: tuple[Path, ...],
+    *,
+    skill: str = "",
+    resolved_roots: tuple[str, ...] | None = None,
+) -> Path:
+    """Resolve ``path`` (following symlinks) and refuse it unless it is under one of ``roots``.
+
+    ``resolved_roots``: :func:`real_roots` of ``roots``, when the caller resolved them already.
+    """
+    resolved = os.path.realpath(os.path.abspath(os.fspath(path)))
+    for real_root in real_roots(roots) if resolved_roots is None else resolved_roots:
+        if resolved == real_root or resolved.startswith(
+            real_root if real_root.endswith(os.sep) else real_root + os.sep
+        ):
+            return Path(resolved)
     who = f"skill {skill!r}" if skill else "a skill"
     allowed = ", ".join(str(r) for r in roots) or "none configured"
     raise WriteRefused(f"{who} may not write to {path}: it is outside the data dirs ({allowed})")

@@ -70,6 +70,7 @@ SCHEMA: dict[str, dict[str, _Check]] = {
         "folders": _PATHS,
         "user_skills": _BOOL,
         "allow_scripts": _BOOL,
+        "warm_processes": _BOOL,
     },
     "log": {"enabled": _BOOL, "path": _TEXT, "fsync": _BOOL, "model_calls": _BOOL, "model_calls_path": _TEXT},
     "mcp": {"rerank": _BOOL},
