@@ -28,8 +28,9 @@ _STOP = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to match "emails"/"email", "notes"/"note"."""
+    """A light suffix stripper: enough to match "emails"/"email", "notes"/"note" (cached: words repeat)."""
     for suffix in ("ingly", "edly", "ing", "ies", "ied", "es", "ed", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             base = word[: -len(suffix)]

@@ -187,13 +187,15 @@ class LearnedScorer(LeafScorer):
             self._mapped = (index, rows, b)
         return self._mapped[1], self._mapped[2]
 
-    def learned(self, text: str, index: LeafIndex | None = None) -> tuple[Any, float]:
-        """The leaves' logits in ``index.names`` order, and ``none``'s logit, for ``text``."""
+    def learned(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> tuple[Any, float]:
+        """The leaves' logits in ``index.names`` order, and ``none``'s logit, for ``text`` (embedded as ``vector``,
+        when the caller has it)."""
         index = index or self.current()
         np = index.numpy
-        prior = super().score_array(text, index)
+        vector = self.embedder.embed([text])[0] if vector is None else vector
+        prior = super().score_array(text, index, vector=vector)
         router = self.router
-        x = self.embedder.embed([text])[0].astype(np.float64)
+        x = vector.astype(np.float64)
         cols, values = router.vocabulary.vector(text)
         learned = router.w @ x + router.v[:, cols] @ values
         rows, b = self._columns(index)
@@ -203,8 +205,8 @@ class LearnedScorer(LeafScorer):
         none = float(router.none_w @ x + router.none_v[cols] @ values) + router.none_b + router.beta * router.none_prior
         return logits, none
 
-    def score_array(self, text: str, index: LeafIndex | None = None) -> Any:
-        return self.learned(text, index)[0]
+    def score_array(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> Any:
+        return self.learned(text, index, vector=vector)[0]
 
     def none_score(self, text: str) -> float:
         return self.learned(text)[1]

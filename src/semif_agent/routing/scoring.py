@@ -192,14 +192,15 @@ class LeafScorer:
             index.calibration = self._calibrate(index)
         return index.calibration
 
-    def score_array(self, text: str, index: LeafIndex | None = None) -> Any:
-        """Every leaf's score for ``text``, in ``index.names`` order (default: the current index)."""
+    def score_array(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> Any:
+        """Every leaf's score for ``text``, in ``index.names`` order (default: the current index); ``vector``:
+        ``text``'s embedding, when the caller has it already."""
         index = index or self.current()
         np = index.numpy
         if not index.names:
             return np.zeros(0) if np is not None else []
         if self.embedded:
-            cosines = index.cosines(self.embedder.embed([text])[0]).astype(np.float64)
+            cosines = index.cosines(self.embedder.embed([text])[0] if vector is None else vector).astype(np.float64)
             if index.keywords is None:
                 return cosines
             return blend(cosines, index.keywords.scores(text), self._weight(index), np)
