@@ -25,6 +25,8 @@ from semif_agent.starter import create_workspace
 from semif_agent.tree import SkillTree
 from semif_agent.workspace import Workspace
 
+from .conftest import DATASET
+
 
 @pytest.fixture(scope="module")
 def engine():
@@ -214,3 +216,22 @@ def test_decision_rows_of_learned_routing_are_logged(tmp_path: Path) -> None:
     invoke("run", "add buy milk to my to-do list", "-w", str(root))
     rows = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r.get("kind") == "route"]
     assert rows and all(r["probabilities"] and "none" in r["probabilities"] for r in rows)
+
+
+def test_a_replay_ends_where_routing_ends(tree: SkillTree, engine) -> None:
+    """The destination a replay reads (no decision records) is the skill a full route ends at, learned or not."""
+    from semif_agent.routing import create_strategy
+    from semif_agent.routing.switching import routed_skills
+
+    teach = [TrainingExample(f"jot down idea number {n} for later", "notes.add", "dataset") for n in range(30)]
+    teach += [TrainingExample(f"what is the weather in city {n}", None, "dataset") for n in range(30)]
+    router, _ = train(tree, teach + examples_from_tree(tree), engine)
+    texts = [text for text, _ in DATASET] + [f"jot down idea number {n}" for n in (3, 77)] + ["weather in city 5", ""]
+    for strategy in (
+        Learned(tree, engine, LearnedScorer(tree, engine, router)),
+        create_strategy("best_leaf", tree, engine),
+        create_strategy("examples", tree, engine),
+    ):
+        ends = [route(strategy, text) for text in texts]
+        assert routed_skills(strategy, texts) == ends
+        assert {None, "notes.add"} <= set(ends) or strategy.name != "learned"

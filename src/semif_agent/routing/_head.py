@@ -209,13 +209,20 @@ def fit(
 
 
 def temperature(logits: np.ndarray, target: np.ndarray) -> float:
-    """The temperature whose softmax best predicts ``target`` (log loss, on a log-spaced grid then refined)."""
-    grid = np.exp(np.linspace(np.log(0.05), np.log(20.0), 60))
-    losses = [log_loss(logits / t, target) for t in grid]
-    best = int(np.argmin(losses))
-    low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
-    fine = np.linspace(low, high, 21)
-    return float(fine[int(np.argmin([log_loss(logits / t, target) for t in fine]))])
+    """The temperature in [0.05, 20] whose softmax best predicts ``target`` (log loss).
+
+    The loss is convex in 1 / temperature, so it has one minimum along the log of the temperature: a bounded
+    scalar search finds it to 0.1% in about 25 evaluations (a grid fine enough took 81).
+    """
+    from scipy.optimize import minimize_scalar
+
+    result = minimize_scalar(
+        lambda log_t: log_loss(logits / math.exp(log_t), target),
+        bounds=(math.log(0.05), math.log(20.0)),
+        method="bounded",
+        options={"xatol": 1e-3},
+    )
+    return float(math.exp(result.x))
 
 
 def log_loss(logits: np.ndarray, target: np.ndarray) -> float:

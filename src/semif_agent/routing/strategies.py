@@ -195,6 +195,23 @@ class _LeafAware:
 class BestLeaf(_LeafAware):
     name = "best_leaf"
 
+    def destination(self, text: str) -> str | None:
+        """The skill :meth:`aroute` ends at for ``text`` (``None``: no skill), by the same descent without the
+        decisions' probabilities and records (what a replay of thousands of requests needs)."""
+        index = self.scorer.current()
+        leaf_scores, none = self.leaf_scores(text, index)
+        node = ""
+        while True:
+            options, scores = self.node_scores(index, leaf_scores, node, none)
+            if len(options) == 1:
+                return None
+            chosen = max(scores, key=lambda k: (scores[k], k == NONE_ID))  # as :meth:`derived` selects
+            if chosen == NONE_ID:
+                return None
+            if chosen in self.tree.skills:
+                return chosen
+            node = chosen
+
     async def aroute(self, text: str) -> Route:
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
