@@ -231,6 +231,7 @@ def train(
     :func:`semif_agent.distributed.jobs.encoder` does it on a cluster, to the same arrays).
     """
     import numpy as np
+    import scipy.optimize  # noqa: F401 - its own BLAS loaded now: the thread limit below covers only loaded ones
     from threadpoolctl import threadpool_limits
 
     from ._fitting import Fitter, Setting
