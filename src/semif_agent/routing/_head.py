@@ -34,9 +34,8 @@ from ..engine.lexical import terms
 
 MAX_ITERATIONS = 150
 TOLERANCE = 1e-7  # stop once an iteration improves the loss by less than this share
-MEMORY = (
-    5  # the steps L-BFGS remembers: each costs a pass over the ~10^5-10^6 weights per iteration, and 10 took as long
-)
+# The steps L-BFGS remembers: each costs a pass over the ~10^5-10^6 weights per iteration, and 10 took as long.
+MEMORY = 5
 MIN_WORD_COUNT = 2  # a word (or pair) seen in fewer requests is left out: it would only learn one row
 # and, among many requests, one seen in fewer than this share of them: rare words and pairs carry little over the
 # embedding, and each costs a weight per class in every step of the fit (15,000 requests: 10,084 words and pairs

@@ -35,8 +35,14 @@ from .calibration import none_route_score
 from .scoring import LeafIndex, LeafScorer, can_score, top_indexes
 
 SHORTLIST_QUESTION = "Which skill should handle this request?"
+
 MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
 SHORTLIST_SIZE = MAX_OPTIONS - 1
+
+
+def best_option(scores: dict[str, float]) -> str:
+    """The option a derived decision selects: the best score, ``none`` on a tie."""
+    return max(scores, key=lambda k: (scores[k], k == NONE_ID))
 
 
 class RoutingStrategy(Protocol):
@@ -178,7 +184,7 @@ class _LeafAware:
         note: str,
         probabilities: dict[str, float],
     ) -> RoutedDecision:
-        selected = max(scores, key=lambda k: (scores[k], k == NONE_ID))
+        selected = best_option(scores)
         result = DecisionResult(
             selected=selected,
             scores=scores,
@@ -205,7 +211,7 @@ class BestLeaf(_LeafAware):
             options, scores = self.node_scores(index, leaf_scores, node, none)
             if len(options) == 1:
                 return None
-            chosen = max(scores, key=lambda k: (scores[k], k == NONE_ID))  # as :meth:`derived` selects
+            chosen = best_option(scores)
             if chosen == NONE_ID:
                 return None
             if chosen in self.tree.skills:

@@ -170,10 +170,8 @@ def _private_folders() -> dict[str, int]:
         folders = [root]
         while folders:
             folder = folders.pop()
-            try:
-                found[folder] = os.lstat(folder).st_mtime_ns
-            except OSError:
-                found[folder] = -1
+            found[folder] = _modified(folder)
+            if found[folder] < 0:
                 continue
             try:  # a folder it may not list (Landlock) it may not write to either: its time is enough
                 with os.scandir(folder) as entries:
@@ -186,13 +184,15 @@ def _private_folders() -> dict[str, int]:
 
 
 def _folder_times(folders: dict[str, int]) -> dict[str, int]:
-    times = {}
-    for folder in folders:
-        try:
-            times[folder] = os.lstat(folder).st_mtime_ns
-        except OSError:
-            times[folder] = -1
-    return times
+    return {folder: _modified(folder) for folder in folders}
+
+
+def _modified(folder: str) -> int:
+    """``folder``'s modification time (nanoseconds); -1 when it is gone or cannot be looked at."""
+    try:
+        return os.lstat(folder).st_mtime_ns
+    except OSError:
+        return -1
 
 
 _FDS_LOOKED_AT = 4096  # descriptors above the process's limit (or this) are not looked for

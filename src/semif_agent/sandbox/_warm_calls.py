@@ -32,11 +32,11 @@ class WarmCalls(Relay):
         setup: the call's prepared tuple, started; None when none waits (or the one found started something)."""
         reuse = request["setup"] = self.warm_processes.setup_key(request)
         warm = self.residents.take(reuse)
-        if warm is not None and not self.warm_processes.alone(warm.pid, warm.slot or ""):  # it started something
+        if warm is None:
+            return None
+        if not self.warm_processes.alone(warm.pid, warm.slot or ""):  # it started something
             self.residents.give_up(warm)
             self.groups.kill_group(warm.pid)
-            return None
-        if warm is None:
             return None
         spec = request["confine"]
         spec["writable"] = [*spec.get("writable", []), warm.run_dir]
