@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from support.catalog_helpers import make_skill
 from test_sandbox_isolation import NAMESPACES
 
 from semif_agent.catalog import AgentSkillRuntime, SkillCatalog
-from semif_agent.sandbox import SandboxLimits, WorkerPool
+from semif_agent.sandbox import SandboxLimits, WorkerPool, _cgroup
 from semif_agent.sandbox._messages import Heard
 from semif_agent.sandbox._resident import Resident, Residents
 
@@ -235,7 +236,7 @@ async def test_code_that_ends_its_call_early_is_stopped_until_the_next_call(make
     assert size() == stopped < 150  # still stopped, long before its loop would end
     later = await runtime.run_skill_script("counter", "scripts/count.py", [], timeout_sec=5)
     assert size() > stopped  # it went on only once handed the next call, and then
-    assert later.error_type == "channel" and "an end of another call" in later.stderr  # ended the forged one
+    assert later.error_type == "channel" and "an end of another call" in later.stderr, later  # ended the forged one
     assert (await run(runtime))["calls_here"] == 1  # it was let go: the next call gets a fresh process
 
 
@@ -257,3 +258,37 @@ def test_waiting_processes_that_started_something_are_found_and_no_longer_handed
     assert residents.strays(lambda pid, slot: False, now=10.1) == []  # looked at again only later
     assert [found.pid for found in residents.strays(lambda pid, slot: False, now=11.0)] == [101]
     assert residents.take("setup") is None and residents.next_expiry() == float("inf")
+
+
+def _held_by(pool: WorkerPool) -> tuple[int, int]:
+    """The worker's open descriptors, and the cgroups this test's workers and calls have (0 without cgroups)."""
+    (pid,) = pool.pids
+    parent = _cgroup.host_parent()
+    return len(os.listdir(f"/proc/{pid}/fd")), sum(len(folders) for _, folders, _ in os.walk(parent or "/nowhere"))
+
+
+async def test_a_process_that_retires_gives_back_its_pipes_and_cgroup(make_runtime):
+    runtime = make_runtime()
+    pool = runtime._scripts.executor.worker_pool
+    for _ in range(2):
+        await run(runtime)
+        await run(runtime, "thread")  # its process retires after the call
+    await asyncio.sleep(0.2)  # reaped
+    before = _held_by(pool)
+    for _ in range(8):
+        await run(runtime)
+        await run(runtime, "thread")
+    await asyncio.sleep(0.2)
+    descriptors, cgroups = _held_by(pool)
+    # each process let go held 6 descriptors and a cgroup; a child forked ahead (2 and 1) may be there or not
+    assert descriptors <= before[0] + 2 and cgroups <= before[1] + 1
+
+
+async def test_calls_that_end_their_process_as_they_end_are_told_apart_in_a_burst(make_runtime):
+    """A process that cannot serve again says its call ended, then exits: the worker may see it exit before
+    it reads that line. Each call still gets its own outcome, and the worker goes on."""
+    runtime = make_runtime()
+    for _ in range(4):
+        burst = await asyncio.gather(*(run(runtime, "thread") for _ in range(8)))  # each one ok
+        assert [seen["calls_here"] for seen in burst] == [1] * 8  # each in a process of its own, which retires
+    assert (await run(runtime))["calls_here"] == 1

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._call import Call
+    from ._resident import Residents
 
 
 class Relay:
@@ -27,6 +28,7 @@ class Relay:
     call: Any  # the _call module
     groups: Any  # the _process_group module
     warmed: Any  # a _call.Warmed
+    residents: Residents
 
     def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
         raise NotImplementedError
@@ -53,12 +55,17 @@ class Relay:
         call.received = bytearray(rest)
         for line in lines:
             if call.messages_done:  # a warm process wrote past the end of its call: let go
-                self.groups.kill_group(pid)
+                self._let_go_now(pid)
                 return False
             self._take_line(pid, call, line)
         if rest and call.messages_done:
-            self.groups.kill_group(pid)
+            self._let_go_now(pid)
         return not call.messages_done
+
+    def _let_go_now(self, pid: int) -> None:
+        """Kill the warm process ``pid`` that ended its call, unless it is reaped already (its pid is free)."""
+        if pid in self.residents.alive:
+            self.groups.kill_group(pid)
 
     def _unwatch(self, fd: int) -> None:
         if fd in self.selector.get_map():
@@ -85,7 +92,10 @@ class Relay:
         return True
 
     def _take_line(self, pid: int, call: Call, line: bytes) -> None:
-        """One line of the call's channel, untrusted (:mod:`._messages`): relayed, kept, or the call killed."""
+        """One line of the call's channel, untrusted (:mod:`._messages`): relayed, kept, or the call killed.
+        A call the worker killed says nothing more: it ends when its process is reaped."""
+        if call.reported or call.timed_out:
+            return
         try:
             said = call.heard.take(line, self.call.WARM_LATER)
         except ValueError as exc:
@@ -97,8 +107,10 @@ class Relay:
             self._send({"id": call.call_id, "kind": "ask", "message": said[1]})
         elif said[0] == "held":  # what the child set up; how its processes are held (which the worker acts on) stays
             call.held.update({key: how for key, how in said[1].items() if key != "processes"})
-        elif said[0] == "done":
+        elif said[0] == "done" and self.calls.get(pid) is call:
             self._end_warm_call(pid, call, *said[1])
+        elif said[0] == "done":  # read after its process was reaped: its exit status ends the call
+            call.messages_done = True
         else:  # modules to import now, patterns to compile once the call ended
             self.warmed.take(said)
 

@@ -353,7 +353,8 @@ class Residents:
                 del self.waiting[resident.key]
 
     def give_up(self, resident: Resident) -> None:
-        """``resident``, just taken, will not serve its call after all: it is let go (its pipes closed once reaped)."""
+        """``resident`` will not serve another call (just taken, or its call ended it): it is let go, its pipes
+        closed once it is reaped."""
         self.serving.pop(resident.pid, None)
         self.alive[resident.pid] = resident
 

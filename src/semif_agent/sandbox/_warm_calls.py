@@ -11,13 +11,12 @@ from ._relay import Relay
 
 if TYPE_CHECKING:
     from ._call import Call
-    from ._resident import Resident, Residents
+    from ._resident import Resident
 
 
 class WarmCalls(Relay):
     """Handing a call to a warm process, ending a call that ran in one, letting one go."""
 
-    residents: Residents
     warm_processes: Any  # the _resident module
     watch: Any  # the _watch module
     slots: Any  # a _cgroup.Slots, or None
@@ -70,8 +69,10 @@ class WarmCalls(Relay):
         warm = self.warm_processes.Resident(pid, fds, call.held, call.cgroup, call.run_dir)
         if stays:
             self.ready.kept_warm()
+        else:
+            self.residents.give_up(warm)
         for let_go in self.residents.wait(warm) if stays else [warm]:
-            self.groups.kill_group(let_go.pid)  # its pipes are closed once it is reaped
+            self.groups.kill_group(let_go.pid)  # its pipes, slot and folder are freed once it is reaped
         if not self.calls:
             self.ready.idle()
         self.warmed.compile_patterns()
@@ -87,6 +88,6 @@ class WarmCalls(Relay):
             self._unwatch(fd)
             os.close(fd)
         if warm.slot is not None and self.slots is not None:
-            self.slots.give_back(warm.slot, emptied=True)
+            self.slots.give_back(warm.slot, emptied=warm.held.get("processes") == "pid-namespace")
         if self.call.empty_folder(warm.run_dir):
             self.free_dirs.append(warm.run_dir)
