@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..engine.base import Engine, decide
@@ -35,7 +36,6 @@ from .calibration import none_route_score
 from .scoring import LeafIndex, LeafScorer, can_score, top_indexes
 
 SHORTLIST_QUESTION = "Which skill should handle this request?"
-
 MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
 SHORTLIST_SIZE = MAX_OPTIONS - 1
 
@@ -206,39 +206,43 @@ class BestLeaf(_LeafAware):
         decisions' probabilities and records (what a replay of thousands of requests needs)."""
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
-        node = ""
-        while True:
-            options, scores = self.node_scores(index, leaf_scores, node, none)
-            if len(options) == 1:
-                return None
-            chosen = best_option(scores)
-            if chosen == NONE_ID:
-                return None
-            if chosen in self.tree.skills:
-                return chosen
-            node = chosen
+        return self._descend(index, leaf_scores, none, lambda node, options, scores: best_option(scores))[0]
 
     async def aroute(self, text: str) -> Route:
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
         routes = self.route_probabilities(index, leaf_scores, none)
         route = Route(skill=None)
+
+        def decide(node: str, options: list[Option], scores: dict[str, float]) -> str:
+            probabilities = self.node_probabilities(index, node, routes)
+            step = self.derived(text, node, options, scores, "scored from the leaves", probabilities)
+            route.decisions.append(step)
+            return step.result.selected
+
+        skill, route.reason = self._descend(index, leaf_scores, none, decide)
+        route.skill = self.tree.skills[skill] if skill is not None else None
+        return route
+
+    def _descend(
+        self,
+        index: LeafIndex,
+        leaf_scores: Any,
+        none: float,
+        choose: Callable[[str, list[Option], dict[str, float]], str],
+    ) -> tuple[str | None, str]:
+        """From the root, the option ``choose`` picks at each node (given the node, its options and their
+        scores) until a skill or ``none``: the skill (``None``: no skill), and why there is none."""
         node = ""
         while True:
             options, scores = self.node_scores(index, leaf_scores, node, none)
             if len(options) == 1:
-                route.reason = "the skill tree has no skills"
-                return route
-            probabilities = self.node_probabilities(index, node, routes)
-            step = self.derived(text, node, options, scores, "scored from the leaves", probabilities)
-            route.decisions.append(step)
-            chosen = step.result.selected
+                return None, "the skill tree has no skills"
+            chosen = choose(node, options, scores)
             if chosen == NONE_ID:
-                route.reason = "no skill scores above the threshold"
-                return route
+                return None, "no skill scores above the threshold"
             if chosen in self.tree.skills:
-                route.skill = self.tree.skills[chosen]
-                return route
+                return chosen, ""
             node = chosen
 
 

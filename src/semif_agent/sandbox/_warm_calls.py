@@ -69,10 +69,12 @@ class WarmCalls(Relay):
         warm = self.warm_processes.Resident(pid, fds, call.held, call.cgroup, call.run_dir)
         if stays:
             self.ready.kept_warm()
+            let_go = self.residents.wait(warm)
         else:
             self.residents.give_up(warm)
-        for let_go in self.residents.wait(warm) if stays else [warm]:
-            self.groups.kill_group(let_go.pid)  # its pipes, slot and folder are freed once it is reaped
+            let_go = [warm]
+        for each in let_go:
+            self.groups.kill_group(each.pid)  # its pipes, slot and folder are freed once it is reaped
         if not self.calls:
             self.ready.idle()
         self.warmed.compile_patterns()
