@@ -130,8 +130,8 @@ def _no_real_model_calls():
 
 @pytest.fixture(autouse=True)
 def _clean_provider_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the host's provider keys or endpoints."""
-    for name in PROVIDER_ENV:
+    """No test sees the host's provider keys or endpoints, nor its secrets file."""
+    for name in (*PROVIDER_ENV, "SEMIF_SECRETS", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "no-anthropic-config"))
 

@@ -7,6 +7,7 @@ import socket
 
 from click.testing import CliRunner
 
+from semif_agent.cli import main
 from semif_agent.cli.models_cmd import COMMANDS, models
 
 
@@ -75,8 +76,12 @@ base_url = "{dead}"
     assert any("secret-value" in " ".join(r.headers.values()) for r in sent)
 
 
-def test_table_output_and_key_refused(tmp_path, wire):
+def test_table_output_and_key_refused(tmp_path, wire, monkeypatch):
     wire.models_status = 401
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('ANTHROPIC_API_KEY = "wrong"\n')
+    secrets.chmod(0o600)
+    monkeypatch.setenv("SEMIF_SECRETS", str(secrets))
     ws = _workspace(
         tmp_path,
         f"""
@@ -84,14 +89,32 @@ def test_table_output_and_key_refused(tmp_path, wire):
 model = "anthropic/test-model"
 [provider.anthropic]
 base_url = "{wire.base_url("anthropic")}"
-api_key = "wrong"
 """,
     )
     result = CliRunner().invoke(models, ["-w", ws])
     assert result.exit_code == 0, result.output
     header, line = result.output.splitlines()
     assert header.split() == ["ROLE", "MODEL", "ENDPOINT", "KEY", "REACHABLE"]
-    assert "anthropic/test-model" in line and "semif.toml" in line and "yes (HTTP 401 (key refused))" in line
+    assert "anthropic/test-model" in line and str(secrets) in line and "yes (HTTP 401 (key refused))" in line
+    assert any("wrong" in " ".join(r.headers.values()) for r in wire.requests)
+
+
+def test_a_key_written_in_the_settings_is_refused_in_one_line(tmp_path):
+    ws = _workspace(tmp_path, '[engine]\nmodel = "openai/m"\n[provider.openai]\napi_key = "sk-in-the-workspace"\n')
+    result = CliRunner().invoke(main, ["models", "-w", ws])
+    assert result.exit_code != 0
+    assert "[provider.openai] api_key" in result.output and "secrets" in result.output
+    assert "sk-in-the-workspace" not in result.output and "Traceback" not in result.output
+
+
+def test_a_secrets_file_others_can_read_is_refused(tmp_path, monkeypatch):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('OPENAI_API_KEY = "sk-shared"\n')
+    secrets.chmod(0o644)
+    monkeypatch.setenv("SEMIF_SECRETS", str(secrets))
+    ws = _workspace(tmp_path, '[engine]\nmodel = "openai/m"\n')
+    result = CliRunner().invoke(models, ["-w", ws, "--no-check"])
+    assert "chmod 600" in result.output and "sk-shared" not in result.output
 
 
 def test_no_check_and_nothing_configured(tmp_path):

@@ -18,11 +18,14 @@ def letter(answer: str, usage_in: int) -> WireReply:
     )
 
 
-def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_cost(wire, tmp_path) -> None:
+def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_cost(
+    wire, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("SEMIF_TEST_WIRE_KEY", "test-key")
     root = create_workspace(tmp_path / "ws")
     with (root / "semif.toml").open("a") as handle:
         handle.write(
-            f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n'
+            f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key_env = "SEMIF_TEST_WIRE_KEY"\n'
             '[provider.pricing."openai/test-model"]\ninput = 1.0\noutput = 2.0\n'
         )
     # category (A = email), skill (A = email.compose), recipient (A = Alice Martin), verdict (A = success)
@@ -62,8 +65,12 @@ def test_run_with_the_llm_engine_routes_acts_assesses_and_logs_model_tokens_and_
 
 
 def test_run_on_a_skill_md_skill_with_a_model_has_the_agent_follow_it_and_the_llm_judge_assess_it(
-    wire, tmp_path
+    wire, tmp_path, monkeypatch
 ) -> None:
+    secrets = tmp_path / "secrets.toml"  # the key from a secrets file outside the workspace
+    secrets.write_text('SEMIF_TEST_WIRE_KEY = "test-key"\n')
+    secrets.chmod(0o600)
+    monkeypatch.setenv("SEMIF_SECRETS", str(secrets))
     root = create_workspace(tmp_path / "ws")
     folder = root / "skills" / "release-notes"
     folder.mkdir(parents=True)
@@ -72,7 +79,7 @@ def test_run_on_a_skill_md_skill_with_a_model_has_the_agent_follow_it_and_the_ll
         "---\n# Release notes\n\nGroup the changes by kind; lead with what users notice.\n"
     )
     with (root / "semif.toml").open("a") as handle:
-        handle.write(f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key = "test-key"\n')
+        handle.write(f'\n[provider]\nbase_url = "{wire.base_url("openai")}"\napi_key_env = "SEMIF_TEST_WIRE_KEY"\n')
     wire.queue(
         WireReply(text="Release notes: faster start-up; two fixes.", usage={"input": 300, "output": 12}),
         letter("A", 200),

@@ -47,7 +47,7 @@ Settings (``semif.toml``)::
 
     [provider]                       # what every model call uses by default
     model = "openai/gpt-4o-mini"     # used when [engine] names no model
-    api_key_env = "OPENAI_API_KEY"   # the variable holding the key (or api_key = "...")
+    api_key_env = "OPENAI_API_KEY"   # the variable holding the key (environment, else the secrets file)
     base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible server
     timeout = 60                     # seconds per request
     max_retries = 2                  # on 429, 5xx, dropped connections, timeouts
@@ -64,8 +64,12 @@ Settings (``semif.toml``)::
     output = 0.60
     cache_read = 0.075
 
-Per-provider tables accept ``api_key``, ``api_key_env``, ``base_url``,
+Per-provider tables accept ``api_key_env``, ``base_url``,
 ``timeout``, ``default_headers``, ``max_tokens_field`` and ``stream_usage``.
+A key itself is never written in ``semif.toml`` (code a skill runs could read
+it; the workspace refuses one): it comes from the environment or the secrets
+file outside every workspace (:mod:`.secrets`). Settings passed in code may
+still hold ``api_key``.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from typing import Any
 from .errors import MissingCredentialsError, ProviderConfigError
 from .registry import parse_model_ref
 from .retry import RetryPolicy
+from .secrets import read_secret, secrets_file
 
 # Keys that configure a provider connection (per provider).
 CONNECTION_KEYS = (
@@ -123,7 +124,7 @@ def _set_up_by(name: str, settings: Mapping[str, object], environ: Mapping[str, 
     base_url = str(settings.get("base_url") or table.get("base_url") or "")
     if base_url and ("anthropic" in base_url) == (name == "anthropic"):
         return "[provider] base_url in semif.toml"
-    present = [variable for variable in PROVIDER_ENV[name] if environ.get(variable)]
+    present = [variable for variable in PROVIDER_ENV[name] if read_secret(variable, environ)]
     if present:
         return " and ".join(present) + (" is set" if len(present) == 1 else " are set")
     return ""
@@ -162,9 +163,12 @@ def resolve_key_env(name: str, options: Mapping[str, object]) -> dict[str, objec
     options = dict(options)
     env = options.pop("api_key_env", None)
     if env and not options.get("api_key"):
-        value = os.environ.get(str(env))
+        value = read_secret(str(env))
         if not value:
-            raise MissingCredentialsError(f"no API key for {name}: set {env} (named by api_key_env in semif.toml)")
+            raise MissingCredentialsError(
+                f"no API key for {name}: set {env} (named by api_key_env in semif.toml) in the environment "
+                f"or the secrets file {secrets_file()}"
+            )
         options["api_key"] = value
     return options
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from .errors import ProviderConfigError
 from .registry import parse_model_ref, provider_factory, provider_names
+from .secrets import secret_source
 from .settings import provider_table, raw_connection_options
 from .testing import is_loopback, model_requests_blocked
 
@@ -25,8 +26,8 @@ from .testing import is_loopback, model_requests_blocked
 class ConfiguredModel:
     """One configured model (or, for ``role="environment"``, a provider the environment sets up).
 
-    ``key`` says where the key comes from (``"semif.toml"``, ``"$VAR"``,
-    ``"not needed"``) or ``"missing: set VAR"``. ``reachable`` is ``None``
+    ``key`` says where the key comes from (``"$VAR"``, the secrets file's path, ``"given"`` when the
+    settings passed one in code, ``"not needed"``) or ``"missing: set VAR"``. ``reachable`` is ``None``
     until checked; ``status`` then says what the endpoint answered.
     """
 
@@ -89,7 +90,10 @@ def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | 
             endpoint = _endpoint(name)
         except Exception:  # noqa: BLE001 - a broken third-party registration is not ours to list
             continue
-        has_key = bool(endpoint.key_env and environ.get(endpoint.key_env))
+        try:
+            has_key = bool(endpoint.key_env and secret_source(endpoint.key_env, environ))
+        except ProviderConfigError:  # an unreadable secrets file: said once, on the models named above
+            has_key = False
         has_url = bool(endpoint.base_url_env and environ.get(endpoint.base_url_env))
         if has_key or has_url:
             entries.append(_describe("environment", f"{name}/*", {}, False, environ))
@@ -120,14 +124,16 @@ def _describe(
     base_url = str(base_url).rstrip("/")
     at_default = base_url == endpoint.default_base_url.rstrip("/")
     value: str | None = None
+    try:
+        found = secret_source(str(options.get("api_key_env") or endpoint.key_env or ""), environ)
+    except ProviderConfigError as exc:
+        return ConfiguredModel(role=role, model=ref, provider=name, base_url=base_url, key="", problem=str(exc))
     if options.get("api_key"):
-        key, value = "semif.toml", str(options["api_key"])
-    elif options.get("api_key_env"):
-        var = str(options["api_key_env"])
-        value = environ.get(var)
-        key = f"${var}" if value else f"missing: set {var}"
-    elif endpoint.key_env and environ.get(endpoint.key_env):
-        key, value = f"${endpoint.key_env}", environ[endpoint.key_env]
+        key, value = "given", str(options["api_key"])
+    elif options.get("api_key_env") and not found:
+        key = f"missing: set {options['api_key_env']}"
+    elif found:
+        value, key = found
     elif endpoint.key_required and at_default:
         key = f"missing: set {endpoint.key_env}"
     else:

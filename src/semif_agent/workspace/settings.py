@@ -108,7 +108,14 @@ def merged(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_types(settings: dict[str, Any], where: str) -> None:
-    """Refuse, with one line naming the setting, a table or value of the wrong type."""
+    """Refuse, with one line naming the setting, a table or value of the wrong type, or a key in the file."""
+    key = _key_setting(settings)
+    if key:
+        raise WorkspaceError(
+            f"{where}: {key} holds an API key, which code a skill runs could read: move it to the environment "
+            "or the secrets file (see semif_agent.llm.secrets: ~/.config/semif/secrets.toml, mode 600, "
+            'OPENAI_API_KEY = "..."), and name its variable with api_key_env'
+        )
     for table in (*_TABLES, *(t for t in SCHEMA if t in settings)):
         if not isinstance(settings.get(table), dict):
             raise WorkspaceError(f"{where}: [{table}] must be a table, not {_shown(settings.get(table))}")
@@ -120,6 +127,23 @@ def check_types(settings: dict[str, Any], where: str) -> None:
         for key, (valid, what) in keys.items():
             if key in values and not valid(values[key]):
                 raise WorkspaceError(f"{where}: [{table}] {key} must be {what}, not {_shown(values[key])}")
+
+
+def _key_setting(value: Any, where: str = "") -> str:
+    """Where ``value`` (settings, or a table or list in them) holds an ``api_key``: ``[provider.openai] api_key``."""
+    if isinstance(value, dict):
+        if value.get("api_key"):
+            return f"[{where}] api_key" if where else "api_key"
+        for key, inner in value.items():
+            found = _key_setting(inner, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for inner in value:
+            found = _key_setting(inner, where)
+            if found:
+                return found
+    return ""
 
 
 def _shown(value: Any) -> str:

@@ -36,6 +36,7 @@ from ..errors import (
 from ..pricing import ModelPrice
 from ..protocol import BaseProvider, ModelRequest
 from ..responses import Response, StreamChunk
+from ..secrets import read_secret, secrets_file
 from ..testing import check_request_allowed
 
 DEFAULT_TIMEOUT = 60.0
@@ -85,12 +86,12 @@ class SDKProvider(BaseProvider):
         self._sdk = import_sdk(self.sdk_module, self.extra, self.provider_name)
         env_base = os.environ.get(self.base_url_env) if self.base_url_env else None
         self.base_url = (base_url or env_base or self.default_base_url).rstrip("/")
-        key = api_key or (os.environ.get(self.key_env) if self.key_env else None)
+        key = api_key or (read_secret(self.key_env) if self.key_env else None)
         if not key:
             if self._needs_key():
                 raise MissingCredentialsError(
                     f"no API key for {self.provider_name}/{model_id}: set {self.key_env} "
-                    f"(or api_key under [provider] in semif.toml)"
+                    f"(in the environment or the secrets file {secrets_file()})"
                 )
             key = "none"
         self.api_key = key
