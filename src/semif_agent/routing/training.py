@@ -30,7 +30,8 @@ which never outweighs the rest:
   person's label of the same run (:data:`~semif_agent.records.rows.SOURCE_RANK`).
 
 A client's rows count once per request (:func:`request_key`: its repeats of
-one pick, however many, are one row), and weigh little together: each
+one pick, however many, are one row), none count about a request a person
+labelled or an example or dataset routes, and they weigh little together: each
 client's at most :data:`CLIENT_SHARE` of what the workspace's own evidence
 weighs (its rows above and one per skill for its description), all clients'
 at most :data:`CLIENTS_SHARE` (:func:`._fitting.client_capped`); a client is
@@ -77,6 +78,7 @@ WEIGHTS = {
     "reported": 0.5,
 }
 CLIENT_SOURCES = ("implicit", "reported")  # rows a client is behind, capped in influence
+SETTLED_BY = ("label", "dataset", "examples")  # rows in which people say where a request goes: no client row overrides
 PERSON_FAILURE_WEIGHT = 1.0
 CLIENT_SHARE = 0.05  # one client's rows weigh at most this share of the workspace's own evidence,
 CLIENTS_SHARE = 0.25  # and every client's together at most this share (so at most a fifth of the fit's weight)
@@ -111,8 +113,11 @@ def request_key(text: str) -> str:
 
 
 def once_per_request(rows: Sequence[TrainingExample]) -> list[TrainingExample]:
-    """``rows`` with each client pick or report counted once per request (:func:`request_key`), whoever repeats it:
-    the first of rows saying the same of the same request is kept, the strongest weight it was given."""
+    """``rows`` with each client pick or report counted once per request (:func:`request_key`), whoever repeats it
+    (the first of the rows saying the same of the same request, at the strongest weight it was given), and none
+    about a request people have said where to go (a label, a dataset, a skill's example): a client cannot
+    outvote that, however often it asks."""
+    settled = {request_key(row.text) for row in rows if row.client is None and row.source in SETTLED_BY}
     kept: dict[tuple[str, str | None, str | None], TrainingExample] = {}
     own = []
     for row in rows:
@@ -120,6 +125,8 @@ def once_per_request(rows: Sequence[TrainingExample]) -> list[TrainingExample]:
             own.append(row)
             continue
         key = (request_key(row.text), row.skill, row.wrong)
+        if key[0] in settled:
+            continue
         held = kept.get(key)
         kept[key] = row if held is None else replace(held, weight=max(held.weight, row.weight))
     return own + list(kept.values())
