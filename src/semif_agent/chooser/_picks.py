@@ -48,7 +48,7 @@ class Find:
     first: str | None  # the skill ranked first (None: none fitted best)
     steps: int = 1
     session: Hashable = None
-    at: float = field(default_factory=time.monotonic)
+    at: float = field(default_factory=lambda: time.monotonic())
 
     @property
     def caller(self) -> Caller:

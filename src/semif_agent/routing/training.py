@@ -80,8 +80,11 @@ WEIGHTS = {
 CLIENT_SOURCES = ("implicit", "reported")  # rows a client is behind, capped in influence
 SETTLED_BY = ("label", "dataset", "examples")  # rows in which people say where a request goes: no client row overrides
 PERSON_FAILURE_WEIGHT = 1.0
-CLIENT_SHARE = 0.05  # one client's rows weigh at most this share of the workspace's own evidence,
-CLIENTS_SHARE = 0.25  # and every client's together at most this share (so at most a fifth of the fit's weight)
+# One client's rows weigh at most this share of the workspace's own evidence (its rows' weight, and one per skill for
+# its description, so that picks teach a workspace of SKILL.md skills without examples too), and every client's
+# together at most the second share: a client names itself, so one caller may pass for many.
+CLIENT_SHARE = 0.05
+CLIENTS_SHARE = 0.25
 HELD_OUT = 0.2
 MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
 FOLDS = 5  # with too few rows to hold any out, the strength is chosen by cross-validation over this many folds
