@@ -194,3 +194,30 @@ def test_a_pick_teaches_only_about_its_own_clients_find_of_the_same_request_and_
     fresh = router.find(REQUEST)
     router.load("calendar.add_event", choice_id=fresh.choice_id)  # its own find, in time: a pick
     assert (REQUEST, "calendar.add_event", "implicit", WEIGHTS["implicit"], None) in taught(router)
+
+
+def test_a_run_a_client_chose_teaches_as_the_clients_word_and_never_becomes_a_learned_example(router):
+    import json
+
+    from click.testing import CliRunner
+
+    from semif_agent.cli import main
+
+    ran = router.run("email.compose", REQUEST)  # the client's choice, which the engine judges a success
+    assert ran.outcome == "success"
+    assert (REQUEST, "email.compose", "implicit", WEIGHTS["implicit"], None) in taught(router)
+    assert not any(source == "success" for _, _, source, _, _ in taught(router))  # not the workspace's own evidence
+    other = router.run("email.compose", "Email Bob that the build is green")
+    router.report(other.run_id, "success", skill="todos.add")  # a client's claim about a run
+    root = router.workspace.root
+    asked = "Send my manager a note asking for Friday off"
+    person = CliRunner().invoke(main, ["run", asked, "-w", str(root), "--json"])
+    CliRunner().invoke(
+        main, ["label", json.loads(person.stdout)["run_id"], "--skill", "email.compose", "-w", str(root)]
+    )
+    trained = CliRunner().invoke(main, ["train", "-w", str(root), "--json"])
+    assert json.loads(trained.stdout)["decision"]["switched"], trained.stdout
+    skills = {s["name"]: s for s in json.loads((root / "data" / "categories.json").read_text())["skills"]}
+    learned = {(name, e["text"]) for name, s in skills.items() for e in s.get("learned_examples", [])}
+    assert ("email.compose", asked) in learned  # the person's label
+    assert not {text for _, text in learned} & {REQUEST, "Email Bob that the build is green"}, learned

@@ -27,7 +27,7 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
 from ..loop.settings import RunSettings
-from ..records import DecisionRow, label_row, resolve_run_id
+from ..records import DecisionRow, LabelRow, label_row, resolve_run_id
 from ..routing.strategies import SHORTLIST_SIZE
 from ..skills import check_text, new_request_id
 from ..tree.manifests import SkillManifest
@@ -282,11 +282,19 @@ class Router:
         session: Hashable = None,
     ) -> RunOutcome:
         """Run skill ``name`` on ``request`` through the skill loop: a code skill's body confined, a SKILL.md
-        skill's script where the workspace allows scripts (else its instructions come back to follow)."""
+        skill's script where the workspace allows scripts (else its instructions come back to follow).
+
+        The run is labelled as the client's pick (``source: "implicit"``): what its assessment says teaches
+        training as the client's word, capped like every pick, never as the workspace's own."""
         text = checked_request(request)
         leaf = self.skill(name)
-        self._picked(leaf, self._who(client), session, choice_id=choice_id, request=text)
+        who = self._who(client)
+        self._picked(leaf, who, session, choice_id=choice_id, request=text)
         result = await self.runner.arun(text, skill=leaf.name)
+        if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's
+            self.runner.log.append(
+                LabelRow(result.run_id, by=who, skill=leaf.name, has_skill=True, source="implicit").to_row()
+            )
         return RunOutcome(
             run_id=result.run_id,
             skill=result.skill,

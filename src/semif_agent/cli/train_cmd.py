@@ -63,6 +63,7 @@ def train(
     from ..loop.learned_examples import learn, lesson_of
     from ..loop.settings import RunSettings
     from ..records import DecisionLog
+    from ..records.runs import persons_word
     from ..routing.evaluate import load_dataset
     from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train_workspace
     from .workspace_cmds import load_tree, open_workspace
@@ -102,7 +103,8 @@ def train(
             encoder=encoder,
         )
     if path is not None:  # switched: the runs it learned from join their skills' learned examples
-        learned = learn(ws, (lesson_of(run, judged=True) for run in runs))
+        # as people and the engine said, never a client: not its reports, nor the verdict on a skill it picked
+        learned = learn(ws, (lesson_of(persons_word(run), judged=run.label_source != "implicit") for run in runs))
         if learned:
             click.echo(learned.summary(), err=True)
     if as_json:

@@ -300,6 +300,25 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
     return records
 
 
+def persons_word(run: RunRecord) -> RunRecord:
+    """``run`` with only what a person said of it (what a client reported or picked taken out), for what learns from
+    labels as a person's word: a client's claims never become a skill's learned examples."""
+    if run.label_client is None:
+        return run
+    skill_theirs = run.label_has_skill and run.label_source is not None
+    outcome_theirs = run.label_outcome is not None and run.label_outcome_source is not None
+    return replace(
+        run,
+        label_skill=None if skill_theirs else run.label_skill,
+        label_has_skill=run.label_has_skill and not skill_theirs,
+        label_outcome=None if outcome_theirs else run.label_outcome,
+        label_source=None,
+        label_outcome_source=None,
+        label_wrong=None,
+        label_client=None,
+    )
+
+
 def resolve_run_id(wanted: str, run_ids: Iterable[str], *, where: str = "the decision log") -> str:
     """The run id ``wanted`` names: itself, or the one run id it is a prefix of.
 

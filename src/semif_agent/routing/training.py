@@ -196,10 +196,14 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
 
 
 def _implicit(text: str, run: Any, tree: SkillTree, client: str) -> list[TrainingExample]:
-    """A client's pick after a find: the skill it picked, and the first-ranked one it passed over as wrong."""
+    """A client's pick after a find: the skill it picked, and the first-ranked one it passed over as wrong. A run the
+    client had a skill make that the engine judged a failure (not the skill's own trouble) says the pick was wrong."""
     weight = WEIGHTS["implicit"]
     out = []
-    if run.label_skill is None or run.label_skill in tree.skills:
+    if run.outcome == "failure" and run.label_skill == run.skill and run.label_skill in tree.skills:
+        if not _skill_trouble(run.evidence):
+            out.append(TrainingExample(text, None, "implicit", weight, wrong=run.label_skill, client=client))
+    elif run.label_skill is None or run.label_skill in tree.skills:
         out.append(TrainingExample(text, run.label_skill, "implicit", weight, client=client))
     if run.label_wrong and run.label_wrong in tree.skills and run.label_wrong != run.label_skill:
         out.append(TrainingExample(text, None, "implicit", weight, wrong=run.label_wrong, client=client))
