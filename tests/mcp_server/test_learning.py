@@ -73,3 +73,4 @@ def test_sixty_requests_one_client_words_around_an_example_do_not_switch_the_rou
     decision = invoke("train", "-w", str(root))["decision"]
     assert invoke("route", README_REQUEST, "-w", str(root))["skill"] == "email.compose", decision["reason"]
     assert all(f["source"] not in ("implicit", "reported") for f in decision["flips"])  # a client's claims buy nothing
+    assert not invoke("train", "--no-clients", "-w", str(root))["counts"].get("implicit")
