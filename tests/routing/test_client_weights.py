@@ -59,3 +59,32 @@ def test_many_light_rows_do_not_thin_out_a_skills_own_examples() -> None:
     assert examples_0 > 0.5 * examples_1  # by count, skill 0's examples would weigh 1/sqrt(1006) each: a thirteenth
     unit = np.ones(12)
     assert np.allclose(_balance(target[:12], wrong[:12], unit), 1.0)  # unit weights, equal classes: unchanged
+
+
+def test_what_a_person_said_is_a_label_and_what_a_client_said_is_its_report() -> None:
+    from semif_agent.records import RunRecord
+    from semif_agent.routing.training import WEIGHTS, examples_from_log
+
+    class Tree:
+        skills = {"email.compose": None, "todos.add": None}
+
+    runs = [
+        RunRecord("a", "Email Bob", "email.compose", "success", "run", label_outcome="success", labelled_by="ann"),
+        RunRecord(
+            "b",
+            "Email Cy",
+            "email.compose",
+            "success",
+            "run",
+            label_outcome="failure",
+            labelled_by="bot",
+            label_source="client",
+            label_outcome_source="client",
+            label_client="bot",
+        ),
+    ]
+    taught = [(r.text, r.skill, r.wrong, r.source, r.weight, r.client) for r in examples_from_log(runs, Tree())]
+    assert taught == [
+        ("Email Bob", "email.compose", None, "label", WEIGHTS["label"], None),  # never broken by a switch
+        ("Email Cy", None, "email.compose", "reported", WEIGHTS["reported"], "bot"),
+    ]

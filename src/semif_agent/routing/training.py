@@ -8,8 +8,8 @@ skill fits), with a weight:
 - ``dataset``: labelled datasets (``{"text", "skill"}`` JSON lines; a
   ``null`` skill teaches ``none``), weight 1;
 - ``label``: runs a person labelled (``semif label``, the web view) with the
-  skill they should have gone to (or ``none``), weight 2: the strongest
-  evidence there is;
+  skill they should have gone to (or ``none``), or as a success of the skill
+  they went to, weight 2: the strongest evidence there is;
 - ``success``: runs the assessment judged a success (and nobody relabelled),
   for the skill they chose, weight 0.5;
 - ``failure``: runs judged (or labelled) a failure say only which skill was
@@ -183,12 +183,9 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
             out.append(TrainingExample(text, run.skill, "reported", WEIGHTS["reported"], client=client))
         elif reported and outcome == "failure":
             out.append(TrainingExample(text, None, "reported", WEIGHTS["reported"], wrong=run.skill, client=client))
-        elif outcome == "success":
-            out.append(
-                TrainingExample(
-                    text, run.skill, "success", WEIGHTS["label"] if run.label_outcome else WEIGHTS["success"]
-                )
-            )
+        elif outcome == "success":  # a person's "success" says the run's skill was right: a label of it
+            source = "label" if run.label_outcome else "success"
+            out.append(TrainingExample(text, run.skill, source, WEIGHTS[source]))
         elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
             out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
