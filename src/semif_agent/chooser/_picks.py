@@ -75,10 +75,9 @@ class Picks:
         session: Hashable = None,
         choice_id: str | None = None,
         request: str | None = None,
-        now: float | None = None,
     ) -> Find | None:
         """The find a pick by ``client`` in ``session`` follows, taken off the pending ones (None: none does)."""
-        now = time.monotonic() if now is None else now
+        now = time.monotonic()
         for stale in [f for f in self.pending.values() if now - f.at > PICK_SECONDS]:
             self._drop(stale)
         caller = (client, session)

@@ -77,7 +77,6 @@ WEIGHTS = {
     "implicit": 0.5,
     "reported": 0.5,
 }
-CLIENT_SOURCES = ("implicit", "reported")  # rows a client is behind, capped in influence
 SETTLED_BY = ("label", "dataset", "examples")  # rows in which people say where a request goes: no client row overrides
 PERSON_FAILURE_WEIGHT = 1.0
 # One client's rows weigh at most this share of the workspace's own evidence (its rows' weight, and one per skill for
