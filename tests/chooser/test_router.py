@@ -154,3 +154,70 @@ def test_a_skill_is_found_by_the_name_its_skill_md_writes(router):
     router.refresh()
     loaded = router.load("PDF Tools")
     assert (loaded.name, loaded.instructions) == ("pdf-tools", "Use pdftk.")
+
+
+def test_a_clients_report_never_replaces_a_persons_label_and_weighs_less(router):
+    labelled = router.run("email.compose", REQUEST)
+    router.runner.log.append(label_row(labelled.run_id, by="alice", skill="email.compose", outcome="success"))
+    router.report(labelled.run_id, "failure", skill="todos.complete", note="wrong skill")  # the client disagrees
+    run = DecisionLog(router.workspace.log_path).run(labelled.run_id)
+    assert (run.label_skill, run.label_outcome, run.labelled_by, run.label_source) == (
+        "email.compose",
+        "success",
+        "alice",
+        None,
+    )
+    reported = router.run("email.compose", "Email Bob that the build is green")
+    router.report(reported.run_id, "success", skill="email.compose")  # a client's own judgement, nobody else's
+    lessons = taught(router)
+    assert (REQUEST, "email.compose", "label", WEIGHTS["label"], None) in lessons
+    assert not any(skill == "todos.complete" or wrong == "email.compose" for _, skill, _, _, wrong in lessons)
+    [(_, _, source, weight, _)] = [t for t in lessons if t[0] == "Email Bob that the build is green"]
+    assert source == "reported" and weight < 1 < WEIGHTS["label"]
+
+
+def test_a_pick_teaches_only_about_its_own_clients_find_of_the_same_request_and_recently(router, monkeypatch):
+    import semif_agent.chooser._picks as picks
+
+    found = router.find(REQUEST)
+    router.load("todos.complete", choice_id=found.choice_id, client="someone else")  # not its find
+    router.run("todos.add", "Add buy milk to my to-do list")  # a later, unrelated request of the same client
+    assert not any(text == REQUEST for text, *_ in taught(router))
+    router.load("todos.complete", session="another connection")  # nor another session's latest
+    assert not any(text == REQUEST for text, *_ in taught(router))
+    clock = [1000.0]
+    monkeypatch.setattr(picks.time, "monotonic", lambda: clock[0])
+    stale = router.find(REQUEST)
+    clock[0] += picks.PICK_SECONDS + 1
+    router.load("todos.complete", choice_id=stale.choice_id)  # long after: the find's time is over
+    assert not any(text == REQUEST for text, *_ in taught(router))
+    fresh = router.find(REQUEST)
+    router.load("calendar.add_event", choice_id=fresh.choice_id)  # its own find, in time: a pick
+    assert (REQUEST, "calendar.add_event", "implicit", WEIGHTS["implicit"], None) in taught(router)
+
+
+def test_a_run_a_client_chose_teaches_as_the_clients_word_and_never_becomes_a_learned_example(router):
+    import json
+
+    from click.testing import CliRunner
+
+    from semif_agent.cli import main
+
+    ran = router.run("email.compose", REQUEST)  # the client's choice, which the engine judges a success
+    assert ran.outcome == "success"
+    assert (REQUEST, "email.compose", "implicit", WEIGHTS["implicit"], None) in taught(router)
+    assert not any(source == "success" for _, _, source, _, _ in taught(router))  # not the workspace's own evidence
+    other = router.run("email.compose", "Email Bob that the build is green")
+    router.report(other.run_id, "success", skill="todos.add")  # a client's claim about a run
+    root = router.workspace.root
+    asked = "Send my manager a note asking for Friday off"
+    person = CliRunner().invoke(main, ["run", asked, "-w", str(root), "--json"])
+    CliRunner().invoke(
+        main, ["label", json.loads(person.stdout)["run_id"], "--skill", "email.compose", "-w", str(root)]
+    )
+    trained = CliRunner().invoke(main, ["train", "-w", str(root), "--json"])
+    assert json.loads(trained.stdout)["decision"]["switched"], trained.stdout
+    skills = {s["name"]: s for s in json.loads((root / "data" / "categories.json").read_text())["skills"]}
+    learned = {(name, e["text"]) for name, s in skills.items() for e in s.get("learned_examples", [])}
+    assert ("email.compose", asked) in learned  # the person's label
+    assert not {text for _, text in learned} & {REQUEST, "Email Bob that the build is green"}, learned

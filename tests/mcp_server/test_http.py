@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import subprocess
 import sys
 import threading
@@ -18,15 +20,11 @@ from semif_agent.records import DecisionLog
 from ._client import ToolFailed, http
 
 
-@pytest.fixture(scope="module")
-def served(corpus_workspace):
-    """`semif mcp --http 127.0.0.1:0` on the corpus workspace: its URL and the token it printed."""
-    root, env = corpus_workspace
+@contextlib.contextmanager
+def serving(root, env, *args):
+    """`semif mcp -w ROOT ARGS...` in its own process: the URL it serves at and the token it printed."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "semif_agent", "mcp", "-w", str(root), "--http", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
+        [sys.executable, "-m", "semif_agent", "mcp", "-w", str(root), *args], stdout=subprocess.PIPE, text=True, env=env
     )
     lines: list[str] = []
 
@@ -39,14 +37,62 @@ def served(corpus_workspace):
     reader.join(60)
     try:
         assert len(lines) == 2 and lines[1].startswith("token "), f"semif mcp --http did not start: {lines}"
-        url = lines[0].split(" at ", 1)[1].strip()
-        yield url, lines[1].split()[1], root
+        yield lines[0].split(" at ", 1)[1].strip(), lines[1].split()[1]
     finally:
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:  # pragma: no cover
             process.kill()
+
+
+@pytest.fixture(scope="module")
+def served(corpus_workspace):
+    """`semif mcp --http 127.0.0.1:0` on the corpus workspace: its URL and the token it printed."""
+    root, env = corpus_workspace
+    with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
+        yield url, token, root
+
+
+@pytest.fixture(scope="module")
+def served_publicly(corpus_workspace):
+    """`semif mcp --http 0.0.0.0:0 --public --allow-host trusted.example`: its loopback URL and the token."""
+    root, env = corpus_workspace
+    with serving(root, env, "--http", "0.0.0.0:0", "--public", "--allow-host", "trusted.example") as (url, token):
+        yield url.replace("0.0.0.0", "127.0.0.1"), token
+
+
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+).encode()
+
+
+def post(url: str, token: str, **headers: str) -> int:
+    """The status of an MCP initialize request carrying the token and ``headers`` (an error's status too)."""
+    request = urllib.request.Request(
+        url,
+        data=INITIALIZE,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {token}",
+            **headers,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as refused:
+        return refused.code
 
 
 def test_a_client_with_the_token_finds_loads_and_runs(served):
@@ -89,7 +135,21 @@ def test_another_host_name_is_refused_even_with_the_token(served):
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
-    assert refused.value.code in (403, 421)
+    assert refused.value.code in (400, 403, 421)
+
+
+def test_a_public_server_keeps_the_host_and_origin_checks_and_allow_host_adds_a_name(served_publicly):
+    # DNS rebinding against `--public`: a page at evil.example whose name now points at the server, token in hand
+    url, token = served_publicly
+    port = url.split(":")[2].split("/")[0]
+    assert post(url, token) == 200  # a loopback name: the server was bound to every address
+    assert post(url, token, Host=f"evil.example:{port}") == 400
+    assert post(url, token, Host="evil.example") == 400
+    assert post(url, token, Origin="http://evil.example") == 400
+    assert post(url, token, Origin="null") == 400
+    assert post(url, token, Host=f"trusted.example:{port}") == 200  # --allow-host trusted.example
+    assert post(url, token, Host=f"trusted.example:{port}", Origin=f"http://trusted.example:{port}") == 200
+    assert post(url, "wrong", Host=f"trusted.example:{port}") == 401  # an allowed name still needs the token
 
 
 def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(served):
@@ -116,3 +176,15 @@ def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(ser
     [outcome] = ended
     [draft] = outcome["changes"]["created"]
     assert (root / draft).read_text().startswith("To: Alice")
+
+
+@pytest.mark.parametrize("name", ["http://evil.example", "evil.example:80", "ev*il.example", ""])
+def test_a_malformed_allow_host_is_one_line(corpus_workspace, name):
+    from click.testing import CliRunner
+
+    from semif_agent.cli import main
+
+    root, _ = corpus_workspace
+    result = CliRunner().invoke(main, ["mcp", "-w", str(root), "--http", "127.0.0.1:0", "--allow-host", name])
+    assert result.exit_code != 0 and "--allow-host takes a host name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

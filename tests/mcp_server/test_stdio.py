@@ -94,9 +94,10 @@ def test_a_client_runs_a_code_skill_and_reports_how_it_went(corpus_workspace):
     assert runs[ran["run_id"]].skill == "email.compose" and runs[ran["run_id"]].label_outcome == "success"
     assert runs[shortlist["choice_id"]].label_has_skill and runs[shortlist["choice_id"]].label_skill is None
     taught = examples_from_log(runs.values(), SkillTree.for_workspace(Workspace.load(root)))
-    assert ("Email Alice that the quarterly report is ready", "email.compose", "success") in {
+    assert ("Email Alice that the quarterly report is ready", "email.compose", "reported") in {
         (e.text, e.skill, e.source) for e in taught
-    }
+    }  # the client's own word: a report, weighing less than a person's label
+    assert all(e.client == "mcp" and e.weight < 1 for e in taught)
 
 
 def test_bad_input_is_an_error_result_and_the_server_serves_on(corpus_workspace):

@@ -123,3 +123,44 @@ def test_a_router_worse_on_held_out_requests_is_not_switched_to() -> None:
     better = HeldOut(expected, untrained=["a", "b", "b", None], learned=expected)
     assert decide("the untrained examples strategy", *flips(1, 0), better).switched
     assert decide("x", *flips(1, 0), worse, force=True).forced
+
+
+def test_a_switch_that_breaks_a_persons_label_is_refused_whatever_the_fixes() -> None:
+    before, after, found = flips(60, 0)
+    before, after = [*before, True], [*after, False]
+    found.append(
+        Flip(
+            "Send my manager a note asking for Friday off", "email.compose", "email.compose", "todos.complete", "label"
+        )
+    )
+    decision = decide("the untrained examples strategy", before, after, found, None)
+    assert not decision.switched and decision.p_value < 1e-9  # the sign test alone would switch
+    assert decision.reason == (
+        "kept the untrained examples strategy: the new router sends 'Send my manager a note asking for Friday off', "
+        "which a person labelled email.compose, to todos.complete: a person's label is never broken "
+        "(--force switches anyway)"
+    )
+    assert "\n" not in decision.reason
+    forced = decide("the untrained examples strategy", before, after, found, None, force=True)
+    assert forced.switched and forced.forced and "a person labelled email.compose" in forced.reason
+
+
+def test_train_refuses_a_router_that_breaks_a_persons_label_and_force_switches(tmp_path: Path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    code, out, err = invoke("run", ASKED, "-w", str(root), "--json")
+    assert code == 0, err
+    assert invoke("label", json.loads(out)["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
+    assert invoke("train", "-w", str(root))[0] == 0 and routed(root, ASKED) == "email.compose"
+    before = stored(root)
+    # a dataset that fixes many requests ("stand-up" is in no description), and says (four times over) that the
+    # person's request goes elsewhere
+    dataset = tmp_path / "against.jsonl"
+    rows = [{"text": f"put the stand-up with team {n} on the board", "skill": "calendar.add_event"} for n in range(40)]
+    rows += [{"text": ASKED, "skill": "todos.complete"}] * 4
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code, out, err = invoke("train", str(dataset), "-w", str(root), "--json")
+    assert code == 0, err
+    decision = json.loads(out)["decision"]
+    assert not decision["switched"], decision["reason"]
+    assert f"sends {ASKED!r}, which a person labelled email.compose" in decision["reason"]
+    assert stored(root) == before and routed(root, ASKED) == "email.compose"

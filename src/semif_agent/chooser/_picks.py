@@ -1,32 +1,45 @@
 """What a client picked after a ``find``: an implicit label for the request it asked about.
 
 A ``find`` logs its shortlist as a ``shortlist`` decision under its choice
-id. The first ``load`` or ``run`` that follows it (the same choice id, the
-same request, or else the client's latest ``find``) logs, under that id, an
+id. The first ``load`` or ``run`` by the same client, in the same session,
+within :data:`PICK_SECONDS` of it, that follows it (naming its choice id; a
+``run`` of the same request, :func:`~semif_agent.routing.training.request_key`;
+or a ``load`` naming none, the client's latest find) logs, under that id, an
 ``activate`` decision (the skill the client's model took among those shown)
 and a label row with ``source: "implicit"``: the request's skill is the one
 picked, at a weight below a person's label (see
 :mod:`semif_agent.routing.training`). A pick of a skill the shortlist did not
 rank first names that first one as ``wrong`` for the request.
+
+A pick never attaches to another client's or another session's find, to a
+find older than :data:`PICK_SECONDS`, or, for a run, to a find of another
+request: a label says only what the pick it came from said.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..records import DecisionRow, LabelRow
 from ..routing.strategies import MAX_OPTIONS
+from ..routing.training import request_key
 from ..tree.tree import NONE_SKILL
 
 FIND_QUESTION = "Which skills might this request need?"
 PICK_QUESTION = "Which skill did the client take for this request?"
 MAX_PENDING = 1000  # finds remembered while they await a pick
+PICK_SECONDS = 600.0  # a pick this long after its find teaches nothing (a model picks within a turn, not an hour on)
+
+Caller = tuple[str, Hashable]
+"""Who calls: the client's name and its session (an MCP connection; None for a program's own router)."""
 
 
 @dataclass
 class Find:
-    """One ``find`` not yet followed by a pick: its id, request, client, and the options it showed."""
+    """One ``find`` not yet followed by a pick: its id, request, caller, and the options it showed."""
 
     choice_id: str
     request: str
@@ -34,37 +47,62 @@ class Find:
     options: list[Option]
     first: str | None  # the skill ranked first (None: none fitted best)
     steps: int = 1
+    session: Hashable = None
+    at: float = field(default_factory=lambda: time.monotonic())
+
+    @property
+    def caller(self) -> Caller:
+        return (self.client, self.session)
 
 
 @dataclass
 class Picks:
-    """The finds of one router awaiting a pick, by choice id, with each client's latest."""
+    """The finds of one router awaiting a pick, by choice id, with each caller's latest."""
 
     pending: dict[str, Find] = field(default_factory=dict)
-    latest: dict[str, str] = field(default_factory=dict)  # client -> choice id
+    latest: dict[Caller, str] = field(default_factory=dict)  # caller -> choice id
 
     def add(self, find: Find) -> None:
         self.pending[find.choice_id] = find
-        self.latest[find.client] = find.choice_id
+        self.latest[find.caller] = find.choice_id
         while len(self.pending) > MAX_PENDING:  # the oldest find nobody followed up teaches nothing more
-            oldest = next(iter(self.pending.values()))
-            del self.pending[oldest.choice_id]
-            if self.latest.get(oldest.client) == oldest.choice_id:
-                del self.latest[oldest.client]
+            self._drop(next(iter(self.pending.values())))
 
-    def follow(self, client: str, *, choice_id: str | None = None, request: str | None = None) -> Find | None:
-        """The find a pick by ``client`` follows, taken off the pending ones (None: none does)."""
-        found = self.pending.get(choice_id) if choice_id else None
-        if found is None and request is not None:
-            found = next((f for f in reversed(self.pending.values()) if f.request == request), None)
-        if found is None and choice_id is None:
-            latest = self.latest.get(client)
+    def follow(
+        self,
+        client: str,
+        *,
+        session: Hashable = None,
+        choice_id: str | None = None,
+        request: str | None = None,
+    ) -> Find | None:
+        """The find a pick by ``client`` in ``session`` follows, taken off the pending ones (None: none does)."""
+        now = time.monotonic()
+        for stale in [f for f in self.pending.values() if now - f.at > PICK_SECONDS]:
+            self._drop(stale)
+        caller = (client, session)
+        if choice_id:
+            found = self.pending.get(choice_id)
+        elif request is not None:
+            key = request_key(request)
+            found = next(
+                (f for f in reversed(self.pending.values()) if f.caller == caller and request_key(f.request) == key),
+                None,
+            )
+        else:
+            latest = self.latest.get(caller)
             found = self.pending.get(latest) if latest else None
-        if found is not None:
-            del self.pending[found.choice_id]
-            if self.latest.get(found.client) == found.choice_id:
-                del self.latest[found.client]
+        if found is None or found.caller != caller:
+            return None
+        if request is not None and request_key(found.request) != request_key(request):
+            return None  # a run of another request is no pick for this find
+        self._drop(found)
         return found
+
+    def _drop(self, find: Find) -> None:
+        self.pending.pop(find.choice_id, None)
+        if self.latest.get(find.caller) == find.choice_id:
+            del self.latest[find.caller]
 
 
 def pick_rows(find: Find, skill: str, description: str, client: str, source: str) -> list[dict[str, object]]:

@@ -13,6 +13,7 @@ plain ones are thin sync wrappers over them.
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
 from ..loop.settings import RunSettings
-from ..records import DecisionRow, label_row, resolve_run_id
+from ..records import DecisionRow, LabelRow, label_row, resolve_run_id
 from ..routing.strategies import SHORTLIST_SIZE
 from ..skills import check_text, new_request_id
 from ..tree.manifests import SkillManifest
@@ -50,7 +51,8 @@ class Router:
     ``workspace`` is a :class:`~semif_agent.workspace.Workspace` or its folder.
     ``source`` tags the rows it logs (``"mcp"`` for the server, ``"library"``
     by default); ``client`` names who calls (a label's ``by``), and each call
-    may name its own. ``settings`` are the workspace's unless given; ``engine``
+    may name its own, and its ``session`` (the server's connection): a pick
+    teaches only about a find of the same client and session (:mod:`._picks`). ``settings`` are the workspace's unless given; ``engine``
     is built from them unless given. ``rerank`` has the engine re-rank each
     ``find``'s shortlist (None: as the workspace says, :mod:`._rerank`). The
     tree and model load on first use.
@@ -112,12 +114,24 @@ class Router:
     # -- find -------------------------------------------------------------------
 
     def find(
-        self, request: str, k: int = DEFAULT_K, *, client: str | None = None, rerank: bool | None = None
+        self,
+        request: str,
+        k: int = DEFAULT_K,
+        *,
+        client: str | None = None,
+        rerank: bool | None = None,
+        session: Hashable = None,
     ) -> Shortlist:
-        return run_sync(self.afind(request, k, client=client, rerank=rerank), "Router.find")
+        return run_sync(self.afind(request, k, client=client, rerank=rerank, session=session), "Router.find")
 
     async def afind(
-        self, request: str, k: int = DEFAULT_K, *, client: str | None = None, rerank: bool | None = None
+        self,
+        request: str,
+        k: int = DEFAULT_K,
+        *,
+        client: str | None = None,
+        rerank: bool | None = None,
+        session: Hashable = None,
     ) -> Shortlist:
         """The ``k`` skills most likely to serve ``request`` (1 to 15), best first, logged as one decision.
 
@@ -163,7 +177,7 @@ class Router:
         shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None
-        self._picks.add(Find(choice_id, text, who, options, first, steps=steps))
+        self._picks.add(Find(choice_id, text, who, options, first, steps=steps, session=session))
         return shortlist
 
     def _reranks(self, asked: bool | None) -> bool:
@@ -198,10 +212,14 @@ class Router:
 
     # -- load and read ----------------------------------------------------------
 
-    def load(self, name: str, *, choice_id: str | None = None, client: str | None = None) -> LoadedSkill:
-        return run_sync(self.aload(name, choice_id=choice_id, client=client), "Router.load")
+    def load(
+        self, name: str, *, choice_id: str | None = None, client: str | None = None, session: Hashable = None
+    ) -> LoadedSkill:
+        return run_sync(self.aload(name, choice_id=choice_id, client=client, session=session), "Router.load")
 
-    async def aload(self, name: str, *, choice_id: str | None = None, client: str | None = None) -> LoadedSkill:
+    async def aload(
+        self, name: str, *, choice_id: str | None = None, client: str | None = None, session: Hashable = None
+    ) -> LoadedSkill:
         """A SKILL.md skill's instructions and its files, or a code skill's manifest; a pick after a find."""
         leaf = self.skill(name)
         if leaf.is_skill_md:
@@ -220,7 +238,7 @@ class Router:
             )
         else:
             found = LoadedSkill(leaf.name, leaf.kind, leaf.description, manifest=leaf.to_dict())
-        self._picked(leaf, self._who(client), choice_id=choice_id)
+        self._picked(leaf, self._who(client), session, choice_id=choice_id)
         return found
 
     def read_file(self, name: str, path: str) -> str:
@@ -243,18 +261,40 @@ class Router:
 
     # -- run ------------------------------------------------------------------------
 
-    def run(self, name: str, request: str, *, choice_id: str | None = None, client: str | None = None) -> RunOutcome:
-        return run_sync(self.arun(name, request, choice_id=choice_id, client=client), "Router.run")
+    def run(
+        self,
+        name: str,
+        request: str,
+        *,
+        choice_id: str | None = None,
+        client: str | None = None,
+        session: Hashable = None,
+    ) -> RunOutcome:
+        return run_sync(self.arun(name, request, choice_id=choice_id, client=client, session=session), "Router.run")
 
     async def arun(
-        self, name: str, request: str, *, choice_id: str | None = None, client: str | None = None
+        self,
+        name: str,
+        request: str,
+        *,
+        choice_id: str | None = None,
+        client: str | None = None,
+        session: Hashable = None,
     ) -> RunOutcome:
         """Run skill ``name`` on ``request`` through the skill loop: a code skill's body confined, a SKILL.md
-        skill's script where the workspace allows scripts (else its instructions come back to follow)."""
+        skill's script where the workspace allows scripts (else its instructions come back to follow).
+
+        The run is labelled as the client's pick (``source: "implicit"``): what its assessment says teaches
+        training as the client's word, capped like every pick, never as the workspace's own."""
         text = checked_request(request)
         leaf = self.skill(name)
-        self._picked(leaf, self._who(client), choice_id=choice_id, request=text)
+        who = self._who(client)
+        self._picked(leaf, who, session, choice_id=choice_id, request=text)
         result = await self.runner.arun(text, skill=leaf.name)
+        if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's
+            self.runner.log.append(
+                LabelRow(result.run_id, by=who, skill=leaf.name, has_skill=True, source="implicit").to_row()
+            )
         return RunOutcome(
             run_id=result.run_id,
             skill=result.skill,
@@ -314,8 +354,16 @@ class Router:
     def _who(self, client: str | None) -> str:
         return client.strip() if isinstance(client, str) and client.strip() else self.client
 
-    def _picked(self, leaf: SkillManifest, client: str, *, choice_id: str | None, request: str | None = None) -> None:
-        find = self._picks.follow(client, choice_id=choice_id, request=request)
+    def _picked(
+        self,
+        leaf: SkillManifest,
+        client: str,
+        session: Hashable,
+        *,
+        choice_id: str | None,
+        request: str | None = None,
+    ) -> None:
+        find = self._picks.follow(client, session=session, choice_id=choice_id, request=request)
         if find is None:
             return
         for row in pick_rows(find, leaf.name, leaf.description, client, self.source):

@@ -16,15 +16,29 @@ from .workspace_cmds import open_workspace
 @workspace_option
 @click.option("--http", "address", metavar="[HOST:]PORT", help="Serve streamable HTTP at /mcp instead of stdio.")
 @click.option("--public", is_flag=True, help="Allow an --http HOST other than loopback.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A host name clients may reach the --http server by (repeatable; *.example.com for every subdomain); "
+    "the bound address (and loopback names) always.",
+)
 @click.option("--check", is_flag=True, help="Print what a client would see (tools, resources, listing size) and exit.")
 @json_option
-def mcp(workspace: str | None, address: str | None, public: bool, check: bool, as_json: bool) -> None:
+def mcp(
+    workspace: str | None, address: str | None, public: bool, allow_hosts: tuple[str, ...], check: bool, as_json: bool
+) -> None:
     """Serve the workspace's skills to any MCP client: find, load, run and report, over stdio or HTTP.
 
     \b
     Over stdio by default (a client starts it: `claude mcp add semif -- semif mcp -w WS`);
     with --http [HOST:]PORT over streamable HTTP at /mcp, loopback only unless --public,
     every request carrying the bearer token printed at start ($SEMIF_MCP_TOKEN sets it).
+    As with semif ui, public or not, a request is answered only when its Host (and its
+    Origin, when it has one) names the bound address, a loopback name (bound to loopback
+    or every address), or a name given with --allow-host: a page that points its own
+    name at the server (DNS rebinding) gets a 400.
     Each find_skills is logged as a decision; what the client loads or runs next is a label
     `semif train` learns from. SKILL.md skills are resources too (skill://NAME), and clients
     are told when skills change on disk. Needs the mcp extra: pip install 'semif-agent[mcp]'.
@@ -51,8 +65,8 @@ def mcp(workspace: str | None, address: str | None, public: bool, check: bool, a
         click.echo(f"the tool listing a client holds: {view.listing_chars} characters, whatever the number of skills")
         return
     if address is None:
-        if public:
-            raise UserError("--public goes with --http: stdio is never public")
+        if public or allow_hosts:
+            raise UserError(f"{'--public' if public else '--allow-host'} goes with --http: stdio is never public")
         server.run("stdio")
         return
     from ..mcp_server._http import TOKEN_ENV, parse_address, serve_http
@@ -60,7 +74,15 @@ def mcp(workspace: str | None, address: str | None, public: bool, check: bool, a
     host, port = parse_address(address)
     token = os.environ.get(TOKEN_ENV, "").strip() or secrets.token_urlsafe(24)
     try:
-        serve_http(server, host=host, port=port, public=public, token=token, say=lambda line: click.echo(line))
+        serve_http(
+            server,
+            host=host,
+            port=port,
+            public=public,
+            token=token,
+            say=lambda line: click.echo(line),
+            allow_hosts=allow_hosts,
+        )
     except KeyboardInterrupt:
         pass
 

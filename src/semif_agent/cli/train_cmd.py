@@ -18,6 +18,12 @@ from ._common import StageBars, json_option, print_json, workspace_option
 @workspace_option
 @click.option("--no-log", "skip_log", is_flag=True, help="Do not learn from the decision log's runs.")
 @click.option(
+    "--no-clients",
+    "skip_clients",
+    is_flag=True,
+    help="Do not learn from clients' picks and reports (semif mcp, Router): only from people, examples and assessments.",
+)
+@click.option(
     "--held-out",
     type=click.FloatRange(0.05, 0.5),
     default=0.2,
@@ -33,6 +39,7 @@ def train(
     datasets: tuple[Path, ...],
     workspace: str | None,
     skip_log: bool,
+    skip_clients: bool,
     held_out: float,
     force: bool,
     ray_address: str | None,
@@ -45,14 +52,18 @@ def train(
       the example requests of the workspace's skills (manifests' and SKILL.md skills' "examples"),
       DATASETS: labelled requests, JSON lines {"text", "skill"} ("skill": null teaches "no skill fits"),
       the decision log: runs a person labelled (semif label) first, runs judged a success as weaker
-      evidence, runs judged a failure as evidence against the skill they chose.
+      evidence, runs judged a failure as evidence against the skill they chose;
+      and clients (semif mcp, Router): their picks and reports, once per request, each client's at
+      most 5% of the rest's weight and all clients' at most 25%, never over what a person said.
 
     Before it switches, every request whose right route is known (examples, datasets, labelled
     and successful runs) is routed by the routing in use and by the new router, and the flips are
-    listed ("now right", "now wrong"). It keeps the routing in use, writes nothing and says why
-    when the new router gets wrong a request that was right and its fixes do not outnumber such
-    breaks beyond noise (McNemar's exact test, p < 0.05), or when, trained without the held-out
-    requests, it does worse on them than the untrained examples. --force switches anyway.
+    listed ("now right", "now wrong"); clients' requests are not replayed. It keeps the routing in
+    use, writes nothing and says why when the new router gets wrong a request a person labelled
+    that was right, whatever the fixes; when it gets wrong a request that was right and its fixes
+    do not outnumber such breaks beyond noise (McNemar's exact test, p < 0.05); or when, trained
+    without the held-out requests, it does worse on them than the untrained examples. --force
+    switches anyway.
 
     The router is stored in the workspace (data/router.json says on what, and when) and
     routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
@@ -63,6 +74,7 @@ def train(
     from ..loop.learned_examples import learn, lesson_of
     from ..loop.settings import RunSettings
     from ..records import DecisionLog
+    from ..records.runs import persons_word
     from ..routing.evaluate import load_dataset
     from ..routing.training import examples_from_dataset, examples_from_log, examples_from_tree, train_workspace
     from .workspace_cmds import load_tree, open_workspace
@@ -76,7 +88,7 @@ def train(
     for dataset in datasets:
         rows += examples_from_dataset(load_dataset(dataset), tree)
     runs = [] if skip_log else DecisionLog(ws.log_path).runs()
-    rows += examples_from_log(runs, tree)
+    rows += [row for row in examples_from_log(runs, tree) if not (skip_clients and row.client is not None)]
     with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
         encoder = None
         progress: Callable[[str, int, int], None] = bars
@@ -102,7 +114,8 @@ def train(
             encoder=encoder,
         )
     if path is not None:  # switched: the runs it learned from join their skills' learned examples
-        learned = learn(ws, (lesson_of(run, judged=True) for run in runs))
+        # as people and the engine said, never a client: not its reports, nor the verdict on a skill it picked
+        learned = learn(ws, (lesson_of(persons_word(run), judged=run.label_source != "implicit") for run in runs))
         if learned:
             click.echo(learned.summary(), err=True)
     if as_json:

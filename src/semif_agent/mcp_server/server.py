@@ -146,6 +146,15 @@ def parse_skill_uri(uri: str) -> tuple[str, str | None]:
     return unquote(name), unquote(path) or None
 
 
+def _session(ctx: Context[Any, Any]) -> int | None:
+    """The client's connection, as its handshake parameters (one object per connection) tell it apart."""
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, ValueError):
+        return None
+    return id(params) if params is not None else None
+
+
 def _client(ctx: Context[Any, Any]) -> str | None:
     """The client's name from the MCP handshake, when it gave one."""
     try:
@@ -167,14 +176,14 @@ def _add_tools(server: SkillServer) -> None:
         """Find the k skills most likely to fit a request (best first, with probabilities and a choice_id).
         Call it before a task; best is "none" when no skill fits."""
         with _tool_errors():
-            found = await router.afind(request, k, client=_client(ctx))
+            found = await router.afind(request, k, client=_client(ctx), session=_session(ctx))
         return _text(found.to_dict())
 
     @server.tool(annotations=READ_ONLY)
     async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> str:
         """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest."""
         with _tool_errors():
-            loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx))
+            loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _text(loaded.to_dict())
 
     @server.tool(annotations=READ_ONLY)
@@ -188,7 +197,7 @@ def _add_tools(server: SkillServer) -> None:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else its instructions come back. Returns the result, files changed and run_id."""
         with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
-            outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx))
+            outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _text(outcome.to_dict())
 
     @server.tool()

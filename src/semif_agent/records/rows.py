@@ -310,8 +310,12 @@ LABEL_OUTCOMES = ("success", "failure")
 
 
 LABEL_SOURCES = ("person", "client", "implicit")
-"""Who a label comes from: a person; a client's own judgement (``report_outcome``); or a client's pick after a
-``find`` (``implicit``: it weighs less in training, and never overrides the others)."""
+"""Who a label comes from: a person (``semif label``, the web view); a client's own judgement (``report_outcome``);
+or a client's pick after a ``find`` (``implicit``). Each weighs less in training than the one before it."""
+
+SOURCE_RANK = {"person": 2, "client": 1, "implicit": 0}
+"""How far each source's word goes: a label never overrides what a label of a higher rank said (a client's report
+never replaces a person's label, a client's pick never replaces either); an undo counts as a person's."""
 
 
 @dataclass(frozen=True)

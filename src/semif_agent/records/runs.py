@@ -31,7 +31,7 @@ from typing import Any, TypedDict, Unpack
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
 from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
-from .rows import LABEL_OUTCOMES, LABEL_SOURCES, LabelRow
+from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow
 
 AMBIGUOUS_SHOWN = 5
 OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
@@ -39,7 +39,8 @@ OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
 
 @dataclass(frozen=True)
 class Label:
-    """What people said about one run, their label rows folded (the latest wins field by field)."""
+    """What was said about one run, its label rows folded field by field: the latest wins, unless a label of a
+    higher rank said it (:data:`~.rows.SOURCE_RANK`: a person's over a client's report over a client's pick)."""
 
     by: str
     skill: str | None = None
@@ -47,11 +48,18 @@ class Label:
     outcome: str | None = None
     note: str | None = None
     undone: bool = False  # the run was taken back (``semif undo``)
-    source: str = "person"  # who said it: see LabelRow (implicit: only a client's pick after a find)
+    skill_source: str = "person"  # who said the skill: see LabelRow (implicit: only a client's pick after a find)
+    outcome_source: str = "person"  # who said the outcome (an undo is a person's)
     wrong: str | None = None  # a skill the request should not go to (implicit labels)
+    client: str | None = None  # the client whose words the label keeps (a report's or a pick's ``by``), if any
+
+    @property
+    def source(self) -> str:
+        """Who said the label: who said its skill, else who said its outcome."""
+        return self.skill_source if self.has_skill else self.outcome_source
 
     def to_dict(self) -> dict[str, Any]:
-        """``{skill?, outcome?, by?, note?, undone?}``: only what a label said (``skill: None``: no skill fits)."""
+        """``{skill?, outcome?, by?, note?, undone?, source?}``: only what a label said (``skill: None``: no skill fits)."""
         joined: dict[str, Any] = {}
         if self.has_skill:
             joined["skill"] = self.skill
@@ -87,8 +95,10 @@ class RunRecord:
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
     undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled
-    label_source: str | None = None  # a label not a person's: client, or implicit (a client's pick after a find)
+    label_source: str | None = None  # who said the label's skill (else its outcome) when not a person: client, implicit
     label_wrong: str | None = None  # a skill the label says the request should not go to
+    label_outcome_source: str | None = None  # who said the label's outcome when not a person: client
+    label_client: str | None = None  # the client whose report or pick the label keeps (its ``by``)
 
     @property
     def true_outcome(self) -> str | None:
@@ -175,12 +185,15 @@ def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
 
 
 def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
-    """Each labelled (or undone) run's :class:`Label`: its label rows folded in order, the latest winning field by field.
+    """Each labelled (or undone) run's :class:`Label`: its label rows folded in order, field by field.
 
-    An undo row says the outcome was a failure and that the run was undone;
-    it names nobody as the labeller. An implicit label (a client's pick)
-    never overrides what a person said. Fields of the wrong type (a
-    hand-edited row) are ignored, not trusted.
+    A field takes the latest label's word unless a label of a higher rank
+    (:data:`~.rows.SOURCE_RANK`) said it: a client's report never replaces
+    what a person said, only what a client said before. An implicit label (a
+    client's pick) adds nothing to a run anyone else labelled, and any later
+    judgement replaces it whole. An undo row says the outcome was a failure
+    (a person's word) and that the run was undone; it names nobody as the
+    labeller. Fields of the wrong type (a hand-edited row) are ignored, not trusted.
     """
     labels: dict[str, Label] = {}
     for row in rows:
@@ -189,22 +202,36 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             continue
         before = labels.get(run_id) or Label(by="")
         if kind == UNDO_KIND:
-            labels[run_id] = replace(before, outcome="failure", undone=True)
+            labels[run_id] = replace(before, outcome="failure", outcome_source="person", undone=True)
             continue
         said = LabelRow.from_row(row)
         if said.source == "implicit" and before.by and before.source != "implicit":
             continue
-        if said.source != "implicit" and before.source == "implicit":  # a judgement replaces a client's pick
-            before = replace(before, skill=None, has_skill=False, wrong=None)
-        labels[run_id] = Label(
+        if said.source != "implicit" and before.has_skill and before.skill_source == "implicit":
+            before = replace(before, skill=None, has_skill=False, wrong=None)  # a judgement replaces a client's pick
+        rank = SOURCE_RANK[said.source]
+        takes_skill = said.has_skill and (not before.has_skill or SOURCE_RANK[before.skill_source] <= rank)
+        takes_outcome = said.outcome is not None and (
+            before.outcome is None or SOURCE_RANK[before.outcome_source] <= rank
+        )
+        if not (takes_skill or takes_outcome):
+            continue  # it says only what someone of a higher rank said already
+        folded = Label(
             by=said.by,
-            skill=said.skill if said.has_skill else before.skill,
-            has_skill=said.has_skill or before.has_skill,
-            outcome=said.outcome if said.outcome is not None else before.outcome,
+            skill=said.skill if takes_skill else before.skill,
+            has_skill=takes_skill or before.has_skill,
+            outcome=said.outcome if takes_outcome else before.outcome,
             note=said.note if said.note is not None else before.note,
             undone=before.undone,
-            source=said.source,
+            skill_source=said.source if takes_skill else before.skill_source,
+            outcome_source=said.source if takes_outcome else before.outcome_source,
             wrong=said.wrong if said.source == "implicit" else None,
+        )
+        clients = (folded.has_skill and folded.skill_source != "person") or (
+            folded.outcome is not None and folded.outcome_source != "person"
+        )
+        labels[run_id] = replace(
+            folded, client=(said.by if said.source != "person" else before.client) if clients else None
         )
     return labels
 
@@ -262,9 +289,34 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 undone=label.undone if label else False,
                 label_source=label.source if label and label.by and label.source != "person" else None,
                 label_wrong=label.wrong if label else None,
+                label_outcome_source=(
+                    label.outcome_source
+                    if label and label.outcome is not None and label.outcome_source != "person"
+                    else None
+                ),
+                label_client=label.client if label else None,
             )
         )
     return records
+
+
+def persons_word(run: RunRecord) -> RunRecord:
+    """``run`` with only what a person said of it (what a client reported or picked taken out), for what learns from
+    labels as a person's word: a client's claims never become a skill's learned examples."""
+    if run.label_client is None:
+        return run
+    skill_theirs = run.label_has_skill and run.label_source is not None
+    outcome_theirs = run.label_outcome is not None and run.label_outcome_source is not None
+    return replace(
+        run,
+        label_skill=None if skill_theirs else run.label_skill,
+        label_has_skill=run.label_has_skill and not skill_theirs,
+        label_outcome=None if outcome_theirs else run.label_outcome,
+        label_source=None,
+        label_outcome_source=None,
+        label_wrong=None,
+        label_client=None,
+    )
 
 
 def resolve_run_id(wanted: str, run_ids: Iterable[str], *, where: str = "the decision log") -> str:

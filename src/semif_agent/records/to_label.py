@@ -97,11 +97,12 @@ def score(record: RunRecord, margin: float | None) -> ToLabel:
 
 
 def to_label(records: Iterable[RunRecord], margins: Mapping[str, float]) -> list[ToLabel]:
-    """The queue: runs (in log order) nobody labelled that score above nothing, best first, newest first on a tie."""
+    """The queue: runs (in log order) nobody labelled that score above nothing, best first, newest first on a tie.
+    A client's pick is no label: a run only a client's pick labels stays in the queue."""
     scored = [
         (index, score(record, margins.get(record.run_id)))
         for index, record in enumerate(records)
-        if record.labelled_by is None
+        if record.labelled_by is None or record.label_source == "implicit"
     ]
     ranked = sorted((item for item in scored if item[1].score > 0), key=lambda item: (-item[1].score, -item[0]))
     return [entry for _, entry in ranked]

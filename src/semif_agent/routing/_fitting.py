@@ -99,6 +99,8 @@ class Fitter:
         encoder: Encoder | None = None,
     ) -> None:
         self.tree, self.engine, self.rows = tree, engine, list(rows)
+        clients = {name: k for k, name in enumerate(dict.fromkeys(r.client for r in self.rows if r.client))}
+        self.client = np.array([clients[r.client] if r.client else -1 for r in self.rows], dtype=int)
         self._tell = progress or (lambda stage, done, total: None)
         texts = list(dict.fromkeys(r.text for r in self.rows))
         base = LeafScorer(tree, engine, examples="off")
@@ -138,7 +140,10 @@ class Fitter:
         count = len(skills)
         target = np.array([-1 if self.rows[i].wrong else column.get(self.rows[i].skill, count) for i in rows])
         wrong = np.array([column[self.rows[i].wrong] if self.rows[i].wrong else -1 for i in rows])
-        weight = np.array([self.rows[i].weight for i in rows], dtype=float) * _balance(target, wrong)
+        given = client_capped(
+            np.array([self.rows[i].weight for i in rows], dtype=float), self.client[rows], self.leaves
+        )
+        weight = client_capped(given * _balance(target, wrong, given), self.client[rows], self.leaves)
         columns = np.array([self.position[name] for name in skills], dtype=int)
         descriptions = self.descriptions[columns]
         sums = descriptions.copy()
@@ -414,12 +419,38 @@ def _within_noise(losses: np.ndarray, best: np.ndarray) -> bool:
     return bool(difference.mean() <= difference.std(ddof=1) / np.sqrt(len(difference)))
 
 
-def _balance(target: np.ndarray, wrong: np.ndarray) -> np.ndarray:
-    """Per-row factors that keep a skill with many requests from drowning those with few: 1/sqrt(its count), mean 1."""
+def _balance(target: np.ndarray, wrong: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Per-row factors that keep a skill with many requests from drowning those with few: 1/sqrt(the weight of its
+    rows), scaled so the rows weigh what they did in all. By weight, not count: many light rows (a client's) cannot
+    thin out a skill's own examples."""
     key = np.where(target >= 0, target, -2 - np.maximum(wrong, 0))
-    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    factor = 1.0 / np.sqrt(counts[inverse])
-    return factor / factor.mean()
+    _, inverse = np.unique(key, return_inverse=True)
+    totals = np.bincount(inverse, weights=weight)
+    factor = 1.0 / np.sqrt(np.maximum(totals[inverse], 1e-12))
+    balanced = (weight * factor).sum()
+    return factor * (weight.sum() / balanced) if balanced > 0 else factor
+
+
+def client_capped(weight: np.ndarray, client: np.ndarray, leaves: Sequence[str]) -> np.ndarray:
+    """``weight`` with clients' rows (``client`` >= 0, the client's number; -1: the workspace's own) scaled down so
+    that each client's weigh at most :data:`.training.CLIENT_SHARE` of the workspace's own evidence (its rows, and one
+    per skill of ``leaves`` for its description), and all clients' together at most :data:`.training.CLIENTS_SHARE`."""
+    from .training import CLIENT_SHARE, CLIENTS_SHARE
+
+    theirs = client >= 0
+    if not theirs.any():
+        return weight
+    own = float(weight[~theirs].sum()) + len(leaves)
+    capped = weight.copy()
+    for number in np.unique(client[theirs]):
+        mine = client == number
+        total = float(capped[mine].sum())
+        if total > CLIENT_SHARE * own:
+            capped[mine] *= CLIENT_SHARE * own / total
+    total = float(capped[theirs].sum())
+    if total > CLIENTS_SHARE * own:
+        capped[theirs] *= CLIENTS_SHARE * own / total
+    return capped
 
 
 def without_examples(tree: SkillTree, texts: set[str]) -> SkillTree:

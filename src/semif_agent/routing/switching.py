@@ -20,6 +20,15 @@ them (:func:`decide`):
   margin, keeps the routing in use: a router that generalises worse than no
   training is not worth switching to.
 
+- **A person's label is never broken.** A request a person labelled
+  (``semif label``, the web view) that the routing in use gets right and the
+  new router gets wrong keeps the routing in use, whatever the number of
+  fixes; the reason names it.
+
+Only what the workspace itself knows is replayed: a request known only from
+a client (its picks after a find, its reports) is neither a fix nor a break,
+so no number of them can buy a break of what was right.
+
 Otherwise the new router is switched to. ``force`` switches anyway, and the
 decision says what it overrode.
 """
@@ -34,8 +43,10 @@ from .._sync import run_sync
 from .._text import percent_figure
 from .compare import ALPHA, paired_p_value
 
-# Which row says what a request should route to when several hold the same text: a person's word first.
-AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3, "implicit": 4}
+# Which row says what a request should route to when several hold the same text: a person's word first. A client's
+# rows (implicit, reported) are not replayed at all.
+AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3}
+PERSON = "label"  # the source of a person's label, which no switch may break
 SHOWN_FLIPS = 10  # flips of each kind printed (--json lists them all)
 
 
@@ -133,12 +144,13 @@ def routing_label(strategy: Any) -> str:
 def replayable(rows: Sequence[Any]) -> list[tuple[str, str | None, str]]:
     """Each distinct request whose right route is known, with that route and the row that says so.
 
-    Rows that only say which skill was wrong (failures) are left out. When
-    rows disagree on a request, the most authoritative says (:data:`AUTHORITY`).
+    Rows that only say which skill was wrong (failures) are left out, and so
+    are a client's (only what the workspace knows is replayed). When rows
+    disagree on a request, the most authoritative says (:data:`AUTHORITY`).
     """
     chosen: dict[str, Any] = {}
     for row in rows:
-        if row.wrong is not None or row.source not in AUTHORITY:
+        if row.wrong is not None or row.source not in AUTHORITY or getattr(row, "client", None) is not None:
             continue
         held = chosen.get(row.text)
         if held is None or AUTHORITY[row.source] < AUTHORITY[held.source]:
@@ -208,7 +220,15 @@ def decide(
     if fixed > broken:  # one-sided: the chance of at least this many more fixes if either way were as likely
         decision.p_value = paired_p_value(before_right, after_right, [1] * len(before_right)) / 2
     why = ""
-    if broken and decision.p_value >= ALPHA:
+    labelled = [f for f in decision.broken if f.source == PERSON]
+    if labelled:
+        first = labelled[0]
+        more = f" (and {len(labelled) - 1} more a person labelled)" if len(labelled) > 1 else ""
+        why = (
+            f"the new router sends {first.text!r}, which a person labelled {first.expected or 'none'}, "
+            f"to {first.after or 'none'}{more}: a person's label is never broken"
+        )
+    elif broken and decision.p_value >= ALPHA:
         why = (
             f"the new router gets {broken} request(s) wrong that were right, and {fixed} right that were wrong: "
             f"the fixes do not outnumber the breaks beyond noise (p={decision.p_value:.2g})"

@@ -7,13 +7,9 @@ skill fits), with a weight:
   ``examples``, SKILL.md skills' ``examples``), weight 1;
 - ``dataset``: labelled datasets (``{"text", "skill"}`` JSON lines; a
   ``null`` skill teaches ``none``), weight 1;
-- ``label``: runs a person labelled with the skill they should have gone to
-  (or ``none``), weight 2: the strongest evidence there is;
-- ``implicit``: requests a client asked ``find`` about (``semif mcp``,
-  :class:`semif_agent.Router`) and then loaded or ran a skill for: that
-  skill, weight 0.5 (a pick, not a judgement); a pick of a skill the
-  shortlist did not rank first also says, at the same weight, that the
-  first was wrong;
+- ``label``: runs a person labelled (``semif label``, the web view) with the
+  skill they should have gone to (or ``none``), or as a success of the skill
+  they went to, weight 2: the strongest evidence there is;
 - ``success``: runs the assessment judged a success (and nobody relabelled),
   for the skill they chose, weight 0.5;
 - ``failure``: runs judged (or labelled) a failure say only which skill was
@@ -21,6 +17,28 @@ skill fits), with a weight:
   did. A run the engine judged a failure because the skill raised, handed the
   request back or said it could not act is left out: that says more about
   the skill (or what the request lacked) than about the route.
+
+and what clients say (an MCP client, a program using :class:`semif_agent.Router`),
+which never outweighs the rest:
+
+- ``implicit``: requests a client asked ``find`` about and then loaded or ran
+  a skill for: that skill, weight 0.5 (a pick, not a judgement); a pick of a
+  skill the shortlist did not rank first also says, at the same weight, that
+  the first was wrong;
+- ``reported``: a client's own ``report_outcome`` of a run (the skill it
+  should have gone to, or how it went), weight 0.5, never replacing a
+  person's label of the same run (:data:`~semif_agent.records.rows.SOURCE_RANK`).
+
+A client's rows count once per request (:func:`request_key`: its repeats of
+one pick, however many, are one row), none count about a request a person
+labelled or an example or dataset routes, and they weigh little together: each
+client's at most :data:`CLIENT_SHARE` of what the workspace's own evidence
+weighs (its rows above and one per skill for its description), all clients'
+at most :data:`CLIENTS_SHARE` (:func:`._fitting.client_capped`); a client is
+named by what it calls itself, which is why the second cap is there. Their
+requests are neither held out nor replayed before a switch
+(:mod:`.switching`): what decides whether a router is better is what the
+workspace itself knows.
 
 :func:`train` embeds every request with the local model, holds out part of
 the rows, fits the head (:mod:`._head`) on the rest for a few strengths of
@@ -34,10 +52,11 @@ cross-validation: each fold scored by the head fitted on the others.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,9 +67,23 @@ from ..tree.tree import SkillTree
 from .evaluate import Example
 from .switching import HeldOut, SwitchDecision, compare_routers
 
-SOURCES = ("examples", "dataset", "label", "implicit", "success", "failure")
-WEIGHTS = {"examples": 1.0, "dataset": 1.0, "label": 2.0, "implicit": 0.5, "success": 0.5, "failure": 0.5}
+SOURCES = ("examples", "dataset", "label", "success", "failure", "implicit", "reported")
+WEIGHTS = {
+    "examples": 1.0,
+    "dataset": 1.0,
+    "label": 2.0,
+    "success": 0.5,
+    "failure": 0.5,
+    "implicit": 0.5,
+    "reported": 0.5,
+}
+SETTLED_BY = ("label", "dataset", "examples")  # rows in which people say where a request goes: no client row overrides
 PERSON_FAILURE_WEIGHT = 1.0
+# One client's rows weigh at most this share of the workspace's own evidence (its rows' weight, and one per skill for
+# its description, so that picks teach a workspace of SKILL.md skills without examples too), and every client's
+# together at most the second share: a client names itself, so one caller may pass for many.
+CLIENT_SHARE = 0.05
+CLIENTS_SHARE = 0.25
 HELD_OUT = 0.2
 MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
 FOLDS = 5  # with too few rows to hold any out, the strength is chosen by cross-validation over this many folds
@@ -73,6 +106,32 @@ class TrainingExample:
     source: str
     weight: float = 1.0
     wrong: str | None = None  # set for a failure: the right skill is unknown
+    client: str | None = None  # the client behind it (implicit, reported), None for the workspace's own evidence
+
+
+def request_key(text: str) -> str:
+    """``text`` as requests are told apart when a client repeats one: case, spacing and punctuation aside."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def once_per_request(rows: Sequence[TrainingExample]) -> list[TrainingExample]:
+    """``rows`` with each client pick or report counted once per request (:func:`request_key`), whoever repeats it
+    (the first of the rows saying the same of the same request, at the strongest weight it was given), and none
+    about a request people have said where to go (a label, a dataset, a skill's example): a client cannot
+    outvote that, however often it asks."""
+    settled = {request_key(row.text) for row in rows if row.client is None and row.source in SETTLED_BY}
+    kept: dict[tuple[str, str | None, str | None], TrainingExample] = {}
+    own = []
+    for row in rows:
+        if row.client is None:
+            own.append(row)
+            continue
+        key = (request_key(row.text), row.skill, row.wrong)
+        if key[0] in settled:
+            continue
+        held = kept.get(key)
+        kept[key] = row if held is None else replace(held, weight=max(held.weight, row.weight))
+    return own + list(kept.values())
 
 
 def examples_from_tree(tree: SkillTree) -> list[TrainingExample]:
@@ -104,36 +163,46 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
         text = (run.request or "").strip()
         if not text:
             continue
+        client = getattr(run, "label_client", None) or run.labelled_by or "client"
         if run.label_has_skill and run.label_source == "implicit":
-            out.extend(_implicit(text, run, tree))
+            out.extend(_implicit(text, run, tree, client))
             continue
         if run.label_has_skill:
             if run.label_skill is None or run.label_skill in tree.skills:
-                out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"]))
+                if run.label_source == "client":
+                    out.append(TrainingExample(text, run.label_skill, "reported", WEIGHTS["reported"], client=client))
+                else:
+                    out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"]))
             continue
         outcome = run.label_outcome or run.outcome
         if run.skill is None or run.skill not in tree.skills:
             continue
-        if outcome == "success":
-            out.append(
-                TrainingExample(
-                    text, run.skill, "success", WEIGHTS["label"] if run.label_outcome else WEIGHTS["success"]
-                )
-            )
+        reported = run.label_outcome is not None and getattr(run, "label_outcome_source", None) is not None
+        if reported and outcome == "success":
+            out.append(TrainingExample(text, run.skill, "reported", WEIGHTS["reported"], client=client))
+        elif reported and outcome == "failure":
+            out.append(TrainingExample(text, None, "reported", WEIGHTS["reported"], wrong=run.skill, client=client))
+        elif outcome == "success":  # a person's "success" says the run's skill was right: a label of it
+            source = "label" if run.label_outcome else "success"
+            out.append(TrainingExample(text, run.skill, source, WEIGHTS[source]))
         elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
             out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
     return out
 
 
-def _implicit(text: str, run: Any, tree: SkillTree) -> list[TrainingExample]:
-    """A client's pick after a find: the skill it picked, and the first-ranked one it passed over as wrong."""
+def _implicit(text: str, run: Any, tree: SkillTree, client: str) -> list[TrainingExample]:
+    """A client's pick after a find: the skill it picked, and the first-ranked one it passed over as wrong. A run the
+    client had a skill make that the engine judged a failure (not the skill's own trouble) says the pick was wrong."""
     weight = WEIGHTS["implicit"]
     out = []
-    if run.label_skill is None or run.label_skill in tree.skills:
-        out.append(TrainingExample(text, run.label_skill, "implicit", weight))
+    if run.outcome == "failure" and run.label_skill == run.skill and run.label_skill in tree.skills:
+        if not _skill_trouble(run.evidence):
+            out.append(TrainingExample(text, None, "implicit", weight, wrong=run.label_skill, client=client))
+    elif run.label_skill is None or run.label_skill in tree.skills:
+        out.append(TrainingExample(text, run.label_skill, "implicit", weight, client=client))
     if run.label_wrong and run.label_wrong in tree.skills and run.label_wrong != run.label_skill:
-        out.append(TrainingExample(text, None, "implicit", weight, wrong=run.label_wrong))
+        out.append(TrainingExample(text, None, "implicit", weight, wrong=run.label_wrong, client=client))
     return out
 
 
@@ -236,7 +305,7 @@ def train(
 
     from ._fitting import Fitter, Setting
 
-    rows = [r for r in rows if r.skill is None or r.skill in tree.skills]
+    rows = once_per_request([r for r in rows if r.skill is None or r.skill in tree.skills])
     if not any(r.skill is not None for r in rows):
         raise UserError(
             "nothing to learn from: no example requests, datasets or labelled runs name a skill of this tree"
@@ -287,10 +356,10 @@ def tree_fingerprint(tree: SkillTree) -> str:
 
 def _folds(rows: Sequence[TrainingExample]) -> list[tuple[Any, list[int]]]:
     """:data:`FOLDS` folds of the rows with a known answer (by a hash of the text), each with the other rows to fit on;
-    none when fewer than :data:`MIN_CROSS_VALIDATED` rows have a known answer."""
+    none when fewer than :data:`MIN_CROSS_VALIDATED` rows have a known answer (a client's rows are never tested on)."""
     import numpy as np
 
-    candidates = [i for i, r in enumerate(rows) if r.wrong is None]
+    candidates = [i for i, r in enumerate(rows) if r.wrong is None and r.client is None]
     if len(candidates) < MIN_CROSS_VALIDATED:
         return []
     fold = {i: _text_hash(rows[i].text) % FOLDS for i in candidates}
@@ -310,8 +379,9 @@ def _held_out_rows(rows: Sequence[TrainingExample], share: float) -> list[int]:
     """A deterministic share of the rows with a known answer (by a hash of the text), when it makes enough rows.
 
     Not stratified: a skill's only request may be held out, which measures
-    what routing will meet, skills seen seldom or never.
+    what routing will meet, skills seen seldom or never. A client's rows are
+    never held out: they say what a client claims, not what is right.
     """
-    candidates = [i for i, r in enumerate(rows) if r.wrong is None]
+    candidates = [i for i, r in enumerate(rows) if r.wrong is None and r.client is None]
     chosen = [i for i in candidates if _text_hash(rows[i].text) / 0xFFFFFFFF < share]
     return chosen if len(chosen) >= MIN_HELD_OUT else []
