@@ -150,3 +150,15 @@ def test_public_keeps_the_host_check_and_answers_only_the_names_it_was_told(serv
     finally:
         stop(public)
     assert "semif.lan" in public.said + (public.process.stdout.read() if public.process.stdout else "")
+
+
+@pytest.mark.parametrize("name", ["a*b", "http://evil.example", "evil.example:80"])
+def test_a_malformed_allow_host_is_one_line(tmp_path, name) -> None:
+    from click.testing import CliRunner
+
+    from semif_agent.cli import main
+
+    root = make_workspace(tmp_path / "ws", requests=())
+    result = CliRunner().invoke(main, ["ui", "-w", str(root), "--port", "0", "--allow-host", name])
+    assert result.exit_code != 0 and "--allow-host takes a host name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

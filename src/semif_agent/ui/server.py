@@ -27,14 +27,25 @@ def is_loopback(host: str) -> bool:
 
 def allowed_hosts(host: str, named: Sequence[str] = ()) -> list[str]:
     """The Host names the server answers to: ``named`` (``--allow-host``), the address it is bound to, and the
-    loopback names when it is bound to loopback or to every address (``0.0.0.0``, ``::``)."""
+    loopback names when it is bound to loopback or to every address (``0.0.0.0``, ``::``). A malformed
+    ``named`` one is a one-line error."""
     from .app import LOOPBACK_HOSTS
 
     bare = host.strip("[]")
-    names = [*named, bare, f"[{bare}]" if ":" in bare else bare]
+    names = [*checked_host_names(named), bare, f"[{bare}]" if ":" in bare else bare]
     if is_loopback(host) or bare in ("0.0.0.0", "::", ""):
         names += LOOPBACK_HOSTS
     return list(dict.fromkeys(name.lower() for name in names if name))
+
+
+def checked_host_names(names: Sequence[str]) -> list[str]:
+    """``--allow-host`` names as given, each a host name or ``*.domain``; a malformed one is a one-line error."""
+    for name in names:
+        wild = name.startswith("*.") and "*" not in name[2:]
+        bare = name[1:-1] if name.startswith("[") and name.endswith("]") else name  # an IPv6 address in brackets
+        if not bare or any(c in bare for c in "/ \t[]") or (":" in bare and bare == name) or ("*" in name and not wild):
+            raise UserError(f"--allow-host takes a host name or *.domain (no scheme, port or path), not {name!r}")
+    return list(names)
 
 
 def bind(host: str, port: int) -> socket.socket:
