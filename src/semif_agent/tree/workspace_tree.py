@@ -50,6 +50,9 @@ from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
 TREE_VERSION = 1
+MAX_TREE_BYTES = 64 * 1024 * 1024
+"""The largest stored tree read or written: each skill's part is bounded (:func:`.skill_md.bounded`), so only
+tens of thousands of skills reach it; a larger file is not read (it is rebuilt), a larger tree is not stored."""
 Progress = Callable[[str, int, int], None]
 
 
@@ -190,6 +193,8 @@ def _relative(path: Path, base: Path) -> str:
 
 def _read_stored(path: Path) -> dict[str, object]:
     try:
+        if path.stat().st_size > MAX_TREE_BYTES:
+            return {}  # larger than any tree this version stores: rebuilt, never read
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
@@ -273,10 +278,17 @@ def _stored_form(
 
 
 def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:
-    """Write the built tree atomically; a workspace that cannot be written keeps it in memory only."""
+    """Write the built tree atomically; a workspace that cannot be written, or a tree over :data:`MAX_TREE_BYTES`,
+    keeps it in memory only."""
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    size = len(text.encode("utf-8"))
+    if size > MAX_TREE_BYTES:
+        reason = f"the built tree is {size} bytes, over the {MAX_TREE_BYTES} stored; it is rebuilt next time"
+        problems.append(ManifestError(reason, file=str(path)))
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        replace_file(path, text)
     except OSError as exc:
         problems.append(
             ManifestError(
