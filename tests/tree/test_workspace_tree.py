@@ -267,3 +267,21 @@ def test_what_one_skill_brings_into_the_stored_tree_is_bounded(workspace: Worksp
     kept = tree.skills["listy"].examples
     assert len(kept) == 32 and all(len(text) <= 500 for text in kept)
     assert tree_file(workspace).stat().st_size < 30_000
+
+
+@pytest.mark.parametrize("display_folder", ["a-deploy", "z-deploy"])  # the normalised name sorts first, then last
+def test_an_exact_name_wins_and_both_skills_sharing_a_normalised_name_are_reached(
+    workspace: Workspace, display_folder: str
+) -> None:
+    from semif_agent.chooser import Router
+
+    skills = workspace.root / "skills"
+    display = skill(skills, display_folder, "Deploy the build to production, fast.", name="Deploy Prod")
+    exact = skill(skills, "deploy-prod", "Deploy the build to production, with checks.")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.get("deploy-prod").source == exact / "SKILL.md"
+    assert tree.get("Deploy Prod").source == display / "SKILL.md"
+    assert tree.get("Deploy Prod").name != "deploy-prod"
+    router = Router(workspace)
+    assert router.skill("deploy-prod").source == exact / "SKILL.md"
+    assert router.skill("Deploy Prod").source == display / "SKILL.md"

@@ -13,7 +13,8 @@
   embedded and nothing is written.
 
 Leaf ids are the skills' names, normalised as the standard wants them; two
-skills sharing one are both kept (:mod:`.leaf_ids`). What was renamed or
+skills sharing one are both kept (:mod:`.leaf_ids`), and a skill whose name is
+its id as written takes it before one whose name only normalises to it. What was renamed or
 skipped is the tree's :class:`~.skill_md_report.SkillMdReport`, stored in
 ``data/tree.json`` with it: ``changed`` says when it differs from the one
 stored, so a command can say so once.
@@ -138,7 +139,13 @@ def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tupl
     The report says whether it differs from ``stored``, the one kept with the tree.
     """
     names = [skill_md_leaf_id(found.name, found.folder.name) for found in scan.skills]
-    ids, collisions = distinct_ids(list(zip(names, (found.folder for found in scan.skills))), taken=taken)
+    # A skill named exactly its id claims it before one whose name only normalises to it ("Deploy Prod"), wherever
+    # each sorts: `--skill deploy-prod` means the skill that says `name: deploy-prod`.
+    order = sorted(range(len(names)), key=lambda index: names[index] != scan.skills[index].name)
+    claimed, collisions = distinct_ids([(names[index], scan.skills[index].folder) for index in order], taken=taken)
+    ids = [""] * len(names)
+    for index, leaf_id in zip(order, claimed):
+        ids[index] = leaf_id
     kept_by = {collision.folder: collision.kept_by for collision in collisions}
     renamed = tuple(
         Renamed(str(found.folder), found.name, leaf_id, kept_by.get(str(found.folder), ""))
