@@ -157,3 +157,19 @@ def test_a_folder_chain_thousands_deep_or_wide_ends_the_search_with_a_reason(tmp
         assert [relative for relative, _ in find_skill_folders(root)] == ["fine"]
     finally:
         remove_chain(root / "chain", 1100)
+
+
+def test_a_skills_files_are_listed_without_following_links_however_deep_its_folders(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path / "skills", "lister", files={"references/guide.md": "read me"})
+    outside = tmp_path / "outside"
+    (outside / "private").mkdir(parents=True)
+    (outside / "private" / "key.pem").write_text("secret")
+    (folder / "assets").symlink_to(outside, target_is_directory=True)
+    (folder / "escape.md").symlink_to(outside / "private" / "key.pem")
+    folder_chain(folder / "chain", 1100)
+    try:
+        info = load(folder).descriptor
+        assert info is not None
+        assert info.resource_files() == ["references/guide.md", "SKILL.md"]
+    finally:
+        remove_chain(folder / "chain", 1100)

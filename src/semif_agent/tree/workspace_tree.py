@@ -46,7 +46,7 @@ from .manifests import (
     parse_manifests,
     skill_md_effects,
 )
-from .skill_md import FoundSkill, SkillMdScan, scan_skill_md
+from .skill_md import FoundSkill, SkillMdScan, scan_skill_md, skill_md_locations
 from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
@@ -118,7 +118,8 @@ def workspace_manifests(
 
 
 def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
-    """Every SKILL.md folder of the workspace's locations in precedence order (skipped ones last), and the report.
+    """Every SKILL.md folder of the workspace's locations in precedence order (skipped ones last), and the report
+    (which alone holds what a search noted of a whole location, such as folders too deep to search).
 
     Reads only the SKILL.md skills (and the code skills' names, when
     ``categories.json`` can be read, for the ids they take); builds nothing.
@@ -130,7 +131,9 @@ def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
         taken = set(RESERVED_IDS)
     scan = scan_skill_md(workspace)
     _, report = _leaf_ids(scan, taken, SkillMdReport())
-    return [found.folder for found in scan.skills] + [Path(item.folder) for item in scan.skipped], report
+    locations = {str(location.path) for location in skill_md_locations(workspace)}
+    skipped = [Path(item.folder) for item in scan.skipped if item.folder not in locations]  # a search's own notes
+    return [found.folder for found in scan.skills] + skipped, report
 
 
 def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tuple[list[str], SkillMdReport]:
