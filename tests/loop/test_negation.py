@@ -39,6 +39,16 @@ NEGATED = [
     "Important: do not email Alice",
     "I changed my mind, don't email Alice",
     "No, don't add it",
+    "Do not, under any circumstances, email Alice",
+    "I'd prefer if you didn't email Alice",
+    "It's not necessary to email Alice",
+    "Could you not email Alice?",
+    "You're not allowed to email Alice",
+    "No emails to Alice please",
+    "I told you not to email Alice",
+    "Do me a favour and don't email Alice",
+    "Stop! Don't add that",
+    "Nah, don't bother adding milk",
 ]
 
 ORDINARY = [
@@ -59,6 +69,12 @@ ORDINARY = [
     "Add skipping rope to my shopping list",
     "Email Alice that the quarterly report is ready",
     "Send my manager a note asking for Friday off",
+    "Add eggs, no milk",
+    "Email Alice but not Bob",
+    "Add buy milk, not urgent",
+    "Email Alice that there is no need to come",
+    "Add a todo to stop smoking",
+    "Write a note on how to avoid burnout",
 ]
 
 
@@ -77,3 +93,4 @@ def test_a_verb_of_not_doing_negates_unless_it_is_what_the_skill_does() -> None:
     assert negation_of(reading, TIMER_STOP) is None
     assert negation_of(reading, TODOS_ADD) is not None
     assert negation_of(read_request("Stop adding reminders"), TIMER_STOP) is not None  # a gerund: always negated
+    assert negation_of(read_request("Stop! Don't add that"), TIMER_STOP) is not None  # an outright one wins

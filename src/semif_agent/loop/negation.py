@@ -11,7 +11,9 @@ the command, at the start of one of its clauses:
 - a verb of not doing, followed by what is not to be done: "stop sending",
   "skip adding", "hold off on", "refrain from", "forget about";
 - a retraction: "never mind", "forget it", "scratch that", "no." alone,
-  "I changed my mind".
+  "I changed my mind";
+- ``no`` or ``not`` before a command's own word: "no emails to Alice", "not
+  email Alice" (but "add eggs, no milk" adds eggs).
 
 A verb of not doing without a gerund after it ("Skip this song", "Stop the
 timer") negates unless it is what the skill itself does (its words say so:
@@ -42,6 +44,7 @@ _WRITTEN_OUT = (
     (re.compile(r"\blet'?s\b"), "let us"),
     (re.compile(r"\b(i|we|you)'d\b"), r"\1 would"),
     (re.compile(r"\b(there|it|that)'s\b"), r"\1 is"),
+    (re.compile(r"\b(you|we|they)'?re\b"), r"\1 are"),
     (re.compile(r"\bu\b"), "you"),
 )
 # Quoted text is what the request is about, not what it commands. A single quote opens after a space and closes
@@ -53,7 +56,8 @@ _CLAUSES = re.compile(
 )
 _FILLERS = re.compile(
     r"^(?:(?:please|pls|plz|just|kindly|actually|really|seriously|honestly|ok|okay|oh|well|wait|hmm+|um+|uh+|sorry"
-    r"|now|also|hey|hi|on second thoughts?|second thoughts?|come to think of it|you know what|no,)\b[\s,]*)+"
+    r"|now|also|hey|hi|on second thoughts?|second thoughts?|come to think of it|you know what|no,"
+    r"|i (?:said|told you|asked you|mean|meant|repeat)|do me a favou?r)\b[\s,]*)+"
 )
 _DOUBLE = r"(?!\s+(?:forget|fail|neglect|hesitate|omit|miss)\b)"  # "don't forget to" commands
 _NEGATED = re.compile(
@@ -69,7 +73,11 @@ _NEGATED = re.compile(
             r"you (?:do not|does not|should not|shall not|must not|need not|may not|will not|are not to"
             r"|are not supposed to|never)\b",
             r"(?:i|we) (?:do not|never|no longer) (?:want|need|wish)\b",
-            r"(?:i|we) would (?:rather|prefer) (?:not|you did not|you not|that you did not|you never)\b",
+            r"(?:i|we) would (?:rather|prefer)(?: it)?(?: if| that)? (?:not|you (?:did not|do not|would not|not|never))\b",
+            r"(?:can|could|would|will) you (?:please )?(?:not|never)\b",
+            r"you are not (?:allowed|permitted|supposed|to)\b|(?:i )?forbid you\b",
+            r"(?:it is )?(?:not necessary|unnecessary)\b|no reason to\b",
+            r"not to\b",
             r"let us not\b",
             r"(?:under|in) no (?:circumstances?|case)\b|by no means\b|on no account\b",
             r"(?:make|be) sure (?:(?:you|to) )?(?:do not|never|not)\b",
@@ -79,6 +87,7 @@ _NEGATED = re.compile(
         )
     )
 )
+_NO_COMMAND = re.compile(r"(?:no|not)(?: more)? (\w+)")
 NOT_DOING_VERBS = ("stop", "quit", "cease", "skip", "avoid", "refrain", "abstain", "hold off", "forget", "give up")
 _NOT_DOING = re.compile(rf"({'|'.join(NOT_DOING_VERBS)})\b(?:\s+(?:from|on|about))?(?:\s+(\w+))?")
 # Words in -ing that are things, not actions: "skip the morning meeting" names what to skip.
@@ -109,25 +118,37 @@ def read_negation(text: str, command_verbs: frozenset[str] = frozenset()) -> Neg
     """The negation governing ``text``'s command, or None (see the module).
 
     ``command_verbs`` are words that start a command: before a colon, one of
-    them makes what follows the colon the command's content.
+    them makes what follows the colon the command's content, and after ``no``
+    one of them is negated. A clause that negates outright wins over a verb of
+    not doing in another ("Stop! Don't add that").
     """
     plain = _QUOTED.sub(" quoted ", text.lower().replace("’", "'").replace("‘", "'"))
     for pattern, written in _WRITTEN_OUT:
         plain = pattern.sub(written, plain)
     plain = _content_after_colon_dropped(plain, command_verbs)
+    not_doing: Negation | None = None
     for clause in _CLAUSES.split(plain):
         clause = _FILLERS.sub("", " ".join(clause.split()))
         if not clause:
             continue
-        found = _NEGATED.match(clause)
+        found = _NEGATED.match(clause) or _no_command(clause, command_verbs)
         if found is not None:
             return Negation(_with_next_word(clause, found.end()))
         doing = _NOT_DOING.match(clause)
-        if doing is not None:
+        if doing is not None and not_doing is None:
             verb, following = doing.group(1), doing.group(2)
             gerund = following is not None and following.endswith("ing") and following not in _NOT_GERUNDS
-            return Negation(clause[: doing.end()], None if gerund else verb)
-    return None
+            not_doing = Negation(clause[: doing.end()], None if gerund else verb)
+    return not_doing  # a verb of not doing, when no clause negates outright
+
+
+def _no_command(clause: str, command_verbs: frozenset[str]) -> re.Match[str] | None:
+    """ "No emails to Alice", "not email Alice": ``no`` or ``not`` before a command's word."""
+    found = _NO_COMMAND.match(clause)
+    if found is None:
+        return None
+    word = found.group(1)
+    return found if word in command_verbs or word.endswith("s") and word[:-1] in command_verbs else None
 
 
 def _content_after_colon_dropped(text: str, command_verbs: frozenset[str]) -> str:
