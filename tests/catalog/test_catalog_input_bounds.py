@@ -173,3 +173,14 @@ def test_a_skills_files_are_listed_without_following_links_however_deep_its_fold
         assert info.resource_files() == ["references/guide.md", "SKILL.md"]
     finally:
         remove_chain(folder / "chain", 1100)
+
+
+def test_a_skill_md_swapped_for_a_link_after_loading_is_not_read_through_it(tmp_path: Path) -> None:
+    make_skill(tmp_path / "skills", "swapped")
+    catalog = scanned(tmp_path / "skills")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the host's private text")
+    skill_md = tmp_path / "skills" / "swapped" / "SKILL.md"
+    skill_md.unlink()
+    skill_md.symlink_to(secret)
+    assert catalog.read_skill_doc("custom@swapped") == ""

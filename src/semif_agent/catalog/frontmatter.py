@@ -196,9 +196,10 @@ def parse_document(text: str, *, path: str = "") -> tuple[dict[str, Any], str]:
     return document.data(path=path), document.body
 
 
-def read_document(skill_md: Path) -> SkillDocument:
-    """Read and split one SKILL.md file (raises :class:`SkillParseError`, also when unreadable, over
-    :data:`MAX_SKILL_MD_BYTES`, a link or not a regular file: a device or a pipe is never read)."""
+def read_skill_md_text(skill_md: Path) -> str:
+    """The text of one SKILL.md file (raises :class:`SkillParseError` when unreadable, over
+    :data:`MAX_SKILL_MD_BYTES`, a link or not a regular file: a device or a pipe is never read, and a file
+    swapped for a link since it was found is not followed)."""
     try:
         fd = os.open(skill_md, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -218,7 +219,11 @@ def read_document(skill_md: Path) -> SkillDocument:
     if len(raw) > MAX_SKILL_MD_BYTES:
         raise SkillParseError(f"SKILL.md is over {MAX_SKILL_MD_BYTES} bytes; not read", path=str(skill_md))
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SkillParseError("not UTF-8 text", path=str(skill_md)) from exc
-    return split_document(text, path=str(skill_md))
+
+
+def read_document(skill_md: Path) -> SkillDocument:
+    """Read (:func:`read_skill_md_text`) and split one SKILL.md file (raises :class:`SkillParseError`)."""
+    return split_document(read_skill_md_text(skill_md), path=str(skill_md))

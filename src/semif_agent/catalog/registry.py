@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .descriptor import SkillDescriptor
 from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, SkillParseError, SkillPathError
+from .frontmatter import read_skill_md_text
 from .loader import SKILL_MD_NAMES, LoadResult, load_skill, search_skill_folders
 from .locations import BUILTIN_NAMESPACE, BUILTIN_ROOT, CUSTOM_NAMESPACE, SkillLocation, conventional_locations
 from .paths import resolve_inside
@@ -256,8 +257,8 @@ class SkillCatalog:
         if info is None or info.skill_md is None:
             return ""
         try:
-            return info.skill_md.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            return read_skill_md_text(info.skill_md)  # bounded, and never through a link
+        except SkillParseError:
             return ""
 
     def skill_file_path(self, skill_id: str, relative_path: str) -> Path:
