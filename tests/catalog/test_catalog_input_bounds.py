@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
+import inspect
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -119,44 +121,46 @@ def test_a_pathological_folder_is_refused_and_the_rest_load(tmp_path: Path, monk
     assert any(issue.path == crowded and "more than 50 entries" in issue.message for issue in catalog.issues)
 
 
-def folder_chain(top: Path, depth: int) -> None:
-    """``top/d/d/.../d``, ``depth`` folders below ``top``, made one descriptor at a time."""
-    top.mkdir()
-    fd = os.open(top, os.O_RDONLY)
+CHAIN = 300
+"""How deep the folder chains below go: deeper than the stack the walks are given (:func:`shallow_stack`), and
+shallow enough for pytest to remove them afterwards."""
+
+
+def folder_chain(top: Path, depth: int = CHAIN) -> None:
+    """``top/d/d/.../d``, ``depth`` folders below ``top``."""
+    path = top
     for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        next_fd = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = next_fd
-    os.close(fd)
+        path = path / "d"
+    path.mkdir(parents=True)
 
 
-def remove_chain(top: Path, depth: int) -> None:
-    """Remove :func:`folder_chain`'s folders bottom up (a recursive removal would exhaust the stack)."""
-    fds = [os.open(top, os.O_RDONLY)]
-    for _ in range(depth - 1):
-        fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
-    while fds:
-        fd = fds.pop()
-        os.rmdir("d", dir_fd=fd)
-        os.close(fd)
-    top.rmdir()
+@contextlib.contextmanager
+def shallow_stack(frames: int = CHAIN // 2):
+    """Python's recursion limit only ``frames`` above the current depth: a walk that recurses once per folder of a
+    :data:`CHAIN` deep chain exhausts it, as a chain thousands deep exhausts the default one."""
+    depth = len(inspect.stack(0))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + frames)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
 
 
-def test_a_folder_chain_thousands_deep_or_wide_ends_the_search_with_a_reason(tmp_path: Path, monkeypatch) -> None:
+def test_a_folder_chain_deeper_than_the_stack_or_too_wide_ends_the_search_with_a_reason(
+    tmp_path: Path, monkeypatch
+) -> None:
     root = tmp_path / "skills"
     make_skill(root, "fine")
-    folder_chain(root / "chain", 1100)  # deeper than Python's recursion limit
-    try:
-        search = search_skill_folders(root, max_depth=2000)
-        assert [relative for relative, _ in search.found] == ["fine"]
-        monkeypatch.setattr(loader, "MAX_FOLDERS", 100)
-        search = search_skill_folders(root, max_depth=2000)
-        assert search.skipped == [(root, "the search stopped after 100 folders")]
-        assert [relative for relative, _ in search.found] == ["fine"]
-        assert [relative for relative, _ in find_skill_folders(root)] == ["fine"]
-    finally:
-        remove_chain(root / "chain", 1100)
+    folder_chain(root / "chain")
+    with shallow_stack():
+        search = search_skill_folders(root, max_depth=2 * CHAIN)
+    assert [relative for relative, _ in search.found] == ["fine"]
+    monkeypatch.setattr(loader, "MAX_FOLDERS", 100)
+    search = search_skill_folders(root, max_depth=2 * CHAIN)
+    assert search.skipped == [(root, "the search stopped after 100 folders")]
+    assert [relative for relative, _ in search.found] == ["fine"]
+    assert [relative for relative, _ in find_skill_folders(root)] == ["fine"]
 
 
 def test_a_skills_files_are_listed_without_following_links_however_deep_its_folders(tmp_path: Path) -> None:
@@ -166,13 +170,11 @@ def test_a_skills_files_are_listed_without_following_links_however_deep_its_fold
     (outside / "private" / "key.pem").write_text("secret")
     (folder / "assets").symlink_to(outside, target_is_directory=True)
     (folder / "escape.md").symlink_to(outside / "private" / "key.pem")
-    folder_chain(folder / "chain", 1100)
-    try:
-        info = load(folder).descriptor
-        assert info is not None
+    folder_chain(folder / "chain")
+    info = load(folder).descriptor
+    assert info is not None
+    with shallow_stack():
         assert info.resource_files() == ["references/guide.md", "SKILL.md"]
-    finally:
-        remove_chain(folder / "chain", 1100)
 
 
 def test_a_skill_md_swapped_for_a_link_after_loading_is_not_read_through_it(tmp_path: Path) -> None:
