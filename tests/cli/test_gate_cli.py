@@ -107,3 +107,24 @@ def test_batch_yes_acts_on_every_entry_and_the_summary_counts_what_was_handed_ba
 
     low = json.loads(semif("run", "--batch", str(batch), "-w", str(ws), "--act-threshold", "0.1", "--json").stdout)
     assert low["handed_back"] == 0 and low["runs"][0]["handed_back"] is False
+
+
+def test_a_command_that_says_not_to_is_handed_back_and_nothing_is_written(semif, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    assert semif("init", str(ws)).returncode == 0  # the starter as it comes: its own measured act threshold
+    before = written(ws)
+    todos = ws / "data" / "todos" / "todos.json"
+    for request, extra in (
+        ("Don't add buy milk to my todo list", ()),
+        ("Do not email Alice about the quarterly report", ()),
+        ("Never email Alice about the quarterly report", ("--yes",)),  # --yes never overrules a negation
+        ("Please don't add buy milk to my todo list", ("--skill", "todos.add")),  # nor does naming the skill
+    ):
+        held = semif("run", request, "-w", str(ws), *extra)
+        assert held.returncode == 0, held.stderr
+        assert "says not to act" in held.stdout and "nothing was done" in held.stdout, request
+        assert written(ws) == before and "milk" not in (todos.read_text() if todos.exists() else "")
+    assert {run["outcome"] for run in runs(semif, ws)} == {"handed_back"}
+    acted = semif("run", "Add 'don't forget the keys' to my todo list", "-w", str(ws))
+    assert acted.returncode == 0, acted.stderr
+    assert "don't forget the keys" in todos.read_text()

@@ -84,3 +84,18 @@ def _leaves(node: dict) -> list[dict]:
     for child in node.get("categories", []):
         found += _leaves(child)
     return found
+
+
+def test_skill_names_the_skill_written_so_and_the_normalised_one_by_its_own_name(semif: Semif, tmp_path: Path) -> None:
+    assert semif("init", "ws", cwd=tmp_path).returncode == 0
+    ws = tmp_path / "ws"
+    for folder, name, marker in (("a-deploy", "Deploy Prod", "FAST PATH"), ("deploy-prod", "deploy-prod", "CHECKED")):
+        (ws / "skills" / folder).mkdir(parents=True)
+        front = f"---\nname: {name}\ndescription: Deploy the build to production.\n---\n"
+        (ws / "skills" / folder / "SKILL.md").write_text(f"{front}Follow the {marker}.\n", encoding="utf-8")
+    exact = semif("run", "--skill", "deploy-prod", "ship it", "-w", str(ws))
+    assert exact.returncode == 0, exact.stderr
+    assert "CHECKED" in exact.stdout and "FAST PATH" not in exact.stdout
+    written = semif("run", "--skill", "Deploy Prod", "ship it", "-w", str(ws))
+    assert written.returncode == 0, written.stderr
+    assert "FAST PATH" in written.stdout and "CHECKED" not in written.stdout

@@ -124,3 +124,20 @@ def test_the_act_threshold_is_the_lowest_at_which_acted_routes_are_right_95_perc
     assert found.acted == 21 / 23 and found.accuracy == 20 / 21
     assert act_threshold_for(pairs[:-2] + [(0.45, False), (0.3, False)]).threshold == 0.475
     assert act_threshold_for(pairs[:5]).measured is False  # too few routes: the default stands
+
+
+@pytest.mark.parametrize(
+    "text", ["Don't add the dinner at 8pm to my calendar", "Do not schedule the dinner at 8pm", "No need to book it"]
+)
+def test_a_negated_command_is_handed_back_however_sure_the_route_and_whoever_chose(text: str) -> None:
+    from semif_agent.loop.gate import chosen_by_caller, gate_choice
+
+    sure = route("calendar.add_event", {"calendar.add_event": 0.99, "calendar.list_events": 0.005, NONE_ID: 0.005})
+    for result in (
+        gate(text, sure)[1],
+        gate(text, sure, yes=True)[1],
+        chosen_by_caller(TREE.skills["calendar.add_event"], text, 0.5),
+        gate_choice(sure, TREE.skills["calendar.add_event"], text, TREE, ENGINE, threshold=0.5)[1],
+    ):
+        assert result.handed_back and result.rule == "negated" and "says not to act" in result.summary()
+    assert gate("Add the dinner at 8pm to my calendar", sure)[1].acts

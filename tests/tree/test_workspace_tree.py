@@ -234,3 +234,54 @@ def test_skill_md_examples_come_from_the_frontmatter_and_an_examples_section(wor
     )
     again = SkillTree.for_workspace(workspace, embed=CountingEmbed())  # read back from the store, not parsed again
     assert again.skills["plan-trip"].examples == tree.skills["plan-trip"].examples
+
+
+def alias_bomb(levels: int) -> str:
+    """A few hundred bytes of YAML whose aliases expand ninefold per level ("billion laughs")."""
+    lines = [f"a0: &a0 [{','.join(['xxxxxxxx'] * 9)}]"]
+    for level in range(1, levels + 1):
+        lines.append(f"a{level}: &a{level} [{','.join([f'*a{level - 1}'] * 9)}]")
+    lines.append(f"metadata: {{payload: *a{levels}}}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("levels", [6, 7])
+def test_an_alias_bomb_is_refused_by_name_and_the_stored_tree_stays_small(workspace: Workspace, levels: int) -> None:
+    bomb = skill(workspace.root / "skills", "deploy-bomb", "Deploys things.", extra=alias_bomb(levels))
+    assert (bomb / "SKILL.md").stat().st_size < 700
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert "deploy-bomb" not in tree.skills and {"debug-tests", "write-plan", "review-code"} <= set(tree.skills)
+    skipped = [line for line in tree.skill_md_report.lines() if "deploy-bomb" in line]
+    assert len(skipped) == 1 and "YAML aliases" in skipped[0] and "refused" in skipped[0]
+    assert tree_file(workspace).stat().st_size < 20_000
+
+
+def test_what_one_skill_brings_into_the_stored_tree_is_bounded(workspace: Workspace) -> None:
+    skill(workspace.root / "skills", "wordy", "x " * 5000)  # no aliases: just a description 10,000 long
+    examples = "".join(f"- Example request number {i}\n" for i in range(200))
+    examples += f"- {'y' * 2000}\n"
+    skill(workspace.root / "skills", "listy", "Lists many examples.", body=f"## Examples\n{examples}")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert "wordy" not in tree.skills
+    assert any("wordy: skipped: 'description' is" in line for line in tree.skill_md_report.lines())
+    kept = tree.skills["listy"].examples
+    assert len(kept) == 32 and all(len(text) <= 500 for text in kept)
+    assert tree_file(workspace).stat().st_size < 30_000
+
+
+@pytest.mark.parametrize("display_folder", ["a-deploy", "z-deploy"])  # the normalised name sorts first, then last
+def test_an_exact_name_wins_and_both_skills_sharing_a_normalised_name_are_reached(
+    workspace: Workspace, display_folder: str
+) -> None:
+    from semif_agent.chooser import Router
+
+    skills = workspace.root / "skills"
+    display = skill(skills, display_folder, "Deploy the build to production, fast.", name="Deploy Prod")
+    exact = skill(skills, "deploy-prod", "Deploy the build to production, with checks.")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.get("deploy-prod").source == exact / "SKILL.md"
+    assert tree.get("Deploy Prod").source == display / "SKILL.md"
+    assert tree.get("Deploy Prod").name != "deploy-prod"
+    router = Router(workspace)
+    assert router.skill("deploy-prod").source == exact / "SKILL.md"
+    assert router.skill("Deploy Prod").source == display / "SKILL.md"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,11 @@ from typing import Protocol
 
 MAX_RESOURCE_FILES = 500
 """``resource_files()`` lists at most this many files."""
+MAX_RESOURCE_FOLDERS = 1000
+"""``resource_files()`` opens at most this many folders."""
+MAX_RESOURCE_DEPTH = 16
+"""``resource_files()`` looks at most this many levels below the skill folder."""
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 @dataclass(frozen=True)
@@ -61,25 +67,54 @@ class SkillDescriptor:
         """Files shipped under the skill folder, relative POSIX paths, sorted.
 
         Hidden files, ``__pycache__`` and compiled Python are left out, and so
-        are symlinks that lead out of the skill. Read from disk on each call.
+        are symlinks that lead out of the skill. Read from disk on each call,
+        folder by folder from descriptors that refuse links (a linked folder is
+        never entered), at most :data:`MAX_RESOURCE_DEPTH` levels and
+        :data:`MAX_RESOURCE_FOLDERS` folders down, iteratively: a hostile
+        folder tree costs a bounded walk, never the stack.
         """
-        if not self.root.is_dir():
-            return []
         base = os.path.realpath(self.root)
+        try:
+            root_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return []
         found: list[str] = []
-        for folder, dirs, files in os.walk(base):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
-            for name in files:
-                if name.startswith(".") or name.endswith((".pyc", ".pyo")):
-                    continue
-                path = os.path.join(folder, name)
-                if os.path.islink(path) and not os.path.realpath(path).startswith(base + os.sep):
-                    continue
-                found.append(Path(os.path.relpath(path, base)).as_posix())
-                if len(found) >= MAX_RESOURCE_FILES:
-                    break
-            if len(found) >= MAX_RESOURCE_FILES:
-                break
+        stack: list[tuple[int, str, int]] = [(root_fd, "", 0)]
+        opened = 1
+        try:
+            while stack and len(found) < MAX_RESOURCE_FILES:
+                fd, relative, depth = stack.pop()
+                try:
+                    with os.scandir(fd) as entries:
+                        names = sorted(entry.name for entry in entries)
+                except OSError:
+                    names = []
+                subfolders: list[tuple[int, str]] = []
+                for name in names:
+                    if name.startswith(".") or len(found) >= MAX_RESOURCE_FILES:
+                        continue
+                    path = f"{relative}/{name}" if relative else name
+                    try:
+                        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+                    except OSError:
+                        continue
+                    if stat.S_ISDIR(mode):
+                        if name == "__pycache__" or depth >= MAX_RESOURCE_DEPTH or opened >= MAX_RESOURCE_FOLDERS:
+                            continue
+                        try:
+                            subfolders.append((os.open(name, _FOLDER_FLAGS, dir_fd=fd), path))
+                        except OSError:
+                            continue
+                        opened += 1
+                    elif name.endswith((".pyc", ".pyo")):
+                        continue
+                    elif stat.S_ISREG(mode) or stat.S_ISLNK(mode) and _inside(os.path.join(base, path), base):
+                        found.append(path)
+                os.close(fd)
+                stack.extend((child, path, depth + 1) for child, path in reversed(subfolders))
+        finally:
+            for fd, _, _ in stack:
+                os.close(fd)
         return sorted(found, key=str.casefold)
 
     def to_dict(self) -> dict[str, object]:
@@ -101,6 +136,11 @@ class SkillDescriptor:
             "skill_md": str(self.skill_md) if self.skill_md else None,
             "warnings": list(self.warnings),
         }
+
+
+def _inside(path: str, base: str) -> bool:
+    """Whether ``path`` (a link) leads to a place inside the folder ``base`` (a real path)."""
+    return os.path.realpath(path).startswith(base + os.sep)
 
 
 class SkillRegistryLike(Protocol):

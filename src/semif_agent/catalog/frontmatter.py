@@ -7,10 +7,22 @@ delimiter. A UTF-8 byte-order mark and CRLF or CR line ends are accepted.
 
 The YAML is parsed with PyYAML's safe loader (the C one when available).
 Duplicate keys are an error, as the YAML specification says.
+
+SKILL.md text is untrusted, so its size is bounded before anything is built
+from it: a file over :data:`MAX_SKILL_MD_BYTES` is not read, frontmatter over
+:data:`MAX_FRONTMATTER_BYTES` is not parsed, and parsed YAML whose aliases
+would expand it past :data:`MAX_EXPANDED_SIZE` (nodes plus characters, each
+alias counted as often as it is used), or nest it deeper than
+:data:`MAX_NESTING`, is refused before it is turned into Python values. A
+"billion laughs" of a few hundred bytes is one clear error, not hundreds of
+megabytes in every later copy of the frontmatter.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +33,15 @@ from .errors import SkillParseError
 
 _BOM = "\ufeff"
 _DELIMITER = "---"
+
+MAX_SKILL_MD_BYTES = 1024 * 1024
+"""The largest SKILL.md read (real ones are a few kilobytes; the standard asks for under 500 lines)."""
+MAX_FRONTMATTER_BYTES = 64 * 1024
+"""The largest frontmatter parsed, in UTF-8 bytes (real ones are under a kilobyte)."""
+MAX_EXPANDED_SIZE = MAX_FRONTMATTER_BYTES
+"""The most the parsed frontmatter may hold with every alias expanded: one per node plus its characters."""
+MAX_NESTING = 64
+"""The deepest the parsed frontmatter may nest lists and mappings."""
 
 try:
     from yaml import CSafeLoader as _SafeBase
@@ -94,19 +115,79 @@ def split_document(text: str, *, path: str = "") -> SkillDocument:
 
 
 def load_mapping(yaml_text: str, *, path: str = "") -> dict[str, Any]:
-    """Parse frontmatter YAML that must be a mapping (raises :class:`SkillParseError`)."""
+    """Parse frontmatter YAML that must be a mapping (raises :class:`SkillParseError`, also past the size caps)."""
+    size = len(yaml_text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise SkillParseError(
+            f"frontmatter is {size} bytes; at most {MAX_FRONTMATTER_BYTES} are read", path=path, line=2
+        )
+    loader = _SkillLoader(yaml_text)  # a safe loader
     try:
-        data = yaml.load(yaml_text, Loader=_SkillLoader)  # a safe loader
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expansion(node, path)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 0
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SkillParseError(f"invalid YAML in frontmatter: {problem}", path=path, line=line) from exc
+    finally:
+        loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise SkillParseError("frontmatter must be a YAML mapping of keys to values", path=path, line=2)
     return data
+
+
+def _check_expansion(root: yaml.Node, path: str) -> None:
+    """Refuse a node graph that, with every alias expanded, holds more than :data:`MAX_EXPANDED_SIZE` or nests
+    deeper than :data:`MAX_NESTING` (raises :class:`SkillParseError`).
+
+    An alias is the same node object met again, so each node's expanded size
+    and height are worked out once, children first, and counted wherever the
+    node is used: the measure is exact, and its cost the number of distinct
+    nodes. A node that holds itself (a recursive alias) never expands to a
+    finite document.
+    """
+    measured: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, height)
+    open_nodes: set[int] = set()  # the nodes whose children are being measured: the current one's ancestors
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.ScalarNode):
+            measured[key] = (1 + len(node.value), 1)
+            continue
+        if children_done:
+            open_nodes.discard(key)
+            children = [measured[id(child)] for child in _children(node)]
+            size = 1 + sum(child[0] for child in children)
+            height = 1 + max((child[1] for child in children), default=0)
+            line = node.start_mark.line + 2
+            if size > MAX_EXPANDED_SIZE:
+                reason = f"frontmatter expands past {MAX_EXPANDED_SIZE} characters (YAML aliases); refused"
+                raise SkillParseError(reason, path=path, line=line)
+            if height > MAX_NESTING:
+                raise SkillParseError(
+                    f"frontmatter nests deeper than {MAX_NESTING} levels; refused", path=path, line=line
+                )
+            measured[key] = (size, height)
+            continue
+        if key in measured:
+            continue
+        if key in open_nodes:
+            raise SkillParseError("frontmatter holds itself (a recursive YAML alias); refused", path=path, line=2)
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in measured)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
 def parse_document(text: str, *, path: str = "") -> tuple[dict[str, Any], str]:
@@ -115,12 +196,34 @@ def parse_document(text: str, *, path: str = "") -> tuple[dict[str, Any], str]:
     return document.data(path=path), document.body
 
 
-def read_document(skill_md: Path) -> SkillDocument:
-    """Read and split one SKILL.md file (raises :class:`SkillParseError`, also when unreadable)."""
+def read_skill_md_text(skill_md: Path) -> str:
+    """The text of one SKILL.md file (raises :class:`SkillParseError` when unreadable, over
+    :data:`MAX_SKILL_MD_BYTES`, a link or not a regular file: a device or a pipe is never read, and a file
+    swapped for a link since it was found is not followed)."""
     try:
-        text = skill_md.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SkillParseError("not UTF-8 text", path=str(skill_md)) from exc
+        fd = os.open(skill_md, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        reason = "a link, not read" if exc.errno == errno.ELOOP else f"cannot read ({exc.strerror})"
+        raise SkillParseError(reason, path=str(skill_md)) from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SkillParseError("not a regular file", path=str(skill_md))
+        with os.fdopen(fd, "rb") as file:
+            fd = -1
+            raw = file.read(MAX_SKILL_MD_BYTES + 1)
     except OSError as exc:
         raise SkillParseError(f"cannot read ({exc.strerror})", path=str(skill_md)) from exc
-    return split_document(text, path=str(skill_md))
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(raw) > MAX_SKILL_MD_BYTES:
+        raise SkillParseError(f"SKILL.md is over {MAX_SKILL_MD_BYTES} bytes; not read", path=str(skill_md))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SkillParseError("not UTF-8 text", path=str(skill_md)) from exc
+
+
+def read_document(skill_md: Path) -> SkillDocument:
+    """Read (:func:`read_skill_md_text`) and split one SKILL.md file (raises :class:`SkillParseError`)."""
+    return split_document(read_skill_md_text(skill_md), path=str(skill_md))

@@ -10,6 +10,7 @@ Unknown keys are ignored here; strict validation reports them.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,53 +60,160 @@ def is_skipped_folder(name: str) -> bool:
     return name in SKIPPED_FOLDERS
 
 
+MAX_ENTRIES = 10_000
+"""The most entries a folder searched for skills may hold; a folder with more is refused, not searched."""
+MAX_FOLDERS = 10_000
+"""The most folders one search opens; past it the search stops, and says so."""
+
+
+@dataclass(frozen=True)
+class FolderSearch:
+    """What a search for skill folders found (``(path relative to the root, folder)``, sorted by that path) and
+    what it left out: ``(path, why)`` for each folder or link it did not search."""
+
+    found: list[tuple[str, Path]]
+    skipped: list[tuple[Path, str]]
+
+
 def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> list[tuple[str, Path]]:
-    """Every skill folder under ``root``: ``(path relative to root, folder)``, sorted by that path.
+    """Every skill folder under ``root``: ``(path relative to root, folder)``, sorted by that path
+    (:func:`search_skill_folders`, without what it left out)."""
+    return search_skill_folders(root, max_depth=max_depth).found
+
+
+def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> FolderSearch:
+    """Every skill folder under ``root``, and what the search left out and why.
 
     Subfolders are searched down to ``max_depth`` levels; a skill folder's own
     subfolders are never searched (its ``scripts/`` or ``references/`` are not
     skills), nor are version-control, cache and environment folders
-    (:data:`SKIPPED_FOLDERS`); other hidden folders are. Symbolic links to
-    folders are followed once (a link back up the tree is not followed again).
-    ``root`` itself is not a candidate: pass a skill folder's parent to find it.
+    (:data:`SKIPPED_FOLDERS`); other hidden folders are. ``root`` itself is not
+    a candidate: pass a skill folder's parent to find it.
+
+    A skills folder is untrusted content, so the search never follows a
+    symbolic link: a link that leads out of ``root`` is reported and left out
+    (a folder elsewhere is loaded by listing it as a location of its own), and
+    a link inside it is left out silently, its target being searched where it
+    is. Each folder is opened relative to the one above it, refusing links
+    (``O_NOFOLLOW``), so a folder swapped for a link while the search runs is
+    not entered either. A skill folder whose ``SKILL.md`` is not a regular file
+    (a link, a device) is reported, as are a folder of more than
+    :data:`MAX_ENTRIES` entries, the folders below ``max_depth`` that were not
+    searched, and a search stopped after :data:`MAX_FOLDERS` folders. The walk
+    is iterative: no folder tree, however deep, can exhaust the stack.
     """
+    base = os.path.abspath(root)
+    real_base = os.path.realpath(base)
     found: list[tuple[str, Path]] = []
-    seen = {os.path.realpath(root)}
-
-    def walk(folder: str, relative: str, depth: int) -> None:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError:
-            return
-        for entry in entries:
-            if is_skipped_folder(entry.name):
-                continue
+    skipped: list[tuple[Path, str]] = []
+    try:
+        root_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return FolderSearch(found, skipped)
+    opened = 1
+    too_deep = 0
+    stack: list[tuple[int, str, int]] = [(root_fd, "", 1)]  # (folder descriptor, path relative to root, depth)
+    try:
+        while stack:
+            fd, relative, depth = stack.pop()
             try:
-                if not entry.is_dir():
-                    continue
-                real = os.path.realpath(entry.path)
+                names = _entry_names(fd)
             except OSError:
-                continue
-            if real in seen:
-                continue
-            seen.add(real)
-            path = f"{relative}/{entry.name}" if relative else entry.name
-            target = real if entry.is_symlink() else entry.path
-            if find_skill_md(target) is not None:
-                found.append((path, Path(target)))
-            elif depth < max_depth:
-                walk(target, path, depth + 1)
+                names = []
+            if names is None:
+                where = Path(base, relative) if relative else Path(base)
+                skipped.append((where, f"holds more than {MAX_ENTRIES} entries; not searched"))
+                names = []
+            children: list[tuple[int, str]] = []
+            for name in names:
+                if is_skipped_folder(name):
+                    continue
+                path = f"{relative}/{name}" if relative else name
+                try:
+                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISLNK(info.st_mode):
+                    if _links_out(os.path.join(base, path), real_base):
+                        skipped.append((Path(base, path), "a link out of the skills folder; not followed"))
+                    continue
+                if not stat.S_ISDIR(info.st_mode):
+                    continue
+                document = _skill_document(fd, name)
+                if document == "regular":
+                    found.append((path, Path(base, path)))
+                    continue
+                if document:
+                    skipped.append((Path(base, path), f"{document}; not read"))
+                    continue
+                if depth >= max_depth:
+                    too_deep += 1
+                    continue
+                if opened >= MAX_FOLDERS:
+                    skipped.append((Path(base), f"the search stopped after {MAX_FOLDERS} folders"))
+                    stack.clear()
+                    break
+                try:
+                    child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue
+                opened += 1
+                children.append((child, path))
+            os.close(fd)
+            stack.extend((child, path, depth + 1) for child, path in reversed(children))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    if too_deep:
+        folders = "1 folder deeper than" if too_deep == 1 else f"{too_deep} folders deeper than"
+        skipped.append((Path(base), f"{folders} {max_depth} levels not searched"))
+    found.sort(key=lambda pair: pair[0].split("/"))
+    return FolderSearch(found, skipped)
 
-    walk(os.fspath(root), "", 1)
-    return found
+
+def _entry_names(fd: int) -> list[str] | None:
+    """The names in the folder open as ``fd``, sorted; None when it holds more than :data:`MAX_ENTRIES`."""
+    names: list[str] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            names.append(entry.name)
+            if len(names) > MAX_ENTRIES:
+                return None
+    return sorted(names)
+
+
+def _skill_document(folder_fd: int, name: str) -> str:
+    """``"regular"`` when the folder ``name`` holds a skill document that is a regular file (as
+    :func:`find_skill_md`), else why the one it holds cannot be read (a link), else ``""``."""
+    why = ""
+    for document in SKILL_MD_NAMES:
+        try:
+            info = os.stat(f"{name}/{document}", dir_fd=folder_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            return "regular"
+        if stat.S_ISLNK(info.st_mode) and not why:
+            why = f"{document} is a link"
+    return why
+
+
+def _links_out(path: str, real_base: str) -> bool:
+    """Whether the link at ``path`` leads out of ``real_base``."""
+    target = os.path.realpath(path)
+    return not (target == real_base or target.startswith(real_base.rstrip(os.sep) + os.sep))
 
 
 def find_skill_md(folder: str | os.PathLike[str]) -> Path | None:
-    """The skill document of ``folder`` (``SKILL.md``, else ``skill.md``), or None."""
+    """The skill document of ``folder`` (``SKILL.md``, else ``skill.md``) that is a regular file, or None (a
+    link is never taken for one)."""
     for name in SKILL_MD_NAMES:
         candidate = os.path.join(folder, name)
-        if os.path.isfile(candidate):
-            return Path(candidate)
+        try:
+            if stat.S_ISREG(os.lstat(candidate).st_mode):
+                return Path(candidate)
+        except OSError:
+            continue
     return None
 
 

@@ -25,14 +25,14 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .descriptor import SkillDescriptor
 from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, SkillParseError, SkillPathError
-from .loader import SKILL_MD_NAMES, LoadResult, find_skill_folders, load_skill
+from .frontmatter import read_skill_md_text
+from .loader import SKILL_MD_NAMES, LoadResult, load_skill, search_skill_folders
 from .locations import BUILTIN_NAMESPACE, BUILTIN_ROOT, CUSTOM_NAMESPACE, SkillLocation, conventional_locations
 from .paths import resolve_inside
 
@@ -257,8 +257,8 @@ class SkillCatalog:
         if info is None or info.skill_md is None:
             return ""
         try:
-            return info.skill_md.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            return read_skill_md_text(info.skill_md)  # bounded, and never through a link
+        except SkillParseError:
             return ""
 
     def skill_file_path(self, skill_id: str, relative_path: str) -> Path:
@@ -304,7 +304,9 @@ class SkillCatalog:
         """Load every skill folder of ``layer``, reusing cached results whose files did not change."""
         results: list[LoadResult] = []
         fresh: dict[str, tuple[_Signature, LoadResult]] = {}
-        for name, folder in _skill_folders(layer.root, layer.only):
+        found, left_out = _skill_folders(layer.root, layer.only)
+        results += [LoadResult(path, None, reason) for path, reason in left_out]
+        for name, folder in found:
             skill_md, signature = _stat_skill(folder)
             if skill_md is None:
                 continue
@@ -358,15 +360,15 @@ def _is_python(layer: _ScanSource | _PythonSkill, skill_id: str) -> bool:
     return isinstance(layer, _PythonSkill) and layer.descriptor.skill_id == skill_id
 
 
-def _skill_folders(root: Path, only: str | None) -> Iterable[tuple[str, Path]]:
-    """``(key, real folder)`` of each skill folder under ``root`` (nested ones too), sorted by key."""
+def _skill_folders(root: Path, only: str | None) -> tuple[list[tuple[str, Path]], list[tuple[Path, str]]]:
+    """``(key, real folder)`` of each skill folder under ``root`` (nested ones too), sorted by key, and the folders
+    the search left out, with why (:func:`~.loader.search_skill_folders`)."""
     base = os.path.realpath(root)
     if only is not None:
         folder = os.path.join(base, only)
-        if os.path.isdir(folder):
-            yield only, Path(os.path.realpath(folder))
-        return
-    yield from find_skill_folders(base)
+        return ([(only, Path(os.path.realpath(folder)))] if os.path.isdir(folder) else []), []
+    search = search_skill_folders(base)
+    return search.found, search.skipped
 
 
 def _stat_skill(folder: Path) -> tuple[Path | None, _Signature]:

@@ -42,6 +42,8 @@ def validate_skill(path: str | os.PathLike[str]) -> ValidationReport:
     folder = Path(path)
     if folder.is_file() and folder.name in SKILL_MD_NAMES:
         folder = folder.parent
+    if folder.is_symlink():
+        return ValidationReport(folder, None, ("a link: links in a skills folder are not followed",))
     if not folder.exists():
         return ValidationReport(folder, None, ("path does not exist",))
     if not folder.is_dir():
@@ -114,7 +116,11 @@ def _subfolders(root: Path) -> list[Path]:
         entries = sorted(os.scandir(root), key=lambda entry: entry.name)
     except OSError:
         return []
-    return [Path(entry.path) for entry in entries if not entry.name.startswith((".", "_")) and entry.is_dir()]
+    return [
+        Path(entry.path)
+        for entry in entries
+        if not entry.name.startswith((".", "_")) and entry.is_dir(follow_symlinks=False)
+    ]
 
 
 def skill_folders_in(root: Path) -> list[Path]:

@@ -33,6 +33,9 @@ itself:
   neither names (capitalised inside the sentence) nor numbers ("Send 20
   dollars to Bob on PayPal": ``dollar``); :func:`object_fits` says whether
   they are what a skill writes (used by the act gate);
+- ``negation``: what says not to act on the command ("Don't add...", "No need
+  to email...", "Stop sending..."; see :mod:`.negation`): the act gate hands
+  such a request back, whatever the route;
 - ``close_call``: the smallest margin between the two likeliest options of
   the skill's own decisions (which contact, which time), when the engine
   gives probabilities: a result that rests on a coin toss.
@@ -52,6 +55,7 @@ from typing import Any
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..skills import ActionResult
 from ..tree.manifests import SkillManifest
+from .negation import Negation, read_negation
 from .observe import Changes
 
 STOP = frozenset(
@@ -73,6 +77,7 @@ CHANGE_VERBS = frozenset(
 finish forward jot log mail make mark message move note put record remember remind remove rename reply
 reschedule save schedule send set store text tick update write""".split()
 )
+COMMAND_VERBS = LOOKUP_VERBS | CHANGE_VERBS
 _LEAD_INS = re.compile(
     r"^(?:(?:please|hey|hi|ok|okay|so|now)\b[\s,]*|(?:can|could|would|will) you\s+(?:please\s+)?"
     r"|i(?:'d| would)? (?:want|like|need) (?:you )?to\s+|i (?:have|got) to\s+|go ahead and\s+|don'?t forget to\s+)+",
@@ -187,6 +192,7 @@ class RequestReading:
     words: frozenset[str]
     objects: frozenset[str] = frozenset()  # what a command acts on: stems of the words after its verb (see the module)
     phrasal: str | None = None  # the verb with the particle after it ("write down", "set up"), if one is
+    negation: Negation | None = None  # what says not to do it ("do not add"), if anything does (see .negation)
 
 
 def read_request(text: str) -> RequestReading:
@@ -209,7 +215,17 @@ def read_request(text: str) -> RequestReading:
         rest = rest[1:]
     phrasal = f"{verb} {rest[0]}" if rest and rest[0] in PARTICLES else None
     stems = frozenset(_stem(w) for w in words if w not in STOP)
-    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal)
+    negation = read_negation(text, COMMAND_VERBS)
+    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal, negation)
+
+
+def negation_of(reading: RequestReading, skill: SkillManifest) -> Negation | None:
+    """What in the request says not to act, for ``skill``: a verb of not doing that ``skill`` itself does
+    ("Stop the timer" to a skill that stops timers) does not negate (see :mod:`.negation`)."""
+    negation = reading.negation
+    if negation is None or negation.verb is None:
+        return negation
+    return negation if negation.applies_to(_stem(negation.verb) in _vocabulary(skill)) else None
 
 
 def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:

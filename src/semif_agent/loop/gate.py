@@ -1,8 +1,16 @@
 """The act gate: before a routed skill acts, read what the request asks and how sure the route is.
 
 The request is read by the code the assessment uses (:func:`.evidence.read_request`:
-a lookup or a change, and its verb), and set against what the chosen skill does
-(its ``effects``, ``"read"`` or ``"write"``). The rules, in order:
+a lookup or a change, its verb, and whether it says not to act), and set against
+what the chosen skill does (its ``effects``, ``"read"`` or ``"write"``). The rules, in order:
+
+0. **A command that says not to do something is never acted on.** "Don't add
+   buy milk to my todo list", "No need to email Alice", "Stop sending me
+   reminders" (:mod:`.negation`) are handed back (``negated``), whatever the
+   route, whoever chose the skill (``--skill``, the Agent's model) and even
+   with ``yes``: acting on them does the one thing the person said not to.
+   Negations inside what the command is about ("Remind me never to skip
+   breakfast", "Add 'don't forget the keys' to my list") do not count.
 
 1. **A lookup never runs a skill that writes.** The route's last decision is
    taken again without the skills that write (the probabilities of what is
@@ -36,7 +44,7 @@ a lookup or a change, and its verb), and set against what the chosen skill does
    with the likeliest candidates (``unsure``).
 
 Rules 3 to 6 hand a request back; ``yes`` (``semif run --yes``) acts all the
-same. Skills that read, and skills that cannot act in this run (a stub, a
+same (never on rule 0). Skills that read, and skills that cannot act in this run (a stub, a
 SKILL.md skill whose instructions are only shown), are never held back by 4
 to 6. A skill proposed by someone else (the Agent's model, through a skill's
 tool) passes the same gate with :func:`gate_choice`: the request is routed,
@@ -58,7 +66,7 @@ from ..tree.effects import WRITE
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
 from ..tree.tree import SkillTree
-from .evidence import RequestReading, object_fits, read_request, skill_fits
+from .evidence import RequestReading, negation_of, object_fits, read_request, skill_fits
 
 # The act threshold when the workspace has no measured one: the lowest route
 # probability at which the starter's leave-one-out routes were right 95% of
@@ -73,7 +81,8 @@ NONE_NEAR = 0.45
 NONE_MARGIN = 0.1
 
 ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
-HANDS_BACK = ("lookup-writes", "out-of-scope", "misfit", "off-object", "unsure")
+HANDS_BACK = ("negated", "lookup-writes", "out-of-scope", "misfit", "off-object", "unsure")
+NEGATED = "negated"  # the one rule ``yes`` and a caller's choice never overrule
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,8 @@ class GateResult:
 
     def summary(self, run_id: str = "RUN") -> str:
         """One line for a request handed back: the likeliest candidates, and what to do next."""
+        if self.rule == NEGATED:
+            return f"{self.reason}; nothing was done (say what to do, without the negation)"
         named = " · ".join(str(c) for c in self.candidates[:SHOWN]) or "no skill"
         return f"not sure: {named}; run again with --skill NAME, or `semif label {run_id}`"
 
@@ -165,11 +176,23 @@ class _Reading:
 
 
 def chosen_by_caller(skill: SkillManifest, text: str, threshold: float) -> GateResult:
-    """The gate's record for a skill the caller named (``--skill``): it acts."""
+    """The gate's record for a skill the caller named (``--skill``): it acts, unless the request says not to."""
     reading = read_request(text)
+    negated = _negated(reading, skill, threshold)
+    if negated is not None:
+        return negated
     return GateResult(
         True, "caller", "chosen by the caller", skill.name, reading.asks, reading.verb, skill.effects, None, threshold
     )
+
+
+def _negated(reading: RequestReading, skill: SkillManifest, threshold: float) -> GateResult | None:
+    """Rule 0's result when the request says not to do what ``skill`` would do, else None."""
+    negation = negation_of(reading, skill)
+    if negation is None:
+        return None
+    reason = f"the request says not to act ({str(negation)!r})"
+    return GateResult(False, NEGATED, reason, skill.name, reading.asks, reading.verb, skill.effects, None, threshold)
 
 
 def gate_route(
@@ -190,6 +213,9 @@ def gate_route(
     if route.skill is None:
         return route, None
     state = _read(route, text, tree)
+    negated = _negated(state.reading, state.skill, threshold)
+    if negated is not None:
+        return route, replace(negated, probability=state.probability, candidates=state.candidates)
     _intent(state)
     if state.rerouted_from is not None:
         route = replace(route, skill=state.skill)
@@ -238,6 +264,9 @@ def gate_choice(
     """
     chosen = replace(route, skill=skill)
     reading = read_request(text)
+    negated = _negated(reading, skill, threshold)
+    if negated is not None:
+        return chosen, negated
     if skill.effects != WRITE or not can_act(skill):
         rule, reason = ("reads", f"{skill.name} only reads") if skill.effects != WRITE else _cannot_act(skill)
         runs = GateResult(True, rule, reason, skill.name, reading.asks, reading.verb, skill.effects, None, threshold)

@@ -9,27 +9,37 @@ sharing a name keeps it; see :mod:`.leaf_ids`):
 4. ``~/.agents/skills/`` (unless ``[skills] user_skills = false``)
 
 Each location may hold skill folders directly or collections of them
-(:func:`~semif_agent.catalog.loader.find_skill_folders`), hidden collection
-folders (``.system``, ``.curated``) included. A skill that cannot be loaded
-is skipped (and reported, see :mod:`.skill_md_report`); the others load.
+(:func:`~semif_agent.catalog.loader.search_skill_folders`), hidden collection
+folders (``.system``, ``.curated``) included; links are not followed, and a
+link out of the location, a folder of too many entries or a search cut short
+is reported. A skill that cannot be loaded is skipped (and reported, see
+:mod:`.skill_md_report`); the others load.
 
 A scan re-reads only the SKILL.md files that changed since the last one: the
 stored tree keeps each file's size and modification time next to what it
 said (``known``).
+
+What a skill brings into the tree is bounded (:func:`bounded`), whether read
+now or remembered: a name, description, script or metadata over
+:data:`MAX_FIELD_CHARS` refuses the skill with that reason; at most
+:data:`MAX_EXAMPLES` example requests are kept, each at most
+:data:`MAX_EXAMPLE_CHARS`. So one SKILL.md can never make the stored tree
+(``data/tree.json``) large.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import read_document
-from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
+from ..catalog.loader import find_skill_md, load_skill, search_skill_folders
 from ..catalog.locations import SkillLocation, conventional_locations, custom_location
 from ..errors import WorkspaceError
 from ..workspace import Workspace
@@ -37,6 +47,13 @@ from .skill_md_report import Skipped
 
 EXAMPLES_HEADING = re.compile(r"^#{2,3}\s+(example requests|examples)\s*$", re.IGNORECASE)
 LIST_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+(.+)$")
+MAX_FIELD_CHARS = 4096
+"""The longest name, description, script path or metadata (as JSON) a SKILL.md skill loads with (the standard
+allows 64, 1024, a path and a few short strings)."""
+MAX_EXAMPLES = 32
+"""The most example requests kept of one skill."""
+MAX_EXAMPLE_CHARS = 500
+"""The longest example request kept (a longer one is left out)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +106,7 @@ def scan_skill_md(
     for location in skill_md_locations(workspace):
         if not location.path.is_dir():
             continue
-        for _, folder in _folders(location.path):
+        for _, folder in _folders(location.path, scan):
             real = os.path.realpath(folder)
             if real in seen:
                 continue
@@ -101,7 +118,8 @@ def scan_skill_md(
             cached = known.get(str(skill_md))
             if cached is not None and tuple(cached[0]) == signature:
                 fields = cached[1]
-                scan.skills.append(
+                _add(
+                    scan,
                     FoundSkill(
                         fields["name"],
                         fields["description"],
@@ -111,7 +129,7 @@ def scan_skill_md(
                         dict(fields.get("metadata") or {}),
                         fields.get("script"),
                         tuple(fields.get("examples") or ()),
-                    )
+                    ),
                 )
                 continue
             result = load_skill(
@@ -125,7 +143,8 @@ def scan_skill_md(
                 scan.skipped.append(Skipped(str(folder), result.skipped))
                 continue
             info = result.descriptor
-            scan.skills.append(
+            _add(
+                scan,
                 FoundSkill(
                     info.name,
                     info.description,
@@ -135,9 +154,33 @@ def scan_skill_md(
                     dict(info.metadata),
                     info.script,
                     example_requests(skill_md),
-                )
+                ),
             )
     return scan
+
+
+def bounded(found: FoundSkill) -> FoundSkill | str:
+    """``found`` with its examples cut to the caps, or why it is refused (a field over :data:`MAX_FIELD_CHARS`)."""
+    fields = {
+        "name": found.name,
+        "description": found.description,
+        "script": found.script or "",
+        "metadata": json.dumps(dict(found.metadata), ensure_ascii=False),
+    }
+    for key, value in fields.items():
+        if len(value) > MAX_FIELD_CHARS:
+            return f"'{key}' is {len(value)} characters; at most {MAX_FIELD_CHARS} are loaded"
+    examples = tuple(text for text in found.examples if isinstance(text, str) and len(text) <= MAX_EXAMPLE_CHARS)
+    examples = examples[:MAX_EXAMPLES]
+    return found if examples == found.examples else replace(found, examples=examples)
+
+
+def _add(scan: SkillMdScan, found: FoundSkill) -> None:
+    kept = bounded(found)
+    if isinstance(kept, str):
+        scan.skipped.append(Skipped(str(found.folder), kept))
+    else:
+        scan.skills.append(kept)
 
 
 def example_requests(skill_md: Path) -> tuple[str, ...]:
@@ -165,10 +208,13 @@ def example_requests(skill_md: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(text for text in found if text))
 
 
-def _folders(root: Path) -> list[tuple[str, Path]]:
+def _folders(root: Path, scan: SkillMdScan) -> list[tuple[str, Path]]:
+    """The skill folders of the location ``root``; what the search left out goes to ``scan``'s skipped."""
     if find_skill_md(root) is not None:  # a location that is itself one skill
         return [(root.name, root)]
-    return find_skill_folders(root)
+    search = search_skill_folders(root)
+    scan.skipped.extend(Skipped(str(folder), reason) for folder, reason in search.skipped)
+    return search.found
 
 
 def _signature(path: Path) -> tuple[int, int]:

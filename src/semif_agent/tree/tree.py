@@ -112,8 +112,13 @@ class SkillTree:
     def find(self, name: str) -> SkillManifest | None:
         """The skill with id ``name``, or the one SKILL.md skill whose name as written is ``name`` (None: no such skill).
 
-        A client writes a skill's name as its SKILL.md does ("PDF Tools"), which the
-        tree may have normalised (``pdf-tools``); a name written by two skills names neither.
+        The one resolver of a skill's name, for ``semif run --skill``, the Router's
+        load, the MCP server's ``load_skill`` and the Agent. A client writes a skill's
+        name as its SKILL.md does ("PDF Tools"), which the tree may have normalised
+        (``pdf-tools``); an id always wins over a written name, and a skill named
+        exactly its id holds it (:func:`.workspace_tree.workspace_manifests`), so
+        two skills that normalise to one name are each reached by the name they
+        write. A name written by two skills names neither.
         """
         skill = self.skills.get(name)
         if skill is not None:

@@ -13,7 +13,8 @@
   embedded and nothing is written.
 
 Leaf ids are the skills' names, normalised as the standard wants them; two
-skills sharing one are both kept (:mod:`.leaf_ids`). What was renamed or
+skills sharing one are both kept (:mod:`.leaf_ids`), and a skill whose name is
+its id as written takes it before one whose name only normalises to it. What was renamed or
 skipped is the tree's :class:`~.skill_md_report.SkillMdReport`, stored in
 ``data/tree.json`` with it: ``changed`` says when it differs from the one
 stored, so a command can say so once.
@@ -45,11 +46,14 @@ from .manifests import (
     parse_manifests,
     skill_md_effects,
 )
-from .skill_md import FoundSkill, SkillMdScan, scan_skill_md
+from .skill_md import FoundSkill, SkillMdScan, scan_skill_md, skill_md_locations
 from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
 TREE_VERSION = 1
+MAX_TREE_BYTES = 64 * 1024 * 1024
+"""The largest stored tree read or written: each skill's part is bounded (:func:`.skill_md.bounded`), so only
+tens of thousands of skills reach it; a larger file is not read (it is rebuilt), a larger tree is not stored."""
 Progress = Callable[[str, int, int], None]
 
 
@@ -114,7 +118,8 @@ def workspace_manifests(
 
 
 def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
-    """Every SKILL.md folder of the workspace's locations in precedence order (skipped ones last), and the report.
+    """Every SKILL.md folder of the workspace's locations in precedence order (skipped ones last), and the report
+    (which alone holds what a search noted of a whole location, such as folders too deep to search).
 
     Reads only the SKILL.md skills (and the code skills' names, when
     ``categories.json`` can be read, for the ids they take); builds nothing.
@@ -126,7 +131,9 @@ def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
         taken = set(RESERVED_IDS)
     scan = scan_skill_md(workspace)
     _, report = _leaf_ids(scan, taken, SkillMdReport())
-    return [found.folder for found in scan.skills] + [Path(item.folder) for item in scan.skipped], report
+    locations = {str(location.path) for location in skill_md_locations(workspace)}
+    skipped = [Path(item.folder) for item in scan.skipped if item.folder not in locations]  # a search's own notes
+    return [found.folder for found in scan.skills] + skipped, report
 
 
 def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tuple[list[str], SkillMdReport]:
@@ -135,7 +142,13 @@ def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tupl
     The report says whether it differs from ``stored``, the one kept with the tree.
     """
     names = [skill_md_leaf_id(found.name, found.folder.name) for found in scan.skills]
-    ids, collisions = distinct_ids(list(zip(names, (found.folder for found in scan.skills))), taken=taken)
+    # A skill named exactly its id claims it before one whose name only normalises to it ("Deploy Prod"), wherever
+    # each sorts: `--skill deploy-prod` means the skill that says `name: deploy-prod`.
+    order = sorted(range(len(names)), key=lambda index: names[index] != scan.skills[index].name)
+    claimed, collisions = distinct_ids([(names[index], scan.skills[index].folder) for index in order], taken=taken)
+    ids = [""] * len(names)
+    for index, leaf_id in zip(order, claimed):
+        ids[index] = leaf_id
     kept_by = {collision.folder: collision.kept_by for collision in collisions}
     renamed = tuple(
         Renamed(str(found.folder), found.name, leaf_id, kept_by.get(str(found.folder), ""))
@@ -190,6 +203,8 @@ def _relative(path: Path, base: Path) -> str:
 
 def _read_stored(path: Path) -> dict[str, object]:
     try:
+        if path.stat().st_size > MAX_TREE_BYTES:
+            return {}  # larger than any tree this version stores: rebuilt, never read
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
@@ -273,10 +288,17 @@ def _stored_form(
 
 
 def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:
-    """Write the built tree atomically; a workspace that cannot be written keeps it in memory only."""
+    """Write the built tree atomically; a workspace that cannot be written, or a tree over :data:`MAX_TREE_BYTES`,
+    keeps it in memory only."""
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    size = len(text.encode("utf-8"))
+    if size > MAX_TREE_BYTES:
+        reason = f"the built tree is {size} bytes, over the {MAX_TREE_BYTES} stored; it is rebuilt next time"
+        problems.append(ManifestError(reason, file=str(path)))
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        replace_file(path, text)
     except OSError as exc:
         problems.append(
             ManifestError(

@@ -1,0 +1,169 @@
+"""Whether a request says not to do something: a negated command is handed back, never acted on.
+
+"Don't add buy milk to my todo list" names a skill that writes and the thing
+to write, and says not to. The words that negate are read where they govern
+the command, at the start of one of its clauses:
+
+- the negated imperative: "don't", "do not", "never", "please just don't";
+- the speaker's or the addressee's refusal: "I don't want you to", "you
+  shouldn't", "there's no need to", "no need to", "let's not", "I'd rather
+  you didn't", "make sure not to", "under no circumstances";
+- a verb of not doing, followed by what is not to be done: "stop sending",
+  "skip adding", "hold off on", "refrain from", "forget about";
+- a retraction: "never mind", "forget it", "scratch that", "no." alone,
+  "I changed my mind";
+- ``no`` or ``not`` before a command's own word: "no emails to Alice", "not
+  email Alice" (but "add eggs, no milk" adds eggs).
+
+A verb of not doing without a gerund after it ("Skip this song", "Stop the
+timer") negates unless it is what the skill itself does (its words say so:
+see :func:`~.evidence.skill_fits`): the gate decides that with the skill in
+hand (:meth:`Negation.applies_to`).
+
+What the request says rather than commands is never read as a negation: quoted
+text ("Add 'don't forget the keys' to my todo list"), what follows the colon
+after a command ("Add to my list: never skip breakfast"), and negations inside
+a clause, which belong to its content ("Remind me never to skip breakfast"
+sets a reminder: its verb is "remind"). A double negation commands: "don't
+forget to", "never fail to", "don't hesitate to". English only; in another
+language nothing is read as a negation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Contractions and common misspellings written out, so each negation is matched in one form.
+_WRITTEN_OUT = (
+    (re.compile(r"\b(?:won'?t)\b"), "will not"),
+    (re.compile(r"\b(?:can'?t|cannot)\b"), "can not"),
+    (re.compile(r"\b(?:dont|dnt)\b"), "do not"),
+    (re.compile(r"\b(doesn|didn|shouldn|mustn|needn|wouldn|isn|aren|haven|hasn)t\b"), r"\1 not"),
+    (re.compile(r"n't\b"), " not"),
+    (re.compile(r"\blet'?s\b"), "let us"),
+    (re.compile(r"\b(i|we|you)'d\b"), r"\1 would"),
+    (re.compile(r"\b(there|it|that)'s\b"), r"\1 is"),
+    (re.compile(r"\b(you|we|they)'?re\b"), r"\1 are"),
+    (re.compile(r"\bu\b"), "you"),
+)
+# Quoted text is what the request is about, not what it commands. A single quote opens after a space and closes
+# before one; one inside a word ("don't") is an apostrophe.
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|«[^»]*»|(?<!\w)'(?:[^']|'(?=\w))*'(?!\w)|(?<!\w)‘(?:[^’]|’(?=\w))*’(?!\w)")
+_CLAUSES = re.compile(
+    r"[.;!?\n()]+|,|\s[-–—]+\s|[–—]"
+    r"|\b(?:and|but|or|then|yet|so|though|although|however|instead)\b"
+)
+_FILLERS = re.compile(
+    r"^(?:(?:please|pls|plz|just|kindly|actually|really|seriously|honestly|ok|okay|oh|well|wait|hmm+|um+|uh+|sorry"
+    r"|now|also|hey|hi|on second thoughts?|second thoughts?|come to think of it|you know what|no,"
+    r"|i (?:said|told you|asked you|mean|meant|repeat)|do me a favou?r)\b[\s,]*)+"
+)
+_DOUBLE = r"(?!\s+(?:forget|fail|neglect|hesitate|omit|miss)\b)"  # "don't forget to" commands
+_NEGATED = re.compile(
+    "|".join(
+        (
+            rf"(?:do|does|did|will) not\b{_DOUBLE}",
+            rf"never\b{_DOUBLE}",
+            r"nevermind\b",
+            r"(?:there is )?no need\b",
+            r"(?:no|nope|nah)$",
+            r"no (?:more )?\w+ing\b",
+            r"not (?:now|yet|today|this time|anymore|any more)\b",
+            r"you (?:do not|does not|should not|shall not|must not|need not|may not|will not|are not to"
+            r"|are not supposed to|never)\b",
+            r"(?:i|we) (?:do not|never|no longer) (?:want|need|wish)\b",
+            r"(?:i|we) would (?:rather|prefer)(?: it)?(?: if| that)? (?:not|you (?:did not|do not|would not|not|never))\b",
+            r"(?:can|could|would|will) you (?:please )?(?:not|never)\b",
+            r"you are not (?:allowed|permitted|supposed|to)\b|(?:i )?forbid you\b",
+            r"(?:it is )?(?:not necessary|unnecessary)\b|no reason to\b",
+            r"not to\b",
+            r"let us not\b",
+            r"(?:under|in) no (?:circumstances?|case)\b|by no means\b|on no account\b",
+            r"(?:make|be) sure (?:(?:you|to) )?(?:do not|never|not)\b",
+            r"(?:forget|scratch|ignore|disregard) (?:it|that|this|all that)$",
+            r"(?:forget|never mind) about\b",
+            r"(?:i (?:have )?)?changed my mind\b",
+        )
+    )
+)
+_NO_COMMAND = re.compile(r"(?:no|not)(?: more)? (\w+)")
+NOT_DOING_VERBS = ("stop", "quit", "cease", "skip", "avoid", "refrain", "abstain", "hold off", "forget", "give up")
+_NOT_DOING = re.compile(rf"({'|'.join(NOT_DOING_VERBS)})\b(?:\s+(?:from|on|about))?(?:\s+(\w+))?")
+# Words in -ing that are things, not actions: "skip the morning meeting" names what to skip.
+_NOT_GERUNDS = frozenset(
+    "thing things something anything nothing everything morning evening meeting meetings building wedding ceiling "
+    "spring string king ring sibling pudding darling during bring sing swing wing".split()
+)
+_COLON_LABELS = 2  # a colon after at most this many words that are no command ("Important:") is a label
+
+
+@dataclass(frozen=True)
+class Negation:
+    """What in a request says not to act: the ``words``, and ``verb`` when they are a verb of not doing with no
+    gerund after it ("skip this song"), which negates only for a skill that does not do it."""
+
+    words: str
+    verb: str | None = None
+
+    def applies_to(self, skill_does: bool) -> bool:
+        """Whether the request is negated for a skill; ``skill_does``: the skill's own words name ``verb``."""
+        return self.verb is None or not skill_does
+
+    def __str__(self) -> str:
+        return self.words
+
+
+def read_negation(text: str, command_verbs: frozenset[str] = frozenset()) -> Negation | None:
+    """The negation governing ``text``'s command, or None (see the module).
+
+    ``command_verbs`` are words that start a command: before a colon, one of
+    them makes what follows the colon the command's content, and after ``no``
+    one of them is negated. A clause that negates outright wins over a verb of
+    not doing in another ("Stop! Don't add that").
+    """
+    plain = _QUOTED.sub(" quoted ", text.lower().replace("’", "'").replace("‘", "'"))
+    for pattern, written in _WRITTEN_OUT:
+        plain = pattern.sub(written, plain)
+    plain = _content_after_colon_dropped(plain, command_verbs)
+    not_doing: Negation | None = None
+    for clause in _CLAUSES.split(plain):
+        clause = _FILLERS.sub("", " ".join(clause.split()))
+        if not clause:
+            continue
+        found = _NEGATED.match(clause) or _no_command(clause, command_verbs)
+        if found is not None:
+            return Negation(_with_next_word(clause, found.end()))
+        doing = _NOT_DOING.match(clause)
+        if doing is not None and not_doing is None:
+            verb, following = doing.group(1), doing.group(2)
+            gerund = following is not None and following.endswith("ing") and following not in _NOT_GERUNDS
+            not_doing = Negation(clause[: doing.end()], None if gerund else verb)
+    return not_doing  # a verb of not doing, when no clause negates outright
+
+
+def _no_command(clause: str, command_verbs: frozenset[str]) -> re.Match[str] | None:
+    """ "No emails to Alice", "not email Alice": ``no`` or ``not`` before a command's word."""
+    found = _NO_COMMAND.match(clause)
+    if found is None:
+        return None
+    word = found.group(1)
+    return found if word in command_verbs or word.endswith("s") and word[:-1] in command_verbs else None
+
+
+def _content_after_colon_dropped(text: str, command_verbs: frozenset[str]) -> str:
+    """``text`` without what follows its first colon, when what precedes it is a command ("Tell Bob: don't come");
+    a short label before it ("Important: do not...") is dropped instead."""
+    head, colon, tail = text.partition(":")
+    if not colon:
+        return text
+    words = head.split()
+    if len(words) <= _COLON_LABELS and not command_verbs.intersection(words):
+        return tail
+    return head
+
+
+def _with_next_word(clause: str, end: int) -> str:
+    """The negating words and the word after them ("do not add"), to say what was read."""
+    rest = clause[end:].split()
+    return f"{clause[:end].strip()} {rest[0]}" if rest else clause[:end].strip()

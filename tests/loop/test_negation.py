@@ -1,0 +1,96 @@
+"""A request that says not to do something is read as such, and only then: :mod:`semif_agent.loop.negation`."""
+
+from __future__ import annotations
+
+import pytest
+
+from semif_agent.loop.evidence import negation_of, read_request
+from semif_agent.tree.manifests import SkillManifest
+
+TODOS_ADD = SkillManifest("todos.add", "todos", "Add a task to my to-do list.", examples=("Add buy milk to my list",))
+TIMER_STOP = SkillManifest("timer.stop", "timer", "Stop the running timer.", examples=("Stop the timer",))
+
+NEGATED = [
+    "Don't add buy milk to my todo list",
+    "Do not email Alice about the quarterly report",
+    "DONT add eggs to my list",
+    "Don’t add eggs to my list",
+    "Please just don't schedule the dentist",
+    "Never email Bob about the launch again",
+    "No need to email Alice about the report",
+    "There's no need to add milk",
+    "You shouldn't email Alice about this",
+    "you dont need to add milk",
+    "I don't want you to email Alice",
+    "I'd rather you didn't email Alice",
+    "Let's not add that to my todo list",
+    "Make sure not to email Alice",
+    "Under no circumstances email Alice",
+    "Do NOT under any circumstances email Alice",
+    "Stop sending Alice reminders",
+    "Skip adding buy milk",
+    "Hold off on emailing Alice",
+    "Refrain from adding milk to the list",
+    "Forget about emailing Alice",
+    "Add milk to my list. Actually, don't.",
+    "Email Alice about the report - never mind",
+    "Add milk to my todo list, no wait, forget it",
+    "Email Alice and don't cc Bob",
+    "Important: do not email Alice",
+    "I changed my mind, don't email Alice",
+    "No, don't add it",
+    "Do not, under any circumstances, email Alice",
+    "I'd prefer if you didn't email Alice",
+    "It's not necessary to email Alice",
+    "Could you not email Alice?",
+    "You're not allowed to email Alice",
+    "No emails to Alice please",
+    "I told you not to email Alice",
+    "Do me a favour and don't email Alice",
+    "Stop! Don't add that",
+    "Nah, don't bother adding milk",
+]
+
+ORDINARY = [
+    "Add 'don't forget the keys' to my todo list",
+    "Add ‘don’t forget the keys’ to my todo list",
+    'Add "do not disturb" to my notes',
+    "Add don't forget the keys to my todo list",
+    "Add to my todo list: never skip breakfast",
+    "Remind me never to skip breakfast",  # a reminder whose text says never: the command is to remind
+    "Remind me not to email Bob before Friday",
+    "Don't forget to add milk to my todo list",
+    "Never forget to water the plants",
+    "Don't hesitate to email Alice that the report is ready",
+    "Email Alice that we don't need the report",
+    "Note that I can't come on Friday",
+    "Have I got any emails I never sent?",
+    "Schedule a meeting with Bob, no rush",
+    "Add skipping rope to my shopping list",
+    "Email Alice that the quarterly report is ready",
+    "Send my manager a note asking for Friday off",
+    "Add eggs, no milk",
+    "Email Alice but not Bob",
+    "Add buy milk, not urgent",
+    "Email Alice that there is no need to come",
+    "Add a todo to stop smoking",
+    "Write a note on how to avoid burnout",
+]
+
+
+@pytest.mark.parametrize("text", NEGATED)
+def test_a_command_that_says_not_to_act_is_read_as_negated(text: str) -> None:
+    assert negation_of(read_request(text), TODOS_ADD) is not None
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_negative_words_that_do_not_negate_the_command_are_not_read_as_negation(text: str) -> None:
+    assert read_request(text).negation is None
+
+
+def test_a_verb_of_not_doing_negates_unless_it_is_what_the_skill_does() -> None:
+    reading = read_request("Stop the timer")
+    assert negation_of(reading, TIMER_STOP) is None
+    assert negation_of(reading, TODOS_ADD) is not None
+    assert negation_of(read_request("Stop adding reminders"), TIMER_STOP) is not None  # a gerund: always negated
+    assert negation_of(read_request("Stop! Don't add that"), TIMER_STOP) is not None  # an outright one wins
