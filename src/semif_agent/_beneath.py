@@ -23,10 +23,10 @@ through this module:
   there is replaced, never written through).
 - :func:`walk` lists a tree without recursion, each folder opened from its
   parent's descriptor with ``O_NOFOLLOW`` (a folder swapped for a link since
-  it was listed is not entered); :func:`remove_contents` empties a folder the
-  same way. Both stop at a depth and an entry count: :func:`walk` with
-  :class:`TreeTooLarge`, :func:`remove_contents` by leaving what it did not
-  reach.
+  it was listed is not entered), and stops with :class:`TreeTooLarge` past a
+  depth or an entry count. :func:`remove_contents` (and :func:`remove_tree`)
+  empties a folder the same way, moving what lies too deep up into the folder
+  to empty it from there, and stops past an entry count, leaving the rest.
 """
 
 from __future__ import annotations
@@ -248,9 +248,15 @@ def _list(folder: Folder, seen: int, max_entries: int) -> int:
 
 def remove_contents(root_fd: int, *, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES) -> bool:
     """Remove everything in the folder ``root_fd``, never following a link (a link is removed, not its target), without
-    recursion; whether the folder is empty after. Past ``max_depth`` or ``max_entries`` it stops and leaves the
-    rest (then False): it never raises for what it finds."""
-    seen = 0
+    recursion; whether the folder is empty after.
+
+    A folder deeper than ``max_depth`` is moved up into the root (renamed
+    from its parent's descriptor to the root's) and emptied from there, so a
+    chain of any depth is removed holding at most ``max_depth`` descriptors.
+    Past ``max_entries`` names it stops and leaves the rest (then False): it
+    never raises for what it finds.
+    """
+    seen = moved = 0
     held: list[tuple[int, str, list[tuple[str, bool]] | None]] = []
     try:
         held.append((os.dup(root_fd), "", None))
@@ -278,8 +284,15 @@ def remove_contents(root_fd: int, *, max_depth: int = MAX_DEPTH, max_entries: in
                         pass
                     except OSError:
                         continue
-                if len(held) > max_depth:
-                    return False
+                if len(held) > max_depth:  # moved up into the root, to be emptied from there: fds stay bounded
+                    moved += 1
+                    flat = f".deeper-{moved}-{secrets.token_hex(4)}"
+                    try:
+                        os.rename(child, flat, src_dir_fd=fd, dst_dir_fd=held[0][0])
+                    except OSError:
+                        return False
+                    held[0][2].append((flat, True))  # type: ignore[union-attr]
+                    continue
                 try:
                     opened = os.open(child, _FOLDER | _NONBLOCK, dir_fd=fd)
                 except OSError:  # a link or file put in its place since it was listed: removed as what it is
@@ -300,6 +313,28 @@ def remove_contents(root_fd: int, *, max_depth: int = MAX_DEPTH, max_entries: in
     finally:
         for fd, _, _ in held:
             os.close(fd)
+
+
+def remove_tree(path: str | os.PathLike[str], *, max_entries: int = MAX_ENTRIES) -> bool:
+    """Remove the folder ``path`` and everything in it (:func:`remove_contents`, then the folder itself); whether
+    it is gone. Never raises: a host's clean-up goes on whatever a child left there."""
+    try:
+        fd = open_root(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        emptied = remove_contents(fd, max_entries=max_entries)
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return emptied
 
 
 def _parts(relative: str) -> list[str]:
