@@ -70,8 +70,8 @@ def open_beneath(dir_fd: int, relative: str, flags: int = os.O_RDONLY, mode: int
     """Open ``relative`` below the folder ``dir_fd``, never through a link nor out of the folder (``OSError``)."""
     parts = _parts(relative)
     flags |= _NOFOLLOW | _CLOEXEC
-    if not parts:
-        return os.open(".", flags, mode, dir_fd=dir_fd)
+    if len(parts) <= 1:  # no folder on the way: O_NOFOLLOW alone holds
+        return os.open(parts[0] if parts else ".", flags, mode, dir_fd=dir_fd)
     fd = _by_openat2(dir_fd, "/".join(parts), flags, mode)
     if fd is not None:
         return fd
