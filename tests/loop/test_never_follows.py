@@ -61,6 +61,13 @@ planter.start()
 planter.join()
 """
 
+MANY = """
+drafts = Path(ctx.config["drafts"])
+(drafts / "many").mkdir(parents=True, exist_ok=True)
+for index in range(120):
+    (drafts / "many" / f"{index}").mkdir()
+"""
+
 PLAIN = """
 drafts = Path(ctx.config["drafts"])
 drafts.mkdir(parents=True, exist_ok=True)
@@ -118,6 +125,17 @@ def test_a_deep_chain_fails_the_run_that_planted_it_and_the_next_run_goes_on(mak
     outcomes = [r for r in DecisionLog(runner.workspace.log_path).read() if r["kind"] == "outcome"]
     assert [r["run_id"] for r in outcomes] == [planted.run_id, after.run_id]
     assert outcomes[0]["outcome"] == "failure" and outcomes[1]["outcome"] != "failure"
+
+
+def test_a_tree_past_the_entry_cap_fails_the_run_that_planted_it_and_the_next_run_goes_on(
+    make_workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("semif_agent.loop.observe.MAX_ENTRIES", 100)  # millions of names, in small
+    root = make_workspace({"evil.act": body(MANY), "plain.act": body(PLAIN)}, admitted=True, settings=NOWHERE)
+    planted = _runner(root).run("do it", skill="evil.act")
+    assert planted.error is not None and "more than 100 files and folders" in planted.error
+    after = _runner(root).run("write it down", skill="plain.act")
+    assert after.error is None and after.changes.created == ["data/drafts/plain.txt"]
 
 
 def test_a_deep_chain_in_the_private_folder_leaves_the_worker_serving(make_workspace) -> None:
