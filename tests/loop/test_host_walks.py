@@ -136,11 +136,13 @@ def chain(tmp_path: Path) -> Iterator[Path]:
     subprocess.run(["rm", "-rf", "--", str(tmp_path / "ws")], check=False)
 
 
-def test_a_deep_chain_is_refused_by_the_snapshot_in_a_line(chain: Path) -> None:
+def test_a_deep_chain_is_refused_by_the_snapshot_in_a_line_and_the_other_write_dirs_are_seen(chain: Path) -> None:
     (chain / "plain.txt").write_text("a draft\n")
-    snap = observe((chain,), base=chain.parent.parent)
-    assert snap.truncated and "deeper than" in snap.refused and "\n" not in snap.refused
-    assert "data/drafts/plain.txt" in snap.files
+    notes = chain.parent / "notes"
+    (notes / "note.txt").write_text("a note\n")
+    snap = observe((chain, notes), base=chain.parent.parent)
+    assert snap.truncated and snap.refused == ("data/drafts holds folders nested deeper than 64 levels",)
+    assert {"data/drafts/plain.txt", "data/notes/note.txt"} <= set(snap.files)
 
 
 def test_a_deep_chain_stops_the_gate_with_its_reason(chain: Path) -> None:

@@ -65,7 +65,7 @@ class Observation:
     paths: dict[str, str] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
     roots: dict[str, str] = field(default_factory=dict)  # file name -> the write dir it lies in
-    refused: str = ""  # why the walk stopped short (a tree past its caps), in a line; "" when it did not
+    refused: tuple[str, ...] = ()  # the write dirs whose walk stopped short (a tree past its caps), a line each
 
 
 @dataclass(frozen=True)
@@ -114,13 +114,14 @@ def observe(
 
     Each root is walked from its descriptor (:func:`~semif_agent._beneath.walk`:
     never through a link, without recursion); a tree past the walk's caps ends
-    the snapshot there, ``refused`` saying why.
+    that write dir's walk there (``refused`` says why); the others are walked.
     """
     files: dict[str, FileStat] = {}
     contents: dict[str, str] = {}
     paths: dict[str, str] = {}
     hashes: dict[str, str] = {}
     roots_of: dict[str, str] = {}
+    refused: list[str] = []
     budget = TEXTS_KEPT if texts else 0
     skip = {os.fspath(p) for p in ignore}
     top = os.fspath(base) if base is not None else None
@@ -175,17 +176,25 @@ def observe(
                         contents[name] = text
                         budget -= status.st_size
                     if len(files) >= MAX_FILES:
-                        return Observation(
-                            files, truncated=True, texts=contents, paths=paths, hashes=hashes, roots=roots_of
-                        )
+                        return _snapshot(files, contents, paths, hashes, roots_of, refused, truncated=True)
         except TreeTooLarge as exc:
-            refused = f"{base_dir[cut:] or base_dir} holds {exc}"
-            return Observation(
-                files, truncated=True, texts=contents, paths=paths, hashes=hashes, roots=roots_of, refused=refused
-            )
+            refused.append(f"{base_dir[cut:] or base_dir} holds {exc}")
         finally:
             os.close(root_fd)
-    return Observation(files, texts=contents, paths=paths, hashes=hashes, roots=roots_of)
+    return _snapshot(files, contents, paths, hashes, roots_of, refused, truncated=bool(refused))
+
+
+def _snapshot(
+    files: dict[str, FileStat],
+    texts: dict[str, str],
+    paths: dict[str, str],
+    hashes: dict[str, str],
+    roots: dict[str, str],
+    refused: list[str],
+    *,
+    truncated: bool,
+) -> Observation:
+    return Observation(files, truncated, texts, paths, hashes, roots, tuple(refused))
 
 
 def open_observed(observation: Observation, name: str) -> BinaryIO | None:

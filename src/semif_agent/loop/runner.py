@@ -366,8 +366,9 @@ class _Run:
             try:
                 yield acted
                 after = self._observe(since=before)
-                if after.refused and not before.refused:  # planted by this run: its failure, not the next run's
-                    acted.refused = f"left a tree the host will not walk: {after.refused}"
+                planted = [line for line in after.refused if line not in before.refused]
+                if planted:  # this run's failure, not the next run's (which finds it there before it acts)
+                    acted.refused = f"left a tree the host will not walk: {'; '.join(planted)}"
                 acted.changes = diff(before, after, before_shas=images.shas, before_text=images.text_of)
                 keep_before_images(ws, self.run_id, before, after, acted.changes, images)
             finally:
