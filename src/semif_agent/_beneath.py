@@ -47,6 +47,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_PATH = getattr(os, "O_PATH", 0)
 _FOLDER = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
 
 _OPENAT2 = 437  # the same number on every Linux architecture
@@ -109,7 +110,23 @@ def open_folder_beneath(dir_fd: int, relative: str, *, make: bool = False) -> in
 
 def open_regular_at(dir_fd: int, relative: str) -> int | None:
     """A descriptor of the regular file ``relative`` below ``dir_fd`` opened for reading, else None: never through a
-    link, never a FIFO (opened without blocking) or device, checked on the open descriptor."""
+    link, and a FIFO or device node is never opened at all (looked at through an ``O_PATH`` descriptor first, the
+    file opened again from that descriptor once it is known to be a regular one)."""
+    if _PATH:
+        try:
+            located = open_beneath(dir_fd, relative, _PATH)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(located).st_mode):
+                return None
+            return os.open(f"/proc/self/fd/{located}", os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+        except FileNotFoundError:  # no /proc: opened by name below (without blocking), and checked again
+            pass
+        except OSError:
+            return None
+        finally:
+            os.close(located)
     try:
         fd = open_beneath(dir_fd, relative, os.O_RDONLY | _NONBLOCK)
     except OSError:
