@@ -51,7 +51,7 @@ _PATH = getattr(os, "O_PATH", 0)
 _FOLDER = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
 
 _OPENAT2 = 437  # the same number on every Linux architecture
-_RESOLVE_NO_MAGICLINKS, _RESOLVE_NO_SYMLINKS, _RESOLVE_BENEATH = 0x02, 0x04, 0x08
+_RESOLVE_NO_SYMLINKS, _RESOLVE_BENEATH = 0x04, 0x08
 _openat2: Any = None  # the libc ``syscall`` function once looked up; False where the kernel lacks openat2
 
 

@@ -79,19 +79,21 @@ def open_regular_beneath(root: str | os.PathLike[str], relative: str) -> BinaryI
 
 def copy_tree(source: Path, dest: Path, *, skip: tuple[str, ...] = ()) -> None:
     """Copy the folder ``source`` into ``dest`` from directory descriptors (:mod:`._beneath`): regular files (with
-    their times and modes), folders, and links whose target stays below the link's folder (relative, no ``..``;
+    their times and modes), folders (with their modes), and links whose target stays below the link's folder (relative, no ``..``;
     others are left out, as are FIFOs, sockets and device nodes, and names matching ``skip``, glob patterns).
 
     Nothing is read through a link, and a folder swapped for one during the copy
     is not entered. Raises :class:`~._beneath.TreeTooLarge` past the walk's caps.
     """
     dest.mkdir(parents=True, exist_ok=True)
+    modes: list[tuple[str, int]] = []  # each folder's permissions, set once its contents are in
     source_fd = open_root(source)
     try:
         dest_fd = open_root(dest)
         try:
             for folder in walk(source_fd):
                 folder.folders[:] = [name for name in folder.folders if not _skipped(name, skip)]
+                modes.append((folder.path, stat.S_IMODE(os.fstat(folder.fd).st_mode)))
                 into = open_folder_beneath(dest_fd, folder.path)
                 try:
                     for name in folder.folders:
@@ -100,6 +102,12 @@ def copy_tree(source: Path, dest: Path, *, skip: tuple[str, ...] = ()) -> None:
                     for entry in folder.others:
                         if not _skipped(entry.name, skip):
                             _copy_entry(folder.fd, entry.name, into)
+                finally:
+                    os.close(into)
+            for path, mode in reversed(modes):
+                into = open_folder_beneath(dest_fd, path)
+                try:
+                    os.fchmod(into, mode)
                 finally:
                     os.close(into)
         finally:

@@ -21,7 +21,13 @@ kept.
 (or came back, for a deleted one) is refused by name, and nothing is
 touched, as is one whose kept bytes no longer hash to what the run recorded.
 Then it removes what the run created and writes back what it modified or
-deleted, byte for byte, with their permissions.
+deleted, byte for byte, with their permission bits (never set-user-ID).
+
+A skill could have planted links anywhere in its write dirs, so every file is
+reached from its write dir's descriptor and never through a link
+(:mod:`semif_agent._beneath`); a file is written back as a new file of a
+random name made with ``O_EXCL`` beside it, its mode set on its descriptor,
+then renamed over it: a link at its name is replaced, never written through.
 """
 
 from __future__ import annotations
