@@ -16,7 +16,10 @@ through this module:
   RESOLVE_NO_SYMLINKS``) where the kernel has it, else one component at a time
   with ``O_NOFOLLOW``. A link anywhere on the way fails (``ELOOP``), as does a
   ``..`` or an absolute path (``EXDEV``). :func:`open_folder_beneath` does so
-  for a folder, making the missing ones when asked.
+  for a folder, making the missing ones when asked; :func:`open_regular_at`
+  for a file to read, only once it is known to be a regular one (a FIFO or a
+  device node is never opened); :func:`lexists_beneath` says whether anything
+  is at a path.
 - :func:`replace_at` writes a file whole in a held folder: a temporary file of
   a random name made with ``O_EXCL | O_NOFOLLOW``, its mode set on its
   descriptor, renamed over the target relative to the held folder (a link
