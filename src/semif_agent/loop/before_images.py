@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .._files import replace_file
-from .observe import IMAGE_KEPT, IMAGES_KEPT, TEXT_KEPT, Observation, StatKey, open_observed, stat_key
+from .observe import IMAGE_KEPT, IMAGES_KEPT, TEXT_KEPT, Observation, ObservedFiles, StatKey, stat_key
 
 UNDO_DIR = "undo"  # the runs' undo records, in the data dir
 STORE_DIR = "_store"  # beside the runs' records in data/undo/; never a run's folder name (those start alnum)
@@ -150,7 +150,7 @@ class ImageStore:
         kept: dict[str, list[Any]] = {}
         names: dict[str, str] = {}  # absolute path -> the observation's name of it
         spent = 0
-        with _Appender(pack) as appender:
+        with _Appender(pack) as appender, ObservedFiles(observation) as files:
             for name, stat in observation.files.items():
                 full = observation.paths[name]
                 if stat.size > file_limit:
@@ -162,7 +162,7 @@ class ImageStore:
                 entry: list[Any] | None = index.get(full)
                 if not _still_good(entry, stat[:4], pack_size):
                     images.read += 1
-                    entry = _read(open_observed(observation, name), appender, where)
+                    entry = _read(files.open(name), appender, where)
                 if entry is None:
                     images.not_kept[name] = "it could not be read before the run (it changed while being read)"
                     continue
@@ -200,7 +200,7 @@ class ImageStore:
         images.pack = self.folder / f"pack-{secrets.token_hex(8)}"
         images.offsets = {}
         where: dict[str, int] = {}
-        with _Appender(images.pack) as appender:
+        with _Appender(images.pack) as appender, ObservedFiles(observation) as files:
             for full, entry in list(kept.items()):
                 sha = entry[_SHA]
                 if sha not in where:
@@ -210,7 +210,7 @@ class ImageStore:
                 if sha in where:
                     entry[_OFFSET] = where[sha]
                 else:  # damaged: read again from its file
-                    fresh = _read(open_observed(observation, names[full]), appender, where)
+                    fresh = _read(files.open(names[full]), appender, where)
                     if fresh is None:
                         del kept[full]
                         del images.shas[names[full]]
@@ -304,7 +304,7 @@ def _still_good(entry: Any, key: tuple[int, ...], pack_size: int) -> bool:
 
 
 def _read(handle: BinaryIO | None, appender: _Appender, where: dict[str, int]) -> list[Any] | None:
-    """Read the file ``handle`` once (:func:`~.observe.open_observed`: never through a link) and append its bytes to
+    """Read the file ``handle`` once (:class:`~.observe.ObservedFiles`: never through a link) and append its bytes to
     the pack (unless the same bytes are there); its index entry, or None without a handle, when it cannot be read,
     or when it changed while it was read."""
     started = time.time_ns()

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from .._beneath import TreeTooLarge, open_regular_at, open_root, walk
-from .._files import open_regular_beneath
 
 MAX_FILES = 20_000
 MAX_ENTRIES = 200_000  # names a snapshot lists in one write dir, at most (folders, links and special files too)
@@ -200,10 +199,38 @@ def _snapshot(
 def open_observed(observation: Observation, name: str) -> BinaryIO | None:
     """The file ``name`` of ``observation`` opened for reading, from its write dir's descriptor (never through a link
     nor out of the write dir); None when it is no longer a regular file there."""
-    root, full = observation.roots.get(name), observation.paths.get(name)
-    if root is None or full is None or not full.startswith(root + os.sep):
-        return None
-    return open_regular_beneath(root, full[len(root) + 1 :])
+    with ObservedFiles(observation) as files:
+        return files.open(name)
+
+
+class ObservedFiles:
+    """Opens the files of an observation as :func:`open_observed` does, each write dir opened once (for many files)."""
+
+    def __init__(self, observation: Observation) -> None:
+        self.observation = observation
+        self._roots: dict[str, int | None] = {}  # write dir -> its descriptor (None: it could not be opened)
+
+    def open(self, name: str) -> BinaryIO | None:
+        root, full = self.observation.roots.get(name), self.observation.paths.get(name)
+        if root is None or full is None or not full.startswith(root + os.sep):
+            return None
+        if root not in self._roots:
+            try:
+                self._roots[root] = open_root(root)
+            except OSError:
+                self._roots[root] = None
+        root_fd = self._roots[root]
+        fd = open_regular_at(root_fd, full[len(root) + 1 :]) if root_fd is not None else None
+        return os.fdopen(fd, "rb") if fd is not None else None
+
+    def __enter__(self) -> ObservedFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self._roots.values():
+            if fd is not None:
+                os.close(fd)
+        self._roots.clear()
 
 
 def _bytes_of(dir_fd: int, name: str, limit: int) -> bytes | None:
