@@ -1,16 +1,19 @@
 """Files handled by the host without trusting what a skill left: :func:`replace_file` (in one step),
 :func:`open_regular` (never through a link, never a FIFO or device), :func:`copy_tree` (only files, folders and
-links as links); standard library only, so the kernel may import it."""
+links that stay inside, from directory descriptors); standard library only, so the kernel may import it."""
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import shutil
 import stat
 import tempfile
 from pathlib import Path
 from typing import BinaryIO
+
+from ._beneath import open_folder_beneath, open_regular_at, open_root, walk
 
 
 def replace_file(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = False) -> None:
@@ -60,39 +63,81 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO | None:
     return handle
 
 
-def is_file_or_folder(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` itself (not what a link points to) is a regular file or a folder."""
+def open_regular_beneath(root: str | os.PathLike[str], relative: str) -> BinaryIO | None:
+    """The regular file ``relative`` below the folder ``root`` opened for reading, from ``root``'s descriptor (never
+    through a link, nor out of ``root``, never a FIFO or device), else None."""
     try:
-        mode = os.lstat(path).st_mode
+        root_fd = open_root(root)
     except OSError:
-        return False
-    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+        return None
+    try:
+        fd = open_regular_at(root_fd, relative)
+    finally:
+        os.close(root_fd)
+    return None if fd is None else os.fdopen(fd, "rb")
 
 
 def copy_tree(source: Path, dest: Path, *, skip: tuple[str, ...] = ()) -> None:
-    """Copy the folder ``source`` into ``dest``: regular files (with their times and modes), folders, and links as
-    links (never read through); FIFOs, sockets and device nodes are left out, as are names matching ``skip``
-    (glob patterns)."""
-    skipped = shutil.ignore_patterns(*skip) if skip else None
+    """Copy the folder ``source`` into ``dest`` from directory descriptors (:mod:`._beneath`): regular files (with
+    their times and modes), folders (with their modes), and links whose target stays below the link's folder (relative, no ``..``;
+    others are left out, as are FIFOs, sockets and device nodes, and names matching ``skip``, glob patterns).
 
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        left_out = set(skipped(folder, names)) if skipped is not None else set()
-        for name in names:
-            full = os.path.join(folder, name)
-            if not (os.path.islink(full) or is_file_or_folder(full)):
-                left_out.add(name)
-        return left_out
+    Nothing is read through a link, and a folder swapped for one during the copy
+    is not entered. Raises :class:`~._beneath.TreeTooLarge` past the walk's caps.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    modes: list[tuple[str, int]] = []  # each folder's permissions, set once its contents are in
+    source_fd = open_root(source)
+    try:
+        dest_fd = open_root(dest)
+        try:
+            for folder in walk(source_fd):
+                folder.folders[:] = [name for name in folder.folders if not _skipped(name, skip)]
+                modes.append((folder.path, stat.S_IMODE(os.fstat(folder.fd).st_mode)))
+                into = open_folder_beneath(dest_fd, folder.path)
+                try:
+                    for name in folder.folders:
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(name, 0o700, dir_fd=into)
+                    for entry in folder.others:
+                        if not _skipped(entry.name, skip):
+                            _copy_entry(folder.fd, entry.name, into)
+                finally:
+                    os.close(into)
+            for path, mode in reversed(modes):
+                into = open_folder_beneath(dest_fd, path)
+                try:
+                    os.fchmod(into, mode)
+                finally:
+                    os.close(into)
+        finally:
+            os.close(dest_fd)
+    finally:
+        os.close(source_fd)
 
-    shutil.copytree(source, dest, symlinks=True, ignore=ignore, copy_function=_copy_regular, dirs_exist_ok=True)
+
+def _skipped(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
 
 
-def _copy_regular(source: str, dest: str) -> str:
-    """Copy ``source`` to ``dest`` when it is still a regular file when opened (a copy function for copytree)."""
-    handle = open_regular(source)
-    if handle is None:
-        return dest
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    with handle, os.fdopen(os.open(dest, flags, 0o600), "wb") as out:
-        shutil.copyfileobj(handle, out)
-    shutil.copystat(source, dest, follow_symlinks=False)
-    return dest
+def _copy_entry(source_fd: int, name: str, dest_fd: int) -> None:
+    """Copy the entry ``name`` of the folder ``source_fd`` into ``dest_fd`` when it is a regular file (as opened) or a
+    link that stays below its folder; anything else is left out."""
+    with contextlib.suppress(OSError):
+        target = os.readlink(name, dir_fd=source_fd)
+        parts = target.split("/")
+        if not target.startswith("/") and ".." not in parts:
+            with contextlib.suppress(FileExistsError):
+                os.symlink(target, name, dir_fd=dest_fd)
+        return
+    fd = open_regular_at(source_fd, name)
+    if fd is None:
+        return
+    with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(fd)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        with os.fdopen(os.open(name, flags, 0o600, dir_fd=dest_fd), "wb") as out:
+            shutil.copyfileobj(handle, out)
+            out.flush()
+            os.fchmod(out.fileno(), stat.S_IMODE(status.st_mode))
+            os.utime(out.fileno(), ns=(status.st_atime_ns, status.st_mtime_ns))

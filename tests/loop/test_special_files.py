@@ -87,15 +87,21 @@ def test_diff_and_undo_skip_special_files_and_put_back_the_regular_one(ws: Works
     assert all(os.path.lexists(drafts / name) for name in ("pipe", "secret", "loop", "new-pipe", "new-link"))
 
 
-def test_the_gates_copy_finishes_without_specials_and_keeps_links_as_links(ws: Workspace, tmp_path: Path) -> None:
+def test_the_gates_copy_finishes_without_specials_and_keeps_only_links_that_stay_inside(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    drafts = ws.root / "data" / "drafts"
+    (drafts / "inside").symlink_to("plain.txt")
+    (drafts / "climbs").symlink_to("../../semif.toml")
     dest = tmp_path / "copy" / ws.root.name
     finishes(lambda: _copy_workspace(ws, dest))
-    drafts = dest / "data" / "drafts"
-    assert (drafts / "plain.txt").read_text() == "a draft\n"
-    assert not os.path.lexists(drafts / "pipe") and not os.path.lexists(drafts / "zero")
-    for link in ("secret", "loop", "outside"):  # copied as links, never read through
-        assert os.path.islink(drafts / link)
-    assert os.readlink(drafts / "secret") == str(tmp_path / "shadow")
+    copied = dest / "data" / "drafts"
+    assert (copied / "plain.txt").read_text() == "a draft\n"
+    assert not os.path.lexists(copied / "pipe") and not os.path.lexists(copied / "zero")
+    for link in ("secret", "loop", "outside", "climbs"):  # links out of their folder are left out, never read through
+        assert not os.path.lexists(copied / link)
+    assert os.readlink(copied / "inside") == "plain.txt"
+    assert SECRET not in "".join(p.read_text() for p in copied.iterdir() if p.is_file() and not p.is_symlink())
 
 
 @pytest.mark.parametrize("name", SPECIAL)

@@ -11,8 +11,9 @@ memory blow-up is a failure too. The host's data is never touched.
 What the body can read matches a real run: the copy is a folder named like
 the workspace (no trace of the gate in any path), with its settings, its
 manifests and skill bodies (the candidate at its own body path), a copy of
-the write dirs (files, folders and links as links: never a FIFO, socket or
-device node, which would hang the copy or copy without end), and its read-only inputs (``[paths]`` entries outside the
+the write dirs (files, folders and the links that stay below their folder,
+from directory descriptors: never a FIFO, socket or device node, which would
+hang the copy or copy without end, never a link out), and its read-only inputs (``[paths]`` entries outside the
 write dirs) linked at their usual places; ``ctx.config`` has the same keys,
 ``ctx.run_id`` is a run id like any other, the engine bears the workspace
 engine's name and model, and ``ctx`` is the same class with the same
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._beneath import TreeTooLarge
 from .._files import copy_tree
 from ..contract import Violation
 from ..tree.manifests import SkillManifest, body_path_for
@@ -93,7 +95,10 @@ async def run_gate(
 
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / workspace.root.name
-        moved, _ = _copy_workspace(workspace, copy)
+        try:
+            moved, _ = _copy_workspace(workspace, copy)
+        except TreeTooLarge as exc:
+            return GateReport(False, error=f"the workspace's write dirs cannot be copied for the gate: {exc}")
         body = Path(moved(str(body_path_for(workspace.bodies_dir, category, name))))
         body.parent.mkdir(parents=True, exist_ok=True)
         body.write_text(source, encoding="utf-8")

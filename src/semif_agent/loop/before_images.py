@@ -49,10 +49,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from .._files import open_regular, replace_file
-from .observe import IMAGE_KEPT, IMAGES_KEPT, TEXT_KEPT, Observation, StatKey, stat_key
+from .._files import replace_file
+from .observe import IMAGE_KEPT, IMAGES_KEPT, TEXT_KEPT, Observation, ObservedFiles, StatKey, stat_key
 
 UNDO_DIR = "undo"  # the runs' undo records, in the data dir
 STORE_DIR = "_store"  # beside the runs' records in data/undo/; never a run's folder name (those start alnum)
@@ -150,7 +150,7 @@ class ImageStore:
         kept: dict[str, list[Any]] = {}
         names: dict[str, str] = {}  # absolute path -> the observation's name of it
         spent = 0
-        with _Appender(pack) as appender:
+        with _Appender(pack) as appender, ObservedFiles(observation) as files:
             for name, stat in observation.files.items():
                 full = observation.paths[name]
                 if stat.size > file_limit:
@@ -162,7 +162,7 @@ class ImageStore:
                 entry: list[Any] | None = index.get(full)
                 if not _still_good(entry, stat[:4], pack_size):
                     images.read += 1
-                    entry = _read(full, appender, where)
+                    entry = _read(files.open(name), appender, where)
                 if entry is None:
                     images.not_kept[name] = "it could not be read before the run (it changed while being read)"
                     continue
@@ -174,7 +174,7 @@ class ImageStore:
             pack_size = max(pack_size, appender.end)
         live = sum(size for _, size in images.offsets.values())
         if kept and (pack_size > budget or pack_size > max(2 * live, SMALL_PACK)):
-            self._compact(images, kept, names)
+            self._compact(images, kept, names, observation)
         elif kept != index or pack_name != pack.name:
             self._write_index(pack.name, kept)
         if images.pack is not None:
@@ -191,14 +191,16 @@ class ImageStore:
         if pack is not None and left != index:
             self._write_index(pack, left)
 
-    def _compact(self, images: BeforeImages, kept: dict[str, list[Any]], names: dict[str, str]) -> None:
+    def _compact(
+        self, images: BeforeImages, kept: dict[str, list[Any]], names: dict[str, str], observation: Observation
+    ) -> None:
         """Copy the used bytes into a new pack (a damaged copy is read again from its file), then point the index
         and ``images`` at it."""
         old = BeforeImages(self, images.pack, offsets=dict(images.offsets))
         images.pack = self.folder / f"pack-{secrets.token_hex(8)}"
         images.offsets = {}
         where: dict[str, int] = {}
-        with _Appender(images.pack) as appender:
+        with _Appender(images.pack) as appender, ObservedFiles(observation) as files:
             for full, entry in list(kept.items()):
                 sha = entry[_SHA]
                 if sha not in where:
@@ -208,7 +210,7 @@ class ImageStore:
                 if sha in where:
                     entry[_OFFSET] = where[sha]
                 else:  # damaged: read again from its file
-                    fresh = _read(full, appender, where)
+                    fresh = _read(files.open(names[full]), appender, where)
                     if fresh is None:
                         del kept[full]
                         del images.shas[names[full]]
@@ -301,11 +303,11 @@ def _still_good(entry: Any, key: tuple[int, ...], pack_size: int) -> bool:
     )
 
 
-def _read(full: str, appender: _Appender, where: dict[str, int]) -> list[Any] | None:
-    """Read ``full`` once and append its bytes to the pack (unless the same bytes are there); its index entry, or
-    None when it is not a regular file, cannot be read, or changed while it was read."""
+def _read(handle: BinaryIO | None, appender: _Appender, where: dict[str, int]) -> list[Any] | None:
+    """Read the file ``handle`` once (:class:`~.observe.ObservedFiles`: never through a link) and append its bytes to
+    the pack (unless the same bytes are there); its index entry, or None without a handle, when it cannot be read,
+    or when it changed while it was read."""
     started = time.time_ns()
-    handle = open_regular(full)
     if handle is None:
         return None
     try:

@@ -10,11 +10,12 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
-from .._files import open_regular
+from .._beneath import TreeTooLarge, open_regular_at, open_root, walk
 
 MAX_FILES = 20_000
+MAX_ENTRIES = 200_000  # names a snapshot lists in one write dir, at most (folders, links and special files too)
 TEXT_KEPT = 64 * 1024  # a file larger than this is not read for its diff
 TEXTS_KEPT = 1024 * 1024  # nor any more once one snapshot has read this much
 IMAGE_KEPT = 1024 * 1024  # a file larger than this keeps no before-image (its change cannot be undone)
@@ -52,9 +53,9 @@ def stat_key(status: os.stat_result | FileStat) -> StatKey:
 class Observation:
     """A snapshot of the write roots: relative path -> its :class:`FileStat`, and the small text files' contents.
 
-    ``paths`` gives each file's absolute path; ``hashes`` the sha256 of the
-    files new or changed since the snapshot given as ``since`` (only those
-    are read).
+    ``paths`` gives each file's absolute path (``roots`` its write dir: read
+    it with :func:`open_observed`); ``hashes`` the sha256 of the files new or
+    changed since the snapshot given as ``since`` (only those are read).
     """
 
     files: dict[str, FileStat] = field(default_factory=dict)
@@ -62,6 +63,8 @@ class Observation:
     texts: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
+    roots: dict[str, str] = field(default_factory=dict)  # file name -> the write dir it lies in
+    refused: tuple[str, ...] = ()  # the write dirs whose walk stopped short (a tree past its caps), a line each
 
 
 @dataclass(frozen=True)
@@ -107,11 +110,17 @@ def observe(
     of small UTF-8 files are kept too (bounded), for :func:`diff`. With
     ``since`` (an earlier snapshot), only files new or changed since are read:
     each is hashed once (``hashes``), and its text kept when ``texts``.
+
+    Each root is walked from its descriptor (:func:`~semif_agent._beneath.walk`:
+    never through a link, without recursion); a tree past the walk's caps ends
+    that write dir's walk there (``refused`` says why); the others are walked.
     """
     files: dict[str, FileStat] = {}
     contents: dict[str, str] = {}
     paths: dict[str, str] = {}
     hashes: dict[str, str] = {}
+    roots_of: dict[str, str] = {}
+    refused: list[str] = []
     budget = TEXTS_KEPT if texts else 0
     skip = {os.fspath(p) for p in ignore}
     top = os.fspath(base) if base is not None else None
@@ -121,55 +130,129 @@ def observe(
         if top is not None and (base_dir + os.sep).startswith(top + os.sep):
             names_from = top
         cut = len(names_from.rstrip(os.sep)) + 1  # a file's name: its path past ``names_from`` and a separator
-        for folder, dirs, names in os.walk(base_dir):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(names):
-                full = os.path.join(folder, name)
-                if full in skip:
-                    continue
-                try:
-                    status = os.lstat(full)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(status.st_mode):  # a link, FIFO, socket or device node: never read, not listed
-                    continue
-                name = full[cut:]
-                now = FileStat(
-                    status.st_size, status.st_mtime_ns, status.st_ino, status.st_ctime_ns, stat.S_IMODE(status.st_mode)
-                )
-                files[name], paths[name] = now, full
-                if since is not None and since.files.get(name) == now:
-                    continue
-                small = _bytes_of(full, TEXT_KEPT) if 0 < status.st_size <= min(TEXT_KEPT, budget) else None
-                if since is not None:
-                    digest = hashlib.sha256(small).hexdigest() if small is not None else sha256_of(full)
-                    if digest is not None:
-                        hashes[name] = digest
-                text = _text_of(small)
-                if text is not None:
-                    contents[name] = text
-                    budget -= status.st_size
-                if len(files) >= MAX_FILES:
-                    return Observation(files, truncated=True, texts=contents, paths=paths, hashes=hashes)
-    return Observation(files, texts=contents, paths=paths, hashes=hashes)
+        try:
+            root_fd = open_root(base_dir)
+        except OSError:
+            continue
+        try:
+            for folder in walk(root_fd, max_entries=MAX_ENTRIES):
+                folder.folders[:] = [d for d in folder.folders if d != "__pycache__"]
+                for entry in folder.others:
+                    relative = f"{folder.path}/{entry.name}" if folder.path else entry.name
+                    full = os.path.join(base_dir, relative)
+                    if full in skip:
+                        continue
+                    try:
+                        status = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not stat.S_ISREG(status.st_mode):  # a link, FIFO, socket or device node: never read, not listed
+                        continue
+                    name = full[cut:]
+                    now = FileStat(
+                        status.st_size,
+                        status.st_mtime_ns,
+                        status.st_ino,
+                        status.st_ctime_ns,
+                        stat.S_IMODE(status.st_mode),
+                    )
+                    files[name], paths[name], roots_of[name] = now, full, base_dir
+                    if since is not None and since.files.get(name) == now:
+                        continue
+                    small = None
+                    if 0 < status.st_size <= min(TEXT_KEPT, budget):
+                        small = _bytes_of(folder.fd, entry.name, TEXT_KEPT)
+                    if since is not None:
+                        digest = (
+                            hashlib.sha256(small).hexdigest()
+                            if small is not None
+                            else _sha256_at(folder.fd, entry.name)
+                        )
+                        if digest is not None:
+                            hashes[name] = digest
+                    text = _text_of(small)
+                    if text is not None:
+                        contents[name] = text
+                        budget -= status.st_size
+                    if len(files) >= MAX_FILES:
+                        return _snapshot(files, contents, paths, hashes, roots_of, refused, truncated=True)
+        except TreeTooLarge as exc:
+            refused.append(f"{base_dir[cut:] or base_dir} holds {exc}")
+        finally:
+            os.close(root_fd)
+    return _snapshot(files, contents, paths, hashes, roots_of, refused, truncated=bool(refused))
 
 
-def _bytes_of(path: str, limit: int) -> bytes | None:
-    """``path``'s bytes when it is a regular file of at most ``limit`` bytes (never through a link), else None."""
-    handle = open_regular(path)
-    if handle is None:
+def _snapshot(
+    files: dict[str, FileStat],
+    texts: dict[str, str],
+    paths: dict[str, str],
+    hashes: dict[str, str],
+    roots: dict[str, str],
+    refused: list[str],
+    *,
+    truncated: bool,
+) -> Observation:
+    return Observation(files, truncated, texts, paths, hashes, roots, tuple(refused))
+
+
+def open_observed(observation: Observation, name: str) -> BinaryIO | None:
+    """The file ``name`` of ``observation`` opened for reading, from its write dir's descriptor (never through a link
+    nor out of the write dir); None when it is no longer a regular file there."""
+    with ObservedFiles(observation) as files:
+        return files.open(name)
+
+
+class ObservedFiles:
+    """Opens the files of an observation as :func:`open_observed` does, each write dir opened once (for many files)."""
+
+    def __init__(self, observation: Observation) -> None:
+        self.observation = observation
+        self._roots: dict[str, int | None] = {}  # write dir -> its descriptor (None: it could not be opened)
+
+    def open(self, name: str) -> BinaryIO | None:
+        root, full = self.observation.roots.get(name), self.observation.paths.get(name)
+        if root is None or full is None or not full.startswith(root + os.sep):
+            return None
+        if root not in self._roots:
+            try:
+                self._roots[root] = open_root(root)
+            except OSError:
+                self._roots[root] = None
+        root_fd = self._roots[root]
+        fd = open_regular_at(root_fd, full[len(root) + 1 :]) if root_fd is not None else None
+        return os.fdopen(fd, "rb") if fd is not None else None
+
+    def __enter__(self) -> ObservedFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self._roots.values():
+            if fd is not None:
+                os.close(fd)
+        self._roots.clear()
+
+
+def _bytes_of(dir_fd: int, name: str, limit: int) -> bytes | None:
+    """The bytes of ``name`` in ``dir_fd`` when it is a regular file of at most ``limit`` bytes (never through a link)."""
+    fd = open_regular_at(dir_fd, name)
+    if fd is None:
         return None
     try:
-        with handle:
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError:
         return None
     return data if len(data) <= limit else None
 
 
-def sha256_of(path: str | Path) -> str | None:
-    """The sha256 of a regular file's bytes (never through a link), else None."""
-    handle = open_regular(path)
+def _sha256_at(dir_fd: int, name: str) -> str | None:
+    fd = open_regular_at(dir_fd, name)
+    return None if fd is None else sha256_of_handle(os.fdopen(fd, "rb"))
+
+
+def sha256_of_handle(handle: BinaryIO | None) -> str | None:
+    """The sha256 of what ``handle`` (closed after) reads to its end; None without a handle or on a read error."""
     if handle is None:
         return None
     digest = hashlib.sha256()
@@ -230,7 +313,9 @@ def diff(
             lineterm="",
         )
         diffs[path] = list(itertools.islice(lines, DIFF_LINES))
-    return Changes(created, modified, sorted(set(before.files) - set(after.files)), diffs)
+    # a snapshot that stopped short cannot tell a file deleted from one it did not reach
+    deleted = [] if after.truncated and not before.truncated else sorted(set(before.files) - set(after.files))
+    return Changes(created, modified, deleted, diffs)
 
 
 def _modified(

@@ -222,6 +222,7 @@ class _Acted:
     """What the skill changed while the run held the act lock."""
 
     changes: Changes = field(default_factory=Changes)
+    refused: str | None = None  # the tree the block left that the host will not walk, when it was not there before
 
 
 class _Run:
@@ -303,7 +304,7 @@ class _Run:
                 warm=self.runner.warm_processes,
             )
         prediction = Prediction(outcome.prediction) if outcome.prediction is not None else None
-        error = outcome.error
+        error = outcome.error or acted.refused
         if outcome.action is not None:
             action = ActionResult(action_log=outcome.action[0], new_state=outcome.action[1])
         else:
@@ -337,6 +338,7 @@ class _Run:
             except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
                 error = f"following the skill failed: {type(exc).__name__}: {exc}"
                 outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
+        error = error or acted.refused
         trace_phase("act", mark, self.rows, skill=skill.name)
         changes = acted.changes
         if (
@@ -364,6 +366,9 @@ class _Run:
             try:
                 yield acted
                 after = self._observe(since=before)
+                planted = [line for line in after.refused if line not in before.refused]
+                if planted:  # this run's failure, not the next run's (which finds it there before it acts)
+                    acted.refused = f"left a tree the host will not walk: {'; '.join(planted)}"
                 acted.changes = diff(before, after, before_shas=images.shas, before_text=images.text_of)
                 keep_before_images(ws, self.run_id, before, after, acted.changes, images)
             finally:

@@ -21,7 +21,13 @@ kept.
 (or came back, for a deleted one) is refused by name, and nothing is
 touched, as is one whose kept bytes no longer hash to what the run recorded.
 Then it removes what the run created and writes back what it modified or
-deleted, byte for byte, with their permissions.
+deleted, byte for byte, with their permission bits (never set-user-ID).
+
+A skill could have planted links anywhere in its write dirs, so every file is
+reached from its write dir's descriptor and never through a link
+(:mod:`semif_agent._beneath`); a file is written back as a new file of a
+random name made with ``O_EXCL`` beside it, its mode set on its descriptor,
+then renamed over it: a link at its name is replaced, never written through.
 """
 
 from __future__ import annotations
@@ -35,10 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._beneath import lexists_beneath, open_folder_beneath, open_root, replace_at
+from .._files import open_regular_beneath
 from ..errors import UserError
 from .act_lock import ActLock
 from .before_images import STORE_DIR, UNDO_DIR, BeforeImages
-from .observe import Changes, Observation, sha256_of
+from .observe import Changes, Observation, open_observed, sha256_of_handle
 
 MANIFEST = "undo.json"
 DONE = "undone.json"
@@ -84,7 +92,7 @@ def _write_record(
             if Path(workspace.root, name) != Path(full):  # a write dir outside the workspace
                 entry["file"] = full
             if change != "deleted":
-                entry["after_sha256"] = after.hashes.get(name) or sha256_of(full)
+                entry["after_sha256"] = after.hashes.get(name) or sha256_of_handle(open_observed(after, name))
             if change != "created":
                 status = before.files[name]
                 sha = images.shas.get(name)
@@ -180,41 +188,83 @@ def undo_run(workspace: Any, run_id: str, *, changed_files: bool = True) -> Undo
         done = Undone(run_id)
         for entry, target in entries:
             if entry["change"] == "created":
-                target.unlink()
+                target.remove()
                 done.removed.append(str(entry["path"]))
             else:
-                _write_back(target, images[target], entry.get("mode"))
+                target.write(images[target], entry.get("mode"))
                 done.restored.append(str(entry["path"]))
         (folder / DONE).write_text(json.dumps(done.to_dict()) + "\n", encoding="utf-8")
         return done
 
 
-def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> Path:
-    """The file an entry names (in the workspace unless it says where), refused unless it lies in a write dir."""
+@dataclass(frozen=True)
+class _Target:
+    """A file an undo record names, as its write dir (``root``, resolved by the host) and its path below it: every
+    operation on it starts from the write dir's descriptor and never follows a link (:mod:`semif_agent._beneath`),
+    so a link a skill planted on the way, or a name it squats, leads nowhere outside."""
+
+    root: str
+    relative: str
+
+    def _folder(self, *, make: bool = False) -> int:
+        root_fd = open_root(self.root)
+        try:
+            return open_folder_beneath(root_fd, os.path.dirname(self.relative), make=make)
+        finally:
+            os.close(root_fd)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.relative)
+
+    def sha256(self) -> str | None:
+        """The sha256 of the file when it is a regular one (reached without a link), else None."""
+        return sha256_of_handle(open_regular_beneath(self.root, self.relative))
+
+    def exists(self) -> bool:
+        return lexists_beneath(self.root, self.relative)
+
+    def remove(self) -> None:
+        folder = self._folder()
+        try:
+            os.unlink(self.name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
+    def write(self, data: bytes, mode: Any) -> None:
+        """Write ``data`` as the file, whole (:func:`~semif_agent._beneath.replace_at`), with the permission bits of
+        ``mode`` when known; the folders missing on the way are made again."""
+        folder = self._folder(make=True)
+        try:
+            replace_at(folder, self.name, data, mode if isinstance(mode, int) else None)
+        finally:
+            os.close(folder)
+
+
+def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> _Target:
+    """The file an entry names (in the workspace unless it says where), refused unless it lies in a write dir (by its
+    path as written: nothing on the way is resolved, so a link cannot move it into one)."""
     name = str(entry.get("path", ""))
-    target = Path(str(entry["file"])) if entry.get("file") else Path(workspace.root, name)
-    folder = os.path.realpath(target.parent)
-    if entry.get("change") not in ("created", "modified", "deleted") or not any(
-        (folder + os.sep).startswith(os.path.realpath(root) + os.sep) for root in workspace.write_roots
-    ):
-        raise UserError(
-            f"cannot undo run {run_id}: its record names {name}, outside the write dirs; nothing was changed"
-        )
-    return target
+    target = os.path.normpath(str(entry["file"]) if entry.get("file") else os.path.join(workspace.root, name))
+    if entry.get("change") in ("created", "modified", "deleted"):
+        for root in sorted((os.fspath(r) for r in workspace.write_roots), key=len, reverse=True):
+            if target.startswith(root.rstrip(os.sep) + os.sep):
+                return _Target(root, target[len(root.rstrip(os.sep)) + 1 :])
+    raise UserError(f"cannot undo run {run_id}: its record names {name}, outside the write dirs; nothing was changed")
 
 
-def _check(run_id: str, entry: dict[str, Any], target: Path) -> None:
+def _check(run_id: str, entry: dict[str, Any], target: _Target) -> None:
     """Refuse, naming the file, when it cannot be put back as it was: not kept, or changed since the run."""
     name, change = entry.get("path"), entry.get("change")
     if entry.get("not_kept"):
         raise UserError(f"cannot undo run {run_id}: {name} was not kept ({entry['not_kept']}); nothing was changed")
     if change == "deleted":
-        if os.path.lexists(target):
+        if target.exists():
             raise UserError(f"cannot undo run {run_id}: {name}, which it deleted, exists again; nothing was changed")
         return
-    now = sha256_of(target)
+    now = target.sha256()
     if now is None or now != entry.get("after_sha256"):
-        what = "is gone" if not os.path.lexists(target) else "changed"
+        what = "is gone" if not target.exists() else "changed"
         raise UserError(f"cannot undo run {run_id}: {name} {what} since the run; nothing was changed")
 
 
@@ -231,17 +281,6 @@ def _image(run_id: str, folder: Path, entry: dict[str, Any]) -> bytes:
             "nothing was changed"
         )
     return data
-
-
-def _write_back(target: Path, data: bytes, mode: Any) -> None:
-    """Write ``data`` to ``target`` as a whole (a new file renamed over it), with ``mode`` when known."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.undo-{os.getpid()}")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-    if isinstance(mode, int):
-        os.chmod(temporary, mode)
-    os.replace(temporary, target)
 
 
 def undo_logged_run(workspace: Any, log: Any, run_id: str, *, by: str) -> tuple[Undone, dict[str, Any]]:

@@ -22,6 +22,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from .._beneath import open_root, remove_contents
 from . import _cgroup, _confine, _isolation, _mounts, _resident
 from ._messages import PATTERN_CHARS_MOST, PATTERN_FLAGS, PATTERNS_MOST, Heard
 from .channel import Channel
@@ -450,24 +451,18 @@ def close_inherited(keep: set[int]) -> None:
 
 
 def empty_folder(path: str) -> bool:
-    """Remove what a call left in its private folder (symbolic links are not followed); True when it is empty."""
-    with os.scandir(path) as entries:
-        if next(entries, None) is None:
-            return True
-    for folder, subfolders, files in os.walk(path, topdown=False):
-        for name in files:
-            try:
-                os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
-        for name in subfolders:
-            target = os.path.join(folder, name)
-            try:
-                os.unlink(target) if os.path.islink(target) else os.rmdir(target)
-            except OSError:
-                pass
+    """Remove what a call left in its private folder; True when it is empty.
+
+    From the folder's descriptor, never following a link and without recursion
+    (:func:`~semif_agent._beneath.remove_contents`): a link is removed, not
+    what it points to, and a folder swapped for a link meanwhile is not
+    entered. A tree past the caps is left, and the folder reported not empty.
+    """
     try:
-        with os.scandir(path) as entries:
-            return next(entries, None) is None
+        fd = open_root(path)
     except OSError:
         return False
+    try:
+        return remove_contents(fd)
+    finally:
+        os.close(fd)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._files import open_regular
+from .._beneath import lexists_beneath
+from .._files import open_regular_beneath
 from ..records import RunRecord, resolve_run_id, run_rows
 from .index import CallIndex, LogIndex
 
@@ -154,6 +154,9 @@ def _logged_call(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_NOT_SMALL = "not shown (not a small regular file)"
+
+
 def _change(root: Path, verb: str, path: str, kept: Any = None) -> ChangeView:
     """A changed file and its diff: the one the run logged (``kept``), else read from the file as it is now.
 
@@ -165,19 +168,15 @@ def _change(root: Path, verb: str, path: str, kept: Any = None) -> ChangeView:
         return ChangeView(verb, path, None, "deleted")
     if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
         return ChangeView(verb, path, kept[:DIFF_MAX_LINES], "as the run left it")
-    full = root / path
-    try:
-        status = os.lstat(full)
-    except OSError:
-        return ChangeView(verb, path, None, "no longer there")
-    folder, top = os.path.realpath(full.parent), os.path.realpath(root)
-    if folder != top and not folder.startswith(top + os.sep):
+    relative = os.path.normpath(path)
+    if os.path.isabs(relative) or relative == ".." or relative.startswith(".." + os.sep):
         return ChangeView(verb, path, None, "not shown (outside the workspace)")
-    if not stat.S_ISREG(status.st_mode) or status.st_size > DIFF_MAX_BYTES:
-        return ChangeView(verb, path, None, "not shown (not a small regular file)")
-    handle = open_regular(full)  # never through a link, never a FIFO or device swapped in since
+    handle = open_regular_beneath(root, relative)  # from the workspace's descriptor: never through a link
     if handle is None:
-        return ChangeView(verb, path, None, "not shown (not a small regular file)")
+        return ChangeView(verb, path, None, "no longer there" if not lexists_beneath(root, relative) else _NOT_SMALL)
+    if os.fstat(handle.fileno()).st_size > DIFF_MAX_BYTES:
+        handle.close()
+        return ChangeView(verb, path, None, _NOT_SMALL)
     try:
         with handle:
             text = handle.read(DIFF_MAX_BYTES + 1).decode("utf-8")

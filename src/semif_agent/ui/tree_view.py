@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._files import open_regular
 from ..errors import UnknownSkillError
 from ..tree.manifests import Category, SkillManifest
 from ..tree.tree import SkillTree
@@ -120,10 +121,12 @@ def _body(skill: SkillManifest) -> tuple[str | None, str]:
     """The skill's body (a code skill) or its SKILL.md, as text; None when there is none to show."""
     path: Path | None = skill.source if skill.is_skill_md else skill.body_path
     name = "SKILL.md" if skill.is_skill_md else "body"
-    if path is None or not path.is_file():
+    handle = open_regular(path) if path is not None else None  # never through a link, never a FIFO or device
+    if path is None or handle is None:
         return None, name
     try:
-        data = path.read_bytes()[:BODY_MAX_BYTES]
+        with handle:
+            data = handle.read(BODY_MAX_BYTES)
     except OSError:
         return None, name
     return data.decode("utf-8", errors="replace"), f"{name} ({path.name})"
