@@ -1,4 +1,5 @@
-"""The repository's root holds only what belongs there, and CI runs the README's test command."""
+"""The repository's root holds only what belongs there, CI runs the README's test command, and every row of
+SECURITY.md names a test that exists."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TOP_LEVEL = {".ci", ".gitignore", "README.md", "bench", "clients", "pyproject.toml", "src", "tests"}
+TOP_LEVEL = {".ci", ".gitignore", "README.md", "SECURITY.md", "bench", "clients", "pyproject.toml", "src", "tests"}
 """Every tracked entry allowed at the root; a licence, notice or changelog file may sit beside them."""
 
 BESIDE = re.compile(r"(LICEN[CS]E|NOTICE|COPYING|CHANGELOG|CHANGES)(\.(md|txt|rst))?", re.IGNORECASE)
@@ -40,3 +41,16 @@ def test_ci_runs_the_readmes_test_command() -> None:
     ]
     assert len(commands) == 2 and ci == [commands[1]]
     assert commands[1].endswith("python -m pytest --all"), "CI and the README run every test, not the fast subset"
+
+
+def test_every_boundary_of_the_threat_model_names_a_test_that_exists() -> None:
+    model = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    rows = [line for line in model.splitlines() if line.startswith("| ") and not line.startswith("| boundary")]
+    boundaries = [row for row in rows if row.count(" | ") >= 3 and not set(row) <= set("|- ")]
+    assert len(boundaries) >= 20
+    for row in boundaries:
+        named = re.findall(r"(tests/[\w/]+\.py)(?:::(\w+))?", row.rsplit(" | ", 1)[-1])
+        assert named, f"a boundary without its test: {row[:80]}"
+        for path, test in named:
+            source = (ROOT / path).read_text(encoding="utf-8")
+            assert not test or re.search(rf"^(async )?def {test}\(", source, re.M), f"{path}::{test} does not exist"
