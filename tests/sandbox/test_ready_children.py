@@ -47,11 +47,20 @@ def entrypoint(argv, ctx):
 
 
 def waiting_children(worker: int) -> set[int]:
-    """The worker's children that wait for a call now (its children, without those running one)."""
+    """The worker's children that wait for a call now: those in a PID namespace of their own (the zygote that
+    forks them is the worker's child too, in the worker's namespace), without those running one."""
     found = set()
     for task in Path(f"/proc/{worker}/task").iterdir():
-        found |= {int(pid) for pid in (task / "children").read_text().split()}
+        found |= {int(pid) for pid in (task / "children").read_text().split() if _namespaced(int(pid))}
     return found
+
+
+def _namespaced(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return any(line.startswith("NSpid:") and len(line.split()) > 2 for line in status.splitlines())
 
 
 def settle(worker: int, count: int, seconds: float = 5.0) -> set[int]:

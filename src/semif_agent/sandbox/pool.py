@@ -224,7 +224,10 @@ class WorkerPool:
         self._workers.clear()
         self._last_worker.clear()
         if self._calls_folder is not None:
-            shutil.rmtree(self._calls_folder, ignore_errors=True)
+            try:
+                shutil.rmtree(self._calls_folder, ignore_errors=True)
+            except RecursionError:  # a call left a chain of folders too deep to remove: left where it is
+                pass
             self._calls_folder = None
 
     async def start(self, *, network: bool = False) -> None:
@@ -268,7 +271,18 @@ class WorkerPool:
         parent = _cgroup.host_parent()
         cgroup = _cgroup.create(parent, f"worker-{os.getpid()}-{id(self):x}-{self.started}") if parent else None
         env = {key: os.environ[key] for key in DEFAULT_ENV_ALLOW if key in os.environ}
+        setup = {
+            "system_readable": list(system_readable_paths()),
+            "system_folders": list(system_readable_folders()),
+            "secrets": list(etc_secrets()),
+            "preload": list(self.preload),
+            "ready_children": self.ready_children,
+            "warm": self.warm,
+            "network": network,
+        }
+        # the setup goes on the command line: the worker forks its zygote before it reads anything from stdin
         command = [sys.executable, "-I", WORKER_MAIN, package_parent(), self._calls_folder, cgroup or "-"]
+        command.append(json.dumps(setup))
         try:
             process = subprocess.Popen(
                 command,
@@ -284,18 +298,6 @@ class WorkerPool:
             if cgroup:
                 _cgroup.remove(cgroup)
             raise WorkerError(f"cannot start a skill worker ({exc.strerror})") from exc
-        setup = {
-            "system_readable": list(system_readable_paths()),
-            "system_folders": list(system_readable_folders()),
-            "secrets": list(etc_secrets()),
-            "preload": list(self.preload),
-            "ready_children": self.ready_children,
-            "warm": self.warm,
-            "network": network,
-        }
-        assert process.stdin is not None  # piped above
-        process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")
-        process.stdin.flush()
         self.started += 1
         return process, cgroup
 
