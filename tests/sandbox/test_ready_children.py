@@ -174,7 +174,7 @@ def test_the_number_forked_ahead_is_checked():
 
 @pytest.mark.parametrize("style", ["entrypoint", "program"])
 async def test_a_script_changed_between_calls_runs_as_it_is_now(tmp_path, style):
-    """The worker compiles a script once per version; children forked before a change still run the new one."""
+    """Each call's process reads and compiles the script as it is then: children forked before a change run the new one."""
     root = tmp_path / "skills"
     source = {
         "entrypoint": "def entrypoint(argv, ctx):\n    return 'version {n}'\n",
