@@ -238,3 +238,49 @@ async def test_a_chain_of_folders_1100_deep_in_a_calls_folder_stops_neither_the_
     await run(runtime, "counter", "count.py")  # after its folder was looked at
     assert (await in_flight)["calls_here"] == 1
     assert (await run(other, "counter", "count.py"))["calls_here"] >= 1
+
+
+ZYGOTE_CHILD = """
+import os, sys
+from semif_agent.sandbox import _isolation, _zygote
+_isolation.become_subreaper()
+if sys.argv[1] == "unknown":  # a machine whose clone call is not known
+    _isolation._SYS_CLONE.clear()
+zygote = _zygote.start(host_netns=-1, keep=set())
+(child,) = zygote.fork([(0, {"processes": "subreaper", "network": "open"}, None)])
+with open(f"/proc/{child.pid}/stat") as handle:
+    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+os.close(child.control)  # no call: it exits with status 0
+print(parent == os.getpid(), os.waitpid(child.pid, 0)[1], child.pid != zygote.pid)
+"""
+
+
+@pytest.mark.parametrize("machine", ["known", "unknown"])
+def test_the_zygotes_children_are_the_workers(machine):
+    """The process that forks them never parents them: the worker reaps them and reads their exit status."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", ZYGOTE_CHILD, machine], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["True", "0", "True"], done.stderr
+
+
+async def test_a_worker_whose_zygote_is_gone_is_replaced(build):
+    runtime = build()
+    pool = runtime._scripts.executor.worker_pool
+    assert (await run(runtime, "counter", "count.py"))["calls_here"] == 1
+    (worker,) = pool.pids
+    children = Path(f"/proc/{worker}/task/{worker}/children").read_text().split()
+    (zygote,) = [pid for pid in children if len(_nspids(pid)) == 1]  # the one child in the worker's namespace
+    os.kill(int(zygote), 9)
+    for _ in range(200):
+        if worker not in pool.pids:
+            break
+        await asyncio.sleep(0.05)
+    assert worker not in pool.pids
+    assert (await run(runtime, "counter", "count.py"))["calls_here"] == 1
+
+
+def _nspids(pid: str) -> list[str]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return next(line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:"))

@@ -10,7 +10,8 @@ the part of its view to make ahead) and names of standard modules to import
 For each child the zygote makes the child's pipes (its control pipe, its channel's two, its stdout's
 and stderr's) and forks it with ``CLONE_PARENT``: the child's parent is the worker, which reaps it,
 reads its exit status and CPU time as before, and signals a pid that cannot be reused before it is
-reaped. The worker's ends of the pipes go back over a socket (``SCM_RIGHTS``) with the child's pid;
+reaped (on a machine whose ``clone`` call is not known, a middle process forks it and exits, and the
+worker, a subreaper, inherits it). The worker's ends of the pipes go back over a socket (``SCM_RIGHTS``) with the child's pid;
 the child waits for its call on its control pipe (:func:`._call.await_call`). Where the kernel refuses
 the namespaces asked for, the answer says so and the worker asks again without them.
 
@@ -19,10 +20,12 @@ Standard library only; the worker imports it at start.
 
 from __future__ import annotations
 
+import errno
 import gc
 import marshal
 import os
 import socket
+import time
 from typing import Any, NoReturn
 
 from . import _call, _isolation
@@ -159,7 +162,12 @@ def _fork(
     err_r, err_w = os.pipe()
     child_fds = (messages_w, answers_r, out_w, err_w)
     try:
-        pid = _isolation.fork_namespaced(flags | CLONE_PARENT)
+        try:
+            pid = _isolation.fork_namespaced(flags | CLONE_PARENT)
+        except OSError as exc:
+            if exc.errno or flags:  # refused, or namespaces asked of a machine whose clone call is not known
+                raise
+            pid = _fork_through_middle()
     except OSError as exc:
         for fd in (control_r, control_w, messages_r, answers_w, out_r, err_r, *child_fds):
             os.close(fd)
@@ -169,3 +177,34 @@ def _fork(
     for fd in (control_r, *child_fds):
         os.close(fd)
     return ("forked", pid, messages_w, answers_r), [control_w, messages_r, answers_w, out_r, err_r]
+
+
+def _fork_through_middle() -> int:
+    """Where the machine's ``clone`` call is not known: a middle process forks the child and exits at once,
+    so the child, orphaned, becomes the worker's (its nearest subreaper); like :func:`os.fork` otherwise.
+    The child goes on once it is the worker's, so that it dies with the worker (:func:`._call.detach`)."""
+    read_end, write_end = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        me = os.getpid()
+        try:
+            child = os.fork()
+        except OSError:
+            os._exit(1)
+        if child:
+            os.write(write_end, str(child).encode())
+            os._exit(0)
+        os.close(read_end)
+        os.close(write_end)
+        while os.getppid() == me:
+            time.sleep(0.0001)
+        return 0
+    os.close(write_end)
+    try:
+        told = os.read(read_end, 32)
+    finally:
+        os.close(read_end)
+        os.waitpid(middle, 0)
+    if not told:
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+    return int(told)
