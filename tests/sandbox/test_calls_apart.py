@@ -69,6 +69,13 @@ def entrypoint(argv, ctx):
             index = data.find(prefix, index + 1)
     return {"found": list(found.values()), "looked": looked}
 """
+WARMER = """
+import sys
+def entrypoint(argv, ctx):
+    found = "inspect" in sys.modules
+    import inspect
+    return "found" if found else "imported"
+"""
 COUNTER = """
 import json, os, sys
 def entrypoint(argv, ctx):
@@ -130,6 +137,7 @@ def build(tmp_path: Path):
     make_skill(root, "teller", files={"scripts/tell.py": TELLER.replace("{secret}", secret)})
     make_skill(root, "scanner", files={"scripts/scan.py": SCANNER})
     make_skill(root, "counter", files={"scripts/count.py": COUNTER})
+    make_skill(root, "warmer", files={"scripts/warm.py": WARMER})
     registry = SkillCatalog()
     registry.scan_custom(root)
     pools: list[WorkerPool] = []
@@ -284,3 +292,11 @@ async def test_a_worker_whose_zygote_is_gone_is_replaced(build):
 def _nspids(pid: str) -> list[str]:
     status = Path(f"/proc/{pid}/status").read_text()
     return next(line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:"))
+
+
+async def test_what_crosses_to_later_calls_is_the_names_of_standard_modules_they_needed(build):
+    """A call that imported a heavy standard module (of a fixed list) has the zygote import it, so the calls
+    forked after find it loaded: a name crosses, never a call's code or data."""
+    runtime = build(skills=("warmer",), warm=False)
+    assert await run(runtime, "warmer", "warm.py") == "imported"
+    assert await run(runtime, "warmer", "warm.py") == "found"

@@ -11,8 +11,10 @@ forked, confined child of a warm worker (see :mod:`._worker`) and returns a
 
 Each worker is a long-lived Python process started lazily, in its own
 session, with a minimal environment; calls skip the interpreter's start-up yet
-are isolated from the host and from each other (calls of one setup may share a warm process, one after
-another, when the caller passes a ``reuse`` key). Workers speak JSON lines over
+are isolated from the host and from each other: each call's child is forked by the worker's zygote,
+which never held another call's payload, result or code (:mod:`._zygote`); calls of one setup may share
+a warm process, one after another, when the caller passes a ``reuse`` key, judged from outside before
+each (:mod:`._warm_check`). Workers speak JSON lines over
 pipes that the pool watches with the event loop's reader and writer
 callbacks (:mod:`._host_worker`): nothing blocks the loop, and one worker runs many calls at once.
 
