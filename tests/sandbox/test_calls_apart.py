@@ -142,9 +142,11 @@ def build(tmp_path: Path):
     registry.scan_custom(root)
     pools: list[WorkerPool] = []
 
-    def runtime(agent: int = 1, skills: tuple[str, ...] = ("counter",), *, warm: bool = True) -> AgentSkillRuntime:
+    def runtime(
+        agent: int = 1, skills: tuple[str, ...] = ("counter",), *, warm: bool = True, ready_children: int = 32
+    ) -> AgentSkillRuntime:
         if not pools:
-            pools.append(WorkerPool(size=1))
+            pools.append(WorkerPool(size=1, ready_children=ready_children))
         limits = SandboxLimits(memory_mb=512, warm_processes=warm)
         built = AgentSkillRuntime(agent, registry, limits=limits, worker_pool=pools[-1])
         built.bind_workspace(workspace_root=tmp_path / f"work-{agent}")
@@ -195,10 +197,12 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def test_a_call_finds_nothing_of_another_skills_call_in_its_memory(build):
+@pytest.mark.parametrize("ready_children", [32, 0], ids=["forked-ahead", "forked-for-the-call"])
+async def test_a_call_finds_nothing_of_another_skills_call_in_its_memory(build, ready_children):
     """Another client's request to another skill, that skill's result and its code are nowhere in the memory
     of a later call's process; that call's own payload is (the scan sees what is there)."""
-    teller, scanner = build(1, ("teller",)), build(2, ("scanner",))
+    teller = build(1, ("teller",), ready_children=ready_children)
+    scanner = build(2, ("scanner",))
     told = secrets.token_hex(20)
     for _ in range(3):
         said = await run(teller, "teller", "tell.py", PREFIX + told)
