@@ -22,7 +22,7 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   before it reads any call, it forks a zygote (:mod:`._zygote`), handed nothing of a call, which forks
   them all; they are the worker's children still (it reaps them).
 - While no call runs, the worker keeps a few children forked ahead, namespaced and with the part of their
-  mount view no call changes, each waiting for one call (:mod:`._ready`); other calls fork their own.
+  mount view no call changes, each waiting for one call (:mod:`._ready`); other calls have one forked for them.
 - A call with a ``reuse`` key may run in a process kept warm from an earlier call of the same setup,
   stopped while it waits, judged from outside before it serves again (:mod:`._warm_check`).
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
