@@ -101,6 +101,15 @@ def entrypoint(argv, ctx):
         for _ in range(int(argv[1])):
             os.mkdir("d")
             os.chdir("d")
+    elif action == "leave":
+        open(os.path.join(os.environ["TMPDIR"], "left.txt"), "w").write("x")
+        if os.fork() == 0:  # outlives the call for a moment, writing: its folder waits for it to be gone
+            os.setsid()
+            import time
+            for n in range(30000):
+                open(os.path.join(os.environ["TMPDIR"], f"late-{n}"), "w").close()
+                time.sleep(0.001)
+            os._exit(0)
     elif action == "sleep":
         import time
         time.sleep(float(argv[1]))
@@ -143,11 +152,16 @@ def build(tmp_path: Path):
     pools: list[WorkerPool] = []
 
     def runtime(
-        agent: int = 1, skills: tuple[str, ...] = ("counter",), *, warm: bool = True, ready_children: int = 32
+        agent: int = 1,
+        skills: tuple[str, ...] = ("counter",),
+        *,
+        warm: bool = True,
+        ready_children: int = 32,
+        **limits_options: object,
     ) -> AgentSkillRuntime:
         if not pools:
             pools.append(WorkerPool(size=1, ready_children=ready_children))
-        limits = SandboxLimits(memory_mb=512, warm_processes=warm)
+        limits = SandboxLimits(memory_mb=512, warm_processes=warm, **limits_options)  # type: ignore[arg-type]
         built = AgentSkillRuntime(agent, registry, limits=limits, worker_pool=pools[-1])
         built.bind_workspace(workspace_root=tmp_path / f"work-{agent}")
         built.set_visible_skills(list(skills))
@@ -238,6 +252,25 @@ async def test_a_thread_racing_the_clean_up_of_its_folder_deletes_nothing_outsid
     await run(runtime, "counter", "count.py")
     await asyncio.sleep(0.5)  # the retired processes reaped, their folders emptied
     assert sorted(path.name for path in victim.iterdir()) == sorted(names)
+
+
+@pytest.mark.parametrize("how", ["pid-namespace", "cgroup", "subreaper"])
+async def test_a_calls_folder_is_emptied_once_its_processes_are_gone(build, how):
+    """Without a PID namespace a call's processes may outlive it for a moment: its folder is emptied (and
+    given to a later call) only once they are gone, from its cgroup or as the worker's orphans."""
+    options = {"pid-namespace": {}, "cgroup": {"namespaces": False}, "subreaper": {"namespaces": False}}[how]
+    if how == "subreaper":
+        options["max_processes"] = None
+    runtime = build(warm=False, **options)
+    pool = runtime._scripts.executor.worker_pool
+    result = await runtime.run_skill_script("counter", "scripts/count.py", ["leave"], timeout_sec=10)
+    assert result.ok and result.confinement["processes"] == how, result
+    folders = [entry.path for entry in os.scandir(pool._calls_folder)]
+    for _ in range(100):
+        if all(not os.listdir(folder) for folder in folders):
+            break
+        await asyncio.sleep(0.05)
+    assert [os.listdir(folder) for folder in folders] == [[]] * len(folders)
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "fresh"])
