@@ -91,6 +91,10 @@ def entrypoint(argv, ctx):
         open("/dev/shm/left", "w").write("x")
     elif action == "descriptor":
         json.kept = os.open("/dev/null", os.O_RDONLY)
+    elif action == "posix-timer":
+        import ctypes
+        json.timer = ctypes.c_void_p()
+        ctypes.CDLL(None).timer_create(0, None, ctypes.byref(json.timer))  # CLOCK_REALTIME, SIGALRM once armed
     elif action == "process":
         import subprocess
         subprocess.Popen(["sleep", "60"])
@@ -230,7 +234,7 @@ async def test_a_call_finds_nothing_of_another_skills_call_in_its_memory(build, 
     assert (request_and_result, code) == (0, 0), seen
 
 
-@pytest.mark.parametrize("leftover", ["thread", "file", "descriptor", "process"])
+@pytest.mark.parametrize("leftover", ["thread", "file", "descriptor", "posix-timer", "process"])
 async def test_a_warm_process_that_patches_its_own_checks_out_is_still_retired(build, leftover):
     runtime = build()
     assert (await run(runtime, "counter", "count.py"))["calls_here"] == 1
