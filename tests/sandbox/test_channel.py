@@ -45,9 +45,7 @@ HOSTILE = {
     "NaN": ([['A{"q": NaN}\n', 1]], "not JSON"),
     "two questions at once": ([["A{}\nA{}\n", 1]], "before the last one was answered"),
     "a warm module the worker does not keep": ([['W["os"]\n', 1]], "warm modules"),
-    "a pattern with the DEBUG flag": ([['P[["x", 128]]\n', 1]], "a list of patterns"),
-    "a pattern too long": ([['P[["' + "x" * 1001 + '", 0]]\n', 1]], "a list of patterns"),
-    "patterns told twice": ([['P[["x", 0]]\nP[["y", 0]]\n', 1]], "a list of patterns"),
+    "a pattern for the worker to compile": ([['P[["x", 0]]\n', 1]], "a kind the channel does not know"),
 }
 
 

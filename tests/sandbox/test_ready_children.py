@@ -47,11 +47,20 @@ def entrypoint(argv, ctx):
 
 
 def waiting_children(worker: int) -> set[int]:
-    """The worker's children that wait for a call now (its children, without those running one)."""
+    """The worker's children that wait for a call now: those in a PID namespace of their own (the zygote that
+    forks them is the worker's child too, in the worker's namespace), without those running one."""
     found = set()
     for task in Path(f"/proc/{worker}/task").iterdir():
-        found |= {int(pid) for pid in (task / "children").read_text().split()}
+        found |= {int(pid) for pid in (task / "children").read_text().split() if _namespaced(int(pid))}
     return found
+
+
+def _namespaced(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return any(line.startswith("NSpid:") and len(line.split()) > 2 for line in status.splitlines())
 
 
 def settle(worker: int, count: int, seconds: float = 5.0) -> set[int]:
@@ -165,7 +174,7 @@ def test_the_number_forked_ahead_is_checked():
 
 @pytest.mark.parametrize("style", ["entrypoint", "program"])
 async def test_a_script_changed_between_calls_runs_as_it_is_now(tmp_path, style):
-    """The worker compiles a script once per version; children forked before a change still run the new one."""
+    """Each call's process reads and compiles the script as it is then: children forked before a change run the new one."""
     root = tmp_path / "skills"
     source = {
         "entrypoint": "def entrypoint(argv, ctx):\n    return 'version {n}'\n",

@@ -33,6 +33,9 @@ STDLIB_ONLY = (
     "_relay.py",
     "_warm_calls.py",
     "_resident.py",
+    "_warm_check.py",
+    "_folders.py",
+    "_zygote.py",
     "errors.py",
 )
 
@@ -58,6 +61,9 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._relay",
         "semif_agent.sandbox._warm_calls",
         "semif_agent.sandbox._resident",
+        "semif_agent.sandbox._warm_check",
+        "semif_agent.sandbox._folders",
+        "semif_agent.sandbox._zygote",
         "semif_agent.sandbox.errors",
         "semif_agent.errors",
         "_confine",

@@ -76,6 +76,7 @@ def entrypoint(argv, ctx):
             time.sleep(30)
             os._exit(0)
         channel.report("D", {"call": channel.call_id, "code": 0, "keep": True})  # says its call ended, goes on
+        time.sleep(0.1)  # stopped here, as a rule: a process stopped with a file open would be retired instead
         for _ in range(150):
             with open(os.path.join(ctx.workspace_root, "after.txt"), "a") as handle:
                 handle.write("x")
@@ -217,7 +218,8 @@ async def test_a_process_idle_too_long_is_let_go_and_none_is_kept_when_the_pool_
 
 async def test_code_that_ends_its_call_early_is_stopped_until_the_next_call(make_runtime, tmp_path):
     """A call's code can forge the line that ends its call; it then does nothing until the next call, and
-    what it does then is under that call's deadline (here it ends the call: its output is nothing)."""
+    what it does then is under that call's deadline (here it ends the call: its output is nothing). It is
+    judged from outside before that (nothing left open, no thread: it may serve)."""
     runtime = make_runtime()
     await run(runtime)
     forged = await runtime.run_skill_script("counter", "scripts/count.py", ["forge"], timeout_sec=5)

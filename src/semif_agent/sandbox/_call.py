@@ -1,8 +1,9 @@
 """One confined call in the warm worker: :class:`Call` (the worker's record of it) and its child's steps.
 
-:func:`run_child` is what a call's forked child does, in order: die with the
-worker, leave the worker's process group (when no PID namespace holds it),
-take the host's network back (a call allowed it) or keep none, join the
+A call's child is forked by the zygote (:mod:`._zygote`), never by the worker, and waits for its
+call (:func:`await_call`): it dies with the worker, leaves the worker's process group (when no PID
+namespace holds it), makes what it can of its view ahead, then reads its call. :func:`run_child` is
+what it does with it, in order: take the host's network back (a call allowed it) or keep none, join the
 call's ``pids`` cgroup, point stdout and stderr at the worker's pipes, close
 what else it inherited, take the call's folder and environment, confine itself
 (:mod:`._confine`), say what held, then import the target and call it
@@ -13,18 +14,16 @@ modules; the worker imports it at start.
 from __future__ import annotations
 
 import ctypes
-import gc
 import importlib
 import marshal
 import os
-import re
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from .._beneath import open_root, remove_contents
 from . import _cgroup, _confine, _isolation, _mounts, _resident
-from ._messages import PATTERN_CHARS_MOST, PATTERN_FLAGS, PATTERNS_MOST, Heard
+from ._messages import Heard
 from .channel import Channel
 
 if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its functions and constants, typed
@@ -33,7 +32,8 @@ else:
     import _signal  # the C module: the signal module's enum wrappers would cost every call
 
 WARM_LATER = frozenset({"asyncio", "pathlib", "inspect"})
-"""Heavy modules the worker imports once a call has needed them, so later calls find them warm."""
+"""Heavy standard modules the zygote (:mod:`._zygote`) imports once a call has needed them, so the
+children it forks later find them warm: names from this list only, never a call's code or data."""
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _FD_CEILING = 1 << 20  # above any descriptor: closerange stops at the process's own limit
 
@@ -71,6 +71,9 @@ class Call:
         "reported",
         "reuse_key",
         "warm",
+        "child_fds",
+        "allowance",
+        "served",
     )
 
     def __init__(
@@ -86,9 +89,14 @@ class Call:
         *,
         reuse_key: str | None = None,
         confined: bool = False,
+        child_fds: tuple[int, ...] = (),
+        allowance: tuple[float, float] = (float("inf"), float("inf")),
+        served: int = 1,
     ) -> None:
         """``reuse_key``: the setup of a call whose process may stay for the next (:mod:`._resident`);
-        ``confined``: that process ran an earlier call (it said what held then)."""
+        ``confined``: that process ran an earlier call (it said what held then); ``child_fds``: the
+        channel's descriptors in the child; ``allowance``: what its process may have used when it is judged
+        for the next call (:func:`._warm_check.allowance`); ``served``: the calls it ran, this one included."""
         spec = request["confine"]
         now = time.monotonic()
         self.call_id, self.timeout, self.deadline, self.run_dir = call_id, timeout, now + timeout, run_dir
@@ -111,6 +119,7 @@ class Call:
         self.heard = Heard(call_id, self.max_message, may_end=reuse_key is not None, confined=confined)
         self.reuse_key = reuse_key  # what the child says is data, never the worker's watch
         self.warm = confined  # run by a process kept warm from an earlier call
+        self.child_fds, self.allowance, self.served = child_fds, allowance, served
         self.timed_out = False
         self.reported = ""  # the worker's own verdict (disk, channel), from nothing the child wrote
 
@@ -168,19 +177,16 @@ def run_child(
     cgroup_members: int | None,
     host_netns: int,
     environment: PreparedEnvironment | None = None,
-    detached: bool = False,
 ) -> None:
-    """Set up the forked child of a call and run it; never returns (``os._exit`` with its status).
+    """Set up the child of a call, detached already (:func:`detach`), and run it; never returns
+    (``os._exit`` with its status).
 
     ``fds``: the channel's two ends (to the worker, from it), then stdout's and stderr's pipes;
     ``cgroup_members``: the member list of the call's ``pids`` cgroup, open (None: no cgroup);
-    ``environment``: the call's environment as :func:`prepare_environment`
-    made it ready; ``detached``: :func:`detach` was done already (a child forked ahead of its call).
+    ``environment``: the call's environment as :func:`prepare_environment` made it ready.
     """
     code = 1
     try:
-        if not detached:
-            detach(held)
         spec = request["confine"]
         if held["network"] != "namespace" and host_netns >= 0 and not _isolation.join_network(host_netns):
             held["network"] = "namespace"  # could not go back: the call has no network
@@ -232,13 +238,18 @@ def detach(held: dict[str, str]) -> None:
 
 
 def await_call(
-    control: int, fds: tuple[int, int, int, int], held: dict[str, str], *, host_netns: int, view: dict[str, Any]
+    control: int,
+    fds: tuple[int, int, int, int],
+    held: dict[str, str],
+    *,
+    host_netns: int,
+    view: dict[str, Any] | None,
 ) -> None:
-    """What a child forked ahead of its call does (:mod:`._ready`): detach, close what it inherited,
-    make the part of its mount view that does not depend on the call (``view``: the arguments of
-    :func:`._mounts.prepare_ahead`), then wait on ``control`` for one call (the request in :mod:`marshal`'s
-    encoding, then end of file) and run it (:func:`run_child`); never returns. Nothing there (the worker
-    let it go): exits with status 0.
+    """What a call's child does from its fork by the zygote (:mod:`._zygote`): detach, close what it
+    inherited, make the part of its mount view that does not depend on the call (``view``: the arguments
+    of :func:`._mounts.prepare_ahead`; None: all of it is made with the call), then wait on ``control``
+    for one call (the request in :mod:`marshal`'s encoding, then end of file) and run it
+    (:func:`run_child`); never returns. Nothing there (the worker let it go): exits with status 0.
 
     The request carries ``cgroups``: the paths of the call's ``pids`` and memory cgroups (or None), which
     this child joins.
@@ -246,7 +257,8 @@ def await_call(
     try:
         detach(held)
         close_inherited(keep={control, *fds, host_netns, *(fd for fd, _dir in _confine._preopened.values())})
-        _mounts.prepare_ahead(**view)
+        if view is not None:
+            _mounts.prepare_ahead(**view)
         received = bytearray()
         while chunk := os.read(control, 1 << 20):
             received += chunk
@@ -260,27 +272,12 @@ def await_call(
     if memory is not None:
         request["confine"]["memory_members"] = memory
     environment = prepare_environment(request["env"])
-    run_child(
-        request, fds, held, cgroup_members=processes, host_netns=host_netns, environment=environment, detached=True
-    )
-
-
-def prepare_target(request: dict[str, Any]) -> None:
-    """In the worker, before it forks the call's child: what the call's target makes ready there, its
-    ``prepare_in_worker(payload)`` where its module is loaded (a preloaded one). It runs none of the
-    call's code; what fails there is done by the child as usual."""
-    prepare = getattr(sys.modules.get(str(request["target"]).split(":")[0]), "prepare_in_worker", None)
-    if callable(prepare):
-        try:
-            prepare(request["payload"])
-        except Exception:  # noqa: BLE001 - the child does it itself then, and reports what fails
-            pass
+    run_child(request, fds, held, cgroup_members=processes, host_netns=host_netns, environment=environment)
 
 
 def run_target(request: dict[str, Any], channel: Channel) -> int:
     """Import the call's target, call it with the payload and the channel; the exit status."""
     missing = [name for name in WARM_LATER if name not in sys.modules]
-    compiled = frozenset(_pattern_cache())
     target_file = None
     try:
         module_name, function_name = request["target"].split(":")
@@ -314,68 +311,6 @@ def run_target(request: dict[str, Any], channel: Channel) -> int:
         warm = [name for name in missing if name in sys.modules]
         if warm:
             channel.report("W", warm)
-        patterns = new_patterns(compiled)
-        if patterns:
-            channel.report("P", patterns)
-
-
-class Warmed:
-    """What the worker makes warm for the children it forks later, from what its calls said they used:
-    modules of :data:`WARM_LATER` (imported at once) and regular expressions (compiled once a call ended,
-    at most :data:`PATTERNS_LEARNED_MOST`). Checked data, never the calls' code."""
-
-    PATTERNS_LEARNED_MOST = 128  # re's own cache holds 512
-
-    def __init__(self) -> None:
-        self.patterns: list[tuple[str, int]] = []  # told, not yet compiled
-        self.compiled = 0
-
-    def take(self, said: tuple[str, Any]) -> None:
-        """A call's ``("warm", modules)`` or ``("patterns", [(pattern, flags), ...])`` (:class:`~._messages.Heard`)."""
-        if said[0] == "patterns":
-            self.patterns += said[1]
-            return
-        for name in said[1]:
-            if name not in sys.modules:
-                __import__(name)
-                gc.freeze()
-
-    def compile_patterns(self) -> None:
-        """Compile the patterns told so far, so the children forked from now on find them in ``re``'s cache."""
-        if not self.patterns:
-            return
-        patterns, self.patterns = self.patterns, []
-        for pattern, flags in patterns:
-            if self.compiled >= self.PATTERNS_LEARNED_MOST:
-                break
-            try:
-                re.compile(pattern, flags)
-            except Exception:  # noqa: BLE001 - a pattern that does not compile here is only not warm
-                continue
-            self.compiled += 1
-        gc.freeze()
-
-
-def _pattern_cache() -> dict[object, object]:
-    """The cache of the ``re`` module: compiled patterns by ``(type, pattern, flags)`` (empty where not found)."""
-    cache = getattr(sys.modules.get("re"), "_cache", None)  # private, but stable since Python 3.7
-    return cache if isinstance(cache, dict) else {}
-
-
-def new_patterns(before: frozenset[object]) -> list[list[object]]:
-    """The text patterns compiled since ``re``'s cache held ``before`` (as ``[pattern, flags]``), which the
-    worker then compiles once, so the children it forks later find them there (a body's patterns cost
-    their compiling in every call otherwise: about 0.8 ms for the starter's ``todos.add``)."""
-    found: list[list[object]] = []
-    for key in list(_pattern_cache()):
-        if key in before or not (isinstance(key, tuple) and len(key) == 3 and key[0] is str):
-            continue
-        _kind, pattern, flags = key
-        if len(pattern) <= PATTERN_CHARS_MOST and type(flags) is int and flags & ~PATTERN_FLAGS == 0:
-            found.append([pattern, flags])
-            if len(found) == PATTERNS_MOST:
-                break
-    return found
 
 
 def _is_machinery(filename: str, target_file: str | None) -> bool:

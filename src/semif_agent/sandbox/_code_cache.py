@@ -1,15 +1,12 @@
-"""Python files compiled once in the warm worker, so the children it forks run them without compiling.
+"""Python files compiled in the call's own process, once per version: :func:`code_for`.
 
-A call target that runs a file (a skill script's ``entrypoint``, a whole program) defines
-``prepare_in_worker(payload)``, which the worker calls before it forks the call's child
-(never any code of the file: it is only read and compiled). :func:`prepare` compiles the
-file when it is new or changed and gives its version; the child asks :func:`code_for` with
-that version and gets the code the worker compiled, or compiles the file itself where the
-worker had none (a version the worker did not see, a file too large or not compiling).
+A call target that runs a file (a skill script's ``entrypoint``, a whole program) gets its code here.
+It is read and compiled in the call's child, never in the warm worker: the worker holds no skill's
+source or compiled code, and the children start from a zygote that holds none either
+(:mod:`._zygote`). A process kept warm between calls of one setup (:mod:`._resident`) keeps what it
+compiled, so its later calls of an unchanged file skip compiling it.
 
-In a freshly forked child, reading and compiling even a small file costs about 0.4 ms and a
-hundred pages copied on write; running code compiled before the fork costs a sixth of that.
-Standard library only; the worker imports it with the targets it preloads.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -19,34 +16,33 @@ import os
 from types import CodeType
 
 MAX_BYTES = 256 * 1024
-"""Larger files are compiled by each child (compiling holds the worker up: once per version)."""
-_MAX_FILES = 256
+"""Larger files are compiled on each call, not kept."""
+_MAX_FILES = 16
 _compiled: dict[str, tuple[list[int], CodeType]] = {}
 
 
 def prepare(path: str) -> list[int] | None:
-    """In the worker: ``path`` compiled (again when it changed); its version, None when not compiled here."""
+    """The version of ``path`` (size, modification time, inode, device) that :func:`code_for` keeps its
+    code by; None when it cannot be read. Nothing is compiled."""
     try:
         info = os.stat(path)
-        version = [info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev]
-        if info.st_size > MAX_BYTES:
-            return None
-        cached = _compiled.get(path)
-        if cached is None or cached[0] != version:
-            with io.open_code(path) as handle:
-                code = compile(handle.read(), path, "exec", dont_inherit=True)
-            if len(_compiled) >= _MAX_FILES:
-                _compiled.clear()
-            _compiled[path] = (version, code)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the child reads and compiles it, and reports what fails
-    return version
+    except (OSError, ValueError):
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev]
 
 
-def code_for(path: str, version: list[int] | None) -> CodeType:
-    """In the call's child: the code of ``path`` at ``version`` (as the worker compiled it), else compiled now."""
+def code_for(path: str, version: list[int] | None = None) -> CodeType:
+    """The code of ``path`` as it is now: compiled by this process once per version of the file (``version``
+    is looked up again here, whatever the caller says)."""
+    version = prepare(path)
     cached = _compiled.get(path)
-    if cached is not None and version is not None and cached[0] == list(version):
+    if cached is not None and version is not None and cached[0] == version:
         return cached[1]
     with io.open_code(path) as handle:
-        return compile(handle.read(), path, "exec", dont_inherit=True)
+        source = handle.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    if version is not None and len(source) <= MAX_BYTES:
+        if len(_compiled) >= _MAX_FILES:
+            _compiled.clear()
+        _compiled[path] = (version, code)
+    return code

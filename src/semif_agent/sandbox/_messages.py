@@ -42,19 +42,13 @@ Said = (
     tuple[Literal["ask"], dict[str, Any]]
     | tuple[Literal["held"], dict[str, str]]
     | tuple[Literal["warm"], list[str]]
-    | tuple[Literal["patterns"], list[tuple[str, int]]]
     | tuple[Literal["done"], tuple[int, bool]]
 )
-"""What a line asks of the worker: a question to relay, the confinement that held, modules to import,
-regular expressions to compile, the end of a call in a warm process (its exit status, whether it stays)."""
-PATTERNS_MOST = 16
-"""The most regular expressions one call tells the worker of (those it compiled, :data:`PATTERN_CHARS_MOST` at most)."""
-PATTERN_CHARS_MOST = 1000
-PATTERN_FLAGS = 2 | 8 | 16 | 32 | 64 | 256
-"""The flags of a pattern the worker compiles: IGNORECASE, MULTILINE, DOTALL, UNICODE, VERBOSE, ASCII (no DEBUG)."""
+"""What a line asks of the worker: a question to relay, the confinement that held, standard modules the
+zygote may import, the end of a call in a warm process (its exit status, whether it asks to stay)."""
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W", b"P", b"D"})  # a question, the value, an error type,
-# confinement, warm modules, patterns compiled, the end of a call in a warm process
+_KINDS = frozenset({b"A", b"V", b"E", b"C", b"W", b"D"})  # a question, the value, an error type,
+# confinement, warm modules, the end of a call in a warm process
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # opening: +1, closing: -1 (signed bytes)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
@@ -114,7 +108,6 @@ class Heard:
         "has_value",
         "claimed",
         "warmed",
-        "patterned",
         "may_end",
     )
 
@@ -124,7 +117,7 @@ class Heard:
         its confinement for an earlier call (a ``C`` line is refused then)."""
         self.call_id, self.max_bytes, self.may_end = call_id, max_bytes, may_end
         self.lines = 1 if confined else 0
-        self.asking = self.has_value = self.warmed = self.patterned = False
+        self.asking = self.has_value = self.warmed = False
         self.value: object = None
         self.claimed = ""  # the error type the child reported for itself: one of CLAIMS, or nothing
 
@@ -134,10 +127,8 @@ class Heard:
         Returns what the worker acts on, or None: ``("ask", message)`` a
         question to relay, ``("held", {name: how})`` the confinement the child
         set up (only as its first line), ``("warm", [module, ...])`` modules of
-        ``warm_later`` the call imported, ``("patterns", [(pattern, flags), ...])`` regular expressions it
-        compiled (text, of :data:`PATTERN_FLAGS`; at most :data:`PATTERNS_MOST`, once), ``("done", (status,
-        stays))`` the end of a call that ``may_end`` (no question open). Raises ``ValueError`` for a line
-        that breaks the channel's rules.
+        ``warm_later`` the call imported, ``("done", (status, asks to stay))`` the end of a call that
+        ``may_end`` (no question open). Raises ``ValueError`` for a line that breaks the channel's rules.
         """
         kind, data = decode_line(line, self.max_bytes)
         self.lines += 1
@@ -173,12 +164,6 @@ class Heard:
                 raise ValueError("a list of warm modules the worker does not keep")
             self.warmed = True
             return "warm", names
-        if kind == b"P":
-            patterns = _patterns(data)
-            if self.patterned or patterns is None:
-                raise ValueError(f"a list of patterns that is not at most {PATTERNS_MOST} [text, flags], once")
-            self.patterned = True
-            return "patterns", patterns
         if kind == b"D":
             if not self.may_end or self.asking or not isinstance(data, dict) or set(data) != {"call", "code", "keep"}:
                 raise ValueError("an end of call that is not {call, code, keep} from a warm process, no question open")
@@ -198,20 +183,3 @@ class Heard:
         if self.has_value:
             raise ValueError("a second result")
         self.value, self.has_value = data["value"], True
-
-
-def _patterns(data: object) -> list[tuple[str, int]] | None:
-    """The ``[pattern, flags]`` pairs of a ``P`` line, checked; None when it breaks a rule."""
-    if not isinstance(data, list) or len(data) > PATTERNS_MOST:
-        return None
-    patterns = []
-    for item in data:
-        if not (isinstance(item, list) and len(item) == 2):
-            return None
-        pattern, flags = item
-        if not (isinstance(pattern, str) and len(pattern) <= PATTERN_CHARS_MOST):
-            return None
-        if not (type(flags) is int and flags & ~PATTERN_FLAGS == 0 and flags >= 0):
-            return None
-        patterns.append((pattern, flags))
-    return patterns

@@ -1,16 +1,16 @@
-"""Children the warm worker forks ahead of their calls: :class:`ReadyChildren`.
+"""Children forked ahead of their calls: :class:`ReadyChildren`.
 
-While the worker has no call to run it keeps as many children as the calls it
+While the warm worker has no call to run it keeps as many children as the calls it
 ran at once in its last busy spell (one at first), up to its pool's
 ``ready_children`` (:data:`READY_CHILDREN` unless the pool says otherwise),
-forked into their namespaces (a PID namespace each, a network namespace too
-where every call gets one), with their pipes made and the part of
+forked by its zygote (:mod:`._zygote`) into their namespaces (a PID namespace each, a network
+namespace too where every call gets one), with their pipes made and the part of
 their mount view that no call changes (:func:`._mounts.prepare_ahead`), each
 waiting for one call on a pipe of its own (:func:`._call.await_call`). A call
 that fits (namespaces allowed, the network as the worker's children get it)
 takes one, so no fork is on its path: the worker writes the request and closes
-the pipe. The child then joins the call's cgroups and does what depends on the
-call, as a freshly forked one would (:func:`._call.run_child`).
+the pipe. A call that finds none has the zygote fork a child for it, handed its call the same way.
+The child then joins the call's cgroups and does what depends on the call (:func:`._call.run_child`).
 
 Each child serves one call and exits with it, unless the call may leave its process warm for the next
 of its setup (:mod:`._resident`): it then serves those calls only. One that dies while it waits is
@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import marshal
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._zygote import Forked, Zygote
 
 READY_CHILDREN = 32
 """The most children a worker keeps forked ahead of its calls, unless its pool says otherwise: a burst of 50
@@ -31,23 +34,23 @@ calls over a pool's two workers then finds one for each (with 16, 50 warm hooks 
 
 class Ready:
     """A child waiting for its call: its pid, the worker's end of its pipe, its channel's and output's pipes,
-    and how its processes and network are held."""
+    its channel's descriptors in it, and how its processes and network are held."""
 
-    __slots__ = ("pid", "control", "own_fds", "held")
+    __slots__ = ("pid", "control", "own_fds", "child_fds", "held")
 
-    def __init__(self, pid: int, control: int, own_fds: tuple[int, int, int, int], held: dict[str, str]) -> None:
-        self.pid, self.control, self.own_fds, self.held = pid, control, own_fds, held
+    def __init__(self, forked: Forked, held: dict[str, str]) -> None:
+        self.pid, self.control, self.own_fds = forked.pid, forked.control, forked.own_fds
+        self.child_fds, self.held = forked.child_fds, held
 
 
 class ReadyChildren:
     """The children a worker forked ahead of its calls, and how it forks more."""
 
-    def __init__(self, modules: tuple[Any, Any], network_mode: str, *, allowed: bool, size: int) -> None:
-        """Up to ``size`` children for a worker whose calls get the network as ``network_mode`` says (see the
-        worker), and may use it when ``allowed``; ``modules``: :mod:`._call` and :mod:`._isolation`."""
-        self.call, self.isolation = modules
+    def __init__(self, zygote: Zygote, isolation: Any, network_mode: str, *, allowed: bool, size: int) -> None:
+        """Up to ``size`` children, forked by ``zygote``, for a worker whose calls get the network as
+        ``network_mode`` says (see the worker), and may use it when ``allowed``; ``isolation``: :mod:`._isolation`."""
+        self.zygote, self.isolation = zygote, isolation
         self.flags, self.held = self.namespaces(network_mode, allowed=allowed)
-        self.host_netns = -1  # the host's network namespace, open, where the worker left it
         self.most = size
         self.size = min(size, 1)  # how many it keeps now: as many calls as ran at once in its last busy spell
         self.peak = 0  # the most calls running at once in this busy spell, in processes of their own
@@ -84,31 +87,13 @@ class ReadyChildren:
         return len(self.waiting) < self.size
 
     def fork_one(self) -> None:
-        """Fork one more child into its namespaces, waiting for its call; none when the kernel refuses."""
-        control_r, control_w = os.pipe()
-        child_fds, own_fds = self.call_pipes()
-        try:
-            pid = self.isolation.fork_namespaced(self.flags)
-        except OSError:
-            for fd in (control_r, control_w, *child_fds, *own_fds):
-                os.close(fd)
-            self.most = self.size = 0  # refused: calls fork their own
+        """Have the zygote fork one more child into its namespaces, waiting for its call; none when the kernel
+        refuses (calls then have a child forked for each). Raises :class:`._zygote.ZygoteGone`."""
+        (forked,) = self.zygote.fork([(self.flags, self.held, dict(self.view))])
+        if isinstance(forked, OSError):
+            self.most = self.size = 0
             return
-        if pid == 0:
-            self.call.await_call(control_r, child_fds, dict(self.held), host_netns=self.host_netns, view=self.view)
-        for fd in (control_r, *child_fds):
-            os.close(fd)
-        os.set_blocking(control_w, True)
-        self.waiting[pid] = Ready(pid, control_w, own_fds, dict(self.held))
-
-    @staticmethod
-    def call_pipes() -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
-        """A call's pipes: the child's ends (channel out, channel in, stdout, stderr), then the worker's."""
-        messages_r, messages_w = os.pipe()  # child -> worker: questions, value, reports
-        answers_r, answers_w = os.pipe()  # worker -> child: answers
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        return (messages_w, answers_r, out_w, err_w), (messages_r, answers_w, out_r, err_r)
+        self.waiting[forked.pid] = ready(forked, self.held)
 
     def take(self) -> Ready | None:
         """The child that waited longest, taken for a call; None when none waits."""
@@ -160,3 +145,9 @@ class ReadyChildren:
         self.most = self.size = 0
         for pid in list(self.waiting):
             self.forget(pid)
+
+
+def ready(forked: Forked, held: dict[str, str]) -> Ready:
+    """``forked`` as a child waiting for its call, its control pipe blocking (the request is written whole)."""
+    os.set_blocking(forked.control, True)
+    return Ready(forked, dict(held))

@@ -27,7 +27,7 @@ class Relay:
     to_host: bytearray
     call: Any  # the _call module
     groups: Any  # the _process_group module
-    warmed: Any  # a _call.Warmed
+    zygote: Any  # a _zygote.Zygote
     residents: Residents
 
     def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
@@ -111,8 +111,8 @@ class Relay:
             self._end_warm_call(pid, call, *said[1])
         elif said[0] == "done":  # read after its process was reaped: its exit status ends the call
             call.messages_done = True
-        else:  # modules to import now, patterns to compile once the call ended
-            self.warmed.take(said)
+        else:  # standard modules the zygote imports, so later children find them
+            self.zygote.warm(said[1])
 
     def _break_channel(self, pid: int, call: Call, what: str) -> None:
         if not call.reported:

@@ -7,31 +7,28 @@ confinement (what the worker compares, whatever the key says), one call at a tim
 forked and confined for its first call as any other (its PID namespace, cgroups, mount view, Landlock,
 seccomp, limits), and keeps all of that; it only skips the fork and the set-up for the next call.
 
-Between two calls it is made as it was (:func:`serve`): every process the call started is killed (it is
-the init of its PID namespace), its private temporary folder is emptied (by the worker), its working
-directory, environment, ``sys.path`` and standard streams are put back, and the modules the call
-imported from outside the system and Python folders (a skill's own helpers) are dropped, so the next
-call imports them anew from disk. What the call's code left in the process that cannot be put back
-retires it instead of serving the next call: a thread still running, a descriptor still open, more
-than :data:`CPU_SHARE` of its CPU allowance used (so each call keeps at least 99% of its own: the
-kernel's limit counts the process's whole life), more memory than :data:`MEMORY_SHARE` of its
-allowance, :data:`CALLS_MOST` calls. What stays is what a warm interpreter keeps: the system modules
-it imported and their state. A call the worker stopped (a timeout, a limit, a broken message) ends
-its process as before, as does one that ran out of memory.
+Between two calls it tidies itself (:meth:`Baseline.restore`): every process the call started is
+killed (it is the init of its PID namespace), its working directory, environment, ``sys.path`` and
+standard streams are put back, and the modules the call imported from outside the system and Python
+folders (a skill's own helpers) are dropped, so the next call imports them anew from disk; an alarm or
+interval timer left set makes it ask to go. Whether it may serve again is never its own to say: the
+worker stops it as its call ends and, before it hands it the next call, judges it from outside
+(:mod:`._warm_check`: threads, processes, descriptors, timers, its private ``/tmp`` and ``/dev/shm``,
+CPU and memory used, calls served), then empties its private folder; what fails retires it. What stays
+is what a warm interpreter keeps: the system modules it imported and their state. A call the worker
+stopped (a timeout, a limit, a broken message) ends its process as before, as does one that ran out of
+memory.
 
-The child ends each call with a ``D`` line (its exit status, and whether it can serve another), and
+The child ends each call with a ``D`` line (its exit status, and whether it asks to stay), and
 reads the next call as an ``N`` line on its answers pipe; end of file there lets it exit. Standard
 library only; the worker imports it at start.
 """
 
 from __future__ import annotations
 
-import _thread
 import ctypes
 import json
 import os
-import resource
-import select
 import signal
 import sys
 import time
@@ -41,9 +38,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from .channel import Channel
 
-CPU_SHARE = 0.01
-MEMORY_SHARE = 0.25
-CALLS_MOST = 1000
 IDLE_SECONDS = 30.0
 """How long a warm process waits for its next call before the worker lets it go."""
 MOST_IDLE = 64
@@ -62,12 +56,11 @@ _SYSTEM_FOLDERS = tuple(
 
 def serve(baseline: Baseline, channel: Channel, code: int, run: Callable[[dict[str, Any], Channel], int]) -> NoReturn:
     """After a call's first run (exit status ``code``): end each call with a ``D`` line and, while the
-    process can be put back as ``baseline`` found it, run the next call the worker sends (``run(request,
-    channel)`` gives its exit status); exit when it cannot serve another or the worker lets it go."""
+    process could tidy itself (``baseline``), run the next call the worker sends (``run(request,
+    channel)`` gives its exit status); exit when it asks to go or the worker lets it go."""
     try:
-        calls = 1
         while True:
-            keep = calls < CALLS_MOST and baseline.restore()
+            keep = baseline.restore()
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             channel.report("D", {"call": channel.call_id, "code": code, "keep": keep})
@@ -79,7 +72,6 @@ def serve(baseline: Baseline, channel: Channel, code: int, run: Callable[[dict[s
             request = json.loads(line[1:])
             channel.start_call(int(request["id"]))
             code = run({**baseline.setup, **request}, channel)
-            calls += 1
     except BaseException:  # noqa: BLE001 - a process that cannot go on exits; the worker sees it end
         pass
     os._exit(code)
@@ -88,29 +80,21 @@ def serve(baseline: Baseline, channel: Channel, code: int, run: Callable[[dict[s
 class Baseline:
     """What a warm process looked like before its first call ran: what :meth:`restore` puts back."""
 
-    __slots__ = ("setup", "cwd", "env", "path", "modules", "fds", "folders", "umask", "cpu_seconds", "memory_kib")
+    __slots__ = ("setup", "cwd", "env", "path", "modules", "umask")
 
     def __init__(self, request: dict[str, Any]) -> None:
-        spec = request["confine"]
         self.setup = {key: request[key] for key in _SETUP_KEYS if key in request}
         self.cwd, self.env = request["cwd"], dict(request["env"])
         self.path = list(sys.path)
         self.modules = set(sys.modules)
-        self.fds = _open_descriptors()
-        self.folders = _private_folders()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        cpu, memory = spec.get("cpu_seconds"), spec.get("memory_bytes")
-        self.cpu_seconds = float(cpu) * CPU_SHARE if cpu else float("inf")
-        self.memory_kib = int(memory) * MEMORY_SHARE / 1024 if memory else float("inf")
 
     def restore(self) -> bool:
-        """Put the process back as it was; False when what the call left cannot be put back."""
+        """Tidy the process as it was; False (it asks to go) when a call left a timer set. The worker judges
+        the rest from outside (:mod:`._warm_check`), whatever this says."""
         _kill_the_rest()
-        times, peak_kib = os.times(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        if _thread._count() or times.user + times.system > self.cpu_seconds or peak_kib > self.memory_kib:
-            return False
-        if _open_descriptors() != self.fds or _timer_set() or _folder_times(self.folders) != self.folders:
+        if _timer_set():
             return False
         os.umask(self.umask)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
@@ -154,78 +138,33 @@ def _timer_set() -> bool:
 
 
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
-_PRIVATE_ROOTS = ("/tmp", "/dev/shm")
-
-
-def _private_folders() -> dict[str, int]:
-    """The folders of this process's private ``/tmp`` and ``/dev/shm`` (not those bound into them from the
-    host: the call's own folders), each with its modification time. A file or folder made there changes
-    one of these times, so comparing them says whether a call left anything there."""
-    found: dict[str, int] = {}
-    for root in _PRIVATE_ROOTS:
-        try:
-            device = os.lstat(root).st_dev
-        except OSError:
-            continue
-        folders = [root]
-        while folders:
-            folder = folders.pop()
-            found[folder] = _modified(folder)
-            if found[folder] < 0:
-                continue
-            try:  # a folder it may not list (Landlock) it may not write to either: its time is enough
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_dev == device:
-                            folders.append(entry.path)
-            except OSError:
-                continue
-    return found
-
-
-def _folder_times(folders: dict[str, int]) -> dict[str, int]:
-    return {folder: _modified(folder) for folder in folders}
-
-
-def _modified(folder: str) -> int:
-    """``folder``'s modification time (nanoseconds); -1 when it is gone or cannot be looked at."""
-    try:
-        return os.lstat(folder).st_mtime_ns
-    except OSError:
-        return -1
-
-
-_FDS_LOOKED_AT = 4096  # descriptors above the process's limit (or this) are not looked for
-_poller: list[tuple[select.poll, frozenset[int]]] = []
-
-
-def _open_descriptors() -> frozenset[int]:
-    """The descriptors open in this process (up to its limit), in one system call: polled for nothing,
-    a closed one answers ``POLLNVAL`` (``/proc`` is not in a confined process's view)."""
-    if not _poller:
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        looked_at = frozenset(range(min(soft if soft > 0 else _FDS_LOOKED_AT, _FDS_LOOKED_AT)))
-        poller = select.poll()
-        for fd in looked_at:
-            poller.register(fd, 0)
-        _poller.append((poller, looked_at))
-    poller, looked_at = _poller[0]
-    return looked_at - {fd for fd, events in poller.poll(0) if events & select.POLLNVAL}
 
 
 # -- the worker ----------------------------------------------------------------------
 
 
 class Resident:
-    """A warm process waiting for its next call: its pid, the worker's ends of its pipes, how it is
-    held, its cgroup slot and private folder, its setup's key, and since when it waits."""
+    """A warm process waiting for its next call: its pid, the worker's ends of its pipes, how it is held,
+    its cgroup slot and private folder, its setup's key and since when it waits; and what the worker
+    judges it by (:mod:`._warm_check`): its channel's descriptors in it, its allowance of CPU seconds and
+    peak memory (KiB) between calls, and how many calls it served."""
 
-    __slots__ = ("pid", "own_fds", "held", "slot", "run_dir", "key", "since")
+    __slots__ = ("pid", "own_fds", "held", "slot", "run_dir", "key", "since", "child_fds", "allowance", "served")
 
     def __init__(
-        self, pid: int, own_fds: tuple[int, int, int, int], held: dict[str, str], slot: str | None, run_dir: str
+        self,
+        pid: int,
+        own_fds: tuple[int, int, int, int],
+        held: dict[str, str],
+        slot: str | None,
+        run_dir: str,
+        *,
+        child_fds: tuple[int, ...] = (),
+        allowance: tuple[float, float] = (float("inf"), float("inf")),
+        served: int = 1,
     ) -> None:
         self.pid, self.own_fds, self.held, self.slot, self.run_dir = pid, own_fds, held, slot, run_dir
+        self.child_fds, self.allowance, self.served = child_fds, allowance, served
         self.key = ""
         self.since = time.monotonic()
 
@@ -239,18 +178,16 @@ def alone(pid: int, cgroup: str) -> bool:
         return False
 
 
-def rest(pid: int, cgroup: str) -> bool:
-    """Stop the process ``pid`` until its next call when it is alone in its cgroup (as the kernel, not the
-    process, says); False (nothing done) otherwise.
+def rest(pid: int) -> bool:
+    """Stop the process ``pid`` (all its threads) until its next call; False when it is gone.
 
-    A call's code can write the line that ends its call before it has ended; stopped, it does nothing
-    until it is handed the next call, whose deadline and watch then hold. A process it started in the
-    instant between the look and the stop is found by the looks the worker takes again while it waits
-    (:meth:`Residents.strays`) and before it hands it a call."""
-    if not alone(pid, cgroup):
-        return False
+    A call's code can write the line that ends its call before it has ended, and leave threads or
+    processes behind; stopped, it does nothing until the worker has judged it (:mod:`._warm_check`)
+    and handed it the next call, whose deadline and watch then hold. A process it started meanwhile
+    is found by the looks the worker takes while it waits (:meth:`Residents.strays`) and before it
+    hands it a call."""
     try:
-        os.kill(pid, signal.SIGSTOP)  # all its threads
+        os.kill(pid, signal.SIGSTOP)
     except OSError:
         return False
     return True

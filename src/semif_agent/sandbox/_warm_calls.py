@@ -11,46 +11,53 @@ from ._relay import Relay
 
 if TYPE_CHECKING:
     from ._call import Call
+    from ._folders import CallFolders
     from ._resident import Resident
+
+Started = tuple[dict[str, Any], str, "str | None", tuple[int, int, int, int], tuple[int, ...]]
+"""A call given to a process: its request, its folder, its cgroup slot, the worker's ends of its pipes, and
+its channel's descriptors in the child."""
 
 
 class WarmCalls(Relay):
     """Handing a call to a warm process, ending a call that ran in one, letting one go."""
 
     warm_processes: Any  # the _resident module
+    warm_check: Any  # the _warm_check module
     watch: Any  # the _watch module
     slots: Any  # a _cgroup.Slots, or None
     ready: Any  # a _ready.ReadyChildren
-    free_dirs: list[str]
+    folders: CallFolders
 
-    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...], *, warm: bool = False) -> None:
+    def _record(self, pid: int, held: dict[str, str], started: Started, *, warm: Resident | None = None) -> None:
         raise NotImplementedError  # the worker's
 
-    def _hand_to_warm(self, request: dict[str, Any]) -> tuple[Any, ...] | None:
+    def _hand_to_warm(self, request: dict[str, Any]) -> bool:
         """Note ``request``'s setup (its child may then stay warm) and hand it to a process waiting with that
-        setup: the call's prepared tuple, started; None when none waits (or the one found started something)."""
+        setup, once judged fit from outside and its folder emptied (:mod:`._warm_check`); False when none
+        waits, or the one found may not serve again (it is let go)."""
         reuse = request["setup"] = self.warm_processes.setup_key(request)
         warm = self.residents.take(reuse)
         if warm is None:
-            return None
-        if not self.warm_processes.alone(warm.pid, warm.slot or ""):  # it started something
-            self.residents.give_up(warm)
+            return False
+        if self.warm_check.unfit(warm) or not self.folders.empty(warm.run_dir):
+            self.residents.give_up(warm)  # its folder is emptied once it is reaped
             self.groups.kill_group(warm.pid)
-            return None
+            return False
         spec = request["confine"]
         spec["writable"] = [*spec.get("writable", []), warm.run_dir]
         request["env"]["TMPDIR"] = warm.run_dir
-        prepared = (request, warm.run_dir, None, warm.slot, (), warm.own_fds)
-        self._record(warm.pid, warm.held, prepared, warm=True)
+        self._record(warm.pid, warm.held, (request, warm.run_dir, warm.slot, warm.own_fds, warm.child_fds), warm=warm)
         next_call = {"id": request["id"], "payload": request["payload"]}
         self.calls[warm.pid].unsent = b"N" + json.dumps(next_call, ensure_ascii=False).encode("utf-8") + b"\n"
         self._flush_answers(warm.pid)
         self.warm_processes.wake(warm)  # once its call is there: one wake-up
-        return prepared
+        return True
 
     def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
         """A call ended in a process that may serve the next of its setup: its ``done`` line, then the process
-        waits, stopped (or is let go: the worker stopped the call, it or its folder is not clean)."""
+        waits, stopped, to be judged when a call of its setup comes (or is let go: the worker stopped the
+        call, or it asked to go). Its folder is emptied only once it is judged, or reaped."""
         for fd in list(call.outputs):  # what it wrote before it said so is in the pipes now
             while fd in call.outputs and self._read_output(call, fd):
                 pass
@@ -62,11 +69,19 @@ class WarmCalls(Relay):
             self._unwatch(fd)
         stays = stays and not (call.reported or call.timed_out or call.unsent or len(call.outputs) < 2)
         stays = stays and call.heard.claimed != "memory" and call.held.get("processes") == "pid-namespace"
-        stays = stays and self.call.empty_folder(call.run_dir) and call.cgroup is not None
-        stays = stays and self.warm_processes.rest(pid, call.cgroup)  # stopped until its next call
+        stays = stays and call.cgroup is not None and self.warm_processes.rest(pid)  # stopped until judged
         self._send(call.done_line((code & 0xFF) << 8, 0.0))
         fds = (call.messages, call.replies, *call.outputs)
-        warm = self.warm_processes.Resident(pid, fds, call.held, call.cgroup, call.run_dir)
+        warm = self.warm_processes.Resident(
+            pid,
+            fds,
+            call.held,
+            call.cgroup,
+            call.run_dir,
+            child_fds=call.child_fds,
+            allowance=call.allowance,
+            served=call.served,
+        )
         if stays:
             self.ready.kept_warm()
             let_go = self.residents.wait(warm)
@@ -77,7 +92,6 @@ class WarmCalls(Relay):
             self.groups.kill_group(each.pid)  # its pipes, slot and folder are freed once it is reaped
         if not self.calls:
             self.ready.idle()
-        self.warmed.compile_patterns()
 
     def _let_go_idle(self, now: float) -> None:
         """Let go the waiting processes idle too long, or no longer alone in their cgroup."""
@@ -85,11 +99,11 @@ class WarmCalls(Relay):
             self.groups.kill_group(warm.pid)
 
     def _let_go(self, warm: Resident) -> None:
-        """A warm process reaped: close the worker's ends of its pipes, free its cgroup slot and folder."""
+        """A warm process reaped (the init of its PID namespace: nothing of its calls is left): close the
+        worker's ends of its pipes, free its cgroup slot and its folder."""
         for fd in warm.own_fds:
             self._unwatch(fd)
             os.close(fd)
         if warm.slot is not None and self.slots is not None:
             self.slots.give_back(warm.slot, emptied=warm.held.get("processes") == "pid-namespace")
-        if self.call.empty_folder(warm.run_dir):
-            self.free_dirs.append(warm.run_dir)
+        self.folders.empty(warm.run_dir)

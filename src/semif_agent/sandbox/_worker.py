@@ -1,9 +1,9 @@
 """The warm worker: runs confined calls, each in a forked child, and relays their messages.
 
 The host's :class:`~.pool.WorkerPool` spawns this file as ``python -I _worker.py
-PACKAGE_PARENT CALLS_FOLDER CGROUP`` (``CGROUP`` is ``-`` when there is none); never import it.
-The first line on stdin is the setup (the system folders every call may read, the modules to
-import now); then come JSON lines ``{"op": "call", ...}`` and ``{"op": "reply", ...}``.
+PACKAGE_PARENT CALLS_FOLDER CGROUP SETUP`` (``CGROUP`` is ``-`` when there is none; ``SETUP`` is JSON:
+the system folders every call may read, the modules to import now); never import it. On stdin come JSON
+lines ``{"op": "call", ...}`` and ``{"op": "reply", ...}``.
 Lines leave on the original stdout, which nothing else can write to:
 ``{"id", "kind": "ask", "message"}`` when a call asks the host something, and
 ``{"id", "kind": "done", ...}`` when it ended. The worker exits when stdin closes.
@@ -18,10 +18,13 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   call denied the network one of its own). It also enters a mount namespace in
   which the secrets of ``/etc`` are empty, so Landlock allows ``/etc`` with
   one rule instead of one per entry (a fifth of the rules, and of their cost).
+- No call's child is forked from the worker, which holds every call's request and result: at start,
+  before it reads any call, it forks a zygote (:mod:`._zygote`), handed nothing of a call, which forks
+  them all; they are the worker's children still (it reaps them).
 - While no call runs, the worker keeps a few children forked ahead, namespaced and with the part of their
-  mount view no call changes, each waiting for one call (:mod:`._ready`); other calls fork their own.
+  mount view no call changes, each waiting for one call (:mod:`._ready`); other calls have one forked for them.
 - A call with a ``reuse`` key may run in a process kept warm from an earlier call of the same setup,
-  stopped while it waits and put back between calls (:mod:`._resident`).
+  stopped while it waits, judged from outside before it serves again (:mod:`._warm_check`).
 - Each call's child is the init of a new PID namespace (:mod:`._isolation`):
   when it exits or is killed, so is every process it started. Otherwise it
   is a process-group leader and a subreaper, and what it leaves behind is
@@ -32,6 +35,7 @@ Isolation, each where the kernel allows it (the ``confinement`` of every
   cgroups, made when no free one is left and reused once empty.
 - The child applies the call's limits and Landlock rules (:mod:`._confine`).
 - The worker watches how much each call writes (:mod:`._disk`) and kills it past its allowance.
+- It empties a call's private folder only once nothing of the call can run (:mod:`._folders`).
 - Every line a call's child writes is untrusted data (:mod:`._messages`): it never changes
   the watch above, and a malformed one ends that call alone.
 """
@@ -48,18 +52,24 @@ import time
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, sys.argv[1])  # the package's parent (this file runs as a program, never imported)
-from semif_agent.sandbox._warm_calls import WarmCalls
+from semif_agent.sandbox._folders import CallFolders
+from semif_agent.sandbox._ready import ready as waiting_child
+from semif_agent.sandbox._warm_calls import Started, WarmCalls
+from semif_agent.sandbox._zygote import Zygote, ZygoteGone
 
 if TYPE_CHECKING:
     from semif_agent.sandbox._call import Call
+    from semif_agent.sandbox._resident import Resident
 
 _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
+_FOLDERS_LOOK = 0.05  # how often folders waiting for their call's processes to be gone are looked at
 
 
 class _Worker(WarmCalls):
     def __init__(
         self,
         modules: Any,
+        zygote: Zygote,
         reply_fd: int,
         calls_folder: str,
         cgroup: str | None,
@@ -69,29 +79,29 @@ class _Worker(WarmCalls):
         ready_children: int = 0,
         warm: dict[str, Any] | None = None,
     ) -> None:
-        """``network``: ("worker", fd of the host's namespace) when this worker left it, ("per-call", -1)
-        when each call gets a namespace of its own (in our user namespace), ("none", -1) otherwise;
-        ``network_allowed``: whether its calls may use the network (the pool sends it only such calls);
-        ``ready_children``: how many children it keeps forked ahead of its calls (:mod:`._ready`);
-        ``warm``: how long (``idle_sec``) and how many (``most``) it keeps processes warm (:mod:`._resident`)."""
-        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready, resident = modules
+        """``zygote``: what forks its calls' children (:mod:`._zygote`); ``network``: ("worker", fd of the
+        host's namespace) when this worker left it, ("per-call", -1) when each call gets a namespace of its
+        own (in our user namespace), ("none", -1) otherwise; ``network_allowed``: whether its calls may use
+        the network (the pool sends it only such calls); ``ready_children``: how many children it keeps
+        forked ahead of its calls (:mod:`._ready`); ``warm``: how long (``idle_sec``) and how many
+        (``most``) it keeps processes warm (:mod:`._resident`)."""
+        self.call, self.isolation, self.cgroups, self.disk, self.groups, self.watch, ready, resident, check = modules
+        self.zygote = zygote
         self.reply_fd, self.to_host = reply_fd, bytearray()
-        self.calls_folder = calls_folder
+        self.folders = CallFolders(calls_folder, self.call.empty_folder)
         self.slots = self.cgroups.Slots(cgroup) if cgroup is not None else None
         self.sweep_at = float("inf")  # when to kill the orphans of calls that had no namespace or cgroup
-        self.free_dirs: list[str] = []  # emptied private folders of calls that ended, for the next ones
-        self.dirs_made = 0
+        self.folders_at = float("inf")  # when to look at the folders waiting for their call's processes to go
         self.network_mode, self.host_netns = network
         self.namespaces_work = True
         self.network_allowed = network_allowed
         self.ready = ready.ReadyChildren(
-            (self.call, self.isolation), self.network_mode, allowed=network_allowed, size=ready_children
+            zygote, self.isolation, self.network_mode, allowed=network_allowed, size=ready_children
         )
-        self.ready.host_netns = self.host_netns
         self.residents = resident.Residents(**(warm or {}))  # processes kept warm between calls of one setup
         self.warm_processes = resident  # the module: its functions for the worker's side (:class:`WarmCalls`)
+        self.warm_check = check
         self.calls: dict[int, Call] = {}
-        self.warmed = self.call.Warmed()
         self.by_id: dict[int, int] = {}
         self.pending_input = bytearray()
         self.selector = selectors.DefaultSelector()
@@ -107,8 +117,14 @@ class _Worker(WarmCalls):
 
     # -- the loop ----------------------------------------------------------------
 
-    def serve(self, first: bytes = b"") -> None:
-        self._consume(first)
+    def serve(self) -> None:
+        """Run calls until stdin closes, or the zygote is gone (the pool then starts another worker)."""
+        try:
+            self._serve()
+        except ZygoteGone:
+            self._shutdown()
+
+    def _serve(self) -> None:
         while True:
             events = self.selector.select(self._next_timeout())
             if not events and not self.calls and self.namespaces_work and self.ready.wanted():
@@ -129,7 +145,9 @@ class _Worker(WarmCalls):
                     self._read_output(self.calls[pid], key.fd)
                 elif kind == "answers" and pid in self.calls and mask & selectors.EVENT_WRITE:
                     self._flush_answers(pid)
-            self._reap()
+            if self._reap():
+                self._shutdown()
+                return
             self._enforce_limits()
             self._send_held()
 
@@ -138,7 +156,7 @@ class _Worker(WarmCalls):
             return 0.0
         moments = [call.deadline for call in self.calls.values() if not call.timed_out]
         moments += [call.next_check for call in self.calls.values()]
-        moments += [self.sweep_at] if self.sweep_at < float("inf") else []
+        moments += [at for at in (self.sweep_at, self.folders_at) if at < float("inf")]
         moments += [expiry] if (expiry := self.residents.next_expiry()) < float("inf") else []
         if moments:
             return max(0.0, min(moments) - time.monotonic())
@@ -183,56 +201,32 @@ class _Worker(WarmCalls):
     # -- starting calls --------------------------------------------------------------
 
     def _start(self, requests: list[dict[str, Any]]) -> None:
-        """Start calls that arrived together: make each ready, fork them one after the other, then record them.
-
-        After a fork every page of the worker is shared with the child, and the worker pays a copy for
-        each page it writes next; between two forks in a row it writes few.
-        """
-        prepared = []
+        """Start calls that arrived together: each in a warm process of its setup, else in a child forked
+        ahead, else in a child the zygote forks for it now (those asked for together, in one go)."""
+        fresh = []
         for request in requests:
             try:
-                prepared.append(self._prepare(request))
+                needs_child = self._prepare(request)
             except OSError as exc:
                 self._send(self.call.refusal(request, exc))
-        started = []
-        for request, run_dir, environment, slot, child_fds, own_fds in prepared:
-            if not child_fds:  # a child forked ahead took it
                 continue
-            try:
-                pid, held = self._fork(request["confine"], slot)
-            except OSError as exc:
-                for fd in (*child_fds, *own_fds):
-                    os.close(fd)
-                self.free_dirs.append(run_dir)
-                if slot is not None and self.slots is not None:
-                    self.slots.give_back(slot, emptied=True)
-                self._send(self.call.refusal(request, exc))
-                continue
-            if pid == 0:
-                members, netns = self._members(slot), self.host_netns
-                self.call.run_child(
-                    request, child_fds, held, cgroup_members=members, host_netns=netns, environment=environment
-                )
-            started.append((pid, held, (request, run_dir, environment, slot, child_fds, own_fds)))
-        for pid, held, call in started:
-            self._record(pid, held, call)
+            if needs_child is not None:
+                fresh.append(needs_child)
+        if fresh:
+            self._fork_for(fresh)
         self.ready.running(sum(1 for call in self.calls.values() if not call.warm))
 
-    def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...]:
-        """A call's folder, environment, cgroup slot and pipes: the child's ends, then the worker's.
-
-        A call a child forked ahead can serve is handed to it here, and started (no child's ends then).
-        """
-        self.call.prepare_target(request)
+    def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...] | None:
+        """Give ``request`` to a warm process or a child forked ahead (None), else make it ready for a child
+        forked for it: (request, folder, cgroup slot, the paths of its cgroups)."""
         spec = request["confine"]
         fits = spec.get("namespaces", True) and bool(spec.get("network")) == self.network_allowed
         may_stay = fits and self.namespaces_work and self.slots is not None and spec.get("max_processes") is not None
-        handed = self._hand_to_warm(request) if request.get("reuse") is not None and may_stay else None
-        if handed is not None:
-            return handed
+        if request.get("reuse") is not None and may_stay and self._hand_to_warm(request):
+            return None
         if "setup" not in request:
             request.pop("reuse", None)  # no setup noted: the child exits with its call
-        run_dir = self.free_dirs.pop() if self.free_dirs else self._new_dir()
+        run_dir = self.folders.take()
         spec["writable"] = [*spec.get("writable", []), run_dir]
         request["env"]["TMPDIR"] = run_dir
         limit = spec.get("max_processes")
@@ -240,27 +234,50 @@ class _Worker(WarmCalls):
         if slot is not None and self.slots is not None and spec.get("memory_bytes"):  # one cap for all it starts
             spec["memory_members"] = self.slots.cap_memory(slot, int(spec["memory_bytes"]))
         self.ready.view["tmpfs_bytes"] = spec.get("disk_bytes")  # what the next children forked ahead make
-        ready = self.ready.take() if fits and self.namespaces_work else None
         capped = spec.get("memory_members") is not None and self.slots is not None and slot is not None
-        memory = self.slots.memory[slot][0] if capped and self.slots is not None and slot is not None else None
+        cgroups = (slot, self.slots.memory[slot][0] if capped and self.slots is not None and slot is not None else None)
+        ready = self.ready.take() if fits and self.namespaces_work else None
         while ready is not None:
-            if self.ready.hand_over(ready, request, (slot, memory)):
-                self._record(ready.pid, ready.held, (request, run_dir, None, slot, (), ready.own_fds))
-                return request, run_dir, None, slot, (), ready.own_fds
+            if self.ready.hand_over(ready, request, cgroups):
+                self._record(ready.pid, ready.held, (request, run_dir, slot, ready.own_fds, ready.child_fds))
+                return None
             self.ready.discard(ready)  # it died while it waited: the next one, else a fork
             ready = self.ready.take()
-        environment = self.call.prepare_environment(request["env"])  # here, where no page is copied on write
-        return (request, run_dir, environment, slot, *self.ready.call_pipes())
+        return request, run_dir, slot, cgroups
 
-    def _members(self, slot: str | None) -> int | None:
-        return self.slots.members[slot] if self.slots is not None and slot is not None else None
+    def _fork_for(self, fresh: list[tuple[Any, ...]]) -> None:
+        """Have the zygote fork a child for each call of ``fresh`` (:meth:`_prepare`), and hand it its call."""
+        how = [self._how(request["confine"], slot) for request, _dir, slot, _cgroups in fresh]
+        forked = self.zygote.fork([(flags, held, None) for flags, held in how])
+        for (request, run_dir, slot, cgroups), (flags, held), child in zip(fresh, how, forked):
+            if isinstance(child, OSError) and flags:  # namespaces refused: this call and the next fork plainly
+                self.namespaces_work = False
+                flags, held = self._how(request["confine"], slot)
+                (child,) = self.zygote.fork([(flags, held, None)])
+            if isinstance(child, OSError):
+                self.folders.give_back(run_dir)
+                if slot is not None and self.slots is not None:
+                    self.slots.give_back(slot, emptied=True)
+                self._send(self.call.refusal(request, child))
+                continue
+            waiting = waiting_child(child, held)
+            if not self.ready.hand_over(waiting, request, cgroups):
+                pass  # it is gone already: its call ends when it is reaped
+            self._record(waiting.pid, waiting.held, (request, run_dir, slot, waiting.own_fds, waiting.child_fds))
 
-    def _record(self, pid: int, held: dict[str, str], prepared: tuple[Any, ...], *, warm: bool = False) -> None:
-        """Keep the call ``prepared`` that the child ``pid`` runs; ``warm``: a process kept from an earlier call."""
-        request, run_dir, _environment, slot, child_fds, own_fds = prepared
-        for fd in child_fds:
-            os.close(fd)
-        if not warm:
+    def _how(self, spec: dict[str, Any], slot: str | None) -> tuple[int, dict[str, str]]:
+        """How a call's child is forked: into new PID (and network) namespaces when allowed, else plainly;
+        the namespace flags, and how its processes and network are held."""
+        namespaces, allowed = bool(spec.get("namespaces", True)), bool(spec.get("network"))
+        if self.namespaces_work and namespaces:
+            return self.ready.namespaces(self.network_mode, allowed=allowed)
+        network = "allowed" if allowed else "namespace" if namespaces and self.network_mode == "worker" else "open"
+        return 0, {"processes": "cgroup" if slot is not None else "subreaper", "network": network}
+
+    def _record(self, pid: int, held: dict[str, str], started: Started, *, warm: Resident | None = None) -> None:
+        """Keep the call ``started`` that the child ``pid`` runs; ``warm``: a process kept from an earlier call."""
+        request, run_dir, slot, own_fds, child_fds = started
+        if warm is None:
             for fd in own_fds:
                 os.set_blocking(fd, False)
         reuse = request.get("setup")
@@ -274,7 +291,10 @@ class _Worker(WarmCalls):
             slot,
             self.disk,
             reuse_key=reuse,
-            confined=warm,
+            confined=warm is not None,
+            child_fds=child_fds,
+            allowance=self.warm_check.allowance(request["confine"]),
+            served=warm.served + 1 if warm is not None else 1,
         )
         self.calls[pid] = call
         self.by_id[call.call_id] = pid
@@ -284,35 +304,19 @@ class _Worker(WarmCalls):
         if (request.get("listen") or reuse is not None) and own_fds[0] not in self.selector.get_map():
             self.selector.register(own_fds[0], selectors.EVENT_READ, ("messages", pid))
 
-    def _new_dir(self) -> str:
-        self.dirs_made += 1
-        path = os.path.join(self.calls_folder, f"{os.getpid()}-{self.dirs_made}")
-        os.mkdir(path, 0o700)
-        return path
-
-    def _fork(self, spec: dict[str, Any], slot: str | None) -> tuple[int, dict[str, str]]:
-        """Fork the call's child: into new PID (and network) namespaces when allowed, else a plain child."""
-        namespaces, allowed = bool(spec.get("namespaces", True)), bool(spec.get("network"))
-        if self.namespaces_work and namespaces:
-            flags, held = self.ready.namespaces(self.network_mode, allowed=allowed)
-            try:
-                return self.isolation.fork_namespaced(flags), held
-            except OSError:
-                self.namespaces_work = False
-        network = "allowed" if allowed else "namespace" if namespaces and self.network_mode == "worker" else "open"
-        processes = "cgroup" if slot is not None else "subreaper"
-        return os.fork(), {"processes": processes, "network": network}
-
     # -- ending calls ------------------------------------------------------------------
 
-    def _reap(self) -> None:
+    def _reap(self) -> bool:
+        """Reap the children that ended; True when the zygote is one of them (no call can start any more)."""
         while True:
             try:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                return False
             if pid == 0:
-                return
+                return False
+            if pid == self.zygote.pid:
+                return True
             call = self.calls.pop(pid, None)
             warm = self.residents.ended(pid)
             if call is not None:
@@ -328,7 +332,14 @@ class _Worker(WarmCalls):
         now = time.monotonic()
         if now >= self.sweep_at:  # what calls that ended without a namespace or a cgroup left behind
             self.sweep_at = float("inf")
-            self.isolation.kill_descendants(os.getpid(), spare=frozenset(self.calls) | self.ready.pids())
+            spare = frozenset(self.calls) | self.ready.pids() | {self.zygote.pid}
+            if self.isolation.kill_descendants(os.getpid(), spare=spare):
+                self.sweep_at = now + _SWEEP_DELAY  # killed: looked for again, until none is left
+            else:
+                self.folders.empty_waiting(self.cgroups.members, orphans_left=False)
+        if now >= self.folders_at:
+            self.folders.empty_waiting(self.cgroups.members, orphans_left=self.sweep_at < float("inf"))
+            self.folders_at = now + _FOLDERS_LOOK if self.folders.waiting else float("inf")
         self._let_go_idle(now)
         walks: dict[str, list[tuple[int, int]]] = {}
         for pid, call in self.calls.items():
@@ -349,18 +360,21 @@ class _Worker(WarmCalls):
     def _finish(self, pid: int, call: Call, status: int, cpu_used: float) -> None:
         self._collect_last_messages(pid, call)
         self.watch.out_of_memory(call, self.slots)
-        if call.held.get("processes") != "pid-namespace":
+        gone = call.held.get("processes") == "pid-namespace"  # its init reaped: the kernel ended the rest first
+        if not gone:
             self.groups.kill_group(pid)
             if call.cgroup is None:
                 self.sweep_at = min(self.sweep_at, time.monotonic() + _SWEEP_DELAY)
-        if call.cgroup is not None and self.slots is not None:  # with a PID namespace, all went with its init
-            self.slots.give_back(call.cgroup, emptied=call.held.get("processes") == "pid-namespace")
+        if call.cgroup is not None and self.slots is not None:
+            self.slots.give_back(call.cgroup, emptied=gone)
         line = call.done_line(status, cpu_used)
-        if self.call.empty_folder(call.run_dir):
-            self.free_dirs.append(call.run_dir)
+        if gone:
+            self.folders.empty(call.run_dir)
+        else:  # once every process of the call is gone
+            self.folders.empty_later(call.run_dir, call.cgroup)
+            self.folders_at = min(self.folders_at, time.monotonic())
         self.by_id.pop(call.call_id, None)
         self._send(line)
-        self.warmed.compile_patterns()
 
     def _collect_last_messages(self, pid: int, call: Call) -> None:
         """Read what the call wrote before it ended (its output, its value), then close its pipes."""
@@ -378,6 +392,7 @@ class _Worker(WarmCalls):
 
     def _shutdown(self) -> None:
         self.ready.release()
+        self.zygote.close()
         for pid, call in list(self.calls.items()):
             self.groups.kill_group(pid)
             if call.cgroup is not None:
@@ -385,7 +400,7 @@ class _Worker(WarmCalls):
 
 
 def main() -> None:
-    calls_folder, cgroup = sys.argv[2:4]
+    calls_folder, cgroup, setup_text = sys.argv[2:5]
     from semif_agent.sandbox import (
         _call,
         _cgroup,
@@ -395,17 +410,12 @@ def main() -> None:
         _process_group,
         _ready,
         _resident,
+        _warm_check,
         _watch,
+        _zygote,
     )
 
-    received = b""
-    while b"\n" not in received:
-        chunk = os.read(0, 1 << 20)
-        if not chunk:
-            return
-        received += chunk
-    first, rest = received.split(b"\n", 1)
-    setup = json.loads(first)
+    setup = json.loads(setup_text)
     for name in setup.get("preload", []):
         __import__(name)
     _isolation.become_subreaper()
@@ -428,11 +438,14 @@ def main() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.close(null)
-    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch, _ready, _resident)
+    preopened = {fd for fd, _is_dir in _confine._preopened.values()}
+    zygote = _zygote.start(host_netns=network[1], keep=preopened)  # before any call is read
+    modules = (_call, _isolation, _cgroup, _disk, _process_group, _watch, _ready, _resident, _warm_check)
     allowed, ready = bool(setup.get("network")), int(setup.get("ready_children", 0))
     cgroup_path = None if cgroup == "-" else cgroup
     worker = _Worker(
         modules,
+        zygote,
         reply_fd,
         calls_folder,
         cgroup_path,
@@ -441,7 +454,7 @@ def main() -> None:
         ready_children=ready,
         warm=setup.get("warm"),
     )
-    worker.serve(rest)
+    worker.serve()
 
 
 if __name__ == "__main__":

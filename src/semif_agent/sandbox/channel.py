@@ -9,7 +9,7 @@ handler that raises (or a call started without a handler) makes ``ask`` raise
 Under the hood each line the child writes to the worker starts with one letter
 saying what it is (``A`` a question, ``V`` the function's value with the
 call's id, ``E`` an error type, ``C`` the confinement that held, ``W``
-modules it warmed, ``P`` patterns it compiled, ``D`` the end of a call in a warm process), and each
+modules it warmed, ``D`` the end of a call in a warm process), and each
 line it reads starts with ``R`` (an answer), ``X`` (an error) or ``N`` (a warm process's next call).
 The worker relays questions and answers to and from the
 host, tagged with the call's id.

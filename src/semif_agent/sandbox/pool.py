@@ -11,8 +11,10 @@ forked, confined child of a warm worker (see :mod:`._worker`) and returns a
 
 Each worker is a long-lived Python process started lazily, in its own
 session, with a minimal environment; calls skip the interpreter's start-up yet
-are isolated from the host and from each other (calls of one setup may share a warm process, one after
-another, when the caller passes a ``reuse`` key). Workers speak JSON lines over
+are isolated from the host and from each other: each call's child is forked by the worker's zygote,
+which never held another call's payload, result or code (:mod:`._zygote`); calls of one setup may share
+a warm process, one after another, when the caller passes a ``reuse`` key, judged from outside before
+each (:mod:`._warm_check`). Workers speak JSON lines over
 pipes that the pool watches with the event loop's reader and writer
 callbacks (:mod:`._host_worker`): nothing blocks the loop, and one worker runs many calls at once.
 
@@ -224,7 +226,10 @@ class WorkerPool:
         self._workers.clear()
         self._last_worker.clear()
         if self._calls_folder is not None:
-            shutil.rmtree(self._calls_folder, ignore_errors=True)
+            try:
+                shutil.rmtree(self._calls_folder, ignore_errors=True)
+            except RecursionError:  # a call left a chain of folders too deep to remove: left where it is
+                pass
             self._calls_folder = None
 
     async def start(self, *, network: bool = False) -> None:
@@ -268,7 +273,18 @@ class WorkerPool:
         parent = _cgroup.host_parent()
         cgroup = _cgroup.create(parent, f"worker-{os.getpid()}-{id(self):x}-{self.started}") if parent else None
         env = {key: os.environ[key] for key in DEFAULT_ENV_ALLOW if key in os.environ}
+        setup = {
+            "system_readable": list(system_readable_paths()),
+            "system_folders": list(system_readable_folders()),
+            "secrets": list(etc_secrets()),
+            "preload": list(self.preload),
+            "ready_children": self.ready_children,
+            "warm": self.warm,
+            "network": network,
+        }
+        # the setup goes on the command line: the worker forks its zygote before it reads anything from stdin
         command = [sys.executable, "-I", WORKER_MAIN, package_parent(), self._calls_folder, cgroup or "-"]
+        command.append(json.dumps(setup))
         try:
             process = subprocess.Popen(
                 command,
@@ -284,18 +300,6 @@ class WorkerPool:
             if cgroup:
                 _cgroup.remove(cgroup)
             raise WorkerError(f"cannot start a skill worker ({exc.strerror})") from exc
-        setup = {
-            "system_readable": list(system_readable_paths()),
-            "system_folders": list(system_readable_folders()),
-            "secrets": list(etc_secrets()),
-            "preload": list(self.preload),
-            "ready_children": self.ready_children,
-            "warm": self.warm,
-            "network": network,
-        }
-        assert process.stdin is not None  # piped above
-        process.stdin.write(json.dumps(setup).encode("utf-8") + b"\n")
-        process.stdin.flush()
         self.started += 1
         return process, cgroup
 

@@ -20,18 +20,11 @@ from . import _code_cache
 _CANNOT_RUN = 126  # what a shell answers for a file it cannot execute
 
 
-def prepare_in_worker(payload: dict[str, Any]) -> None:
-    """In the worker, before it forks the call's child: a Python program compiled there (never run)."""
-    program = str(payload["program"])
-    if program.endswith(".py"):
-        payload["code_version"] = _code_cache.prepare(program)
-
-
 def run_program(payload: dict[str, Any], channel: object) -> None:
     """Run ``payload["program"]`` with ``payload["argv"]``: never returns for a program that is exec'd."""
     program, argv = str(payload["program"]), [str(arg) for arg in payload["argv"]]
     if program.endswith(".py"):
-        _run_python(program, argv, payload.get("code_version"))
+        _run_python(program, argv)
         return
     if program.endswith(".sh"):
         _exec("/bin/sh", ["sh", program, *argv], program)
@@ -41,17 +34,17 @@ def run_program(payload: dict[str, Any], channel: object) -> None:
     raise SystemExit(_CANNOT_RUN)
 
 
-def _run_python(script: str, argv: list[str], version: list[int] | None) -> None:
+def _run_python(script: str, argv: list[str]) -> None:
     """Run ``script`` as module ``__main__``, with the globals :func:`runpy.run_path` gives it.
 
-    Compiled by the worker (``version``, see :mod:`._code_cache`) or here, and run here: :mod:`runpy`
+    Compiled here (:mod:`._code_cache`: once per version in a warm process) and run here: :mod:`runpy`
     looks for a zip archive and a cached file first, which in a freshly forked child costs a
     millisecond and some 300 pages copied on write.
     """
     sys.argv = [script, *argv]
     sys.path.insert(0, os.path.dirname(script))
     try:
-        code = _code_cache.code_for(script, version)
+        code = _code_cache.code_for(script)
         main = types.ModuleType("__main__")
         main.__dict__.update(__file__=script, __cached__=None, __loader__=None, __package__="", __spec__=None)
         sys.modules["__main__"] = main
