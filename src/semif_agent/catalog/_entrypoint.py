@@ -17,7 +17,7 @@ import sys
 from types import FunctionType, ModuleType
 from typing import Any
 
-from ..sandbox._code_cache import code_for, prepare
+from ..sandbox._code_cache import code_for
 from .context import SkillScriptContext
 
 _PLAIN = frozenset({str, bytes, dict, list, tuple, int, float, type(None)})
@@ -25,11 +25,6 @@ _PLAIN = frozenset({str, bytes, dict, list, tuple, int, float, type(None)})
 abstract-class check costs a forked child a hundred pages copied on write."""
 _CO_VARARGS = 0x04  # inspect.CO_VARARGS: inspect (with ast, dis, enum, tokenize) is imported only where needed,
 # it would add a fifth to the worker's memory, which every call's fork copies the page tables of
-
-
-def prepare_in_worker(payload: dict[str, Any]) -> None:
-    """In the worker, before it forks the call's child: the script compiled there (never run), its version noted."""
-    payload["code_version"] = prepare(payload["script"])
 
 
 def run(payload: dict[str, Any], channel: object) -> None:
@@ -46,7 +41,7 @@ def run(payload: dict[str, Any], channel: object) -> None:
         env=dict(payload["env"]) if "env" in payload else dict(os.environ),
         hook_type=fields.get("hook_type", ""),
     )
-    module = _import_script(script, payload.get("code_version"))
+    module = _import_script(script)
     entrypoint = getattr(module, "entrypoint", None)
     if not callable(entrypoint):
         raise TypeError(f"{os.path.basename(script)} defines no callable entrypoint(argv, ctx)")
@@ -61,10 +56,10 @@ def run(payload: dict[str, Any], channel: object) -> None:
         sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _import_script(script: str, version: list[int] | None = None) -> ModuleType:
-    """Run ``script`` as module ``__skill_script__`` (what ``importlib`` does, with fewer steps); ``version``:
-    the one the worker compiled (:func:`prepare_in_worker`)."""
-    code = code_for(script, version)
+def _import_script(script: str) -> ModuleType:
+    """Run ``script`` as module ``__skill_script__`` (what ``importlib`` does, with fewer steps), compiled once
+    per version of the file in this process (:func:`~semif_agent.sandbox._code_cache.code_for`)."""
+    code = code_for(script)
     module = ModuleType("__skill_script__")
     module.__file__ = script
     sys.modules[module.__name__] = module

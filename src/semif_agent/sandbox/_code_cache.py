@@ -31,9 +31,8 @@ def prepare(path: str) -> list[int] | None:
     return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev]
 
 
-def code_for(path: str, version: list[int] | None = None) -> CodeType:
-    """The code of ``path`` as it is now: compiled by this process once per version of the file (``version``
-    is looked up again here, whatever the caller says)."""
+def code_for(path: str) -> CodeType:
+    """The code of ``path`` as it is now: compiled by this process once per version of the file."""
     version = prepare(path)
     cached = _compiled.get(path)
     if cached is not None and version is not None and cached[0] == version:
