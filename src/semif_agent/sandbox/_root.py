@@ -32,6 +32,11 @@ AT = "/run"
 """Where the new root is built in the builder's mount namespace (covering the host's ``/run`` there only)."""
 CALL_UID = 65533
 """The user (and group) a call runs as where its parent is root: no file of the host is its own."""
+_CALL_ENTRIES = {
+    "/etc/passwd": f"semif-call:x:{CALL_UID}:{CALL_UID}:confined call:/nonexistent:/usr/sbin/nologin\n",
+    "/etc/group": f"semif-call:x:{CALL_UID}:\n",
+}
+"""What the root's copies of these files add to the host's: the call's user has a name, as programs expect."""
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC = 32, 4096, 16384
 _SEALED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
@@ -229,6 +234,12 @@ def _place_system(root: Root, path: str, fd: int) -> None:
     if stat.S_ISLNK(info.st_mode):
         root.links[path] = os.readlink(path)
         os.symlink(root.links[path], target)
+        return
+    if path in _CALL_ENTRIES and stat.S_ISREG(info.st_mode):
+        with open(f"/proc/self/fd/{fd}", "rb") as host, open(target, "xb") as copy:
+            text = host.read(1 << 20)
+            copy.write(text + (b"" if text.endswith(b"\n") or not text else b"\n") + _CALL_ENTRIES[path].encode())
+        os.chmod(target, 0o644)
         return
     _make_mountpoint(target, folder=stat.S_ISDIR(info.st_mode))
     if _bind(fd, target, readonly=True):
