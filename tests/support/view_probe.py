@@ -10,13 +10,12 @@ or ``refused ...``, and its user id.
 from __future__ import annotations
 
 import ctypes
+import os
 import secrets
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import os
 
 _NUMBERS = {  # the system calls the probe makes, by machine (apart from the code under test)
     "x86_64": {"keyctl": 250, "add_key": 248, "userfaultfd": 323, "unshare": 272},
