@@ -3,7 +3,9 @@
 A run's ``predict`` and ``act`` execute in one forked, confined child (the
 mechanism SKILL.md scripts run in, :mod:`semif_agent.sandbox.pool`): its
 own PID namespace and network namespace where the kernel allows them,
-Landlock write access to the skill's write dirs only, limits on memory, CPU,
+a view of the host holding only the system folders, the write dirs and the
+configured data (none of the workspace's records: not its settings, log,
+manifests or bodies), Landlock write access to the skill's write dirs only, limits on memory, CPU,
 file size, bytes written, open files and processes, a reduced environment
 with no credentials, standard output and error captured apart from the
 host's. The body's source is read (and its hash checked) in the host and
@@ -153,13 +155,20 @@ def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
 
 
 def readable_data(workspace: Workspace) -> list[Path]:
-    """What a body may read besides its write dirs: the configured data paths (contacts, files), never the records."""
+    """What a body may read besides its write dirs: the configured data paths (contacts, files), never the
+    records: no path that is or holds the settings, the log, the manifests, the bodies or the data dir (a
+    ``[paths]`` entry naming the workspace itself, or ``data``, is left out whole), nor one inside the bodies."""
     roots = set(workspace.write_roots)
+    records = [workspace.settings_file, workspace.log_path, workspace.categories_path, workspace.bodies_dir]
+    records += [workspace.admitted_path, workspace.data_dir]
     paths = []
     for key, value in workspace.skill_config().items():
         path = Path(str(value))
-        if key not in ("workspace", "data") and path.is_absolute() and path.exists() and path not in roots:
-            paths.append(path)
+        if key in ("workspace", "data") or not path.is_absolute() or path in roots or not path.exists():
+            continue
+        if any(path == record or path in record.parents for record in records) or workspace.bodies_dir in path.parents:
+            continue
+        paths.append(path)
     return paths
 
 

@@ -142,6 +142,9 @@ def drop_capabilities() -> bool:
     return _libc.capset(ctypes.byref(_NO_CAPABILITIES[0]), _NO_CAPABILITIES[1]) == 0
 
 
+_Step = tuple[int | str, int, int | str, int | str]
+
+
 def _machine_numbers() -> dict[str, int] | None:
     """This machine's system call numbers by name; None where it is not one :data:`_NUMBERS` knows."""
     found = _ARCHES.get(os.uname().machine.lower())
@@ -162,7 +165,7 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
     if numbers is None:
         return None
     arch = _ARCHES[os.uname().machine.lower()][1]
-    steps: list[tuple[int, int, int | str, int | str]] = [  # (code, k, where to go when true, when false)
+    steps: list[_Step] = [  # (code, k, where to go when true, when false); a code that is text is a label
         (_LD_ABS, 4, 0, 0),  # arch
         (_JEQ, arch, 0, "enosys"),  # another ABI (i386 calls from a 64-bit process)
         (_LD_ABS, 0, 0, 0),  # the system call's number
@@ -201,7 +204,7 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
     return _assemble(steps)
 
 
-def _assemble(steps: list[tuple[int | str, int, int | str, int | str]]) -> list[tuple[int, int, int, int]]:
+def _assemble(steps: list[_Step]) -> list[tuple[int, int, int, int]]:
     """BPF instructions from ``steps``: a step whose code is text is a label; jumps name labels or are 0."""
     labels: dict[str, int] = {}
     count = 0
