@@ -281,7 +281,9 @@ def idmap_namespace(uid: int) -> int:
         try:
             os.close(ready_r)
             os.close(hold_w)
-            os.write(ready_w, b"1" if _libc.unshare(_CLONE_NEWUSER) == 0 else b"0")
+            # its number as this /proc counts (this process may be in a PID namespace the /proc is not of)
+            seen_as = os.readlink("/proc/self").encode()
+            os.write(ready_w, seen_as if _libc.unshare(_CLONE_NEWUSER) == 0 else b"-")
             os.read(hold_r, 1)
         finally:
             os._exit(0)
@@ -289,11 +291,12 @@ def idmap_namespace(uid: int) -> int:
     os.close(hold_r)
     fd = -1
     try:
-        if os.read(ready_r, 1) == b"1":
+        seen_as = os.read(ready_r, 32).decode()
+        if seen_as.isdigit():
             for name in ("uid_map", "gid_map"):
-                with open(f"/proc/{pid}/{name}", "w", encoding="ascii") as handle:
+                with open(f"/proc/{seen_as}/{name}", "w", encoding="ascii") as handle:
                     handle.write(f"0 {uid} 1\n")
-            fd = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(f"/proc/{seen_as}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         fd = -1
     finally:
@@ -375,7 +378,7 @@ def prepare(root: Root, tmp_size: bytes) -> bool:
     held = _layer(root, "/tmp", tmp_size + b",mode=1777")
     held = _mount(b"none", root.inner("/dev/shm"), b"tmpfs", _SEALED, tmp_size + b",mode=1777") and held
     proc = root.inner("/proc")
-    return (_mount(b"proc", proc, b"proc", _SEALED) or _mount(b"/proc", proc, None, _MS_BIND)) and held
+    return (_mount(b"proc", proc, b"proc", _SEALED) or _mount(b"/proc", proc, None, _MS_BIND | _MS_REC)) and held
 
 
 def resize(root: Root, tmp_size: bytes) -> bool:
