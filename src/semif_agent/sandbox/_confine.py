@@ -12,9 +12,12 @@ What :func:`confine` applies, each where the platform allows it:
   run (:mod:`._cgroup`) the spec says ``process_limit_held`` and it is skipped);
 - ``SIGXFSZ`` ignored, so an oversized write fails with ``OSError`` instead of
   killing the script silently;
+- the mount view (:mod:`._mounts`): the allow-listed root of :mod:`._root`,
+  where the run's own folders are bound (idmapped to :data:`._root.CALL_UID`
+  where the parent is root, the run then running as that user);
 - Landlock (Linux 5.13+): reading, listing and executing confined to an
-  allow-list (system and Python directories, the skill, the workspace), writing
-  to the workspace and a private temporary directory. Nothing else of the host
+  allow-list (system and Python directories, the few files of ``/etc``, the
+  skill, its data), writing to the write dirs and a private temporary directory. Nothing else of the host
   is readable: not the user's home, not ``/proc/<pid>/environ`` of other
   processes. ptrace of processes outside the sandbox is refused and, from
   Landlock ABI 6, so are signals to them and abstract unix sockets;

@@ -1,7 +1,10 @@
-"""What a confined process sees of ``/dev``, ``/tmp``, ``/run`` and the cgroups (Linux; standard library only).
+"""What a confined process sees of the host's files (Linux; standard library only).
 
 :func:`narrow_view` gives the calling process a mount namespace (and a cgroup
-namespace) of its own, in which:
+namespace) of its own. Where it can, its root is the allow-listed root of
+:mod:`._root` (built once by a long-lived parent, :func:`share_root`, or here):
+only the system folders and the call's own, its own ``/tmp``, ``/dev/shm`` and
+``/proc``. Where that root cannot be made, the host's view stays, in which:
 
 - ``/dev`` is a fresh read-only tmpfs (``nodev``, ``nosuid``, ``noexec``)
   holding only :data:`DEVICES`, each bound from the host's, the usual links

@@ -2,18 +2,32 @@
 
 Applied last by :func:`._confine.confine`, each where the kernel allows it:
 
+- :func:`fresh_session_keyring`: a new, empty session keyring, so no key of
+  the session that started the worker is the call's to find.
+- :func:`become_user`: from root, the call's own user (:data:`._root.CALL_UID`),
+  where its folders could be idmapped to it: root's files elsewhere are
+  another user's to it (a root-only key is unreadable).
 - :func:`drop_capabilities`: every capability leaves the bounding, ambient,
   effective, permitted and inheritable sets, so a root script has no
   ``CAP_MKNOD`` (no device node), ``CAP_SYS_ADMIN`` (no mount), ``CAP_SYSLOG``
   (no kernel log) or ``CAP_DAC_OVERRIDE`` (root's own file permissions hold),
   and no program it starts gets any back.
-- :func:`forbid_local_sockets`: a seccomp filter refusing (``EACCES``) a new
-  ``AF_UNIX`` socket and a datagram ``socketpair`` (which could send to a path),
-  so no UNIX socket of the host is reachable, by path or abstract name, whatever
-  the mount view shows; also ``mknod`` (no device node, FIFO or socket file,
-  even where Landlock does not hold), ``syslog(2)`` (the kernel log) and
-  ``io_uring`` (which opens sockets past the filter). Stream socket pairs (what
-  asyncio and multiprocessing use between their own ends) stay allowed.
+- :func:`forbid_local_sockets`: a seccomp filter, a deny-list by name per machine
+  (x86_64 and aarch64, :data:`_NUMBERS`). It refuses (``EPERM``) every call in
+  :data:`REFUSED`: kernel keyrings (``keyctl``, ``add_key``, ``request_key``),
+  ``userfaultfd``, ``setns``, ``bpf``, ``perf_event_open``, ``ptrace`` and
+  ``process_vm_readv``/``writev``, ``kexec*``, module loading, every mount call
+  (``mount``, ``umount2``, ``pivot_root``, ``fsopen``, ``open_tree``...), file
+  handles (``open_by_handle_at``); ``clone`` and ``unshare`` asking for any new
+  namespace (a user namespace first), and ``clone3`` with ``ENOSYS`` (its flags
+  are out of the filter's reach: C libraries fall back to ``clone``). It
+  refuses (``EACCES``) a new ``AF_UNIX`` socket and a datagram ``socketpair``
+  (which could send to a path), so no UNIX socket of the host is reachable,
+  by path or abstract name, whatever the mount view shows; also ``mknod`` (no
+  device node, FIFO or socket file, even where Landlock does not hold),
+  ``syslog(2)`` (the kernel log) and ``io_uring`` (which opens sockets past
+  the filter). Stream socket pairs (what asyncio and multiprocessing use
+  between their own ends) stay allowed.
 """
 
 from __future__ import annotations

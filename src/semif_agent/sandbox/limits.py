@@ -5,10 +5,24 @@ A run sees only an allow-list of the host's environment variables
 
 What holds, and where (each result's ``confinement`` says which held):
 
-- Files: Landlock (Linux 5.13+, :mod:`._confine`) lets a run read only system
-  and Python folders, ``/etc`` minus its secrets, its own skill and the
-  workspace, and write only to the workspace and its temporary folder.
-  Without Landlock it may read and write whatever the host user can.
+- Files: an allow-list, twice. The run's root is a fresh tmpfs holding only
+  the system and Python folders, this package, the few files of ``/etc``
+  programs read (:data:`._root.ETC_ALLOWED`, none other users may not read),
+  its own skill, its write dirs, its data and its temporary folder
+  (:mod:`._root`): nothing else of ``/etc``, ``/root``, ``/home`` or the
+  workspace's records is there, not even to ``stat``. Under it, Landlock
+  (Linux 5.13+, :mod:`._confine`) allows reading those same paths and writing
+  only the write dirs and the temporary folder. Where mount namespaces are
+  refused, Landlock alone holds: reads and writes as above, but a path
+  outside can still be ``stat``-ed; without Landlock too, the run may read and
+  write whatever the host user can.
+- User: from root, each run runs as :data:`._root.CALL_UID`, its own folders
+  idmapped so root's files there are its own (what it writes is root's on
+  disk); root's files elsewhere are another user's. Where idmapped mounts are
+  refused (an old kernel, a file system without them) it stays root with no
+  capability at all: file modes no longer stop it reading a root-only file
+  it can reach, so only the view above and Landlock do. A host user other
+  than root runs its runs as itself.
 - Processes: each run is the init of a PID namespace of its own
   (:mod:`._isolation`; for a user other than root inside a user namespace):
   when it ends, or is killed, every process it started dies, whatever
@@ -29,8 +43,9 @@ What holds, and where (each result's ``confinement`` says which held):
   where one can be made; ``RLIMIT_AS`` caps each process everywhere.
 - Devices, ``/tmp``, ``/dev/shm``, ``/run``, cgroups: a mount namespace per run
   shows a minimal ``/dev`` and private temporary folders (:mod:`._mounts`);
-  capabilities are dropped, and a seccomp filter refuses UNIX sockets and
-  ``mknod`` (:mod:`._privileges`).
+  capabilities are dropped, and a seccomp filter refuses UNIX sockets,
+  ``mknod``, keyrings, ``userfaultfd``, new namespaces, mounts, tracing, BPF and
+  module calls (:mod:`._privileges`); each run has a fresh, empty session keyring.
 """
 
 from __future__ import annotations
