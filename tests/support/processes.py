@@ -1,32 +1,30 @@
 """Find a confined process on the host from what it says of itself.
 
-A confined call mounts a ``/proc`` of its own PID namespace: the number it reads there is not the host's.
-It says :data:`SELF` instead (its number there and its PID namespace), and :func:`host_pid` finds it.
+A confined call mounts a ``/proc`` of its own PID namespace: the number it reads there is not the host's,
+and a namespace's own number is reused once it is gone. So it names itself instead: :data:`SELF` gives
+the process a random name (its ``comm``, which the host's ``/proc`` shows too) and says it, and
+:func:`host_pid` finds the live process of that name.
 """
 
 from __future__ import annotations
 
 import os
 
-SELF = 'os.readlink("/proc/self") + " " + os.readlink("/proc/self/ns/pid")'
-"""Python text a confined process evaluates (with ``os`` imported) to say who it is."""
+SELF = '__import__("ctypes").CDLL(None).prctl(15, (name := os.urandom(7).hex()).encode()) * 0 or name'
+"""Python text a confined process evaluates (with ``os`` imported) to name itself and say the name."""
 
 
 def host_pid(said: str) -> int | None:
-    """The host's number of the live process that said ``said`` (:data:`SELF`); None when none lives."""
-    number, namespace = said.split(" ", 1)
+    """The host's number of the live process named ``said`` (by :data:`SELF`); None when none lives."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
-                continue
-            with open(f"/proc/{entry}/status", encoding="ascii") as handle:
-                numbers = next(line for line in handle if line.startswith("NSpid:")).split()[1:]
-        except (OSError, StopIteration):
+            with open(f"/proc/{entry}/comm", encoding="ascii", errors="replace") as handle:
+                if handle.read().strip() == said.strip():
+                    return int(entry)
+        except OSError:
             continue
-        if numbers and numbers[-1] == number:
-            return int(entry)
     return None
 
 
