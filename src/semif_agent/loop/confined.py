@@ -141,12 +141,13 @@ def decision_request(data: object) -> DecisionRequest:
     return DecisionRequest(state, question, offered)
 
 
-def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
-    """The child's confinement: write only the skill's write dirs, read the data it may read, no network."""
+def confinement(workspace: Workspace, timeout: float, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The child's confinement: write only the skill's write dirs, read the data it may read (the paths of
+    ``config``, the ``ctx.config`` it gets, or else the workspace's), no network."""
     from ..sandbox.limits import SandboxLimits, confinement_spec
 
     roots = [str(r) for r in workspace.write_roots]
-    readable = tuple(str(p) for p in readable_data(workspace))
+    readable = tuple(str(p) for p in readable_data(workspace, config))
     limits = SandboxLimits(memory_mb=MEMORY_MB, readable_paths=readable)
     anchor = Path(roots[0]) if roots else workspace.root
     spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=anchor, skill_dir=anchor)
@@ -154,7 +155,7 @@ def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
     return spec
 
 
-def readable_data(workspace: Workspace) -> list[Path]:
+def readable_data(workspace: Workspace, config: dict[str, Any] | None = None) -> list[Path]:
     """What a body may read besides its write dirs: the configured data paths (contacts, files), never the
     records: no path that is or holds the settings, the log, the manifests, the bodies or the data dir (a
     ``[paths]`` entry naming the workspace itself, or ``data``, is left out whole), nor one inside the bodies."""
@@ -162,7 +163,7 @@ def readable_data(workspace: Workspace) -> list[Path]:
     records = [workspace.settings_file, workspace.log_path, workspace.categories_path, workspace.bodies_dir]
     records += [workspace.admitted_path, workspace.data_dir]
     paths = []
-    for key, value in workspace.skill_config().items():
+    for key, value in (workspace.skill_config() if config is None else config).items():
         path = Path(str(value))
         if key in ("workspace", "data") or not path.is_absolute() or path in roots or not path.exists():
             continue
@@ -251,7 +252,7 @@ async def run_confined(
         payload,
         cwd=str(workspace.root),
         env=env,
-        confine_spec=confinement(workspace, timeout),
+        confine_spec=confinement(workspace, timeout, payload["config"]),
         timeout_sec=timeout,
         on_message=run.on_message,
         reuse=f"{skill.name}\0{workspace.root}\0{hashlib.sha256(source.encode()).hexdigest()}" if warm else None,

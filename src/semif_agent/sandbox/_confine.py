@@ -13,8 +13,8 @@ What :func:`confine` applies, each where the platform allows it:
 - ``SIGXFSZ`` ignored, so an oversized write fails with ``OSError`` instead of
   killing the script silently;
 - the mount view (:mod:`._mounts`): the allow-listed root of :mod:`._root`,
-  where the run's own folders are bound (idmapped to :data:`._root.CALL_UID`
-  where the parent is root, the run then running as that user);
+  where the run's own folders are bound (those it writes idmapped to
+  :data:`._root.CALL_UID` where the parent is root, the run then running as that user);
 - Landlock (Linux 5.13+): reading, listing and executing confined to an
   allow-list (system and Python directories, the few files of ``/etc``, the
   skill, its data), writing to the write dirs and a private temporary directory. Nothing else of the host

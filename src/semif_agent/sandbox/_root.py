@@ -18,8 +18,10 @@ folders bound there are bound again), binds its folders (the skill's, its write 
 paths, mounts its own ``/tmp``, ``/dev/shm`` and ``/proc`` (its PID namespace), then makes the tmpfs its
 root (``pivot_root``) and lets the host's go: no path leads back to it.
 
-Where the children run as :data:`CALL_UID` (:func:`idmap_namespace`), the call's folders are bound
-idmapped: root's files there look like that user's to it, and what it writes is root's on disk.
+Where the children run as :data:`CALL_UID` (:func:`idmap_namespace`), the folders a call writes (its
+write dirs, its private folder) are bound idmapped: root's files there look like that user's to it, and
+what it writes is root's on disk. What it only reads is bound as it is: it reads it as any other user
+would (a root-only file there stays out of its reach).
 """
 
 from __future__ import annotations
@@ -318,7 +320,7 @@ def enter(
 ) -> tuple[bool, bool]:
     """In this process's own mount namespace (a copy of the builder's): lay the call's folders into ``root``
     and make it this process's root, as the module's docstring says; (whether it holds, whether the
-    call's folders are idmapped to :data:`CALL_UID`).
+    folders it writes are idmapped to :data:`CALL_UID`, so that it must run as that user).
 
     ``writable`` and ``readable``: the call's own folders and files (missing ones skipped); ``cwd`` is made
     in the root when no folder brings it; ``tmp_size``: the private ``/tmp``'s and ``/dev/shm``'s mount
@@ -339,11 +341,11 @@ def _enter(
     if not tmp_ready:
         prepare(root, tmp_size)
     layered.add("/tmp")
-    mapped = idmap_fd >= 0 and bool(wanted)
+    mapped = idmap_fd >= 0 and any(rw for _path, rw in wanted)
     trees: list[tuple[str, int]] = []
     try:
         for path, rw in wanted:
-            fd = _open_tree(path, readonly=not rw, idmap_fd=idmap_fd if mapped else -1)
+            fd = _open_tree(path, readonly=not rw, idmap_fd=idmap_fd if mapped and rw else -1)
             if fd < 0 and mapped:  # one folder cannot be idmapped: none are, and the call stays root
                 for _path, opened in trees:
                     os.close(opened)

@@ -16,9 +16,10 @@ What holds, and where (each result's ``confinement`` says which held):
   refused, Landlock alone holds: reads and writes as above, but a path
   outside can still be ``stat``-ed; without Landlock too, the run may read and
   write whatever the host user can.
-- User: from root, each run runs as :data:`._root.CALL_UID`, its own folders
-  idmapped so root's files there are its own (what it writes is root's on
-  disk); root's files elsewhere are another user's. Where idmapped mounts are
+- User: from root, each run runs as :data:`._root.CALL_UID`, the folders it
+  writes idmapped so root's files there are its own (what it writes is root's
+  on disk); root's files elsewhere, those it only reads included, are another
+  user's (a root-only one is out of its reach). Where idmapped mounts are
   refused (an old kernel, a file system without them) it stays root with no
   capability at all: file modes no longer stop it reading a root-only file
   it can reach, so only the view above and Landlock do. A host user other
