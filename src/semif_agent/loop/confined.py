@@ -252,7 +252,7 @@ async def run_confined(
         payload,
         cwd=str(workspace.root),
         env=env,
-        confine_spec=confinement(workspace, timeout, payload["config"]),
+        confine_spec=confinement(workspace, timeout, config),
         timeout_sec=timeout,
         on_message=run.on_message,
         reuse=f"{skill.name}\0{workspace.root}\0{hashlib.sha256(source.encode()).hexdigest()}" if warm else None,

@@ -284,8 +284,8 @@ def idmap_namespace(uid: int) -> int:
             os.close(ready_r)
             os.close(hold_w)
             # its number as this /proc counts (this process may be in a PID namespace the /proc is not of)
-            seen_as = os.readlink("/proc/self").encode()
-            os.write(ready_w, seen_as if _libc.unshare(_CLONE_NEWUSER) == 0 else b"-")
+            number = os.readlink("/proc/self").encode()
+            os.write(ready_w, number if _libc.unshare(_CLONE_NEWUSER) == 0 else b"-")
             os.read(hold_r, 1)
         finally:
             os._exit(0)
