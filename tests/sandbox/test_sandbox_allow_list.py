@@ -9,8 +9,11 @@ and new user namespaces are refused; the call runs as a user other than root whe
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
+import stat
 import textwrap
 
 import pytest
@@ -19,6 +22,8 @@ from support.view_probe import PROBE, planted_secrets, reached
 
 from semif_agent.catalog import SkillCatalog
 from semif_agent.sandbox import SandboxLimits
+from semif_agent.sandbox._privileges import REFUSED, _machine_numbers, forbid_local_sockets
+from semif_agent.sandbox._root import etc_allowed
 from semif_agent.workspace import Workspace
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="planting the host's secrets takes root")
@@ -87,3 +92,44 @@ async def test_a_hook_sees_its_skill_and_the_write_dirs_only(skills_root, make_r
     assert "script.py" in seen["skill"] and seen["passwd"]
     assert not {"shadow", "gshadow", "sudoers", "ssh"} & set(seen["etc"])
     assert (write_dir / "made.txt").stat().st_uid == 0  # written through the idmapped folder as root's
+
+
+def test_etc_is_an_allow_list_of_files_any_user_may_read():
+    allowed = etc_allowed(network=True)
+    assert "/etc/passwd" in allowed and "/etc/ld.so.cache" in allowed
+    for path in allowed:
+        mode = os.lstat(path).st_mode
+        assert stat.S_ISLNK(mode) or mode & stat.S_IROTH, path
+    assert not [path for path in allowed if any(word in path for word in ("shadow", "sudo", "ssh", "wireguard"))]
+    assert "/etc/hosts" not in etc_allowed(network=False) and "/etc/resolv.conf" not in etc_allowed(network=False)
+
+
+SAFE_TO_TRY = ("ptrace", "bpf", "perf_event_open", "setns", "mount", "umount2", "pivot_root", "open_tree", "fsopen")
+SAFE_TO_TRY += ("move_mount", "open_by_handle_at", "process_vm_readv", "init_module", "finit_module", "kcmp", "chroot")
+
+
+def test_the_filter_refuses_what_reaches_past_the_process():
+    """Each refused call fails with EPERM under the filter (those that harm nothing when tried with no arguments)."""
+    numbers = _machine_numbers()
+    if numbers is None:
+        pytest.skip("no system call table for this machine")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        libc = ctypes.CDLL(None, use_errno=True)
+        answers = {}
+        if forbid_local_sockets():
+            for name in [name for name in SAFE_TO_TRY if name in numbers]:
+                result = libc.syscall(numbers[name], 0, 0, 0, 0, 0)
+                answers[name] = ctypes.get_errno() if result < 0 else 0
+            answers["clone3"] = ctypes.get_errno() if libc.syscall(numbers["clone3"], 0, 0) < 0 else 0
+        os.write(write, json.dumps(answers).encode())
+        os._exit(0)
+    os.close(write)
+    answers = json.loads(os.read(read, 65536))
+    os.waitpid(pid, 0)
+    assert answers, "the filter could not be installed"
+    clone3 = answers.pop("clone3")
+    assert set(answers) <= set(REFUSED) and answers == {name: errno.EPERM for name in answers}, answers
+    assert clone3 == errno.ENOSYS  # C libraries then use clone, whose flags the filter reads
