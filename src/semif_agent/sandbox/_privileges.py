@@ -164,7 +164,8 @@ def _machine_numbers() -> dict[str, int] | None:
     found = _ARCHES.get(os.uname().machine.lower())
     if found is None:
         return None
-    return {name: row[found[0]] for name, row in _NUMBERS.items() if row[found[0]] is not None}  # type: ignore[misc]
+    column = found[0]
+    return {name: number for name, row in _NUMBERS.items() if (number := row[column]) is not None}
 
 
 def _filter_program() -> list[tuple[int, int, int, int]] | None:
