@@ -361,6 +361,7 @@ def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
     writable = list(spec.get("writable", []))
     own = [path for path in spec.get("readable", []) if path != "/proc/self"]
     system = list(spec.get("system_readable", []))
+    view_system = system or [path for path in _preopened if path != IDMAP]  # a parent's, where it made no root
     confined = viewed = mapped = False
     how = "none"
     workdir = cwd or os.getcwd()
@@ -374,7 +375,7 @@ def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
             viewed, how, mapped = _mounts.narrow_view(
                 writable=writable,
                 readable=own,
-                system=system,
+                system=view_system,
                 cwd=workdir,
                 tmpfs_bytes=spec.get("disk_bytes"),
                 hide_run=deny_tcp,
