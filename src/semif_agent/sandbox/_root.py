@@ -342,36 +342,50 @@ def _enter(
         prepare(root, tmp_size)
     layered.add("/tmp")
     mapped = idmap_fd >= 0 and any(rw for _path, rw in wanted)
-    trees: list[tuple[str, int]] = []
+    trees: list[tuple[str, bool, int]] = []
     try:
         for path, rw in wanted:
             fd = _open_tree(path, readonly=not rw, idmap_fd=idmap_fd if mapped and rw else -1)
-            if fd < 0 and mapped:  # one folder cannot be idmapped: none are, and the call stays root
-                for _path, opened in trees:
-                    os.close(opened)
+            if fd < 0 and mapped and rw:  # one folder cannot be idmapped: none are, and the call stays root
+                for _path, _rw, opened in trees:
+                    if opened >= 0:
+                        os.close(opened)
+                trees.clear()
                 return _enter(root, writable, readable, cwd, tmp_size, -1, tmp_ready=True)
-            trees.append((path, fd))
+            trees.append((path, rw, fd))
         held = True
-        for path, fd in trees:
-            if fd < 0:
-                continue
+        for path, rw, fd in trees:
             top = _top(path)
             if root.covering(path) is None and top not in layered:
                 held = _layer(root, top, _LAYER_SIZE) and held
                 layered.add(top)
-            target = root.inner(path)
-            _make_mountpoint(target, folder=stat.S_ISDIR(os.fstat(fd).st_mode))
-            moved = _syscall("move_mount", fd, b"", _AT_FDCWD, os.fsencode(target), _MOVE_MOUNT_F_EMPTY_PATH)
-            held = moved == 0 and held
+            held = _place_call(root.inner(path), path, fd, readonly=not rw) and held
         if root.covering(cwd) is None and not any(_inside(cwd, path) for path, _rw in wanted):
             if _top(cwd) not in layered and cwd != "/":
                 held = _layer(root, _top(cwd), _LAYER_SIZE) and held
             _make_folders(root.inner(cwd))
     finally:
-        for _path, fd in trees:
+        for _path, _rw, fd in trees:
             if fd >= 0:
                 os.close(fd)
     return _pivot(root.at) and held, mapped
+
+
+def _place_call(target: str, path: str, tree: int, *, readonly: bool) -> bool:
+    """Put the call's ``path`` at ``target``: the detached copy ``tree`` moved there, or (-1: the kernel has no
+    detached copies, before Linux 5.12) a bind of the path, read-only when ``readonly``."""
+    if tree >= 0:
+        _make_mountpoint(target, folder=stat.S_ISDIR(os.fstat(tree).st_mode))
+        return _syscall("move_mount", tree, b"", _AT_FDCWD, os.fsencode(target), _MOVE_MOUNT_F_EMPTY_PATH) == 0
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        _make_mountpoint(target, folder=stat.S_ISDIR(os.fstat(fd).st_mode))
+        return _bind(fd, target, readonly=readonly)
+    finally:
+        os.close(fd)
 
 
 def prepare(root: Root, tmp_size: bytes) -> bool:
