@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 from support.hostile import forking_payload
+from support.view_probe import PROBE, planted_secrets, reached
 
 from semif_agent.contract import check_source, recorded
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
+from semif_agent.loop.confined import readable_data
 from semif_agent.records import DecisionLog
 from semif_agent.sandbox import _cgroup
 from semif_agent.sandbox._confine import landlock_abi
@@ -384,3 +386,38 @@ time.sleep(30)
     result, _, changed = attack(lines, timeout=60)
     assert result.assessment.label == "failure" and "wrote more than it may" in (result.error or ""), result.error
     assert changed == set()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="planting the host's secrets takes root")
+def test_a_body_reaches_none_of_the_hosts_secrets_nor_its_workspaces_records(attack) -> None:
+    """The allow-listed view: a root-only key under /etc, files in /root and /home, the workspace's settings
+    and decision log are neither read nor ``stat``-ed; keyrings, userfaultfd and user namespaces are refused."""
+    with planted_secrets() as targets:
+        given = {key: value for key, value in targets.items() if key != "secrets"}
+        lines = f"""
+found = {{}}
+exec({PROBE!r}, found)
+records = {{"settings": ctx.config["workspace"] + "/semif.toml", "log": ctx.config["workspace"] + "/data/decisions.jsonl"}}
+return ActionResult(action_log=json.dumps(found["probe"](dict({given!r}, **records))), new_state="probed")
+"""
+        result, ws, changed = attack(lines)
+    assert result.action is not None, result.error
+    seen = json.loads(result.action.action_log)
+    assert reached(seen) == {}, seen
+    assert not [secret for secret in targets["secrets"] if secret in result.action.action_log]
+    assert ws.log_path.is_file() and changed == set()
+    assert seen["uid"] != 0
+
+
+def test_no_configured_path_brings_the_records_into_a_bodys_sight(make_workspace) -> None:
+    """A ``[paths]`` entry naming the workspace, the data dir or the bodies is not data a body may read."""
+    root = make_workspace()
+    with open(root / "semif.toml", encoding="utf-8") as handle:
+        text = handle.read()
+    extra = 'everything = "."\nrecords = "data"\nbodies = "data/skills"\n'
+    (root / "semif.toml").write_text(text.replace("[paths]\n", "[paths]\n" + extra), encoding="utf-8")
+    (root / "data" / "contacts.json").write_text("[]")
+    ws = Workspace.load(root)
+    readable = readable_data(ws)
+    assert ws.root / "data" / "contacts.json" in readable  # configured data stays readable
+    assert not [path for path in readable if path in (ws.root, ws.data_dir) or ws.bodies_dir in (path, *path.parents)]

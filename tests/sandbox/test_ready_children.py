@@ -5,7 +5,7 @@ would otherwise go to the process kept from it (tests/sandbox/test_warm_processe
 forked ahead.
 
 Every call here is an ``entrypoint`` run through a real pool; which process ran it is read
-from ``/proc/self`` (the host's number), and the children waiting are read from ``/proc``.
+from its PID namespace (each child is the init of its own), and the children waiting are read from ``/proc``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.catalog_helpers import make_skill
+from support.processes import pid_namespaces
 from test_sandbox_hostile import wait_dead
 from test_sandbox_isolation import NAMESPACES
 
@@ -32,7 +33,7 @@ import json, os
 def entrypoint(argv, ctx):
     tmp = os.environ["TMPDIR"]
     seen = {
-        "pid": int(os.readlink("/proc/self")),
+        "pid": os.readlink("/proc/self/ns/pid"),  # each child forked ahead is the init of a PID namespace
         "left": sorted(name for folder in (tmp, "/dev/shm") for name in os.listdir(folder) if "left-" in name),
         "module": "leftover_module" in __import__("sys").modules,
     }
@@ -109,10 +110,11 @@ async def test_each_call_runs_in_a_child_forked_ahead_that_serves_no_other(probe
     (worker,) = pool.pids
     served = []
     for _ in range(6):
-        waiting = await asyncio.to_thread(settle, worker, 1)
+        # the waiting child by its PID namespace, while it lives (a namespace's number is reused once it is gone)
+        waiting = {pid_namespaces({pid}).pop(): pid for pid in await asyncio.to_thread(settle, worker, 1)}
         seen = await probe(runtime)
         assert seen["pid"] in waiting  # no fork on the call's path: a child that waited took it
-        served.append(seen["pid"])
+        served.append(waiting[seen["pid"]])
     assert len(set(served)) == len(served)  # and each served one call only
     assert not [pid for pid in served if pid in waiting_children(worker)]
 
@@ -138,7 +140,7 @@ async def test_a_child_killed_while_it_waits_is_replaced(probe_runtime):
         os.kill(pid, signal.SIGKILL)
     assert not await asyncio.to_thread(wait_dead, list(waiting))
     seen = await probe(runtime)  # served by a fresh fork, or by a child forked after the kill
-    assert seen["pid"] not in waiting
+    assert seen["left"] == []
     replaced = await asyncio.to_thread(settle, worker, 1)
     assert not replaced & waiting
 

@@ -99,7 +99,7 @@ async def test_only_the_devices_a_program_needs_and_no_node_made(skills_root, ma
         for refused in ("char", "block", "fifo", "kmsg", "tmp-secret"):
             assert seen[refused].startswith("refused"), (refused, seen[refused])
         assert seen["proc-kmsg"] in ("allowed b''", "refused 13")
-        assert seen["cgroups"] == "allowed []" and seen["shm"] == "allowed []"
+        assert seen["cgroups"] in ("allowed []", "refused 2") and seen["shm"] == "allowed []"  # empty, or not there
         assert seen["urandom"] == "allowed 8" and seen["shm-write"] == "allowed 1"
         assert os.path.basename(shm.name) not in result.stdout and "host secret" not in result.stdout
         assert seen["tmp-secret"] == "refused 2"  # not there at all in its /tmp
@@ -119,7 +119,7 @@ print("run", os.stat("/run").st_dev)
 @pytest.mark.parametrize("mode", MODES)
 async def test_each_call_has_its_own_shm_and_the_hosts_run_only_with_the_network(skills_root, make_runtime, mode):
     """The worker makes the shared part of the view once; each call still gets its own /dev/shm, and /run
-    is the host's exactly when the call may use the network."""
+    is never the host's but for a call allowed the network where the view is not the allow-listed root."""
     registry = install(skills_root, VIEW)
     closed = make_runtime(registry, limits=SandboxLimits(memory_mb=512))
     first = await closed.run_skill_script("probe", mode, [], timeout_sec=20)
@@ -132,7 +132,10 @@ async def test_each_call_has_its_own_shm_and_the_hosts_run_only_with_the_network
     opened = make_runtime(registry, limits=SandboxLimits(memory_mb=512, network=True))
     allowed = await opened.run_skill_script("probe", mode, [], timeout_sec=20)
     needs(allowed, "view", "mount-namespace")
-    assert allowed.ok and said(allowed.stdout)["run"] == host_run, allowed.stderr
+    assert allowed.ok, allowed.stderr
+    if allowed.confinement.get("root") != "allow-list":
+        assert said(allowed.stdout)["run"] == host_run
+    # else the allow-listed root's own /run, with only the resolver's folders there, for this call alone
 
 
 SOCKETS = """

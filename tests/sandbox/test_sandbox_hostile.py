@@ -13,8 +13,8 @@ What is prevented, and how:
 - path escapes: refused before anything runs, with one uniform message.
 Not prevented: without Landlock a script can read and write whatever the host
 user can. Scripts see their own process ids as the PID namespace numbers them
-(the script's process is 1), so the ones here write the host's numbering,
-read from ``/proc/self``, for the checks.
+(the script's process is 1) in a ``/proc`` of that namespace, so the ones here
+write that number and their namespace, and the checks find the host's number from them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from support.catalog_helpers import make_skill
+from support.processes import SELF, host_pid
 
 from semif_agent.catalog import SkillCatalog
 from semif_agent.sandbox import SandboxLimits
@@ -39,19 +40,21 @@ needs_landlock = pytest.mark.skipif(LANDLOCK < 1, reason="the kernel has no Land
 SCRIPTS = {
     "exit_at_import.py": "import sys\nsys.exit(3)\n",
     "exit_at_import_entry.py": "import sys\nsys.exit(3)\ndef entrypoint(argv, ctx):\n    return 'unreachable'\n",
-    "loop.py": "import os\nopen('loop.pid', 'w').write(os.readlink('/proc/self'))\nwhile True:\n    pass\n",
-    "loop_entry.py": "import os\ndef entrypoint(argv, ctx):\n    open('loop_entry.pid', 'w').write(os.readlink('/proc/self'))\n    while True:\n        pass\n",
+    "loop.py": "import os\nopen('loop.pid', 'w').write(" + SELF + ")\nwhile True:\n    pass\n",
+    "loop_entry.py": "import os\ndef entrypoint(argv, ctx):\n    open('loop_entry.pid', 'w').write("
+    + SELF
+    + ")\n    while True:\n        pass\n",
     "burn.py": "while True:\n    pass\n",
     "memory.py": "chunks = []\nfor _ in range(40):\n    chunks.append(bytearray(50 * 1024 * 1024))\nprint('allocated 2 GB')\n",
     "memory_entry.py": "def entrypoint(argv, ctx):\n    chunks = [bytearray(50 * 1024 * 1024) for _ in range(40)]\n    return 'allocated 2 GB'\n",
     "forks.py": (
         "import os, time\nfor _ in range(30):\n    try:\n        pid = os.fork()\n    except OSError as exc:\n"
         "        print('fork refused:', exc)\n        break\n    if pid == 0:\n"
-        "        with open('children.txt', 'a') as out:\n            out.write(os.readlink('/proc/self') + ' ')\n"
+        "        with open('children.txt', 'a') as out:\n            out.write(" + SELF + " + '\\n')\n"
         "        time.sleep(60)\n        os._exit(0)\ntime.sleep(60)\n"
     ),
     "daemon.py": (
-        "import os, time\nif os.fork() == 0:\n    open('daemon.tmp', 'w').write(os.readlink('/proc/self'))\n"
+        "import os, time\nif os.fork() == 0:\n    open('daemon.tmp', 'w').write(" + SELF + ")\n"
         "    os.rename('daemon.tmp', 'daemon.pid')\n    time.sleep(60)\n    os._exit(0)\n"
         "while not os.path.exists('daemon.pid'):\n    time.sleep(0.01)\nprint('left a child behind')\n"
     ),
@@ -100,8 +103,8 @@ async def test_an_endless_loop_is_killed_at_its_timeout(hostile, make_runtime, s
     assert time.monotonic() - started < 8
     assert (result.ok, result.error_type) == (False, "timeout")
     assert "ran past its 1s timeout" in result.stderr
-    pid = int((runtime.workspace_root() / script.replace(".py", ".pid")).read_text())
-    assert wait_dead([pid]) == []
+    pid = host_pid((runtime.workspace_root() / script.replace(".py", ".pid")).read_text())
+    assert pid is None or wait_dead([pid]) == []
 
 
 @pytest.mark.slow
@@ -124,15 +127,17 @@ async def test_forked_children_die_with_the_run(hostile, make_runtime):
     runtime = make_runtime(hostile)
     result = await runtime.run_skill_script("hostile", "scripts/forks.py", [], timeout_sec=1.5)
     assert (result.ok, result.error_type) == (False, "timeout")
-    children = [int(pid) for pid in (runtime.workspace_root() / "children.txt").read_text().split()]
-    assert children and wait_dead(children) == []
+    said = (runtime.workspace_root() / "children.txt").read_text().splitlines()
+    children = [pid for pid in map(host_pid, said) if pid is not None]
+    assert said and wait_dead(children) == []
 
 
 async def test_a_background_child_does_not_outlive_its_script(hostile, make_runtime):
     runtime = make_runtime(hostile)
     result = await runtime.run_skill_script("hostile", "scripts/daemon.py", [], timeout_sec=20)
     assert (result.ok, result.exit_code, result.stdout) == (True, 0, "left a child behind\n")
-    assert wait_dead([int((runtime.workspace_root() / "daemon.pid").read_text())]) == []
+    daemon = host_pid((runtime.workspace_root() / "daemon.pid").read_text())
+    assert daemon is None or wait_dead([daemon]) == []
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ STDLIB_ONLY = (
     "_process_group.py",
     "_mounts.py",
     "_privileges.py",
+    "_root.py",
     "_watch.py",
     "_call.py",
     "_ready.py",
@@ -53,6 +54,7 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._process_group",
         "semif_agent.sandbox._mounts",
         "semif_agent.sandbox._privileges",
+        "semif_agent.sandbox._root",
         "semif_agent.sandbox._watch",
         "semif_agent.sandbox._call",
         "semif_agent.sandbox._ready",
@@ -73,6 +75,7 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "_process_group",
         "_mounts",
         "_privileges",
+        "_root",
     }  # the launcher imports its siblings directly
     for name in STDLIB_ONLY:
         for module in imported_modules(PACKAGE / "sandbox" / name):

@@ -12,8 +12,10 @@ Both get the same working directory (the agent's workspace), environment,
 limits and confinement (:mod:`semif_agent.sandbox.limits`), and a private temporary folder that
 is emptied afterwards (the worker's own). A script may write that folder and the
 agent's workspace; when the workspace is a semif workspace (it holds ``semif.toml``), only its
-write dirs (``[skills] write_dirs``): its records (settings, logs, manifests, skill bodies) are
-read-only to every script and hook, as to code-skill bodies. Whether a script has an ``entrypoint`` is read from its
+write dirs (``[skills] write_dirs``), and it reads nothing else of it: its records (settings, logs,
+manifests, skill bodies) are out of every script's and hook's sight, as of code-skill bodies (what
+it sees is its skill's folder, the write dirs and the system folders,
+:func:`~semif_agent.sandbox.limits.confinement_spec`). Whether a script has an ``entrypoint`` is read from its
 syntax tree, never by importing it in the host; the answer is cached per
 file version (path, size, modification time).
 

@@ -3,7 +3,9 @@
 A run's ``predict`` and ``act`` execute in one forked, confined child (the
 mechanism SKILL.md scripts run in, :mod:`semif_agent.sandbox.pool`): its
 own PID namespace and network namespace where the kernel allows them,
-Landlock write access to the skill's write dirs only, limits on memory, CPU,
+a view of the host holding only the system folders, the write dirs and the
+configured data (none of the workspace's records: not its settings, log,
+manifests or bodies), Landlock write access to the skill's write dirs only, limits on memory, CPU,
 file size, bytes written, open files and processes, a reduced environment
 with no credentials, standard output and error captured apart from the
 host's. The body's source is read (and its hash checked) in the host and
@@ -139,12 +141,13 @@ def decision_request(data: object) -> DecisionRequest:
     return DecisionRequest(state, question, offered)
 
 
-def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
-    """The child's confinement: write only the skill's write dirs, read the data it may read, no network."""
+def confinement(workspace: Workspace, timeout: float, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The child's confinement: write only the skill's write dirs, read the data it may read (the paths of
+    ``config``, the ``ctx.config`` it gets, or else the workspace's), no network."""
     from ..sandbox.limits import SandboxLimits, confinement_spec
 
     roots = [str(r) for r in workspace.write_roots]
-    readable = tuple(str(p) for p in readable_data(workspace))
+    readable = tuple(str(p) for p in readable_data(workspace, config))
     limits = SandboxLimits(memory_mb=MEMORY_MB, readable_paths=readable)
     anchor = Path(roots[0]) if roots else workspace.root
     spec = confinement_spec(limits, timeout_sec=timeout, workspace_root=anchor, skill_dir=anchor)
@@ -152,14 +155,21 @@ def confinement(workspace: Workspace, timeout: float) -> dict[str, Any]:
     return spec
 
 
-def readable_data(workspace: Workspace) -> list[Path]:
-    """What a body may read besides its write dirs: the configured data paths (contacts, files), never the records."""
+def readable_data(workspace: Workspace, config: dict[str, Any] | None = None) -> list[Path]:
+    """What a body may read besides its write dirs: the configured data paths (contacts, files), never the
+    records: no path that is or holds the settings, the log, the manifests, the bodies or the data dir (a
+    ``[paths]`` entry naming the workspace itself, or ``data``, is left out whole), nor one inside the bodies."""
     roots = set(workspace.write_roots)
+    records = [workspace.settings_file, workspace.log_path, workspace.categories_path, workspace.bodies_dir]
+    records += [workspace.admitted_path, workspace.data_dir]
     paths = []
-    for key, value in workspace.skill_config().items():
+    for key, value in (workspace.skill_config() if config is None else config).items():
         path = Path(str(value))
-        if key not in ("workspace", "data") and path.is_absolute() and path.exists() and path not in roots:
-            paths.append(path)
+        if key in ("workspace", "data") or not path.is_absolute() or path in roots or not path.exists():
+            continue
+        if any(path == record or path in record.parents for record in records) or workspace.bodies_dir in path.parents:
+            continue
+        paths.append(path)
     return paths
 
 
@@ -242,7 +252,7 @@ async def run_confined(
         payload,
         cwd=str(workspace.root),
         env=env,
-        confine_spec=confinement(workspace, timeout),
+        confine_spec=confinement(workspace, timeout, config),
         timeout_sec=timeout,
         on_message=run.on_message,
         reuse=f"{skill.name}\0{workspace.root}\0{hashlib.sha256(source.encode()).hexdigest()}" if warm else None,

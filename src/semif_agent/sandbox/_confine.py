@@ -12,9 +12,12 @@ What :func:`confine` applies, each where the platform allows it:
   run (:mod:`._cgroup`) the spec says ``process_limit_held`` and it is skipped);
 - ``SIGXFSZ`` ignored, so an oversized write fails with ``OSError`` instead of
   killing the script silently;
+- the mount view (:mod:`._mounts`): the allow-listed root of :mod:`._root`,
+  where the run's own folders are bound (those it writes idmapped to
+  :data:`._root.CALL_UID` where the parent is root, the run then running as that user);
 - Landlock (Linux 5.13+): reading, listing and executing confined to an
-  allow-list (system and Python directories, the skill, the workspace), writing
-  to the workspace and a private temporary directory. Nothing else of the host
+  allow-list (system and Python directories, the few files of ``/etc``, the
+  skill, its data), writing to the write dirs and a private temporary directory. Nothing else of the host
   is readable: not the user's home, not ``/proc/<pid>/environ`` of other
   processes. ptrace of processes outside the sandbox is refused and, from
   Landlock ABI 6, so are signals to them and abstract unix sockets;
@@ -38,10 +41,11 @@ if TYPE_CHECKING:  # typeshed has no stub for the C module; 'signal' has its fun
 else:
     import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 if TYPE_CHECKING or __package__:
-    from . import _mounts, _privileges
+    from . import _mounts, _privileges, _root
 else:  # loaded by the script launcher from this folder, without the package
     import _mounts
     import _privileges
+    import _root
 
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_ADD_RULE = 445
@@ -176,7 +180,11 @@ def restrict_filesystem(
 
 
 _preopened: dict[str, tuple[int, bool]] = {}
+"""What a forked child keeps open for its confinement, by path: the system folders :func:`preopen` opened
+(their rules in :data:`_prepared`) and, under :data:`IDMAP`, the user namespace the call's folders are idmapped with."""
 _prepared: list[_PathBeneathAttr] = []
+_shared_view: list[bool] = []  # prepare_parent made the parent's own view ready: preopen builds the root there
+IDMAP = "\0idmap"
 _abi_found: int | None = None
 
 
@@ -188,13 +196,26 @@ def _abi() -> int:
 
 
 def preopen(paths: list[str]) -> None:
-    """Open ``paths`` now, in a long-lived parent, and prepare their read rules for forked children."""
+    """Open ``paths`` now, in a long-lived parent, and prepare their read rules for forked children.
+
+    Where :func:`prepare_parent` made the parent's view ready, the allow-listed root its children will see
+    is built from ``paths`` first (:func:`._mounts.share_root`) and they are opened there, as the children
+    see them (its ``/etc`` holds only the allowed files); a user namespace to idmap the calls' folders is
+    made too, where the parent is root (kept open beside them, see :data:`IDMAP`).
+    """
+    root = _mounts.share_root(paths) if _shared_view and not _preopened else None
+    if root is None:  # no root of its own: /etc is read entry by entry, as the allow-list says
+        paths = _root.system_paths(paths, network=_mounts.calls_may_use_network()) if "/etc" in paths else paths
+    elif os.geteuid() == 0 and IDMAP not in _preopened:
+        fd = _root.idmap_namespace(_root.CALL_UID)
+        if fd >= 0:
+            _preopened[IDMAP] = (fd, False)
     read_rights, _write, file_rights = _rights(_abi())
     _libc().syscall, _libc().prctl  # made once here, not in every child
     for path in paths:
         if path not in _preopened and path != "/proc/self":
             try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                fd = os.open(root.inner(path) if root is not None else path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
             is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
@@ -307,6 +328,7 @@ def prepare_parent(*, private_mounts: bool, hide_run: bool = True) -> None:
     if private_mounts:
         _mounts.mounts_are_private()
         _mounts.prepare_shared_view(hide_run=hide_run)
+        _shared_view.append(True)
 
 
 def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
@@ -316,15 +338,19 @@ def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
     (``landlock`` when TCP is denied by Landlock too), ``view``
     (``mount-namespace`` when :func:`._mounts.narrow_view` holds: a minimal
     ``/dev``, private ``/tmp`` and ``/dev/shm``, no ``/run`` or cgroups; else
-    ``none``), ``devices`` (what refuses making a device node or FIFO:
+    ``none``), ``root`` (``allow-list`` when that view is the allow-listed root of :mod:`._root`: nothing
+    of the host but the system folders and the call's own; else ``host``), ``user`` (``unprivileged``
+    when the call runs as :data:`._root.CALL_UID`, ``root`` when it stays root without capabilities,
+    ``host`` when it runs as the host's user, not root), ``keyring`` (``fresh`` when it has a session
+    keyring of its own), ``devices`` (what refuses making a device node or FIFO:
     ``capabilities``, ``landlock``, ``seccomp``, joined by ``+``), ``local_sockets`` (``seccomp`` when no UNIX socket can
     be opened; else what still covers abstract ones) and, when not already held
     by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit`` or
     ``none``). Order matters: the process count is read while ``/proc`` is
     still visible, the mounts come next (Landlock forbids them), the working directory becomes ``cwd``
-    (when given: a folder the view's mounts bring), then Landlock
-    (it needs free descriptors), the limits, and last the capabilities (the
-    mounts needed them) and the seccomp filter.
+    (or the one it had, now inside the new root), then Landlock
+    (it needs free descriptors), the limits, the keyring, the user (the mounts needed root), the
+    capabilities and last the seccomp filter (it refuses the calls made before).
     """
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     held: dict[str, str] = {}
@@ -333,28 +359,52 @@ def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
         held["process_limit"] = "rlimit" if process_limit is not None else "none"
     files, deny_tcp = bool(spec.get("confine_fs")), not spec.get("network", False)
     writable = list(spec.get("writable", []))
-    confined = viewed = False
+    own = [path for path in spec.get("readable", []) if path != "/proc/self"]
+    system = list(spec.get("system_readable", []))
+    view_system = system or [path for path in _preopened if path != IDMAP]  # a parent's, where it made no root
+    confined = viewed = mapped = False
+    how = "none"
+    workdir = cwd or os.getcwd()
     try:
-        readable = [_expand(path) for path in [*spec.get("system_readable", []), *spec.get("readable", [])]]
+        idmap = _preopened.get(IDMAP, (-1, False))[0]
+        if idmap < 0 and os.geteuid() == 0 and spec.get("namespaces", True) and not _shared_view:
+            idmap = _root.idmap_namespace(_root.CALL_UID)  # a process of its own (the launcher's): made here
+            if idmap >= 0:
+                _preopened[IDMAP] = (idmap, False)
         if spec.get("namespaces", True):
-            # what it reads and writes stays where it is, the interpreter and this package included (a checkout
-            # or a virtual environment under /tmp is bound back into the call's private /tmp)
-            keep = [*writable, *readable, *_preopened, cwd or os.getcwd()]
-            viewed = _mounts.narrow_view(keep, tmpfs_bytes=spec.get("disk_bytes"), hide_run=deny_tcp)
-            if viewed:
-                writable.append("/dev/shm")
-                readable.append("/dev")
-                _forget_preopened("/dev")  # a new /dev now: its rule is made from the path
-        if cwd is not None:
-            os.chdir(cwd)
+            viewed, how, mapped = _mounts.narrow_view(
+                writable=writable,
+                readable=own,
+                system=view_system,
+                cwd=workdir,
+                tmpfs_bytes=spec.get("disk_bytes"),
+                hide_run=deny_tcp,
+                idmap_fd=idmap,
+            )
+        readable = [_expand(path) for path in [*system, *spec.get("readable", [])]]
+        if viewed:
+            writable.append("/dev/shm")
+            readable.append("/dev")
+            _forget_preopened("/dev")  # a new /dev now: its rule is made from the path
+        if cwd is not None or how == "allow-list":
+            try:
+                os.chdir(workdir)
+            except OSError:
+                os.chdir("/")
         confined = restrict_filesystem(writable, readable, deny_tcp=deny_tcp, files=files)
     finally:
         _release_preopened()
     held["filesystem"] = "landlock" if confined and files else "none"
     held["view"] = "mount-namespace" if viewed else "none"
+    held["root"] = "allow-list" if viewed and how == "allow-list" else "host"
     if deny_tcp:
         held["tcp"] = "landlock" if confined and _abi() >= 4 else "none"
     apply_limits(spec, process_limit=process_limit)
+    held["keyring"] = "fresh" if _privileges.fresh_session_keyring() else "none"
+    if os.geteuid() != 0:
+        held["user"] = "host"
+    else:
+        held["user"] = "unprivileged" if mapped and _privileges.become_user(_root.CALL_UID) else "root"
     dropped = _privileges.drop_capabilities()
     filtered = _privileges.forbid_local_sockets()
     fences = [("capabilities", dropped), ("landlock", confined and files), ("seccomp", filtered)]

@@ -12,7 +12,8 @@ What it offers, each where the kernel allows it:
 - :func:`leave_network`: a network namespace of this process with nothing but
   loopback, down: no address is reachable, not even 127.0.0.1;
   :func:`join_network` goes back to one kept open (root only).
-- :func:`hide_paths`: a mount namespace in which secrets (``/etc/shadow``) are empty.
+- :func:`hide_paths`: a mount namespace of this process's own, its mounts private (where the warm
+  worker builds its calls' allow-listed root, :mod:`._root`), and the given paths covered.
 - :func:`die_with_parent`: the child is killed when the process that forked it dies.
 - The fallback where namespaces are refused: :func:`become_subreaper` (orphans
   of the run are re-parented to us, not to init) and :func:`kill_descendants`.
@@ -146,8 +147,8 @@ def hide_paths(paths: list[str]) -> bool:
     """In a mount namespace of this process's own, cover each of ``paths``: a file with an empty
     one (``/dev/null``), a folder with an empty read-only one. True when every one is covered.
 
-    Children forked afterwards see the same: a Landlock rule may then allow a whole folder
-    (``/etc``) instead of each of its entries but these.
+    Children forked afterwards see the same. With no paths, only the namespace is made: the warm
+    worker's, in which it builds the allow-listed root its calls see (:mod:`._root`).
     """
     if not _LINUX or _libc.unshare(CLONE_NEWNS) != 0:
         return False

@@ -1,7 +1,10 @@
-"""What a confined process sees of ``/dev``, ``/tmp``, ``/run`` and the cgroups (Linux; standard library only).
+"""What a confined process sees of the host's files (Linux; standard library only).
 
 :func:`narrow_view` gives the calling process a mount namespace (and a cgroup
-namespace) of its own, in which:
+namespace) of its own. Where it can, its root is the allow-listed root of
+:mod:`._root` (built once by a long-lived parent, :func:`share_root`, or here):
+only the system folders and the call's own, its own ``/tmp``, ``/dev/shm`` and
+``/proc``. Where that root cannot be made, the host's view stays, in which:
 
 - ``/dev`` is a fresh read-only tmpfs (``nodev``, ``nosuid``, ``noexec``)
   holding only :data:`DEVICES`, each bound from the host's, the usual links
@@ -32,6 +35,12 @@ import os
 import stat
 from typing import Any
 
+TYPE_CHECKING = False
+if TYPE_CHECKING or __package__:
+    from . import _root
+else:  # loaded by the script launcher from this folder, without the package
+    import _root
+
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a confined program finds in ``/dev``."""
 _LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"}
@@ -45,6 +54,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _MNT_DETACH = 2
 _inherited_private = False  # this process's mounts are already private (its parent made them so)
 _shared = {"dev": False, "run": False, "kmsg": False}  # the parts of the view its parent made once for all
+_shared_root: list[_root.Root] = []  # the allow-listed root its parent built once for all (share_root)
+_hide_run = [True]  # what its parent's calls may not use: /run (the network)
 
 
 def mounts_are_private() -> None:
@@ -86,27 +97,49 @@ def _exists(path: str, host_tmp: int | None) -> bool:
     return True
 
 
-def narrow_view(keep_under_tmp: list[str], *, tmpfs_bytes: int | None = None, hide_run: bool = True) -> bool:
-    """Give this process the narrowed view described in the module's docstring; True when all of it holds.
+def narrow_view(
+    *,
+    writable: list[str],
+    readable: list[str],
+    system: list[str],
+    cwd: str,
+    tmpfs_bytes: int | None = None,
+    hide_run: bool = True,
+    idmap_fd: int = -1,
+) -> tuple[bool, str, bool]:
+    """Give this process its narrowed view; (whether all of it holds, which view, whether the call's folders
+    are idmapped to :data:`._root.CALL_UID`).
 
-    ``keep_under_tmp``: the call's folders and files (those under ``/tmp`` are bound into its private one);
-    ``tmpfs_bytes``: the size of the private ``/tmp`` and ``/dev/shm`` (default 64 MiB each).
-    What a long-lived parent made once (:func:`prepare_shared_view`) is inherited, not made again.
+    The view is ``allow-list`` where the root of :mod:`._root` can be made (the parent's, else one made
+    here from ``system``): only the system folders, the call's ``writable`` and ``readable`` folders and its
+    ``cwd``; else ``mount-namespace``, the host's files with the parts of the module's docstring covered
+    (the call's folders under ``/tmp`` bound into its private one). ``tmpfs_bytes``: the size of the
+    private ``/tmp`` and ``/dev/shm`` (default 64 MiB each); ``idmap_fd``: a user namespace to idmap the
+    call's folders with (-1: none, the call stays the user it is).
     """
     size = _size(tmpfs_bytes)
-    own_tmp = any(  # /tmp itself is the call's: left as is (only a relative path or one naming tmp can be it)
-        os.path.abspath(path) == "/tmp" for path in keep_under_tmp if "tmp" in path or not path.startswith("/")
-    )
     if _ahead:
-        return _finish_ahead(keep_under_tmp, size, own_tmp=own_tmp)
+        return _finish_ahead(writable, readable, cwd, size, idmap_fd)
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
-        return False
+        return False, "none", False
     if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
-        return False
+        return False, "none", False
+    root = _shared_root[0] if _shared_root else None
+    if root is None and system:
+        root = _root.build(system, "/dev" if _shared["dev"] or _fresh_dev() else None, network=not hide_run)
+    if root is not None:
+        held, mapped = _root.enter(
+            root, writable=writable, readable=readable, cwd=cwd, tmp_size=size, idmap_fd=idmap_fd
+        )
+        return held, "allow-list", mapped
+    keep = [*writable, *readable, *system, cwd]
+    own_tmp = any(  # /tmp itself is the call's: left as is (only a relative path or one naming tmp can be it)
+        os.path.abspath(path) == "/tmp" for path in keep if "tmp" in path or not path.startswith("/")
+    )
     held = True
     if not own_tmp:
-        held = _private_tmp(_outermost_under_tmp(keep_under_tmp), size)
-    return _common_parts(size, hide_run=hide_run) and held
+        held = _private_tmp(_outermost_under_tmp(keep), size)
+    return _common_parts(size, hide_run=hide_run) and held, "mount-namespace", False
 
 
 def _size(tmpfs_bytes: int | None) -> bytes:
@@ -150,11 +183,14 @@ def prepare_ahead(*, tmpfs_bytes: int | None, hide_run: bool) -> None:
         return
     if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
         return
+    size = _size(tmpfs_bytes)
+    if _shared_root:
+        _ahead.update(held=_root.prepare(_shared_root[0], size), size=size, host_tmp=-1)
+        return
     try:
         host_tmp = os.open("/tmp", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return
-    size = _size(tmpfs_bytes)
     held = _common_parts(size, hide_run=hide_run, cgroups=False)  # the call joins its cgroups first
     held = _mount(b"none", "/tmp", b"tmpfs", _SEALED, size + b",mode=1777") and held
     _ahead.update(held=held, host_tmp=host_tmp, size=size)
@@ -162,55 +198,93 @@ def prepare_ahead(*, tmpfs_bytes: int | None, hide_run: bool) -> None:
 
 def kept_open() -> list[int]:
     """What :func:`prepare_ahead` keeps open for :func:`narrow_view` (the host's ``/tmp``)."""
-    return [_ahead["host_tmp"]] if _ahead else []
+    return [_ahead["host_tmp"]] if _ahead and _ahead["host_tmp"] >= 0 else []
 
 
-def _finish_ahead(keep_under_tmp: list[str], size: bytes, *, own_tmp: bool) -> bool:
+def _finish_ahead(
+    writable: list[str], readable: list[str], cwd: str, size: bytes, idmap_fd: int
+) -> tuple[bool, str, bool]:
     """:func:`narrow_view` where :func:`prepare_ahead` made most of it: a cgroup namespace and the cgroups'
-    cover (the call's cgroups are joined now), the sizes the call asks for, its folders under the host's ``/tmp`` bound into the private one
-    (or the host's back where ``/tmp`` itself is the call's)."""
+    cover (the call's cgroups are joined now), the sizes the call asks for, then the call's folders: laid
+    into the shared root, or (without one) those under the host's ``/tmp`` bound into the private one, or
+    the host's ``/tmp`` back where ``/tmp`` itself is the call's."""
     held, host_tmp = bool(_ahead["held"]), int(_ahead["host_tmp"])
     try:
+        if _shared_root:
+            held = _libc.unshare(_CLONE_NEWCGROUP) == 0 and held
+            if size != _ahead["size"]:
+                held = _root.resize(_shared_root[0], size) and held
+            entered, mapped = _root.enter(
+                _shared_root[0],
+                writable=writable,
+                readable=readable,
+                cwd=cwd,
+                tmp_size=size,
+                idmap_fd=idmap_fd,
+                tmp_ready=True,
+            )
+            return entered and held, "allow-list", mapped
         held = _libc.unshare(_CLONE_NEWCGROUP) == 0 and _cover_cgroups() and held
         if size != _ahead["size"]:
             for target in ("/tmp", "/dev/shm"):
                 held = _mount(None, target, None, _MS_REMOUNT | _SEALED, size + b",mode=1777") and held
-        if own_tmp:
-            return _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held
+        keep = [*writable, *readable, cwd]
+        if any(os.path.abspath(path) == "/tmp" for path in keep):
+            return _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held, "mount-namespace", False
         kept: list[tuple[str, int]] = []
         try:
-            for path in _outermost_under_tmp(keep_under_tmp, host_tmp):
+            for path in _outermost_under_tmp(keep, host_tmp):
                 try:
                     kept.append((path, os.open(path[len("/tmp/") :], os.O_PATH | os.O_CLOEXEC, dir_fd=host_tmp)))
                 except OSError:
                     continue
-            return _bind_kept(kept) and held
+            return _bind_kept(kept) and held, "mount-namespace", False
         finally:
             for _path, fd in kept:
                 os.close(fd)
     finally:
-        os.close(host_tmp)
+        if host_tmp >= 0:
+            os.close(host_tmp)
         _ahead.clear()
 
 
 def prepare_shared_view(*, hide_run: bool) -> bool:
     """In a long-lived parent with a mount namespace of its own whose mounts are private (the warm worker),
     make once what every call's view shares: the minimal read-only ``/dev`` (with an empty ``/dev/shm``
-    folder, where each call mounts its own), ``/proc/kmsg`` as ``/dev/null`` and, with ``hide_run``, an
-    empty ``/run``. The views of the children it forks then only add their own parts (:func:`narrow_view`).
+    folder, where each call mounts its own). The allow-listed root comes next, from the system folders
+    (:func:`share_root`). The views of the children it forks then only add their own parts (:func:`narrow_view`).
 
     True when ``/dev`` is ready; what did not hold is made by each call as before.
     """
     if not _inherited_private:
         return False
+    _hide_run[0] = hide_run
     _shared["dev"] = _fresh_dev()
     if not _shared["dev"]:
         _libc.umount2(b"/dev", _MNT_DETACH)  # a half-made /dev: the host's back
-    if hide_run and os.path.isdir("/run") and not os.path.islink("/run"):
+    return _shared["dev"]
+
+
+def calls_may_use_network() -> bool:
+    """Whether the calls of the parent :func:`prepare_shared_view` prepared may use the network."""
+    return not _hide_run[0]
+
+
+def share_root(system: list[str]) -> _root.Root | None:
+    """In the parent :func:`prepare_shared_view` prepared: build the allow-listed root of :mod:`._root` from the
+    ``system`` folders, once for every call; None where it cannot be made (each call then covers ``/run``,
+    the cgroups and the kernel log of the host's view instead, as the module's docstring says)."""
+    if not _inherited_private or _shared_root:
+        return _shared_root[0] if _shared_root else None
+    root = _root.build(system, "/dev" if _shared["dev"] else None, network=not _hide_run[0])
+    if root is not None:
+        _shared_root.append(root)
+        return root
+    if _hide_run[0] and os.path.isdir("/run") and not os.path.islink("/run"):
         _shared["run"] = _empty_readonly("/run")
     if os.path.exists("/proc/kmsg"):
         _shared["kmsg"] = _mount(b"/dev/null", "/proc/kmsg", None, _MS_BIND)
-    return _shared["dev"]
+    return None
 
 
 def _fresh_dev() -> bool:

@@ -2,18 +2,32 @@
 
 Applied last by :func:`._confine.confine`, each where the kernel allows it:
 
+- :func:`fresh_session_keyring`: a new, empty session keyring, so no key of
+  the session that started the worker is the call's to find.
+- :func:`become_user`: from root, the call's own user (:data:`._root.CALL_UID`),
+  where its folders could be idmapped to it: root's files elsewhere are
+  another user's to it (a root-only key is unreadable).
 - :func:`drop_capabilities`: every capability leaves the bounding, ambient,
   effective, permitted and inheritable sets, so a root script has no
   ``CAP_MKNOD`` (no device node), ``CAP_SYS_ADMIN`` (no mount), ``CAP_SYSLOG``
   (no kernel log) or ``CAP_DAC_OVERRIDE`` (root's own file permissions hold),
   and no program it starts gets any back.
-- :func:`forbid_local_sockets`: a seccomp filter refusing (``EACCES``) a new
-  ``AF_UNIX`` socket and a datagram ``socketpair`` (which could send to a path),
-  so no UNIX socket of the host is reachable, by path or abstract name, whatever
-  the mount view shows; also ``mknod`` (no device node, FIFO or socket file,
-  even where Landlock does not hold), ``syslog(2)`` (the kernel log) and
-  ``io_uring`` (which opens sockets past the filter). Stream socket pairs (what
-  asyncio and multiprocessing use between their own ends) stay allowed.
+- :func:`forbid_local_sockets`: a seccomp filter, a deny-list by name per machine
+  (x86_64 and aarch64, :data:`_NUMBERS`). It refuses (``EPERM``) every call in
+  :data:`REFUSED`: kernel keyrings (``keyctl``, ``add_key``, ``request_key``),
+  ``userfaultfd``, ``setns``, ``bpf``, ``perf_event_open``, ``ptrace`` and
+  ``process_vm_readv``/``writev``, ``kexec*``, module loading, every mount call
+  (``mount``, ``umount2``, ``pivot_root``, ``fsopen``, ``open_tree``...), file
+  handles (``open_by_handle_at``); ``clone`` and ``unshare`` asking for any new
+  namespace (a user namespace first), and ``clone3`` with ``ENOSYS`` (its flags
+  are out of the filter's reach: C libraries fall back to ``clone``). It
+  refuses (``EACCES``) a new ``AF_UNIX`` socket and a datagram ``socketpair``
+  (which could send to a path), so no UNIX socket of the host is reachable,
+  by path or abstract name, whatever the mount view shows; also ``mknod`` (no
+  device node, FIFO or socket file, even where Landlock does not hold),
+  ``syslog(2)`` (the kernel log) and ``io_uring`` (which opens sockets past
+  the filter). Stream socket pairs (what asyncio and multiprocessing use
+  between their own ends) stay allowed.
 """
 
 from __future__ import annotations
@@ -33,15 +47,73 @@ _AF_UNIX = 1
 _SOCK_DGRAM = 2
 _SOCK_TYPE_MASK = 0xF
 
-# (audit arch, socket, socketpair, syslog, io_uring_setup, mknod, mknodat) per machine
-_SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, 103, 425, 133, 259),
-    "amd64": (0xC000003E, 41, 53, 103, 425, 133, 259),
-    "aarch64": (0xC00000B7, 198, 199, 116, 425, 33, 33),
-    "arm64": (0xC00000B7, 198, 199, 116, 425, 33, 33),
+_NAMESPACE_FLAGS = 0x7E020080
+"""Every ``CLONE_NEW*`` flag (time, mount, cgroup, UTS, IPC, user, PID, network): none may be asked for."""
+
+_ARCHES = {"x86_64": (0, 0xC000003E), "amd64": (0, 0xC000003E), "aarch64": (1, 0xC00000B7), "arm64": (1, 0xC00000B7)}
+"""Machine name: (its column in :data:`_NUMBERS`, its audit architecture)."""
+_NUMBERS: dict[str, tuple[int | None, int | None]] = {  # name: (x86_64, aarch64); None where there is no such call
+    "socket": (41, 198),
+    "socketpair": (53, 199),
+    "clone": (56, 220),
+    "unshare": (272, 97),
+    "clone3": (435, 435),
+    "syslog": (103, 116),
+    "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
+    "mknod": (133, None),
+    "mknodat": (259, 33),
+    "keyctl": (250, 219),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "userfaultfd": (323, 282),
+    "setns": (308, 268),
+    "bpf": (321, 280),
+    "perf_event_open": (298, 241),
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294),
+    "init_module": (175, 105),
+    "finit_module": (313, 273),
+    "delete_module": (176, 106),
+    "mount": (165, 40),
+    "umount2": (166, 39),
+    "pivot_root": (155, 41),
+    "chroot": (161, 51),
+    "open_tree": (428, 428),
+    "move_mount": (429, 429),
+    "fsopen": (430, 430),
+    "fsconfig": (431, 431),
+    "fsmount": (432, 432),
+    "fspick": (433, 433),
+    "mount_setattr": (442, 442),
+    "open_tree_attr": (467, 467),
+    "open_by_handle_at": (304, 265),
+    "name_to_handle_at": (303, 264),
+    "fanotify_init": (300, 262),
+    "kcmp": (312, 272),
+    "acct": (163, 89),
+    "swapon": (167, 224),
+    "swapoff": (168, 225),
+    "reboot": (169, 142),
+    "quotactl": (179, 60),
+    "iopl": (172, None),
+    "ioperm": (173, None),
+    "modify_ldt": (154, None),
+    "uselib": (134, None),
+    "vhangup": (153, 58),
 }
-_LD_ABS, _JEQ, _JGE, _AND, _RET = 0x20, 0x15, 0x35, 0x54, 0x06
+_HELD_AT_EACCES = ("syslog", "io_uring_setup", "io_uring_enter", "io_uring_register", "mknod", "mknodat")
+_BY_ARGUMENTS = ("socket", "socketpair", "clone", "unshare", "clone3")
+REFUSED = tuple(name for name in _NUMBERS if name not in _HELD_AT_EACCES and name not in _BY_ARGUMENTS)
+"""System calls refused outright (``EPERM``), by name: kernel keyrings, page-fault handlers, other namespaces,
+BPF, tracing and other processes' memory, kernel images and modules, every mount call, file handles."""
+_LD_ABS, _JEQ, _JGE, _JSET, _AND, _RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
 class _CapHeader(ctypes.Structure):
@@ -84,36 +156,88 @@ def drop_capabilities() -> bool:
     return _libc.capset(ctypes.byref(_NO_CAPABILITIES[0]), _NO_CAPABILITIES[1]) == 0
 
 
+_Step = tuple[int | str, int, int | str, int | str]
+
+
+def _machine_numbers() -> dict[str, int] | None:
+    """This machine's system call numbers by name; None where it is not one :data:`_NUMBERS` knows."""
+    found = _ARCHES.get(os.uname().machine.lower())
+    if found is None:
+        return None
+    column = found[0]
+    return {name: number for name, row in _NUMBERS.items() if (number := row[column]) is not None}
+
+
 def _filter_program() -> list[tuple[int, int, int, int]] | None:
-    """The seccomp program (BPF) for this machine; None where its system call numbers are not known."""
-    numbers = _SYSCALLS.get(os.uname().machine.lower())
+    """The seccomp program (BPF) for this machine; None where its system call numbers are not known.
+
+    A deny-list, not an allow-list of system calls: the filter also holds for whatever program a script
+    execs (a shell, a compiled tool), and the calls a C library needs change with its version (a call an
+    allow-list missed fails those programs at random). What it refuses is every call that reaches past the
+    process's own files and memory (:data:`REFUSED`), all else stays as the kernel and the other fences allow.
+    """
+    numbers = _machine_numbers()
     if numbers is None:
         return None
-    arch, socket, socketpair, syslog, io_uring_setup, mknod, mknodat = numbers
-    deny = _ERRNO | errno.EACCES
-    return [
-        (_LD_ABS, 0, 0, 4),  # 0: arch
-        (_JEQ, 1, 0, arch),  # 1: ours -> 3
-        (_RET, 0, 0, _ERRNO | errno.ENOSYS),  # 2: another ABI (i386 calls from a 64-bit process)
-        (_LD_ABS, 0, 0, 0),  # 3: system call number
-        (_JGE, 15, 0, 0x40000000),  # 4: x32 -> deny
-        (_JEQ, 14, 0, syslog),  # 5 -> deny
-        (_JEQ, 13, 0, io_uring_setup),  # 6 -> deny
-        (_JEQ, 12, 0, mknod),  # 7 -> deny
-        (_JEQ, 11, 0, mknodat),  # 8 -> deny
-        (_JEQ, 2, 0, socket),  # 9 -> 12
-        (_JEQ, 3, 0, socketpair),  # 10 -> 14
-        (_RET, 0, 0, _ALLOW),  # 11
-        (_LD_ABS, 0, 0, 16),  # 12: socket's family
-        (_JEQ, 6, 5, _AF_UNIX),  # 13 -> deny, else allow
-        (_LD_ABS, 0, 0, 16),  # 14: socketpair's family
-        (_JEQ, 0, 3, _AF_UNIX),  # 15 -> 16, else allow
-        (_LD_ABS, 0, 0, 24),  # 16: its type
-        (_AND, 0, 0, _SOCK_TYPE_MASK),  # 17
-        (_JEQ, 1, 0, _SOCK_DGRAM),  # 18 -> deny
-        (_RET, 0, 0, _ALLOW),  # 19
-        (_RET, 0, 0, deny),  # 20
+    arch = _ARCHES[os.uname().machine.lower()][1]
+    steps: list[_Step] = [  # (code, k, where to go when true, when false); a code that is text is a label
+        (_LD_ABS, 4, 0, 0),  # arch
+        (_JEQ, arch, 0, "enosys"),  # another ABI (i386 calls from a 64-bit process)
+        (_LD_ABS, 0, 0, 0),  # the system call's number
+        (_JGE, 0x40000000, "eacces", 0),  # x32
     ]
+    steps += [(_JEQ, numbers[name], "eperm", 0) for name in REFUSED if name in numbers]
+    steps += [(_JEQ, numbers[name], "eacces", 0) for name in _HELD_AT_EACCES if name in numbers]
+    steps += [
+        (_JEQ, numbers["clone3"], "enosys", 0),  # its flags are in memory, out of BPF's reach: C libraries then clone
+        (_JEQ, numbers["clone"], "flags", 0),
+        (_JEQ, numbers["unshare"], "flags", 0),
+        (_JEQ, numbers["socket"], "socket", 0),
+        (_JEQ, numbers["socketpair"], "socketpair", 0),
+        (_RET, _ALLOW, 0, 0),
+        ("flags", 0, 0, 0),
+        (_LD_ABS, 16, 0, 0),  # clone's and unshare's flags (their low half)
+        (_JSET, _NAMESPACE_FLAGS, "eperm", "allow"),
+        ("socket", 0, 0, 0),
+        (_LD_ABS, 16, 0, 0),  # the family
+        (_JEQ, _AF_UNIX, "eacces", "allow"),
+        ("socketpair", 0, 0, 0),
+        (_LD_ABS, 16, 0, 0),
+        (_JEQ, _AF_UNIX, 0, "allow"),
+        (_LD_ABS, 24, 0, 0),  # its type
+        (_AND, _SOCK_TYPE_MASK, 0, 0),
+        (_JEQ, _SOCK_DGRAM, "eacces", "allow"),
+        ("allow", 0, 0, 0),
+        (_RET, _ALLOW, 0, 0),
+        ("eperm", 0, 0, 0),
+        (_RET, _ERRNO | errno.EPERM, 0, 0),
+        ("eacces", 0, 0, 0),
+        (_RET, _ERRNO | errno.EACCES, 0, 0),
+        ("enosys", 0, 0, 0),
+        (_RET, _ERRNO | errno.ENOSYS, 0, 0),
+    ]
+    return _assemble(steps)
+
+
+def _assemble(steps: list[_Step]) -> list[tuple[int, int, int, int]]:
+    """BPF instructions from ``steps``: a step whose code is text is a label; jumps name labels or are 0."""
+    labels: dict[str, int] = {}
+    count = 0
+    for code, _k, _true, _false in steps:
+        if isinstance(code, str):
+            labels[code] = count
+        else:
+            count += 1
+    program: list[tuple[int, int, int, int]] = []
+    for code, k, true, false in steps:
+        if isinstance(code, str):
+            continue
+        here = len(program) + 1
+        jt = labels[true] - here if isinstance(true, str) else true
+        jf = labels[false] - here if isinstance(false, str) else false
+        program.append((code, jt, jf, k))
+    assert all(0 <= jt <= 255 and 0 <= jf <= 255 for _code, jt, jf, _k in program)
+    return program
 
 
 def _compiled() -> tuple[_Program, ctypes.Array[_Instruction]] | None:
@@ -126,6 +250,29 @@ def _compiled() -> tuple[_Program, ctypes.Array[_Instruction]] | None:
 
 _PROGRAM = _compiled()  # built once: a forked child only installs it
 _NO_CAPABILITIES = (_CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)())
+
+
+def fresh_session_keyring() -> bool:
+    """Join a new, empty session keyring: no key of the session that started the worker is this process's
+    to find, and whatever it could add would go there and die with it. True when it holds."""
+    numbers = _machine_numbers()
+    if numbers is None:
+        return False
+    return _libc.syscall(numbers["keyctl"], _KEYCTL_JOIN_SESSION_KEYRING, None) >= 0
+
+
+def become_user(uid: int) -> bool:
+    """Run as ``uid`` (and the group of that number, no other groups) from now on; True when it holds.
+
+    From root this also empties the effective and permitted capabilities, for good.
+    """
+    try:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    except OSError:
+        return False
+    return os.getuid() == uid
 
 
 def forbid_local_sockets() -> bool:

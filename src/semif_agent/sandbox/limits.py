@@ -5,10 +5,25 @@ A run sees only an allow-list of the host's environment variables
 
 What holds, and where (each result's ``confinement`` says which held):
 
-- Files: Landlock (Linux 5.13+, :mod:`._confine`) lets a run read only system
-  and Python folders, ``/etc`` minus its secrets, its own skill and the
-  workspace, and write only to the workspace and its temporary folder.
-  Without Landlock it may read and write whatever the host user can.
+- Files: an allow-list, twice. The run's root is a fresh tmpfs holding only
+  the system and Python folders, this package, the few files of ``/etc``
+  programs read (:data:`._root.ETC_ALLOWED`, none other users may not read),
+  its own skill, its write dirs, its data and its temporary folder
+  (:mod:`._root`): nothing else of ``/etc``, ``/root``, ``/home`` or the
+  workspace's records is there, not even to ``stat``. Under it, Landlock
+  (Linux 5.13+, :mod:`._confine`) allows reading those same paths and writing
+  only the write dirs and the temporary folder. Where mount namespaces are
+  refused, Landlock alone holds: reads and writes as above, but a path
+  outside can still be ``stat``-ed; without Landlock too, the run may read and
+  write whatever the host user can.
+- User: from root, each run runs as :data:`._root.CALL_UID`, the folders it
+  writes idmapped so root's files there are its own (what it writes is root's
+  on disk); root's files elsewhere, those it only reads included, are another
+  user's (a root-only one is out of its reach). Where idmapped mounts are
+  refused (an old kernel, a file system without them) it stays root with no
+  capability at all: file modes no longer stop it reading a root-only file
+  it can reach, so only the view above and Landlock do. A host user other
+  than root runs its runs as itself.
 - Processes: each run is the init of a PID namespace of its own
   (:mod:`._isolation`; for a user other than root inside a user namespace):
   when it ends, or is killed, every process it started dies, whatever
@@ -29,8 +44,9 @@ What holds, and where (each result's ``confinement`` says which held):
   where one can be made; ``RLIMIT_AS`` caps each process everywhere.
 - Devices, ``/tmp``, ``/dev/shm``, ``/run``, cgroups: a mount namespace per run
   shows a minimal ``/dev`` and private temporary folders (:mod:`._mounts`);
-  capabilities are dropped, and a seccomp filter refuses UNIX sockets and
-  ``mknod`` (:mod:`._privileges`).
+  capabilities are dropped, and a seccomp filter refuses UNIX sockets,
+  ``mknod``, keyrings, ``userfaultfd``, new namespaces, mounts, tracing, BPF and
+  module calls (:mod:`._privileges`); each run has a fresh, empty session keyring.
 """
 
 from __future__ import annotations
@@ -44,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import check_number
+from ._root import etc_allowed
 
 DEFAULT_ENV_ALLOW = frozenset({"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM"})
 """Host environment variables a script may see (everything else is dropped)."""
@@ -57,12 +74,10 @@ _SYSTEM_READABLE = (
     "/bin",
     "/sbin",
     "/dev",
-    "/sys",
     "/proc/self",
     "/run/systemd/resolve",
     "/run/resolvconf",
 )
-_ETC_SECRETS = frozenset({"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "security"})
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
@@ -128,11 +143,11 @@ def confinement_spec(
     """The JSON-ready instructions :func:`._confine.confine` and the run's supervisor apply.
 
     ``run_dir`` is the run's private temporary folder (None: the warm worker makes one);
-    ``write_roots`` the folders the run may write besides it (None: ``workspace_root``,
-    which is otherwise only readable).
+    ``write_roots`` the folders the run may write besides it (None: ``workspace_root``). Nothing else of
+    ``workspace_root`` is in the run's sight: not its settings, logs or other records (where the view of
+    :mod:`._root` holds, the workspace's folder shows only the write dirs inside it).
     """
     writable = [str(workspace_root)] if write_roots is None else [str(path) for path in write_roots]
-    readable = [] if write_roots is None else [str(workspace_root)]
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout_sec) + 1
     return {
         "memory_bytes": limits.memory_mb * 1024 * 1024 if limits.memory_mb else None,
@@ -145,16 +160,17 @@ def confinement_spec(
         "network": limits.network,
         "namespaces": limits.namespaces,
         "system_readable": system_readable_paths(),
-        "readable": [str(skill_dir), *readable, *limits.readable_paths],
+        "readable": [str(skill_dir), *limits.readable_paths],
         "writable": [*writable, *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
     }
 
 
 @functools.lru_cache(maxsize=1)
 def system_readable_paths() -> tuple[str, ...]:
-    """Folders every script may read: system, Python, ``/etc`` minus its secrets, this package."""
+    """What every script may read: system and Python folders, the few files of ``/etc`` programs need
+    (:func:`._root.etc_allowed`, with those of name resolution), this package."""
     paths = [path for path in _SYSTEM_READABLE if os.path.exists(path)]
-    paths += _etc_entries()
+    paths += etc_allowed(network=True)
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
     paths += sorted(prefix for prefix in prefixes if prefix)
     cwd = os.getcwd()
@@ -165,32 +181,14 @@ def system_readable_paths() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1)
 def system_readable_folders() -> tuple[str, ...]:
-    """:func:`system_readable_paths` with ``/etc`` whole: for a process where :func:`etc_secrets` are covered."""
+    """:func:`system_readable_paths` with ``/etc`` as one folder: for a process that sees the allow-listed
+    root of :mod:`._root`, whose ``/etc`` holds only those files."""
     return tuple(dict.fromkeys(path if not path.startswith("/etc/") else "/etc" for path in system_readable_paths()))
 
 
-@functools.lru_cache(maxsize=1)
 def etc_secrets() -> tuple[str, ...]:
-    """The entries of ``/etc`` no script may read (password hashes, sudo rules, host keys, private keys)."""
-    paths = [os.path.join("/etc", name) for name in sorted(_ETC_SECRETS)] + ["/etc/ssl/private"]
-    return tuple(path for path in paths if os.path.lexists(path))
-
-
-def _etc_entries() -> list[str]:
-    entries: list[str] = []
-    try:
-        names = sorted(os.listdir("/etc"))
-    except OSError:
-        return entries
-    for name in names:
-        if name in _ETC_SECRETS:
-            continue
-        path = os.path.join("/etc", name)
-        if name == "ssl" and os.path.isdir(path):
-            entries += [os.path.join(path, child) for child in sorted(os.listdir(path)) if child != "private"]
-        else:
-            entries.append(path)
-    return entries
+    """Entries of ``/etc`` a worker covers before it builds its calls' view: none, ``/etc`` is an allow-list."""
+    return ()
 
 
 def package_parent() -> str:
