@@ -37,11 +37,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # collections.abc costs the warm worker, and so every call's child, nothing at run time
+    from collections.abc import Iterator
 
 MAX_DEPTH = 64  # folders below a walked folder, at most
 MAX_ENTRIES = 200_000  # names listed by one walk, at most
@@ -180,7 +180,7 @@ def replace_at(dir_fd: int, name: str, data: bytes, mode: int | None = None) -> 
     """
     if _parts(name) != [name]:
         raise OSError(errno.EINVAL, "not a plain file name", name)
-    temporary = f".{name[:64]}.{secrets.token_hex(8)}.tmp"
+    temporary = f".{name[:64]}.{os.urandom(8).hex()}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -194,17 +194,19 @@ def replace_at(dir_fd: int, name: str, data: bytes, mode: int | None = None) -> 
         raise
 
 
-@dataclass
 class Folder:
     """One folder of a :func:`walk`: its path below the root (``""`` for the root), its descriptor (open until the
     walk moves on), its subfolders' names (remove some to leave them out) and its other entries (files, links,
     FIFOs, sockets, devices: the caller decides; ``entry.stat(follow_symlinks=False)`` works while the walk
-    holds ``fd``)."""
+    holds ``fd``). A plain class: ``dataclasses`` would bring ``inspect`` into the warm worker, which imports
+    this module, and so into every call's child."""
 
-    path: str
-    fd: int
-    folders: list[str] = field(default_factory=list)
-    others: list[os.DirEntry[str]] = field(default_factory=list)
+    __slots__ = ("path", "fd", "folders", "others")
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path, self.fd = path, fd
+        self.folders: list[str] = []
+        self.others: list[os.DirEntry[str]] = []
 
 
 def walk(root_fd: int, *, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES) -> Iterator[Folder]:
@@ -306,7 +308,7 @@ def remove_contents(root_fd: int, *, max_depth: int = MAX_DEPTH, max_entries: in
                         continue
                 if len(held) > max_depth:  # moved up into the root, to be emptied from there: fds stay bounded
                     moved += 1
-                    flat = f".deeper-{moved}-{secrets.token_hex(4)}"
+                    flat = f".deeper-{moved}-{os.urandom(4).hex()}"
                     try:
                         os.rename(child, flat, src_dir_fd=fd, dst_dir_fd=held[0][0])
                     except OSError:
