@@ -18,6 +18,12 @@ import os
 import stat
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING or __package__:
+    from .._beneath import open_beneath, open_root
+else:  # loaded by the script launcher from this folder, without the package (it puts the package's folder on the path)
+    from _beneath import open_beneath, open_root
+
 BLOCK = 4096
 FIRST_CHECK_SEC = 0.1
 """The first look, and the shortest time between two: a run shorter than this costs nothing."""
@@ -31,29 +37,55 @@ def run_start_ns() -> int:
 
 
 def folder_entries(folder: str) -> list[tuple[int, int]]:
-    """``(change time ns, bytes)`` of every file and folder under ``folder``, each inode once."""
+    """``(change time ns, bytes)`` of every file and folder under ``folder``, each inode once.
+
+    Each folder is opened from ``folder``'s descriptor, never through a link (:mod:`.._beneath`): a folder the
+    run swapped for a link while it was walked is not entered, so nothing outside is looked at.
+    """
     entries: list[tuple[int, int]] = []
     seen: set[tuple[int, int]] = set()
-    stack = [folder]
-    while stack:
-        try:
-            scanner = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with scanner:
-            for entry in scanner:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                except OSError:
-                    continue
-                key = (info.st_dev, info.st_ino)
-                if key in seen:
-                    continue
-                seen.add(key)
-                entries.append((info.st_ctime_ns, max(info.st_blocks * 512, BLOCK)))
+    try:
+        root = open_root(folder)
+    except OSError:
+        return entries
+    try:
+        stack = [""]
+        while stack:
+            relative = stack.pop()
+            try:
+                fd = open_beneath(root, relative, os.O_RDONLY | os.O_DIRECTORY) if relative else root
+            except OSError:
+                continue
+            try:
+                _list_folder(fd, relative, stack, entries, seen)
+            finally:
+                if fd != root:
+                    os.close(fd)
+    finally:
+        os.close(root)
     return entries
+
+
+def _list_folder(
+    fd: int, relative: str, stack: list[str], entries: list[tuple[int, int]], seen: set[tuple[int, int]]
+) -> None:
+    try:
+        scanner = os.scandir(fd)
+    except OSError:
+        return
+    with scanner:
+        for entry in scanner:
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append(f"{relative}/{entry.name}" if relative else entry.name)
+            except OSError:
+                continue
+            key = (info.st_dev, info.st_ino)
+            if key in seen:
+                continue
+            seen.add(key)
+            entries.append((info.st_ctime_ns, max(info.st_blocks * 512, BLOCK)))
 
 
 def changed_bytes(folders: list[str], since_ns: int, cache: dict[str, list[tuple[int, int]]] | None = None) -> int:

@@ -178,7 +178,7 @@ def _finish(spec: dict, reason: str, held: dict) -> None:
 def main() -> None:
     package_parent, spec_hex, script, *args = sys.argv[1:]
     here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
+    sys.path[:0] = [here, os.path.dirname(here)]  # this folder's modules, and the package's _beneath (_disk's)
     if TYPE_CHECKING:  # the same files, as the package's modules
         from . import _cgroup, _confine, _disk, _isolation, _process_group
     else:  # this folder's modules, without importing the package
@@ -188,7 +188,7 @@ def main() -> None:
         import _isolation
         import _process_group
 
-    sys.path.remove(here)
+    del sys.path[:2]
     spec = marshal.loads(bytes.fromhex(spec_hex))
     modules = (_confine, _isolation, _cgroup, _disk, _process_group)
     report_r, report_w = os.pipe()
