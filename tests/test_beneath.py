@@ -90,3 +90,17 @@ def test_the_walk_stops_past_its_depth(root: int) -> None:
 def test_emptying_removes_links_not_their_targets(root: int, tmp_path: Path) -> None:
     assert _beneath.remove_contents(root, max_depth=1)
     assert os.listdir(root) == [] and (tmp_path / "secret").read_text() == "outside\n"
+
+
+def test_it_imports_only_the_standard_library():
+    """The warm worker, the script launcher and so every call's child import it."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    import semif_agent._beneath as beneath
+
+    tree = ast.parse(Path(beneath.__file__).read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and not node.level}
+    assert all(name.split(".")[0] in sys.stdlib_module_names for name in names), names

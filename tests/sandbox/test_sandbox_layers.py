@@ -68,6 +68,8 @@ def test_modules_a_confined_child_loads_use_only_the_standard_library():
         "semif_agent.sandbox._zygote",
         "semif_agent.sandbox.errors",
         "semif_agent.errors",
+        "semif_agent._beneath",  # standard library only (tests/test_beneath.py)
+        "_beneath",
         "_confine",
         "_isolation",
         "_cgroup",
@@ -94,4 +96,6 @@ def test_the_warm_worker_loads_no_other_layer():
         "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('semif_agent.')}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "['_lazy', 'errors', 'sandbox']"
+    assert (
+        done.stdout.strip() == "['_beneath', '_lazy', 'errors', 'sandbox']"
+    )  # _beneath: the package's folder handling, standard library only
