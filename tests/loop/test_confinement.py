@@ -130,7 +130,7 @@ except OSError as exc:
 return ActionResult(action_log=json.dumps({"env": found, "settings": settings[:40], "parent": parent[:40]}),
                     new_state="read")
 """
-    result, _, _ = attack(lines, settings='\n[config]\nsign_off = "sk-secret-in-settings"\n')
+    result, _, _ = attack(lines, settings='\n[notes]\nsign_off = "sk-secret-in-settings"\n')
     seen = json.loads(result.action.action_log)
     assert seen["env"] == []
     assert "sk-secret" not in result.action.action_log
