@@ -99,3 +99,23 @@ def test_skill_names_the_skill_written_so_and_the_normalised_one_by_its_own_name
     written = semif("run", "--skill", "Deploy Prod", "ship it", "-w", str(ws))
     assert written.returncode == 0, written.stderr
     assert "FAST PATH" in written.stdout and "CHECKED" not in written.stdout
+
+
+def test_skills_installed_as_links_load_and_a_link_to_a_collection_is_said_not_silent(
+    semif: Semif, tmp_path: Path
+) -> None:
+    assert semif("init", "ws", cwd=tmp_path).returncode == 0
+    ws = tmp_path / "ws"
+    installed = tmp_path / "installed"
+    shutil.copytree(CORPUS / "superpowers", installed / "superpowers")
+    (ws / "skills").mkdir(exist_ok=True)
+    (ws / "skills" / "brainstorming").symlink_to(installed / "superpowers" / "brainstorming")  # as installers link
+    (ws / "skills" / "everything").symlink_to(installed)  # a folder of collections: not searched through a link
+    for _ in range(2):  # when the tree is built, and when it is read back
+        listed = semif("skills", "list", "-w", str(ws))
+        assert listed.returncode == 0, listed.stderr
+        assert "brainstorming" in listed.stdout and "writing-plans" not in listed.stdout
+        assert "SKILL.md skills: 1 folder skipped; see `semif skills validate`" in listed.stderr
+    checked = semif("skills", "validate", "-w", str(ws))
+    assert "everything" in checked.stdout and "nothing below a link is searched" in checked.stdout
+    assert "FAIL  " + str(ws / "skills" / "brainstorming") not in checked.stdout

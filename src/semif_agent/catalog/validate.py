@@ -42,8 +42,8 @@ def validate_skill(path: str | os.PathLike[str]) -> ValidationReport:
     folder = Path(path)
     if folder.is_file() and folder.name in SKILL_MD_NAMES:
         folder = folder.parent
-    if folder.is_symlink():
-        return ValidationReport(folder, None, ("a link: links in a skills folder are not followed",))
+    if folder.is_symlink() and find_skill_md(os.path.realpath(folder)) is None:
+        return ValidationReport(folder, None, ("a link to no skill's folder: nothing below a link is searched",))
     if not folder.exists():
         return ValidationReport(folder, None, ("path does not exist",))
     if not folder.is_dir():
