@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from semif_agent.records import DecisionLog
+from semif_agent.records.rows import LabelRow
+from semif_agent.records.runs import label_row
 from semif_agent.ui import charts
 from semif_agent.ui.index import LogIndex
 from semif_agent.ui.quality import quality
@@ -38,6 +40,25 @@ def test_figures_from_labelled_runs(tmp_path: Path) -> None:
     assert [(n, right) for _, n, right in figures.periods] == [(3, 2)]  # all on one day
     assert dict(figures.outcomes)["todos.add"] == {"success": 2, "failure": 1, "unclear": 0, "none": 0}
     assert quality(index.records(), engine="local").labelled == 0
+
+
+def test_a_clients_pick_or_report_is_not_taken_for_the_truth(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path / "decisions.jsonl")
+    for run_id in ("picked", "reported", "person"):
+        log.extend(
+            [
+                decision(run_id, f"request {run_id}", p=0.9),
+                outcome(run_id, f"request {run_id}", "email.compose", "success"),
+            ]
+        )
+    log.append(LabelRow("picked", by="bot", skill="notes.add", has_skill=True, source="implicit").to_row())
+    log.append(label_row("reported", by="bot", skill="notes.add", outcome="failure", source="client").to_row())
+    log.add_label("person", by="ann", skill="notes.add")
+    index = LogIndex(log.path)
+    index.refresh()
+    figures = quality(index.records())
+    assert (figures.labelled, figures.accuracy) == (1, 0.0)  # the person's label alone
+    assert figures.confusions == [("email.compose", "notes.add", 1)]
 
 
 def test_charts_escape_what_they_draw() -> None:

@@ -1,6 +1,7 @@
 """The figures of the quality page, from the indexed runs: routing accuracy, calibration, confusions, outcomes.
 
-A run says whether its routing was right only once a person labelled it:
+A run says whether its routing was right only once a person labelled it (what a client picked or reported
+is left out):
 a label naming the skill it should have gone to (or none) says so directly;
 a label saying it succeeded, without naming a skill, confirms the skill it
 chose. A label that only says it failed does not say whether the route was
@@ -16,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from ..records import RunRecord
+from ..records.runs import persons_word
 from ..routing.evaluate import Example, Outcome, expected_calibration_error
 from .index import IndexedRun
 
@@ -53,9 +55,10 @@ def quality(runs: Iterable[tuple[IndexedRun, RunRecord]], *, engine: str = "") -
     judged: list[tuple[IndexedRun, RunRecord, bool]] = []
     per_skill: dict[str, Counter] = defaultdict(Counter)
     confused: Counter = Counter()
-    for run, record in runs:
+    for run, told in runs:
         if engine and engine not in run.engines:
             continue
+        record = persons_word(told)  # a client's pick or report is not taken for the truth
         if record.source == "run":
             per_skill[record.skill or "(none)"][record.true_outcome or "none"] += 1
         right = routing_correct(record)
