@@ -313,7 +313,7 @@ def remove_contents(root_fd: int, *, max_depth: int = MAX_DEPTH, max_entries: in
                         os.rename(child, flat, src_dir_fd=fd, dst_dir_fd=held[0][0])
                     except OSError:
                         return False
-                    held[0][2].append((flat, True))  # type: ignore[union-attr]
+                    held[0][2].append((flat, True))  # type: ignore[union-attr] # the root's names were listed before any descent
                     continue
                 try:
                     opened = os.open(child, _FOLDER | _NONBLOCK, dir_fd=fd)

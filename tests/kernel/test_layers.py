@@ -8,7 +8,19 @@ from pathlib import Path
 import semif_agent
 
 PACKAGE = Path(semif_agent.__file__).parent
-KERNEL = ("errors", "_sync", "_lazy", "_text", "_files", "_python_ast", "_plugins", "engine", "skills", "workspace")
+KERNEL = (
+    "errors",
+    "_sync",
+    "_lazy",
+    "_text",
+    "_beneath",
+    "_files",
+    "_python_ast",
+    "_plugins",
+    "engine",
+    "skills",
+    "workspace",
+)
 WORKERS = (
     *KERNEL,
     "telemetry",
@@ -30,7 +42,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "_sync": ("errors",),
     "_lazy": (),
     "_text": (),
-    "_files": (),
+    "_beneath": (),
+    "_files": ("_beneath",),
     "_python_ast": (),
     "_plugins": ("errors",),
     "engine": ("errors", "_sync", "_files", "_plugins"),

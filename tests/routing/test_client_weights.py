@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from semif_agent.routing._fitting import _balance, client_capped
+from semif_agent.routing._fitting import CLIENT_SHARE, CLIENTS_SHARE, _balance, client_capped
 from semif_agent.routing.training import (
-    CLIENT_SHARE,
-    CLIENTS_SHARE,
     TrainingExample,
     once_per_request,
     request_key,

@@ -165,13 +165,13 @@ def build(tmp_path: Path):
     ) -> AgentSkillRuntime:
         if not pools:
             pools.append(WorkerPool(size=1, ready_children=ready_children))
-        limits = SandboxLimits(memory_mb=512, warm_processes=warm, **limits_options)  # type: ignore[arg-type]
+        limits = SandboxLimits(memory_mb=512, warm_processes=warm, **limits_options)  # type: ignore[arg-type] # each test passes limits by name
         built = AgentSkillRuntime(agent, registry, limits=limits, worker_pool=pools[-1])
         built.bind_workspace(workspace_root=tmp_path / f"work-{agent}")
         built.set_visible_skills(list(skills))
         return built
 
-    runtime.secret = secret  # type: ignore[attr-defined]
+    runtime.secret = secret  # type: ignore[attr-defined] # the marker the tests look for, handed with the factory
     yield runtime
     for pool in pools:
         folder = pool._calls_folder

@@ -431,12 +431,17 @@ def _balance(target: np.ndarray, wrong: np.ndarray, weight: np.ndarray) -> np.nd
     return factor * (weight.sum() / balanced) if balanced > 0 else factor
 
 
+# One client's rows weigh at most this share of the workspace's own evidence (its rows' weight, and one per skill for
+# its description, so that picks teach a workspace of SKILL.md skills without examples too), and every client's
+# together at most the second share: a client names itself, so one caller may pass for many.
+CLIENT_SHARE = 0.05
+CLIENTS_SHARE = 0.25
+
+
 def client_capped(weight: np.ndarray, client: np.ndarray, leaves: Sequence[str]) -> np.ndarray:
     """``weight`` with clients' rows (``client`` >= 0, the client's number; -1: the workspace's own) scaled down so
-    that each client's weigh at most :data:`.training.CLIENT_SHARE` of the workspace's own evidence (its rows, and one
-    per skill of ``leaves`` for its description), and all clients' together at most :data:`.training.CLIENTS_SHARE`."""
-    from .training import CLIENT_SHARE, CLIENTS_SHARE
-
+    that each client's weigh at most :data:`CLIENT_SHARE` of the workspace's own evidence (its rows, and one
+    per skill of ``leaves`` for its description), and all clients' together at most :data:`CLIENTS_SHARE`."""
     theirs = client >= 0
     if not theirs.any():
         return weight

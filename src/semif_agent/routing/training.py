@@ -32,9 +32,9 @@ which never outweighs the rest:
 A client's rows count once per request (:func:`request_key`: its repeats of
 one pick, however many, are one row), none count about a request a person
 labelled or an example or dataset routes, and they weigh little together: each
-client's at most :data:`CLIENT_SHARE` of what the workspace's own evidence
+client's at most :data:`._fitting.CLIENT_SHARE` of what the workspace's own evidence
 weighs (its rows above and one per skill for its description), all clients'
-at most :data:`CLIENTS_SHARE` (:func:`._fitting.client_capped`); a client is
+at most :data:`._fitting.CLIENTS_SHARE` (:func:`._fitting.client_capped`); a client is
 named by what it calls itself, which is why the second cap is there. Their
 requests are neither held out nor replayed before a switch
 (:mod:`.switching`): what decides whether a router is better is what the
@@ -79,11 +79,6 @@ WEIGHTS = {
 }
 SETTLED_BY = ("label", "dataset", "examples")  # rows in which people say where a request goes: no client row overrides
 PERSON_FAILURE_WEIGHT = 1.0
-# One client's rows weigh at most this share of the workspace's own evidence (its rows' weight, and one per skill for
-# its description, so that picks teach a workspace of SKILL.md skills without examples too), and every client's
-# together at most the second share: a client names itself, so one caller may pass for many.
-CLIENT_SHARE = 0.05
-CLIENTS_SHARE = 0.25
 HELD_OUT = 0.2
 MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
 FOLDS = 5  # with too few rows to hold any out, the strength is chosen by cross-validation over this many folds
