@@ -188,3 +188,19 @@ def test_a_skill_md_swapped_for_a_link_after_loading_is_not_read_through_it(tmp_
     skill_md.unlink()
     skill_md.symlink_to(secret)
     assert catalog.read_skill_doc("custom@swapped") == ""
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["2024-13-45", "9" * 5000, "!!bool maybe", "!!timestamp soon", "!!float abc", "!!int abc"],
+    ids=["impossible-date", "huge-integer", "bad-bool", "bad-timestamp", "bad-float", "bad-int"],
+)
+def test_a_value_yaml_cannot_build_skips_its_skill_and_the_rest_load(tmp_path: Path, value: str) -> None:
+    root = tmp_path / "skills"
+    make_skill(root, "good")
+    make_skill(root, "odd", f"name: odd\ndescription: Has an odd value.\nreleased: {value}")
+    result = load(root / "odd")
+    assert result.descriptor is None and "invalid value in frontmatter" in result.skipped
+    catalog = scanned(root)
+    assert [info.name for info in catalog.list_all()] == ["good"]
+    assert [issue.path.name for issue in catalog.issues if issue.kind == "skipped"] == ["odd"]

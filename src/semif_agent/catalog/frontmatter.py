@@ -114,6 +114,22 @@ def split_document(text: str, *, path: str = "") -> SkillDocument:
     raise SkillParseError("frontmatter is not closed: no '---' line after it", path=path, line=1)
 
 
+def _construct(loader: Any, node: Any, path: str) -> Any:
+    """The values of the composed ``node``. PyYAML's constructors raise more than :class:`yaml.YAMLError` on values
+    they cannot build (a date of month 13 or an integer of thousands of digits: ``ValueError``; an unknown tagged
+    value: ``KeyError``, ``AttributeError``...): each is this skill's parse error, never a failure of the whole load."""
+    try:
+        return loader.construct_document(node)
+    except yaml.YAMLError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
+        where = getattr(node, "start_mark", None)
+        found = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SkillParseError(
+            f"invalid value in frontmatter: {found[:120]}", path=path, line=where.line + 2 if where else 0
+        ) from None
+
+
 def load_mapping(yaml_text: str, *, path: str = "") -> dict[str, Any]:
     """Parse frontmatter YAML that must be a mapping (raises :class:`SkillParseError`, also past the size caps)."""
     size = len(yaml_text.encode("utf-8", "surrogatepass"))
@@ -126,7 +142,7 @@ def load_mapping(yaml_text: str, *, path: str = "") -> dict[str, Any]:
         node = loader.get_single_node()
         if node is not None:
             _check_expansion(node, path)
-        data = loader.construct_document(node) if node is not None else None
+        data = _construct(loader, node, path) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 0
