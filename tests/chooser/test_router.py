@@ -221,3 +221,19 @@ def test_a_run_a_client_chose_teaches_as_the_clients_word_and_never_becomes_a_le
     learned = {(name, e["text"]) for name, s in skills.items() for e in s.get("learned_examples", [])}
     assert ("email.compose", asked) in learned  # the person's label
     assert not {text for _, text in learned} & {REQUEST, "Email Bob that the build is green"}, learned
+
+
+def test_a_client_reports_only_on_its_own_finds_and_runs_never_on_a_persons(router):
+    persons = router.runner.run(REQUEST)  # a person's run, made with the skill loop itself (as `semif run` does)
+    with pytest.raises(InvalidArgumentError, match="not a find or run of client 'tester'"):
+        router.report(persons.run_id, "failure", skill="calendar.add_event")
+    theirs = router.run("email.compose", "Email Bob that the build is green", client="other agent")
+    with pytest.raises(InvalidArgumentError, match="reports on its own"):
+        router.report(theirs.run_id, "failure")  # another client's run
+    run = DecisionLog(router.workspace.log_path).run(persons.run_id)
+    assert (run.label_source, run.label_client, run.label_outcome) == (None, None, None)
+    assert any(text == REQUEST and source != "reported" for text, _, source, _, _ in taught(router))
+    found = router.find("Add buy milk to my to-do list")
+    assert router.report(found.choice_id, "success", skill="todos.add") == found.choice_id  # its own find
+    own = router.run("email.compose", "Email Dana that lunch is at noon")
+    assert router.report(own.run_id, "success") == own.run_id  # its own run

@@ -329,17 +329,24 @@ class Router:
         client: str | None = None,
     ) -> str:
         """Label the run or find ``id`` (a prefix will do): its real ``outcome`` (success or failure), the ``skill``
-        it should have gone to (``"none"``: no skill fits), a ``note``. Returns the full id labelled."""
+        it should have gone to (``"none"``: no skill fits), a ``note``. Returns the full id labelled.
+
+        A client reports only on its own finds and runs (those logged under its name): never on a run a person
+        made, nor on another client's."""
         if not isinstance(id, str) or not id.strip():
             raise InvalidArgumentError("an id must be non-empty text: a run id or a find's choice id")
         log = self.runner.log
-        run_id = resolve_run_id(id, (r.run_id for r in log.runs()), where=str(log.path))
+        rows = list(log.read())
+        run_id = resolve_run_id(id, dict.fromkeys(str(row.get("run_id")) for row in rows), where=str(log.path))
+        who = self._who(client)
+        if not _made_by(rows, run_id, who):
+            raise InvalidArgumentError(f"{run_id} is not a find or run of client {who!r}: a client reports on its own")
         no_skill = skill == NONE_ID
         if skill is not None and not no_skill:
             skill = self.skill(skill).name
         row = label_row(
             run_id,
-            by=self._who(client),
+            by=who,
             skill=None if no_skill else skill,
             no_skill=no_skill,
             outcome=outcome,
@@ -388,3 +395,16 @@ def checked_request(request: object) -> str:
 def skill_folder(leaf: SkillManifest) -> Path | None:
     """The folder of a SKILL.md skill (None for a code skill)."""
     return leaf.source.parent if leaf.is_skill_md and leaf.source is not None else None
+
+
+def _made_by(rows: list[dict[str, Any]], run_id: str, client: str) -> bool:
+    """Whether the find or run ``run_id`` is ``client``'s: one of its decisions was logged under the client's name,
+    or the client's pick (an implicit label by it) is what made the run."""
+    for row in rows:
+        if row.get("run_id") != run_id:
+            continue
+        if row.get("client") == client and row.get("kind") != "label":
+            return True
+        if row.get("kind") == "label" and row.get("source") == "implicit" and row.get("by") == client:
+            return True
+    return False
