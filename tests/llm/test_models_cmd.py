@@ -112,9 +112,10 @@ def test_a_secrets_file_others_can_read_is_refused(tmp_path, monkeypatch):
     secrets.write_text('OPENAI_API_KEY = "sk-shared"\n')
     secrets.chmod(0o644)
     monkeypatch.setenv("SEMIF_SECRETS", str(secrets))
-    ws = _workspace(tmp_path, '[engine]\nmodel = "openai/m"\n')
-    result = CliRunner().invoke(models, ["-w", ws, "--no-check"])
-    assert "chmod 600" in result.output and "sk-shared" not in result.output
+    for settings in ('[engine]\nmodel = "openai/m"\n', '[engine]\nname = "lexical"\n'):  # a model named, and none
+        ws = _workspace(tmp_path, settings)
+        result = CliRunner().invoke(models, ["-w", ws, "--no-check"])
+        assert "chmod 600" in result.output and "sk-shared" not in result.output
 
 
 def test_no_check_and_nothing_configured(tmp_path):

@@ -38,6 +38,7 @@ def test_the_default_file_is_under_the_user_config_folder(tmp_path, monkeypatch)
     assert read_secret("ANTHROPIC_API_KEY") == "ant"
     choice = default_model({})
     assert choice.detected and choice.model.startswith("anthropic/")
+    assert choice.reason == "ANTHROPIC_API_KEY in the secrets file"
 
 
 def test_a_provider_takes_its_key_and_a_named_variable_from_the_file(tmp_path, monkeypatch) -> None:
@@ -79,6 +80,10 @@ def test_a_link_or_bad_toml_is_refused(tmp_path, monkeypatch) -> None:
         ('[provider.openai]\napi_key = "sk-1"\n', "[provider.openai] api_key"),
         ('[judge]\napi_key = "sk-1"\n', "[judge] api_key"),
         ('[provider]\nfallbacks = [{model = "openai/m", api_key = "sk-1"}]\n', "[provider.fallbacks] api_key"),
+        ('[notes]\nOPENAI_API_KEY = "sk-1"\n', "[notes] OPENAI_API_KEY"),  # a table bodies are given, as [config]
+        ('[provider]\nopenai_api_key = "sk-1"\n', "[provider] openai_api_key"),
+        ('[provider.openai]\ndefault_headers = {Authorization = "Bearer sk-1"}\n', "Authorization"),
+        ('[tools]\ngithub_token = "sk-1"\n', "[tools] github_token"),
     ],
 )
 def test_a_key_in_semif_toml_is_refused(tmp_path, table, where) -> None:
@@ -90,3 +95,10 @@ def test_a_key_in_semif_toml_is_refused(tmp_path, table, where) -> None:
     message = str(caught.value)
     assert where in message and "secrets file" in message and "sk-1" not in message
     assert "\n" not in message
+
+
+def test_settings_that_name_a_variable_or_count_tokens_are_not_credentials(tmp_path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    with (root / "semif.toml").open("a", encoding="utf-8") as handle:
+        handle.write('\n[provider]\napi_key_env = "MY_KEY"\nmax_tokens_field = "max_completion_tokens"\n')
+    assert Workspace.load(root).settings["provider"]["api_key_env"] == "MY_KEY"

@@ -22,21 +22,12 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..workspace.settings import SECRETS_ENV, secrets_file
 from .errors import ProviderConfigError
 
-SECRETS_ENV = "SEMIF_SECRETS"
-"""The variable naming the secrets file, when it is not in the default place."""
+__all__ = ["SECRETS_ENV", "read_secret", "secret_source", "secrets_file"]
 
 _read: dict[str, tuple[tuple[int, int, int], dict[str, str]]] = {}  # path -> ((inode, size, mtime), variables)
-
-
-def secrets_file(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the secrets file is: ``$SEMIF_SECRETS``, else ``$XDG_CONFIG_HOME/semif/secrets.toml``."""
-    environ = os.environ if environ is None else environ
-    if environ.get(SECRETS_ENV):
-        return Path(environ[SECRETS_ENV]).expanduser()
-    config = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(config, "semif", "secrets.toml")
 
 
 def read_secret(variable: str, environ: Mapping[str, str] | None = None) -> str | None:

@@ -30,7 +30,7 @@ from typing import Any
 from .errors import MissingCredentialsError, ProviderConfigError
 from .registry import parse_model_ref
 from .retry import RetryPolicy
-from .secrets import read_secret, secrets_file
+from .secrets import read_secret, secret_source, secrets_file
 
 # Keys that configure a provider connection (per provider).
 CONNECTION_KEYS = (
@@ -124,10 +124,12 @@ def _set_up_by(name: str, settings: Mapping[str, object], environ: Mapping[str, 
     base_url = str(settings.get("base_url") or table.get("base_url") or "")
     if base_url and ("anthropic" in base_url) == (name == "anthropic"):
         return "[provider] base_url in semif.toml"
-    present = [variable for variable in PROVIDER_ENV[name] if read_secret(variable, environ)]
-    if present:
-        return " and ".join(present) + (" is set" if len(present) == 1 else " are set")
-    return ""
+    found = [(variable, secret_source(variable, environ)) for variable in PROVIDER_ENV[name]]
+    present = [variable for variable, source in found if source and source[1].startswith("$")]
+    filed = [variable for variable, source in found if source and not source[1].startswith("$")]
+    said = [" and ".join(present) + (" is set" if len(present) == 1 else " are set")] if present else []
+    said += [" and ".join(filed) + " in the secrets file"] if filed else []
+    return "; ".join(said)
 
 
 def connection_options(name: str, settings: Mapping[str, object], *, primary: bool) -> dict[str, object]:

@@ -92,7 +92,11 @@ def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | 
             continue
         try:
             has_key = bool(endpoint.key_env and secret_source(endpoint.key_env, environ))
-        except ProviderConfigError:  # an unreadable secrets file: said once, on the models named above
+        except ProviderConfigError as exc:  # an unreadable secrets file: said once
+            if not any(entry.problem == str(exc) for entry in entries):
+                entries.append(
+                    ConfiguredModel(role="environment", model="", provider="", base_url="", key="", problem=str(exc))
+                )
             has_key = False
         has_url = bool(endpoint.base_url_env and environ.get(endpoint.base_url_env))
         if has_key or has_url:

@@ -8,8 +8,11 @@ Unknown keys are kept for the layers that read them.
 from __future__ import annotations
 
 import math
+import os
 import posixpath
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .._text import clip
@@ -107,14 +110,34 @@ def merged(raw: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
+SECRETS_ENV = "SEMIF_SECRETS"
+"""The variable naming the secrets file, when it is not in the default place."""
+_SECRET_NAME = re.compile(
+    r"(^|[_.-])(api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|secrets|password|passwd|token|authorization)"
+    r"($|[_.-])",
+    re.IGNORECASE,
+)
+"""Setting names that hold a credential (``api_key``, ``OPENAI_API_KEY``, ``github_token``, ``Authorization``...);
+one ending in ``_env`` names the variable that holds it, and is fine."""
+
+
+def secrets_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the secrets file is: ``$SEMIF_SECRETS``, else ``$XDG_CONFIG_HOME/semif/secrets.toml``
+    (``~/.config/semif/secrets.toml``): outside every workspace, read by :mod:`semif_agent.llm.secrets`."""
+    environ = os.environ if environ is None else environ
+    if environ.get(SECRETS_ENV):
+        return Path(environ[SECRETS_ENV]).expanduser()
+    config = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config, "semif", "secrets.toml")
+
+
 def check_types(settings: dict[str, Any], where: str) -> None:
-    """Refuse, with one line naming the setting, a table or value of the wrong type, or a key in the file."""
+    """Refuse, with one line naming the setting, a table or value of the wrong type, or a credential in the file."""
     key = _key_setting(settings)
     if key:
         raise WorkspaceError(
-            f"{where}: {key} holds an API key, which code a skill runs could read: move it to the environment "
-            "or the secrets file (see semif_agent.llm.secrets: ~/.config/semif/secrets.toml, mode 600, "
-            'OPENAI_API_KEY = "..."), and name its variable with api_key_env'
+            f"{where}: {key} holds a credential, which code a skill runs could read: put it in the environment or "
+            f'in the secrets file {secrets_file()} (mode 600, as VARIABLE = "...") and name its variable with api_key_env'
         )
     for table in (*_TABLES, *(t for t in SCHEMA if t in settings)):
         if not isinstance(settings.get(table), dict):
@@ -130,10 +153,17 @@ def check_types(settings: dict[str, Any], where: str) -> None:
 
 
 def _key_setting(value: Any, where: str = "") -> str:
-    """Where ``value`` (settings, or a table or list in them) holds an ``api_key``: ``[provider.openai] api_key``."""
+    """Where ``value`` (settings, or a table or list in them) holds a credential: ``[provider.openai] api_key``."""
     if isinstance(value, dict):
-        if value.get("api_key"):
-            return f"[{where}] api_key" if where else "api_key"
+        for key, inner in value.items():
+            name = str(key)
+            if (
+                inner
+                and _SECRET_NAME.search(name)
+                and not name.lower().endswith("_env")
+                and not isinstance(inner, dict)
+            ):
+                return f"[{where}] {name}" if where else name
         for key, inner in value.items():
             found = _key_setting(inner, f"{where}.{key}" if where else str(key))
             if found:
