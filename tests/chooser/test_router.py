@@ -237,3 +237,13 @@ def test_a_client_reports_only_on_its_own_finds_and_runs_never_on_a_persons(rout
     assert router.report(found.choice_id, "success", skill="todos.add") == found.choice_id  # its own find
     own = router.run("email.compose", "Email Dana that lunch is at noon")
     assert router.report(own.run_id, "success") == own.run_id  # its own run
+
+
+def test_a_load_naming_no_find_teaches_only_when_the_latest_find_showed_it(router):
+    found = router.find("What's the weather in Paris tomorrow?", k=3)
+    shown = [candidate.name for candidate in found.skills]
+    other = next(name for name in router.runner.tree.skills if name not in shown)
+    router.load(other)  # the client looking around, not its answer to the find
+    assert not any(text.startswith("What's the weather") for text, *_ in taught(router))
+    router.load(shown[-1])  # one the find showed: the client's pick
+    assert any(text.startswith("What's the weather") and skill == shown[-1] for text, skill, *_ in taught(router))

@@ -4,7 +4,7 @@ A ``find`` logs its shortlist as a ``shortlist`` decision under its choice
 id. The first ``load`` or ``run`` by the same client, in the same session,
 within :data:`PICK_SECONDS` of it, that follows it (naming its choice id; a
 ``run`` of the same request, :func:`~semif_agent.routing.training.request_key`;
-or a ``load`` naming none, the client's latest find) logs, under that id, an
+or a ``load`` naming none, the client's latest find, when it showed the skill loaded) logs, under that id, an
 ``activate`` decision (the skill the client's model took among those shown)
 and a label row with ``source: "implicit"``: the request's skill is the one
 picked, at a weight below a person's label (see
@@ -75,8 +75,11 @@ class Picks:
         session: Hashable = None,
         choice_id: str | None = None,
         request: str | None = None,
+        skill: str | None = None,
     ) -> Find | None:
-        """The find a pick by ``client`` in ``session`` follows, taken off the pending ones (None: none does)."""
+        """The find a pick of ``skill`` by ``client`` in ``session`` follows, taken off the pending ones (None: none
+        does). A pick that names neither the find nor its request follows the caller's latest find only when that
+        find showed ``skill``: a load of something else is the client looking around, not its answer."""
         now = time.monotonic()
         for stale in [f for f in self.pending.values() if now - f.at > PICK_SECONDS]:
             self._drop(stale)
@@ -92,6 +95,8 @@ class Picks:
         else:
             latest = self.latest.get(caller)
             found = self.pending.get(latest) if latest else None
+            if found is not None and skill is not None and skill not in {option.id for option in found.options}:
+                return None
         if found is None or found.caller != caller:
             return None
         if request is not None and request_key(found.request) != request_key(request):
