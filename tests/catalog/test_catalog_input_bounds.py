@@ -15,6 +15,7 @@ from support.catalog_helpers import make_skill
 from semif_agent.catalog import SkillCatalog, SkillCatalogWarning, load_skill, loader
 from semif_agent.catalog.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_MD_BYTES
 from semif_agent.catalog.loader import find_skill_folders, search_skill_folders
+from semif_agent.catalog.validate import validate_skill
 
 
 def alias_bomb(levels: int) -> str:
@@ -103,6 +104,7 @@ def test_a_skill_md_that_is_a_link_is_never_read(tmp_path: Path) -> None:
     assert search.found == [] and [why for _, why in search.skipped] == ["SKILL.md is a link; not read"]
     result = load(folder)
     assert result.descriptor is None  # even when named directly, the link is not read
+    assert validate_skill(folder).errors == ("SKILL.md is a link; not read",)
     assert scanned(tmp_path / "skills").list_all() == []
 
 

@@ -50,7 +50,9 @@ def validate_skill(path: str | os.PathLike[str]) -> ValidationReport:
         return ValidationReport(folder, None, ("not a directory",))
     skill_md = find_skill_md(folder)
     if skill_md is None:
-        return ValidationReport(folder, None, ("missing required file SKILL.md",))
+        linked = next((name for name in SKILL_MD_NAMES if (folder / name).is_symlink()), None)
+        why = f"{linked} is a link; not read" if linked else "missing required file SKILL.md"
+        return ValidationReport(folder, None, (why,))
     try:
         data = read_document(skill_md).data()
     except SkillParseError as exc:
