@@ -144,3 +144,17 @@ def test_a_labelled_run_can_still_be_replayed(logged) -> None:
     assert [d["selected"] for d in json.loads(out)["decisions"]] == ["none"]
     replay = ScriptedEngine.replay(log, run_id=emailed)
     assert (replay.remaining, replay.model) == (4, f"replay:{emailed}")
+
+
+def test_a_label_names_a_skill_md_skill_as_its_skill_md_writes_it(logged) -> None:
+    root, emailing, _ = logged
+    for folder, name in (("a-deploy", "Deploy Prod"), ("deploy-prod", "deploy-prod")):
+        (root / "skills" / folder).mkdir(parents=True)
+        text = f"---\nname: {name}\ndescription: Deploy the build to production.\n---\nShip it.\n"
+        (root / "skills" / folder / "SKILL.md").write_text(text, encoding="utf-8")
+    code, out, err = invoke("label", emailing, "--skill", "Deploy Prod", "-w", str(root), "--json")
+    assert code == 0, err
+    written = json.loads(out)["skill"]
+    assert written != "deploy-prod" and written.startswith("deploy-prod")  # the other skill's id, not the exact one
+    code, out, err = invoke("label", emailing, "--skill", "deploy-prod", "-w", str(root), "--json")
+    assert code == 0 and json.loads(out)["skill"] == "deploy-prod"

@@ -54,7 +54,7 @@ def label(
     ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
     if skill is not None:
-        _check_skill(ws, skill)
+        skill = _skill_id(ws, skill)
     row = log.add_label(run_id, by=by or login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
     if as_json:
         print_json(row)
@@ -62,13 +62,16 @@ def label(
     click.echo(describe_run(log.run(row["run_id"])))
 
 
-def _check_skill(ws: Workspace, name: str) -> None:
-    """``name`` is a leaf of the workspace's tree; else one line naming the closest leaves."""
+def _skill_id(ws: Workspace, name: str) -> str:
+    """The id of the skill ``name`` names (its id, or a SKILL.md skill's name as written: the tree's one resolver);
+    else one line naming the closest leaves."""
     from .workspace_cmds import load_tree
 
-    leaves = load_tree(ws).skills
-    if name in leaves:
-        return
+    tree = load_tree(ws)
+    leaves = tree.skills
+    found = tree.find(name)
+    if found is not None:
+        return found.name
     close = difflib.get_close_matches(name, list(leaves), n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else " (see `semif skills list`)"
     raise UnknownSkillError(f"no skill named {name!r} in this workspace's tree{hint}")
