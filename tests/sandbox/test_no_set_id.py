@@ -23,7 +23,7 @@ from support.catalog_helpers import make_skill
 
 from semif_agent.catalog import SkillCatalog
 from semif_agent.sandbox import SandboxLimits, run_subprocess
-from semif_agent.sandbox._privileges import _machine_numbers, forbid_local_sockets
+from semif_agent.sandbox._privileges import _filter_program, _machine_numbers, forbid_local_sockets
 from semif_agent.sandbox.limits import confinement_spec
 from semif_agent.workspace import Workspace
 
@@ -210,3 +210,18 @@ def test_the_filter_refuses_set_id_bits_by_every_call_and_allows_the_rest(tmp_pa
     assert {how for name, how in found.items() if "plain" in name} == {"done"}, found
     assert found["open without creating"] == "done" and found["openat2"] == "ENOSYS", found
     assert not [path.name for path in tmp_path.iterdir() if path.stat().st_mode & 0o6000]
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_is_built_for_each_machine_with_the_mode_calls_it_has(machine, monkeypatch):
+    """aarch64 has no ``open``, ``chmod`` or ``creat``: the table by name leaves them out, and both programs
+    assemble (every jump within BPF's reach), with System V IPC refused or not."""
+    real = os.uname()
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result((*real[:4], machine)))
+    numbers = _machine_numbers()
+    assert numbers is not None
+    for name in ("fchmod", "fchmodat", "fchmodat2", "openat", "openat2", "shmget", "msgget", "mq_open"):
+        assert name in numbers, name
+    assert ("open" in numbers) == ("chmod" in numbers) == ("creat" in numbers) == (machine == "x86_64")
+    sizes = [len(_filter_program(refuse_ipc=refuse) or []) for refuse in (False, True)]
+    assert 0 < sizes[0] < sizes[1]
