@@ -21,6 +21,7 @@ TEXTS_KEPT = 1024 * 1024  # nor any more once one snapshot has read this much
 IMAGE_KEPT = 1024 * 1024  # a file larger than this keeps no before-image (its change cannot be undone)
 IMAGES_KEPT = 32 * 1024 * 1024  # nor any file once one snapshot has read this much
 DIFF_LINES = 200  # a file's diff is cut after this many lines
+_SET_ID = stat.S_ISUID | stat.S_ISGID
 
 
 class StatKey(NamedTuple):
@@ -111,6 +112,8 @@ def observe(
     ``since`` (an earlier snapshot), only files new or changed since are read:
     each is hashed once (``hashes``), and its text kept when ``texts``.
 
+    A file new or changed since ``since`` that has the set-uid or set-gid bit loses it (:func:`_take_set_id_off`).
+
     Each root is walked from its descriptor (:func:`~semif_agent._beneath.walk`:
     never through a link, without recursion); a tree past the walk's caps ends
     that write dir's walk there (``refused`` says why); the others are walked.
@@ -159,6 +162,8 @@ def observe(
                     files[name], paths[name], roots_of[name] = now, full, base_dir
                     if since is not None and since.files.get(name) == now:
                         continue
+                    if since is not None and status.st_mode & _SET_ID:
+                        _take_set_id_off(folder.fd, entry.name)
                     small = None
                     if 0 < status.st_size <= min(TEXT_KEPT, budget):
                         small = _bytes_of(folder.fd, entry.name, TEXT_KEPT)
@@ -231,6 +236,26 @@ class ObservedFiles:
             if fd is not None:
                 os.close(fd)
         self._roots.clear()
+
+
+def _take_set_id_off(dir_fd: int, name: str) -> None:
+    """Take the set-uid and set-gid bits off the regular file ``name`` in ``dir_fd`` (never through a link).
+
+    A second layer: a write dir is idmapped for the run, so what it makes there is root's on disk, and the
+    sandbox's filter refuses setting either bit; a file a run made or changed with one is still never left
+    a root program for the host's users.
+    """
+    fd = open_regular_at(dir_fd, name)
+    if fd is None:
+        return
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode) and mode & _SET_ID:
+            os.fchmod(fd, stat.S_IMODE(mode) & ~_SET_ID)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _bytes_of(dir_fd: int, name: str, limit: int) -> bytes | None:

@@ -206,7 +206,7 @@ def run_child(
             os.chdir(request["cwd"])
         take_environment(request["env"], environment)
         channel = Channel(fds[0], fds[1], call_id=int(request["id"]))
-        held.update(_confine.confine(spec, cwd=later))
+        held.update(_confine.confine(spec, cwd=later, own_ipc=held.get("ipc") == "namespace"))
         channel.report("C", held)
         stays = request.get("reuse") is not None and held["processes"] == "pid-namespace"
         before = _resident.Baseline(request) if stays else None  # what to put back after each call

@@ -331,7 +331,7 @@ def prepare_parent(*, private_mounts: bool, hide_run: bool = True) -> None:
         _shared_view.append(True)
 
 
-def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
+def confine(spec: dict, *, cwd: str | None = None, own_ipc: bool = False) -> dict[str, str]:
     """Apply every confinement ``spec`` asks for to this process; what held, by kind.
 
     The answer has ``filesystem`` (``landlock`` or ``none``), ``tcp``
@@ -344,7 +344,9 @@ def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
     ``host`` when it runs as the host's user, not root), ``keyring`` (``fresh`` when it has a session
     keyring of its own), ``devices`` (what refuses making a device node or FIFO:
     ``capabilities``, ``landlock``, ``seccomp``, joined by ``+``), ``local_sockets`` (``seccomp`` when no UNIX socket can
-    be opened; else what still covers abstract ones) and, when not already held
+    be opened; else what still covers abstract ones), ``ipc`` (``namespace`` when ``own_ipc``: the process was
+    forked into an IPC namespace of its own; else ``seccomp`` when System V IPC and POSIX message queues are
+    refused, or ``none``), ``set_id`` (``seccomp`` when no set-uid or set-gid bit can be set) and, when not already held
     by a cgroup (``process_limit_held``), ``process_limit`` (``rlimit`` or
     ``none``). Order matters: the process count is read while ``/proc`` is
     still visible, the mounts come next (Landlock forbids them), the working directory becomes ``cwd``
@@ -406,7 +408,9 @@ def confine(spec: dict, *, cwd: str | None = None) -> dict[str, str]:
     else:
         held["user"] = "unprivileged" if mapped and _privileges.become_user(_root.CALL_UID) else "root"
     dropped = _privileges.drop_capabilities()
-    filtered = _privileges.forbid_local_sockets()
+    filtered = _privileges.forbid_local_sockets(refuse_ipc=not own_ipc)
+    held["ipc"] = "namespace" if own_ipc else "seccomp" if filtered else "none"
+    held["set_id"] = "seccomp" if filtered else "none"
     fences = [("capabilities", dropped), ("landlock", confined and files), ("seccomp", filtered)]
     held["devices"] = "+".join(name for name, holds in fences if holds) or "none"
     if filtered:

@@ -4,9 +4,11 @@ The script launcher and the warm worker load this module without the package.
 What it offers, each where the kernel allows it:
 
 - :func:`fork_namespaced`: fork a child that is the init (pid 1) of a new PID
-  namespace, and of a new network namespace when asked, in one ``clone(2)``.
-  When that child exits, or is killed, the kernel kills every process left in
-  its namespace, whatever session or process group they moved to.
+  namespace, with an IPC namespace of its own, and a new network namespace when
+  asked, in one ``clone(2)``. When that child exits, or is killed, the kernel
+  kills every process left in its namespace, whatever session or process group
+  they moved to, and with the last of them go every System V message queue,
+  semaphore and shared memory segment and every POSIX message queue they made.
 - :func:`enter_user_namespace`: for a user other than root, a user namespace
   mapping the user to itself, so the namespaces above need no privilege.
 - :func:`leave_network`: a network namespace of this process with nothing but
@@ -32,6 +34,7 @@ else:
     import _signal  # the C module: 'signal' would pull in enum, a few ms per script start
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -65,7 +68,7 @@ def _check(result: int) -> None:
 
 
 def fork_namespaced(flags: int) -> int:
-    """Fork a child into new namespaces (``CLONE_NEWPID``, ``CLONE_NEWNET``); like :func:`os.fork`.
+    """Fork a child into new namespaces (``CLONE_NEWPID``, ``CLONE_NEWIPC``, ``CLONE_NEWNET``); like :func:`os.fork`.
 
     Returns the child's pid in the parent and 0 in the child, which is pid 1
     of its new PID namespace. Raises ``OSError`` when the kernel refuses (no

@@ -4,7 +4,7 @@ Usage: ``python -I _launcher.py PACKAGE_PARENT SPEC SCRIPT [ARG...]``
 
 ``SPEC`` is the confinement (see :mod:`._confine`) as hex-encoded
 :mod:`marshal` data, which needs no import to read. The launcher forks the
-script's process into new PID and network namespaces where the kernel allows
+script's process into new PID, IPC and network namespaces where the kernel allows
 it (:mod:`._isolation`), and into the spec's ``pids`` cgroup (:mod:`._cgroup`);
 that process applies the confinement to itself, then runs ``SCRIPT``: a ``.py``
 file as ``__main__`` in the same interpreter (as ``python SCRIPT`` would), a
@@ -78,7 +78,7 @@ def _run_script(modules: tuple, spec: dict, script: str, args: list[str], held: 
         held["process_limit"] = "cgroup"
     memory = spec.get("memory_cgroup")
     held["memory"] = "cgroup" if memory and cgroups.join(memory) else "rlimit"
-    held.update(confine.confine(spec))
+    held.update(confine.confine(spec, own_ipc=held.get("ipc") == "namespace"))
     os.write(report_fd, marshal.dumps(held))
     os.close(report_fd)
     if script.endswith(".py"):
@@ -100,10 +100,11 @@ def _fork(isolation: ModuleType, spec: dict) -> tuple[int, dict]:
         own_user = isolation.enter_user_namespace()
         if own_user or os.geteuid() == 0:
             network = not spec.get("network")
-            flags = isolation.CLONE_NEWPID | (isolation.CLONE_NEWNET if network else 0)
+            flags = isolation.CLONE_NEWPID | isolation.CLONE_NEWIPC | (isolation.CLONE_NEWNET if network else 0)
             try:
                 pid = isolation.fork_namespaced(flags)
-                return pid, {"processes": "pid-namespace", "network": "namespace" if network else "allowed"}
+                held = {"processes": "pid-namespace", "ipc": "namespace"}
+                return pid, {**held, "network": "namespace" if network else "allowed"}
             except OSError:
                 pass
     isolation.become_subreaper()

@@ -27,7 +27,15 @@ Applied last by :func:`._confine.confine`, each where the kernel allows it:
   device node, FIFO or socket file, even where Landlock does not hold),
   ``syslog(2)`` (the kernel log) and ``io_uring`` (which opens sockets past
   the filter). Stream socket pairs (what asyncio and multiprocessing use
-  between their own ends) stay allowed.
+  between their own ends) stay allowed. It refuses (``EPERM``) setting the
+  set-uid or set-gid bit: ``chmod``, ``fchmod``, ``fchmodat`` and ``fchmodat2``
+  with either in the mode, ``open``, ``openat`` and ``creat`` creating a file
+  with either asked for (``mknod`` is refused whole); ``openat2``, whose mode
+  is out of its reach, is answered ``ENOSYS`` (C libraries fall back to
+  ``openat``). A call's write dirs are idmapped, so what it makes there is
+  root's on disk: a set-uid bit there would be a root program for every user
+  of the host. Where the process has no IPC namespace of its own, System V
+  IPC and POSIX message queues (:data:`IPC`) are refused too.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ _PR_SET_NO_NEW_PRIVS = 38
 _SECCOMP_MODE_FILTER = 2
 _CAPABILITY_VERSION_3 = 0x20080522
 _AF_UNIX = 1
+_SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID
+_CREATING = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (the same on x86_64 and aarch64)
 _SOCK_DGRAM = 2
 _SOCK_TYPE_MASK = 0xF
 
@@ -105,10 +115,42 @@ _NUMBERS: dict[str, tuple[int | None, int | None]] = {  # name: (x86_64, aarch64
     "modify_ldt": (154, None),
     "uselib": (134, None),
     "vhangup": (153, 58),
+    "chmod": (90, None),
+    "fchmod": (91, 52),
+    "fchmodat": (268, 53),
+    "fchmodat2": (452, 452),
+    "creat": (85, None),
+    "open": (2, None),
+    "openat": (257, 56),
+    "openat2": (437, 437),
+    "shmget": (29, 194),
+    "shmat": (30, 196),
+    "shmctl": (31, 195),
+    "semget": (64, 190),
+    "semop": (65, 193),
+    "semctl": (66, 191),
+    "semtimedop": (220, 192),
+    "msgget": (68, 186),
+    "msgsnd": (69, 189),
+    "msgrcv": (70, 188),
+    "msgctl": (71, 187),
+    "mq_open": (240, 180),
+    "mq_unlink": (241, 181),
+    "mq_timedsend": (242, 182),
+    "mq_timedreceive": (243, 183),
+    "mq_notify": (244, 184),
+    "mq_getsetattr": (245, 185),
 }
 _HELD_AT_EACCES = ("syslog", "io_uring_setup", "io_uring_enter", "io_uring_register", "mknod", "mknodat")
-_BY_ARGUMENTS = ("socket", "socketpair", "clone", "unshare", "clone3")
-REFUSED = tuple(name for name in _NUMBERS if name not in _HELD_AT_EACCES and name not in _BY_ARGUMENTS)
+_MODE_ARGUMENT = {"chmod": 1, "fchmod": 1, "creat": 1, "fchmodat": 2, "fchmodat2": 2}
+"""Calls that set a file's mode, and which of their arguments is the mode: refused when it asks for set-uid or set-gid."""
+_OPENS = {"open": (1, 2), "openat": (2, 3)}
+"""Calls that may create a file, and which arguments are their flags and mode."""
+IPC: tuple[str, ...] = ("shmget", "shmat", "shmctl", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd")
+IPC += ("msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
+"""System V IPC and POSIX message queues: refused where the process has no IPC namespace of its own."""
+_BY_ARGUMENTS = ("socket", "socketpair", "clone", "unshare", "clone3", "openat2", *_MODE_ARGUMENT, *_OPENS)
+REFUSED = tuple(name for name in _NUMBERS if name not in (*_HELD_AT_EACCES, *_BY_ARGUMENTS, *IPC))
 """System calls refused outright (``EPERM``), by name: kernel keyrings, page-fault handlers, other namespaces,
 BPF, tracing and other processes' memory, kernel images and modules, every mount call, file handles."""
 _LD_ABS, _JEQ, _JGE, _JSET, _AND, _RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
@@ -168,8 +210,9 @@ def _machine_numbers() -> dict[str, int] | None:
     return {name: number for name, row in _NUMBERS.items() if (number := row[column]) is not None}
 
 
-def _filter_program() -> list[tuple[int, int, int, int]] | None:
+def _filter_program(*, refuse_ipc: bool) -> list[tuple[int, int, int, int]] | None:
     """The seccomp program (BPF) for this machine; None where its system call numbers are not known.
+    ``refuse_ipc``: System V IPC and POSIX message queues refused too (:data:`IPC`).
 
     A deny-list, not an allow-list of system calls: the filter also holds for whatever program a script
     execs (a shell, a compiled tool), and the calls a C library needs change with its version (a call an
@@ -186,9 +229,13 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
         (_LD_ABS, 0, 0, 0),  # the system call's number
         (_JGE, 0x40000000, "eacces", 0),  # x32
     ]
-    steps += [(_JEQ, numbers[name], "eperm", 0) for name in REFUSED if name in numbers]
+    refused = [*REFUSED, *IPC] if refuse_ipc else REFUSED
+    steps += [(_JEQ, numbers[name], "eperm", 0) for name in refused if name in numbers]
     steps += [(_JEQ, numbers[name], "eacces", 0) for name in _HELD_AT_EACCES if name in numbers]
+    steps += [(_JEQ, numbers[name], f"mode{index}", 0) for name, index in _MODE_ARGUMENT.items() if name in numbers]
+    steps += [(_JEQ, numbers[name], name, 0) for name in _OPENS if name in numbers]
     steps += [
+        (_JEQ, numbers["openat2"], "enosys", 0),  # its mode is in memory, out of BPF's reach: C libraries then openat
         (_JEQ, numbers["clone3"], "enosys", 0),  # its flags are in memory, out of BPF's reach: C libraries then clone
         (_JEQ, numbers["clone"], "flags", 0),
         (_JEQ, numbers["unshare"], "flags", 0),
@@ -207,6 +254,12 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
         (_LD_ABS, 24, 0, 0),  # its type
         (_AND, _SOCK_TYPE_MASK, 0, 0),
         (_JEQ, _SOCK_DGRAM, "eacces", "allow"),
+    ]
+    for name, (flags, mode) in _OPENS.items():  # a file created with set-uid or set-gid asked for
+        steps += [(name, 0, 0, 0), (_LD_ABS, _argument(flags), 0, 0), (_JSET, _CREATING, f"mode{mode}", "allow")]
+    for index in sorted({*_MODE_ARGUMENT.values(), *(mode for _flags, mode in _OPENS.values())}):
+        steps += [(f"mode{index}", 0, 0, 0), (_LD_ABS, _argument(index), 0, 0), (_JSET, _SET_ID_BITS, "eperm", "allow")]
+    steps += [
         ("allow", 0, 0, 0),
         (_RET, _ALLOW, 0, 0),
         ("eperm", 0, 0, 0),
@@ -217,6 +270,11 @@ def _filter_program() -> list[tuple[int, int, int, int]] | None:
         (_RET, _ERRNO | errno.ENOSYS, 0, 0),
     ]
     return _assemble(steps)
+
+
+def _argument(index: int) -> int:
+    """Where the low half of a system call's argument ``index`` lies in the filter's data (little-endian)."""
+    return 16 + 8 * index
 
 
 def _assemble(steps: list[_Step]) -> list[tuple[int, int, int, int]]:
@@ -240,15 +298,16 @@ def _assemble(steps: list[_Step]) -> list[tuple[int, int, int, int]]:
     return program
 
 
-def _compiled() -> tuple[_Program, ctypes.Array[_Instruction]] | None:
-    steps = _filter_program()
+def _compiled(*, refuse_ipc: bool) -> tuple[_Program, ctypes.Array[_Instruction]] | None:
+    steps = _filter_program(refuse_ipc=refuse_ipc)
     if steps is None:
         return None
     instructions = (_Instruction * len(steps))(*(_Instruction(*step) for step in steps))
     return _Program(len(steps), instructions), instructions  # the array lives as long as the program
 
 
-_PROGRAM = _compiled()  # built once: a forked child only installs it
+_PROGRAMS = {refuse_ipc: _compiled(refuse_ipc=refuse_ipc) for refuse_ipc in (False, True)}
+"""Built once: a forked child only installs one. By whether System V IPC and message queues are refused."""
 _NO_CAPABILITIES = (_CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)())
 
 
@@ -275,10 +334,16 @@ def become_user(uid: int) -> bool:
     return os.getuid() == uid
 
 
-def forbid_local_sockets() -> bool:
-    """Install the seccomp filter of this module on this process (and what it starts); True when it holds."""
-    if _PROGRAM is None:
+def forbid_local_sockets(*, refuse_ipc: bool = False) -> bool:
+    """Install the seccomp filter of this module on this process (and what it starts); True when it holds.
+
+    ``refuse_ipc``: the process shares the IPC namespace of others (the host's): System V IPC and POSIX
+    message queues (:data:`IPC`) are refused too, so no queue, semaphore or shared memory segment
+    passes between calls or outlives one.
+    """
+    program = _PROGRAMS[refuse_ipc]
+    if program is None:
         return False
     if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
-    return _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(_PROGRAM[0]), 0, 0) == 0
+    return _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program[0]), 0, 0) == 0

@@ -3,8 +3,8 @@
 While the warm worker has no call to run it keeps as many children as the calls it
 ran at once in its last busy spell (one at first), up to its pool's
 ``ready_children`` (:data:`READY_CHILDREN` unless the pool says otherwise),
-forked by its zygote (:mod:`._zygote`) into their namespaces (a PID namespace each, a network
-namespace too where every call gets one), with their pipes made and the part of
+forked by its zygote (:mod:`._zygote`) into their namespaces (a PID and an IPC namespace each, a
+network namespace too where every call gets one), with their pipes made and the part of
 their mount view that no call changes (:func:`._mounts.prepare_ahead`), each
 waiting for one call on a pipe of its own (:func:`._call.await_call`). A call
 that fits (namespaces allowed, the network as the worker's children get it)
@@ -63,9 +63,10 @@ class ReadyChildren:
         """The namespaces a call's child is forked into (its network ``allowed`` or not), and how its
         processes and network are then held."""
         own_network = network_mode == "per-call" and not allowed
-        flags = self.isolation.CLONE_NEWPID | (self.isolation.CLONE_NEWNET if own_network else 0)
+        flags = self.isolation.CLONE_NEWPID | self.isolation.CLONE_NEWIPC
+        flags |= self.isolation.CLONE_NEWNET if own_network else 0
         network = "allowed" if allowed else "namespace" if own_network or network_mode == "worker" else "open"
-        return flags, {"processes": "pid-namespace", "network": network}
+        return flags, {"processes": "pid-namespace", "ipc": "namespace", "network": network}
 
     def running(self, calls: int) -> None:
         """Note that ``calls`` calls run at once now in processes of their own (not kept warm from before)."""

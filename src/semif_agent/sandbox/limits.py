@@ -30,6 +30,11 @@ What holds, and where (each result's ``confinement`` says which held):
   session it moved to. Where namespaces are refused, its ``pids`` cgroup
   names them all; where that is missing too, the supervisor (a subreaper)
   kills the orphans it finds in ``/proc``.
+- IPC: the PID namespace comes with an IPC namespace: the System V queues,
+  semaphores and shared memory and the POSIX message queues a run makes are
+  its own and die with it. Where namespaces are refused, seccomp refuses them.
+- Set-uid files: seccomp refuses setting the set-uid and set-gid bits (what a
+  run writes in its idmapped write dirs is root's on disk).
 - Process count: a ``pids`` cgroup per run (:mod:`._cgroup`) caps its tasks,
   for root too. Where no cgroup can be written, ``RLIMIT_NPROC`` caps them
   for a user other than root; root then has no process limit.
@@ -99,7 +104,7 @@ class SandboxLimits:
         confine_fs: Confine reads and writes with Landlock where the kernel has it.
         network: Let runs use the network (off: a network namespace with only loopback,
             down, and Landlock refusing TCP binds and connects).
-        namespaces: Use PID and network namespaces where the kernel allows them (off: the
+        namespaces: Use PID, IPC and network namespaces where the kernel allows them (off: the
             cgroup or subreaper fallback kills what a run leaves, Landlock alone denies TCP).
         readable_paths: More folders scripts may read (tools' configuration, data sets).
         env_allow: Host environment variables passed through.
