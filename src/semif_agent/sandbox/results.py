@@ -47,8 +47,12 @@ class ScriptRunResult:
     ``cgroup``, ``subreaper``, ``process-group``), ``process_limit``
     (``cgroup``, ``rlimit``, ``none``), ``filesystem`` (``landlock``,
     ``none``), ``network`` (``namespace``, ``open``, ``allowed``), ``tcp``
-    (``landlock``, ``none``, when the network is denied) and ``disk``
-    (``watched``, ``none``); empty for a run refused before it started.
+    (``landlock``, ``none``, when the network is denied), ``disk``
+    (``watched``, ``none``), ``view`` (``mount-namespace``, ``none``), ``root``
+    (``allow-list``, ``host``), ``user`` (``unprivileged``, ``root``, ``host``),
+    ``keyring`` (``fresh``, ``none``), ``ipc`` (``namespace``, ``seccomp``,
+    ``none``), ``set_id`` (``seccomp``, ``none``), ``devices`` and
+    ``local_sockets``; empty for a run refused before it started.
     """
 
     ok: bool
