@@ -1,7 +1,8 @@
 """Leaf ids for SKILL.md skills: each skill keeps its own name, and two that share one stay apart.
 
 Names come normalised (:func:`~semif_agent.catalog.names.skill_md_leaf_id`).
-When several skill folders give the same name, the first one (in precedence order) keeps it as its id, and each later
+When several skill folders give the same name, the first one (in the precedence order the caller gives: for a
+workspace, the skill that held the id before, see :mod:`.workspace_tree`) keeps it as its id, and each later
 one gets the name followed by ``~`` and the folder that holds it
 (``brainstorming~superpowers``; the folder above that too, if needed, and a
 short hash of its path as a last resort). Ids depend only on the folders, so
