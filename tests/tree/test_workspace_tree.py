@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 import zlib
 from pathlib import Path
@@ -316,3 +317,18 @@ def test_a_skill_md_skill_hung_on_a_code_category_keeps_its_id_too(workspace: Wo
     assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("mailer").source == mine / "SKILL.md"
     skill(workspace.root / "skills", "mailer", "Send mail, from the top.")
     assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("mailer").source == mine / "SKILL.md"
+
+
+def test_an_id_stays_with_a_skill_broken_for_a_while_and_goes_when_it_is_removed(workspace: Workspace) -> None:
+    mine = skill(workspace.root / "skills" / "team", "deploy", "Deploy the build to production, with checks.")
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == mine / "SKILL.md"
+    text = (mine / "SKILL.md").read_text()
+    (mine / "SKILL.md").write_text("---\nname: [deploy\n---\n")  # broken while it is edited
+    later = skill(workspace.root / "skills", "deploy", "Deploy whatever is there, now.")
+    broken = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert "deploy" not in broken.skills and broken.get("deploy~skills").source == later / "SKILL.md"
+    assert "deploy" not in SkillTree.for_workspace(workspace, embed=CountingEmbed()).skills  # kept, load after load
+    (mine / "SKILL.md").write_text(text)
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == mine / "SKILL.md"
+    shutil.rmtree(mine)
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == later / "SKILL.md"

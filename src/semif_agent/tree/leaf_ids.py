@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..catalog.names import normalized_skill_name
@@ -24,15 +24,21 @@ SEPARATOR = "~"
 
 
 def distinct_ids(
-    skills: Sequence[tuple[str, str | os.PathLike[str]]], *, taken: Iterable[str] = ()
+    skills: Sequence[tuple[str, str | os.PathLike[str]]],
+    *,
+    taken: Iterable[str] = (),
+    held: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> tuple[list[str], list[Renamed]]:
     """Ids for ``(name, skill folder)`` pairs given in precedence order, and each collision once.
 
-    ``taken`` holds ids already used elsewhere (code skills, categories): a
-    skill whose name is taken gets a distinct id the same way.
+    ``taken`` holds ids already used elsewhere (code skills, categories), and
+    ``held`` ids kept for a skill folder that is not among ``skills`` (one
+    that could not be loaded this time): a skill whose name is taken or held
+    gets a distinct id the same way.
     """
     used = set(taken)
-    holders: dict[str, Path] = {}
+    holders: dict[str, Path] = {leaf_id: Path(folder) for leaf_id, folder in (held or {}).items()}
+    used.update(holders)
     ids: list[str] = []
     collisions: list[Renamed] = []
     for name, folder in skills:

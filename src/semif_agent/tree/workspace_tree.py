@@ -109,7 +109,7 @@ def workspace_manifests(
             embed=embed,
             progress=progress,
         )
-    built = _stored_form(built, placed, report, _held_form(scan, ids, path.parent))
+    built = _stored_form(built, placed, report, _held_form(scan, ids, held, path.parent))
     if built != stored and (scan.skills or stored or report):  # unchanged, or nothing to keep: nothing is written
         _store(path, built, problems)
     parsed = parse_manifests(built, file=str(path), bodies_dir=workspace.bodies_dir, base=path.parent)
@@ -163,7 +163,8 @@ def _leaf_ids(
         return not holder, names[index] != scan.skills[index].name, index
 
     order = sorted(range(len(names)), key=claim)
-    claimed, collisions = distinct_ids([(names[index], scan.skills[index].folder) for index in order], taken=taken)
+    pairs = [(names[index], scan.skills[index].folder) for index in order]
+    claimed, collisions = distinct_ids(pairs, taken=taken, held=_held_while_skipped(scan, held))
     ids = [""] * len(names)
     for index, leaf_id in zip(order, claimed):
         ids[index] = leaf_id
@@ -273,9 +274,18 @@ def _held(stored: dict[str, Any], base: Path) -> dict[str, str]:
     }
 
 
-def _held_form(scan: SkillMdScan, ids: list[str], base: Path) -> dict[str, str]:
-    """Each SKILL.md skill's id and its folder, relative to ``base``, as the stored tree keeps them."""
-    return {leaf_id: _relative(found.folder, base) for leaf_id, found in zip(ids, scan.skills)}
+def _held_while_skipped(scan: SkillMdScan, held: dict[str, str]) -> dict[str, str]:
+    """The ids held by skill folders this scan skipped (a SKILL.md broken while it is edited), by id: kept for
+    them, so no other skill takes one meanwhile; a folder removed gives its id up."""
+    skipped = {os.path.normpath(item.folder) for item in scan.skipped}
+    return {leaf_id: folder for folder, leaf_id in held.items() if folder in skipped}
+
+
+def _held_form(scan: SkillMdScan, ids: list[str], held: dict[str, str], base: Path) -> dict[str, str]:
+    """Each SKILL.md skill's id and its folder, relative to ``base``, as the stored tree keeps them, with the ids
+    kept for the folders skipped."""
+    kept = {leaf_id: _relative(Path(folder), base) for leaf_id, folder in _held_while_skipped(scan, held).items()}
+    return kept | {leaf_id: _relative(found.folder, base) for leaf_id, found in zip(ids, scan.skills)}
 
 
 def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
