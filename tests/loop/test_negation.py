@@ -71,6 +71,12 @@ NEGATED = [
     "Add milk. It isn't needed",
     "Add milk. Just kidding",
     "Add milk, maybe not",
+    "Add milk. Pretty please don't",
+    "Add milk. That won't be necessary",
+    "Add milk. Not a good idea",
+    "Add buy milk to my todo list. Cancel that.",
+    "Add buy milk to my todo list. Ignore my last message",
+    "Do absolutely nothing with: add buy milk to my todo list",
     # what follows a colon after words that are no command is read; a time's colon is no colon
     "I told you twice: don't add milk",
     "Add milk to my list, I told you: don't",
@@ -116,6 +122,10 @@ ORDINARY = [
     "Remind me: absolutely no sugar after 8",
     "Message for Bob: don't wait for me",
     "Schedule lunch with Emily on Friday, not Thursday",
+    "Cancel that",  # undoing "that" takes back only a command before it
+    "Email Bob about the meeting and cancel it",
+    "Book a table for 8, cancel the previous one",
+    "Add a task: do nothing on Sunday",
 ]
 
 

@@ -16,7 +16,8 @@ the command, at the start of one of its clauses:
   email Alice" (but "add eggs, no milk" adds eggs);
 - a clause after the command that takes it back by a pro-form, the whole
   clause: "don't do it", "you shouldn't", "we'd better not", "I don't think
-  so", "that's not what I want", "or not".
+  so", "that's not what I want", "or not", "that won't be necessary", and
+  one that undoes it: "cancel that", "ignore my last message".
 
 Adverbs say how firmly, never what: "definitely", "really", "just", "please",
 and any other word in -ly (a capitalised one only where a sentence starts,
@@ -67,7 +68,7 @@ _CLAUSES = re.compile(
 # Adverbs of how firmly or how politely something is said, read through wherever they stand (see the module);
 # with them, any word in -ly but those of _NOT_ADVERBS. A comma between two goes with the first ("really, really").
 _LISTED_ADVERBS = (
-    r"please|pls|plz|just|kindly|actually|really|seriously|honestly|truly|definitely|absolutely|certainly|surely"
+    r"pretty please|please|pls|plz|just|kindly|actually|really|seriously|honestly|truly|definitely|absolutely|certainly|surely"
     r"|simply|totally|completely|entirely|utterly|positively|literally|genuinely|frankly|basically|obviously|clearly"
     r"|strictly|sincerely|very much|very|even|ever|still|again|twice|once more|at all|whatsoever|maybe|perhaps"
     r"|probably|possibly|anyway|anyhow"
@@ -93,6 +94,7 @@ _NEGATED = re.compile(
             r"(?:do|does|did|will) not\b",
             r"never\b",
             r"nevermind\b",
+            r"do nothing\b",
             r"(?:there is )?no need\b",
             r"(?:no|nope|nah)$",
             r"no (?:more )?\w+ing\b",
@@ -126,7 +128,14 @@ _RETRACTED = re.compile(
     rf"|(?:(?:that|it|this) is (?:something|a thing) |which )(?:i|we) (?:(?:do|would|did) not|never) {_WANTING}"
     rf"(?: (?:you )?to(?: do)?)?|(?:that|it|this) is the last thing (?:i|we) {_WANTING}"
     r"|no (?:thanks|thank you)|(?:i am |i was )?(?:only )?(?:kidding|joking)|jk"
-    r"|(?:that|it|this) is not (?:what i (?:want|wanted|meant|asked for)|needed|necessary|wanted|required|a good idea)"
+    r"|(?:(?:that|it|this) (?:is|will|would|should) )?not (?:be )?(?:what i (?:want|wanted|meant|asked for)|needed"
+    r"|necessary|wanted|required|a good idea)"
+)
+# After the command, a clause that undoes what came before it: "Add milk. Cancel that", "ignore my last message".
+_UNDONE = re.compile(
+    r"(?:cancel|undo|drop|withdraw|retract|strike|scratch|forget|ignore|disregard) (?:that|this|all (?:of )?that"
+    r"|everything|the above|(?:that|this|my|the) (?:last |previous )?(?:message|request|command|instruction)"
+    r"|what i (?:just )?said)"
 )
 _NO_COMMAND = re.compile(r"(?:no|not)(?: more)? (\w+)")
 NOT_DOING_VERBS = ("stop", "quit", "cease", "skip", "avoid", "refrain", "abstain", "hold off", "forget", "give up")
@@ -170,11 +179,18 @@ def read_negation(text: str, command_verbs: frozenset[str] = frozenset()) -> Neg
         plain = pattern.sub(written, plain)
     plain = _content_after_colon_dropped(plain, command_verbs)
     not_doing: Negation | None = None
+    after_command = False  # a clause came before: one that undoes "that" takes the command back
     for clause in _CLAUSES.split(plain):
         clause = _FILLERS.sub("", " ".join(clause.split()))
         if not clause:
             continue
-        found = _NEGATED.match(clause) or _RETRACTED.fullmatch(clause) or _no_command(clause, command_verbs)
+        found = (
+            _NEGATED.match(clause)
+            or _RETRACTED.fullmatch(clause)
+            or (_UNDONE.fullmatch(clause) if after_command else None)
+            or _no_command(clause, command_verbs)
+        )
+        after_command = True
         if found is not None and not _DOUBLE.match(clause, found.end()):
             return Negation(_with_next_word(clause, found.end()))
         doing = _NOT_DOING.match(clause)
