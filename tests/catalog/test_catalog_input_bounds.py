@@ -84,7 +84,7 @@ def test_a_link_out_of_the_skills_folder_is_not_followed(tmp_path: Path) -> None
     (root / "file").symlink_to(elsewhere / "direct" / "SKILL.md")
     search = search_skill_folders(root)
     # a link to a skill folder is that skill (as installers link skills); nothing below a link is searched
-    assert [relative for relative, _ in search.found] == ["direct", "inner/real", "own"]
+    assert [relative for relative, _ in search.found] == ["direct", "own", "inner/real"]  # the top level first
     assert sorted((path.name, why) for path, why in search.skipped) == [
         ("door", "a link out of the skills folder to no skill; not followed"),
         ("file", "a link out of the skills folder to no skill; not followed"),

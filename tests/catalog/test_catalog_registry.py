@@ -254,7 +254,8 @@ def test_nested_collections_are_found_and_a_skills_own_folders_are_not(tmp_path)
     make_skill(root / "a" / "b" / "c" / "d", "too-deep")  # five levels down
     (root / "loop").symlink_to(root, target_is_directory=True)  # a link back up is not followed again
     found = [relative for relative, _ in find_skill_folders(root)]
-    assert found == [".system/builtin", "collection-a/deep", "collection-a/more/levels/deeper", "top"]
+    # in precedence order: nearer the top first, then not hidden before hidden, then by path
+    assert found == ["top", "collection-a/deep", ".system/builtin", "collection-a/more/levels/deeper"]
     registry = SkillCatalog()
     registry.scan_custom(root)
     assert sorted(d.name for d in registry.list_all()) == ["builtin", "deep", "deeper", "top"]

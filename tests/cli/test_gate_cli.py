@@ -128,3 +128,23 @@ def test_a_command_that_says_not_to_is_handed_back_and_nothing_is_written(semif,
     acted = semif("run", "Add 'don't forget the keys' to my todo list", "-w", str(ws))
     assert acted.returncode == 0, acted.stderr
     assert "don't forget the keys" in todos.read_text()
+
+
+def test_a_negation_through_adverbs_or_taken_back_later_is_handed_back_even_with_yes(semif, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    assert semif("init", str(ws)).returncode == 0
+    before = written(ws)
+    todos = ws / "data" / "todos" / "todos.json"
+    for request, extra in (
+        ("Add buy milk to my todo list - definitely don't do it", ()),
+        ("Add buy milk to my todo list, but you really shouldn't", ()),
+        ("Add buy milk to my todo list. I'd really rather you didn't", ()),
+        ("Add buy milk to my todo list. Actually I really don't want that", ()),
+        ("Definitely don't add buy milk to my todo list", ("--yes",)),
+        ("I told you twice: don't add buy milk to my todo list", ("--yes",)),
+    ):
+        held = semif("run", request, "-w", str(ws), *extra)
+        assert held.returncode == 0, held.stderr
+        assert "says not to act" in held.stdout and "nothing was done" in held.stdout, request
+        assert written(ws) == before and "milk" not in (todos.read_text() if todos.exists() else "")
+    assert {run["outcome"] for run in runs(semif, ws)} == {"handed_back"}

@@ -119,3 +119,59 @@ def test_skills_installed_as_links_load_and_a_link_to_a_collection_is_said_not_s
     checked = semif("skills", "validate", "-w", str(ws))
     assert "everything" in checked.stdout and "nothing below a link is searched" in checked.stdout
     assert "FAIL  " + str(ws / "skills" / "brainstorming") not in checked.stdout
+
+
+def deploy_skill(folder: Path, marker: str, name: str = "deploy") -> None:
+    """A skill named ``name`` whose instructions say ``marker``: which one ran shows in what `semif run` prints."""
+    folder.mkdir(parents=True)
+    front = f"---\nname: {name}\ndescription: Deploy the build to production.\n---\n"
+    (folder / "SKILL.md").write_text(f"{front}Follow the {marker}.\n", encoding="utf-8")
+
+
+def ran(semif: Semif, ws: Path, skill: str) -> str:
+    result = semif("run", "--skill", skill, "ship it", "-w", str(ws))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_a_skill_added_later_never_takes_the_name_a_skill_held(semif: Semif, tmp_path: Path) -> None:
+    assert semif("init", "ws", cwd=tmp_path).returncode == 0
+    ws = tmp_path / "ws"
+    deploy_skill(ws / "skills" / "deploy", "PERSON'S RUNBOOK")
+    assert "PERSON'S RUNBOOK" in ran(semif, ws, "deploy")
+    deploy_skill(ws / "skills" / ".curated" / "deploy", "NEWCOMER'S SCRIPT")  # dropped in later, same name
+    out = ran(semif, ws, "deploy")
+    assert "PERSON'S RUNBOOK" in out and "NEWCOMER'S SCRIPT" not in out
+    assert "NEWCOMER'S SCRIPT" in ran(semif, ws, "deploy~curated")  # the newcomer is reached by its own id
+    checked = semif("skills", "validate", "-w", str(ws)).stdout
+    assert f"shares the name 'deploy' with the skill in {ws / 'skills' / 'deploy'}; loaded as 'deploy~curated'" in (
+        checked
+    )
+
+    # the skill that held the name keeps it even where a fresh workspace would give it to the newcomer: a nested
+    # one against one added at the top, one whose name only normalises to the id against one named exactly so
+    assert semif("init", "nested", cwd=tmp_path).returncode == 0
+    nested = tmp_path / "nested"
+    deploy_skill(nested / "skills" / "team" / "deploy", "TEAM RUNBOOK", name="Deploy")
+    assert "TEAM RUNBOOK" in ran(semif, nested, "deploy")
+    deploy_skill(nested / "skills" / "deploy", "TOP NEWCOMER")
+    out = ran(semif, nested, "deploy")
+    assert "TEAM RUNBOOK" in out and "TOP NEWCOMER" not in out
+    assert "TOP NEWCOMER" in ran(semif, nested, "deploy~skills")
+
+
+def test_in_a_fresh_workspace_a_shared_name_goes_to_the_top_level_skill_not_hidden(
+    semif: Semif, tmp_path: Path
+) -> None:
+    assert semif("init", "ws", cwd=tmp_path).returncode == 0
+    ws = tmp_path / "ws"
+    deploy_skill(ws / "skills" / "deploy", "PERSON'S RUNBOOK")
+    deploy_skill(ws / "skills" / ".curated" / "deploy", "CURATED SCRIPT")  # sorts first by path
+    deploy_skill(ws / "skills" / "aaa" / "deploy", "NESTED SCRIPT")  # so does this one
+    out = ran(semif, ws, "deploy")
+    assert "PERSON'S RUNBOOK" in out and "SCRIPT" not in out
+    assert "CURATED SCRIPT" in ran(semif, ws, "deploy~curated")
+    assert "NESTED SCRIPT" in ran(semif, ws, "deploy~aaa")
+    listed = semif("skills", "list", "deploy", "-w", str(ws))
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == ["deploy", "deploy~aaa", "deploy~curated"]
+    assert "2 collisions" in listed.stderr

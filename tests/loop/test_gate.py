@@ -127,7 +127,15 @@ def test_the_act_threshold_is_the_lowest_at_which_acted_routes_are_right_95_perc
 
 
 @pytest.mark.parametrize(
-    "text", ["Don't add the dinner at 8pm to my calendar", "Do not schedule the dinner at 8pm", "No need to book it"]
+    "text",
+    [
+        "Don't add the dinner at 8pm to my calendar",
+        "Do not schedule the dinner at 8pm",
+        "No need to book it",
+        "Definitely don't add the dinner at 8pm to my calendar",
+        "Add the dinner at 8pm to my calendar, but you really shouldn't",
+        "I told you twice: don't schedule the dinner at 8pm",
+    ],
 )
 def test_a_negated_command_is_handed_back_however_sure_the_route_and_whoever_chose(text: str) -> None:
     from semif_agent.loop.gate import chosen_by_caller, gate_choice

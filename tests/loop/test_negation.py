@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from semif_agent.loop.evidence import negation_of, read_request
@@ -49,6 +52,35 @@ NEGATED = [
     "Do me a favour and don't email Alice",
     "Stop! Don't add that",
     "Nah, don't bother adding milk",
+    # adverbs between the words of a negation, and a later clause that takes the command back by a pro-form
+    "Definitely don't add buy milk to my todo list",
+    "Emphatically don't add buy milk to my todo list",
+    "Add buy milk to my todo list - definitely don't do it",
+    "Add buy milk to my todo list, but you really shouldn't",
+    "You really, really shouldn't add milk",
+    "Add buy milk to my todo list. I'd really rather you didn't",
+    "Add buy milk to my todo list. Actually I really don't want that",
+    "Add milk. I'd very much prefer you didn't",
+    "Add milk; honestly, please just don't",
+    "Add milk, or rather don't",
+    "Add milk. We'd better not",
+    "Add milk. I don't think so",
+    "Add milk. That's not what I want",
+    "Add milk. That's something I don't want",
+    "Add milk, I never asked for that",
+    "Add milk. It isn't needed",
+    "Add milk. Just kidding",
+    "Add milk, maybe not",
+    "Add milk. Pretty please don't",
+    "Add milk. That won't be necessary",
+    "Add milk. Not a good idea",
+    "Add buy milk to my todo list. Cancel that.",
+    "Add buy milk to my todo list. Ignore my last message",
+    "Do absolutely nothing with: add buy milk to my todo list",
+    # what follows a colon after words that are no command is read; a time's colon is no colon
+    "I told you twice: don't add milk",
+    "Add milk to my list, I told you: don't",
+    "Lunch with Emma at 12:30, don't add it",
 ]
 
 ORDINARY = [
@@ -75,7 +107,33 @@ ORDINARY = [
     "Email Alice that there is no need to come",
     "Add a todo to stop smoking",
     "Write a note on how to avoid burnout",
+    "Add milk, I'd rather not forget it",  # a negation of not doing commands, whatever its form
+    "Add milk - I really don't want to forget it",
+    "Don't let me forget to add milk",
+    "Add milk to the list, you really should",
+    "Add milk, which I need",
+    "Add eggs, I don't think we have any",
+    "Email Alice. She shouldn't come",
+    "Email Sally that Kelly really can't come",  # a name in -ly is no adverb
+    "Add milk, Sally doesn't want it",
+    "Tell Bob, politely, that I can't make it",
+    "Send the report to Alice, definitely not Bob",
+    "Note: definitely never skip leg day",
+    "Remind me: absolutely no sugar after 8",
+    "Message for Bob: don't wait for me",
+    "Schedule lunch with Emily on Friday, not Thursday",
+    "Cancel that",  # undoing "that" takes back only a command before it
+    "Email Bob about the meeting and cancel it",
+    "Book a table for 8, cancel the previous one",
+    "Add a task: do nothing on Sunday",
 ]
+
+
+def request_texts() -> list[str]:
+    """Every request text of the test fixtures and the bench's request set: ordinary requests, none negated."""
+    root = Path(__file__).resolve().parents[2]
+    files = [*sorted((root / "tests" / "fixtures").glob("*.jsonl")), root / "bench" / "data" / "skill_requests.jsonl"]
+    return [json.loads(line)["text"] for path in files for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize("text", NEGATED)
@@ -86,6 +144,12 @@ def test_a_command_that_says_not_to_act_is_read_as_negated(text: str) -> None:
 @pytest.mark.parametrize("text", ORDINARY)
 def test_negative_words_that_do_not_negate_the_command_are_not_read_as_negation(text: str) -> None:
     assert read_request(text).negation is None
+
+
+def test_no_request_of_the_fixtures_and_the_bench_reads_as_negated() -> None:
+    texts = request_texts()
+    assert len(texts) > 250
+    assert [(text, str(read_request(text).negation)) for text in texts if read_request(text).negation] == []
 
 
 def test_a_verb_of_not_doing_negates_unless_it_is_what_the_skill_does() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 import zlib
 from pathlib import Path
@@ -285,3 +286,49 @@ def test_an_exact_name_wins_and_both_skills_sharing_a_normalised_name_are_reache
     router = Router(workspace)
     assert router.skill("deploy-prod").source == exact / "SKILL.md"
     assert router.skill("Deploy Prod").source == display / "SKILL.md"
+
+
+@pytest.mark.parametrize("stored_before", ["held", "leaves only"])  # a store written before `held` was kept
+def test_the_skill_that_held_an_id_keeps_it_when_another_takes_its_name(
+    workspace: Workspace, stored_before: str
+) -> None:
+    skills = workspace.root / "skills"
+    mine = skill(skills / "team", "deploy", "Deploy the build to production, with checks.")
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == mine / "SKILL.md"
+    if stored_before == "leaves only":
+        stored = json.loads(tree_file(workspace).read_text())
+        stored.pop("held", None)
+        tree_file(workspace).write_text(json.dumps(stored))
+    later = skill(skills / ".curated", "deploy", "Deploy whatever is there, now.")
+    top = skill(skills, "deploy", "Deploy, from the top.", name="Deploy")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.get("deploy").source == mine / "SKILL.md"
+    assert tree.get("deploy~curated").source == later / "SKILL.md"
+    assert tree.get("deploy~skills").source == top / "SKILL.md"
+    kept = {item.folder: item.kept_by for item in tree.skill_md_report.collisions}
+    assert kept == {str(later): f"the skill in {mine}", str(top): f"the skill in {mine}"}
+    again = SkillTree.for_workspace(workspace, embed=CountingEmbed())  # the ids hold from one load to the next
+    assert {name: leaf.source for name, leaf in again.skills.items()} == {n: s.source for n, s in tree.skills.items()}
+    assert not again.skill_md_report.changed
+
+
+def test_a_skill_md_skill_hung_on_a_code_category_keeps_its_id_too(workspace: Workspace) -> None:
+    mine = skill(workspace.root / "skills" / "team", "mailer", "Send mail.", extra="metadata:\n  category: email\n")
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("mailer").source == mine / "SKILL.md"
+    skill(workspace.root / "skills", "mailer", "Send mail, from the top.")
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("mailer").source == mine / "SKILL.md"
+
+
+def test_an_id_stays_with_a_skill_broken_for_a_while_and_goes_when_it_is_removed(workspace: Workspace) -> None:
+    mine = skill(workspace.root / "skills" / "team", "deploy", "Deploy the build to production, with checks.")
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == mine / "SKILL.md"
+    text = (mine / "SKILL.md").read_text()
+    (mine / "SKILL.md").write_text("---\nname: [deploy\n---\n")  # broken while it is edited
+    later = skill(workspace.root / "skills", "deploy", "Deploy whatever is there, now.")
+    broken = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert "deploy" not in broken.skills and broken.get("deploy~skills").source == later / "SKILL.md"
+    assert "deploy" not in SkillTree.for_workspace(workspace, embed=CountingEmbed()).skills  # kept, load after load
+    (mine / "SKILL.md").write_text(text)
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == mine / "SKILL.md"
+    shutil.rmtree(mine)
+    assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == later / "SKILL.md"

@@ -68,15 +68,15 @@ MAX_FOLDERS = 10_000
 
 @dataclass(frozen=True)
 class FolderSearch:
-    """What a search for skill folders found (``(path relative to the root, folder)``, sorted by that path) and
-    what it left out: ``(path, why)`` for each folder or link it did not search."""
+    """What a search for skill folders found (``(path relative to the root, folder)``, in :func:`precedence` order)
+    and what it left out: ``(path, why)`` for each folder or link it did not search."""
 
     found: list[tuple[str, Path]]
     skipped: list[tuple[Path, str]]
 
 
 def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> list[tuple[str, Path]]:
-    """Every skill folder under ``root``: ``(path relative to root, folder)``, sorted by that path
+    """Every skill folder under ``root``: ``(path relative to root, folder)``, in :func:`precedence` order
     (:func:`search_skill_folders`, without what it left out)."""
     return search_skill_folders(root, max_depth=max_depth).found
 
@@ -175,8 +175,17 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
     if too_deep:
         folders = "1 folder deeper than" if too_deep == 1 else f"{too_deep} folders deeper than"
         skipped.append((Path(base), f"{folders} {max_depth} levels not searched"))
-    found.sort(key=lambda pair: pair[0].split("/"))
+    found.sort(key=lambda pair: precedence(pair[0]))
     return FolderSearch(found, skipped)
+
+
+def precedence(relative: str) -> tuple[int, bool, list[str]]:
+    """Where a skill folder found at ``relative`` (below the folder searched) stands among the others, first first:
+    nearer the top before a nested one, a folder with no hidden folder in its path before one in a hidden folder,
+    then by path. Of two skills that give one name, the first keeps it (:mod:`semif_agent.tree.leaf_ids`), so a
+    skill dropped into a hidden or nested collection never takes the name of one kept at the top."""
+    parts = relative.split("/")
+    return len(parts), any(part.startswith(".") for part in parts), parts
 
 
 def _entry_names(fd: int) -> list[str] | None:

@@ -13,7 +13,17 @@ the command, at the start of one of its clauses:
 - a retraction: "never mind", "forget it", "scratch that", "no." alone,
   "I changed my mind";
 - ``no`` or ``not`` before a command's own word: "no emails to Alice", "not
-  email Alice" (but "add eggs, no milk" adds eggs).
+  email Alice" (but "add eggs, no milk" adds eggs);
+- a clause after the command that takes it back by a pro-form, the whole
+  clause: "don't do it", "you shouldn't", "we'd better not", "I don't think
+  so", "that's not what I want", "or not", "that won't be necessary", and
+  one that undoes it: "cancel that", "ignore my last message".
+
+Adverbs say how firmly, never what: "definitely", "really", "just", "please",
+and any other word in -ly (a capitalised one only where a sentence starts,
+so a name is kept) are read through wherever they stand, so "definitely
+don't", "you really shouldn't" and "I'd really rather you didn't" read as
+their plain forms do.
 
 A verb of not doing without a gerund after it ("Skip this song", "Stop the
 timer") negates unless it is what the skill itself does (its words say so:
@@ -22,7 +32,8 @@ hand (:meth:`Negation.applies_to`).
 
 What the request says rather than commands is never read as a negation: quoted
 text ("Add 'don't forget the keys' to my todo list"), what follows the colon
-after a command ("Add to my list: never skip breakfast"), and negations inside
+after a command ("Add to my list: never skip breakfast"; after words that
+are no command, "I told you twice: don't add milk", it is read), and negations inside
 a clause, which belong to its content ("Remind me never to skip breakfast"
 sets a reminder: its verb is "remind"). A double negation commands: "don't
 forget to", "never fail to", "don't hesitate to". English only; in another
@@ -54,18 +65,36 @@ _CLAUSES = re.compile(
     r"[.;!?\n()]+|,|\s[-–—]+\s|[–—]"
     r"|\b(?:and|but|or|then|yet|so|though|although|however|instead)\b"
 )
-_FILLERS = re.compile(
-    r"^(?:(?:please|pls|plz|just|kindly|actually|really|seriously|honestly|ok|okay|oh|well|wait|hmm+|um+|uh+|sorry"
-    r"|now|also|hey|hi|on second thoughts?|second thoughts?|come to think of it|you know what|no,"
-    r"|i (?:said|told you|asked you|mean|meant|repeat)|do me a favou?r)\b[\s,]*)+"
+# Adverbs of how firmly or how politely something is said, read through wherever they stand (see the module);
+# with them, any word in -ly but those of _NOT_ADVERBS. A comma between two goes with the first ("really, really").
+_LISTED_ADVERBS = (
+    r"pretty please|please|pls|plz|just|kindly|actually|really|seriously|honestly|truly|definitely|absolutely|certainly|surely"
+    r"|simply|totally|completely|entirely|utterly|positively|literally|genuinely|frankly|basically|obviously|clearly"
+    r"|strictly|sincerely|very much|very|even|ever|still|again|twice|once more|at all|whatsoever|maybe|perhaps"
+    r"|probably|possibly|anyway|anyhow"
 )
-_DOUBLE = r"(?!\s+(?:forget|fail|neglect|hesitate|omit|miss)\b)"  # "don't forget to" commands
+_ADVERB = rf"(?:{_LISTED_ADVERBS}|[a-z]{{3,}}ly)\b"
+_ADVERBS = re.compile(rf"\b(?:(?:{_LISTED_ADVERBS})\b|(?P<ly>[a-z]{{3,}}ly)\b)(?:\s*,(?=\s*{_ADVERB}))?", re.I)
+_NOT_ADVERBS = frozenset(
+    "only family friendly unfriendly likely unlikely lovely lonely elderly costly deadly orderly daily weekly monthly "
+    "yearly hourly nightly quarterly biweekly early assembly butterfly anomaly comply supply apply reply rely multiply "
+    "monopoly italy july ally holy ugly silly jelly belly bully rally tally folly curly chilly timely lively".split()
+)
+_SENTENCE_ENDS = '.;:!?("“«'  # after one of these (or first), a capitalised word need be no name
+_FILLERS = re.compile(
+    r"^(?:(?:ok|okay|oh|well|wait|hmm+|um+|uh+|sorry|now|also|hey|hi|on second thoughts?|second thoughts?"
+    r"|come to think of it|you know what|no,|i (?:said|told you|asked you|mean|meant|repeat)|do me a favou?r)"
+    r"\b[\s,]*)+"
+)
+# A negation of not doing commands: "don't forget to", "I'd rather not forget it", "don't let me miss it".
+_DOUBLE = re.compile(r"(?:\s+(?:you|to|let|me|us|it))*\s+(?:forget|fail|neglect|hesitate|omit|miss)\b")
 _NEGATED = re.compile(
     "|".join(
         (
-            rf"(?:do|does|did|will) not\b{_DOUBLE}",
-            rf"never\b{_DOUBLE}",
+            r"(?:do|does|did|will) not\b",
+            r"never\b",
             r"nevermind\b",
+            r"do nothing\b",
             r"(?:there is )?no need\b",
             r"(?:no|nope|nah)$",
             r"no (?:more )?\w+ing\b",
@@ -87,6 +116,27 @@ _NEGATED = re.compile(
         )
     )
 )
+# A clause that takes the command before it back, whole: a negated auxiliary (its subject and a verb of wanting
+# may come with it) and nothing after but a pro-form standing for the command ("don't do it", "we'd better not").
+_PRO_FORM = r"(?:it|that|this|so|one|them|those|these|any of (?:it|that|this|them)|anything like that|such a thing)"
+_WANTING = r"(?:want|wanted|need|wish|like|mean|meant|think|do|bother|go ahead|ask for|asked for|say|said)"
+_RETRACTED = re.compile(
+    r"(?:(?:i|we|you|it|that|this)(?: would| had)? )?(?:rather |better |best )?"
+    r"(?:(?:do|does|did|will|would|should|shall|must|need|may|might|can|could|is|are|was|were) )?(?:not|never)"
+    rf"(?: {_WANTING}(?: (?:you )?to(?: do)?)?)?(?: {_PRO_FORM})?"
+    r"(?: (?:anymore|any more|either|after all|thanks|thank you))?"
+    rf"|(?:(?:that|it|this) is (?:something|a thing) |which )(?:i|we) (?:(?:do|would|did) not|never) {_WANTING}"
+    rf"(?: (?:you )?to(?: do)?)?|(?:that|it|this) is the last thing (?:i|we) {_WANTING}"
+    r"|no (?:thanks|thank you)|(?:i am |i was )?(?:only )?(?:kidding|joking)|jk"
+    r"|(?:(?:that|it|this) (?:is|will|would|should) )?not (?:be )?(?:what i (?:want|wanted|meant|asked for)|needed"
+    r"|necessary|wanted|required|a good idea)"
+)
+# After the command, a clause that undoes what came before it: "Add milk. Cancel that", "ignore my last message".
+_UNDONE = re.compile(
+    r"(?:cancel|undo|drop|withdraw|retract|strike|scratch|forget|ignore|disregard) (?:that|this|all (?:of )?that"
+    r"|everything|the above|(?:that|this|my|the) (?:last |previous )?(?:message|request|command|instruction)"
+    r"|what i (?:just )?said)"
+)
 _NO_COMMAND = re.compile(r"(?:no|not)(?: more)? (\w+)")
 NOT_DOING_VERBS = ("stop", "quit", "cease", "skip", "avoid", "refrain", "abstain", "hold off", "forget", "give up")
 _NOT_DOING = re.compile(rf"({'|'.join(NOT_DOING_VERBS)})\b(?:\s+(?:from|on|about))?(?:\s+(\w+))?")
@@ -95,6 +145,7 @@ _NOT_GERUNDS = frozenset(
     "thing things something anything nothing everything morning evening meeting meetings building wedding ceiling "
     "spring string king ring sibling pudding darling during bring sing swing wing".split()
 )
+_COLON = re.compile(r"(?<!\d):|:(?!\d)")  # not the one in a time ("at 12:30")
 _COLON_LABELS = 2  # a colon after at most this many words that are no command ("Important:") is a label
 
 
@@ -122,17 +173,25 @@ def read_negation(text: str, command_verbs: frozenset[str] = frozenset()) -> Neg
     one of them is negated. A clause that negates outright wins over a verb of
     not doing in another ("Stop! Don't add that").
     """
-    plain = _QUOTED.sub(" quoted ", text.lower().replace("’", "'").replace("‘", "'"))
+    plain = _QUOTED.sub(" quoted ", text.replace("’", "'").replace("‘", "'"))
+    plain = _adverbs_dropped(plain, command_verbs).lower()
     for pattern, written in _WRITTEN_OUT:
         plain = pattern.sub(written, plain)
     plain = _content_after_colon_dropped(plain, command_verbs)
     not_doing: Negation | None = None
+    after_command = False  # a clause came before: one that undoes "that" takes the command back
     for clause in _CLAUSES.split(plain):
         clause = _FILLERS.sub("", " ".join(clause.split()))
         if not clause:
             continue
-        found = _NEGATED.match(clause) or _no_command(clause, command_verbs)
-        if found is not None:
+        found = (
+            _NEGATED.match(clause)
+            or _RETRACTED.fullmatch(clause)
+            or (_UNDONE.fullmatch(clause) if after_command else None)
+            or _no_command(clause, command_verbs)
+        )
+        after_command = True
+        if found is not None and not _DOUBLE.match(clause, found.end()):
             return Negation(_with_next_word(clause, found.end()))
         doing = _NOT_DOING.match(clause)
         if doing is not None and not_doing is None:
@@ -151,16 +210,43 @@ def _no_command(clause: str, command_verbs: frozenset[str]) -> re.Match[str] | N
     return found if word in command_verbs or word.endswith("s") and word[:-1] in command_verbs else None
 
 
+def _adverbs_dropped(text: str, command_verbs: frozenset[str]) -> str:
+    """``text`` without its adverbs (see the module): the listed ones, and words in -ly that are no command's word
+    nor in :data:`_NOT_ADVERBS`, a capitalised one only where a sentence or clause starts (elsewhere it is a name)."""
+
+    def dropped(found: re.Match[str]) -> str:
+        word = found["ly"]
+        if word is None:
+            return " "
+        lower = word.lower()
+        name = word[0].isupper() and not _starts_sentence(text, found.start())
+        return found[0] if lower in _NOT_ADVERBS or lower in command_verbs or name else " "
+
+    return _ADVERBS.sub(dropped, text)
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether the word at ``at`` is the text's first, or follows the end of a sentence (see _SENTENCE_ENDS)."""
+    before = at - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before < 0 or text[before] in _SENTENCE_ENDS
+
+
 def _content_after_colon_dropped(text: str, command_verbs: frozenset[str]) -> str:
-    """``text`` without what follows its first colon, when what precedes it is a command ("Tell Bob: don't come");
-    a short label before it ("Important: do not...") is dropped instead."""
-    head, colon, tail = text.partition(":")
-    if not colon:
+    """``text`` without what follows its first colon, when the clause before it is a command ("Tell Bob: don't
+    come"); a short label before it ("Important: do not...") is dropped instead, and after other words that are
+    no command ("I told you twice: don't add milk") both sides are read."""
+    parts = _COLON.split(text, maxsplit=1)
+    if len(parts) == 1:
         return text
-    words = head.split()
-    if len(words) <= _COLON_LABELS and not command_verbs.intersection(words):
+    head, tail = parts
+    last_clause = next((c for c in reversed(_CLAUSES.split(head)) if c.strip()), "")
+    if command_verbs.intersection(last_clause.split()):
+        return head
+    if len(head.split()) <= _COLON_LABELS:
         return tail
-    return head
+    return f"{head}. {tail}"
 
 
 def _with_next_word(clause: str, end: int) -> str:

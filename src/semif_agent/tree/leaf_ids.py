@@ -1,7 +1,8 @@
 """Leaf ids for SKILL.md skills: each skill keeps its own name, and two that share one stay apart.
 
 Names come normalised (:func:`~semif_agent.catalog.names.skill_md_leaf_id`).
-When several skill folders give the same name, the first one (in precedence order) keeps it as its id, and each later
+When several skill folders give the same name, the first one (in the precedence order the caller gives: for a
+workspace, the skill that held the id before, see :mod:`.workspace_tree`) keeps it as its id, and each later
 one gets the name followed by ``~`` and the folder that holds it
 (``brainstorming~superpowers``; the folder above that too, if needed, and a
 short hash of its path as a last resort). Ids depend only on the folders, so
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..catalog.names import normalized_skill_name
@@ -23,15 +24,21 @@ SEPARATOR = "~"
 
 
 def distinct_ids(
-    skills: Sequence[tuple[str, str | os.PathLike[str]]], *, taken: Iterable[str] = ()
+    skills: Sequence[tuple[str, str | os.PathLike[str]]],
+    *,
+    taken: Iterable[str] = (),
+    held: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> tuple[list[str], list[Renamed]]:
     """Ids for ``(name, skill folder)`` pairs given in precedence order, and each collision once.
 
-    ``taken`` holds ids already used elsewhere (code skills, categories): a
-    skill whose name is taken gets a distinct id the same way.
+    ``taken`` holds ids already used elsewhere (code skills, categories), and
+    ``held`` ids kept for a skill folder that is not among ``skills`` (one
+    that could not be loaded this time): a skill whose name is taken or held
+    gets a distinct id the same way.
     """
     used = set(taken)
-    holders: dict[str, Path] = {}
+    holders: dict[str, Path] = {leaf_id: Path(folder) for leaf_id, folder in (held or {}).items()}
+    used.update(holders)
     ids: list[str] = []
     collisions: list[Renamed] = []
     for name, folder in skills:

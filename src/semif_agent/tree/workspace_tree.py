@@ -13,11 +13,17 @@
   embedded and nothing is written.
 
 Leaf ids are the skills' names, normalised as the standard wants them; two
-skills sharing one are both kept (:mod:`.leaf_ids`), and a skill whose name is
-its id as written takes it before one whose name only normalises to it. What was renamed or
-skipped is the tree's :class:`~.skill_md_report.SkillMdReport`, stored in
-``data/tree.json`` with it: ``changed`` says when it differs from the one
-stored, so a command can say so once.
+skills sharing one are both kept (:mod:`.leaf_ids`). Which of them keeps the
+name as its id, in this order: the one that held it in the stored tree (which
+keeps every SKILL.md leaf id with its folder), so a skill added later never
+takes the id of one the person already runs by it; then a skill whose name is
+its id as written, before one whose name only normalises to it; then the
+precedence of the locations (:mod:`.skill_md`) and, within one, of the folders
+(:func:`~semif_agent.catalog.loader.precedence`: nearer the top, not hidden,
+then by path). What was renamed or skipped is the tree's
+:class:`~.skill_md_report.SkillMdReport`, stored in ``data/tree.json`` with
+it: ``changed`` says when it differs from the one stored, so a command can say
+so once.
 """
 
 from __future__ import annotations
@@ -82,7 +88,8 @@ def workspace_manifests(
     problems: list[Any] = list(code.problems)
     scan = scan_skill_md(workspace, known=_known(stored, path.parent))
     taken = set(code.categories) | set(code.skills) | RESERVED_IDS
-    ids, report = _leaf_ids(scan, taken, SkillMdReport.from_json(stored.get("report")))
+    held = _held(stored, path.parent)
+    ids, report = _leaf_ids(scan, taken, SkillMdReport.from_json(stored.get("report")), held)
     direct, placed = _split_by_category(scan.skills, ids, code.categories)
     flat = [_flat(found, leaf_id, path.parent) for leaf_id, found in placed]
     reserved = taken | set(ids)
@@ -102,8 +109,8 @@ def workspace_manifests(
             embed=embed,
             progress=progress,
         )
-    built = _stored_form(built, placed, report)
-    if built != stored and (flat or stored or report):  # unchanged, or nothing to keep: nothing is written
+    built = _stored_form(built, placed, report, _held_form(scan, ids, held, path.parent))
+    if built != stored and (scan.skills or stored or report):  # unchanged, or nothing to keep: nothing is written
         _store(path, built, problems)
     parsed = parse_manifests(built, file=str(path), bodies_dir=workspace.bodies_dir, base=path.parent)
     problems += parsed.problems
@@ -130,22 +137,34 @@ def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
     except ManifestError:
         taken = set(RESERVED_IDS)
     scan = scan_skill_md(workspace)
-    _, report = _leaf_ids(scan, taken, SkillMdReport())
+    path = tree_file(workspace)
+    _, report = _leaf_ids(scan, taken, SkillMdReport(), _held(_read_stored(path), path.parent))
     locations = {str(location.path) for location in skill_md_locations(workspace)}
     skipped = [Path(item.folder) for item in scan.skipped if item.folder not in locations]  # a search's own notes
     return [found.folder for found in scan.skills] + skipped, report
 
 
-def _leaf_ids(scan: SkillMdScan, taken: set[str], stored: SkillMdReport) -> tuple[list[str], SkillMdReport]:
+def _leaf_ids(
+    scan: SkillMdScan, taken: set[str], stored: SkillMdReport, held: dict[str, str]
+) -> tuple[list[str], SkillMdReport]:
     """The leaf id of each skill found (its name normalised, kept apart from others), and what that renamed.
 
-    The report says whether it differs from ``stored``, the one kept with the tree.
+    ``held`` maps a skill folder to the id it had in the stored tree. The report says whether it differs from
+    ``stored``, the one kept with the tree.
     """
     names = [skill_md_leaf_id(found.name, found.folder.name) for found in scan.skills]
-    # A skill named exactly its id claims it before one whose name only normalises to it ("Deploy Prod"), wherever
-    # each sorts: `--skill deploy-prod` means the skill that says `name: deploy-prod`.
-    order = sorted(range(len(names)), key=lambda index: names[index] != scan.skills[index].name)
-    claimed, collisions = distinct_ids([(names[index], scan.skills[index].folder) for index in order], taken=taken)
+    folders = [os.path.normpath(found.folder) for found in scan.skills]
+
+    def claim(index: int) -> tuple[bool, bool, int]:
+        # The skill that held the id keeps it, so one added later (in a hidden or nested collection, or named
+        # exactly so) never takes `--skill NAME` from the skill it named; else a skill named exactly its id claims
+        # it before one whose name only normalises to it ("Deploy Prod"); else the scan's precedence order.
+        holder = held.get(folders[index]) == names[index]
+        return not holder, names[index] != scan.skills[index].name, index
+
+    order = sorted(range(len(names)), key=claim)
+    pairs = [(names[index], scan.skills[index].folder) for index in order]
+    claimed, collisions = distinct_ids(pairs, taken=taken, held=_held_while_skipped(scan, held))
     ids = [""] * len(names)
     for index, leaf_id in zip(order, claimed):
         ids[index] = leaf_id
@@ -239,6 +258,36 @@ def _known(stored: dict[str, Any], base: Path) -> dict[str, tuple[tuple[int, int
     return known
 
 
+def _held(stored: dict[str, Any], base: Path) -> dict[str, str]:
+    """The id each SKILL.md skill folder had in the stored tree, by folder (a store written before ``held`` was
+    kept: the leaves it placed)."""
+    held = stored.get("held")
+    if isinstance(held, dict):
+        pairs = [(folder, leaf_id) for leaf_id, folder in held.items()]
+    else:
+        entries = [e for e in stored.get("skills", []) if isinstance(e, dict)]
+        pairs = [(os.path.dirname(e["path"]), e.get("name")) for e in entries if isinstance(e.get("path"), str)]
+    return {
+        os.path.normpath(base / folder): leaf_id
+        for folder, leaf_id in pairs
+        if isinstance(folder, str) and isinstance(leaf_id, str)
+    }
+
+
+def _held_while_skipped(scan: SkillMdScan, held: dict[str, str]) -> dict[str, str]:
+    """The ids held by skill folders this scan skipped (a SKILL.md broken while it is edited), by id: kept for
+    them, so no other skill takes one meanwhile; a folder removed gives its id up."""
+    skipped = {os.path.normpath(item.folder) for item in scan.skipped}
+    return {leaf_id: folder for folder, leaf_id in held.items() if folder in skipped}
+
+
+def _held_form(scan: SkillMdScan, ids: list[str], held: dict[str, str], base: Path) -> dict[str, str]:
+    """Each SKILL.md skill's id and its folder, relative to ``base``, as the stored tree keeps them, with the ids
+    kept for the folders skipped."""
+    kept = {leaf_id: _relative(Path(folder), base) for leaf_id, folder in _held_while_skipped(scan, held).items()}
+    return kept | {leaf_id: _relative(found.folder, base) for leaf_id, found in zip(ids, scan.skills)}
+
+
 def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
     """A stored tree can be updated when its categories take no name a code skill or category now has."""
     names = [c.get("name") for c in stored.get("categories", []) if isinstance(c, dict)]
@@ -261,9 +310,10 @@ def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
 
 
 def _stored_form(
-    built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]], report: SkillMdReport
+    built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]], report: SkillMdReport, held: dict[str, str]
 ) -> dict[str, object]:
-    """The built tree with what each SKILL.md held (so the next load can skip unchanged files), and the report."""
+    """The built tree with what each SKILL.md held (so the next load can skip unchanged files), the id of every
+    SKILL.md skill with its folder (``held``: the next load keeps each id with its folder), and the report."""
     by_id = dict(placed)
     skills = []
     for entry in built.get("skills", []):
@@ -282,6 +332,8 @@ def _stored_form(
         "categories": list(built.get("categories", [])),
         "skills": skills,
     }
+    if held:
+        stored["held"] = held
     if report:
         stored["report"] = report.to_json()
     return stored
