@@ -63,7 +63,7 @@ def list_skills(
 
     given_folders = tuple(Path(word) for word in query if word.strip() and Path(word).is_dir())
     words = " ".join(word for word in query if Path(word) not in given_folders)
-    everything, report = _skill_rows(workspace, folders + given_folders)
+    everything = _skill_rows(workspace, folders + given_folders)
     rows = filter_skill_rows(everything, words)
     shown = rows if limit is None else rows[:limit]
     if as_json:
@@ -75,27 +75,21 @@ def list_skills(
     if len(rows) > len(shown):
         click.echo(f"… and {len(rows) - len(shown)} more (use --limit or a QUERY)")
     click.echo(_count_line(rows, everything, words), err=True)
-    if report:
-        click.echo(report, err=True)
 
 
-def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> tuple[list[dict[str, Any]], str]:
-    """Code skills first (workspace order), then SKILL.md skills (by id), then the folders that did not load; and
-    what loading the workspace's SKILL.md skills had to say (renamed, skipped), in a line, or ``""``."""
+def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """Code skills first (workspace order), then SKILL.md skills (by id), then the folders that did not load."""
     from ..catalog.listing import list_skill_rows
 
     ws = _open(workspace, folders)
     rows: list[dict[str, Any]] = []
-    report = ""
     if ws is not None:  # the workspace's tree: the ids `semif run` and `semif tree` use
-        skill_tree = load_tree(ws)
-        leaves = skill_tree.skills.values()
-        report = skill_tree.skill_md_report.summary() if not skill_tree.skill_md_report.changed else ""
+        leaves = load_tree(ws).skills.values()
         rows += [{"kind": "code", **s.to_dict()} for s in leaves if not s.is_skill_md]
         rows += sorted((_skill_md_row(s) for s in leaves if s.is_skill_md), key=lambda row: row["id"])
     if folders:
         rows += [{"kind": "skill.md", **r} for r in list_skill_rows(folders=folders, include_user=False)]
-    return rows, report
+    return rows
 
 
 def _skill_md_row(leaf: Any) -> dict[str, Any]:
