@@ -149,15 +149,25 @@ def test_a_skill_added_later_never_takes_the_name_a_skill_held(semif: Semif, tmp
     )
 
     # the skill that held the name keeps it even where a fresh workspace would give it to the newcomer: a nested
-    # one against one added at the top, one whose name only normalises to the id against one named exactly so
+    # one against one added at the top, both named exactly so
     assert semif("init", "nested", cwd=tmp_path).returncode == 0
     nested = tmp_path / "nested"
-    deploy_skill(nested / "skills" / "team" / "deploy", "TEAM RUNBOOK", name="Deploy")
+    deploy_skill(nested / "skills" / "team" / "deploy", "TEAM RUNBOOK")
     assert "TEAM RUNBOOK" in ran(semif, nested, "deploy")
     deploy_skill(nested / "skills" / "deploy", "TOP NEWCOMER")
     out = ran(semif, nested, "deploy")
     assert "TEAM RUNBOOK" in out and "TOP NEWCOMER" not in out
     assert "TOP NEWCOMER" in ran(semif, nested, "deploy~skills")
+
+    # an exact name always wins over a normalised one: `--skill deploy` runs the skill that says `name: deploy`,
+    # and the one that says "Deploy" is reached by its name as written
+    assert semif("init", "exact", cwd=tmp_path).returncode == 0
+    exact = tmp_path / "exact"
+    deploy_skill(exact / "skills" / "team" / "deploy", "WRITTEN DEPLOY", name="Deploy")
+    assert "WRITTEN DEPLOY" in ran(semif, exact, "deploy")
+    deploy_skill(exact / "skills" / "deploy", "EXACT DEPLOY")
+    assert "EXACT DEPLOY" in ran(semif, exact, "deploy")
+    assert "WRITTEN DEPLOY" in ran(semif, exact, "Deploy")
 
 
 def test_in_a_fresh_workspace_a_shared_name_goes_to_the_top_level_skill_not_hidden(

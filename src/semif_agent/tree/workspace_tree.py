@@ -14,11 +14,11 @@
 
 Leaf ids are the skills' names, normalised as the standard wants them; two
 skills sharing one are both kept (:mod:`.leaf_ids`). Which of them keeps the
-name as its id, in this order: the one that held it in the stored tree (which
-keeps every SKILL.md leaf id with its folder), so a skill added later never
-takes the id of one the person already runs by it; then a skill whose name is
-its id as written, before one whose name only normalises to it; then the
-precedence of the locations (:mod:`.skill_md`) and, within one, of the folders
+name as its id, in this order: a skill whose name is its id as written,
+before one whose name only normalises to it; then the one that held it in the
+stored tree (which keeps every SKILL.md leaf id with its folder), so a skill
+added later, named alike, never takes the id of one the person already runs by
+it; then the precedence of the locations (:mod:`.skill_md`) and, within one, of the folders
 (:func:`~semif_agent.catalog.loader.precedence`: nearer the top, not hidden,
 then by path). What was renamed or skipped is the tree's
 :class:`~.skill_md_report.SkillMdReport`, stored in ``data/tree.json`` with
@@ -156,11 +156,12 @@ def _leaf_ids(
     folders = [os.path.normpath(found.folder) for found in scan.skills]
 
     def claim(index: int) -> tuple[bool, bool, int]:
-        # The skill that held the id keeps it, so one added later (in a hidden or nested collection, or named
-        # exactly so) never takes `--skill NAME` from the skill it named; else a skill named exactly its id claims
-        # it before one whose name only normalises to it ("Deploy Prod"); else the scan's precedence order.
+        # A skill named exactly its id claims it before one whose name only normalises to it ("Deploy Prod"):
+        # `--skill deploy-prod` runs the skill that says `name: deploy-prod`. Among those named alike, the one that
+        # held the id keeps it, so one added later (in a hidden or nested collection) never takes `--skill NAME`
+        # from the skill it named; else the scan's precedence order.
         holder = held.get(folders[index]) == names[index]
-        return not holder, names[index] != scan.skills[index].name, index
+        return names[index] != scan.skills[index].name, not holder, index
 
     order = sorted(range(len(names)), key=claim)
     pairs = [(names[index], scan.skills[index].folder) for index in order]
