@@ -81,17 +81,15 @@ def test_a_link_out_of_the_skills_folder_is_not_followed(tmp_path: Path) -> None
     (root / "direct").symlink_to(elsewhere / "direct", target_is_directory=True)
     make_skill(root / "inner", "real")
     (root / "alias").symlink_to(root / "inner", target_is_directory=True)  # inside: its target is found in place
-    (root / "file").symlink_to(elsewhere / "direct" / "SKILL.md")
     search = search_skill_folders(root)
-    # a link to a skill folder is that skill (as installers link skills); nothing below a link is searched
-    assert [relative for relative, _ in search.found] == ["direct", "own", "inner/real"]  # the top level first
+    assert [relative for relative, _ in search.found] == ["own", "inner/real"]  # the top level first
     assert sorted((path.name, why) for path, why in search.skipped) == [
-        ("door", "a link out of the skills folder to no skill; not followed"),
-        ("file", "a link out of the skills folder to no skill; not followed"),
+        ("direct", "a link out of the skills folder; not followed (list a folder kept elsewhere in [skills] folders)"),
+        ("door", "a link out of the skills folder; not followed (list a folder kept elsewhere in [skills] folders)"),
     ]
     catalog = scanned(root)
-    assert sorted(info.name for info in catalog.list_all()) == ["direct", "own", "real"]
-    assert sorted(issue.path.name for issue in catalog.issues if issue.kind == "skipped") == ["door", "file"]
+    assert sorted(info.name for info in catalog.list_all()) == ["own", "real"]
+    assert sorted(issue.path.name for issue in catalog.issues if issue.kind == "skipped") == ["direct", "door"]
 
 
 def test_a_skill_md_that_is_a_link_is_never_read(tmp_path: Path) -> None:

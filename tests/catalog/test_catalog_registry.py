@@ -123,14 +123,13 @@ def test_lowercase_skill_md_and_symlinked_skill_folders(skills_root, tmp_path):
     lower.mkdir()
     (lower / "skill.md").write_text("---\nname: lower\ndescription: d\n---\n")
     elsewhere = make_skill(tmp_path / "elsewhere", "linked")
-    (skills_root / "linked").symlink_to(elsewhere)  # a linked skill folder is that skill, as installers link them
-    (skills_root / "door").symlink_to(tmp_path / "elsewhere")  # a link to a folder of skills is not searched
+    (skills_root / "linked").symlink_to(elsewhere)  # a link out of the skills folder is not followed
     make_skill(skills_root / "node_modules", "x")  # a package folder is never searched for skills
     registry = scan(skills_root)
     assert registry.get("custom@lower").name == "lower"
-    assert registry.get("custom@linked").name == "linked"
-    assert [issue.path.name for issue in registry.issues if issue.kind == "skipped"] == ["door"]
-    assert len(registry) == 2
+    assert registry.get("custom@linked") is None
+    assert [issue.path.name for issue in registry.issues if issue.kind == "skipped"] == ["linked"]
+    assert len(registry) == 1
 
 
 def test_conventional_locations_precedence_and_collision_warnings(tmp_path, monkeypatch):

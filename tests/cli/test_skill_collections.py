@@ -101,7 +101,7 @@ def test_skill_names_the_skill_written_so_and_the_normalised_one_by_its_own_name
     assert "FAST PATH" in written.stdout and "CHECKED" not in written.stdout
 
 
-def test_skills_installed_as_links_load_and_a_link_to_a_collection_is_said_not_silent(
+def test_a_skill_linked_into_a_skills_folder_is_said_not_loaded_and_its_folder_can_be_listed(
     semif: Semif, tmp_path: Path
 ) -> None:
     assert semif("init", "ws", cwd=tmp_path).returncode == 0
@@ -109,16 +109,20 @@ def test_skills_installed_as_links_load_and_a_link_to_a_collection_is_said_not_s
     installed = tmp_path / "installed"
     shutil.copytree(CORPUS / "superpowers", installed / "superpowers")
     (ws / "skills").mkdir(exist_ok=True)
-    (ws / "skills" / "brainstorming").symlink_to(installed / "superpowers" / "brainstorming")  # as installers link
-    (ws / "skills" / "everything").symlink_to(installed)  # a folder of collections: not searched through a link
+    (ws / "skills" / "brainstorming").symlink_to(installed / "superpowers" / "brainstorming")
+    (ws / "skills" / "everything").symlink_to(installed)
     for said in (True, False):  # said when the tree changes, not again when it is read back
         listed = semif("skills", "list", "-w", str(ws))
         assert listed.returncode == 0, listed.stderr
-        assert "brainstorming" in listed.stdout and "writing-plans" not in listed.stdout
-        assert ("SKILL.md skills: 1 folder skipped; see `semif skills validate`" in listed.stderr) == said
-    checked = semif("skills", "validate", "-w", str(ws))
-    assert "everything" in checked.stdout and "nothing below a link is searched" in checked.stdout
-    assert "FAIL  " + str(ws / "skills" / "brainstorming") not in checked.stdout
+        assert "brainstorming" not in listed.stdout and "writing-plans" not in listed.stdout
+        assert ("SKILL.md skills: 2 folders skipped; see `semif skills validate`" in listed.stderr) == said
+    checked = semif("skills", "validate", "-w", str(ws)).stdout
+    assert checked.count("not followed (list a folder kept elsewhere in [skills] folders)") == 2
+    settings = (ws / "semif.toml").read_text(encoding="utf-8")
+    folders = f'[skills]\nfolders = ["{installed / "superpowers"}"]\n'
+    (ws / "semif.toml").write_text(settings.replace("[skills]\n", folders, 1), encoding="utf-8")
+    listed = semif("skills", "list", "-w", str(ws))
+    assert "brainstorming" in listed.stdout and "writing-plans" in listed.stdout
 
 
 def deploy_skill(folder: Path, marker: str, name: str = "deploy") -> None:

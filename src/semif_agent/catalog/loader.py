@@ -60,6 +60,8 @@ def is_skipped_folder(name: str) -> bool:
     return name in SKIPPED_FOLDERS
 
 
+LINK_NOT_FOLLOWED = "a link out of the skills folder; not followed (list a folder kept elsewhere in [skills] folders)"
+"""What the load report and validation say of a link in a skills folder."""
 MAX_ENTRIES = 10_000
 """The most entries a folder searched for skills may hold; a folder with more is refused, not searched."""
 MAX_FOLDERS = 10_000
@@ -91,13 +93,10 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
     a candidate: pass a skill folder's parent to find it.
 
     A skills folder is untrusted content, so the search never follows a
-    symbolic link into a folder to search it. A link out of ``root`` to a skill
-    folder (one holding a regular ``SKILL.md``: how skill installers link one
-    skill into several agents' folders) is that one skill, whose own folders are
-    never searched; a link out to anything else is reported and left out (a
-    folder of skills elsewhere is loaded by listing it as a location of its
-    own); a link inside ``root`` is left out silently, its target being searched
-    where it is. Each folder is opened relative to the one above it, refusing links
+    symbolic link: a link that leads out of ``root`` is reported and left out
+    (a folder elsewhere is loaded by listing it as a location of its own), and
+    a link inside it is left out silently, its target being searched where it
+    is. Each folder is opened relative to the one above it, refusing links
     (``O_NOFOLLOW``), so a folder swapped for a link while the search runs is
     not entered either. A skill folder whose ``SKILL.md`` is not a regular file
     (a link, a device) is reported, as are a folder of more than
@@ -137,13 +136,8 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
                 except OSError:
                     continue
                 if stat.S_ISLNK(info.st_mode):
-                    linked = os.path.join(base, path)
-                    if not _links_out(linked, real_base):
-                        continue  # its target is found where it is
-                    if find_skill_md(os.path.realpath(linked)) is not None:
-                        found.append((path, Path(linked)))  # an installed skill: loaded, never searched below
-                    else:
-                        skipped.append((Path(linked), "a link out of the skills folder to no skill; not followed"))
+                    if _links_out(os.path.join(base, path), real_base):
+                        skipped.append((Path(base, path), LINK_NOT_FOLLOWED))
                     continue
                 if not stat.S_ISDIR(info.st_mode):
                     continue

@@ -16,7 +16,7 @@ from typing import Any
 from . import spec
 from .errors import SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
-from .loader import SKILL_MD_NAMES, find_skill_folders, find_skill_md
+from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_folders, find_skill_md
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ def validate_skill(path: str | os.PathLike[str]) -> ValidationReport:
     folder = Path(path)
     if folder.is_file() and folder.name in SKILL_MD_NAMES:
         folder = folder.parent
-    if folder.is_symlink() and find_skill_md(os.path.realpath(folder)) is None:
-        return ValidationReport(folder, None, ("a link to no skill's folder: nothing below a link is searched",))
+    if folder.is_symlink():
+        return ValidationReport(folder, None, (LINK_NOT_FOLLOWED,))
     if not folder.exists():
         return ValidationReport(folder, None, ("path does not exist",))
     if not folder.is_dir():
