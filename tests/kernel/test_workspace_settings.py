@@ -141,3 +141,20 @@ def test_write_dirs_default_to_the_folders_of_paths(tmp_path: Path) -> None:
     ws = Workspace.load(workspace(tmp_path, '[paths]\ndata = "data"\ntodos = "lists"\n'))
     assert ws.write_roots == tuple(ws.root / p for p in ("data/drafts", "data/notes", "data/calendar", "lists"))
     assert ws.skill_config()["notes"] == str(ws.root / "data" / "notes")
+
+
+def test_a_write_dir_reaching_the_secrets_file_or_the_users_skills_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SEMIF_SECRETS", str(tmp_path / "ws" / "data" / "notes" / "secrets.toml"))
+    message = refusal(tmp_path, "")
+    assert '"data/notes" holds the secrets file' in message and "skills may not write" in message
+    monkeypatch.delenv("SEMIF_SECRETS")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for folder, said in (
+        (tmp_path / "config", "holds the secrets file"),
+        (home / ".agents", "holds the user's SKILL.md"),
+    ):
+        folder.mkdir(parents=True, exist_ok=True)
+        message = refusal(tmp_path, f'[skills]\nwrite_dirs = ["{folder}"]\n', name=f"ws-{folder.name}")
+        assert said in message

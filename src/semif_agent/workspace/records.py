@@ -4,7 +4,9 @@ Records are what the workspace keeps about itself, next to what skills
 write: the settings, the data dir's own files (manifests, the admitted
 bodies' hashes, the stored tree, tuned routing, the trained router), the
 skill bodies, the decision and model-call logs, and the SKILL.md skill
-folders. A write dir may not be, contain or lie inside any of them, nor
+folders (the workspace's, those ``[skills] folders`` lists, the user's
+``~/.agents/skills``), and the secrets file provider keys are read from. A
+write dir may not be, contain or lie inside any of them, nor
 contain the data dir; a relative one stays inside the workspace; an
 absolute one elsewhere must be a folder of its own, not a system folder,
 the home folder or anything above them.
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
+from .settings import SECRETS_ENV, secrets_file
 
 if TYPE_CHECKING:
     from . import Workspace
@@ -60,6 +63,13 @@ def records(ws: Workspace) -> list[Record]:
     found += [
         Record(ws.resolve(folder), "a folder of SKILL.md skills", "[skills] folders")
         for folder in ws.settings["skills"].get("folders", [])
+    ]
+    home = os.environ.get("HOME") or str(Path.home())  # as the catalog finds the user's skills folder
+    found += [
+        Record(
+            Path(os.path.realpath(Path(home, ".agents", "skills"))), "the user's SKILL.md skills", "~/.agents/skills"
+        ),
+        Record(Path(os.path.realpath(secrets_file())), "the secrets file", f"${SECRETS_ENV}, else ~/.config/semif"),
     ]
     return found
 
