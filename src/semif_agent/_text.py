@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+_SURROGATES = "\ud800-\udfff"  # alone, no text: no encoding can write one (a YAML "\\ud800" escape makes one)
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]")
 _OUR_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -21,7 +22,7 @@ def inert(text: str) -> str:
     C0 controls but the line break and the tab (ESC, BEL, backspace, carriage
     return...) become ``\\x1b``-style text; DEL, the C1 controls (``\\u009b``,
     a one-character CSI) and the bidirectional overrides become ``\\u202e``-style
-    text. So an ANSI sequence, an OSC 52 "set the clipboard" or a line that
+    text, and so does a lone surrogate (which no encoding could write). So an ANSI sequence, an OSC 52 "set the clipboard" or a line that
     rewrites itself is printed as letters, never obeyed. The escapes are valid
     JSON escapes too, so JSON stays JSON.
     """

@@ -79,3 +79,12 @@ def test_an_error_naming_skill_text_is_escaped(semif: Semif, ws: Path) -> None:
     assert failed.returncode != 0
     assert_inert(failed.stdout + failed.stderr)
     assert "Traceback" not in failed.stderr
+
+
+def test_a_lone_surrogate_in_skill_text_is_shown_escaped_never_a_traceback(semif: Semif, ws: Path) -> None:
+    folder = ws / "skills" / "lone"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text('---\nname: lone\ndescription: "\\ud800 lone"\n---\nBody.\n', encoding="utf-8")
+    shown = semif("skills", "prompt", "-w", str(ws))
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert "\\ud800 lone" in shown.stdout
