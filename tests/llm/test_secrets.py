@@ -84,6 +84,10 @@ def test_a_link_or_bad_toml_is_refused(tmp_path, monkeypatch) -> None:
         ('[provider]\nopenai_api_key = "sk-1"\n', "[provider] openai_api_key"),
         ('[provider.openai]\ndefault_headers = {Authorization = "Bearer sk-1"}\n', "Authorization"),
         ('[tools]\ngithub_token = "sk-1"\n', "[tools] github_token"),
+        ('[notes]\ngithubToken = "sk-1"\n', "[notes] githubToken"),  # camel case
+        ('[notes]\nclientSecret = "sk-1"\n', "[notes] clientSecret"),
+        ('[notes]\nOPENAI_KEY = "sk-1"\n', "[notes] OPENAI_KEY"),
+        ('[notes]\npassphrase = "sk-1"\n', "[notes] passphrase"),
     ],
 )
 def test_a_key_in_semif_toml_is_refused(tmp_path, table, where) -> None:
@@ -100,5 +104,8 @@ def test_a_key_in_semif_toml_is_refused(tmp_path, table, where) -> None:
 def test_settings_that_name_a_variable_or_count_tokens_are_not_credentials(tmp_path) -> None:
     root = create_workspace(tmp_path / "ws")
     with (root / "semif.toml").open("a", encoding="utf-8") as handle:
-        handle.write('\n[provider]\napi_key_env = "MY_KEY"\nmax_tokens_field = "max_completion_tokens"\n')
+        handle.write(
+            '\n[provider]\napi_key_env = "MY_KEY"\nmax_tokens_field = "max_completion_tokens"\n'
+            '[notes]\nauthor = "Ann"\nkeyword = "x"\nauth = false\n'
+        )
     assert Workspace.load(root).settings["provider"]["api_key_env"] == "MY_KEY"

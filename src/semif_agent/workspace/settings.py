@@ -112,13 +112,21 @@ def merged(raw: dict[str, Any]) -> dict[str, Any]:
 
 SECRETS_ENV = "SEMIF_SECRETS"
 """The variable naming the secrets file, when it is not in the default place."""
-_SECRET_NAME = re.compile(
-    r"(^|[_.-])(api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|secrets|password|passwd|token|authorization)"
-    r"($|[_.-])",
-    re.IGNORECASE,
+_SECRET_WORDS = frozenset(
+    {"token", "secret", "secrets", "password", "passwd", "passphrase", "pwd", "credential", "credentials"}
+    | {"bearer", "authorization", "auth", "apikey", "cookie"}
 )
-"""Setting names that hold a credential (``api_key``, ``OPENAI_API_KEY``, ``github_token``, ``Authorization``...);
-one ending in ``_env`` names the variable that holds it, and is fine."""
+"""Words of a setting's name that say it holds a credential; a name ending in ``key`` (``api_key``, ``OPENAI_KEY``,
+``accessKey``) does too. One ending in ``_env`` names the variable that holds it, and is fine."""
+
+
+def _credential_name(name: str) -> bool:
+    """Whether the setting ``name`` (snake, kebab or camel case) names a credential."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().replace("-", "_").replace(".", "_").split("_")
+    words = [word for word in words if word]
+    if not words or words[-1] == "env":
+        return False
+    return words[-1] == "key" or words[-1].endswith("apikey") or any(word in _SECRET_WORDS for word in words)
 
 
 def secrets_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -157,12 +165,7 @@ def _key_setting(value: Any, where: str = "") -> str:
     if isinstance(value, dict):
         for key, inner in value.items():
             name = str(key)
-            if (
-                inner
-                and _SECRET_NAME.search(name)
-                and not name.lower().endswith("_env")
-                and not isinstance(inner, dict)
-            ):
+            if isinstance(inner, str) and inner.strip() and _credential_name(name):
                 return f"[{where}] {name}" if where else name
         for key, inner in value.items():
             found = _key_setting(inner, f"{where}.{key}" if where else str(key))
