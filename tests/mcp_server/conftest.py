@@ -23,10 +23,8 @@ def process_env(home: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def corpus_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A starter workspace with the 24 real SKILL.md skills in its skills/ folder, and the env to serve it in."""
-    base = tmp_path_factory.mktemp("mcp")
+def starter_workspace(base: Path) -> tuple[Path, dict[str, str]]:
+    """A starter workspace made by `semif init` in ``base``, and the env (a home of its own) to serve it in."""
     home = base / "home"
     home.mkdir()
     env = process_env(home)
@@ -34,6 +32,13 @@ def corpus_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple
     subprocess.run(
         [sys.executable, "-m", "semif_agent", "init", str(root)], env=env, check=True, capture_output=True, timeout=120
     )
+    return root, env
+
+
+@pytest.fixture(scope="module")
+def corpus_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A starter workspace with the 24 real SKILL.md skills in its skills/ folder, and the env to serve it in."""
+    root, env = starter_workspace(tmp_path_factory.mktemp("mcp"))
     skills = root / "skills"
     skills.mkdir(exist_ok=True)
     for collection in ("superpowers", "openai-skills"):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -14,7 +12,7 @@ from semif_agent.cli import main
 from semif_agent.records import DecisionLog
 
 from ._client import stdio
-from .conftest import process_env
+from .conftest import starter_workspace
 
 README_REQUEST = "Email Alice that the quarterly report is ready"  # the README's first request
 LABELLED = "Send my manager a note asking for Friday off"  # the README's first hour: a person labels it
@@ -28,14 +26,7 @@ def invoke(*args: str) -> dict:
 
 @pytest.fixture
 def starter(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    env = process_env(home)
-    root = tmp_path / "ws"
-    subprocess.run(
-        [sys.executable, "-m", "semif_agent", "init", str(root)], env=env, check=True, capture_output=True, timeout=120
-    )
-    return root, env
+    return starter_workspace(tmp_path)
 
 
 def poison(root, env, texts) -> None:
