@@ -85,7 +85,7 @@ def planted_secrets(workspace: Path | None = None) -> Iterator[dict]:
     token = secrets.token_hex(6)
     etc_folder = Path(f"/etc/wireguard-test-{token}")
     home_folder = Path(f"/home/semif-test-{token}")
-    root_file = Path(f"/root/semif-test-{token}.txt")
+    root_file = Path("/root") / f"semif-test-{token}.txt"  # the superuser's home folder
     libc = ctypes.CDLL(None, use_errno=True)
     texts = {name: f"{name}-secret-{token}" for name in ("etc", "root", "home", "key")}
     key = -1
