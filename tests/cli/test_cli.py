@@ -124,6 +124,23 @@ def test_help_explains_the_commands() -> None:
     assert "--engine" in out and "--json" in out
 
 
+def test_no_help_shows_a_raw_formatting_mark() -> None:
+    """Click keeps a paragraph as written only when its ``\\b`` line follows a blank one; else it prints ``\\x08``."""
+    import click
+
+    def helps(group: click.Group, path: list[str]):
+        context = click.Context(group)
+        for name in group.list_commands(context):
+            command = group.get_command(context, name)
+            yield [*path, name]
+            if isinstance(command, click.Group):
+                yield from helps(command, [*path, name])
+
+    for path in [[], *helps(main, [])]:
+        code, out, _ = invoke(*path, "--help")
+        assert code == 0 and "\b" not in out and "\\x08" not in out, path
+
+
 def test_a_request_that_is_not_utf8_is_one_line_and_nothing_is_logged(make_workspace) -> None:
     root = make_workspace()
     code, out, err = invoke("run", "add \udcff\udcfe to my list", "-w", str(root), "--engine", "lexical")

@@ -40,6 +40,7 @@ def label(
     RUN_ID is a run's id as `semif log --runs` lists it, or a unique prefix of it.
     The label is appended to the decision log (earlier rows are never changed);
     labelling a run again overrides only what the new label says.
+
     \b
       semif label 20261130-101500-a1b2c3 --skill notes.add
       semif label 20261130-1015 --outcome failure --note "wrote to the wrong Alice"

@@ -102,6 +102,7 @@ def log(
     (engine)" as assessed, or "failure, labelled by alice: should be
     notes.add" once a person labelled it (`semif label`). --decisions lists
     the decisions instead (the training rows), --calls the model calls.
+
     \b
       semif log                      the last 20 runs
       semif log --limit 0 --outcome failure

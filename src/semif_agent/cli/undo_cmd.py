@@ -23,6 +23,7 @@ def undo(run_id: str, by: str | None, workspace: str | None, as_json: bool) -> N
     changed since the run, or was not kept, is named and nothing is undone.
     The undo is logged: it counts as a failure label of the run's route, so
     `semif train` learns that the request should not go there.
+
     \b
       semif undo 20261130-101500-a1b2c3
       semif undo 20261130-1015 --json
