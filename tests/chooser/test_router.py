@@ -50,8 +50,8 @@ def test_the_first_pick_after_a_find_is_an_implicit_label_weaker_than_a_persons(
     found = router.find(REQUEST)
     passed_over = found.skills[0].name
     chosen = next(c.name for c in found.skills if c.name != passed_over)
-    router.load(chosen)
-    router.load(passed_over)  # a second pick of the same find teaches nothing more
+    router.load(chosen, choice_id=found.choice_id)
+    router.load(passed_over, choice_id=found.choice_id)  # a second pick of the same find teaches nothing more
     assert taught(router) == {
         (REQUEST, chosen, "implicit", WEIGHTS["implicit"], None),
         (REQUEST, None, "implicit", WEIGHTS["implicit"], passed_over),
@@ -239,11 +239,14 @@ def test_a_client_reports_only_on_its_own_finds_and_runs_never_on_a_persons(rout
     assert router.report(own.run_id, "success") == own.run_id  # its own run
 
 
-def test_a_load_naming_no_find_teaches_only_when_the_latest_find_showed_it(router):
+def test_a_load_naming_no_find_teaches_nothing_whatever_the_latest_find(router):
     found = router.find("What's the weather in Paris tomorrow?", k=3)
     shown = [candidate.name for candidate in found.skills]
     other = next(name for name in router.runner.tree.skills if name not in shown)
     router.load(other)  # the client looking around, not its answer to the find
+    router.load(shown[-1])  # even a skill the find showed: only a choice id or the same request ties a pick to it
     assert not any(text.startswith("What's the weather") for text, *_ in taught(router))
-    router.load(shown[-1])  # one the find showed: the client's pick
+    router.run("email.compose", "Email Carla that the logo files arrived")  # a run of another request: its own
+    assert not any(text.startswith("What's the weather") for text, *_ in taught(router))
+    router.load(shown[-1], choice_id=found.choice_id)  # named by its choice id: the client's pick
     assert any(text.startswith("What's the weather") and skill == shown[-1] for text, skill, *_ in taught(router))

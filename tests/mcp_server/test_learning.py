@@ -65,3 +65,26 @@ def test_sixty_requests_one_client_words_around_an_example_do_not_switch_the_rou
     assert invoke("route", README_REQUEST, "-w", str(root))["skill"] == "email.compose", decision["reason"]
     assert all(f["source"] not in ("implicit", "reported") for f in decision["flips"])  # a client's claims buy nothing
     assert not invoke("train", "--no-clients", "-w", str(root))["counts"].get("implicit")
+
+
+def test_a_session_mixing_finds_and_runs_labels_no_request_it_does_not_belong_to(starter):
+    root, env = starter
+    weather = "What will the weather be in Paris tomorrow?"
+
+    async def session():
+        async with stdio(root, env) as client:
+            found = await client.call("find_skills", request=weather)
+            await client.call("run_skill", name="email.compose", request="Email Carla that the logo files arrived")
+            await client.call("load_skill", name="calendar.list_events")  # naming no find
+            await client.call("find_skills", request="Add buy milk to my to-do list")
+            await client.call("run_skill", name="todos.add", request="Add buy milk to my to-do list")  # its find's
+            return found["choice_id"]
+
+    choice_id = asyncio.run(session())
+    rows = list(DecisionLog(root / "data" / "decisions.jsonl").read())
+    assert not [r for r in rows if r.get("run_id") == choice_id and r["kind"] in ("label", "activate")]
+    requests = {r["run_id"]: r.get("request") for r in rows if r["kind"] == "decision" and r.get("request")}
+    picks = [r for r in rows if r["kind"] == "label" and r.get("source") == "implicit"]
+    assert picks and all(requests.get(r["run_id"]) != weather for r in picks)
+    report = invoke("train", "-w", str(root))
+    assert not any(flip["text"] == weather for flip in report["decision"]["flips"])

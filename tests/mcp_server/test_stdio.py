@@ -43,9 +43,9 @@ def test_a_client_finds_loads_and_reads_real_skills(corpus_workspace):
         async with stdio(root, env) as client:
             tools = (await client.session.list_tools()).tools
             found = {name: await client.call("find_skills", request=text) for name, text in REQUESTS.items()}
-            loaded = await client.call("load_skill", name="gh-fix-ci")  # not among the last find's: no pick of it
-            last = list(found.values())[-1]["skills"]
-            await client.call("load_skill", name=last[1]["name"])  # shown by the last find: the client's pick
+            loaded = await client.call("load_skill", name="gh-fix-ci")  # naming no find: no pick of any
+            last = list(found.values())[-1]
+            await client.call("load_skill", name=last["skills"][1]["name"], choice_id=last["choice_id"])  # a pick
             text = await client.call("read_skill_file", name="gh-fix-ci", path="SKILL.md")
             with pytest.raises(ToolFailed, match="path is not inside the skill"):
                 await client.call("read_skill_file", name="gh-fix-ci", path="../../semif.toml")

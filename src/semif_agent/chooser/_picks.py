@@ -2,9 +2,8 @@
 
 A ``find`` logs its shortlist as a ``shortlist`` decision under its choice
 id. The first ``load`` or ``run`` by the same client, in the same session,
-within :data:`PICK_SECONDS` of it, that follows it (naming its choice id; a
-``run`` of the same request, :func:`~semif_agent.routing.training.request_key`;
-or a ``load`` naming none, the client's latest find, when it showed the skill loaded) logs, under that id, an
+within :data:`PICK_SECONDS` of it, that follows it (naming its choice id, or a
+``run`` of the same request, :func:`~semif_agent.routing.training.request_key`) logs, under that id, an
 ``activate`` decision (the skill the client's model took among those shown)
 and a label row with ``source: "implicit"``: the request's skill is the one
 picked, at a weight below a person's label (see
@@ -12,8 +11,10 @@ picked, at a weight below a person's label (see
 rank first names that first one as ``wrong`` for the request.
 
 A pick never attaches to another client's or another session's find, to a
-find older than :data:`PICK_SECONDS`, or, for a run, to a find of another
-request: a label says only what the pick it came from said.
+find older than :data:`PICK_SECONDS`, to a find of another request, nor, when
+it names neither a find nor a request (a ``load`` with no choice id), to any
+find: it is the client looking around, and a label says only what the pick it
+came from said.
 """
 
 from __future__ import annotations
@@ -57,14 +58,12 @@ class Find:
 
 @dataclass
 class Picks:
-    """The finds of one router awaiting a pick, by choice id, with each caller's latest."""
+    """The finds of one router awaiting a pick, by choice id."""
 
     pending: dict[str, Find] = field(default_factory=dict)
-    latest: dict[Caller, str] = field(default_factory=dict)  # caller -> choice id
 
     def add(self, find: Find) -> None:
         self.pending[find.choice_id] = find
-        self.latest[find.caller] = find.choice_id
         while len(self.pending) > MAX_PENDING:  # the oldest find nobody followed up teaches nothing more
             self._drop(next(iter(self.pending.values())))
 
@@ -75,11 +74,9 @@ class Picks:
         session: Hashable = None,
         choice_id: str | None = None,
         request: str | None = None,
-        skill: str | None = None,
     ) -> Find | None:
-        """The find a pick of ``skill`` by ``client`` in ``session`` follows, taken off the pending ones (None: none
-        does). A pick that names neither the find nor its request follows the caller's latest find only when that
-        find showed ``skill``: a load of something else is the client looking around, not its answer."""
+        """The find a pick by ``client`` in ``session`` follows, by its ``choice_id`` or the same ``request``, taken
+        off the pending ones (None: none does; a pick naming neither follows none)."""
         now = time.monotonic()
         for stale in [f for f in self.pending.values() if now - f.at > PICK_SECONDS]:
             self._drop(stale)
@@ -93,10 +90,7 @@ class Picks:
                 None,
             )
         else:
-            latest = self.latest.get(caller)
-            found = self.pending.get(latest) if latest else None
-            if found is not None and skill is not None and skill not in {option.id for option in found.options}:
-                return None
+            return None
         if found is None or found.caller != caller:
             return None
         if request is not None and request_key(found.request) != request_key(request):
@@ -106,8 +100,6 @@ class Picks:
 
     def _drop(self, find: Find) -> None:
         self.pending.pop(find.choice_id, None)
-        if self.latest.get(find.caller) == find.choice_id:
-            del self.latest[find.caller]
 
 
 def pick_rows(find: Find, skill: str, description: str, client: str, source: str) -> list[dict[str, object]]:

@@ -370,7 +370,7 @@ class Router:
         choice_id: str | None,
         request: str | None = None,
     ) -> None:
-        find = self._picks.follow(client, session=session, choice_id=choice_id, request=request, skill=leaf.name)
+        find = self._picks.follow(client, session=session, choice_id=choice_id, request=request)
         if find is None:
             return
         for row in pick_rows(find, leaf.name, leaf.description, client, self.source):

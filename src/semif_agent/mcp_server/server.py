@@ -181,7 +181,8 @@ def _add_tools(server: SkillServer) -> None:
 
     @server.tool(annotations=READ_ONLY)
     async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> str:
-        """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest."""
+        """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest.
+        Pass the find's choice_id: the load is then your pick for that find's request."""
         with _tool_errors():
             loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _text(loaded.to_dict())
