@@ -46,6 +46,9 @@ def test_an_unsure_write_is_handed_back_and_yes_acts(semif, tmp_path: Path) -> N
     assert written(ws) == before
     [run] = runs(semif, ws)
     assert run["outcome"] == "handed_back" and run["skill"] == "notes.add"
+    unlogged = semif("run", UNSURE, "-w", str(ws), "--no-log")  # nothing logged: nothing to label
+    assert "run again with --skill NAME" in unlogged.stdout and "semif label" not in unlogged.stdout
+    assert len(runs(semif, ws)) == 1
     assert semif("log", "-w", str(ws), "--outcome", "handed_back", "--json").stdout.strip()
 
     acted = semif("run", UNSURE, "-w", str(ws), "--yes", "--json")

@@ -201,7 +201,8 @@ def _print_run(result: RunResult, *, logged: bool) -> None:
         click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> {click.style(chosen(row), bold=True)}")
     _field("skill", result.skill or "(none)")
     if result.handed_back and result.gate is not None:
-        _field("not acted", click.style(inert(result.gate.summary(result.run_id)), fg="yellow", bold=True), styled=True)
+        said = result.gate.summary(result.run_id if logged else None)
+        _field("not acted", click.style(inert(said), fg="yellow", bold=True), styled=True)
     if result.prediction is not None:
         _field("prediction", result.prediction.text)
     action, outcome = result.action.action_log, result.action.new_state

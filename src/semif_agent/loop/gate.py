@@ -131,12 +131,14 @@ class GateResult:
         others = [c.probability for c in self.candidates if c.skill != self.skill and c.probability is not None]
         return self.probability - max(others, default=0.0)
 
-    def summary(self, run_id: str = "RUN") -> str:
-        """One line for a request handed back: the likeliest candidates, and what to do next."""
+    def summary(self, run_id: str | None = "RUN") -> str:
+        """One line for a request handed back: the likeliest candidates, and what to do next (``run_id`` None: the
+        run was not logged, so there is nothing to label)."""
         if self.rule == NEGATED:
             return f"{self.reason}; nothing was done (say what to do, without the negation)"
         named = " · ".join(str(c) for c in self.candidates[:SHOWN]) or "no skill"
-        return f"not sure: {named}; run again with --skill NAME, or `semif label {run_id}`"
+        label = f", or `semif label {run_id}`" if run_id is not None else ""
+        return f"not sure: {named}; run again with --skill NAME{label}"
 
     def to_dict(self) -> dict[str, Any]:
         def rounded(value: float | None) -> float | None:
