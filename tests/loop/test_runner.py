@@ -57,6 +57,7 @@ def test_a_request_that_fits_nothing_is_handed_back(make_workspace) -> None:
     root = make_workspace()
     result = runner(root, ["none"]).run("What's the weather in Lisbon?")
     assert result.skill is None
+    assert result.handed_back and result.to_dict()["handed_back"] is True  # as its text says, in every output
     assert result.action.new_state == "What's the weather in Lisbon?"
     assert "no category fits" in result.action.action_log
     assert result.assessment.label == "unclear"

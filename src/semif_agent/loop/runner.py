@@ -61,8 +61,9 @@ class RunResult:
 
     @property
     def handed_back(self) -> bool:
-        """The gate did not let the chosen skill act (unsure, a lookup to a skill that writes...)."""
-        return self.gate is not None and self.gate.handed_back
+        """Nothing acted on the request: the route ended at none, or the gate did not let the chosen skill act
+        (unsure, a lookup to a skill that writes...)."""
+        return self.route.skill is None or (self.gate is not None and self.gate.handed_back)
 
     def to_dict(self) -> dict[str, Any]:
         return {
