@@ -57,6 +57,11 @@ def refusal(tmp_path: Path, settings: str, name: str = "ws") -> str:
         ("[skills]\nuser_skills = 0", "[skills] user_skills must be true or false, not 0"),
         ("[routing]\nthreshold = [0.3]", "[routing] threshold must be a number, not [0.3]"),
         ("[forge]\nmodel = 4", "[forge] model must be a non-empty string, not 4"),
+        (
+            '[config]\nnow = "next tuesday"',
+            '[config] now must be an ISO date and time, like "2025-03-10T09:00:00", not "next tuesday"',
+        ),
+        ("[config]\nnow = 5", '[config] now must be an ISO date and time, like "2025-03-10T09:00:00", not 5'),
         ("paths = 5", "[paths] must be a table, not 5"),
         ('routing = "fast"', '[routing] must be a table, not "fast"'),
     ],

@@ -7,6 +7,7 @@ Unknown keys are kept for the layers that read them.
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import posixpath
@@ -60,6 +61,17 @@ def _is_share(value: Any) -> bool:
     return _is_number(value) and 0 <= value <= 1
 
 
+def _is_moment(value: Any) -> bool:
+    """An ISO date and time, as text or as TOML's own date-time (what ``semif_agent.skills.current_time`` reads)."""
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return True
+    try:
+        datetime.datetime.fromisoformat(str(value))
+    except ValueError:
+        return False
+    return isinstance(value, str)
+
+
 _Check = tuple[Callable[[Any], bool], str]
 _NUMBER: _Check = (_is_number, "a number")
 _TEXT: _Check = (_is_text, "a non-empty string")
@@ -84,6 +96,7 @@ SCHEMA: dict[str, dict[str, _Check]] = {
         "act_threshold": (_is_share, "a probability from 0 to 1"),
     },
     "forge": {"model": _TEXT},
+    "config": {"now": (_is_moment, 'an ISO date and time, like "2025-03-10T09:00:00"')},
     "telemetry": {"enabled": _BOOL, "otlp_endpoint": _TEXT, "service_name": _TEXT},
 }
 """The known settings of each table and what each must be; ``[paths]`` entries are all non-empty strings."""
