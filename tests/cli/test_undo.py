@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 import time
@@ -109,7 +110,8 @@ def test_undo_refuses_naming_the_file_when_it_changed_since_and_touches_nothing(
     refused = semif("undo", ran["run_id"][:-2], "-w", str(ws))
     assert refused.returncode == 1
     assert refused.stderr.strip() == (
-        f"Error: cannot undo run {ran['run_id']}: data/drafts/mine.txt changed since the run; nothing was changed"
+        f"Error: cannot undo run {ran['run_id']}: data/drafts/mine.txt changed since the run; nothing was changed "
+        "(--force undoes the rest and leaves it as it is now)"
     )
     assert (drafts / "mine.txt").read_text(encoding="utf-8") == "edited by hand afterwards\n"
     assert (drafts / "keep.bin").read_bytes() == appended
@@ -159,19 +161,127 @@ def test_a_run_that_changed_nothing_has_nothing_to_undo(semif: Semif, ws: Path) 
     assert nothing.stderr.strip() == f"Error: run {ran['run_id']} changed no files: there is nothing to undo"
 
 
-def test_an_undone_run_is_a_failure_that_training_reads_as_a_wrong_route(semif: Semif, ws: Path) -> None:
-    ran = run(semif, ws, "create a.txt")
-    assert ran["assessment"]["label"] != "failure"
-    log = DecisionLog(ws / "data" / "decisions.jsonl")
+def examples_of(ws: Path, text: str) -> list[tuple]:
+    """What training reads of the runs of ``text``: (source, skill, wrong, weight) of each example."""
+    runs = DecisionLog(ws / "data" / "decisions.jsonl").runs()
     tree = load_tree(Workspace.load(ws))
-    before = [e for e in examples_from_log(log.runs(), tree) if e.text == "create a.txt"]
-    assert [e.source for e in before] == ["success"]
+    return [(e.source, e.skill, e.wrong, e.weight) for e in examples_from_log(runs, tree) if e.text == text]
 
-    assert semif("undo", ran["run_id"], "-w", str(ws)).returncode == 0
+
+def test_only_an_undo_of_a_wrong_route_is_a_routing_failure_that_training_reads(semif: Semif, ws: Path) -> None:
+    wrong_route = run(semif, ws, "create a.txt")
+    unwanted = run(semif, ws, "create b.txt")
+    assert wrong_route["assessment"]["label"] != "failure"
+    assert examples_of(ws, "create a.txt") == examples_of(ws, "create b.txt") == [("success", "drafts.edit", None, 0.5)]
+
+    route = semif("undo", wrong_route["run_id"], "-w", str(ws), "--reason", "route")
+    assert route.returncode == 0, route.stderr
+    assert "the route was wrong: the request should not have gone to drafts.edit" in route.stdout
+    result = semif("undo", unwanted["run_id"], "-w", str(ws), "--reason", "result")
+    assert result.returncode == 0, result.stderr
+    assert "only the result was unwanted: the route to drafts.edit was right (not a routing failure)" in result.stdout
+    assert not (ws / "data" / "drafts" / "a.txt").exists() and not (ws / "data" / "drafts" / "b.txt").exists()
+
+    assert examples_of(ws, "create a.txt") == [("failure", None, "drafts.edit", 1.0)]
+    assert examples_of(ws, "create b.txt") == [("success", "drafts.edit", None, 0.5)]  # as before the undo
+    records = {r.run_id: r for r in DecisionLog(ws / "data" / "decisions.jsonl").runs()}
+    routed, kept = records[wrong_route["run_id"]], records[unwanted["run_id"]]
+    assert (routed.undone, routed.undo_reason, routed.true_outcome) == (True, "route", "failure")
+    assert (kept.undone, kept.undo_reason, kept.true_outcome) == (True, "result", "success")
+    listed = semif("log", "--runs", "-w", str(ws)).stdout
+    assert "undone: wrong route" in listed and "undone: result unwanted" in listed
+
+
+def test_an_undo_without_a_reason_off_a_terminal_is_a_result_and_says_so(semif: Semif, ws: Path) -> None:
+    ran = run(semif, ws, "create a.txt")
+    done = semif("undo", ran["run_id"], "-w", str(ws), input="")
+    assert done.returncode == 0, done.stderr
+    assert "(no --reason given: taken as result; `semif label RUN --outcome failure` says the route was wrong)" in (
+        done.stdout
+    )
+    assert examples_of(ws, "create a.txt") == [("success", "drafts.edit", None, 0.5)]
+    [row] = [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
+    assert row["reason"] == "result"
+
+
+def test_an_undo_row_from_before_undos_asked_why_stays_a_routing_failure(semif: Semif, ws: Path) -> None:
+    ran = run(semif, ws, "create a.txt")
+    log = DecisionLog(ws / "data" / "decisions.jsonl")
+    log.append({"run_id": ran["run_id"], "kind": "undo", "by": "ada", "skill": "drafts.edit", "removed": ["x"]})
+    assert examples_of(ws, "create a.txt") == [("failure", None, "drafts.edit", 1.0)]
     [record] = [r for r in log.runs() if r.run_id == ran["run_id"]]
-    assert (record.undone, record.true_outcome, record.labelled_by) == (True, "failure", None)
-    after = [e for e in examples_from_log(log.runs(), tree) if e.text == "create a.txt"]
-    assert [(e.source, e.skill, e.wrong, e.weight) for e in after] == [("failure", None, "drafts.edit", 1.0)]
+    assert (record.undone, record.undo_reason, record.true_outcome) == (True, "route", "failure")
+
+
+def test_on_a_terminal_undo_asks_what_was_unwanted_before_it_acts(ws: Path, tmp_path: Path, semif: Semif) -> None:
+    ran = run(semif, ws, "create a.txt")
+    home = tmp_path / "home"
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "semif_agent", "undo", ran["run_id"], "-w", str(ws), "--json"],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "HOME": str(home), "SEMIF_HOME": str(home / "semif-workspace")},
+    )
+    os.close(follower)
+    try:
+        os.write(leader, b"route\n")
+        out, err = process.communicate(timeout=120)
+    finally:
+        os.close(leader)
+    assert process.returncode == 0, err
+    assert "What was unwanted?" in err.decode() and "the request should not have gone to drafts.edit" in err.decode()
+    said = json.loads(out)
+    assert (said["reason"], said["routing_failure"], said["removed"]) == ("route", True, ["data/drafts/a.txt"])
+    assert examples_of(ws, "create a.txt") == [("failure", None, "drafts.edit", 1.0)]
+
+
+def test_a_created_file_the_user_deleted_blocks_the_undo_until_force_undoes_the_rest(semif: Semif, ws: Path) -> None:
+    drafts = ws / "data" / "drafts"
+    kept = (drafts / "keep.bin").read_bytes()
+    ran = run(semif, ws, "create a.txt; append keep.bin")
+    (drafts / "a.txt").unlink()  # the user removed it by hand
+    appended = (drafts / "keep.bin").read_bytes()
+
+    blocked = semif("undo", ran["run_id"], "-w", str(ws), "--reason", "route")
+    assert blocked.returncode == 1
+    assert blocked.stderr.strip().splitlines() == [
+        f"Error: cannot undo run {ran['run_id']}: data/drafts/a.txt is gone since the run; nothing was changed "
+        "(--force undoes the rest and leaves it as it is now)"
+    ]
+    assert (drafts / "keep.bin").read_bytes() == appended
+    assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
+
+    forced = semif("undo", ran["run_id"], "-w", str(ws), "--reason", "route", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    said = json.loads(forced.stdout)
+    assert said["removed"] == [] and said["restored"] == ["data/drafts/keep.bin"]
+    assert said["skipped"] == {"data/drafts/a.txt": "is gone since the run"}
+    assert (said["reason"], said["routing_failure"]) == ("route", True)
+    assert said["row"]["skipped"] == said["skipped"] and said["row"]["reason"] == "route"
+    assert (drafts / "keep.bin").read_bytes() == kept
+    assert not (drafts / "a.txt").exists()
+    assert examples_of(ws, "create a.txt; append keep.bin") == [("failure", None, "drafts.edit", 1.0)]
+
+
+def test_force_never_overwrites_nor_removes_a_file_edited_since_the_run(semif: Semif, ws: Path) -> None:
+    drafts = ws / "data" / "drafts"
+    old = (drafts / "old.txt").read_bytes()
+    ran = run(semif, ws, "create mine.txt; append keep.bin; delete old.txt")
+    (drafts / "mine.txt").write_text("my own words now\n", encoding="utf-8")
+    (drafts / "keep.bin").write_bytes(b"rewritten by hand")
+
+    forced = semif("undo", ran["run_id"], "-w", str(ws), "--reason", "result", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.splitlines()[0] == (
+        f"undid run {ran['run_id']} (drafts.edit): put back data/drafts/old.txt; "
+        "left data/drafts/mine.txt as it is (it changed since the run); "
+        "left data/drafts/keep.bin as it is (it changed since the run)"
+    )
+    assert (drafts / "mine.txt").read_text(encoding="utf-8") == "my own words now\n"
+    assert (drafts / "keep.bin").read_bytes() == b"rewritten by hand"
+    assert (drafts / "old.txt").read_bytes() == old
 
 
 def start_run(root: Path, tmp_path: Path, text: str) -> subprocess.Popen:

@@ -185,7 +185,7 @@ def test_the_builders_of_steps_and_records_write_their_fields_in_order_and_read_
     assert [list(b.to_row()) for b in (propose, generate, undo, call)] == [
         ["run_id", "kind", "skill", "manifest", "model", "new_category"],
         ["run_id", "kind", "skill", "attempt", "model", "admitted", "violations"],
-        ["run_id", "kind", "by", "skill", "removed", "restored"],
+        ["run_id", "kind", "by", "skill", "reason", "removed", "restored", "skipped"],
         ["run_id", "kind", "call_id", "provider", "model", "messages", "tools", "tool_choice", "response", "latency_ms", "error"],
     ]  # fmt: skip
     for built in (propose, generate, undo, call):
@@ -193,6 +193,7 @@ def test_the_builders_of_steps_and_records_write_their_fields_in_order_and_read_
         assert RECORD_KINDS[built.to_row()["kind"]].builder is type(built)
     old = {"run_id": "r0", "kind": "undo", "by": 7, "removed": ["a", 3], "restored": "b", "attempt": "two"}
     assert UndoRow.from_row(old) == UndoRow("r0", by="person", removed=["a", "3"], restored=[])
+    assert (UndoRow.from_row(old).reason, UndoRow.from_row(old).route_failure) == (None, True)  # an old undo: a route
     assert GenerateRow.from_row(old) == GenerateRow("r0", skill="", attempt=0, admitted=False)
     assert LabelRow.from_row({"run_id": "r0", "skill": None}) == LabelRow("r0", by="person", has_skill=True)
     assert ModelCallRow.from_row({"call_id": 5, "tools": "read"}).call_id == "5"

@@ -44,6 +44,8 @@ def verdict(
 
 def describe_run(record: RunRecord) -> str:
     """One line for a run: id, request, chosen skill, and its :func:`verdict` (and the label's note)."""
+    from ..records.rows import UNDO_SHOWN
+
     request = json.dumps(one_line(record.request or "", REQUEST_ROOM), ensure_ascii=False)
     agent = "agent " if record.source == "agent" else ""
     ended = verdict(
@@ -53,7 +55,7 @@ def describe_run(record: RunRecord) -> str:
         label_has_skill=record.label_has_skill,
         label_skill=record.label_skill,
         missing=record.outcome_missing,
-    ) + (", undone" if record.undone else "")
+    ) + (f", undone: {UNDO_SHOWN.get(record.undo_reason or 'route', 'wrong route')}" if record.undone else "")
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
 

@@ -138,14 +138,16 @@ def _prune(root: Path) -> None:
 
 @dataclass
 class Undone:
-    """What :func:`undo_run` did: the files removed (the run created them) and put back (it modified or deleted them)."""
+    """What :func:`undo_run` did: the files removed (the run created them) and put back (it modified or deleted them),
+    and those ``force`` left as they are now, with why (path -> why, a phrase that follows the path)."""
 
     run_id: str
     removed: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "removed": self.removed, "restored": self.restored}
+        return {"run_id": self.run_id, "removed": self.removed, "restored": self.restored, "skipped": self.skipped}
 
 
 def undo_record(workspace: Any, run_id: str) -> dict[str, Any] | None:
@@ -161,39 +163,95 @@ def was_undone(workspace: Any, run_id: str) -> bool:
     return (undo_dir(workspace, run_id) / DONE).exists()
 
 
-def undo_run(workspace: Any, run_id: str, *, changed_files: bool = True) -> Undone:
-    """Put back what ``run_id`` changed; a :class:`UserError` naming the file when it cannot, with nothing touched.
+@dataclass
+class _Step:
+    """One file of an undo record: the entry, its target, its kept bytes (for a file to write back), and why it
+    cannot be put back as it was (None when it can)."""
+
+    entry: dict[str, Any]
+    target: _Target
+    image: bytes | None = None
+    blocked: str | None = None
+
+    @property
+    def path(self) -> str:
+        return str(self.entry.get("path"))
+
+
+def _steps(workspace: Any, run_id: str, record: dict[str, Any]) -> list[_Step]:
+    """Each file of ``record``, checked (nothing is touched): what blocks it, else what to write back."""
+    folder = undo_dir(workspace, run_id)
+    steps = [_Step(e, _target(workspace, run_id, e)) for e in record["files"] if isinstance(e, dict)]
+    for step in steps:
+        step.blocked = _blocked(step.entry, step.target)
+        if step.blocked is None and step.entry["change"] != "created":
+            step.image = _image(folder, step.entry)
+            if step.image is None:
+                step.blocked = "has a kept copy that is missing or damaged"
+    return steps
+
+
+def blocked_files(workspace: Any, run_id: str) -> dict[str, str]:
+    """The files of ``run_id``'s undo record that cannot be put back as they were, and why (nothing is touched)."""
+    record = undo_record(workspace, run_id)
+    if record is None:
+        return {}
+    try:
+        return {step.path: step.blocked for step in _steps(workspace, run_id, record) if step.blocked}
+    except UserError:  # a record naming a file outside the write dirs: the undo itself says so
+        return {}
+
+
+def _nothing_kept(run_id: str, changed_files: bool) -> UserError:
+    """Why a run without an undo record cannot be undone."""
+    if not changed_files:
+        return UserError(f"run {run_id} changed no files: there is nothing to undo")
+    return UserError(
+        f"run {run_id} kept no before-images of what it changed (it ran before runs kept them, "
+        f"or is older than the last {RUNS_KEPT} runs that changed files): it cannot be undone"
+    )
+
+
+def blocked_message(run_id: str, blocked: dict[str, str]) -> str:
+    """One line naming every file that blocks ``run_id``'s undo and why, and what ``--force`` would do instead."""
+    named = "; ".join(f"{path} {why}" for path, why in blocked.items())
+    them = "it as it is" if len(blocked) == 1 else "them as they are"
+    return f"cannot undo run {run_id}: {named}; nothing was changed (--force undoes the rest and leaves {them} now)"
+
+
+def undo_run(workspace: Any, run_id: str, *, changed_files: bool = True, force: bool = False) -> Undone:
+    """Put back what ``run_id`` changed; a :class:`UserError` naming the files when it cannot, with nothing touched.
 
     ``changed_files`` says whether the run's outcome lists changed files (to
-    tell "changed nothing" from "kept no before-images").
+    tell "changed nothing" from "kept no before-images"). A file is blocked
+    when it is no longer as the run left it (changed or gone since, or, for
+    one it deleted, there again) or its before-image was not kept: then,
+    unless ``force``, nothing is touched. With ``force`` the other files are
+    undone and the blocked ones are left as they are now (:attr:`Undone.skipped`):
+    ``force`` never overwrites nor removes a file the run did not leave as it is.
     """
     with ActLock.of(workspace):  # no run acts while its files are put back
         if was_undone(workspace, run_id):
             raise UserError(f"run {run_id} was undone already")
         record = undo_record(workspace, run_id)
         if record is None:
-            if not changed_files:
-                raise UserError(f"run {run_id} changed no files: there is nothing to undo")
-            raise UserError(
-                f"run {run_id} kept no before-images of what it changed (it ran before runs kept them, "
-                f"or is older than the last {RUNS_KEPT} runs that changed files): it cannot be undone"
-            )
-        folder = undo_dir(workspace, run_id)
-        entries = [(e, _target(workspace, run_id, e)) for e in record["files"] if isinstance(e, dict)]
-        images = {}
-        for entry, target in entries:
-            _check(run_id, entry, target)
-            if entry["change"] != "created":
-                images[target] = _image(run_id, folder, entry)
-        done = Undone(run_id)
-        for entry, target in entries:
-            if entry["change"] == "created":
-                target.remove()
-                done.removed.append(str(entry["path"]))
+            raise _nothing_kept(run_id, changed_files)
+        steps = _steps(workspace, run_id, record)
+        blocked = {step.path: step.blocked for step in steps if step.blocked}
+        if blocked and not force:
+            raise UserError(blocked_message(run_id, blocked))
+        done = Undone(run_id, skipped=blocked)
+        for step in steps:
+            if step.blocked:
+                continue
+            if step.entry["change"] == "created":
+                step.target.remove()
+                done.removed.append(step.path)
             else:
-                target.write(images[target], entry.get("mode"))
-                done.restored.append(str(entry["path"]))
-        (folder / DONE).write_text(json.dumps(done.to_dict()) + "\n", encoding="utf-8")
+                assert step.image is not None
+                step.target.write(step.image, step.entry.get("mode"))
+                done.restored.append(step.path)
+        (undo_dir(workspace, run_id) / DONE).write_text(json.dumps(done.to_dict()) + "\n", encoding="utf-8")
         return done
 
 
@@ -253,63 +311,114 @@ def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> _Target:
     raise UserError(f"cannot undo run {run_id}: its record names {name}, outside the write dirs; nothing was changed")
 
 
-def _check(run_id: str, entry: dict[str, Any], target: _Target) -> None:
-    """Refuse, naming the file, when it cannot be put back as it was: not kept, or changed since the run."""
-    name, change = entry.get("path"), entry.get("change")
+def _blocked(entry: dict[str, Any], target: _Target) -> str | None:
+    """Why the file cannot be put back as it was (a phrase following its path), or None when it can: its copy was
+    not kept, or it is no longer as the run left it."""
     if entry.get("not_kept"):
-        raise UserError(f"cannot undo run {run_id}: {name} was not kept ({entry['not_kept']}); nothing was changed")
-    if change == "deleted":
-        if target.exists():
-            raise UserError(f"cannot undo run {run_id}: {name}, which it deleted, exists again; nothing was changed")
-        return
+        return f"was not kept ({entry['not_kept']})"
+    if entry.get("change") == "deleted":
+        return "was deleted by the run and exists again" if target.exists() else None
     now = target.sha256()
-    if now is None or now != entry.get("after_sha256"):
-        what = "is gone" if not target.exists() else "changed"
-        raise UserError(f"cannot undo run {run_id}: {name} {what} since the run; nothing was changed")
+    if now is not None and now == entry.get("after_sha256"):
+        return None
+    return "is gone since the run" if not target.exists() else "changed since the run"
 
 
-def _image(run_id: str, folder: Path, entry: dict[str, Any]) -> bytes:
-    """The bytes an entry kept of its file before the run, checked against the sha256 the run recorded."""
+def _image(folder: Path, entry: dict[str, Any]) -> bytes | None:
+    """The bytes an entry kept of its file before the run, checked against the sha256 the run recorded; None when
+    they are missing or damaged."""
     try:
         data = (folder / str(entry.get("before"))).read_bytes()
     except OSError:
-        data = None
+        return None
     wanted = entry.get("before_sha256")
-    if data is None or (wanted is not None and hashlib.sha256(data).hexdigest() != wanted):
-        raise UserError(
-            f"cannot undo run {run_id}: the copy it kept of {entry.get('path')} is missing or damaged; "
-            "nothing was changed"
-        )
-    return data
+    return None if wanted is not None and hashlib.sha256(data).hexdigest() != wanted else data
 
 
-def undo_logged_run(workspace: Any, log: Any, run_id: str, *, by: str) -> tuple[Undone, dict[str, Any]]:
-    """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``.
+DEFAULT_REASON = "result"
+"""The reason of an undo that gives none (a script's, a form's): only the result was unwanted, which teaches nothing
+about the route, where a wrong ``route`` would teach the router a failure nobody said."""
 
-    Refused (a :class:`UserError`) for an unknown run, a run undone already, or one that cannot be put back.
-    Returns what was done and the row written.
-    """
+
+def reason_said(reason: str | None, skill: str | None) -> str:
+    """What an undo's reason means, in a sentence (``None``: an undo written before undos asked why)."""
+    went = skill or "no skill"
+    if reason == "result":
+        return f"only the result was unwanted: the route to {went} was right (not a routing failure)"
+    if reason is None:
+        return f"counted as a failure of the route to {went} (an undo from before undos asked why)"
+    return f"the route was wrong: the request should not have gone to {went} (a routing failure `semif train` learns)"
+
+
+def _logged_run(workspace: Any, log: Any, run_id: str) -> tuple[Any, bool]:
+    """The logged run ``run_id`` names and whether its outcome lists changed files; refused when undone already."""
     from ..records.kinds import OUTCOME_KIND, UNDO_KIND
-    from ..records.rows import UndoRow
 
     record = log.run(run_id)
     rows = [row for row in log.read() if row.get("run_id") == record.run_id]
-    if record.undone or any(row.get("kind") == UNDO_KIND for row in rows):
+    if record.undone or any(row.get("kind") == UNDO_KIND for row in rows) or was_undone(workspace, record.run_id):
         raise UserError(f"run {record.run_id} was undone already")
     outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
     changes = outcome.get("changes")
-    done = undo_run(workspace, record.run_id, changed_files=isinstance(changes, dict) and any(changes.values()))
-    row = UndoRow(record.run_id, by=by, skill=record.skill, removed=done.removed, restored=done.restored).to_row()
+    return record, isinstance(changes, dict) and any(changes.values())
+
+
+def check_undo(workspace: Any, log: Any, run_id: str, *, force: bool = False) -> Any:
+    """The logged run ``run_id`` names (its :class:`~semif_agent.records.RunRecord`), once checked that it can be
+    undone (in part, with ``force``), touching nothing: the :class:`UserError` :func:`undo_logged_run` would give
+    otherwise, before anyone is asked why."""
+    record, changed_files = _logged_run(workspace, log, run_id)
+    if undo_record(workspace, record.run_id) is None:
+        raise _nothing_kept(record.run_id, changed_files)
+    blocked = blocked_files(workspace, record.run_id)
+    if blocked and not force:
+        raise UserError(blocked_message(record.run_id, blocked))
+    return record
+
+
+def undo_logged_run(
+    workspace: Any, log: Any, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
+) -> tuple[Undone, dict[str, Any]]:
+    """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``, saying why
+    (``reason``, one of :data:`~semif_agent.records.rows.UNDO_REASONS`: only ``route`` is a routing failure).
+
+    Refused (a :class:`UserError`) for an unknown run, a run undone already, or one that cannot be put back (with
+    ``force``, only when nothing of the record can be read: see :func:`undo_run`).
+    Returns what was done and the row written.
+    """
+    from ..records.rows import UNDO_REASONS, UndoRow
+
+    if reason not in UNDO_REASONS:
+        raise UserError(f"an undo's reason is {' or '.join(UNDO_REASONS)}, not {reason!r}")
+    record, changed_files = _logged_run(workspace, log, run_id)
+    done = undo_run(workspace, record.run_id, changed_files=changed_files, force=force)
+    row = UndoRow(
+        record.run_id,
+        by=by,
+        skill=record.skill,
+        reason=reason,
+        removed=done.removed,
+        restored=done.restored,
+        skipped=done.skipped,
+    ).to_row()
     log.append(row)
     return done, row
 
 
-def undo_state(workspace: Any, run_id: str, *, undone: bool) -> str:
-    """What the run page says of undoing ``run_id``: "ready", "undone", "" (nothing kept), or why it cannot be."""
+@dataclass(frozen=True)
+class UndoState:
+    """What the run page says of undoing a run: ``status`` is "" (it kept nothing to undo), "ready", "blocked"
+    (``blocked``: the files that are no longer as the run left it, which ``--force`` leaves) or "undone"."""
+
+    status: str
+    blocked: dict[str, str] = field(default_factory=dict)
+
+
+def undo_state(workspace: Any, run_id: str, *, undone: bool) -> UndoState:
+    """Whether ``run_id`` can be undone now, as the run page shows it (its files are checked, nothing is touched)."""
     if undone or was_undone(workspace, run_id):
-        return "undone"
-    record = undo_record(workspace, run_id)
-    if record is None:
-        return ""
-    missing = [e for e in record["files"] if isinstance(e, dict) and e.get("not_kept")]
-    return f"{missing[0].get('path')} was not kept ({missing[0]['not_kept']})" if missing else "ready"
+        return UndoState("undone")
+    if undo_record(workspace, run_id) is None:
+        return UndoState("")
+    blocked = blocked_files(workspace, run_id)
+    return UndoState("blocked", blocked) if blocked else UndoState("ready")

@@ -61,7 +61,7 @@ RECORD_KINDS: Mapping[str, RecordKind] = {
         RecordKind("generate", GenerateRow, "step", "one attempt at generating a new skill's body"),
         RecordKind(OUTCOME_KIND, OutcomeRow, "record", "how a run ended: what it did and the assessment"),
         RecordKind(LABEL_KIND, LabelRow, "record", "a person's label of a run: the right skill, the real outcome"),
-        RecordKind(UNDO_KIND, UndoRow, "record", "a run taken back by `semif undo`: a failure label for its route"),
+        RecordKind(UNDO_KIND, UndoRow, "record", "a run taken back by `semif undo`: its route or its result unwanted"),
         RecordKind(MODEL_CALL_KIND, ModelCallRow, "call", "one model call: the messages and the answer"),
     )
 }

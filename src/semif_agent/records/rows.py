@@ -409,19 +409,39 @@ class GenerateRow(RunRow):
     model: str | None = None
 
 
+UNDO_REASONS = ("route", "result")
+"""What an undo says was unwanted: the route (the request should not have gone to the run's skill: a routing failure)
+or only the result (the skill was right, its change was not wanted: nothing about the route). An undo row without a
+reason (written before undos asked) keeps its old meaning, a routing failure."""
+
+UNDO_SHOWN = {"route": "wrong route", "result": "result unwanted"}
+"""How a run's undo reason reads beside it ("undone: wrong route") in ``semif log`` and the web view."""
+
+
 @dataclass(frozen=True)
 class UndoRow(PersonsRow):
-    """A run taken back with ``semif undo``: the files it removed and put back. It counts as a failure label."""
+    """A run taken back with ``semif undo``: why (:data:`UNDO_REASONS`), the files it removed and put back, and those
+    ``--force`` left as they were (path -> why). Only a ``route`` undo (or an old one with no reason) counts as a
+    failure label of the route."""
 
     KIND: ClassVar[str] = "undo"
     FIELDS: ClassVar[Mapping[str, Expect]] = {
         **COMMON,
         "by": needed(TEXT),
         "skill": or_null(TEXT),
+        "reason": or_null(TEXT),
         "removed": TEXTS,
         "restored": TEXTS,
+        "skipped": OBJECT,
     }
 
     skill: str | None = None
+    reason: str | None = None  # "route" or "result"; None in rows written before undos asked
     removed: list[str] = field(default_factory=list)  # files the run created, removed again
     restored: list[str] = field(default_factory=list)  # files it modified or deleted, put back as they were
+    skipped: dict[str, str] = field(default_factory=dict)  # files --force left as they are now, and why
+
+    @property
+    def route_failure(self) -> bool:
+        """Whether the undo says the route was wrong: a ``route`` undo, or an old one that gave no reason."""
+        return self.reason != "result"

@@ -6,8 +6,11 @@ That judgement is one ``kind: "label"`` row appended to the decision log, with
 the run's ``run_id``; earlier rows are never rewritten. When the log is read,
 a run's label rows are folded in log order, the latest winning field by field:
 a later label that only gives the outcome keeps an earlier label's skill.
-A run taken back with ``semif undo`` (a ``kind: "undo"`` row) folds in as a
-label of its outcome, ``failure``: the route acted wrongly enough to undo.
+A run taken back with ``semif undo`` (a ``kind: "undo"`` row) is marked
+undone, with what the undo said was unwanted: the route (it folds in as a
+label of its outcome, ``failure``: the request should not have gone there;
+also an old undo row, which gave no reason) or only the result (the skill
+was right: it folds in as no label at all, so nothing about the route is learned).
 
 In a label row, ``"skill": null`` means no skill fits the request; a label
 that says nothing about the skill has no ``skill`` key at all (the same
@@ -31,7 +34,7 @@ from typing import Any, TypedDict, Unpack
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
 from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
-from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow
+from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow, UndoRow
 
 AMBIGUOUS_SHOWN = 5
 OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
@@ -48,6 +51,7 @@ class Label:
     outcome: str | None = None
     note: str | None = None
     undone: bool = False  # the run was taken back (``semif undo``)
+    undo_reason: str | None = None  # what its undo said was unwanted: "route" or "result" (None: an old undo, a route)
     skill_source: str = "person"  # who said the skill: see LabelRow (implicit: only a client's pick after a find)
     outcome_source: str = "person"  # who said the outcome (an undo is a person's)
     wrong: str | None = None  # a skill the request should not go to (implicit labels)
@@ -59,7 +63,8 @@ class Label:
         return self.skill_source if self.has_skill else self.outcome_source
 
     def to_dict(self) -> dict[str, Any]:
-        """``{skill?, outcome?, by?, note?, undone?, source?}``: only what a label said (``skill: None``: no skill fits)."""
+        """``{skill?, outcome?, by?, note?, undone?, undo_reason?, source?}``: only what a label said (``skill: None``: no
+        skill fits)."""
         joined: dict[str, Any] = {}
         if self.has_skill:
             joined["skill"] = self.skill
@@ -71,6 +76,7 @@ class Label:
             joined["note"] = self.note
         if self.undone:
             joined["undone"] = True
+            joined["undo_reason"] = self.undo_reason or "route"
         if self.source != "person":
             joined["source"] = self.source
         return joined
@@ -94,7 +100,9 @@ class RunRecord:
     note: str | None = None
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
-    undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled
+    undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled,
+    # when the undo said the route was wrong (``undo_reason``)
+    undo_reason: str | None = None  # when undone: "route" (a routing failure, also an old undo's) or "result" (not one)
     label_source: str | None = None  # who said the label's skill (else its outcome) when not a person: client, implicit
     label_wrong: str | None = None  # a skill the label says the request should not go to
     label_outcome_source: str | None = None  # who said the label's outcome when not a person: client
@@ -191,9 +199,13 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     (:data:`~.rows.SOURCE_RANK`) said it: a client's report never replaces
     what a person said, only what a client said before. An implicit label (a
     client's pick) adds nothing to a run anyone else labelled, and any later
-    judgement replaces it whole. An undo row says the outcome was a failure
-    (a person's word) and that the run was undone; it names nobody as the
-    labeller. Fields of the wrong type (a hand-edited row) are ignored, not trusted.
+    judgement replaces it whole. An undo row says the run was undone and
+    why; one that says the route was wrong (``route``, or no reason: a row
+    written before undos asked) also says the outcome was a failure (a
+    person's word), which training reads as a failure of the route. One that
+    says only the result was unwanted (``result``) says nothing of the route
+    or the outcome: the run teaches what it taught before. An undo names
+    nobody as the labeller. Fields of the wrong type (a hand-edited row) are ignored, not trusted.
     """
     labels: dict[str, Label] = {}
     for row in rows:
@@ -202,7 +214,12 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             continue
         before = labels.get(run_id) or Label(by="")
         if kind == UNDO_KIND:
-            labels[run_id] = replace(before, outcome="failure", outcome_source="person", undone=True)
+            undo = UndoRow.from_row(row)
+            reason = "route" if undo.route_failure else "result"
+            undone = replace(before, undone=True, undo_reason=reason)
+            labels[run_id] = (
+                replace(undone, outcome="failure", outcome_source="person") if undo.route_failure else undone
+            )
             continue
         said = LabelRow.from_row(row)
         if said.source == "implicit" and before.by and before.source != "implicit":
@@ -223,6 +240,7 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             outcome=said.outcome if takes_outcome else before.outcome,
             note=said.note if said.note is not None else before.note,
             undone=before.undone,
+            undo_reason=before.undo_reason,
             skill_source=said.source if takes_skill else before.skill_source,
             outcome_source=said.source if takes_outcome else before.outcome_source,
             wrong=said.wrong if said.source == "implicit" else None,
@@ -287,6 +305,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
                 outcome_missing=not ending,
                 undone=label.undone if label else False,
+                undo_reason=label.undo_reason if label and label.undone else None,
                 label_source=label.source if label and label.by and label.source != "person" else None,
                 label_wrong=label.wrong if label else None,
                 label_outcome_source=(

@@ -34,9 +34,9 @@ from starlette.staticfiles import StaticFiles
 
 from .._text import percent
 from ..errors import SemifError, UserError
-from ..loop.undo import undo_logged_run, undo_state
+from ..loop.undo import DEFAULT_REASON, reason_said, undo_logged_run, undo_state
 from ..records import DecisionLog, label_row, login_name
-from ..records.rows import LABEL_OUTCOMES
+from ..records.rows import LABEL_OUTCOMES, UNDO_SHOWN
 from ..records.to_label import to_label
 from ..workspace import Workspace
 from . import charts
@@ -103,7 +103,9 @@ def create_app(
         accuracy_point=lambda period: (period[0], period[2] / period[1] if period[1] else 0.0),
         confusion_item=lambda pair: (f"{pair[0]} \u2192 {pair[1]}", pair[2]),
     )
-    templates.globals.update(charts=charts, token=state.token, outcomes=LABEL_OUTCOMES)
+    templates.globals.update(
+        charts=charts, token=state.token, outcomes=LABEL_OUTCOMES, reason_said=reason_said, undo_shown=UNDO_SHOWN
+    )
     pages = _Pages(state, templates)
     routes = [
         Route("/", pages.runs),
@@ -227,7 +229,8 @@ class _Pages:
         return RedirectResponse(f"/runs/{row.run_id}#label", status_code=303)
 
     async def undo(self, request: Request) -> Response:
-        """Take the run's changes back (``semif undo``); refused without the page's token, like a label."""
+        """Take the run's changes back (``semif undo``), with the reason its button gives (``route`` or ``result``,
+        else result) and ``force=1`` where files block it; refused without the page's token, like a label."""
         form = await request.form()
         refused = self._refused(request, form)
         if refused is not None:
@@ -239,7 +242,11 @@ class _Pages:
                 self.state.workspace.log_path, fsync=bool(self.state.workspace.settings["log"].get("fsync"))
             )
             by = str(form.get("by") or self.state.by)
-            await asyncio.to_thread(undo_logged_run, self.state.workspace, log, run_id, by=by)
+            reason = str(form.get("reason") or DEFAULT_REASON)
+            force = str(form.get("force") or "") == "1"
+            await asyncio.to_thread(
+                undo_logged_run, self.state.workspace, log, run_id, by=by, reason=reason, force=force
+            )
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{run_id}#undo", status_code=303)

@@ -96,7 +96,7 @@ class IndexedRun:
         return self.lowered
 
 
-_RECORD_KEYS = ("run_id", "kind", "request", "skill", "outcome", "evidence", "source", "by", "note")
+_RECORD_KEYS = ("run_id", "kind", "request", "skill", "outcome", "evidence", "source", "by", "note", "reason")
 _ROUTED_KEYS = ("run_id", "kind", "skill", "level", "selected")
 
 

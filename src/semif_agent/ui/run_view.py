@@ -2,7 +2,8 @@
 
 The rows are those ``semif log show`` reads (the run's decision rows, its
 outcome row and its label rows), taken from the index rather than by reading
-the log again.
+the log again. Its undo row, if any, is read as what the undo did and why, not
+shown as a record among the decisions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from .._beneath import lexists_beneath
 from .._files import open_regular_beneath
 from ..records import RunRecord, resolve_run_id, run_rows
+from ..records.kinds import UNDO_KIND
+from ..records.rows import UndoRow
 from .index import CallIndex, LogIndex
 
 DIFF_MAX_BYTES = 64 * 1024
@@ -56,6 +59,14 @@ class ChangeView:
 
 
 @dataclass
+class UndoView:
+    """A run's undo: who, when, why (``reason``: route, result, or None for an old undo, a route) and what it did."""
+
+    row: UndoRow
+    when: float | None
+
+
+@dataclass
 class RunView:
     record: RunRecord
     started: float | None
@@ -64,6 +75,7 @@ class RunView:
     changes: list[ChangeView]
     labels: list[dict[str, Any]]
     calls: list[dict[str, Any]]
+    undo: UndoView | None = None
 
 
 def resolve(index: LogIndex, wanted: str) -> str:
@@ -77,7 +89,12 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     rows = index.rows_of(run_id)
     parts = run_rows(rows)
     outcome, labels = parts.outcome, parts.labels
-    decisions = [_decision(row) for row in parts.decisions + parts.others]
+    decisions = [_decision(row) for row in parts.decisions + parts.others if row.get("kind") != UNDO_KIND]
+    undo_rows = [row for row in parts.others if row.get("kind") == UNDO_KIND]
+    undo = None
+    if undo_rows:
+        ts = undo_rows[0].get("ts")
+        undo = UndoView(UndoRow.from_row(undo_rows[0]), float(ts) if isinstance(ts, (int, float)) else None)
     model_calls = [_decision_call(row) for row in rows if row.get("usage")]
     if calls is not None:
         model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]
@@ -88,7 +105,7 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
         for verb, paths in (outcome.get("changes") or {}).items()
         for path in (paths or ())
     ]
-    return RunView(run.summary(), run.started, decisions, outcome, changes, labels, model_calls)
+    return RunView(run.summary(), run.started, decisions, outcome, changes, labels, model_calls, undo)
 
 
 def _decision(row: dict[str, Any]) -> DecisionView:
