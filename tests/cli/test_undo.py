@@ -177,7 +177,7 @@ def test_only_an_undo_of_a_wrong_route_is_a_routing_failure_that_training_reads(
     route = semif("undo", wrong_route["run_id"], "-w", str(ws), "--reason", "route")
     assert route.returncode == 0, route.stderr
     assert "the route was wrong: the request should not have gone to drafts.edit" in route.stdout
-    result = semif("undo", unwanted["run_id"], "-w", str(ws), "--reason", "result")
+    result = semif("undo", unwanted["run_id"], "-w", str(ws), "--reason", "result", "--by", "ada")
     assert result.returncode == 0, result.stderr
     assert "only the result was unwanted: the route to drafts.edit was right (not a routing failure)" in result.stdout
     assert not (ws / "data" / "drafts" / "a.txt").exists() and not (ws / "data" / "drafts" / "b.txt").exists()
@@ -190,6 +190,12 @@ def test_only_an_undo_of_a_wrong_route_is_a_routing_failure_that_training_reads(
     assert (kept.undone, kept.undo_reason, kept.true_outcome) == (True, "result", "success")
     listed = semif("log", "--runs", "-w", str(ws)).stdout
     assert "undone: wrong route" in listed and "undone: result unwanted" in listed
+    shown = semif("log", "show", unwanted["run_id"], "-w", str(ws)).stdout
+    [line] = [line.split(None, 1)[1] for line in shown.splitlines() if line.startswith("undone ")]
+    assert line == (
+        "by ada: only the result was unwanted: the route to drafts.edit was right (not a routing failure); "
+        "removed data/drafts/b.txt"
+    )
 
 
 def test_an_undo_without_a_reason_off_a_terminal_is_a_result_and_says_so(semif: Semif, ws: Path) -> None:

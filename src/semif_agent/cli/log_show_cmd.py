@@ -30,8 +30,9 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     --json prints the run's record, its outcome row, every decision row and
     its label rows.
     """
+    from ..loop.undo import undo_said
     from ..records import DecisionLog, run_rows
-    from ..records.kinds import sections, title_of
+    from ..records.kinds import UNDO_KIND, sections, title_of
 
     ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path)
@@ -59,6 +60,9 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     titled = {kind for kind, _ in sections(after_outcome=False) + sections(after_outcome=True)}
     others = [row for row in decisions if row.get("kind") not in titled] + parts.others
     for row in others:  # generation steps and other records of the run
+        if row.get("kind") == UNDO_KIND:
+            _field("undone", undo_said(row))
+            continue
         _field(
             title_of(row.get("kind")),
             one_line(

@@ -51,7 +51,7 @@ def undo(run_id: str, reason: str | None, force: bool, by: str | None, workspace
       semif undo 20261130-1015 --reason route --json
       semif undo 20261130-1015 --reason result --force
     """
-    from ..loop.undo import DEFAULT_REASON, check_undo, reason_said, undo_logged_run
+    from ..loop.undo import DEFAULT_REASON, check_undo, files_said, reason_said, undo_logged_run
     from ..records import DecisionLog, login_name
 
     ws = open_workspace(workspace)
@@ -65,14 +65,8 @@ def undo(run_id: str, reason: str | None, force: bool, by: str | None, workspace
     if as_json:
         print_json({**done.to_dict(), "reason": row["reason"], "routing_failure": route_failure, "row": row})
         return
-    said = [
-        f"removed {', '.join(done.removed)}" if done.removed else "",
-        f"put back {', '.join(done.restored)}" if done.restored else "",
-        *(f"left {path} as it is (it {why})" for path, why in done.skipped.items()),
-    ]
-    click.echo(
-        f"undid run {done.run_id} ({row['skill'] or 'no skill'}): {'; '.join(s for s in said if s) or 'nothing left to undo'}"
-    )
+    said = files_said(done.removed, done.restored, done.skipped)
+    click.echo(f"undid run {done.run_id} ({row['skill'] or 'no skill'}): {said}")
     click.echo(reason_said(row["reason"], row["skill"]))
     if route_failure:
         click.echo("`semif label RUN --skill NAME` says where it should have gone")
@@ -85,7 +79,7 @@ def _ask_reason(skill: str | None) -> str:
     went = skill or "no skill"
     click.echo(f"What was unwanted?\n  route   the request should not have gone to {went}", err=True)
     click.echo(f"  result  {went} was right, only this change was unwanted", err=True)
-    return str(click.prompt("route or result", type=click.Choice(["route", "result"]), err=True))
+    return str(click.prompt("route or result", type=click.Choice(["route", "result"]), show_choices=False, err=True))
 
 
 COMMANDS = [undo]

@@ -5,7 +5,7 @@ A run teaches (:func:`lesson_of`):
 - a person's label naming a skill (``semif label RUN --skill NAME``): the
   request is an example of that skill; ``--none`` takes it from every skill;
 - a person's label of the outcome: ``success`` makes the request an example
-  of the skill the run chose; ``failure`` (or ``semif undo``) takes it back;
+  of the skill the run chose; ``failure`` (or ``semif undo --reason route``) takes it back;
 - with ``judged``, the assessment's own verdict on a run nobody labelled:
   ``success`` for the chosen skill, anything else takes it back.
 

@@ -17,11 +17,19 @@ than 1 MiB, or past that cap, is listed with why it was not kept, and such
 a run cannot be undone. Only the newest :data:`RUNS_KEPT` runs' images are
 kept.
 
-:func:`undo_run` checks every file first: one that changed since the run
-(or came back, for a deleted one) is refused by name, and nothing is
-touched, as is one whose kept bytes no longer hash to what the run recorded.
-Then it removes what the run created and writes back what it modified or
-deleted, byte for byte, with their permission bits (never set-user-ID).
+:func:`undo_run` checks every file first: one that is no longer as the run
+left it (changed or gone since, or there again for one it deleted), was not
+kept, or whose kept bytes no longer hash to what the run recorded blocks
+the undo: all of them are named and nothing is touched. With ``force`` the
+blocked files are left as they are now (never overwritten nor removed: a
+person's later edit or deletion stands) and the rest is undone. Then it
+removes what the run created and writes back what it modified or deleted,
+byte for byte, with their permission bits (never set-user-ID).
+
+:func:`undo_logged_run` logs the undo with its reason: ``route`` (the
+request should not have gone to the run's skill, a routing failure) or
+``result`` (the skill was right, only its change was unwanted, which teaches
+nothing about the route; the reason when none is given).
 
 A skill could have planted links anywhere in its write dirs, so every file is
 reached from its write dir's descriptor and never through a link
@@ -37,6 +45,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -348,6 +357,26 @@ def reason_said(reason: str | None, skill: str | None) -> str:
     if reason is None:
         return f"counted as a failure of the route to {went} (an undo from before undos asked why)"
     return f"the route was wrong: the request should not have gone to {went} (a routing failure `semif train` learns)"
+
+
+def files_said(removed: list[str], restored: list[str], skipped: dict[str, str]) -> str:
+    """What an undo did to the files, in words: "removed a; put back b, c; left d as it is (it changed since the run)"."""
+    said = [
+        f"removed {', '.join(removed)}" if removed else "",
+        f"put back {', '.join(restored)}" if restored else "",
+        *(f"left {path} as it is (it {why})" for path, why in skipped.items()),
+    ]
+    return "; ".join(part for part in said if part) or "nothing left to undo"
+
+
+def undo_said(row: Mapping[str, Any]) -> str:
+    """A logged undo row in words: who, why, and what it did to the files (for ``semif log show``)."""
+    from ..records.rows import UndoRow
+
+    undo = UndoRow.from_row(row)
+    return (
+        f"by {undo.by}: {reason_said(undo.reason, undo.skill)}; {files_said(undo.removed, undo.restored, undo.skipped)}"
+    )
 
 
 def _logged_run(workspace: Any, log: Any, run_id: str) -> tuple[Any, bool]:
