@@ -176,9 +176,12 @@ def test_undo_refuses_a_kept_copy_changed_since_and_touches_nothing(ws: Workspac
     folder = keep_before_images(ws, "run-1", before, after, changes, images)
     assert folder is not None
     (folder / "1.before").write_bytes(b"tampered")  # d08.txt's copy
-    with pytest.raises(UserError, match="the copy it kept of data/drafts/d08.txt is missing or damaged"):
+    with pytest.raises(UserError, match="data/drafts/d08.txt has a kept copy that is missing or damaged"):
         undo_run(ws, "run-1")
     assert (drafts / "d04.txt").read_bytes() == b"the run's" and not (drafts / "d08.txt").exists()
+    done = undo_run(ws, "run-1", force=True)  # puts back what it can, never the damaged copy
+    assert done.skipped == {"data/drafts/d08.txt": "has a kept copy that is missing or damaged"}
+    assert done.restored == ["data/drafts/d04.txt"] and not (drafts / "d08.txt").exists()
 
 
 def test_the_store_stays_within_its_budget_and_forgets_files_that_are_gone(ws: Workspace) -> None:
