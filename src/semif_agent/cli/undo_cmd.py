@@ -22,7 +22,7 @@ from .workspace_cmds import open_workspace
 @click.option(
     "--force",
     is_flag=True,
-    help="Undo what is still as the run left it and leave the files that changed or went since as they are now.",
+    help="Undo what is still as the run left it; leave the files edited or deleted since as they are now.",
 )
 @click.option("--by", metavar="NAME", help="Who undoes the run (default: your login name).")
 @workspace_option
