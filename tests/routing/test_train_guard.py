@@ -45,8 +45,9 @@ def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp
     assert code == 0, err
     decision = json.loads(out)["decision"]
     assert decision["switched"] and not decision["forced"]
-    assert {"text": ASKED, "now": "right", "before": "todos.complete", "after": "email.compose"}.items() <= (
-        decision["flips"][0].items()
+    assert any(
+        {"text": ASKED, "now": "right", "before": "todos.complete", "after": "email.compose"}.items() <= flip.items()
+        for flip in decision["flips"]
     )
     assert decision["now_wrong"] == 0
     assert routed(root, ASKED) == "email.compose"

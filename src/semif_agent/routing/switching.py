@@ -64,6 +64,13 @@ class Flip:
     def fixed(self) -> bool:
         return self.after == self.expected
 
+    @property
+    def now(self) -> str:
+        """``right`` (fixed), ``wrong`` (it was right: a break) or ``still wrong`` (from one wrong route to another)."""
+        if self.fixed:
+            return "right"
+        return "wrong" if self.before == self.expected else "still wrong"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
@@ -71,7 +78,7 @@ class Flip:
             "before": self.before,
             "after": self.after,
             "source": self.source,
-            "now": "right" if self.fixed else "wrong",
+            "now": self.now,
         }
 
 
@@ -266,13 +273,14 @@ def decide(
 def flip_lines(decision: dict[str, Any], shown: int = SHOWN_FLIPS) -> list[str]:
     """The flips of a decision's ``to_dict()``, for people: ``now right  "text"  old -> new``, a few of each kind."""
     lines = []
-    for now in ("right", "wrong"):
+    for now in ("right", "wrong", "still wrong"):
         flips = [f for f in decision["flips"] if f["now"] == now]
+        said = "now " + now if now != "still wrong" else now
         for flip in flips[:shown]:
             lines.append(
-                f"  now {now:<6}{flip['text']!r}  {flip['before'] or 'none'} -> {flip['after'] or 'none'}"
+                f"  {said} {flip['text']!r}  {flip['before'] or 'none'} -> {flip['after'] or 'none'}"
                 + ("" if now == "right" else f"  (should be {flip['expected'] or 'none'})")
             )
         if len(flips) > shown:
-            lines.append(f"  … {len(flips) - shown} more now {now} (--json lists them all)")
+            lines.append(f"  … {len(flips) - shown} more {said} (--json lists them all)")
     return lines
