@@ -425,3 +425,12 @@ class UndoRow(PersonsRow):
     skill: str | None = None
     removed: list[str] = field(default_factory=list)  # files the run created, removed again
     restored: list[str] = field(default_factory=list)  # files it modified or deleted, put back as they were
+
+
+@dataclass(frozen=True)
+class UnlabelRow(PersonsRow):
+    """A person's labels of a run taken back (``semif label --undo``): the run folds as if they had never been given,
+    so what clients and the assessment said of it counts again. Earlier rows stay as they were."""
+
+    KIND: ClassVar[str] = "unlabel"
+    FIELDS: ClassVar[Mapping[str, Expect]] = {**COMMON, "by": needed(TEXT)}

@@ -8,6 +8,9 @@ a run's label rows are folded in log order, the latest winning field by field:
 a later label that only gives the outcome keeps an earlier label's skill.
 A run taken back with ``semif undo`` (a ``kind: "undo"`` row) folds in as a
 label of its outcome, ``failure``: the route acted wrongly enough to undo.
+A person's labels taken back (``semif label --undo``, a ``kind: "unlabel"``
+row) fold as if they had never been given: the run is unlabelled again, and
+what a client or the assessment said of it counts as before.
 
 In a label row, ``"skill": null`` means no skill fits the request; a label
 that says nothing about the skill has no ``skill`` key at all (the same
@@ -30,7 +33,7 @@ from typing import Any, TypedDict, Unpack
 
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
-from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
+from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record
 from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow
 
 AMBIGUOUS_SHOWN = 5
@@ -167,7 +170,7 @@ class RunRows:
 
     decisions: list[dict[str, Any]]
     outcome: dict[str, Any]
-    labels: list[dict[str, Any]]
+    labels: list[dict[str, Any]]  # its label rows and the rows taking labels back, in log order
     others: list[dict[str, Any]]  # records about the run other than its outcome and labels, shown as they are
 
 
@@ -177,9 +180,11 @@ def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
     return RunRows(
         decisions=[row for row in rows if not is_run_record(row.get("kind"))],
         outcome=next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {}),
-        labels=[row for row in rows if row.get("kind") == LABEL_KIND],
+        labels=[row for row in rows if row.get("kind") in (LABEL_KIND, UNLABEL_KIND)],
         others=[
-            row for row in rows if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)
+            row
+            for row in rows
+            if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND, UNLABEL_KIND)
         ],
     )
 
@@ -193,12 +198,18 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     client's pick) adds nothing to a run anyone else labelled, and any later
     judgement replaces it whole. An undo row says the outcome was a failure
     (a person's word) and that the run was undone; it names nobody as the
-    labeller. Fields of the wrong type (a hand-edited row) are ignored, not trusted.
+    labeller. An unlabel row takes back every person's label of the run
+    before it: they are skipped, the rest folds as it would have without them.
+    Fields of the wrong type (a hand-edited row) are ignored, not trusted.
     """
+    rows = list(rows)
+    taken_back = {row.get("run_id"): at for at, row in enumerate(rows) if row.get("kind") == UNLABEL_KIND}
     labels: dict[str, Label] = {}
-    for row in rows:
+    for at, row in enumerate(rows):
         run_id, kind = row.get("run_id"), row.get("kind")
         if kind not in (LABEL_KIND, UNDO_KIND) or not isinstance(run_id, str):
+            continue
+        if kind == LABEL_KIND and at < taken_back.get(run_id, -1) and LabelRow.from_row(row).source == "person":
             continue
         before = labels.get(run_id) or Label(by="")
         if kind == UNDO_KIND:
@@ -234,6 +245,19 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             folded, client=(said.by if said.source != "person" else before.client) if clients else None
         )
     return labels
+
+
+def persons_labels(rows: Iterable[dict[str, Any]], run_id: str) -> int:
+    """How many labels people gave ``run_id`` that stand (given after its latest unlabel row, if any)."""
+    count = 0
+    for row in rows:
+        if row.get("run_id") != run_id:
+            continue
+        if row.get("kind") == UNLABEL_KIND:
+            count = 0
+        elif row.get("kind") == LABEL_KIND and LabelRow.from_row(row).source == "person":
+            count += 1
+    return count
 
 
 def routed_to(row: Mapping[str, Any]) -> str | None:
