@@ -125,7 +125,7 @@ def train(
 
 
 def _print_report(report: dict[str, Any], path: Path | None) -> None:
-    from ..routing.switching import flip_lines
+    from ..routing.switching import flip_lines, label_lines
 
     counts = ", ".join(f"{n} {source}" for source, n in sorted(report["counts"].items()) if n)
     click.echo(f"learned {report['classes']} skills from {counts}")
@@ -153,6 +153,8 @@ def _print_report(report: dict[str, Any], path: Path | None) -> None:
     for line in flip_lines(decision):
         click.echo(line)
     click.echo(decision["reason"])
+    for line in label_lines(decision):
+        click.echo(line)
     seconds = report["seconds"]
     where = f"saved to {path}" if path is not None else "nothing saved"
     click.echo(f"took {seconds['embedding']} s embedding and {seconds['fitting']} s fitting; {where}")

@@ -270,13 +270,14 @@ class Fitter:
         scored = [self.logits(router, test) for router, (_, test) in zip(routers, parts)]
         return np.vstack([leaves for leaves, _ in scored]), np.concatenate([none for _, none in scored])
 
-    def fit_all(self, settings: Sequence[Setting]) -> LearnedRouter:
+    def fit_all(self, settings: Sequence[Setting], *, leaving_out: Sequence[int] = ()) -> LearnedRouter:
         """The router fitted on every row: the mean of a head per setting chosen (held-out ``none`` and temperature kept).
 
         Each fit starts from the first fold's head of its setting (what most of the rows already taught), where
         :meth:`choose` made one: the loss is the same, its minimum is reached in a fraction of the steps.
+        ``leaving_out`` names rows to fit without (what a router without one label would be, the same way).
         """
-        part = self.part(np.arange(len(self.rows)))
+        part = self.part(np.setdiff1d(np.arange(len(self.rows)), np.asarray(leaving_out, dtype=int)))
         heads = []
         for done, setting in enumerate(settings, start=1):
             heads.append(fit(part.data, part.width, l2=setting.l2, start=self._warm_start(part, setting)))

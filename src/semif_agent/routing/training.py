@@ -69,7 +69,7 @@ from ..engine.local import MODEL_ID
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from .evaluate import Example
-from .switching import HeldOut, SwitchDecision, compare_routers
+from .switching import HeldOut, SwitchDecision, compare_routers, label_culprits
 
 SOURCES = ("examples", "dataset", "label", "success", "failure", "implicit", "reported")
 WEIGHTS = {
@@ -110,6 +110,7 @@ class TrainingExample:
     weight: float = 1.0
     wrong: str | None = None  # set for a failure: the right skill is unknown
     client: str | None = None  # the client behind it (implicit, reported), None for the workspace's own evidence
+    run_id: str | None = None  # the run a person labelled, for a person's label: what `semif label --undo` takes back
 
 
 def request_key(text: str) -> str:
@@ -177,7 +178,7 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
                 if run.label_source == "client":
                     out.append(TrainingExample(text, run.label_skill, "reported", WEIGHTS["reported"], client=client))
                 else:
-                    out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"]))
+                    out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"], run_id=run.run_id))
             continue
         outcome = run.label_outcome or run.outcome
         if run.skill is None or run.skill not in tree.skills:
@@ -189,10 +190,12 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
             out.append(TrainingExample(text, None, "reported", WEIGHTS["reported"], wrong=run.skill, client=client))
         elif outcome == "success":  # a person's "success" says the run's skill was right: a label of it
             source = "label" if run.label_outcome else "success"
-            out.append(TrainingExample(text, run.skill, source, WEIGHTS[source]))
+            labelled = run.run_id if run.label_outcome else None
+            out.append(TrainingExample(text, run.skill, source, WEIGHTS[source], run_id=labelled))
         elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
-            out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
+            labelled = run.run_id if run.label_outcome and not run.undone else None
+            out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill, run_id=labelled))
     return out
 
 
@@ -231,6 +234,9 @@ class TrainingReport:
     seconds: dict[str, float] = field(default_factory=dict)
     held_out_routes: HeldOut | None = None  # where each held-out request went, untrained and learned
     decision: SwitchDecision | None = None  # whether the workspace switched to the router (train_workspace)
+    rows: Sequence[TrainingExample] = field(default=(), repr=False)  # the rows fitted on, in the fit's order
+    # the router fitted the same way without the rows at some positions of ``rows`` (what one label did)
+    refit: Callable[[Sequence[int]], Any] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -281,6 +287,14 @@ def train_workspace(
     report.decision = compare_routers(
         current, new, rows, held_out=report.held_out_routes, force=force, progress=progress
     )
+    refit = report.refit
+    if report.decision.broken and not report.decision.switched and refit is not None:
+        report.decision.culprits = label_culprits(
+            report.decision,
+            report.rows,
+            lambda leaving_out: Learned(tree, engine, LearnedScorer(tree, engine, refit(leaving_out))),
+            progress=progress,
+        )
     router.meta["decision"] = {k: v for k, v in report.decision.to_dict().items() if k != "flips"}
     if not report.decision.switched:
         return router, report, None
@@ -337,6 +351,14 @@ def train(
             report.after, report.calibration = fitter.held_out_metrics(routers[0], test, learned)
         report.l2 = settings[0].l2
         router = fitter.fit_all(settings)
+
+    def refit(leaving_out: Sequence[int]) -> Any:
+        with threadpool_limits(limits=FIT_BLAS_THREADS, user_api="blas"):
+            refitted = fitter.fit_all(settings, leaving_out=leaving_out)
+        refitted.meta = dict(router.meta)  # what it was trained on, as the router it stands in for
+        return refitted
+
+    report.rows, report.refit = rows, refit
     fitted = time.perf_counter()
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
     router.meta = {
