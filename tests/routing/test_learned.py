@@ -63,8 +63,8 @@ def test_each_source_gives_rows(tree: SkillTree) -> None:
     ]
     taught = examples_from_log(runs, tree)
     assert [(r.text, r.skill, r.wrong, r.source, r.weight) for r in taught] == [
-        ("mail Bob", "email.compose", None, "label", 2.0),
-        ("weather?", None, None, "label", 2.0),
+        ("mail Bob", "email.compose", None, "label", 4.0),
+        ("weather?", None, None, "label", 4.0),
         ("save a memo", "notes.add", None, "success", 0.5),
         ("book lunch", None, "todos.add", "failure", 0.5),  # a hand-back blames the skill, not the route: left out
         ("book a call", None, "todos.add", "failure", 1.0),

@@ -13,7 +13,10 @@ skill fits), with a weight:
   ``null`` skill teaches ``none``), weight 1;
 - ``label``: runs a person labelled (``semif label``, the web view) with the
   skill they should have gone to (or ``none``), or as a success of the skill
-  they went to, weight 2: the strongest evidence there is;
+  they went to, weight 4: the strongest evidence there is (at 2, a label of a
+  request the examples send elsewhere did not bring it over, on a starter
+  workspace with 24 requests of its own and four labels; at 4 it did, and
+  nothing that was right went wrong; at 16 a skill's own example did);
 - ``success``: runs the assessment judged a success (and nobody relabelled),
   for the skill they chose, weight 0.5;
 - ``failure``: runs judged (or labelled) a failure say only which skill was
@@ -75,7 +78,7 @@ SOURCES = ("examples", "dataset", "label", "success", "failure", "implicit", "re
 WEIGHTS = {
     "examples": 1.0,
     "dataset": 1.0,
-    "label": 2.0,
+    "label": 4.0,
     "success": 0.5,
     "failure": 0.5,
     "implicit": 0.5,
