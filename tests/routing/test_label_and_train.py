@@ -108,28 +108,55 @@ def test_a_none_label_and_skill_labels_train_together_and_break_nothing(labelled
     assert routed(root, "Note that the wifi password at the cabin is pinecone42") == "notes.add"
 
 
-def test_a_label_that_breaks_right_routes_is_named_and_taken_back(labelled, tmp_path: Path) -> None:
+def test_one_none_label_does_not_place_the_cut_where_the_tree_has_no_none_examples(labelled, tmp_path: Path) -> None:
     # A tree with no requests that no skill serves (as a workspace of SKILL.md skills has): the one --none label is
-    # all training knows of `none`, and the cut it sets sends right routes there.
+    # all training knows of `none`; it used to weigh as much as every other row together and send right routes there.
     root = copy_of(labelled, tmp_path)
     categories = root / "data" / "categories.json"
     tree = json.loads(categories.read_text())
     del tree["none_examples"]
     categories.write_text(json.dumps(tree))
-    run_id = labelled[1][NONE_LABELLED]
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    assert code == 0, err
+    decision = json.loads(out)["decision"]
+    assert decision["switched"] and decision["now_wrong"] == 0, decision["reason"]
+    assert routed(root, "Remind me to book the car service") == "todos.add"
+
+
+DRAFTS = ("Show me my email drafts", "List the drafts I have not sent")
+
+
+def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path) -> None:
+    # A person labelled every run of two requests for the drafts as email.compose, eight times each: the router they
+    # teach sends email.list_drafts' own examples to email.compose too.
+    root = create_workspace(tmp_path / "ws")
+    batch = tmp_path / "drafts.jsonl"
+    batch.write_text("".join(json.dumps({"text": text}) + "\n" for text in DRAFTS for _ in range(8)))
+    assert invoke("run", "--batch", str(batch), "-w", str(root))[0] == 0
+    code, out, err = invoke("log", "-w", str(root), "--limit", "0", "--json")
+    runs = [json.loads(line) for line in out.splitlines()]
+    for run in runs:
+        assert invoke("label", run["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
 
     code, out, err = invoke("train", "-w", str(root))
     assert code == 0, err
     assert "kept the untrained examples strategy" in out and "nothing saved" in out
-    [named] = [line for line in out.splitlines() if line.startswith("the label on run")]
-    assert named.startswith(f"the label on run {run_id} ('{NONE_LABELLED}' --none) turns ")
-    assert named.endswith(f" right route(s) wrong; take it back with `semif label --undo {run_id}`")
-
+    assert "now wrong 'Show my email drafts'  email.list_drafts -> email.compose" in out
+    named = [line for line in out.splitlines() if line.startswith("the labels on runs")]
+    assert named and all(
+        "--skill email.compose) together turn " in line and "take them back with `semif label --undo RUN`" in line
+        for line in named
+    )
     code, out, err = invoke("train", "-w", str(root), "--json")
-    [culprit] = json.loads(out)["decision"]["culprits"]
-    assert culprit["run_ids"] == [run_id] and culprit["mends"] >= 10
+    culprits = json.loads(out)["decision"]["culprits"]
+    assert {culprit["text"] for culprit in culprits} <= set(DRAFTS) and culprits
+    ids = {run["run_id"]: run["request"] for run in runs}
+    for culprit in culprits:
+        assert {ids[run_id] for run_id in culprit["run_ids"]} == {culprit["text"]}
+        assert len(culprit["run_ids"]) == 8 and culprit["mends"] >= 1
 
-    assert invoke("label", "--undo", run_id, "-w", str(root))[0] == 0
+    for run_id in ids:
+        assert invoke("label", run_id, "--undo", "-w", str(root))[0] == 0
     code, out, err = invoke("train", "-w", str(root), "--json")
     assert code == 0, err
     decision = json.loads(out)["decision"]

@@ -35,8 +35,9 @@ what the report calls right is never a client's claim passed off as a fix.
 **The label behind the breaks.** When the guard refuses because right routes
 would turn wrong, :func:`label_culprits` finds which of the latest
 :data:`MAX_SUSPECTS` labels people gave caused it: the router is refitted
-the same way (same settings, same rows) without each one in turn and the
-broken requests replayed through it; a label without which some of them are
+the same way (same settings, same rows) without each one in turn (the labels
+of one request that say the same count as one) and the broken requests
+replayed through it; a label without which some of them are
 right again (at least half as many as the label that mends most: refitting
 without any label moves a route or two by itself) is named, with how many,
 and how to take it back (``semif label --undo RUN``). When no single label is behind them, the same is
@@ -63,6 +64,7 @@ AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3}
 CLIENTS_WORD = {"reported": "a client's report", "implicit": "a client's pick"}  # the more authoritative first
 PERSON = "label"  # the source of a person's label, which no switch may break
 SHOWN_FLIPS = 10  # flips of each kind printed (--json lists them all)
+SHOWN_RUNS = 3  # run ids named in a line about several labels
 MAX_SUSPECTS = 5  # the latest labels people gave that a refused switch refits without, one at a time
 
 
@@ -138,9 +140,13 @@ class Culprit:
                 f"the label on run {run_id} ({self.text!r} {self.said}) turns {self.mends} right route(s) wrong; "
                 f"take it back with `semif label --undo {run_id}`"
             )
+        what = f" ({self.text!r} {self.said})" if self.said else ""
+        runs = ", ".join(self.run_ids[:SHOWN_RUNS]) + (
+            f" and {len(self.run_ids) - SHOWN_RUNS} more" if len(self.run_ids) > SHOWN_RUNS else ""
+        )
         return (
-            f"the labels on runs {', '.join(self.run_ids)} together turn {self.mends} right route(s) wrong; "
-            f"take one back with `semif label --undo RUN`"
+            f"the labels on runs {runs}{what} together turn {self.mends} right route(s) wrong; "
+            f"take them back with `semif label --undo RUN` for each (--json lists every run)"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -304,11 +310,19 @@ def label_culprits(
 
     ``rows`` are the rows the new router was fitted on; ``without(positions)`` is
     the router fitted the same way without the rows at those positions. Only
-    rows a person labelled (those carrying a ``run_id``) are suspects.
+    rows a person labelled (those carrying a ``run_id``) are suspects, and the
+    labels of one request that say the same (a request labelled on each of its
+    runs) are one suspect: without one of them, the others still say it.
     """
+    from .training import request_key
+
     broken = decision.broken
-    suspects = [i for i, row in enumerate(rows) if getattr(row, "run_id", None) and row.client is None]
-    suspects = suspects[-MAX_SUSPECTS:][::-1]  # the latest first
+    groups: dict[tuple[str, str | None, str | None], list[int]] = {}
+    for i, row in enumerate(rows):
+        if getattr(row, "run_id", None) and row.client is None:
+            key = (request_key(row.text), row.skill, row.wrong)
+            groups[key] = [*groups.pop(key, []), i]  # moved to the end: groups in the order of their latest label
+    suspects = list(groups.values())[-MAX_SUSPECTS:][::-1]  # the latest first
     if not broken or not suspects:
         return []
     tell = progress or (lambda stage, done, total: None)
@@ -318,16 +332,22 @@ def label_culprits(
         routes = routed_skills(without(positions), texts)
         return sum(route == flip.expected for route, flip in zip(routes, broken))
 
+    def culprit(positions: list[int], mended: int) -> Culprit:
+        first = rows[positions[0]]
+        said = _said(first) if len({(rows[i].skill, rows[i].wrong) for i in positions}) == 1 else ""
+        return Culprit(tuple(dict.fromkeys(rows[i].run_id for i in positions)), first.text, said, mended)
+
     found = []
-    for done, i in enumerate(suspects, start=1):
+    for done, positions in enumerate(suspects, start=1):
         tell("finding the label behind the breaks", done, len(suspects))
-        mended = mends([i])
+        mended = mends(positions)
         if mended:
-            found.append(Culprit((rows[i].run_id,), rows[i].text, _said(rows[i]), mended))
+            found.append(culprit(positions, mended))
     if not found and len(suspects) > 1:
-        mended = mends(suspects)
+        every = [i for positions in suspects for i in positions]
+        mended = mends(every)
         if mended:
-            found.append(Culprit(tuple(rows[i].run_id for i in suspects), rows[suspects[0]].text, "", mended))
+            found.append(culprit(every, mended))
     found.sort(key=lambda culprit: -culprit.mends)
     # refitting without any one label moves a route or two by itself: only those that mend at least half as many
     # breaks as the one that mends most are named
