@@ -298,7 +298,9 @@ def train_workspace(
             lambda leaving_out: Learned(tree, engine, LearnedScorer(tree, engine, refit(leaving_out))),
             progress=progress,
         )
-    router.meta["decision"] = {k: v for k, v in report.decision.to_dict().items() if k != "flips"}
+    router.meta["decision"] = {
+        k: v for k, v in report.decision.to_dict().items() if k not in ("flips", "unlearned", "culprits")
+    }
     if not report.decision.switched:
         return router, report, None
     path = router.save(workspace)
