@@ -339,7 +339,7 @@ def label_culprits(
 
     found = []
     for done, positions in enumerate(suspects, start=1):
-        tell("finding the label behind the breaks", done, len(suspects))
+        tell("labels", done, len(suspects))  # refitting without each suspect
         mended = mends(positions)
         if mended:
             found.append(culprit(positions, mended))

@@ -358,6 +358,7 @@ def train(
         router = fitter.fit_all(settings)
 
     def refit(leaving_out: Sequence[int]) -> Any:
+        fitter._tell = lambda stage, done, total: None  # the caller tells how the refits go, not each fit
         with threadpool_limits(limits=FIT_BLAS_THREADS, user_api="blas"):
             refitted = fitter.fit_all(settings, leaving_out=leaving_out)
         refitted.meta = dict(router.meta)  # what it was trained on, as the router it stands in for
