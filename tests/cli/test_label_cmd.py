@@ -158,3 +158,26 @@ def test_a_label_names_a_skill_md_skill_as_its_skill_md_writes_it(logged) -> Non
     assert written != "deploy-prod" and written.startswith("deploy-prod")  # the other skill's id, not the exact one
     code, out, err = invoke("label", emailing, "--skill", "deploy-prod", "-w", str(root), "--json")
     assert code == 0 and json.loads(out)["skill"] == "deploy-prod"
+
+
+def test_label_undo_and_unlabel_take_a_runs_labels_back(logged) -> None:
+    root, emailing, _ = logged
+    assert invoke("label", emailing, "--none", "-w", str(root))[0] == 0
+    code, out, err = invoke("label", emailing, "--undo", "-w", str(root), "--json")
+    assert code == 0, err
+    assert {k: json.loads(out)[k] for k in ("run_id", "kind")} == {"run_id": emailing, "kind": "unlabel"}
+    code, out, err = invoke("log", "-w", str(root), "--labelled", "--json")
+    assert code == 0 and out.strip() == "", "the run is unlabelled again"
+
+    code, out, err = invoke("unlabel", emailing, "-w", str(root))
+    assert code == 1 and err.strip() == f"Error: run {emailing} has no label to take back"
+    code, out, err = invoke("label", "nope", "--undo", "-w", str(root))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "no run 'nope'" in err
+    code, out, err = invoke("label", emailing, "--undo", "--none", "-w", str(root))
+    assert code == 1 and "--undo takes the run's labels back" in err
+
+    assert invoke("label", emailing, "--skill", "notes.add", "-w", str(root))[0] == 0
+    code, out, err = invoke("unlabel", emailing, "-w", str(root))
+    assert code == 0, err
+    assert "labels taken back" in out
+    assert invoke("log", "-w", str(root), "--labelled", "--json")[1].strip() == ""

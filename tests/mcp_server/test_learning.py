@@ -63,7 +63,9 @@ def test_sixty_requests_one_client_words_around_an_example_do_not_switch_the_rou
 
     decision = invoke("train", "-w", str(root))["decision"]
     assert invoke("route", README_REQUEST, "-w", str(root))["skill"] == "email.compose", decision["reason"]
-    assert all(f["source"] not in ("implicit", "reported") for f in decision["flips"])  # a client's claims buy nothing
+    clients = [f for f in decision["flips"] if f["source"] in ("implicit", "reported")]
+    assert not any(f["counted"] for f in clients)  # a client's claims buy nothing: shown, marked, never counted
+    assert all(f["mark"].endswith("not counted") for f in clients)
     assert not invoke("train", "--no-clients", "-w", str(root))["counts"].get("implicit")
 
 

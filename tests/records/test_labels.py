@@ -268,3 +268,31 @@ def test_a_run_whose_outcome_row_is_lost_names_the_skill_its_route_rows_chose(tm
     )
     log.append(none_fits)
     assert log.runs()[-1].skill is None  # routed to no skill
+
+
+def test_taking_labels_back_folds_the_run_unlabelled_and_a_clients_pick_counts_again(log: DecisionLog) -> None:
+    run_id = "20261130-101500-aaaaaa"
+    log.append(LabelRow(run_id, by="claude-code", skill="todos.add", has_skill=True, source="implicit").to_row())
+    log.add_label(run_id, by="alice", skill="notes.add")
+    log.add_label(run_id, by="alice", outcome="failure")
+    assert (log.run(run_id).label_skill, log.run(run_id).label_outcome) == ("notes.add", "failure")
+    before = log.path.read_bytes()
+
+    row = log.take_back_labels(run_id[:15], by="alice")
+    assert log.path.read_bytes().startswith(before), "earlier rows stay as they were"
+    assert {k: row[k] for k in ("run_id", "kind", "by")} == {"run_id": run_id, "kind": "unlabel", "by": "alice"}
+    run = log.run(run_id)
+    assert run.label_outcome is None and run.outcome == "success"
+    assert (run.label_skill, run.label_source, run.labelled_by) == ("todos.add", "implicit", "claude-code")
+
+    with pytest.raises(UserError, match=f"run {run_id} has no label to take back"):
+        log.take_back_labels(run_id, by="alice")
+    with pytest.raises(UserError, match="no run 'nope'"):
+        log.take_back_labels("nope", by="alice")
+    log.add_label(run_id, by="bob", skill=None, no_skill=True)  # a label after the take-back stands
+    assert (log.run(run_id).label_has_skill, log.run(run_id).label_skill, log.run(run_id).labelled_by) == (
+        True,
+        None,
+        "bob",
+    )
+    assert log.run("20261130-101501-bbbbbb").labelled_by is None

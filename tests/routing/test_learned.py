@@ -63,8 +63,8 @@ def test_each_source_gives_rows(tree: SkillTree) -> None:
     ]
     taught = examples_from_log(runs, tree)
     assert [(r.text, r.skill, r.wrong, r.source, r.weight) for r in taught] == [
-        ("mail Bob", "email.compose", None, "label", 2.0),
-        ("weather?", None, None, "label", 2.0),
+        ("mail Bob", "email.compose", None, "label", 4.0),
+        ("weather?", None, None, "label", 4.0),
         ("save a memo", "notes.add", None, "success", 0.5),
         ("book lunch", None, "todos.add", "failure", 0.5),  # a hand-back blames the skill, not the route: left out
         ("book a call", None, "todos.add", "failure", 1.0),
@@ -79,7 +79,7 @@ def test_a_dataset_teaches_what_the_names_alone_miss(tree: SkillTree, engine) ->
     ]
     teach += [TrainingExample(f"jot down idea number {n} for later", "notes.add", "dataset") for n in range(40)]
     teach += [TrainingExample(f"what is the weather in city {n}", None, "dataset") for n in range(40)]
-    router, report = train(tree, teach, engine)
+    router, report = train(tree, teach, engine, held_out=0.5)  # enough rows held out to measure on
     strategy = Learned(tree, engine, LearnedScorer(tree, engine, router))
     assert route(strategy, "put the stand-up with team zeta on the board") == "calendar.add_event"
     assert route(strategy, "what is the weather in city 99") is None  # none was learned from the null rows

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from jinja2 import Environment, PackageLoader
 
 from semif_agent.cli import main
-from semif_agent.routing.switching import Flip, HeldOut, decide
+from semif_agent.routing.switching import Flip, HeldOut, compare_routers, decide, flip_lines
+from semif_agent.routing.training import TrainingExample
 from semif_agent.starter import create_workspace
 
 ASKED = "Send my manager a note asking for Friday off"
@@ -45,8 +48,9 @@ def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp
     assert code == 0, err
     decision = json.loads(out)["decision"]
     assert decision["switched"] and not decision["forced"]
-    assert {"text": ASKED, "now": "right", "before": "todos.complete", "after": "email.compose"}.items() <= (
-        decision["flips"][0].items()
+    assert any(
+        {"text": ASKED, "now": "right", "before": "todos.complete", "after": "email.compose"}.items() <= flip.items()
+        for flip in decision["flips"]
     )
     assert decision["now_wrong"] == 0
     assert routed(root, ASKED) == "email.compose"
@@ -164,3 +168,58 @@ def test_train_refuses_a_router_that_breaks_a_persons_label_and_force_switches(t
     assert not decision["switched"], decision["reason"]
     assert f"sends {ASKED!r}, which a person labelled email.compose" in decision["reason"]
     assert stored(root) == before and routed(root, ASKED) == "email.compose"
+
+
+class Routes:
+    """A routing that sends each request where a table says (the replay asks only ``destination``)."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, str | None]) -> None:
+        self.table = table
+
+    def destination(self, text: str) -> str | None:
+        return self.table.get(text)
+
+
+def test_a_clients_request_is_replayed_marked_as_a_clients_word_and_never_counted() -> None:
+    rows = [
+        TrainingExample("Email Carla that the logo files arrived", "email.compose", "examples"),
+        TrainingExample("What will the weather be in Paris tomorrow?", "pdf", "implicit", 0.5, client="claude-code"),
+        TrainingExample("Make a pivot table from sales.xlsx", "xlsx", "reported", 0.5, client="claude-code"),
+    ]
+    before = Routes({"What will the weather be in Paris tomorrow?": "calendar.list_events"})
+    after = Routes(
+        {
+            "Email Carla that the logo files arrived": "email.compose",
+            "What will the weather be in Paris tomorrow?": "pdf",
+            "Make a pivot table from sales.xlsx": "xlsx",
+        }
+    )
+    decision = compare_routers(before, after, rows)
+    assert (decision.replayed, len(decision.fixed), len(decision.broken)) == (1, 1, 0)
+    assert decision.reason.startswith("switched from the untrained table strategy: 1 request(s) now right, 0 now wrong")
+    lines = flip_lines(decision.to_dict())
+    assert "  now right 'Email Carla that the logo files arrived'  none -> email.compose" in lines
+    assert (
+        "  now right 'What will the weather be in Paris tomorrow?'  calendar.list_events -> pdf  "
+        "(implicit: a client's pick, not counted)"
+    ) in lines
+    assert (
+        "  now right 'Make a pivot table from sales.xlsx'  none -> xlsx  (reported: a client's report, not counted)"
+        in (lines)
+    )
+    flips = {flip["text"]: flip for flip in decision.to_dict()["flips"]}
+    assert flips["What will the weather be in Paris tomorrow?"]["counted"] is False
+    assert flips["What will the weather be in Paris tomorrow?"]["mark"] == "implicit: a client's pick, not counted"
+    assert flips["Email Carla that the logo files arrived"]["counted"] is True
+
+    page = PackageLoader("semif_agent.ui", "templates")
+    html = (
+        Environment(loader=page, autoescape=True)
+        .get_template("_train_report.html")
+        .render(
+            status=SimpleNamespace(report={"classes": 2, "counts": {}, "held_out": 0, "decision": decision.to_dict()})
+        )
+    )
+    assert "(implicit: a client&#39;s pick, not counted)" in html

@@ -60,6 +60,10 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
     asked = [r for r in runs if r["request"] == "Send my manager a note asking for Friday off"]
     assert len(asked) == 2 and asked[0]["outcome"] == "handed_back" and asked[0]["label_skill"] == "email.compose"
     assert asked[-1]["skill"] == "email.compose" and asked[-1]["outcome"] != "handed_back", "after the label and train"
+    [pdf] = [r for r in runs if r["request"] == "Convert the budget spreadsheet to a PDF"]
+    assert pdf["labelled_by"] is None, "its --none label was taken back"
+    [unsent] = [r for r in runs if r["request"] == "Any unsent messages?"]
+    assert unsent["label_skill"] == "email.list_drafts"
     drafts = sorted((ws / "data" / "drafts").glob("*.txt"))
     assert [d.read_text().splitlines()[:2] for d in drafts] == [
         ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"],

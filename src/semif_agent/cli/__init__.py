@@ -94,6 +94,11 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "Label a logged run: the skill its request should have gone to (or none), and its real outcome.",
     ),
     LazyCommand(
+        "unlabel",
+        _CLI + "label_cmd:unlabel",
+        "Take back every label people gave a logged run (the same as `semif label RUN_ID --undo`).",
+    ),
+    LazyCommand(
         "undo",
         _CLI + "undo_cmd:undo",
         "Take back what a run changed: remove the files it created, put back those it modified or deleted.",

@@ -50,6 +50,7 @@ def train(
     \b
     It learns from:
       the example requests of the workspace's skills (manifests' and SKILL.md skills' "examples"),
+      and the tree's "none_examples" (requests no skill serves) for "no skill fits",
       DATASETS: labelled requests, JSON lines {"text", "skill"} ("skill": null teaches "no skill fits"),
       the decision log: runs a person labelled (semif label) first, runs judged a success as weaker
       evidence, runs judged a failure as evidence against the skill they chose;
@@ -58,12 +59,15 @@ def train(
 
     Before it switches, every request whose right route is known (examples, datasets, labelled
     and successful runs) is routed by the routing in use and by the new router, and the flips are
-    listed ("now right", "now wrong"); clients' requests are not replayed. It keeps the routing in
-    use, writes nothing and says why when the new router gets wrong a request a person labelled
-    that was right, whatever the fixes; when it gets wrong a request that was right and its fixes
-    do not outnumber such breaks beyond noise (McNemar's exact test, p < 0.05); or when, trained
-    without the held-out requests, it does worse on them than the untrained examples. --force
-    switches anyway.
+    listed ("now right", "now wrong"); clients' requests are listed too, marked as a client's pick
+    or report, and never counted. It keeps the routing in use, writes nothing and says why when
+    the new router gets wrong a request a person labelled that was right, whatever the fixes; when
+    it gets wrong a request that was right and its fixes do not outnumber such breaks beyond noise
+    (McNemar's exact test, p < 0.05); or when, trained without the held-out requests, it does
+    worse on them than the untrained examples. It then names the label behind the breaks, if one
+    is (refitted without each of the latest five labels people gave), and how to take it back
+    (semif label RUN --undo). Labelled requests the new router still gets wrong are listed as
+    "not learned". --force switches anyway.
 
     The router is stored in the workspace (data/router.json says on what, and when) and
     routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
@@ -125,7 +129,7 @@ def train(
 
 
 def _print_report(report: dict[str, Any], path: Path | None) -> None:
-    from ..routing.switching import flip_lines
+    from ..routing.switching import flip_lines, label_lines
 
     counts = ", ".join(f"{n} {source}" for source, n in sorted(report["counts"].items()) if n)
     click.echo(f"learned {report['classes']} skills from {counts}")
@@ -153,6 +157,8 @@ def _print_report(report: dict[str, Any], path: Path | None) -> None:
     for line in flip_lines(decision):
         click.echo(line)
     click.echo(decision["reason"])
+    for line in label_lines(decision):
+        click.echo(line)
     seconds = report["seconds"]
     where = f"saved to {path}" if path is not None else "nothing saved"
     click.echo(f"took {seconds['embedding']} s embedding and {seconds['fitting']} s fitting; {where}")

@@ -161,8 +161,10 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
     """The workspace's act threshold: kept in ``data/act_threshold.json`` while its tree, labels and routing stand."""
     if not can_score(runner.engine):
         return ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
-    # the key reads only the label rows; the labelled requests are gathered (the whole log read) only to measure
-    key = _key(runner, [json.dumps(row, sort_keys=True) for row in runner.log.read(kinds=("label",))])
+    # the key reads only the label rows (and those taking labels back); the labelled requests are gathered (the whole
+    # log read) only to measure
+    labels = runner.log.read(kinds=("label", "unlabel"))
+    key = _key(runner, [json.dumps(row, sort_keys=True) for row in labels])
     path = runner.workspace.data_dir / THRESHOLD_FILE
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))

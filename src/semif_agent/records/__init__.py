@@ -17,7 +17,18 @@ from .calls import ModelCallRow
 from .kinds import RECORD_KINDS, RecordKind, check_row, is_run_record
 from .log import SCHEMA_VERSION, DecisionLog, TornLineWarning
 from .rows import DecisionRow, GenerateRow, LabelRow, OutcomeRow, ProposeRow
-from .runs import Label, RunRecord, RunRows, fold_labels, label_row, login_name, resolve_run_id, run_records, run_rows
+from .runs import (
+    Label,
+    RunRecord,
+    RunRows,
+    fold_labels,
+    label_row,
+    login_name,
+    persons_labels,
+    resolve_run_id,
+    run_records,
+    run_rows,
+)
 
 __all__ = [
     "DecisionLog",
@@ -39,6 +50,7 @@ __all__ = [
     "fold_labels",
     "label_row",
     "login_name",
+    "persons_labels",
     "resolve_run_id",
     "run_records",
     "run_rows",

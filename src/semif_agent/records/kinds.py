@@ -19,7 +19,17 @@ from typing import Any, Literal
 
 from ..errors import LogError
 from .calls import MODEL_CALL_KIND, ModelCallRow
-from .rows import DecisionRow, Expect, GenerateRow, LabelRow, OutcomeRow, ProposeRow, UndoRow, shape_problem
+from .rows import (
+    DecisionRow,
+    Expect,
+    GenerateRow,
+    LabelRow,
+    OutcomeRow,
+    ProposeRow,
+    UndoRow,
+    UnlabelRow,
+    shape_problem,
+)
 
 Role = Literal["decision", "step", "record", "call"]
 
@@ -28,6 +38,7 @@ ASSESS_KIND = "assess"
 OUTCOME_KIND = "outcome"
 LABEL_KIND = "label"
 UNDO_KIND = "undo"
+UNLABEL_KIND = "unlabel"
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,7 @@ RECORD_KINDS: Mapping[str, RecordKind] = {
         RecordKind(OUTCOME_KIND, OutcomeRow, "record", "how a run ended: what it did and the assessment"),
         RecordKind(LABEL_KIND, LabelRow, "record", "a person's label of a run: the right skill, the real outcome"),
         RecordKind(UNDO_KIND, UndoRow, "record", "a run taken back by `semif undo`: its route or its result unwanted"),
+        RecordKind(UNLABEL_KIND, UnlabelRow, "record", "a person's labels of a run taken back by `semif label --undo`"),
         RecordKind(MODEL_CALL_KIND, ModelCallRow, "call", "one model call: the messages and the answer"),
     )
 }

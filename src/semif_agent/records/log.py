@@ -37,11 +37,11 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, Unpack
 
-from ..errors import LogError, check_type
+from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
-from .kinds import check_row, is_run_record
-from .rows import Row
-from .runs import LabelGiven, RunRecord, fold_labels, label_row, resolve_run_id, run_records
+from .kinds import LABEL_KIND, UNLABEL_KIND, check_row, is_run_record
+from .rows import Row, UnlabelRow
+from .runs import LabelGiven, RunRecord, fold_labels, label_row, persons_labels, resolve_run_id, run_records
 
 SCHEMA_VERSION = 1
 
@@ -243,6 +243,20 @@ class DecisionLog:
         """
         label = label_row(run_id, by=by, **given)
         row = {"v": SCHEMA_VERSION, "ts": time.time(), **label.to_row(), "run_id": self.run(run_id).run_id}
+        self.append(row)
+        return row
+
+    def take_back_labels(self, run_id: str, *, by: str) -> dict[str, Any]:
+        """Append an unlabel row taking back every person's label of ``run_id`` (a unique prefix will do); the row.
+
+        A run no person labelled (or whose labels were taken back already) is a one-line :class:`UserError`.
+        """
+        run = self.run(run_id)
+        if not persons_labels(self.read(kinds=(LABEL_KIND, UNLABEL_KIND)), run.run_id):
+            raise UserError(f"run {run.run_id} has no label to take back")
+        if not by.strip():
+            raise UserError("taking a label back needs the name of who does it")
+        row = {"v": SCHEMA_VERSION, "ts": time.time(), **UnlabelRow(run.run_id, by=by.strip()).to_row()}
         self.append(row)
         return row
 

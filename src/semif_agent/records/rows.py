@@ -445,3 +445,12 @@ class UndoRow(PersonsRow):
     def route_failure(self) -> bool:
         """Whether the undo says the route was wrong: a ``route`` undo, or an old one that gave no reason."""
         return self.reason != "result"
+
+
+@dataclass(frozen=True)
+class UnlabelRow(PersonsRow):
+    """A person's labels of a run taken back (``semif label --undo``): the run folds as if they had never been given,
+    so what clients and the assessment said of it counts again. Earlier rows stay as they were."""
+
+    KIND: ClassVar[str] = "unlabel"
+    FIELDS: ClassVar[Mapping[str, Expect]] = {**COMMON, "by": needed(TEXT)}

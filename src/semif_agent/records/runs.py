@@ -11,6 +11,9 @@ undone, with what the undo said was unwanted: the route (it folds in as a
 label of its outcome, ``failure``: the request should not have gone there;
 also an old undo row, which gave no reason) or only the result (the skill
 was right: it folds in as no label at all, so nothing about the route is learned).
+A person's labels taken back (``semif label --undo``, a ``kind: "unlabel"``
+row) fold as if they had never been given: the run is unlabelled again, and
+what a client or the assessment said of it counts as before.
 
 In a label row, ``"skill": null`` means no skill fits the request; a label
 that says nothing about the skill has no ``skill`` key at all (the same
@@ -33,7 +36,7 @@ from typing import Any, TypedDict, Unpack
 
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
-from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
+from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record
 from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow, UndoRow
 
 AMBIGUOUS_SHOWN = 5
@@ -175,7 +178,7 @@ class RunRows:
 
     decisions: list[dict[str, Any]]
     outcome: dict[str, Any]
-    labels: list[dict[str, Any]]
+    labels: list[dict[str, Any]]  # its label rows and the rows taking labels back, in log order
     others: list[dict[str, Any]]  # records about the run other than its outcome and labels, shown as they are
 
 
@@ -185,9 +188,11 @@ def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
     return RunRows(
         decisions=[row for row in rows if not is_run_record(row.get("kind"))],
         outcome=next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {}),
-        labels=[row for row in rows if row.get("kind") == LABEL_KIND],
+        labels=[row for row in rows if row.get("kind") in (LABEL_KIND, UNLABEL_KIND)],
         others=[
-            row for row in rows if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND)
+            row
+            for row in rows
+            if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND, UNLABEL_KIND)
         ],
     )
 
@@ -205,12 +210,18 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     person's word), which training reads as a failure of the route. One that
     says only the result was unwanted (``result``) says nothing of the route
     or the outcome: the run teaches what it taught before. An undo names
-    nobody as the labeller. Fields of the wrong type (a hand-edited row) are ignored, not trusted.
+    nobody as the labeller. An unlabel row takes back every person's label of the run
+    before it: they are skipped, the rest folds as it would have without them.
+    Fields of the wrong type (a hand-edited row) are ignored, not trusted.
     """
+    rows = list(rows)
+    taken_back = {row.get("run_id"): at for at, row in enumerate(rows) if row.get("kind") == UNLABEL_KIND}
     labels: dict[str, Label] = {}
-    for row in rows:
+    for at, row in enumerate(rows):
         run_id, kind = row.get("run_id"), row.get("kind")
         if kind not in (LABEL_KIND, UNDO_KIND) or not isinstance(run_id, str):
+            continue
+        if kind == LABEL_KIND and at < taken_back.get(run_id, -1) and LabelRow.from_row(row).source == "person":
             continue
         before = labels.get(run_id) or Label(by="")
         if kind == UNDO_KIND:
@@ -252,6 +263,19 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
             folded, client=(said.by if said.source != "person" else before.client) if clients else None
         )
     return labels
+
+
+def persons_labels(rows: Iterable[dict[str, Any]], run_id: str) -> int:
+    """How many labels people gave ``run_id`` that stand (given after its latest unlabel row, if any)."""
+    count = 0
+    for row in rows:
+        if row.get("run_id") != run_id:
+            continue
+        if row.get("kind") == UNLABEL_KIND:
+            count = 0
+        elif row.get("kind") == LABEL_KIND and LabelRow.from_row(row).source == "person":
+            count += 1
+    return count
 
 
 def routed_to(row: Mapping[str, Any]) -> str | None:

@@ -32,6 +32,9 @@ BETAS = (2.0, 8.0, 32.0)  # weights of the untrained scores tried: little data l
 # Without `none` rows, `none` takes only held-out in-scope requests less sure than this share of them: nothing says
 # what an out-of-scope request looks like, and each share held back cost as much leaf accuracy (HWU64, 10 per skill).
 REJECT_IN_SCOPE = 0.0
+# Fewer out-of-scope rows than this among those that place the `none` cut, and they count as rows like the others, not
+# as half of a balanced score (one `--none` label would place the cut alone)
+MIN_BALANCED = 10
 # The router is the mean of the heads of at most this many settings, the best on the held-out rows and within noise
 # of the best one (:func:`_within_noise`): which one setting is best is decided by ~130 held-out rows at 10 per skill,
 # and a lucky one costs a point or two on the test split; the mean (linear, so routing costs what one head does)
@@ -270,13 +273,14 @@ class Fitter:
         scored = [self.logits(router, test) for router, (_, test) in zip(routers, parts)]
         return np.vstack([leaves for leaves, _ in scored]), np.concatenate([none for _, none in scored])
 
-    def fit_all(self, settings: Sequence[Setting]) -> LearnedRouter:
+    def fit_all(self, settings: Sequence[Setting], *, leaving_out: Sequence[int] = ()) -> LearnedRouter:
         """The router fitted on every row: the mean of a head per setting chosen (held-out ``none`` and temperature kept).
 
         Each fit starts from the first fold's head of its setting (what most of the rows already taught), where
         :meth:`choose` made one: the loss is the same, its minimum is reached in a fraction of the steps.
+        ``leaving_out`` names rows to fit without (what a router without one label would be, the same way).
         """
-        part = self.part(np.arange(len(self.rows)))
+        part = self.part(np.setdiff1d(np.arange(len(self.rows)), np.asarray(leaving_out, dtype=int)))
         heads = []
         for done, setting in enumerate(settings, start=1):
             heads.append(fit(part.data, part.width, l2=setting.l2, start=self._warm_start(part, setting)))
@@ -332,7 +336,10 @@ class Fitter:
 
     def balanced(self, leaves: np.ndarray, none: np.ndarray, rows: Sequence[int], *, learned_none: bool) -> float:
         """In-scope rows right by their best leaf (beating ``none``, when it is learned), the rest right by ``none``;
-        with both kinds held out, the mean of the two (so neither side can win by giving up the other)."""
+        with both kinds held out, the mean of the two (so neither side can win by giving up the other), but with fewer
+        than :data:`MIN_BALANCED` out of scope, the share of all rows right: else one out-of-scope row (a single
+        ``--none`` label, where the tree has no ``none_examples``) weighs as much as every in-scope row together, and
+        the ``none`` cut is moved for it alone."""
         best = leaves.argmax(axis=1)
         top = leaves[np.arange(len(best)), best]
         wanted = [self.rows[i].skill for i in rows]
@@ -342,6 +349,8 @@ class Fitter:
             if w is not None
         ]
         outside = [bool(learned_none and t <= n) for t, n, w in zip(top, none, wanted) if w is None]
+        if len(outside) < MIN_BALANCED:  # a few out-of-scope rows (one `--none` label) are rows like the others
+            return (sum(inside) + sum(outside)) / len(wanted) if wanted else 0.0
         parts = [sum(group) / len(group) for group in (inside, outside) if group]
         return sum(parts) / len(parts) if parts else 0.0
 

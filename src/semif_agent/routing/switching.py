@@ -25,9 +25,24 @@ them (:func:`decide`):
   new router gets wrong keeps the routing in use, whatever the number of
   fixes; the reason names it.
 
-Only what the workspace itself knows is replayed: a request known only from
-a client (its picks after a find, its reports) is neither a fix nor a break,
-so no number of them can buy a break of what was right.
+Only what the workspace itself knows counts: a request known only from a
+client (its picks after a find, its reports) is neither a fix nor a break, so
+no number of them can buy a break of what was right. Such requests are
+replayed all the same and their flips listed, marked as a client's word
+(``implicit: a client's pick``, ``reported: a client's report``), so that
+what the report calls right is never a client's claim passed off as a fix.
+
+**The label behind the breaks.** When the guard refuses because right routes
+would turn wrong, :func:`label_culprits` finds which of the latest
+:data:`MAX_SUSPECTS` labels people gave caused it: the router is refitted
+the same way (same settings, same rows) without each one in turn (the labels
+of one request that say the same count as one) and the broken requests
+replayed through it; a label without which some of them are
+right again (at least half as many as the label that mends most: refitting
+without any label moves a route or two by itself) is named, with how many,
+and how to take it back (``semif label --undo RUN``). When no single label is behind them, the same is
+tried without all of them together. Each refit costs one final fit (no search
+of settings), and only the broken requests are replayed.
 
 Otherwise the new router is switched to. ``force`` switches anyway, and the
 decision says what it overrode.
@@ -44,10 +59,13 @@ from .._text import percent_figure
 from .compare import ALPHA, paired_p_value
 
 # Which row says what a request should route to when several hold the same text: a person's word first. A client's
-# rows (implicit, reported) are not replayed at all.
+# rows (implicit, reported) are replayed only to be shown, marked, and never counted.
 AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3}
+CLIENTS_WORD = {"reported": "a client's report", "implicit": "a client's pick"}  # the more authoritative first
 PERSON = "label"  # the source of a person's label, which no switch may break
 SHOWN_FLIPS = 10  # flips of each kind printed (--json lists them all)
+SHOWN_RUNS = 3  # run ids named in a line about several labels
+MAX_SUSPECTS = 5  # the latest labels people gave that a refused switch refits without, one at a time
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,23 @@ class Flip:
     def fixed(self) -> bool:
         return self.after == self.expected
 
+    @property
+    def counted(self) -> bool:
+        """Whether the workspace's own evidence says where the request goes (else a client's word: only shown)."""
+        return self.source in AUTHORITY
+
+    @property
+    def mark(self) -> str | None:
+        """``implicit: a client's pick`` for a flip only a client's word stands behind, else None."""
+        return None if self.counted else f"{self.source}: {CLIENTS_WORD.get(self.source, 'a client')}, not counted"
+
+    @property
+    def now(self) -> str:
+        """``right`` (fixed), ``wrong`` (it was right: a break) or ``still wrong`` (from one wrong route to another)."""
+        if self.fixed:
+            return "right"
+        return "wrong" if self.before == self.expected else "still wrong"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
@@ -71,7 +106,9 @@ class Flip:
             "before": self.before,
             "after": self.after,
             "source": self.source,
-            "now": "right" if self.fixed else "wrong",
+            "now": self.now,
+            "counted": self.counted,
+            **({"mark": self.mark} if self.mark else {}),
         }
 
 
@@ -85,6 +122,35 @@ class HeldOut:
 
     def right(self, predicted: list[str | None]) -> list[bool]:
         return [p == e for p, e in zip(predicted, self.expected, strict=True)]
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """Labels people gave (usually one) without which some broken requests route right again: how many."""
+
+    run_ids: tuple[str, ...]
+    text: str  # the first label's request
+    said: str  # what it says: "--skill NAME", "--none", "--outcome failure"
+    mends: int
+
+    def sentence(self) -> str:
+        if len(self.run_ids) == 1:
+            [run_id] = self.run_ids
+            return (
+                f"the label on run {run_id} ({self.text!r} {self.said}) turns {self.mends} right route(s) wrong; "
+                f"take it back with `semif label --undo {run_id}`"
+            )
+        what = f" ({self.text!r} {self.said})" if self.said else ""
+        runs = ", ".join(self.run_ids[:SHOWN_RUNS]) + (
+            f" and {len(self.run_ids) - SHOWN_RUNS} more" if len(self.run_ids) > SHOWN_RUNS else ""
+        )
+        return (
+            f"the labels on runs {runs}{what} together turn {self.mends} right route(s) wrong; "
+            f"take them back with `semif label --undo RUN` for each (--json lists every run)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_ids": list(self.run_ids), "text": self.text, "said": self.said, "mends": self.mends}
 
 
 @dataclass
@@ -101,15 +167,17 @@ class SwitchDecision:
     p_value: float = 1.0  # one-sided, of "the fixes outnumber the breaks"; 1 when they do not
     held_out: dict[str, Any] = field(default_factory=dict)
     forced: bool = False
+    culprits: list[Culprit] = field(default_factory=list)  # the labels behind a refusal's breaks (label_culprits)
+    unlearned: list[Flip] = field(default_factory=list)  # labelled requests the new router still gets wrong
 
     @property
     def fixed(self) -> list[Flip]:
-        return [f for f in self.flips if f.fixed]
+        return [f for f in self.flips if f.fixed and f.counted]
 
     @property
     def broken(self) -> list[Flip]:
         """Requests the routing in use got right and the new router gets wrong."""
-        return [f for f in self.flips if f.before == f.expected]
+        return [f for f in self.flips if f.before == f.expected and f.counted]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +193,8 @@ class SwitchDecision:
             "p_value": round(self.p_value, 4),
             "held_out": self.held_out,
             "flips": [f.to_dict() for f in self.flips],
+            "culprits": [c.to_dict() | {"says": c.sentence()} for c in self.culprits],
+            "unlearned": [f.to_dict() for f in self.unlearned],
         }
 
 
@@ -156,6 +226,23 @@ def replayable(rows: Sequence[Any]) -> list[tuple[str, str | None, str]]:
         if held is None or AUTHORITY[row.source] < AUTHORITY[held.source]:
             chosen[row.text] = row
     return [(text, row.skill, row.source) for text, row in chosen.items()]
+
+
+def clients_requests(rows: Sequence[Any], known: set[str]) -> list[tuple[str, str | None, str]]:
+    """Each distinct request only a client's rows say where to go (not in ``known``), with the skill its most
+    authoritative row names (a report before a pick) and that row's source: replayed to be shown, never counted."""
+    from .training import request_key
+
+    known_keys = {request_key(text) for text in known}
+    chosen: dict[str, Any] = {}
+    order = list(CLIENTS_WORD)
+    for row in rows:
+        if row.wrong is not None or row.source not in CLIENTS_WORD or request_key(row.text) in known_keys:
+            continue
+        held = chosen.get(request_key(row.text))
+        if held is None or order.index(row.source) < order.index(held.source):
+            chosen[request_key(row.text)] = row
+    return [(row.text, row.skill, row.source) for row in chosen.values()]
 
 
 def routed_skills(strategy: Any, texts: Sequence[str], tell: Callable[[int], None] | None = None) -> list[str | None]:
@@ -190,7 +277,8 @@ def compare_routers(
 ) -> SwitchDecision:
     """Replay ``rows`` through the strategy routing now (``current``) and the new one (``new``), and :func:`decide`."""
     tell = progress or (lambda stage, done, total: None)
-    requests = replayable(rows)
+    counted = replayable(rows)
+    requests = counted + clients_requests(rows, {text for text, _, _ in counted})
     texts = [text for text, _, _ in requests]
     total = 2 * len(texts)
     before = routed_skills(current, texts, lambda done: tell("replaying", done, total))
@@ -200,9 +288,77 @@ def compare_routers(
         for (text, expected, source), was, now in zip(requests, before, after)
         if was != now
     ]
-    before_right = [was == expected for (_, expected, _), was in zip(requests, before)]
-    after_right = [now == expected for (_, expected, _), now in zip(requests, after)]
-    return decide(routing_label(current), before_right, after_right, flips, held_out, force=force)
+    before_right = [was == expected for (_, expected, _), was in zip(counted, before)]
+    after_right = [now == expected for (_, expected, _), now in zip(counted, after)]
+    decision = decide(routing_label(current), before_right, after_right, flips, held_out, force=force)
+    decision.unlearned = [
+        Flip(text, expected, was, now, source)
+        for (text, expected, source), was, now in zip(counted, before, after)
+        if source == PERSON and was != expected and now != expected
+    ]
+    return decision
+
+
+def label_culprits(
+    decision: SwitchDecision,
+    rows: Sequence[Any],
+    without: Callable[[list[int]], Any],
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[Culprit]:
+    """The labels behind ``decision``'s breaks (see the module docstring), most breaks first.
+
+    ``rows`` are the rows the new router was fitted on; ``without(positions)`` is
+    the router fitted the same way without the rows at those positions. Only
+    rows a person labelled (those carrying a ``run_id``) are suspects, and the
+    labels of one request that say the same (a request labelled on each of its
+    runs) are one suspect: without one of them, the others still say it.
+    """
+    from .training import request_key
+
+    broken = decision.broken
+    groups: dict[tuple[str, str | None, str | None], list[int]] = {}
+    for i, row in enumerate(rows):
+        if getattr(row, "run_id", None) and row.client is None:
+            key = (request_key(row.text), row.skill, row.wrong)
+            groups[key] = [*groups.pop(key, []), i]  # moved to the end: groups in the order of their latest label
+    suspects = list(groups.values())[-MAX_SUSPECTS:][::-1]  # the latest first
+    if not broken or not suspects:
+        return []
+    tell = progress or (lambda stage, done, total: None)
+    texts = [flip.text for flip in broken]
+
+    def mends(positions: list[int]) -> int:
+        routes = routed_skills(without(positions), texts)
+        return sum(route == flip.expected for route, flip in zip(routes, broken))
+
+    def culprit(positions: list[int], mended: int) -> Culprit:
+        first = rows[positions[0]]
+        said = _said(first) if len({(rows[i].skill, rows[i].wrong) for i in positions}) == 1 else ""
+        return Culprit(tuple(dict.fromkeys(rows[i].run_id for i in positions)), first.text, said, mended)
+
+    found = []
+    for done, positions in enumerate(suspects, start=1):
+        tell("labels", done, len(suspects))  # refitting without each suspect
+        mended = mends(positions)
+        if mended:
+            found.append(culprit(positions, mended))
+    if not found and len(suspects) > 1:
+        every = [i for positions in suspects for i in positions]
+        mended = mends(every)
+        if mended:
+            found.append(culprit(every, mended))
+    found.sort(key=lambda culprit: -culprit.mends)
+    # refitting without any one label moves a route or two by itself: only those that mend at least half as many
+    # breaks as the one that mends most are named
+    return [culprit for culprit in found if 2 * culprit.mends >= found[0].mends] if found else []
+
+
+def _said(row: Any) -> str:
+    """What a person's label row says, as `semif label` takes it."""
+    if row.wrong is not None:
+        return "--outcome failure"
+    return "--none" if row.skill is None else f"--skill {row.skill}"
 
 
 def decide(
@@ -266,13 +422,30 @@ def decide(
 def flip_lines(decision: dict[str, Any], shown: int = SHOWN_FLIPS) -> list[str]:
     """The flips of a decision's ``to_dict()``, for people: ``now right  "text"  old -> new``, a few of each kind."""
     lines = []
-    for now in ("right", "wrong"):
+    for now in ("right", "wrong", "still wrong"):
         flips = [f for f in decision["flips"] if f["now"] == now]
+        said = "now " + now if now != "still wrong" else now
         for flip in flips[:shown]:
             lines.append(
-                f"  now {now:<6}{flip['text']!r}  {flip['before'] or 'none'} -> {flip['after'] or 'none'}"
+                f"  {said} {flip['text']!r}  {flip['before'] or 'none'} -> {flip['after'] or 'none'}"
                 + ("" if now == "right" else f"  (should be {flip['expected'] or 'none'})")
+                + (f"  ({flip['mark']})" if flip.get("mark") else "")
             )
         if len(flips) > shown:
-            lines.append(f"  … {len(flips) - shown} more now {now} (--json lists them all)")
+            lines.append(f"  … {len(flips) - shown} more {said} (--json lists them all)")
+    return lines
+
+
+def label_lines(decision: dict[str, Any], shown: int = SHOWN_FLIPS) -> list[str]:
+    """What a decision's ``to_dict()`` says of people's labels: the labels behind a refusal, and labelled requests the
+    new router still gets wrong (one label does not always outweigh the examples: label more requests like it)."""
+    lines = [culprit["says"] for culprit in decision.get("culprits", [])]
+    unlearned = decision.get("unlearned", [])
+    for flip in unlearned[:shown]:
+        lines.append(
+            f"  not learned {flip['text']!r}: labelled {flip['expected'] or 'none'}, the new router still sends it "
+            f"to {flip['after'] or 'none'} (label more requests like it)"
+        )
+    if len(unlearned) > shown:
+        lines.append(f"  … {len(unlearned) - shown} more not learned (--json lists them all)")
     return lines

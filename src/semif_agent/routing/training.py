@@ -4,12 +4,19 @@ Sources, each row a request and the skill it should go to (``None``: no
 skill fits), with a weight:
 
 - ``examples``: the example requests of the tree's skills (manifests'
-  ``examples``, SKILL.md skills' ``examples``), weight 1;
+  ``examples``, SKILL.md skills' ``examples``), and its ``none_examples``
+  (requests no skill serves, ``categories.json``) for ``none``, weight 1:
+  what out of scope looks like is then known before any label says so, and
+  one ``none`` label is one row among dozens, not the only one that places
+  the ``none`` cut;
 - ``dataset``: labelled datasets (``{"text", "skill"}`` JSON lines; a
   ``null`` skill teaches ``none``), weight 1;
 - ``label``: runs a person labelled (``semif label``, the web view) with the
   skill they should have gone to (or ``none``), or as a success of the skill
-  they went to, weight 2: the strongest evidence there is;
+  they went to, weight 4: the strongest evidence there is (at 2, a label of a
+  request the examples send elsewhere did not bring it over, on a starter
+  workspace with 24 requests of its own and four labels; at 4 it did, and
+  nothing that was right went wrong; at 16 a skill's own example did);
 - ``success``: runs the assessment judged a success (and nobody relabelled),
   for the skill they chose, weight 0.5;
 - ``failure``: runs judged (or labelled) a failure say only which skill was
@@ -65,13 +72,13 @@ from ..engine.local import MODEL_ID
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from .evaluate import Example
-from .switching import HeldOut, SwitchDecision, compare_routers
+from .switching import HeldOut, SwitchDecision, compare_routers, label_culprits
 
 SOURCES = ("examples", "dataset", "label", "success", "failure", "implicit", "reported")
 WEIGHTS = {
     "examples": 1.0,
     "dataset": 1.0,
-    "label": 2.0,
+    "label": 4.0,
     "success": 0.5,
     "failure": 0.5,
     "implicit": 0.5,
@@ -80,7 +87,11 @@ WEIGHTS = {
 SETTLED_BY = ("label", "dataset", "examples")  # rows in which people say where a request goes: no client row overrides
 PERSON_FAILURE_WEIGHT = 1.0
 HELD_OUT = 0.2
-MIN_HELD_OUT = 20  # fewer held-out rows than this and nothing is held out (the report says so)
+# Fewer held-out rows than this and nothing is held out (the report says so): the settings and the `none` cut are
+# chosen by cross-validation on every row instead. A score on twenty-odd rows (a starter workspace's examples, its
+# `none_examples` and a few labels) is noise: it chose the strongest regularisation and a `none` cut that sent a
+# `none` example, right before, to a skill; every row scored once in its fold chose what switched with nothing broken.
+MIN_HELD_OUT = 50
 FOLDS = 5  # with too few rows to hold any out, the strength is chosen by cross-validation over this many folds
 MIN_CROSS_VALIDATED = 10  # and with fewer rows of a known answer than this, not chosen at all:
 DEFAULT_L2 = 1.0  # the strongest strength tried is used,
@@ -102,6 +113,7 @@ class TrainingExample:
     weight: float = 1.0
     wrong: str | None = None  # set for a failure: the right skill is unknown
     client: str | None = None  # the client behind it (implicit, reported), None for the workspace's own evidence
+    run_id: str | None = None  # the run a person labelled, for a person's label: what `semif label --undo` takes back
 
 
 def request_key(text: str) -> str:
@@ -130,13 +142,15 @@ def once_per_request(rows: Sequence[TrainingExample]) -> list[TrainingExample]:
 
 
 def examples_from_tree(tree: SkillTree) -> list[TrainingExample]:
-    """The example requests a person gave every skill of ``tree`` (the learned ones come from the log's runs)."""
-    return [
+    """The example requests a person gave every skill of ``tree`` (the learned ones come from the log's runs), and
+    the tree's ``none_examples``, each a row for ``none``."""
+    skills = [
         TrainingExample(text, leaf.name, "examples", WEIGHTS["examples"])
         for leaf in tree.skills.values()
         for text in leaf.own_examples
         if text.strip()
     ]
+    return skills + [TrainingExample(text, None, "examples", WEIGHTS["examples"]) for text in tree.none_examples]
 
 
 def examples_from_dataset(examples: Iterable[Example], tree: SkillTree) -> list[TrainingExample]:
@@ -167,7 +181,7 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
                 if run.label_source == "client":
                     out.append(TrainingExample(text, run.label_skill, "reported", WEIGHTS["reported"], client=client))
                 else:
-                    out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"]))
+                    out.append(TrainingExample(text, run.label_skill, "label", WEIGHTS["label"], run_id=run.run_id))
             continue
         outcome = run.label_outcome or run.outcome
         if run.skill is None or run.skill not in tree.skills:
@@ -179,10 +193,12 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
             out.append(TrainingExample(text, None, "reported", WEIGHTS["reported"], wrong=run.skill, client=client))
         elif outcome == "success":  # a person's "success" says the run's skill was right: a label of it
             source = "label" if run.label_outcome else "success"
-            out.append(TrainingExample(text, run.skill, source, WEIGHTS[source]))
+            labelled = run.run_id if run.label_outcome else None
+            out.append(TrainingExample(text, run.skill, source, WEIGHTS[source], run_id=labelled))
         elif outcome == "failure" and (run.label_outcome or not _skill_trouble(run.evidence)):
             weight = PERSON_FAILURE_WEIGHT if run.label_outcome else WEIGHTS["failure"]
-            out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill))
+            labelled = run.run_id if run.label_outcome and not run.undone else None
+            out.append(TrainingExample(text, None, "failure", weight, wrong=run.skill, run_id=labelled))
     return out
 
 
@@ -221,6 +237,9 @@ class TrainingReport:
     seconds: dict[str, float] = field(default_factory=dict)
     held_out_routes: HeldOut | None = None  # where each held-out request went, untrained and learned
     decision: SwitchDecision | None = None  # whether the workspace switched to the router (train_workspace)
+    rows: Sequence[TrainingExample] = field(default=(), repr=False)  # the rows fitted on, in the fit's order
+    # the router fitted the same way without the rows at some positions of ``rows`` (what one label did)
+    refit: Callable[[Sequence[int]], Any] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -271,7 +290,17 @@ def train_workspace(
     report.decision = compare_routers(
         current, new, rows, held_out=report.held_out_routes, force=force, progress=progress
     )
-    router.meta["decision"] = {k: v for k, v in report.decision.to_dict().items() if k != "flips"}
+    refit = report.refit
+    if report.decision.broken and not report.decision.switched and refit is not None:
+        report.decision.culprits = label_culprits(
+            report.decision,
+            report.rows,
+            lambda leaving_out: Learned(tree, engine, LearnedScorer(tree, engine, refit(leaving_out))),
+            progress=progress,
+        )
+    router.meta["decision"] = {
+        k: v for k, v in report.decision.to_dict().items() if k not in ("flips", "unlearned", "culprits")
+    }
     if not report.decision.switched:
         return router, report, None
     path = router.save(workspace)
@@ -327,6 +356,15 @@ def train(
             report.after, report.calibration = fitter.held_out_metrics(routers[0], test, learned)
         report.l2 = settings[0].l2
         router = fitter.fit_all(settings)
+
+    def refit(leaving_out: Sequence[int]) -> Any:
+        fitter._tell = lambda stage, done, total: None  # the caller tells how the refits go, not each fit
+        with threadpool_limits(limits=FIT_BLAS_THREADS, user_api="blas"):
+            refitted = fitter.fit_all(settings, leaving_out=leaving_out)
+        refitted.meta = dict(router.meta)  # what it was trained on, as the router it stands in for
+        return refitted
+
+    report.rows, report.refit = rows, refit
     fitted = time.perf_counter()
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
     router.meta = {

@@ -111,6 +111,7 @@ def create_app(
         Route("/", pages.runs),
         Route("/runs/{run_id}", pages.run),
         Route("/runs/{run_id}/label", pages.label, methods=["POST"]),
+        Route("/runs/{run_id}/unlabel", pages.unlabel, methods=["POST"]),
         Route("/runs/{run_id}/undo", pages.undo, methods=["POST"]),
         Route("/to-label", pages.to_label),
         Route("/tree", pages.tree),
@@ -227,6 +228,22 @@ class _Pages:
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{row.run_id}#label", status_code=303)
+
+    async def unlabel(self, request: Request) -> Response:
+        """Take back the people's labels of the run (``semif label --undo``); refused without the page's token."""
+        form = await request.form()
+        refused = self._refused(request, form)
+        if refused is not None:
+            return refused
+        try:
+            self.state.refresh()
+            run_id = resolve(self.state.index, request.path_params["run_id"])
+            settings = self.state.workspace.settings["log"]
+            log = DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync")))
+            await asyncio.to_thread(log.take_back_labels, run_id, by=str(form.get("by") or self.state.by))
+        except SemifError as exc:
+            return await self.run(request, error=str(exc), code=400)
+        return RedirectResponse(f"/runs/{run_id}#label", status_code=303)
 
     async def undo(self, request: Request) -> Response:
         """Take the run's changes back (``semif undo``), with the reason its button gives (``route`` or ``result``,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records import DecisionLog, RunRecord, run_records
-from ..records.kinds import LABEL_KIND, ROUTE_KIND, UNDO_KIND, is_run_record
+from ..records.kinds import LABEL_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record
 from ..records.runs import routed_to
 from ..records.to_label import route_margin
 
@@ -54,7 +54,7 @@ class IndexedRun:
         self.offsets.append((start, length))
         kind = row.get("kind")
         ts = row.get("ts")
-        if isinstance(ts, (int, float)) and kind not in (LABEL_KIND, UNDO_KIND):
+        if isinstance(ts, (int, float)) and kind not in (LABEL_KIND, UNDO_KIND, UNLABEL_KIND):
             self.started = float(ts) if self.started is None else self.started
             self.ended = float(ts)
         if isinstance(kind, str):
@@ -252,7 +252,11 @@ class LogIndex(AppendedRows):
             return False
         run = self.runs.get(run_id)
         if run is None:
-            if row.get("kind") in (LABEL_KIND, UNDO_KIND):  # a label of a run this log does not hold makes no run
+            if row.get("kind") in (
+                LABEL_KIND,
+                UNDO_KIND,
+                UNLABEL_KIND,
+            ):  # a label of a run this log does not hold makes no run
                 return False
             run = self.runs[run_id] = IndexedRun(run_id)
             self.order.append(run_id)

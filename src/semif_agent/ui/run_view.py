@@ -17,7 +17,7 @@ from typing import Any
 
 from .._beneath import lexists_beneath
 from .._files import open_regular_beneath
-from ..records import RunRecord, resolve_run_id, run_rows
+from ..records import RunRecord, persons_labels, resolve_run_id, run_rows
 from ..records.kinds import UNDO_KIND
 from ..records.rows import UndoRow
 from .index import CallIndex, LogIndex
@@ -76,6 +76,11 @@ class RunView:
     labels: list[dict[str, Any]]
     calls: list[dict[str, Any]]
     undo: UndoView | None = None
+
+    @property
+    def persons_labelled(self) -> bool:
+        """Whether a person's label of the run stands (one the page can take back)."""
+        return persons_labels(self.labels, self.record.run_id) > 0
 
 
 def resolve(index: LogIndex, wanted: str) -> str:

@@ -1,0 +1,163 @@
+"""A new user's first labels on a starter workspace: three to skills and one `--none`, trained together.
+
+Twenty-four everyday requests of one's own, run through `semif run`; the runs
+routed or handed back wrongly labelled; `semif train`. One `--none` label used
+to set the `none` cut alone (the starter's `none_examples` were not read) and
+send a score of right routes to `none`, so nothing was learned; a label whose
+effect breaks right routes is now named, with the command that takes it back.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from semif_agent.cli import main
+from semif_agent.engine import local_available
+from semif_agent.starter import create_workspace
+
+pytestmark = [
+    pytest.mark.slow,  # two dozen runs through the embedded model, then trainings: about 20 s
+    pytest.mark.skipif(not local_available(), reason="the local engine is not installed"),
+]
+
+REQUESTS = (
+    "Email Carla that the logo files arrived",
+    "Write to Tom asking if he can join the call on Friday",
+    "Send a message to Priya thanking her for the flowers",
+    "Show me the emails I haven't sent yet",
+    "Note that the wifi password is sunflower42",
+    "Jot down that the car is parked on level 3",
+    "Find my note about the gym membership",
+    "What did I write about the plumber?",
+    "Put a dentist appointment on Thursday at 10am",
+    "Schedule lunch with Sam next Monday at noon",
+    "What's on my calendar tomorrow?",
+    "Do I have anything booked this week?",
+    "Find the invoice PDF from March",
+    "Where is my resume file?",
+    "Which files did I change today?",
+    "Show the documents I edited recently",
+    "Remind me to book the car service",
+    "Add buy oat milk to my to-do list",
+    "What's left on my to-do list?",
+    "Mark the groceries task as done",
+    "I finished calling the bank, tick it off",
+    "Convert the budget spreadsheet to a PDF",
+    "Drop Bob a line asking whether the March invoice was paid",
+    "Don't let me forget to call the plumber",
+)
+LABELS = {  # the request, and what the person says of its run
+    "Write to Tom asking if he can join the call on Friday": ("--skill", "email.compose"),
+    "Drop Bob a line asking whether the March invoice was paid": ("--skill", "email.compose"),
+    "Don't let me forget to call the plumber": ("--skill", "todos.add"),
+    "Convert the budget spreadsheet to a PDF": ("--none",),
+}
+NONE_LABELLED = "Convert the budget spreadsheet to a PDF"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def routed(root: Path, text: str) -> str | None:
+    code, out, err = invoke("route", text, "-w", str(root), "--json")
+    assert code == 0, err
+    return json.loads(out)["skill"]
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A starter workspace with the 24 runs logged and the four labels given: (root, run id by request)."""
+    root = create_workspace(tmp_path_factory.mktemp("labelled") / "ws")
+    with (root / "semif.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[config]\nnow = "2025-03-10T09:00:00"\n')
+    batch = root.parent / "requests.jsonl"
+    batch.write_text("".join(json.dumps({"text": text}) + "\n" for text in REQUESTS))
+    code, _, err = invoke("run", "--batch", str(batch), "-w", str(root))
+    assert code == 0, err
+    code, out, err = invoke("log", "-w", str(root), "--limit", "0", "--json")
+    assert code == 0, err
+    runs = {row["request"]: row["run_id"] for row in map(json.loads, out.splitlines())}
+    for text, said in LABELS.items():
+        code, _, err = invoke("label", runs[text], *said, "-w", str(root))
+        assert code == 0, err
+    return root, runs
+
+
+def copy_of(labelled: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    return Path(shutil.copytree(labelled[0], tmp_path / "ws"))
+
+
+def test_a_none_label_and_skill_labels_train_together_and_break_nothing(labelled, tmp_path: Path) -> None:
+    root = copy_of(labelled, tmp_path)
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    decision = report["decision"]
+    assert decision["switched"] and not decision["forced"], decision["reason"]
+    assert decision["now_wrong"] == 0 and decision["now_right"] > 0
+    assert report["counts"]["none"] == 32, "the starter's 31 none_examples and the one --none label"
+    assert routed(root, "Write to Tom asking if he can join the call on Friday") == "email.compose"
+    assert routed(root, "Remind me to book the car service") == "todos.add"
+    assert routed(root, "Note that the wifi password at the cabin is pinecone42") == "notes.add"
+
+
+def test_one_none_label_does_not_place_the_cut_where_the_tree_has_no_none_examples(labelled, tmp_path: Path) -> None:
+    # A tree with no requests that no skill serves (as a workspace of SKILL.md skills has): the one --none label is
+    # all training knows of `none`; it used to weigh as much as every other row together and send right routes there.
+    root = copy_of(labelled, tmp_path)
+    categories = root / "data" / "categories.json"
+    tree = json.loads(categories.read_text())
+    del tree["none_examples"]
+    categories.write_text(json.dumps(tree))
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    assert code == 0, err
+    decision = json.loads(out)["decision"]
+    assert decision["switched"] and decision["now_wrong"] == 0, decision["reason"]
+    assert routed(root, "Remind me to book the car service") == "todos.add"
+
+
+DRAFTS = ("Show me my email drafts", "List the drafts I have not sent")
+
+
+def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path) -> None:
+    # A person labelled every run of two requests for the drafts as email.compose, eight times each: the router they
+    # teach sends email.list_drafts' own examples to email.compose too.
+    root = create_workspace(tmp_path / "ws")
+    batch = tmp_path / "drafts.jsonl"
+    batch.write_text("".join(json.dumps({"text": text}) + "\n" for text in DRAFTS for _ in range(8)))
+    assert invoke("run", "--batch", str(batch), "-w", str(root))[0] == 0
+    code, out, err = invoke("log", "-w", str(root), "--limit", "0", "--json")
+    runs = [json.loads(line) for line in out.splitlines()]
+    for run in runs:
+        assert invoke("label", run["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
+
+    code, out, err = invoke("train", "-w", str(root))
+    assert code == 0, err
+    assert "kept the untrained examples strategy" in out and "nothing saved" in out
+    assert "now wrong 'Show my email drafts'  email.list_drafts -> email.compose" in out
+    named = [line for line in out.splitlines() if line.startswith("the labels on runs")]
+    assert named and all(
+        "--skill email.compose) together turn " in line and "take them back with `semif label --undo RUN`" in line
+        for line in named
+    )
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    culprits = json.loads(out)["decision"]["culprits"]
+    assert {culprit["text"] for culprit in culprits} <= set(DRAFTS) and culprits
+    ids = {run["run_id"]: run["request"] for run in runs}
+    for culprit in culprits:
+        assert {ids[run_id] for run_id in culprit["run_ids"]} == {culprit["text"]}
+        assert len(culprit["run_ids"]) == 8 and culprit["mends"] >= 1
+
+    for run_id in ids:
+        assert invoke("label", run_id, "--undo", "-w", str(root))[0] == 0
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    assert code == 0, err
+    decision = json.loads(out)["decision"]
+    assert decision["switched"] and decision["now_wrong"] == 0, decision["reason"]
