@@ -174,7 +174,8 @@ class Router:
             Candidate(name, p, clip(leaves[name].description, DESCRIPTION_CHARS), leaves[name].kind)
             for name, p in zip(ranked.names, ranked.probabilities)
         )
-        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability)
+        verdict = await runner.adecide(text)  # what a run would do: best is the run's answer, not a second one
+        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None
         self._picks.add(Find(choice_id, text, who, options, first, steps=steps, session=session))

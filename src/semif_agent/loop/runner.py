@@ -27,7 +27,7 @@ from .before_images import ImageStore
 from .confined import run_confined
 from .context import BudgetedEngine
 from .evidence import gather_evidence
-from .gate import DEFAULT_ACT_THRESHOLD, GateResult, chosen_by_caller, gate_choice, gate_route
+from .gate import DEFAULT_ACT_THRESHOLD, GateResult, Verdict, chosen_by_caller, gate_choice, gate_route
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
@@ -180,15 +180,16 @@ class SkillRunner:
             run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
         else:
             mark = phase_mark(run.rows)
-            route = await self.strategy.aroute(request.text)
-            for step in route.decisions:
-                run.log(step.request, step.result, kind="route", level=step.level)
-            threshold = await self.aact_threshold()
             if skill is None:
-                route, run.gate = gate_route(
-                    route, request.text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
-                )
+                verdict = await self.adecide(request.text, yes=yes)
+                route, run.gate = verdict.route, verdict.gate
+                for step in route.decisions:
+                    run.log(step.request, step.result, kind="route", level=step.level)
             else:
+                route = await self.strategy.aroute(request.text)
+                for step in route.decisions:
+                    run.log(step.request, step.result, kind="route", level=step.level)
+                threshold = await self.aact_threshold()
                 route, run.gate = gate_choice(
                     route,
                     self.tree.get(skill),
@@ -200,6 +201,17 @@ class SkillRunner:
                 )
             trace_phase("route", mark, run.rows, skill=route.skill.name if route.skill else None)
         return await run.execute(route)
+
+    def decide(self, text: str, *, yes: bool = False) -> Verdict:
+        return run_sync(self.adecide(text, yes=yes))
+
+    async def adecide(self, text: str, *, yes: bool = False) -> Verdict:
+        """What a run of ``text`` would do, acting on nothing: the route, read by the act gate (:mod:`.gate`) at
+        the threshold this runner acts at. ``semif run`` acts on it; ``semif route`` and ``find_skills`` show it."""
+        route = await self.strategy.aroute(text)
+        threshold = await self.aact_threshold()
+        route, gate = gate_route(route, text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act)
+        return Verdict(route, gate)
 
     async def aact_threshold(self) -> float:
         """How sure a route must be for a skill that writes to act: ``[routing] act_threshold`` (or the
