@@ -98,7 +98,9 @@ def main() -> None:
         print(json.dumps({"act_threshold": threshold, **found}, indent=2))
         return
     print(f"act threshold {threshold:.1%}")
-    print(f"{'set':<8} {'requests':>8} {'acted':>6} {'right among acted':>18} {'handed back wrongly':>20} {'harmful writes':>15}")
+    print(
+        f"{'set':<8} {'requests':>8} {'acted':>6} {'right among acted':>18} {'handed back wrongly':>20} {'harmful writes':>15}"
+    )
     for name in chosen:
         c = found[name]["counts"]
         right = f"{c['right_among_acted']} ({c['right_among_acted'] / c['acted']:.0%})" if c["acted"] else "-"
@@ -110,9 +112,15 @@ def main() -> None:
         for name in chosen:
             print(f"\n{name}")
             for row in found[name]["rows"]:
-                ok = "ok " if (row["acts"] and row["went"] == row["skill"]) or (not row["acts"] and row["skill"] is None) else "BAD"
-                print(f"  {ok} {row['text'][:60]:<60} want {row['skill'] or 'none':<20} -> {row['went'] or 'none':<20} "
-                      f"{'acts' if row['acts'] else 'back'} [{row['rule']}] {row['reason'][:90]}")
+                ok = (
+                    "ok "
+                    if (row["acts"] and row["went"] == row["skill"]) or (not row["acts"] and row["skill"] is None)
+                    else "BAD"
+                )
+                print(
+                    f"  {ok} {row['text'][:60]:<60} want {row['skill'] or 'none':<20} -> {row['went'] or 'none':<20} "
+                    f"{'acts' if row['acts'] else 'back'} [{row['rule']}] {row['reason'][:90]}"
+                )
 
 
 if __name__ == "__main__":

@@ -174,7 +174,9 @@ class Router:
             Candidate(name, p, clip(leaves[name].description, DESCRIPTION_CHARS), leaves[name].kind)
             for name, p in zip(ranked.names, ranked.probabilities)
         )
-        verdict = await runner.adecide(text)  # what a run would do: best is the run's answer, not a second one
+        # what a run would do: best is the run's own answer, when the run routes with the strategy that ranked (an
+        # engine that scores); a model's chain would cost a call per find, and best is then the ranking's first
+        verdict = await runner.adecide(text) if self._ranker is runner.strategy else None
         shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None

@@ -35,7 +35,7 @@ LEAD_INS = re.compile(
     r"|go ahead and\s+|be a (?:dear|star) and\s+|do me a favou?r and\s+|don'?t forget to\s+(?!remind\b))+",
     re.IGNORECASE,
 )
-_WHO = r"(?P<who>(?!me\b|down\b|up\b|it\b|this\b|that\b|off\b)[\w'’.-]+(?:\s+(?!a\b|an\b)[\w'’.-]+){0,2}?)"
+_WHO = r"(?P<who>(?!(?:me|down|up|it|this|that|these|those|off|a|an|the|some|any)\b)[\w'’.-]+(?:\s+(?!a\b|an\b)[\w'’.-]+){0,2}?)"
 _NOTE = r"(?:(?:quick|short|brief|little|few)\s+)?(?:line|lines|note|message|msg|mail|email|e-mail|text|word|memo)"
 _SENDING = (
     r"(?:drop(?:ping)?|shoot(?:ing)?|fire(?:\s+off)?|firing(?:\s+off)?|flick|dash(?:\s+off)?|bash\s+out|pop"
@@ -51,33 +51,48 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         # to write to someone
         (rf"{_SENDING}\s+{_WHO}\s+(?:a|an|some)\s+{_NOTE}\b(?:\s+(?:off|over))?", "message {who}"),
         (rf"{_SENDING}\s+(?:a|an|some)\s+{_NOTE}\s+(?:off\s+|over\s+)?(?:to|for)\s+", "message "),
-        (r"(?:hit\s+up|reach\s+out\s+to|get\s+in\s+touch\s+with|touch\s+base\s+with|get\s+back\s+to"
-         r"|write\s+back\s+to|circle\s+back\s+(?:to|with)|follow\s+up\s+with|ping)\s+(?!me\b)", "message "),
+        (
+            r"(?:hit\s+up|reach\s+out\s+to|get\s+in\s+touch\s+with|touch\s+base\s+with|get\s+back\s+to"
+            r"|write\s+back\s+to|circle\s+back\s+(?:to|with)|follow\s+up\s+with|ping)\s+(?!me\b)",
+            "message ",
+        ),
         (rf"hit\s+{_WHO}\s+up\b", "message {who}"),
-        (rf"writ(?:e|ing)\s+(?:to\s+)?{_WHO}\s+(?=(?:that|saying|asking|to\s+(?:say|ask|tell)|about|and\s+(?:say|ask|tell))\b)",
-         "message {who} "),
+        (
+            rf"writ(?:e|ing)\s+(?:to\s+)?{_WHO}\s+(?=(?:that|saying|asking|to\s+(?:say|ask|tell)|about|and\s+(?:say|ask|tell))\b)",
+            "message {who} ",
+        ),
         (r"writ(?:e|ing)\s+to\s+(?!(?:my|the)\s+(?:notes?|list|to-?dos?|calendar|diary)\b)", "message "),
         (rf"give\s+{_WHO}\s+(?:a\s+)?(?:heads[\s-]?up|shout|nudge|quick\s+update)\b", "tell {who}"),
         (r"send\s+word\s+to\s+", "tell "),
         # to be reminded
         (r"(?:do\s+not|don'?t|dont)\s+let\s+me\s+forget\s+(?:to\s+)?", "remind me to "),
-        (r"(?:make\s+sure|ensure)\s+(?:that\s+)?i\s+(?:remember|don'?t\s+forget|do\s+not\s+forget)\s+(?:to\s+)?",
-         "remind me to "),
-        (r"i\s+(?:must\s+not|mustn'?t|should\s+not|shouldn'?t|can'?t|cannot|can\s+not|better\s+not|must\s+never)"
-         r"\s+forget\s+(?:to\s+)?", "remind me to "),
+        (
+            r"(?:make\s+sure|ensure)\s+(?:that\s+)?i\s+(?:remember|don'?t\s+forget|do\s+not\s+forget)\s+(?:to\s+)?",
+            "remind me to ",
+        ),
+        (
+            r"i\s+(?:must\s+not|mustn'?t|should\s+not|shouldn'?t|can'?t|cannot|can\s+not|better\s+not|must\s+never)"
+            r"\s+forget\s+(?:to\s+)?",
+            "remind me to ",
+        ),
         (r"(?:i\s+(?:need|have|want|must)\s+to\s+|help\s+me\s+)remember\s+to\s+", "remind me to "),
         (r"remind\s+me\s+(?:later|tomorrow|again|sometime)\s+to\s+", "remind me to "),
         # to put on a list
         (rf"(?:stick|chuck|pop|throw|bung|slap|whack|get)\s+(?=.{{1,80}}?\b(?:on|onto|to|in|into)\s+{_LIST})", "put "),
-        (rf"(?:strike|scratch|knock|take|cross)\s+(?P<what>.{{1,60}}?)\s+(?:off|from)\s+(?={_LIST})",
-         "cross {what} off "),
+        (
+            rf"(?:strike|scratch|knock|take|cross)\s+(?P<what>.{{1,60}}?)\s+(?:off|from)\s+(?={_LIST})",
+            "cross {what} off ",
+        ),
         # to schedule
         (r"(?:pencil|pen|slot|fit|squeeze|book|lock|schedule|put)\s+(?:me\s+)?in\b(?:\s+for\b)?", "schedule"),
         (r"(?:block|mark)\s+(?:out|off)\b", "schedule"),
         (r"put\s+me\s+down\s+for\b", "schedule"),
         (rf"get\s+(?=.{{1,80}}?\b(?:on|in|into)\s+{_DIARY})", "put "),
-        (r"(?:arrange|organi[sz]e|plan)\s+(?=(?:a|an|the|my)\s+(?:\w+\s+)?(?:meeting|call|catch[\s-]?up|lunch|dinner"
-         r"|appointment|session|chat|interview|review|visit)\b)", "schedule "),
+        (
+            r"(?:arrange|organi[sz]e|plan)\s+(?=(?:a|an|the|my)\s+(?:\w+\s+)?(?:meeting|call|catch[\s-]?up|lunch|dinner"
+            r"|appointment|session|chat|interview|review|visit)\b)",
+            "schedule ",
+        ),
         # to note
         (r"note\s+to\s+self\s*:?", "note:"),
         (r"make\s+a\s+(?:quick\s+)?(?:mental\s+)?note\s+(?:of\s+|that\s+|about\s+)?", "note "),

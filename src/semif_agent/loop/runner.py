@@ -210,7 +210,9 @@ class SkillRunner:
         the threshold this runner acts at. ``semif run`` acts on it; ``semif route`` and ``find_skills`` show it."""
         route = await self.strategy.aroute(text)
         threshold = await self.aact_threshold()
-        route, gate = gate_route(route, text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act)
+        route, gate = gate_route(
+            route, text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
+        )
         return Verdict(route, gate)
 
     async def aact_threshold(self) -> float:
