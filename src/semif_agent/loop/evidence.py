@@ -191,6 +191,7 @@ class RequestReading:
     negation: Negation | None = None  # what says not to do it ("do not add"), if anything does (see .negation)
     said: str | None = None  # the verb as the person wrote it ("drop" in "Drop Bob a line", read as "message")
     opening: str | None = None  # the command's first words as written, through its verb and the small words after it
+    plain: str | None = None  # the command in plain words, when everyday phrasing was read ("remind me to call Bob")
 
 
 def read_request(text: str) -> RequestReading:
@@ -221,7 +222,8 @@ def read_request(text: str) -> RequestReading:
     negation = read_negation(text, COMMAND_VERBS)
     said = next((w for w in literal if w not in STOP), None) if plain.said is not None and not question else verb
     opening = _opening(literal) if not question else None
-    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening)
+    rewritten = command if plain.said is not None else None
+    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening, rewritten)
 
 
 def negation_of(reading: RequestReading, skill: SkillManifest) -> Negation | None:

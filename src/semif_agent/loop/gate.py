@@ -88,6 +88,7 @@ ACT_MARGIN = 0.15
 ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
 HANDS_BACK = ("negated", "lookup-writes", "out-of-scope", "misfit", "off-object", "contested", "unsure")
 NEGATED = "negated"  # the one rule ``yes`` and a caller's choice never overrule
+OUT_OF_SCOPE = "out-of-scope"
 
 
 @dataclass(frozen=True)
