@@ -11,6 +11,7 @@ from semif_agent.loop import SkillRunner
 from semif_agent.loop.evidence import read_request, skill_fits
 from semif_agent.loop.gate import ACT_MARGIN, gate_route
 from semif_agent.starter import create_workspace
+from semif_agent.tree.manifests import SkillManifest
 from semif_agent.tree.router import Route, RoutedDecision
 from semif_agent.workspace import Workspace
 
@@ -97,3 +98,35 @@ def test_a_write_whose_words_name_another_skill_acts_only_with_a_clear_lead(runn
     )
     _, acts = gate_route(clear, text, runner.tree, runner.engine, threshold=0.15, can_act=runner.can_act)
     assert acts.acts and acts.rule == "sure"
+
+
+def test_the_lead_ins_a_body_cuts_count_as_the_skills_words(tmp_path) -> None:
+    body = tmp_path / "pile.py"
+    body.write_text(
+        'LEAD_INS = [r"^(please\\s+)?(put|pop)( this)? on the (shopping )?pile\\b\\s*:?"]\n'
+        "def predict(ctx, request): ...\ndef act(ctx, request, prediction): ...\n",
+        encoding="utf-8",
+    )
+    with_body = SkillManifest("shop.pile", "shop", "Keep a shopping list.", body_path=body)
+    without = SkillManifest("shop.pile", "shop", "Keep a shopping list.")
+    request = read_request("Pop this on the shopping pile: eggs and flour")
+    assert skill_fits(request, with_body) and not skill_fits(request, without)
+    assert not skill_fits(read_request("Throw the pile away"), with_body)
+
+
+@needs_local
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("Don't let me forget to call the plumber", "todos.add"),
+        ("Make sure I remember to renew the passport", "todos.add"),
+        ("Write to my sister that I'll bring dessert", "email.compose"),
+    ],
+)
+def test_a_request_in_everyday_words_is_routed_again_as_the_plain_command_it_reads_as(
+    runner: SkillRunner, text: str, skill: str
+) -> None:
+    verdict = runner.decide(text)
+    assert (verdict.skill, verdict.acts) == (skill, True), verdict.reason
+    assert "read as" in verdict.reason
+    assert all(step.request.state == text for step in verdict.route.decisions)  # logged as the person wrote it

@@ -54,6 +54,7 @@ from typing import Any
 
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..skills import ActionResult
+from ..tree.lead_ins import body_lead_ins
 from ..tree.manifests import SkillManifest
 from .negation import Negation, read_negation
 from .observe import Changes
@@ -100,6 +101,7 @@ GENERAL_VERBS = frozenset(
 )
 WHEN = "oclock"  # a time of day in a request (see _content)
 _CLOCK = re.compile(r"\b(?:\d{1,2}(?::\d\d)?\s?[ap]\.?m\b\.?|\d{1,2}:\d\d\b|noon\b|midnight\b)", re.IGNORECASE)
+HEAD_WORDS = 8  # the command's first words kept to match a skill's lead-ins (the longest is shorter)
 PARTICLES = frozenset("down up off out in on over".split())  # "write down" a note, "set up" a meeting
 
 
@@ -192,6 +194,7 @@ class RequestReading:
     said: str | None = None  # the verb as the person wrote it ("drop" in "Drop Bob a line", read as "message")
     opening: str | None = None  # the command's first words as written, through its verb and the small words after it
     plain: str | None = None  # the command in plain words, when everyday phrasing was read ("remind me to call Bob")
+    head: tuple[str, ...] = ()  # the command's first words as written (its lead-ins cut), to match a skill's lead-ins
 
 
 def read_request(text: str) -> RequestReading:
@@ -223,7 +226,10 @@ def read_request(text: str) -> RequestReading:
     said = next((w for w in literal if w not in STOP), None) if plain.said is not None and not question else verb
     opening = _opening(literal) if not question else None
     rewritten = command if plain.said is not None else None
-    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening, rewritten)
+    head = tuple(literal[:HEAD_WORDS])
+    return RequestReading(
+        verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening, rewritten, head
+    )
 
 
 def negation_of(reading: RequestReading, skill: SkillManifest) -> Negation | None:
@@ -240,7 +246,16 @@ def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     vocabulary = _vocabulary(skill)
     if reading.question or reading.verb is None:
         return bool(reading.words & vocabulary)
-    return _stem(reading.verb) in vocabulary or reading.opening is not None and reading.opening in _openings(skill)
+    if _stem(reading.verb) in vocabulary or reading.opening is not None and reading.opening in _openings(skill):
+        return True
+    return any(reading.head[: len(words)] == words for words in _body_lead_ins(skill))
+
+
+def _body_lead_ins(skill: SkillManifest) -> list[tuple[str, ...]]:
+    """The words of each lead-in ``skill``'s body cuts from a request (:mod:`..tree.lead_ins`)."""
+    if skill.is_skill_md:
+        return []
+    return [tuple(_words(phrase)) for phrase in body_lead_ins(skill.body_path)]
 
 
 def _opening(words: list[str]) -> str | None:
