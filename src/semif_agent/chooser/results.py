@@ -92,11 +92,15 @@ class RunOutcome:
     changes: dict[str, Any] = field(default_factory=dict)
     instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back to follow
     error: str | None = None
+    handed_back: bool = False  # nothing acted: the act gate held the request back (as ``semif run --json`` says it)
+    reason: str | None = None  # why the gate let it act or held it back
 
     def to_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {
             "run_id": self.run_id,
             "skill": self.skill,
+            "handed_back": self.handed_back,
+            "reason": self.reason,
             "outcome": self.outcome,
             "result": self.result,
             "state": self.state,

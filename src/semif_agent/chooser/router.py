@@ -307,6 +307,8 @@ class Router:
             changes=result.changes.to_dict(),
             instructions=result.instructions,
             error=result.error,
+            handed_back=result.handed_back,
+            reason=result.gate.reason if result.gate is not None else result.route.reason,
         )
 
     # -- report ---------------------------------------------------------------------

@@ -346,7 +346,10 @@ def gate_choice(
 
 
 def _cannot_act(skill: SkillManifest) -> tuple[str, str]:
-    return "cannot act", f"{skill.name} cannot act in this run"
+    return (
+        "cannot act",
+        f"{skill.name} runs, changing nothing in this run (its instructions are shown, or it is a stub)",
+    )
 
 
 def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
