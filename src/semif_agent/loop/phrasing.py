@@ -2,7 +2,7 @@
 
 People rarely start a request with the verb a skill names itself by. They
 use phrasal verbs and idioms ("shoot Alice an email", "ping David", "let
-Carla know", "don't let me forget to", "pencil in", "jot down", "cross it
+Carla know", "don't let me forget to", "pencil in", "scribble down", "cross it
 off"), polite or terse lead-ins ("would you mind", "pls"), and statements
 before the command ("I need to send the forms, put it on my todos"). A
 similarity engine routes most of these to the right skill; the act gate,
@@ -96,7 +96,7 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         # to note
         (r"note\s+to\s+self\s*:?", "note:"),
         (r"make\s+a\s+(?:quick\s+)?(?:mental\s+)?note\s+(?:of\s+|that\s+|about\s+)?", "note "),
-        (r"(?:scribble|take|pen|get|put|note|jot)\s+(?:this\s+|that\s+|it\s+)?down\b", "write down"),
+        (r"(?:scribble|take|pen|get|put)\s+(?:this\s+|that\s+|it\s+)?down\b", "write down"),  # "jot down" is plain
         (r"(?:keep|bear)\s+in\s+mind\s+(?:that\s+)?", "remember that "),
         (r"(?:i\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+)remember\s+(?:that\s+)?", "remember that "),
         (r"record\s+(?:that|the\s+fact\s+that)\s+", "note that "),
