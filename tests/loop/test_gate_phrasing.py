@@ -120,7 +120,6 @@ def test_the_lead_ins_a_body_cuts_count_as_the_skills_words(tmp_path) -> None:
     [
         ("Don't let me forget to call the plumber", "todos.add"),
         ("Make sure I remember to renew the passport", "todos.add"),
-        ("Write to my sister that I'll bring dessert", "email.compose"),
     ],
 )
 def test_a_request_in_everyday_words_is_routed_again_as_the_plain_command_it_reads_as(
@@ -130,3 +129,10 @@ def test_a_request_in_everyday_words_is_routed_again_as_the_plain_command_it_rea
     assert (verdict.skill, verdict.acts) == (skill, True), verdict.reason
     assert "read as" in verdict.reason
     assert all(step.request.state == text for step in verdict.route.decisions)  # logged as the person wrote it
+
+
+@needs_local
+def test_a_plain_reading_never_takes_a_request_to_another_skill_than_its_route_chose(runner: SkillRunner) -> None:
+    verdict = runner.decide("Write to my sister that I'll bring dessert")  # routed to notes.add; plainly, an email
+    assert verdict.skill == "notes.add" and verdict.handed_back
+    assert verdict.reason == "notes.add does not 'write' (read as 'message')"

@@ -221,9 +221,11 @@ class SkillRunner:
 
         A request in everyday phrasing the route does not act on ("Don't let me forget to call the plumber") is
         routed a second time in the plain words the gate read it as ("remind me to call the plumber",
-        :mod:`.phrasing`), and that route stands when it acts: the skills' own words are plain ones, so the
-        plain request is scored against what they say. Its decisions are logged with the request as written.
-        A request that says not to act, or that is out of scope, is not read again.
+        :mod:`.phrasing`), and that route stands when it acts at the skill the first route chose, or when the
+        first found none: the skills' own words are plain ones, so the plain request is scored against what they
+        say. A plain reading never takes the request to another skill than its route chose (a label does that,
+        and training learns it). Its decisions are logged with the request as written. A request that says not to
+        act, or that is out of scope, is not read again.
         """
         verdict = await self._decide(text, text, yes)
         if verdict.acts or verdict.rule in (NEGATED, OUT_OF_SCOPE):
@@ -232,8 +234,8 @@ class SkillRunner:
         if plain is None or plain.strip().lower() == text.strip().lower():
             return verdict
         second = await self._decide(plain, text, yes)
-        if not second.acts or second.gate is None:
-            return verdict
+        if not second.acts or second.gate is None or verdict.skill not in (None, second.skill):
+            return verdict  # the plain reading says how sure, never which other skill: labels teach that
         reason = f"{second.gate.reason}, read as {plain!r}"
         return Verdict(second.route, dataclasses.replace(second.gate, reason=reason))
 
