@@ -136,3 +136,16 @@ def test_a_plain_reading_never_takes_a_request_to_another_skill_than_its_route_c
     verdict = runner.decide("Write to my sister that I'll bring dessert")  # routed to notes.add; plainly, an email
     assert verdict.skill == "notes.add" and verdict.handed_back
     assert verdict.reason == "notes.add does not 'write' (read as 'message')"
+
+
+@pytest.mark.parametrize(
+    ("text", "verb"),
+    [
+        ("Would you mind writing Emma a short email to say thanks", "message"),
+        ("Would you be so kind as to schedule a check-up for Monday at 8:30", "schedule"),
+        ("pls email bob re the invoice", "email"),
+        ("Can you drop Emma a message saying I'll see her tonight", "message"),
+    ],
+)
+def test_polite_and_terse_lead_ins_are_read_through(text: str, verb: str) -> None:
+    assert read_request(text).verb == verb

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 # Polite, terse or hedged openings that say nothing of what to do.
 LEAD_INS = re.compile(
     r"^(?:(?:please|pls|plz|pleas|kindly|hey|hi|ok|okay|so|now|quick(?:ly)?|just)\b[\s,:]*"
+    r"|(?:would|do) you (?:mind|be so kind as to|be able to)\s+"  # before "would you", which would leave "mind"
     r"|(?:can|could|would|will) (?:you|u)\s+(?:please\s+|kindly\s+|just\s+)?"
-    r"|would you (?:mind|be so kind as to|be able to)\s+|(?:do|would) you mind\s+"
     r"|i(?:'d| would)? (?:want|like|need) (?:you )?to\s+(?!remember\b)|i (?:have|got) to\s+(?!remember\b)"
     r"|go ahead and\s+|be a (?:dear|star) and\s+|do me a favou?r and\s+|don'?t forget to\s+(?!remind\b))+",
     re.IGNORECASE,
