@@ -1,6 +1,7 @@
 """The act gate on everyday phrasing: what a fresh starter workspace would do with requests people actually type.
 
     python bench/gate_phrasing.py [--engine local] [--show] [--json] [--set dev|heldout|both]
+    python bench/gate_phrasing.py --margins [FILE...]   # the leads ACT_MARGIN is chosen from
 
 Each request of ``bench/data/gate_phrasing_dev.jsonl`` (the set the gate's
 phrasing and margin were developed on) and ``bench/data/gate_phrasing_heldout.jsonl``
@@ -79,13 +80,56 @@ def measure(runner: SkillRunner, rows: list[dict[str, Any]]) -> tuple[dict[str, 
     return counts, seen
 
 
+def margins(runner: SkillRunner, rows: list[dict[str, Any]]) -> list[tuple[float, bool, str, str]]:
+    """How far each write the gate would let act (the margin rule off) leads its runner-up, where the request's
+    words name the runner-up too (the rule's case): (margin, right?, rule, text). What ACT_MARGIN is chosen from."""
+    from semif_agent.loop import gate
+
+    kept, gate.ACT_MARGIN = gate.ACT_MARGIN, -1.0
+    found = []
+    try:
+        for row in rows:
+            route = run_sync(runner.strategy.aroute(row["text"]))
+            threshold = run_sync(runner.aact_threshold())
+            _, result = gate.gate_route(route, row["text"], runner.tree, runner.engine, threshold=threshold)
+            if result is None or not result.acts or result.effects != WRITE:
+                continue
+            state = gate._read(route, row["text"], runner.tree)
+            gate._intent(state)
+            closest = gate.runner_up(state)
+            if closest is None:
+                continue
+            other, p_other, own = closest
+            named = [runner.tree.skills[other]] if other in runner.tree.skills else runner.tree.leaves_under(other)
+            if any(s.name != state.skill.name and gate._names(state.reading, s) for s in named):
+                found.append((own - p_other, result.skill == row["skill"], result.rule, row["text"]))
+    finally:
+        gate.ACT_MARGIN = kept
+    return sorted(found)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--engine", default="local", help="the engine that routes (default: local)")
     parser.add_argument("--show", action="store_true", help="print every request, where it went and why")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--set", choices=[*SETS, "both"], default="both", help="which set to run (default: both)")
+    parser.add_argument(
+        "--margins",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="print the lead of each write over a runner-up its words name, on the dev set and these request files "
+        '(JSON lines with "text" and "skill"), the margin rule off: what the gate\'s ACT_MARGIN is chosen from',
+    )
     args = parser.parse_args()
+    if args.margins is not None:
+        with tempfile.TemporaryDirectory() as scratch:
+            runner = SkillRunner(make_workspace(Path(scratch) / "ws"), engine=create_engine(args.engine, {}))
+            rows = [row for path in [SETS["dev"], *args.margins] for row in load(path)]
+            for margin, right, rule, text in margins(runner, rows):
+                print(f"{margin:+.2f}  {'right' if right else 'WRONG'}  {rule:<13} {text}")
+        return
     chosen = list(SETS) if args.set == "both" else [args.set]
     found: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
