@@ -91,7 +91,7 @@ def test_dry_run_and_route_show_the_candidates_and_act_on_nothing(semif, tmp_pat
     assert dry.stdout == routed.stdout
     assert "dry run: nothing was run, written or logged" in dry.stdout
     assert re.search(r"^ +todos\.add +(\d+|>99)%  <- chosen$", dry.stdout, re.M)
-    assert dry.stdout.rstrip().endswith("would run  todos.add")
+    assert dry.stdout.rstrip().splitlines()[-1].startswith("would run  todos.add (")
     data = json.loads(semif("route", text, "-w", "ws", "--engine", "lexical", "--json").stdout)
     assert data["skill"] == "todos.add" and data["request"] == text
     for decision in data["decisions"]:

@@ -56,7 +56,7 @@ def test_an_auxiliary_makes_a_question_only_before_a_subject() -> None:
         ("fits", "Email Grace that I accept the offer", "email.compose", True),
         ("fits", "Email Grace that I accept the offer", "calendar.add_event", False),
         ("fits", "Reply to Carla that the mockups look great", "email.compose", True),
-        ("fits", "Drop Bob a line about the invoice", "email.compose", False),  # a synonym it never uses
+        ("fits", "Drop Bob a line about the invoice", "email.compose", True),  # an idiom read as "message Bob"
         ("fits", "Buy a birthday present for Emma, put it on my list", "todos.add", True),
         ("fits", "I booked the car service, tick it off", "todos.complete", True),
         ("fits", "Which drafts are addressed to Grace?", "email.list_drafts", True),

@@ -26,9 +26,11 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def routed(root: Path, text: str) -> str | None:
+    """Where the router sends ``text``: the route's last choice (``skill`` is where a run would go, once the act gate
+    read the request: a lookup routed to a skill that writes goes to one that reads)."""
     code, out, err = invoke("route", text, "-w", str(root), "--json")
     assert code == 0, err
-    return json.loads(out)["skill"]
+    return json.loads(out)["decisions"][-1]["selected"]
 
 
 def stored(root: Path) -> dict[str, bytes]:

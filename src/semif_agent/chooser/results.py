@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.decisions import NONE_ID
+from ..loop.gate import Verdict
 
 
 @dataclass(frozen=True)
@@ -30,28 +31,32 @@ class Candidate:
 class Shortlist:
     """The skills ``find`` ranked for ``request``, best first, under the choice id its decision row was logged with.
 
-    ``none`` is the probability that no skill fits; :attr:`best` is ``"none"``
-    when that beats every skill.
+    ``none`` is the probability that no skill fits. :attr:`best` is what a run
+    of the request would do (``verdict``, the runner's one decision: the skill
+    its route ends at once the act gate read it, ``"none"`` when it ends at
+    none), with whether that skill would act and why; without a verdict, the
+    first skill unless ``none`` beats it.
     """
 
     choice_id: str
     request: str
     skills: tuple[Candidate, ...]
     none: float
+    verdict: Verdict | None = None
 
     @property
     def best(self) -> str:
+        if self.verdict is not None:
+            return self.verdict.skill or NONE_ID
         if not self.skills or self.none >= self.skills[0].probability:
             return NONE_ID
         return self.skills[0].name
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "choice_id": self.choice_id,
-            "best": self.best,
-            "skills": [c.to_dict() for c in self.skills],
-            "none": round(self.none, 4),
-        }
+        shown: dict[str, Any] = {"choice_id": self.choice_id, "best": self.best}
+        if self.verdict is not None:
+            shown.update(acts=self.verdict.acts, handed_back=self.verdict.handed_back, reason=self.verdict.reason)
+        return {**shown, "skills": [c.to_dict() for c in self.skills], "none": round(self.none, 4)}
 
 
 @dataclass(frozen=True)
@@ -87,11 +92,15 @@ class RunOutcome:
     changes: dict[str, Any] = field(default_factory=dict)
     instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back to follow
     error: str | None = None
+    handed_back: bool = False  # nothing acted: the act gate held the request back (as ``semif run --json`` says it)
+    reason: str | None = None  # why the gate let it act or held it back
 
     def to_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {
             "run_id": self.run_id,
             "skill": self.skill,
+            "handed_back": self.handed_back,
+            "reason": self.reason,
             "outcome": self.outcome,
             "result": self.result,
             "state": self.state,

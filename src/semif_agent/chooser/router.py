@@ -174,7 +174,10 @@ class Router:
             Candidate(name, p, clip(leaves[name].description, DESCRIPTION_CHARS), leaves[name].kind)
             for name, p in zip(ranked.names, ranked.probabilities)
         )
-        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability)
+        # what a run would do: best is the run's own answer, when the run routes with the strategy that ranked (an
+        # engine that scores); a model's chain would cost a call per find, and best is then the ranking's first
+        verdict = await runner.adecide(text) if self._ranker is runner.strategy else None
+        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None
         self._picks.add(Find(choice_id, text, who, options, first, steps=steps, session=session))
@@ -304,6 +307,8 @@ class Router:
             changes=result.changes.to_dict(),
             instructions=result.instructions,
             error=result.error,
+            handed_back=result.handed_back,
+            reason=result.gate.reason if result.gate is not None else result.route.reason,
         )
 
     # -- report ---------------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._text import percent
+from .._text import inert, percent
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
 from ._engines import routing_options, run_settings
@@ -14,7 +14,7 @@ from ._run_lines import ranked_options
 from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
-    from ..tree.router import Route
+    from ..loop.gate import Verdict
 
 DEFAULT_TOP = 5
 
@@ -61,27 +61,44 @@ def show_route(
     strategy: str | None,
     top: int = DEFAULT_TOP,
     as_json: bool = False,
+    act_threshold: float | None = None,
+    allow_scripts: bool | None = None,
+    yes: bool = False,
 ) -> None:
-    """Route ``text`` with the strategy ``semif run`` would use, and print the decisions; act on nothing."""
-    from .._sync import run_sync
+    """Route ``text`` as ``semif run`` would, read it with the act gate as the run would, and print the decisions
+    and the verdict (:meth:`~semif_agent.loop.runner.SkillRunner.adecide`, the run's own); act on nothing."""
+    from ..loop.runner import SkillRunner
     from ..skills import check_request
+    from ._engines import agent_executor
 
     if not text.strip():
         raise UserError('the request is empty: say what you want routed, e.g. semif route "Add milk to my todo list"')
     check_request(text)
     ws = open_workspace(workspace)
-    settings = run_settings(ws, engine=engine_name, model=model, strategy=strategy, log=False)
+    settings = run_settings(
+        ws,
+        engine=engine_name,
+        model=model,
+        strategy=strategy,
+        log=False,
+        act_threshold=act_threshold,
+        allow_scripts=allow_scripts,
+    )
     engine = settings.build_engine()
-    found = run_sync(settings.build_strategy(load_tree(ws, engine=engine), engine).aroute(text))
-    data = route_json(text, found)
+    runner = SkillRunner.from_settings(
+        settings, engine=engine, tree=load_tree(ws, engine=engine), skill_md_executor=agent_executor(settings)
+    )
+    data = route_json(text, runner.decide(text, yes=yes))
     if as_json:
         print_json(data)
     else:
         _print_route(data, top)
 
 
-def route_json(text: str, found: Route) -> dict[str, Any]:
-    """The route as JSON: the skill (or None and why) and each decision with every option, most likely first."""
+def route_json(text: str, verdict: Verdict) -> dict[str, Any]:
+    """The route as JSON: what a run would do (the skill or None, whether it acts, and why, as ``semif run --json``
+    and ``find_skills`` say it) and each decision with every option, most likely first."""
+    found = verdict.route
     decisions = []
     for step in found.decisions:
         row = {
@@ -105,8 +122,8 @@ def route_json(text: str, found: Route) -> dict[str, Any]:
         )
     return {
         "request": text,
-        "skill": found.skill.name if found.skill else None,
-        "reason": found.reason,
+        **verdict.to_dict(),
+        "gate": verdict.gate.to_dict() if verdict.gate is not None else None,
         "decisions": decisions,
     }
 
@@ -125,12 +142,12 @@ def _print_route(data: dict[str, Any], top: int) -> None:
             click.echo(f"       {option['id']:<{width}}  {_likelihood(option):>5}{mark}")
         if len(decision["options"]) > len(shown):
             click.echo(click.style(f"       … {len(decision['options']) - len(shown)} more (--top)", dim=True))
-    if data["skill"]:
-        click.echo(f"{click.style('would run', bold=True)}  {data['skill']}")
+    if data["acts"]:
+        click.echo(f"{click.style('would run', bold=True)}  {data['skill']} ({inert(data['reason'])})")
     else:
+        skill = data["skill"] or "no skill"
         click.echo(
-            f"{click.style('would run', bold=True)}  no skill: {data['reason'] or 'none fits'} "
-            "(the request would be handed back)"
+            f"{click.style('would hand back', bold=True)}  {skill}: {inert(data['reason'])} (nothing would be done)"
         )
 
 

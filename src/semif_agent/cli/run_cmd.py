@@ -138,7 +138,17 @@ def run(
             raise UserError("--dry-run only routes: leave out --skill and --create")
         from .route_cmd import show_route
 
-        show_route(text, workspace=workspace, engine_name=engine_name, model=model, strategy=strategy, as_json=as_json)
+        show_route(
+            text,
+            workspace=workspace,
+            engine_name=engine_name,
+            model=model,
+            strategy=strategy,
+            as_json=as_json,
+            act_threshold=act_threshold,
+            allow_scripts=allow_scripts,
+            yes=yes,
+        )
         return
     if not text.strip():
         raise UserError('the request is empty: say what you want done, e.g. semif run "Add milk to my todo list"')

@@ -174,6 +174,8 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
         pass  # missing or damaged: measured again
     labelled = [(r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request]
     found = act_threshold_for(await act_pairs(runner, labelled))
+    if not getattr(runner.settings, "log", True):
+        return found  # a run that writes nothing (semif route, --dry-run, --no-log) keeps nothing either
     try:
         replace_file(path, json.dumps({"key": key, "trade_off": found.to_dict()}, indent=2) + "\n")
     except OSError:

@@ -54,9 +54,11 @@ from typing import Any
 
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..skills import ActionResult
+from ..tree.lead_ins import body_lead_ins
 from ..tree.manifests import SkillManifest
 from .negation import Negation, read_negation
 from .observe import Changes
+from .phrasing import plain_command, without_lead_ins
 
 STOP = frozenset(
     """a an the my your our their his her its this that these those some any all every each
@@ -78,11 +80,6 @@ finish forward jot log mail make mark message move note put record remember remi
 reschedule save schedule send set store text tick update write""".split()
 )
 COMMAND_VERBS = LOOKUP_VERBS | CHANGE_VERBS
-_LEAD_INS = re.compile(
-    r"^(?:(?:please|hey|hi|ok|okay|so|now)\b[\s,]*|(?:can|could|would|will) you\s+(?:please\s+)?"
-    r"|i(?:'d| would)? (?:want|like|need) (?:you )?to\s+|i (?:have|got) to\s+|go ahead and\s+|don'?t forget to\s+)+",
-    re.IGNORECASE,
-)
 _COULD_NOT = re.compile(
     r"\b(?:could not|couldn'?t|cannot|can'?t|unable to|did not|didn'?t|was not able|wasn'?t able|refus\w*"
     r"|not allowed|fail(?:ed|s) to|nothing (?:was|has been) (?:done|changed|written|saved)"
@@ -104,6 +101,7 @@ GENERAL_VERBS = frozenset(
 )
 WHEN = "oclock"  # a time of day in a request (see _content)
 _CLOCK = re.compile(r"\b(?:\d{1,2}(?::\d\d)?\s?[ap]\.?m\b\.?|\d{1,2}:\d\d\b|noon\b|midnight\b)", re.IGNORECASE)
+HEAD_WORDS = 8  # the command's first words kept to match a skill's lead-ins (the longest is shorter)
 PARTICLES = frozenset("down up off out in on over".split())  # "write down" a note, "set up" a meeting
 
 
@@ -193,12 +191,21 @@ class RequestReading:
     objects: frozenset[str] = frozenset()  # what a command acts on: stems of the words after its verb (see the module)
     phrasal: str | None = None  # the verb with the particle after it ("write down", "set up"), if one is
     negation: Negation | None = None  # what says not to do it ("do not add"), if anything does (see .negation)
+    said: str | None = None  # the verb as the person wrote it ("drop" in "Drop Bob a line", read as "message")
+    opening: str | None = None  # the command's first words as written, through its verb and the small words after it
+    plain: str | None = None  # the command in plain words, when everyday phrasing was read ("remind me to call Bob")
+    head: tuple[str, ...] = ()  # the command's first words as written (its lead-ins cut), to match a skill's lead-ins
 
 
 def read_request(text: str) -> RequestReading:
-    command = _LEAD_INS.sub("", text.strip())
-    command = _STATEMENT.sub("", command, count=1)  # "I paid the bill, tick it off": the command is "tick it off"
+    stated = _STATEMENT.sub("", text.strip(), count=1)  # "I paid the bill, tick it off": the command is "tick it off"
+    if stated == text.strip() or (_words(stated)[:1] or [""])[0] not in COMMAND_VERBS | GENERAL_VERBS:
+        stated = _STATEMENT.sub("", without_lead_ins(text), count=1)
+    command = without_lead_ins(stated)
     command = _LET_KNOW.sub(r"tell \1", command, count=1)  # "let Bob know that...": tell Bob that...
+    literal = _words(command)
+    plain = plain_command(command)  # "drop Bob a line" is "message Bob" (see .phrasing)
+    command = plain.text
     words = _words(command)
     first, second = (words + [None, None])[:2]
     question = text.rstrip().endswith("?") or first in QUESTION_WORDS or first in AUXILIARIES and second in SUBJECTS
@@ -216,7 +223,13 @@ def read_request(text: str) -> RequestReading:
     phrasal = f"{verb} {rest[0]}" if rest and rest[0] in PARTICLES else None
     stems = frozenset(_stem(w) for w in words if w not in STOP)
     negation = read_negation(text, COMMAND_VERBS)
-    return RequestReading(verb, question, asks, stems, frozenset(objects), phrasal, negation)
+    said = next((w for w in literal if w not in STOP), None) if plain.said is not None and not question else verb
+    opening = _opening(literal) if not question else None
+    rewritten = command if plain.said is not None else None
+    head = tuple(literal[:HEAD_WORDS])
+    return RequestReading(
+        verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening, rewritten, head
+    )
 
 
 def negation_of(reading: RequestReading, skill: SkillManifest) -> Negation | None:
@@ -233,7 +246,33 @@ def skill_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     vocabulary = _vocabulary(skill)
     if reading.question or reading.verb is None:
         return bool(reading.words & vocabulary)
-    return _stem(reading.verb) in vocabulary
+    if _stem(reading.verb) in vocabulary or reading.opening is not None and reading.opening in _openings(skill):
+        return True
+    return any(reading.head[: len(words)] == words for words in _body_lead_ins(skill))
+
+
+def _body_lead_ins(skill: SkillManifest) -> list[tuple[str, ...]]:
+    """The words of each lead-in ``skill``'s body cuts from a request (:mod:`..tree.lead_ins`)."""
+    if skill.is_skill_md:
+        return []
+    return [tuple(_words(phrase)) for phrase in body_lead_ins(skill.body_path)]
+
+
+def _opening(words: list[str]) -> str | None:
+    """The first words of a command through its first content word and the small words after it ("remind me to",
+    "do not let me"), when they are two or more: a lead-in a skill's own example may start with too."""
+    at = next((i for i, w in enumerate(words) if w not in STOP), None)
+    if at is None:
+        return None
+    end = at + 1
+    while end < len(words) and words[end] in STOP:
+        end += 1
+    return " ".join(words[:end]) if end >= 2 else None
+
+
+def _openings(skill: SkillManifest) -> frozenset[str]:
+    """The openings of ``skill``'s own examples (see :func:`_opening`): the lead-ins it is asked with."""
+    return frozenset(o for e in skill.examples if (o := _opening(_words(without_lead_ins(e)))) is not None)
 
 
 def object_fits(reading: RequestReading, skill: SkillManifest) -> bool:
@@ -255,7 +294,7 @@ def _object_texts(skill: SkillManifest) -> list[str]:
 
 def object_vocabulary(skill: SkillManifest) -> frozenset[str]:
     """The stems of the words ``skill`` names what it does by (see :func:`object_fits`)."""
-    return frozenset(w for text in _object_texts(skill) for w in _content(_LEAD_INS.sub("", text.strip())))
+    return frozenset(w for text in _object_texts(skill) for w in _content(without_lead_ins(text)))
 
 
 def closest_call(decisions: Iterable[tuple[DecisionRequest, DecisionResult]]) -> CloseCall | None:

@@ -66,7 +66,7 @@ from ..tree.effects import WRITE
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
 from ..tree.tree import SkillTree
-from .evidence import RequestReading, negation_of, object_fits, read_request, skill_fits
+from .evidence import RequestReading, negation_of, object_fits, object_vocabulary, read_request, skill_fits
 
 # The act threshold when the workspace has no measured one: the lowest route
 # probability at which the starter's leave-one-out routes were right 95% of
@@ -79,10 +79,18 @@ SHOWN = 3  # candidates named when a request is handed back
 # skill; a shared name or word alone brings a none example to 0.3-0.37, within about 0.1 of the right skill.
 NONE_NEAR = 0.45
 NONE_MARGIN = 0.1
+# A skill that writes acts on a request whose words also name another skill the route weighed (its verb or what it
+# acts on) only when, at every decision of the route, its side leads the likeliest other option by ACT_MARGIN: "Write
+# to my manager that I'll be late tomorrow", routed to calendar.list_events (46%) and taken by its intent to
+# calendar.add_event (31%), names a day the reading skill shows, and is no choice between them. On the starter
+# (`bench/gate_phrasing.py --margins` over the development sets, the rule off) the writes that acted right led such a
+# runner-up by 0.20 or more (one re-routed note by -0.04), a wrong one by 0.11: the margin is set midway.
+ACT_MARGIN = 0.15
 
 ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
-HANDS_BACK = ("negated", "lookup-writes", "out-of-scope", "misfit", "off-object", "unsure")
+HANDS_BACK = ("negated", "lookup-writes", "out-of-scope", "misfit", "off-object", "contested", "unsure")
 NEGATED = "negated"  # the one rule ``yes`` and a caller's choice never overrule
+OUT_OF_SCOPE = "out-of-scope"
 
 
 @dataclass(frozen=True)
@@ -138,7 +146,8 @@ class GateResult:
             return f"{self.reason}; nothing was done (say what to do, without the negation)"
         named = " · ".join(str(c) for c in self.candidates[:SHOWN]) or "no skill"
         label = f", or `semif label {run_id}`" if run_id is not None else ""
-        return f"not sure: {named}; run again with --skill NAME{label}"
+        why = f"not sure: {named}" if self.rule == "unsure" else f"{self.reason} (candidates: {named})"
+        return f"{why}; run again with --skill NAME{label}"
 
     def to_dict(self) -> dict[str, Any]:
         def rounded(value: float | None) -> float | None:
@@ -162,6 +171,50 @@ class GateResult:
         }
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What would happen to a request: where its route ends once the gate read it, whether that skill acts, and why.
+
+    The one answer ``semif run``, ``semif route`` (and ``--dry-run``) and ``find_skills``' ``best`` give
+    (:meth:`.runner.SkillRunner.adecide` makes it). ``gate`` is None when the route ended at ``none`` itself.
+    """
+
+    route: Route
+    gate: GateResult | None
+
+    @property
+    def skill(self) -> str | None:
+        """The skill the request goes to (it acts, or is handed back by the gate); None: no skill (handed back)."""
+        return self.route.skill.name if self.route.skill is not None else None
+
+    @property
+    def acts(self) -> bool:
+        return self.route.skill is not None and (self.gate is None or self.gate.acts)
+
+    @property
+    def handed_back(self) -> bool:
+        return not self.acts
+
+    @property
+    def rule(self) -> str:
+        return self.gate.rule if self.gate is not None else "none"
+
+    @property
+    def reason(self) -> str:
+        if self.gate is not None and (self.route.skill is not None or self.gate.rule == "out-of-scope"):
+            return self.gate.reason
+        return self.route.reason or "no skill fits"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "skill": self.skill,
+            "acts": self.acts,
+            "handed_back": self.handed_back,
+            "rule": self.rule,
+            "reason": self.reason,
+        }
+
+
 @dataclass
 class _Reading:
     """The gate's working state: the request's reading, the route's last decision, the chosen skill."""
@@ -175,6 +228,7 @@ class _Reading:
     probability: float | None
     rerouted_from: str | None = None
     candidates: tuple[Candidate, ...] = field(default=())
+    route: Route | None = None
 
 
 def chosen_by_caller(skill: SkillManifest, text: str, threshold: float) -> GateResult:
@@ -294,7 +348,10 @@ def gate_choice(
 
 
 def _cannot_act(skill: SkillManifest) -> tuple[str, str]:
-    return "cannot act", f"{skill.name} cannot act in this run"
+    return (
+        "cannot act",
+        f"{skill.name} runs, changing nothing in this run (its instructions are shown, or it is a stub)",
+    )
 
 
 def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
@@ -306,7 +363,7 @@ def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
     skill = route.skill
     if skill is None:
         raise ValueError("the gate reads a route that ended at a skill")
-    state = _Reading(text, read_request(text), tree, prefix, dict(last) if last else None, skill, None)
+    state = _Reading(text, read_request(text), tree, prefix, dict(last) if last else None, skill, None, route=route)
     state.probability = _joint(state, state.last, skill.name)
     state.candidates = _candidates(state)
     return state
@@ -350,16 +407,68 @@ def _verdict(
     if not can_act:
         return _cannot_act(skill)
     if by_similarity and reading.asks != "lookup" and reading.verb and not skill_fits(reading, skill):
-        return "misfit", f"the request asks to {reading.verb!r}, which {skill.name} does not do"
+        said = reading.said or reading.verb
+        read_as = f" (read as {reading.verb!r})" if said != reading.verb else ""
+        return "misfit", f"{skill.name} does not {said!r}{read_as}"
     if by_similarity and reading.asks != "lookup" and not object_fits(reading, skill):
         return "off-object", f"what the request asks to {reading.verb} is not what {skill.name} writes"
     if state.probability is None:
         return "no probability", "the engine gives no probabilities to weigh"
     if state.probability < threshold:
         return "unsure", f"{skill.name} at {_percent(state.probability)} is below the act threshold {threshold:.0%}"
+    contested = _contested(state)
+    if contested is not None:
+        return "contested", contested
     if state.rerouted_from is not None:
         return "change-write", f"the request asks to {reading.verb or 'change something'}: {skill.name} writes"
     return "sure", f"{skill.name} at {_percent(state.probability)} clears the act threshold {threshold:.0%}"
+
+
+def runner_up(state: _Reading) -> tuple[str, float, float] | None:
+    """The decision of the route where the chosen skill leads least: the likeliest other option there (a skill, or
+    a category), its probability and the chosen path's (the category taken; at the last decision the chosen skill,
+    the skill the request's intent took it from counting as another option). ``none`` is no option to lead."""
+    if state.route is None:
+        return None
+    closest: tuple[str, float, float] | None = None
+    for at, step in enumerate(state.route.decisions):
+        probabilities = step.result.probabilities or {}
+        last = at == len(state.route.decisions) - 1
+        own = state.skill.name if last else step.result.selected
+        others = {k: p for k, p in probabilities.items() if k not in (own, NONE_ID)}
+        if own not in probabilities or not others:
+            continue
+        other = max(others, key=others.__getitem__)
+        if closest is None or probabilities[own] - others[other] < closest[2] - closest[1]:
+            closest = (other, others[other], probabilities[own])
+    return closest
+
+
+def _contested(state: _Reading) -> str | None:
+    """Why the chosen skill that writes does not lead clearly enough (see :data:`ACT_MARGIN`), else None: at the
+    decision where it leads least, the runner-up is a skill (or a category with one) the request's words name too,
+    and the chosen one is less than ACT_MARGIN above it."""
+    found = runner_up(state)
+    if found is None:
+        return None
+    other, p_other, own = found
+    if own - p_other >= ACT_MARGIN:
+        return None
+    tree, reading = state.tree, state.reading
+    skills = [tree.skills[other]] if other in tree.skills else list(tree.leaves_under(other))
+    named = [s for s in skills if s.name != state.skill.name and _names(reading, s)]
+    if not named:
+        return None
+    what = state.skill.name if other in tree.skills else f"{state.skill.category} ({state.skill.name})"
+    return (
+        f"{what} at {_percent(own)} is not {ACT_MARGIN:.0%} above {other} at {_percent(p_other)}, "
+        f"and the request names what {named[0].name} does too"
+    )
+
+
+def _names(reading: RequestReading, skill: SkillManifest) -> bool:
+    """Whether the request's words name ``skill``: its verb is the skill's, or what it acts on is."""
+    return (reading.verb is not None and skill_fits(reading, skill)) or bool(reading.objects & object_vocabulary(skill))
 
 
 def _nearest_none(text: str, skills: list[SkillManifest], none_examples: tuple[str, ...], engine: Engine) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,8 +27,17 @@ from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .before_images import ImageStore
 from .confined import run_confined
 from .context import BudgetedEngine
-from .evidence import gather_evidence
-from .gate import DEFAULT_ACT_THRESHOLD, GateResult, chosen_by_caller, gate_choice, gate_route
+from .evidence import gather_evidence, read_request
+from .gate import (
+    DEFAULT_ACT_THRESHOLD,
+    NEGATED,
+    OUT_OF_SCOPE,
+    GateResult,
+    Verdict,
+    chosen_by_caller,
+    gate_choice,
+    gate_route,
+)
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
@@ -180,15 +190,16 @@ class SkillRunner:
             run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
         else:
             mark = phase_mark(run.rows)
-            route = await self.strategy.aroute(request.text)
-            for step in route.decisions:
-                run.log(step.request, step.result, kind="route", level=step.level)
-            threshold = await self.aact_threshold()
             if skill is None:
-                route, run.gate = gate_route(
-                    route, request.text, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
-                )
+                verdict = await self.adecide(request.text, yes=yes)
+                route, run.gate = verdict.route, verdict.gate
+                for step in route.decisions:
+                    run.log(step.request, step.result, kind="route", level=step.level)
             else:
+                route = await self.strategy.aroute(request.text)
+                for step in route.decisions:
+                    run.log(step.request, step.result, kind="route", level=step.level)
+                threshold = await self.aact_threshold()
                 route, run.gate = gate_choice(
                     route,
                     self.tree.get(skill),
@@ -200,6 +211,47 @@ class SkillRunner:
                 )
             trace_phase("route", mark, run.rows, skill=route.skill.name if route.skill else None)
         return await run.execute(route)
+
+    def decide(self, text: str, *, yes: bool = False) -> Verdict:
+        return run_sync(self.adecide(text, yes=yes))
+
+    async def adecide(self, text: str, *, yes: bool = False) -> Verdict:
+        """What a run of ``text`` would do, acting on nothing: the route, read by the act gate (:mod:`.gate`) at
+        the threshold this runner acts at. ``semif run`` acts on it; ``semif route`` and ``find_skills`` show it.
+
+        A request in everyday phrasing the route does not act on ("Don't let me forget to call the plumber") is
+        routed a second time in the plain words the gate read it as ("remind me to call the plumber",
+        :mod:`.phrasing`), and that route stands when it acts at the skill the first route chose, or when the
+        first found none: the skills' own words are plain ones, so the plain request is scored against what they
+        say. A plain reading never takes the request to another skill than its route chose (a label does that,
+        and training learns it). Its decisions are logged with the request as written. A request that says not to
+        act, or that is out of scope, is not read again.
+        """
+        verdict = await self._decide(text, text, yes)
+        if verdict.acts or verdict.rule in (NEGATED, OUT_OF_SCOPE):
+            return verdict
+        plain = read_request(text).plain
+        if plain is None or plain.strip().lower() == text.strip().lower():
+            return verdict
+        second = await self._decide(plain, text, yes)
+        if not second.acts or second.gate is None or verdict.skill not in (None, second.skill):
+            return verdict  # the plain reading says how sure, never which other skill: labels teach that
+        reason = f"{second.gate.reason}, read as {plain!r}"
+        return Verdict(second.route, dataclasses.replace(second.gate, reason=reason))
+
+    async def _decide(self, routed: str, text: str, yes: bool) -> Verdict:
+        """The verdict on ``routed`` (``text``, or its plain reading), its decisions about ``text`` as written."""
+        route = await self.strategy.aroute(routed)
+        if routed != text:
+            decisions = [
+                dataclasses.replace(d, request=dataclasses.replace(d.request, state=text)) for d in route.decisions
+            ]
+            route = dataclasses.replace(route, decisions=decisions)
+        threshold = await self.aact_threshold()
+        route, gate = gate_route(
+            route, routed, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
+        )
+        return Verdict(route, gate)
 
     async def aact_threshold(self) -> float:
         """How sure a route must be for a skill that writes to act: ``[routing] act_threshold`` (or the

@@ -174,7 +174,7 @@ def _add_tools(server: SkillServer) -> None:
     @server.tool(annotations=READ_ONLY)
     async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> str:
         """Find the k skills most likely to fit a request (best first, with probabilities and a choice_id).
-        Call it before a task; best is "none" when no skill fits."""
+        Call it before a task. best: where a run would go ("none": no skill fits), handed_back and reason: why."""
         with _tool_errors():
             found = await router.afind(request, k, client=_client(ctx), session=_session(ctx))
         return _text(found.to_dict())

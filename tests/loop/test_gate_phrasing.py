@@ -1,0 +1,151 @@
+"""The act gate on everyday phrasing: idioms act through the skill they mean, a contested write waits for a clear
+lead, and a request handed back says the real reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from semif_agent.engine import create_engine, local_available
+from semif_agent.engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
+from semif_agent.loop import SkillRunner
+from semif_agent.loop.evidence import read_request, skill_fits
+from semif_agent.loop.gate import ACT_MARGIN, gate_route
+from semif_agent.starter import create_workspace
+from semif_agent.tree.manifests import SkillManifest
+from semif_agent.tree.router import Route, RoutedDecision
+from semif_agent.workspace import Workspace
+
+needs_local = pytest.mark.skipif(not local_available(), reason="the local engine is not installed")
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory) -> SkillRunner:
+    ws = Workspace.load(create_workspace(tmp_path_factory.mktemp("phrasing") / "ws"))
+    return SkillRunner(ws, engine=create_engine("local"))
+
+
+@needs_local
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("Drop Bob a line asking whether the March invoice was paid", "email.compose"),
+        ("Shoot Alice an email about the budget review", "email.compose"),
+        ("Ping David about the login bug", "email.compose"),
+        ("Fire off a quick email to Grace confirming the interview", "email.compose"),
+        ("Pencil in lunch with Carla on Friday at 1pm", "calendar.add_event"),
+        ("Slot in a call with Grace tomorrow at 10am", "calendar.add_event"),
+        ("Scribble down the wifi name for the guest room: Cabin5G", "notes.add"),
+        ("Chuck return the library books on my to-do list", "todos.add"),
+    ],
+)
+def test_everyday_phrasing_acts_through_the_skill_it_means(runner: SkillRunner, text: str, skill: str) -> None:
+    verdict = runner.decide(text)
+    assert (verdict.skill, verdict.acts) == (skill, True), verdict.reason
+
+
+@needs_local
+def test_a_skills_own_lead_in_counts_as_its_words(runner: SkillRunner) -> None:
+    todos = runner.tree.skills["todos.add"]
+    assert skill_fits(read_request("Don't let me forget to call the plumber"), todos)
+    assert skill_fits(read_request("Remind me to call the plumber"), todos)  # the opening of its own example
+    assert not skill_fits(read_request("Cancel the plumber"), todos)
+
+
+@needs_local
+def test_a_message_to_a_person_never_writes_a_calendar_event(runner: SkillRunner) -> None:
+    verdict = runner.decide("Write to my manager that I'll be late tomorrow")
+    assert not (verdict.acts and verdict.skill == "calendar.add_event"), verdict.reason
+
+
+@needs_local
+def test_a_request_handed_back_by_the_verb_rule_says_so(runner: SkillRunner) -> None:
+    verdict = runner.decide("Drop the meeting with Carla from my calendar")
+    assert verdict.handed_back and verdict.rule == "misfit"
+    assert verdict.reason == "calendar.add_event does not 'drop'"
+    said = verdict.gate.summary("RUN1")
+    assert said.startswith("calendar.add_event does not 'drop'") and "not sure" not in said
+
+
+def _route(runner: SkillRunner, categories: dict[str, float], chosen: str, leaves: dict[str, float]) -> Route:
+    def step(level: str, selected: str, probabilities: dict[str, float]) -> RoutedDecision:
+        request = DecisionRequest(state="", question="?", options=[Option(k) for k in probabilities])
+        return RoutedDecision(level, request, DecisionResult(selected, dict(probabilities), dict(probabilities)))
+
+    category = runner.tree.skills[chosen].category
+    decisions = [step("category", category, categories), step("skill", chosen, leaves)]
+    return Route(skill=runner.tree.skills[chosen], decisions=decisions)
+
+
+@needs_local
+def test_a_write_whose_words_name_another_skill_acts_only_with_a_clear_lead(runner: SkillRunner) -> None:
+    """As the issue found it: calendar.list_events first, the change re-routed to calendar.add_event (45% once
+    renormalised, far above a 15% threshold) while the request names a day the reading skill shows."""
+    text = "Put the team offsite in for tomorrow"
+    close = _route(
+        runner,
+        {"calendar": 0.78, "notes": 0.12, NONE_ID: 0.1},
+        "calendar.list_events",
+        {"calendar.list_events": 0.46, "calendar.add_event": 0.31, NONE_ID: 0.23},
+    )
+    _, held = gate_route(close, text, runner.tree, runner.engine, threshold=0.15, can_act=runner.can_act)
+    assert held.handed_back and held.rule == "contested" and held.skill == "calendar.add_event"
+    assert "calendar.list_events" in held.reason and f"{ACT_MARGIN:.0%}" in held.reason
+    clear = _route(
+        runner,
+        {"calendar": 0.9, "notes": 0.05, NONE_ID: 0.05},
+        "calendar.add_event",
+        {"calendar.add_event": 0.8, "calendar.list_events": 0.1, NONE_ID: 0.1},
+    )
+    _, acts = gate_route(clear, text, runner.tree, runner.engine, threshold=0.15, can_act=runner.can_act)
+    assert acts.acts and acts.rule == "sure"
+
+
+def test_the_lead_ins_a_body_cuts_count_as_the_skills_words(tmp_path) -> None:
+    body = tmp_path / "pile.py"
+    body.write_text(
+        'LEAD_INS = [r"^(please\\s+)?(put|pop)( this)? on the (shopping )?pile\\b\\s*:?"]\n'
+        "def predict(ctx, request): ...\ndef act(ctx, request, prediction): ...\n",
+        encoding="utf-8",
+    )
+    with_body = SkillManifest("shop.pile", "shop", "Keep a shopping list.", body_path=body)
+    without = SkillManifest("shop.pile", "shop", "Keep a shopping list.")
+    request = read_request("Pop this on the shopping pile: eggs and flour")
+    assert skill_fits(request, with_body) and not skill_fits(request, without)
+    assert not skill_fits(read_request("Throw the pile away"), with_body)
+
+
+@needs_local
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("Don't let me forget to call the plumber", "todos.add"),
+        ("Make sure I remember to renew the passport", "todos.add"),
+    ],
+)
+def test_a_request_in_everyday_words_is_routed_again_as_the_plain_command_it_reads_as(
+    runner: SkillRunner, text: str, skill: str
+) -> None:
+    verdict = runner.decide(text)
+    assert (verdict.skill, verdict.acts) == (skill, True), verdict.reason
+    assert "read as" in verdict.reason
+    assert all(step.request.state == text for step in verdict.route.decisions)  # logged as the person wrote it
+
+
+@needs_local
+def test_a_plain_reading_never_takes_a_request_to_another_skill_than_its_route_chose(runner: SkillRunner) -> None:
+    verdict = runner.decide("Write to my sister that I'll bring dessert")  # routed to notes.add; plainly, an email
+    assert verdict.skill == "notes.add" and verdict.handed_back
+    assert verdict.reason == "notes.add does not 'write' (read as 'message')"
+
+
+@pytest.mark.parametrize(
+    ("text", "verb"),
+    [
+        ("Would you mind writing Emma a short email to say thanks", "message"),
+        ("Would you be so kind as to schedule a check-up for Monday at 8:30", "schedule"),
+        ("pls email bob re the invoice", "email"),
+        ("Can you drop Emma a message saying I'll see her tonight", "message"),
+    ],
+)
+def test_polite_and_terse_lead_ins_are_read_through(text: str, verb: str) -> None:
+    assert read_request(text).verb == verb
