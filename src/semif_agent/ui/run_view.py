@@ -16,6 +16,7 @@ from typing import Any
 
 from .._beneath import lexists_beneath
 from .._files import open_regular_beneath
+from ..loop.evidence_text import evidence_lines
 from ..records import RunRecord, resolve_run_id, run_rows
 from .index import CallIndex, LogIndex
 
@@ -64,6 +65,7 @@ class RunView:
     changes: list[ChangeView]
     labels: list[dict[str, Any]]
     calls: list[dict[str, Any]]
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # what the assessment weighed, as people read it
 
 
 def resolve(index: LogIndex, wanted: str) -> str:
@@ -88,7 +90,9 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
         for verb, paths in (outcome.get("changes") or {}).items()
         for path in (paths or ())
     ]
-    return RunView(run.summary(), run.started, decisions, outcome, changes, labels, model_calls)
+    record = run.summary()
+    evidence = evidence_lines(record.evidence, record.skill) if record.evidence else []
+    return RunView(record, run.started, decisions, outcome, changes, labels, model_calls, evidence)
 
 
 def _decision(row: dict[str, Any]) -> DecisionView:
