@@ -32,6 +32,7 @@ RULES = {
     "contradicted": "the run's evidence, against the judge's verdict",
     "unsure": "the judge's doubt: too unsure to label",
     "judge": "the judge's verdict",
+    "judge and evidence": "the judge's verdict, unsure but borne out by what the run did",
     "no skill": "no skill fits the request",
     "gate": "the act gate, which handed the request back",
     "stub": "the skill is a stub",
