@@ -12,7 +12,7 @@ way::
     changed     1 file
     confined    yes: a code skill writes only to the data dirs
 
-A fact that does not apply is left out (no hand-back, no error, no close call,
+A fact that does not apply is left out (no hand-back, no error, a margin too wide to be a close call,
 whether a run that reached no skill was confined), and no value is shown as
 Python writes it: yes / no, percentages, sentences. A key this module does not
 know (an older or newer log) is still shown, its value made readable the same way.
@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._text import percent
+from .assess import CLOSE_CALL_BELOW
 
 RULES = {
     "error": "the error: an error is a failure",
@@ -91,7 +92,8 @@ def evidence_lines(evidence: Mapping[str, Any], skill: str | None = None) -> lis
     add("answered", "yes: it returned a result" if evidence.get("answered") else None)
     add("found nothing", "its answer says there was nothing to find" if evidence.get("found_nothing") else None)
     margin = evidence.get("close_call")
-    add("closest call", f"{_points(margin)} between the two likeliest answers" if _is_number(margin) else None)
+    close = _is_number(margin) and margin < CLOSE_CALL_BELOW  # a wider margin spoke for nothing
+    add("close call", f"its own closest decision was won by {_points(margin)}" if close else None)
     add("act gate", _gate(evidence.get("gate")))
     for key, value in evidence.items():
         if key not in _SHOWN:
