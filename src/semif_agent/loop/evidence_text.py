@@ -92,7 +92,7 @@ def evidence_lines(evidence: Mapping[str, Any], skill: str | None = None) -> lis
     add("answered", "yes: it returned a result" if evidence.get("answered") else None)
     add("found nothing", "its answer says there was nothing to find" if evidence.get("found_nothing") else None)
     margin = evidence.get("close_call")
-    close = _is_number(margin) and margin < CLOSE_CALL_BELOW  # a wider margin spoke for nothing
+    close = isinstance(margin, (int, float)) and margin < CLOSE_CALL_BELOW  # a wider margin spoke for nothing
     add("close call", f"its own closest decision was won by {_points(margin)}" if close else None)
     add("act gate", _gate(evidence.get("gate")))
     for key, value in evidence.items():
