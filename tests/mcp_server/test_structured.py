@@ -32,7 +32,8 @@ def test_tools_answer_with_objects_not_json_strings_inside_result(corpus_workspa
     for result in (found, loaded, ran, reported):
         assert not result.is_error
         assert list(result.structured_content) != ["result"]  # the object itself, not {"result": "<its JSON>"}
-        assert json.loads(result.content[0].text) == result.structured_content  # the same object, as text
+        text = result.content[0].text
+        assert json.loads(text) == result.structured_content and "\n" not in text  # the same object, as compact text
     assert found.structured_content["best"] == "email.compose"
     assert found.structured_content["skills"][0]["name"] == "email.compose"
     assert isinstance(found.structured_content["skills"][0]["probability"], float)

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import version
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, unquote
 
 import anyio
@@ -34,7 +34,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
-from mcp.types import Resource, ResourceTemplate, ToolAnnotations
+from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 from ..chooser import Router
@@ -49,6 +49,8 @@ INSTRUCTIONS = (
     "load_skill the best fit and follow it (or run_skill a code skill); report_outcome when you know how it went."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True)
+Answer = Annotated[CallToolResult, dict[str, Any]]
+"""A tool's answer: an object as structured content (its output schema an object), and as compact JSON text."""
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
 
 
@@ -214,24 +216,30 @@ def _client(ctx: Context[Any, Any]) -> str | None:
     return params.client_info.name if params is not None and params.client_info else None
 
 
+def _answer(value: dict[str, Any]) -> CallToolResult:
+    """``value`` as structured content, and as its compact JSON text for clients that read only text."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
+
+
 def _add_tools(server: SkillServer) -> None:
     router = server.router
 
     @server.tool(annotations=READ_ONLY)
-    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> dict[str, Any]:
+    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> Answer:
         """Find the k skills most likely to fit a request (best first, with probabilities and a choice_id).
         Call it before a task; best is "none" when no skill fits."""
         with _tool_errors():
             found = await router.afind(request, k, client=_client(ctx), session=_session(ctx))
-        return found.to_dict()
+        return _answer(found.to_dict())
 
     @server.tool(annotations=READ_ONLY)
-    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> dict[str, Any]:
+    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
         """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest.
         Pass the find's choice_id: the load is then your pick for that find's request."""
         with _tool_errors():
             loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
-        return loaded.to_dict()
+        return _answer(loaded.to_dict())
 
     @server.tool(annotations=READ_ONLY, structured_output=False)  # the file's text, as it is
     async def read_skill_file(name: str, path: str) -> str:
@@ -240,24 +248,22 @@ def _add_tools(server: SkillServer) -> None:
             return router.read_file(name, path)
 
     @server.tool()
-    async def run_skill(
-        name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None
-    ) -> dict[str, Any]:
+    async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else its instructions come back. Returns the result, files changed and run_id."""
         with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
             outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
-        return outcome.to_dict()
+        return _answer(outcome.to_dict())
 
     @server.tool()
     async def report_outcome(
         id: str, outcome: str, ctx: Context[Any, Any], skill: str | None = None, note: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Answer:
         """Say how a run or a find went: outcome "success" or "failure"; skill: the one that should have been
         used ("none": no skill fits). id: a run_id or choice_id."""
         with _tool_errors():
             labelled = await router.areport(id, outcome, skill=skill, note=note, client=_client(ctx))
-        return {"labelled": labelled}
+        return _answer({"labelled": labelled})
 
 
 @contextmanager
