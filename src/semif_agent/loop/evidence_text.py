@@ -6,14 +6,17 @@ the judge's verdict, the rule that decided and the act gate's reading, see
 web view's run page shows them as a table, so both say the same thing the same
 way::
 
-    judge       success (94%)
-    decided by  the judge's verdict
-    wording     asks to change something; its first word "email" is one of email.compose's words
-    changed     1 file
-    confined    yes: a code skill writes only to the data dirs
+    evidence    judge:      success (94%)
+                decided by: the judge's verdict
+                wording:    asks to change something; its first word "email" is one of email.compose's words
+                changed:    1 file
+                confined:   yes: a code skill writes only to the data dirs
+                answered:   yes: it returned a result
+                act gate:   acted: email.compose at 89% clears the act threshold 16%
 
-A fact that does not apply is left out (no hand-back, no error, a margin too wide to be a close call,
-whether a run that reached no skill was confined), and no value is shown as
+A fact that does not apply is left out (no hand-back, no error, a margin too
+wide to be a close call, whether a run that reached no skill was confined),
+and no value is shown as
 Python writes it: yes / no, percentages, sentences. A key this module does not
 know (an older or newer log) is still shown, its value made readable the same way.
 """
