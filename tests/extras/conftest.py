@@ -22,6 +22,8 @@ import semif_agent
 
 CHECKOUT = Path(semif_agent.__file__).resolve().parents[2]
 INSTALL_TIMEOUT = 900  # seconds for one environment; a warm pip cache takes 25-40 s an extra
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
+"""pip's cache of the user running the tests, read before the tests give each a home of its own."""
 
 
 def _pip(python: Path, *args: str) -> subprocess.CompletedProcess:
@@ -30,7 +32,11 @@ def _pip(python: Path, *args: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=INSTALL_TIMEOUT,
-        env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PIP_NO_INPUT": "1"},
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+            "PIP_NO_INPUT": "1",
+            "PIP_CACHE_DIR": PIP_CACHE,
+        },
     )
 
 
