@@ -2,7 +2,7 @@
 small workspaces built from code, and one local Ray cluster for the run; and the fast default.
 
 Plain ``python -m pytest`` (or a folder) runs the fast subset: tests marked
-``slow``, ``browser``, ``cluster`` or ``reference`` (see pyproject.toml) are
+``slow``, ``browser``, ``cluster``, ``extras`` or ``reference`` (see pyproject.toml) are
 left out. ``--all`` runs every test; so does naming a test file or a test,
 or choosing with ``-m`` or ``-k``. Tests that use the ``cluster``, ``browser``,
 ``reference_python`` or ``reference_sdist`` fixtures get their marker from it.
@@ -36,7 +36,7 @@ CONTACTS = [
 ]
 
 
-LEFT_OUT_BY_DEFAULT = ("slow", "browser", "cluster", "reference")
+LEFT_OUT_BY_DEFAULT = ("slow", "browser", "cluster", "extras", "reference")
 """The markers of the tests the fast default leaves out."""
 LEFT_OUT = ", ".join(LEFT_OUT_BY_DEFAULT[:-1]) + f" or {LEFT_OUT_BY_DEFAULT[-1]}"
 

@@ -51,7 +51,7 @@ def test_show_tells_one_run_whole_and_its_label(semif, make_workspace) -> None:
     assert re.search(r"^skill +email\.compose$", out, re.M)
     assert re.search(r"^changes +created data/drafts/\S+\.txt$", out, re.M)
     assert re.search(r"^diff +data/drafts/\S+\.txt\n +@@ -0,0 \+1,\d+ @@\n +\+To: Alice", out, re.M)
-    assert re.search(r"^assessment +\w+ \(.+\)$", out, re.M) and re.search(r"^evidence +.*rule \w+", out, re.M)
+    assert re.search(r"^assessment +\w+ \(.+\)$", out, re.M) and re.search(r"^ +decided by: +\w+", out, re.M)
     assert re.search(rf"^label +none yet \(semif label {run_id} ", out, re.M)
 
     labelled = semif("label", run_id, "--outcome", "failure", "--note", "wrong Alice", "--by", "bob", "-w", str(root))

@@ -143,9 +143,30 @@ def test_a_written_file_with_a_confident_judge_is_a_success(make_workspace) -> N
     assert result.assessment.reason == f"judged success (p=0.95), and it created {draft}"
 
 
-def test_an_unsure_judge_gives_unclear(make_workspace) -> None:
+def test_an_unsure_success_verdict_stands_when_the_run_shows_what_was_asked(make_workspace) -> None:
+    """An embedded judge's probabilities are a similarity model's: a correct draft can get 0.6. The draft the
+    request asked for, written by the skill it fits, bears the verdict out; "unclear" is for runs a person must check."""
     root = make_workspace()
     result, _ = run(root, ["email", "email.compose", "Alice", verdict("success", 0.6)])
+    draft = f"data/drafts/{result.request.id}.txt"
+    assert result.assessment.label == "success"
+    assert result.assessment.reason == f"judged success (p=0.60), and it created {draft} and reported no problem"
+    assert result.assessment.evidence["rule"] == "judge and evidence"
+
+
+def test_an_unsure_judge_gives_unclear_when_nothing_bears_it_out(tmp_path: Path) -> None:
+    """A SKILL.md script that only printed something for a request to change something: the run shows nothing done."""
+    root = create_workspace(tmp_path / "ws")
+    folder = root / "skills" / "reminder" / "scripts"
+    folder.mkdir(parents=True)
+    (folder.parent / "SKILL.md").write_text(
+        "---\nname: reminder\ndescription: Add a reminder.\nscript: scripts/run.py\n---\n# Reminders\n"
+    )
+    (folder / "run.py").write_text("print('ok')\n")
+    engine = ScriptedEngine([verdict("success", 0.6)])
+    result = SkillRunner(Workspace.load(root), engine=engine, allow_scripts=True).run(
+        "Add a reminder to water the plants", skill="reminder"
+    )
     assert result.assessment.label == "unclear" and "too unsure" in result.assessment.reason
     assert result.assessment.evidence["rule"] == "unsure"
 
@@ -241,6 +262,12 @@ def local_engine():
     [
         (TEXT, "email.compose", "success"),
         ("Add a meeting with David", "calendar.add_event", "failure"),  # no time given: the skill hands it back
+        # a correct listing the embedded judge was unsure of (p 0.57) while it read "no files changed"
+        ("Which files did I change recently?", "files.recent", "success"),
+        # the wrong skill: not a success however sure the judge is
+        ("Email Bob that the invoice was paid", "todos.add", "unclear"),
+        ("Schedule lunch with Alice on Friday at noon", "todos.add", "unclear"),
+        ("Show my open tasks", "notes.search", "unclear"),
     ],
 )
 def test_the_local_engine_labels_plain_runs_of_the_starter_workspace(

@@ -77,9 +77,9 @@ def test_no_route_the_gate_lets_through_writes_where_it_should_not(outcomes):
 def test_no_wrong_result_is_judged_a_success(outcomes):
     false = {o.row["text"]: o.result.assessment.reason for o in outcomes if o.label == "success" and not o.done_right}
     assert false == {}
-    # 40 of 48 on every run with the ids and the workspace's path pinned (python bench/first_hour.py, 5 runs: 40 each
-    # time); with the path left to the temporary folder it ranged from 28 to 44. The margin is for other processors.
-    assert sum(o.judged_right for o in outcomes) >= 37
+    # 46 of 48 with the ids and the workspace's path pinned (python bench/first_hour.py; 39 while an unsure judge
+    # made a correct note or listing "unclear"). The margin is for other processors.
+    assert sum(o.judged_right for o in outcomes) >= 43
 
 
 @pytest.mark.slow  # the outcomes: 48 requests run end to end, each body in a confined process

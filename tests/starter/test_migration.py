@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -145,3 +147,26 @@ def test_notes_kept_outside_the_data_dir_are_not_moved(old: Path, tmp_path: Path
     with pytest.raises(WorkspaceError, match="notes_db points outside the data dir"):
         Workspace.load(old)
     assert tree(old) == before and elsewhere.is_file()
+
+
+def test_write_dirs_data_in_a_workspace_of_the_current_layout_is_refused_in_one_line(tmp_path: Path) -> None:
+    """The README's refusal, not a move: nothing of the old layout is there, so semif.toml is not rewritten."""
+    root = create_workspace(tmp_path / "ws")
+    settings = root / "semif.toml"
+    text = settings.read_text().replace(
+        'write_dirs = ["data/drafts", "data/notes", "data/calendar", "data/todos"]', 'write_dirs = ["data"]'
+    )
+    settings.write_text(text)
+    before = tree(root)
+    result = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "run", "Email Alice that the report is ready", "-w", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f'Error: {settings}: [skills] write_dirs "data" holds the data dir data, where the workspace keeps its '
+        'records (manifests, skill bodies, logs): list only the folders skills write, such as "data/drafts"'
+    ]
+    assert tree(root) == before  # nothing moved, semif.toml as the user wrote it

@@ -30,6 +30,7 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     --json prints the run's record, its outcome row, every decision row and
     its label rows.
     """
+    from ..loop.evidence_text import evidence_lines
     from ..loop.undo import undo_said
     from ..records import DecisionLog, run_rows
     from ..records.kinds import UNDO_KIND, sections, title_of
@@ -88,7 +89,9 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         _decisions(title, [row for row in decisions if row.get("kind") == kind])
     _field("assessment", record.assessed + (f" ({outcome['reason']})" if outcome.get("reason") else ""))
     if record.evidence:
-        _field("evidence", "; ".join(f"{key} {_value(value)}" for key, value in record.evidence.items()))
+        lines = evidence_lines(record.evidence, record.skill)
+        width = max((len(name) for name, _ in lines), default=0)
+        _field("evidence", "\n".join(f"{name + ':':<{width + 1}} {text}" for name, text in lines))
     if record.labelled_by is None:
         _field("label", f"none yet (semif label {record.run_id} --skill NAME | --none | --outcome success|failure)")
     else:
@@ -127,14 +130,6 @@ def _diff(path: str, lines: Any) -> str:
     body = [line for line in lines if not line.startswith(("--- ", "+++ "))]
     more = f"\n... {len(body) - DIFF_SHOWN} more lines (--json has them all)" if len(body) > DIFF_SHOWN else ""
     return "\n".join([path, *body[:DIFF_SHOWN]]) + more
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return "(" + ", ".join(f"{k} {_value(v)}" for k, v in value.items()) + ")"
-    return str(value)
 
 
 COMMANDS = [show]

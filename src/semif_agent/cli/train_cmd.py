@@ -119,7 +119,8 @@ def train(
         )
     if path is not None:  # switched: the runs it learned from join their skills' learned examples
         # as people and the engine said, never a client: not its reports, nor the verdict on a skill it picked
-        learned = learn(ws, (lesson_of(persons_word(run), judged=run.label_source != "implicit") for run in runs))
+        # (a client reports only on its own runs, so any run with a client's label is one it picked)
+        learned = learn(ws, (lesson_of(persons_word(run), judged=run.label_client is None) for run in runs))
         if learned:
             click.echo(learned.summary(), err=True)
     if as_json:

@@ -21,7 +21,12 @@ row. :func:`weigh` sets its verdict against the run's observable evidence
    or the right one looking in the wrong place, says that too), none of the
    skill's own decisions was a close call (margin under
    :data:`CLOSE_CALL_BELOW`), and the judge gave ``success`` a probability
-   of at least :data:`UNSURE_BELOW`; otherwise ``unclear``;
+   of at least :data:`UNSURE_BELOW`, or a lower one while the run shows what
+   such a request needs (as in rule 5: it changed files for anything but a
+   question, or answered a question without changing any); otherwise
+   ``unclear``. (An embedded judge's probabilities are those of a similarity
+   model: a correct note or listing often gets 0.55-0.7, and "unclear" is for
+   runs a person has to look at, not for those the run's own record settles);
 5. ``failure`` is ``unclear`` when the run shows what such a request needs:
    it fits, its log reports no problem, and it changed files (for anything
    but a question) or answered without changing any (for anything but a
@@ -47,7 +52,7 @@ from typing import Any
 
 from .._text import clip
 from ..engine.decisions import DecisionRequest, DecisionResult, Option
-from .evidence import Evidence
+from .evidence import Evidence, read_request
 from .observe import Changes
 
 ASSESS_QUESTION = "Did the skill do what the request asked?"
@@ -96,8 +101,15 @@ class Assessment:
 
 
 def assessment_request(request_text: str, action_log: str, changes: Changes) -> DecisionRequest:
-    """The decision the judge answers: the request, the action log and what changed."""
-    state = f"Request: {request_text}\nAction log: {action_log}\nChanges: {changes.summary()}"
+    """The decision the judge answers: the request, the action log and what changed.
+
+    "No files changed" is said only of a request that is not a question or a lookup: for one that
+    is, changing nothing is what was asked, and the words read to an embedded judge as "nothing was
+    done" (the failure option's words), which made correct answers look unsure or failed.
+    """
+    state = f"Request: {request_text}\nAction log: {action_log}"
+    if not changes.empty or read_request(request_text).asks != "lookup":
+        state += f"\nChanges: {changes.summary()}"
     return DecisionRequest(state=state, question=ASSESS_QUESTION, options=list(ASSESS_OPTIONS))
 
 
@@ -148,8 +160,11 @@ def _label(evidence: Evidence, verdict: DecisionResult | None, judge_error: str 
         doubt = _doubt_success(evidence)
         if doubt:
             return "unclear", "contradicted", f"{judged}, but {doubt}"
-        if unsure:
+        done = _doing(evidence)
+        if unsure and not done:
             return "unclear", "unsure", f"{judged}: too unsure to label"
+        if unsure:
+            return "success", "judge and evidence", f"{judged}, and {done}"
         return "success", "judge", f"{judged}, and {_done(evidence)}"
     if said == "failure":
         done = _doing(evidence)

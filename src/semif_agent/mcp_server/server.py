@@ -7,9 +7,13 @@ files as ``skill://NAME/PATH``; when skills are added, edited or removed on
 disk, the tree is read again and every connected client is told the
 resource list changed.
 
+Each tool but ``read_skill_file`` answers with structured content (a JSON
+object, also given as its text for clients that read only text);
+``read_skill_file`` answers with the file's text.
+
 A caller's mistake (an unknown skill, a path outside a skill, an oversize
-request, bad arguments) comes back as an MCP error result with one clear
-line; the log keeps everything, and the server goes on serving.
+request, arguments that do not fit a tool's parameters) comes back as an MCP
+error result with one clear line; the log keeps everything, and the server goes on serving.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import version
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, unquote
 
 import anyio
@@ -28,9 +32,10 @@ from mcp.server import NotificationOptions
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
-from mcp.types import Resource, ResourceTemplate, ToolAnnotations
+from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
@@ -44,6 +49,8 @@ INSTRUCTIONS = (
     "load_skill the best fit and follow it (or run_skill a code skill); report_outcome when you know how it went."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True)
+Answer = Annotated[CallToolResult, dict[str, Any]]
+"""A tool's answer: an object as structured content (its output schema an object), and as compact JSON text."""
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
 
 
@@ -81,6 +88,15 @@ class SkillServer(MCPServer[Any]):
             while len(self._sessions) > MAX_CLIENTS:
                 self._sessions.popitem(last=False)
         return result
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The SDK's call, with arguments that do not fit a tool's parameters said in one line (see :func:`argument_error`)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(f"Error executing tool {name}: {argument_error(exc.__cause__)}") from exc.__cause__
+            raise
 
     async def skills_changed(self) -> None:
         """Read the tree again, and tell every client the resource list changed."""
@@ -133,6 +149,42 @@ async def _watching(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
             group.cancel_scope.cancel()
 
 
+_EXPECTED = {
+    "int": "an integer",
+    "float": "a number",
+    "string": "a string",
+    "bool": "true or false",
+    "dict": "an object",
+    "list": "a list",
+}
+
+
+def argument_error(error: ValidationError) -> str:
+    """A tool's arguments that do not fit its parameters, as one line: "k must be an integer, not \"many\"",
+    "request is missing" (pydantic's own text spans several lines and names its internal model)."""
+    said = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"]) or "the arguments"
+        kind = str(problem["type"])
+        expected = _EXPECTED.get(kind.split("_")[0]) if kind.endswith(("_type", "_parsing")) else None
+        if kind == "missing":
+            said.append(f"{where} is missing")
+        elif kind == "extra_forbidden":
+            said.append(f"{where} is not an argument of this tool")
+        elif expected is not None:
+            said.append(f"{where} must be {expected}, not {_shown(problem.get('input'))}")
+        else:
+            message = str(problem["msg"])
+            said.append(f"{where}: {message[:1].lower()}{message[1:]}")
+    return "; ".join(said)
+
+
+def _shown(value: Any) -> str:
+    """A caller's value as JSON (what the caller sent), cut short."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def skill_uri(name: str, path: str | None = None) -> str:
     """``skill://NAME`` (or ``skill://NAME/PATH``), the name percent-encoded."""
     return SCHEME + quote(name, safe="") + (f"/{path}" if path else "")
@@ -164,52 +216,54 @@ def _client(ctx: Context[Any, Any]) -> str | None:
     return params.client_info.name if params is not None and params.client_info else None
 
 
-def _text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _answer(value: dict[str, Any]) -> CallToolResult:
+    """``value`` as structured content, and as its compact JSON text for clients that read only text."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
 
 
 def _add_tools(server: SkillServer) -> None:
     router = server.router
 
     @server.tool(annotations=READ_ONLY)
-    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> str:
+    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> Answer:
         """Find the k skills most likely to fit a request (best first, with probabilities and a choice_id).
         Call it before a task. best: where a run would go ("none": no skill fits), handed_back and reason: why."""
         with _tool_errors():
             found = await router.afind(request, k, client=_client(ctx), session=_session(ctx))
-        return _text(found.to_dict())
+        return _answer(found.to_dict())
 
     @server.tool(annotations=READ_ONLY)
-    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> str:
+    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
         """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest.
         Pass the find's choice_id: the load is then your pick for that find's request."""
         with _tool_errors():
             loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
-        return _text(loaded.to_dict())
+        return _answer(loaded.to_dict())
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)  # the file's text, as it is
     async def read_skill_file(name: str, path: str) -> str:
         """Read a file of a SKILL.md skill's folder, by its path relative to the folder."""
         with _tool_errors():
             return router.read_file(name, path)
 
     @server.tool()
-    async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> str:
+    async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else its instructions come back. Returns the result, files changed and run_id."""
         with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
             outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
-        return _text(outcome.to_dict())
+        return _answer(outcome.to_dict())
 
     @server.tool()
     async def report_outcome(
         id: str, outcome: str, ctx: Context[Any, Any], skill: str | None = None, note: str | None = None
-    ) -> str:
+    ) -> Answer:
         """Say how a run or a find went: outcome "success" or "failure"; skill: the one that should have been
         used ("none": no skill fits). id: a run_id or choice_id."""
         with _tool_errors():
             labelled = await router.areport(id, outcome, skill=skill, note=note, client=_client(ctx))
-        return _text({"labelled": labelled})
+        return _answer({"labelled": labelled})
 
 
 @contextmanager

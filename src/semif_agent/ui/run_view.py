@@ -17,6 +17,7 @@ from typing import Any
 
 from .._beneath import lexists_beneath
 from .._files import open_regular_beneath
+from ..loop.evidence_text import evidence_lines
 from ..records import RunRecord, persons_labels, resolve_run_id, run_rows
 from ..records.kinds import UNDO_KIND
 from ..records.rows import UndoRow
@@ -76,6 +77,7 @@ class RunView:
     labels: list[dict[str, Any]]
     calls: list[dict[str, Any]]
     undo: UndoView | None = None
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # what the assessment weighed, as people read it
 
     @property
     def persons_labelled(self) -> bool:
@@ -110,7 +112,9 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
         for verb, paths in (outcome.get("changes") or {}).items()
         for path in (paths or ())
     ]
-    return RunView(run.summary(), run.started, decisions, outcome, changes, labels, model_calls, undo)
+    record = run.summary()
+    evidence = evidence_lines(record.evidence, record.skill) if record.evidence else []
+    return RunView(record, run.started, decisions, outcome, changes, labels, model_calls, undo, evidence)
 
 
 def _decision(row: dict[str, Any]) -> DecisionView:

@@ -13,6 +13,12 @@ the old layout is moved:
   notes, calendar, todos), which are created;
 - ``semif.toml`` is rewritten in place, its other lines and comments kept.
 
+A workspace is of the old layout when its settings name the old files
+(``notes_db``, ``todos`` as a file) or those files are where the old layout
+kept them; ``write_dirs = ["data"]`` alone, in a workspace of the current
+layout, is a setting to correct, and the settings check refuses it in one
+line rather than rewriting ``semif.toml``.
+
 One line on stderr says what moved. When a step fails, the files already
 moved are put back, ``semif.toml`` is left as it was, and the error says why.
 """
@@ -68,9 +74,11 @@ def plan_migration(root: Path, raw: dict[str, Any]) -> Plan | None:
     data_dir = _resolve(root, data)
     broad = [d for d in write_dirs or [] if isinstance(d, str) and _resolve(root, d) == data_dir]
     old_keys = isinstance(paths.get("notes_db"), str) or _is_file_setting(root, paths.get("todos"))
-    old_files = write_dirs is None and any((data_dir / name).is_file() for _, name in _OLD_FILES.values())
-    if not (broad or old_keys or old_files):
-        return None
+    old_files = (write_dirs is None or bool(broad)) and any(
+        (data_dir / name).is_file() for _, name in _OLD_FILES.values()
+    )
+    if not (old_keys or old_files):
+        return None  # the current layout: a write dir that is the data dir is refused by the settings check
     plan = Plan()
     for kind, (old_key, name) in _OLD_FILES.items():
         old = paths.get(old_key)

@@ -71,9 +71,9 @@ def act(ctx, request, prediction):
     if not rows:
         return ActionResult(f"notes.search: no note in {path} matches {query!r} ({how}).", f"No notes match {query!r}.")
     lines = [f"- #{i} [{book}] {body}" for i, book, body in rows]
+    first = f", notebook {notebook!r} first" if notebook != "none" else ""  # "none": no notebook was named
     return ActionResult(
-        action_log=f"notes.search: {len(rows)} note(s) in {path} match {query!r} ({how}, "
-        f"notebook {notebook!r} first):\n" + "\n".join(lines),
+        action_log=f"notes.search: {len(rows)} note(s) in {path} match {query!r} ({how}{first}):\n" + "\n".join(lines),
         new_state=f"{len(rows)} note(s) match {query!r}:\n" + "\n".join(lines),
     )
 
