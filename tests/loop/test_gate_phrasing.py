@@ -10,6 +10,7 @@ from semif_agent.engine.decisions import NONE_ID, DecisionRequest, DecisionResul
 from semif_agent.loop import SkillRunner
 from semif_agent.loop.evidence import read_request, skill_fits
 from semif_agent.loop.gate import ACT_MARGIN, gate_route
+from semif_agent.records import DecisionLog
 from semif_agent.starter import create_workspace
 from semif_agent.tree.manifests import SkillManifest
 from semif_agent.tree.router import Route, RoutedDecision
@@ -132,10 +133,69 @@ def test_a_request_in_everyday_words_is_routed_again_as_the_plain_command_it_rea
 
 
 @needs_local
-def test_a_plain_reading_never_takes_a_request_to_another_skill_than_its_route_chose(runner: SkillRunner) -> None:
-    verdict = runner.decide("Write to my sister that I'll bring dessert")  # routed to notes.add; plainly, an email
-    assert verdict.skill == "notes.add" and verdict.handed_back
-    assert verdict.reason == "notes.add does not 'write' (read as 'message')"
+@pytest.mark.parametrize(
+    "text",
+    ["Write to my sister that I'll bring dessert", "Drop Bob a line asking whether the March invoice was paid"],
+)
+def test_a_message_in_everyday_words_is_drafted_by_email_compose(tmp_path, text: str) -> None:
+    """ "Write to my sister that..." is routed to notes.add as written, which does not 'write' to anyone: read as
+    "message my sister that...", it goes to email.compose, which drafts it."""
+    runner = SkillRunner(Workspace.load(create_workspace(tmp_path / "ws")), engine=create_engine("local"))
+    ran = runner.run(text)
+    assert (ran.skill, ran.handed_back) == ("email.compose", False), ran.gate and ran.gate.reason
+    [draft] = (tmp_path / "ws" / "data" / "drafts").glob("*.txt")
+    assert draft.read_text(encoding="utf-8").startswith("To: ")
+    routes = [row for row in ran.rows if row["kind"] == "route"]
+    assert all(row["state"] == text for row in routes)  # both routes logged as the person wrote it
+    outcome = DecisionLog(runner.log.path).run(ran.run_id)
+    assert (outcome.request, outcome.skill) == (text, "email.compose")  # what a training learns from the run
+    if ran.gate.read_as is not None:
+        assert ran.gate.as_written and f"read as {ran.gate.read_as!r}" in ran.gate.reason
+
+
+@needs_local
+def test_a_request_moved_by_its_plain_reading_logs_the_route_set_aside(runner: SkillRunner) -> None:
+    text = "Write to my sister that I'll bring dessert"
+    verdict = runner.decide(text)
+    assert (verdict.skill, verdict.acts) == ("email.compose", True), verdict.reason
+    assert verdict.set_aside is not None and verdict.set_aside.skill.name == "notes.add"
+    assert verdict.gate.as_written == "notes.add: notes.add does not 'write' (read as 'message')"
+    assert verdict.reason.endswith('read as "message my sister that I\'ll bring dessert"')
+
+
+@needs_local
+def test_a_message_about_tomorrow_writes_no_calendar_event(tmp_path) -> None:
+    runner = SkillRunner(Workspace.load(create_workspace(tmp_path / "ws")), engine=create_engine("local"))
+    ran = runner.run("Write to my manager that I'll be late tomorrow")
+    assert not (ran.skill == "calendar.add_event" and not ran.handed_back), ran.gate and ran.gate.reason
+    assert not list((tmp_path / "ws" / "data" / "calendar").iterdir())
+
+
+class _AsWrittenFindsNothing:
+    """The runner's routing, except that the request as written (``text``) finds no skill, as a router may."""
+
+    def __init__(self, strategy, text: str) -> None:
+        self.strategy, self.text = strategy, text
+
+    async def aroute(self, text: str) -> Route:
+        if text == self.text:
+            return Route(skill=None, reason="no skill scores above the threshold")
+        return await self.strategy.aroute(text)
+
+
+@needs_local
+def test_a_write_reached_through_a_rewrite_meets_every_rule_the_request_as_written_does(tmp_path) -> None:
+    """The plain reading keeps only the command ("message Bob asking about the invoice"): the statement before it,
+    which says not to email anyone, is gone. Its route to email.compose passes the gate on the plain words; read as
+    written, the request says not to act, so nothing is written."""
+    text = "I do not want to email anyone, drop Bob a line asking about the invoice"
+    runner = SkillRunner(Workspace.load(create_workspace(tmp_path / "ws")), engine=create_engine("local"))
+    plain = runner.decide("message Bob asking about the invoice")
+    assert (plain.skill, plain.acts) == ("email.compose", True), plain.reason  # the plain words alone would act
+    runner.strategy = _AsWrittenFindsNothing(runner.strategy, text)
+    ran = runner.run(text)
+    assert ran.handed_back and ran.skill is None
+    assert not list((tmp_path / "ws" / "data" / "drafts").iterdir())
 
 
 @pytest.mark.parametrize(

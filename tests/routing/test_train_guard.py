@@ -15,7 +15,7 @@ from semif_agent.routing.switching import Flip, HeldOut, compare_routers, decide
 from semif_agent.routing.training import TrainingExample
 from semif_agent.starter import create_workspace
 
-ASKED = "Send my manager a note asking for Friday off"
+ASKED = "Send my manager a request asking for Friday off"
 UNSENT = "Do I have any unsent emails?"
 ROUTER_FILES = ("router.json", "router.npz", "routing.json")
 
@@ -38,20 +38,21 @@ def stored(root: Path) -> dict[str, bytes]:
 
 
 def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp_path: Path) -> None:
-    # The README's first hour: a fresh starter routes the note to the manager to todos.complete; one label, one training.
+    # The README's first hour: a fresh starter routes the request to calendar.add_event; one label, one training.
     root = create_workspace(tmp_path / "ws")
     assert routed(root, UNSENT) == "email.list_drafts"
-    assert routed(root, ASKED) == "todos.complete"
+    assert routed(root, ASKED) == "calendar.add_event"
     code, out, err = invoke("run", ASKED, "-w", str(root), "--json")
     assert code == 0, err
-    run = json.loads(out)  # the act gate hands it back: todos.complete does not send
+    run = json.loads(out)  # the act gate hands it back: calendar.add_event does not send
     assert invoke("label", run["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
     code, out, err = invoke("train", "-w", str(root), "--json")
     assert code == 0, err
     decision = json.loads(out)["decision"]
     assert decision["switched"] and not decision["forced"]
     assert any(
-        {"text": ASKED, "now": "right", "before": "todos.complete", "after": "email.compose"}.items() <= flip.items()
+        {"text": ASKED, "now": "right", "before": "calendar.add_event", "after": "email.compose"}.items()
+        <= flip.items()
         for flip in decision["flips"]
     )
     assert decision["now_wrong"] == 0

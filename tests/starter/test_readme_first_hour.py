@@ -57,7 +57,7 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
     assert [r["skill"] for r in emails] == ["email.compose"], (
         "the gate moves a request to email to the skill that writes"
     )
-    asked = [r for r in runs if r["request"] == "Send my manager a note asking for Friday off"]
+    asked = [r for r in runs if r["request"] == "Send my manager a request asking for Friday off"]
     assert len(asked) == 2 and asked[0]["outcome"] == "handed_back" and asked[0]["label_skill"] == "email.compose"
     assert asked[-1]["skill"] == "email.compose" and asked[-1]["outcome"] != "handed_back", "after the label and train"
     [pdf] = [r for r in runs if r["request"] == "Convert the budget spreadsheet to a PDF"]

@@ -125,6 +125,8 @@ class GateResult:
     candidates: tuple[Candidate, ...] = ()
     rerouted_from: str | None = None
     nearest_none: str | None = None
+    read_as: str | None = None  # the plain words the request was routed and read as (:mod:`.phrasing`), if it was
+    as_written: str | None = None  # where the route of the request as written went, when the plain reading moved it
 
     @property
     def handed_back(self) -> bool:
@@ -168,6 +170,8 @@ class GateResult:
             "candidates": [c.to_dict() for c in self.candidates],
             "rerouted_from": self.rerouted_from,
             "nearest_none": self.nearest_none,
+            "read_as": self.read_as,
+            "as_written": self.as_written,
         }
 
 
@@ -181,6 +185,7 @@ class Verdict:
 
     route: Route
     gate: GateResult | None
+    set_aside: Route | None = None  # the route of the request as written, when its plain reading's route stands
 
     @property
     def skill(self) -> str | None:

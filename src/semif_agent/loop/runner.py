@@ -46,6 +46,9 @@ from .undo import keep_before_images
 
 HANDED_BACK = "handed_back"  # the outcome of a run the act gate held back: nothing ran
 OUTPUT_KEPT = 2000  # characters of a body's printed output kept in its outcome row
+# The gate's rules that hold a route back because its skill does not do what the request says (its verb, what it
+# acts on) or because it is unsure: the route of the request's plain reading may then take it to another skill.
+MOVED_FROM = ("misfit", "off-object", "unsure")
 
 
 @dataclass
@@ -193,8 +196,11 @@ class SkillRunner:
             if skill is None:
                 verdict = await self.adecide(request.text, yes=yes)
                 route, run.gate = verdict.route, verdict.gate
+                for step in verdict.set_aside.decisions if verdict.set_aside is not None else ():
+                    run.log(step.request, step.result, kind="route", level=step.level, set_aside=True)
+                read_as = {"read_as": run.gate.read_as} if run.gate is not None and run.gate.read_as else {}
                 for step in route.decisions:
-                    run.log(step.request, step.result, kind="route", level=step.level)
+                    run.log(step.request, step.result, kind="route", level=step.level, **read_as)
             else:
                 route = await self.strategy.aroute(request.text)
                 for step in route.decisions:
@@ -219,28 +225,46 @@ class SkillRunner:
         """What a run of ``text`` would do, acting on nothing: the route, read by the act gate (:mod:`.gate`) at
         the threshold this runner acts at. ``semif run`` acts on it; ``semif route`` and ``find_skills`` show it.
 
-        A request in everyday phrasing the route does not act on ("Don't let me forget to call the plumber") is
-        routed a second time in the plain words the gate read it as ("remind me to call the plumber",
-        :mod:`.phrasing`), and that route stands when it acts at the skill the first route chose, or when the
-        first found none: the skills' own words are plain ones, so the plain request is scored against what they
-        say. A plain reading never takes the request to another skill than its route chose (a label does that,
-        and training learns it). Its decisions are logged with the request as written. A request that says not to
-        act, or that is out of scope, is not read again.
+        A request in everyday phrasing the route does not act on ("Don't let me forget to call the plumber",
+        "Write to my sister that I'll bring dessert") is routed a second time in the plain words the gate read it
+        as ("remind me to call the plumber", "message my sister that I'll bring dessert": :mod:`.phrasing`): the
+        skills' own words are plain ones, so the plain request is scored against what they say. That route stands
+        when it acts, by the gate read on the plain words and again on the request as written (a write reached
+        through a rewrite passes every rule the request as written would meet: what it says not to do, out of
+        scope, the threshold, the margin over a skill its words name), and when the first route found none, ended
+        at the same skill, or was held back because its skill does not do what the request says or was unsure
+        (:data:`MOVED_FROM`); never when the first route acted. Both routes' decisions are about the request as
+        written (the first set aside, :attr:`.gate.Verdict.set_aside`); the gate's result says what it was read as
+        and where the route as written went. A request that says not to act, or that is out of scope, is not read
+        again.
         """
-        verdict = await self._decide(text, text, yes)
+        verdict, _ = await self._decide(text, text, yes)
         if verdict.acts or verdict.rule in (NEGATED, OUT_OF_SCOPE):
             return verdict
         plain = read_request(text).plain
         if plain is None or plain.strip().lower() == text.strip().lower():
             return verdict
-        second = await self._decide(plain, text, yes)
-        if not second.acts or second.gate is None or verdict.skill not in (None, second.skill):
-            return verdict  # the plain reading says how sure, never which other skill: labels teach that
-        reason = f"{second.gate.reason}, read as {plain!r}"
-        return Verdict(second.route, dataclasses.replace(second.gate, reason=reason))
+        second, routed = await self._decide(plain, text, yes)
+        if not second.acts or second.gate is None:
+            return verdict
+        if verdict.skill not in (None, second.skill) and verdict.rule not in MOVED_FROM:
+            return verdict
+        _, as_written = gate_route(
+            routed, text, self.tree, self.engine, threshold=await self.aact_threshold(), yes=yes, can_act=self.can_act
+        )
+        if as_written is None or not as_written.acts or as_written.skill != second.skill:
+            return verdict  # the plain words pass where the request as written would not: it stays handed back
+        gate = dataclasses.replace(
+            second.gate,
+            reason=f"{second.gate.reason}, read as {plain!r}",
+            read_as=plain,
+            as_written=f"{verdict.skill or 'none'}: {verdict.reason}",
+        )
+        return Verdict(second.route, gate, set_aside=verdict.route)
 
-    async def _decide(self, routed: str, text: str, yes: bool) -> Verdict:
-        """The verdict on ``routed`` (``text``, or its plain reading), its decisions about ``text`` as written."""
+    async def _decide(self, routed: str, text: str, yes: bool) -> tuple[Verdict, Route]:
+        """The verdict on ``routed`` (``text``, or its plain reading), and the route before the gate read it; its
+        decisions are about ``text`` as written."""
         route = await self.strategy.aroute(routed)
         if routed != text:
             decisions = [
@@ -248,10 +272,10 @@ class SkillRunner:
             ]
             route = dataclasses.replace(route, decisions=decisions)
         threshold = await self.aact_threshold()
-        route, gate = gate_route(
+        gated, gate = gate_route(
             route, routed, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
         )
-        return Verdict(route, gate)
+        return Verdict(gated, gate), route
 
     async def aact_threshold(self) -> float:
         """How sure a route must be for a skill that writes to act: ``[routing] act_threshold`` (or the

@@ -279,8 +279,11 @@ def persons_labels(rows: Iterable[dict[str, Any]], run_id: str) -> int:
 
 
 def routed_to(row: Mapping[str, Any]) -> str | None:
-    """The skill a decision row says its run went to: a routing decision's leaf, else the skill the row names."""
+    """The skill a decision row says its run went to: a routing decision's leaf (not of a route set aside for the
+    request's plain reading), else the skill the row names."""
     selected = row.get("selected")
+    if row.get("set_aside"):
+        return None
     if row.get("kind") == ROUTE_KIND and row.get("level") == "skill" and isinstance(selected, str):
         return selected if selected != NONE_ID else None
     skill = row.get("skill")
