@@ -109,7 +109,8 @@ class Fitter:
         where = {text: i for i, text in enumerate(texts)}
         order = np.array([where[r.text] for r in self.rows], dtype=int)
         self.x = np.asarray(vectors, dtype=np.float32)[order]
-        self.vocabulary = Vocabulary.of([r.text for r in self.rows])
+        taught = {r.skill for r in self.rows} | {r.wrong for r in self.rows if r.wrong}
+        self.vocabulary = Vocabulary.of([r.text for r in self.rows], skills=len(taught))
         self.words = self.vocabulary.features([r.text for r in self.rows])
         self.leaves = list(index.names)
         self.position = {name: i for i, name in enumerate(self.leaves)}
