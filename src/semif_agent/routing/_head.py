@@ -37,10 +37,14 @@ TOLERANCE = 1e-7  # stop once an iteration improves the loss by less than this s
 # The steps L-BFGS remembers: each costs a pass over the ~10^5-10^6 weights per iteration, and 10 took as long.
 MEMORY = 5
 MIN_WORD_COUNT = 2  # a word (or pair) seen in fewer requests is left out: it would only learn one row
-# and, among many requests, one seen in fewer than this share of them: rare words and pairs carry little over the
-# embedding, and each costs a weight per class in every step of the fit (15,000 requests: 10,084 words and pairs
-# seen twice, 1,666 seen 8 times; fitting 40 -> 27 s, held-out accuracy 93.5% both)
+# and, among many requests, one seen in fewer than the smaller of these shares: of all requests, and of one skill's
+# (the requests over the skills). Rare words and pairs carry little over the embedding, and each costs a weight per
+# class in every step of the fit (15,000 requests of 64 skills: 10,084 words and pairs seen twice, 1,666 seen 8
+# times; fitting 40 -> 27 s, held-out accuracy 93.5% both). The share of one skill's requests keeps the words that
+# mark a skill when there are many: such a word is seen about as often as its skill's requests, and the share of all
+# requests alone left 199 tools of 16,530 requests no word seen fewer than 9 times, a tenth of one tool's requests.
 MIN_WORD_SHARE = 1 / 2000
+MIN_WORD_SKILL_SHARE = 1 / 30
 WORD_SCALE = 0.5  # the word features' length next to the unit embedding
 
 
@@ -62,10 +66,11 @@ class Vocabulary:
         self.column = {w: i for i, w in enumerate(self.words)}
 
     @classmethod
-    def of(cls, texts: Sequence[str]) -> Vocabulary:
+    def of(cls, texts: Sequence[str], skills: int = 1) -> Vocabulary:
+        """The words of ``texts`` (requests of ``skills`` skills) seen often enough to learn from (:data:`MIN_WORD_COUNT`)."""
         counts = Counter(word for text in texts for word in set(words_of(text)))
         n = len(texts)
-        least = max(MIN_WORD_COUNT, math.ceil(n * MIN_WORD_SHARE))
+        least = max(MIN_WORD_COUNT, math.ceil(min(n * MIN_WORD_SHARE, n / max(skills, 1) * MIN_WORD_SKILL_SHARE)))
         words = sorted(w for w, c in counts.items() if c >= least)
         return cls(words, np.array([math.log((1 + n) / (1 + counts[w])) + 1.0 for w in words]))
 
