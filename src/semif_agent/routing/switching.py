@@ -50,6 +50,7 @@ decision says what it overrode.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -228,11 +229,14 @@ def replayable(rows: Sequence[Any]) -> list[tuple[str, str | None, str]]:
     return [(text, row.skill, row.source) for text, row in chosen.items()]
 
 
+def request_key(text: str) -> str:
+    """``text`` as requests are told apart when a client repeats one: case, spacing and punctuation aside."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
 def clients_requests(rows: Sequence[Any], known: set[str]) -> list[tuple[str, str | None, str]]:
     """Each distinct request only a client's rows say where to go (not in ``known``), with the skill its most
     authoritative row names (a report before a pick) and that row's source: replayed to be shown, never counted."""
-    from .training import request_key
-
     known_keys = {request_key(text) for text in known}
     chosen: dict[str, Any] = {}
     order = list(CLIENTS_WORD)
@@ -314,8 +318,6 @@ def label_culprits(
     labels of one request that say the same (a request labelled on each of its
     runs) are one suspect: without one of them, the others still say it.
     """
-    from .training import request_key
-
     broken = decision.broken
     groups: dict[tuple[str, str | None, str | None], list[int]] = {}
     for i, row in enumerate(rows):

@@ -59,7 +59,6 @@ cross-validation: each fold scored by the head fitted on the others.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -72,7 +71,7 @@ from ..engine.local import MODEL_ID
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from .evaluate import Example
-from .switching import HeldOut, SwitchDecision, compare_routers, label_culprits
+from .switching import HeldOut, SwitchDecision, compare_routers, label_culprits, request_key
 
 SOURCES = ("examples", "dataset", "label", "success", "failure", "implicit", "reported")
 WEIGHTS = {
@@ -114,11 +113,6 @@ class TrainingExample:
     wrong: str | None = None  # set for a failure: the right skill is unknown
     client: str | None = None  # the client behind it (implicit, reported), None for the workspace's own evidence
     run_id: str | None = None  # the run a person labelled, for a person's label: what `semif label --undo` takes back
-
-
-def request_key(text: str) -> str:
-    """``text`` as requests are told apart when a client repeats one: case, spacing and punctuation aside."""
-    return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 def once_per_request(rows: Sequence[TrainingExample]) -> list[TrainingExample]:
