@@ -161,9 +161,9 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
     """The workspace's act threshold: kept in ``data/act_threshold.json`` while its tree, labels and routing stand."""
     if not can_score(runner.engine):
         return ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
-    # the key reads only the label rows (and those taking labels back); the labelled requests are gathered (the whole
+    # the key reads only people's label rows (and those taking labels back); the labelled requests are gathered (the whole
     # log read) only to measure
-    labels = runner.log.read(kinds=("label", "unlabel"))
+    labels = [row for row in runner.log.read(kinds=("label", "unlabel")) if row.get("source", "person") == "person"]
     key = _key(runner, [json.dumps(row, sort_keys=True) for row in labels])
     path = runner.workspace.data_dir / THRESHOLD_FILE
     try:
@@ -172,7 +172,11 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
             return ActTradeOff(**kept["trade_off"])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing or damaged: measured again
-    labelled = [(r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request]
+    # a person's labels only: a client's pick or report says nothing of how sure a route must be to act (a few
+    # picks of a skill the route did not rank first would otherwise raise the threshold until nothing acts)
+    labelled = [
+        (r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request and r.label_source is None
+    ]
     found = act_threshold_for(await act_pairs(runner, labelled))
     if not getattr(runner.settings, "log", True):
         return found  # a run that writes nothing (semif route, --dry-run, --no-log) keeps nothing either
