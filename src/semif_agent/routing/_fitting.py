@@ -185,8 +185,8 @@ class Fitter:
         count = len(part.skills)
         w = head.w[:count] + head.beta * part.shift
         pulls = np.zeros((count + 1, len(part.labelled)))  # each label's pull on every skill and on ``none``
-        if head.a is not None and head.a.shape[1] == len(part.labelled):
-            pulls[: head.a.shape[0]] = head.a
+        if head.a is not None and len(head.a) == len(part.labelled):
+            pulls[part.data.target[part.data.labelled], np.arange(len(part.labelled))] = head.a
         if part.learn_none:
             none_w, none_v, none_b = head.w[count], head.v[count], float(head.b[count]) + self.none_shift
         else:

@@ -5,11 +5,15 @@ TF-IDF of its terms and term pairs, unit length, times :data:`WORD_SCALE`)
 and untrained scores ``s`` (each class's blended cosine and BM25; ``none``
 scored its threshold), class ``k`` gets the logit
 
-    z_k = w_k . x + v_k . f + b_k + beta * s_k + sum_i a_ki * K(x, x_i)
+    z_k = w_k . x + v_k . f + b_k + beta * s_k + sum_i a_i * K(x, x_i)  (over the labels i of class k)
 
-where the ``x_i`` are the requests a person labelled, and ``K`` their
-nearness (:func:`nearness`: 1 for the same request, falling fast with the
-cosine). Each label's ``a_i`` is penalised by ``l2 / 2`` times the label's
+where the ``x_i`` are the requests a person labelled with class ``k``, and
+``K`` their nearness (:func:`nearness`: 1 for the same request, falling fast
+with the cosine): a request near a labelled one leans to its label, and only
+to it. The pulls are fitted after the rest, which is held: they add only
+what ``W`` could not learn of a label (a label ``W`` learns, with a weak
+penalty, is left to it, and to the breadth of what ``W`` generalises). Each
+label's pull ``a_i`` (at least 0) is penalised by ``l2 / 2`` times the label's
 own weight among the rows, not once for all of them as ``W`` is: the loss
 counts a row by its share of the weight, so a label among hundreds of
 examples could move ``W`` by only that share, and a person's label was not
@@ -133,7 +137,7 @@ class HeadData:
 
 @dataclass
 class Head:
-    """``W`` (c, d), ``V`` (c, vocabulary), ``b`` (c,), ``beta``, and ``a`` (c, labels): each label's pull."""
+    """``W`` (c, d), ``V`` (c, vocabulary), ``b`` (c,), ``beta``, and ``a`` (labels,): each label's pull."""
 
     w: np.ndarray
     v: np.ndarray
@@ -171,7 +175,7 @@ def fit(
 ) -> Head:
     """The head minimising the weighted loss from ``start`` (L-BFGS); ``beta`` stays ``start``'s unless ``fit_beta``;
     each label's pull ``a`` is fitted when ``data`` has nearnesses."""
-    from scipy.optimize import minimize
+    from scipy.optimize import Bounds, minimize
 
     n, d = data.x.shape
     vocabulary = data.words.shape[1]
@@ -190,16 +194,17 @@ def fit(
     near = np.zeros((n, 0), dtype=np.float32) if data.near is None else data.near.astype(np.float32)
     labels = near.shape[1]
     near_t = np.ascontiguousarray(near.T)
+    pulled = data.target[data.labelled] if labels else np.zeros(0, dtype=int)  # each label's class
     own = weight[data.labelled] if labels else np.zeros(0, dtype=np.float32)  # each label's share of the weight
-    sizes = (classes * d, classes * vocabulary, classes, classes * labels)
+    sizes = (classes * d, classes * vocabulary, classes, labels)
 
     def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
         """``W`` (c, d), ``V`` transposed (vocabulary, c: the layout both word products read and write in
-        order), ``b``, ``A`` (c, labels) and ``beta``."""
+        order), ``b``, the labels' pulls and ``beta``."""
         w = theta[: sizes[0]].reshape(classes, d)
         v_t = theta[sizes[0] : sizes[0] + sizes[1]].reshape(vocabulary, classes)
         b = theta[sizes[0] + sizes[1] : sum(sizes[:3])]
-        a = theta[sum(sizes[:3]) : sum(sizes)].reshape(classes, labels)
+        a = theta[sum(sizes[:3]) : sum(sizes)]
         return w, v_t, b, a, float(theta[-1])
 
     known_weight = np.where(known, weight, 0.0).astype(np.float32)[:, None]  # rows with a known class
@@ -210,7 +215,7 @@ def fit(
         z += words @ v_t.astype(np.float32)
         z += b.astype(np.float32) + beta * prior
         if labels:
-            z += near @ a.T.astype(np.float32)
+            np.add.at(z.T, pulled, (near * a.astype(np.float32)).T)
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         norm = p.sum(axis=1, keepdims=True)
@@ -230,20 +235,26 @@ def fit(
         grad_w = (x_t @ dz).T.astype(np.float64) + l2 * w
         grad_v = np.asarray(words_t @ dz, dtype=np.float64) + l2 * v_t
         grad_beta = float((dz * prior).sum()) if fit_beta else 0.0
-        grad_a = (near_t @ dz).T.astype(np.float64) + l2 * own * a
+        grad_a = (near_t * dz.T[pulled]).sum(axis=1).astype(np.float64) + l2 * own * a
         grad_b = dz.sum(axis=0).astype(np.float64) + l2 * b
         grad = np.concatenate([grad_w.ravel(), grad_v.ravel(), grad_b, grad_a.ravel(), [grad_beta]])
         return loss, grad
 
-    pulls = start.a if start.a is not None and start.a.shape == (classes, labels) else np.zeros((classes, labels))
+    pulls = start.a if start.a is not None and start.a.shape == (labels,) else np.zeros(labels)
     theta0 = np.concatenate([start.w.ravel(), start.v.T.ravel(), start.b, pulls.ravel(), [start.beta]])
-    result = minimize(
-        loss_and_grad,
-        theta0,
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": max_iterations, "ftol": TOLERANCE, "maxcor": MEMORY},
-    )
+    options = {"maxiter": max_iterations, "ftol": TOLERANCE, "maxcor": MEMORY}
+    pulls_at = slice(sum(sizes[:3]), sum(sizes))
+    if not labels:
+        result = minimize(loss_and_grad, theta0, jac=True, method="L-BFGS-B", options=options)
+    else:  # the head first, the labels' pulls held at 0; then the pulls alone, the head held where it is
+        low, high = np.full(len(theta0), -np.inf), np.full(len(theta0), np.inf)
+        theta0[pulls_at] = low[pulls_at] = high[pulls_at] = 0.0
+        first = minimize(loss_and_grad, theta0, jac=True, method="L-BFGS-B", options=options, bounds=Bounds(low, high))
+        low, high = first.x.copy(), first.x.copy()
+        low[pulls_at], high[pulls_at] = 0.0, np.inf
+        result = minimize(
+            loss_and_grad, first.x, jac=True, method="L-BFGS-B", options=options, bounds=Bounds(low, high)
+        )
     w, v_t, b, a, beta = unpack(result.x)
     return Head(w.copy(), np.ascontiguousarray(v_t.T), b.copy(), beta, a.copy())
 
