@@ -17,7 +17,7 @@ label's pull ``a_i`` (at least 0) is penalised by ``l2 / 2`` times the label's
 own weight among the rows, not once for all of them as ``W`` is: the loss
 counts a row by its share of the weight, so a label among hundreds of
 examples could move ``W`` by only that share, and a person's label was not
-even learned for the request it was given on, let alone for its rewordings.
+even learned for the request it was given on.
 Penalised by its own weight, a label is fitted around itself as firmly as the
 whole head is fitted to all the rows, and the rows near it (examples of
 other skills worded alike) hold it back where they disagree.

@@ -9,6 +9,9 @@ since, or never in the data), the untrained score alone, with the average
 bias of the skills it learned, so nothing is guessed. ``none`` scores a
 logit of its own: learned from requests labelled ``none``, or a threshold
 set on held-out in-scope requests.
+The requests people labelled are kept (their embeddings, ``labelled``),
+each with its pull toward its label (``pulls``): a request near a labelled
+one leans where the label says, by what the fit found the label needed.
 
 Decisions stay SemIf decisions: :class:`Learned` walks the tree like
 ``best_leaf`` (at most 16 options with ``none`` per decision, a category
