@@ -161,3 +161,100 @@ def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path)
     assert code == 0, err
     decision = json.loads(out)["decision"]
     assert decision["switched"] and decision["now_wrong"] == 0, decision["reason"]
+
+
+# Another person's day: their own two dozen requests, three labels to skills and one `--none`, and four rewordings of
+# each labelled request, written before any training was run on them.
+OTHER_REQUESTS = (
+    "Email Nina the address of the new office",
+    "Send Omar a note saying thanks for the lift",
+    "Ping Maria to ask whether she can cover my shift on Saturday",
+    "Let the landlord know the kitchen tap is leaking again",
+    "Show the emails I drafted to Omar",
+    "Write down that the spare key is under the blue pot",
+    "Remember that the bike lock code is 4417",
+    "Search my notes for the recipe with lemon",
+    "What did I note about the electrician?",
+    "Book a haircut for Wednesday at 4pm",
+    "Add the school play to my calendar on Friday at 6pm",
+    "What meetings do I have on Monday?",
+    "Is my afternoon free today?",
+    "Find the lease agreement PDF",
+    "Where did I save the photos of the receipt?",
+    "What files did I edit this morning?",
+    "List the latest documents I worked on",
+    "Put call the insurance company on my to-do list",
+    "I must not forget the parking permit renewal",
+    "Show me my open tasks",
+    "What have I already crossed off my list?",
+    "Tick off the dentist task, it's done",
+    "I paid the water bill, mark it done",
+    "Compress the holiday photos into a zip archive",
+)
+OTHER_LABELS = {  # the request, where it should go (None: no skill), and four rewordings of it
+    "Ping Maria to ask whether she can cover my shift on Saturday": (
+        "email.compose",
+        (
+            "Ping Joe to ask whether he can take my shift on Sunday",
+            "Ask Lena if she can cover for me at work on Friday",
+            "Ping Oscar asking whether he could swap shifts with me next Tuesday",
+            "Message Rita to see if she can cover my Saturday shift",
+        ),
+    ),
+    "Let the landlord know the kitchen tap is leaking again": (
+        "email.compose",
+        (
+            "Let the landlord know the bathroom window is broken",
+            "Tell the landlord that the heating stopped working again",
+            "Let my landlord know the front door lock is stuck",
+            "Inform the landlord the washing machine is leaking",
+        ),
+    ),
+    "I must not forget the parking permit renewal": (
+        "todos.add",
+        (
+            "I must not forget the passport renewal",
+            "I must not forget the library books are due",
+            "I mustn't forget to renew the car insurance",
+            "I must not forget the school trip payment",
+        ),
+    ),
+    "Compress the holiday photos into a zip archive": (
+        None,
+        (
+            "Compress the vacation pictures into a zip file",
+            "Zip up the wedding photos into one archive",
+            "Compress the project folder into a zip archive",
+            "Put all the holiday photos into a compressed zip",
+        ),
+    ),
+}
+
+
+def test_every_labelled_request_is_learned_and_its_rewordings_do_not_get_worse(tmp_path: Path) -> None:
+    # The fit pulled so hard toward the untrained scores that one label could not move its own request: "Let the
+    # landlord know the kitchen tap is leaking again", labelled email.compose, still went to none after training.
+    root = create_workspace(tmp_path / "ws")
+    with (root / "semif.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[config]\nnow = "2025-03-10T09:00:00"\n')
+    batch = tmp_path / "requests.jsonl"
+    batch.write_text("".join(json.dumps({"text": text}) + "\n" for text in OTHER_REQUESTS))
+    assert invoke("run", "--batch", str(batch), "-w", str(root))[0] == 0
+    code, out, err = invoke("log", "-w", str(root), "--limit", "0", "--json")
+    runs = {row["request"]: row["run_id"] for row in map(json.loads, out.splitlines())}
+    for text, (skill, _) in OTHER_LABELS.items():
+        said = ("--skill", skill) if skill else ("--none",)
+        assert invoke("label", runs[text], *said, "-w", str(root))[0] == 0
+    rewordings = [(text, skill) for skill, texts in OTHER_LABELS.values() for text in texts]
+    before = sum(routed(root, text) == skill for text, skill in rewordings)
+
+    code, out, err = invoke("train", "-w", str(root), "--json")
+    assert code == 0, err
+    decision = json.loads(out)["decision"]
+    assert decision["switched"] and not decision["forced"], decision["reason"]
+    assert not decision["unlearned"], "every labelled request goes where its label says"
+    assert {text: routed(root, text) for text in OTHER_LABELS} == {
+        text: skill for text, (skill, _) in OTHER_LABELS.items()
+    }
+    after = sum(routed(root, text) == skill for text, skill in rewordings)
+    assert after >= before, f"rewordings right: {before} before training, {after} after"

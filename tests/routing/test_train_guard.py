@@ -159,11 +159,11 @@ def test_train_refuses_a_router_that_breaks_a_persons_label_and_force_switches(t
     assert invoke("label", json.loads(out)["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
     assert invoke("train", "-w", str(root))[0] == 0 and routed(root, ASKED) == "email.compose"
     before = stored(root)
-    # a dataset that fixes many requests ("stand-up" is in no description), and says (twelve times over) that the
-    # person's request goes elsewhere
+    # a dataset that fixes many requests ("stand-up" is in no description), and says (sixteen times over, four times
+    # the label's weight: a label holds its own request against as much) that the person's request goes elsewhere
     dataset = tmp_path / "against.jsonl"
     rows = [{"text": f"put the stand-up with team {n} on the board", "skill": "calendar.add_event"} for n in range(40)]
-    rows += [{"text": ASKED, "skill": "todos.complete"}] * 12
+    rows += [{"text": ASKED, "skill": "todos.complete"}] * 16
     dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
     code, out, err = invoke("train", str(dataset), "-w", str(root), "--json")
     assert code == 0, err

@@ -17,6 +17,7 @@ from ._head import (
     calibration_error,
     fit,
     mean_head,
+    nearness,
     row_losses,
     temperature,
     top_probability,
@@ -87,6 +88,7 @@ class Part:
     learn_none: bool
     data: HeadData
     shift: np.ndarray  # each skill's move from its description to its centroid, folded into the router's weights
+    labelled: np.ndarray  # the rows a person labelled with a skill or ``none``: each pulls its neighbours (._head)
 
     @property
     def width(self) -> int:
@@ -169,8 +171,10 @@ class Fitter:
             prior[mine, k] += cosine - (x[mine] * (descriptions[k] + shift[k])).sum(axis=1)
         if learn_none:
             prior = np.hstack([prior, np.full((len(rows), 1), self.tau)])
-        data = HeadData(self.x[rows], self.words[rows], prior, target, wrong, weight)
-        return Part(rows, skills, learn_none, data, shift)
+        labelled = np.flatnonzero((target >= 0) & np.array([self.rows[i].source == "label" for i in rows], dtype=bool))
+        near = nearness(self.x[rows], self.x[rows[labelled]])
+        data = HeadData(self.x[rows], self.words[rows], prior, target, wrong, weight, near, labelled)
+        return Part(rows, skills, learn_none, data, shift, rows[labelled])
 
     def start(self, part: Part, beta: float) -> Head:
         """The untrained head of ``part``: the untrained scores, weighed by ``beta``."""
@@ -180,6 +184,9 @@ class Fitter:
         """The router ``head`` (fitted on ``part``) scores as, with the centroids folded into its weights."""
         count = len(part.skills)
         w = head.w[:count] + head.beta * part.shift
+        pulls = np.zeros((count + 1, len(part.labelled)))  # each label's pull on every skill and on ``none``
+        if head.a is not None and len(head.a) == len(part.labelled):
+            pulls[part.data.target[part.data.labelled], np.arange(len(part.labelled))] = head.a
         if part.learn_none:
             none_w, none_v, none_b = head.w[count], head.v[count], float(head.b[count]) + self.none_shift
         else:
@@ -198,6 +205,8 @@ class Fitter:
             self.temperature,
             self.vocabulary,
             dict(meta or {}),
+            self.x[part.labelled],
+            pulls,
         )
 
     def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedRouter], list[Setting]]:
@@ -409,6 +418,10 @@ class Fitter:
             + router.none_b
             + router.beta * router.none_prior
         )
+        if len(router.labelled):
+            pulled = nearness(x, router.labelled) @ router.pulls.T
+            leaves[:, mask] += pulled[:, seen[mask]]
+            none += pulled[:, -1]
         return leaves, none
 
     def route_logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

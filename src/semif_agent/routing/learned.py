@@ -9,6 +9,9 @@ since, or never in the data), the untrained score alone, with the average
 bias of the skills it learned, so nothing is guessed. ``none`` scores a
 logit of its own: learned from requests labelled ``none``, or a threshold
 set on held-out in-scope requests.
+The requests people labelled are kept (their embeddings, ``labelled``),
+each with its pull toward its label (``pulls``): a request near a labelled
+one leans where the label says, by what the fit found the label needed.
 
 Decisions stay SemIf decisions: :class:`Learned` walks the tree like
 ``best_leaf`` (at most 16 options with ``none`` per decision, a category
@@ -63,6 +66,15 @@ class LearnedRouter:
     temperature: float
     vocabulary: Any  # a ._head.Vocabulary
     meta: dict[str, Any] = field(default_factory=dict)
+    labelled: Any = None  # (labels, d): the embeddings of the requests people labelled with a skill or none
+    pulls: Any = None  # (classes + 1, labels): each label's pull on each class and (last) on ``none`` (see ._head)
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        if self.labelled is None:
+            self.labelled = np.zeros((0, self.none_w.shape[0]), dtype=np.float32)
+            self.pulls = np.zeros((len(self.classes) + 1, 0))
 
     @property
     def unseen_bias(self) -> float:
@@ -109,6 +121,8 @@ class LearnedRouter:
             words=np.array(self.vocabulary.words, dtype=str),
             idf=self.vocabulary.idf,
             numbers=np.array([self.beta, self.none_b, self.none_prior, self.temperature]),
+            labelled=self.labelled.astype(np.float32),
+            pulls=self.pulls,
         )
         replace_file(weights, arrays.getvalue())
         description = {"version": VERSION, **self.meta, "classes": self.classes}
@@ -131,6 +145,7 @@ class LearnedRouter:
 
             with np.load(weights, allow_pickle=False) as data:
                 arrays = {key: data[key] for key in ("w", "v", "b", "none_w", "none_v", "words", "idf", "numbers")}
+                arrays.update({key: data[key] for key in ("labelled", "pulls") if key in data})
         except ImportError as exc:
             raise EngineConfigError("the learned router needs numpy: pip install 'semif-agent[local]'") from exc
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -153,6 +168,8 @@ class LearnedRouter:
             temperature,
             vocabulary,
             meta,
+            arrays.get("labelled"),
+            arrays.get("pulls"),
         )
 
 
@@ -203,6 +220,12 @@ class LearnedScorer(LeafScorer):
         seen = rows >= 0
         logits[seen] += learned[rows[seen]]
         none = float(router.none_w @ x + router.none_v[cols] @ values) + router.none_b + router.beta * router.none_prior
+        if len(router.labelled):
+            from ._head import nearness
+
+            pulled = router.pulls @ nearness(x[None, :], router.labelled)[0]
+            logits[seen] += pulled[rows[seen]]
+            none += float(pulled[-1])
         return logits, none
 
     def score_array(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> Any:
