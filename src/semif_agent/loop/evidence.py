@@ -36,6 +36,12 @@ itself:
 - ``negation``: what says not to act on the command ("Don't add...", "No need
   to email...", "Stop sending..."; see :mod:`.negation`): the act gate hands
   such a request back, whatever the route;
+- ``carries_request``: whether the text files the run created carry any of
+  what the request says (its words after the verb, less names and stop
+  words): a draft of "Tell my boss I'm out sick today" that reads only "Hi
+  David, Best regards" carries none, and the message is lost whatever the
+  judge says. ``None`` when the run created no file, one it created is not
+  text, or the request says nothing past its verb and whom it names;
 - ``close_call``: the smallest margin between the two likeliest options of
   the skill's own decisions (which contact, which time), when the engine
   gives probabilities: a result that rests on a coin toss.
@@ -130,6 +136,7 @@ class Evidence:
     fits: bool | None = None
     skill: str | None = None
     close_call: CloseCall | None = None
+    carries_request: bool | None = None
 
     @property
     def changed(self) -> int:
@@ -148,6 +155,7 @@ class Evidence:
             "verb": self.verb,
             "fits": self.fits,
             "close_call": round(self.close_call.margin, 3) if self.close_call else None,
+            "carries_request": self.carries_request,
         }
 
 
@@ -177,7 +185,25 @@ def gather_evidence(
         fits=skill_fits(reading, skill) if skill is not None else None,
         skill=skill.name if skill is not None else None,
         close_call=closest_call(decisions),
+        carries_request=carries_request(reading, changes),
     )
+
+
+def carries_request(reading: RequestReading, changes: Changes) -> bool | None:
+    """Whether the text files a run created carry any of the request's words after its verb (``reading.objects``);
+    ``None`` when it created none, one of them is not text, or the request has no such words."""
+    asked = reading.objects - {WHEN}  # a time of day is written as a time, not as the word
+    if not asked or not changes.created or any(path not in changes.diffs for path in changes.created):
+        return None
+    texts = [changes.diffs[path] for path in changes.created]
+    written = {
+        _stem(word)
+        for lines in texts
+        for line in lines
+        if line.startswith("+") and not line.startswith("+++")
+        for word in _words(line[1:])
+    }
+    return bool(asked & written)
 
 
 @dataclass(frozen=True)
