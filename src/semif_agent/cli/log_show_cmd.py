@@ -53,10 +53,16 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         return
     started = rows[0].get("ts") if rows else None
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else ""
-    _field("run", f"{record.run_id}  {when}".rstrip() + ("  (an agent turn)" if record.source == "agent" else ""))
+    heading = "  (a client's find: the skills it was offered; nothing was run)" if record.find else ""
+    heading = "  (an agent turn)" if record.source == "agent" else heading
+    _field("find" if record.find else "run", f"{record.run_id}  {when}".rstrip() + heading)
     _field("request", json.dumps(record.request or "", ensure_ascii=False))
     for kind, title in sections(after_outcome=False):
         _decisions(title, [row for row in decisions if row.get("kind") == kind])
+    if record.find:  # no skill acted and nothing was assessed: what the client picked is all there is to tell
+        picked = (record.label_skill or "none: no skill fits") if record.label_has_skill else "nothing picked yet"
+        _field("picked", picked + (f" (by {record.label_client or record.labelled_by})" if record.labelled_by else ""))
+        return
     _field("skill", record.skill or "(none)")
     titled = {kind for kind, _ in sections(after_outcome=False) + sections(after_outcome=True)}
     others = [row for row in decisions if row.get("kind") not in titled] + parts.others
