@@ -347,3 +347,14 @@ def test_semif_run_prints_the_label_and_its_reason(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "assessment  failure (it handed the request back without acting)" in result.output
+
+
+def test_a_contraction_the_log_quotes_is_not_the_skill_saying_it_could_not_act(tmp_path: Path) -> None:
+    """The starter's draft of "Tell Bob I can't make the party" logs its subject, "I can't make the party": that is
+    the message, not the skill saying it could not act."""
+    ws = Workspace.load(create_workspace(tmp_path / "ws"))
+    result = SkillRunner(ws, engine=ScriptedEngine([verdict("success", 0.9)])).run(
+        "Tell Bob I can't make the party", skill="email.compose"
+    )
+    assert "I can't make the party" in result.action.action_log
+    assert result.assessment.evidence["could_not"] is False and result.assessment.label == "success"

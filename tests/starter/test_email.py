@@ -227,6 +227,7 @@ SAID_AFTER_THE_RECIPIENT = [
         "The start date",
         "I'm writing to you about the start date.",
     ),
+    ("Send my manager a request asking for Friday off", "David", "Friday off", "I would like to ask for Friday off."),
     # negative contractions are kept as written (an earlier report: "I can't make the party" came out as "Could you the party?")
     ("Tell Bob I can't make the party", "Bob", "I can't make the party", "I can't make the party."),
     ("Tell David I won't be in tomorrow", "David", "I won't be in tomorrow", "I won't be in tomorrow."),

@@ -98,7 +98,13 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         lines = evidence_lines(record.evidence, record.skill)
         width = max((len(name) for name, _ in lines), default=0)
         _field("evidence", "\n".join(f"{name + ':':<{width + 1}} {text}" for name, text in lines))
-    if record.labelled_by is None:
+    if record.labelled_by is None and record.undone and record.label_outcome == "failure":
+        _field(  # the undo said the route was wrong: a person's failure label of the route, no one else's label
+            "label",
+            f"failure of its route to {record.skill or 'no skill'} (undone: wrong route); "
+            f"`semif label {record.run_id} --skill NAME` says where it should have gone",
+        )
+    elif record.labelled_by is None:
         _field("label", f"none yet (semif label {record.run_id} --skill NAME | --none | --outcome success|failure)")
     else:
         _field(

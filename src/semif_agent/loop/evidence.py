@@ -8,7 +8,8 @@ itself:
   budget (the loop says so; nothing to read);
 - ``handed_back``: the skill returned the request text as its new state (it
   declined to act, as the contract asks when it cannot);
-- ``could_not``: its action log says it could not, did not or failed to act;
+- ``could_not``: its action log says it could not, did not or failed to act
+  (in its own words: not in what it quotes, such as a subject "I can't come");
 - ``changed``: how many files under the data dirs it created, modified or deleted;
   ``confined``: whether that is all it could change (a code skill, whose
   writes the loop confines to the data dirs; a SKILL.md skill's agent or
@@ -92,6 +93,8 @@ _COULD_NOT = re.compile(
     r"|no \w+ (?:was )?(?:written|saved|sent|added))\b",
     re.IGNORECASE,
 )
+_QUOTED = re.compile(r"(?<![\w'])'[^'\n]*'(?![\w'])|\"[^\"\n]*\"")
+"""What a log quotes (a subject, a title: "I can't make the party"), which says nothing of whether the skill could act."""
 _NOTHING = re.compile(r"(?:no|none|nothing)\b", re.IGNORECASE)
 _STATEMENT = re.compile(
     r"^i(?:'ve| have| had)?\s+\w+(?:\s+[^\s,;]+)*?\s*[,;]\s*(?:(?:and|so|now|please)\s+)*"
@@ -175,7 +178,7 @@ def gather_evidence(
     return Evidence(
         error=error,
         handed_back=new_state == request,
-        could_not=bool(_COULD_NOT.search(action.action_log)),
+        could_not=bool(_COULD_NOT.search(_QUOTED.sub("", action.action_log))),
         changes=changes,
         confined=skill is not None and not skill.is_skill_md,
         answered=bool(new_state) and new_state != request,
@@ -190,8 +193,9 @@ def gather_evidence(
 
 
 def carries_request(reading: RequestReading, changes: Changes) -> bool | None:
-    """Whether the text files a run created carry any of the request's words after its verb (``reading.objects``);
-    ``None`` when it created none, one of them is not text, or the request has no such words."""
+    """Whether the text files a run created carry any of the request's words after its verb (``reading.objects``),
+    in what they say or in their names; ``None`` when it created none, one of them is not text, or the request has
+    no such words."""
     asked = reading.objects - {WHEN}  # a time of day is written as a time, not as the word
     if not asked or not changes.created or any(path not in changes.diffs for path in changes.created):
         return None
@@ -203,7 +207,8 @@ def carries_request(reading: RequestReading, changes: Changes) -> bool | None:
         if line.startswith("+") and not line.startswith("+++")
         for word in _words(line[1:])
     }
-    return bool(asked & written)
+    named = {_stem(word) for path in changes.created for word in _words(path)}  # "create notes.txt" names its file
+    return bool(asked & (written | named))
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,11 @@ def split_request(text, contacts=()):
         m = re.search(joins + "|$", text[start:], re.I)  # no joining word: all of it names the recipient
         return text[: start + m.start()].strip(), joined(m[0]), text[start + m.end() :].strip(" .!?")
     cut = head.end() + first.end()  # "Tell my boss | I'm out sick today": the message starts after the recipient
-    m = re.match(joins, text[cut:], re.I)
+    m = re.match(rf"(?:(?:an?|some) (?:[\w-]+ ){{1,3}}?)?(?P<join>{joins})", text[cut:], re.I)  # "a request | asking"
     if m is None and re.match(r"(an?|some) .+ (message|note|e-?mail|card|wish(es)?)\b", text[cut:], re.I):
         return text.strip(), "", ""  # "Send Emma a happy birthday message": the kind of message is what to say
-    return text[:cut].strip(" ,:-"), joined(m[0]) if m else "that", text[cut + (m.end() if m else 0) :].strip(" .!?")
+    what = text[cut + (m.end() if m else 0) :].strip(" .!?")
+    return text[:cut].strip(" ,:-"), joined(m["join"]) if m else "that", what
 
 
 def joined(join):
@@ -102,11 +103,9 @@ def named(who, contacts):
 
 def unknown_name(who):
     """A capitalised name in ``who`` that is no contact's ("Zoe Park"), if any; the first word does not count."""
-    for m in re.finditer(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", who):
-        words = [w for w in m[0].split() if w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS]
-        if words:
-            return " ".join(words)
-    return None
+    kept = lambda w: w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS  # noqa: E731
+    found = (" ".join(filter(kept, m[0].split())) for m in re.finditer(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", who))
+    return next(filter(None, found), None)
 
 
 def option(contact):
