@@ -49,7 +49,7 @@ def test_trained_on_runs_are_learned_and_shown(semif: Semif, tmp_path: Path) -> 
 
     trained = semif("train", "-w", str(root))
     assert trained.returncode == 0, trained.stderr
-    assert "learned examples: 1 added, 0 removed" in trained.stderr
+    assert trained.stdout.splitlines()[-1] == "learned examples: 1 added, 0 removed", "after the report it sums up"
     entry = manifest(root, "email.compose")
     assert entry["examples"] == person, "a person's examples are never touched"
     assert entry["learned_examples"] == [{"text": GRACE, "run": ran["run_id"], "by": "label"}]
@@ -63,6 +63,32 @@ def test_trained_on_runs_are_learned_and_shown(semif: Semif, tmp_path: Path) -> 
     runs = semif("log", "--skill", ref_skill, "-w", str(root), "--json").stdout.splitlines()
     assert [json.loads(line)["run_id"] for line in runs] == [ran["run_id"]]
     assert semif("log", "--skill", "notes.add", "-w", str(root), "--json").stdout.strip() == ""
+
+
+def test_a_label_the_switched_to_router_did_not_learn_is_no_learned_example(semif: Semif, tmp_path: Path) -> None:
+    """A new user's label the trained router listed as "not learned" was still written as a learned example of the
+    skill: a learned example is what was learned, so it waits until a training learns it."""
+    root = tmp_path / "ws"
+    assert semif("init", str(root)).returncode == 0
+    text = "Add milk to my shopping list"
+    ran = json_of(semif, "run", text, "-w", str(root))
+    assert semif("label", ran["run_id"], "--skill", "calendar.add_event", "-w", str(root)).returncode == 0
+    trained = semif("train", "-w", str(root))
+    assert trained.returncode == 0, trained.stderr
+    assert f"not learned {text!r}: labelled calendar.add_event" in trained.stdout
+    assert re.search(r"^switched from ", trained.stdout, re.M), "the label alone does not keep the router in use"
+    assert "learned_examples" not in manifest(root, "calendar.add_event")
+    assert trained.stdout.splitlines()[-1] == (
+        "learned examples: 0 added, 0 removed; 1 labelled request left out, as the new router does not route them "
+        "as labelled (not learned)"
+    )
+    json_of(semif, "label", ran["run_id"], "--skill", "todos.add", "-w", str(root))  # where the router sends it
+    assert "learned examples: 1 added, 0 removed" in semif("train", "-w", str(root)).stdout
+    assert manifest(root, "todos.add")["learned_examples"] == [{"text": text, "run": ran["run_id"], "by": "label"}]
+    again = semif("train", "-w", str(root)).stdout  # nothing new: no route flips, and it still says what it decided
+    assert re.search(
+        r"^switched from the learned router trained \S+: 0 request\(s\) now right, 0 now wrong", again, re.M
+    )
 
 
 def test_learning_is_bounded_deduplicated_and_judged_runs_count_when_asked(make_workspace) -> None:

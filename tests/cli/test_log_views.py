@@ -139,3 +139,38 @@ def test_the_kinds_offered_by_log_kind_are_the_table_s(semif, make_workspace) ->
     offered = re.search(r"'outcome' is not one of (.*)\.", " ".join(refused.stderr.split())).group(1)
     expected = [name for name, kind in RECORD_KINDS.items() if kind.role in ("decision", "step")]
     assert offered.replace("'", "").split(", ") == expected
+
+
+def test_a_clients_find_is_shown_as_a_find_never_as_a_cut_run(semif, tmp_path) -> None:
+    """A new user's `semif log` listed each find a client made as a run whose "outcome missing: the log was cut".
+    A find ran nothing: it is left out of the runs, `--finds` lists it, and `log show` tells it as a find."""
+    from semif_agent import Router
+    from semif_agent.starter import create_workspace
+
+    root = create_workspace(tmp_path / "ws")
+    router = Router(root, client="tester")
+    picked = router.find("Email Grace that I accept the offer")
+    router.load("email.compose", choice_id=picked.choice_id)
+    unpicked = router.find("What is on my calendar tomorrow?")
+    done = semif("run", "Email Alice that the report is ready", "-w", str(root), "--engine", "lexical", "--json")
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+
+    listed = semif("log", "-w", str(root))
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == [run_id]
+    assert "outcome missing" not in listed.stdout + listed.stderr
+    assert "(2 finds of a client not listed: --finds lists them)" in listed.stderr
+
+    finds = semif("log", "-w", str(root), "--finds").stdout.splitlines()
+    assert finds == [
+        f'{picked.choice_id}  find "Email Grace that I accept the offer"  [picked email.compose]',
+        f'{unpicked.choice_id}  find "What is on my calendar tomorrow?"  [nothing picked yet]',
+    ]
+    shown = semif("log", "show", unpicked.choice_id, "-w", str(root))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"find        {unpicked.choice_id}  ")
+    assert "nothing was run" in shown.stdout and re.search(r"^picked +nothing picked yet$", shown.stdout, re.M)
+    assert "outcome missing" not in shown.stdout and "label " not in shown.stdout
+    as_json = json.loads(semif("log", "show", picked.choice_id, "-w", str(root), "--json").stdout)
+    assert as_json["run"]["find"] is True and as_json["run"]["outcome_missing"] is False

@@ -334,3 +334,29 @@ def test_four_concurrent_runs_each_record_exactly_their_own_changes(semif: Semif
         if r["kind"] == "outcome"
     }
     assert sorted(outcomes.values()) == [[f"data/drafts/p{i}-a.txt", f"data/drafts/p{i}-b.txt"] for i in range(4)]
+
+
+def test_a_forced_undo_that_put_nothing_back_says_nothing_was_changed_and_why(semif: Semif, ws: Path) -> None:
+    drafts = ws / "data" / "drafts"
+    ran = run(semif, ws, "create mine.txt; append keep.bin")
+    (drafts / "mine.txt").write_text("my own words now\n", encoding="utf-8")
+    (drafts / "keep.bin").write_bytes(b"rewritten by hand")
+    forced = semif("undo", ran["run_id"], "-w", str(ws), "--reason", "result", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.splitlines()[0] == (
+        f"nothing was changed: every file run {ran['run_id']} (drafts.edit) changed was changed since, and --force "
+        "leaves such files as they are (data/drafts/mine.txt changed since the run; "
+        "data/drafts/keep.bin changed since the run)"
+    )
+    assert "undid" not in forced.stdout
+
+
+def test_log_show_says_a_run_undone_for_its_route_failed_by_its_route(semif: Semif, ws: Path) -> None:
+    ran = run(semif, ws, "create a.txt")
+    assert semif("undo", ran["run_id"], "-w", str(ws), "--reason", "route").returncode == 0
+    shown = semif("log", "show", ran["run_id"], "-w", str(ws)).stdout
+    [label] = [line.split(None, 1)[1] for line in shown.splitlines() if line.startswith("label ")]
+    assert label == (
+        "failure of its route to drafts.edit (undone: wrong route); "
+        f"`semif label {ran['run_id']} --skill NAME` says where it should have gone"
+    )

@@ -143,6 +143,41 @@ def test_a_written_file_with_a_confident_judge_is_a_success(make_workspace) -> N
     assert result.assessment.reason == f"judged success (p=0.95), and it created {draft}"
 
 
+EMPTY_DRAFT = body("""
+    def act(ctx, request, prediction):
+        target = ctx.data_path("drafts", f"{request.id}.txt")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("To: David Okafor <david@example.com>\\nSubject: (no subject)\\n\\nHi David,\\n\\nBest regards,\\n")
+        return ActionResult(f"email.compose: wrote draft {target}.", f"Draft written to {target.name} for David.")
+""")
+
+
+@pytest.mark.parametrize("said", ["success", "failure"])
+def test_a_draft_that_carries_none_of_the_message_is_not_a_success(make_workspace, said) -> None:
+    """A new user's "Tell my boss I'm out sick today" became a draft reading only "Hi David, Best regards", judged a
+    success at 96%: the message was lost. What the run wrote is read against the request's words, not trusted."""
+    root = make_workspace({"email.compose": EMPTY_DRAFT})
+    text = "Email my boss I'm out sick today"  # the test workspace's compose says "email", not "tell"
+    result, _ = run(root, ["email", "email.compose", verdict(said, 0.96)], text=text)
+    draft = f"data/drafts/{result.request.id}.txt"
+    assert result.assessment.evidence["carries_request"] is False
+    if said == "success":
+        assert result.assessment.label == "unclear"
+        assert result.assessment.reason == (
+            f"judged success (p=0.96), but what it wrote carries none of the request's words (created {draft})"
+        )
+    else:  # the written file does not speak against the judge's failure: the message is not in it
+        assert result.assessment.label == "failure"
+    out = CliRunner().invoke(main, ["log", "show", result.run_id, "-w", str(root)])
+    assert "none of the request's words" in out.output
+
+
+def test_a_draft_that_carries_the_message_is_read_as_carrying_it(make_workspace) -> None:
+    root = make_workspace()
+    result, _ = run(root, ["email", "email.compose", "Alice", verdict("success", 0.95)])
+    assert result.assessment.evidence["carries_request"] is True and result.assessment.label == "success"
+
+
 def test_an_unsure_success_verdict_stands_when_the_run_shows_what_was_asked(make_workspace) -> None:
     """An embedded judge's probabilities are a similarity model's: a correct draft can get 0.6. The draft the
     request asked for, written by the skill it fits, bears the verdict out; "unclear" is for runs a person must check."""
@@ -235,6 +270,7 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
         "verb": "email",
         "fits": True,
         "close_call": None,
+        "carries_request": True,
         "rule": "judge",
         "judge": {"label": "success", "p": 0.95, "margin": 0.91},
         "gate": result.gate.to_dict(),
@@ -311,3 +347,14 @@ def test_semif_run_prints_the_label_and_its_reason(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "assessment  failure (it handed the request back without acting)" in result.output
+
+
+def test_a_contraction_the_log_quotes_is_not_the_skill_saying_it_could_not_act(tmp_path: Path) -> None:
+    """The starter's draft of "Tell Bob I can't make the party" logs its subject, "I can't make the party": that is
+    the message, not the skill saying it could not act."""
+    ws = Workspace.load(create_workspace(tmp_path / "ws"))
+    result = SkillRunner(ws, engine=ScriptedEngine([verdict("success", 0.9)])).run(
+        "Tell Bob I can't make the party", skill="email.compose"
+    )
+    assert "I can't make the party" in result.action.action_log
+    assert result.assessment.evidence["could_not"] is False and result.assessment.label == "success"

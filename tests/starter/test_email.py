@@ -176,3 +176,76 @@ def test_list_drafts_with_none_written_yet(ws, run):
     done = run("email.list_drafts", "any drafts for Bob?", ["Bob Chen"])
     assert done.result.new_state == "No email drafts for Bob Chen."
     assert not any((ws.data_dir / "drafts").iterdir())
+
+
+# Messages said right after the recipient, with no "that" or "about" between: the message is the draft's body.
+# Each row: the request as a person says it, the contact it goes to, the subject, the message.
+SAID_AFTER_THE_RECIPIENT = [
+    ("Tell my boss I'm out sick today", "David", "I'm out sick today", "I'm out sick today."),
+    ("Tell Alice I'm running late", "Alice", "I'm running late", "I'm running late."),
+    ("Tell Farid the rent is paid", "Farid", "The rent is paid", "The rent is paid."),
+    ("Message my sister happy birthday", "Emma", "Happy birthday", "Happy birthday."),
+    (
+        "Reach out to Grace and say thanks for the interview",
+        "Grace",
+        "Thanks for the interview",
+        "Thanks for the interview.",
+    ),
+    ("Text Emma I'm on my way", "Emma", "I'm on my way", "I'm on my way."),
+    ("Ping Bob the invoice went out", "Bob", "The invoice went out", "The invoice went out."),
+    ("Let the landlord know the heating is broken", "Farid", "The heating is broken", "The heating is broken."),
+    (
+        "Remind Carla that the mockups are due Friday",
+        "Carla",
+        "The mockups are due Friday",
+        "The mockups are due Friday.",
+    ),
+    (
+        "Remind David to review my pull request",
+        "David",
+        "Review my pull request",
+        "Just a reminder to review my pull request.",
+    ),
+    ("Drop Bob a line: the budget is approved", "Bob", "The budget is approved", "The budget is approved."),
+    ("Drop my manager a quick note I'll be in at ten", "David", "I'll be in at ten", "I'll be in at ten."),
+    ("Shoot Alice an email saying the report is ready", "Alice", "The report is ready", "The report is ready."),
+    ("Give Bob a heads up the server is down", "Bob", "The server is down", "The server is down."),
+    ("Get in touch with the recruiter and tell her I accept", "Grace", "Accepting", "I accept."),
+    ("Please tell Carla the logo looks great", "Carla", "The logo looks great", "The logo looks great."),
+    ("Could you tell my sister I'll call her tonight", "Emma", "I'll call her tonight", "I'll call her tonight."),
+    ("Email Grace I accept the offer", "Grace", "Accepting the offer", "I accept the offer."),
+    (
+        "Tell Alice and Bob the offsite is cancelled",
+        "Alice and Bob",
+        "The offsite is cancelled",
+        "The offsite is cancelled.",
+    ),
+    ("Hit up Bob, the invoice is overdue", "Bob", "The invoice is overdue", "The invoice is overdue."),
+    (
+        "Follow up with the recruiter about the start date",
+        "Grace",
+        "The start date",
+        "I'm writing to you about the start date.",
+    ),
+    ("Send my manager a request asking for Friday off", "David", "Friday off", "I would like to ask for Friday off."),
+    # negative contractions are kept as written (an earlier report: "I can't make the party" came out as "Could you the party?")
+    ("Tell Bob I can't make the party", "Bob", "I can't make the party", "I can't make the party."),
+    ("Tell David I won't be in tomorrow", "David", "I won't be in tomorrow", "I won't be in tomorrow."),
+    (
+        "Let Alice know I don't have the slides yet",
+        "Alice",
+        "I don't have the slides yet",
+        "I don't have the slides yet.",
+    ),
+    ("Email Bob that I didn't get the invoice", "Bob", "I didn't get the invoice", "I didn't get the invoice."),
+    ("Tell my sister we aren't coming on Sunday", "Emma", "We aren't coming on Sunday", "We aren't coming on Sunday."),
+]
+
+
+@pytest.mark.parametrize(("text", "greeting", "subject", "message"), SAID_AFTER_THE_RECIPIENT)
+def test_compose_keeps_a_message_said_right_after_the_recipient(ws, run, text, greeting, subject, message):
+    done = run("email.compose", text)
+    assert done.engine.calls == [], "the recipient is named: nothing to decide"
+    head, _, body = draft_of(ws, done).partition("\n\n")
+    assert head.split("\n")[1] == f"Subject: {subject}"
+    assert body == f"Hi {greeting},\n\n{message}\n\nBest regards,\n"

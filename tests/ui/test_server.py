@@ -128,6 +128,26 @@ def test_a_run_whose_outcome_row_was_torn_shows_its_skill_and_that_the_outcome_i
     assert re.search(rf"went to <b>email\.compose</b> ·\s*assessed <span class=\"outcome none\">{missing}</span>", page)
 
 
+def test_a_clients_find_is_listed_as_a_find_not_as_a_run_whose_outcome_is_missing(tmp_path) -> None:
+    from semif_agent import Router
+
+    root = make_workspace(tmp_path / "ws", ("Email Alice that the report is ready",))
+    found = Router(root, client="tester").find("What is on my calendar tomorrow?")
+    server = start_ui(root, tmp_path / "home")
+    try:
+        listed = fetch(server.url)[2]
+        page = fetch(server.url + f"runs/{found.choice_id}")[2]
+    finally:
+        stop(server)
+    assert "outcome missing" not in listed + page
+    shown = "a find: the skills a client was offered, not a run"
+    assert re.search(
+        rf'tomorrow\?</a> <span class="tag">find</span></td>\s*<td>-</td>\s*<td><span class="outcome none">{shown}',
+        listed,
+    )
+    assert f'<p class="summary">{shown}</p>' in page
+
+
 def test_public_keeps_the_host_check_and_answers_only_the_names_it_was_told(served: Served) -> None:
     home = served.workspace.parent / "home-public"
     public = start_ui(served.workspace, home, "--host", "0.0.0.0", "--public", "--allow-host", "semif.lan")

@@ -43,10 +43,14 @@ def verdict(
 
 
 def describe_run(record: RunRecord) -> str:
-    """One line for a run: id, request, chosen skill, and its :func:`verdict` (and the label's note)."""
+    """One line for a run: id, request, chosen skill, and its :func:`verdict` (and the label's note); for a client's
+    find, its request and the skill the client picked."""
     from ..records.rows import UNDO_SHOWN
 
     request = json.dumps(one_line(record.request or "", REQUEST_ROOM), ensure_ascii=False)
+    if record.find:  # nothing was run: what the client picked of the skills it was offered, if it said
+        picked = f"picked {record.label_skill or 'none'}" if record.label_has_skill else "nothing picked yet"
+        return f"{record.run_id}  find {request}  [{picked}]"
     agent = "agent " if record.source == "agent" else ""
     ended = verdict(
         record.outcome,

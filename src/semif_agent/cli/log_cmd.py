@@ -33,6 +33,12 @@ DEFAULT_LIMIT = 20
     help="One line per decision (a training row: question, choice, engine) instead of one per run.",
 )
 @click.option("--calls", is_flag=True, help="List the model calls (generation, chat) instead of the runs.")
+@click.option(
+    "--finds",
+    is_flag=True,
+    help="List the finds instead of the runs: the skills a client (the MCP server, a Router) was offered for a "
+    "request, and the one it picked.",
+)
 @click.option("--runs", "by_run", is_flag=True, hidden=True, help="One line per run (the default).")
 @click.option(
     "--run", "run_id", help="Only this run (its id, or a unique prefix of it); `semif log show RUN` shows it whole."
@@ -81,6 +87,7 @@ def log(
     as_json,
     by_decision,
     calls,
+    finds,
     by_run,
     run_id,
     skill,
@@ -101,7 +108,9 @@ def log(
     then the request, the skill it went to, and how it ended: "success
     (engine)" as assessed, or "failure, labelled by alice: should be
     notes.add" once a person labelled it (`semif label`). --decisions lists
-    the decisions instead (the training rows), --calls the model calls.
+    the decisions instead (the training rows), --calls the model calls,
+    --finds a client's finds (the skills it was offered for a request: no
+    run, nothing done, so they are not among the runs).
 
     \b
       semif log                      the last 20 runs
@@ -114,8 +123,8 @@ def log(
         return
     from ..records import DecisionLog
 
-    if by_decision and (calls or by_run):
-        raise UserError("give one of --decisions, --calls (the runs are listed by default)")
+    if sum(map(bool, (by_decision, calls, finds))) > 1 or (by_decision or calls) and by_run:
+        raise UserError("give one of --decisions, --calls, --finds (the runs are listed by default)")
     limit = last if limit is None else limit
     everything = as_json or export_to is not None
     shown = limit if limit is not None else (None if everything else DEFAULT_LIMIT)
@@ -141,6 +150,7 @@ def log(
             last=shown or None,
             as_json=as_json,
             export_to=export_to,
+            finds=finds,
         )
         return
     rows = decisions.filter(
@@ -212,9 +222,17 @@ def _list_runs(
     last: int | None,
     as_json: bool,
     export_to: Path | None,
+    finds: bool = False,
 ) -> None:
-    """One line (or JSON object) per run, the last ``last`` of those that match; ``--skill`` is the skill the run chose."""
-    records = every = decisions.runs()
+    """One line (or JSON object) per run, the last ``last`` of those that match; ``--skill`` is the skill the run chose.
+    A client's find is no run: only ``finds`` (or ``--kind shortlist``, or ``--run`` naming one) lists finds."""
+    from ..records.runs import FIND_KIND
+
+    every = decisions.runs()
+    finds = finds or kind == FIND_KIND
+    records = [r for r in every if r.find == finds or r.run_id == run_id]
+    left_out = len(every) - len(records)
+    what = "find" if finds else "run"
     if kind is not None or engine is not None:
         having = {row.get("run_id") for row in decisions.filter(kind=kind, engine=engine)}
         records = [r for r in records if r.run_id in having]
@@ -232,15 +250,19 @@ def _list_runs(
         _emit([{**asdict(r), "true_outcome": r.true_outcome} for r in records], export_to)
     elif not records:
         click.echo(
-            f"no runs match in {decisions.path}"
-            if every
+            f"no {what}s match in {decisions.path}"
+            if any(r.find == finds for r in every)
+            else f"no finds logged yet in {decisions.path}"
+            if finds
             else f"no runs logged yet in {decisions.path} (semif run TEXT logs one)"
         )
     else:
         if earlier:
-            click.echo(f"({plural(earlier, 'earlier run')} not shown: --limit 0 shows all)", err=True)
+            click.echo(f"({plural(earlier, 'earlier ' + what)} not shown: --limit 0 shows all)", err=True)
         for record in records:
             click.echo(describe_run(record))
+    if left_out and not finds and run_id is None and not (as_json or export_to is not None):
+        click.echo(f"({plural(left_out, 'find')} of a client not listed: --finds lists them)", err=True)
 
 
 def _list_to_label(decisions: DecisionLog, last: int | None, *, as_json: bool, export_to: Path | None) -> None:

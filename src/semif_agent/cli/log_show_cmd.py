@@ -53,10 +53,16 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         return
     started = rows[0].get("ts") if rows else None
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else ""
-    _field("run", f"{record.run_id}  {when}".rstrip() + ("  (an agent turn)" if record.source == "agent" else ""))
+    heading = "  (a client's find: the skills it was offered; nothing was run)" if record.find else ""
+    heading = "  (an agent turn)" if record.source == "agent" else heading
+    _field("find" if record.find else "run", f"{record.run_id}  {when}".rstrip() + heading)
     _field("request", json.dumps(record.request or "", ensure_ascii=False))
     for kind, title in sections(after_outcome=False):
         _decisions(title, [row for row in decisions if row.get("kind") == kind])
+    if record.find:  # no skill acted and nothing was assessed: what the client picked is all there is to tell
+        picked = (record.label_skill or "none: no skill fits") if record.label_has_skill else "nothing picked yet"
+        _field("picked", picked + (f" (by {record.label_client or record.labelled_by})" if record.labelled_by else ""))
+        return
     _field("skill", record.skill or "(none)")
     titled = {kind for kind, _ in sections(after_outcome=False) + sections(after_outcome=True)}
     others = [row for row in decisions if row.get("kind") not in titled] + parts.others
@@ -92,7 +98,13 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         lines = evidence_lines(record.evidence, record.skill)
         width = max((len(name) for name, _ in lines), default=0)
         _field("evidence", "\n".join(f"{name + ':':<{width + 1}} {text}" for name, text in lines))
-    if record.labelled_by is None:
+    if record.labelled_by is None and record.undone and record.label_outcome == "failure":
+        _field(  # the undo said the route was wrong: a person's failure label of the route, no one else's label
+            "label",
+            f"failure of its route to {record.skill or 'no skill'} (undone: wrong route); "
+            f"`semif label {record.run_id} --skill NAME` says where it should have gone",
+        )
+    elif record.labelled_by is None:
         _field("label", f"none yet (semif label {record.run_id} --skill NAME | --none | --outcome success|failure)")
     else:
         _field(

@@ -117,16 +117,29 @@ def train(
             progress=progress,
             encoder=encoder,
         )
+    learned = None
     if path is not None:  # switched: the runs it learned from join their skills' learned examples
         # as people and the engine said, never a client: not its reports, nor the verdict on a skill it picked
-        # (a client reports only on its own runs, so any run with a client's label is one it picked)
-        learned = learn(ws, (lesson_of(persons_word(run), judged=run.label_client is None) for run in runs))
+        # (a client reports only on its own runs, so any run with a client's label is one it picked); and only
+        # where the router switched to routes the request as they said: what it learned
+        from ..routing.learned import Learned as LearnedRouter
+        from ..routing.learned import LearnedScorer
+        from ..routing.switching import routed_skills
+
+        switched_to = LearnedRouter(tree, engine, LearnedScorer(tree, engine, _router))
+        learned = learn(
+            ws,
+            (lesson_of(persons_word(run), judged=run.label_client is None) for run in runs),
+            routes=lambda texts: routed_skills(switched_to, texts),
+        )
+    if as_json:
         if learned:
             click.echo(learned.summary(), err=True)
-    if as_json:
         print_json({**report.to_dict(), "saved_to": None if path is None else str(path)})
         return
     _print_report(report.to_dict(), path)
+    if learned:
+        click.echo(learned.summary())
 
 
 def _print_report(report: dict[str, Any], path: Path | None) -> None:

@@ -66,7 +66,14 @@ def undo(run_id: str, reason: str | None, force: bool, by: str | None, workspace
         print_json({**done.to_dict(), "reason": row["reason"], "routing_failure": route_failure, "row": row})
         return
     said = files_said(done.removed, done.restored, done.skipped)
-    click.echo(f"undid run {done.run_id} ({row['skill'] or 'no skill'}): {said}")
+    if done.removed or done.restored:
+        click.echo(f"undid run {done.run_id} ({row['skill'] or 'no skill'}): {said}")
+    else:  # --force with every file blocked: the undo is logged, but no file was touched
+        why = "; ".join(f"{path} {reason}" for path, reason in done.skipped.items())
+        click.echo(
+            f"nothing was changed: every file run {done.run_id} ({row['skill'] or 'no skill'}) changed was changed "
+            f"since, and --force leaves such files as they are ({why})"
+        )
     click.echo(reason_said(row["reason"], row["skill"]))
     if route_failure:
         click.echo("`semif label RUN --skill NAME` says where it should have gone")

@@ -14,7 +14,10 @@ row. :func:`weigh` sets its verdict against the run's observable evidence
    tell). It is ``unclear`` if files changed all the same;
 3. no verdict (the judge could not decide) is ``unclear``;
 4. ``success`` stands only when nothing speaks against it: the skill is the
-   kind asked for (``fits``), its log does not say it could not act, a
+   kind asked for (``fits``), its log does not say it could not act, what it
+   wrote carries some of the request's words (``carries_request``: a draft
+   of "Tell Alice I'm running late" that says only "Hi Alice" lost the
+   message, however well it is addressed), a
    request to change something changed files (when the data dirs are all
    it could change: a code skill), a question changed none, an answer that
    changed nothing does not say there was nothing to find (the wrong skill,
@@ -28,7 +31,8 @@ row. :func:`weigh` sets its verdict against the run's observable evidence
    model: a correct note or listing often gets 0.55-0.7, and "unclear" is for
    runs a person has to look at, not for those the run's own record settles);
 5. ``failure`` is ``unclear`` when the run shows what such a request needs:
-   it fits, its log reports no problem, and it changed files (for anything
+   it fits, its log reports no problem, what it wrote is not empty of the
+   request's words, and it changed files (for anything
    but a question) or answered without changing any (for anything but a
    change). Otherwise it stands when the evidence agrees (the skill is not
    the kind asked for, its log says it could not act, a code skill changed
@@ -185,6 +189,8 @@ def _doubt_success(evidence: Evidence, *, close_calls: bool = True) -> str | Non
         return _misfit(evidence)
     if evidence.could_not:
         return "its log says it could not act"
+    if evidence.carries_request is False:
+        return f"what it wrote carries none of the request's words ({_changed(evidence)})"
     if evidence.asks == "change" and not evidence.changed and evidence.confined:
         return f"nothing was changed for a request to {evidence.verb!r}"
     if evidence.asks == "lookup" and evidence.changed:
@@ -199,7 +205,7 @@ def _doubt_success(evidence: Evidence, *, close_calls: bool = True) -> str | Non
 
 def _doing(evidence: Evidence) -> str | None:
     """What shows the run did what such a request needs (against a failure verdict), if anything."""
-    if evidence.fits is False or evidence.could_not:
+    if evidence.fits is False or evidence.could_not or evidence.carries_request is False:
         return None
     if evidence.changed and evidence.asks != "lookup":
         return f"it {_changed(evidence)} and reported no problem"

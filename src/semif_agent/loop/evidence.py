@@ -8,7 +8,8 @@ itself:
   budget (the loop says so; nothing to read);
 - ``handed_back``: the skill returned the request text as its new state (it
   declined to act, as the contract asks when it cannot);
-- ``could_not``: its action log says it could not, did not or failed to act;
+- ``could_not``: its action log says it could not, did not or failed to act
+  (in its own words: not in what it quotes, such as a subject "I can't come");
 - ``changed``: how many files under the data dirs it created, modified or deleted;
   ``confined``: whether that is all it could change (a code skill, whose
   writes the loop confines to the data dirs; a SKILL.md skill's agent or
@@ -36,6 +37,12 @@ itself:
 - ``negation``: what says not to act on the command ("Don't add...", "No need
   to email...", "Stop sending..."; see :mod:`.negation`): the act gate hands
   such a request back, whatever the route;
+- ``carries_request``: whether the text files the run created carry any of
+  what the request says (its words after the verb, less names and stop
+  words): a draft of "Tell my boss I'm out sick today" that reads only "Hi
+  David, Best regards" carries none, and the message is lost whatever the
+  judge says. ``None`` when the run created no file, one it created is not
+  text, or the request says nothing past its verb and whom it names;
 - ``close_call``: the smallest margin between the two likeliest options of
   the skill's own decisions (which contact, which time), when the engine
   gives probabilities: a result that rests on a coin toss.
@@ -86,6 +93,8 @@ _COULD_NOT = re.compile(
     r"|no \w+ (?:was )?(?:written|saved|sent|added))\b",
     re.IGNORECASE,
 )
+_QUOTED = re.compile(r"(?<![\w'])'[^'\n]*'(?![\w'])|\"[^\"\n]*\"")
+"""What a log quotes (a subject, a title: "I can't make the party"), which says nothing of whether the skill could act."""
 _NOTHING = re.compile(r"(?:no|none|nothing)\b", re.IGNORECASE)
 _STATEMENT = re.compile(
     r"^i(?:'ve| have| had)?\s+\w+(?:\s+[^\s,;]+)*?\s*[,;]\s*(?:(?:and|so|now|please)\s+)*"
@@ -130,6 +139,7 @@ class Evidence:
     fits: bool | None = None
     skill: str | None = None
     close_call: CloseCall | None = None
+    carries_request: bool | None = None
 
     @property
     def changed(self) -> int:
@@ -148,6 +158,7 @@ class Evidence:
             "verb": self.verb,
             "fits": self.fits,
             "close_call": round(self.close_call.margin, 3) if self.close_call else None,
+            "carries_request": self.carries_request,
         }
 
 
@@ -167,7 +178,7 @@ def gather_evidence(
     return Evidence(
         error=error,
         handed_back=new_state == request,
-        could_not=bool(_COULD_NOT.search(action.action_log)),
+        could_not=bool(_COULD_NOT.search(_QUOTED.sub("", action.action_log))),
         changes=changes,
         confined=skill is not None and not skill.is_skill_md,
         answered=bool(new_state) and new_state != request,
@@ -177,7 +188,27 @@ def gather_evidence(
         fits=skill_fits(reading, skill) if skill is not None else None,
         skill=skill.name if skill is not None else None,
         close_call=closest_call(decisions),
+        carries_request=carries_request(reading, changes),
     )
+
+
+def carries_request(reading: RequestReading, changes: Changes) -> bool | None:
+    """Whether the text files a run created carry any of the request's words after its verb (``reading.objects``),
+    in what they say or in their names; ``None`` when it created none, one of them is not text, or the request has
+    no such words."""
+    asked = reading.objects - {WHEN}  # a time of day is written as a time, not as the word
+    if not asked or not changes.created or any(path not in changes.diffs for path in changes.created):
+        return None
+    texts = [changes.diffs[path] for path in changes.created]
+    written = {
+        _stem(word)
+        for lines in texts
+        for line in lines
+        if line.startswith("+") and not line.startswith("+++")
+        for word in _words(line[1:])
+    }
+    named = {_stem(word) for path in changes.created for word in _words(path)}  # "create notes.txt" names its file
+    return bool(asked & (written | named))
 
 
 @dataclass(frozen=True)

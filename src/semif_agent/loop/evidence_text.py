@@ -60,6 +60,7 @@ _SHOWN = (
     "answered",
     "found_nothing",
     "close_call",
+    "carries_request",
     "gate",
 )
 """The keys :func:`evidence_lines` reads itself; any other key is shown after them as it comes."""
@@ -93,6 +94,8 @@ def evidence_lines(evidence: Mapping[str, Any], skill: str | None = None) -> lis
             else None,
         )
     add("answered", "yes: it returned a result" if evidence.get("answered") else None)
+    lost = evidence.get("carries_request") is False
+    add("wrote", "none of the request's words: what it asked to say is not in what was written" if lost else None)
     add("found nothing", "its answer says there was nothing to find" if evidence.get("found_nothing") else None)
     margin = evidence.get("close_call")
     close = isinstance(margin, (int, float)) and margin < CLOSE_CALL_BELOW  # a wider margin spoke for nothing

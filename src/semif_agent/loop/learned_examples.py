@@ -19,6 +19,13 @@ learned. Once trained, routing is the learned router's, which does not read
 examples: they are the record of what was learned, and what the untrained
 routing uses again for skills the router has not seen.
 
+A learned example records what was learned, so a request is written as one
+only when the router ``semif train`` switched to routes it to that skill
+(``routes``): a label the router did not learn (its ``not learned`` lines:
+one label does not always outweigh a skill's examples) is no example of the
+skill yet, and is taken from every skill's learned examples like a
+``--none``, until a training learns it.
+
 The write (:func:`learn`) rewrites ``categories.json`` in one step, under the
 lock the forge admits skills under. Each learned example keeps its request's
 ``text``, its ``run`` and ``by`` (``"label"`` or ``"judge"``); a skill keeps
@@ -31,7 +38,7 @@ skill that learns gets a ``decision_log_ref`` when it has none:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,13 +68,21 @@ class Learned:
 
     added: list[tuple[str, str]] = field(default_factory=list)
     removed: list[tuple[str, str]] = field(default_factory=list)
+    not_learned: list[tuple[str, str]] = field(default_factory=list)  # (skill, request) the router routes elsewhere
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.removed)
+        return bool(self.added or self.removed or self.not_learned)
 
     def summary(self) -> str:
-        """``learned examples: 2 added, 1 removed``."""
-        return f"learned examples: {len(self.added)} added, {len(self.removed)} removed"
+        """``learned examples: 2 added, 1 removed`` and, when some were left out, how many and why."""
+        said = f"learned examples: {len(self.added)} added, {len(self.removed)} removed"
+        if self.not_learned:
+            requests = len({text for _, text in self.not_learned})
+            said += (
+                f"; {requests} labelled request{'s' if requests != 1 else ''} left out, as the new router "
+                "does not route them as labelled (not learned)"
+            )
+        return said
 
 
 def lesson_of(run: RunRecord, *, judged: bool = False) -> Lesson | None:
@@ -91,10 +106,18 @@ def decision_log_ref(workspace: Workspace, skill: str) -> str:
     return f"{shown.as_posix()}?skill={skill}"
 
 
-def learn(workspace: Workspace, lessons: Iterable[Lesson | None]) -> Learned:
-    """Apply ``lessons`` to the workspace's ``categories.json`` (skills it does not list are left out)."""
+def learn(
+    workspace: Workspace,
+    lessons: Iterable[Lesson | None],
+    routes: Callable[[list[str]], list[str | None]] | None = None,
+) -> Learned:
+    """Apply ``lessons`` to the workspace's ``categories.json`` (skills it does not list are left out). With
+    ``routes`` (the skill the router routes each request to), a lesson whose request it routes to another skill
+    teaches no example: its request is taken from every skill's learned examples instead."""
     taught = [lesson for lesson in lessons if lesson is not None]
     done = Learned()
+    if routes is not None:
+        taught = _as_routed(taught, routes, done)
     path = workspace.categories_path
     if not taught or not path.is_file():
         return done
@@ -109,6 +132,19 @@ def learn(workspace: Workspace, lessons: Iterable[Lesson | None]) -> Learned:
         if done:
             replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return done
+
+
+def _as_routed(lessons: list[Lesson], routes: Callable[[list[str]], list[str | None]], done: Learned) -> list[Lesson]:
+    """``lessons``, those naming a skill ``routes`` does not send their request to made lessons of no skill."""
+    asked = [lesson for lesson in lessons if lesson.skill is not None]
+    routed = dict(zip((lesson.run_id for lesson in asked), routes([lesson.text for lesson in asked]), strict=True))
+    kept = []
+    for lesson in lessons:
+        if lesson.skill is not None and routed[lesson.run_id] != lesson.skill:
+            done.not_learned.append((lesson.skill, lesson.text))
+            lesson = Lesson(lesson.run_id, lesson.text, None, lesson.by)
+        kept.append(lesson)
+    return kept
 
 
 def _entries(data: Any) -> dict[str, dict[str, Any]]:

@@ -41,6 +41,12 @@ from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow, UndoRow
 
 AMBIGUOUS_SHOWN = 5
 OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
+FIND_KIND = "shortlist"
+FIND_KINDS = frozenset({FIND_KIND, "activate"})
+"""The kinds of the rows a client's find logs: the skills it was offered for a request (:data:`FIND_KIND`), then
+the one it loaded, if any (``activate``). A client's rows of these kinds alone, and no outcome, make a find, not a
+run: nothing was done, so it has no outcome to miss."""
+FIND_SHOWN = "a find: the skills a client was offered, not a run"
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,7 @@ class RunRecord:
     note: str | None = None
     evidence: Mapping[str, Any] | None = None  # what the assessment weighed (its outcome row's ``evidence``)
     outcome_missing: bool = False  # it has decisions but no outcome row (the log was cut, or it is still going)
+    find: bool = False  # a client's find (:data:`FIND_KINDS` rows alone): a shortlist of skills offered, not a run
     undone: bool = False  # taken back with ``semif undo``: its label_outcome is then "failure" unless relabelled,
     # when the undo said the route was wrong (``undo_reason``)
     undo_reason: str | None = None  # when undone: "route" (a routing failure, also an old undo's) or "result" (not one)
@@ -118,8 +125,9 @@ class RunRecord:
 
     @property
     def assessed(self) -> str:
-        """The engine's outcome as shown: the label, "-" when there is none, or that the outcome row is missing."""
-        return OUTCOME_MISSING if self.outcome_missing else self.outcome or "-"
+        """The engine's outcome as shown: the label, "-" when there is none, that the outcome row is missing, or that
+        this is a find (which has none)."""
+        return FIND_SHOWN if self.find else OUTCOME_MISSING if self.outcome_missing else self.outcome or "-"
 
 
 class LabelGiven(TypedDict, total=False):
@@ -299,6 +307,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
     routed: dict[str, str] = {}
     outcomes: dict[str, dict[str, Any]] = {}
     agent: set[str] = set()
+    kinds: dict[str, set[Any]] = {}
     for row in rows:
         run_id, kind = row.get("run_id"), row.get("kind")
         if not isinstance(run_id, str) or (is_run_record(kind) and kind != OUTCOME_KIND):
@@ -308,6 +317,7 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
             outcomes[run_id] = row
         else:
             first_decision.setdefault(run_id, row)
+            kinds.setdefault(run_id, set()).add(kind)
             skill = routed_to(row)
             if skill is not None:
                 routed.setdefault(run_id, skill)
@@ -317,6 +327,8 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
     for run_id in order:
         ending, opening = outcomes.get(run_id, {}), first_decision.get(run_id, {})
         label = labels.get(run_id)
+        shown = kinds.get(run_id, set())
+        find = not ending and run_id not in agent and FIND_KIND in shown and shown <= FIND_KINDS
         records.append(
             RunRecord(
                 run_id=run_id,
@@ -330,7 +342,8 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
                 labelled_by=(label.by or None) if label else None,
                 note=label.note if label else None,
                 evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
-                outcome_missing=not ending,
+                outcome_missing=not ending and not find,
+                find=find,
                 undone=label.undone if label else False,
                 undo_reason=label.undo_reason if label and label.undone else None,
                 label_source=label.source if label and label.by and label.source != "person" else None,

@@ -1,19 +1,16 @@
 """email.compose: write an email draft to one of the contacts.
 
 The address book is ``config["contacts"]``: a JSON list of ``{name, email,
-roles, description}``, ``roles`` being what you call them ("sister",
-"landlord", "manager"). The recipient is whom the request names: a contact's
-name, first name or address, or one of their roles ("the landlord", "my
-sister"). When it names none of them, a SemIf decision chooses among the
-contacts (their roles and descriptions), or among those a shared role fits
-("my colleague"); ``none`` hands the request back, as it does at once for a
-name that is not in the address book ("Email Zoe Park ..."), or for a request
-that names neither a recipient nor anything to say.
+roles, description}``, ``roles`` being what you call them ("my sister"). The
+recipient is whom the request names (a contact's name, first name, address or
+role); else a SemIf decision chooses among the contacts, or among those a
+shared role fits ("my colleague"); ``none`` hands the request back, as it does
+at once for a name not in the address book or a request with nothing to say.
 
-The draft is written to ``config["drafts"]`` as ``<request id>.txt``: ``To:``
-with the address, ``Subject:`` and a short message made from the request
-("Email Grace that I accept the offer" -> subject "Accepting the offer",
-"Hi Grace, I accept the offer.").
+The draft, ``config["drafts"]/<request id>.txt``, has ``To:``, ``Subject:`` and
+a message made from the request, be it joined to the recipient by a word
+("Email Grace that I accept the offer" -> "Accepting the offer", "I accept the
+offer.") or said right after it ("Tell my boss I'm out sick today").
 """
 
 import json
@@ -28,8 +25,20 @@ JOINS = (
     r"\b(that|about|regarding|asking|saying|to say|whether|if)\b|:|\s-\s|(?<=\bknow)\s"
     r"|\b((and|to) )?(tell|ask) (him|her|them)\b|\bto (tell|ask)\b"
 )
+LEAD_IN = r"^\W*(?:(?:please|pls|kindly|hey|ok|okay|just)\b[\s,]*|(?:can|could|would|will) you\s+(?:please\s+)?)*"
 # Verbs whose "to" starts the message: "Ask Carla | to send the files".
-ASKING = r"^\W*(please\s+)?(ask|tell|remind|get)\b"
+ASKING = LEAD_IN + r"(?P<verb>ask|tell|remind|get)\b"
+# Verbs followed by the recipient, then the message: "Tell | my boss | I'm out sick today".
+SENDING = LEAD_IN + (
+    r"(?:ask|tell|remind|message|msg|text|ping|notify|inform|warn|let|e-?mail|mail|contact|answer|drop|shoot|send"
+    r"|give|write(?: back)?(?: to)?|reply to|reach out to|get in touch with|touch base with|follow up with"
+    r"|get back to|hit up|send word to)\s+"
+)
+# What may come between the recipient and the message: "Drop Bob | a line | ...", "Let Alice | know | ...".
+FILLER = (
+    r"(?:\s+(?:an?|some)\s+(?:(?:quick|short|brief|little)\s+)?(?:line|note|message|msg|text|e-?mail|mail|word"
+    r"|heads[\s-]?up|shout|nudge)\b|\s+(?:up|know)\b)*[\s,:-]*(?:(?:and\s+)?(?:say|tell (?:him|her|them))\b\s*)?"
+)
 NOT_NAMES = {"I", "Email", "E-mail", "Mail", "Message", "Text", "Please", "Hi", "Hello", "Dear"}
 CALENDAR_WORDS = set("mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split())
 KEEP_VERBS = set(
@@ -42,23 +51,38 @@ SUBJECT_WORDS = 9
 def read_contacts(config):
     """The contacts: the JSON list at ``config["contacts"]`` (none if the file is missing)."""
     path = Path(config.get("contacts", "data/contacts.json"))
-    if not path.is_file():
-        return []
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
 
 
-def split_request(text):
+def split_request(text, contacts=()):
     """``(who, join, what)``: the words naming the recipient, the word that joins them to the message, the message."""
     asking = re.match(ASKING, text, re.I)
-    joins = JOINS + (r"|\bto\b" if asking else "")
-    start = asking.end() if asking else 0
-    m = re.search(joins, text[start:], re.I)
-    if m is None:
-        return text.strip(), "", ""
-    cut = start + m.start()
-    join = re.sub(r"^(and|to) ", "", m[0].strip().lower())
-    join = "asking" if join.startswith("ask") else "that" if join.startswith("tell") else join
-    return text[:cut].strip(), join, text[start + m.end() :].strip(" .!?")
+    joins, head = JOINS + (r"|\bto\b" if asking else ""), re.match(SENDING, text, re.I)
+    first = head and re.match(rf"(?:{recipient_pattern(contacts)}){FILLER}", text[head.end() :], re.I)
+    if not first:  # the recipient is what comes before the first joining word
+        start = asking.end() if asking else 0
+        m = re.search(joins + "|$", text[start:], re.I)  # no joining word: all of it names the recipient
+        return text[: start + m.start()].strip(), joined(m[0]), text[start + m.end() :].strip(" .!?")
+    cut = head.end() + first.end()  # "Tell my boss | I'm out sick today": the message starts after the recipient
+    m = re.match(rf"(?:(?:an?|some) (?:[\w-]+ ){{1,3}}?)?(?P<join>{joins})", text[cut:], re.I)  # "a request | asking"
+    if m is None and re.match(r"(an?|some) .+ (message|note|e-?mail|card|wish(es)?)\b", text[cut:], re.I):
+        return text.strip(), "", ""  # "Send Emma a happy birthday message": the kind of message is what to say
+    what = text[cut + (m.end() if m else 0) :].strip(" .!?")
+    return text[:cut].strip(" ,:-"), joined(m["join"]) if m else "that", what
+
+
+def joined(join):
+    """The word joining recipient and message, plain: "and tell them" -> "that", "asking them" -> "asking"."""
+    join = re.sub(r"^(and|to) ", "", join.strip().lower())
+    return "asking" if join.startswith("ask") else "that" if join.startswith("tell") else join
+
+
+def recipient_pattern(contacts):
+    """A pattern for the recipients a text starts with: contacts' names, addresses or roles, or Capitalised Names."""
+    said = {n for c in contacts for n in (c["name"], c["name"].split()[0], c.get("email"), *c.get("roles", [])) if n}
+    said = "|".join(re.escape(n) for n in sorted(said, key=len, reverse=True)) or "(?!)"
+    one = rf"(?:(?:my|our|the)\s+)?(?:{said})(?![\w-])|(?-i:(?!I\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
+    return rf"(?:{one})(?:\s*(?:,|and|&)\s*(?:{one}))*"
 
 
 def mentions(words, phrase):
@@ -79,11 +103,9 @@ def named(who, contacts):
 
 def unknown_name(who):
     """A capitalised name in ``who`` that is no contact's ("Zoe Park"), if any; the first word does not count."""
-    for m in re.finditer(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", who):
-        words = [w for w in m[0].split() if w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS]
-        if words:
-            return " ".join(words)
-    return None
+    kept = lambda w: w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS  # noqa: E731
+    found = (" ".join(filter(kept, m[0].split())) for m in re.finditer(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", who))
+    return next(filter(None, found), None)
 
 
 def option(contact):
@@ -93,14 +115,13 @@ def option(contact):
 
 def predict(ctx, request):
     contacts = read_contacts(ctx.config)  # config-driven, local data
-    who, _, _ = split_request(request.text)
+    who, join, what = split_request(request.text, contacts)
     found, how = named(who, contacts)
     if found and (how == "name" or len(found) == 1):
         return Prediction(text="recipient is " + "; ".join(c["name"] for c in found), decisions=[])
-    stranger = unknown_name(who)
-    if stranger and not found:
+    if not found and (stranger := unknown_name(who)):
         return Prediction(text=f"recipient is none: {stranger} is not in the contacts", decisions=[])
-    if not found and message(*split_request(request.text)[1:], who)[1] == "":
+    if not found and message(join, what, who)[1] == "":
         return Prediction(text="recipient is none: the request names no recipient and nothing to say", decisions=[])
     decision = DecisionRequest(
         state=f"{request.text} [current process: choosing the recipient of an email]",
@@ -133,18 +154,16 @@ def message(join, what, who):
         return sentence(what, ""), sentence(what, "?")
     if join == "to":
         verb = re.match(ASKING, who, re.I)
-        lead = "Just a reminder to" if verb and verb[2].lower() == "remind" else "Could you"
+        lead = "Just a reminder to" if verb and verb["verb"].lower() == "remind" else "Could you"
         return sentence(what, ""), f"{lead} {what}" + ("." if lead.startswith("Just") else "?")
     return subject_of(what), sentence(what, ".")
 
 
 def subject_of(statement):
     """A subject line for a statement: "I accept the offer" -> "Accepting the offer"."""
-    m = re.match(r"^I\s+([a-z]+)\b(.*)$", statement)
-    if m and m[1] not in KEEP_VERBS and not m[1].endswith(("ed", "'")):
-        verb = m[1]
-        if verb.endswith("e") and not verb.endswith("ee"):
-            verb = verb[:-1]
+    m = re.match(r"^I\s+([a-z]+)(?![\w'’])(.*)$", statement)  # not "I won't", whose verb is not "won"
+    if m and m[1] not in KEEP_VERBS and not m[1].endswith("ed"):
+        verb = m[1][:-1] if m[1].endswith("e") and not m[1].endswith("ee") else m[1]
         return sentence(verb + "ing" + m[2], "")
     return sentence(statement, "")
 
@@ -165,7 +184,7 @@ def act(ctx, request, prediction):
         return ActionResult(action_log=f"email.compose: {why}; no draft written.", new_state=request.text)
     book = {c["name"]: c for c in read_contacts(ctx.config)}
     recipients = [book.get(name, {"name": name}) for name in chosen.split("; ")]
-    who, join, what = split_request(request.text)
+    who, join, what = split_request(request.text, list(book.values()))
     subject, body = message(join, what, who)
     greeting = " and ".join(r["name"].split()[0] for r in recipients)
     to = ", ".join(formataddr((r["name"], r["email"])) if r.get("email") else r["name"] for r in recipients)
