@@ -222,7 +222,9 @@ def read_request(text: str) -> RequestReading:
         rest = rest[1:]
     phrasal = f"{verb} {rest[0]}" if rest and rest[0] in PARTICLES else None
     stems = frozenset(_stem(w) for w in words if w not in STOP)
-    negation = read_negation(text, COMMAND_VERBS)
+    # read on the command too, its lead-ins cut and in plain words: "Don't forget to not email Bob" is "not email Bob"
+    negation = read_negation(text, COMMAND_VERBS) or read_negation(without_lead_ins(stated), COMMAND_VERBS)
+    negation = negation or read_negation(command, COMMAND_VERBS)
     said = next((w for w in literal if w not in STOP), None) if plain.said is not None and not question else verb
     opening = _opening(literal) if not question else None
     rewritten = command if plain.said is not None else None
