@@ -58,7 +58,7 @@ from ..tree.lead_ins import body_lead_ins
 from ..tree.manifests import SkillManifest
 from .negation import Negation, read_negation
 from .observe import Changes
-from .phrasing import plain_command, without_lead_ins
+from .phrasing import NOTE_TAKING, OBJECT_NOUN, plain_command, without_lead_ins
 
 STOP = frozenset(
     """a an the my your our their his her its this that these those some any all every each
@@ -281,12 +281,21 @@ def object_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     """Is what the command acts on what ``skill`` writes? Yes unless its verb is a general one (:data:`GENERAL_VERBS`)
     and none of its objects is a word the skill names what it does by (its name, description, inputs and examples,
     their names left out; not its actions, which name how it does it: "a draft file"). A general verb with a
-    particle the skill's own words use ("write down" a note, "set up" a meeting) is the skill's."""
+    particle the skill's own words use ("write down" a note, "set up" a meeting) is the skill's; one of taking a
+    note (:data:`.phrasing.NOTE_TAKING`) is only a skill's whose words take notes so, whatever the note is about
+    ("write down that I must email Bob" is no email)."""
     if reading.question or reading.verb not in GENERAL_VERBS:
         return True
+    if reading.phrasal in NOTE_TAKING:  # "write down" takes a note whatever it is about: a skill that says it does
+        return any(phrasal in text.lower() for text in _object_texts(skill) for phrasal in NOTE_TAKING)
     if reading.phrasal and any(reading.phrasal in text.lower() for text in _object_texts(skill)):
         return True
     return bool(reading.objects & object_vocabulary(skill))
+
+
+def things_named(text: str) -> frozenset[str]:
+    """The stems of the things ``text`` names to write into ("list", "calendar": :data:`.phrasing.OBJECT_NOUN`)."""
+    return frozenset(_stem(w) for w in _words(text) if OBJECT_NOUN.fullmatch(w))
 
 
 def _object_texts(skill: SkillManifest) -> list[str]:

@@ -27,7 +27,7 @@ from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .before_images import ImageStore
 from .confined import run_confined
 from .context import BudgetedEngine
-from .evidence import gather_evidence, read_request
+from .evidence import gather_evidence, object_vocabulary, read_request, things_named
 from .gate import (
     DEFAULT_ACT_THRESHOLD,
     NEGATED,
@@ -233,7 +233,8 @@ class SkillRunner:
         through a rewrite passes every rule the request as written would meet: what it says not to do, out of
         scope, the threshold, the margin over a skill its words name), and when the first route found none, ended
         at the same skill, or was held back because its skill does not do what the request says or was unsure
-        (:data:`MOVED_FROM`); never when the first route acted. Both routes' decisions are about the request as
+        (:data:`MOVED_FROM`); never when the first route acted, nor away from a skill whose thing the request
+        names and the other skill's words do not ("my Bob list" is todos.add's list, whatever email.compose says). Both routes' decisions are about the request as
         written (the first set aside, :attr:`.gate.Verdict.set_aside`); the gate's result says what it was read as
         and where the route as written went. A request that says not to act, or that is out of scope, is not read
         again.
@@ -249,6 +250,8 @@ class SkillRunner:
             return verdict
         if verdict.skill not in (None, second.skill) and verdict.rule not in MOVED_FROM:
             return verdict
+        if verdict.skill not in (None, second.skill) and self._names_thing_of(text, verdict.skill, second.skill):
+            return verdict  # "Write to my Bob list: ..." names the list todos.add writes into: no email
         _, as_written = gate_route(
             routed, text, self.tree, self.engine, threshold=await self.aact_threshold(), yes=yes, can_act=self.can_act
         )
@@ -261,6 +264,14 @@ class SkillRunner:
             as_written=f"{verdict.skill or 'none'}: {verdict.reason}",
         )
         return Verdict(second.route, gate, set_aside=verdict.route)
+
+    def _names_thing_of(self, text: str, first: str | None, second: str | None) -> bool:
+        """Whether ``text`` names a thing written into (a list, a calendar: :func:`.evidence.things_named`) that
+        skill ``first`` names itself by and ``second`` does not."""
+        if first is None or second is None:
+            return False
+        named = things_named(text) & object_vocabulary(self.tree.get(first))
+        return bool(named - object_vocabulary(self.tree.get(second)))
 
     async def _decide(self, routed: str, text: str, yes: bool) -> tuple[Verdict, Route]:
         """The verdict on ``routed`` (``text``, or its plain reading), and the route before the gate read it; its
