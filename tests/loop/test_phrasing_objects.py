@@ -57,3 +57,15 @@ def test_a_request_for_a_list_or_a_note_writes_no_email_draft(runner: SkillRunne
 )
 def test_write_to_reads_as_a_message_only_to_someone(text: str, plain: str) -> None:
     assert plain_command(text).text == plain
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("Send my manager a note asking for Friday off", "message my manager asking for Friday off"),
+        ("Give Bob a heads up about the invoice", "tell Bob about the invoice"),
+        ("Drop my to-do list a line: buy milk", "Drop my to-do list a line: buy milk"),
+    ],
+)
+def test_a_note_to_someone_is_a_message_and_one_to_a_list_is_not(text: str, plain: str) -> None:
+    assert plain_command(text).text == plain

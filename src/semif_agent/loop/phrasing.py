@@ -50,10 +50,16 @@ OBJECT_NOUNS = (
 OBJECT_NOUN = re.compile(rf"(?:{OBJECT_NOUNS})", re.IGNORECASE)
 # Ahead: a noun phrase of up to four words ending in such a thing, before any word that starts what is said: "my
 # Bob list", "Bob's to-do list", "our shared list with Bob", "the team calendar" (but not "Bob about the list").
-_A_THING = (
-    r"(?=(?:(?!(?:that|saying|asking|about|and|to|with|for)\s)[\w'’.-]+\s+){0,3}"
-    rf"(?:{OBJECT_NOUNS})(?![\w-]))"
-)
+_SAID = "that|saying|asking|about|and|to|with|for"
+
+
+def _thing_ahead(stops: str) -> str:
+    """A lookahead for a thing heading what follows, within four words that are none of ``stops``."""
+    return rf"(?=(?:(?!(?:{stops})\s)[\w'’.-]+\s+){{0,3}}(?:{OBJECT_NOUNS})(?![\w-]))"
+
+
+_A_THING = _thing_ahead(_SAID)
+_WHO_A_THING = _thing_ahead(f"{_SAID}|a|an|some")  # before "a note": "Send my manager a note" is to a person
 # Phrasal verbs of taking a note, never of messaging: "write down", "jot down", "scribble down".
 NOTE_TAKING = frozenset(("write down", "jot down", "note down", "take down", "scribble down", "put down", "pen down"))
 _LIST = r"(?:my|the|our)\s+(?:\w+[\s-]+)?(?:list|lists|to-?dos?|todo\s+list|tasks?)\b"
@@ -64,7 +70,7 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), plain)
     for pattern, plain in (
         # to write to someone
-        (rf"{_SENDING}\s+(?!{_A_THING}){_WHO}\s+(?:a|an|some)\s+{_NOTE}\b(?:\s+(?:off|over))?", "message {who}"),
+        (rf"{_SENDING}\s+(?!{_WHO_A_THING}){_WHO}\s+(?:a|an|some)\s+{_NOTE}\b(?:\s+(?:off|over))?", "message {who}"),
         (rf"{_SENDING}\s+(?:a|an|some)\s+{_NOTE}\s+(?:off\s+|over\s+)?(?:to|for)\s+(?!{_A_THING})", "message "),
         (
             r"(?:hit\s+up|reach\s+out\s+to|get\s+in\s+touch\s+with|touch\s+base\s+with|get\s+back\s+to"
@@ -79,7 +85,7 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "message {who} ",
         ),
         (rf"writ(?:e|ing)\s+to\s+(?!{_A_THING})", "message "),
-        (rf"give\s+(?!{_A_THING}){_WHO}\s+(?:a\s+)?(?:heads[\s-]?up|shout|nudge|quick\s+update)\b", "tell {who}"),
+        (rf"give\s+(?!{_WHO_A_THING}){_WHO}\s+(?:a\s+)?(?:heads[\s-]?up|shout|nudge|quick\s+update)\b", "tell {who}"),
         (r"send\s+word\s+to\s+", "tell "),
         # to be reminded
         (r"(?:do\s+not|don'?t|dont)\s+let\s+me\s+forget\s+(?:to\s+)?", "remind me to "),

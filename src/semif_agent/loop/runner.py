@@ -171,26 +171,40 @@ class SkillRunner:
         return cls(settings, **parts)
 
     def run(
-        self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
+        self,
+        text: str | Request,
+        *,
+        skill: str | None = None,
+        yes: bool = False,
+        proposed: bool = False,
+        held_back: tuple[str, str] | None = None,
     ) -> RunResult:
-        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed))
+        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed, held_back=held_back))
 
     @traced_run
     async def arun(
-        self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
+        self,
+        text: str | Request,
+        *,
+        skill: str | None = None,
+        yes: bool = False,
+        proposed: bool = False,
+        held_back: tuple[str, str] | None = None,
     ) -> RunResult:
         """Route ``text`` (or go straight to ``skill``), pass the act gate (:mod:`.gate`), run the leaf, assess it.
 
         A request the gate holds back is handed back, logged with the outcome ``handed_back``; ``yes`` acts anyway.
         A ``proposed`` skill (the Agent's model chose it) is not taken as named: the request is routed all the
-        same, and the skill passes the gate as the route's end (:func:`.gate.gate_choice`).
+        same, and the skill passes the gate as the route's end (:func:`.gate.gate_choice`). ``held_back`` (a
+        rule and a reason) hands a named ``skill`` back: the caller was told so for this request (a find).
         """
         request = text if isinstance(text, Request) else Request(text)
         run = _Run(self, request)
         if skill is not None and not (proposed and not yes):
             chosen = self.tree.get(skill)
             route = Route(skill=chosen, reason="chosen by the caller")
-            run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
+            threshold = self.settings.act_threshold or DEFAULT_ACT_THRESHOLD
+            run.gate = chosen_by_caller(chosen, request.text, threshold, held_back=None if yes else held_back)
         else:
             mark = phase_mark(run.rows)
             if skill is None:
