@@ -35,12 +35,17 @@ def runner(workspace) -> SkillRunner:
         "Write to my grocery list that we need eggs",
         "Scribble down that I must email Bob about the invoice",
         "Write down that I must email Bob about the invoice",
+        "Write to Bob's and Alice's shared list: buy eggs",  # as written, email.compose 'writes'
+        "Write to my big long weekly shopping list that Bob needs eggs",  # read as a message, the list is named
+        "Drop a line to the family's big shared to-do list: call Bob",
     ],
 )
 def test_a_request_for_a_list_or_a_note_writes_no_email_draft(runner: SkillRunner, workspace, text: str) -> None:
+    drafts = workspace / "data" / "drafts"
+    before = set(drafts.iterdir())
     ran = runner.run(text)
     assert ran.skill != "email.compose" or ran.handed_back, ran.gate and ran.gate.reason
-    assert not list((workspace / "data" / "drafts").iterdir())
+    assert set(drafts.iterdir()) == before
 
 
 @pytest.mark.parametrize(

@@ -48,17 +48,22 @@ OBJECT_NOUNS = (
     r"|records?|tracker|backlog|ledger|register|drafts?|clipboard|drive|disk|table|forms?|readme|memos?|entry|entries"
 )
 OBJECT_NOUN = re.compile(rf"(?:{OBJECT_NOUNS})", re.IGNORECASE)
-# Ahead: a noun phrase of up to four words ending in such a thing, before any word that starts what is said: "my
+# Ahead: a noun phrase of up to five words ending in such a thing, before any word that starts what is said: "my
 # Bob list", "Bob's to-do list", "our shared list with Bob", "the team calendar" (but not "Bob about the list").
-_SAID = "that|saying|asking|about|and|to|with|for"
+_SAID = "that|saying|asking|about|to|with|for"
 
 
 def _thing_ahead(stops: str) -> str:
-    """A lookahead for a thing heading what follows, within four words that are none of ``stops``."""
-    return rf"(?=(?:(?!(?:{stops})\s)[\w'’.-]+\s+){{0,3}}(?:{OBJECT_NOUNS})(?![\w-]))"
+    """A lookahead for a thing heading what follows, within five words that are none of ``stops``."""
+    return rf"(?=(?:(?!(?:{stops})\s)[\w'’.-]+\s+){{0,4}}(?:{OBJECT_NOUNS})(?![\w-]))"
 
 
 _A_THING = _thing_ahead(_SAID)
+# A verb, then what it writes into: "write to Bob's and Alice's shared list", "scribble in my notebook".
+_INTO = re.compile(
+    rf"[\w-]+\s+(?:to|into|onto|on|in)\s+(?:(?!(?:{_SAID})\s)[\w'’.-]+\s+){{0,4}}(?P<thing>{OBJECT_NOUNS})(?![\w-])",
+    re.IGNORECASE,
+)
 _WHO_A_THING = _thing_ahead(f"{_SAID}|a|an|some")  # before "a note": "Send my manager a note" is to a person
 # Phrasal verbs of taking a note, never of messaging: "write down", "jot down", "scribble down".
 NOTE_TAKING = frozenset(("write down", "jot down", "note down", "take down", "scribble down", "put down", "pen down"))
@@ -142,6 +147,13 @@ class Plain:
 def without_lead_ins(text: str) -> str:
     """``text`` without the polite or terse openings of :data:`LEAD_INS`."""
     return LEAD_INS.sub("", text.strip())
+
+
+def written_into(command: str) -> str | None:
+    """The thing (:data:`OBJECT_NOUNS`) ``command``'s verb writes into, right after it ("write to my Bob list":
+    "list"), or None."""
+    found = _INTO.match(command)
+    return found["thing"].lower() if found is not None else None
 
 
 def plain_command(command: str) -> Plain:

@@ -247,8 +247,8 @@ class SkillRunner:
         through a rewrite passes every rule the request as written would meet: what it says not to do, out of
         scope, the threshold, the margin over a skill its words name), and when the first route found none, ended
         at the same skill, or was held back because its skill does not do what the request says or was unsure
-        (:data:`MOVED_FROM`); never when the first route acted, nor away from a skill whose thing the request
-        names and the other skill's words do not ("my Bob list" is todos.add's list, whatever email.compose says). Both routes' decisions are about the request as
+        (:data:`MOVED_FROM`); never when the first route acted, nor to a skill that names none of the things the
+        request names to write into ("the Johnson family list" is no email, whatever email.compose says). Both routes' decisions are about the request as
         written (the first set aside, :attr:`.gate.Verdict.set_aside`); the gate's result says what it was read as
         and where the route as written went. A request that says not to act, or that is out of scope, is not read
         again.
@@ -264,8 +264,8 @@ class SkillRunner:
             return verdict
         if verdict.skill not in (None, second.skill) and verdict.rule not in MOVED_FROM:
             return verdict
-        if verdict.skill not in (None, second.skill) and self._names_thing_of(text, verdict.skill, second.skill):
-            return verdict  # "Write to my Bob list: ..." names the list todos.add writes into: no email
+        if verdict.skill != second.skill and self._names_no_thing_of(text, second.skill):
+            return verdict  # "Write to the Johnson family list: ..." names a list, which email.compose does not write
         _, as_written = gate_route(
             routed, text, self.tree, self.engine, threshold=await self.aact_threshold(), yes=yes, can_act=self.can_act
         )
@@ -279,13 +279,11 @@ class SkillRunner:
         )
         return Verdict(second.route, gate, set_aside=verdict.route)
 
-    def _names_thing_of(self, text: str, first: str | None, second: str | None) -> bool:
-        """Whether ``text`` names a thing written into (a list, a calendar: :func:`.evidence.things_named`) that
-        skill ``first`` names itself by and ``second`` does not."""
-        if first is None or second is None:
-            return False
-        named = things_named(text) & object_vocabulary(self.tree.get(first))
-        return bool(named - object_vocabulary(self.tree.get(second)))
+    def _names_no_thing_of(self, text: str, skill: str | None) -> bool:
+        """Whether ``text`` names things to write into (a list, a calendar: :func:`.evidence.things_named`) and
+        ``skill`` names none of them."""
+        named = things_named(text)
+        return skill is not None and bool(named) and not named & object_vocabulary(self.tree.get(skill))
 
     async def _decide(self, routed: str, text: str, yes: bool) -> tuple[Verdict, Route]:
         """The verdict on ``routed`` (``text``, or its plain reading), and the route before the gate read it; its
