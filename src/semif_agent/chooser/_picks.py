@@ -15,6 +15,12 @@ find older than :data:`PICK_SECONDS`, to a find of another request, nor, when
 it names neither a find nor a request (a ``load`` with no choice id), to any
 find: it is the client looking around, and a label says only what the pick it
 came from said.
+
+A find is also the answer a client was given: when it handed its best skill
+back (``handed_back``), a run of that skill that follows it (its choice id,
+or the same request by the same caller) hands back too, whether or not a pick
+came between (:meth:`Picks.answered`). Finds are remembered for that up to
+:data:`MAX_PENDING`, as long as their router lives.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ class Find:
     client: str
     options: list[Option]
     first: str | None  # the skill ranked first (None: none fitted best)
+    held_back: tuple[str, str] | None = None  # the gate's rule and reason when a run of ``first`` would hand back
     steps: int = 1
     session: Hashable = None
     at: float = field(default_factory=lambda: time.monotonic())
@@ -61,11 +68,29 @@ class Picks:
     """The finds of one router awaiting a pick, by choice id."""
 
     pending: dict[str, Find] = field(default_factory=dict)
+    finds: dict[str, Find] = field(default_factory=dict)  # every find, picked or not, the latest MAX_PENDING
 
     def add(self, find: Find) -> None:
         self.pending[find.choice_id] = find
         while len(self.pending) > MAX_PENDING:  # the oldest find nobody followed up teaches nothing more
             self._drop(next(iter(self.pending.values())))
+        self.finds[find.choice_id] = find
+        while len(self.finds) > MAX_PENDING:
+            self.finds.pop(next(iter(self.finds)))
+
+    def answered(
+        self, client: str, *, session: Hashable = None, choice_id: str | None = None, request: str
+    ) -> Find | None:
+        """The find a run of ``request`` by ``client`` in ``session`` belongs to: the one its ``choice_id`` names
+        (of the same request), else the latest of the same caller and request (None: none does)."""
+        key = request_key(request)
+        if choice_id:
+            found = self.finds.get(choice_id)
+            return found if found is not None and request_key(found.request) == key else None
+        caller = (client, session)
+        return next(
+            (f for f in reversed(self.finds.values()) if f.caller == caller and request_key(f.request) == key), None
+        )
 
     def follow(
         self,

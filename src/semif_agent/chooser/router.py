@@ -180,7 +180,8 @@ class Router:
         shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None
-        self._picks.add(Find(choice_id, text, who, options, first, steps=steps, session=session))
+        held_back = (verdict.rule, verdict.reason) if verdict is not None and verdict.handed_back else None
+        self._picks.add(Find(choice_id, text, who, options, first, held_back, steps=steps, session=session))
         return shortlist
 
     def _reranks(self, asked: bool | None) -> bool:
@@ -288,12 +289,18 @@ class Router:
         skill's script where the workspace allows scripts (else its instructions come back to follow).
 
         The run is labelled as the client's pick (``source: "implicit"``): what its assessment says teaches
-        training as the client's word, capped like every pick, never as the workspace's own."""
+        training as the client's word, capped like every pick, never as the workspace's own.
+
+        One answer per request: a run of the skill that the find it follows (its ``choice_id``, or the same
+        request) named best and handed back hands back too, for the find's reason; a run of another skill is the
+        client's own choice, and acts unless the request says not to."""
         text = checked_request(request)
         leaf = self.skill(name)
         who = self._who(client)
+        found = self._picks.answered(who, session=session, choice_id=choice_id, request=text)
+        held_back = found.held_back if found is not None and found.first == leaf.name else None
         self._picked(leaf, who, session, choice_id=choice_id, request=text)
-        result = await self.runner.arun(text, skill=leaf.name)
+        result = await self.runner.arun(text, skill=leaf.name, held_back=held_back)
         if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's
             self.runner.log.append(
                 LabelRow(result.run_id, by=who, skill=leaf.name, has_skill=True, source="implicit").to_row()

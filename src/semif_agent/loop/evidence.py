@@ -65,7 +65,7 @@ from ..tree.lead_ins import body_lead_ins
 from ..tree.manifests import SkillManifest
 from .negation import Negation, read_negation
 from .observe import Changes
-from .phrasing import plain_command, without_lead_ins
+from .phrasing import NOTE_TAKING, OBJECT_NOUN, plain_command, without_lead_ins, written_into
 
 STOP = frozenset(
     """a an the my your our their his her its this that these those some any all every each
@@ -226,6 +226,7 @@ class RequestReading:
     opening: str | None = None  # the command's first words as written, through its verb and the small words after it
     plain: str | None = None  # the command in plain words, when everyday phrasing was read ("remind me to call Bob")
     head: tuple[str, ...] = ()  # the command's first words as written (its lead-ins cut), to match a skill's lead-ins
+    into: str | None = None  # the stem of the thing the verb writes into, right after it ("write to my list": "list")
 
 
 def read_request(text: str) -> RequestReading:
@@ -253,13 +254,17 @@ def read_request(text: str) -> RequestReading:
         rest = rest[1:]
     phrasal = f"{verb} {rest[0]}" if rest and rest[0] in PARTICLES else None
     stems = frozenset(_stem(w) for w in words if w not in STOP)
-    negation = read_negation(text, COMMAND_VERBS)
+    # read on the command too, its lead-ins cut and in plain words: "Don't forget to not email Bob" is "not email Bob"
+    negation = read_negation(text, COMMAND_VERBS) or read_negation(without_lead_ins(stated), COMMAND_VERBS)
+    negation = negation or read_negation(command, COMMAND_VERBS)
     said = next((w for w in literal if w not in STOP), None) if plain.said is not None and not question else verb
     opening = _opening(literal) if not question else None
     rewritten = command if plain.said is not None else None
     head = tuple(literal[:HEAD_WORDS])
+    thing = written_into(command)
+    into = _stem(_words(thing)[-1]) if thing is not None and _words(thing) else None
     return RequestReading(
-        verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening, rewritten, head
+        verb, question, asks, stems, frozenset(objects), phrasal, negation, said, opening, rewritten, head, into
     )
 
 
@@ -310,12 +315,28 @@ def object_fits(reading: RequestReading, skill: SkillManifest) -> bool:
     """Is what the command acts on what ``skill`` writes? Yes unless its verb is a general one (:data:`GENERAL_VERBS`)
     and none of its objects is a word the skill names what it does by (its name, description, inputs and examples,
     their names left out; not its actions, which name how it does it: "a draft file"). A general verb with a
-    particle the skill's own words use ("write down" a note, "set up" a meeting) is the skill's."""
+    particle the skill's own words use ("write down" a note, "set up" a meeting) is the skill's; one of taking a
+    note (:data:`.phrasing.NOTE_TAKING`) is only a skill's whose words take notes so, whatever the note is about
+    ("write down that I must email Bob" is no email). A command that writes into a thing ("write to my
+    shopping list") is only a skill's that names that thing."""
     if reading.question or reading.verb not in GENERAL_VERBS:
         return True
+    if reading.into is not None and reading.into not in object_vocabulary(skill):
+        return False  # "write to my Bob list" writes into a list: a skill that names no list does not
+    if reading.phrasal in NOTE_TAKING:  # "write down" takes a note whatever it is about: a skill that says it does
+        return any(phrasal in text.lower() for text in _object_texts(skill) for phrasal in NOTE_TAKING)
     if reading.phrasal and any(reading.phrasal in text.lower() for text in _object_texts(skill)):
         return True
     return bool(reading.objects & object_vocabulary(skill))
+
+
+_SENT_THINGS = frozenset("note notes memo memos".split())
+
+
+def things_named(text: str) -> frozenset[str]:
+    """The stems of the things ``text`` names to write into ("list", "calendar": :data:`.phrasing.OBJECT_NOUN`),
+    but a note or a memo, which is also what one sends ("drop Bob a note")."""
+    return frozenset(_stem(w) for w in _words(text) if OBJECT_NOUN.fullmatch(w) and w not in _SENT_THINGS)
 
 
 def _object_texts(skill: SkillManifest) -> list[str]:

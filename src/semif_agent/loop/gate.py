@@ -236,12 +236,18 @@ class _Reading:
     route: Route | None = None
 
 
-def chosen_by_caller(skill: SkillManifest, text: str, threshold: float) -> GateResult:
-    """The gate's record for a skill the caller named (``--skill``): it acts, unless the request says not to."""
+def chosen_by_caller(
+    skill: SkillManifest, text: str, threshold: float, *, held_back: tuple[str, str] | None = None
+) -> GateResult:
+    """The gate's record for a skill the caller named (``--skill``): it acts, unless the request says not to, or
+    the caller was told this request is handed back at this skill (``held_back``: the rule and reason it was)."""
     reading = read_request(text)
     negated = _negated(reading, skill, threshold)
     if negated is not None:
         return negated
+    if held_back is not None:
+        rule, reason = held_back
+        return GateResult(False, rule, reason, skill.name, reading.asks, reading.verb, skill.effects, None, threshold)
     return GateResult(
         True, "caller", "chosen by the caller", skill.name, reading.asks, reading.verb, skill.effects, None, threshold
     )

@@ -88,6 +88,9 @@ _FILLERS = re.compile(
 )
 # A negation of not doing commands: "don't forget to", "I'd rather not forget it", "don't let me miss it".
 _DOUBLE = re.compile(r"(?:\s+(?:you|to|let|me|us|it))*\s+(?:forget|fail|neglect|hesitate|omit|miss)\b")
+# What a double negation commands, negated again: "don't forget to not email Bob" says not to email Bob (but see
+# read_negation: "don't let me forget to never..." asks for a reminder).
+_DOUBLE_NOT = re.compile(r"(?:\s+to)?\s+(?:not|never|do not)\b")
 _NEGATED = re.compile(
     "|".join(
         (
@@ -109,7 +112,7 @@ _NEGATED = re.compile(
             r"not to\b",
             r"let us not\b",
             r"(?:under|in) no (?:circumstances?|case)\b|by no means\b|on no account\b",
-            r"(?:make|be) sure (?:(?:you|to) )?(?:do not|never|not)\b",
+            r"(?:(?:make|be) sure|remember|ensure|see to it|take care)(?: that)?(?: (?:you|to))? (?:do not|never|not)\b",
             r"(?:forget|scratch|ignore|disregard) (?:it|that|this|all that)$",
             r"(?:forget|never mind) about\b",
             r"(?:i (?:have )?)?changed my mind\b",
@@ -191,8 +194,14 @@ def read_negation(text: str, command_verbs: frozenset[str] = frozenset()) -> Neg
             or _no_command(clause, command_verbs)
         )
         after_command = True
-        if found is not None and not _DOUBLE.match(clause, found.end()):
+        double = _DOUBLE.match(clause, found.end()) if found is not None else None
+        if found is not None and double is None:
             return Negation(_with_next_word(clause, found.end()))
+        # "don't let me forget to never call him" asks for a reminder: what follows is its content
+        reminder = double is not None and " me " in f"{clause[: double.end()]} "
+        negated_again = _DOUBLE_NOT.match(clause, double.end()) if double is not None and not reminder else None
+        if negated_again is not None:
+            return Negation(_with_next_word(clause, negated_again.end()))
         doing = _NOT_DOING.match(clause)
         if doing is not None and not_doing is None:
             verb, following = doing.group(1), doing.group(2)

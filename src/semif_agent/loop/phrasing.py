@@ -35,12 +35,38 @@ LEAD_INS = re.compile(
     r"|go ahead and\s+|be a (?:dear|star) and\s+|do me a favou?r and\s+|don'?t forget to\s+(?!remind\b))+",
     re.IGNORECASE,
 )
-_WHO = r"(?P<who>(?!(?:me|down|up|it|this|that|these|those|off|a|an|the|some|any)\b)[\w'’.-]+(?:\s+(?!a\b|an\b)[\w'’.-]+){0,2}?)"
+_WHO = r"(?P<who>(?!(?:me|to|down|up|it|this|that|these|those|off|a|an|the|some|any)\b)[\w'’.-]+(?:\s+(?!a\b|an\b)[\w'’.-]+){0,2}?)"
 _NOTE = r"(?:(?:quick|short|brief|little|few)\s+)?(?:line|lines|note|message|msg|mail|email|e-mail|text|word|memo)"
 _SENDING = (
     r"(?:drop(?:ping)?|shoot(?:ing)?|fire(?:\s+off)?|firing(?:\s+off)?|flick|dash(?:\s+off)?|bash\s+out|pop"
     r"|ping|send(?:ing)?|writ(?:e|ing)|whip\s+up|zap)"
 )
+# Things a request writes into, not people one writes to: "write to my shopping list" is no message.
+OBJECT_NOUNS = (
+    r"lists?|to-?dos?|todo|tasks?|notes?|notebooks?|notepad|journal|diary|diaries|calendars?|cal|agenda|schedule"
+    r"|planner|files?|folders?|documents?|docs?|spreadsheets?|sheets?|logs?|logbook|pages?|wiki|board|database"
+    r"|records?|tracker|backlog|ledger|register|drafts?|clipboard|drive|disk|table|forms?|readme|memos?|entry|entries"
+)
+OBJECT_NOUN = re.compile(rf"(?:{OBJECT_NOUNS})", re.IGNORECASE)
+# Ahead: a noun phrase of up to five words ending in such a thing, before any word that starts what is said: "my
+# Bob list", "Bob's to-do list", "our shared list with Bob", "the team calendar" (but not "Bob about the list").
+_SAID = "that|saying|asking|about|to|with|for"
+
+
+def _thing_ahead(stops: str) -> str:
+    """A lookahead for a thing heading what follows, within five words that are none of ``stops``."""
+    return rf"(?=(?:(?!(?:{stops})\s)[\w'’.-]+\s+){{0,4}}(?:{OBJECT_NOUNS})(?![\w-]))"
+
+
+_A_THING = _thing_ahead(_SAID)
+# A verb, then what it writes into: "write to Bob's and Alice's shared list", "scribble in my notebook".
+_INTO = re.compile(
+    rf"[\w-]+\s+(?:to|into|onto|on|in)\s+(?:(?!(?:{_SAID})\s)[\w'’.-]+\s+){{0,4}}(?P<thing>{OBJECT_NOUNS})(?![\w-])",
+    re.IGNORECASE,
+)
+_WHO_A_THING = _thing_ahead(f"{_SAID}|a|an|some")  # before "a note": "Send my manager a note" is to a person
+# Phrasal verbs of taking a note, never of messaging: "write down", "jot down", "scribble down".
+NOTE_TAKING = frozenset(("write down", "jot down", "note down", "take down", "scribble down", "put down", "pen down"))
 _LIST = r"(?:my|the|our)\s+(?:\w+[\s-]+)?(?:list|lists|to-?dos?|todo\s+list|tasks?)\b"
 _DIARY = r"(?:my|the|our)\s+(?:calendar|diary|agenda|schedule|cal)\b"
 
@@ -49,20 +75,22 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), plain)
     for pattern, plain in (
         # to write to someone
-        (rf"{_SENDING}\s+{_WHO}\s+(?:a|an|some)\s+{_NOTE}\b(?:\s+(?:off|over))?", "message {who}"),
-        (rf"{_SENDING}\s+(?:a|an|some)\s+{_NOTE}\s+(?:off\s+|over\s+)?(?:to|for)\s+", "message "),
+        (rf"{_SENDING}\s+(?!{_WHO_A_THING}){_WHO}\s+(?:a|an|some)\s+{_NOTE}\b(?:\s+(?:off|over))?", "message {who}"),
+        (rf"{_SENDING}\s+(?:a|an|some)\s+{_NOTE}\s+(?:off\s+|over\s+)?(?:to|for)\s+(?!{_A_THING})", "message "),
         (
             r"(?:hit\s+up|reach\s+out\s+to|get\s+in\s+touch\s+with|touch\s+base\s+with|get\s+back\s+to"
-            r"|write\s+back\s+to|circle\s+back\s+(?:to|with)|follow\s+up\s+with|ping)\s+(?!me\b)",
+            r"|write\s+back\s+to|circle\s+back\s+(?:to|with)|follow\s+up\s+with|ping)\s+(?!me\b)"
+            rf"(?!{_A_THING})",
             "message ",
         ),
-        (rf"hit\s+{_WHO}\s+up\b", "message {who}"),
+        (rf"hit\s+(?!{_A_THING}){_WHO}\s+up\b", "message {who}"),
         (
-            rf"writ(?:e|ing)\s+(?:to\s+)?{_WHO}\s+(?=(?:that|saying|asking|to\s+(?:say|ask|tell)|about|and\s+(?:say|ask|tell))\b)",
+            rf"writ(?:e|ing)\s+(?:to\s+)?(?!{_A_THING}){_WHO}\s+"
+            r"(?=(?:that|saying|asking|to\s+(?:say|ask|tell)|about|and\s+(?:say|ask|tell))\b)",
             "message {who} ",
         ),
-        (r"writ(?:e|ing)\s+to\s+(?!(?:my|the)\s+(?:notes?|list|to-?dos?|calendar|diary)\b)", "message "),
-        (rf"give\s+{_WHO}\s+(?:a\s+)?(?:heads[\s-]?up|shout|nudge|quick\s+update)\b", "tell {who}"),
+        (rf"writ(?:e|ing)\s+to\s+(?!{_A_THING})", "message "),
+        (rf"give\s+(?!{_WHO_A_THING}){_WHO}\s+(?:a\s+)?(?:heads[\s-]?up|shout|nudge|quick\s+update)\b", "tell {who}"),
         (r"send\s+word\s+to\s+", "tell "),
         # to be reminded
         (r"(?:do\s+not|don'?t|dont)\s+let\s+me\s+forget\s+(?:to\s+)?", "remind me to "),
@@ -119,6 +147,13 @@ class Plain:
 def without_lead_ins(text: str) -> str:
     """``text`` without the polite or terse openings of :data:`LEAD_INS`."""
     return LEAD_INS.sub("", text.strip())
+
+
+def written_into(command: str) -> str | None:
+    """The thing (:data:`OBJECT_NOUNS`) ``command``'s verb writes into, right after it ("write to my Bob list":
+    "list"), or None."""
+    found = _INTO.match(command)
+    return found["thing"].lower() if found is not None else None
 
 
 def plain_command(command: str) -> Plain:

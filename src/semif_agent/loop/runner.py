@@ -27,7 +27,7 @@ from .assess import Assessment, assessment_request, needs_judge, settled, weigh
 from .before_images import ImageStore
 from .confined import run_confined
 from .context import BudgetedEngine
-from .evidence import gather_evidence, read_request
+from .evidence import gather_evidence, object_vocabulary, read_request, things_named
 from .gate import (
     DEFAULT_ACT_THRESHOLD,
     NEGATED,
@@ -171,26 +171,40 @@ class SkillRunner:
         return cls(settings, **parts)
 
     def run(
-        self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
+        self,
+        text: str | Request,
+        *,
+        skill: str | None = None,
+        yes: bool = False,
+        proposed: bool = False,
+        held_back: tuple[str, str] | None = None,
     ) -> RunResult:
-        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed))
+        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed, held_back=held_back))
 
     @traced_run
     async def arun(
-        self, text: str | Request, *, skill: str | None = None, yes: bool = False, proposed: bool = False
+        self,
+        text: str | Request,
+        *,
+        skill: str | None = None,
+        yes: bool = False,
+        proposed: bool = False,
+        held_back: tuple[str, str] | None = None,
     ) -> RunResult:
         """Route ``text`` (or go straight to ``skill``), pass the act gate (:mod:`.gate`), run the leaf, assess it.
 
         A request the gate holds back is handed back, logged with the outcome ``handed_back``; ``yes`` acts anyway.
         A ``proposed`` skill (the Agent's model chose it) is not taken as named: the request is routed all the
-        same, and the skill passes the gate as the route's end (:func:`.gate.gate_choice`).
+        same, and the skill passes the gate as the route's end (:func:`.gate.gate_choice`). ``held_back`` (a
+        rule and a reason) hands a named ``skill`` back: the caller was told so for this request (a find).
         """
         request = text if isinstance(text, Request) else Request(text)
         run = _Run(self, request)
         if skill is not None and not (proposed and not yes):
             chosen = self.tree.get(skill)
             route = Route(skill=chosen, reason="chosen by the caller")
-            run.gate = chosen_by_caller(chosen, request.text, self.settings.act_threshold or DEFAULT_ACT_THRESHOLD)
+            threshold = self.settings.act_threshold or DEFAULT_ACT_THRESHOLD
+            run.gate = chosen_by_caller(chosen, request.text, threshold, held_back=None if yes else held_back)
         else:
             mark = phase_mark(run.rows)
             if skill is None:
@@ -233,7 +247,8 @@ class SkillRunner:
         through a rewrite passes every rule the request as written would meet: what it says not to do, out of
         scope, the threshold, the margin over a skill its words name), and when the first route found none, ended
         at the same skill, or was held back because its skill does not do what the request says or was unsure
-        (:data:`MOVED_FROM`); never when the first route acted. Both routes' decisions are about the request as
+        (:data:`MOVED_FROM`); never when the first route acted, nor to a skill that names none of the things the
+        request names to write into ("the Johnson family list" is no email, whatever email.compose says). Both routes' decisions are about the request as
         written (the first set aside, :attr:`.gate.Verdict.set_aside`); the gate's result says what it was read as
         and where the route as written went. A request that says not to act, or that is out of scope, is not read
         again.
@@ -249,6 +264,8 @@ class SkillRunner:
             return verdict
         if verdict.skill not in (None, second.skill) and verdict.rule not in MOVED_FROM:
             return verdict
+        if verdict.skill != second.skill and self._names_no_thing_of(text, second.skill):
+            return verdict  # "Write to the Johnson family list: ..." names a list, which email.compose does not write
         _, as_written = gate_route(
             routed, text, self.tree, self.engine, threshold=await self.aact_threshold(), yes=yes, can_act=self.can_act
         )
@@ -261,6 +278,12 @@ class SkillRunner:
             as_written=f"{verdict.skill or 'none'}: {verdict.reason}",
         )
         return Verdict(second.route, gate, set_aside=verdict.route)
+
+    def _names_no_thing_of(self, text: str, skill: str | None) -> bool:
+        """Whether ``text`` names things to write into (a list, a calendar: :func:`.evidence.things_named`) and
+        ``skill`` names none of them."""
+        named = things_named(text)
+        return skill is not None and bool(named) and not named & object_vocabulary(self.tree.get(skill))
 
     async def _decide(self, routed: str, text: str, yes: bool) -> tuple[Verdict, Route]:
         """The verdict on ``routed`` (``text``, or its plain reading), and the route before the gate read it; its

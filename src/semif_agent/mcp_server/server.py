@@ -227,8 +227,9 @@ def _add_tools(server: SkillServer) -> None:
 
     @server.tool(annotations=READ_ONLY)
     async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> Answer:
-        """Find the k skills most likely to fit a request (best first, with probabilities and a choice_id).
-        Call it before a task. best: where a run would go ("none": no skill fits), handed_back and reason: why."""
+        """The k skills likeliest to fit a request, best first, and a choice_id. Call it before a task.
+        best: where a run would go ("none": no skill fits); handed_back and reason: why. If handed_back, do
+        not run best."""
         with _tool_errors():
             found = await router.afind(request, k, client=_client(ctx), session=_session(ctx))
         return _answer(found.to_dict())
@@ -250,7 +251,8 @@ def _add_tools(server: SkillServer) -> None:
     @server.tool()
     async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
-        where allowed, else its instructions come back. Returns the result, files changed and run_id."""
+        where allowed, else gives its instructions. Returns the result, changes and run_id. Pass the find's
+        choice_id."""
         with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
             outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _answer(outcome.to_dict())
