@@ -103,7 +103,7 @@ def named(who, contacts):
 
 def unknown_name(who):
     """A capitalised name in ``who`` that is no contact's ("Zoe Park"), if any; the first word does not count."""
-    kept = lambda w: w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS  # noqa: E731
+    kept = lambda w: w not in NOT_NAMES and w.lower()[:3] not in CALENDAR_WORDS  # noqa: E731  # one line in a body held to 200
     found = (" ".join(filter(kept, m[0].split())) for m in re.finditer(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", who))
     return next(filter(None, found), None)
 
