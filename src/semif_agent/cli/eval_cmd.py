@@ -31,7 +31,7 @@ COLUMNS = [
     (
         "calibration_error",
         "ECE",
-        "calibration error: how far the route's probability is from how often it is right",
+        "calibration error: how far the last decision's probability is from how often it is right",
     ),
 ]
 """(key in the report, column heading, what it measures): the table and its legend."""

@@ -145,7 +145,9 @@ async def _route_one(
     elapsed = (time.perf_counter() - start) * 1000 + embedding_ms
     gated = on_route(example, route) if on_route is not None else None
     last = route.decisions[-1].result if route.decisions else None
-    confidence = route_probability(route)
+    confidence = None
+    if last is not None and last.probabilities:
+        confidence = last.probabilities.get(last.selected)
     tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
     return Outcome(
         example,
@@ -158,18 +160,6 @@ async def _route_one(
         last.selected if last else None,
         gated,
     )
-
-
-def route_probability(route: Route) -> float | None:
-    """The probability of the route's answer: the product of the probabilities its decisions chose (each one's given
-    those before it), ``None`` when a decision has none."""
-    chance: float | None = None
-    for step in route.decisions:
-        chosen = step.result.probabilities.get(step.result.selected) if step.result.probabilities else None
-        if chosen is None:
-            return None
-        chance = float(chosen) if chance is None else chance * float(chosen)
-    return chance
 
 
 def embedding_of(strategy: object) -> Callable[[Sequence[str]], object] | None:
@@ -212,7 +202,7 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
 def expected_calibration_error(
     outcomes: list[Outcome], bins: int = 10, *, temperature: float | None = None
 ) -> float | None:
-    """ECE of the route's probability (:func:`route_probability`) against being right (None without probabilities).
+    """ECE of the final decision's probability for its choice against being right (None without probabilities).
 
     With ``temperature``, the probabilities are recomputed from the decisions' scores at that temperature.
     """

@@ -142,13 +142,12 @@ class _LeafAware:
         An engine decision's softmax at its fixed temperature says how its
         options compare, not how often the route is right. So each option gets
         the probability that the route ends under it, from the softmax over
-        every leaf and ``none`` at the tree's calibration, as the derived
-        decisions do: at the root a skill its own, a category its leaves' sum,
-        ``none`` the rest; below, each child its share of the node's (so the
-        probabilities chosen multiply to the route's). A route the engine ended with ``none`` has ``none``
-        scored by how terse the tree's descriptions are (:func:`.calibration.none_route_score`), and its last
-        ``none`` the probability that no skill serves the request (below the root, the children share the
-        rest). What each decision selected
+        every leaf and ``none`` at the tree's calibration (a skill its own, a
+        category its leaves' sum, ``none`` the rest), as the derived decisions
+        do. A route the engine ended with ``none`` has ``none`` scored by how
+        terse the tree's descriptions are (:func:`.calibration.none_route_score`), and its last ``none`` the
+        probability that no skill serves the request (not the rest of the
+        leaves, which counts other branches' too). What each decision selected
         is kept. With a temperature given, the engine's own probabilities stay. ``scored``: the index, leaf
         scores and ``none`` score the caller already has for ``text`` (:meth:`leaf_scores`).
         """
@@ -165,14 +164,9 @@ class _LeafAware:
         for at in range(start, len(decisions)):
             step = decisions[at]
             masses = self._option_masses(index, step, decisions[at - 1].result.selected if at else "", leaves)
-            last_stop = stopped and at == len(decisions) - 1
-            if at:  # below the root: each child's share of the node's, as the derived decisions give
-                total = sum(v for k, v in masses.items() if k != NONE_ID)
-                rest = 1.0 - float(none_probability) if last_stop else 1.0
-                masses = {k: 0.0 if k == NONE_ID or total <= 0 else rest * v / total for k, v in masses.items()}
-            if last_stop:
+            if stopped and at == len(decisions) - 1:
                 masses[NONE_ID] = float(none_probability)
-            elif NONE_ID in masses and not at:
+            elif NONE_ID in masses:
                 masses[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in masses.items() if k != NONE_ID))
             decisions[at] = dataclasses.replace(step, result=dataclasses.replace(step.result, probabilities=masses))
 
