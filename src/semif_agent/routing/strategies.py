@@ -12,18 +12,16 @@
   vector (centroid; ``examples="nn"`` for nearest neighbour).
 
 Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
-The leaf-aware strategies' derived decisions give each option its probability
-from one softmax over every leaf and ``none`` at the tree's calibrated
-temperature (:mod:`.calibration`, unless one is given; without examples to fit
-one, each request's temperature scales with its own spread of leaf scores). At
-the root, an option's is the probability that the route ends under it (the sum
-of its leaves'), ``none``'s that no skill serves the request. Below, where the
-root already decided that a skill does, a child's is its share of the node's:
-the probability that the route ends under it once it came this far, ``none``'s
-0. So the product of the probabilities chosen along a route is the route's
-(what the act gate reads), and each derived decision chooses the option it
-shows as most probable: a category whose leaves together outweigh ``none``
-is taken even when none of them alone does.
+The leaf-aware strategies' derived decisions give each option the probability
+that the route ends under it: a softmax over every leaf and ``none`` at the
+tree's calibrated temperature (:mod:`.calibration`, unless one is given;
+without examples to fit one, each request's temperature scales with its own
+spread of leaf scores), summed over the option's leaves, so the chosen skill's
+probability is the route's. At the root ``none``'s is the probability that no
+skill serves the request; below, where the root already found a skill more
+probable, 0. Each derived decision chooses the option it shows as most
+probable: a category whose leaves together outweigh ``none`` is taken even
+when none of them alone does.
 """
 
 from __future__ import annotations
@@ -116,19 +114,17 @@ class _LeafAware:
     def node_probabilities(self, index: LeafIndex, node: str, routes: tuple[Any, float]) -> dict[str, float]:
         """The probability of each option at ``node`` from :meth:`route_probabilities`' ``routes``.
 
-        At the root, an option's is the probability that the route ends under it, and ``none``'s that no skill
-        serves the request. Below the root, which a route reaches only once a skill was found more probable than
-        none, a child's is its share of the node's probability (``none``'s 0): the product of the probabilities
-        chosen down a route is then the route's, and they add up to 1 at every node.
+        An option's is the probability that the route ends under it. ``none``'s is, at the root, the probability
+        that no skill serves the request (the rest, so that they add up to 1); below, 0: a route reaches a category
+        only when its skills together were more probable than none, and the probability that the request is
+        served elsewhere is not an option of this node.
         """
         table = index.node(node)
         found = dict(zip(table.ids, (float(v) for v in table.masses(*routes))))
-        if not node:
-            if NONE_ID in found:
-                found[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
-            return found
-        total = sum(v for k, v in found.items() if k != NONE_ID)
-        return {k: 0.0 if k == NONE_ID or total <= 0 else v / total for k, v in found.items()}
+        if NONE_ID in found:
+            rest = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
+            found[NONE_ID] = 0.0 if node else rest
+        return found
 
     def calibrate(
         self,
