@@ -69,7 +69,10 @@ def test_the_first_hour_runs_as_written(tmp_path: Path) -> None:
         ["To: Grace Kim <grace.kim@example.com>", "Subject: Accepting the offer"],
         ["To: David Okafor <david.okafor@example.com>", "Subject: Friday off"],
     ]
+    [added] = [r for r in runs if r["request"] == "Add renew the passport to my to-do list"]
+    assert added["skill"] == "todos.add" and added["outcome"] == "success", "the trained router acts on the to-do"
     assert runs[-1]["skill"] == "todos.count" and runs[-1]["outcome"] != "failure"
+    assert "1 open to-do(s)" in shell.stdout, "the new skill counts the to-do the walk-through added"
     assert json.loads((ws / "data" / "admitted.json").read_text())["bodies"]["todos.count"]["how"] == "checked"
 
     [python] = blocks("python")
