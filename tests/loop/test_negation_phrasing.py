@@ -20,6 +20,8 @@ SAYS_NOT_TO_EMAIL = [
     "Be sure not to email Bob about the invoice",
     "Please don't forget to never email Bob about the invoice",
     "I need you to not email Bob about the invoice",
+    "Would you mind not emailing Bob about the invoice",  # the verb as a gerund after a lead-in
+    "Do you mind not emailing Bob about the invoice",
 ]
 
 

@@ -38,6 +38,13 @@ def runner(workspace) -> SkillRunner:
         "Write to Bob's and Alice's shared list: buy eggs",  # as written, email.compose 'writes'
         "Write to my big long weekly shopping list that Bob needs eggs",  # read as a message, the list is named
         "Drop a line to the family's big shared to-do list: call Bob",
+        # things under names no list of things holds: "write to" is a message only to someone plainly a person
+        "Write to my Bob checklist: buy eggs",
+        "Write to my Bob whiteboard: buy eggs",
+        "Write to Bob's grocery inventory: buy eggs",
+        "Write to the Bob kanban: buy eggs",
+        "Write to my Bob and Alice weekend shared grocery list: buy eggs",
+        "Write to my Bob gizmo: buy eggs",
     ],
 )
 def test_a_request_for_a_list_or_a_note_writes_no_email_draft(runner: SkillRunner, workspace, text: str) -> None:

@@ -56,3 +56,25 @@ def test_a_skill_other_than_the_finds_best_is_the_callers_own_choice(starter) ->
     assert found["best"] != "todos.add"
     assert (ran["handed_back"], ran["reason"]) == (False, "chosen by the caller"), ran
     assert kept["handed_back"] and "not to act" in kept["reason"], kept
+
+
+def test_no_choice_id_or_connection_gets_round_the_requests_answer(starter) -> None:
+    """A made-up choice id, another find's, or a new connection without any find: the skill the request's find
+    hands back is handed back when run (each wrote an "Order a pizza" event before)."""
+    root, env = starter
+
+    async def session():
+        async with stdio(root, env) as client:
+            found = await client.call("find_skills", request=PIZZA)
+            other = await client.call("find_skills", request="Add buy milk to my to-do list")
+            made_up = await client.call("run_skill", name=found["best"], request=PIZZA, choice_id="deadbeef")
+            others = await client.call("run_skill", name=found["best"], request=PIZZA, choice_id=other["choice_id"])
+        async with stdio(root, env) as fresh:
+            cold = await fresh.call("run_skill", name=found["best"], request=PIZZA)
+        return found, (made_up, others, cold)
+
+    found, runs = asyncio.run(session())
+    assert found["handed_back"], found
+    for ran in runs:
+        assert (ran["handed_back"], ran["reason"]) == (True, found["reason"]), ran
+    assert _events(root) == []

@@ -142,8 +142,7 @@ class Router:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= SHORTLIST_SIZE:
             raise InvalidArgumentError(f"k must be a whole number from 1 to {SHORTLIST_SIZE}, not {k!r}")
         runner = self.runner
-        if self._ranker is None:
-            self._ranker = ranking_strategy(runner.strategy, runner.tree, runner.engine)
+        self._ranking()
         leaves = runner.tree.skills
         reranking = self._reranks(rerank)
         ranked = rank(self._ranker, text, SHORTLIST_SIZE if reranking else k)
@@ -183,6 +182,13 @@ class Router:
         held_back = (verdict.rule, verdict.reason) if verdict is not None and verdict.handed_back else None
         self._picks.add(Find(choice_id, text, who, options, first, held_back, steps=steps, session=session))
         return shortlist
+
+    def _ranking(self) -> Any:
+        """The strategy finds rank with (made once): the runner's own where it scores, else one that does."""
+        if self._ranker is None:
+            runner = self.runner
+            self._ranker = ranking_strategy(runner.strategy, runner.tree, runner.engine)
+        return self._ranker
 
     def _reranks(self, asked: bool | None) -> bool:
         if asked is None:
@@ -291,14 +297,21 @@ class Router:
         The run is labelled as the client's pick (``source: "implicit"``): what its assessment says teaches
         training as the client's word, capped like every pick, never as the workspace's own.
 
-        One answer per request: a run of the skill that the find it follows (its ``choice_id``, or the same
-        request) named best and handed back hands back too, for the find's reason; a run of another skill is the
+        One answer per request: a run of the skill a find of the request names best and hands back (the request's
+        own answer where the run routes with the strategy that ranks, else the find the run follows: its
+        ``choice_id``, or the same request) hands back too, for the same reason; a run of another skill is the
         client's own choice, and acts unless the request says not to."""
         text = checked_request(request)
         leaf = self.skill(name)
         who = self._who(client)
         found = self._picks.answered(who, session=session, choice_id=choice_id, request=text)
         held_back = found.held_back if found is not None and found.first == leaf.name else None
+        if self._ranking() is self.runner.strategy:
+            # the request's own answer, whatever find (or made-up choice id, or other caller) the run names: the skill
+            # a find would name best and hand back is handed back when it is run
+            verdict = await self.runner.adecide(text)
+            if verdict.handed_back and verdict.skill == leaf.name:
+                held_back = (verdict.rule, verdict.reason)
         self._picked(leaf, who, session, choice_id=choice_id, request=text)
         result = await self.runner.arun(text, skill=leaf.name, held_back=held_back)
         if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's

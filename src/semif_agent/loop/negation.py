@@ -216,7 +216,11 @@ def _no_command(clause: str, command_verbs: frozenset[str]) -> re.Match[str] | N
     if found is None:
         return None
     word = found.group(1)
-    return found if word in command_verbs or word.endswith("s") and word[:-1] in command_verbs else None
+    # the verb as said: "email", "emails", or "emailing" ("Would you mind not emailing Bob"), "scheduling", "putting"
+    forms = {word, word[:-1]} if word.endswith("s") else {word}
+    if word.endswith("ing"):
+        forms |= {word[:-3], word[:-3] + "e", word[:-4]}
+    return found if forms & command_verbs else None
 
 
 def _adverbs_dropped(text: str, command_verbs: frozenset[str]) -> str:

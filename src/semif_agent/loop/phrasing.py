@@ -36,6 +36,17 @@ LEAD_INS = re.compile(
     re.IGNORECASE,
 )
 _WHO = r"(?P<who>(?!(?:me|to|down|up|it|this|that|these|those|off|a|an|the|some|any)\b)[\w'’.-]+(?:\s+(?!a\b|an\b)[\w'’.-]+){0,2}?)"
+# Someone plainly a person: a capitalised name of one or two words (not "Bob's ..."), or one's boss, sister, team...
+_PERSON_NOUNS = (
+    r"boss|manager|team|sister|brother|mum|mom|mother|dad|father|parents|wife|husband|partner|friends?|colleagues?"
+    r"|co-?workers?|landlord|landlady|doctor|dentist|teacher|clients?|customers?|accountant|lawyer|neighbou?rs?|son"
+    r"|daughter|aunt|uncle|grandma|grandpa|grandparents|family|assistant|coach|tutor|mentor|supervisor|director"
+    r"|roommate|flatmate|cousin|niece|nephew|kids|children|girlfriend|boyfriend|fianc[eé]e?|lead|hr|everyone|all"
+)
+_PERSON = (
+    r"(?:(?-i:[A-Z])[\w’'-]*?(?:\s+(?-i:[A-Z])[a-z]+)?(?![\w'’-])"
+    rf"|(?:my|our|his|her|their|the)\s+(?:[\w-]+\s+)?(?:{_PERSON_NOUNS})(?![\w'’-]))"
+)
 _NOTE = r"(?:(?:quick|short|brief|little|few)\s+)?(?:line|lines|note|message|msg|mail|email|e-mail|text|word|memo)"
 _SENDING = (
     r"(?:drop(?:ping)?|shoot(?:ing)?|fire(?:\s+off)?|firing(?:\s+off)?|flick|dash(?:\s+off)?|bash\s+out|pop"
@@ -46,6 +57,7 @@ OBJECT_NOUNS = (
     r"lists?|to-?dos?|todo|tasks?|notes?|notebooks?|notepad|journal|diary|diaries|calendars?|cal|agenda|schedule"
     r"|planner|files?|folders?|documents?|docs?|spreadsheets?|sheets?|logs?|logbook|pages?|wiki|board|database"
     r"|records?|tracker|backlog|ledger|register|drafts?|clipboard|drive|disk|table|forms?|readme|memos?|entry|entries"
+    r"|checklists?|whiteboard|inventory|reminders?|scratchpad|kanban|wishlists?|jotter|pad|post-?its?|stick(?:y|ies)"
 )
 OBJECT_NOUN = re.compile(rf"(?:{OBJECT_NOUNS})", re.IGNORECASE)
 # Ahead: a noun phrase of up to five words ending in such a thing, before any word that starts what is said: "my
@@ -89,7 +101,9 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"(?=(?:that|saying|asking|to\s+(?:say|ask|tell)|about|and\s+(?:say|ask|tell))\b)",
             "message {who} ",
         ),
-        (rf"writ(?:e|ing)\s+to\s+(?!{_A_THING})", "message "),
+        # "write to" without what is said after it: a message only to someone plainly a person (a name, or one's
+        # boss, sister...), never to a thing under a name no list of things holds ("write to my Bob checklist: ...")
+        (rf"writ(?:e|ing)\s+to\s+(?!{_A_THING})(?={_PERSON})", "message "),
         (rf"give\s+(?!{_WHO_A_THING}){_WHO}\s+(?:a\s+)?(?:heads[\s-]?up|shout|nudge|quick\s+update)\b", "tell {who}"),
         (r"send\s+word\s+to\s+", "tell "),
         # to be reminded
