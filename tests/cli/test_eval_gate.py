@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(not local_available(), reason="the local engine 
 UNSURE = "Jot down: ask the bakery about gluten-free bread"  # notes.add at about 20% on a fresh starter
 SURE = "Remind me to renew the passport"  # todos.add, sure: acts
 QUESTION = "What's on my calendar next week?"  # calendar.list_events reads: acts
-FREE = "Am I free on Friday afternoon?"  # routed to calendar.add_event, a lookup runs calendar.list_events, which reads
+FREE = "Am I free on Friday afternoon?"  # routed to calendar.add_event: a lookup never runs a skill that writes
 
 
 def test_eval_reports_the_gate_at_the_threshold_semif_run_acts_at(semif, tmp_path: Path) -> None:
@@ -38,25 +38,24 @@ def test_eval_reports_the_gate_at_the_threshold_semif_run_acts_at(semif, tmp_pat
         assert metrics["acted"] + metrics["handed_back"] == pytest.approx(1.0)
     # the strategy semif run routes with: what each run does, request by request
     in_use = report["strategies"][act_at["strategy"]]
-    assert in_use["acted"] == 1.0 and in_use["acted_accuracy"] == 1.0  # the lookup runs the skill that reads
+    assert in_use["acted"] == 0.75 and in_use["acted_accuracy"] == 1.0  # the lookup to a writing skill never acts
     ran = [json.loads(semif("run", t, "-w", str(ws), "--json", "--no-log").stdout) for t, _ in rows]
-    assert [r["handed_back"] for r in ran] == [False, False, False, False]
-    assert ran[-1]["skill"] == "calendar.list_events"
+    assert [r["handed_back"] for r in ran] == [False, False, False, True]
 
     high = json.loads(semif("eval", str(dataset), "-w", str(ws), "--json", "--act-threshold", "0.5").stdout)
     assert high["act_threshold"] == {**high["act_threshold"], "threshold": 0.5, "source": "set"}
-    assert high["strategies"][act_at["strategy"]]["acted"] == 0.75  # the unsure note is handed back at 50%
+    assert high["strategies"][act_at["strategy"]]["acted"] == 0.5  # the unsure note is handed back at 50%
     ran = [
         json.loads(semif("run", t, "-w", str(ws), "--json", "--no-log", "--act-threshold", "0.5").stdout)
         for t, _ in rows
     ]
-    assert [r["handed_back"] for r in ran] == [True, False, False, False]
+    assert [r["handed_back"] for r in ran] == [True, False, False, True]
 
     table = semif("eval", str(dataset), "-w", str(ws), "--strategy", act_at["strategy"], "--act-threshold", "0.5")
     assert table.returncode == 0, table.stderr
     assert "act gate at threshold 0.5" in table.stdout
     line = next(s for s in table.stdout.splitlines()[::-1] if s.startswith(act_at["strategy"]))
-    assert line.split()[1:] == ["75.0%", "100.0%", "25.0%"]
+    assert line.split()[1:] == ["50.0%", "100.0%", "50.0%"]
     assert "acted right of those, the ones run by their own skill" in table.stdout  # the legend
 
     bad = semif("eval", str(dataset), "-w", str(ws), "--act-threshold", "1.5")

@@ -127,9 +127,8 @@ DRAFTS = ("Show me my email drafts", "List the drafts I have not sent")
 
 
 def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path) -> None:
-    # A person labelled every run of two requests for the drafts as notes.add, eight times each: the router they teach
-    # sends email.list_drafts' own examples to notes.add too, and notes.add's own elsewhere (8 breaks for 11 fixes,
-    # p=0.32; labelled email.compose the breaks were 3 for 9 to 11 fixes, p=0.03 to 0.07 as the none rule changed).
+    # A person labelled every run of two requests for the drafts as email.compose, eight times each: the router they
+    # teach sends email.list_drafts' own examples to email.compose too.
     root = create_workspace(tmp_path / "ws")
     batch = tmp_path / "drafts.jsonl"
     batch.write_text("".join(json.dumps({"text": text}) + "\n" for text in DRAFTS for _ in range(8)))
@@ -137,15 +136,15 @@ def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path)
     code, out, err = invoke("log", "-w", str(root), "--limit", "0", "--json")
     runs = [json.loads(line) for line in out.splitlines()]
     for run in runs:
-        assert invoke("label", run["run_id"], "--skill", "notes.add", "-w", str(root))[0] == 0
+        assert invoke("label", run["run_id"], "--skill", "email.compose", "-w", str(root))[0] == 0
 
     code, out, err = invoke("train", "-w", str(root))
     assert code == 0, err
     assert "kept the untrained examples strategy" in out and "nothing saved" in out
-    assert "now wrong 'Show my email drafts'  email.list_drafts -> notes.add" in out
+    assert "now wrong 'Show my email drafts'  email.list_drafts -> email.compose" in out
     named = [line for line in out.splitlines() if line.startswith("the labels on runs")]
     assert named and all(
-        "--skill notes.add) together turn " in line and "take them back with `semif label --undo RUN`" in line
+        "--skill email.compose) together turn " in line and "take them back with `semif label --undo RUN`" in line
         for line in named
     )
     code, out, err = invoke("train", "-w", str(root), "--json")

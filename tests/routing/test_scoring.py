@@ -12,7 +12,6 @@ import json
 import random
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -103,35 +102,21 @@ def reference_scores(tree: SkillTree, engine, text: str, examples: str = "off") 
 
 
 def reference_walk(
-    tree: SkillTree, scores: dict[str, float], threshold: float, strategy: Any = None
+    tree: SkillTree, scores: dict[str, float], threshold: float
 ) -> tuple[str | None, list[dict[str, float]]]:
-    """The best-leaf walk: each option scores its best leaf, ``none`` the threshold; with ``strategy``, each node takes
-    its most probable option (a category the sum of its leaves' probabilities at the strategy's softmax, ``none``
-    its own; below the root, the children's shares of the node's), else the best score."""
-    chance: dict[str, float] = {}
-    if strategy is not None:
-        names = list(scores)
-        index = strategy.scorer.current()
-        values = [scores[n] for n in names]
-        leaves, none = strategy.route_probabilities(
-            index, values if index.numpy is None else np.array(values), threshold
-        )
-        chance = {**dict(zip(names, (float(p) for p in leaves))), NONE_ID: float(none)}
+    """The best-leaf walk: each option scores its best leaf, ``none`` the threshold."""
     node, steps = "", []
     while True:
-        offered, mass = {}, {}
+        offered = {}
         for option in tree.options_at(node):
             if option.id == NONE_ID:
                 offered[NONE_ID] = threshold
-                mass[NONE_ID] = chance.get(NONE_ID, 0.0) if not node else 0.0
             elif option.id in tree.skills:
                 offered[option.id] = scores[option.id]
-                mass[option.id] = chance.get(option.id, 0.0)
             else:
                 offered[option.id] = max(scores[s.name] for s in tree.leaves_under(option.id))
-                mass[option.id] = sum(chance.get(s.name, 0.0) for s in tree.leaves_under(option.id))
         steps.append(offered)
-        chosen = max(offered, key=lambda k: (mass[k], offered[k], k == NONE_ID))
+        chosen = max(offered, key=lambda k: (offered[k], k == NONE_ID))
         if chosen == NONE_ID or chosen in tree.skills:
             return (None if chosen == NONE_ID else chosen), steps
         node = chosen
@@ -173,7 +158,7 @@ def test_without_numpy_the_lexical_scorer_and_strategies_use_plain_lists(nested_
     strategy = create_strategy("best_leaf", nested_tree, create_engine("lexical"))
     for text in REQUESTS:
         want, steps = reference_walk(
-            nested_tree, reference_scores(nested_tree, LexicalEngine(), text), strategy.threshold, strategy
+            nested_tree, reference_scores(nested_tree, LexicalEngine(), text), strategy.threshold
         )
         route = run_sync(strategy.aroute(text))
         assert (route.skill.name if route.skill else None) == want
@@ -194,7 +179,7 @@ def test_leaf_walks_take_the_reference_route_at_every_level(
     deep = 0
     for text in REQUESTS:
         want, steps = reference_walk(
-            nested_tree, reference_scores(nested_tree, engine, text, examples), strategy.threshold, strategy
+            nested_tree, reference_scores(nested_tree, engine, text, examples), strategy.threshold
         )
         route = run_sync(strategy.aroute(text))
         assert (route.skill.name if route.skill else None) == want, text

@@ -218,16 +218,15 @@ def test_tuning_the_starter_workspace_never_lowers_held_out_accuracy(starter: tu
 def test_tune_replaces_a_stale_threshold_when_the_gain_is_real(starter: tuple[Path, Path]) -> None:
     root, test_file = starter
     stored = root / "data" / "routing.json"
-    stored.write_text(json.dumps({"strategy": "examples", "threshold": 0.8, "engine": "local"}))
+    stored.write_text(json.dumps({"strategy": "examples", "threshold": 0.7, "engine": "local"}))
     stale = held_out_accuracy(root, test_file)
     report = tune(STARTER_REQUESTS, root)
-    assert report["current"]["threshold"] == 0.8 and report["decision"] == "changed", report["reason"]
+    assert report["current"]["threshold"] == 0.7 and report["decision"] == "changed", report["reason"]
     assert report["candidate"]["accuracy"] - report["current"]["accuracy"] == pytest.approx(report["gain"])
-    # a stale 0.8: the embeddings and the split are deterministic (0.7 was no longer stale enough once a category
-    # outweighing none by its leaves together is taken)
+    # 0.0225 (a 23.7-point gain on 38 held out) on each of 5 runs: the embeddings and the split are deterministic
     assert report["p_value"] < 0.05 and report["held_out"] >= MIN_HELD_OUT
     saved = json.loads(stored.read_text())
-    assert saved["threshold"] == report["candidate"]["threshold"] != 0.8 and saved["measure"] == "accuracy"
+    assert saved["threshold"] == report["candidate"]["threshold"] != 0.7 and saved["measure"] == "accuracy"
     assert routing_settings(Workspace.load(root), "local")["threshold"] == saved["threshold"]
     assert held_out_accuracy(root, test_file) > stale
 
@@ -237,7 +236,7 @@ def test_the_measure_reaches_the_threshold_that_is_stored(starter: tuple[Path, P
     stored = root / "data" / "routing.json"
     thresholds = {}
     for measure in ("accuracy", "leaf"):
-        stored.write_text(json.dumps({"strategy": "examples", "threshold": 0.8, "engine": "local"}))
+        stored.write_text(json.dumps({"strategy": "examples", "threshold": 0.7, "engine": "local"}))
         report = tune(STARTER_REQUESTS, root, "--measure", measure)
         assert report["measure"] == measure and report["decision"] == "changed", report["reason"]
         thresholds[measure] = json.loads(stored.read_text())["threshold"]

@@ -16,12 +16,8 @@ The leaf-aware strategies' derived decisions give each option the probability
 that the route ends under it: a softmax over every leaf and ``none`` at the
 tree's calibrated temperature (:mod:`.calibration`, unless one is given;
 without examples to fit one, each request's temperature scales with its own
-spread of leaf scores), summed over the option's leaves, so the chosen skill's
-probability is the route's. At the root ``none``'s is the probability that no
-skill serves the request; below, where the root already found a skill more
-probable, 0. Each derived decision chooses the option it shows as most
-probable: a category whose leaves together outweigh ``none`` is taken even
-when none of them alone does.
+spread of leaf scores), summed over the option's leaves; ``none`` holds the rest (the leaves of other
+branches too), so the chosen skill's probability is the route's.
 """
 
 from __future__ import annotations
@@ -44,11 +40,9 @@ MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
 SHORTLIST_SIZE = MAX_OPTIONS - 1
 
 
-def best_option(scores: dict[str, float], probabilities: dict[str, float] | None = None) -> str:
-    """The option a derived decision selects: the most probable (when ``probabilities`` are given), then the best
-    score, ``none`` on a tie."""
-    chance = probabilities or {}
-    return max(scores, key=lambda k: (chance.get(k, 0.0), scores[k], k == NONE_ID))
+def best_option(scores: dict[str, float]) -> str:
+    """The option a derived decision selects: the best score, ``none`` on a tie."""
+    return max(scores, key=lambda k: (scores[k], k == NONE_ID))
 
 
 class RoutingStrategy(Protocol):
@@ -114,16 +108,13 @@ class _LeafAware:
     def node_probabilities(self, index: LeafIndex, node: str, routes: tuple[Any, float]) -> dict[str, float]:
         """The probability of each option at ``node`` from :meth:`route_probabilities`' ``routes``.
 
-        An option's is the probability that the route ends under it. ``none``'s is, at the root, the probability
-        that no skill serves the request (the rest, so that they add up to 1); below, 0: a route reaches a category
-        only when its skills together were more probable than none, and the probability that the request is
-        served elsewhere is not an option of this node.
+        An option's is the probability that the route ends under it; ``none``'s
+        the rest (no skill, or one in another branch), so that they add up to 1.
         """
         table = index.node(node)
-        found = dict(zip(table.ids, (float(v) for v in table.masses(*routes))))
+        found = dict(zip(table.ids, table.masses(*routes)))
         if NONE_ID in found:
-            rest = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
-            found[NONE_ID] = 0.0 if node else rest
+            found[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in found.items() if k != NONE_ID))
         return found
 
     def calibrate(
@@ -193,7 +184,7 @@ class _LeafAware:
         note: str,
         probabilities: dict[str, float],
     ) -> RoutedDecision:
-        selected = best_option(scores, probabilities)
+        selected = best_option(scores)
         result = DecisionResult(
             selected=selected,
             scores=scores,
@@ -215,10 +206,7 @@ class BestLeaf(_LeafAware):
         decisions' probabilities and records (what a replay of thousands of requests needs)."""
         index = self.scorer.current()
         leaf_scores, none = self.leaf_scores(text, index)
-        routes = self.route_probabilities(index, leaf_scores, none)
-        return self._descend(
-            index, leaf_scores, none, routes, lambda node, options, scores, chance: best_option(scores, chance)
-        )[0]
+        return self._descend(index, leaf_scores, none, lambda node, options, scores: best_option(scores))[0]
 
     async def aroute(self, text: str) -> Route:
         index = self.scorer.current()
@@ -226,12 +214,13 @@ class BestLeaf(_LeafAware):
         routes = self.route_probabilities(index, leaf_scores, none)
         route = Route(skill=None)
 
-        def decide(node: str, options: list[Option], scores: dict[str, float], probabilities: dict[str, float]) -> str:
+        def decide(node: str, options: list[Option], scores: dict[str, float]) -> str:
+            probabilities = self.node_probabilities(index, node, routes)
             step = self.derived(text, node, options, scores, "scored from the leaves", probabilities)
             route.decisions.append(step)
             return step.result.selected
 
-        skill, route.reason = self._descend(index, leaf_scores, none, routes, decide)
+        skill, route.reason = self._descend(index, leaf_scores, none, decide)
         route.skill = self.tree.skills[skill] if skill is not None else None
         return route
 
@@ -240,20 +229,18 @@ class BestLeaf(_LeafAware):
         index: LeafIndex,
         leaf_scores: Any,
         none: float,
-        routes: tuple[Any, float],
-        choose: Callable[[str, list[Option], dict[str, float], dict[str, float]], str],
+        choose: Callable[[str, list[Option], dict[str, float]], str],
     ) -> tuple[str | None, str]:
-        """From the root, the option ``choose`` picks at each node (given the node, its options, their scores and
-        their probabilities from ``routes``: :meth:`node_probabilities`) until a skill or ``none``: the skill
-        (``None``: no skill), and why there is none."""
+        """From the root, the option ``choose`` picks at each node (given the node, its options and their
+        scores) until a skill or ``none``: the skill (``None``: no skill), and why there is none."""
         node = ""
         while True:
             options, scores = self.node_scores(index, leaf_scores, node, none)
             if len(options) == 1:
                 return None, "the skill tree has no skills"
-            chosen = choose(node, options, scores, self.node_probabilities(index, node, routes))
+            chosen = choose(node, options, scores)
             if chosen == NONE_ID:
-                return None, "no skill is more probable than none"
+                return None, "no skill scores above the threshold"
             if chosen in self.tree.skills:
                 return chosen, ""
             node = chosen
