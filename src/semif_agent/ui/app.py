@@ -221,10 +221,7 @@ class _Pages:
                 outcome=outcome,
                 note=str(form.get("note") or "") or None,
             )
-            settings = self.state.workspace.settings["log"]
-            await asyncio.to_thread(
-                DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync"))).append, row
-            )
+            await asyncio.to_thread(self._log().append, row)
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{row.run_id}#label", status_code=303)
@@ -238,9 +235,7 @@ class _Pages:
         try:
             self.state.refresh()
             run_id = resolve(self.state.index, request.path_params["run_id"])
-            settings = self.state.workspace.settings["log"]
-            log = DecisionLog(self.state.workspace.log_path, fsync=bool(settings.get("fsync")))
-            await asyncio.to_thread(log.take_back_labels, run_id, by=str(form.get("by") or self.state.by))
+            await asyncio.to_thread(self._log().take_back_labels, run_id, by=str(form.get("by") or self.state.by))
         except SemifError as exc:
             return await self.run(request, error=str(exc), code=400)
         return RedirectResponse(f"/runs/{run_id}#label", status_code=303)
@@ -255,9 +250,7 @@ class _Pages:
         try:
             self.state.refresh()
             run_id = resolve(self.state.index, request.path_params["run_id"])
-            log = DecisionLog(
-                self.state.workspace.log_path, fsync=bool(self.state.workspace.settings["log"].get("fsync"))
-            )
+            log = self._log()
             by = str(form.get("by") or self.state.by)
             reason = str(form.get("reason") or DEFAULT_REASON)
             force = str(form.get("force") or "") == "1"
@@ -274,6 +267,11 @@ class _Pages:
         margins = {run.run_id: run.margin for run, _ in runs if run.margin is not None}
         queue = to_label([record for _, record in runs], margins)
         return self.render("to_label.html", active="to-label", queue=queue[:PAGE_SIZE], total=len(queue))
+
+    def _log(self) -> DecisionLog:
+        """The workspace's decision log, written as its ``[log]`` settings say (``fsync``)."""
+        workspace = self.state.workspace
+        return DecisionLog(workspace.log_path, fsync=bool(workspace.settings["log"].get("fsync")))
 
     def _refused(self, request: Request, form: Any) -> Response | None:
         """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""
