@@ -60,7 +60,9 @@ def tree(
 
 
 def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
-    """The tree (or the part under ``root``) as nested JSON: each category with its subcategories and leaves."""
+    """The tree (or the part under ``root``) as nested JSON: each category with its subcategories and leaves, and
+    the SKILL.md load report: what was renamed, each folder left out with why, and how many skills loaded and
+    folders were left out (by reason)."""
 
     def node(name: str) -> dict[str, Any]:
         category = skill_tree.categories[name]
@@ -73,7 +75,10 @@ def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
             "skills": [s.to_dict() for s in skill_tree.children(name)],
         }
 
-    problems = {"problems": [str(p) for p in skill_tree.problems], "report": skill_tree.skill_md_report.to_json()}
+    report = skill_tree.skill_md_report
+    loaded = sum(skill.is_skill_md for skill in skill_tree.skills.values())
+    counts = {"loaded": loaded, "left_out": len(report.skipped), "left_out_by_reason": report.left_out_counts()}
+    problems = {"problems": [str(p) for p in skill_tree.problems], "report": {**report.to_json(), **counts}}
     if root:
         return {**node(root), **problems}
     return {"categories": [node(c.name) for c in skill_tree.subcategories("")], **problems}

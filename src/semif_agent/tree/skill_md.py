@@ -209,12 +209,12 @@ def example_requests(skill_md: Path) -> tuple[str, ...]:
 
 
 def _folders(root: Path, scan: SkillMdScan) -> list[tuple[str, Path]]:
-    """The skill folders of the location ``root``; what the search left out goes to ``scan``'s skipped."""
-    if find_skill_md(root) is not None:  # a location that is itself one skill
-        return [(root.name, root)]
+    """The skill folders of the location ``root`` (itself first when it is one skill, then the skills within it);
+    what the search left out goes to ``scan``'s skipped."""
     search = search_skill_folders(root)
     scan.skipped.extend(Skipped(str(folder), reason) for folder, reason in search.skipped)
-    return search.found
+    own = [(root.name, root)] if find_skill_md(root) is not None else []
+    return own + search.found
 
 
 def _signature(path: Path) -> tuple[int, int]:
