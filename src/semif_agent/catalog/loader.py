@@ -19,7 +19,7 @@ from typing import Any
 from . import spec
 from .descriptor import SkillDescriptor
 from .errors import SkillParseError
-from .frontmatter import read_document
+from .frontmatter import SkillDocument, read_document
 
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 """File names of a skill document, preferred first."""
@@ -287,6 +287,17 @@ def find_skill_md(folder: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def parse_skill_md(skill_md: Path) -> tuple[SkillDocument, dict[str, Any]]:
+    """A SKILL.md's document and its frontmatter parsed (raises :class:`SkillParseError`)."""
+    document = read_document(skill_md)
+    return document, document.data(path=str(skill_md))
+
+
+def parse_failure(exc: SkillParseError) -> str:
+    """Why a skill whose SKILL.md raised ``exc`` is skipped: the reason, after its line when known."""
+    return (f"line {exc.line}: " if exc.line else "") + exc.reason
+
+
 @dataclass(frozen=True)
 class LoadResult:
     """The outcome of loading one folder: a descriptor, or the reason it was skipped.
@@ -308,18 +319,23 @@ def load_skill(
     source: str,
     source_label: str,
     skill_md: Path | None = None,
+    parsed: tuple[SkillDocument, dict[str, Any]] | None = None,
 ) -> LoadResult:
-    """Load the skill in ``folder`` leniently; never raises for a bad skill."""
+    """Load the skill in ``folder`` leniently; never raises for a bad skill.
+
+    ``parsed`` is its SKILL.md already read by :func:`parse_skill_md`, for a
+    caller that needs more of the document than the load keeps (it is then
+    read once).
+    """
     skill_md = skill_md or find_skill_md(folder)
     if skill_md is None:
         return LoadResult(folder, None, "no SKILL.md")
-    try:
-        document = read_document(skill_md)
-        data = document.data(path=str(skill_md))
-    except SkillParseError as exc:
-        where = f"line {exc.line}: " if exc.line else ""
-        return LoadResult(folder, None, where + exc.reason)
-    fields = _Fields(folder, data)
+    if parsed is None:
+        try:
+            parsed = parse_skill_md(skill_md)
+        except SkillParseError as exc:
+            return LoadResult(folder, None, parse_failure(exc))
+    fields = _Fields(folder, parsed[1])
     description = fields.description()
     watched = fields.watched()
     if description is None:
