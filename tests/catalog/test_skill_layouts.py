@@ -152,3 +152,17 @@ def test_a_folder_over_the_entry_bound_is_named_with_why_and_the_rest_load(tmp_p
     assert [(item.folder, item.reason) for item in scan.skipped] == [
         (str(crowded), "holds more than 40 entries; not searched")
     ]
+
+
+def test_skills_list_shows_each_folder_left_out_with_why_and_counts_it(packages: Workspace) -> None:
+    from semif_agent.cli import main
+
+    skills = packages.root / "skills"
+    listed = CliRunner().invoke(main, ["skills", "list", "-w", str(packages.root), "--json"])
+    assert listed.exit_code == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    left_out = {row["path"]: row["warnings"] for row in rows if row["kind"] == "skill.md" and not row["id"]}
+    assert left_out[str(skills / LINK_OUT)] == [LINK_NOT_FOLLOWED]
+    assert left_out.keys() == {str(skills / path) for path in (BROKEN_YAML, LINKED_DOCUMENT, FOLDER_DOCUMENT, LINK_OUT)}
+    said = CliRunner().invoke(main, ["skills", "list", "-w", str(packages.root)])
+    assert f"(1 code, {len(LAYOUTS)} SKILL.md), 4 not loaded (skipped or shadowed)" in said.stderr
