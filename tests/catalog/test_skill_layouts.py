@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,19 @@ def test_skills_list_shows_each_folder_left_out_with_why_and_counts_it(packages:
     assert left_out.keys() == {str(skills / path) for path in (BROKEN_YAML, LINKED_DOCUMENT, FOLDER_DOCUMENT, LINK_OUT)}
     said = CliRunner().invoke(main, ["skills", "list", "-w", str(packages.root)])
     assert f"(1 code, {len(LAYOUTS)} SKILL.md), 4 not loaded (skipped or shadowed)" in said.stderr
+
+
+def test_a_folder_mounted_inside_itself_is_searched_once_and_the_loop_named(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    make_skill(root / "pack", "inside")
+    loop = root / "pack" / "inside" / "lib" / "again"
+    loop.mkdir(parents=True)
+    mounted = subprocess.run(["mount", "--bind", str(root / "pack"), str(loop)], capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"a bind mount is not allowed here ({mounted.stderr.decode().strip()})")
+    try:
+        search = search_skill_folders(root)
+    finally:
+        subprocess.run(["umount", str(loop)], check=True)
+    assert [relative for relative, _ in search.found] == ["pack/inside"]
+    assert search.skipped == [(loop, "the same folder as one above it (a loop); not searched again")]
