@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import loader
+from semif_agent.catalog import list_skill_rows, loader
 from semif_agent.catalog.loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, is_skipped_folder, search_skill_folders
 from semif_agent.cli.catalog_cmds import validate
 from semif_agent.cli.tree_cmds import tree_json
@@ -183,3 +183,10 @@ def test_a_folder_mounted_inside_itself_is_searched_once_and_the_loop_named(tmp_
         subprocess.run(["umount", str(loop)], check=True)
     assert [relative for relative, _ in search.found] == ["pack/inside"]
     assert search.skipped == [(loop, "the same folder as one above it (a loop); not searched again")]
+
+
+def test_a_skill_folder_listed_by_itself_brings_the_skills_nested_in_it(tmp_path: Path) -> None:
+    outer = make_skill(tmp_path, "outer")
+    make_skill(outer / "lib", "inner")
+    rows = list_skill_rows(folders=[outer], include_user=False)
+    assert sorted(row["name"] for row in rows if row["id"]) == ["inner", "outer"]
