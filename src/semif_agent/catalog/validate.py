@@ -8,7 +8,7 @@ field's rules (see :mod:`.spec`), unknown keys, and semif's ``script`` and
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 from . import spec
 from .errors import SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
-from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_folders, find_skill_md, search_skill_folders
+from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_md, search_skill_folders
 
 
 @dataclass(frozen=True)
@@ -145,11 +145,6 @@ def _subfolders(root: Path) -> list[Path]:
     ]
 
 
-def skill_folders_in(root: Path) -> list[Path]:
-    """The skill folders under ``root`` (nested collections too, see :func:`~.loader.find_skill_folders`)."""
-    return [folder for _, folder in find_skill_folders(root)]
-
-
 def validate_left_out(folder: Path, reasons: Iterable[str]) -> ValidationReport:
     """The verdict on a folder that a search or a load left out: why, then what strict validation finds in its
     SKILL.md (when it has one that is a regular file), each problem once."""
@@ -157,9 +152,17 @@ def validate_left_out(folder: Path, reasons: Iterable[str]) -> ValidationReport:
     return ValidationReport(folder, strict.name, tuple(dict.fromkeys([*reasons, *strict.errors])))
 
 
+def validate_folders(folders: Iterable[Path], left_out: Mapping[Path, Sequence[str]]) -> list[ValidationReport]:
+    """Validate each of ``folders`` strictly (one left out, with why first: :func:`validate_left_out`), then report
+    each other folder of ``left_out``."""
+    folders = list(folders)
+    listed = set(folders)
+    reports = [validate_left_out(f, left_out[f]) if f in left_out else validate_skill(f) for f in folders]
+    return reports + [validate_left_out(folder, why) for folder, why in left_out.items() if folder not in listed]
+
+
 def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> list[ValidationReport]:
     """Validate every skill named by ``paths`` (see :func:`expand_skill_folders`), and report each folder their
-    searches left out, with why (:func:`validate_left_out`)."""
+    searches left out, with why."""
     search = search_paths(paths)
-    reports = [validate_skill(folder) for folder in search.folders if folder not in search.left_out]
-    return reports + [validate_left_out(folder, reasons) for folder, reasons in search.left_out.items()]
+    return validate_folders(search.folders, search.left_out)

@@ -15,7 +15,7 @@ import click
 from ..catalog.errors import SkillsPathNotFound
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
-from ..catalog.validate import PathSearch, expand_skill_folders, search_paths, validate_left_out, validate_skill
+from ..catalog.validate import PathSearch, expand_skill_folders, search_paths, validate_folders
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
@@ -65,17 +65,14 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
     """
     search = search_paths(paths) if paths else PathSearch([], {})
     targets = list(search.folders)
-    left_out = {str(folder): reasons for folder, reasons in search.left_out.items()}
+    left_out = {folder: list(reasons) for folder, reasons in search.left_out.items()}
     notes: dict[str, list[str]] = {}
     if workspace is not None or not (targets or left_out):
         folders, notes, workspace_left_out = _workspace_skills(workspace)
         targets += folders
         for folder, reasons in workspace_left_out.items():
-            left_out.setdefault(folder, []).extend(reasons)
-    reports = [
-        validate_left_out(Path(folder), left_out[folder]) if folder in left_out else validate_skill(Path(folder))
-        for folder in dict.fromkeys([*map(str, targets), *left_out])
-    ]
+            left_out.setdefault(Path(folder), []).extend(reasons)
+    reports = validate_folders(dict.fromkeys(targets), left_out)
     if as_json:
         print_json([{**report.to_dict(), **_notes(notes, report.path)} for report in reports])
     else:
