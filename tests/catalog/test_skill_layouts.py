@@ -190,3 +190,16 @@ def test_a_skill_folder_listed_by_itself_brings_the_skills_nested_in_it(tmp_path
     make_skill(outer / "lib", "inner")
     rows = list_skill_rows(folders=[outer], include_user=False)
     assert sorted(row["name"] for row in rows if row["id"]) == ["inner", "outer"]
+
+
+def test_a_skill_document_named_otherwise_is_named_with_why(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    misnamed = root / "pack" / "almost"
+    misnamed.mkdir(parents=True)
+    (misnamed / "Skill.md").write_text("---\nname: almost\ndescription: Nearly a skill.\n---\n")
+    make_skill(root / "pack", "fine")
+    search = search_skill_folders(root)
+    if [relative for relative, _ in search.found] == ["pack/almost", "pack/fine"]:
+        pytest.skip("this file system ignores case: Skill.md is read as SKILL.md")
+    assert [relative for relative, _ in search.found] == ["pack/fine"]
+    assert search.skipped == [(misnamed, "its skill document is named Skill.md; only SKILL.md or skill.md is read")]

@@ -105,7 +105,9 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
     not entered either.
 
     Nothing is left out without a reason, each given with the folder it
-    concerns: a ``SKILL.md`` that is not a regular file (a link, a device), a
+    concerns: a ``SKILL.md`` that is not a regular file (a link, a device) or
+    a skill document named otherwise (``Skill.md``: clients read only
+    :data:`SKILL_MD_NAMES`), a
     folder that cannot be opened or read, one of more than
     :data:`MAX_ENTRIES` entries, one deeper than ``max_depth``, one that is
     the same folder as one above it (a loop through a mount), and the folder
@@ -138,6 +140,7 @@ class _Search:
         self.real_base = os.path.realpath(base)
         self.max_depth = max_depth
         self.found: list[tuple[str, Path]] = []
+        self.skill_folders: set[str] = set()  # the paths in found
         self.skipped: list[tuple[Path, str]] = []
 
     def run(self) -> None:
@@ -197,6 +200,10 @@ class _Search:
         if names is None:
             self._leave_out(relative, f"holds more than {MAX_ENTRIES} entries; not searched")
             return []
+        if relative and relative not in self.skill_folders and not any(name in SKILL_MD_NAMES for name in names):
+            misnamed = next((name for name in names if name.casefold() == "skill.md"), None)
+            if misnamed is not None:
+                self._leave_out(relative, f"its skill document is named {misnamed}; only SKILL.md or skill.md is read")
         subfolders: list[str] = []
         for name in names:
             if is_skipped_folder(name):
@@ -215,6 +222,7 @@ class _Search:
             document = _skill_document(fd, name)
             if document == "regular":
                 self.found.append((path, Path(self.base, path)))
+                self.skill_folders.add(path)
             elif document:
                 self._leave_out(path, f"{document}; not read")
             subfolders.append(name)
