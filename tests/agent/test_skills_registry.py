@@ -208,6 +208,19 @@ def test_a_directory_loads_leniently_and_never_twice(tmp_path):
         registry.load_directory(tmp_path / "missing")
 
 
+def test_a_directory_loaded_after_one_of_its_skills_still_says_what_it_left_out(tmp_path):
+    root = tmp_path / "skills"
+    write_skill(root / "team-a", "first", "The first skill.")
+    write_skill(root / "team-b", "second", "The second skill.")
+    elsewhere = tmp_path / "elsewhere"
+    write_skill(elsewhere, "planted", "A skill kept elsewhere.")
+    (root / "door").symlink_to(elsewhere, target_is_directory=True)
+    registry = SkillRegistry()
+    assert registry.load_directory(root / "team-a" / "first") == ["first"]
+    with pytest.warns(SkillCatalogWarning, match="door: skipped: a link out of the skills folder"):
+        assert registry.load_directory(root) == ["second"]
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared skills corpus is not beside this checkout")
 def test_the_real_corpus_loads_whole():
     registry = SkillRegistry()

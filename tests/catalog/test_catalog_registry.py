@@ -243,21 +243,33 @@ def test_every_corpus_folder_loads_without_warnings(corpus):
     assert all(info.description and info.warnings == () for info in registry.list_all())
 
 
-def test_nested_collections_are_found_and_a_skills_own_folders_are_not(tmp_path):
+def test_nested_collections_and_skills_nested_in_skills_are_found_at_any_depth(tmp_path):
     root = tmp_path / "skills"
     make_skill(root, "top")
-    make_skill(root / "collection-a", "deep", files={"scripts/inner/SKILL.md": "---\nname: not-a-skill\n---\n"})
+    make_skill(root / "collection-a", "deep", files={"lib/inner/SKILL.md": "---\nname: not-described\n---\n"})
     make_skill(root / "collection-a" / "more" / "levels", "deeper")
     make_skill(root / ".system", "builtin")  # a hidden collection folder, as Codex keeps its own skills
     make_skill(root / ".git", "secret")  # version control is never searched
-    make_skill(root / "a" / "b" / "c" / "d", "too-deep")  # five levels down
+    make_skill(root / "a" / "b" / "c" / "d", "five-down")
+    (root / "empty").mkdir()
     (root / "loop").symlink_to(root, target_is_directory=True)  # a link back up is not followed again
     found = [relative for relative, _ in find_skill_folders(root)]
     # in precedence order: nearer the top first, then not hidden before hidden, then by path
-    assert found == ["top", "collection-a/deep", ".system/builtin", "collection-a/more/levels/deeper"]
+    assert found == [
+        "top",
+        "collection-a/deep",
+        ".system/builtin",
+        "collection-a/deep/lib/inner",  # a SKILL.md inside another skill's folder is a skill of its own
+        "collection-a/more/levels/deeper",
+        "a/b/c/d/five-down",
+    ]
     registry = SkillCatalog()
-    registry.scan_custom(root)
-    assert sorted(d.name for d in registry.list_all()) == ["builtin", "deep", "deeper", "top"]
+    with pytest.warns(SkillCatalogWarning, match="inner: skipped: missing description"):
+        registry.scan_custom(root)
+    assert sorted(d.name for d in registry.list_all()) == ["builtin", "deep", "deeper", "five-down", "top"]
+    skipped = [(issue.path.name, issue.message) for issue in registry.issues if issue.kind == "skipped"]
+    assert skipped == [("inner", "skipped: missing description")]
     reports = {r.path.name: r for r in validate_paths([root])}
-    assert all(reports[name].ok for name in ("deep", "deeper", "top"))
-    assert not reports["a"].ok  # a folder with no skill within reach is reported, not passed over
+    assert all(reports[name].ok for name in ("deep", "deeper", "top", "five-down"))
+    assert not reports["inner"].ok
+    assert not reports["empty"].ok  # a folder with no skill within reach is reported, not passed over

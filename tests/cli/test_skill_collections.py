@@ -114,7 +114,9 @@ def test_a_skill_linked_into_a_skills_folder_is_said_not_loaded_and_its_folder_c
     for said in (True, False):  # said when the tree changes, not again when it is read back
         listed = semif("skills", "list", "-w", str(ws))
         assert listed.returncode == 0, listed.stderr
-        assert "brainstorming" not in listed.stdout and "writing-plans" not in listed.stdout
+        assert "writing-plans" not in listed.stdout  # no skill of the linked folders loads; each link says why
+        lines = [line for line in listed.stdout.splitlines() if line.startswith(("brainstorming ", "everything "))]
+        assert len(lines) == 2 and all("! a link out of the skills folder; not followed" in line for line in lines)
         assert ("SKILL.md skills: 2 folders skipped; see `semif skills validate`" in listed.stderr) == said
     checked = semif("skills", "validate", "-w", str(ws)).stdout
     assert checked.count("not followed (list a folder kept elsewhere in [skills] folders)") == 2

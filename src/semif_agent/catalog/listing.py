@@ -46,8 +46,7 @@ def build_registry(
                 raise SkillsPathNotFound(f"{path}: no such folder")
             if find_skill_md(path) is not None:
                 registry.scan_folder(path)
-            else:
-                registry.scan_custom(path)
+            registry.scan_custom(path)  # the skills within it: a folder of skills, or skills nested in a skill
     return registry
 
 

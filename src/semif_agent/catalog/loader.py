@@ -19,14 +19,16 @@ from typing import Any
 from . import spec
 from .descriptor import SkillDescriptor
 from .errors import SkillParseError
-from .frontmatter import read_document
+from .frontmatter import SkillDocument, read_document
 
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 """File names of a skill document, preferred first."""
 
 
-MAX_DEPTH = 4
-"""How deep below a folder of skills a skill folder is still found (collections of collections)."""
+MAX_DEPTH = 256
+"""How many folders deep below a folder of skills the search goes (real collections nest skills 14 deep; a
+folder deeper than this is reported, not searched). The search holds one open folder per level, so this also
+bounds the file descriptors it holds."""
 
 SKIPPED_FOLDERS = frozenset(
     {
@@ -64,8 +66,8 @@ LINK_NOT_FOLLOWED = "a link out of the skills folder; not followed (list a folde
 """What the load report and validation say of a link in a skills folder."""
 MAX_ENTRIES = 10_000
 """The most entries a folder searched for skills may hold; a folder with more is refused, not searched."""
-MAX_FOLDERS = 10_000
-"""The most folders one search opens; past it the search stops, and says so."""
+MAX_FOLDERS = 50_000
+"""The most folders one search opens; past it the search stops, and says where."""
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,13 @@ def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEP
 def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> FolderSearch:
     """Every skill folder under ``root``, and what the search left out and why.
 
-    Subfolders are searched down to ``max_depth`` levels; a skill folder's own
-    subfolders are never searched (its ``scripts/`` or ``references/`` are not
-    skills), nor are version-control, cache and environment folders
-    (:data:`SKIPPED_FOLDERS`); other hidden folders are. ``root`` itself is not
-    a candidate: pass a skill folder's parent to find it.
+    Every folder is searched, at any depth down to ``max_depth`` levels, a
+    skill folder's own subfolders too: a folder holding a ``SKILL.md`` is a
+    skill wherever it lies, so a skill nested in another's folder
+    (``skill-a/lib/sub-skill/SKILL.md``, as published packages ship them) is
+    a skill of its own. Version-control, cache and environment folders
+    (:data:`SKIPPED_FOLDERS`) are never searched; other hidden folders are.
+    ``root`` itself is not a candidate: pass a skill folder's parent to find it.
 
     A skills folder is untrusted content, so the search never follows a
     symbolic link: a link that leads out of ``root`` is reported and left out
@@ -98,79 +102,140 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
     a link inside it is left out silently, its target being searched where it
     is. Each folder is opened relative to the one above it, refusing links
     (``O_NOFOLLOW``), so a folder swapped for a link while the search runs is
-    not entered either. A skill folder whose ``SKILL.md`` is not a regular file
-    (a link, a device) is reported, as are a folder of more than
-    :data:`MAX_ENTRIES` entries, the folders below ``max_depth`` that were not
-    searched, and a search stopped after :data:`MAX_FOLDERS` folders. The walk
-    is iterative: no folder tree, however deep, can exhaust the stack.
+    not entered either.
+
+    Nothing is left out without a reason, each given with the folder it
+    concerns: a ``SKILL.md`` that is not a regular file (a link, a device) or
+    a skill document named otherwise (``Skill.md``: clients read only
+    :data:`SKILL_MD_NAMES`), a
+    folder that cannot be opened or read, one of more than
+    :data:`MAX_ENTRIES` entries, one deeper than ``max_depth``, one that is
+    the same folder as one above it (a loop through a mount), and the folder
+    where the search stopped after opening :data:`MAX_FOLDERS` folders. The
+    walk is iterative and holds one open folder per level: no folder tree,
+    however deep, can exhaust the stack or the file descriptors.
     """
-    base = os.path.abspath(root)
-    real_base = os.path.realpath(base)
-    found: list[tuple[str, Path]] = []
-    skipped: list[tuple[Path, str]] = []
-    try:
-        root_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return FolderSearch(found, skipped)
-    opened = 1
-    too_deep = 0
-    stack: list[tuple[int, str, int]] = [(root_fd, "", 1)]  # (folder descriptor, path relative to root, depth)
-    try:
-        while stack:
-            fd, relative, depth = stack.pop()
-            try:
-                names = _entry_names(fd)
-            except OSError:
-                names = []
-            if names is None:
-                where = Path(base, relative) if relative else Path(base)
-                skipped.append((where, f"holds more than {MAX_ENTRIES} entries; not searched"))
-                names = []
-            children: list[tuple[int, str]] = []
-            for name in names:
-                if is_skipped_folder(name):
+    search = _Search(os.path.abspath(root), max_depth)
+    search.run()
+    search.found.sort(key=lambda pair: precedence(pair[0]))
+    return FolderSearch(search.found, search.skipped)
+
+
+@dataclass
+class _Open:
+    """A folder the search is inside: its descriptor, and the subfolders of it still to search (last first)."""
+
+    fd: int
+    relative: str
+    depth: int
+    identity: tuple[int, int]
+    pending: list[str]
+
+
+class _Search:
+    """One depth-first search below ``base`` (:func:`search_skill_folders`)."""
+
+    def __init__(self, base: str, max_depth: int) -> None:
+        self.base = base
+        self.real_base = os.path.realpath(base)
+        self.max_depth = max_depth
+        self.found: list[tuple[str, Path]] = []
+        self.skill_folders: set[str] = set()  # the paths in found
+        self.skipped: list[tuple[Path, str]] = []
+
+    def run(self) -> None:
+        try:
+            root_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return  # no folder of skills here: nothing to find, nothing left out
+        path: list[_Open] = [_Open(root_fd, "", 0, _identity(root_fd), self._subfolders(root_fd, ""))]
+        on_path = {path[0].identity}
+        opened = 1
+        try:
+            while path:
+                here = path[-1]
+                if not here.pending:
+                    os.close(here.fd)
+                    on_path.discard(here.identity)
+                    path.pop()
                     continue
-                path = f"{relative}/{name}" if relative else name
-                try:
-                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISLNK(info.st_mode):
-                    if _links_out(os.path.join(base, path), real_base):
-                        skipped.append((Path(base, path), LINK_NOT_FOLLOWED))
-                    continue
-                if not stat.S_ISDIR(info.st_mode):
-                    continue
-                document = _skill_document(fd, name)
-                if document == "regular":
-                    found.append((path, Path(base, path)))
-                    continue
-                if document:
-                    skipped.append((Path(base, path), f"{document}; not read"))
-                    continue
-                if depth >= max_depth:
-                    too_deep += 1
+                name = here.pending.pop()
+                relative = f"{here.relative}/{name}" if here.relative else name
+                if here.depth + 1 > self.max_depth:
+                    self._leave_out(relative, f"nested deeper than {self.max_depth} folders; not searched")
                     continue
                 if opened >= MAX_FOLDERS:
-                    skipped.append((Path(base), f"the search stopped after {MAX_FOLDERS} folders"))
-                    stack.clear()
-                    break
+                    rest = sum(len(folder.pending) for folder in path)
+                    self._leave_out(
+                        relative,
+                        f"not searched, nor {rest} more folder(s) after it: "
+                        f"the search stops after opening {MAX_FOLDERS} folders",
+                    )
+                    return
                 try:
-                    child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-                except OSError:
+                    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=here.fd)
+                except OSError as exc:
+                    self._leave_out(relative, f"cannot be opened ({exc.strerror or exc}); not searched")
                     continue
                 opened += 1
-                children.append((child, path))
-            os.close(fd)
-            stack.extend((child, path, depth + 1) for child, path in reversed(children))
-    finally:
-        for fd, _, _ in stack:
-            os.close(fd)
-    if too_deep:
-        folders = "1 folder deeper than" if too_deep == 1 else f"{too_deep} folders deeper than"
-        skipped.append((Path(base), f"{folders} {max_depth} levels not searched"))
-    found.sort(key=lambda pair: precedence(pair[0]))
-    return FolderSearch(found, skipped)
+                identity = _identity(fd)
+                if identity in on_path:
+                    os.close(fd)
+                    self._leave_out(relative, "the same folder as one above it (a loop); not searched again")
+                    continue
+                on_path.add(identity)
+                path.append(_Open(fd, relative, here.depth + 1, identity, self._subfolders(fd, relative)))
+        finally:
+            for folder in path:
+                os.close(folder.fd)
+
+    def _subfolders(self, fd: int, relative: str) -> list[str]:
+        """The subfolders of the folder open as ``fd`` to search, last first; notes its skill folders and what it
+        leaves out."""
+        try:
+            names = _entry_names(fd)
+        except OSError as exc:
+            self._leave_out(relative, f"cannot be read ({exc.strerror or exc}); not searched")
+            return []
+        if names is None:
+            self._leave_out(relative, f"holds more than {MAX_ENTRIES} entries; not searched")
+            return []
+        if relative and relative not in self.skill_folders and not any(name in SKILL_MD_NAMES for name in names):
+            misnamed = next((name for name in names if name.casefold() == "skill.md"), None)
+            if misnamed is not None:
+                self._leave_out(relative, f"its skill document is named {misnamed}; only SKILL.md or skill.md is read")
+        subfolders: list[str] = []
+        for name in names:
+            if is_skipped_folder(name):
+                continue
+            path = f"{relative}/{name}" if relative else name
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue  # gone since it was listed
+            if stat.S_ISLNK(info.st_mode):
+                if _links_out_to_a_folder(os.path.join(self.base, path), self.real_base):
+                    self._leave_out(path, LINK_NOT_FOLLOWED)
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                continue
+            document = _skill_document(fd, name)
+            if document == "regular":
+                self.found.append((path, Path(self.base, path)))
+                self.skill_folders.add(path)
+            elif document:
+                self._leave_out(path, f"{document}; not read")
+            subfolders.append(name)
+        subfolders.reverse()
+        return subfolders
+
+    def _leave_out(self, relative: str, why: str) -> None:
+        self.skipped.append((Path(self.base, relative) if relative else Path(self.base), why))
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
 
 
 def precedence(relative: str) -> tuple[int, bool, list[str]]:
@@ -195,7 +260,7 @@ def _entry_names(fd: int) -> list[str] | None:
 
 def _skill_document(folder_fd: int, name: str) -> str:
     """``"regular"`` when the folder ``name`` holds a skill document that is a regular file (as
-    :func:`find_skill_md`), else why the one it holds cannot be read (a link), else ``""``."""
+    :func:`find_skill_md`), else why the one it holds cannot be read (a link, a folder, a device), else ``""``."""
     why = ""
     for document in SKILL_MD_NAMES:
         try:
@@ -204,15 +269,17 @@ def _skill_document(folder_fd: int, name: str) -> str:
             continue
         if stat.S_ISREG(info.st_mode):
             return "regular"
-        if stat.S_ISLNK(info.st_mode) and not why:
-            why = f"{document} is a link"
+        if not why:
+            why = f"{document} is a link" if stat.S_ISLNK(info.st_mode) else f"{document} is not a regular file"
     return why
 
 
-def _links_out(path: str, real_base: str) -> bool:
-    """Whether the link at ``path`` leads out of ``real_base``."""
+def _links_out_to_a_folder(path: str, real_base: str) -> bool:
+    """Whether the link at ``path`` leads to a folder out of ``real_base`` (a link to a file, such as a skill's
+    shared reference, can hold no skill: it is not reported)."""
     target = os.path.realpath(path)
-    return not (target == real_base or target.startswith(real_base.rstrip(os.sep) + os.sep))
+    inside = target == real_base or target.startswith(real_base.rstrip(os.sep) + os.sep)
+    return not inside and os.path.isdir(target)
 
 
 def find_skill_md(folder: str | os.PathLike[str]) -> Path | None:
@@ -226,6 +293,17 @@ def find_skill_md(folder: str | os.PathLike[str]) -> Path | None:
         except OSError:
             continue
     return None
+
+
+def parse_skill_md(skill_md: Path) -> tuple[SkillDocument, dict[str, Any]]:
+    """A SKILL.md's document and its frontmatter parsed (raises :class:`SkillParseError`)."""
+    document = read_document(skill_md)
+    return document, document.data(path=str(skill_md))
+
+
+def parse_failure(exc: SkillParseError) -> str:
+    """Why a skill whose SKILL.md raised ``exc`` is skipped: the reason, after its line when known."""
+    return (f"line {exc.line}: " if exc.line else "") + exc.reason
 
 
 @dataclass(frozen=True)
@@ -249,18 +327,23 @@ def load_skill(
     source: str,
     source_label: str,
     skill_md: Path | None = None,
+    parsed: tuple[SkillDocument, dict[str, Any]] | None = None,
 ) -> LoadResult:
-    """Load the skill in ``folder`` leniently; never raises for a bad skill."""
+    """Load the skill in ``folder`` leniently; never raises for a bad skill.
+
+    ``parsed`` is its SKILL.md already read by :func:`parse_skill_md`, for a
+    caller that needs more of the document than the load keeps (it is then
+    read once).
+    """
     skill_md = skill_md or find_skill_md(folder)
     if skill_md is None:
         return LoadResult(folder, None, "no SKILL.md")
-    try:
-        document = read_document(skill_md)
-        data = document.data(path=str(skill_md))
-    except SkillParseError as exc:
-        where = f"line {exc.line}: " if exc.line else ""
-        return LoadResult(folder, None, where + exc.reason)
-    fields = _Fields(folder, data)
+    if parsed is None:
+        try:
+            parsed = parse_skill_md(skill_md)
+        except SkillParseError as exc:
+            return LoadResult(folder, None, parse_failure(exc))
+    fields = _Fields(folder, parsed[1])
     description = fields.description()
     watched = fields.watched()
     if description is None:

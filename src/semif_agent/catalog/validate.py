@@ -8,7 +8,7 @@ field's rules (see :mod:`.spec`), unknown keys, and semif's ``script`` and
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 from . import spec
 from .errors import SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
-from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_folders, find_skill_md
+from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_md, search_skill_folders
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,22 @@ def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     SKILL.md is reported rather than passed over. Raises
     :class:`SkillsPathNotFound` for a path that does not exist or holds no skill.
     """
+    return search_paths(paths).folders
+
+
+@dataclass(frozen=True)
+class PathSearch:
+    """The skill folders named by some paths (:func:`expand_skill_folders`), and the folders their searches left
+    out, each with why (:func:`~.loader.search_skill_folders`)."""
+
+    folders: list[Path]
+    left_out: dict[Path, list[str]]
+
+
+def search_paths(paths: Iterable[str | os.PathLike[str]]) -> PathSearch:
+    """:func:`expand_skill_folders`, with what each search left out."""
     folders: list[Path] = []
+    left_out: dict[Path, list[str]] = {}
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -104,13 +119,18 @@ def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         elif find_skill_md(path) is not None:
             folders.append(path)
         else:
-            nested = skill_folders_in(path)
-            if not nested:
+            search = search_skill_folders(path)
+            for folder, why in search.skipped:
+                left_out.setdefault(folder, []).append(why)
+            if not search.found and not search.skipped:
                 raise SkillsPathNotFound(f"{path}: no SKILL.md in it or in its subfolders")
-            holders = {path / Path(relative).parts[0] for relative, _ in find_skill_folders(path)}
+            holders = {path / Path(relative).parts[0] for relative, _ in search.found}
+            base = os.path.abspath(path)
+            below = [Path(os.path.relpath(folder, base)) for folder, _ in search.skipped]
+            holders |= {path / relative.parts[0] for relative in below if relative.parts and relative.parts[0] != ".."}
             empty = [child for child in _subfolders(path) if child not in holders]
-            folders.extend(sorted([*nested, *empty]))
-    return folders
+            folders.extend(sorted([*(folder for _, folder in search.found), *empty]))
+    return PathSearch(folders, left_out)
 
 
 def _subfolders(root: Path) -> list[Path]:
@@ -125,11 +145,24 @@ def _subfolders(root: Path) -> list[Path]:
     ]
 
 
-def skill_folders_in(root: Path) -> list[Path]:
-    """The skill folders under ``root`` (nested collections too, see :func:`~.loader.find_skill_folders`)."""
-    return [folder for _, folder in find_skill_folders(root)]
+def validate_left_out(folder: Path, reasons: Iterable[str]) -> ValidationReport:
+    """The verdict on a folder that a search or a load left out: why, then what strict validation finds in its
+    SKILL.md (when it has one that is a regular file), each problem once."""
+    strict = validate_skill(folder) if find_skill_md(folder) is not None else ValidationReport(folder)
+    return ValidationReport(folder, strict.name, tuple(dict.fromkeys([*reasons, *strict.errors])))
+
+
+def validate_folders(folders: Iterable[Path], left_out: Mapping[Path, Sequence[str]]) -> list[ValidationReport]:
+    """Validate each of ``folders`` strictly (one left out, with why first: :func:`validate_left_out`), then report
+    each other folder of ``left_out``."""
+    folders = list(folders)
+    listed = set(folders)
+    reports = [validate_left_out(f, left_out[f]) if f in left_out else validate_skill(f) for f in folders]
+    return reports + [validate_left_out(folder, why) for folder, why in left_out.items() if folder not in listed]
 
 
 def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> list[ValidationReport]:
-    """Validate every skill named by ``paths`` (see :func:`expand_skill_folders`)."""
-    return [validate_skill(folder) for folder in expand_skill_folders(paths)]
+    """Validate every skill named by ``paths`` (see :func:`expand_skill_folders`), and report each folder their
+    searches left out, with why."""
+    search = search_paths(paths)
+    return validate_folders(search.folders, search.left_out)

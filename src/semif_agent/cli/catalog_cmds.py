@@ -15,7 +15,7 @@ import click
 from ..catalog.errors import SkillsPathNotFound
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
-from ..catalog.validate import expand_skill_folders, validate_skill
+from ..catalog.validate import PathSearch, expand_skill_folders, search_paths, validate_folders
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
@@ -34,15 +34,17 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
     return [chosen[name] for name in sorted(chosen)]
 
 
-def _workspace_skills(workspace: str | None) -> tuple[list[Path], dict[str, list[str]]]:
-    """The SKILL.md folders of a workspace (those skipped too), and what loading renamed, by folder."""
+def _workspace_skills(workspace: str | None) -> tuple[list[Path], dict[str, list[str]], dict[str, list[str]]]:
+    """The SKILL.md folders of a workspace (those skipped too), what loading renamed, by folder, and every folder
+    the load left out, with why."""
     from ..tree.workspace_tree import skill_md_folders
 
     ws = open_workspace(workspace)
     folders, report = skill_md_folders(ws)
-    if not folders:
+    left_out = report.left_out_by_folder()
+    if not folders and not left_out:
         raise UserError(f"{ws.root}: no SKILL.md skills in the workspace's skill folders")
-    return folders, report.renamed_by_folder()
+    return folders, report.renamed_by_folder(), left_out
 
 
 @click.command("validate")
@@ -57,14 +59,20 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
     -w, or with no PATH inside a workspace, every SKILL.md skill of the
     workspace's tree is checked, and each one loaded under another name
     (normalised, or kept apart from a skill sharing its name) says so.
+    Every folder left out (a SKILL.md that does not load, a link, a folder
+    too large or too deep to search) is listed with why, as invalid.
     Every error of each skill is listed once. Exits 1 when any skill is invalid.
     """
-    targets = expand_skill_folders(paths) if paths else []
+    search = search_paths(paths) if paths else PathSearch([], {})
+    targets = list(search.folders)
+    left_out = {folder: list(reasons) for folder, reasons in search.left_out.items()}
     notes: dict[str, list[str]] = {}
-    if workspace is not None or not targets:
-        folders, notes = _workspace_skills(workspace)
+    if workspace is not None or not (targets or left_out):
+        folders, notes, workspace_left_out = _workspace_skills(workspace)
         targets += folders
-    reports = [validate_skill(folder) for folder in targets]
+        for folder, reasons in workspace_left_out.items():
+            left_out.setdefault(Path(folder), []).extend(reasons)
+    reports = validate_folders(dict.fromkeys(targets), left_out)
     if as_json:
         print_json([{**report.to_dict(), **_notes(notes, report.path)} for report in reports])
     else:
@@ -76,6 +84,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
         invalid = sum(not report.ok for report in reports)
         renamed = sum(bool(notes.get(str(report.path))) for report in reports)
         tail = f", {renamed} loaded under another name" if renamed else ""
+        tail += f", {len(left_out)} folder(s) left out" if left_out else ""
         click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid{tail}", err=True)
     if any(not report.ok for report in reports):
         ctx.exit(1)

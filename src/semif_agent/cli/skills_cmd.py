@@ -84,9 +84,11 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
     ws = _open(workspace, folders)
     rows: list[dict[str, Any]] = []
     if ws is not None:  # the workspace's tree: the ids `semif run` and `semif tree` use
-        leaves = load_tree(ws).skills.values()
+        skill_tree = load_tree(ws)
+        leaves = skill_tree.skills.values()
         rows += [{"kind": "code", **s.to_dict()} for s in leaves if not s.is_skill_md]
         rows += sorted((_skill_md_row(s) for s in leaves if s.is_skill_md), key=lambda row: row["id"])
+        rows += [_left_out_row(Path(item.folder), item.reason) for item in skill_tree.skill_md_report.skipped]
     if folders:
         rows += [{"kind": "skill.md", **r} for r in list_skill_rows(folders=folders, include_user=False)]
     return rows
@@ -102,6 +104,18 @@ def _skill_md_row(leaf: Any) -> dict[str, Any]:
         "category": leaf.category,
         "path": str(leaf.source.parent) if leaf.source else "",
         "warnings": [],
+    }
+
+
+def _left_out_row(folder: Path, why: str) -> dict[str, Any]:
+    """A folder the workspace's load left out, as a listing row: no id, and why in its warnings."""
+    return {
+        "kind": "skill.md",
+        "id": "",
+        "name": folder.name,
+        "description": "",
+        "path": str(folder),
+        "warnings": [why],
     }
 
 

@@ -60,7 +60,9 @@ def tree(
 
 
 def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
-    """The tree (or the part under ``root``) as nested JSON: each category with its subcategories and leaves."""
+    """The tree (or the part under ``root``) as nested JSON: each category with its subcategories and leaves, and
+    the SKILL.md load report: what was renamed, each folder left out with why, and how many skills loaded and
+    folders were left out (by reason)."""
 
     def node(name: str) -> dict[str, Any]:
         category = skill_tree.categories[name]
@@ -73,10 +75,19 @@ def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
             "skills": [s.to_dict() for s in skill_tree.children(name)],
         }
 
-    problems = {"problems": [str(p) for p in skill_tree.problems], "report": skill_tree.skill_md_report.to_json()}
+    problems = {"problems": [str(p) for p in skill_tree.problems], "report": load_report_json(skill_tree)}
     if root:
         return {**node(root), **problems}
     return {"categories": [node(c.name) for c in skill_tree.subcategories("")], **problems}
+
+
+def load_report_json(skill_tree: SkillTree) -> dict[str, Any]:
+    """The SKILL.md load report as JSON: what was renamed, each folder left out with why, how many skills loaded
+    and how many folders were left out (by reason)."""
+    report = skill_tree.skill_md_report
+    loaded = sum(skill.is_skill_md for skill in skill_tree.skills.values())
+    counts = {"loaded": loaded, "left_out": len(report.skipped), "left_out_by_reason": report.left_out_counts()}
+    return {**report.to_json(), **counts}
 
 
 def _print_level(
@@ -133,7 +144,7 @@ def refresh(workspace: str | None, full: bool, as_json: bool) -> None:
         "skill_md": len(placed),
         "code": len(skill_tree.skills) - len(placed),
         "depth": max((len(skill_tree.path_to(s.name)) for s in skill_tree.skills.values()), default=0),
-        "report": skill_tree.skill_md_report.to_json(),
+        "report": load_report_json(skill_tree),
     }
     if as_json:
         print_json(summary)

@@ -38,14 +38,16 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.errors import SkillParseError
-from ..catalog.frontmatter import read_document
-from ..catalog.loader import find_skill_md, load_skill, search_skill_folders
+from ..catalog.frontmatter import SkillDocument
+from ..catalog.loader import find_skill_md, load_skill, parse_failure, parse_skill_md, search_skill_folders
 from ..catalog.locations import SkillLocation, conventional_locations, custom_location
 from ..errors import WorkspaceError
 from ..workspace import Workspace
 from .skill_md_report import Skipped
 
 EXAMPLES_HEADING = re.compile(r"^#{2,3}\s+(example requests|examples)\s*$", re.IGNORECASE)
+EXAMPLES_SECTION = re.compile(EXAMPLES_HEADING.pattern, re.IGNORECASE | re.MULTILINE)
+"""An examples heading anywhere in a body."""
 LIST_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+(.+)$")
 MAX_FIELD_CHARS = 4096
 """The longest name, description, script path or metadata (as JSON) a SKILL.md skill loads with (the standard
@@ -106,8 +108,10 @@ def scan_skill_md(
     for location in skill_md_locations(workspace):
         if not location.path.is_dir():
             continue
-        for _, folder in _folders(location.path, scan):
-            real = os.path.realpath(folder)
+        real_location = os.path.realpath(location.path)
+        for relative, folder in _folders(location.path, scan):
+            # the search follows no link below the location: its real path is the location's, joined
+            real = real_location if folder == location.path else os.path.join(real_location, relative)
             if real in seen:
                 continue
             seen.add(real)
@@ -132,12 +136,18 @@ def scan_skill_md(
                     ),
                 )
                 continue
+            try:
+                parsed = parse_skill_md(skill_md)  # read once: the load and the example requests both need it
+            except SkillParseError as exc:
+                scan.skipped.append(Skipped(str(folder), parse_failure(exc)))
+                continue
             result = load_skill(
                 folder,
                 namespace=location.namespace,
                 source=location.source,
                 source_label=location.label,
                 skill_md=skill_md,
+                parsed=parsed,
             )
             if result.descriptor is None:
                 scan.skipped.append(Skipped(str(folder), result.skipped))
@@ -153,7 +163,7 @@ def scan_skill_md(
                     signature,
                     dict(info.metadata),
                     info.script,
-                    example_requests(skill_md),
+                    examples_in(*parsed),
                 ),
             )
     return scan
@@ -186,10 +196,13 @@ def _add(scan: SkillMdScan, found: FoundSkill) -> None:
 def example_requests(skill_md: Path) -> tuple[str, ...]:
     """A SKILL.md's example requests: its frontmatter's ``examples`` list, and the items of an ``## Examples`` section."""
     try:
-        document = read_document(skill_md)
-        data = document.data(path=str(skill_md))
+        return examples_in(*parse_skill_md(skill_md))
     except SkillParseError:
         return ()
+
+
+def examples_in(document: SkillDocument, data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The example requests of a SKILL.md already parsed (:func:`example_requests`)."""
     listed = data.get("examples")
     found = (
         [str(item).strip() for item in listed if isinstance(item, (str, int, float))]
@@ -197,7 +210,8 @@ def example_requests(skill_md: Path) -> tuple[str, ...]:
         else []
     )
     section = False
-    for line in document.body.splitlines():
+    lines = document.body.splitlines() if EXAMPLES_SECTION.search(document.body) else []  # most have none
+    for line in lines:
         heading = EXAMPLES_HEADING.match(line)
         if line.startswith("#"):
             section = bool(heading)
@@ -209,12 +223,12 @@ def example_requests(skill_md: Path) -> tuple[str, ...]:
 
 
 def _folders(root: Path, scan: SkillMdScan) -> list[tuple[str, Path]]:
-    """The skill folders of the location ``root``; what the search left out goes to ``scan``'s skipped."""
-    if find_skill_md(root) is not None:  # a location that is itself one skill
-        return [(root.name, root)]
+    """The skill folders of the location ``root`` (itself first when it is one skill, then the skills within it);
+    what the search left out goes to ``scan``'s skipped."""
     search = search_skill_folders(root)
     scan.skipped.extend(Skipped(str(folder), reason) for folder, reason in search.skipped)
-    return search.found
+    own = [(root.name, root)] if find_skill_md(root) is not None else []
+    return own + search.found
 
 
 def _signature(path: Path) -> tuple[int, int]:

@@ -10,9 +10,14 @@ lists it whole, instead of every command printing every problem.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+LINE_PREFIX = re.compile(r"^line \d+: ")
+"""Where in its SKILL.md a parse error is (left aside when reasons are counted)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,18 @@ class SkillMdReport:
         for item in self.renamed:
             found.setdefault(item.folder, []).append(str(item).removeprefix(f"{item.folder}: "))
         return found
+
+    def left_out_by_folder(self) -> dict[str, list[str]]:
+        """Why each folder left out (a skill that did not load, or a folder not searched) was, by folder."""
+        found: dict[str, list[str]] = {}
+        for item in self.skipped:
+            found.setdefault(item.folder, []).append(item.reason)
+        return found
+
+    def left_out_counts(self) -> dict[str, int]:
+        """How many folders were left out for each reason (a parse error's line number left aside), most first."""
+        counts = Counter(LINE_PREFIX.sub("", item.reason) for item in self.skipped)
+        return dict(counts.most_common())
 
     def summary(self) -> str:
         """``12 skills renamed, 3 collisions, 2 skipped; see `semif skills validate```; empty when all is well."""

@@ -8,22 +8,20 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..catalog.loader import find_skill_folders, find_skill_md, load_skill
+from ..catalog.loader import find_skill_md, load_skill, search_skill_folders
 from ..catalog.names import skill_md_leaf_id
 from ..errors import UserError
 from ._shape import FlatSkill
 from .leaf_ids import distinct_ids
 from .manifests import SKILL_MD
 
-SEARCH_DEPTH = 10
-"""How deep below SOURCE a skill folder is still found: published collections nest skills deeply."""
-
 
 def load_flat_skills(path: str | os.PathLike[str]) -> list[FlatSkill]:
     """Skills from a folder of SKILL.md skills (nested collections too), a tree file, or JSON lines.
 
-    A SKILL.md skill that cannot be loaded is skipped with a warning naming its
-    folder. Skills that share a name are all kept, under distinct ids
+    A SKILL.md skill that cannot be loaded, and a folder the search left out
+    (:func:`~semif_agent.catalog.loader.search_skill_folders`), is skipped with
+    a warning naming its folder and why. Skills that share a name are all kept, under distinct ids
     (:func:`~semif_agent.tree.leaf_ids.distinct_ids`), each collision warned
     about with both folders. Paths of SKILL.md files are absolute.
     """
@@ -49,11 +47,10 @@ def load_flat_skills(path: str | os.PathLike[str]) -> list[FlatSkill]:
 
 
 def _from_folder(root: Path) -> list[FlatSkill]:
-    folders = (
-        [root]
-        if find_skill_md(root) is not None
-        else [folder for _, folder in find_skill_folders(root, max_depth=SEARCH_DEPTH)]
-    )
+    search = search_skill_folders(root)
+    for folder, why in search.skipped:
+        warnings.warn(f"{folder}: skipped ({why})", RuntimeWarning, stacklevel=3)
+    folders = ([root] if find_skill_md(root) is not None else []) + [folder for _, folder in search.found]
     loaded = []
     for folder in folders:
         result = load_skill(folder, namespace="custom", source="custom", source_label=str(root))

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ...catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
-from ...catalog.loader import find_skill_folders, find_skill_md
+from ...catalog.loader import find_skill_md, search_skill_folders
 from ...catalog.locations import CUSTOM_NAMESPACE
 from ...catalog.registry import SkillCatalog
 from ...catalog.runtime import AgentSkillRuntime
@@ -212,14 +212,20 @@ class SkillRegistry:
         if not root.is_dir():
             raise SkillsPathNotFound(f"{root}: no such folder of skills")
         root = root.resolve()
-        folders = [root] if find_skill_md(root) is not None else [folder for _, folder in find_skill_folders(root)]
+        if find_skill_md(root) is not None:
+            folders, left_out = [root], []
+        else:
+            search = search_skill_folders(root)
+            folders, left_out = [folder for _, folder in search.found], search.skipped
         known = {str(d.root) for d in self._catalog.list_all() if d.skill_md is not None}
         new = [folder for folder in folders if os.path.realpath(folder) not in known]
         if new and len(new) == len(folders) and folders != [root]:
-            self._catalog.scan_custom(root)  # one layer for the whole folder of skills
+            self._catalog.scan_custom(root)  # one layer for the whole folder of skills: it reports what it leaves out
         else:
             for folder in new:
                 self._catalog.scan_folder(folder)  # not rescanning what the catalog holds
+            for folder, why in left_out if new else ():
+                warnings.warn(f"{folder}: skipped: {why}", SkillCatalogWarning, stacklevel=2)
         by_root = {str(d.root): d for d in self._catalog.list_all() if d.skill_md is not None}
         added: list[str] = []
         for folder in folders:
