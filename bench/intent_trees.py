@@ -120,10 +120,16 @@ def validation_rows(train: list[Example], shots: list[Example], seed: int) -> li
 
 
 def tuned_threshold(name: str, tree: SkillTree, engine, validation: list[Example]) -> float:
-    threshold, _ = run_sync(
-        tune_threshold(lambda t: create_strategy(name, tree, engine, threshold=t), validation, tree, measure="balanced")
-    )
-    return threshold
+    """The ``none`` cut of ``tune_threshold`` (best balanced accuracy on ``validation``); one strategy is built and
+    its cut moved, so the tree's calibration is fitted once."""
+    strategy = create_strategy(name, tree, engine)
+
+    def at(threshold: float):
+        strategy.threshold = threshold
+        return strategy
+
+    found, _ = run_sync(tune_threshold(at, validation, tree, measure="balanced"))
+    return found
 
 
 def cell(
@@ -150,7 +156,7 @@ def cell(
                 continue
             strategy_tree = with_shots if name == "examples" or shots else tree
             rows.setdefault(name, []).append(scored(routed(create_strategy(name, strategy_tree, engine), test), test))
-            if args.tune and name != "chain":
+            if args.tune and name in ("best_leaf", "examples"):
                 validation = validation_rows(train + none_pool, shots, draw)
                 cut = tuned_threshold(name, strategy_tree, engine, validation)
                 strategy = create_strategy(name, strategy_tree, engine, threshold=cut)
