@@ -14,6 +14,10 @@ split:
 - every untrained strategy of ``semif_agent.routing`` over the set's tree,
   at its defaults: in-scope accuracy (an answer of ``none`` counts as
   wrong) and out-of-scope recall beside it, never one without the other.
+  Where the tree has ``none_examples``, ``examples`` is also measured as
+  ``semif run`` routes: its route, ended at ``none`` where the act gate finds
+  the request out of scope (nearer to a ``none`` example than to the skills
+  the route weighed).
   ``--tune`` also tunes each strategy's ``none`` threshold on a validation
   split drawn from the train split (never the test split), for the best
   balanced accuracy.
@@ -48,6 +52,7 @@ from learning import BFCL, HWU, folded, load_bfcl, load_hwu, per_skill
 
 from semif_agent._sync import run_sync
 from semif_agent.engine import create_engine
+from semif_agent.loop.gate import DEFAULT_ACT_THRESHOLD, gate_route
 from semif_agent.routing import create_strategy
 from semif_agent.routing.evaluate import Example, route_all
 from semif_agent.routing.tune import tune_threshold
@@ -109,8 +114,17 @@ def scored(predicted: list[str | None], test: list[Example]) -> tuple[float, flo
     return sum(inside) / len(inside), (sum(outside) / len(outside) if outside else None)
 
 
-def routed(strategy, test: list[Example]) -> list[str | None]:
-    return [o.predicted for o in run_sync(route_all(strategy, test))]
+def routed(strategy, test: list[Example], gated: bool = False) -> list[str | None]:
+    """Where ``strategy`` routes each request; ``gated``: ``none`` too where the act gate finds the request out of
+    scope (nearer to one of the tree's ``none_examples`` than to the skills it weighed), as ``semif run`` does."""
+    if not gated:
+        return [o.predicted for o in run_sync(route_all(strategy, test))]
+    found = []
+    for example in test:
+        route = run_sync(strategy.aroute(example.text))
+        route, _ = gate_route(route, example.text, strategy.tree, strategy.engine, threshold=DEFAULT_ACT_THRESHOLD)
+        found.append(route.skill.name if route.skill else None)
+    return found
 
 
 def validation_rows(train: list[Example], shots: list[Example], seed: int) -> list[Example]:
@@ -155,7 +169,12 @@ def cell(
             if name == "examples" and not shots:
                 continue
             strategy_tree = with_shots if name == "examples" or shots else tree
-            rows.setdefault(name, []).append(scored(routed(create_strategy(name, strategy_tree, engine), test), test))
+            strategy = create_strategy(name, strategy_tree, engine)
+            rows.setdefault(name, []).append(scored(routed(strategy, test), test))
+            if name == "examples" and strategy_tree.none_examples:
+                rows.setdefault("examples, then the gate's none rule", []).append(
+                    scored(routed(strategy, test, gated=True), test)
+                )
             if args.tune and name in ("best_leaf", "examples"):
                 validation = validation_rows(train + none_pool, shots, draw)
                 cut = tuned_threshold(name, strategy_tree, engine, validation)
