@@ -9,6 +9,7 @@ split:
 
 - flat argmax: each request to the skill whose text is nearest by cosine
   (the same encoder), over its description (the name in words, for HWU64),
+  over its name in words (BFCL, beside ``best_leaf`` over the same names),
   and at 10 shots over the centroid of its examples. A flat argmax never
   says ``none``;
 - every untrained strategy of ``semif_agent.routing`` over the set's tree,
@@ -91,6 +92,12 @@ def without_intents(
     )
 
 
+def by_name(tree: SkillTree) -> SkillTree:
+    """``tree`` with each skill described by its name in words only (HWU64's descriptions are that already)."""
+    words = {n: n.split(".")[-1].replace("_", " ").replace("-", " ") for n in tree.skills}
+    return SkillTree(tree.categories, {n: replace(s, description=words[n]) for n, s in tree.skills.items()})
+
+
 def flat_predictions(engine, tree: SkillTree, test: list[Example], centroid: bool) -> list[str | None]:
     """A flat cosine: each request to the skill whose description (or examples' centroid) is nearest.
 
@@ -161,6 +168,11 @@ def cell(
         rows.setdefault("flat cosine, descriptions", []).append(
             scored(flat_predictions(engine, tree, test, False), test)
         )
+        named = by_name(tree)
+        if not shots and any(named.skills[n].description != s.description for n, s in tree.skills.items()):
+            rows.setdefault("flat cosine, names", []).append(scored(flat_predictions(engine, named, test, False), test))
+            strategy = create_strategy("best_leaf", named, engine)
+            rows.setdefault("best_leaf, names", []).append(scored(routed(strategy, test), test))
         if shots:
             rows.setdefault(f"flat {args.shots}-shot centroid", []).append(
                 scored(flat_predictions(engine, with_shots, test, True), test)
