@@ -24,6 +24,7 @@ from pathlib import Path
 from semif_agent.tree.build import FlatSkill, build_tree, manifest_name
 
 ROOT = Path(__file__).resolve().parents[1]
+BFCL_PACKAGE = "bfcl-eval==2026.3.23"  # pinned: the figures of bench/learning.py and bench/intent_trees.py are on it
 FILES = {
     "multiple": "bfcl_eval/data/BFCL_v4_live_multiple.json",
     "answers": "bfcl_eval/data/possible_answer/BFCL_v4_live_multiple.json",
@@ -36,7 +37,7 @@ def fetch_wheel(cache: Path) -> Path:
     if not wheels:
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), "bfcl-eval"], check=True
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), BFCL_PACKAGE], check=True
         )
         wheels = sorted(cache.glob("bfcl_eval-*.whl"))
     return wheels[-1]

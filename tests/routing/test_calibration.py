@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from semif_agent._sync import run_sync
-from semif_agent.engine import create_engine, local_available
+from semif_agent.engine import ScriptedEngine, create_engine, local_available
 from semif_agent.routing import LeafScorer, create_strategy
 from semif_agent.routing.calibration import (
     DEFAULT_TEMPERATURE,
@@ -333,7 +333,10 @@ def test_a_route_ended_by_none_scores_none_by_how_terse_the_descriptions_are(tmp
     # terse descriptions score the requests they serve low: a low best score says less that no skill serves it
     assert none_route_score(terse.words_per_leaf) < none_route_score(rich.words_per_leaf)
     assert none_route_score(0) == none_route_score(1) == pytest.approx(0.18)
-    strategy = create_strategy("shortlist", described_tree(tmp_path, rich=False), engine)
+    # a model ends the route (the local engine's own shortlist is derived from the leaves: routing/builtin.py)
+    strategy = create_strategy(
+        "shortlist", described_tree(tmp_path, rich=False), ScriptedEngine(["none"]), scorer_engine=engine
+    )
     unserved = run_sync(route_all(strategy, [Example("who wrote war and peace", None)]))
     index = strategy.scorer.current()
     leaf_scores, _ = strategy.leaf_scores("who wrote war and peace", index)

@@ -11,6 +11,10 @@
 - ``examples``: ``best_leaf`` with each skill's example requests folded into its
   vector (centroid; ``examples="nn"`` for nearest neighbour).
 
+``chain``, ``beam`` and ``shortlist`` ask the engine when it is a model; the
+built-in factories walk as ``best_leaf`` for an engine that scores options by
+their own text (the local and lexical engines: see :mod:`.builtin`).
+
 Leaf scores from the local engine blend cosine with BM25 (see :mod:`.scoring`).
 The leaf-aware strategies' derived decisions give each option the probability
 that the route ends under it: a softmax over every leaf and ``none`` at the
