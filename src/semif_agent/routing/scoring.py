@@ -100,6 +100,28 @@ class LeafIndex:
         self.words_per_leaf = 0.0  # the mean number of words a leaf is embedded as (how terse the tree is)
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
+        self._copy_of: list[int] | None = None
+        self._copies: dict[int, list[int]] = {}
+
+    def copy_groups(self) -> dict[int, list[int]]:
+        """The leaves that are one skill shipped several times, by the position of the first of them: the same
+        name as their SKILL.md writes it and the same description (whitespace and case aside). Built on first use."""
+        if self._copy_of is None:
+            first: dict[tuple[str, str], int] = {}
+            self._copy_of = []
+            for i, skill in enumerate(self.key[0]):
+                key = ((skill.source_name or skill.name).lower(), " ".join(skill.description.lower().split()))
+                self._copy_of.append(first.setdefault(key, i))
+            for i, group in enumerate(self._copy_of):
+                if group != i:
+                    self._copies.setdefault(group, [group]).append(i)
+        return self._copies
+
+    def copy_of(self, position: int) -> int:
+        """The position of the first leaf that is the same skill as the leaf at ``position`` (itself, if none)."""
+        self.copy_groups()
+        assert self._copy_of is not None
+        return self._copy_of[position]
 
     def cosines(self, query: Any) -> Any:
         """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn")."""

@@ -1,0 +1,44 @@
+"""find on real SKILL.md skills laid out as collections ship them: repeats shown once, the right skill first."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from semif_agent import Router
+from semif_agent.engine import local_available
+from semif_agent.starter import create_workspace
+
+pytestmark = pytest.mark.skipif(not local_available(), reason="the local engine is not installed")
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"
+
+
+def add_collection(root: Path, collection: str, source: str, names: list[str]) -> None:
+    """Copy the corpus skills ``names`` of ``source`` into the workspace as the collection ``collection``."""
+    for name in names:
+        shutil.copytree(CORPUS / source / name, root / "skills" / collection / "skills" / name)
+
+
+@pytest.fixture(scope="module")
+def router(tmp_path_factory) -> Router:
+    root = create_workspace(tmp_path_factory.mktemp("copies") / "ws")
+    debugging = ["systematic-debugging", "test-driven-development", "verification-before-completion"]
+    add_collection(root, "superpowers", "superpowers", [*debugging, "brainstorming", "writing-plans"])
+    add_collection(root, "superpowers-mirror", "superpowers", debugging)  # the same skills, shipped again
+    add_collection(root, "openai", "openai-skills", ["gh-fix-ci", "create-plan", "linear"])
+    return Router(root, client="tester")
+
+
+def test_a_skill_shipped_by_several_collections_is_one_result_listing_where_it_is(router: Router) -> None:
+    found = router.find("This test fails randomly and I can't see why, help me track down the cause", k=5)
+    names = [c.name.split("~")[0] for c in found.skills]
+    assert len(names) == len(set(names)), names  # each skill once: copies take no other skill's place
+    [debugging] = [c for c in found.skills if c.name.split("~")[0] == "systematic-debugging"]
+    assert len(debugging.copies) == 1 and debugging.copies[0].startswith("systematic-debugging~")
+    shown = debugging.to_dict()
+    assert {Path(p).parent.parent.name for p in shown["locations"]} == {"superpowers", "superpowers-mirror"}
+    assert Path(shown["locations"][0]) == router.skills[debugging.name].source.parent
+    assert "copies" not in next(c for c in found.skills if not c.copies).to_dict()
