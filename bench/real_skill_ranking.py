@@ -19,7 +19,7 @@ and counted):
 Two pools, over the public collections ``bench/skill_collections.py`` fetches:
 
 - ``distinct``: every distinct (name, description) of the collections (about
-  4,000), each a SKILL.md folder of its name and description only;
+  4,000), each its own SKILL.md in a folder of the workspace's ``skills/``;
 - ``installed``: a workspace listing the collections below
   :data:`INSTALLED_MAX` skills each in ``[skills] folders``, laid out as their
   packages ship them (about 1,600 skills, bodies and repeats included); the
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 import tempfile
 import time
@@ -45,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from semif_agent import Router
+from semif_agent.catalog.loader import find_skill_md
 from semif_agent.engine.lexical import terms
 from semif_agent.engine.local import LocalEngine
 from semif_agent.routing._bm25 import BM25Index
@@ -54,7 +56,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 from skill_collections import DEST  # noqa: E402 (sibling scripts, found once their folder is on the path)
 from skill_retrieval import RRF_K, load_requests, ranks, router_workspace, written_name  # noqa: E402
-from tree_scale import real_skills  # noqa: E402
+from tree_scale import real_skill_folders  # noqa: E402
 
 MRR_CUTOFF = 10
 LOW_OVERLAP = 2
@@ -161,9 +163,13 @@ def in_pool(requests: list[dict], names: set[str], pool: str) -> list[dict]:
 
 
 def distinct_pool(requests: list[dict], engine: LocalEngine, found: list[Path], tmp: Path) -> None:
-    skills = real_skills(found)
+    folders = real_skill_folders(found)
+    skills = [(name, description) for name, description, _ in folders]
     asked = in_pool(requests, {name for name, _ in skills}, "distinct")
-    root = router_workspace(skills, tmp / "distinct")
+    root = router_workspace([], tmp / "distinct")
+    for n, (_, _, folder) in enumerate(folders):  # each skill's own SKILL.md, without the files beside it
+        (root / "skills" / f"s{n:05d}").mkdir(parents=True)
+        shutil.copyfile(find_skill_md(folder), root / "skills" / f"s{n:05d}" / "SKILL.md")
     with_threshold(root)
     router = Router(root, client="bench")
     started = time.perf_counter()

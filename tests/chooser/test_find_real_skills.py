@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,17 @@ def test_a_skill_shipped_by_several_collections_is_one_result_listing_where_it_i
     assert {Path(p).parent.parent.name for p in shown["locations"]} == {"superpowers", "superpowers-mirror"}
     assert Path(shown["locations"][0]) == router.skills[debugging.name].source.parent
     assert "copies" not in next(c for c in found.skills if not c.copies).to_dict()
+
+
+def test_an_empty_workspace_offers_only_its_own_skills(tmp_path: Path) -> None:
+    """``semif init --empty``: the starter's code skills are not there to be offered for requests they do not serve."""
+    root = tmp_path / "ws"
+    made = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "init", str(root), "--empty"], capture_output=True, text=True, timeout=120
+    )
+    assert made.returncode == 0, made.stderr
+    assert "0 skills" in made.stdout and not (root / "data" / "skills").exists()
+    add_collection(root, "superpowers", "superpowers", ["systematic-debugging", "brainstorming", "writing-plans"])
+    found = Router(root, client="tester").find("Write down a note that the printer toner is low", k=3)
+    assert all(c.kind == "skill_md" for c in found.skills)
+    assert {c.name for c in found.skills} <= {"systematic-debugging", "brainstorming", "writing-plans"}

@@ -38,6 +38,7 @@ from ..engine.lexical import LexicalEngine
 from ..engine.local import Embedder, LocalEngine, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
+from ..tree.skill_md_evidence import Evidence, skill_md_evidence
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
 from ._nodes import NodeTable
@@ -94,6 +95,8 @@ class LeafIndex:
         self.vectors: Any = None  # a row per leaf, or per description and example ("nn")
         self.blocks: list[tuple[int, int]] = []  # row ranges of the vectors, multiplied one at a time
         self.row_starts: Any = None  # "nn": each leaf's first row (its rows are consecutive)
+        self.use_vectors: Any = None  # a row per SKILL.md "when to use" text, None when no leaf has one
+        self.use_owners: Any = None  # the leaf of each of those rows
         self.keywords: BM25Index | None = None
         self.options: list[Option] = []  # for an engine that scores options as they are
         self.calibration: Calibration | None = None  # fitted on first use (LeafScorer.calibration)
@@ -124,12 +127,16 @@ class LeafIndex:
         return self._copy_of[position]
 
     def cosines(self, query: Any) -> Any:
-        """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn")."""
+        """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn"), or of its
+        SKILL.md's "when to use" items when they are nearer (:mod:`~semif_agent.tree.skill_md_evidence`)."""
         np = self.numpy
         sims = np.empty(len(self.vectors), dtype=self.vectors.dtype)
         for start, end in self.blocks:
             np.matmul(self.vectors[start:end], query, out=sims[start:end])
-        return sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
+        leaves = sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
+        if self.use_vectors is not None:
+            np.maximum.at(leaves, self.use_owners, self.use_vectors @ query)
+        return leaves
 
     def node(self, name: str) -> NodeTable:
         """What the decision at ``name`` offers (``""``: the top), built on first use."""
@@ -341,7 +348,11 @@ class LeafScorer:
         np = _numpy()
         index = LeafIndex(self.tree, key, np)
         skills: tuple[SkillManifest, ...] = key[0]
-        documents = [f"{s.name} {_with_examples(s.description, s.examples, self.examples)}" for s in skills]
+        evidence = [skill_md_evidence(s.source) if s.is_skill_md and s.source else Evidence() for s in skills]
+        documents = [
+            " ".join([s.name, _with_examples(s.description, s.examples, self.examples), *e.headings, *e.uses])
+            for s, e in zip(skills, evidence)
+        ]
         if skills:
             words = (len(_WORDS.findall(leaf_text(s.name, s.description).lower())) for s in skills)
             index.words_per_leaf = sum(words) / len(skills)
@@ -350,6 +361,11 @@ class LeafScorer:
                 index.vectors, index.row_starts = self._embed(skills)
                 rows = len(index.vectors)
                 index.blocks = [(start, min(start + BLOCK_ROWS, rows)) for start in range(0, rows, BLOCK_ROWS)]
+                owners = [i for i, e in enumerate(evidence) if e.uses]
+                if owners:
+                    uses = [option_text(skills[i].name, ". ".join(evidence[i].uses)) for i in owners]
+                    index.use_vectors = self.embedder.embed(uses)
+                    index.use_owners = np.array(owners, dtype=np.intp)
             if self.lexical_weight != 0.0:
                 index.keywords = BM25Index(documents, k1=self._blend.k1, b=self._blend.b, numpy=np)
         elif isinstance(self.engine, LexicalEngine) and type(self.engine)._score is LexicalEngine._score:
