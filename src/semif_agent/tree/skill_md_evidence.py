@@ -70,7 +70,7 @@ def body_evidence(body: str) -> Evidence:
             continue
         item = ITEM.match(line) if under_use else None
         if item and len(uses) < MAX_USES:
-            text = MARKUP.sub("", item.group(1)).strip()
+            text = MARKUP.sub("", item.group(1)).strip().strip("\"“”'")
             if text:
                 uses.append(text[:MAX_ITEM_CHARS])
     return Evidence(tuple(dict.fromkeys(uses)), tuple(dict.fromkeys(headings)))
