@@ -58,3 +58,22 @@ def test_an_empty_workspace_offers_only_its_own_skills(tmp_path: Path) -> None:
     found = Router(root, client="tester").find("Write down a note that the printer toner is low", k=3)
     assert all(c.kind == "skill_md" for c in found.skills)
     assert {c.name for c in found.skills} <= {"systematic-debugging", "brainstorming", "writing-plans"}
+
+
+PM = Path(__file__).resolve().parents[1] / "fixtures" / "skills-pm"
+
+
+@pytest.fixture(scope="module")
+def everyday(tmp_path_factory) -> Router:
+    """An empty workspace with real skills of three collections, as they ship: some share words, not purposes."""
+    root = create_workspace(tmp_path_factory.mktemp("everyday") / "ws", empty=True)
+    shutil.copytree(PM, root / "skills" / "pm-skills")
+    shutil.copytree(CORPUS, root / "skills" / "corpus")
+    return Router(root, client="tester")
+
+
+def test_a_skill_is_found_by_what_its_body_says_it_is_for_not_by_a_shared_word(everyday: Router) -> None:
+    # systematic-debugging lists "Build failures", "Performance problems", "Integration issues" under When to Use;
+    # finishing-a-development-branch shares the words "merge" and "branch" with the request, not its purpose
+    found = everyday.find("the build broke after we merged the integration branch and pages got slow", k=3)
+    assert found.skills[0].name == "systematic-debugging", [c.name for c in found.skills]
