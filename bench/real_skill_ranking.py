@@ -25,6 +25,10 @@ Two pools, over the public collections ``bench/skill_collections.py`` fetches:
   packages ship them (about 1,600 skills, bodies and repeats included); the
   baselines rank the skills the workspace loaded.
 
+``--starter`` keeps the starter's code skills in the ``installed`` workspace
+(its tree and table count only the SKILL.md skills) and says for how many
+requests one of them is in ``find``'s top 3: none of the requests is for them.
+
 The ``low overlap`` rows keep the requests sharing at most two content words
 (stemmed, stopwords removed) with their skill's description: people describe
 their task, not the skill. Embeddings are cached by the engine, so a second
@@ -57,6 +61,7 @@ from semif_agent.engine.lexical import terms
 from semif_agent.engine.local import LocalEngine
 from semif_agent.routing._bm25 import BM25Index
 from semif_agent.routing.scoring import leaf_text
+from semif_agent.starter import create_workspace
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -184,9 +189,13 @@ def distinct_pool(requests: list[dict], engine: LocalEngine, found: list[Path], 
     table("distinct", len(skills), asked, skills, {**router_rankings(router), **baselines(skills, engine)})
 
 
-def installed_pool(requests: list[dict], engine: LocalEngine, found: list[Path], tmp: Path) -> None:
+def installed_pool(
+    requests: list[dict], engine: LocalEngine, found: list[Path], tmp: Path, *, starter: bool = False
+) -> None:
     chosen = installed_collections(found)
     root = router_workspace([], tmp / "installed")
+    if starter:  # the starter's code skills beside the collections, as `semif init` (without --empty) leaves them
+        create_workspace(root, force=True)
     settings = root / "semif.toml"
     folders = ", ".join(f'"{p}"' for p in chosen)
     settings.write_text(
@@ -202,6 +211,11 @@ def installed_pool(requests: list[dict], engine: LocalEngine, found: list[Path],
     skills = [(leaf.source_name or leaf.name, leaf.description) for leaf in leaves]
     asked = in_pool(requests, {name for name, _ in skills}, "installed")
     table("installed", len(skills), asked, skills, {**router_rankings(router), **baselines(skills, engine)})
+    if starter:
+        code = sum(any(c.kind == "code" for c in router.find(r["text"], 3).skills) for r in requests)
+        print(
+            f"\ninstalled with the starter's code skills: {code} of {len(requests)} requests have one in find's top 3"
+        )
 
 
 def with_threshold(root: Path) -> None:
@@ -215,6 +229,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=Path, default=BENCH / "data" / "skill_requests.jsonl")
     parser.add_argument("--pool", choices=("distinct", "installed", "both"), default="both")
+    parser.add_argument(
+        "--starter",
+        action="store_true",
+        help="the installed workspace keeps the starter's code skills (and counts them)",
+    )
     args = parser.parse_args()
     requests = load_requests(args.requests)
     found = collections()
@@ -223,7 +242,7 @@ def main() -> None:
         if args.pool in ("distinct", "both"):
             distinct_pool(requests, engine, found, Path(tmp))
         if args.pool in ("installed", "both"):
-            installed_pool(requests, engine, found, Path(tmp))
+            installed_pool(requests, engine, found, Path(tmp), starter=args.starter)
 
 
 if __name__ == "__main__":
