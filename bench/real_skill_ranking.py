@@ -32,13 +32,13 @@ requests one of them is in ``find``'s top 3: none of the requests is for them.
 The ``low overlap`` rows keep the requests sharing at most two content words
 (stemmed, stopwords removed) with their skill's description: people describe
 their task, not the skill. Embeddings are cached by the engine, so a second
-run costs the requests and the tree builds (about 6 minutes on two busy cores).
+run costs the requests and the tree builds (about 6 minutes on two busy cores the first time, 1 after).
 
 Measured on ``bench/data/real_skill_requests_dev.jsonl`` (120 requests in users' words; top-1 / top-5 / MRR@10):
-on ``distinct`` (4,055 skills, 118 requests), ``router`` 46.6% / 65.3% / 0.545 and ``run`` 45.8% top-1, against
+on ``distinct`` (4,055 skills, 118 requests), ``router`` 46.6% / 66.9% / 0.555 and ``run`` 47.5% top-1, against
 cosine 36.4% / 51.7% / 0.437, RRF 28.0% / 56.8% / 0.403, BM25 18.6% / 34.7% / 0.261 (``router`` was 28.0% / 52.5%
 / 0.379 before it used the bodies' "when to use" items and weighed BM25 at a quarter); on ``installed`` (1,476
-skills, the 45 requests whose skill it holds), ``router`` 28.9% / 64.4% / 0.447 against RRF 33.3% / 53.3% / 0.432.
+skills, the 45 requests whose skill it holds), ``router`` 28.9% / 64.4% / 0.451 against RRF 33.3% / 53.3% / 0.432.
 """
 
 from __future__ import annotations
