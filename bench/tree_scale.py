@@ -88,6 +88,11 @@ def default_corpora() -> list[Path]:
 
 def real_skills(corpora: list[Path]) -> list[tuple[str, str]]:
     """(name, description) of every distinct skill in the corpora, loaded as the catalog loads them."""
+    return [(name, description) for name, description, _ in real_skill_folders(corpora)]
+
+
+def real_skill_folders(corpora: list[Path]) -> list[tuple[str, str, Path]]:
+    """(name, description, folder) of every distinct skill in the corpora (the first folder of each)."""
     sys.path.insert(0, str(ROOT / "src"))
     from semif_agent.catalog.loader import find_skill_folders, load_skill
 
@@ -101,7 +106,7 @@ def real_skills(corpora: list[Path]) -> list[tuple[str, str]]:
             key = (descriptor.name.strip().lower(), " ".join(descriptor.description.split()).lower())
             if key not in seen:
                 seen.add(key)
-                found.append((descriptor.name, " ".join(descriptor.description.split())))
+                found.append((descriptor.name, " ".join(descriptor.description.split()), folder))
     return found
 
 

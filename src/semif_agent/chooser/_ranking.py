@@ -11,11 +11,17 @@ learned router ranks by its own logits. A strategy that walks the tree one
 decision at a time (the chain, for an engine that cannot score) ranks
 through the ``examples`` strategy over the same tree, scored by the local
 engine.
+
+A skill shipped by several collections is one skill: leaves with the same
+name (as their SKILL.md writes it) and the same description are shown once,
+as the most probable of them, with the others listed as its ``copies``
+(:meth:`~semif_agent.routing.scoring.LeafIndex.copy_groups`), so repeats never
+take the places of other skills.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.base import Engine
@@ -35,6 +41,7 @@ class Ranked:
     scores: list[float]
     none_probability: float
     none_score: float
+    copies: list[tuple[str, ...]] = field(default_factory=list)  # each leaf's copies, the same skill elsewhere
 
     @property
     def best(self) -> str:
@@ -45,7 +52,18 @@ class Ranked:
 
     def top(self, k: int) -> Ranked:
         """The ``k`` first leaves of this ranking, ``none``'s the same."""
-        return Ranked(self.names[:k], self.probabilities[:k], self.scores[:k], self.none_probability, self.none_score)
+        return Ranked(
+            self.names[:k],
+            self.probabilities[:k],
+            self.scores[:k],
+            self.none_probability,
+            self.none_score,
+            self.copies[:k],
+        )
+
+    def copies_of(self, name: str) -> tuple[str, ...]:
+        """The leaves that are ``name``'s skill shipped elsewhere, shown as ``name`` (empty: none)."""
+        return self.copies[self.names.index(name)] if self.copies else ()
 
 
 def ranking_strategy(strategy: Any, tree: SkillTree, engine: Engine) -> Any:
@@ -63,11 +81,24 @@ def rank(strategy: Any, text: str, k: int) -> Ranked:
     else:
         leaf_scores, none = strategy.scorer.find_array(text, index), strategy.threshold
     probabilities, none_probability = strategy.route_probabilities(index, leaf_scores, none)
-    order = top_indexes(probabilities, k, index.numpy)
+    groups = index.copy_groups()
+    # enough leaves that, with every copy set aside, ``k`` distinct skills remain
+    order = top_indexes(probabilities, k + sum(len(members) - 1 for members in groups.values()), index.numpy)
+    shown: list[int] = []
+    seen: set[int] = set()
+    for i in order:
+        group = index.copy_of(i)
+        if group in seen:
+            continue
+        seen.add(group)
+        shown.append(i)
+        if len(shown) == k:
+            break
     return Ranked(
-        names=[index.names[i] for i in order],
-        probabilities=[float(probabilities[i]) for i in order],
-        scores=[float(leaf_scores[i]) for i in order],
+        names=[index.names[i] for i in shown],
+        probabilities=[float(probabilities[i]) for i in shown],
+        scores=[float(leaf_scores[i]) for i in shown],
         none_probability=float(none_probability),
         none_score=float(none),
+        copies=[tuple(index.names[j] for j in groups.get(index.copy_of(i), ()) if j != i) for i in shown],
     )

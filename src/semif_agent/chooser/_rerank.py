@@ -67,6 +67,7 @@ async def rerank(engine: Engine, text: str, ranked: Ranked, descriptions: dict[s
             scores=[scores[name] for name in order],
             none_probability=(ranked.none_probability + votes[NONE_ID]) / 2,
             none_score=ranked.none_score,
+            copies=[ranked.copies_of(name) for name in order],
         ),
         request,
         result,

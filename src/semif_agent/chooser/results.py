@@ -11,20 +11,28 @@ from ..loop.gate import Verdict
 
 @dataclass(frozen=True)
 class Candidate:
-    """One skill of a shortlist: its probability of being the request's skill, and its description in one line."""
+    """One skill of a shortlist: its probability of being the request's skill, and its description in one line.
+
+    ``copies`` are the same skill shipped elsewhere (the same name and description in another collection), shown
+    once as this one; ``locations`` the folders of this SKILL.md skill and of its copies, its own first."""
 
     name: str
     probability: float
     description: str
     kind: str  # "code" or "skill_md"
+    copies: tuple[str, ...] = ()
+    locations: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "name": self.name,
             "probability": round(self.probability, 4),
             "description": self.description,
             "kind": self.kind,
         }
+        if self.copies:
+            shown.update(copies=list(self.copies), locations=list(self.locations))
+        return shown
 
 
 @dataclass(frozen=True)

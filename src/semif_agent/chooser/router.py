@@ -170,8 +170,15 @@ class Router:
                 )
             ranked = answer.ranked.top(k)
         candidates = tuple(
-            Candidate(name, p, clip(leaves[name].description, DESCRIPTION_CHARS), leaves[name].kind)
-            for name, p in zip(ranked.names, ranked.probabilities)
+            Candidate(
+                name,
+                p,
+                clip(leaves[name].description, DESCRIPTION_CHARS),
+                leaves[name].kind,
+                copies,
+                tuple(str(skill_folder(leaves[n])) for n in (name, *copies)) if copies else (),
+            )
+            for name, p, copies in zip(ranked.names, ranked.probabilities, ranked.copies or [()] * len(ranked.names))
         )
         # what a run would do: best is the run's own answer, when the run routes with the strategy that ranked (an
         # engine that scores); a model's chain would cost a call per find, and best is then the ranking's first

@@ -99,8 +99,11 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Write the starter files even if DIRECTORY is already a workspace.")
-def init(directory: Path, force: bool) -> None:
-    """Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data."""
+@click.option(
+    "--empty", is_flag=True, help="Settings only: no starter code skills or sample data (for your own SKILL.md skills)."
+)
+def init(directory: Path, force: bool, empty: bool) -> None:
+    """Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data (--empty: settings only)."""
     from ..starter import create_workspace
     from ..tree.tree import SkillTree
 
@@ -109,13 +112,16 @@ def init(directory: Path, force: bool) -> None:
             f"{directory.expanduser().resolve()}: already a workspace ({SETTINGS_FILE} exists); "
             "use --force to add the missing starter files (nothing is overwritten)"
         )
-    root = create_workspace(directory, force=force)
+    root = create_workspace(directory, force=force, empty=empty)
     made = Workspace.load(root)
     skill_tree = SkillTree.load(made.categories_path, made.bodies_dir)
     click.echo(
         f"Made a workspace at {root} ({len(skill_tree.categories)} categories, {len(skill_tree.skills)} skills)."
     )
-    click.echo(f'Try: semif run "Email Alice that the quarterly report is ready" -w {directory}')
+    if empty:
+        click.echo(f"Add skills: copy SKILL.md folders or collections of them into {root / 'skills'}")
+    else:
+        click.echo(f'Try: semif run "Email Alice that the quarterly report is ready" -w {directory}')
 
 
 COMMANDS = [init]

@@ -38,6 +38,7 @@ from ..engine.lexical import LexicalEngine
 from ..engine.local import Embedder, LocalEngine, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
+from ..tree.skill_md_evidence import Evidence, skill_md_evidence
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
 from ._nodes import NodeTable
@@ -94,20 +95,48 @@ class LeafIndex:
         self.vectors: Any = None  # a row per leaf, or per description and example ("nn")
         self.blocks: list[tuple[int, int]] = []  # row ranges of the vectors, multiplied one at a time
         self.row_starts: Any = None  # "nn": each leaf's first row (its rows are consecutive)
+        self.use_vectors: Any = None  # a row per SKILL.md "when to use" text, None when no leaf has one
+        self.use_owners: Any = None  # the leaf of each of those rows
         self.keywords: BM25Index | None = None
         self.options: list[Option] = []  # for an engine that scores options as they are
         self.calibration: Calibration | None = None  # fitted on first use (LeafScorer.calibration)
         self.words_per_leaf = 0.0  # the mean number of words a leaf is embedded as (how terse the tree is)
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
+        self._copy_of: list[int] | None = None
+        self._copies: dict[int, list[int]] = {}
+
+    def copy_groups(self) -> dict[int, list[int]]:
+        """The leaves that are one skill shipped several times, by the position of the first of them: the same
+        name as their SKILL.md writes it and the same description (whitespace and case aside). Built on first use."""
+        if self._copy_of is None:
+            first: dict[tuple[str, str], int] = {}
+            self._copy_of = []
+            for i, skill in enumerate(self.key[0]):
+                key = ((skill.source_name or skill.name).lower(), " ".join(skill.description.lower().split()))
+                self._copy_of.append(first.setdefault(key, i))
+            for i, group in enumerate(self._copy_of):
+                if group != i:
+                    self._copies.setdefault(group, [group]).append(i)
+        return self._copies
+
+    def copy_of(self, position: int) -> int:
+        """The position of the first leaf that is the same skill as the leaf at ``position`` (itself, if none)."""
+        self.copy_groups()
+        assert self._copy_of is not None
+        return self._copy_of[position]
 
     def cosines(self, query: Any) -> Any:
-        """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn")."""
+        """Each leaf's cosine to the unit vector ``query``: its row's, or the best of its rows ("nn"), or of its
+        SKILL.md's "when to use" items when they are nearer (:mod:`~semif_agent.tree.skill_md_evidence`)."""
         np = self.numpy
         sims = np.empty(len(self.vectors), dtype=self.vectors.dtype)
         for start, end in self.blocks:
             np.matmul(self.vectors[start:end], query, out=sims[start:end])
-        return sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
+        leaves = sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
+        if self.use_vectors is not None:
+            np.maximum.at(leaves, self.use_owners, self.use_vectors @ query)
+        return leaves
 
     def node(self, name: str) -> NodeTable:
         """What the decision at ``name`` offers (``""``: the top), built on first use."""
@@ -319,7 +348,11 @@ class LeafScorer:
         np = _numpy()
         index = LeafIndex(self.tree, key, np)
         skills: tuple[SkillManifest, ...] = key[0]
-        documents = [f"{s.name} {_with_examples(s.description, s.examples, self.examples)}" for s in skills]
+        evidence = [skill_md_evidence(s.source) if s.is_skill_md and s.source else Evidence() for s in skills]
+        documents = [
+            " ".join([s.name, _with_examples(s.description, s.examples, self.examples), *e.headings, *e.uses])
+            for s, e in zip(skills, evidence)
+        ]
         if skills:
             words = (len(_WORDS.findall(leaf_text(s.name, s.description).lower())) for s in skills)
             index.words_per_leaf = sum(words) / len(skills)
@@ -328,6 +361,11 @@ class LeafScorer:
                 index.vectors, index.row_starts = self._embed(skills)
                 rows = len(index.vectors)
                 index.blocks = [(start, min(start + BLOCK_ROWS, rows)) for start in range(0, rows, BLOCK_ROWS)]
+                owners = [i for i, e in enumerate(evidence) if e.uses]
+                if owners:
+                    uses = [option_text(skills[i].name, ". ".join(evidence[i].uses)) for i in owners]
+                    index.use_vectors = self.embedder.embed(uses)
+                    index.use_owners = np.array(owners, dtype=np.intp)
             if self.lexical_weight != 0.0:
                 index.keywords = BM25Index(documents, k1=self._blend.k1, b=self._blend.b, numpy=np)
         elif isinstance(self.engine, LexicalEngine) and type(self.engine)._score is LexicalEngine._score:

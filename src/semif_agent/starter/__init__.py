@@ -48,8 +48,13 @@ def template_files() -> list[Path]:
     return sorted(found)
 
 
-def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Path:
+def create_workspace(dest: str | os.PathLike[str], *, force: bool = False, empty: bool = False) -> Path:
     """Write the starter workspace into ``dest`` (created if missing) and return it resolved.
+
+    ``empty`` writes the settings and a tree without a skill: no code skill, no
+    sample data, for a workspace that will hold its own skills (SKILL.md
+    collections under ``skills/``), where the starter's email, notes and
+    calendar skills would only be offered for requests they do not serve.
 
     Refuses with :class:`~semif_agent.errors.WorkspaceError` when ``dest``
     already holds a ``semif.toml``, unless ``force``. Even with ``force`` no
@@ -71,6 +76,11 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Pa
         root.mkdir(parents=True, exist_ok=True)
         for rel in template_files():
             target = root / rel
+            if empty and rel != Path(SETTINGS_FILE):
+                if rel == CATEGORIES_FILE and not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    replace_file(target, json.dumps(_empty_tree(), indent=2) + "\n")
+                continue
             if rel == CATEGORIES_FILE and target.exists():
                 _merge_categories(target, TEMPLATE_DIR / rel)
                 continue
@@ -83,6 +93,12 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False) -> Pa
     except OSError as exc:
         raise WorkspaceError(f"{root}: cannot write the starter workspace ({exc.strerror or exc})") from exc
     return root
+
+
+def _empty_tree() -> dict[str, Any]:
+    """The starter's categories file without a category, skill or example of what it does not serve."""
+    starter = json.loads((TEMPLATE_DIR / CATEGORIES_FILE).read_text(encoding="utf-8"))
+    return {"version": starter.get("version", 1), "categories": [], "skills": []}
 
 
 def _merge_categories(target: Path, template: Path) -> None:

@@ -1,0 +1,94 @@
+"""What a SKILL.md's body says about when to use it: more to find the skill by than its description.
+
+People describe their task ("nobody has ever tried a restore of our Mongo
+replica set"), and a skill's description often says what it is rather than
+when it serves; its body usually says the rest, under headings such as
+``## When to Use`` or ``## Triggers``, as a list of situations. Those items
+(:attr:`Evidence.uses`) are scored as another text of the skill, the skill
+taking the better of its description and them; the body's headings
+(:attr:`Evidence.headings`, the generic ones left out) add words to its BM25
+text. Both are bounded, so a long body weighs no more than a short one.
+
+A body is read once per file version (its size and modification time) per
+process, when a tree is indexed for scoring, never per request.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..catalog.errors import SkillParseError
+from ..catalog.frontmatter import read_document
+
+MAX_USES = 12
+"""The most "when to use" items kept of one skill."""
+MAX_HEADINGS = 20
+"""The most headings kept of one skill."""
+MAX_ITEM_CHARS = 200
+"""The longest item or heading kept (a longer one is cut)."""
+USE_HEADING = re.compile(
+    r"when to (use|apply|invoke)|use (this|it) when|use when|triggers?|activat|use cases?|examples?", re.I
+)
+GENERIC_HEADING = re.compile(
+    r"^(overview|introduction|usage|summary|contents|table of contents|references?|notes?|instructions|purpose|"
+    r"output|quick start|resources|related( skills)?)$",
+    re.IGNORECASE,
+)
+HEADING = re.compile(r"^#{1,4}\s+(.+?)\s*#*\s*$")
+ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
+MARKUP = re.compile(r"[*_`]+")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A SKILL.md body's "when to use" items and its headings (generic ones left out), each bounded."""
+
+    uses: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()
+
+
+def body_evidence(body: str) -> Evidence:
+    """The items listed under a "when to use" heading of ``body``, and its other headings (code blocks skipped)."""
+    uses: list[str] = []
+    headings: list[str] = []
+    under_use = in_code = False
+    for line in body.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            text = MARKUP.sub("", heading.group(1)).strip()
+            under_use = bool(USE_HEADING.search(text))
+            if not under_use and not GENERIC_HEADING.match(text) and len(headings) < MAX_HEADINGS:
+                headings.append(text[:MAX_ITEM_CHARS])
+            continue
+        item = ITEM.match(line) if under_use else None
+        if item and len(uses) < MAX_USES:
+            text = MARKUP.sub("", item.group(1)).strip().strip("\"“”'")
+            if text:
+                uses.append(text[:MAX_ITEM_CHARS])
+    return Evidence(tuple(dict.fromkeys(uses)), tuple(dict.fromkeys(headings)))
+
+
+def skill_md_evidence(skill_md: Path) -> Evidence:
+    """:func:`body_evidence` of the SKILL.md file ``skill_md`` (nothing when it cannot be read)."""
+    try:
+        info = skill_md.stat()
+    except OSError:
+        return Evidence()
+    return _evidence(str(skill_md), info.st_size, info.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _evidence(path: str, size: int, mtime_ns: int) -> Evidence:
+    """One version of a file's evidence (``size`` and ``mtime_ns`` key the cache: an edited file is read again)."""
+    try:
+        return body_evidence(read_document(Path(path)).body)
+    except (SkillParseError, OSError, UnicodeDecodeError):
+        return Evidence()
