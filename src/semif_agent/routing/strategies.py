@@ -155,7 +155,8 @@ class _LeafAware:
                 masses[NONE_ID] = float(none_probability)
             elif NONE_ID in masses:
                 masses[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in masses.items() if k != NONE_ID))
-            decisions[at] = dataclasses.replace(step, result=dataclasses.replace(step.result, probabilities=masses))
+            result = dataclasses.replace(step.result, probabilities=masses)
+            decisions[at] = dataclasses.replace(step, result=result, whole=True)
 
     def _option_masses(self, index: LeafIndex, step: RoutedDecision, node: str, leaves: Any) -> dict[str, float]:
         """Each option's share of the leaves' probabilities (a skill its own, a category its leaves' sum) for a
@@ -195,7 +196,7 @@ class _LeafAware:
         )
         asked = DecisionRequest(state=text, question=question_at(node), options=options)
         level = "skill" if selected in self.tree.skills else "category"
-        return RoutedDecision(level, asked, result)
+        return RoutedDecision(level, asked, result, whole=True)
 
 
 class BestLeaf(_LeafAware):
