@@ -58,6 +58,16 @@ def documents_only(index: LeafIndex) -> bool:
     return with_examples < WITH_EXAMPLES and index.words_per_leaf >= DOCUMENT_WORDS
 
 
+DERIVED_NOTE = "scored from the leaves"  # the note of a decision derived from the leaves' scores
+BACKOFF_NOTE = "backoff after none"  # the note of ``beam``'s derived decision taken again after a branch found none
+
+
+def derived_from_leaves(result: DecisionResult) -> bool:
+    """Whether ``result`` was derived from the leaves' scores (it takes the branch of the best leaf), not an
+    engine's own decision."""
+    return result.note in (DERIVED_NOTE, BACKOFF_NOTE)
+
+
 def best_option(scores: dict[str, float]) -> str:
     """The option a derived decision selects: the best score, ``none`` on a tie."""
     return max(scores, key=lambda k: (scores[k], k == NONE_ID))
@@ -244,7 +254,7 @@ class BestLeaf(_LeafAware):
 
         def decide(node: str, options: list[Option], scores: dict[str, float]) -> str:
             probabilities = self.node_probabilities(index, node, routes)
-            step = self.derived(text, node, options, scores, "scored from the leaves", probabilities)
+            step = self.derived(text, node, options, scores, DERIVED_NOTE, probabilities)
             route.decisions.append(step)
             return step.result.selected
 
@@ -295,7 +305,7 @@ class Beam(_LeafAware):
                 "",
                 offered,
                 {o.id: top[o.id] for o in offered},
-                "scored from the leaves" if attempt == 0 else "backoff after none",
+                DERIVED_NOTE if attempt == 0 else BACKOFF_NOTE,
                 probabilities,
             )
             route.decisions.append(step)
