@@ -3,11 +3,11 @@
 A leaf-aware strategy (``examples``, ``best_leaf``, the learned router...)
 gives every leaf the probability that the route ends there, and ``none`` the
 rest (:mod:`semif_agent.routing.strategies`); ``find`` shows the ``k`` most
-probable, from the very scores a run's route walks by
-(:meth:`~semif_agent.routing.strategies._LeafAware.leaf_scores`: on real
-SKILL.md collections the cosine and BM25 fused over every leaf, which find
-them best; the learned router's own logits), so the skill a run goes to is
-the one ``find`` puts first, at the probability it shows. A strategy that walks the tree one
+probable. An untrained strategy ranks by the scores that find real skills
+best, the cosine and BM25 fused over every leaf
+(:meth:`~semif_agent.routing.scoring.LeafScorer.find_array`, in cosine units,
+so the strategy's temperature and ``none`` threshold still apply); the
+learned router ranks by its own logits. A strategy that walks the tree one
 decision at a time (the chain, for an engine that cannot score) ranks
 through the ``examples`` strategy over the same tree, scored by the local
 engine.
@@ -21,6 +21,7 @@ from typing import Any
 from ..engine.base import Engine
 from ..engine.decisions import NONE_ID
 from ..routing.create import create_strategy
+from ..routing.learned import Learned
 from ..routing.scoring import top_indexes
 from ..tree.tree import SkillTree
 
@@ -57,7 +58,10 @@ def ranking_strategy(strategy: Any, tree: SkillTree, engine: Engine) -> Any:
 def rank(strategy: Any, text: str, k: int) -> Ranked:
     """The ``k`` leaves of ``strategy``'s tree most likely to be ``text``'s route, best first."""
     index = strategy.scorer.current()
-    leaf_scores, none = strategy.leaf_scores(text, index)  # what a run's route scores, so run and find agree
+    if isinstance(strategy, Learned):
+        leaf_scores, none = strategy.leaf_scores(text, index)
+    else:
+        leaf_scores, none = strategy.scorer.find_array(text, index), strategy.threshold
     probabilities, none_probability = strategy.route_probabilities(index, leaf_scores, none)
     order = top_indexes(probabilities, k, index.numpy)
     return Ranked(

@@ -40,24 +40,6 @@ MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
 SHORTLIST_SIZE = MAX_OPTIONS - 1
 
 
-# A tree's leaves are ranked by fusion (see :meth:`_LeafAware.leaf_scores`) when fewer than this share of them have
-# example requests and their names and descriptions average at least DOCUMENT_WORDS words. On the 4,079 real skills of
-# bench/skill_retrieval.py (no examples, 20 to 60 words) fusion puts the right skill first for 50.9% against the
-# blend's 43.5%; on HWU64's intent names (3 words) the blend for 54.1% against 51.8%; on the starter (every skill
-# with examples) the blend's routes are the ones the act gate was measured safe on.
-WITH_EXAMPLES = 0.5
-DOCUMENT_WORDS = 12
-
-
-def documents_only(index: LeafIndex) -> bool:
-    """Whether ``index``'s leaves are mostly described by their words alone, at some length (see WITH_EXAMPLES)."""
-    skills = index.key[0]
-    if not skills:
-        return False
-    with_examples = sum(1 for s in skills if s.examples) / len(skills)
-    return with_examples < WITH_EXAMPLES and index.words_per_leaf >= DOCUMENT_WORDS
-
-
 DERIVED_NOTE = "scored from the leaves"  # the note of a decision derived from the leaves' scores
 BACKOFF_NOTE = "backoff after none"  # the note of ``beam``'s derived decision taken again after a branch found none
 
@@ -118,16 +100,7 @@ class _LeafAware:
         return [w / total for w in weights], none_weight / total
 
     def leaf_scores(self, text: str, index: LeafIndex) -> tuple[Any, float]:
-        """Every leaf's score for ``text`` (over ``index``) and ``none``'s: the threshold.
-
-        A client's ``find`` ranks by the same scores, so a run goes to the skill ``find`` puts first, at the
-        probability ``find`` shows for it. They are the scores that serve the tree best: where most leaves are
-        described by their words alone, at some length (SKILL.md collections), the cosine and BM25 fused over
-        every leaf (:meth:`.LeafScorer.find_array`); where most have example requests (the blend was fitted on
-        them held out) or only a few words each (intent names), the blend.
-        """
-        if documents_only(index):
-            return self.scorer.find_array(text, index), self.threshold
+        """Every leaf's score for ``text`` (over ``index``) and ``none``'s: the threshold."""
         return self.scorer.score_array(text, index), self.threshold
 
     def node_scores(
