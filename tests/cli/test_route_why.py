@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from semif_agent.cli.route_cmd import route_json
 from semif_agent.engine import local_available
+from semif_agent.loop.runner import SkillRunner
+from semif_agent.loop.settings import RunSettings
+from semif_agent.starter import create_workspace
+from semif_agent.workspace import Workspace
 
 pytestmark = pytest.mark.skipif(not local_available(), reason="the local engine is not installed")
 
@@ -16,21 +20,21 @@ SURE = "Remind me to renew the passport"  # todos.add, the most probable at ever
 
 
 def test_a_chosen_option_less_probable_than_another_says_why(semif, tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    assert semif("init", str(ws)).returncode == 0
-    for text in (UNSURE, SURE):
-        found = semif("route", text, "-w", str(ws), "--json")
-        assert found.returncode == 0, found.stderr
-        for decision in json.loads(found.stdout)["decisions"]:
+    ws = create_workspace(tmp_path / "ws")
+    runner = SkillRunner.from_settings(RunSettings.resolve(Workspace.load(ws), log=False))
+    routed = {text: route_json(text, runner.decide(text)) for text in (UNSURE, SURE)}
+    for text, found in routed.items():
+        for decision in found["decisions"]:
             chosen = next(o["probability"] for o in decision["options"] if o["id"] == decision["selected"])
             above = [
                 o["id"] for o in decision["options"] if o["id"] != decision["selected"] and o["probability"] > chosen
             ]
             assert bool(above) == bool(decision["why"]), (text, decision)
-    unsure = json.loads(semif("route", UNSURE, "-w", str(ws), "--json").stdout)
+    unsure = routed[UNSURE]
     last = unsure["decisions"][-1]
     assert unsure["skill"] == last["selected"] == "notes.add"
     assert last["options"][0]["id"] == "none"  # the rest of the leaves, other branches' too, outweighs notes.add
     assert "notes.add is the likeliest skill" in last["why"] and "another branch" in last["why"]
     shown = semif("route", UNSURE, "-w", str(ws))
+    assert shown.returncode == 0, shown.stderr
     assert "chosen: notes.add is the likeliest skill" in shown.stdout
