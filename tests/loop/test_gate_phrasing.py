@@ -119,8 +119,8 @@ def test_the_lead_ins_a_body_cuts_count_as_the_skills_words(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("text", "skill"),
     [
-        ("Don't let me forget to call the plumber", "todos.add"),
         ("Make sure I remember to renew the passport", "todos.add"),
+        ("Write to my sister that I'll bring dessert", "email.compose"),
     ],
 )
 def test_a_request_in_everyday_words_is_routed_again_as_the_plain_command_it_reads_as(

@@ -11,6 +11,7 @@ from semif_agent.engine import ScriptedEngine, create_engine
 from semif_agent.errors import EngineConfigError
 from semif_agent.routing import STRATEGIES, LeafScorer, create_strategy
 from semif_agent.tree import SkillTree
+from semif_agent.tree.router import route_prefix
 
 from .conftest import DATASET
 
@@ -105,3 +106,22 @@ def test_lexical_scorer_works_without_the_model(tree_file: Path) -> None:
 def test_unknown_strategy_is_a_clear_error(tree_file: Path) -> None:
     with pytest.raises(EngineConfigError, match="unknown routing strategy 'magic'"):
         create_strategy("magic", load(tree_file), create_engine("lexical"))
+
+
+@pytest.mark.parametrize("name", ["best_leaf", "examples", "beam", "chain"])
+def test_a_calibrated_route_holds_the_routes_probability_at_every_decision(tree_file: Path, name: str) -> None:
+    # derived decisions, and an engine's decisions calibrated on the leaves, hold the probability that the route
+    # ends under each option: the act gate reads the chosen skill's at the last decision, not a product down the tree
+    strategy = create_strategy(name, load(tree_file), create_engine("local"))
+    route = run_sync(strategy.aroute("mark the laundry task as done"))
+    assert route.skill is not None and route.decisions and all(step.whole for step in route.decisions)
+    assert route_prefix(route.decisions) == 1.0
+
+
+def test_an_engines_own_probabilities_multiply_down_the_route(tree_file: Path) -> None:
+    # a temperature given keeps the engine's own probabilities, each given the walk reached its decision
+    strategy = create_strategy("chain", load(tree_file), create_engine("local"), temperature=0.05)
+    route = run_sync(strategy.aroute("mark the laundry task as done"))
+    assert len(route.decisions) == 2 and not any(step.whole for step in route.decisions)
+    first = route.decisions[0].result
+    assert route_prefix(route.decisions) == pytest.approx(first.probabilities[first.selected])

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._text import inert, percent
+from ..engine.decisions import NONE_ID
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
 from ._engines import routing_options, run_settings
@@ -15,6 +16,7 @@ from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..loop.gate import Verdict
+    from ..tree.router import Route, RoutedDecision
 
 DEFAULT_TOP = 5
 
@@ -100,7 +102,7 @@ def route_json(text: str, verdict: Verdict) -> dict[str, Any]:
     and ``find_skills`` say it) and each decision with every option, most likely first."""
     found = verdict.route
     decisions = []
-    for step in found.decisions:
+    for at, step in enumerate(found.decisions):
         row = {
             "question": step.request.question,
             "selected": step.result.selected,
@@ -118,6 +120,7 @@ def route_json(text: str, verdict: Verdict) -> dict[str, Any]:
                 "options": [
                     {"id": option, "probability": p, "score": score} for option, p, score in ranked_options(row)
                 ],
+                "why": why_chosen(step, found, first=at == 0),
             }
         )
     return {
@@ -126,6 +129,40 @@ def route_json(text: str, verdict: Verdict) -> dict[str, Any]:
         "gate": verdict.gate.to_dict() if verdict.gate is not None else None,
         "decisions": decisions,
     }
+
+
+def why_chosen(step: RoutedDecision, route: Route, *, first: bool) -> str | None:
+    """Why a decision chose an option less probable than another it shows (None: it chose the most probable).
+
+    A decision derived from the leaves takes the branch of the likeliest skill, while an option's probability is
+    its skills' sum, and below the first decision ``none``'s holds the rest (no skill, or one of another branch); an
+    engine's decision is its own, the probabilities those of the leaves it was calibrated on."""
+    from ..routing.strategies import derived_from_leaves
+
+    probabilities = step.result.probabilities or {}
+    selected = step.result.selected
+    own = probabilities.get(selected)
+    above = [k for k, p in probabilities.items() if k != selected and own is not None and p > own]
+    if not above:
+        return None
+    if not derived_from_leaves(step.result):
+        calibrated = "; the probabilities shown are those of the leaves it was calibrated on" if step.whole else ""
+        return f"the engine chose {selected}{calibrated}"
+    leaf = route.skill.name if route.skill is not None else None
+    if selected == NONE_ID:
+        parts = ["no skill scores above the threshold"]
+    elif selected == leaf:
+        parts = [f"{selected} is the likeliest skill"]
+    else:
+        parts = [f"{selected} holds the likeliest skill" + (f", {leaf}" if leaf is not None else "")]
+    if NONE_ID in above:
+        rest = "the rest: no skill, or one of another branch" if not first else "that no skill serves the request"
+        parts.append(f"none's {percent(probabilities[NONE_ID])} is {rest}")
+    branches = [k for k in above if k != NONE_ID]
+    if branches:
+        other = max(branches, key=probabilities.__getitem__)
+        parts.append(f"{other}'s {percent(probabilities[other])} is its skills' together")
+    return "; ".join(parts)
 
 
 def _print_route(data: dict[str, Any], top: int) -> None:
@@ -142,6 +179,8 @@ def _print_route(data: dict[str, Any], top: int) -> None:
             click.echo(f"       {option['id']:<{width}}  {_likelihood(option):>5}{mark}")
         if len(decision["options"]) > len(shown):
             click.echo(click.style(f"       … {len(decision['options']) - len(shown)} more (--top)", dim=True))
+        if decision["why"]:
+            click.echo(click.style(f"       chosen: {inert(decision['why'])}", dim=True))
     if data["acts"]:
         click.echo(f"{click.style('would run', bold=True)}  {data['skill']} ({inert(data['reason'])})")
     else:

@@ -39,9 +39,14 @@ what the chosen skill does (its ``effects``, ``"read"`` or ``"write"``). The rul
    description, inputs and examples), nor close in meaning to them, it is
    handed back (``off-object``); by similarity engines only, as rule 4.
 6. **Sure enough.** A skill that writes acts only when the route's
-   probability for it (the product of the probabilities chosen along the
-   chain) is at least the act threshold; otherwise the request is handed back
-   with the likeliest candidates (``unsure``).
+   probability for it is at least the act threshold; otherwise the request is
+   handed back with the likeliest candidates (``unsure``). The route's
+   probability is the one its decisions hold: where they come from one
+   softmax over every leaf (the leaf-aware strategies, and an engine's route
+   calibrated on the leaves), the chosen skill's share of all the leaves'
+   at the last decision, which does not shrink as the tree deepens; where
+   they are an engine's own, decision by decision, their product
+   (:func:`~semif_agent.tree.router.route_prefix`).
 
 Rules 3 to 6 hand a request back; ``yes`` (``semif run --yes``) acts all the
 same (never on rule 0). Skills that read, and skills that cannot act in this run (a stub, a
@@ -60,11 +65,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine.base import Engine, embedding_function
-from ..engine.decisions import NONE_ID, DecisionResult, Option
+from ..engine.decisions import NONE_ID, Option
 from ..routing.scoring import can_score
 from ..tree.effects import WRITE
 from ..tree.manifests import SkillManifest
-from ..tree.router import Route
+from ..tree.router import Route, route_prefix
 from ..tree.tree import SkillTree
 from .evidence import RequestReading, negation_of, object_fits, object_vocabulary, read_request, skill_fits
 
@@ -227,7 +232,7 @@ class _Reading:
     text: str
     reading: RequestReading
     tree: SkillTree
-    prefix: float | None  # the product of the probabilities chosen before the last decision
+    prefix: float | None  # the probability of reaching the last decision (1 when it holds the route's)
     last: dict[str, float] | None  # the last decision's probabilities
     skill: SkillManifest
     probability: float | None
@@ -366,10 +371,7 @@ def _cannot_act(skill: SkillManifest) -> tuple[str, str]:
 
 
 def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
-    prefix: float | None = 1.0
-    for step in route.decisions[:-1]:
-        p = _chosen_probability(step.result)
-        prefix = None if prefix is None or p is None else prefix * p
+    prefix = route_prefix(route.decisions)
     last = route.decisions[-1].result.probabilities if route.decisions else None
     skill = route.skill
     if skill is None:
@@ -516,10 +518,6 @@ def _joint(state: _Reading, last: dict[str, float] | None, name: str) -> float |
     if state.prefix is None or last is None or name not in last:
         return None
     return state.prefix * last[name]
-
-
-def _chosen_probability(result: DecisionResult) -> float | None:
-    return result.probabilities.get(result.selected) if result.probabilities else None
 
 
 def _percent(p: float) -> str:

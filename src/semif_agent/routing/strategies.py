@@ -44,6 +44,16 @@ MAX_OPTIONS = 16  # what a model decision may show, ``none`` included
 SHORTLIST_SIZE = MAX_OPTIONS - 1
 
 
+DERIVED_NOTE = "scored from the leaves"  # the note of a decision derived from the leaves' scores
+BACKOFF_NOTE = "backoff after none"  # the note of ``beam``'s derived decision taken again after a branch found none
+
+
+def derived_from_leaves(result: DecisionResult) -> bool:
+    """Whether ``result`` was derived from the leaves' scores (it takes the branch of the best leaf), not an
+    engine's own decision."""
+    return result.note in (DERIVED_NOTE, BACKOFF_NOTE)
+
+
 def best_option(scores: dict[str, float]) -> str:
     """The option a derived decision selects: the best score, ``none`` on a tie."""
     return max(scores, key=lambda k: (scores[k], k == NONE_ID))
@@ -159,7 +169,8 @@ class _LeafAware:
                 masses[NONE_ID] = float(none_probability)
             elif NONE_ID in masses:
                 masses[NONE_ID] = max(0.0, 1.0 - sum(v for k, v in masses.items() if k != NONE_ID))
-            decisions[at] = dataclasses.replace(step, result=dataclasses.replace(step.result, probabilities=masses))
+            result = dataclasses.replace(step.result, probabilities=masses)
+            decisions[at] = dataclasses.replace(step, result=result, whole=True)
 
     def _option_masses(self, index: LeafIndex, step: RoutedDecision, node: str, leaves: Any) -> dict[str, float]:
         """Each option's share of the leaves' probabilities (a skill its own, a category its leaves' sum) for a
@@ -199,7 +210,7 @@ class _LeafAware:
         )
         asked = DecisionRequest(state=text, question=question_at(node), options=options)
         level = "skill" if selected in self.tree.skills else "category"
-        return RoutedDecision(level, asked, result)
+        return RoutedDecision(level, asked, result, whole=True)
 
 
 class BestLeaf(_LeafAware):
@@ -220,7 +231,7 @@ class BestLeaf(_LeafAware):
 
         def decide(node: str, options: list[Option], scores: dict[str, float]) -> str:
             probabilities = self.node_probabilities(index, node, routes)
-            step = self.derived(text, node, options, scores, "scored from the leaves", probabilities)
+            step = self.derived(text, node, options, scores, DERIVED_NOTE, probabilities)
             route.decisions.append(step)
             return step.result.selected
 
@@ -271,7 +282,7 @@ class Beam(_LeafAware):
                 "",
                 offered,
                 {o.id: top[o.id] for o in offered},
-                "scored from the leaves" if attempt == 0 else "backoff after none",
+                DERIVED_NOTE if attempt == 0 else BACKOFF_NOTE,
                 probabilities,
             )
             route.decisions.append(step)

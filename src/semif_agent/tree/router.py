@@ -22,6 +22,11 @@ class RoutedDecision:
     level: str  # "category" | "skill"
     request: DecisionRequest
     result: DecisionResult
+    # True: each option's probability is the route's, that the route ends under it (one softmax over every leaf and
+    # ``none``, summed over the option's leaves), so the chosen skill's is the route's however deep the tree is.
+    # False: the engine's own, given that the walk reached this decision; the route's is then the product of the
+    # probabilities chosen on the way (:func:`route_prefix`).
+    whole: bool = False
 
 
 @dataclass
@@ -31,6 +36,22 @@ class Route:
     skill: SkillManifest | None
     decisions: list[RoutedDecision] = field(default_factory=list)
     reason: str = ""
+
+
+def route_prefix(decisions: list[RoutedDecision]) -> float | None:
+    """The probability that a route reaches its last decision, which multiplies that decision's probabilities to
+    give the route's: 1 when the last decision's probabilities are the route's already (:attr:`RoutedDecision.whole`),
+    else the product of the probabilities chosen before it, back to the nearest decision that holds the route's
+    (that one's included). None when a decision on the way has no probability for its choice."""
+    prefix = 1.0
+    for step in reversed(decisions[:-1] if decisions and not decisions[-1].whole else []):
+        chosen = step.result.probabilities.get(step.result.selected) if step.result.probabilities else None
+        if chosen is None:
+            return None
+        prefix *= chosen
+        if step.whole:
+            break
+    return prefix
 
 
 def question_at(category: str) -> str:
