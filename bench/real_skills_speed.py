@@ -79,7 +79,8 @@ print(json.dumps({
     "find_s": end - threshold_done,
     "total_s": end - start,
     "embedded": getattr(embedder, "computed", None),
-    "first": [c.skill for c in shortlist.candidates][:3],
+    "first": [c.name for c in shortlist.skills][:3],
+    "best": shortlist.best,
 }))
 """
 

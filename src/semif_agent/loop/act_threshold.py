@@ -186,6 +186,7 @@ class Measuring:
     strategy: Any
     workspace: Any = None
     log: Any = None
+    progress: Callable[[str, int, int], None] | None = None
 
 
 async def threshold_in_force(runner: Any) -> tuple[ActTradeOff, str]:
