@@ -22,7 +22,9 @@ in a fresh process with the workspace's embedding cache in a folder of its own
 ``--search-depth`` searches skill folders deeper than the loader's default,
 for measuring on a loader that stops short of the packages' deepest skills
 (the figure "skills loaded" says what was loaded either way). The machine's
-load average is printed beside the figures: timings on a shared machine vary.
+load average is printed beside the figures, and each step's CPU time (user
+and system, its threads included) beside its wall time: on a shared machine
+the wall time says more about the other processes than about this one.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -49,6 +52,8 @@ REQUESTS = [
     "set up a Dockerfile for this Python app",
     "draft a blog post announcing our launch",
 ]
+
+CPU: list[float] = []  # CPU seconds of each child, in order
 
 # Lifts the loader's default search depth in the child (only with --search-depth): measuring, never shipping.
 DEPTH = """
@@ -92,16 +97,24 @@ main(prog_name="semif")
 """
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) the children waited for so far have used, their threads included."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def child(code: str, args: list[str], cache: Path, depth: int | None) -> tuple[float, str, str]:
-    """Run ``code`` in a fresh interpreter (its own embedding cache): wall seconds, stdout, stderr."""
+    """Run ``code`` in a fresh interpreter (its own embedding cache): wall seconds, stdout, stderr; the CPU
+    seconds it used are added to :data:`CPU` under its first argument."""
     env = {**os.environ, "SEMIF_CACHE_DIR": str(cache)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     prefix = DEPTH.format(depth=depth) if depth else ""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     done = subprocess.run(
         [sys.executable, "-c", prefix + code, *args], env=env, capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - start
+    CPU.append(cpu_seconds() - cpu)
     if done.returncode != 0:
         sys.exit(f"child failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return wall, done.stdout, done.stderr
@@ -136,25 +149,26 @@ def main() -> None:
         first = json.loads(out)
         print(
             f"skills loaded: {first['skills']} ({first['skill_md']} SKILL.md)\n"
-            f"first find, fresh workspace and cache: {wall:.1f} s wall (tree {first['tree_s']:.1f} s, "
+            f"first find, fresh workspace and cache: {wall:.1f} s wall, {CPU[-1]:.1f} s CPU (tree {first['tree_s']:.1f} s, "
             f"act threshold {first['act_threshold_s']:.1f} s, find {first['find_s']:.2f} s; "
             f"{first['embedded']} texts embedded) -> {', '.join(first['first'])}"
         )
         wall, out, _ = child(FIND, [str(ws), REQUESTS[0]], cache, depth)
         again = json.loads(out)
         print(
-            f"find from the stored tree, new process: {wall:.1f} s wall (tree {again['tree_s']:.2f} s, "
+            f"find from the stored tree, new process: {wall:.1f} s wall, {CPU[-1]:.1f} s CPU (tree {again['tree_s']:.2f} s, "
             f"act threshold {again['act_threshold_s']:.2f} s, find {again['find_s']:.2f} s; "
             f"{again['embedded']} texts embedded)"
         )
         cache = base / "cache-run"
         ws = workspace(base / "ws-run", args.collections, args.packages, cache)
         wall, _, err = child(RUN, ["run", FIRST_REQUEST, "-w", str(ws), "--json"], cache, depth)
-        print(f"first semif run, fresh workspace and cache: {wall:.1f} s wall")
+        print(f"first semif run, fresh workspace and cache: {wall:.1f} s wall, {CPU[-1]:.1f} s CPU")
         walls = [child(RUN, ["run", text, "-w", str(ws), "--json"], cache, depth)[0] for text in REQUESTS[: args.runs]]
+        cpus = CPU[-len(walls) :]
         print(
-            f"later semif run, new process each: median {statistics.median(walls):.1f} s "
-            f"(of {', '.join(f'{w:.1f}' for w in walls)})"
+            f"later semif run, new process each: median {statistics.median(walls):.1f} s wall "
+            f"(of {', '.join(f'{w:.1f}' for w in walls)}), {statistics.median(cpus):.1f} s CPU"
         )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 

@@ -14,6 +14,7 @@ imported.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -52,13 +53,15 @@ def option_text(option_id: str, description: str) -> str:
     return f"{words}: {description}" if description else words
 
 
+@functools.lru_cache(maxsize=65_536)
 def leaf_text(name: str, description: str) -> str:
     """What a leaf is embedded as: its description, after the words of its name that the description lacks.
 
     A description that already says every word of the name ("alarm query" for
     ``alarm.alarm_query``) is embedded as it is: repeating the words (and the
     category's) would pull every leaf of a category towards the category's
-    name, which a flat cosine over the descriptions does not do.
+    name, which a flat cosine over the descriptions does not do. Cached: every
+    index of a tree (a calibration builds ten) asks again for each leaf.
     """
     said = set(_WORDS.findall(description.lower()))
     if said and set(_WORDS.findall(name.lower().replace("_", " "))) <= said:

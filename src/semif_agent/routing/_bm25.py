@@ -12,11 +12,10 @@ it, plain lists.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine.lexical import terms
+from ..engine.lexical import document_terms, terms
 
 
 class BM25Index:
@@ -26,8 +25,9 @@ class BM25Index:
         self.size = len(texts)
         self._np = numpy
         self._gain = k1 + 1
-        docs = [Counter(terms(text)) for text in texts]
-        lengths = [sum(counts.values()) for counts in docs]
+        counted = [document_terms(text) for text in texts]
+        docs = [counts for _, counts in counted]
+        lengths = [length for length, _ in counted]
         avg_len = sum(lengths) / self.size if self.size else 0.0
         avg_len = avg_len or 1.0
         found: dict[str, tuple[list[int], list[int], list[float]]] = {}
