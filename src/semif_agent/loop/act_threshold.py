@@ -132,27 +132,28 @@ async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> li
     tree: SkillTree = runner.tree
     chosen = _examples(tree)
     latest = list(labelled)[-MAX_LABELLED:]
-    folds = min(MAX_FOLDS, max((position + 1 for _, _, position in chosen), default=0)) if chosen else 0
-    folds = max(folds, 2) if chosen else 0  # a skill left with none of its examples in a fold would say nothing
+    # at least two folds: with one, a skill would be left with none of its examples
+    folds = max(2, min(MAX_FOLDS, 1 + max(position for _, _, position in chosen))) if chosen else 0
     progress = getattr(runner, "progress", None)
     total, done = len(chosen) + len(latest), 0
     pairs: list[tuple[float, bool]] = []
-    for fold in range(folds):
-        held = [(skill, example) for skill, example, position in chosen if position % folds == fold]
-        if not held:
-            continue
-        left_out = _left_out(tree, fold, folds)
-        strategy = fold_strategy(runner, left_out)
-        for skill, example in held:
-            pairs += await _pair(runner, strategy, left_out, example, skill)
-            done += 1
-            if progress is not None:
-                progress(STAGE, done, total)
-    for text, skill in latest:
-        pairs += await _pair(runner, runner.strategy, tree, text, skill)
+
+    async def route(strategy: Any, routed_on: SkillTree, text: str, skill: str) -> None:
+        nonlocal done
+        pairs.extend(await _pair(runner, strategy, routed_on, text, skill))
         done += 1
         if progress is not None:
             progress(STAGE, done, total)
+
+    for fold in range(folds):
+        held = [(skill, example) for skill, example, position in chosen if position % folds == fold]
+        if held:
+            left_out = _left_out(tree, fold, folds)
+            strategy = fold_strategy(runner, left_out)
+            for skill, example in held:
+                await route(strategy, left_out, example, skill)
+    for text, skill in latest:
+        await route(runner.strategy, tree, text, skill)
     return pairs
 
 
