@@ -10,7 +10,7 @@ import click
 from .._text import inert
 from ..errors import UserError
 from ._cluster import ray_option
-from ._common import json_option, plural, print_json, workspace_option
+from ._common import StageBars, json_option, plural, print_json, workspace_option
 from ._engines import routing_options, run_settings, skill_runner
 from ._run_lines import chosen, without_shared_tail
 from ._run_lines import print_field as _field
@@ -164,7 +164,10 @@ def run(
         act_threshold=act_threshold,
     )
     runner = skill_runner(settings, act_lock=_act_lock(ws))
-    result = runner.run(text, skill=skill, yes=yes)
+    with StageBars(only_on_terminal=True) as bars:  # the act threshold, when this tree's is not measured yet
+        runner.progress = bars
+        result = runner.run(text, skill=skill, yes=yes)
+        runner.progress = None
     created = None
     if create and result.skill is None:
         created = _create(ws, runner, text, code_model, result.run_id, quiet=as_json)

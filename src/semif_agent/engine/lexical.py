@@ -44,8 +44,9 @@ def terms(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _document(text: str) -> tuple[int, Counter[str]]:
-    """An option's length in terms and its term counts (cached: options repeat across decisions)."""
+def document_terms(text: str) -> tuple[int, Counter[str]]:
+    """A text's length in terms and its term counts (cached: options repeat across decisions, and leaves across
+    the indexes a calibration builds; the counts are shared, never changed)."""
     words = terms(text)
     return len(words), Counter(words)
 
@@ -62,7 +63,7 @@ class LexicalEngine(ThresholdEngine):
         self.b = b
 
     def _score(self, request: DecisionRequest) -> dict[str, float]:
-        docs = [_document(f"{o.id} {o.description}") for o in request.options]
+        docs = [document_terms(f"{o.id} {o.description}") for o in request.options]
         query = set(terms(request.state))
         n = len(docs)
         avg_len = sum(length for length, _ in docs) / n or 1.0

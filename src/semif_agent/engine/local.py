@@ -14,7 +14,9 @@ imported.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +36,7 @@ TOKENIZER_PATH = Path(__file__).parent / "_data" / "tokenizer.json"
 DEFAULT_THRESHOLD = 0.30
 DEFAULT_TEMPERATURE = 0.05
 MAX_TOKENS = 256
+_WORDS = re.compile(r"[a-z0-9]+")
 
 DEFAULT_BATCH_TOKENS = 1024
 """At most this many padded tokens per model run (rows x longest row): bounds a batch's memory
@@ -48,6 +51,22 @@ def option_text(option_id: str, description: str) -> str:
     """What an option is embedded as: its id in words, then its description."""
     words = option_id.replace(".", " ").replace("_", " ").replace("-", " ")
     return f"{words}: {description}" if description else words
+
+
+@functools.lru_cache(maxsize=65_536)
+def leaf_text(name: str, description: str) -> str:
+    """What a leaf is embedded as: its description, after the words of its name that the description lacks.
+
+    A description that already says every word of the name ("alarm query" for
+    ``alarm.alarm_query``) is embedded as it is: repeating the words (and the
+    category's) would pull every leaf of a category towards the category's
+    name, which a flat cosine over the descriptions does not do. Cached: every
+    index of a tree (a calibration builds ten) asks again for each leaf.
+    """
+    said = set(_WORDS.findall(description.lower()))
+    if said and set(_WORDS.findall(name.lower().replace("_", " "))) <= said:
+        return description
+    return option_text(name, description)
 
 
 def model_file(settings: Mapping[str, Any] | None = None) -> Path:

@@ -1,18 +1,29 @@
 """The act threshold: how sure a route must be before a skill that writes acts, measured on the workspace itself.
 
 Each example request of the workspace's skills is routed with that example
-left out of the tree (leave-one-out), and each labelled run's request is
-routed as it is; every route that ends at a skill that writes gives a pair
-(the route's probability for it, whether it is the skill the example or the
-label names). :func:`act_threshold_for` takes the lowest probability at which
-the routes that clear it are right at least :data:`TARGET` of the time.
+left out of the tree, and each labelled run's request is routed as it is;
+every route that ends at a skill that writes gives a pair (the route's
+probability for it, whether it is the skill the example or the label names).
+:func:`act_threshold_for` takes the lowest probability at which the routes
+that clear it are right at least :data:`TARGET` of the time.
 
-The measure costs one routing per example and label (embeddings are cached),
-so it is made once per version of the tree, its labels and the routing, and
-kept in ``data/act_threshold.json``; :func:`measured_act_threshold` reads it,
-or measures again when any of them changed. A workspace that cannot measure
-(an engine that does not score options, or fewer than :data:`MIN_PAIRS`
-pairs) uses :data:`.gate.DEFAULT_ACT_THRESHOLD`.
+Examples are left out by folds, as the scorer's calibration leaves them out:
+fold ``f`` of ``k`` takes out every skill's examples at positions ``f``,
+``f + k``... at once, and routes them on the rest, so a measure builds at most
+:data:`MAX_FOLDS` strategies, whatever the tree's size. A fold's strategy
+scores with the calibration of the whole tree (fitted on the same examples,
+each held out already), so a fold costs one leaf index, not a calibration.
+At most :data:`MAX_EXAMPLES` examples and the :data:`MAX_LABELLED` latest
+labelled requests are routed: a tree of thousands of skills measures in
+seconds, not minutes.
+
+The measure is made once per version of the tree, its labels and the routing,
+and kept in ``data/act_threshold.json``; :func:`measured_act_threshold` reads
+it, or measures again when any of them changed. A workspace that cannot
+measure (an engine that does not score options, or fewer than
+:data:`MIN_PAIRS` pairs) uses :data:`.gate.DEFAULT_ACT_THRESHOLD`.
+``progress(stage, done, total)``, when the runner has one, hears of each
+request routed.
 """
 
 from __future__ import annotations
@@ -28,11 +39,12 @@ from typing import Any
 from .._files import replace_file
 from ..engine.base import Engine
 from ..routing.evaluate import Example
-from ..routing.scoring import can_score
+from ..routing.scoring import LeafScorer, can_score
 from ..tree.effects import WRITE
 from ..tree.router import Route
 from ..tree.tree import SkillTree
 from .gate import DEFAULT_ACT_THRESHOLD, gate_route
+from .settings import RunSettings
 
 TARGET = 0.95  # the share of acted routes that must be right
 WEIGHED = (
@@ -40,7 +52,10 @@ WEIGHED = (
     "change-write",
 )  # the gate's rules that let a skill act only when its probability clears the threshold
 MIN_PAIRS = 8  # fewer routes to a writing skill, and the default stands
-MAX_EXAMPLES = 400  # examples routed at most (a large tree: the first ones of each skill, in turn)
+MAX_EXAMPLES = 200  # examples routed at most (a large tree: the first ones of each skill, in turn)
+MAX_LABELLED = 200  # labelled requests routed at most (the latest)
+MAX_FOLDS = 5  # strategies built at most to leave examples out
+STAGE = "act threshold"  # the progress stage of a measure
 THRESHOLD_FILE = "act_threshold.json"
 
 
@@ -112,21 +127,53 @@ def gate_routes(strategy: Any) -> Callable[[Example, Route], tuple[float, bool]]
 
 
 async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> list[tuple[float, bool]]:
-    """(probability, right?) of every route to a writing skill: the examples left out one at a time, and
-    the ``labelled`` (request, skill) pairs, routed by ``runner``'s strategy, intent rules applied."""
+    """(probability, right?) of every route to a writing skill: the examples left out by folds, and the latest
+    ``labelled`` (request, skill) pairs, routed by ``runner``'s strategy, intent rules applied."""
     tree: SkillTree = runner.tree
+    chosen = _examples(tree)
+    latest = list(labelled)[-MAX_LABELLED:]
+    # at least two folds: with one, a skill would be left with none of its examples
+    folds = max(2, min(MAX_FOLDS, 1 + max(position for _, _, position in chosen))) if chosen else 0
+    progress = getattr(runner, "progress", None)
+    total, done = len(chosen) + len(latest), 0
     pairs: list[tuple[float, bool]] = []
-    for skill, example in _examples(tree):
-        left_out = SkillTree(
-            dict(tree.categories),
-            {**tree.skills, skill: dataclasses.replace(tree.skills[skill], examples=_without(tree, skill, example))},
-            none_examples=tree.none_examples,
-        )
-        strategy = runner.settings.build_strategy(left_out, runner.engine)
-        pairs += await _pair(runner, strategy, left_out, example, skill)
-    for text, skill in labelled:
-        pairs += await _pair(runner, runner.strategy, tree, text, skill)
+
+    async def route(strategy: Any, routed_on: SkillTree, text: str, skill: str) -> None:
+        nonlocal done
+        pairs.extend(await _pair(runner, strategy, routed_on, text, skill))
+        done += 1
+        if progress is not None:
+            progress(STAGE, done, total)
+
+    for fold in range(folds):
+        held = [(skill, example) for skill, example, position in chosen if position % folds == fold]
+        if held:
+            left_out = _left_out(tree, fold, folds)
+            strategy = fold_strategy(runner, left_out)
+            for skill, example in held:
+                await route(strategy, left_out, example, skill)
+    for text, skill in latest:
+        await route(runner.strategy, tree, text, skill)
     return pairs
+
+
+def fold_strategy(runner: Any, tree: SkillTree) -> Any:
+    """``runner``'s strategy over ``tree`` (the runner's tree with some examples left out).
+
+    A strategy that scores every leaf (:class:`~semif_agent.routing.scoring.LeafScorer`) is given the ``none``
+    cut and the calibration of the runner's own: both were fitted with each example held out already, and
+    fitting them again would cost a calibration per fold. Any other is built as the settings say.
+    """
+    strategy = runner.strategy
+    scorer, cut = getattr(strategy, "scorer", None), getattr(strategy, "threshold", None)
+    settings = runner.settings
+    if not isinstance(scorer, LeafScorer) or not isinstance(cut, float) or not isinstance(settings, RunSettings):
+        return settings.build_strategy(tree, runner.engine)
+    built = dataclasses.replace(settings, threshold=cut).build_strategy(tree, runner.engine)
+    fold_scorer = getattr(built, "scorer", None)
+    if isinstance(fold_scorer, LeafScorer):
+        fold_scorer.current().calibration = scorer.calibration()
+    return built
 
 
 @dataclass(frozen=True)
@@ -140,6 +187,7 @@ class Measuring:
     strategy: Any
     workspace: Any = None
     log: Any = None
+    progress: Callable[[str, int, int], None] | None = None
 
 
 async def threshold_in_force(runner: Any) -> tuple[ActTradeOff, str]:
@@ -195,10 +243,13 @@ async def _pair(runner: Any, strategy: Any, tree: SkillTree, text: str, skill: s
     return [(gate.probability, gate.skill == skill)]
 
 
-def _examples(tree: SkillTree) -> list[tuple[str, str]]:
-    """(skill, example) pairs, at most :data:`MAX_EXAMPLES`, taking each skill's examples in turn."""
-    queues = [[(name, e) for e in skill.examples] for name, skill in tree.skills.items() if len(skill.examples) > 1]
-    chosen: list[tuple[str, str]] = []
+def _examples(tree: SkillTree) -> list[tuple[str, str, int]]:
+    """(skill, example, its position) triples, at most :data:`MAX_EXAMPLES`, taking each skill's examples in turn;
+    only a skill with more than one example lends them (left out, it keeps one)."""
+    queues = [
+        [(name, e, i) for i, e in enumerate(s.examples)] for name, s in tree.skills.items() if len(s.examples) > 1
+    ]
+    chosen: list[tuple[str, str, int]] = []
     depth = 0
     while len(chosen) < MAX_EXAMPLES and any(depth < len(q) for q in queues):
         chosen += [q[depth] for q in queues if depth < len(q)][: MAX_EXAMPLES - len(chosen)]
@@ -206,10 +257,16 @@ def _examples(tree: SkillTree) -> list[tuple[str, str]]:
     return chosen
 
 
-def _without(tree: SkillTree, skill: str, example: str) -> tuple[str, ...]:
-    examples = list(tree.skills[skill].examples)
-    examples.remove(example)
-    return tuple(examples)
+def _left_out(tree: SkillTree, fold: int, folds: int) -> SkillTree:
+    """``tree`` without the examples of fold ``fold`` of ``folds`` (those at positions ``fold``, ``fold + folds``...)
+    of every skill with more than one."""
+    skills = {
+        name: dataclasses.replace(skill, examples=tuple(e for i, e in enumerate(skill.examples) if i % folds != fold))
+        if len(skill.examples) > 1
+        else skill
+        for name, skill in tree.skills.items()
+    }
+    return SkillTree(dict(tree.categories), skills, none_examples=tree.none_examples)
 
 
 def _key(runner: Any, labels: list[str]) -> str:

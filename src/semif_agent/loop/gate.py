@@ -66,6 +66,7 @@ from typing import Any
 
 from ..engine.base import Engine, embedding_function
 from ..engine.decisions import NONE_ID, Option
+from ..engine.local import leaf_text
 from ..routing.scoring import can_score
 from ..tree.effects import WRITE
 from ..tree.manifests import SkillManifest
@@ -485,10 +486,15 @@ def _names(reading: RequestReading, skill: SkillManifest) -> bool:
 
 
 def _nearest_none(text: str, skills: list[SkillManifest], none_examples: tuple[str, ...], engine: Engine) -> str | None:
-    """The ``none`` example near ``text`` and nearer than anything of ``skills`` (descriptions, examples), if one is."""
+    """The ``none`` example near ``text`` and nearer than anything of ``skills`` (descriptions, examples), if one is.
+
+    A skill's description is compared as the router embeds it (:func:`~semif_agent.engine.local.leaf_text`), so
+    its vector is the one the tree's index holds already: the bare description would be embedded anew for each
+    skill a route ends beside (a second or more per run on long real descriptions, and minutes when the act
+    threshold is measured on a thousand skills)."""
     if not none_examples:
         return None
-    own = [t for skill in skills for t in (skill.description, *skill.examples)]
+    own = [t for skill in skills for t in (leaf_text(skill.name, skill.description), *skill.examples)]
     embed = embedding_function(engine)
     if embed is not None:
         vectors = embed([text, *none_examples, *own])

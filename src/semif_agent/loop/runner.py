@@ -161,6 +161,8 @@ class SkillRunner:
         self.on_row = on_row
         self.act_lock = act_lock or ActLock.of(self.workspace)
         self._act_threshold: float | None = None
+        # progress(stage, done, total) of long work a run may start (measuring the act threshold), e.g. a bar
+        self.progress: Callable[[str, int, int], None] | None = None
         configure_tracing(self.workspace)
 
     @classmethod

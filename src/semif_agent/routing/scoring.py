@@ -35,7 +35,7 @@ from typing import Any, Protocol, TypeGuard
 from ..engine.base import Engine, check_engine
 from ..engine.decisions import Option
 from ..engine.lexical import LexicalEngine
-from ..engine.local import Embedder, LocalEngine, option_text
+from ..engine.local import Embedder, LocalEngine, leaf_text, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
 from ..tree.skill_md_evidence import Evidence, skill_md_evidence
@@ -400,20 +400,6 @@ class LeafScorer:
             order.append(i)
             order.extend(example_rows.get(i, ()))
         return rows[np.array(order, dtype=np.intp)], np.array(starts, dtype=np.intp)
-
-
-def leaf_text(name: str, description: str) -> str:
-    """What a leaf is embedded as: its description, after the words of its name that the description lacks.
-
-    A description that already says every word of the name ("alarm query" for
-    ``alarm.alarm_query``) is embedded as it is: repeating the words (and the
-    category's) would pull every leaf of a category towards the category's
-    name, which a flat cosine over the descriptions does not do.
-    """
-    said = set(_WORDS.findall(description.lower()))
-    if said and set(_WORDS.findall(name.lower().replace("_", " "))) <= said:
-        return description
-    return option_text(name, description)
 
 
 def top_indexes(values: Any, k: int, numpy: Any = None) -> list[int]:

@@ -1,7 +1,10 @@
 """Skill vectors for grouping: the local model's embeddings, or word vectors when it is missing.
 
-Skills are embedded as routing embeds them (``option_text(name,
-description)``), so the embedding cache a build fills serves the router too.
+The model embeds a skill as routing embeds it (``leaf_text(name,
+description)``), so the embeddings a build computes (kept in the engine's
+cache) serve the router's first request: a new tree of a thousand skills is
+embedded once, not twice. Word vectors read ``option_text``, whose name
+before the ``:`` they weigh twice.
 Texts go to the embedder in small batches of similar length: little padding,
 bounded memory, and a progress report after each batch.
 """
@@ -16,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine.lexical import stem
-from ..engine.local import option_text
+from ..engine.local import leaf_text, option_text
 from ..errors import EngineConfigError
 from ._shape import FlatSkill
 from ._words import is_content_word
@@ -28,9 +31,12 @@ WORD_DIMENSIONS = 512
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def skill_text(skill: FlatSkill) -> str:
-    """What a skill is embedded as (the router embeds the same text)."""
-    return option_text(skill.name, skill.description)
+def skill_text(skill: FlatSkill, embed: Embed | None = None) -> str:
+    """What a skill is embedded as by ``embed``: the text the router embeds, or for :func:`word_vectors` its name
+    and description."""
+    if embed is word_vectors:
+        return option_text(skill.name, skill.description)
+    return leaf_text(skill.name, skill.description)
 
 
 def default_embed() -> Embed:
@@ -67,7 +73,7 @@ def embed_texts(
 
 def embed_skills(skills: Sequence[FlatSkill], embed: Embed, progress: Progress | None = None) -> Any:
     """One unit vector per skill: its text, pulled towards its example requests when it has some."""
-    texts = [skill_text(s) for s in skills]
+    texts = [skill_text(s, embed) for s in skills]
     owners = [i for i, s in enumerate(skills) for _ in s.examples]
     examples = [e for s in skills for e in s.examples]
     vectors = embed_texts(texts + examples, embed, progress)
