@@ -40,3 +40,20 @@ def test_the_router_embeds_no_skill_the_tree_build_embedded(make_workspace) -> N
     assert embedder.computed == built, "the router's first request would embed SKILL.md skills a second time"
     index = RunSettings.resolve(workspace, engine=engine).build_strategy(tree, engine).scorer.current()
     assert skill_md <= set(index.names)
+
+
+def test_copies_of_one_skill_in_several_collections_are_embedded_once(make_workspace) -> None:
+    from semif_agent.engine.local import Embedder, LocalEngine, model_file
+
+    root = make_workspace({"email.compose": None})
+    for collection in ("superpowers", "ecc", "plugins"):
+        skill(root / "skills" / collection, "debug-tests", "Debug failing tests step by step before changing code.")
+    workspace = Workspace.load(root)
+    embedder = Embedder(model_file())
+    engine = LocalEngine(embedder)
+    tree = SkillTree.for_workspace(workspace, embed=engine.embed)
+    copies = sorted(name for name, leaf in tree.skills.items() if leaf.is_skill_md)
+    assert len(copies) == 3 and len({leaf_text(name, tree.skills[name].description) for name in copies}) == 1
+    before = embedder.computed
+    embedder.embed([leaf_text(name, tree.skills[name].description) for name in copies])
+    assert embedder.computed == before, "each copy's folder suffix made its text new to the model"

@@ -46,6 +46,9 @@ DEFAULT_BATCH_ROWS = 32
 
 _lock = threading.Lock()
 
+DISAMBIGUATION = "~"
+"""What joins a skill's name to the folder that tells it apart from another of the same name (the tree's leaf ids)."""
+
 
 def option_text(option_id: str, description: str) -> str:
     """What an option is embedded as: its id in words, then its description."""
@@ -60,9 +63,13 @@ def leaf_text(name: str, description: str) -> str:
     A description that already says every word of the name ("alarm query" for
     ``alarm.alarm_query``) is embedded as it is: repeating the words (and the
     category's) would pull every leaf of a category towards the category's
-    name, which a flat cosine over the descriptions does not do. Cached: every
-    index of a tree (a calibration builds ten) asks again for each leaf.
+    name, which a flat cosine over the descriptions does not do. What follows
+    a ``~`` in a name only tells apart skills of one name in different folders
+    (``brainstorming~superpowers``): it is left out, so copies of one skill are
+    embedded once. Cached: every index of a tree (a calibration builds ten)
+    asks again for each leaf.
     """
+    name = name.split(DISAMBIGUATION, 1)[0]
     said = set(_WORDS.findall(description.lower()))
     if said and set(_WORDS.findall(name.lower().replace("_", " "))) <= said:
         return description

@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..catalog.names import normalized_skill_name
+from ..engine.local import DISAMBIGUATION
 from .skill_md_report import Renamed
 
-SEPARATOR = "~"
+SEPARATOR = DISAMBIGUATION  # what the model leaves out of a leaf's name when it embeds it
 
 
 def distinct_ids(
