@@ -1,6 +1,6 @@
 """How long a new workspace of ~1,600 real SKILL.md skills takes to answer: the first find, later finds, `semif run`.
 
-    python bench/real_skills_speed.py [--collections DIR] [--packages NAME ...] [--runs 3] [--search-depth N]
+    python bench/real_skills_speed.py [--collections DIR] [--packages NAME ...] [--runs 3]
 
 The skills are whole packages of the public collections that
 ``bench/skill_collections.py`` fetches (default: three that sum to about
@@ -19,10 +19,7 @@ in a fresh process with the workspace's embedding cache in a folder of its own
 4. later ``semif run``: the median of ``--runs`` runs of other requests, each
    a new process, on that workspace.
 
-``--search-depth`` searches skill folders deeper than the loader's default,
-for measuring on a loader that stops short of the packages' deepest skills
-(the figure "skills loaded" says what was loaded either way). The machine's
-load average is printed beside the figures, and each step's CPU time (user
+The machine's load average is printed beside the figures, and each step's CPU time (user
 and system, its threads included) beside its wall time: on a shared machine
 the wall time says more about the other processes than about this one.
 """
@@ -54,14 +51,6 @@ REQUESTS = [
 ]
 
 CPU: list[float] = []  # CPU seconds of each child, in order
-
-# Lifts the loader's default search depth in the child (only with --search-depth): measuring, never shipping.
-DEPTH = """
-import semif_agent.catalog.loader as _loader
-for _search in (_loader.search_skill_folders, _loader.find_skill_folders):
-    if _search.__kwdefaults__ and "max_depth" in _search.__kwdefaults__:
-        _search.__kwdefaults__["max_depth"] = {depth}
-"""
 
 FIND = """
 import json, sys, time
@@ -103,16 +92,13 @@ def cpu_seconds() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def child(code: str, args: list[str], cache: Path, depth: int | None) -> tuple[float, str, str]:
+def child(code: str, args: list[str], cache: Path) -> tuple[float, str, str]:
     """Run ``code`` in a fresh interpreter (its own embedding cache): wall seconds, stdout, stderr; the CPU
     seconds it used are added to :data:`CPU` under its first argument."""
     env = {**os.environ, "SEMIF_CACHE_DIR": str(cache)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    prefix = DEPTH.format(depth=depth) if depth else ""
     start, cpu = time.perf_counter(), cpu_seconds()
-    done = subprocess.run(
-        [sys.executable, "-c", prefix + code, *args], env=env, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     CPU.append(cpu_seconds() - cpu)
     if done.returncode != 0:
@@ -122,7 +108,7 @@ def child(code: str, args: list[str], cache: Path, depth: int | None) -> tuple[f
 
 def workspace(folder: Path, collections: Path, packages: list[str], cache: Path) -> Path:
     """A fresh `semif init` workspace with ``packages`` copied under skills/, laid out as installed."""
-    child(RUN, ["init", str(folder)], cache, None)
+    child(RUN, ["init", str(folder)], cache)
     for package in packages:
         shutil.copytree(collections / package, folder / "skills" / package, symlinks=True)
     return folder
@@ -133,19 +119,17 @@ def main() -> None:
     parser.add_argument("--collections", type=Path, default=COLLECTIONS)
     parser.add_argument("--packages", nargs="+", default=PACKAGES)
     parser.add_argument("--runs", type=int, default=3, help="later `semif run`s, each a new process")
-    parser.add_argument("--search-depth", type=int, default=None)
     args = parser.parse_args()
     missing = [p for p in args.packages if not (args.collections / p).is_dir()]
     if missing:
         sys.exit(f"not in {args.collections}: {', '.join(missing)} (python bench/skill_collections.py fetches them)")
     found = sum(1 for p in args.packages for _ in (args.collections / p).rglob("SKILL.md"))
     print(f"{found} SKILL.md files in {len(args.packages)} packages; load average {os.getloadavg()[0]:.1f}")
-    depth = args.search_depth
     with tempfile.TemporaryDirectory(prefix="real-skills-speed-") as tmp:
         base = Path(tmp)
         cache = base / "cache-find"
         ws = workspace(base / "ws-find", args.collections, args.packages, cache)
-        wall, out, _ = child(FIND, [str(ws), FIRST_REQUEST], cache, depth)
+        wall, out, _ = child(FIND, [str(ws), FIRST_REQUEST], cache)
         first = json.loads(out)
         print(
             f"skills loaded: {first['skills']} ({first['skill_md']} SKILL.md)\n"
@@ -153,7 +137,7 @@ def main() -> None:
             f"act threshold {first['act_threshold_s']:.1f} s, find {first['find_s']:.2f} s; "
             f"{first['embedded']} texts embedded) -> {', '.join(first['first'])}"
         )
-        wall, out, _ = child(FIND, [str(ws), REQUESTS[0]], cache, depth)
+        wall, out, _ = child(FIND, [str(ws), REQUESTS[0]], cache)
         again = json.loads(out)
         print(
             f"find from the stored tree, new process: {wall:.1f} s wall, {CPU[-1]:.1f} s CPU (tree {again['tree_s']:.2f} s, "
@@ -162,9 +146,9 @@ def main() -> None:
         )
         cache = base / "cache-run"
         ws = workspace(base / "ws-run", args.collections, args.packages, cache)
-        wall, _, err = child(RUN, ["run", FIRST_REQUEST, "-w", str(ws), "--json"], cache, depth)
+        wall, _, err = child(RUN, ["run", FIRST_REQUEST, "-w", str(ws), "--json"], cache)
         print(f"first semif run, fresh workspace and cache: {wall:.1f} s wall, {CPU[-1]:.1f} s CPU")
-        walls = [child(RUN, ["run", text, "-w", str(ws), "--json"], cache, depth)[0] for text in REQUESTS[: args.runs]]
+        walls = [child(RUN, ["run", text, "-w", str(ws), "--json"], cache)[0] for text in REQUESTS[: args.runs]]
         cpus = CPU[-len(walls) :]
         print(
             f"later semif run, new process each: median {statistics.median(walls):.1f} s wall "
