@@ -237,10 +237,17 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
 
 async def _pair(runner: Any, strategy: Any, tree: SkillTree, text: str, skill: str) -> list[tuple[float, bool]]:
     route = await strategy.aroute(text)
-    route, gate = gate_route(route, text, tree, runner.engine, threshold=0.0)
-    if gate is None or not gate.acts or gate.effects != WRITE or gate.probability is None:
+    route, gate = gate_route(route, text, tree, runner.engine, threshold=0.0, can_act=_can_act(runner))
+    # only routes the threshold decides: a skill that cannot act in the run (a SKILL.md skill with no model shows
+    # its instructions) is never held back, and its routes, right or wrong, say nothing of how sure one must be
+    if gate is None or not gate.acts or gate.effects != WRITE or gate.rule not in WEIGHED or gate.probability is None:
         return []
     return [(gate.probability, gate.skill == skill)]
+
+
+def _can_act(runner: Any) -> Callable[[Any], bool]:
+    """Whether a skill can change anything in ``runner``'s runs (every skill, for a runner that does not say)."""
+    return getattr(runner, "can_act", None) or (lambda skill: True)
 
 
 def _examples(tree: SkillTree) -> list[tuple[str, str, int]]:
