@@ -119,9 +119,13 @@ def test_a_calibrated_route_holds_the_routes_probability_at_every_decision(tree_
 
 
 def test_an_engines_own_probabilities_multiply_down_the_route(tree_file: Path) -> None:
-    # a temperature given keeps the engine's own probabilities, each given the walk reached its decision
-    strategy = create_strategy("chain", load(tree_file), create_engine("local"), temperature=0.05)
-    route = run_sync(strategy.aroute("mark the laundry task as done"))
+    # a model's decisions (here a scripted one) keep their own probabilities, each given the walk reached its decision
+    engine = ScriptedEngine(
+        [
+            {"selected": "todos", "probabilities": {"todos": 0.8, "notes": 0.2}},
+            {"selected": "todos.complete", "probabilities": {"todos.complete": 0.6, "todos.add": 0.4}},
+        ]
+    )
+    route = run_sync(create_strategy("chain", load(tree_file), engine).aroute("mark the laundry task as done"))
     assert len(route.decisions) == 2 and not any(step.whole for step in route.decisions)
-    first = route.decisions[0].result
-    assert route_prefix(route.decisions) == pytest.approx(first.probabilities[first.selected])
+    assert route_prefix(route.decisions) == pytest.approx(0.8)

@@ -28,6 +28,7 @@ operations; without numpy (the ``lexical`` engine on an install without the
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import heapq
 import re
 from typing import Any, Protocol, TypeGuard
@@ -35,12 +36,13 @@ from typing import Any, Protocol, TypeGuard
 from ..engine.base import Engine, check_engine
 from ..engine.decisions import Option
 from ..engine.lexical import LexicalEngine
-from ..engine.local import Embedder, LocalEngine, leaf_text, option_text
+from ..engine.local import MODEL_ID, Embedder, LocalEngine, leaf_text, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
 from ..tree.skill_md_evidence import Evidence, skill_md_evidence
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
+from ._kept_calibration import calibration_key, keep, read_kept
 from ._nodes import NodeTable
 from .calibration import (
     DEFAULT_LEXICAL_WEIGHT,
@@ -101,6 +103,7 @@ class LeafIndex:
         self.options: list[Option] = []  # for an engine that scores options as they are
         self.calibration: Calibration | None = None  # fitted on first use (LeafScorer.calibration)
         self.words_per_leaf = 0.0  # the mean number of words a leaf is embedded as (how terse the tree is)
+        self.text_digest = ""  # a digest of every leaf's indexed words, evidence included (what a calibration read)
         self._tree = tree
         self._nodes: dict[str, NodeTable] = {}
         self._copy_of: list[int] | None = None
@@ -218,7 +221,22 @@ class LeafScorer:
         """The blend and temperature of ``index`` (default: the current one), fitted on first use and kept with it."""
         index = index or self.current()
         if index.calibration is None:
-            index.calibration = self._calibrate(index)
+            store = self.embedder.store if self.embedded else None
+            key = calibration_key(
+                index.key,
+                index.text_digest,
+                self.tree.none_examples,
+                self.examples,
+                self.lexical_weight,
+                type(self.engine).__name__,
+                getattr(self.engine, "threshold", None),
+                getattr(self.engine, "temperature", None),
+                MODEL_ID if self.embedded else None,
+            )
+            index.calibration = read_kept(store, key)
+            if index.calibration is None:
+                index.calibration = self._calibrate(index)
+                keep(store, key, index.calibration)
         return index.calibration
 
     def score_array(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> Any:
@@ -353,6 +371,7 @@ class LeafScorer:
             " ".join([s.name, _with_examples(s.description, s.examples, self.examples), *e.headings, *e.uses])
             for s, e in zip(skills, evidence)
         ]
+        index.text_digest = hashlib.sha256("\0".join(documents).encode("utf-8", "surrogatepass")).hexdigest()
         if skills:
             words = (len(_WORDS.findall(leaf_text(s.name, s.description).lower())) for s in skills)
             index.words_per_leaf = sum(words) / len(skills)
