@@ -126,6 +126,8 @@ ORDINARY = [
     "Email Bob about the meeting and cancel it",
     "Book a table for 8, cancel the previous one",
     "Add a task: do nothing on Sunday",
+    "Skip to the next song on Spotify",  # a move to what follows, whatever skill plays it
+    "skip to chapter 3 of the audiobook",
 ]
 
 

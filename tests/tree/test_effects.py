@@ -72,3 +72,17 @@ def test_a_skill_md_declares_its_effects_in_metadata(make_workspace) -> None:
     assert tree.skills["show-and-tidy"].effects == "write"  # placed by the builder, as declared
     again = SkillTree.for_workspace(Workspace.load(root))  # from the stored tree this time
     assert {n: s.effects for n, s in again.skills.items()} == {n: s.effects for n, s in tree.skills.items()}
+
+
+def test_nouns_and_participles_in_a_bare_description_are_not_verbs() -> None:
+    # the real sports-scores skill (pm-skills): "schedules" and "(live/final/scheduled)" are what it reads
+    sports_scores = (
+        "Get live scores, schedules, and standings for major leagues with zero API keys — ESPN's public JSON "
+        "endpoints via curl, covering NFL, NBA, MLB, NHL, and world football. Use when asked what's the score, did "
+        "my team win, today's games, or league standings right now. Produces the scores with game state "
+        "(live/final/scheduled), the asked-team answer first, and the rerunnable command."
+    )
+    assert infer_effects(sports_scores) == "read"
+    assert infer_effects("List, add, edit, complete, or delete Apple Reminders.") == "write"  # bare verbs still count
+    assert infer_effects("Gets scores and schedules meetings.") == "write"  # inflected verbs: "schedules" is one
+    assert infer_effects("Get the saved notes and update them.") == "write"

@@ -16,7 +16,9 @@ what the chosen skill does (its ``effects``, ``"read"`` or ``"write"``). The rul
    taken again without the skills that write (the probabilities of what is
    left, ``none`` included, renormalised): a skill that reads wins, and runs
    (``lookup-read``), or ``none`` does, and the request is handed back
-   (``lookup-writes``).
+   (``lookup-writes``). A skill that cannot act in this run (a SKILL.md skill
+   whose instructions are only shown) changes nothing, so it is not handed
+   back for it: "where is my AirTag?" shows findmy.
 2. **A change prefers skills that write.** A change request routed to a skill
    that reads goes to the likeliest skill that writes of the same decision
    when that one is likelier than ``none`` there; its probability is
@@ -25,7 +27,11 @@ what the chosen skill does (its ``effects``, ``"read"`` or ``"write"``). The rul
 3. **Out of scope.** When the request is near one of the tree's
    ``none_examples`` (requests no skill serves), and clearly nearer to it than
    to the descriptions and examples of the skills the route weighed, nothing
-   fits: the route ends at ``none`` (``out-of-scope``).
+   fits: the route ends at ``none`` (``out-of-scope``). The ``none`` examples
+   speak for the skills declared beside them: one that the route itself sends
+   to a SKILL.md skill installed since, the one chosen (:func:`serves_none_example`),
+   no longer counts against it ("Dim the bedroom lights" and openhue), and
+   the next nearest is weighed (:meth:`.runner.SkillRunner.adecide` routes it).
 4. **A command the skill does not do.** A command whose verb is none of the
    writing skill's words ("Cancel the dentist appointment" routed to
    ``calendar.add_event``) is handed back (``misfit``), when the route was
@@ -51,7 +57,10 @@ what the chosen skill does (its ``effects``, ``"read"`` or ``"write"``). The rul
 Rules 3 to 6 hand a request back; ``yes`` (``semif run --yes``) acts all the
 same (never on rule 0). Skills that read, and skills that cannot act in this run (a stub, a
 SKILL.md skill whose instructions are only shown), are never held back by 4
-to 6. A skill proposed by someone else (the Agent's model, through a skill's
+to 6, but a skill that cannot act is shown only when the route's probability
+for it is at least the bar to show it (:data:`SHOW_SHARE` of the act
+threshold); below it the request is handed back with the candidates
+(``unsure``), as a write would be. A skill proposed by someone else (the Agent's model, through a skill's
 tool) passes the same gate with :func:`gate_choice`: the request is routed,
 and a proposed skill that writes runs only when the route, ended at it, would
 act. What the gate read and did is kept in the run's outcome row
@@ -60,7 +69,7 @@ act. What the gate read and did is kept in the run's outcome row
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,6 +101,11 @@ NONE_MARGIN = 0.1
 # (`bench/gate_phrasing.py --margins` over the development sets, the rule off) the writes that acted right led such a
 # runner-up by 0.20 or more (one re-routed note by -0.04), a wrong one by 0.11: the margin is set midway.
 ACT_MARGIN = 0.15
+
+# A skill that cannot act in this run (a SKILL.md skill whose instructions are shown, a stub) is shown when the route's
+# probability for it is at least SHOW_SHARE of the act threshold: following the wrong instructions changes nothing
+# by itself, so it needs less than a write, but a pick the route barely leans to is a guess the user would follow.
+SHOW_SHARE = 0.5
 
 ACTS = ("caller", "sure", "yes", "no probability", "reads", "cannot act", "lookup-read", "change-write")
 HANDS_BACK = ("negated", "lookup-writes", "out-of-scope", "misfit", "off-object", "contested", "unsure")
@@ -277,11 +291,13 @@ def gate_route(
     threshold: float,
     yes: bool = False,
     can_act: Callable[[SkillManifest], bool] = lambda skill: True,
+    set_aside: Collection[str] = (),
 ) -> tuple[Route, GateResult | None]:
     """The route to run (re-routed by intent, or ended at ``none`` when out of scope) and the gate's result.
 
     ``None`` for a route that ended at ``none`` already. ``can_act`` says whether a skill can change
-    anything in this run; ``yes`` acts on requests the gate would hand back.
+    anything in this run; ``yes`` acts on requests the gate would hand back; ``set_aside``: ``none`` examples
+    rule 3 does not weigh (those the chosen skill serves: :func:`serves_none_example`).
     """
     if route.skill is None:
         return route, None
@@ -289,11 +305,12 @@ def gate_route(
     negated = _negated(state.reading, state.skill, threshold)
     if negated is not None:
         return route, replace(negated, probability=state.probability, candidates=state.candidates)
-    _intent(state)
+    _intent(state, can_act(state.skill))
     if state.rerouted_from is not None:
         route = replace(route, skill=state.skill)
     weighed = [state.skill, *(tree.skills[c.skill] for c in state.candidates if c.skill != state.skill.name)]
-    nearest = _nearest_none(text, weighed, tree.none_examples, engine)
+    none_examples = tuple(e for e in tree.none_examples if e not in set_aside)
+    nearest = _nearest_none(text, weighed, none_examples, engine)
     rule, reason = _verdict(state, nearest, threshold, can_act(state.skill), by_similarity=can_score(engine))
     acts = rule in ACTS or yes
     if rule in HANDS_BACK and yes:
@@ -383,10 +400,12 @@ def _read(route: Route, text: str, tree: SkillTree) -> _Reading:
     return state
 
 
-def _intent(state: _Reading) -> None:
-    """Rules 1 and 2: a lookup to a writing skill, a change to a reading one, taken again within the decision."""
+def _intent(state: _Reading, can_act: bool) -> None:
+    """Rules 1 and 2: a lookup to a writing skill that can act, a change to a reading one, taken again within the
+    decision."""
     asks, effects = state.reading.asks, state.skill.effects
-    if state.last is None or not (asks == "lookup" and effects == WRITE or asks == "change" and effects != WRITE):
+    lookup_to_write = asks == "lookup" and effects == WRITE and can_act
+    if state.last is None or not (lookup_to_write or asks == "change" and effects != WRITE):
         return
     wanted_write = asks == "change"
     kept = {
@@ -410,12 +429,14 @@ def _verdict(
     state: _Reading, nearest: str | None, threshold: float, can_act: bool, *, by_similarity: bool
 ) -> tuple[str, str]:
     skill, reading = state.skill, state.reading
-    if reading.asks == "lookup" and skill.effects == WRITE:
+    if reading.asks == "lookup" and skill.effects == WRITE and can_act:
         return "lookup-writes", f"the request asks to look something up, and {skill.name} writes"
     if nearest is not None:
         return "out-of-scope", f"the request is nearer to what no skill does ({nearest!r}) than to {skill.name}"
     if state.rerouted_from is not None and reading.asks == "lookup":
         return "lookup-read", f"the request asks to look something up: {skill.name} reads"
+    if not can_act and state.probability is not None and state.probability < (bar := show_threshold(threshold)):
+        return "unsure", f"{skill.name} at {_percent(state.probability)} is below the bar to show a skill {bar:.0%}"
     if skill.effects != WRITE:
         return "reads", f"{skill.name} only reads"
     if not can_act:
@@ -436,6 +457,37 @@ def _verdict(
     if state.rerouted_from is not None:
         return "change-write", f"the request asks to {reading.verb or 'change something'}: {skill.name} writes"
     return "sure", f"{skill.name} at {_percent(state.probability)} clears the act threshold {threshold:.0%}"
+
+
+def show_threshold(threshold: float) -> float:
+    """How sure a route must be to show a skill that cannot act in this run (see :data:`SHOW_SHARE`)."""
+    return threshold * SHOW_SHARE
+
+
+def route_probability(route: Route) -> float | None:
+    """The route's probability for the skill it ended at (None: it ended at ``none``, or has no probabilities)."""
+    if route.skill is None or not route.decisions:
+        return None
+    prefix = route_prefix(route.decisions)
+    chosen = (route.decisions[-1].result.probabilities or {}).get(route.skill.name)
+    return None if prefix is None or chosen is None else prefix * chosen
+
+
+def serves_none_example(skill: SkillManifest, example_route: Route, threshold: float) -> bool:
+    """Whether ``skill``, installed as a SKILL.md skill, serves a ``none`` example: the route of the example itself
+    ends at it, at least as sure as the bar to show it (:func:`show_threshold`). The ``none`` examples a tree
+    declares speak for the skills declared beside them (the starter's say what its code skills do not do); a skill
+    installed since that the route sends one of them to is one someone installed for it ("Dim the bedroom lights"
+    and openhue), so that example no longer counts against it (rule 3). Against the declared skills they count as
+    always, however the route reads them."""
+    probability = route_probability(example_route)
+    return (
+        skill.is_skill_md
+        and example_route.skill is not None
+        and example_route.skill.name == skill.name
+        and probability is not None
+        and probability >= show_threshold(threshold)
+    )
 
 
 def runner_up(state: _Reading) -> tuple[str, float, float] | None:

@@ -26,7 +26,8 @@ don't", "you really shouldn't" and "I'd really rather you didn't" read as
 their plain forms do.
 
 A verb of not doing without a gerund after it ("Skip this song", "Stop the
-timer") negates unless it is what the skill itself does (its words say so:
+timer") negates unless it is what the skill itself does ("skip to", as in
+"Skip to the next song", moves on and never negates) (its words say so:
 see :func:`~.evidence.skill_fits`): the gate decides that with the skill in
 hand (:meth:`Negation.applies_to`).
 
@@ -203,6 +204,8 @@ def read_negation(text: str, command_verbs: frozenset[str] = frozenset()) -> Neg
         if negated_again is not None:
             return Negation(_with_next_word(clause, negated_again.end()))
         doing = _NOT_DOING.match(clause)
+        if doing is not None and (doing.group(1), doing.group(2)) == ("skip", "to"):
+            doing = None  # "skip to the next song", "skip to chapter 3": a move to what follows, nothing left undone
         if doing is not None and not_doing is None:
             verb, following = doing.group(1), doing.group(2)
             gerund = following is not None and following.endswith("ing") and following not in _NOT_GERUNDS

@@ -37,6 +37,7 @@ from .gate import (
     chosen_by_caller,
     gate_choice,
     gate_route,
+    serves_none_example,
 )
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
@@ -161,6 +162,7 @@ class SkillRunner:
         self.on_row = on_row
         self.act_lock = act_lock or ActLock.of(self.workspace)
         self._act_threshold: float | None = None
+        self._none_routes: dict[str, Route] = {}  # the route of each none example rule 3 weighed (see _decide)
         # progress(stage, done, total) of long work a run may start (measuring the act threshold), e.g. a bar
         self.progress: Callable[[str, int, int], None] | None = None
         configure_tracing(self.workspace)
@@ -297,10 +299,26 @@ class SkillRunner:
             ]
             route = dataclasses.replace(route, decisions=decisions)
         threshold = await self.aact_threshold()
-        gated, gate = gate_route(
-            route, routed, self.tree, self.engine, threshold=threshold, yes=yes, can_act=self.can_act
-        )
-        return Verdict(gated, gate), route
+        set_aside: list[str] = []
+        while True:
+            gated, gate = gate_route(
+                route,
+                routed,
+                self.tree,
+                self.engine,
+                threshold=threshold,
+                yes=yes,
+                can_act=self.can_act,
+                set_aside=set_aside,
+            )
+            if gate is None or gate.rule != OUT_OF_SCOPE or gate.nearest_none is None or gate.skill is None:
+                return Verdict(gated, gate), route
+            example = gate.nearest_none
+            if example not in self._none_routes:
+                self._none_routes[example] = await self.strategy.aroute(example)
+            if not serves_none_example(self.tree.skills[gate.skill], self._none_routes[example], threshold):
+                return Verdict(gated, gate), route
+            set_aside.append(example)  # the chosen skill serves this none example: the next nearest is weighed
 
     async def aact_threshold(self) -> float:
         """How sure a route must be for a skill that writes to act: ``[routing] act_threshold`` (or the

@@ -7,6 +7,12 @@ what it does (its actions, else its description) names a way of reading and
 no way of changing anything; otherwise ``"write"``. A skill wrongly taken to
 write is at worst handed back for a question; one wrongly taken to read could
 change files for a question, so doubt counts as writing.
+
+A word is read as a verb with its inflections ("writes", "listed"), except
+where the skill's words say what it does in the bare form ("Get live scores,
+schedules, and standings"): there a word in "-s" is a noun and one in "-ed" a
+participle of what it reads or writes, not a second verb: "schedules" and
+"(live/final/scheduled)" say nothing of scheduling.
 """
 
 from __future__ import annotations
@@ -37,15 +43,26 @@ def effects_problem(value: object) -> str | None:
 def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
     """``"read"`` when the skill's words name only ways of reading, else ``"write"`` (see the module)."""
     texts = list(actions) or [description]
-    words = {_base(w) for text in texts for w in re.findall(r"[a-z]+", text.lower())}
+    words = {_base(w, _bare(text)) for text in texts for w in re.findall(r"[a-z]+", text.lower())}
     if words & WRITE_WORDS or not words & READ_WORDS:
         return WRITE
     return READ
 
 
-def _base(word: str) -> str:
-    """The word without an inflection its base is known by ("writes", "listed", "creating" -> write, list, create)."""
+def _bare(text: str) -> bool:
+    """Whether ``text`` says what the skill does in the bare form: its first word is a known verb as it stands
+    ("Get live scores...", "List, add, edit..."), not inflected ("Gets", "Creates")."""
+    first = re.match(r"[a-z]+", text.strip().lower())
+    return first is not None and first.group() in READ_WORDS | WRITE_WORDS
+
+
+def _base(word: str, bare: bool = False) -> str:
+    """The word without an inflection its base is known by ("writes", "listed", "creating" -> write, list, create);
+    ``bare``: the text's verbs are in the bare form, so a word in "-s" or "-ed" is a noun or a participle and keeps
+    its ending."""
     for suffix, back in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
+        if bare and suffix != "ing":
+            continue
         if word.endswith(suffix) and (base := word[: -len(suffix)] + back) in READ_WORDS | WRITE_WORDS:
             return base
     return word
