@@ -66,8 +66,8 @@ from semif_agent.starter import create_workspace
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 from skill_collections import DEST  # noqa: E402 (sibling scripts, found once their folder is on the path)
-from skill_retrieval import RRF_K, load_requests, ranks, router_workspace, written_name  # noqa: E402
-from tree_scale import real_skill_folders  # noqa: E402
+from skill_retrieval import RRF_K, load_requests, ranks, router_workspace, written_name  # noqa: E402 (as above)
+from tree_scale import real_skill_folders  # noqa: E402 (as above)
 
 MRR_CUTOFF = 10
 LOW_OVERLAP = 2

@@ -33,7 +33,9 @@ def test_eval_reports_the_gate_at_the_threshold_semif_run_acts_at(semif, tmp_pat
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     act_at = report["act_threshold"]
-    assert act_at["source"] == "measured" and 0 < act_at["threshold"] < 0.2  # the starter has enough examples
+    assert (
+        act_at["source"] == "measured" and 0 < act_at["threshold"] < 0.5
+    )  # the starter has enough examples: measured, under the default
     for metrics in report["strategies"].values():
         assert metrics["acted"] + metrics["handed_back"] == pytest.approx(1.0)
     # the strategy semif run routes with: what each run does, request by request

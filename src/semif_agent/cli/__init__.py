@@ -18,7 +18,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand(
         "init",
         _CLI + "workspace_cmds:init",
-        "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data.",
+        "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data (--empty: settings only).",
     ),
     LazyCommand("run", _CLI + "run_cmd:run", "Route TEXT to a skill, run it, and assess the result."),
     LazyCommand(
