@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
+import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import version
 from typing import Annotated, Any
@@ -37,6 +39,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChang
 from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
+from .._sync import run_sync
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
@@ -64,6 +67,10 @@ class SkillServer(MCPServer[Any]):
         # each connected client's latest request session (the SDK builds one per request, each reaching the
         # client's connection), by the connection's handshake parameters: the oldest dropped past MAX_CLIENTS
         self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        # what the first find needs is built in a thread as the server starts (see warm): tools wait for it
+        self.on_ready: Callable[[int, float], None] | None = None  # (skills, seconds) once it is built
+        self._ready: anyio.Event | None = None
+        self._warm_lock = threading.Lock()
         super().__init__(
             SERVER_NAME,
             version=version("semif-agent"),
@@ -78,6 +85,34 @@ class SkillServer(MCPServer[Any]):
             low.create_initialization_options, NotificationOptions(resources_changed=True)
         )
         _add_tools(self)
+
+    def warm(self) -> int:
+        """Build what a first find needs (the tree, its new skills placed and stored, and the act threshold) and
+        return the number of skills. On a fresh workspace of thousands of skills this takes a while: the server
+        runs it in a thread as it starts, so a client's handshake is answered at once and its first tool call waits
+        for it instead of building it again."""
+        started = time.monotonic()
+        with self._warm_lock:
+            runner = self.router.runner
+            run_sync(runner.aact_threshold(), "semif mcp")
+        count = len(runner.tree.skills)
+        if self.on_ready is not None:
+            self.on_ready(count, time.monotonic() - started)
+        return count
+
+    async def ready(self) -> None:
+        """Wait until what :meth:`warm` builds as the server starts is built (at once when it was not started)."""
+        if self._ready is not None:
+            await self._ready.wait()
+
+    async def _warm_in_background(self) -> None:
+        assert self._ready is not None
+        try:
+            await anyio.to_thread.run_sync(self.warm, abandon_on_cancel=True)
+        except Exception:  # noqa: BLE001 (the first tool call builds it again, and says what failed in its answer)
+            pass
+        finally:
+            self._ready.set()
 
     async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         result = await call_next(ctx)
@@ -108,6 +143,7 @@ class SkillServer(MCPServer[Any]):
     # -- resources -------------------------------------------------------------
 
     async def list_resources(self) -> list[Resource]:
+        await self.ready()
         skills = await anyio.to_thread.run_sync(lambda: self.router.skills)
         return [
             Resource(uri=skill_uri(leaf.name), name=leaf.name, description=leaf.description, mime_type="text/markdown")
@@ -126,6 +162,7 @@ class SkillServer(MCPServer[Any]):
 
     async def read_resource(self, uri: Any, context: Any = None) -> list[ReadResourceContents]:
         name, path = parse_skill_uri(str(uri))
+        await self.ready()
         try:
             text = self.router.read_file(name, path or "SKILL.md")
         except SemifError as exc:
@@ -139,6 +176,8 @@ async def _watching(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
     """While the server runs, watch its workspace's skills (when it has a period to watch at)."""
     assert isinstance(server, SkillServer)
     async with anyio.create_task_group() as group:
+        server._ready = anyio.Event()
+        group.start_soon(server._warm_in_background)
         if server.watch_every:
             group.start_soon(
                 functools.partial(watch, every=server.watch_every), server.router.workspace, server.skills_changed
@@ -230,6 +269,7 @@ def _add_tools(server: SkillServer) -> None:
         """The k skills likeliest to fit a request, best first, and a choice_id. Call it before a task.
         best: where a run would go ("none": no skill fits); handed_back and reason: why. If handed_back, do
         not run best."""
+        await server.ready()
         with _tool_errors():
             found = await router.afind(request, k, client=_client(ctx), session=_session(ctx))
         return _answer(found.to_dict())
@@ -238,6 +278,7 @@ def _add_tools(server: SkillServer) -> None:
     async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
         """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest.
         Pass the find's choice_id: the load is then your pick for that find's request."""
+        await server.ready()
         with _tool_errors():
             loaded = await router.aload(name, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _answer(loaded.to_dict())
@@ -245,6 +286,7 @@ def _add_tools(server: SkillServer) -> None:
     @server.tool(annotations=READ_ONLY, structured_output=False)  # the file's text, as it is
     async def read_skill_file(name: str, path: str) -> str:
         """Read a file of a SKILL.md skill's folder, by its path relative to the folder."""
+        await server.ready()
         with _tool_errors():
             return router.read_file(name, path)
 
@@ -253,6 +295,7 @@ def _add_tools(server: SkillServer) -> None:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else gives its instructions. Returns the result, changes and run_id. Pass the find's
         choice_id."""
+        await server.ready()
         with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
             outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _answer(outcome.to_dict())
@@ -263,6 +306,7 @@ def _add_tools(server: SkillServer) -> None:
     ) -> Answer:
         """Say how a run or a find went: outcome "success" or "failure"; skill: the one that should have been
         used ("none": no skill fits). id: a run_id or choice_id."""
+        await server.ready()
         with _tool_errors():
             labelled = await router.areport(id, outcome, skill=skill, note=note, client=_client(ctx))
         return _answer({"labelled": labelled})
