@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from . import spec
 from .descriptor import SkillDescriptor
 from .errors import SkillParseError
 from .frontmatter import SkillDocument, read_document
+from .left_out import LeftOut
 
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 """File names of a skill document, preferred first."""
@@ -62,21 +63,31 @@ def is_skipped_folder(name: str) -> bool:
     return name in SKIPPED_FOLDERS
 
 
+NOT_UTF8 = "its name is not valid UTF-8 (shown with its bytes escaped); not searched"
+"""Why a folder whose name is not UTF-8 is left out: no path to it could be stored, printed or sent as text."""
+PATH_TOO_LONG = "its path is longer than the system allows; cannot be opened by it, not read"
+"""Why a skill folder nested below folders whose names add up past the system's path limit is left out."""
 LINK_NOT_FOLLOWED = "a link out of the skills folder; not followed (list a folder kept elsewhere in [skills] folders)"
 """What the load report and validation say of a link in a skills folder."""
 MAX_ENTRIES = 10_000
 """The most entries a folder searched for skills may hold; a folder with more is refused, not searched."""
 MAX_FOLDERS = 50_000
 """The most folders one search opens; past it the search stops, and says where."""
+MAX_LISTED = 200_000
+"""The most entries one search lists, over all its folders (4,000 real skills, as their packages ship them, hold
+about 10,000); past it the search stops, and says where. Folders mounted into each other can make a tree of tens
+of thousands of folders of :data:`MAX_ENTRIES` each, that no loop check notices: this bounds the whole walk."""
 
 
 @dataclass(frozen=True)
 class FolderSearch:
     """What a search for skill folders found (``(path relative to the root, folder)``, in :func:`precedence` order)
-    and what it left out: ``(path, why)`` for each folder or link it did not search."""
+    and what it left out: ``(path, why)`` for each folder or link it did not search, the first
+    :data:`~.left_out.MAX_NAMED` of them, and how many more by reason (``more_skipped``)."""
 
     found: list[tuple[str, Path]]
     skipped: list[tuple[Path, str]]
+    more_skipped: dict[str, int] = field(default_factory=dict)
 
 
 def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> list[tuple[str, Path]]:
@@ -111,14 +122,21 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
     folder that cannot be opened or read, one of more than
     :data:`MAX_ENTRIES` entries, one deeper than ``max_depth``, one that is
     the same folder as one above it (a loop through a mount), and the folder
-    where the search stopped after opening :data:`MAX_FOLDERS` folders. The
-    walk is iterative and holds one open folder per level: no folder tree,
-    however deep, can exhaust the stack or the file descriptors.
+    where the search stopped after opening :data:`MAX_FOLDERS` folders or
+    listing :data:`MAX_LISTED` entries. A folder met again (mounted in two
+    places) is searched once, where it is met first. A folder whose name is not
+    UTF-8 (:data:`NOT_UTF8`) is left out, its name shown with the bytes
+    escaped, and so is a skill folder whose SKILL.md's path is longer than the
+    system opens (:data:`PATH_TOO_LONG`): every folder found can be opened,
+    stored and printed by its path. The walk is iterative and holds one open
+    folder per level: no folder tree, however deep, can exhaust the stack or
+    the file descriptors. The first :data:`~.left_out.MAX_NAMED` folders left
+    out are named, the others counted by reason.
     """
     search = _Search(os.path.abspath(root), max_depth)
     search.run()
     search.found.sort(key=lambda pair: precedence(pair[0]))
-    return FolderSearch(search.found, search.skipped)
+    return FolderSearch(search.found, search.skipped.named, dict(search.skipped.more))
 
 
 @dataclass
@@ -141,7 +159,9 @@ class _Search:
         self.max_depth = max_depth
         self.found: list[tuple[str, Path]] = []
         self.skill_folders: set[str] = set()  # the paths in found
-        self.skipped: list[tuple[Path, str]] = []
+        self.skipped: LeftOut[tuple[Path, str]] = LeftOut()
+        self.listed = 0  # entries listed so far, over every folder
+        self.path_max = _path_max(base)
 
     def run(self) -> None:
         try:
@@ -150,6 +170,7 @@ class _Search:
             return  # no folder of skills here: nothing to find, nothing left out
         path: list[_Open] = [_Open(root_fd, "", 0, _identity(root_fd), self._subfolders(root_fd, ""))]
         on_path = {path[0].identity}
+        searched = {path[0].identity}
         opened = 1
         try:
             while path:
@@ -164,12 +185,13 @@ class _Search:
                 if here.depth + 1 > self.max_depth:
                     self._leave_out(relative, f"nested deeper than {self.max_depth} folders; not searched")
                     continue
-                if opened >= MAX_FOLDERS:
+                if opened >= MAX_FOLDERS or self.listed >= MAX_LISTED:
                     rest = sum(len(folder.pending) for folder in path)
+                    bound = (
+                        f"opening {MAX_FOLDERS} folders" if opened >= MAX_FOLDERS else f"listing {MAX_LISTED} entries"
+                    )
                     self._leave_out(
-                        relative,
-                        f"not searched, nor {rest} more folder(s) after it: "
-                        f"the search stops after opening {MAX_FOLDERS} folders",
+                        relative, f"not searched, nor {rest} more folder(s) after it: the search stops after {bound}"
                     )
                     return
                 try:
@@ -183,6 +205,13 @@ class _Search:
                     os.close(fd)
                     self._leave_out(relative, "the same folder as one above it (a loop); not searched again")
                     continue
+                if identity in searched:
+                    os.close(fd)
+                    self._leave_out(
+                        relative, "the same folder as one searched already (mounted twice); not searched again"
+                    )
+                    continue
+                searched.add(identity)
                 on_path.add(identity)
                 path.append(_Open(fd, relative, here.depth + 1, identity, self._subfolders(fd, relative)))
         finally:
@@ -197,6 +226,7 @@ class _Search:
         except OSError as exc:
             self._leave_out(relative, f"cannot be read ({exc.strerror or exc}); not searched")
             return []
+        self.listed += MAX_ENTRIES + 1 if names is None else len(names)
         if names is None:
             self._leave_out(relative, f"holds more than {MAX_ENTRIES} entries; not searched")
             return []
@@ -219,8 +249,13 @@ class _Search:
                 continue
             if not stat.S_ISDIR(info.st_mode):
                 continue
+            if not _is_utf8(name):
+                self._leave_out(path, NOT_UTF8)
+                continue
             document = _skill_document(fd, name)
-            if document == "regular":
+            if document == "regular" and self._too_long(path):
+                self._leave_out(path, PATH_TOO_LONG)
+            elif document == "regular":
                 self.found.append((path, Path(self.base, path)))
                 self.skill_folders.add(path)
             elif document:
@@ -229,8 +264,36 @@ class _Search:
         subfolders.reverse()
         return subfolders
 
+    def _too_long(self, relative: str) -> bool:
+        """Whether the SKILL.md of the skill folder at ``relative`` has a path longer than the system opens."""
+        longest = os.path.join(self.base, relative, SKILL_MD_NAMES[0])
+        return len(os.fsencode(longest)) >= self.path_max
+
     def _leave_out(self, relative: str, why: str) -> None:
-        self.skipped.append((Path(self.base, relative) if relative else Path(self.base), why))
+        shown = _shown(relative)  # a name that is not UTF-8 (of a link, a folder) never reaches a report raw
+        self.skipped.add((Path(self.base, shown) if shown else Path(self.base), why), why)
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a name listed from a folder is UTF-8 (the bytes of one that is not are read as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    """``path`` as text any encoding can hold: the bytes of a name that is not UTF-8 shown as ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _path_max(base: str) -> int:
+    """The longest path, in bytes with its final zero, the system opens below ``base`` (4,096 on Linux)."""
+    try:
+        return os.pathconf(base, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 4096
 
 
 def _identity(fd: int) -> tuple[int, int]:

@@ -8,6 +8,7 @@ field's rules (see :mod:`.spec`), unknown keys, and semif's ``script`` and
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,16 +99,19 @@ def expand_skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 @dataclass(frozen=True)
 class PathSearch:
     """The skill folders named by some paths (:func:`expand_skill_folders`), and the folders their searches left
-    out, each with why (:func:`~.loader.search_skill_folders`)."""
+    out, each with why (:func:`~.loader.search_skill_folders`), and how many more they left out without naming
+    them, by reason."""
 
     folders: list[Path]
     left_out: dict[Path, list[str]]
+    more_left_out: dict[str, int] = field(default_factory=dict)
 
 
 def search_paths(paths: Iterable[str | os.PathLike[str]]) -> PathSearch:
     """:func:`expand_skill_folders`, with what each search left out."""
     folders: list[Path] = []
     left_out: dict[Path, list[str]] = {}
+    more: Counter[str] = Counter()
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -122,6 +126,7 @@ def search_paths(paths: Iterable[str | os.PathLike[str]]) -> PathSearch:
             search = search_skill_folders(path)
             for folder, why in search.skipped:
                 left_out.setdefault(folder, []).append(why)
+            more.update(search.more_skipped)
             if not search.found and not search.skipped:
                 raise SkillsPathNotFound(f"{path}: no SKILL.md in it or in its subfolders")
             holders = {path / Path(relative).parts[0] for relative, _ in search.found}
@@ -130,7 +135,7 @@ def search_paths(paths: Iterable[str | os.PathLike[str]]) -> PathSearch:
             holders |= {path / relative.parts[0] for relative in below if relative.parts and relative.parts[0] != ".."}
             empty = [child for child in _subfolders(path) if child not in holders]
             folders.extend(sorted([*(folder for _, folder in search.found), *empty]))
-    return PathSearch(folders, left_out)
+    return PathSearch(folders, left_out, dict(more))
 
 
 def _subfolders(root: Path) -> list[Path]:

@@ -222,6 +222,13 @@ def print_json_lines(rows: Any) -> None:
         click.echo(json.dumps(row, ensure_ascii=False, default=str))
 
 
+def inert_line(text: str) -> str:
+    """``text`` (a path or a name from a skills folder) shown whole on one line: its line breaks and tabs written
+    ``\\n`` and ``\\t``, every other control character escaped by :func:`inert`, so a folder's name can never
+    print a line of its own."""
+    return inert(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def one_line(text: str, room: int) -> str:
     """``text`` on one line (runs of white space become one space), cut to ``room`` characters with "…", made
     :func:`inert` (a skill's escape sequences shown as text)."""

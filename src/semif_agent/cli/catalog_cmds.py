@@ -8,17 +8,19 @@ meant for the ``semif skills`` group.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import click
 
 from ..catalog.errors import SkillsPathNotFound
+from ..catalog.left_out import more_lines
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
 from ..catalog.validate import PathSearch, expand_skill_folders, search_paths, validate_folders
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
-from ._common import json_option, print_json, workspace_option
+from ._common import inert_line, json_option, print_json, workspace_option
 from .workspace_cmds import open_workspace
 
 
@@ -34,17 +36,19 @@ def _workspace_folders(workspace: str | None) -> list[Path]:
     return [chosen[name] for name in sorted(chosen)]
 
 
-def _workspace_skills(workspace: str | None) -> tuple[list[Path], dict[str, list[str]], dict[str, list[str]]]:
-    """The SKILL.md folders of a workspace (those skipped too), what loading renamed, by folder, and every folder
-    the load left out, with why."""
+def _workspace_skills(
+    workspace: str | None,
+) -> tuple[list[Path], dict[str, list[str]], dict[str, list[str]], dict[str, int]]:
+    """The SKILL.md folders of a workspace (those skipped too), what loading renamed, by folder, every folder the
+    load left out by name, with why, and how many more it left out, by reason."""
     from ..tree.workspace_tree import skill_md_folders
 
     ws = open_workspace(workspace)
     folders, report = skill_md_folders(ws)
     left_out = report.left_out_by_folder()
-    if not folders and not left_out:
+    if not folders and not left_out and not report.more_skipped:
         raise UserError(f"{ws.root}: no SKILL.md skills in the workspace's skill folders")
-    return folders, report.renamed_by_folder(), left_out
+    return folders, report.renamed_by_folder(), left_out, dict(report.more_skipped)
 
 
 @click.command("validate")
@@ -60,33 +64,39 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
     workspace's tree is checked, and each one loaded under another name
     (normalised, or kept apart from a skill sharing its name) says so.
     Every folder left out (a SKILL.md that does not load, a link, a folder
-    too large or too deep to search) is listed with why, as invalid.
+    too large or too deep to search) is listed with why, as invalid; past the
+    first few hundred, they are counted by reason.
     Every error of each skill is listed once. Exits 1 when any skill is invalid.
     """
     search = search_paths(paths) if paths else PathSearch([], {})
     targets = list(search.folders)
     left_out = {folder: list(reasons) for folder, reasons in search.left_out.items()}
+    more = Counter(search.more_left_out)
     notes: dict[str, list[str]] = {}
-    if workspace is not None or not (targets or left_out):
-        folders, notes, workspace_left_out = _workspace_skills(workspace)
+    if workspace is not None or not (targets or left_out or more):
+        folders, notes, workspace_left_out, workspace_more = _workspace_skills(workspace)
         targets += folders
         for folder, reasons in workspace_left_out.items():
             left_out.setdefault(Path(folder), []).extend(reasons)
+        more.update(workspace_more)
     reports = validate_folders(dict.fromkeys(targets), left_out)
     if as_json:
-        print_json([{**report.to_dict(), **_notes(notes, report.path)} for report in reports])
+        unnamed = [{"path": "", "name": None, "ok": False, "errors": [why], "left_out": n} for why, n in more.items()]
+        print_json([*({**report.to_dict(), **_notes(notes, report.path)} for report in reports), *unnamed])
     else:
         for report in reports:
             noted = notes.get(str(report.path), [])
-            click.echo(f"{'FAIL' if not report.ok else 'note' if noted else 'ok  '}  {report.path}")
+            click.echo(f"{'FAIL' if not report.ok else 'note' if noted else 'ok  '}  {inert_line(str(report.path))}")
             for line in [*report.errors, *noted]:
-                click.echo(f"      - {line}")
-        invalid = sum(not report.ok for report in reports)
+                click.echo(f"      - {inert_line(line)}")
+        for line in more_lines(more):
+            click.echo(f"FAIL  ({inert_line(line)})")
+        invalid = sum(not report.ok for report in reports) + len(more)
         renamed = sum(bool(notes.get(str(report.path))) for report in reports)
         tail = f", {renamed} loaded under another name" if renamed else ""
-        tail += f", {len(left_out)} folder(s) left out" if left_out else ""
+        tail += f", {len(left_out) + sum(more.values())} folder(s) left out" if left_out or more else ""
         click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid{tail}", err=True)
-    if any(not report.ok for report in reports):
+    if more or any(not report.ok for report in reports):
         ctx.exit(1)
 
 

@@ -11,7 +11,7 @@ import click
 
 from ..errors import UnknownSkillError, UserError
 from ..workspace import Workspace
-from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
+from ._common import SemifGroup, inert_line, json_option, one_line, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
 
 
@@ -126,8 +126,9 @@ def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict
     share the name (so that ``semif skills show LABEL`` finds it); a folder not loaded, by its name.
     """
     names = Counter(row["name"] for row in everything if _loaded(row))
-    labels = [
-        row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"] for row in rows
+    labels = [  # a folder's name shown on one line, whatever it holds
+        inert_line(row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"])
+        for row in rows
     ]
     column = min(max(map(len, labels), default=0), max(12, width * 2 // 5))
     lines = []

@@ -86,7 +86,7 @@ def load_report_json(skill_tree: SkillTree) -> dict[str, Any]:
     and how many folders were left out (by reason)."""
     report = skill_tree.skill_md_report
     loaded = sum(skill.is_skill_md for skill in skill_tree.skills.values())
-    counts = {"loaded": loaded, "left_out": len(report.skipped), "left_out_by_reason": report.left_out_counts()}
+    counts = {"loaded": loaded, "left_out": report.left_out, "left_out_by_reason": report.left_out_counts()}
     return {**report.to_json(), **counts}
 
 

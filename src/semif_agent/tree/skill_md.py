@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -74,10 +75,12 @@ class FoundSkill:
 
 @dataclass
 class SkillMdScan:
-    """What a scan found: the skills in precedence order, and the folders it had to skip (with why)."""
+    """What a scan found: the skills in precedence order, and the folders it had to skip (with why; and how many
+    more its searches counted without naming them, by reason)."""
 
     skills: list[FoundSkill] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    more_skipped: Counter[str] = field(default_factory=Counter)
 
 
 def skill_md_locations(workspace: Workspace) -> list[SkillLocation]:
@@ -227,6 +230,7 @@ def _folders(root: Path, scan: SkillMdScan) -> list[tuple[str, Path]]:
     what the search left out goes to ``scan``'s skipped."""
     search = search_skill_folders(root)
     scan.skipped.extend(Skipped(str(folder), reason) for folder, reason in search.skipped)
+    scan.more_skipped.update(search.more_skipped)
     own = [(root.name, root)] if find_skill_md(root) is not None else []
     return own + search.found
 

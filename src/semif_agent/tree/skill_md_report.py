@@ -5,16 +5,21 @@ capitals, two skills with one name, frontmatter that does not parse). Each
 problem is kept here, once, with the folder it concerns; the report is
 stored with the tree (``data/tree.json``), so a command says one line when
 it changes (:meth:`SkillMdReport.summary`) and ``semif skills validate``
-lists it whole, instead of every command printing every problem.
+lists it whole, instead of every command printing every problem. The
+first :data:`~semif_agent.catalog.left_out.MAX_NAMED` folders left out are
+named, the others counted by reason (``more_skipped``), so a skills folder of
+a hundred thousand links or broken skills keeps the report small.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..catalog.left_out import LeftOut, counts_from, more_lines
 
 LINE_PREFIX = re.compile(r"^line \d+: ")
 """Where in its SKILL.md a parse error is (left aside when reasons are counted)."""
@@ -57,10 +62,28 @@ class SkillMdReport:
 
     renamed: tuple[Renamed, ...] = ()
     skipped: tuple[Skipped, ...] = ()
+    more_skipped: Mapping[str, int] = field(default_factory=dict)  # left out past the named ones: how many, by reason
     changed: bool = field(default=False, compare=False)  # differs from the report stored with the tree
 
+    @classmethod
+    def bounded(
+        cls, renamed: tuple[Renamed, ...], skipped: Iterable[Skipped], more_skipped: Mapping[str, int]
+    ) -> SkillMdReport:
+        """A report naming the first folders of ``skipped`` left out, and counting the others (and ``more_skipped``,
+        those a search counted already) by reason."""
+        left_out: LeftOut[Skipped] = LeftOut()
+        for item in skipped:
+            left_out.add(item, item.reason)
+        left_out.count(more_skipped)
+        return cls(renamed, tuple(left_out.named), dict(left_out.more))
+
     def __bool__(self) -> bool:
-        return bool(self.renamed or self.skipped)
+        return bool(self.renamed or self.skipped or self.more_skipped)
+
+    @property
+    def left_out(self) -> int:
+        """How many folders were left out: those named and those counted."""
+        return len(self.skipped) + sum(self.more_skipped.values())
 
     @property
     def collisions(self) -> tuple[Renamed, ...]:
@@ -68,8 +91,9 @@ class SkillMdReport:
         return tuple(item for item in self.renamed if item.collision)
 
     def lines(self) -> list[str]:
-        """One line per problem: skipped folders, then renamed skills, in load order."""
-        return [str(item) for item in (*self.skipped, *self.renamed)]
+        """One line per problem: skipped folders (then one per reason for those not named), then renamed skills,
+        in load order."""
+        return [*map(str, self.skipped), *more_lines(self.more_skipped), *map(str, self.renamed)]
 
     def renamed_by_folder(self) -> dict[str, list[str]]:
         """What each renamed skill's folder was loaded as, worded as :meth:`lines` without the folder."""
@@ -88,6 +112,8 @@ class SkillMdReport:
     def left_out_counts(self) -> dict[str, int]:
         """How many folders were left out for each reason (a parse error's line number left aside), most first."""
         counts = Counter(LINE_PREFIX.sub("", item.reason) for item in self.skipped)
+        for why, number in self.more_skipped.items():
+            counts[LINE_PREFIX.sub("", why)] += number
         return dict(counts.most_common())
 
     def summary(self) -> str:
@@ -96,7 +122,7 @@ class SkillMdReport:
         parts = [
             _count(len(self.renamed) - collisions, "skill renamed", "skills renamed"),
             _count(collisions, "collision", "collisions"),
-            _count(len(self.skipped), "folder skipped", "folders skipped"),
+            _count(self.left_out, "folder skipped", "folders skipped"),
         ]
         said = ", ".join(part for part in parts if part)
         return f"SKILL.md skills: {said}; see `semif skills validate`" if said else ""
@@ -109,6 +135,7 @@ class SkillMdReport:
                 for r in self.renamed
             ],
             "skipped": [{"folder": s.folder, "reason": s.reason} for s in self.skipped],
+            **({"more_skipped": dict(self.more_skipped)} if self.more_skipped else {}),
         }
 
     @classmethod
@@ -123,7 +150,7 @@ class SkillMdReport:
         skipped = tuple(
             Skipped(str(s["folder"]), str(s["reason"])) for s in _entries(data.get("skipped"), ("folder", "reason"))
         )
-        return cls(renamed, skipped)
+        return cls(renamed, skipped, counts_from(data.get("more_skipped")))
 
 
 def _entries(value: object, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:

@@ -140,7 +140,7 @@ def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
     path = tree_file(workspace)
     _, report = _leaf_ids(scan, taken, SkillMdReport(), _held(_read_stored(path), path.parent))
     locations = {str(location.path) for location in skill_md_locations(workspace)}
-    skipped = [Path(item.folder) for item in scan.skipped if item.folder not in locations]  # a search's own notes
+    skipped = [Path(item.folder) for item in report.skipped if item.folder not in locations]  # a search's own notes
     return [found.folder for found in scan.skills] + skipped, report
 
 
@@ -175,7 +175,7 @@ def _leaf_ids(
         for found, leaf_id in zip(scan.skills, ids)
         if leaf_id != found.name
     )
-    report = SkillMdReport(renamed, tuple(scan.skipped))
+    report = SkillMdReport.bounded(renamed, scan.skipped, scan.more_skipped)
     return ids, replace(report, changed=report != stored)
 
 
