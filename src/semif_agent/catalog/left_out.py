@@ -11,7 +11,7 @@ so nothing is left out without one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Generic, TypeVar
 
 MAX_NAMED = 200
@@ -55,12 +55,3 @@ def counts_from(value: object) -> dict[str, int]:
     if not isinstance(value, Mapping):
         return {}
     return {str(why): number for why, number in value.items() if isinstance(number, int) and number > 0}
-
-
-def merged(*counts: Iterable[tuple[str, int]]) -> dict[str, int]:
-    """Several reason counts added up."""
-    total: Counter[str] = Counter()
-    for pairs in counts:
-        for why, number in pairs:
-            total[why] += number
-    return dict(total)

@@ -20,7 +20,7 @@ from . import spec
 from .descriptor import SkillDescriptor
 from .errors import SkillParseError
 from .frontmatter import SkillDocument, read_document
-from .left_out import LeftOut
+from .left_out import LeftOut, more_lines
 
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 """File names of a skill document, preferred first."""
@@ -88,6 +88,13 @@ class FolderSearch:
     found: list[tuple[str, Path]]
     skipped: list[tuple[Path, str]]
     more_skipped: dict[str, int] = field(default_factory=dict)
+    root: Path | None = None
+
+    def reported(self) -> list[tuple[Path, str]]:
+        """``(path, why)`` of each folder left out by name, then one ``(root, "N more folder(s) left out, not named:
+        why")`` for each reason of the others: for a caller that reports folders one by one."""
+        counted = [(self.root or Path("."), line) for line in more_lines(self.more_skipped)]
+        return [*self.skipped, *counted]
 
 
 def find_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_DEPTH) -> list[tuple[str, Path]]:
@@ -136,7 +143,7 @@ def search_skill_folders(root: str | os.PathLike[str], *, max_depth: int = MAX_D
     search = _Search(os.path.abspath(root), max_depth)
     search.run()
     search.found.sort(key=lambda pair: precedence(pair[0]))
-    return FolderSearch(search.found, search.skipped.named, dict(search.skipped.more))
+    return FolderSearch(search.found, search.skipped.named, dict(search.skipped.more), Path(search.base))
 
 
 @dataclass

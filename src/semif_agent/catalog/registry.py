@@ -368,7 +368,7 @@ def _skill_folders(root: Path, only: str | None) -> tuple[list[tuple[str, Path]]
         folder = os.path.join(base, only)
         return ([(only, Path(os.path.realpath(folder)))] if os.path.isdir(folder) else []), []
     search = search_skill_folders(base)
-    return search.found, search.skipped
+    return search.found, search.reported()
 
 
 def _stat_skill(folder: Path) -> tuple[Path | None, _Signature]:

@@ -48,7 +48,7 @@ def load_flat_skills(path: str | os.PathLike[str]) -> list[FlatSkill]:
 
 def _from_folder(root: Path) -> list[FlatSkill]:
     search = search_skill_folders(root)
-    for folder, why in search.skipped:
+    for folder, why in search.reported():
         warnings.warn(f"{folder}: skipped ({why})", RuntimeWarning, stacklevel=3)
     folders = ([root] if find_skill_md(root) is not None else []) + [folder for _, folder in search.found]
     loaded = []

@@ -216,7 +216,7 @@ class SkillRegistry:
             folders, left_out = [root], []
         else:
             search = search_skill_folders(root)
-            folders, left_out = [folder for _, folder in search.found], search.skipped
+            folders, left_out = [folder for _, folder in search.found], search.reported()
         known = {str(d.root) for d in self._catalog.list_all() if d.skill_md is not None}
         new = [folder for folder in folders if os.path.realpath(folder) not in known]
         if new and len(new) == len(folders) and folders != [root]:
