@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import SkillCatalog, SkillCatalogWarning, load_skill, loader
+from semif_agent.catalog import SkillCatalog, SkillCatalogWarning, folder_search, load_skill
 from semif_agent.catalog.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_MD_BYTES
 from semif_agent.catalog.loader import find_skill_folders, search_skill_folders
 from semif_agent.catalog.validate import validate_skill
@@ -107,7 +107,7 @@ def test_a_skill_md_that_is_a_link_is_never_read(tmp_path: Path) -> None:
 
 
 def test_a_pathological_folder_is_refused_and_the_rest_load(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(loader, "MAX_ENTRIES", 50)
+    monkeypatch.setattr(folder_search, "MAX_ENTRIES", 50)
     root = tmp_path / "skills"
     make_skill(root, "fine")
     crowded = root / "crowded"
@@ -158,7 +158,7 @@ def test_a_folder_chain_deeper_than_the_stack_or_too_wide_ends_the_search_with_a
     with shallow_stack():
         search = search_skill_folders(root, max_depth=2 * CHAIN)
     assert [relative for relative, _ in search.found] == ["fine"]
-    monkeypatch.setattr(loader, "MAX_FOLDERS", 100)
+    monkeypatch.setattr(folder_search, "MAX_FOLDERS", 100)
     search = search_skill_folders(root, max_depth=2 * CHAIN)
     stopped_at = root.joinpath("chain", *["d"] * 99)  # the root, chain and 98 folders of it were opened
     why = "not searched, nor 1 more folder(s) after it: the search stops after opening 100 folders"  # fine/

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import left_out, loader
+from semif_agent.catalog import folder_search, left_out
 from semif_agent.catalog.loader import LINK_NOT_FOLLOWED, NOT_UTF8, PATH_TOO_LONG, search_skill_folders
 from semif_agent.cli import main
 from semif_agent.cli.tree_cmds import tree_json
@@ -51,14 +51,14 @@ def bind_mounts(pairs: list[tuple[Path, Path]]) -> Iterator[None]:
 def entries_listed(monkeypatch) -> list[int]:
     """How many entries each folder the search lists holds, in the order listed."""
     counts: list[int] = []
-    list_names = loader._entry_names
+    list_names = folder_search._entry_names
 
     def counting(fd: int) -> list[str] | None:
         names = list_names(fd)
-        counts.append(len(names) if names is not None else loader.MAX_ENTRIES + 1)
+        counts.append(len(names) if names is not None else folder_search.MAX_ENTRIES + 1)
         return names
 
-    monkeypatch.setattr(loader, "_entry_names", counting)
+    monkeypatch.setattr(folder_search, "_entry_names", counting)
     return counts
 
 
@@ -91,7 +91,7 @@ def test_a_folder_mounted_in_many_places_is_searched_once_and_each_other_place_n
 
 
 def test_the_search_stops_after_listing_its_bound_of_entries_and_says_where(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(loader, "MAX_LISTED", 100)
+    monkeypatch.setattr(folder_search, "MAX_LISTED", 100)
     root = tmp_path / "skills"
     for crowded in ("a-crowded", "b-crowded"):
         (root / crowded).mkdir(parents=True)

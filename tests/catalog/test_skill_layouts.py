@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from support.catalog_helpers import make_skill
 
-from semif_agent.catalog import list_skill_rows, loader
+from semif_agent.catalog import folder_search, list_skill_rows, loader
 from semif_agent.catalog.loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, is_skipped_folder, search_skill_folders
 from semif_agent.cli.catalog_cmds import validate
 from semif_agent.cli.tree_cmds import tree_json
@@ -139,7 +139,7 @@ def test_a_skill_200_folders_deep_loads_and_one_past_the_depth_bound_is_named_wi
 
 
 def test_a_folder_over_the_entry_bound_is_named_with_why_and_the_rest_load(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(loader, "MAX_ENTRIES", 40)
+    monkeypatch.setattr(folder_search, "MAX_ENTRIES", 40)
     root = tmp_path / "ws"
     (root / "skills").mkdir(parents=True)
     (root / "semif.toml").write_text("[skills]\nuser_skills = false\n")
