@@ -51,14 +51,14 @@ def bind_mounts(pairs: list[tuple[Path, Path]]) -> Iterator[None]:
 def entries_listed(monkeypatch) -> list[int]:
     """How many entries each folder the search lists holds, in the order listed."""
     counts: list[int] = []
-    list_names = folder_search._entry_names
+    list_names = folder_search._entries
 
-    def counting(fd: int) -> list[str] | None:
+    def counting(fd: int) -> list[tuple[str, str]] | None:
         names = list_names(fd)
         counts.append(len(names) if names is not None else folder_search.MAX_ENTRIES + 1)
         return names
 
-    monkeypatch.setattr(folder_search, "_entry_names", counting)
+    monkeypatch.setattr(folder_search, "_entries", counting)
     return counts
 
 
@@ -99,10 +99,14 @@ def test_the_search_stops_after_listing_its_bound_of_entries_and_says_where(tmp_
             (root / crowded / f"file-{index}").touch()
     make_skill(root / "c-pack", "after")
     make_skill(root / "d-pack", "after")
+    monkeypatch.setattr(left_out, "MAX_NAMED", 1)
+    for name in ("0-link", "1-link"):  # two links out: one is named, the other counted
+        (root / name).symlink_to(tmp_path.parent, target_is_directory=True)
     search = search_skill_folders(root)
     assert search.found == []
     why = "not searched, nor 1 more folder(s) after it: the search stops after listing 100 entries"  # d-pack
-    assert search.skipped == [(root / "c-pack", why)]
+    assert search.skipped == [(root / "0-link", LINK_NOT_FOLLOWED), (root / "c-pack", why)]  # where it stopped: named
+    assert search.more_skipped == {LINK_NOT_FOLLOWED: 1}
 
 
 LINKS = 260

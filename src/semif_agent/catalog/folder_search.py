@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .left_out import LeftOut, more_lines
+from .left_out import SEARCH_STOPPED, LeftOut, more_lines
 
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 """File names of a skill document, preferred first."""
@@ -192,7 +192,7 @@ class _Search:
                         f"opening {MAX_FOLDERS} folders" if opened >= MAX_FOLDERS else f"listing {MAX_LISTED} entries"
                     )
                     self._leave_out(
-                        relative, f"not searched, nor {rest} more folder(s) after it: the search stops after {bound}"
+                        relative, f"not searched, nor {rest} more folder(s) after it: {SEARCH_STOPPED} {bound}"
                     )
                     return
                 try:
@@ -223,32 +223,27 @@ class _Search:
         """The subfolders of the folder open as ``fd`` to search, last first; notes its skill folders and what it
         leaves out."""
         try:
-            names = _entry_names(fd)
+            entries = _entries(fd)
         except OSError as exc:
             self._leave_out(relative, f"cannot be read ({exc.strerror or exc}); not searched")
             return []
-        self.listed += MAX_ENTRIES + 1 if names is None else len(names)
-        if names is None:
+        self.listed += MAX_ENTRIES + 1 if entries is None else len(entries)
+        if entries is None:
             self._leave_out(relative, f"holds more than {MAX_ENTRIES} entries; not searched")
             return []
+        names = [name for name, _ in entries]
         if relative and relative not in self.skill_folders and not any(name in SKILL_MD_NAMES for name in names):
             misnamed = next((name for name in names if name.casefold() == "skill.md"), None)
             if misnamed is not None:
                 self._leave_out(relative, f"its skill document is named {misnamed}; only SKILL.md or skill.md is read")
         subfolders: list[str] = []
-        for name in names:
-            if is_skipped_folder(name):
+        for name, kind in entries:
+            if kind == _OTHER or is_skipped_folder(name):
                 continue
             path = f"{relative}/{name}" if relative else name
-            try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue  # gone since it was listed
-            if stat.S_ISLNK(info.st_mode):
-                if _links_out_to_a_folder(os.path.join(self.base, path), self.real_base):
+            if kind == _LINK:
+                if self._links_out_to_a_folder(fd, name, relative):
                     self._leave_out(path, LINK_NOT_FOLLOWED)
-                continue
-            if not stat.S_ISDIR(info.st_mode):
                 continue
             if not _is_utf8(name):
                 self._leave_out(path, NOT_UTF8)
@@ -265,12 +260,28 @@ class _Search:
         subfolders.reverse()
         return subfolders
 
+    def _links_out_to_a_folder(self, fd: int, name: str, relative: str) -> bool:
+        """Whether the link ``name`` in the folder open as ``fd`` (at ``relative``) leads to a folder out of the
+        folder searched (a link to a file, such as a skill's shared reference, can hold no skill: it is not
+        reported). The folder's real path is the searched folder's, joined: the search follows no link below it."""
+        try:
+            target = os.readlink(name, dir_fd=fd)
+        except OSError:
+            return False  # gone since it was listed
+        resolved = os.path.realpath(os.path.join(self.real_base, relative, target))
+        inside = resolved == self.real_base or resolved.startswith(self.real_base.rstrip(os.sep) + os.sep)
+        return not inside and os.path.isdir(resolved)
+
     def _too_long(self, relative: str) -> bool:
         """Whether the SKILL.md of the skill folder at ``relative`` has a path longer than the system opens."""
         longest = os.path.join(self.base, relative, SKILL_MD_NAMES[0])
         return len(os.fsencode(longest)) >= self.path_max
 
     def _leave_out(self, relative: str, why: str) -> None:
+        """Note a folder left out: named while there is room (:class:`~.left_out.LeftOut`), else counted."""
+        if not (self.skipped.has_room() or SEARCH_STOPPED in why):
+            self.skipped.more[why] += 1  # counted only: no path is made for it
+            return
         shown = _shown(relative)  # a name that is not UTF-8 (of a link, a folder) never reaches a report raw
         self.skipped.add((Path(self.base, shown) if shown else Path(self.base), why), why)
 
@@ -311,15 +322,24 @@ def precedence(relative: str) -> tuple[int, bool, list[str]]:
     return len(parts), any(part.startswith(".") for part in parts), parts
 
 
-def _entry_names(fd: int) -> list[str] | None:
-    """The names in the folder open as ``fd``, sorted; None when it holds more than :data:`MAX_ENTRIES`."""
-    names: list[str] = []
+_FOLDER, _LINK, _OTHER = "folder", "link", "other"
+
+
+def _entries(fd: int) -> list[tuple[str, str]] | None:
+    """The entries of the folder open as ``fd``, sorted by name: ``(name, kind)``, the kind a folder, a link or
+    other (read from the listing where the file system gives it, so a file costs no call of its own); None when
+    it holds more than :data:`MAX_ENTRIES`."""
+    found: list[tuple[str, str]] = []
     with os.scandir(fd) as entries:
         for entry in entries:
-            names.append(entry.name)
-            if len(names) > MAX_ENTRIES:
+            try:
+                kind = _LINK if entry.is_symlink() else _FOLDER if entry.is_dir(follow_symlinks=False) else _OTHER
+            except OSError:
+                continue  # gone since it was listed
+            found.append((entry.name, kind))
+            if len(found) > MAX_ENTRIES:
                 return None
-    return sorted(names)
+    return sorted(found)
 
 
 def _skill_document(folder_fd: int, name: str) -> str:
@@ -336,11 +356,3 @@ def _skill_document(folder_fd: int, name: str) -> str:
         if not why:
             why = f"{document} is a link" if stat.S_ISLNK(info.st_mode) else f"{document} is not a regular file"
     return why
-
-
-def _links_out_to_a_folder(path: str, real_base: str) -> bool:
-    """Whether the link at ``path`` leads to a folder out of ``real_base`` (a link to a file, such as a skill's
-    shared reference, can hold no skill: it is not reported)."""
-    target = os.path.realpath(path)
-    inside = target == real_base or target.startswith(real_base.rstrip(os.sep) + os.sep)
-    return not inside and os.path.isdir(target)

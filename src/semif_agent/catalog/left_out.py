@@ -16,6 +16,9 @@ from typing import Generic, TypeVar
 
 MAX_NAMED = 200
 """The most folders a search, or a load report, names as left out; the others are counted by reason."""
+SEARCH_STOPPED = "the search stops after"
+"""Words of the reason given where a search stopped at one of its bounds: that folder is always named, so a report
+says where the rest of a collection was not searched."""
 
 Item = TypeVar("Item")
 
@@ -30,11 +33,16 @@ class LeftOut(Generic[Item]):
         self.more: Counter[str] = Counter()
 
     def add(self, item: Item, why: str) -> None:
-        """Note ``item``, left out for ``why``: by name while there is room, else counted."""
-        if len(self.named) < self.limit:
+        """Note ``item``, left out for ``why``: by name while there is room (where a search stopped, always), else
+        counted."""
+        if len(self.named) < self.limit or SEARCH_STOPPED in why:
             self.named.append(item)
         else:
             self.more[why] += 1
+
+    def has_room(self) -> bool:
+        """Whether the next item left out would still be named."""
+        return len(self.named) < self.limit
 
     def count(self, more: Mapping[str, int]) -> None:
         """Add the folders another search counted without naming them."""
