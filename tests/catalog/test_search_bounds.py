@@ -143,7 +143,7 @@ def test_links_past_the_named_bound_are_counted_by_reason_in_the_search_the_stor
     assert again.left_out == LINKS and not again.changed
 
 
-def test_skills_validate_names_the_first_folders_left_out_and_counts_the_rest(linked_out: Workspace) -> None:
+def test_skills_validate_and_list_name_the_first_folders_left_out_and_count_the_rest(linked_out: Workspace) -> None:
     named = left_out.MAX_NAMED
     result = CliRunner().invoke(main, ["skills", "validate", "-w", str(linked_out.root), "--json"])
     assert result.exit_code == 1
@@ -152,6 +152,8 @@ def test_skills_validate_names_the_first_folders_left_out_and_counts_the_rest(li
     assert [row for row in rows if not row["path"]] == [
         {"path": "", "name": None, "ok": False, "errors": [LINK_NOT_FOLLOWED], "left_out": LINKS - named}
     ]
+    listed = CliRunner().invoke(main, ["skills", "list", "-w", str(linked_out.root)])
+    assert f"({LINKS - named} more)" in listed.stdout and f"{LINKS} not loaded" in listed.stderr
     said = CliRunner().invoke(main, ["skills", "validate", "-w", str(linked_out.root)])
     assert f"FAIL  ({LINKS - named} more folder(s) left out, not named: {LINK_NOT_FOLLOWED})" in said.stdout
     assert said.stderr.rstrip().endswith(f"{LINKS} folder(s) left out")

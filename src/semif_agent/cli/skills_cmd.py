@@ -88,7 +88,9 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
         leaves = skill_tree.skills.values()
         rows += [{"kind": "code", **s.to_dict()} for s in leaves if not s.is_skill_md]
         rows += sorted((_skill_md_row(s) for s in leaves if s.is_skill_md), key=lambda row: row["id"])
-        rows += [_left_out_row(Path(item.folder), item.reason) for item in skill_tree.skill_md_report.skipped]
+        report = skill_tree.skill_md_report
+        rows += [_left_out_row(Path(item.folder), item.reason) for item in report.skipped]
+        rows += [_counted_row(number, why) for why, number in report.more_skipped.items()]
     if folders:
         rows += [{"kind": "skill.md", **r} for r in list_skill_rows(folders=folders, include_user=False)]
     return rows
@@ -116,6 +118,20 @@ def _left_out_row(folder: Path, why: str) -> dict[str, Any]:
         "description": "",
         "path": str(folder),
         "warnings": [why],
+    }
+
+
+def _counted_row(number: int, why: str) -> dict[str, Any]:
+    """Folders the load left out past the ones it names, for one reason, as one listing row (``left_out``: how
+    many)."""
+    return {
+        "kind": "skill.md",
+        "id": "",
+        "name": f"({number} more)",
+        "description": "",
+        "path": "",
+        "warnings": [why],
+        "left_out": number,
     }
 
 
@@ -159,8 +175,9 @@ def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], qu
     else:
         line = f"{loaded} skill{'' if loaded == 1 else 's'}"
     line += f" ({code} code, {skill_md} SKILL.md)"
-    if len(rows) > loaded:
-        line += f", {len(rows) - loaded} not loaded (skipped or shadowed)"
+    not_loaded = sum(row.get("left_out", 1) for row in rows if not _loaded(row))
+    if not_loaded:
+        line += f", {not_loaded} not loaded (skipped or shadowed)"
     return line
 
 
