@@ -191,3 +191,21 @@ def test_in_a_fresh_workspace_a_shared_name_goes_to_the_top_level_skill_not_hidd
     listed = semif("skills", "list", "deploy", "-w", str(ws))
     assert [line.split()[0] for line in listed.stdout.splitlines()] == ["deploy", "deploy~aaa", "deploy~curated"]
     assert "2 collisions" in semif("tree", "-w", str(ws)).stderr  # what loading said, whenever the tree is shown
+
+
+def test_an_unknown_skill_name_gives_the_nearest_names_first(semif: Semif, tmp_path: Path) -> None:
+    assert semif("init", "ws", "--empty", cwd=tmp_path).returncode == 0
+    ws = tmp_path / "ws"
+    for collection in ("openai-skills", "superpowers"):
+        shutil.copytree(CORPUS / collection, ws / "skills" / collection)
+    typo = semif("run", "--skill", "writing-plan", "Plan the migration", "-w", str(ws))
+    assert typo.returncode == 1 and typo.stdout == ""
+    said = typo.stderr.strip().splitlines()[-1]
+    assert said.startswith("Error: no skill named 'writing-plan'; did you mean writing-plans, ")  # nearest first
+    assert "brainstorming" not in said and "create-plan" in said  # not the first names alphabetically
+    held = semif("run", "--skill", "NOTION", "Capture this", "-w", str(ws)).stderr.strip().splitlines()[-1]
+    assert held.startswith("Error: no skill named 'NOTION'; did you mean notion-") and held.count("notion-") == 4
+    far = semif("run", "--skill", "zzzz", "Anything", "-w", str(ws)).stderr.strip().splitlines()[-1]
+    assert far == f"Error: no skill named 'zzzz'; no name among the {len(corpus_names())} skills is close " + (
+        "(`semif skills list` lists them)"
+    )
