@@ -76,6 +76,7 @@ def test_an_unquoted_colon_in_a_value_loads_with_a_warning(tmp_path: Path, folde
         assert loaded.descriptor.metadata == {"author": "evos"}
     strict = validate_skill(skill)
     assert not strict.ok and strict.errors[0].startswith("line ") and "invalid YAML in frontmatter" in strict.errors[0]
+    assert strict.loads and strict.name == folder  # strict validation says the skill loads all the same
 
 
 LEFT_OUT = {
@@ -112,3 +113,4 @@ def test_frontmatter_broken_otherwise_stays_out_with_its_reason(tmp_path: Path, 
     (skill / "SKILL.md").write_text(text, encoding="utf-8")
     loaded = load_skill(skill, namespace="ws", source="workspace", source_label="skills/")
     assert loaded.descriptor is None and reason in loaded.skipped
+    assert not validate_skill(skill).loads
