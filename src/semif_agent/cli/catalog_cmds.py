@@ -15,7 +15,7 @@ import click
 from ..catalog.errors import SkillsPathNotFound
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
-from ..catalog.validate import PathSearch, expand_skill_folders, search_paths, validate_folders
+from ..catalog.validate import PathSearch, ValidationReport, expand_skill_folders, search_paths, validate_folders
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
@@ -50,18 +50,23 @@ def _workspace_skills(workspace: str | None) -> tuple[list[Path], dict[str, list
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @workspace_option
+@click.option("--strict", is_flag=True, help="Exit 1 also when a skill that loads breaks the specification.")
 @json_option(shape="one JSON array (an object per skill)")
 @click.pass_context
-def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, as_json: bool) -> None:
-    """Check SKILL.md skills strictly against the Agent Skills specification.
+def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, strict: bool, as_json: bool) -> None:
+    """Check SKILL.md skills against the Agent Skills specification, and say which load.
 
     PATH is a skill folder, its SKILL.md, or a folder of skill folders; with
     -w, or with no PATH inside a workspace, every SKILL.md skill of the
     workspace's tree is checked, and each one loaded under another name
     (normalised, or kept apart from a skill sharing its name) says so.
-    Every folder left out (a SKILL.md that does not load, a link, a folder
-    too large or too deep to search) is listed with why, as invalid.
-    Every error of each skill is listed once. Exits 1 when any skill is invalid.
+    Loading is lenient, so each skill gets one of four marks: FAIL (it does
+    not load: no SKILL.md, frontmatter that cannot be read, no description, a
+    link, a folder too large or too deep to search), spec (it loads, but
+    breaks the specification: an unknown key, a name in capitals...), note
+    (it loads under another name), ok. Every error of each skill is listed
+    once. Exits 1 when a skill does not load; with --strict, also when one
+    breaks the specification.
     """
     search = search_paths(paths) if paths else PathSearch([], {})
     targets = list(search.folders)
@@ -78,16 +83,39 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
     else:
         for report in reports:
             noted = notes.get(str(report.path), [])
-            click.echo(f"{'FAIL' if not report.ok else 'note' if noted else 'ok  '}  {report.path}")
+            click.echo(f"{_mark(report, bool(noted))}  {report.path}")
             for line in [*report.errors, *noted]:
                 click.echo(f"      - {line}")
-        invalid = sum(not report.ok for report in reports)
-        renamed = sum(bool(notes.get(str(report.path))) for report in reports)
-        tail = f", {renamed} loaded under another name" if renamed else ""
-        tail += f", {len(left_out)} folder(s) left out" if left_out else ""
-        click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid{tail}", err=True)
-    if any(not report.ok for report in reports):
+        click.echo(_summary(reports, notes), err=True)
+    if any(not report.loads for report in reports) or (strict and any(not report.ok for report in reports)):
         ctx.exit(1)
+
+
+def _mark(report: ValidationReport, renamed: bool) -> str:
+    """The four-letter mark of a verdict: FAIL (does not load), spec (loads, breaks the specification), note
+    (loads under another name), ok."""
+    return "FAIL" if not report.loads else "spec" if not report.ok else "note" if renamed else "ok  "
+
+
+def _summary(reports: list[ValidationReport], notes: dict[str, list[str]]) -> str:
+    """``1642 skill(s) checked: 1590 load, 52 do not (FAIL); of those that load, 1150 break the specification
+    (spec) and 930 load under another name``."""
+    loaded = [report for report in reports if report.loads]
+    failed = len(reports) - len(loaded)
+    said = f"{len(reports)} skill(s) checked: {_verb(len(loaded), 'load')}, {_verb(failed, 'do')} not (FAIL)"
+    remarks = sum(not report.ok for report in loaded)
+    renamed = sum(bool(notes.get(str(report.path))) for report in loaded)
+    parts = [
+        f"{_verb(remarks, 'break')} the specification (spec)" if remarks else "",
+        f"{_verb(renamed, 'load')} under another name" if renamed else "",
+    ]
+    tail = " and ".join(part for part in parts if part)
+    return said + (f"; of those that load, {tail}" if tail else "")
+
+
+def _verb(count: int, verb: str) -> str:
+    """``count`` and ``verb`` agreeing with it (``1 loads``, ``2 load``, ``1 does``)."""
+    return f"{count} {verb}" if count != 1 else f"{count} {verb}es" if verb == "do" else f"{count} {verb}s"
 
 
 def _notes(notes: dict[str, list[str]], folder: Path) -> dict[str, list[str]]:
