@@ -157,7 +157,7 @@ def test_semif_eval_prints_the_ece_column(tree_file: Path, dataset_file: Path) -
 def test_none_starts_below_the_held_out_examples_that_reach_their_skill() -> None:
     tops = np.array([0.9, 0.8, 0.7, 0.6, 0.25, 0.5])
     right = np.array([True, True, True, True, True, False])
-    # no example of what no skill serves: keep (all but 0.5% of) the right routes, never above the default
+    # no example of what no skill serves: keep every right route, never above the default
     found = fit_none_threshold(tops, right, np.zeros(0), 0.35, np)
     assert 0.25 - 1e-9 <= found < 0.26
     assert fit_none_threshold(np.array([0.9, 0.8]), np.array([True, True]), np.zeros(0), 0.35, np) == 0.35
