@@ -20,8 +20,13 @@ split:
   the request out of scope (nearer to a ``none`` example than to the skills
   the route weighed).
   ``--tune`` also tunes each strategy's ``none`` threshold on a validation
-  split drawn from the train split (never the test split), for the best
-  balanced accuracy.
+  split drawn from the train split (never the test split, nor the tree's
+  ``none_examples``), for the best balanced accuracy.
+
+Then a summary: each flat argmax beside the untrained strategy at its
+defaults over the same texts, with its out-of-scope recall and the gain in
+in-scope points. Every setting of the strategies was chosen on train splits
+or validation splits drawn from them.
 
 The sets:
 
@@ -135,7 +140,8 @@ def routed(strategy, test: list[Example], gated: bool = False) -> list[str | Non
 
 
 def validation_rows(train: list[Example], shots: list[Example], seed: int) -> list[Example]:
-    """``VALIDATION_PER_SKILL`` train requests of each skill not among its shots (and out-of-scope ones)."""
+    """``VALIDATION_PER_SKILL`` train requests of each skill not among its shots (and the out-of-scope ones given:
+    those the tree does not hold as ``none_examples``)."""
     used = {e.text for e in shots}
     return per_skill([e for e in train if e.text not in used], VALIDATION_PER_SKILL, seed=1000 + seed)
 
@@ -188,7 +194,8 @@ def cell(
                     scored(routed(strategy, test, gated=True), test)
                 )
             if args.tune and name in ("best_leaf", "examples"):
-                validation = validation_rows(train + none_pool, shots, draw)
+                told = set(strategy_tree.none_examples)
+                validation = validation_rows(train + [e for e in none_pool if e.text not in told], shots, draw)
                 cut = tuned_threshold(name, strategy_tree, engine, validation)
                 strategy = create_strategy(name, strategy_tree, engine, threshold=cut)
                 rows.setdefault(f"{name}, none tuned on validation", []).append(scored(routed(strategy, test), test))
@@ -225,13 +232,49 @@ def main() -> None:
     args = parser.parse_args()
     engine = create_engine("local")
     print(f"{'set':<11}{'setting':<9}{'router':<40}{'in-scope acc':>13}{'oos recall':>12}")
+    summary = []
     for name in args.sets:
         tree, train, test, none_pool = load_set(name, args)
         for label in ("0-shot", f"{args.shots}-shot"):
-            for what, accuracy, recall in cell(engine, label, tree, train, test, args, none_pool):
-                shown = "-" if recall is None else f"{recall:.1%}"
-                print(f"{name:<11}{label:<9}{what:<40}{accuracy:>13.1%}{shown:>12}")
+            rows = cell(engine, label, tree, train, test, args, none_pool)
+            for what, accuracy, recall in rows:
+                print(f"{name:<11}{label:<9}{what:<40}{accuracy:>13.1%}{percent(recall):>12}")
                 sys.stdout.flush()
+            summary += compared(name, label, {what: (accuracy, recall) for what, accuracy, recall in rows}, args.shots)
+    print()
+    print("untrained routing at its defaults against the flat argmax over the same texts (test split):")
+    print(f"{'set':<11}{'setting':<9}{'texts':<14}{'flat argmax':>12}{'untrained':>27}{'oos recall':>12}{'gain':>7}")
+    for name, label, texts, flat, (what, accuracy, recall) in summary:
+        print(
+            f"{name:<11}{label:<9}{texts:<14}{flat:>12.1%}{what:>19}{accuracy:>8.1%}{percent(recall):>12}"
+            f"{100 * (accuracy - flat):>+7.1f}"
+        )
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def compared(
+    name: str, label: str, rows: dict[str, tuple[float, float | None]], shots: int
+) -> list[tuple[str, str, str, float, tuple[str, float, float | None]]]:
+    """The summary's lines for one set at one setting: each flat argmax beside the untrained strategy that routes
+    over the same texts at its defaults (``best_leaf`` over descriptions or names; ``examples`` over the examples,
+    as routed and as ``semif run`` ends it where the tree has ``none_examples``)."""
+    pairs = [
+        ("descriptions", "flat cosine, descriptions", "best_leaf"),
+        ("names", "flat cosine, names", "best_leaf, names"),
+    ]
+    pairs += [
+        ("examples", f"flat {shots}-shot centroid", "examples"),
+        ("examples", f"flat {shots}-shot centroid", "examples, then the gate's none rule"),
+    ]
+    lines = []
+    for texts, flat, strategy in pairs:
+        if flat in rows and strategy in rows:
+            shown = "examples + gate" if "gate" in strategy else strategy.split(",")[0]
+            lines.append((name, label, texts, rows[flat][0], (shown, *rows[strategy])))
+    return lines
 
 
 if __name__ == "__main__":
