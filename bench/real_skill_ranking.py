@@ -16,6 +16,9 @@ and counted):
 - ``cosine``: the embedded model's cosine with the same texts;
 - ``rrf``: their reciprocal rank fusion (k = 60).
 
+After each table: for how many requests ``semif run``'s route ends at the
+skill ``find`` puts first (and how many end at ``none``).
+
 Two pools, over the public collections ``bench/skill_collections.py`` fetches:
 
 - ``distinct``: every distinct (name, description) of the collections (about
@@ -122,6 +125,17 @@ def router_rankings(router: Router) -> dict[str, Ranking]:
     return {"router": find, "run": run}
 
 
+def agreement(pool: str, router: Router, asked: list[dict]) -> None:
+    """How many requests ``semif run``'s route takes to the skill ``find`` puts first, and how many end at none."""
+    same = nothing = 0
+    for item in asked:
+        route = asyncio.run(router.runner.strategy.aroute(item["text"]))
+        shown = router.find(item["text"], 1).skills
+        nothing += route.skill is None
+        same += route.skill is not None and bool(shown) and route.skill.name == shown[0].name
+    print(f"\n{pool}: run goes to find's first skill for {same} of {len(asked)} requests ({nothing} end at none)")
+
+
 def first_hit(found: list[str], wanted: set[str]) -> int | None:
     """The 1-based rank of the first wanted name among ``found`` (None: none in the first :data:`MRR_CUTOFF`)."""
     return next((i + 1 for i, name in enumerate(found[:MRR_CUTOFF]) if name in wanted), None)
@@ -187,6 +201,7 @@ def distinct_pool(requests: list[dict], engine: LocalEngine, found: list[Path], 
     router.find("warm up", 1)
     print(f"distinct: tree built and first find in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     table("distinct", len(skills), asked, skills, {**router_rankings(router), **baselines(skills, engine)})
+    agreement("distinct", router, asked)
 
 
 def installed_pool(
@@ -211,6 +226,7 @@ def installed_pool(
     skills = [(leaf.source_name or leaf.name, leaf.description) for leaf in leaves]
     asked = in_pool(requests, {name for name, _ in skills}, "installed")
     table("installed", len(skills), asked, skills, {**router_rankings(router), **baselines(skills, engine)})
+    agreement("installed", router, asked)
     if starter:
         code = sum(any(c.kind == "code" for c in router.find(r["text"], 3).skills) for r in requests)
         print(

@@ -52,12 +52,12 @@ def test_validate_reports_every_error_and_exits_1(skills_root):
     make_skill(skills_root, "good")
     make_skill(skills_root, "bad", "name: Bad\nextra: 1")
     code, out, err = run("validate", str(skills_root))
-    assert code == 1
+    assert code == 1  # "bad" has no description: it does not load
     assert "FAIL  " + str(skills_root / "bad") in out and "ok    " + str(skills_root / "good") in out
-    assert out.count("      - ") == 4 and "2 skill(s) checked, 1 invalid" in err
+    assert out.count("      - ") == 4 and err == "2 skill(s) checked: 1 loads, 1 does not (FAIL)\n"
     code, out, _ = run("validate", "--json", str(skills_root / "good"))
     assert code == 0 and json.loads(out) == [
-        {"path": str(skills_root / "good"), "name": "good", "ok": True, "errors": []}
+        {"path": str(skills_root / "good"), "name": "good", "ok": True, "loads": True, "errors": []}
     ]
 
 
@@ -195,15 +195,20 @@ def test_prompt_and_validate_take_a_folder_of_collections(corpus, tmp_path):
     code, out, err = run("validate", str(corpus))
     assert code == 0
     assert out.splitlines() == [f"ok    {folder}" for folder in folders]
-    assert err == f"{len(folders)} skill(s) checked, 0 invalid\n"
+    assert err == f"{len(folders)} skill(s) checked: {len(folders)} load, 0 do not (FAIL)\n"
 
     outer = tmp_path / "outer"
     shutil.copytree(corpus, outer / "vendor")
     bad = make_skill(outer / "local" / "team", "Bad-Name", "name: Bad-Name\ndescription: d")
     code, out, err = run("validate", str(outer))
     lines = out.splitlines()
-    assert code == 1 and err == f"{len(folders) + 1} skill(s) checked, 1 invalid\n"
-    assert lines[:2] == [f"FAIL  {bad}", "      - 'name' 'Bad-Name' must be lowercase"]
+    assert code == 0  # a name in capitals breaks the specification, but the skill loads
+    assert err == (
+        f"{len(folders) + 1} skill(s) checked: {len(folders) + 1} load, 0 do not (FAIL); "
+        "of those that load, 1 breaks the specification (spec)\n"
+    )
+    assert lines[:2] == [f"spec  {bad}", "      - 'name' 'Bad-Name' must be lowercase"]
+    assert run("validate", "--strict", str(outer))[0] == 1
     assert sum(line.startswith("ok    ") for line in lines) == len(folders)
 
 
@@ -218,3 +223,47 @@ def test_prompt_in_a_workspace_keeps_nested_skills_that_share_a_folder_name(tmp_
     assert code == 0 and out.count("<skill>") == 2 and "shadowed" not in out
     assert str(root / "skills" / "team-a" / "report" / "SKILL.md") in out
     assert str(root / "skills" / "team-b" / "report" / "SKILL.md") in out
+
+
+def test_a_workspace_of_real_skills_says_how_many_load_and_fails_only_for_one_that_does_not(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "semif.toml").write_text("")
+    skills = root / "skills"
+    # frontmatter as published: extra keys and a nested metadata mapping break the specification, yet load
+    make_skill(
+        skills / "hermes" / "productivity",
+        "ocr-and-documents",
+        'name: ocr-and-documents\ndescription: "Extract text from PDFs/scans (pymupdf, marker-pdf)."\n'
+        "version: 2.3.0\nauthor: Hermes Agent\nlicense: MIT\nplatforms: [linux, macos, windows]\n"
+        "metadata:\n  hermes:\n    tags: [PDF, Documents, OCR]\n    related_skills: [powerpoint]",
+    )
+    make_skill(
+        skills / "ecc",
+        "kotlin-exposed-patterns",
+        "name: kotlin-exposed-patterns\ndescription: JetBrains Exposed ORM patterns including DSL queries, DAO "
+        "pattern, transactions and Flyway migrations.\norigin: ECC",
+    )
+    make_skill(skills / "ecc", "search-first")
+    code, out, err = run("validate", "-w", str(root))
+    assert code == 0  # everything loads: the remarks are the specification's, not failures
+    marks = {Path(line[6:]).name: line[:6] for line in out.splitlines() if not line.startswith(" ")}
+    assert marks == {"search-first": "ok    ", "kotlin-exposed-patterns": "spec  ", "ocr-and-documents": "spec  "}
+    assert err == (
+        "3 skill(s) checked: 3 load, 0 do not (FAIL); of those that load, 2 break the specification (spec)\n"
+    )
+    assert run("validate", "--strict", "-w", str(root))[0] == 1
+    untranslated = skills / "ecc" / "docs" / "verification-loop"  # ecc-universal's zh-TW copy has no frontmatter
+    untranslated.mkdir(parents=True)
+    (untranslated / "SKILL.md").write_text("# 驗證循環技能\n\nClaude Code 工作階段的完整驗證系統。\n", encoding="utf-8")
+    code, out, err = run("validate", "-w", str(root))
+    assert code == 1 and f"FAIL  {untranslated}" in out and "no frontmatter" in out
+    assert err == (
+        "4 skill(s) checked: 3 load, 1 does not (FAIL); of those that load, 2 break the specification (spec)\n"
+    )
+    rows = {Path(row["path"]).name: row for row in json.loads(run("validate", "--json", "-w", str(root))[1])}
+    assert [rows[name]["loads"] for name in ("search-first", "ocr-and-documents", "verification-loop")] == [
+        True,
+        True,
+        False,
+    ]

@@ -150,13 +150,20 @@ def test_skills_validate_and_list_name_the_first_folders_left_out_and_count_the_
     rows = json.loads(result.stdout)
     assert sum(row["path"].endswith("x" * 200) for row in rows) == named
     assert [row for row in rows if not row["path"]] == [
-        {"path": "", "name": None, "ok": False, "errors": [LINK_NOT_FOLLOWED], "left_out": LINKS - named}
+        {
+            "path": "",
+            "name": None,
+            "ok": False,
+            "loads": False,
+            "errors": [LINK_NOT_FOLLOWED],
+            "left_out": LINKS - named,
+        }
     ]
     listed = CliRunner().invoke(main, ["skills", "list", "-w", str(linked_out.root)])
     assert f"({LINKS - named} more)" in listed.stdout and f"{LINKS} not loaded" in listed.stderr
     said = CliRunner().invoke(main, ["skills", "validate", "-w", str(linked_out.root)])
     assert f"FAIL  ({LINKS - named} more folder(s) left out, not named: {LINK_NOT_FOLLOWED})" in said.stdout
-    assert said.stderr.rstrip().endswith(f"{LINKS} folder(s) left out")
+    assert said.stderr.rstrip().endswith(f"; {LINKS - named} more folder(s) left out, not named (FAIL)")
 
 
 def test_a_folder_named_with_bytes_that_are_not_utf8_is_left_out_and_every_command_still_answers(

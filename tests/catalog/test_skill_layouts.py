@@ -93,15 +93,16 @@ def test_every_layout_loads_at_depth_eight_and_each_folder_left_out_says_why(pac
 def test_skills_validate_lists_every_skill_and_every_folder_left_out_with_why(packages: Workspace) -> None:
     skills = packages.root / "skills"
     result = CliRunner().invoke(validate, ["-w", str(packages.root), "--json"])
-    assert result.exit_code == 1  # the folders left out are invalid
+    assert result.exit_code == 1  # the folders left out do not load
     rows = {row["path"]: row for row in json.loads(result.stdout)}
     assert all(rows[str(skills / relative)]["ok"] for relative in LAYOUTS.values())
     failed = {path: row["errors"] for path, row in rows.items() if not row["ok"]}
     assert failed.keys() == {str(skills / path) for path in (BROKEN_YAML, LINKED_DOCUMENT, FOLDER_DOCUMENT, LINK_OUT)}
     assert failed[str(skills / LINK_OUT)] == [LINK_NOT_FOLLOWED]
     assert failed[str(skills / FOLDER_DOCUMENT)] == ["SKILL.md is not a regular file; not read"]
+    assert {path for path, row in rows.items() if not row["loads"]} == failed.keys()
     said = CliRunner().invoke(validate, ["-w", str(packages.root)])
-    assert said.stderr.endswith(f"{len(rows)} skill(s) checked, 4 invalid, 4 folder(s) left out\n")
+    assert said.stderr.endswith(f"{len(rows)} skill(s) checked: {len(rows) - 4} load, 4 do not (FAIL)\n")
 
 
 def test_tree_json_counts_what_loaded_and_what_was_left_out_by_reason(packages: Workspace) -> None:

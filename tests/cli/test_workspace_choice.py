@@ -78,3 +78,16 @@ def test_init_on_a_workspace_names_the_force_flag(semif) -> None:
     again = semif("init", "ws")
     assert again.returncode == 1 and "use --force to add the missing starter files" in again.stderr
     assert semif("init", "ws", "--force").returncode == 0
+
+
+def test_init_makes_the_skills_folder_and_says_where_skills_go(semif, tmp_path: Path) -> None:
+    for name, flags in (("starter", ()), ("empty", ("--empty",))):
+        made = semif("init", name, *flags, cwd=tmp_path)
+        assert made.returncode == 0, made.stderr
+        skills = (tmp_path / name / "skills").resolve()
+        assert skills.is_dir() and not any(skills.iterdir())
+        assert f"Add skills: copy SKILL.md folders or collections of them into {skills}\n" in made.stdout
+    (tmp_path / "starter" / "skills").rmdir()
+    (tmp_path / "starter" / "skills").write_text("a file of the user's")
+    assert semif("init", "starter", "--force", cwd=tmp_path).returncode == 0  # left alone, not an error
+    assert (tmp_path / "starter" / "skills").read_text() == "a file of the user's"

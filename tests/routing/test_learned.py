@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -12,8 +13,10 @@ from semif_agent._sync import run_sync
 from semif_agent.cli import main
 from semif_agent.engine import create_engine
 from semif_agent.records import DecisionLog, RunRecord
+from semif_agent.routing._fitting import Fitter
 from semif_agent.routing.evaluate import Example
 from semif_agent.routing.learned import Learned, LearnedRouter, LearnedScorer, RouterMismatch
+from semif_agent.routing.scoring import LeafScorer
 from semif_agent.routing.training import (
     TrainingExample,
     examples_from_dataset,
@@ -235,3 +238,14 @@ def test_a_replay_ends_where_routing_ends(tree: SkillTree, engine) -> None:
         ends = [route(strategy, text) for text in texts]
         assert routed_skills(strategy, texts) == ends
         assert {None, "notes.add"} <= set(ends) or strategy.name != "learned"
+
+
+def test_training_starts_from_the_centroids_the_examples_strategy_routes_by(tree: SkillTree, engine) -> None:
+    """One centroid for both: a part fitted on the tree's own examples starts each skill where the untrained
+    ``examples`` strategy stands it (its description and examples summed and scaled to length 1)."""
+    fitter = Fitter(tree, engine, examples_from_tree(tree), base_threshold=None)
+    part = fitter.part(np.arange(len(fitter.rows)))
+    index = LeafScorer(tree, engine, examples="centroid").current()
+    columns = [fitter.position[name] for name in part.skills]
+    started = fitter.descriptions[columns] + part.shift
+    assert np.allclose(started, index.vectors[[index.position[name] for name in part.skills]], atol=1e-5)

@@ -21,7 +21,9 @@ megabytes in every later copy of the frontmatter.
 from __future__ import annotations
 
 import errno
+import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,15 +72,68 @@ class _SkillLoader(_SafeBase):
 
 @dataclass(frozen=True)
 class SkillDocument:
-    """A SKILL.md split in two: the raw YAML text, the body, and where the body starts."""
+    """A SKILL.md split in two: the raw YAML text, the body, and where the body starts; ``read_leniently`` says
+    what a lenient parse read as plain text (:meth:`lenient_data`), when the document was parsed so."""
 
     frontmatter: str
     body: str
     body_line: int
+    read_leniently: str = ""
 
     def data(self, *, path: str = "") -> dict[str, Any]:
-        """The frontmatter parsed into a mapping (raises :class:`SkillParseError`)."""
+        """The frontmatter parsed into a mapping, strictly (raises :class:`SkillParseError`)."""
         return load_mapping(self.frontmatter, path=path)
+
+    def lenient_data(self, *, path: str = "") -> tuple[dict[str, Any], str]:
+        """The frontmatter parsed as clients read it: ``(mapping, "")`` when it is valid YAML, else
+        ``(mapping, what was read as plain text and why)`` when reading its unquoted one-line values as text
+        makes it parse (see the module's docstring); raises the YAML's own :class:`SkillParseError` otherwise."""
+        try:
+            return load_mapping(self.frontmatter, path=path), ""
+        except SkillParseError as exc:
+            if not isinstance(exc.__cause__, yaml.YAMLError):
+                raise  # past a size cap or a value that cannot be built: no reading of a line changes that
+            quoted, keys = _values_as_text(self.frontmatter)
+            if not keys:
+                raise
+            try:
+                data = load_mapping(quoted, path=path)
+            except SkillParseError:
+                raise exc from None
+            where = f"line {exc.line}: " if exc.line else ""
+            said = ", ".join(repr(key) for key in keys)
+            return (
+                data,
+                f"frontmatter is not valid YAML ({where}{exc.reason.removeprefix(_INVALID)}); read {said} as plain text to the end of the line",
+            )
+
+
+_INVALID = "invalid YAML in frontmatter: "
+_TOP_LEVEL_VALUE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(\S.*?)[ \t]*")
+"""A top-level ``key: value`` line: the key, and its value without surrounding blanks."""
+_YAML_STARTS = tuple("'\"[{|>&*!#%")
+"""How a value YAML reads as its own starts (quoted, a flow collection, a block scalar, an anchor, an alias, a tag,
+a comment, a directive): such a line is left to YAML."""
+_RESERVED_STARTS = ("@", "`")
+"""Characters YAML reserves that cannot start a plain value; a value starting so is text."""
+
+
+def _values_as_text(yaml_text: str) -> tuple[str, list[str]]:
+    """``yaml_text`` with each top-level one-line value that YAML refuses as plain text (it holds ``": "``, ends
+    with a colon, or starts with a reserved character) written as a quoted string, and the keys of those lines."""
+    lines = yaml_text.split("\n")
+    keys: list[str] = []
+    for number, line in enumerate(lines):
+        found = _TOP_LEVEL_VALUE.fullmatch(line)
+        if found is None:
+            continue
+        key, value = found.groups()
+        if value.startswith(_YAML_STARTS):
+            continue
+        if ": " in value or value.endswith(":") or value.startswith(_RESERVED_STARTS):
+            lines[number] = f"{key}: {json.dumps(value, ensure_ascii=False)}"  # JSON strings are YAML strings
+            keys.append(key)
+    return "\n".join(lines), keys
 
 
 def normalize_text(text: str) -> str:

@@ -1,7 +1,10 @@
 """Lenient loading of one skill folder, as real clients do.
 
 A skill loads unless it cannot be understood at all: unreadable SKILL.md, no
-frontmatter, broken YAML, or no usable description. Everything else (a name
+frontmatter, broken YAML, or no usable description. A one-line value that
+YAML refuses only for an unquoted colon (``description: ... Usage: /cmd``) is
+read as plain text, as clients read it, with a warning
+(:meth:`~.frontmatter.SkillDocument.lenient_data`). Everything else (a name
 that differs from its folder, is too long or badly formed, fields of the wrong
 type, a script that is missing) loads with a warning on the descriptor.
 Unknown keys are ignored here; strict validation reports them.
@@ -9,6 +12,7 @@ Unknown keys are ignored here; strict validation reports them.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Mapping
@@ -52,9 +56,13 @@ def find_skill_md(folder: str | os.PathLike[str]) -> Path | None:
 
 
 def parse_skill_md(skill_md: Path) -> tuple[SkillDocument, dict[str, Any]]:
-    """A SKILL.md's document and its frontmatter parsed (raises :class:`SkillParseError`)."""
+    """A SKILL.md's document and its frontmatter parsed leniently (raises :class:`SkillParseError`); the
+    document's ``read_leniently`` says what was read as plain text, if anything."""
     document = read_document(skill_md)
-    return document, document.data(path=str(skill_md))
+    data, read_leniently = document.lenient_data(path=str(skill_md))
+    if read_leniently:
+        document = dataclasses.replace(document, read_leniently=read_leniently)
+    return document, data
 
 
 def parse_failure(exc: SkillParseError) -> str:
@@ -100,6 +108,8 @@ def load_skill(
         except SkillParseError as exc:
             return LoadResult(folder, None, parse_failure(exc))
     fields = _Fields(folder, parsed[1])
+    if parsed[0].read_leniently:
+        fields.warnings.append(parsed[0].read_leniently)
     description = fields.description()
     watched = fields.watched()
     if description is None:

@@ -3,6 +3,12 @@
 Every problem of a skill is reported, not just the first: the YAML, each
 field's rules (see :mod:`.spec`), unknown keys, and semif's ``script`` and
 ``hooks``, which must name files inside the skill.
+
+Each verdict also says whether the skill loads (:attr:`ValidationReport.loads`):
+loading is lenient (:mod:`.loader`), so most skills that break the
+specification (an unknown key, a name in capitals) load all the same, and
+only what stops a skill from loading (no SKILL.md, frontmatter that cannot be
+read, no description) leaves it out.
 """
 
 from __future__ import annotations
@@ -17,25 +23,39 @@ from typing import Any
 from . import spec
 from .errors import SkillParseError, SkillsPathNotFound
 from .frontmatter import read_document
-from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_md, search_skill_folders
+from .loader import LINK_NOT_FOLLOWED, SKILL_MD_NAMES, find_skill_md, load_skill, search_skill_folders
 
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """The verdict on one skill folder: its name (when readable) and every error found."""
+    """The verdict on one skill folder: its name (when readable), every error found, and why loading leaves it out
+    (``left_out``; empty when it loads)."""
 
     path: Path
     name: str | None = None
     errors: tuple[str, ...] = field(default_factory=tuple)
+    left_out: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def ok(self) -> bool:
-        """True when the skill has no error."""
+        """True when the skill has no error: it meets the specification."""
         return not self.errors
 
+    @property
+    def loads(self) -> bool:
+        """True when the skill loads (leniently, as every command loads it), whether or not it meets the
+        specification."""
+        return not self.left_out
+
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready view: path, name, ok, errors."""
-        return {"path": str(self.path), "name": self.name, "ok": self.ok, "errors": list(self.errors)}
+        """A JSON-ready view: path, name, ok, loads, errors."""
+        return {
+            "path": str(self.path),
+            "name": self.name,
+            "ok": self.ok,
+            "loads": self.loads,
+            "errors": list(self.errors),
+        }
 
 
 def validate_skill(path: str | os.PathLike[str]) -> ValidationReport:
@@ -44,24 +64,30 @@ def validate_skill(path: str | os.PathLike[str]) -> ValidationReport:
     if folder.is_file() and folder.name in SKILL_MD_NAMES:
         folder = folder.parent
     if folder.is_symlink():
-        return ValidationReport(folder, None, (LINK_NOT_FOLLOWED,))
+        return _not_loaded(folder, LINK_NOT_FOLLOWED)
     if not folder.exists():
-        return ValidationReport(folder, None, ("path does not exist",))
+        return _not_loaded(folder, "path does not exist")
     if not folder.is_dir():
-        return ValidationReport(folder, None, ("not a directory",))
+        return _not_loaded(folder, "not a directory")
     skill_md = find_skill_md(folder)
     if skill_md is None:
         linked = next((name for name in SKILL_MD_NAMES if (folder / name).is_symlink()), None)
-        why = f"{linked} is a link; not read" if linked else "missing required file SKILL.md"
-        return ValidationReport(folder, None, (why,))
+        return _not_loaded(folder, f"{linked} is a link; not read" if linked else "missing required file SKILL.md")
+    loaded = load_skill(folder, namespace="", source="", source_label="", skill_md=skill_md)
+    left_out = (loaded.skipped,) if loaded.skipped else ()
     try:
         data = read_document(skill_md).data()
     except SkillParseError as exc:
         where = f"line {exc.line}: " if exc.line else ""
-        return ValidationReport(folder, None, (where + exc.reason,))
+        name = loaded.descriptor.name if loaded.descriptor else None
+        return ValidationReport(folder, name, (where + exc.reason,), left_out)
     errors = validate_frontmatter(data, folder)
     name = data.get("name") if isinstance(data.get("name"), str) else None
-    return ValidationReport(folder, name, tuple(errors))
+    return ValidationReport(folder, name, tuple(errors), left_out)
+
+
+def _not_loaded(folder: Path, why: str) -> ValidationReport:
+    return ValidationReport(folder, None, (why,), (why,))
 
 
 def validate_frontmatter(data: dict[str, Any], folder: Path) -> list[str]:
@@ -153,8 +179,9 @@ def _subfolders(root: Path) -> list[Path]:
 def validate_left_out(folder: Path, reasons: Iterable[str]) -> ValidationReport:
     """The verdict on a folder that a search or a load left out: why, then what strict validation finds in its
     SKILL.md (when it has one that is a regular file), each problem once."""
+    reasons = tuple(dict.fromkeys(reasons))
     strict = validate_skill(folder) if find_skill_md(folder) is not None else ValidationReport(folder)
-    return ValidationReport(folder, strict.name, tuple(dict.fromkeys([*reasons, *strict.errors])))
+    return ValidationReport(folder, strict.name, tuple(dict.fromkeys([*reasons, *strict.errors])), reasons)
 
 
 def validate_folders(folders: Iterable[Path], left_out: Mapping[Path, Sequence[str]]) -> list[ValidationReport]:

@@ -18,7 +18,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand(
         "init",
         _CLI + "workspace_cmds:init",
-        "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data (--empty: settings only).",
+        "Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data (--empty: settings only), "
+        "and an empty skills/ folder for SKILL.md skills.",
     ),
     LazyCommand("run", _CLI + "run_cmd:run", "Route TEXT to a skill, run it, and assess the result."),
     LazyCommand(
@@ -52,7 +53,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
             LazyCommand(
                 "validate",
                 _CLI + "catalog_cmds:validate",
-                "Check SKILL.md skills strictly against the Agent Skills specification.",
+                "Check SKILL.md skills against the Agent Skills specification, and say which load.",
             ),
             LazyCommand(
                 "prompt",

@@ -17,7 +17,7 @@ from ..catalog.errors import SkillsPathNotFound
 from ..catalog.left_out import more_lines
 from ..catalog.loader import find_skill_folders
 from ..catalog.locations import workspace_skill_dirs
-from ..catalog.validate import PathSearch, expand_skill_folders, search_paths, validate_folders
+from ..catalog.validate import PathSearch, ValidationReport, expand_skill_folders, search_paths, validate_folders
 from ..compat.skills_ref import to_prompt
 from ..errors import UserError
 from ._common import inert_line, json_option, print_json, workspace_option
@@ -54,19 +54,24 @@ def _workspace_skills(
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @workspace_option
+@click.option("--strict", is_flag=True, help="Exit 1 also when a skill that loads breaks the specification.")
 @json_option(shape="one JSON array (an object per skill)")
 @click.pass_context
-def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, as_json: bool) -> None:
-    """Check SKILL.md skills strictly against the Agent Skills specification.
+def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, strict: bool, as_json: bool) -> None:
+    """Check SKILL.md skills against the Agent Skills specification, and say which load.
 
     PATH is a skill folder, its SKILL.md, or a folder of skill folders; with
     -w, or with no PATH inside a workspace, every SKILL.md skill of the
     workspace's tree is checked, and each one loaded under another name
     (normalised, or kept apart from a skill sharing its name) says so.
-    Every folder left out (a SKILL.md that does not load, a link, a folder
-    too large or too deep to search) is listed with why, as invalid; past the
-    first few hundred, they are counted by reason.
-    Every error of each skill is listed once. Exits 1 when any skill is invalid.
+    Loading is lenient, so each skill gets one of four marks: FAIL (it does
+    not load: no SKILL.md, frontmatter that cannot be read, no description, a
+    link, a folder too large or too deep to search), spec (it loads, but
+    breaks the specification: an unknown key, a name in capitals...), note
+    (it loads under another name), ok. Every error of each skill is listed
+    once; past the first few hundred folders left out, the others are
+    counted by reason. Exits 1 when a skill does not load; with --strict,
+    also when one breaks the specification.
     """
     search = search_paths(paths) if paths else PathSearch([], {})
     targets = list(search.folders)
@@ -81,23 +86,51 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
         more.update(workspace_more)
     reports = validate_folders(dict.fromkeys(targets), left_out)
     if as_json:
-        unnamed = [{"path": "", "name": None, "ok": False, "errors": [why], "left_out": n} for why, n in more.items()]
+        unnamed = [
+            {"path": "", "name": None, "ok": False, "loads": False, "errors": [why], "left_out": n}
+            for why, n in more.items()
+        ]
         print_json([*({**report.to_dict(), **_notes(notes, report.path)} for report in reports), *unnamed])
     else:
         for report in reports:
             noted = notes.get(str(report.path), [])
-            click.echo(f"{'FAIL' if not report.ok else 'note' if noted else 'ok  '}  {inert_line(str(report.path))}")
+            click.echo(f"{_mark(report, bool(noted))}  {inert_line(str(report.path))}")
             for line in [*report.errors, *noted]:
                 click.echo(f"      - {inert_line(line)}")
         for line in more_lines(more):
             click.echo(f"FAIL  ({inert_line(line)})")
-        invalid = sum(not report.ok for report in reports) + len(more)
-        renamed = sum(bool(notes.get(str(report.path))) for report in reports)
-        tail = f", {renamed} loaded under another name" if renamed else ""
-        tail += f", {len(left_out) + sum(more.values())} folder(s) left out" if left_out or more else ""
-        click.echo(f"{len(reports)} skill(s) checked, {invalid} invalid{tail}", err=True)
-    if more or any(not report.ok for report in reports):
+        counted = f"; {sum(more.values())} more folder(s) left out, not named (FAIL)" if more else ""
+        click.echo(_summary(reports, notes) + counted, err=True)
+    failed = more or any(not report.loads for report in reports)
+    if failed or (strict and any(not report.ok for report in reports)):
         ctx.exit(1)
+
+
+def _mark(report: ValidationReport, renamed: bool) -> str:
+    """The four-letter mark of a verdict: FAIL (does not load), spec (loads, breaks the specification), note
+    (loads under another name), ok."""
+    return "FAIL" if not report.loads else "spec" if not report.ok else "note" if renamed else "ok  "
+
+
+def _summary(reports: list[ValidationReport], notes: dict[str, list[str]]) -> str:
+    """``1642 skill(s) checked: 1590 load, 52 do not (FAIL); of those that load, 1150 break the specification
+    (spec) and 930 load under another name``."""
+    loaded = [report for report in reports if report.loads]
+    failed = len(reports) - len(loaded)
+    said = f"{len(reports)} skill(s) checked: {_verb(len(loaded), 'load')}, {_verb(failed, 'do')} not (FAIL)"
+    remarks = sum(not report.ok for report in loaded)
+    renamed = sum(bool(notes.get(str(report.path))) for report in loaded)
+    parts = [
+        f"{_verb(remarks, 'break')} the specification (spec)" if remarks else "",
+        f"{_verb(renamed, 'load')} under another name" if renamed else "",
+    ]
+    tail = " and ".join(part for part in parts if part)
+    return said + (f"; of those that load, {tail}" if tail else "")
+
+
+def _verb(count: int, verb: str) -> str:
+    """``count`` and ``verb`` agreeing with it (``1 loads``, ``2 load``, ``1 does``)."""
+    return f"{count} {verb}" if count != 1 else f"{count} {verb}es" if verb == "do" else f"{count} {verb}s"
 
 
 def _notes(notes: dict[str, list[str]], folder: Path) -> dict[str, list[str]]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 import click
 
 from ..errors import UnknownSkillError, UserError
@@ -110,6 +108,7 @@ def _take_back(run_id: str, by: str | None, workspace: str | None, as_json: bool
 def _skill_id(ws: Workspace, name: str) -> str:
     """The id of the skill ``name`` names (its id, or a SKILL.md skill's name as written: the tree's one resolver);
     else one line naming the closest leaves."""
+    from ..tree.tree import closest_names
     from .workspace_cmds import load_tree
 
     tree = load_tree(ws)
@@ -117,7 +116,7 @@ def _skill_id(ws: Workspace, name: str) -> str:
     found = tree.find(name)
     if found is not None:
         return found.name
-    close = difflib.get_close_matches(name, list(leaves), n=3, cutoff=0.5)
+    close = closest_names(name, leaves, limit=3)
     hint = f"; did you mean {', '.join(close)}?" if close else " (see `semif skills list`)"
     raise UnknownSkillError(f"no skill named {name!r} in this workspace's tree{hint}")
 

@@ -103,8 +103,9 @@ def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -
     "--empty", is_flag=True, help="Settings only: no starter code skills or sample data (for your own SKILL.md skills)."
 )
 def init(directory: Path, force: bool, empty: bool) -> None:
-    """Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data (--empty: settings only)."""
-    from ..starter import create_workspace
+    """Make a starter workspace in DIRECTORY: settings, a tree of skills, sample data (--empty: settings only),
+    and an empty skills/ folder for SKILL.md skills."""
+    from ..starter import create_workspace, skills_folder
     from ..tree.tree import SkillTree
 
     if (directory / SETTINGS_FILE).exists() and not force:
@@ -118,9 +119,8 @@ def init(directory: Path, force: bool, empty: bool) -> None:
     click.echo(
         f"Made a workspace at {root} ({len(skill_tree.categories)} categories, {len(skill_tree.skills)} skills)."
     )
-    if empty:
-        click.echo(f"Add skills: copy SKILL.md folders or collections of them into {root / 'skills'}")
-    else:
+    click.echo(f"Add skills: copy SKILL.md folders or collections of them into {skills_folder(root)}")
+    if not empty:
         click.echo(f'Try: semif run "Email Alice that the quarterly report is ready" -w {directory}')
 
 

@@ -23,7 +23,7 @@ from ._head import (
     top_probability,
 )
 from .learned import LearnedRouter
-from .scoring import LeafScorer
+from .scoring import LeafScorer, example_centroids
 
 # Strengths tried, strongest first (each fit starts from the last): the strongest keep the head near the untrained
 # scores, which is what a few dozen requests support (measured by cross-validation on the starter's examples).
@@ -157,10 +157,9 @@ class Fitter:
         weight = client_capped(given * _balance(target, wrong, given), self.client[rows], self.leaves)
         columns = np.array([self.position[name] for name in skills], dtype=int)
         descriptions = self.descriptions[columns]
-        sums = descriptions.copy()
         own = np.where((target >= 0) & (target < count), target, -1)
-        np.add.at(sums, own[own >= 0], self.x[rows[own >= 0]])
-        shift = sums / np.linalg.norm(sums, axis=1, keepdims=True) - descriptions
+        centroids, sums = example_centroids(descriptions, self.x[rows[own >= 0]], own[own >= 0], np)
+        shift = centroids - descriptions
         x = self.x[rows].astype(np.float64)
         prior = self.prior_all[rows][:, columns] + x @ shift.T
         mine = np.flatnonzero(own >= 0)

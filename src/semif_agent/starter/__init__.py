@@ -10,6 +10,7 @@ bodies are data files, not modules of this package)::
     data/skills/<category>/<leaf>.py    the skill bodies (predict -> act)
     data/drafts/, notes/, calendar/, todos/   what the skills write (created empty)
     files/...                           sample files for the files skills
+    skills/                             where SKILL.md skills go (created empty)
 
 >>> from semif_agent.starter import create_workspace
 >>> root = create_workspace("my-agent")          # doctest: +SKIP
@@ -25,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from .._files import replace_file
+from ..catalog.locations import workspace_skill_dirs
 from ..errors import WorkspaceError
 from ..workspace import Workspace
 
-__all__ = ["TEMPLATE_DIR", "create_workspace", "template_files"]
+__all__ = ["TEMPLATE_DIR", "create_workspace", "skills_folder", "template_files"]
 
 TEMPLATE_DIR: Path = Path(__file__).resolve().parent / "template"
 SETTINGS_FILE = "semif.toml"
@@ -61,7 +63,8 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False, empty
     existing file is overwritten: only the template files that are missing
     are written, and the starter's categories and skills are added to an
     existing ``data/categories.json`` where absent (entries already there win).
-    The write dirs its ``semif.toml`` lists are created.
+    The write dirs its ``semif.toml`` lists are created, and ``skills/``, the
+    folder a workspace's SKILL.md skills are copied into.
     """
     root = Path(dest).expanduser().resolve()
     if root.exists() and not root.is_dir():
@@ -88,11 +91,20 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False, empty
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(TEMPLATE_DIR / rel, target)
+        skills = skills_folder(root)
+        if not (skills.exists() or skills.is_symlink()):  # a user's own (a file, a link) is left alone
+            skills.mkdir()
         with contextlib.suppress(WorkspaceError):  # a user's semif.toml kept by force is theirs to fix
             Workspace.load(root, migrate_layout=False).make_write_dirs()
     except OSError as exc:
         raise WorkspaceError(f"{root}: cannot write the starter workspace ({exc.strerror or exc})") from exc
     return root
+
+
+def skills_folder(root: Path) -> Path:
+    """The folder of a workspace at ``root`` that its own SKILL.md skills are copied into (the first of its
+    skill folders)."""
+    return workspace_skill_dirs(root)[0]
 
 
 def _empty_tree() -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,8 +138,7 @@ class SkillTree:
         """:meth:`find`'s skill; an :class:`UnknownSkillError` when there is none."""
         skill = self.find(name)
         if skill is None:
-            known = ", ".join(sorted(self.skills)[:20]) or "none"
-            raise UnknownSkillError(f"no skill named {name!r} (known: {known})")
+            raise UnknownSkillError(f"no skill named {name!r}{did_you_mean(name, self.skills)}")
         return skill
 
     def options_at(self, category: str = "") -> list[Option]:
@@ -163,3 +164,25 @@ def category_summary(category: Category, leaves: list[SkillManifest]) -> str:
     names = ", ".join(s.leaf.replace("_", " ") for s in leaves[:SUMMARY_NAMES])
     description = category.description.rstrip(".")
     return f"{description} ({names})." if description else f"{names}."
+
+
+def closest_names(name: str, names: Iterable[str], limit: int = 5) -> list[str]:
+    """Up to ``limit`` of ``names`` nearest to ``name``, nearest first: those spelled alike (a typo, a missing
+    letter), then those that hold it (``pdf`` for ``pdf-tools``), case aside."""
+    by_key: dict[str, str] = {}
+    for known in names:
+        by_key.setdefault(known.casefold(), known)
+    key = name.casefold()
+    alike = difflib.get_close_matches(key, list(by_key), n=limit, cutoff=0.6)
+    holding = sorted((known for known in by_key if key and key in known and known not in alike), key=len)
+    return [by_key[known] for known in [*alike, *holding][:limit]]
+
+
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """``"; did you mean a, b?"`` naming the :func:`closest_names` to ``name``, or how many names there are to
+    choose from when none is close (never the first few of a long list, which would tell nothing)."""
+    names = list(names)
+    close = closest_names(name, names)
+    if close:
+        return f"; did you mean {', '.join(close)}?"
+    return f"; no name among the {len(names)} skills is close (`semif skills list` lists them)" if names else ""

@@ -7,7 +7,6 @@ and loaded again when its sources change (``categories.json``, the stored
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from pathlib import Path
 from .._files import open_regular
 from ..errors import UnknownSkillError
 from ..tree.manifests import Category, SkillManifest
-from ..tree.tree import SkillTree
+from ..tree.tree import SkillTree, closest_names
 from ..workspace import Workspace
 from .index import LogIndex
 
@@ -71,7 +70,7 @@ class TreeCache:
         skills = self.get().skills
         if name in skills:
             return
-        close = difflib.get_close_matches(name, list(skills), n=3, cutoff=0.5)
+        close = closest_names(name, skills, limit=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UnknownSkillError(f"no skill named {name!r} in this workspace's tree{hint}")
 
