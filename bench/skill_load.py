@@ -84,10 +84,13 @@ def main() -> None:
         print(f"{len(packages)} packages copied into a fresh workspace's skills/")
         print(f"folders holding a SKILL.md on disk: {len(on_disk)}")
         print(f"skills loaded: {len(loaded)} (distinct ids: {len(set(ids))}; same-name kept apart: {len(collisions)})")
-        print(f"folders left out, each with its reason: {len(scan.skipped)}")
-        for reason, count in SkillMdReport(skipped=tuple(scan.skipped)).left_out_counts().items():
+        report = SkillMdReport.bounded((), scan.skipped, scan.more_skipped)
+        print(f"folders left out, each with its reason: {report.left_out}")
+        for reason, count in report.left_out_counts().items():
             print(f"  {count:5d}  {reason}")
-        print(f"left out without a reason: {len(unexplained)}")
+        counted = sum(scan.more_skipped.values())  # left out past the ones a search names: counted, not named
+        among = f" (some may be among the {counted} counted by reason, not named)" if counted else ""
+        print(f"left out without a reason: {len(unexplained)}{among}")
         for folder in sorted(unexplained)[:10]:
             print(f"  {folder}")
         print(f"scan: {wall:.2f} s wall, {cpu:.2f} s CPU (best of {args.rounds})")
