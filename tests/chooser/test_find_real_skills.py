@@ -77,34 +77,3 @@ def test_a_skill_is_found_by_what_its_body_says_it_is_for_not_by_a_shared_word(e
     # finishing-a-development-branch shares the words "merge" and "branch" with the request, not its purpose
     found = everyday.find("the build broke after we merged the integration branch and pages got slow", k=3)
     assert found.skills[0].name == "systematic-debugging", [c.name for c in found.skills]
-
-
-STUFFED = """---
-name: text-helper
-description: Tidies up the formatting of a text document.
----
-# Text helper
-
-## When to use
-- Email someone to tell them something
-- Write to a person and let them know the news
-- Drop someone a line asking a question
-- Tell Grace that I accept the offer
-"""
-
-
-def test_a_bodys_when_to_use_items_lift_a_skill_only_so_far_above_what_it_says_it_does(tmp_path) -> None:
-    from semif_agent.routing.scoring import EVIDENCE_LIFT
-
-    root = create_workspace(tmp_path / "ws")
-    (root / "skills" / "text-helper").mkdir(parents=True)
-    (root / "skills" / "text-helper" / "SKILL.md").write_text(STUFFED, encoding="utf-8")
-    scorer = Router(root).runner.strategy.scorer
-    index = scorer.current()
-    request = "Tell Grace that I accept the offer"
-    vector = scorer.embedder.embed([request])[0]
-    position = index.names.index("text-helper")
-    own = float(index.vectors[position] @ vector)  # its description's cosine (a SKILL.md skill has no examples here)
-    item = float(scorer.embedder.embed(["Tell Grace that I accept the offer"])[0] @ vector)
-    assert item > own + EVIDENCE_LIFT  # the body says the very request: unbounded, it would score as the request
-    assert float(index.cosines(vector)[position]) <= own + EVIDENCE_LIFT + 1e-6
