@@ -183,7 +183,8 @@ class Router:
         # what a run would do: best is the run's own answer, when the run routes with the strategy that ranked (an
         # engine that scores); a model's chain would cost a call per find, and best is then the ranking's first
         verdict = await runner.adecide(text) if self._ranker is runner.strategy else None
-        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict)
+        shown_as = {copy: c.name for c in candidates for copy in c.copies}
+        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict, shown_as)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None
         held_back = (verdict.rule, verdict.reason) if verdict is not None and verdict.handed_back else None
