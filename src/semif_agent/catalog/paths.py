@@ -102,16 +102,19 @@ def relative_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) 
     return Path(os.path.relpath(target, base)).as_posix()
 
 
-def open_skill_folder(locations: Iterable[str | os.PathLike[str]], folder: str | os.PathLike[str]) -> int:
+def open_skill_folder(
+    locations: Iterable[str | os.PathLike[str]], folder: str | os.PathLike[str], *, else_itself: bool = False
+) -> int:
     """A descriptor of the skill folder ``folder``, opened from the deepest of ``locations`` (the folders its skills
     were found in) that holds it as written, no link followed below that location: a folder on the way swapped
-    for a link, before or after the skill was found, is refused (``OSError``), never followed out."""
+    for a link, before or after the skill was found, is refused (``OSError``), never followed out. A folder no
+    location holds is refused too, or with ``else_itself`` opened by its own path (a link there refused)."""
     target = os.path.normpath(folder)
     holders = [os.path.normpath(location) for location in locations]
     inside = [base for base in holders if target == base or target.startswith(base.rstrip(os.sep) + os.sep)]
-    if not inside:
+    if not inside and not else_itself:
         raise OSError(errno.ENOENT, "not in a skills location", target)
-    base = max(inside, key=len)
+    base = max(inside, key=len) if inside else os.path.dirname(target)
     root_fd = open_root(os.path.realpath(base))
     try:
         return open_folder_beneath(root_fd, Path(os.path.relpath(target, base)).as_posix())
