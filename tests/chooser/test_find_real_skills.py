@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import sys
@@ -102,3 +103,4 @@ def test_a_copy_claiming_to_be_a_trusted_skill_never_replaces_it(tmp_path: Path)
     assert first.name == "pdf-tools" and found.best == "pdf-tools"
     assert first.copies == ("pdf-tools~vendor",) and Path(first.locations[1]) == hostile
     assert "TRUSTED" in (router.load(first.name).instructions or "")
+    assert asyncio.run(router.runner.adecide("merge these two PDFs into one file")).skill == "pdf-tools"  # a run too

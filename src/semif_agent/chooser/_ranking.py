@@ -34,7 +34,7 @@ from ..engine.decisions import NONE_ID
 from ..routing.create import create_strategy
 from ..routing.learned import Learned
 from ..routing.scoring import top_indexes
-from ..tree.leaf_ids import SEPARATOR
+from ..routing.strategies import first_in_precedence
 from ..tree.tree import SkillTree
 
 
@@ -110,9 +110,3 @@ def rank(strategy: Any, text: str, k: int) -> Ranked:
         none_score=float(none),
         copies=[tuple(index.names[j] for j in group if j != first) for group, first in zip(members, firsts)],
     )
-
-
-def first_in_precedence(names: list[str], group: list[int]) -> int:
-    """The copy a group of copies is shown as: the one holding the plain name (the tree gave it the name before the
-    others, which it told apart with ``~`` and their folder), else the first of them."""
-    return min(group, key=lambda position: (SEPARATOR in names[position], position))
