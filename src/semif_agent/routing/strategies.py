@@ -60,6 +60,9 @@ def best_option(scores: dict[str, float]) -> str:
     return max(scores, key=lambda k: (scores[k], k == NONE_ID))
 
 
+COPY_MARGIN = 1e-6  # how far under its group's best a copy other than the group's first is scored at most
+
+
 def first_in_precedence(names: list[str], group: list[int]) -> int:
     """The copy a group of copies of one skill stands for: the one holding the plain name (the tree gave it the name
     before the others, which it told apart with ``~`` and their folder: :mod:`~semif_agent.tree.leaf_ids`), else
@@ -69,23 +72,26 @@ def first_in_precedence(names: list[str], group: list[int]) -> int:
 
 def as_one_skill(index: LeafIndex, leaf_scores: Any) -> Any:
     """``leaf_scores`` with each skill shipped several times scored as one
-    (:meth:`~.scoring.LeafIndex.copy_groups`): its copy of highest precedence
-    (:func:`first_in_precedence`) takes the best score of the group and the
-    others the lowest of all, so a route ends at the copy ``find`` shows,
-    whatever the others' evidence: a copy in a vendor folder that claims a
-    trusted skill's name and description, with a body written to score
-    better, is never the one a run follows."""
+    (:meth:`~.scoring.LeafIndex.copy_groups`): a group's scores are handed
+    to its copies in precedence order, so its copy of highest precedence
+    (:func:`first_in_precedence`) holds the best, the others a little under
+    it (the scores' spread, which sets the softmax temperature, stays the
+    same). A route ends at the copy ``find`` shows, whatever the others'
+    evidence: a copy in a vendor folder that claims a trusted skill's name
+    and description, with a body written to score better, is never the one
+    a run follows."""
     groups = index.copy_groups()
     if not groups:
         return leaf_scores
     scores = leaf_scores.copy()
-    lowest = scores.min() if hasattr(scores, "min") else min(scores)
     for members in groups.values():
         first = first_in_precedence(index.names, members)
-        scores[first] = max(leaf_scores[position] for position in members)
-        for position in members:
-            if position != first:
-                scores[position] = lowest
+        order = [first, *(position for position in members if position != first)]
+        values = sorted((leaf_scores[position] for position in members), reverse=True)
+        best = values[0]
+        scores[first] = best
+        for position, value in zip(order[1:], values[1:]):
+            scores[position] = min(value, best - COPY_MARGIN)
     return scores
 
 
