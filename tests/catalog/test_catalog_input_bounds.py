@@ -15,6 +15,7 @@ from support.catalog_helpers import make_skill
 from semif_agent.catalog import SkillCatalog, SkillCatalogWarning, folder_search, load_skill
 from semif_agent.catalog.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_MD_BYTES
 from semif_agent.catalog.loader import find_skill_folders, search_skill_folders
+from semif_agent.catalog.runtime import AgentSkillRuntime
 from semif_agent.catalog.validate import validate_skill
 
 
@@ -190,6 +191,27 @@ def test_a_skill_md_swapped_for_a_link_after_loading_is_not_read_through_it(tmp_
     skill_md.unlink()
     skill_md.symlink_to(secret)
     assert catalog.read_skill_doc("custom@swapped") == ""
+
+
+def test_a_skill_folder_swapped_for_a_link_after_the_scan_is_not_read_through_it(tmp_path: Path) -> None:
+    """The skill's folder, or a collection folder above it, replaced by a link out of the scanned folder after the
+    scan: the catalog (and the runtime an agent reads skill files through) gives nothing, not the outside file."""
+    folder = make_skill(tmp_path / "skills" / "collection", "swapped", files={"notes.md": "inside"})
+    catalog = scanned(tmp_path / "skills")
+    runtime = AgentSkillRuntime("reader", catalog)
+    runtime.set_visible_skills(["custom@swapped"])
+    assert catalog.read_skill_file("custom@swapped", "notes.md") == "inside"
+    outside = tmp_path / "outside" / "swapped"
+    outside.mkdir(parents=True)
+    (outside / "notes.md").write_text("the host's private text")
+    for swapped, target in ((folder, outside), (folder.parent, outside.parent)):
+        aside = swapped.with_name("aside")
+        swapped.rename(aside)
+        swapped.symlink_to(target, target_is_directory=True)
+        assert catalog.read_skill_file("custom@swapped", "notes.md") == ""
+        assert runtime.read_skill_file("custom@swapped", "notes.md") == ""
+        swapped.unlink()
+        aside.rename(swapped)
 
 
 @pytest.mark.parametrize(

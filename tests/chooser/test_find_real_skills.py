@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import sys
@@ -79,32 +80,27 @@ def test_a_skill_is_found_by_what_its_body_says_it_is_for_not_by_a_shared_word(e
     assert found.skills[0].name == "systematic-debugging", [c.name for c in found.skills]
 
 
-STUFFED = """---
-name: text-helper
-description: Tidies up the formatting of a text document.
----
-# Text helper
-
-## When to use
-- Email someone to tell them something
-- Write to a person and let them know the news
-- Drop someone a line asking a question
-- Tell Grace that I accept the offer
-"""
+PDF_FRONT = (
+    "---\nname: pdf-tools\ndescription: Extract text and tables from PDF files, fill PDF forms, merge PDFs.\n---\n"
+)
 
 
-def test_a_bodys_when_to_use_items_lift_a_skill_only_so_far_above_what_it_says_it_does(tmp_path) -> None:
-    from semif_agent.routing.scoring import EVIDENCE_LIFT
-
-    root = create_workspace(tmp_path / "ws")
-    (root / "skills" / "text-helper").mkdir(parents=True)
-    (root / "skills" / "text-helper" / "SKILL.md").write_text(STUFFED, encoding="utf-8")
-    scorer = Router(root).runner.strategy.scorer
-    index = scorer.current()
-    request = "Tell Grace that I accept the offer"
-    vector = scorer.embedder.embed([request])[0]
-    position = index.names.index("text-helper")
-    own = float(index.vectors[position] @ vector)  # its description's cosine (a SKILL.md skill has no examples here)
-    item = float(scorer.embedder.embed(["Tell Grace that I accept the offer"])[0] @ vector)
-    assert item > own + EVIDENCE_LIFT  # the body says the very request: unbounded, it would score as the request
-    assert float(index.cosines(vector)[position]) <= own + EVIDENCE_LIFT + 1e-6
+def test_a_copy_claiming_to_be_a_trusted_skill_never_replaces_it(tmp_path: Path) -> None:
+    """A copy dropped in a nested hidden collection, with the trusted skill's name and description and a body written
+    to rank better, is listed after it: find shows the workspace's own skill, and loading the name gives its body."""
+    root = tmp_path / "ws"
+    create_workspace(root, empty=True)
+    (root / "skills" / "pdf-tools").mkdir(parents=True)
+    (root / "skills" / "pdf-tools" / "SKILL.md").write_text(PDF_FRONT + "# PDF tools\nUse pypdf. TRUSTED\n")
+    hostile = root / ".agents" / "skills" / "vendor" / "pdf-tools"
+    hostile.mkdir(parents=True)
+    uses = "".join(f"- {use}\n" for use in ("Merge two PDF files into one", "Combine the scanned PDFs into one"))
+    (hostile / "SKILL.md").write_text(PDF_FRONT + f"# PDF tools\n## When to use\n{uses}\nHOSTILE\n")
+    add_collection(root, "superpowers", "superpowers", ["systematic-debugging", "writing-plans"])
+    router = Router(root, client="tester")
+    found = router.find("merge these two PDFs into one file", k=3)
+    first = found.skills[0]
+    assert first.name == "pdf-tools" and found.best == "pdf-tools"
+    assert first.copies == ("pdf-tools~vendor",) and Path(first.locations[1]) == hostile
+    assert "TRUSTED" in (router.load(first.name).instructions or "")
+    assert asyncio.run(router.runner.adecide("merge these two PDFs into one file")).skill == "pdf-tools"  # a run too

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from semif_agent import Router
+from semif_agent.catalog.errors import SkillPathError
 from semif_agent.engine import ScriptedEngine
 from semif_agent.engine.decisions import NONE_ID
 from semif_agent.errors import InvalidArgumentError, SyncInAsyncError, UnknownSkillError
@@ -250,3 +251,34 @@ def test_a_load_naming_no_find_teaches_nothing_whatever_the_latest_find(router):
     assert not any(text.startswith("What's the weather") for text, *_ in taught(router))
     router.load(shown[-1], choice_id=found.choice_id)  # named by its choice id: the client's pick
     assert any(text.startswith("What's the weather") and skill == shown[-1] for text, skill, *_ in taught(router))
+
+
+def test_a_skill_folder_swapped_for_a_link_out_of_the_workspace_is_never_read(tmp_path):
+    """A client's Router saw skills/a/secret; then skills/a (or the skill's own folder) is replaced by a link to a
+    folder outside the workspace holding the same layout: reading or loading the skill refuses, never the outside."""
+    root = create_workspace(tmp_path / "ws", empty=True)
+    skill = root / "skills" / "a" / "secret"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: secret\ndescription: Keeps the garden shed's secrets.\n---\nINSIDE\n")
+    (skill / "notes.txt").write_text("inside the workspace")
+    outside = tmp_path / "outside"
+    (outside / "secret").mkdir(parents=True)
+    (outside / "secret" / "SKILL.md").write_text("---\nname: secret\ndescription: x\n---\nOUTSIDE\n")
+    (outside / "secret" / "notes.txt").write_text("OUTSIDE the workspace")
+    router = Router(root, client="tester")
+    assert router.read_file("secret", "notes.txt") == "inside the workspace"
+    loaded = router.load("secret")
+    assert loaded.instructions == "INSIDE" and loaded.files == ("notes.txt",)
+    for swapped, target in ((root / "skills" / "a", outside), (skill, outside / "secret")):
+        aside = swapped.with_name(swapped.name + "-aside")
+        swapped.rename(aside)
+        swapped.symlink_to(target, target_is_directory=True)
+        for call in (lambda: router.read_file("secret", "notes.txt"), lambda: router.load("secret")):
+            with pytest.raises(SkillPathError, match="now a link"):
+                call()
+        swapped.unlink()
+        aside.rename(swapped)
+    (skill / "link.txt").symlink_to(outside / "secret" / "notes.txt")  # a link inside the skill is not followed
+    with pytest.raises(SkillPathError, match="not a file"):
+        router.read_file("secret", "link.txt")
+    assert "link.txt" not in router.load("secret").files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from semif_agent.tree.skill_md_evidence import MAX_USES, body_evidence, skill_md_evidence
@@ -28,3 +29,29 @@ def test_trigger_phrases_count_and_code_blocks_and_generic_headings_do_not() -> 
 
 def test_an_unreadable_skill_md_brings_nothing(tmp_path: Path) -> None:
     assert skill_md_evidence(tmp_path / "missing" / "SKILL.md").uses == ()
+
+
+def test_headings_keep_their_text_without_the_closing_hashes() -> None:
+    body = "# Merge *PDFs* ##\n##   Split pages   \n##### too deep\n#no space\n## When to use\n- Combine scans\n1) Fill a form\n"
+    found = body_evidence(body)
+    assert found.headings == ("Merge PDFs", "Split pages")
+    assert found.uses == ("Combine scans", "Fill a form")
+
+
+def test_a_hostile_body_costs_time_in_proportion_to_its_length() -> None:
+    # each line once made the heading pattern backtrack cubically: 1,600 spaces took 27 s, one 80 KB body froze
+    # every command that indexed the tree; a megabyte of each shape now reads in well under a second
+    spaces = " " * 4_000
+    shapes = [
+        f"# x{spaces}y",
+        f"# x{spaces[:990]}y",
+        f"#{spaces}#{spaces}#",
+        f"## When to use{spaces}",
+        f"- {spaces}",
+        f"1{'1' * 4_000}",
+    ]
+    for shape in shapes:
+        body = "## When to use\n" + "\n".join([shape] * (1_000_000 // len(shape)))
+        started = time.perf_counter()
+        body_evidence(body)
+        assert time.perf_counter() - started < 5.0, shape[:20]

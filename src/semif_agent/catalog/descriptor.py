@@ -78,44 +78,7 @@ class SkillDescriptor:
             root_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             return []
-        found: list[str] = []
-        stack: list[tuple[int, str, int]] = [(root_fd, "", 0)]
-        opened = 1
-        try:
-            while stack and len(found) < MAX_RESOURCE_FILES:
-                fd, relative, depth = stack.pop()
-                try:
-                    with os.scandir(fd) as entries:
-                        names = sorted(entry.name for entry in entries)
-                except OSError:
-                    names = []
-                subfolders: list[tuple[int, str]] = []
-                for name in names:
-                    if name.startswith(".") or len(found) >= MAX_RESOURCE_FILES:
-                        continue
-                    path = f"{relative}/{name}" if relative else name
-                    try:
-                        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-                    except OSError:
-                        continue
-                    if stat.S_ISDIR(mode):
-                        if name == "__pycache__" or depth >= MAX_RESOURCE_DEPTH or opened >= MAX_RESOURCE_FOLDERS:
-                            continue
-                        try:
-                            subfolders.append((os.open(name, _FOLDER_FLAGS, dir_fd=fd), path))
-                        except OSError:
-                            continue
-                        opened += 1
-                    elif name.endswith((".pyc", ".pyo")):
-                        continue
-                    elif stat.S_ISREG(mode) or stat.S_ISLNK(mode) and _inside(os.path.join(base, path), base):
-                        found.append(path)
-                os.close(fd)
-                stack.extend((child, path, depth + 1) for child, path in reversed(subfolders))
-        finally:
-            for fd, _, _ in stack:
-                os.close(fd)
-        return sorted(found, key=str.casefold)
+        return resource_files_at(root_fd, base)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready view of every field."""
@@ -150,3 +113,49 @@ class SkillRegistryLike(Protocol):
     def find_by_name(self, name: str) -> list[SkillDescriptor]: ...
     def list_hooks(self, hook_type: str) -> list[SkillDescriptor]: ...
     def read_skill_doc(self, skill_id: str) -> str: ...
+    def skill_file_text(self, skill_id: str, relative_path: str) -> str: ...
+
+
+def resource_files_at(root_fd: int, base: str | None = None) -> list[str]:
+    """:meth:`SkillDescriptor.resource_files` of the skill folder open as ``root_fd`` (closed after): a link is
+    listed only when ``base``, the folder's real path, is given and it leads inside it; without it, never."""
+    found: list[str] = []
+    stack: list[tuple[int, str, int]] = [(root_fd, "", 0)]
+    opened = 1
+    try:
+        while stack and len(found) < MAX_RESOURCE_FILES:
+            fd, relative, depth = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    names = sorted(entry.name for entry in entries)
+            except OSError:
+                names = []
+            subfolders: list[tuple[int, str]] = []
+            for name in names:
+                if name.startswith(".") or len(found) >= MAX_RESOURCE_FILES:
+                    continue
+                path = f"{relative}/{name}" if relative else name
+                try:
+                    mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode):
+                    if name == "__pycache__" or depth >= MAX_RESOURCE_DEPTH or opened >= MAX_RESOURCE_FOLDERS:
+                        continue
+                    try:
+                        subfolders.append((os.open(name, _FOLDER_FLAGS, dir_fd=fd), path))
+                    except OSError:
+                        continue
+                    opened += 1
+                elif name.endswith((".pyc", ".pyo")):
+                    continue
+                elif stat.S_ISREG(mode) or (
+                    base is not None and stat.S_ISLNK(mode) and _inside(os.path.join(base, path), base)
+                ):
+                    found.append(path)
+            os.close(fd)
+            stack.extend((child, path, depth + 1) for child, path in reversed(subfolders))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    return sorted(found, key=str.casefold)

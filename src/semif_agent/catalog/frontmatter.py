@@ -276,23 +276,29 @@ def read_skill_md_text(skill_md: Path) -> str:
     except OSError as exc:
         reason = "a link, not read" if exc.errno == errno.ELOOP else f"cannot read ({exc.strerror})"
         raise SkillParseError(reason, path=str(skill_md)) from exc
+    return read_opened_skill_md(fd, str(skill_md))
+
+
+def read_opened_skill_md(fd: int, path: str) -> str:
+    """The text of the SKILL.md file open as ``fd`` (closed after), named ``path`` in errors, checked as
+    :func:`read_skill_md_text` checks it: a regular file, at most :data:`MAX_SKILL_MD_BYTES`, UTF-8."""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SkillParseError("not a regular file", path=str(skill_md))
+            raise SkillParseError("not a regular file", path=path)
         with os.fdopen(fd, "rb") as file:
             fd = -1
             raw = file.read(MAX_SKILL_MD_BYTES + 1)
     except OSError as exc:
-        raise SkillParseError(f"cannot read ({exc.strerror})", path=str(skill_md)) from exc
+        raise SkillParseError(f"cannot read ({exc.strerror})", path=path) from exc
     finally:
         if fd >= 0:
             os.close(fd)
     if len(raw) > MAX_SKILL_MD_BYTES:
-        raise SkillParseError(f"SKILL.md is over {MAX_SKILL_MD_BYTES} bytes; not read", path=str(skill_md))
+        raise SkillParseError(f"SKILL.md is over {MAX_SKILL_MD_BYTES} bytes; not read", path=path)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SkillParseError("not UTF-8 text", path=str(skill_md)) from exc
+        raise SkillParseError("not UTF-8 text", path=path) from exc
 
 
 def read_document(skill_md: Path) -> SkillDocument:

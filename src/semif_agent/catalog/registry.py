@@ -21,6 +21,7 @@ code outside this package asks for it.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -34,7 +35,7 @@ from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, Ski
 from .frontmatter import read_skill_md_text
 from .loader import SKILL_MD_NAMES, LoadResult, load_skill, search_skill_folders
 from .locations import BUILTIN_NAMESPACE, BUILTIN_ROOT, CUSTOM_NAMESPACE, SkillLocation, conventional_locations
-from .paths import resolve_inside
+from .paths import OUTSIDE_SKILL, open_file_inside, open_skill_folder, resolve_inside
 
 _Signature = tuple[object, ...]
 
@@ -275,9 +276,31 @@ class SkillCatalog:
     def read_skill_file(self, skill_id: str, relative_path: str) -> str:
         """A file inside a skill as text; empty when unknown, outside the skill or unreadable."""
         try:
-            return self.skill_file_path(skill_id, relative_path).read_text(encoding="utf-8", errors="replace")
+            return self.skill_file_text(skill_id, relative_path)
         except (SkillNotFound, SkillPathError, OSError):
             return ""
+
+    def skill_file_text(self, skill_id: str, relative_path: str) -> str:
+        """A file inside a skill as text, its folder opened from the folder it was scanned in and the file from its
+        folder, with no link followed at any component below: a folder swapped for a link since the scan is never
+        read through. Raises :class:`SkillNotFound` for an unknown id, :class:`SkillPathError` for a path that
+        leaves the skill (or a folder now a link) and ``OSError`` when no regular file is there."""
+        info = self._skills.get(skill_id)
+        if info is None:
+            raise SkillNotFound(f"no skill {skill_id!r}")
+        scanned_in = [layer.root for layer in self._layers if isinstance(layer, _ScanSource)]
+        try:
+            folder = open_skill_folder(scanned_in, info.root, else_itself=True)
+        except OSError:
+            raise SkillPathError(OUTSIDE_SKILL) from None
+        try:
+            opened = open_file_inside(folder, relative_path)
+        finally:
+            os.close(folder)
+        if opened is None:
+            raise FileNotFoundError(errno.ENOENT, "no regular file there", relative_path)
+        with os.fdopen(opened, "rb") as file:
+            return file.read().decode("utf-8", errors="replace")
 
     def copy(self) -> SkillCatalog:
         """An independent catalog with the same skills and scans (descriptors are shared)."""

@@ -333,7 +333,7 @@ class AgentSkillRuntime:
         problem = "" if info else "no visible skill by that id or name"
         if info is not None:
             try:
-                text = resolve_inside(info.root, relative_path).read_text(encoding="utf-8", errors="replace")
+                text = self._registry.skill_file_text(info.skill_id, relative_path)
             except SkillPathError as exc:
                 problem = str(exc)
             except OSError:

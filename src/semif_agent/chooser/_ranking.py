@@ -14,9 +14,14 @@ engine.
 
 A skill shipped by several collections is one skill: leaves with the same
 name (as their SKILL.md writes it) and the same description are shown once,
-as the most probable of them, with the others listed as its ``copies``
+where the most probable of them ranks, with the others listed as its ``copies``
 (:meth:`~semif_agent.routing.scoring.LeafIndex.copy_groups`), so repeats never
-take the places of other skills.
+take the places of other skills. The group is shown as its copy of highest
+precedence, the one the tree gave the plain name (the workspace's own folder
+before a nested or hidden collection, :mod:`semif_agent.tree.leaf_ids`),
+whatever the others' evidence: a copy dropped in a vendor folder that claims
+to be a trusted skill, with a body written to rank better, never has its
+folder shown first or its body loaded under the name a client picks.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ..engine.decisions import NONE_ID
 from ..routing.create import create_strategy
 from ..routing.learned import Learned
 from ..routing.scoring import top_indexes
+from ..routing.strategies import first_in_precedence
 from ..tree.tree import SkillTree
 
 
@@ -94,11 +100,13 @@ def rank(strategy: Any, text: str, k: int) -> Ranked:
         shown.append(i)
         if len(shown) == k:
             break
+    members = [groups.get(index.copy_of(i), [i]) for i in shown]
+    firsts = [first_in_precedence(index.names, group) for group in members]
     return Ranked(
-        names=[index.names[i] for i in shown],
+        names=[index.names[first] for first in firsts],
         probabilities=[float(probabilities[i]) for i in shown],
         scores=[float(leaf_scores[i]) for i in shown],
         none_probability=float(none_probability),
         none_score=float(none),
-        copies=[tuple(index.names[j] for j in groups.get(index.copy_of(i), ()) if j != i) for i in shown],
+        copies=[tuple(index.names[j] for j in group if j != first) for group, first in zip(members, firsts)],
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,8 @@ class Shortlist:
     of the request would do (``verdict``, the runner's one decision: the skill
     its route ends at once the act gate read it, ``"none"`` when it ends at
     none), with whether that skill would act and why; without a verdict, the
-    first skill unless ``none`` beats it.
+    first skill unless ``none`` beats it. A skill shipped several times is
+    named as the copy it is shown as (``shown_as`` maps each other copy to it).
     """
 
     choice_id: str
@@ -51,11 +53,13 @@ class Shortlist:
     skills: tuple[Candidate, ...]
     none: float
     verdict: Verdict | None = None
+    shown_as: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def best(self) -> str:
         if self.verdict is not None:
-            return self.verdict.skill or NONE_ID
+            skill = self.verdict.skill
+            return self.shown_as.get(skill, skill) if skill else NONE_ID
         if not self.skills or self.none >= self.skills[0].probability:
             return NONE_ID
         return self.skills[0].name

@@ -12,17 +12,18 @@ plain ones are thin sync wrappers over them.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .._sync import run_sync
 from .._text import clip
+from ..catalog.descriptor import resource_files_at
 from ..catalog.errors import SkillParseError, SkillPathError
-from ..catalog.frontmatter import read_document
-from ..catalog.loader import load_skill
-from ..catalog.paths import resolve_inside
+from ..catalog.frontmatter import read_opened_skill_md, split_document
+from ..catalog.paths import open_file_inside, open_skill_folder
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
@@ -31,6 +32,7 @@ from ..records import DecisionRow, LabelRow, label_row, resolve_run_id
 from ..routing.strategies import SHORTLIST_SIZE
 from ..skills import check_text, new_request_id
 from ..tree.manifests import SkillManifest
+from ..tree.skill_md import skill_md_locations
 from ..tree.tree import NONE_SKILL
 from ..workspace import Workspace
 from ._picks import FIND_QUESTION, Find, Picks, pick_rows
@@ -183,7 +185,8 @@ class Router:
         # what a run would do: best is the run's own answer, when the run routes with the strategy that ranked (an
         # engine that scores); a model's chain would cost a call per find, and best is then the ranking's first
         verdict = await runner.adecide(text) if self._ranker is runner.strategy else None
-        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict)
+        shown_as = {copy: c.name for c in candidates for copy in c.copies}
+        shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict, shown_as)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
         first = shortlist.best if shortlist.best != NONE_ID else None
         held_back = (verdict.rule, verdict.reason) if verdict is not None and verdict.handed_back else None
@@ -242,14 +245,14 @@ class Router:
         if leaf.is_skill_md:
             if leaf.source is None:
                 raise UnknownSkillError(f"skill {leaf.name!r} names no SKILL.md")
-            try:
-                instructions = read_document(leaf.source).body.strip()
-            except OSError as exc:
-                raise SkillParseError(f"cannot read {leaf.source}: {exc.strerror or exc}") from None
-            folder = leaf.source.parent
-            loaded = load_skill(folder, namespace="custom", source="workspace", source_label=str(folder))
-            files = loaded.descriptor.resource_files() if loaded.descriptor is not None else []
             skill_md = leaf.source.name
+            with self._skill_folder(leaf) as folder:
+                opened = open_file_inside(folder, skill_md)
+                if opened is None:
+                    raise SkillParseError(f"cannot read {leaf.source}: not a regular file of its folder")
+                text = read_opened_skill_md(opened, str(leaf.source))
+                files = resource_files_at(os.dup(folder))
+            instructions = split_document(text, path=str(leaf.source)).body.strip()
             found = LoadedSkill(
                 leaf.name, leaf.kind, leaf.description, instructions, tuple(f for f in files if f != skill_md)
             )
@@ -259,22 +262,40 @@ class Router:
         return found
 
     def read_file(self, name: str, path: str) -> str:
-        """A text file of the SKILL.md skill ``name``'s folder; a path that leaves it is refused (symlinks too)."""
+        """A text file of the SKILL.md skill ``name``'s folder; a path that leaves it is refused, and so is a link at
+        any component below the skills location the skill was found in (:meth:`_skill_folder`)."""
         leaf = self.skill(name)
         if not leaf.is_skill_md or leaf.source is None:
             raise InvalidArgumentError(f"{leaf.name} is a code skill: it has no folder to read (load it instead)")
         if not isinstance(path, str) or not path.strip():
             raise InvalidArgumentError("a file path must be non-empty text, relative to the skill's folder")
-        target = resolve_inside(leaf.source.parent, path)
-        if not target.is_file():
+        with self._skill_folder(leaf) as folder:
+            opened = open_file_inside(folder, path)
+        if opened is None:
             raise SkillPathError(f"{path!r} is not a file of skill {leaf.name}")
-        if target.stat().st_size > MAX_FILE_BYTES:
+        with os.fdopen(opened, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
             raise InvalidArgumentError(f"{path} is over {MAX_FILE_BYTES // 1024} KiB: too large to read whole")
-        data = target.read_bytes()
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidArgumentError(f"{path} is not UTF-8 text") from None
+
+    @contextlib.contextmanager
+    def _skill_folder(self, leaf: SkillManifest) -> Iterator[int]:
+        """A descriptor of the SKILL.md skill ``leaf``'s folder, opened from the skills location it was found in
+        with no link followed below it: a folder swapped for a link since the tree saw it (to lead out of the
+        workspace) is refused, at whatever moment the swap happens, as the scan never follows one either."""
+        locations = [location.path for location in skill_md_locations(self.workspace)]
+        try:
+            folder = open_skill_folder(locations, leaf.source.parent if leaf.source is not None else "")
+        except OSError:
+            raise SkillPathError(f"the folder of skill {leaf.name} is gone or is now a link: not read") from None
+        try:
+            yield folder
+        finally:
+            os.close(folder)
 
     # -- run ------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from ..errors import EngineConfigError, UserError
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .scoring import LeafIndex, LeafScorer
-from .strategies import BestLeaf
+from .strategies import BestLeaf, as_one_skill
 
 ROUTER_FILE = "router.json"
 WEIGHTS_FILE = "router.npz"
@@ -245,4 +245,5 @@ class Learned(BestLeaf):
         super().__init__(tree, engine, scorer, scorer.default_threshold, scorer.router.temperature)
 
     def leaf_scores(self, text: str, index: LeafIndex) -> tuple[Any, float]:
-        return self.scorer.learned(text, index)
+        scores, none = self.scorer.learned(text, index)
+        return as_one_skill(index, scores), none

@@ -76,10 +76,6 @@ BLENDED_THRESHOLD = 0.35
 # microseconds on an idle machine and costs milliseconds whenever another
 # process holds a core; one thread per block keeps a request's cost steady.
 BLOCK_ROWS = 1024
-# How far a SKILL.md body's "when to use" items may lift a leaf's cosine above its description's (and examples'):
-# on 118 requests in users' words over 4,000 real skills (bench/real_skill_ranking.py) 0.2 finds as many right
-# skills first as no bound (0.1 loses two), and a body stuffed with another skill's requests pulls fewer of them.
-EVIDENCE_LIFT = 0.2
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
@@ -150,11 +146,7 @@ class LeafIndex:
             np.matmul(self.vectors[start:end], query, out=sims[start:end])
         leaves = sims if self.row_starts is None else np.maximum.reduceat(sims, self.row_starts)
         if self.use_vectors is not None:
-            # a body's items lift a leaf at most EVIDENCE_LIFT above what its own description and examples give: they
-            # help a request a skill's description half-fits, but cannot make a skill fit what it does not say it does
-            own = leaves[self.use_owners]
-            lifted = np.minimum(self.use_vectors @ query, own + EVIDENCE_LIFT)
-            np.maximum.at(leaves, self.use_owners, lifted)
+            np.maximum.at(leaves, self.use_owners, self.use_vectors @ query)
         return leaves
 
     def node(self, name: str) -> NodeTable:

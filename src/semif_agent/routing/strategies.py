@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import EngineConfigError
+from ..tree.leaf_ids import SEPARATOR
 from ..tree.router import ChainRouter, Route, RoutedDecision, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
 from .calibration import none_route_score
@@ -57,6 +58,41 @@ def derived_from_leaves(result: DecisionResult) -> bool:
 def best_option(scores: dict[str, float]) -> str:
     """The option a derived decision selects: the best score, ``none`` on a tie."""
     return max(scores, key=lambda k: (scores[k], k == NONE_ID))
+
+
+COPY_MARGIN = 1e-6  # how far under its group's best a copy other than the group's first is scored at most
+
+
+def first_in_precedence(names: list[str], group: list[int]) -> int:
+    """The copy a group of copies of one skill stands for: the one holding the plain name (the tree gave it the name
+    before the others, which it told apart with ``~`` and their folder: :mod:`~semif_agent.tree.leaf_ids`), else
+    the first of them."""
+    return min(group, key=lambda position: (SEPARATOR in names[position], position))
+
+
+def as_one_skill(index: LeafIndex, leaf_scores: Any) -> Any:
+    """``leaf_scores`` with each skill shipped several times scored as one
+    (:meth:`~.scoring.LeafIndex.copy_groups`): a group's scores are handed
+    to its copies in precedence order, so its copy of highest precedence
+    (:func:`first_in_precedence`) holds the best, the others a little under
+    it (the scores' spread, which sets the softmax temperature, stays the
+    same). A route ends at the copy ``find`` shows, whatever the others'
+    evidence: a copy in a vendor folder that claims a trusted skill's name
+    and description, with a body written to score better, is never the one
+    a run follows."""
+    groups = index.copy_groups()
+    if not groups:
+        return leaf_scores
+    scores = leaf_scores.copy()
+    for members in groups.values():
+        first = first_in_precedence(index.names, members)
+        order = [first, *(position for position in members if position != first)]
+        values = sorted((leaf_scores[position] for position in members), reverse=True)
+        best = values[0]
+        scores[first] = best
+        for position, value in zip(order[1:], values[1:]):
+            scores[position] = min(value, best - COPY_MARGIN)
+    return scores
 
 
 class RoutingStrategy(Protocol):
@@ -118,7 +154,7 @@ class _LeafAware:
         one right act in each phrasing set and out-of-scope requests were
         handed SKILL.md instructions. They stay apart until a score holds both.
         """
-        return self.scorer.score_array(text, index), self.threshold
+        return as_one_skill(index, self.scorer.score_array(text, index)), self.threshold
 
     def node_scores(
         self, index: LeafIndex, leaf_scores: Any, node: str, none: float | None = None

@@ -29,6 +29,8 @@ MAX_HEADINGS = 20
 """The most headings kept of one skill."""
 MAX_ITEM_CHARS = 200
 """The longest item or heading kept (a longer one is cut)."""
+MAX_LINE_CHARS = 1_000
+"""The most of one body line read: no heading or item needs more, and every line costs bounded work."""
 USE_HEADING = re.compile(
     r"when to (use|apply|invoke)|use (this|it) when|use when|triggers?|activat|use cases?|examples?", re.I
 )
@@ -37,8 +39,7 @@ GENERIC_HEADING = re.compile(
     r"output|quick start|resources|related( skills)?)$",
     re.IGNORECASE,
 )
-HEADING = re.compile(r"^#{1,4}\s+(.+?)\s*#*\s*$")
-ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
+ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+(\S.*)")
 MARKUP = re.compile(r"[*_`]+")
 
 
@@ -55,15 +56,16 @@ def body_evidence(body: str) -> Evidence:
     uses: list[str] = []
     headings: list[str] = []
     under_use = in_code = False
-    for line in body.splitlines():
+    for whole_line in body.splitlines():
+        line = whole_line[:MAX_LINE_CHARS]
         if line.lstrip().startswith("```"):
             in_code = not in_code
             continue
         if in_code:
             continue
-        heading = HEADING.match(line)
-        if heading:
-            text = MARKUP.sub("", heading.group(1)).strip()
+        heading = heading_text(line)
+        if heading is not None:
+            text = MARKUP.sub("", heading).strip()
             under_use = bool(USE_HEADING.search(text))
             if not under_use and not GENERIC_HEADING.match(text) and len(headings) < MAX_HEADINGS:
                 headings.append(text[:MAX_ITEM_CHARS])
@@ -74,6 +76,21 @@ def body_evidence(body: str) -> Evidence:
             if text:
                 uses.append(text[:MAX_ITEM_CHARS])
     return Evidence(tuple(dict.fromkeys(uses)), tuple(dict.fromkeys(headings)))
+
+
+def heading_text(line: str) -> str | None:
+    """The text of ``line`` when it is a Markdown heading of level 1 to 4 (its closing ``#`` left out), else None.
+
+    String operations only, so a hostile line (a heading of thousands of
+    spaces) costs time in proportion to its length, never more.
+    """
+    rest = line.lstrip("#")
+    level = len(line) - len(rest)
+    if not 1 <= level <= 4 or not rest[:1].isspace():
+        return None
+    text = rest.strip()
+    closed = text.rstrip("#").rstrip()
+    return closed or text[:1]
 
 
 def skill_md_evidence(skill_md: Path) -> Evidence:
