@@ -49,13 +49,16 @@ def _notices() -> tuple[list[Any], Any]:
 
 
 @contextlib.asynccontextmanager
-async def stdio(workspace: Path, env: dict[str, str], *args: str) -> AsyncIterator[Client]:
-    """`python -m semif_agent mcp -w WORKSPACE` started by the SDK's stdio client."""
+async def stdio(workspace: Path, env: dict[str, str], *args: str, errlog: Any = None) -> AsyncIterator[Client]:
+    """`python -m semif_agent mcp -w WORKSPACE` started by the SDK's stdio client (its stderr to ``errlog``, a file)."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "semif_agent", "mcp", "-w", str(workspace), *args], env=env
     )
     seen, handle = _notices()
-    async with stdio_client(params) as (read, write), ClientSession(read, write, message_handler=handle) as session:
+    async with (
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+        ClientSession(read, write, message_handler=handle) as session,
+    ):
         await session.initialize()
         yield Client(session, seen)
 

@@ -165,3 +165,20 @@ def test_a_skill_added_on_disk_is_announced_and_found(corpus_workspace, tmp_path
         shutil.rmtree(added, ignore_errors=True)
     assert announced and "tide-tables" in names
     assert found["skills"][0]["name"] == "tide-tables"
+
+
+def test_the_server_says_when_its_skills_are_ready_and_a_first_find_waits_for_them(corpus_workspace, tmp_path):
+    root, env = corpus_workspace
+    errlog = (tmp_path / "stderr.txt").open("w+")
+
+    async def session():
+        async with stdio(root, env, errlog=errlog) as client:  # the handshake is answered while the tree loads
+            return await client.call("find_skills", request=REQUESTS["linear"])
+
+    found = asyncio.run(session())
+    assert found["skills"][0]["name"] == "linear"
+    errlog.seek(0)
+    said = errlog.read()
+    assert "semif mcp: loading the skills of" in said
+    ready = [line for line in said.splitlines() if line.startswith("semif mcp: ") and "skills ready" in line]
+    assert len(ready) == 1 and int(ready[0].split()[2]) >= 24, said
