@@ -66,10 +66,7 @@ def mcp(
         return
     # the tree and act threshold are built as the server starts (tools wait for them): said on stderr, which a
     # stdio client keeps as the server's log
-    click.echo(f"semif mcp: loading the skills of {ws.root} (tools answer once they are ready)", err=True)
-    server.on_ready = lambda skills, seconds: click.echo(
-        f"semif mcp: {skills} skills ready ({seconds:.1f} s)", err=True
-    )
+    server.say = lambda line: click.echo(f"semif mcp: {line}", err=True)
     if address is None:
         if public or allow_hosts:
             raise UserError(f"{'--public' if public else '--allow-host'} goes with --http: stdio is never public")

@@ -68,7 +68,7 @@ class SkillServer(MCPServer[Any]):
         # client's connection), by the connection's handshake parameters: the oldest dropped past MAX_CLIENTS
         self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
         # what the first find needs is built in a thread as the server starts (see warm): tools wait for it
-        self.on_ready: Callable[[int, float], None] | None = None  # (skills, seconds) once it is built
+        self.say: Callable[[str], None] | None = None  # told when it starts and when it is built (e.g. to stderr)
         self._ready: anyio.Event | None = None
         self._warm_lock = threading.Lock()
         super().__init__(
@@ -96,8 +96,8 @@ class SkillServer(MCPServer[Any]):
             runner = self.router.runner
             run_sync(runner.aact_threshold(), "semif mcp")
         count = len(runner.tree.skills)
-        if self.on_ready is not None:
-            self.on_ready(count, time.monotonic() - started)
+        if self.say is not None:
+            self.say(f"{count} skills ready ({time.monotonic() - started:.1f} s)")
         return count
 
     async def ready(self) -> None:
@@ -107,6 +107,8 @@ class SkillServer(MCPServer[Any]):
 
     async def _warm_in_background(self) -> None:
         assert self._ready is not None
+        if self.say is not None:
+            self.say(f"loading the skills of {self.router.workspace.root} (tools answer once they are ready)")
         try:
             await anyio.to_thread.run_sync(self.warm, abandon_on_cancel=True)
         except Exception:  # noqa: BLE001 (the first tool call builds it again, and says what failed in its answer)
