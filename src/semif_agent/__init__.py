@@ -1,10 +1,14 @@
 """semif-agent: hold thousands of skills, pick the right one fast, run it safely, judge it, learn.
 
 The kernel (``semif_agent.skills``, ``semif_agent.engine``) imports only the
-standard library; everything else is imported on first use.
+standard library; everything else is imported on first use. The Agent API's
+names are all here (``from semif_agent import Agent, AgentTool, tool, Skill,
+SkillRegistry, ...``), as they are in :mod:`semif_agent.agent`.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from ._lazy import lazy_namespace
 
@@ -32,13 +36,107 @@ _EXPORTS = {
     # workspaces, and the chooser over their skills
     "Workspace": "semif_agent.workspace",
     "Router": "semif_agent.chooser",
-    # the agent
+    # the agent and its tools
     "Agent": "semif_agent.agent",
     "AgentTool": "semif_agent.agent",
     "tool": "semif_agent.agent",
+    "ToolSchema": "semif_agent.llm",
+    # skills and subagents
+    "Skill": "semif_agent.agent",
+    "SkillRegistry": "semif_agent.agent",
+    "SubagentDefinition": "semif_agent.agent",
+    # memory and retrieval
+    "memory_skill": "semif_agent.agent",
+    "memory_tools": "semif_agent.agent",
+    "MemoryManager": "semif_agent.agent",
+    "FileMemoryBackend": "semif_agent.agent",
+    "rag_skill": "semif_agent.agent",
+    "rag_tools": "semif_agent.agent",
+    "retriever_step": "semif_agent.agent",
+    "RetrievalScope": "semif_agent.agent",
+    "TokenBudget": "semif_agent.agent",
+    "TierCompactor": "semif_agent.agent",
+    # events
+    "AgentEvent": "semif_agent.agent",
+    "TurnStarted": "semif_agent.agent",
+    "RoundStarted": "semif_agent.agent",
+    "TextDelta": "semif_agent.agent",
+    "ToolStarted": "semif_agent.agent",
+    "ToolFinished": "semif_agent.agent",
+    "CompactionStarted": "semif_agent.agent",
+    "CompactionFinished": "semif_agent.agent",
+    "RoundFinished": "semif_agent.agent",
+    "UsageLimitReached": "semif_agent.agent",
+    "TurnFinished": "semif_agent.agent",
+    # usage
     "UsageLimits": "semif_agent.agent",
+    "RoundUsage": "semif_agent.agent",
+    "TurnDiagnostics": "semif_agent.agent",
+    "ChildTurn": "semif_agent.agent",
+    # hooks, approval and callbacks
+    "HookResult": "semif_agent.agent",
+    "ApprovalRequest": "semif_agent.agent",
+    "ApprovalDecision": "semif_agent.agent",
+    "AgentCallback": "semif_agent.agent",
+    # MCP
+    "MCPServerConfig": "semif_agent.agent",
 }
 
 __all__ = sorted(_EXPORTS)
 
-__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
+if TYPE_CHECKING:  # what a type checker sees: the same names, from the same modules
+    from semif_agent.agent import Agent as Agent
+    from semif_agent.agent import AgentCallback as AgentCallback
+    from semif_agent.agent import AgentEvent as AgentEvent
+    from semif_agent.agent import AgentTool as AgentTool
+    from semif_agent.agent import ApprovalDecision as ApprovalDecision
+    from semif_agent.agent import ApprovalRequest as ApprovalRequest
+    from semif_agent.agent import ChildTurn as ChildTurn
+    from semif_agent.agent import CompactionFinished as CompactionFinished
+    from semif_agent.agent import CompactionStarted as CompactionStarted
+    from semif_agent.agent import FileMemoryBackend as FileMemoryBackend
+    from semif_agent.agent import HookResult as HookResult
+    from semif_agent.agent import MCPServerConfig as MCPServerConfig
+    from semif_agent.agent import MemoryManager as MemoryManager
+    from semif_agent.agent import RetrievalScope as RetrievalScope
+    from semif_agent.agent import RoundFinished as RoundFinished
+    from semif_agent.agent import RoundStarted as RoundStarted
+    from semif_agent.agent import RoundUsage as RoundUsage
+    from semif_agent.agent import Skill as Skill
+    from semif_agent.agent import SkillRegistry as SkillRegistry
+    from semif_agent.agent import SubagentDefinition as SubagentDefinition
+    from semif_agent.agent import TextDelta as TextDelta
+    from semif_agent.agent import TierCompactor as TierCompactor
+    from semif_agent.agent import TokenBudget as TokenBudget
+    from semif_agent.agent import ToolFinished as ToolFinished
+    from semif_agent.agent import ToolStarted as ToolStarted
+    from semif_agent.agent import TurnDiagnostics as TurnDiagnostics
+    from semif_agent.agent import TurnFinished as TurnFinished
+    from semif_agent.agent import TurnStarted as TurnStarted
+    from semif_agent.agent import UsageLimitReached as UsageLimitReached
+    from semif_agent.agent import UsageLimits as UsageLimits
+    from semif_agent.agent import memory_skill as memory_skill
+    from semif_agent.agent import memory_tools as memory_tools
+    from semif_agent.agent import rag_skill as rag_skill
+    from semif_agent.agent import rag_tools as rag_tools
+    from semif_agent.agent import retriever_step as retriever_step
+    from semif_agent.agent import tool as tool
+    from semif_agent.chooser import Router as Router
+    from semif_agent.engine import DecisionRequest as DecisionRequest
+    from semif_agent.engine import DecisionResult as DecisionResult
+    from semif_agent.engine import Engine as Engine
+    from semif_agent.engine import Option as Option
+    from semif_agent.engine import ScriptedEngine as ScriptedEngine
+    from semif_agent.engine import create_engine as create_engine
+    from semif_agent.engine import register_engine as register_engine
+    from semif_agent.errors import SemifError as SemifError
+    from semif_agent.errors import UserError as UserError
+    from semif_agent.llm import ToolSchema as ToolSchema
+    from semif_agent.records import DecisionLog as DecisionLog
+    from semif_agent.skills import ActionContext as ActionContext
+    from semif_agent.skills import ActionResult as ActionResult
+    from semif_agent.skills import Prediction as Prediction
+    from semif_agent.skills import Request as Request
+    from semif_agent.workspace import Workspace as Workspace
+else:  # at run time each name is imported on first use, so `import semif_agent` stays cheap
+    __getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())

@@ -33,6 +33,7 @@ from __future__ import annotations
 from ._run_context import current_scope, current_usage_pool
 from .agent import Agent
 from .budget import TokenBudget
+from .compaction import TierCompactor
 from .errors import (
     AgentConfigError,
     AgentError,
@@ -61,6 +62,7 @@ from .events import (
     event_to_dict,
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult, ModelCall
+from .pipeline import ContextPipeline, retriever_step
 from .scope import RetrievalScope
 from .skills.discovery import DiscoverySettings
 from .skills.registry import SkillRegistry
@@ -148,6 +150,10 @@ __all__ = [
     "RetrievalScope",
     "current_scope",
     "TokenBudget",
+    "ContextPipeline",
+    "retriever_step",
+    # compaction
+    "TierCompactor",
     # MCP
     "MCPServerConfig",
     # hooks and approval

@@ -419,9 +419,12 @@ class Agent:
             async for event in events:
                 yield event
 
-    def _pipeline(self) -> ContextPipeline:
-        """The context pipeline a turn's window is built on: the context steps, then the conversation, under the
-        budget (see :mod:`semif_agent.agent.pipeline`)."""
+    @property
+    def pipeline(self) -> ContextPipeline:
+        """The context pipeline the next turn's window is built on: the context steps, then the conversation,
+        under the budget (see :mod:`semif_agent.agent.pipeline`). ``agent.pipeline.build(message)`` shows what a
+        turn on ``message`` would see; it is made from the agent's settings each time it is asked for, so change
+        it with :meth:`with_context_steps` and :meth:`with_budget`."""
         settings, options = self._settings, self._options
         history = history_step(self._conversation, max_tokens=settings.max_tokens - settings.max_response_tokens)
         return ContextPipeline([*options.context_steps, history], budget=options.budget)
@@ -430,7 +433,7 @@ class Agent:
         """The window of a turn on ``message``: built under the turn's scope, counting the tool schemas and the
         answer's room apart."""
         reserved = (config.schema_tokens if config.specs else 0) + config.max_response_tokens
-        return await self._pipeline().abuild(
+        return await self.pipeline.abuild(
             message, system_prompt=config.system_prompt, scope=effective_scope(config.scope), reserved=reserved
         )
 

@@ -17,7 +17,8 @@ around it.
 - Active skill instructions live in the system prompt (see
   :mod:`semif_agent.agent.skills`), so compaction never prunes them.
 - The summary comes from ``compact_fn(transcript) -> str`` (sync or async)
-  when given, else from the agent's own model (:data:`SUMMARIZER`). That
+  when given, else from a :class:`TierCompactor` over the agent's own model
+  (:data:`SUMMARIZER`). That
   model call is part of the round it precedes: its tokens and cost are in
   that round's :class:`~semif_agent.agent.usage.RoundUsage` and count
   against the usage limits like any other call.
@@ -92,6 +93,8 @@ class Compaction:
     ) -> tuple[str, CompactionCost]:
         """The summary of ``messages`` and what it cost (nothing for a ``compact_fn``)."""
         text = transcript(messages)
+        if isinstance(self.compact_fn, TierCompactor):  # a model of its own: what it spends counts too
+            return await self.compact_fn.asummarize(text)
         if self.compact_fn is not None:
             if inspect.iscoroutinefunction(self.compact_fn):
                 summary = await self.compact_fn(text)
@@ -100,11 +103,31 @@ class Compaction:
                 if inspect.isawaitable(summary):
                     summary = await summary
             return str(summary), CompactionCost()
+        return await TierCompactor(provider, max_tokens=max_tokens).asummarize(text)
+
+
+@dataclass(frozen=True)
+class TierCompactor:
+    """A model that summarises a transcript: what compaction uses, with the agent's own model, when given no
+    ``compact_fn``.
+
+    Pass one as ``compact_fn`` to summarise with another (cheaper) model:
+    ``agent.with_compaction(8_000, compact_fn=TierCompactor(create_provider("openai/gpt-4o-mini")))``; its
+    tokens and cost count in the round as the agent's own would. Called directly, ``await compactor(text)``
+    is the summary.
+    """
+
+    llm: LLMProvider
+    max_tokens: int = MIN_SUMMARY_TOKENS  # room for the summary (never less than MIN_SUMMARY_TOKENS)
+    instructions: str = SUMMARIZER
+
+    async def asummarize(self, text: str) -> tuple[str, CompactionCost]:
+        """The summary of the transcript ``text`` and what it cost."""
         request = ModelRequest(
-            messages=(SystemMessage(content=SUMMARIZER), UserMessage(content=text)),
-            max_tokens=max(max_tokens, MIN_SUMMARY_TOKENS),
+            messages=(SystemMessage(content=self.instructions), UserMessage(content=text)),
+            max_tokens=max(self.max_tokens, MIN_SUMMARY_TOKENS),
         )
-        response = await as_provider(provider).request(request)
+        response = await as_provider(self.llm).request(request)
         usage = response.usage
         if usage.total_tokens:
             cost = CompactionCost(
@@ -114,11 +137,14 @@ class Compaction:
             )
         else:  # the provider reported nothing: estimate, as the loop does
             cost = CompactionCost(
-                estimate_tokens(SUMMARIZER) + estimate_tokens(text) + 8,
+                estimate_tokens(self.instructions) + estimate_tokens(text) + 8,
                 estimate_tokens(response.text),
                 usage.cost_usd or 0.0,
             )
         return response.text, cost
+
+    async def __call__(self, text: str) -> str:
+        return (await self.asummarize(text))[0]
 
 
 def summary_message(summary: str) -> UserMessage:

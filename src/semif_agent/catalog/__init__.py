@@ -22,7 +22,7 @@ modules without pulling in the rest.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_namespace
 
@@ -79,12 +79,57 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
+if TYPE_CHECKING:  # what a type checker sees: the same names, from the same modules
+    from semif_agent.sandbox.limits import SandboxLimits as SandboxLimits
+    from semif_agent.sandbox.pool import WorkerPool as WorkerPool
+    from semif_agent.sandbox.results import ErrorType as ErrorType
+    from semif_agent.sandbox.results import ScriptRunResult as ScriptRunResult
+
+    from .context import SkillScriptContext as SkillScriptContext
+    from .descriptor import SkillDescriptor as SkillDescriptor
+    from .environment import EnvironmentQuery as EnvironmentQuery
+    from .environment import EnvironmentRouter as EnvironmentRouter
+    from .errors import CatalogError as CatalogError
+    from .errors import NoEnvironmentRouter as NoEnvironmentRouter
+    from .errors import RuntimeNotBound as RuntimeNotBound
+    from .errors import SkillCatalogWarning as SkillCatalogWarning
+    from .errors import SkillCollisionError as SkillCollisionError
+    from .errors import SkillNotFound as SkillNotFound
+    from .errors import SkillParseError as SkillParseError
+    from .errors import SkillPathError as SkillPathError
+    from .errors import SkillsPathNotFound as SkillsPathNotFound
+    from .frontmatter import SkillDocument as SkillDocument
+    from .frontmatter import parse_document as parse_document
+    from .frontmatter import split_document as split_document
+    from .fs import WorkspaceFS as WorkspaceFS
+    from .listing import build_registry as build_registry
+    from .listing import list_skill_rows as list_skill_rows
+    from .listing import show_skill as show_skill
+    from .loader import LoadResult as LoadResult
+    from .loader import find_skill_md as find_skill_md
+    from .loader import load_skill as load_skill
+    from .locations import SkillLocation as SkillLocation
+    from .locations import conventional_locations as conventional_locations
+    from .locations import user_skills_dir as user_skills_dir
+    from .registry import RefreshReport as RefreshReport
+    from .registry import SkillCatalog as SkillCatalog
+    from .registry import SkillIssue as SkillIssue
+    from .runtime import AgentSkillRuntime as AgentSkillRuntime
+    from .trace import JsonlTraceWriter as JsonlTraceWriter
+    from .trace import MemoryTraceWriter as MemoryTraceWriter
+    from .trace import NullTraceWriter as NullTraceWriter
+    from .trace import TraceWriter as TraceWriter
+    from .trace import read_spans as read_spans
+    from .validate import ValidationReport as ValidationReport
+    from .validate import validate_paths as validate_paths
+    from .validate import validate_skill as validate_skill
+
 _FORMER_NAMES = {"SkillRegistry": ".registry"}  # each module's ``__getattr__`` warns that the name is deprecated
 
-_exported, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:  # at run time each name is imported on first use
+    _exported, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported on first use; a former name asked of its module each time, which warns."""
-    module = _FORMER_NAMES.get(name)
-    return getattr(importlib.import_module(module, __name__), name) if module else _exported(name)
+    def __getattr__(name: str) -> Any:
+        """A public name, imported on first use; a former name asked of its module each time, which warns."""
+        module = _FORMER_NAMES.get(name)
+        return getattr(importlib.import_module(module, __name__), name) if module else _exported(name)

@@ -104,6 +104,7 @@ from .messages import (
     SystemMessage,
     ToolCall,
     ToolResultMessage,
+    ToolSchema,
     ToolSpec,
     UserMessage,
 )
@@ -148,6 +149,7 @@ __all__ = [
     "ToolResultMessage",
     "ToolCall",
     "ToolSpec",
+    "ToolSchema",
     "Response",
     "TokenLogprob",
     "TopLogprob",

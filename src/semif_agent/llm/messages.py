@@ -120,6 +120,9 @@ class ToolSpec:
             raise InvalidModelRequestError("ToolSpec.name must be non-empty")
 
 
+ToolSchema = ToolSpec
+"""The name the Agent API gives a :class:`ToolSpec` (``AgentTool.to_tool_schema()`` returns one)."""
+
 ToolChoice: TypeAlias = str
 """``"auto"`` (the model decides), ``"any"`` (it must call some tool), ``"none"``
 (it must not), or the name of the one tool it must call."""

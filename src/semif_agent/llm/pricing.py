@@ -90,8 +90,11 @@ class ModelPrice:
         ) / 1_000_000
 
 
-# The process-wide table: runtime-overridable (set_price, or assign entries directly).
-MODEL_PRICING: dict[str, ModelPrice] = {
+PriceEntry = ModelPrice | Mapping[str, float | None]
+"""A price as a table holds it: a :class:`ModelPrice`, or a plain dict of its fields (``{"input": .., "output": ..}``)."""
+
+# The process-wide table: runtime-overridable (set_price, or assign entries directly, as a ModelPrice or a plain dict).
+MODEL_PRICING: dict[str, PriceEntry] = {
     "anthropic/claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_write=1.25, cache_read=0.10),
     "anthropic/claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.30),
     "anthropic/claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_write=18.75, cache_read=1.50),
@@ -122,15 +125,24 @@ def coerce_table(table: Mapping[str, ModelPrice | Mapping[str, object]] | None) 
     return {str(k): ModelPrice.coerce(v) for k, v in (table or {}).items()}
 
 
-def find_price(provider: str, model: str, overrides: Mapping[str, ModelPrice] | None = None) -> ModelPrice | None:
+def find_price(provider: str, model: str, overrides: Mapping[str, PriceEntry] | None = None) -> ModelPrice | None:
     """The price of ``provider/model``: ``overrides`` first, then :data:`MODEL_PRICING`.
 
-    Dated model names (``claude-haiku-4-5-20251001``) match their undated entry.
+    Dated model names (``claude-haiku-4-5-20251001``) match their undated entry. An entry may be a
+    :class:`ModelPrice` or a plain dict of its fields; a dict that is not a price raises
+    :class:`~.errors.ProviderConfigError` naming the entry.
     """
-    for table in (overrides or {}, MODEL_PRICING):
+    tables: tuple[tuple[str, Mapping[str, PriceEntry]], ...] = (
+        ("pricing", overrides or {}),
+        ("MODEL_PRICING", MODEL_PRICING),
+    )
+    for name, table in tables:
         for key in _candidates(provider, model):
             if key in table:
-                return table[key]
+                try:
+                    return ModelPrice.coerce(table[key])
+                except ProviderConfigError as exc:
+                    raise ProviderConfigError(f"{name}[{key!r}]: {exc}") from None
     return None
 
 
@@ -142,7 +154,7 @@ def _candidates(provider: str, model: str) -> list[str]:
     return keys
 
 
-def price_usage(usage: Usage, provider: str, model: str, overrides: Mapping[str, ModelPrice] | None = None) -> Usage:
+def price_usage(usage: Usage, provider: str, model: str, overrides: Mapping[str, PriceEntry] | None = None) -> Usage:
     """``usage`` with its ``cost_usd`` filled in, in the module's order (``None`` when nobody prices the model).
 
     A ``cost_usd`` already set is the provider's billed cost and is kept.

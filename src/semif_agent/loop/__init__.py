@@ -6,6 +6,8 @@ child's, say) loads without the runner and everything it routes with.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._lazy import lazy_namespace
 
 _EXPORTS = {
@@ -24,4 +26,18 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
+if TYPE_CHECKING:  # what a type checker sees: the same names, from the same modules
+    from .assess import ASSESS_OPTIONS as ASSESS_OPTIONS
+    from .assess import ASSESS_QUESTION as ASSESS_QUESTION
+    from .assess import Assessment as Assessment
+    from .assess import assessment_request as assessment_request
+    from .context import BudgetedEngine as BudgetedEngine
+    from .guard import guarded as guarded
+    from .observe import Changes as Changes
+    from .observe import Observation as Observation
+    from .observe import diff as diff
+    from .observe import observe as observe
+    from .runner import RunResult as RunResult
+    from .runner import SkillRunner as SkillRunner
+else:  # at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())

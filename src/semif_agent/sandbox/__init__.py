@@ -21,6 +21,8 @@ without pulling in the rest.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._lazy import lazy_namespace
 
 _EXPORTS = {
@@ -44,4 +46,22 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
+if TYPE_CHECKING:  # what a type checker sees: the same names, from the same modules
+    from ._targets import preload_everywhere as preload_everywhere
+    from .channel import Channel as Channel
+    from .errors import CallTargetError as CallTargetError
+    from .errors import ChannelError as ChannelError
+    from .errors import SandboxError as SandboxError
+    from .errors import WorkerError as WorkerError
+    from .limits import DEFAULT_ENV_ALLOW as DEFAULT_ENV_ALLOW
+    from .limits import SandboxLimits as SandboxLimits
+    from .limits import confinement_spec as confinement_spec
+    from .pool import WorkerPool as WorkerPool
+    from .pool import default_worker_pool as default_worker_pool
+    from .process import run_subprocess as run_subprocess
+    from .program import run_program as run_program
+    from .results import CallResult as CallResult
+    from .results import ErrorType as ErrorType
+    from .results import ScriptRunResult as ScriptRunResult
+else:  # at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
