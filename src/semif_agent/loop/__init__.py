@@ -1,7 +1,10 @@
 """The skill loop: observe -> predict -> act -> observe -> assess.
 
 Names are imported on first use, so a module of this package (the confined
-child's, say) loads without the runner and everything it routes with.
+child's, say) loads without the runner and everything it routes with. The
+``observe`` function is not among them: the package's ``observe`` is its
+module (importing ``semif_agent.loop.observe`` sets it), so it is
+``semif_agent.loop.observe.observe``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ _EXPORTS = {
     "BudgetedEngine": ".context",
     "Changes": ".observe",
     "Observation": ".observe",
-    "observe": ".observe",
     "diff": ".observe",
     "guarded": ".guard",
     "assessment_request": ".assess",
@@ -36,7 +38,6 @@ if TYPE_CHECKING:  # what a type checker sees: the same names, from the same mod
     from .observe import Changes as Changes
     from .observe import Observation as Observation
     from .observe import diff as diff
-    from .observe import observe as observe
     from .runner import RunResult as RunResult
     from .runner import SkillRunner as SkillRunner
 else:  # at run time each name is imported on first use
