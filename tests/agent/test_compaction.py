@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from semif_agent.agent import Agent, AgentConfigError, Skill, UsageLimits, tool
-from semif_agent.agent.compaction import SUMMARIZER, Compaction, transcript
+from semif_agent.agent.compaction import SUMMARIZER, Compaction, TierCompactor, transcript
 from semif_agent.llm import (
     AssistantMessage,
     ModelRequest,
@@ -130,6 +130,27 @@ def test_the_default_compactor_uses_the_agents_model_and_its_tokens_count_agains
     assert compacted_round.total_tokens >= 5100  # the summary's call is in the round it preceded
     [breach] = of_type(events, "usage_limit_reached")
     assert breach.kind == "total_tokens" and events[-1].diagnostics.stopped_by == "usage_limit"
+
+
+def test_a_tier_compactor_of_another_model_summarises_and_what_it_spends_counts():
+    summaries: list[ModelRequest] = []
+
+    def summarise(request: ModelRequest) -> ScriptedReply:
+        summaries.append(request)
+        return ScriptedReply(text="Summary so far.", usage=Usage(input_tokens=5000, output_tokens=100))
+
+    agent_model = ScriptedProvider(paging(6))
+    agent = (
+        Agent(llm=agent_model)
+        .with_tools([fetch])
+        .with_compaction(400, keep_last=2, compact_fn=TierCompactor(ScriptedProvider(fn=summarise)))
+    )
+    events = collect(agent.stream("Read the report"))
+    assert summaries and all(r.messages[0].content == SUMMARIZER for r in summaries)
+    assert all(r.messages[0].content != SUMMARIZER for r in agent_model.requests)  # the agent's model only answers
+    compacted = [r.usage for r in of_type(events, "round_finished") if r.usage.total_tokens >= 5100]
+    assert len(compacted) == len(summaries)  # each summary's call counts in the round it preceded
+    assert "Summary so far." in agent.history[0].content
 
 
 def test_a_failing_summary_leaves_the_messages_as_they_were():

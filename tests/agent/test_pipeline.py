@@ -116,3 +116,18 @@ def test_an_agent_turn_is_built_on_the_pipeline() -> None:
     agent.with_budget(TokenBudget(context_tokens=1))
     collect(agent.stream("dragon"))
     assert provider.requests[-1].messages[0].content == "You run a campaign."
+
+
+def test_agent_pipeline_is_what_the_next_turn_is_built_on() -> None:
+    provider = ScriptedProvider(default="noted")
+    agent = Agent(llm=provider).with_context_steps([retriever_step(docs())]).with_scope({"include": ["/campaign-1"]})
+    window = agent.pipeline.build("What happened with the dragon?", scope=RetrievalScope(include=("/campaign-1",)))
+    assert isinstance(agent.pipeline, ContextPipeline) and window.history == ()
+    assert "c1-s1" in [item.id for item in window.context]
+    assert all(item.namespace.startswith("/campaign-1/") for item in window.context)
+    collect(agent.stream("What happened with the dragon?"))
+    after = agent.pipeline.build("And then?")
+    assert [m.content for m in after.history] == ["What happened with the dragon?", "noted"]
+    agent.with_budget(TokenBudget(context_tokens=1))
+    assert agent.pipeline.budget == TokenBudget(context_tokens=1)
+    assert agent.pipeline.build("dragon").context == ()

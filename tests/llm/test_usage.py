@@ -49,6 +49,18 @@ def test_users_override_the_table(monkeypatch):
     assert price_usage(Usage(input_tokens=1_000_000), "openai", "gpt-4o-mini", overrides).cost_usd == pytest.approx(7.0)
 
 
+def test_a_plain_dict_in_the_table_prices_as_a_price(monkeypatch):
+    monkeypatch.setattr("semif_agent.llm.pricing.MODEL_PRICING", dict(MODEL_PRICING))
+    from semif_agent.llm import pricing
+
+    pricing.MODEL_PRICING["openai/my-finetune"] = {"input": 0.3, "output": 1.2}
+    usage = price_usage(Usage(input_tokens=1_000_000, output_tokens=1_000_000), "openai", "my-finetune")
+    assert usage.cost_usd == pytest.approx(1.5)
+    pricing.MODEL_PRICING["openai/my-typo"] = {"inptu": 0.3, "output": 1.2}
+    with pytest.raises(ProviderConfigError, match=r"^MODEL_PRICING\['openai/my-typo'\]: unknown price fields: inptu"):
+        price_usage(Usage(input_tokens=10), "openai", "my-typo")
+
+
 def test_unpriced_model_has_unknown_cost_but_counts_tokens(caplog):
     usage = price_usage(Usage(input_tokens=10), "openai", "unpriced-model-x")
     assert usage.cost_usd is None and usage.input_tokens == 10

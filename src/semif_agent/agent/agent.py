@@ -64,6 +64,7 @@ from .toolset import ToolSet
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
+    from ..catalog.environment import EnvironmentRouter
     from ..loop.runner import SkillRunner
     from ..workspace import Workspace
     from .toolkits.mcp import MCPServerConfig, MCPServers
@@ -229,7 +230,12 @@ class Agent:
         return self
 
     def with_skills(
-        self, skills: SkillSource, *, allow_scripts: bool = False, workspace: Folder | None = None
+        self,
+        skills: SkillSource,
+        *,
+        allow_scripts: bool = False,
+        workspace: Folder | None = None,
+        env_router: EnvironmentRouter | None = None,
     ) -> Agent:
         """Register skills (see :mod:`semif_agent.agent.skills`): a list of :class:`Skill`; a folder (``str`` or
         ``Path``) of SKILL.md skills, or of one, on demand (broken ones are reported and skipped); or a
@@ -240,7 +246,12 @@ class Agent:
         ``allow_scripts`` lets the model run SKILL.md scripts, sandboxed, in ``workspace`` (default: the
         Workspace's folder, else a temporary one), and runs active skills' ``pre_step``/``post_step`` hooks
         around each round. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``.
+        ``env_router`` answers the scripts and hooks of environment skills (a :class:`Skill` whose ``environment``
+        is set, as one read from a catalog's ``env:<name>@...`` skills is) in place of running them; it is the
+        agent's, for every skill and its subagents (see :mod:`semif_agent.catalog.environment`).
         """
+        if env_router is not None:
+            self.skills.runtime.set_env_router(env_router)
         self._session.add_source(skills, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
         return self
 
@@ -334,7 +345,9 @@ class Agent:
         child.with_system_prompt(definition.system_prompt).with_tools(list(definition.tools))
         if definition.skills:
             registry = child._session.skill_registry(
-                catalog=self.skills.catalog, discovery=self.skills.discovery.settings
+                catalog=self.skills.catalog,
+                discovery=self.skills.discovery.settings,
+                env_router=self.skills.runtime.env_router,
             )
             registry.share(self.skills, [s for s in definition.skills if isinstance(s, str)])
             child.with_skills([s for s in definition.skills if isinstance(s, Skill)])

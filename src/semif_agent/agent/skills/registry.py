@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ...catalog.environment import EnvironmentRouter
 from ...catalog.errors import SkillCatalogWarning, SkillCollisionError, SkillsPathNotFound
 from ...catalog.loader import find_skill_md, search_skill_folders
 from ...catalog.locations import CUSTOM_NAMESPACE
@@ -47,7 +48,7 @@ from ..errors import (
 )
 from ..tools import AgentTool
 from .discovery import DiscoverySettings, SkillDiscovery
-from .skill import Skill, has_skill_md, python_descriptor
+from .skill import Skill, catalog_namespace, has_skill_md, python_descriptor
 
 STATE_VERSION = 1
 
@@ -57,7 +58,9 @@ class SkillRegistry:
 
     ``catalog`` is the SKILL.md catalog the skills are entered in (a new
     one by default; pass one to share it between agents). ``agent_id``
-    names this agent in the runtime's state and traces.
+    names this agent in the runtime's state and traces. ``env_router``
+    answers the scripts and hooks of environment skills (``env:<name>@...``;
+    see :mod:`semif_agent.catalog.environment`).
     """
 
     def __init__(
@@ -66,12 +69,13 @@ class SkillRegistry:
         catalog: SkillCatalog | None = None,
         agent_id: str | None = None,
         discovery: DiscoverySettings | None = None,
+        env_router: EnvironmentRouter | None = None,
     ) -> None:
         check_type("catalog", catalog, SkillCatalog, optional=True)
         check_type("discovery", discovery, DiscoverySettings, optional=True)
         self._catalog = catalog if catalog is not None else SkillCatalog()
         self._agent_id = agent_id or f"agent-{uuid.uuid4().hex[:12]}"
-        self._runtime = AgentSkillRuntime(self._agent_id, self._catalog)
+        self._runtime = AgentSkillRuntime(self._agent_id, self._catalog, env_router=env_router)
         self._skills: dict[str, Skill] = {}
         self._ids: dict[str, str] = {}  # name -> catalog skill id
         self._scripts: set[str] = set()  # skills whose scripts may run
@@ -353,12 +357,17 @@ class SkillRegistry:
     def _enter(self, skill: Skill) -> str:
         """Enter ``skill`` in the catalog (or find it there); its catalog id."""
         if has_skill_md(skill):
+            entered = catalog_namespace(skill)  # an environment's skill keeps its namespace: it routes by it
             try:
-                return self._catalog.register_folder(skill.path)  # type: ignore[arg-type]  # has_skill_md(skill) means skill.path is set
+                return self._catalog.register_folder(skill.path, namespace=entered or CUSTOM_NAMESPACE)  # type: ignore[arg-type]  # has_skill_md(skill) means skill.path is set
             except SkillCollisionError:
                 for descriptor in self._catalog.find_by_name(skill.name):
                     if os.path.realpath(descriptor.root) == os.path.realpath(skill.path):  # type: ignore[arg-type]  # has_skill_md(skill) means skill.path is set
                         return descriptor.skill_id
+                if entered is not None:
+                    raise SkillNameCollisionError(
+                        f"the catalog already holds another skill {entered}@{skill.name}"
+                    ) from None
             # another folder's skill has the same SKILL.md name: this one is entered under the name the agent gives it
             namespace = f"{CUSTOM_NAMESPACE}~{skill.name}"
             try:

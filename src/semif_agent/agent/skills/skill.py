@@ -39,6 +39,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ...catalog.descriptor import SkillDescriptor
+from ...catalog.environment import ENV_PREFIX, is_env_skill
 from ...catalog.errors import SkillParseError
 from ...catalog.frontmatter import read_document
 from ...catalog.loader import find_skill_md, load_skill
@@ -59,7 +60,11 @@ class Skill(ValidatedModel):
     The first six fields are the Agent API's; ``license``,
     ``compatibility``, ``metadata`` and ``allowed_tools`` are SKILL.md's,
     and ``path`` is the skill's folder when it has one (its files can then
-    be read, and its scripts run when allowed).
+    be read, and its scripts run when allowed). ``environment`` names the
+    host environment that answers the skill's scripts and hooks instead of
+    running them (an ``env:<environment>@<name>`` skill, see
+    :mod:`semif_agent.catalog.environment`); a skill read from a catalog's
+    environment skills has it set.
 
     ``instructions`` is what activation puts in the system prompt (a
     SKILL.md skill's body). ``allowed_tools`` holds tool-name patterns
@@ -80,6 +85,7 @@ class Skill(ValidatedModel):
     metadata: Mapping[str, str] = Field(default_factory=dict)
     allowed_tools: tuple[str, ...] = ()
     path: Path | None = None
+    environment: str | None = None
 
     @field_validator("name")
     @classmethod
@@ -149,6 +155,7 @@ class Skill(ValidatedModel):
             metadata=dict(descriptor.metadata),
             allowed_tools=descriptor.allowed_tools,
             path=descriptor.root if descriptor.skill_md is not None else None,
+            environment=descriptor.namespace[len(ENV_PREFIX) :] if is_env_skill(descriptor.namespace) else None,
         )
 
 
@@ -187,6 +194,11 @@ def has_skill_md(skill: Skill) -> bool:
     return skill.path is not None and find_skill_md(skill.path) is not None
 
 
+def catalog_namespace(skill: Skill) -> str | None:
+    """The catalog namespace ``skill`` must be entered in to keep its routing (``env:<environment>``), if any."""
+    return f"{ENV_PREFIX}{skill.environment}" if skill.environment else None
+
+
 def python_descriptor(skill: Skill) -> tuple[SkillDescriptor, str]:
     """The catalog entry of a skill made in Python, and the document that stands in for its SKILL.md.
 
@@ -195,10 +207,11 @@ def python_descriptor(skill: Skill) -> tuple[SkillDescriptor, str]:
     gets a root that names it and does not exist: it has no files.
     """
     root = Path(skill.path).resolve() if skill.path is not None else Path(f"<python-skill:{skill.name}>")
+    namespace = catalog_namespace(skill) or PYTHON_NAMESPACE
     descriptor = SkillDescriptor(
-        skill_id=f"{PYTHON_NAMESPACE}@{skill.name}",
+        skill_id=f"{namespace}@{skill.name}",
         name=skill.name,
-        namespace=PYTHON_NAMESPACE,
+        namespace=namespace,
         description=skill.description,
         root=root,
         source="python",

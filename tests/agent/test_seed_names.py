@@ -1,0 +1,146 @@
+"""The seeds' names work as written: their import blocks and worked examples, read from the seed documents at test
+time, run with only the package name replaced (on a scripted model where one is needed)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from semif_agent.engine import ScriptedEngine
+from semif_agent.llm import ScriptedProvider, override_provider
+from semif_agent.skills import ActionContext, ActionResult, Prediction, Request
+
+from ._support import calls
+
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+AGENT_API = SEEDS / "001_43d5561be7f8098a.txt"
+SKILL_CONTRACT = SEEDS / "000_43507218654df69c.txt"
+
+
+def seed(path: Path) -> str:
+    if not path.is_file():
+        pytest.skip("the seed documents are not beside this checkout")
+    return path.read_text(encoding="utf-8")
+
+
+def ours(code: str) -> str:
+    """The seed's code with its package (``anchor``) read as ``semif_agent``: the one change made to it."""
+    return re.sub(r"\banchor\b", "semif_agent", code)
+
+
+def code_at(text: str, first_line: str) -> str:
+    """The code that starts at the line ``first_line`` in a seed written as plain text: paragraph after paragraph,
+    while the whole still compiles (the prose that follows does not)."""
+    lines = text.splitlines()
+    start = lines.index(first_line)
+    paragraphs: list[list[str]] = [[]]
+    for line in lines[start:]:
+        if line.strip():
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    code = ""
+    for paragraph in paragraphs:
+        candidate = "\n\n".join(part for part in (code, "\n".join(paragraph)) if part)
+        try:
+            compile(candidate, "<seed>", "exec")
+        except SyntaxError:
+            break
+        code = candidate
+    assert code, f"no code at {first_line!r}"
+    return code
+
+
+def test_the_agent_apis_import_block_runs_as_written() -> None:
+    block = code_at(seed(AGENT_API), "from anchor import Agent, AgentTool, tool, Skill, SkillRegistry")
+    assert block.count("import") == 4 and "from anchor.llm import LLMProvider, create_provider" in block
+    names: dict[str, object] = {}
+    exec(ours(block), names)
+    imported = sorted(n for n in names if n != "__builtins__")
+    assert len(imported) == 32  # 30 from the root, 2 from semif_agent.llm
+    from semif_agent import agent
+
+    for name in imported:
+        if name not in ("LLMProvider", "create_provider"):
+            assert names[name] is getattr(agent, name), name
+
+
+def test_the_agent_example_runs_as_written_on_a_scripted_model() -> None:
+    example = code_at(seed(AGENT_API), "from anchor import Agent, tool")
+    assert "Agent(model=" in example and "agent.chat(" in example
+    provider = ScriptedProvider([calls(("greet", {"name": "Alice"})), "Alice has been greeted."])
+    printed = io.StringIO()
+    names: dict[str, object] = {}
+    with override_provider(provider), contextlib.redirect_stdout(printed):
+        exec(ours(example), names)
+    assert printed.getvalue() == "Alice has been greeted."
+    [greeting] = [m for m in names["agent"].history if m.role == "tool"]  # type: ignore[attr-defined]
+    assert greeting.content == "Hello, Alice!"
+
+
+def test_the_tool_examples_run_as_written() -> None:
+    text = seed(AGENT_API)
+    example = code_at(text, "from anchor import tool")
+    assert "@tool(name=" in example
+    names: dict[str, object] = {}
+    exec(ours(example), names)
+    add, custom = names["add"], names["add_numbers"]
+    assert add.name == "add" and add.fn(a=2, b=3) == "5"  # type: ignore[attr-defined]
+    assert custom.name == "custom_add" and custom.description == "Add two numbers together"  # type: ignore[attr-defined]
+    schema = custom.to_tool_schema()  # type: ignore[attr-defined]
+    assert type(schema).__name__ == "ToolSpec" and schema.input_schema["required"] == ["a", "b"]
+    from semif_agent import ToolSchema
+
+    assert isinstance(schema, ToolSchema)
+
+
+def test_the_event_stream_example_runs_as_written() -> None:
+    example = code_at(seed(AGENT_API), 'for event in agent.stream("Summarize the report"):')
+    from semif_agent import Agent, tool
+
+    @tool
+    def read_report() -> str:
+        """Read the report."""
+        return "Sales rose."
+
+    provider = ScriptedProvider([calls(("read_report", {})), "Sales rose 4%."])
+    agent = Agent(llm=provider).with_tools([read_report])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(ours(example), {"agent": agent})
+    tokens = agent.last_turn.total_tokens  # type: ignore[union-attr]
+    assert printed.getvalue() == f"\n[read_report...]\nSales rose 4%.\n({tokens} tokens)\n"
+
+
+def test_the_skill_contracts_worked_example_runs_as_written(tmp_path: Path) -> None:
+    text = seed(SKILL_CONTRACT)
+    worked = text[text.index("## Worked example") :]
+    body = re.search(r"```python\n(.*?)```", worked, re.S)
+    assert body is not None
+    helpers = textwrap.dedent(
+        """
+        import json
+        from pathlib import Path
+        from semif_agent.skills import ActionResult, DecisionRequest, Option, Prediction
+
+        def read_contacts(config):  # the skill's own helper, which the seed leaves out
+            return json.loads(Path(config["contacts"]).read_text(encoding="utf-8"))
+        """
+    )
+    names: dict[str, object] = {}
+    exec(helpers + ours(body.group(1)), names)
+    contacts = tmp_path / "contacts.json"
+    contacts.write_text(json.dumps([{"name": "ana", "description": "Ana, the accountant."}]))
+    ctx = ActionContext(engine=ScriptedEngine(["ana"]), config={"contacts": str(contacts), "drafts": str(tmp_path)})
+    request = Request("Tell Ana the invoice is paid", id="r1")
+    prediction = names["predict"](ctx, request)  # type: ignore[operator]
+    assert isinstance(prediction, Prediction) and prediction.text == "recipient is ana"
+    result = names["act"](ctx, request, prediction)  # type: ignore[operator]
+    assert isinstance(result, ActionResult) and result.new_state == "Draft written to r1.txt for ana."
+    assert (tmp_path / "r1.txt").read_text() == "To: ana\nBody: Tell Ana the invoice is paid\n"
