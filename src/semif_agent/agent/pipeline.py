@@ -45,7 +45,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from .._sync import run_sync
 from ..llm.messages import Message, UserMessage
@@ -208,7 +208,7 @@ class ContextPipeline:
         )
 
 
-def retriever_step(retriever: Any, *, limit: int = 5, source: str = "retrieval") -> Step:
+def retriever_step(retriever: object, *, limit: int = 5, source: str = "retrieval") -> Step:
     """A step searching ``retriever`` for the query under the state's scope; the hits that fit go in, best first.
 
     ``retriever`` is any :class:`~semif_agent.agent.toolkits.retrieval.Retriever` (``search`` or ``asearch``).

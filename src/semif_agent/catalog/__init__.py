@@ -22,7 +22,7 @@ modules without pulling in the rest.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._lazy import lazy_namespace
 
@@ -129,7 +129,7 @@ _FORMER_NAMES = {"SkillRegistry": ".registry"}  # each module's ``__getattr__`` 
 if not TYPE_CHECKING:  # at run time each name is imported on first use
     _exported, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         """A public name, imported on first use; a former name asked of its module each time, which warns."""
         module = _FORMER_NAMES.get(name)
         return getattr(importlib.import_module(module, __name__), name) if module else _exported(name)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import check_number
 from .errors import ProviderConfigError
@@ -58,7 +57,7 @@ class ModelPrice:
             check_number(f"the {name} price", getattr(self, name), optional=name.startswith("cache"))
 
     @classmethod
-    def coerce(cls, value: ModelPrice | Mapping[str, Any]) -> ModelPrice:
+    def coerce(cls, value: ModelPrice | Mapping[str, object]) -> ModelPrice:
         if isinstance(value, ModelPrice):
             return value
         unknown = set(value) - {"input", "output", "cache_write", "cache_read"}
@@ -68,10 +67,10 @@ class ModelPrice:
             )
         try:
             return cls(
-                input=float(value["input"]),
-                output=float(value["output"]),
-                cache_write=None if value.get("cache_write") is None else float(value["cache_write"]),
-                cache_read=None if value.get("cache_read") is None else float(value["cache_read"]),
+                input=_dollars(value["input"]),
+                output=_dollars(value["output"]),
+                cache_write=None if value.get("cache_write") is None else _dollars(value["cache_write"]),
+                cache_read=None if value.get("cache_read") is None else _dollars(value["cache_read"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ProviderConfigError(
@@ -92,6 +91,14 @@ class ModelPrice:
 
 PriceEntry = ModelPrice | Mapping[str, float | None]
 """A price as a table holds it: a :class:`ModelPrice`, or a plain dict of its fields (``{"input": .., "output": ..}``)."""
+
+
+def _dollars(value: object) -> float:
+    """A price field as a number (numbers and numeric text are; anything else raises ``TypeError``)."""
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"{value!r} is not a number")
+
 
 # The process-wide table: runtime-overridable (set_price, or assign entries directly, as a ModelPrice or a plain dict).
 MODEL_PRICING: dict[str, PriceEntry] = {
