@@ -40,7 +40,6 @@ _EXPORTS = {
     "Agent": "semif_agent.agent",
     "AgentTool": "semif_agent.agent",
     "tool": "semif_agent.agent",
-    "ToolSchema": "semif_agent.llm",
     # skills and subagents
     "Skill": "semif_agent.agent",
     "SkillRegistry": "semif_agent.agent",
@@ -131,7 +130,6 @@ if TYPE_CHECKING:  # what a type checker sees: the same names, from the same mod
     from semif_agent.engine import register_engine as register_engine
     from semif_agent.errors import SemifError as SemifError
     from semif_agent.errors import UserError as UserError
-    from semif_agent.llm import ToolSchema as ToolSchema
     from semif_agent.records import DecisionLog as DecisionLog
     from semif_agent.skills import ActionContext as ActionContext
     from semif_agent.skills import ActionResult as ActionResult

@@ -9,6 +9,7 @@ import json
 import re
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,7 @@ def code_at(text: str, first_line: str) -> str:
 def test_the_agent_apis_import_block_runs_as_written() -> None:
     block = code_at(seed(AGENT_API), "from anchor import Agent, AgentTool, tool, Skill, SkillRegistry")
     assert block.count("import") == 4 and "from anchor.llm import LLMProvider, create_provider" in block
-    names: dict[str, object] = {}
+    names: dict[str, Any] = {}
     exec(ours(block), names)
     imported = sorted(n for n in names if n != "__builtins__")
     assert len(imported) == 32  # 30 from the root, 2 from semif_agent.llm
@@ -76,11 +77,11 @@ def test_the_agent_example_runs_as_written_on_a_scripted_model() -> None:
     assert "Agent(model=" in example and "agent.chat(" in example
     provider = ScriptedProvider([calls(("greet", {"name": "Alice"})), "Alice has been greeted."])
     printed = io.StringIO()
-    names: dict[str, object] = {}
+    names: dict[str, Any] = {}
     with override_provider(provider), contextlib.redirect_stdout(printed):
         exec(ours(example), names)
     assert printed.getvalue() == "Alice has been greeted."
-    [greeting] = [m for m in names["agent"].history if m.role == "tool"]  # type: ignore[attr-defined]
+    [greeting] = [m for m in names["agent"].history if m.role == "tool"]
     assert greeting.content == "Hello, Alice!"
 
 
@@ -88,14 +89,14 @@ def test_the_tool_examples_run_as_written() -> None:
     text = seed(AGENT_API)
     example = code_at(text, "from anchor import tool")
     assert "@tool(name=" in example
-    names: dict[str, object] = {}
+    names: dict[str, Any] = {}
     exec(ours(example), names)
     add, custom = names["add"], names["add_numbers"]
-    assert add.name == "add" and add.fn(a=2, b=3) == "5"  # type: ignore[attr-defined]
-    assert custom.name == "custom_add" and custom.description == "Add two numbers together"  # type: ignore[attr-defined]
-    schema = custom.to_tool_schema()  # type: ignore[attr-defined]
+    assert add.name == "add" and add.fn(a=2, b=3) == "5"
+    assert custom.name == "custom_add" and custom.description == "Add two numbers together"
+    schema = custom.to_tool_schema()
     assert type(schema).__name__ == "ToolSpec" and schema.input_schema["required"] == ["a", "b"]
-    from semif_agent import ToolSchema
+    from semif_agent.llm import ToolSchema
 
     assert isinstance(schema, ToolSchema)
 
@@ -114,7 +115,8 @@ def test_the_event_stream_example_runs_as_written() -> None:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(ours(example), {"agent": agent})
-    tokens = agent.last_turn.total_tokens  # type: ignore[union-attr]
+    assert agent.last_turn is not None
+    tokens = agent.last_turn.total_tokens
     assert printed.getvalue() == f"\n[read_report...]\nSales rose 4%.\n({tokens} tokens)\n"
 
 
@@ -133,14 +135,14 @@ def test_the_skill_contracts_worked_example_runs_as_written(tmp_path: Path) -> N
             return json.loads(Path(config["contacts"]).read_text(encoding="utf-8"))
         """
     )
-    names: dict[str, object] = {}
+    names: dict[str, Any] = {}
     exec(helpers + ours(body.group(1)), names)
     contacts = tmp_path / "contacts.json"
     contacts.write_text(json.dumps([{"name": "ana", "description": "Ana, the accountant."}]))
     ctx = ActionContext(engine=ScriptedEngine(["ana"]), config={"contacts": str(contacts), "drafts": str(tmp_path)})
     request = Request("Tell Ana the invoice is paid", id="r1")
-    prediction = names["predict"](ctx, request)  # type: ignore[operator]
+    prediction = names["predict"](ctx, request)
     assert isinstance(prediction, Prediction) and prediction.text == "recipient is ana"
-    result = names["act"](ctx, request, prediction)  # type: ignore[operator]
+    result = names["act"](ctx, request, prediction)
     assert isinstance(result, ActionResult) and result.new_state == "Draft written to r1.txt for ana."
     assert (tmp_path / "r1.txt").read_text() == "To: ana\nBody: Tell Ana the invoice is paid\n"

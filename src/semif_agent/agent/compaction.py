@@ -121,6 +121,14 @@ class TierCompactor:
     max_tokens: int = MIN_SUMMARY_TOKENS  # room for the summary (never less than MIN_SUMMARY_TOKENS)
     instructions: str = SUMMARIZER
 
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.llm, "request", None)) and not callable(getattr(self.llm, "invoke", None)):
+            raise AgentConfigError(
+                f"TierCompactor needs a model provider (an LLMProvider), got {type(self.llm).__name__}"
+            )
+        if not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or self.max_tokens < 1:
+            raise AgentConfigError(f"max_tokens must be a whole number above 0, got {self.max_tokens!r}")
+
     async def asummarize(self, text: str) -> tuple[str, CompactionCost]:
         """The summary of the transcript ``text`` and what it cost."""
         request = ModelRequest(
