@@ -14,6 +14,13 @@ a script gives::
 
     runtime = AgentSkillRuntime("trader-1", catalog, env_router=Market())
 
+An :class:`~semif_agent.agent.Agent` keeps the routing: a skill read from
+the catalog (``Skill.from_descriptor(catalog.get("env:market@trade"))``, or
+any ``Skill`` with ``environment="market"``) is entered in the agent's
+catalog under ``env:market``, and ``agent.with_skills([trade],
+allow_scripts=True, env_router=Market())`` gives the agent (and its
+subagents) the router.
+
 With no router registered, an environment skill's run raises
 :class:`~.errors.NoEnvironmentRouter`. A router that raises, or answers with
 anything but text, gives a failed run (``error_type`` ``exception``); one that
