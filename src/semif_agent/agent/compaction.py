@@ -103,7 +103,7 @@ class Compaction:
                 if inspect.isawaitable(summary):
                     summary = await summary
             return str(summary), CompactionCost()
-        return await TierCompactor(provider, max_tokens=max_tokens).asummarize(text)
+        return await TierCompactor(provider, max_tokens=max(max_tokens, MIN_SUMMARY_TOKENS)).asummarize(text)
 
 
 @dataclass(frozen=True)
@@ -122,10 +122,7 @@ class TierCompactor:
     instructions: str = SUMMARIZER
 
     def __post_init__(self) -> None:
-        if not callable(getattr(self.llm, "request", None)) and not callable(getattr(self.llm, "invoke", None)):
-            raise AgentConfigError(
-                f"TierCompactor needs a model provider (an LLMProvider), got {type(self.llm).__name__}"
-            )
+        as_provider(self.llm)  # what is not a model provider is refused now, not at the first summary
         if not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or self.max_tokens < 1:
             raise AgentConfigError(f"max_tokens must be a whole number above 0, got {self.max_tokens!r}")
 
