@@ -85,6 +85,22 @@ def test_an_env_skill_shared_with_a_subagent_keeps_the_environment(trade, tmp_pa
     assert not (tmp_path / "work" / "script-ran").exists()
 
 
+def test_a_skill_made_in_python_for_an_environment_is_asked_of_it_too(tmp_path):
+    market = Market()
+    quote = Skill(name="quote", description="Ask the market for a quote.", environment="market", activation="on_demand")
+    provider = ScriptedProvider(
+        [
+            calls(("activate_skill", {"name": "quote"})),
+            calls(("run_skill_script", {"name": "quote", "args": ["ACME"]})),
+            "101.5",
+        ]
+    )
+    agent = Agent(llm=provider).with_skills([quote], allow_scripts=True, env_router=market)
+    _, ran = of_type(collect(agent.stream("Quote ACME")), "tool_finished")
+    assert not ran.is_error and "market filled: ACME" in ran.result
+    assert [(q.skill_id, q.env_name) for q in market.asked] == [("env:market@quote", "market")]
+
+
 def test_an_env_skill_without_a_router_says_so_in_one_line(trade, tmp_path):
     agent = Agent(llm=ScriptedProvider(TRADING)).with_skills([trade], allow_scripts=True, workspace=tmp_path / "work")
     _, ran = of_type(collect(agent.stream("Buy 10 ACME")), "tool_finished")

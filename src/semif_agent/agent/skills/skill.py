@@ -94,6 +94,13 @@ class Skill(ValidatedModel):
             raise ValueError(f"skill name {name!r} must be 1-64 characters without spaces")
         return name
 
+    @field_validator("environment")
+    @classmethod
+    def _check_environment(cls, environment: str | None) -> str | None:
+        if environment is not None and (not _NAME.match(environment) or "@" in environment):
+            raise ValueError(f"environment {environment!r} must be 1-64 characters without spaces or '@'")
+        return environment
+
     @field_validator("description")
     @classmethod
     def _check_description(cls, description: str) -> str:
