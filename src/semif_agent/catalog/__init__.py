@@ -3,8 +3,7 @@
 - Parse and validate: :func:`parse_document` (frontmatter and body),
   :func:`validate_skill` / :func:`validate_paths` (strict, every error),
   :func:`load_skill` (lenient, as the catalog loads).
-- Catalog: :class:`SkillCatalog` (shared, read-only for agents; its former
-  name ``SkillRegistry`` still imports, deprecated) of
+- Catalog: :class:`SkillCatalog` (shared, read-only for agents) of
   :class:`SkillDescriptor` objects; :func:`conventional_locations` and their precedence.
 - Per agent: :class:`AgentSkillRuntime` (visibility, activation, documents,
   scripts and hooks in confined processes, :class:`ScriptRunResult`,
@@ -20,9 +19,6 @@ modules without pulling in the rest.
 """
 
 from __future__ import annotations
-
-import importlib
-from typing import Any
 
 from .._lazy import lazy_namespace
 
@@ -79,12 +75,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-_FORMER_NAMES = {"SkillRegistry": ".registry"}  # each module's ``__getattr__`` warns that the name is deprecated
-
-_exported, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
-
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported on first use; a former name asked of its module each time, which warns."""
-    module = _FORMER_NAMES.get(name)
-    return getattr(importlib.import_module(module, __name__), name) if module else _exported(name)
+__getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
