@@ -1,6 +1,6 @@
 """The learned router: the tree's decisions answered from what the workspace has been taught.
 
-``semif train`` (:mod:`.training`) fits a :class:`LearnedRouter` and stores it
+``semif train`` (:mod:`.training`) fits a :class:`LearnedHead` and stores it
 in the workspace (``data/router.json`` says what it was trained on, and when;
 ``data/router.npz`` holds its weights). It scores every leaf of the tree as
 logits over the embedded request: for each skill it learned, its own weights
@@ -18,7 +18,7 @@ Decisions stay SemIf decisions: :class:`Learned` walks the tree like
 scored by its best leaf), with the probabilities of the temperature fitted on
 held-out data.
 
-A router is refused (:meth:`LearnedRouter.check`) when it was trained with
+A router is refused (:meth:`LearnedHead.check`) when it was trained with
 another embedding model, or when most of the skills it learned are gone from
 the tree.
 """
@@ -51,8 +51,9 @@ class RouterMismatch(UserError):
 
 
 @dataclass
-class LearnedRouter:
-    """Weights per learned class (embedding and words), how ``none`` is scored, the temperature, what it learned from."""
+class LearnedHead:
+    """The learned head: weights per learned class (embedding and words), how ``none`` is scored, the temperature,
+    what it learned from."""
 
     classes: list[str]  # the skills it learned (rows of ``w`` and ``v``)
     w: Any  # (classes, d)
@@ -131,7 +132,7 @@ class LearnedRouter:
         return path
 
     @classmethod
-    def load(cls, workspace: Workspace) -> LearnedRouter | None:
+    def load(cls, workspace: Workspace) -> LearnedHead | None:
         """The workspace's router, or ``None`` when it has none. A damaged one is a :class:`RouterMismatch`."""
         path = workspace.data_dir / ROUTER_FILE
         weights = workspace.data_dir / WEIGHTS_FILE
@@ -173,15 +174,15 @@ class LearnedRouter:
         )
 
 
-def stored_router(workspace: Workspace) -> LearnedRouter | None:
-    """The workspace's router when it has one (``None`` otherwise); see :meth:`LearnedRouter.load`."""
-    return LearnedRouter.load(workspace)
+def stored_router(workspace: Workspace) -> LearnedHead | None:
+    """The workspace's router when it has one (``None`` otherwise); see :meth:`LearnedHead.load`."""
+    return LearnedHead.load(workspace)
 
 
 class LearnedScorer(LeafScorer):
     """Every leaf's learned logit for a request (and ``none``'s), over the untrained scores of the same tree."""
 
-    def __init__(self, tree: SkillTree, engine: Any, router: LearnedRouter) -> None:
+    def __init__(self, tree: SkillTree, engine: Any, router: LearnedHead) -> None:
         super().__init__(tree, engine, examples="off")
         router.check(tree, engine)
         self.router = router
