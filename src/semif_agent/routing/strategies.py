@@ -357,7 +357,9 @@ class Beam(_LeafAware):
         return route
 
 
-class Shortlist(_LeafAware):
+class ShortlistStrategy(_LeafAware):
+    """The ``shortlist`` strategy: the ``size`` best-scored leaves, then one decision among them and ``none``."""
+
     name = "shortlist"
 
     def __init__(self, *args, size: int = SHORTLIST_SIZE, **kwargs) -> None:
