@@ -21,7 +21,7 @@ from typing import Any
 from ..engine.lexical import stem
 from ..engine.local import leaf_text, option_text
 from ..errors import EngineConfigError
-from ._shape import FlatSkill
+from ._shape import LeafSpec
 from ._words import is_content_word
 
 Embed = Callable[[Sequence[str]], Any]
@@ -31,7 +31,7 @@ WORD_DIMENSIONS = 512
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def skill_text(skill: FlatSkill, embed: Embed | None = None) -> str:
+def skill_text(skill: LeafSpec, embed: Embed | None = None) -> str:
     """What a skill is embedded as by ``embed``: the text the router embeds, or for :func:`word_vectors` its name
     and description."""
     if embed is word_vectors:
@@ -71,7 +71,7 @@ def embed_texts(
     return _normalised(rows)
 
 
-def embed_skills(skills: Sequence[FlatSkill], embed: Embed, progress: Progress | None = None) -> Any:
+def embed_skills(skills: Sequence[LeafSpec], embed: Embed, progress: Progress | None = None) -> Any:
     """One unit vector per skill: its text, pulled towards its example requests when it has some."""
     texts = [skill_text(s, embed) for s in skills]
     owners = [i for i, s in enumerate(skills) for _ in s.examples]

@@ -40,7 +40,7 @@ from ..catalog.names import skill_md_leaf_id
 from ..errors import ManifestError
 from ..workspace import Workspace
 from ._vectors import Embed
-from .build import MAX_CHILDREN, FlatSkill, update_tree
+from .build import MAX_CHILDREN, LeafSpec, update_tree
 from .leaf_ids import distinct_ids
 from .manifests import (
     RESERVED_IDS,
@@ -191,8 +191,8 @@ def _split_by_category(
     return direct, placed
 
 
-def _flat(found: SkillMdFolder, leaf_id: str, base: Path) -> FlatSkill:
-    return FlatSkill(
+def _flat(found: SkillMdFolder, leaf_id: str, base: Path) -> LeafSpec:
+    return LeafSpec(
         leaf_id,
         found.description,
         found.examples,
@@ -295,7 +295,7 @@ def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
     return bool(names) and not any(name in reserved or not isinstance(name, str) for name in names)
 
 
-def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
+def _same_leaves(previous: dict[str, Any], flat: list[LeafSpec]) -> bool:
     def key(entry: Any) -> tuple:
         return (
             entry.get("name"),
