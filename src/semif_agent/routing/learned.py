@@ -30,7 +30,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._files import replace_file
 from ..engine.local import MODEL_ID, LocalEngine
@@ -39,6 +39,11 @@ from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .scoring import LeafIndex, LeafScorer
 from .strategies import BestLeaf, as_one_skill
+
+if TYPE_CHECKING:  # numpy is imported on first use, so loading the package stays fast
+    import numpy as np
+
+    from ._head import Vocabulary
 
 ROUTER_FILE = "router.json"
 WEIGHTS_FILE = "router.npz"
@@ -56,16 +61,16 @@ class LearnedHead:
     what it learned from."""
 
     classes: list[str]  # the skills it learned (rows of ``w`` and ``v``)
-    w: Any  # (classes, d)
-    v: Any  # (classes, words)
-    b: Any  # (classes,)
+    w: np.ndarray  # (classes, d)
+    v: np.ndarray  # (classes, words)
+    b: np.ndarray  # (classes,)
     beta: float
-    none_w: Any  # (d,) when ``none`` was learned, else zeros
-    none_v: Any  # (words,)
+    none_w: np.ndarray  # (d,) when ``none`` was learned, else zeros
+    none_v: np.ndarray  # (words,)
     none_b: float
     none_prior: float  # the untrained threshold, the prior score of ``none``
     temperature: float
-    vocabulary: Any  # a ._head.Vocabulary
+    vocabulary: Vocabulary
     meta: dict[str, Any] = field(default_factory=dict)
     labelled: Any = None  # (labels, d): the embeddings of the requests people labelled with a skill or none
     pulls: Any = None  # (classes + 1, labels): each label's pull on each class and (last) on ``none`` (see ._head)
