@@ -191,14 +191,14 @@ class LearnedScorer(LeafScorer):
         super().__init__(tree, engine, examples="off")
         router.check(tree, engine)
         self.router = router
-        self._mapped: tuple[LeafIndex, Any, Any] | None = None
+        self._mapped: tuple[LeafIndex, np.ndarray, np.ndarray] | None = None
 
     @property
     def default_threshold(self) -> float:
         """``none``'s logit for a request that carries no signal (its prior and bias)."""
         return self.router.beta * self.router.none_prior + self.router.none_b
 
-    def _columns(self, index: LeafIndex) -> tuple[Any, Any]:
+    def _columns(self, index: LeafIndex) -> tuple[np.ndarray, np.ndarray]:
         """Each leaf of ``index`` (in its order): its learned row, or -1 for a skill never learned; and the biases."""
         if self._mapped is None or self._mapped[0] is not index:
             np = index.numpy
@@ -210,7 +210,9 @@ class LearnedScorer(LeafScorer):
             self._mapped = (index, rows, b)
         return self._mapped[1], self._mapped[2]
 
-    def learned(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> tuple[Any, float]:
+    def learned(
+        self, text: str, index: LeafIndex | None = None, *, vector: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float]:
         """The leaves' logits in ``index.names`` order, and ``none``'s logit, for ``text`` (embedded as ``vector``,
         when the caller has it)."""
         index = index or self.current()
@@ -234,7 +236,7 @@ class LearnedScorer(LeafScorer):
             none += float(pulled[-1])
         return logits, none
 
-    def score_array(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> Any:
+    def score_array(self, text: str, index: LeafIndex | None = None, *, vector: np.ndarray | None = None) -> np.ndarray:
         return self.learned(text, index, vector=vector)[0]
 
     def none_score(self, text: str) -> float:
