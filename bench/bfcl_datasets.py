@@ -21,7 +21,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from semif_agent.tree.build import FlatSkill, build_tree, manifest_name
+from semif_agent.tree.build import LeafSpec, build_tree, manifest_name
 
 ROOT = Path(__file__).resolve().parents[1]
 BFCL_PACKAGE = "bfcl-eval==2026.3.23"  # pinned: the figures of bench/learning.py and bench/intent_trees.py are on it
@@ -60,11 +60,11 @@ def main() -> None:
         multiple = read_lines(wheel, FILES["multiple"])
         answers = {a["id"]: a["ground_truth"] for a in read_lines(wheel, FILES["answers"])}
         irrelevance = read_lines(wheel, FILES["irrelevance"])
-    skills: dict[str, FlatSkill] = {}
+    skills: dict[str, LeafSpec] = {}
     for item in multiple + irrelevance:
         for function in item["function"]:
             name = manifest_name(function["name"])
-            skills.setdefault(name, FlatSkill(name, " ".join(function.get("description", "").split()) or name))
+            skills.setdefault(name, LeafSpec(name, " ".join(function.get("description", "").split()) or name))
     rows = []
     for item in multiple:
         gold = answers.get(item["id"])

@@ -78,9 +78,9 @@ def routing_among(n_skills: int, requests: int) -> None:
     from semif_agent._sync import run_sync
     from semif_agent.routing import create_strategy
     from semif_agent.tree import SkillTree
-    from semif_agent.tree.build import FlatSkill, build_tree
+    from semif_agent.tree.build import LeafSpec, build_tree
 
-    skills = [FlatSkill(o.id, o.description) for o in options(n_skills + 1, "tree")[:-1]]
+    skills = [LeafSpec(o.id, o.description) for o in options(n_skills + 1, "tree")[:-1]]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tree.json"
         path.write_text(json.dumps(build_tree(skills)))

@@ -36,7 +36,7 @@ from semif_agent.engine import create_engine
 from semif_agent.routing.scoring import LeafScorer
 from semif_agent.routing.training import TrainingExample, train
 from semif_agent.tree import SkillTree
-from semif_agent.tree.build import FlatSkill, build_tree
+from semif_agent.tree.build import LeafSpec, build_tree
 
 GROUP = 5
 TEST_PER_SKILL = 30
@@ -53,7 +53,7 @@ def main() -> None:
         return "".join(pick.choice("bcdfgklmnprstvz") + pick.choice("aeiou") for _ in range(3))
 
     names = [f"t{k:03d}" for k in range(args.skills)]
-    flat = [FlatSkill(name, f"{word()} {word()} tool") for name in names]
+    flat = [LeafSpec(name, f"{word()} {word()} tool") for name in names]
     folder = Path(tempfile.mkdtemp())
     (folder / "tree.json").write_text(json.dumps(build_tree(flat)))
     tree = SkillTree.load(folder / "tree.json", folder)

@@ -55,7 +55,7 @@ from semif_agent.routing.evaluate import load_dataset, split
 from semif_agent.routing.tune import DEFAULT_GRID
 from semif_agent.starter import create_workspace
 from semif_agent.tree import SkillTree
-from semif_agent.tree.build import FlatSkill, build_tree
+from semif_agent.tree.build import LeafSpec, build_tree
 from semif_agent.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,7 +204,7 @@ def render(request: DecisionRequest) -> str:
     return render_decision(request)
 
 
-def flat_listing(text: str, skills: list[FlatSkill]) -> str:
+def flat_listing(text: str, skills: list[LeafSpec]) -> str:
     """The request and the whole catalog, as clients list skills for the model to pick from."""
     entries = "\n".join(
         f"<skill>\n<name>\n{s.name}\n</name>\n<description>\n{s.description}\n</description>\n</skill>" for s in skills
@@ -212,19 +212,19 @@ def flat_listing(text: str, skills: list[FlatSkill]) -> str:
     return f"{text}\n\n<available_skills>\n{entries}\n</available_skills>"
 
 
-def catalog(size: int) -> list[FlatSkill]:
+def catalog(size: int) -> list[LeafSpec]:
     """The BFCL functions when their dataset was built (bench/bfcl_datasets.py), topped up with generated skills."""
-    skills: list[FlatSkill] = []
+    skills: list[LeafSpec] = []
     bfcl = ROOT / ".bench" / "bfcl" / "skills.jsonl"
     if bfcl.exists():
-        skills = [FlatSkill(**json.loads(line)) for line in bfcl.read_text().splitlines()][:size]
+        skills = [LeafSpec(**json.loads(line)) for line in bfcl.read_text().splitlines()][:size]
     rng = random.Random(3)
     verbs = "add find list send delete move schedule cancel archive rename share export track convert".split()
     nouns = "note email file event invoice contact photo report meeting reminder playlist budget recipe ticket".split()
     while len(skills) < size:
         i = len(skills)
         verb, noun = rng.choice(verbs), rng.choice(nouns)
-        skills.append(FlatSkill(f"gen_{verb}_{noun}_{i}", f"{verb.capitalize()} a {noun} in service {i % 37}."))
+        skills.append(LeafSpec(f"gen_{verb}_{noun}_{i}", f"{verb.capitalize()} a {noun} in service {i % 37}."))
     return skills
 
 

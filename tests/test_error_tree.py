@@ -155,7 +155,7 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
         # routing and the tree
         "LeafScorer": lambda tmp: routing.LeafScorer("a tree", scripted()),
         "StrategySpec": lambda tmp: routing.StrategySpec("not a factory"),
-        "ChainRouter": lambda tmp: tree.ChainRouter(tree.SkillTree(), "an engine"),
+        "TreeWalker": lambda tmp: tree.TreeWalker(tree.SkillTree(), "an engine"),
         "Router": lambda tmp: semif_agent.Router(tmp / "missing"),
         # the skill loop
         "BudgetedEngine": lambda tmp: loop.BudgetedEngine(scripted(), budget=-1),

@@ -1,8 +1,9 @@
-"""The repository's root holds only what belongs there, CI runs the README's test command, and every row of
-SECURITY.md names a test that exists."""
+"""The repository's root holds only what belongs there, CI runs the README's test command, every row of
+SECURITY.md names a test that exists, and the package gives one name to one thing."""
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "semif_agent"
 
 TOP_LEVEL = {".ci", ".gitignore", "README.md", "SECURITY.md", "bench", "clients", "pyproject.toml", "src", "tests"}
 """Every tracked entry allowed at the root; a licence, notice or changelog file may sit beside them."""
@@ -54,3 +56,52 @@ def test_every_boundary_of_the_threat_model_names_a_test_that_exists() -> None:
         for path, test in named:
             source = (ROOT / path).read_text(encoding="utf-8")
             assert not test or re.search(rf"^(async )?def {test}\(", source, re.M), f"{path}::{test} does not exist"
+
+
+def public_classes() -> list[tuple[str, ast.ClassDef]]:
+    """Every public class defined at the top of a module of the package, with its module's path."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module = path.relative_to(PACKAGE).as_posix()
+        found += [(module, node) for node in tree.body if isinstance(node, ast.ClassDef) and node.name[0] != "_"]
+    return found
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    defined: dict[str, list[str]] = {}
+    for module, node in public_classes():
+        defined.setdefault(node.name, []).append(module)
+    twice = {name: modules for name, modules in defined.items() if len(modules) > 1}
+    assert twice == {}, "one name, two classes: name each for what it holds"
+
+
+def test_router_names_only_the_public_chooser() -> None:
+    """Other classes that pick are named for what they are (the tree's walker, the learned head); an interface a host
+    implements (a Protocol) or an error about a router may still say router."""
+    routers = [
+        f"{module}:{node.name}"
+        for module, node in public_classes()
+        if node.name.endswith("Router")
+        and not any(ast.unparse(base).endswith(("Protocol", "Error")) for base in node.bases)
+    ]
+    assert routers == ["chooser/router.py:Router"]
+
+
+def test_no_deprecated_alias_beyond_the_ones_a_seed_names() -> None:
+    """A 0.1.0 package has no former names to keep: the only deprecated names are the ``*_by_name`` methods seed 003
+    gives ``AgentSkillRuntime`` (each a "Deprecated alias"), and no module inspects its caller's frame to warn."""
+    aliases, warning, frames = [], [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        module = path.relative_to(PACKAGE).as_posix()
+        aliases += [f"{module}:{name}" for name in re.findall(r"def (\w+)\(.*\n\s+\"\"\"Deprecated alias", text)]
+        warning += [module] if "DeprecationWarning" in text else []
+        frames += [module] if "_getframe" in text else []
+    assert aliases == [
+        "catalog/runtime.py:resolve_skill_id_by_name",
+        "catalog/runtime.py:activate_skill_by_name",
+        "catalog/runtime.py:deactivate_skill_by_name",
+    ]
+    assert warning == ["catalog/runtime.py"]
+    assert frames == []

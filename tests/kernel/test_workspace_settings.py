@@ -23,7 +23,7 @@ def workspace(tmp_path: Path, settings: str, name: str = "ws") -> Path:
 
 def refusal(tmp_path: Path, settings: str, name: str = "ws") -> str:
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.load(workspace(tmp_path, settings, name), migrate_layout=False)
+        Workspace.load(workspace(tmp_path, settings, name))
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -115,7 +115,6 @@ def test_the_cli_shows_a_bad_setting_as_one_line(tmp_path: Path) -> None:
     ],
 )
 def test_a_write_dir_that_reaches_a_record_is_refused(tmp_path: Path, write_dirs: str, expected: str) -> None:
-    """(``["data"]``, the old layout, is moved to the new one on load; see tests/starter/test_migration.py.)"""
     message = refusal(tmp_path, f"[skills]\nwrite_dirs = {write_dirs}\n")
     assert f"semif.toml: [skills] write_dirs {expected}" in message
 
@@ -163,3 +162,13 @@ def test_a_write_dir_reaching_the_secrets_file_or_the_users_skills_is_refused(tm
         folder.mkdir(parents=True, exist_ok=True)
         message = refusal(tmp_path, f'[skills]\nwrite_dirs = ["{folder}"]\n', name=f"ws-{folder.name}")
         assert said in message
+
+
+def test_settings_that_let_skills_write_the_data_dir_are_refused_and_nothing_moves(tmp_path: Path) -> None:
+    """There is no older layout to move: ``write_dirs = ["data"]`` beside a notes file is refused, files left as they are."""
+    root = workspace(tmp_path, '[skills]\nwrite_dirs = ["data"]\n')
+    (root / "data" / "notes.sqlite3").write_bytes(b"notes")
+    with pytest.raises(WorkspaceError, match=r'\[skills\] write_dirs "data" holds the data dir data'):
+        Workspace.load(root)
+    assert (root / "semif.toml").read_text() == '[skills]\nwrite_dirs = ["data"]\n'
+    assert sorted(path.name for path in (root / "data").iterdir()) == ["categories.json", "notes.sqlite3"]

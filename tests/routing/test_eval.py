@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from semif_agent.cli import main
-from semif_agent.routing.evaluate import Example, Outcome, expected_calibration_error, split
+from semif_agent.routing.evaluate import Example, RoutedExample, expected_calibration_error, split
 
 KEYS = {
     "accuracy",
@@ -72,11 +72,11 @@ def test_split_is_deterministic_and_complete() -> None:
 
 
 def test_calibration_error_is_zero_when_confidence_matches_accuracy() -> None:
-    right = Outcome(Example("a", "x"), "x", 1, 1.0, 0, 1.0)
-    wrong = Outcome(Example("b", "x"), None, 1, 1.0, 0, 1.0)
+    right = RoutedExample(Example("a", "x"), "x", 1, 1.0, 0, 1.0)
+    wrong = RoutedExample(Example("b", "x"), None, 1, 1.0, 0, 1.0)
     assert expected_calibration_error([right, right]) == 0.0
     assert expected_calibration_error([right, wrong]) == 0.5
-    assert expected_calibration_error([Outcome(Example("c", None), None, 1, 1.0, 0, None)]) is None
+    assert expected_calibration_error([RoutedExample(Example("c", None), None, 1, 1.0, 0, None)]) is None
 
 
 def test_temperature_tuning_recalibrates_overconfident_scores() -> None:
@@ -84,7 +84,7 @@ def test_temperature_tuning_recalibrates_overconfident_scores() -> None:
 
     # scores that separate the answer sharply, but the answer is right only 60% of the time
     outcomes = [
-        Outcome(
+        RoutedExample(
             Example(f"r{i}", "a"),
             "a" if i % 5 < 3 else "b",
             1,

@@ -15,7 +15,7 @@ from semif_agent.engine import create_engine
 from semif_agent.records import DecisionLog, RunRecord
 from semif_agent.routing._fitting import Fitter
 from semif_agent.routing.evaluate import Example
-from semif_agent.routing.learned import Learned, LearnedRouter, LearnedScorer, RouterMismatch
+from semif_agent.routing.learned import Learned, LearnedHead, LearnedScorer, RouterMismatch
 from semif_agent.routing.scoring import LeafScorer
 from semif_agent.routing.training import (
     TrainingExample,
@@ -147,12 +147,12 @@ def test_save_and_load_and_a_damaged_router(tree: SkillTree, engine, make_worksp
     ws = Workspace.load(make_workspace())
     router, _ = train(tree, examples_from_tree(tree), engine)
     router.save(ws)
-    again = LearnedRouter.load(ws)
+    again = LearnedHead.load(ws)
     assert again.classes == router.classes and again.temperature == router.temperature
     assert again.vocabulary.words == router.vocabulary.words
     (ws.data_dir / "router.npz").write_bytes(b"not a zip")
     with pytest.raises(RouterMismatch, match="cannot be read"):
-        LearnedRouter.load(ws)
+        LearnedHead.load(ws)
 
 
 def test_the_loop_label_train_and_the_reworded_request_routes_right(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from semif_agent.engine import create_engine
 from semif_agent.routing.scoring import LeafScorer
 from semif_agent.routing.training import TrainingExample, train
 from semif_agent.tree import SkillTree
-from semif_agent.tree.build import FlatSkill, build_tree
+from semif_agent.tree.build import LeafSpec, build_tree
 
 SKILLS, GROUP, TEST_PER_SKILL = 100, 5, 30
 
@@ -31,7 +31,7 @@ def test_many_requests_per_skill_are_learned_past_the_untrained_scores(tmp_path:
         return "".join(pick.choice("bcdfgklmnprstvz") + pick.choice("aeiou") for _ in range(3))
 
     names = [f"t{k:03d}" for k in range(SKILLS)]
-    flat = [FlatSkill(name, f"{word()} {word()} tool") for name in names]
+    flat = [LeafSpec(name, f"{word()} {word()} tool") for name in names]
     (tmp_path / "tree.json").write_text(json.dumps(build_tree(flat)))
     tree = SkillTree.load(tmp_path / "tree.json", tmp_path)
     engine = create_engine("local")

@@ -14,7 +14,7 @@ from semif_agent.cli import main
 from semif_agent.engine import create_engine
 from semif_agent.routing import create_strategy
 from semif_agent.routing.compare import MIN_HELD_OUT, Trial, decide, measure_weights, paired_p_value
-from semif_agent.routing.evaluate import Example, Outcome, load_dataset, split, summarize
+from semif_agent.routing.evaluate import Example, RoutedExample, load_dataset, split, summarize
 from semif_agent.routing.names import MEASURES
 from semif_agent.routing.tune import routing_settings, tune_threshold
 from semif_agent.starter import create_workspace
@@ -80,8 +80,8 @@ def test_weighted_p_value_matches_every_sign_flip_enumerated() -> None:
 def test_measure_weights_make_the_weighted_difference_the_measures_difference(tree_file: Path, measure: str) -> None:
     tree = SkillTree.load(tree_file, tree_file.parent)
     examples = [Example(text, skill) for text, skill in DATASET]
-    now = [Outcome(e, e.skill if i % 3 else None, 1, 1.0, 0, None) for i, e in enumerate(examples)]
-    new = [Outcome(e, None if i % 4 == 1 else e.skill, 1, 1.0, 0, None) for i, e in enumerate(examples)]
+    now = [RoutedExample(e, e.skill if i % 3 else None, 1, 1.0, 0, None) for i, e in enumerate(examples)]
+    new = [RoutedExample(e, None if i % 4 == 1 else e.skill, 1, 1.0, 0, None) for i, e in enumerate(examples)]
     weights = measure_weights(examples, measure)
     weighted = sum(w * (b.correct - a.correct) for a, b, w in zip(now, new, weights)) / sum(weights)
     key = MEASURES[measure]
@@ -102,7 +102,7 @@ def trial(
     """A trial whose outcomes are right exactly where ``right`` says (wrong answers say ``none`` or a wrong skill)."""
     wrong_skill = next(iter(tree.skills))
     outcomes = [
-        Outcome(e, e.skill if ok else (None if e.skill else wrong_skill), 1, 1.0, 0, None)
+        RoutedExample(e, e.skill if ok else (None if e.skill else wrong_skill), 1, 1.0, 0, None)
         for e, ok in zip(examples, right)
     ]
     return Trial(strategy, threshold, None, outcomes, summarize(outcomes, tree), validation)

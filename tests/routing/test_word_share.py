@@ -11,7 +11,7 @@ from semif_agent.engine import create_engine
 from semif_agent.routing._fitting import Fitter
 from semif_agent.routing.training import TrainingExample
 from semif_agent.tree import SkillTree
-from semif_agent.tree.build import FlatSkill, build_tree
+from semif_agent.tree.build import LeafSpec, build_tree
 
 LETTERS = "bcdfghjklmnpqrstvwxz"
 
@@ -24,7 +24,7 @@ def made_up(number: int, ending: str) -> str:
 def vocabulary_of(tmp_path: Path, skills: int, per_skill: int) -> set[str]:
     """The words a training of ``per_skill`` requests for each of ``skills`` skills learns from: each skill's
     requests share its filler word, and two of them carry the skill's own marker word."""
-    flat = [FlatSkill(f"tool{made_up(k, 'ix')}", f"the {made_up(k, 'ix')} service") for k in range(skills)]
+    flat = [LeafSpec(f"tool{made_up(k, 'ix')}", f"the {made_up(k, 'ix')} service") for k in range(skills)]
     (tmp_path / "tree.json").write_text(json.dumps(build_tree(flat)))
     tree = SkillTree.load(tmp_path / "tree.json", tmp_path)
     rows = [

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from semif_agent.tree.build import FlatSkill
+from semif_agent.tree.build import LeafSpec
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"  # copies of real skills
 
@@ -28,14 +28,14 @@ DOMAINS = {
 }
 
 
-def catalog(n: int, seed: int = 7) -> list[FlatSkill]:
+def catalog(n: int, seed: int = 7) -> list[LeafSpec]:
     """``n`` skills from a few domains, each named for its domain (valid code-skill names)."""
     rng = random.Random(seed)
     skills = []
     for i in range(n):
         domain = list(DOMAINS)[i % len(DOMAINS)]
         action = rng.choice(DOMAINS[domain])
-        skills.append(FlatSkill(f"{domain}_tool_{i}", f"{action.capitalize()} in the {domain} app, variant {i}."))
+        skills.append(LeafSpec(f"{domain}_tool_{i}", f"{action.capitalize()} in the {domain} app, variant {i}."))
     return skills
 
 
@@ -65,7 +65,7 @@ def least_depth(n: int, limit: int, top: int) -> int:
 
 
 def check_tree(
-    built: dict, skills: list[FlatSkill], *, limit: int = 15, top: int | None = None, reserved: tuple[str, ...] = ()
+    built: dict, skills: list[LeafSpec], *, limit: int = 15, top: int | None = None, reserved: tuple[str, ...] = ()
 ) -> None:
     """Every skill once; no category over the limit, empty or with a single child; names valid, unique, free."""
     top = limit if top is None else top

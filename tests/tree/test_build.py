@@ -15,7 +15,7 @@ from semif_agent.errors import UserError
 from semif_agent.routing import create_strategy
 from semif_agent.tree import SkillTree
 from semif_agent.tree._vectors import word_vectors
-from semif_agent.tree.build import FlatSkill, build_tree, load_flat_skills, manifest_name
+from semif_agent.tree.build import LeafSpec, build_tree, load_flat_skills, manifest_name
 
 from .build_helpers import CORPUS, DOMAINS, catalog, check_tree, depth, least_depth
 
@@ -97,16 +97,16 @@ def test_skills_of_one_domain_share_a_category_named_for_it() -> None:
 
 
 def test_reserved_names_and_leaf_ids_are_never_category_names() -> None:
-    skills = catalog(70) + [FlatSkill("music", "Play music in the music app.")]
+    skills = catalog(70) + [LeafSpec("music", "Play music in the music app.")]
     built = build_tree(skills, embed=word_vectors, reserved=("travel", "money"))
     check_tree(built, skills, reserved=("travel", "money"))
 
 
 def test_skill_md_skills_keep_their_paths_and_names() -> None:
     skills = [
-        FlatSkill("brainstorming", "Turn ideas into designs.", path="/s/a/SKILL.md", skill_name="brainstorming"),
-        FlatSkill("brainstorming~b", "Brainstorm ideas.", path="/s/b/SKILL.md", skill_name="brainstorming"),
-        FlatSkill("notes_add", "Add a note.", examples=("note that milk is out",)),
+        LeafSpec("brainstorming", "Turn ideas into designs.", path="/s/a/SKILL.md", skill_name="brainstorming"),
+        LeafSpec("brainstorming~b", "Brainstorm ideas.", path="/s/b/SKILL.md", skill_name="brainstorming"),
+        LeafSpec("notes_add", "Add a note.", examples=("note that milk is out",)),
     ]
     entries = {s["name"]: s for s in build_tree(skills, embed=word_vectors)["skills"]}
     assert entries["brainstorming"]["kind"] == "skill_md" and entries["brainstorming"]["path"] == "/s/a/SKILL.md"
@@ -117,15 +117,15 @@ def test_skill_md_skills_keep_their_paths_and_names() -> None:
 
 def test_bad_input_is_a_clear_error() -> None:
     # names are kept as given: "a-b" and "a_b" are two skills, a repeated name is an error naming both entries
-    assert len(build_tree([FlatSkill("a-b", "x"), FlatSkill("a_b", "y")], embed=word_vectors)["skills"]) == 2
+    assert len(build_tree([LeafSpec("a-b", "x"), LeafSpec("a_b", "y")], embed=word_vectors)["skills"]) == 2
     with pytest.raises(UserError, match=r"skill 2 \(entry 2\): name 'A B' may hold .* \(as a valid one: 'a_b'\)"):
-        build_tree([FlatSkill("a-b", "x"), FlatSkill("A B", "y")], embed=word_vectors)
+        build_tree([LeafSpec("a-b", "x"), LeafSpec("A B", "y")], embed=word_vectors)
     with pytest.raises(UserError, match=r"skill 1 \(/x/a b/SKILL.md\): name 'a b' must be 1-200 characters"):
-        build_tree([FlatSkill("a b", "x", path="/x/a b/SKILL.md")], embed=word_vectors)
+        build_tree([LeafSpec("a b", "x", path="/x/a b/SKILL.md")], embed=word_vectors)
     with pytest.raises(UserError, match=r"duplicate skill names: 'pdf' \(/x/pdf/SKILL.md, /y/pdf/SKILL.md\)"):
-        build_tree([FlatSkill("pdf", "x", path="/x/pdf/SKILL.md"), FlatSkill("pdf", "y", path="/y/pdf/SKILL.md")])
+        build_tree([LeafSpec("pdf", "x", path="/x/pdf/SKILL.md"), LeafSpec("pdf", "y", path="/y/pdf/SKILL.md")])
     with pytest.raises(UserError, match=r"'a' \(entry 1, entry 3\)"):
-        build_tree([FlatSkill("a", "x"), FlatSkill("b", "y"), FlatSkill("a", "z")])
+        build_tree([LeafSpec("a", "x"), LeafSpec("b", "y"), LeafSpec("a", "z")])
     with pytest.raises(UserError, match="no skills"):
         build_tree([])
     with pytest.raises(UserError, match="at least 2 children"):

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from semif_agent.tree._vectors import word_vectors
-from semif_agent.tree.build import FlatSkill, build_tree, update_tree
+from semif_agent.tree.build import LeafSpec, build_tree, update_tree
 
 from .build_helpers import DOMAINS, catalog, check_tree
 
@@ -29,14 +29,14 @@ def home(built: dict, name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def base() -> tuple[list[FlatSkill], dict]:
+def base() -> tuple[list[LeafSpec], dict]:
     skills = catalog(200)
     return skills, build_tree(skills, embed=word_vectors)
 
 
 def test_adding_a_skill_touches_only_its_category(base) -> None:
     skills, before = base
-    added = FlatSkill("garden_hedge_trimmer", "Trim the hedge in the garden app, with the garden shears.")
+    added = LeafSpec("garden_hedge_trimmer", "Trim the hedge in the garden app, with the garden shears.")
     after, update = update_tree(before, [*skills, added], embed=word_vectors)
     check_tree(after, [*skills, added])
     assert (update.added, update.removed, update.changed, update.rebuilt) == (("garden_hedge_trimmer",), (), (), False)
@@ -78,7 +78,7 @@ def test_the_limits_hold_through_many_random_updates() -> None:
             if action < 0.45:
                 domain = rng.choice(list(DOMAINS))
                 skills.append(
-                    FlatSkill(f"{domain}_tool_{fresh}", f"{rng.choice(DOMAINS[domain]).capitalize()} in {domain}.")
+                    LeafSpec(f"{domain}_tool_{fresh}", f"{rng.choice(DOMAINS[domain]).capitalize()} in {domain}.")
                 )
                 fresh += 1
             elif action < 0.8 and len(skills) > 3:
@@ -105,7 +105,7 @@ def test_shrinking_to_one_skill_and_growing_again() -> None:
 def test_a_category_named_like_a_new_skill_is_renamed(base) -> None:
     skills, before = base
     taken = before["categories"][0]["name"]
-    added = FlatSkill(taken, "Water the roses in the garden app.")
+    added = LeafSpec(taken, "Water the roses in the garden app.")
     after, update = update_tree(before, [*skills, added], embed=word_vectors)
     check_tree(after, [*skills, added])
     assert taken not in {c["name"] for c in after["categories"]} and not update.rebuilt

@@ -3,8 +3,7 @@
 - Parse and validate: :func:`parse_document` (frontmatter and body),
   :func:`validate_skill` / :func:`validate_paths` (strict, every error),
   :func:`load_skill` (lenient, as the catalog loads).
-- Catalog: :class:`SkillCatalog` (shared, read-only for agents; its former
-  name ``SkillRegistry`` still imports, deprecated) of
+- Catalog: :class:`SkillCatalog` (shared, read-only for agents) of
   :class:`SkillDescriptor` objects; :func:`conventional_locations` and their precedence.
 - Per agent: :class:`AgentSkillRuntime` (visibility, activation, documents,
   scripts and hooks in confined processes, :class:`ScriptRunResult`,
@@ -21,7 +20,6 @@ modules without pulling in the rest.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_namespace
@@ -123,13 +121,5 @@ if TYPE_CHECKING:  # what a type checker sees: the same names, from the same mod
     from .validate import ValidationReport as ValidationReport
     from .validate import validate_paths as validate_paths
     from .validate import validate_skill as validate_skill
-
-_FORMER_NAMES = {"SkillRegistry": ".registry"}  # each module's ``__getattr__`` warns that the name is deprecated
-
-if not TYPE_CHECKING:  # at run time each name is imported on first use
-    _exported, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported on first use; a former name asked of its module each time, which warns."""
-        module = _FORMER_NAMES.get(name)
-        return getattr(importlib.import_module(module, __name__), name) if module else _exported(name)
+else:  # at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())

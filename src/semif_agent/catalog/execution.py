@@ -245,7 +245,7 @@ def script_write_roots(workspace_root: Path) -> tuple[Path, ...] | None:
     cached = _write_roots.get(workspace)
     if cached is None or cached[0] != version:
         try:
-            roots: tuple[Path, ...] | None = Workspace.load(workspace_root, migrate_layout=False).write_roots
+            roots: tuple[Path, ...] | None = Workspace.load(workspace_root).write_roots
         except (WorkspaceError, OSError, ValueError):
             roots = ()
         cached = _write_roots[workspace] = (version, roots)

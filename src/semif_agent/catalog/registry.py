@@ -13,10 +13,6 @@ removed folders. Documents and files are always read from disk.
 
 Many :class:`~.runtime.AgentSkillRuntime` objects share one catalog and only
 read it; per-agent state never lives here.
-
-``SkillRegistry``, the catalog's former name, still imports from here and from
-:mod:`semif_agent.catalog`, with a :class:`DeprecationWarning` the first time
-code outside this package asks for it.
 """
 
 from __future__ import annotations
@@ -24,11 +20,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import sys
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .descriptor import SkillDescriptor
 from .errors import SkillCatalogWarning, SkillCollisionError, SkillNotFound, SkillParseError, SkillPathError
@@ -410,29 +404,3 @@ def _stat_skill(folder: Path) -> tuple[Path | None, _Signature]:
 
 def _watched_state(folder: Path, watched: tuple[str, ...]) -> _Signature:
     return tuple(os.path.isfile(os.path.join(folder, relative)) for relative in watched)
-
-
-if TYPE_CHECKING:  # the type checker sees the former name as the class; at run time __getattr__ gives it
-    SkillRegistry = SkillCatalog
-
-RENAMED = {"SkillRegistry": "SkillCatalog"}
-"""Former names still importable from here (and from the package), each deprecated."""
-_warned: set[str] = set()
-_OWN_MODULES = (__name__, __name__.rpartition(".")[0], "semif_agent._lazy", "importlib")
-
-
-def __getattr__(name: str) -> Any:
-    """A former name's class: warns once when code outside ``semif_agent`` asks for it."""
-    new = RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    frame, depth = sys._getframe(1), 2
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_OWN_MODULES):
-        depth += not frame.f_globals["__name__"].startswith("importlib")  # warnings skips importlib's frames
-        frame = frame.f_back
-    caller = frame.f_globals.get("__name__", "")
-    if name not in _warned and not caller.startswith("semif_agent."):
-        _warned.add(name)
-        message = f"semif_agent.catalog.{name} is deprecated; use {new}"
-        warnings.warn(message, DeprecationWarning, stacklevel=depth)
-    return globals()[new]

@@ -32,8 +32,8 @@ from .trace import TraceWriter
 DEFAULT_TIMEOUT_SEC = 30
 
 
-class AgentSkills(Protocol):
-    """What a runner asks of the agent it runs for: its skills, its workspace, where its spans go."""
+class RuntimeView(Protocol):
+    """What a runner asks of the agent's runtime it runs for: its skills, its workspace, where its spans go."""
 
     @property
     def registry(self) -> SkillRegistryLike: ...
@@ -50,7 +50,7 @@ class AgentSkills(Protocol):
 class ScriptRunner:
     """Runs the scripts and hooks of ``agent``'s visible skills, each through ``executor`` (confined processes)."""
 
-    def __init__(self, agent: AgentSkills, executor: ScriptExecutor) -> None:
+    def __init__(self, agent: RuntimeView, executor: ScriptExecutor) -> None:
         self.agent = agent
         self.executor = executor
 

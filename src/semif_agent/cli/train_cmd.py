@@ -122,11 +122,10 @@ def train(
         # as people and the engine said, never a client: not its reports, nor the verdict on a skill it picked
         # (a client reports only on its own runs, so any run with a client's label is one it picked); and only
         # where the router switched to routes the request as they said: what it learned
-        from ..routing.learned import Learned as LearnedRouter
-        from ..routing.learned import LearnedScorer
+        from ..routing.learned import Learned, LearnedScorer
         from ..routing.switching import routed_skills
 
-        switched_to = LearnedRouter(tree, engine, LearnedScorer(tree, engine, _router))
+        switched_to = Learned(tree, engine, LearnedScorer(tree, engine, _router))
         learned = learn(
             ws,
             (lesson_of(persons_word(run), judged=run.label_client is None) for run in runs),

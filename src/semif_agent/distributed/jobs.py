@@ -21,7 +21,7 @@ from .pool import RayPool, Status, batches_of
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..routing.evaluate import Example, Outcome
+    from ..routing.evaluate import Example, RoutedExample
     from ..routing.scoring import LeafScorer
     from ..routing.strategies import RoutingStrategy
     from ..tree import SkillTree
@@ -43,13 +43,13 @@ def route_all(
     batch_size: int = ROUTE_BATCH,
     progress: Callable[[Status], None] | None = None,
     stage: str = "routing",
-) -> list[Outcome]:
+) -> list[RoutedExample]:
     """The outcomes of routing ``examples`` with the strategy ``make(*args)`` on the cluster, in dataset order.
 
     ``make`` (a closure is fine: Ray pickles it by value) runs once per actor.
     Each outcome's latency includes its share of its batch's embedding time.
     """
-    outcomes: list[Outcome] = []
+    outcomes: list[RoutedExample] = []
     pool.map(
         partial(_call, make, args),
         _route_batch,
@@ -112,7 +112,7 @@ def _call(make: Callable[..., RoutingStrategy], args: tuple[object, ...]) -> Rou
     return make(*args)
 
 
-def _route_batch(strategy: RoutingStrategy, examples: list[Example]) -> list[Outcome]:
+def _route_batch(strategy: RoutingStrategy, examples: list[Example]) -> list[RoutedExample]:
     from .._sync import run_sync
     from ..loop.act_threshold import gate_routes
     from ..routing.evaluate import route_all as route_locally

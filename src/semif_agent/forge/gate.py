@@ -102,7 +102,7 @@ async def run_gate(
         body = Path(moved(str(body_path_for(workspace.bodies_dir, category, name))))
         body.parent.mkdir(parents=True, exist_ok=True)
         body.write_text(source, encoding="utf-8")
-        sandbox = Workspace.load(copy, migrate_layout=False)
+        sandbox = Workspace.load(copy)
         warm = bool(workspace.settings["skills"].get("warm_processes", True))
         config = {k: moved(v) if isinstance(v, str) else v for k, v in workspace.skill_config().items()}
         skill = SkillManifest(name=name, category=category, description="", cost_budget=budget, body_path=body)

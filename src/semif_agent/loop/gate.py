@@ -114,7 +114,7 @@ OUT_OF_SCOPE = "out-of-scope"
 
 
 @dataclass(frozen=True)
-class Candidate:
+class RouteCandidate:
     """A skill the route weighed, with the route's probability for it (None: the engine gives none)."""
 
     skill: str
@@ -142,7 +142,7 @@ class GateResult:
     effects: str | None
     probability: float | None
     threshold: float
-    candidates: tuple[Candidate, ...] = ()
+    candidates: tuple[RouteCandidate, ...] = ()
     rerouted_from: str | None = None
     nearest_none: str | None = None
     read_as: str | None = None  # the plain words the request was routed and read as (:mod:`.phrasing`), if it was
@@ -252,7 +252,7 @@ class _Reading:
     skill: SkillManifest
     probability: float | None
     rerouted_from: str | None = None
-    candidates: tuple[Candidate, ...] = field(default=())
+    candidates: tuple[RouteCandidate, ...] = field(default=())
     route: Route | None = None
 
 
@@ -563,13 +563,13 @@ def _nearest_none(text: str, skills: list[SkillManifest], none_examples: tuple[s
     return none_examples[best] if near else None
 
 
-def _candidates(state: _Reading) -> tuple[Candidate, ...]:
+def _candidates(state: _Reading) -> tuple[RouteCandidate, ...]:
     skills = state.tree.skills
     last = state.last
     if last is None:
-        return (Candidate(state.skill.name, None, state.skill.effects),)
+        return (RouteCandidate(state.skill.name, None, state.skill.effects),)
     ranked = sorted((k for k in last if k in skills), key=lambda k: -last[k])
-    return tuple(Candidate(k, _joint(state, last, k), skills[k].effects) for k in ranked)
+    return tuple(RouteCandidate(k, _joint(state, last, k), skills[k].effects) for k in ranked)
 
 
 def _joint(state: _Reading, last: dict[str, float] | None, name: str) -> float | None:

@@ -63,7 +63,7 @@ class Lesson:
 
 
 @dataclass
-class Learned:
+class ExampleChanges:
     """What :func:`learn` changed: ``(skill, request)`` pairs added and removed."""
 
     added: list[tuple[str, str]] = field(default_factory=list)
@@ -110,12 +110,12 @@ def learn(
     workspace: Workspace,
     lessons: Iterable[Lesson | None],
     routes: Callable[[list[str]], list[str | None]] | None = None,
-) -> Learned:
+) -> ExampleChanges:
     """Apply ``lessons`` to the workspace's ``categories.json`` (skills it does not list are left out). With
     ``routes`` (the skill the router routes each request to), a lesson whose request it routes to another skill
     teaches no example: its request is taken from every skill's learned examples instead."""
     taught = [lesson for lesson in lessons if lesson is not None]
-    done = Learned()
+    done = ExampleChanges()
     if routes is not None:
         taught = _as_routed(taught, routes, done)
     path = workspace.categories_path
@@ -134,7 +134,9 @@ def learn(
     return done
 
 
-def _as_routed(lessons: list[Lesson], routes: Callable[[list[str]], list[str | None]], done: Learned) -> list[Lesson]:
+def _as_routed(
+    lessons: list[Lesson], routes: Callable[[list[str]], list[str | None]], done: ExampleChanges
+) -> list[Lesson]:
     """``lessons``, those naming a skill ``routes`` does not send their request to made lessons of no skill."""
     asked = [lesson for lesson in lessons if lesson.skill is not None]
     routed = dict(zip((lesson.run_id for lesson in asked), routes([lesson.text for lesson in asked]), strict=True))
@@ -160,7 +162,7 @@ def _entries(data: Any) -> dict[str, dict[str, Any]]:
     }
 
 
-def _apply(workspace: Workspace, entries: dict[str, dict[str, Any]], lesson: Lesson, done: Learned) -> None:
+def _apply(workspace: Workspace, entries: dict[str, dict[str, Any]], lesson: Lesson, done: ExampleChanges) -> None:
     target = entries.get(lesson.skill) if lesson.skill is not None else None
     for name, entry in entries.items():
         learned = entry.get(LEARNED, [])

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from ..tree.skill_md import FoundSkill, scan_skill_md
+from ..tree.skill_md import SkillMdFolder, scan_skill_md
 from ..workspace import Workspace
 
 POLL_SECONDS = 1.0
@@ -58,7 +58,7 @@ async def watch(workspace: Workspace, on_change: Callable[[], Awaitable[None]], 
             await on_change()
 
 
-def _fields(found: FoundSkill) -> dict[str, Any]:
+def _fields(found: SkillMdFolder) -> dict[str, Any]:
     return {
         "name": found.name,
         "description": found.description,

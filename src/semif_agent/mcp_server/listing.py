@@ -10,7 +10,7 @@ from .server import SkillServer
 
 
 @dataclass(frozen=True)
-class Listing:
+class ToolListing:
     """The tools a client lists (name and description), how many resources, and the tool listing in characters."""
 
     tools: list[tuple[str, str]]
@@ -25,9 +25,9 @@ class Listing:
         }
 
 
-async def client_view(server: SkillServer) -> Listing:
+async def client_view(server: SkillServer) -> ToolListing:
     """What ``tools/list`` and ``resources/list`` give a client of ``server``."""
     tools = await server.list_tools()
     listing = json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools], ensure_ascii=False)
     resources = await server.list_resources()
-    return Listing([(t.name, t.description or "") for t in tools], len(resources), len(listing))
+    return ToolListing([(t.name, t.description or "") for t in tools], len(resources), len(listing))

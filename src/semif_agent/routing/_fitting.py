@@ -22,7 +22,7 @@ from ._head import (
     temperature,
     top_probability,
 )
-from .learned import LearnedRouter
+from .learned import LearnedHead
 from .scoring import LeafScorer, example_centroids
 
 # Strengths tried, strongest first (each fit starts from the last): the strongest keep the head near the untrained
@@ -179,7 +179,7 @@ class Fitter:
         """The untrained head of ``part``: the untrained scores, weighed by ``beta``."""
         return Head.untrained(part.width, self.x.shape[1], len(self.vocabulary.words), beta)
 
-    def router(self, part: Part, head: Head, meta: dict[str, Any] | None = None) -> LearnedRouter:
+    def router(self, part: Part, head: Head, meta: dict[str, Any] | None = None) -> LearnedHead:
         """The router ``head`` (fitted on ``part``) scores as, with the centroids folded into its weights."""
         count = len(part.skills)
         w = head.w[:count] + head.beta * part.shift
@@ -191,7 +191,7 @@ class Fitter:
         else:
             none_w, none_v = np.zeros(self.x.shape[1]), np.zeros(len(self.vocabulary.words))
             none_b = (float(head.b[:count].mean()) if count else 0.0) + self.none_offset
-        return LearnedRouter(
+        return LearnedHead(
             list(part.skills),
             w,
             head.v[:count],
@@ -208,7 +208,7 @@ class Fitter:
             pulls,
         )
 
-    def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedRouter], list[Setting]]:
+    def choose(self, folds: Sequence[tuple[np.ndarray, Sequence[int]]]) -> tuple[list[LearnedHead], list[Setting]]:
         """The settings (weight of the untrained scores, strength) that predict the folds' test rows best, each fitted
         without them: the :data:`BLENDED_SETTINGS` best, whose heads' mean is the router.
 
@@ -285,14 +285,12 @@ class Fitter:
             router.temperature = self.temperature
         return routers, settings
 
-    def _pooled(
-        self, routers: list[LearnedRouter], parts: list[tuple[Part, list[int]]]
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _pooled(self, routers: list[LearnedHead], parts: list[tuple[Part, list[int]]]) -> tuple[np.ndarray, np.ndarray]:
         """Every test row's leaf logits and ``none``'s, each from the router of its own fold, stacked."""
         scored = [self.logits(router, test) for router, (_, test) in zip(routers, parts)]
         return np.vstack([leaves for leaves, _ in scored]), np.concatenate([none for _, none in scored])
 
-    def fit_all(self, settings: Sequence[Setting], *, leaving_out: Sequence[int] = ()) -> LearnedRouter:
+    def fit_all(self, settings: Sequence[Setting], *, leaving_out: Sequence[int] = ()) -> LearnedHead:
         """The router fitted on every row: the mean of a head per setting chosen (held-out ``none`` and temperature kept).
 
         Each fit starts from the first fold's head of its setting (what most of the rows already taught), where
@@ -321,14 +319,14 @@ class Fitter:
 
     # -- measuring -------------------------------------------------------------
 
-    def predicted(self, router: LearnedRouter, rows: Sequence[int]) -> list[str | None]:
+    def predicted(self, router: LearnedHead, rows: Sequence[int]) -> list[str | None]:
         """Where ``router`` sends each of ``rows`` (``None``: no skill)."""
         leaves, none = self.logits(router, rows)
         best = leaves.argmax(axis=1)
         return [self.leaves[j] if leaves[k, j] > none[k] else None for k, j in enumerate(best)]
 
     def held_out_metrics(
-        self, router: LearnedRouter, rows: Sequence[int], predicted: list[str | None]
+        self, router: LearnedHead, rows: Sequence[int], predicted: list[str | None]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """``router``'s metrics on ``rows`` (where it sent them: ``predicted``) and its calibration error there."""
         logits, _ = self.route_logits(router, rows)
@@ -397,7 +395,7 @@ class Fitter:
             "out_of_scope_recall": _share(sum(p is None for p, _ in outside), len(outside)),
         }
 
-    def logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def logits(self, router: LearnedHead, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Every leaf's logit and ``none``'s for ``rows``, as the router computes them when it routes."""
         picked = np.asarray(rows, dtype=int)
         column = {name: i for i, name in enumerate(router.classes)}
@@ -423,7 +421,7 @@ class Fitter:
             none += pulled[:, -1]
         return leaves, none
 
-    def route_logits(self, router: LearnedRouter, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def route_logits(self, router: LearnedHead, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Logits over [every leaf, none] and the index of each row's answer, for calibration."""
         leaves, none = self.logits(router, rows)
         truth = np.array(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from .create import StrategyInputs, StrategySpec
 from .learned import Learned, LearnedScorer
 from .scoring import LeafScorer, can_score
-from .strategies import Beam, BestLeaf, Chain, RoutingStrategy, Shortlist
+from .strategies import Beam, BestLeaf, Chain, RoutingStrategy, ShortlistStrategy
 
 
 def _leaf_scorer(inputs: StrategyInputs, example_mode: str = "off") -> tuple[LeafScorer, float]:
@@ -72,7 +72,7 @@ def shortlist(inputs: StrategyInputs) -> RoutingStrategy:
     if scores_by_text(inputs):
         return walked_by_leaves("shortlist", inputs)
     scorer, cut = _leaf_scorer(inputs)
-    return Shortlist(inputs.tree, inputs.engine, scorer, cut, inputs.temperature, size=inputs.shortlist_size)
+    return ShortlistStrategy(inputs.tree, inputs.engine, scorer, cut, inputs.temperature, size=inputs.shortlist_size)
 
 
 def learned(inputs: StrategyInputs) -> RoutingStrategy:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._text import percent_figure
 from ..errors import InvalidArgumentError
-from .evaluate import Example, Outcome
+from .evaluate import Example, RoutedExample
 from .names import MEASURES
 
 # At least 30 held-out examples: with fewer, one request moves accuracy by more
@@ -43,7 +43,7 @@ class Trial:
     strategy: str
     threshold: float | None
     temperature: float | None
-    outcomes: list[Outcome]
+    outcomes: list[RoutedExample]
     metrics: dict[str, Any]
     validation: float | None = None
 

@@ -110,7 +110,7 @@ def create_strategy(
     Leaf scoring uses ``scorer_engine`` (default: ``engine`` when it can score
     options, else the local engine). ``temperature`` turns the derived
     decisions' scores into probabilities (default: the scorer engine's).
-    ``learned`` needs ``router``, a :class:`~.learned.LearnedRouter` (``semif train``).
+    ``learned`` needs ``router``, a :class:`~.learned.LearnedHead` (``semif train``).
     """
     spec = strategy_spec(name)
     inputs = StrategyInputs(

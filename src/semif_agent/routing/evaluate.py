@@ -74,7 +74,7 @@ def check_labels(dataset: list[Example], tree: SkillTree) -> None:
 
 
 @dataclass
-class Outcome:
+class RoutedExample:
     """One routed example."""
 
     example: Example
@@ -109,7 +109,7 @@ async def route_all(
     progress: Callable[[int], None] | None = None,
     on_route: Callable[[Example, Route], tuple[float, bool]] | None = None,
     batch_size: int = EMBED_BATCH,
-) -> list[Outcome]:
+) -> list[RoutedExample]:
     """Route every example of ``dataset``; what ``on_route`` makes of each route is kept as its outcome's ``gated``
     (the act gate's figures, :func:`semif_agent.loop.act_threshold.gate_routes`).
 
@@ -139,7 +139,7 @@ async def _route_one(
     example: Example,
     on_route: Callable[[Example, Route], tuple[float, bool]] | None,
     embedding_ms: float,
-) -> Outcome:
+) -> RoutedExample:
     start = time.perf_counter()
     route = await strategy.aroute(example.text)
     elapsed = (time.perf_counter() - start) * 1000 + embedding_ms
@@ -149,7 +149,7 @@ async def _route_one(
     if last is not None and last.probabilities:
         confidence = last.probabilities.get(last.selected)
     tokens = sum(int((d.result.usage or {}).get("input_tokens", 0)) for d in route.decisions)
-    return Outcome(
+    return RoutedExample(
         example,
         route.skill.name if route.skill else None,
         len(route.decisions),
@@ -171,7 +171,7 @@ def embedding_of(strategy: object) -> Callable[[Sequence[str]], object] | None:
     return None
 
 
-def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
+def summarize(outcomes: list[RoutedExample], tree: SkillTree) -> dict[str, Any]:
     """The metrics ``semif eval`` reports."""
     inside = [o for o in outcomes if o.example.skill is not None]
     outside = [o for o in outcomes if o.example.skill is None]
@@ -200,7 +200,7 @@ def summarize(outcomes: list[Outcome], tree: SkillTree) -> dict[str, Any]:
 
 
 def expected_calibration_error(
-    outcomes: list[Outcome], bins: int = 10, *, temperature: float | None = None
+    outcomes: list[RoutedExample], bins: int = 10, *, temperature: float | None = None
 ) -> float | None:
     """ECE of the final decision's probability for its choice against being right (None without probabilities).
 
@@ -211,7 +211,7 @@ def expected_calibration_error(
     return calibration_error([c for c, _ in scored], [ok for _, ok in scored], bins)
 
 
-def _balanced(inside: list[Outcome], outside: list[Outcome]) -> float | None:
+def _balanced(inside: list[RoutedExample], outside: list[RoutedExample]) -> float | None:
     """The mean of in-scope leaf accuracy and out-of-scope recall (either alone when only one kind is present).
 
     Overall accuracy rewards answering ``none`` to everything on a set full of

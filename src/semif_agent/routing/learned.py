@@ -1,6 +1,6 @@
 """The learned router: the tree's decisions answered from what the workspace has been taught.
 
-``semif train`` (:mod:`.training`) fits a :class:`LearnedRouter` and stores it
+``semif train`` (:mod:`.training`) fits a :class:`LearnedHead` and stores it
 in the workspace (``data/router.json`` says what it was trained on, and when;
 ``data/router.npz`` holds its weights). It scores every leaf of the tree as
 logits over the embedded request: for each skill it learned, its own weights
@@ -18,7 +18,7 @@ Decisions stay SemIf decisions: :class:`Learned` walks the tree like
 scored by its best leaf), with the probabilities of the temperature fitted on
 held-out data.
 
-A router is refused (:meth:`LearnedRouter.check`) when it was trained with
+A router is refused (:meth:`LearnedHead.check`) when it was trained with
 another embedding model, or when most of the skills it learned are gone from
 the tree.
 """
@@ -30,7 +30,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._files import replace_file
 from ..engine.local import MODEL_ID, LocalEngine
@@ -39,6 +39,11 @@ from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .scoring import LeafIndex, LeafScorer
 from .strategies import BestLeaf, as_one_skill
+
+if TYPE_CHECKING:  # numpy is imported on first use, so loading the package stays fast
+    import numpy as np
+
+    from ._head import Vocabulary
 
 ROUTER_FILE = "router.json"
 WEIGHTS_FILE = "router.npz"
@@ -51,20 +56,21 @@ class RouterMismatch(UserError):
 
 
 @dataclass
-class LearnedRouter:
-    """Weights per learned class (embedding and words), how ``none`` is scored, the temperature, what it learned from."""
+class LearnedHead:
+    """The learned head: weights per learned class (embedding and words), how ``none`` is scored, the temperature,
+    what it learned from."""
 
     classes: list[str]  # the skills it learned (rows of ``w`` and ``v``)
-    w: Any  # (classes, d)
-    v: Any  # (classes, words)
-    b: Any  # (classes,)
+    w: np.ndarray  # (classes, d)
+    v: np.ndarray  # (classes, words)
+    b: np.ndarray  # (classes,)
     beta: float
-    none_w: Any  # (d,) when ``none`` was learned, else zeros
-    none_v: Any  # (words,)
+    none_w: np.ndarray  # (d,) when ``none`` was learned, else zeros
+    none_v: np.ndarray  # (words,)
     none_b: float
     none_prior: float  # the untrained threshold, the prior score of ``none``
     temperature: float
-    vocabulary: Any  # a ._head.Vocabulary
+    vocabulary: Vocabulary
     meta: dict[str, Any] = field(default_factory=dict)
     labelled: Any = None  # (labels, d): the embeddings of the requests people labelled with a skill or none
     pulls: Any = None  # (classes + 1, labels): each label's pull on each class and (last) on ``none`` (see ._head)
@@ -131,7 +137,7 @@ class LearnedRouter:
         return path
 
     @classmethod
-    def load(cls, workspace: Workspace) -> LearnedRouter | None:
+    def load(cls, workspace: Workspace) -> LearnedHead | None:
         """The workspace's router, or ``None`` when it has none. A damaged one is a :class:`RouterMismatch`."""
         path = workspace.data_dir / ROUTER_FILE
         weights = workspace.data_dir / WEIGHTS_FILE
@@ -173,26 +179,26 @@ class LearnedRouter:
         )
 
 
-def stored_router(workspace: Workspace) -> LearnedRouter | None:
-    """The workspace's router when it has one (``None`` otherwise); see :meth:`LearnedRouter.load`."""
-    return LearnedRouter.load(workspace)
+def stored_router(workspace: Workspace) -> LearnedHead | None:
+    """The workspace's router when it has one (``None`` otherwise); see :meth:`LearnedHead.load`."""
+    return LearnedHead.load(workspace)
 
 
 class LearnedScorer(LeafScorer):
     """Every leaf's learned logit for a request (and ``none``'s), over the untrained scores of the same tree."""
 
-    def __init__(self, tree: SkillTree, engine: Any, router: LearnedRouter) -> None:
+    def __init__(self, tree: SkillTree, engine: Any, router: LearnedHead) -> None:
         super().__init__(tree, engine, examples="off")
         router.check(tree, engine)
         self.router = router
-        self._mapped: tuple[LeafIndex, Any, Any] | None = None
+        self._mapped: tuple[LeafIndex, np.ndarray, np.ndarray] | None = None
 
     @property
     def default_threshold(self) -> float:
         """``none``'s logit for a request that carries no signal (its prior and bias)."""
         return self.router.beta * self.router.none_prior + self.router.none_b
 
-    def _columns(self, index: LeafIndex) -> tuple[Any, Any]:
+    def _columns(self, index: LeafIndex) -> tuple[np.ndarray, np.ndarray]:
         """Each leaf of ``index`` (in its order): its learned row, or -1 for a skill never learned; and the biases."""
         if self._mapped is None or self._mapped[0] is not index:
             np = index.numpy
@@ -204,7 +210,9 @@ class LearnedScorer(LeafScorer):
             self._mapped = (index, rows, b)
         return self._mapped[1], self._mapped[2]
 
-    def learned(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> tuple[Any, float]:
+    def learned(
+        self, text: str, index: LeafIndex | None = None, *, vector: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float]:
         """The leaves' logits in ``index.names`` order, and ``none``'s logit, for ``text`` (embedded as ``vector``,
         when the caller has it)."""
         index = index or self.current()
@@ -228,7 +236,7 @@ class LearnedScorer(LeafScorer):
             none += float(pulled[-1])
         return logits, none
 
-    def score_array(self, text: str, index: LeafIndex | None = None, *, vector: Any = None) -> Any:
+    def score_array(self, text: str, index: LeafIndex | None = None, *, vector: np.ndarray | None = None) -> np.ndarray:
         return self.learned(text, index, vector=vector)[0]
 
     def none_score(self, text: str) -> float:

@@ -39,7 +39,7 @@ from ..engine.lexical import LexicalEngine
 from ..engine.local import MODEL_ID, Embedder, LocalEngine, leaf_text, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
-from ..tree.skill_md_evidence import Evidence, skill_md_evidence
+from ..tree.skill_md_evidence import BodyEvidence, skill_md_evidence
 from ..tree.tree import SkillTree
 from ._bm25 import BM25Index
 from ._kept_calibration import calibration_key, keep, read_kept
@@ -374,7 +374,7 @@ class LeafScorer:
         np = _numpy()
         index = LeafIndex(self.tree, key, np)
         skills: tuple[SkillManifest, ...] = key[0]
-        evidence = [skill_md_evidence(s.source) if s.is_skill_md and s.source else Evidence() for s in skills]
+        evidence = [skill_md_evidence(s.source) if s.is_skill_md and s.source else BodyEvidence() for s in skills]
         documents = [
             " ".join([s.name, _with_examples(s.description, s.examples, self.examples), *e.headings, *e.uses])
             for s, e in zip(skills, evidence)

@@ -35,7 +35,7 @@ from ..engine.base import Engine, decide
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import EngineConfigError
 from ..tree.leaf_ids import SEPARATOR
-from ..tree.router import ChainRouter, Route, RoutedDecision, question_at
+from ..tree.router import Route, RoutedDecision, TreeWalker, question_at
 from ..tree.tree import NONE_CATEGORY, NONE_SKILL, SkillTree
 from .calibration import none_route_score
 from .scoring import LeafIndex, LeafScorer, can_score, top_indexes
@@ -357,7 +357,9 @@ class Beam(_LeafAware):
         return route
 
 
-class Shortlist(_LeafAware):
+class ShortlistStrategy(_LeafAware):
+    """The ``shortlist`` strategy: the ``size`` best-scored leaves, then one decision among them and ``none``."""
+
     name = "shortlist"
 
     def __init__(self, *args, size: int = SHORTLIST_SIZE, **kwargs) -> None:
@@ -386,7 +388,7 @@ class Shortlist(_LeafAware):
         return route
 
 
-class Chain(ChainRouter):
+class Chain(TreeWalker):
     """The plain chain; with an engine that scores options, its decisions get the leaves' calibrated probabilities
     (:meth:`_LeafAware.calibrate`)."""
 
@@ -405,5 +407,5 @@ class Chain(ChainRouter):
 
 
 async def _chain_from(tree: SkillTree, engine: Engine, text: str, node: str) -> Route:
-    router = ChainRouter(tree, engine)
-    return await router.aroute(text, start=node)
+    walker = TreeWalker(tree, engine)
+    return await walker.aroute(text, start=node)

@@ -1,4 +1,4 @@
-"""Teaching the router: what a workspace knows, turned into a :class:`~.learned.LearnedRouter`.
+"""Teaching the router: what a workspace knows, turned into a :class:`~.learned.LearnedHead`.
 
 Sources, each row a request and the skill it should go to (``None``: no
 skill fits), with a weight:

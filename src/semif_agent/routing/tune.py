@@ -20,7 +20,7 @@ from typing import Any
 from .._files import replace_file
 from ..workspace import Workspace
 from .compare import Decision, Trial, decide
-from .evaluate import Example, Outcome, expected_calibration_error, route_all, summarize
+from .evaluate import Example, RoutedExample, expected_calibration_error, route_all, summarize
 from .names import MEASURES
 from .strategies import RoutingStrategy
 
@@ -103,7 +103,7 @@ async def tune_threshold(
     key = MEASURES[measure]
     results: list[tuple[float, dict[str, Any]]] = []
     for threshold in grid:
-        outcomes: list[Outcome] = await route_all(make(threshold), validation)
+        outcomes: list[RoutedExample] = await route_all(make(threshold), validation)
         results.append((threshold, summarize(outcomes, tree)))
         if progress is not None:
             progress(1)
@@ -112,7 +112,7 @@ async def tune_threshold(
     return ties[len(ties) // 2]
 
 
-def tune_temperature(outcomes: list[Outcome], grid: tuple[float, ...] = TEMPERATURES) -> float | None:
+def tune_temperature(outcomes: list[RoutedExample], grid: tuple[float, ...] = TEMPERATURES) -> float | None:
     """The softmax temperature whose probabilities best predict being right on ``outcomes``.
 
     The objective is the log loss of "the decision is right" under the
@@ -129,7 +129,7 @@ def tune_temperature(outcomes: list[Outcome], grid: tuple[float, ...] = TEMPERAT
     return min(losses, key=losses.__getitem__) if losses else None
 
 
-def _log_loss(outcomes: list[Outcome], temperature: float) -> float | None:
+def _log_loss(outcomes: list[RoutedExample], temperature: float) -> float | None:
     confidences = [(o.confidence_at(temperature), o.correct) for o in outcomes]
     pairs = [(min(max(c, 1e-6), 1 - 1e-6), ok) for c, ok in confidences if c is not None]
     if not pairs:

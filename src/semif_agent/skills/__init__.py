@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, DecisionResult, Option
 from ..errors import UserError, WriteRefused
-from .dates import Span, When, current_time, read_range, read_when
+from .dates import TimeRange, When, current_time, read_range, read_when
 
 try:  # POSIX advisory locks; elsewhere ``locked`` only checks the path.
     import fcntl
@@ -43,7 +43,7 @@ __all__ = [
     "read_when",
     "read_range",
     "When",
-    "Span",
+    "TimeRange",
 ]
 
 

@@ -37,7 +37,7 @@ from ..errors import UserError
 __all__ = [
     "DAYS",
     "DayMatch",
-    "Span",
+    "TimeRange",
     "TimeMatch",
     "When",
     "current_time",
@@ -119,7 +119,7 @@ class When:
 
 
 @dataclass(frozen=True)
-class Span:
+class TimeRange:
     """A range of time, ``start`` included and ``end`` excluded, with the words people would use for it."""
 
     start: datetime
@@ -231,7 +231,7 @@ def read_when(text: str, now: datetime) -> When:
     return When([s for s in starts if s >= now] or starts, False, rest)
 
 
-def read_range(text: str, now: datetime) -> Span | None:
+def read_range(text: str, now: datetime) -> TimeRange | None:
     """The stretch of time ``text`` asks about: a week, a weekend, a month, or one day; None if it names none."""
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     m = re.search(_RANGES, text, re.IGNORECASE)
@@ -242,18 +242,18 @@ def read_range(text: str, now: datetime) -> Span | None:
             first = midnight.replace(day=1)
             if ahead:
                 first = (first + timedelta(32)).replace(day=1)
-            return Span(first, (first + timedelta(32)).replace(day=1), f"{'next' if ahead else 'this'} month")
+            return TimeRange(first, (first + timedelta(32)).replace(day=1), f"{'next' if ahead else 'this'} month")
         monday = midnight - timedelta(midnight.weekday()) + timedelta(7 if ahead else 0)
         if unit == "weekend":
-            return Span(monday + timedelta(5), monday + timedelta(7), f"{'next' if ahead else 'this'} weekend")
-        return Span(monday, monday + timedelta(7), f"{'next' if ahead else 'this'} week")
+            return TimeRange(monday + timedelta(5), monday + timedelta(7), f"{'next' if ahead else 'this'} weekend")
+        return TimeRange(monday, monday + timedelta(7), f"{'next' if ahead else 'this'} week")
     day = read_day(text, now)
     if day is None:
         return None
     first = datetime(day.days[0].year, day.days[0].month, day.days[0].day)
     words = day.words.lower()
     label = words if words in ("today", "tonight", "tomorrow") else f"on {first:%A %d %B}"
-    return Span(first, first + timedelta(1), label)
+    return TimeRange(first, first + timedelta(1), label)
 
 
 def cut(text: str, match: DayMatch | TimeMatch) -> str:

@@ -95,7 +95,7 @@ def create_workspace(dest: str | os.PathLike[str], *, force: bool = False, empty
         if not (skills.exists() or skills.is_symlink()):  # a user's own (a file, a link) is left alone
             skills.mkdir()
         with contextlib.suppress(WorkspaceError):  # a user's semif.toml kept by force is theirs to fix
-            Workspace.load(root, migrate_layout=False).make_write_dirs()
+            Workspace.load(root).make_write_dirs()
     except OSError as exc:
         raise WorkspaceError(f"{root}: cannot write the starter workspace ({exc.strerror or exc})") from exc
     return root

@@ -2,7 +2,7 @@
 
 from .bodies import load_body
 from .manifests import Category, SkillManifest, body_path_for, load_manifests
-from .router import ChainRouter, Route, RoutedDecision
+from .router import Route, RoutedDecision, TreeWalker
 from .tree import SkillTree
 
 __all__ = [
@@ -11,7 +11,7 @@ __all__ = [
     "SkillTree",
     "Route",
     "RoutedDecision",
-    "ChainRouter",
+    "TreeWalker",
     "load_body",
     "load_manifests",
     "body_path_for",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..catalog.names import code_skill_name, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import UserError
-from ._shape import FlatSkill
+from ._shape import LeafSpec
 from ._vectors import Progress
 from .manifests import RESERVED_IDS
 
@@ -21,7 +21,7 @@ def check_limits(max_children: int, top_capacity: int | None) -> int:
     return top_capacity
 
 
-def check_skills(skills: Sequence[FlatSkill]) -> None:
+def check_skills(skills: Sequence[LeafSpec]) -> None:
     """A clear error for no skills, a nameless one, one its manifest would refuse, or two sharing a name.
 
     A tree is built to be a workspace's ``categories.json``: every name in it

@@ -14,8 +14,8 @@ MAX_CHILDREN = 15
 
 
 @dataclass(frozen=True)
-class FlatSkill:
-    """One skill of a flat catalog: its leaf id, what it does, and where it comes from.
+class LeafSpec:
+    """What building a tree needs of one leaf of a flat catalog: its id, what it does, and where it comes from.
 
     ``name`` is the leaf id, kept as given. ``path`` is the SKILL.md file of a
     SKILL.md skill (written as ``"path"`` with ``"kind": "skill_md"``), and
@@ -59,7 +59,7 @@ class Node:
         return len(self.children) + len(self.skills)
 
 
-def manifest(skill: FlatSkill, category: str) -> dict[str, object]:
+def manifest(skill: LeafSpec, category: str) -> dict[str, object]:
     """The ``skills`` entry of ``skill`` in ``category``."""
     entry: dict[str, Any] = {"name": skill.name}
     if skill.path is not None:
@@ -75,7 +75,7 @@ def manifest(skill: FlatSkill, category: str) -> dict[str, object]:
     return entry
 
 
-def to_dict(root: Node, skills: dict[str, FlatSkill]) -> dict[str, object]:
+def to_dict(root: Node, skills: dict[str, LeafSpec]) -> dict[str, object]:
     """The ``categories.json`` form of the tree under ``root`` (categories parents first)."""
     categories: list[dict[str, Any]] = []
     manifests: list[dict[str, Any]] = []

@@ -7,13 +7,13 @@ from typing import Any
 
 from ._checks import check_limits, check_skills, stage, taken_names
 from ._clusters import group
-from ._shape import MAX_CHILDREN, FlatSkill, to_dict
+from ._shape import MAX_CHILDREN, LeafSpec, to_dict
 from ._vectors import Centres, Embed, Progress, default_embed, embed_skills
 from .naming import Namer
 
 
 def build_tree(
-    skills: Iterable[FlatSkill],
+    skills: Iterable[LeafSpec],
     *,
     max_children: int = MAX_CHILDREN,
     top_capacity: int | None = None,

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from ..catalog.names import code_skill_name
 from ..errors import UserError
-from ._shape import MAX_CHILDREN, FlatSkill
+from ._shape import MAX_CHILDREN, LeafSpec
 from ._whole import build_tree
 from .incremental import TreeUpdate, update_tree
 from .sources import load_flat_skills
 
 __all__ = [
     "MAX_CHILDREN",
-    "FlatSkill",
+    "LeafSpec",
     "TreeUpdate",
     "build_tree",
     "update_tree",

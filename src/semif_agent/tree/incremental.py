@@ -21,7 +21,7 @@ from typing import Any
 
 from ._checks import check_limits, check_skills, stage, taken_names
 from ._clusters import split
-from ._shape import MAX_CHILDREN, FlatSkill, Node, from_dict, to_dict
+from ._shape import MAX_CHILDREN, LeafSpec, Node, from_dict, to_dict
 from ._vectors import Centres, Embed, Progress, default_embed, embed_skills
 from ._whole import build_tree
 from .naming import Namer
@@ -43,7 +43,7 @@ class TreeUpdate:
 
 def update_tree(
     previous: Any,
-    skills: Iterable[FlatSkill],
+    skills: Iterable[LeafSpec],
     *,
     max_children: int = MAX_CHILDREN,
     top_capacity: int | None = None,
@@ -218,7 +218,7 @@ def _within_limits(root: Node, max_children: int, top_capacity: int) -> bool:
 
 
 def _rebuild(
-    skills: list[FlatSkill],
+    skills: list[LeafSpec],
     added: tuple[str, ...],
     removed: tuple[str, ...],
     changed: tuple[str, ...],

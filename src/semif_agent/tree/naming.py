@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..engine.lexical import stem
-from ._shape import FlatSkill, Node
+from ._shape import LeafSpec, Node
 from ._words import is_content_word
 
 NAME_WEIGHT = 3
@@ -49,7 +49,7 @@ class Namer:
 
     def __init__(
         self,
-        skills: dict[str, FlatSkill],
+        skills: dict[str, LeafSpec],
         centre: Callable[[Node | str], Any],
         reserved: set[str],
         in_use: Iterable[str] = (),
@@ -278,7 +278,7 @@ class Namer:
         return name
 
 
-def _name_words(skill: FlatSkill) -> list[str]:
+def _name_words(skill: LeafSpec) -> list[str]:
     name = (skill.skill_name or skill.name).split("~")[0]
     return [part.lower() for part in _NAME_PART.findall(name)]
 

@@ -58,8 +58,8 @@ def question_at(category: str) -> str:
     return SKILL_QUESTION.format(category=category) if category else CATEGORY_QUESTION
 
 
-class ChainRouter:
-    """The plain chain: at each level pick a subcategory or a skill; ``none`` ends the walk."""
+class TreeWalker:
+    """The tree's decision walker: at each level pick a subcategory or a skill; ``none`` ends the walk."""
 
     name = "chain"
 

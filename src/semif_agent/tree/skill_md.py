@@ -60,8 +60,8 @@ MAX_EXAMPLE_CHARS = 500
 
 
 @dataclass(frozen=True)
-class FoundSkill:
-    """One SKILL.md skill found in a workspace's locations."""
+class SkillMdFolder:
+    """A SKILL.md skill folder found in a workspace's locations, with what its frontmatter says."""
 
     name: str
     description: str
@@ -78,7 +78,7 @@ class SkillMdScan:
     """What a scan found: the skills in precedence order, and the folders it had to skip (with why; and how many
     more its searches counted without naming them, by reason)."""
 
-    skills: list[FoundSkill] = field(default_factory=list)
+    skills: list[SkillMdFolder] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     more_skipped: Counter[str] = field(default_factory=Counter)
 
@@ -127,7 +127,7 @@ def scan_skill_md(
                 fields = cached[1]
                 _add(
                     scan,
-                    FoundSkill(
+                    SkillMdFolder(
                         fields["name"],
                         fields["description"],
                         folder,
@@ -158,7 +158,7 @@ def scan_skill_md(
             info = result.descriptor
             _add(
                 scan,
-                FoundSkill(
+                SkillMdFolder(
                     info.name,
                     info.description,
                     folder,
@@ -172,7 +172,7 @@ def scan_skill_md(
     return scan
 
 
-def bounded(found: FoundSkill) -> FoundSkill | str:
+def bounded(found: SkillMdFolder) -> SkillMdFolder | str:
     """``found`` with its examples cut to the caps, or why it is refused (a field over :data:`MAX_FIELD_CHARS`)."""
     fields = {
         "name": found.name,
@@ -188,7 +188,7 @@ def bounded(found: FoundSkill) -> FoundSkill | str:
     return found if examples == found.examples else replace(found, examples=examples)
 
 
-def _add(scan: SkillMdScan, found: FoundSkill) -> None:
+def _add(scan: SkillMdScan, found: SkillMdFolder) -> None:
     kept = bounded(found)
     if isinstance(kept, str):
         scan.skipped.append(Skipped(str(found.folder), kept))

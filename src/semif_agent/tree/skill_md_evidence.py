@@ -4,9 +4,9 @@ People describe their task ("nobody has ever tried a restore of our Mongo
 replica set"), and a skill's description often says what it is rather than
 when it serves; its body usually says the rest, under headings such as
 ``## When to Use`` or ``## Triggers``, as a list of situations. Those items
-(:attr:`Evidence.uses`) are scored as another text of the skill, the skill
+(:attr:`BodyEvidence.uses`) are scored as another text of the skill, the skill
 taking the better of its description and them; the body's headings
-(:attr:`Evidence.headings`, the generic ones left out) add words to its BM25
+(:attr:`BodyEvidence.headings`, the generic ones left out) add words to its BM25
 text. Both are bounded, so a long body weighs no more than a short one.
 
 A body is read once per file version (its size and modification time) per
@@ -44,14 +44,14 @@ MARKUP = re.compile(r"[*_`]+")
 
 
 @dataclass(frozen=True)
-class Evidence:
+class BodyEvidence:
     """A SKILL.md body's "when to use" items and its headings (generic ones left out), each bounded."""
 
     uses: tuple[str, ...] = ()
     headings: tuple[str, ...] = ()
 
 
-def body_evidence(body: str) -> Evidence:
+def body_evidence(body: str) -> BodyEvidence:
     """The items listed under a "when to use" heading of ``body``, and its other headings (code blocks skipped)."""
     uses: list[str] = []
     headings: list[str] = []
@@ -75,7 +75,7 @@ def body_evidence(body: str) -> Evidence:
             text = MARKUP.sub("", item.group(1)).strip().strip("\"“”'")
             if text:
                 uses.append(text[:MAX_ITEM_CHARS])
-    return Evidence(tuple(dict.fromkeys(uses)), tuple(dict.fromkeys(headings)))
+    return BodyEvidence(tuple(dict.fromkeys(uses)), tuple(dict.fromkeys(headings)))
 
 
 def heading_text(line: str) -> str | None:
@@ -93,19 +93,19 @@ def heading_text(line: str) -> str | None:
     return closed or text[:1]
 
 
-def skill_md_evidence(skill_md: Path) -> Evidence:
+def skill_md_evidence(skill_md: Path) -> BodyEvidence:
     """:func:`body_evidence` of the SKILL.md file ``skill_md`` (nothing when it cannot be read)."""
     try:
         info = skill_md.stat()
     except OSError:
-        return Evidence()
+        return BodyEvidence()
     return _evidence(str(skill_md), info.st_size, info.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=16_384)
-def _evidence(path: str, size: int, mtime_ns: int) -> Evidence:
+def _evidence(path: str, size: int, mtime_ns: int) -> BodyEvidence:
     """One version of a file's evidence (``size`` and ``mtime_ns`` key the cache: an edited file is read again)."""
     try:
         return body_evidence(read_document(Path(path)).body)
     except (SkillParseError, OSError, UnicodeDecodeError):
-        return Evidence()
+        return BodyEvidence()

@@ -11,12 +11,12 @@ from typing import Any
 from ..catalog.loader import find_skill_md, load_skill, search_skill_folders
 from ..catalog.names import skill_md_leaf_id
 from ..errors import UserError
-from ._shape import FlatSkill
+from ._shape import LeafSpec
 from .leaf_ids import distinct_ids
 from .manifests import SKILL_MD
 
 
-def load_flat_skills(path: str | os.PathLike[str]) -> list[FlatSkill]:
+def load_flat_skills(path: str | os.PathLike[str]) -> list[LeafSpec]:
     """Skills from a folder of SKILL.md skills (nested collections too), a tree file, or JSON lines.
 
     A SKILL.md skill that cannot be loaded, and a folder the search left out
@@ -46,7 +46,7 @@ def load_flat_skills(path: str | os.PathLike[str]) -> list[FlatSkill]:
     return [_from_entry(entry, number, path, base) for number, entry in enumerate(entries, start=1)]
 
 
-def _from_folder(root: Path) -> list[FlatSkill]:
+def _from_folder(root: Path) -> list[LeafSpec]:
     search = search_skill_folders(root)
     for folder, why in search.reported():
         warnings.warn(f"{folder}: skipped ({why})", RuntimeWarning, stacklevel=3)
@@ -62,7 +62,7 @@ def _from_folder(root: Path) -> list[FlatSkill]:
     for message in collisions:
         warnings.warn(str(message), RuntimeWarning, stacklevel=3)
     return [
-        FlatSkill(
+        LeafSpec(
             leaf_id,
             d.description,
             path=os.path.abspath(d.skill_md or find_skill_md(d.root) or d.root / "SKILL.md"),
@@ -72,7 +72,7 @@ def _from_folder(root: Path) -> list[FlatSkill]:
     ]
 
 
-def _from_entry(entry: Any, number: int, source: Path, base: Path) -> FlatSkill:
+def _from_entry(entry: Any, number: int, source: Path, base: Path) -> LeafSpec:
     if (
         not isinstance(entry, dict)
         or not isinstance(entry.get("name"), str)
@@ -87,11 +87,11 @@ def _from_entry(entry: Any, number: int, source: Path, base: Path) -> FlatSkill:
         if not isinstance(path, str) or not path:
             raise UserError(f"{source}: skill {number} is a SKILL.md skill without a 'path'")
         skill_name = entry.get("skill_name")
-        return FlatSkill(
+        return LeafSpec(
             entry["name"],
             entry["description"],
             tuple(examples),
             path=os.path.normpath(base / Path(path).expanduser()),
             skill_name=skill_name if isinstance(skill_name, str) and skill_name else entry["name"],
         )
-    return FlatSkill(entry["name"], entry["description"], tuple(examples))
+    return LeafSpec(entry["name"], entry["description"], tuple(examples))

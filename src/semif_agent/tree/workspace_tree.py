@@ -40,7 +40,7 @@ from ..catalog.names import skill_md_leaf_id
 from ..errors import ManifestError
 from ..workspace import Workspace
 from ._vectors import Embed
-from .build import MAX_CHILDREN, FlatSkill, update_tree
+from .build import MAX_CHILDREN, LeafSpec, update_tree
 from .leaf_ids import distinct_ids
 from .manifests import (
     RESERVED_IDS,
@@ -52,7 +52,7 @@ from .manifests import (
     parse_manifests,
     skill_md_effects,
 )
-from .skill_md import FoundSkill, SkillMdScan, scan_skill_md, skill_md_locations
+from .skill_md import SkillMdFolder, SkillMdScan, scan_skill_md, skill_md_locations
 from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
@@ -180,19 +180,19 @@ def _leaf_ids(
 
 
 def _split_by_category(
-    found: list[FoundSkill], ids: list[str], code_categories: dict[str, Category]
-) -> tuple[list[tuple[str, FoundSkill]], list[tuple[str, FoundSkill]]]:
+    found: list[SkillMdFolder], ids: list[str], code_categories: dict[str, Category]
+) -> tuple[list[tuple[str, SkillMdFolder]], list[tuple[str, SkillMdFolder]]]:
     """SKILL.md skills whose frontmatter names a code category, and the ones the builder places."""
-    direct: list[tuple[str, FoundSkill]] = []
-    placed: list[tuple[str, FoundSkill]] = []
+    direct: list[tuple[str, SkillMdFolder]] = []
+    placed: list[tuple[str, SkillMdFolder]] = []
     for leaf_id, skill in zip(ids, found):
         category = skill.metadata.get("category") if isinstance(skill.metadata, dict) else None
         (direct if category in code_categories else placed).append((leaf_id, skill))
     return direct, placed
 
 
-def _flat(found: FoundSkill, leaf_id: str, base: Path) -> FlatSkill:
-    return FlatSkill(
+def _flat(found: SkillMdFolder, leaf_id: str, base: Path) -> LeafSpec:
+    return LeafSpec(
         leaf_id,
         found.description,
         found.examples,
@@ -201,7 +201,7 @@ def _flat(found: FoundSkill, leaf_id: str, base: Path) -> FlatSkill:
     )
 
 
-def _leaf(found: FoundSkill, leaf_id: str, category: str) -> SkillManifest:
+def _leaf(found: SkillMdFolder, leaf_id: str, category: str) -> SkillManifest:
     return SkillManifest(
         name=leaf_id,
         category=category,
@@ -295,7 +295,7 @@ def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
     return bool(names) and not any(name in reserved or not isinstance(name, str) for name in names)
 
 
-def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
+def _same_leaves(previous: dict[str, Any], flat: list[LeafSpec]) -> bool:
     def key(entry: Any) -> tuple:
         return (
             entry.get("name"),
@@ -311,7 +311,7 @@ def _same_leaves(previous: dict[str, Any], flat: list[FlatSkill]) -> bool:
 
 
 def _stored_form(
-    built: dict[str, Any], placed: Iterable[tuple[str, FoundSkill]], report: SkillMdReport, held: dict[str, str]
+    built: dict[str, Any], placed: Iterable[tuple[str, SkillMdFolder]], report: SkillMdReport, held: dict[str, str]
 ) -> dict[str, object]:
     """The built tree with what each SKILL.md held (so the next load can skip unchanged files), the id of every
     SKILL.md skill with its folder (``held``: the next load keeps each id with its folder), and the report."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..records import RunRecord
 from ..records.runs import persons_word
-from ..routing.evaluate import Example, Outcome, expected_calibration_error
+from ..routing.evaluate import Example, RoutedExample, expected_calibration_error
 from .index import IndexedRun
 
 BINS = 10
@@ -102,7 +102,7 @@ def _periods(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list[tup
 def _reliability(judged: list[tuple[IndexedRun, RunRecord, bool]]) -> tuple[list, float | None]:
     """The reliability diagram's bins (the routing decision's probability against being right) and the ECE."""
     outcomes = [
-        Outcome(
+        RoutedExample(
             Example(record.request or "", record.label_skill if record.label_has_skill else record.skill),
             record.skill,
             0,

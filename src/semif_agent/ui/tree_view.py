@@ -24,15 +24,17 @@ SEARCH_SHOWN = 200
 
 
 @dataclass
-class Node:
+class CategoryView:
+    """A category as the tree page shows it: its skills and its subcategories."""
+
     category: Category
     skills: list[SkillManifest] = field(default_factory=list)
-    children: list[Node] = field(default_factory=list)
+    children: list[CategoryView] = field(default_factory=list)
 
 
 @dataclass
 class TreeView:
-    roots: list[Node]
+    roots: list[CategoryView]
     found: list[SkillManifest] | None  # the skills a search matched (None: no search)
     chosen: SkillManifest | None
     body: str | None
@@ -109,9 +111,9 @@ def _searchable(skill: SkillManifest) -> str:
     return " ".join((skill.name, skill.description, *skill.examples)).lower()
 
 
-def _nodes(tree: SkillTree, parent: str) -> list[Node]:
+def _nodes(tree: SkillTree, parent: str) -> list[CategoryView]:
     return [
-        Node(category, sorted(tree.children(category.name), key=lambda s: s.name), _nodes(tree, category.name))
+        CategoryView(category, sorted(tree.children(category.name), key=lambda s: s.name), _nodes(tree, category.name))
         for category in sorted(tree.subcategories(parent), key=lambda c: c.name)
     ]
 

@@ -25,8 +25,7 @@ Settings (``semif.toml``)::
 
 ``write_dirs`` defaults to the four folders of ``[paths]``. A write dir may
 not reach a record (see :mod:`.records`); a setting of the wrong type is
-refused (see :mod:`.settings`); a workspace of the old layout, where skills
-wrote the whole data dir, is moved on load (see :mod:`.migrate`). Unknown
+refused (see :mod:`.settings`). Unknown
 sections are kept in :attr:`Workspace.settings` for the layers that own them
 (``[provider]``, ``[routing]``...).
 """
@@ -40,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WorkspaceError
-from .migrate import migrate
 from .records import check_write_dirs
 from .settings import FOLDERS, check_types, merged
 
@@ -57,18 +55,15 @@ class Workspace:
     settings: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, root: str | os.PathLike[str], *, migrate_layout: bool = True) -> Workspace:
-        """The workspace at ``root``; one of the old layout is moved to the current one first (``migrate_layout``)."""
+    def load(cls, root: str | os.PathLike[str]) -> Workspace:
+        """The workspace at ``root``, its settings checked."""
         root = Path(root).expanduser().resolve()
         settings_file = root / SETTINGS_FILE
         if not root.is_dir():
             raise WorkspaceError(f"{root}: no such workspace directory")
         if not settings_file.is_file():
             raise WorkspaceError(f"{root}: not a workspace (no {SETTINGS_FILE}); create one with: semif init {root}")
-        raw = _read(settings_file)
-        if migrate_layout and migrate(root, settings_file, raw, lambda new: cls._checked(root, new)):
-            raw = _read(settings_file)
-        return cls._checked(root, raw)
+        return cls._checked(root, _read(settings_file))
 
     @classmethod
     def _checked(cls, root: Path, raw: dict[str, Any]) -> Workspace:

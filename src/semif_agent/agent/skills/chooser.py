@@ -19,7 +19,7 @@ from ...engine.lexical import LexicalEngine
 from ...engine.registry import create_engine, local_available
 from ...errors import EngineConfigError
 from ...routing.scoring import LeafScorer, top_indexes
-from ...tree.build import FlatSkill, build_tree
+from ...tree.build import LeafSpec, build_tree
 from ...tree.manifests import Category, SkillManifest
 from ...tree.tree import SkillTree
 from .skill import Skill, describe_for_search
@@ -150,7 +150,7 @@ class Chooser:
 
 def built_tree(skills: Sequence[Skill], engine: Any) -> SkillTree:
     """The tree of ``skills`` (categories of at most 15 children), embedded with ``engine``'s model when it has one."""
-    flat = [FlatSkill(s.name, describe_for_search(s)) for s in skills]
+    flat = [LeafSpec(s.name, describe_for_search(s)) for s in skills]
     try:
         data = build_tree(flat, embed=embedding_function(engine))
     except Exception as exc:  # noqa: BLE001 - a flat tree still reaches every skill
