@@ -18,7 +18,7 @@ stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
 :mod:`~semif_agent.agent.tracing` for OpenTelemetry spans of the turns,
 :mod:`~semif_agent.agent.output` for structured output,
-:mod:`~semif_agent.agent.skills` for skills with progressive disclosure at
+:mod:`~semif_agent.agent.agent_skills` for skills with progressive disclosure at
 any scale (a workspace's included), :mod:`~semif_agent.agent.subagents`,
 :mod:`~semif_agent.agent.compaction`, :mod:`~semif_agent.agent.deferred`
 for deferred tools, :mod:`~semif_agent.agent.scope` for retrieval scopes,
@@ -32,6 +32,9 @@ from __future__ import annotations
 
 from ._run_context import current_scope, current_usage_pool
 from .agent import Agent
+from .agent_skills.discovery import DiscoverySettings
+from .agent_skills.registry import SkillRegistry
+from .agent_skills.skill import Skill
 from .budget import TokenBudget
 from .errors import (
     AgentConfigError,
@@ -62,9 +65,6 @@ from .events import (
 )
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult, ModelCall
 from .scope import RetrievalScope
-from .skills.discovery import DiscoverySettings
-from .skills.registry import SkillRegistry
-from .skills.skill import Skill
 from .subagents import SubagentDefinition
 from .toolkits.mcp import MCPError, MCPServerConfig, MCPToolError
 from .toolkits.memory import (

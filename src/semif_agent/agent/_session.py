@@ -26,10 +26,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._config import TurnConfig
-from .deferred import SEARCH_TOOLS, DeferredTools
-from .errors import AgentConfigError, ToolNameCollisionError
-from .skills.discovery import BROWSE_SKILLS, SEARCH_SKILLS
-from .skills.meta_tools import (
+from .agent_skills.discovery import BROWSE_SKILLS, SEARCH_SKILLS
+from .agent_skills.meta_tools import (
     ACTIVATE_SKILL,
     READ_SKILL_FILE,
     RUN_SKILL_SCRIPT,
@@ -38,9 +36,11 @@ from .skills.meta_tools import (
     read_file_tool,
     run_script_tool,
 )
-from .skills.registry import SkillRegistry
-from .skills.skill import Skill
-from .skills.workspace import add_workspace, workspace_runner
+from .agent_skills.registry import SkillRegistry
+from .agent_skills.skill import Skill
+from .agent_skills.workspace import add_workspace, workspace_runner
+from .deferred import SEARCH_TOOLS, DeferredTools
+from .errors import AgentConfigError, ToolNameCollisionError
 from .subagents import TASK, SubagentDefinition, Subagents, is_subagent_tool
 from .tools import AgentTool
 

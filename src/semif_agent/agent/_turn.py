@@ -55,6 +55,7 @@ from ._execution import Outcome, ToolExecutor
 from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
 from ._turn_messages import TurnMessages
+from .agent_skills.choices import turn_run_id
 from .compaction import Compaction
 from .events import (
     AgentEvent,
@@ -70,7 +71,6 @@ from .events import (
 )
 from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
-from .skills.choices import turn_run_id
 from .usage import (
     ChildTurn,
     LimitBreach,

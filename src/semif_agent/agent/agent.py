@@ -24,7 +24,7 @@ replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
 session (skills, deferred tools, subagents: :mod:`._session`) and its
 :class:`~._conversation.Conversation`. Subagents and MCP servers see it only
 through the protocols of :mod:`._ports`; memory, retrieval and MCP live in
-:mod:`.toolkits`, skills in :mod:`.skills`.
+:mod:`.toolkits`, skills in :mod:`.agent_skills`.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ from ._conversation import Conversation
 from ._run_context import effective_scope
 from ._session import AgentSession
 from ._turn import Turn
+from .agent_skills.registry import SkillRegistry
+from .agent_skills.skill import Skill
 from .budget import TokenBudget
 from .compaction import CompactFn, Compaction
 from .errors import AgentConfigError, OutputMissingError
@@ -55,8 +57,6 @@ from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import FINAL_RESULT, OutputSpec
 from .pipeline import ContextPipeline, ContextWindow, Step, history_step
 from .scope import RetrievalScope
-from .skills.registry import SkillRegistry
-from .skills.skill import Skill
 from .subagents import SubagentDefinition, agent_tool
 from .toolkits.memory import MEMORY_PROTOCOL, FileMemoryBackend, MemoryManager, memory_tool
 from .tools import AgentTool
@@ -231,11 +231,11 @@ class Agent:
     def with_skills(
         self, skills: SkillSource, *, allow_scripts: bool = False, workspace: Folder | None = None
     ) -> Agent:
-        """Register skills (see :mod:`semif_agent.agent.skills`): a list of :class:`Skill`; a folder (``str`` or
+        """Register skills (see :mod:`semif_agent.agent.agent_skills`): a list of :class:`Skill`; a folder (``str`` or
         ``Path``) of SKILL.md skills, or of one, on demand (broken ones are reported and skipped); or a
         :class:`~semif_agent.workspace.Workspace` (or its :class:`~semif_agent.loop.SkillRunner`): its every
         skill on demand behind its own tree, ranked as ``semif run`` routes, the choices logged in its
-        decision log (see :mod:`semif_agent.agent.skills.workspace`).
+        decision log (see :mod:`semif_agent.agent.agent_skills.workspace`).
 
         ``allow_scripts`` lets the model run SKILL.md scripts, sandboxed, in ``workspace`` (default: the
         Workspace's folder, else a temporary one), and runs active skills' ``pre_step``/``post_step`` hooks
@@ -273,7 +273,7 @@ class Agent:
         return self.with_skills(workspace, allow_scripts=allow_scripts)
 
     def with_skill_discovery(self, **settings: Any) -> Agent:
-        """Tune skill discovery (see :class:`~semif_agent.agent.skills.discovery.DiscoverySettings`).
+        """Tune skill discovery (see :class:`~semif_agent.agent.agent_skills.discovery.DiscoverySettings`).
 
         ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),
         ``log`` (a decision log or its path: every shortlist and activation becomes a training row).

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ._schema import model_schema
-from .skills.chooser import Chooser, scoring_engine
+from .agent_skills.chooser import Chooser, scoring_engine
 from .tools import AgentTool
 
 SEARCH_TOOLS = "search_tools"

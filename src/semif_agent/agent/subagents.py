@@ -43,9 +43,9 @@ from ..errors import InvalidArgumentError
 from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
 from ._schema import model_schema
 from ._validated import ValidatedModel
+from .agent_skills.skill import Skill
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
-from .skills.skill import Skill
 from .tools import AgentTool
 from .usage import ChildTurn, UsageLimits
 

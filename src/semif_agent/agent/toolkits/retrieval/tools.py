@@ -24,8 +24,8 @@ from typing import Any
 
 from ..._run_context import current_scope
 from ..._threads import run_in_worker
+from ...agent_skills.skill import Skill, skill_from_tools
 from ...errors import AgentConfigError, AgentError
-from ...skills.skill import Skill, skill_from_tools
 from ...tools import AgentTool
 from .base import Document, Hit
 
@@ -106,7 +106,7 @@ def rag_tools(
 
 
 def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> Skill:
-    """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent.skills.skill`)."""
+    """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent.agent_skills.skill`)."""
     return skill_from_tools(
         "rag",
         "Search documents: find passages relevant to a question in the document store.",

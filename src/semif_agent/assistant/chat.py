@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..agent import DEFAULT_MODEL, Agent
+from ..agent.agent import DEFAULT_MODEL, Agent
 
 if TYPE_CHECKING:
-    from ...loop.runner import SkillRunner
+    from ..loop.runner import SkillRunner
 
 SYSTEM_PROMPT = (
     "You are the assistant of a semif workspace. Its skills each do one kind of task (email, notes, calendar, "

@@ -2,7 +2,7 @@
 
 ::
 
-    from semif_agent.agent.skills.runs import AgentSkillExecutor
+    from semif_agent.assistant.skill_runs import AgentSkillExecutor
     runner = SkillRunner(workspace, skill_md_executor=AgentSkillExecutor(provider))
 
 For each run, a fresh :class:`~semif_agent.agent.Agent` on ``provider`` gets
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._text import clip
-from ...llm.calllog import LoggedProvider
-from ...loop.skill_md_run import SkillMdOutcome, SkillMdRun
-from ...skills import ActionResult
+from .._text import clip
 from ..agent import Agent
-from ..errors import AgentError
+from ..agent.errors import AgentError
+from ..llm.calllog import LoggedProvider
+from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
+from ..skills import ActionResult
 
 SYSTEM_PROMPT = (
     "You carry out the user's request by following the active skill's instructions. The skill was chosen "
