@@ -41,7 +41,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -81,6 +81,9 @@ from .usage import (
     UsagePool,
     estimate_tokens,
 )
+
+if TYPE_CHECKING:
+    from ._session import TurnPrepared
 
 EventT = TypeVar("EventT", bound=_Event)  # an event class, and what _event makes of it
 
@@ -124,7 +127,7 @@ class Turn:
         self._response: Response | None = None
         self._executor: ToolExecutor | None = None
         self.children: list[ChildTurn] = []
-        self._prepared: Any = None  # what the session prepared for this message (the skill shortlist)
+        self._prepared: TurnPrepared | None = None  # what the session's toolsets prepared for this message
 
     @property
     def new_messages(self) -> list[Message]:
@@ -172,7 +175,7 @@ class Turn:
             raise
         diagnostics = self._finish()
         if self._base.session is not None:
-            self._base.session.finish(stopped_by=diagnostics.stopped_by, text=self.text)
+            self._base.session.finish(self._prepared, stopped_by=diagnostics.stopped_by, text=self.text)
         finished = self._event(TurnFinished, text=self.text, diagnostics=diagnostics, output=self.output)
         finished._exception = self.exception
         yield self._observed(finished)

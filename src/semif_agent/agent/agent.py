@@ -18,7 +18,7 @@ it through the one sync bridge, ``achat``/``chat`` are its text, and
 ``arun``/``run`` consume it for the structured output.
 
 An agent holds a few parts, each owning one concern: its
-:class:`~.toolset.ToolSet` (tools, specs, schema tokens, name claims), its
+:class:`~.own_tools.OwnTools` (tools, specs, schema tokens, name claims), its
 :class:`~._config.TurnOptions` (what the ``with_*`` methods set; frozen,
 replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
 session (skills, deferred tools, subagents: :mod:`._session`) and its
@@ -45,28 +45,31 @@ from ..llm.settings import DEFAULT_MODELS, FALLBACK_PROVIDER, ModelChoice, defau
 from ._config import AgentSettings, TurnConfig, TurnOptions
 from ._conversation import Conversation
 from ._run_context import effective_scope
-from ._session import AgentSession
+from ._session import AgentSession, claim
 from ._turn import Turn
 from .agent_skills.registry import SkillRegistry
 from .agent_skills.skill import Skill
+from .agent_skills.toolset import SkillToolset
 from .budget import TokenBudget
 from .compaction import CompactFn, Compaction
+from .deferred import SEARCH_TOOLS, DeferredTools
 from .errors import AgentConfigError, OutputMissingError
 from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import FINAL_RESULT, OutputSpec
+from .own_tools import OwnTools
 from .pipeline import ContextPipeline, ContextWindow, Step, history_step
 from .scope import RetrievalScope
-from .subagents import SubagentDefinition, agent_tool
-from .toolkits.memory import MEMORY_PROTOCOL, FileMemoryBackend, MemoryManager, memory_tool
+from .subagents import TASK, SubagentDefinition, Subagents, agent_tool, is_subagent_tool
+from .toolkits.memory import FileMemoryBackend, MemoryManager, memory_toolset
 from .tools import AgentTool
-from .toolset import ToolSet
+from .toolsets import AgentToolset
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
     from ..loop.runner import SkillRunner
     from ..workspace import Workspace
-    from .toolkits.mcp import MCPServerConfig, MCPServers
+    from .toolkits.mcp import MCPServerConfig
 
     Folder = str | os.PathLike[str]
     SkillSource = Sequence[Skill] | Folder | Workspace | SkillRunner  # what with_skills takes
@@ -107,6 +110,7 @@ class Agent:
         max_rounds: int = 10,
         tool_timeout: float | None = None,
         tool_result_max_tokens: int | None = 10_000,
+        toolsets: Sequence[AgentToolset] = (),
     ) -> None:
         self._settings = AgentSettings(
             max_tokens, max_response_tokens, max_rounds, tool_timeout, tool_result_max_tokens
@@ -121,13 +125,22 @@ class Agent:
         self._llm = llm
         self._owns_llm = llm is None
         self._options = TurnOptions()  # what the with_* methods set, replaced on every change
-        self._session = AgentSession()  # skills, deferred tools, subagents
-        self._tools = ToolSet(reserved=self._session.reserved)
+        skills = self._skills = SkillToolset()
+        self._deferred = DeferredTools(engine=lambda: skills.engine)  # ranked as skills are
+        self._session = AgentSession([skills, self._deferred])  # the toolsets: skills, deferred tools, ...
+        self._tools = OwnTools(reserved=self._session.reserved)
         self._config: tuple[TurnOptions, int, TurnConfig] | None = None  # the last config, and what it was built from
         self._conversation = Conversation()
-        self._mcp: MCPServers | None = None
+        for toolset in toolsets:
+            self.add_toolset(toolset)
 
     # -- configuration -------------------------------------------------------
+
+    def add_toolset(self, toolset: AgentToolset) -> Agent:
+        """Add a toolset (see :mod:`semif_agent.agent.toolsets`): each round it adds its instructions, tools and
+        hooks after those added before it. A tool name it claims that is taken is a :class:`ToolNameCollisionError`."""
+        self._session.add(toolset, self._tools.taken())
+        return self
 
     def with_system_prompt(self, prompt: str) -> Agent:
         """Set the system prompt (replacing any earlier one)."""
@@ -141,8 +154,13 @@ class Agent:
                 raise AgentConfigError(f"with_tools takes AgentTool values (use @tool), got {type(item).__name__}")
         self._tools.check(t.name for t in tools)
         deferred = [t for t in tools if t.defer_loading]
-        taken = {**self._session.reserved(), **self._tools.taken(), **{t.name: "another tool" for t in tools}}
-        self._session.add_deferred(deferred, taken)
+        if deferred and not self._deferred.tools:  # the first deferred tools bring search_tools
+            claim(
+                [SEARCH_TOOLS],
+                {**self._session.reserved(), **self._tools.taken(), **{t.name: "another tool" for t in tools}},
+            )
+        if deferred:
+            self._deferred.add(deferred)
         self._tools.add_tools([t for t in tools if not t.defer_loading])
         return self
 
@@ -203,7 +221,7 @@ class Agent:
 
     def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
         """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
-        return self.with_tools([memory_tool(backend)])._set(memory_protocol=True)
+        return self.add_toolset(memory_toolset(backend))
 
     def with_scope(self, scope: RetrievalScope | Mapping[str, object] | None) -> Agent:
         """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
@@ -224,8 +242,11 @@ class Agent:
         """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
         from .toolkits.mcp import MCPServers
 
-        self._mcp = self._mcp or MCPServers()
-        self._mcp.add([servers] if isinstance(servers, str) else list(servers))
+        servers = [servers] if isinstance(servers, str) else list(servers)
+        known = self._session.find(MCPServers)
+        if known is None:
+            return self.add_toolset(MCPServers(servers))
+        known.add(servers)
         return self
 
     def with_skills(
@@ -241,7 +262,9 @@ class Agent:
         Workspace's folder, else a temporary one), and runs active skills' ``pre_step``/``post_step`` hooks
         around each round. A taken name is a ``SkillNameCollisionError``; a tool clash a ``ToolNameCollisionError``.
         """
-        self._session.add_source(skills, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
+        self._skills.add_source(
+            skills, self._taken(besides=self._skills), allow_scripts=allow_scripts, workspace=workspace
+        )
         return self
 
     def with_skill(self, skill: Skill) -> Agent:
@@ -278,12 +301,17 @@ class Agent:
         ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),
         ``log`` (a decision log or its path: every shortlist and activation becomes a training row).
         """
-        self._session.configure_discovery(**settings)
+        self._skills.registry().discovery.configure(**settings)
         return self
 
     def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
         """Register subagents and the ``task(agent_name, task)`` tool (see :mod:`semif_agent.agent.subagents`)."""
-        self._session.add_subagents(self._spawn, list(definitions), self._tools.taken())
+        subagents = self._session.find(Subagents)
+        claim([TASK], self._taken(besides=subagents))
+        if subagents is None:
+            subagents = Subagents(self._spawn)
+            self.add_toolset(subagents)
+        subagents.add(list(definitions))
         return self
 
     def with_compaction(self, trigger_tokens: int, *, keep_last: int = 4, compact_fn: CompactFn | None = None) -> Agent:
@@ -295,6 +323,10 @@ class Agent:
     ) -> AgentTool:
         """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
         return agent_tool(self, name, description, output_model, max_output_retries)
+
+    def _taken(self, *, besides: AgentToolset | None = None) -> dict[str, str]:
+        """The tool names held by the agent's own tools and its toolsets (``besides`` left out)."""
+        return {**self._tools.taken(), **self._session.reserved(besides=besides)}
 
     def _set(self, **options: Any) -> Agent:
         self._options = replace(self._options, **options)
@@ -311,8 +343,6 @@ class Agent:
                 "structured output in prompted mode needs an agent without with_memory; use mode='tool'"
             )
         system_prompt = options.system_prompt
-        if options.memory_protocol:
-            system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
         config = TurnConfig.build(
             tools=self._tools.tools,
             specs=self._tools.specs,
@@ -333,9 +363,7 @@ class Agent:
         child = Agent(definition.model or self.model, llm=None if definition.model else self.llm, **settings.as_dict())
         child.with_system_prompt(definition.system_prompt).with_tools(list(definition.tools))
         if definition.skills:
-            registry = child._session.skill_registry(
-                catalog=self.skills.catalog, discovery=self.skills.discovery.settings
-            )
+            registry = child._skills.registry(catalog=self.skills.catalog, discovery=self.skills.discovery.settings)
             registry.share(self.skills, [s for s in definition.skills if isinstance(s, str)])
             child.with_skills([s for s in definition.skills if isinstance(s, Skill)])
         if definition.output_model is not None:
@@ -357,12 +385,18 @@ class Agent:
 
     @property
     def tools(self) -> tuple[AgentTool, ...]:
-        return tuple(self._tools)
+        """The agent's own tools, then those its toolsets show in every round (an MCP server's once connected)."""
+        return (*self._tools, *(t for toolset in self._session.toolsets for t in toolset.fixed_tools))
+
+    @property
+    def toolsets(self) -> tuple[AgentToolset, ...]:
+        """The agent's toolsets, in the order they add to a round (its skills and deferred tools first)."""
+        return tuple(self._session.toolsets)
 
     @property
     def skills(self) -> SkillRegistry:
         """This agent's skills: registration, activation state, discovery."""
-        return self._session.skill_registry()
+        return self._skills.registry()
 
     def save_state(self) -> dict[str, object]:
         """The session as JSON-ready data: skill activation (the catalog runtime's state), skills shown, deferred tools loaded."""
@@ -398,7 +432,7 @@ class Agent:
     @property
     def delegates(self) -> bool:
         """True when this agent can start subagents: registered ones, or a subagent tool among its tools or skills'."""
-        return self._session.runs_subagents(self._tools)
+        return any(is_subagent_tool(t) for t in self._tools) or self._session.delegates()
 
     def task_turn(self, task: str, *, output: OutputSpec | None = None, parent_tool_call_id: str | None = None) -> Turn:
         """A clean turn on ``task``: no conversation before it, not remembered after (a subagent's)."""
@@ -408,8 +442,7 @@ class Agent:
 
     async def astream(self, message: str) -> AsyncGenerator[AgentEvent, None]:
         """Run a turn; yield its events (:data:`~semif_agent.agent.events.AgentEvent`), ``TurnFinished`` last."""
-        if self._mcp is not None:
-            await self._mcp.connect(self._tools)
+        await self._session.open(self._tools.taken())
         config = self._turn_config()
         window = await self._window(str(message), config)
         if window.context:  # the passages ride in this turn's system prompt only
@@ -474,17 +507,16 @@ class Agent:
         return run_sync(self.arun(message), "Agent.run")
 
     def _refuse_sync_with_mcp(self, what: str) -> None:
-        if self._mcp is not None:
+        needs = self._session.async_only
+        if needs:
             raise AgentConfigError(
-                f"{what} cannot be used with MCP servers: they need the async variant "
+                f"{what} cannot be used with {needs[0].name}: they need the async variant "
                 "(astream, achat or arun, then aclose or `async with agent:`)"
             )
 
     async def aclose(self) -> None:
         """Close MCP connections and the session's resources; release the provider this agent built
         (one passed as ``llm`` is the caller's to close)."""
-        if self._mcp is not None:
-            await self._mcp.aclose(self._tools)
         await self._session.aclose()
         if self._owns_llm and self._llm is not None:
             close = getattr(self._llm, "aclose", None)

@@ -27,6 +27,7 @@ from ..._threads import run_in_worker
 from ...agent_skills.skill import Skill, skill_from_tools
 from ...errors import AgentConfigError, AgentError
 from ...tools import AgentTool
+from ...toolsets import FunctionToolset
 from .base import Document, Hit
 
 TOOL_NAME = "search_docs"
@@ -115,6 +116,12 @@ def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None 
         activation="on_demand",
         tags=("retrieval",),
     )
+
+
+def rag_toolset(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> FunctionToolset:
+    """``search_docs`` shown in every round, with :data:`RAG_INSTRUCTIONS` for the system prompt (a toolset for
+    ``Agent(toolsets=[...])``; :func:`rag_skill` is the same on demand)."""
+    return FunctionToolset(rag_tools(retriever, embed_fn), name="rag", instructions=RAG_INSTRUCTIONS)
 
 
 def render_hits(hits: Sequence[Hit], query: str, *, vault: str | None = None, doc_chars: int = DOC_CHARS) -> str:
