@@ -22,7 +22,9 @@ stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 any scale (a workspace's included), :mod:`~semif_agent.agent.subagents`,
 :mod:`~semif_agent.agent.compaction`, :mod:`~semif_agent.agent.deferred`
 for deferred tools, :mod:`~semif_agent.agent.scope` for retrieval scopes,
-:mod:`~semif_agent.agent.budget` for the context window, and the toolkits:
+:mod:`~semif_agent.agent.budget` for the context window,
+:mod:`~semif_agent.agent.toolsets` for toolsets (skills, deferred tools, subagents, MCP servers and
+your own, each one class the agent asks every round), and the toolkits:
 :mod:`~semif_agent.agent.toolkits.memory` for memory,
 :mod:`~semif_agent.agent.toolkits.retrieval` for retrieval and
 :mod:`~semif_agent.agent.toolkits.mcp` for MCP servers.
@@ -75,6 +77,7 @@ from .toolkits.memory import (
     MemoryToolError,
     memory_skill,
     memory_tools,
+    memory_toolset,
 )
 from .toolkits.retrieval import (
     Document,
@@ -85,8 +88,10 @@ from .toolkits.retrieval import (
     UnknownVaultError,
     rag_skill,
     rag_tools,
+    rag_toolset,
 )
 from .tools import AgentTool, tool
+from .toolsets import AgentToolset, FunctionToolset, ToolsetView
 from .tracing import TracingAgentCallback
 from .usage import (
     ChildTurn,
@@ -108,6 +113,12 @@ __all__ = [
     "SkillRegistry",
     "DiscoverySettings",
     "SubagentDefinition",
+    # toolsets: what the agent shows besides its own tools
+    "AgentToolset",
+    "FunctionToolset",
+    "ToolsetView",
+    "memory_toolset",
+    "rag_toolset",
     # events
     "AgentEvent",
     "TurnStarted",
