@@ -295,7 +295,7 @@ class Agent:
         """:meth:`with_skills` of a workspace (or its :class:`~semif_agent.loop.SkillRunner`)."""
         return self.with_skills(workspace, allow_scripts=allow_scripts)
 
-    def with_skill_discovery(self, **settings: Any) -> Agent:
+    def with_skill_discovery(self, **settings: object) -> Agent:
         """Tune skill discovery (see :class:`~semif_agent.agent.agent_skills.discovery.DiscoverySettings`).
 
         ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),

@@ -16,14 +16,19 @@ turn ended) for the assessment.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Unpack
 
 from .._text import clip
 from ..agent import Agent
+from ..agent._config import AgentOptions
 from ..agent.errors import AgentError
 from ..llm.calllog import LoggedProvider
 from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
 from ..skills import ActionResult
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
+    from ..llm.protocol import LLMProvider
 
 SYSTEM_PROMPT = (
     "You carry out the user's request by following the active skill's instructions. The skill was chosen "
@@ -40,7 +45,7 @@ class AgentSkillExecutor:
     settings); without one, the runner's judge does.
     """
 
-    def __init__(self, provider: Any, *, judge: Any = None, **options: Any) -> None:
+    def __init__(self, provider: LLMProvider, *, judge: Engine | None = None, **options: Unpack[AgentOptions]) -> None:
         self.provider = provider
         self.judge = judge
         self.options = options

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .toolset import SkillToolset
 
 
-def workspace_runner(source: Any) -> SkillRunner | None:
+def workspace_runner(source: object) -> SkillRunner | None:
     """The :class:`SkillRunner` ``source`` stands for: itself, or a new one over a Workspace; None for anything else."""
     from ...loop.runner import SkillRunner
     from ...workspace import Workspace
