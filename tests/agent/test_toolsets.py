@@ -113,6 +113,8 @@ def test_a_toolsets_tool_names_are_checked_against_every_other_tool():
         skilled.add_toolset(FunctionToolset([_tool("activate_skill")]))
     with pytest.raises(ToolNameCollisionError, match="toolset 'twice' has two tools named 'jot'"):
         FunctionToolset([_tool("jot"), _tool("jot")], name="twice")
+    with pytest.raises(AgentConfigError, match="a toolset is an AgentToolset, got list"):
+        Agent(llm=ScriptedProvider(), toolsets=[[_tool("jot")]])  # type: ignore[list-item]
 
 
 def test_a_toolsets_state_is_saved_and_restored_with_the_sessions():

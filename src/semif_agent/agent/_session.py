@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from ._config import TurnConfig
-from .errors import ToolNameCollisionError
+from .errors import AgentConfigError, ToolNameCollisionError
 from .hooks import PreToolHook
 from .tools import AgentTool
 from .toolsets import AgentToolset
@@ -57,7 +57,7 @@ class AgentSession:
     def add(self, toolset: AgentToolset, taken: Mapping[str, str]) -> AgentToolset:
         """Add ``toolset`` after the others; a tool name it claims that is ``taken`` or claimed here is a collision."""
         if not isinstance(toolset, AgentToolset):
-            raise TypeError(f"a toolset is an AgentToolset, got {type(toolset).__name__}")
+            raise AgentConfigError(f"a toolset is an AgentToolset, got {type(toolset).__name__}")
         claim(toolset.claims(), {**taken, **self.reserved()})
         self.toolsets.append(toolset)
         return toolset

@@ -17,9 +17,10 @@ the diagnostics and on ``TurnFinished.exception``; an abandoned stream
 records the same with ``error.kind == "cancelled"``. Either way the agent's
 conversation is left as it was: only finished turns are remembered.
 
-Sessions and compaction. When the config carries the agent's session
-(skills, deferred tools, subagents), the session prepares the turn (the
-skill shortlist for the message) and, at the start of every round, gives
+Sessions and compaction. When the config carries the agent's session (its
+toolsets: skills, deferred tools, subagents, ...), the session prepares the
+turn (each toolset's view of the message: the skill shortlist, ...) and, at
+the start of every round, gives
 the config that round runs with: the system prompt and tools as they stand
 now (a skill activated in one round shows in the next). When it carries a
 compaction, older messages are summarised at the start of a round that

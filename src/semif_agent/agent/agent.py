@@ -21,10 +21,13 @@ An agent holds a few parts, each owning one concern: its
 :class:`~.own_tools.OwnTools` (tools, specs, schema tokens, name claims), its
 :class:`~._config.TurnOptions` (what the ``with_*`` methods set; frozen,
 replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
-session (skills, deferred tools, subagents: :mod:`._session`) and its
-:class:`~._conversation.Conversation`. Subagents and MCP servers see it only
-through the protocols of :mod:`._ports`; memory, retrieval and MCP live in
-:mod:`.toolkits`, skills in :mod:`.agent_skills`.
+session (its toolsets, asked every round: :mod:`._session`, :mod:`.toolsets`)
+and its :class:`~._conversation.Conversation`. Its skills
+(:mod:`.agent_skills`) and deferred tools are toolsets it always holds; the
+``with_*`` methods of subagents, MCP servers and the memory tool add theirs,
+and :meth:`Agent.add_toolset` adds any other. Subagents see it only through
+the protocols of :mod:`._ports`; memory, retrieval and MCP live in
+:mod:`.toolkits`.
 """
 
 from __future__ import annotations
