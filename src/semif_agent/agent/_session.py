@@ -38,7 +38,8 @@ class AgentSession:
 
     def __init__(self, toolsets: Iterable[AgentToolset] = ()) -> None:
         self.toolsets: list[AgentToolset] = []
-        self._cache: tuple[TurnConfig, tuple[object, ...], TurnConfig] | None = None
+        # the last config, and what it was built from: the base, what the toolsets prepared, their versions
+        self._cache: tuple[TurnConfig, TurnPrepared | None, tuple[object, ...], TurnConfig] | None = None
         for toolset in toolsets:
             self.add(toolset, {})
 
@@ -106,13 +107,21 @@ class AgentSession:
 
     def configure(self, base: TurnConfig, prepared: TurnPrepared | None) -> TurnConfig:
         """The config a round runs with: ``base`` extended with every toolset's view as it stands now."""
-        if not self.active:
-            return base
-        mine = dict(_by_identity(prepared))
-        key = tuple((toolset, toolset.version, mine.get(id(toolset))) for toolset in self.toolsets)
+        versions = tuple([toolset.version for toolset in self.toolsets])
         cached = self._cache
-        if cached is not None and cached[0] is base and cached[1] == key:
-            return cached[2]
+        if (
+            cached is not None
+            and cached[0] is base
+            and (cached[1] is prepared or cached[1] == prepared)
+            and cached[2] == versions
+        ):
+            return cached[3]
+        config = self._build(base, prepared) if self.active else base
+        self._cache = (base, prepared, versions, config)
+        return config
+
+    def _build(self, base: TurnConfig, prepared: TurnPrepared | None) -> TurnConfig:
+        mine = dict(_by_identity(prepared))
         parts: list[str] = []
         tools: dict[str, AgentTool] = {}
         hooks: list[PreToolHook] = []
@@ -124,9 +133,7 @@ class AgentSession:
                 parts.append(view.instructions)
             tools.update(view.tools)
             hooks.extend(view.pre_hooks)
-        config = base.extended(system="\n\n".join(parts), tools=tools, pre_hooks=tuple(hooks))
-        self._cache = (base, key, config)
-        return config
+        return base.extended(system="\n\n".join(parts), tools=tools, pre_hooks=tuple(hooks))
 
     # -- the session's life ------------------------------------------------------------
 
