@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..llm.messages import ToolSpec
 from .budget import TokenBudget
@@ -54,16 +54,6 @@ class AgentSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class AgentOptions(TypedDict, total=False):
-    """The numeric settings :class:`~semif_agent.agent.Agent` takes as keywords (what helpers that build one pass on)."""
-
-    max_tokens: int
-    max_response_tokens: int
-    max_rounds: int
-    tool_timeout: float | None
-    tool_result_max_tokens: int | None
 
 
 def _positive(name: str, value: object) -> None:

@@ -36,7 +36,7 @@ import os
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel
 
@@ -79,6 +79,16 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
 """The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
+
+
+class AgentOptions(TypedDict, total=False):
+    """The numeric settings :class:`~semif_agent.agent.Agent` takes as keywords (what helpers that build one pass on)."""
+
+    max_tokens: int
+    max_response_tokens: int
+    max_rounds: int
+    tool_timeout: float | None
+    tool_result_max_tokens: int | None
 
 
 class Agent:

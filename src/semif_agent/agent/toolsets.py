@@ -52,6 +52,14 @@ class ToolsetView:
     tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
     pre_hooks: tuple[PreToolHook, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.instructions, str):
+            raise AgentConfigError(f"a toolset's instructions are text, got {type(self.instructions).__name__}")
+        if not isinstance(self.tools, Mapping) or not all(isinstance(t, AgentTool) for t in self.tools.values()):
+            raise AgentConfigError("a toolset's view takes its tools as a mapping of name to AgentTool")
+        if not all(callable(hook) for hook in self.pre_hooks):
+            raise AgentConfigError("a toolset's pre-tool hooks must be callable")
+
 
 EMPTY_VIEW = ToolsetView()
 

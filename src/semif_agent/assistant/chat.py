@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Unpack
 
-from ..agent._config import AgentOptions
-from ..agent.agent import DEFAULT_MODEL, Agent
+from ..agent.agent import DEFAULT_MODEL, Agent, AgentOptions
 
 if TYPE_CHECKING:
     from ..llm.protocol import LLMProvider

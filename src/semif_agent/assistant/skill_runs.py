@@ -19,8 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Unpack
 
 from .._text import clip
-from ..agent import Agent
-from ..agent._config import AgentOptions
+from ..agent.agent import Agent, AgentOptions
 from ..agent.errors import AgentError
 from ..llm.calllog import LoggedProvider
 from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
