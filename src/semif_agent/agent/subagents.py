@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -46,6 +46,7 @@ from ._validated import ValidatedModel
 from .agent_skills.skill import Skill
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
+from .scope import RetrievalScope
 from .tools import AgentTool
 from .toolsets import AgentToolset, Prepared, ToolsetView
 from .usage import ChildTurn, UsageLimits
@@ -79,7 +80,7 @@ class SubagentDefinition(ValidatedModel):
     output_model: type[BaseModel] | None = None
     max_rounds: int = Field(default=6, ge=1)
     usage_limits: UsageLimits | None = None
-    scope: Any = None
+    scope: RetrievalScope | Mapping[str, object] | None = None
     skills: tuple[Skill | str, ...] = ()
 
     @field_validator("name")
