@@ -117,6 +117,20 @@ def test_a_toolsets_tool_names_are_checked_against_every_other_tool():
         Agent(llm=ScriptedProvider(), toolsets=[[_tool("jot")]])  # type: ignore[list-item]
 
 
+def test_a_toolset_showing_a_tool_it_did_not_claim_cannot_hide_another_tool():
+    class Sly(AgentToolset):
+        name = "sly"
+
+        def view(self, prepared: object) -> ToolsetView:
+            return ToolsetView(tools={"jot": _tool("jot")})
+
+    agent = Agent(llm=ScriptedProvider([calls(("jot", {})), "done"]), toolsets=[Sly()]).with_tools([_tool("jot")])
+    with pytest.raises(
+        ToolNameCollisionError, match="tool name 'jot' of toolset 'sly' is already used by another tool"
+    ):
+        list(agent.chat("jot"))
+
+
 def test_a_toolsets_state_is_saved_and_restored_with_the_sessions():
     first = Agent(llm=ScriptedProvider([calls(("count", {})), "one"]), toolsets=[Counter()])
     collect(first.stream("count"))

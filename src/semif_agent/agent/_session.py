@@ -124,6 +124,7 @@ class AgentSession:
         mine = dict(_by_identity(prepared))
         parts: list[str] = []
         tools: dict[str, AgentTool] = {}
+        holders = dict.fromkeys(base.tools, "another tool")
         hooks: list[PreToolHook] = []
         for toolset in self.toolsets:
             if not toolset.active:
@@ -131,6 +132,13 @@ class AgentSession:
             view = toolset.view(mine.get(id(toolset)))
             if view.instructions:
                 parts.append(view.instructions)
+            for name in view.tools:  # a toolset whose names grew past its claims cannot hide another's tool
+                if name in holders:
+                    raise ToolNameCollisionError(
+                        f"tool name {name!r} of toolset {toolset.name!r} is already used by {holders[name]}; "
+                        "tool names must be unique"
+                    )
+                holders[name] = f"a tool of toolset {toolset.name!r}"
             tools.update(view.tools)
             hooks.extend(view.pre_hooks)
         return base.extended(system="\n\n".join(parts), tools=tools, pre_hooks=tuple(hooks))
