@@ -173,6 +173,8 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
         "ToolSpec": lambda tmp: llm.ToolSpec(name=""),
         # the agent
         "Agent": lambda tmp: agent.Agent(max_rounds=0),
+        "FunctionToolset": lambda tmp: agent.FunctionToolset(["search"]),
+        "ToolsetView": lambda tmp: agent.ToolsetView(instructions=3),
         "AgentTool": lambda tmp: agent.AgentTool(name="bad name", description="", input_schema={}, fn=print),
         "ApprovalDecision": lambda tmp: agent.ApprovalDecision(approved="perhaps"),
         "ApprovalRequest": lambda tmp: agent.ApprovalRequest(tool_call_id="c1", name="tool"),
@@ -217,6 +219,7 @@ def _bad_calls() -> dict[str, Callable[[Path], Any]]:
 # Exported classes no caller builds from its own values, each with where a bad value is caught instead.
 NOT_BUILT_BY_CALLERS = {
     # protocols and bases to implement
+    "AgentToolset": "a base class (a toolset of the wrong type is refused by Agent(toolsets=...): AgentConfigError)",
     "Engine": "a protocol",
     "BaseEngine": "a base class",
     "ThresholdEngine": "a base class",

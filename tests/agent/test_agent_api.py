@@ -57,6 +57,7 @@ def test_every_seed_method_is_there_with_its_parameters(name):
 
 
 def test_the_constructor_takes_the_seed_parameters_and_the_agent_is_an_async_context_manager():
-    assert list(inspect.signature(Agent.__init__).parameters)[1:] == SEED_CONSTRUCTOR
+    parameters = inspect.signature(Agent.__init__).parameters
+    assert list(parameters)[1:] == [*SEED_CONSTRUCTOR, "toolsets"]  # the seed's, then the toolsets
     assert inspect.iscoroutinefunction(Agent.__aenter__) and inspect.iscoroutinefunction(Agent.__aexit__)
     assert inspect.isasyncgenfunction(Agent.astream) and inspect.isasyncgenfunction(Agent.achat)

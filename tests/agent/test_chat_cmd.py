@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from semif_agent.agent.skills.code_tools import skill_tool_name, skill_tools
+from semif_agent.agent.agent_skills.code_tools import skill_tool_name, skill_tools
 from semif_agent.cli import main
 from semif_agent.engine import create_engine
 from semif_agent.llm import ScriptedProvider, ToolResultMessage, override_provider

@@ -102,7 +102,7 @@ def test_deferred_names_are_checked_like_any_tool():
 
 def test_deferred_tools_may_come_in_several_batches_and_search_tools_stays_one_name():
     agent = Agent(llm=ScriptedProvider()).with_tools([export_ledger]).with_tools([resize_image])
-    assert sorted(agent._session.deferred.tools) == ["export_ledger", "resize_image"]
+    assert sorted(agent._deferred.tools) == ["export_ledger", "resize_image"]
 
     @tool
     def search_tools(query: str) -> str:

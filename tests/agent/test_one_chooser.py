@@ -85,8 +85,8 @@ def test_a_turn_that_activates_nothing_is_a_none_row(runner: SkillRunner, tmp_pa
 
 
 def test_ranking_a_part_of_a_tree_keeps_the_trees_order_of_merit(runner: SkillRunner) -> None:
-    from semif_agent.agent.skills.chooser import Chooser
-    from semif_agent.agent.skills.workspace import workspace_skills
+    from semif_agent.agent.agent_skills.chooser import Chooser
+    from semif_agent.agent.agent_skills.workspace import workspace_skills
 
     skills = workspace_skills(runner)
     engine = runner.strategy.scorer.engine

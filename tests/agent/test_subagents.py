@@ -14,7 +14,7 @@ from semif_agent.agent import (
     UsageLimits,
     tool,
 )
-from semif_agent.agent.subagents import run_subagent
+from semif_agent.agent.subagents import Subagents, run_subagent
 from semif_agent.llm import ModelRequest, ProviderError, ScriptedProvider, ScriptedReply, Usage
 
 from ._skill_support import system_of, tool_names
@@ -55,7 +55,7 @@ def test_task_runs_a_lazily_built_child_and_forwards_its_events_flat():
         }
     )
     agent = Agent(llm=provider).with_system_prompt("Orchestrator: delegate.").with_subagents([RESEARCHER])
-    assert agent._session.subagents._agents == {}  # built on first use
+    assert agent._session.find(Subagents)._agents == {}  # built on first use
     events = collect(agent.stream("What is entropy?"))
     first = provider.requests[0]
     assert tool_names(first) == ["task"] and first.tools[0].input_schema["properties"]["agent_name"]["enum"] == [
@@ -207,7 +207,7 @@ def test_subagents_get_the_orchestrators_skills_by_name_with_their_own_activatio
     collect(agent.stream("go"))
     clerk_first = next(r for r in provider.requests if system_of(r).startswith("Clerk:"))
     assert "- sheets: Spreadsheets." in system_of(clerk_first) and "- mail: Send mail." in system_of(clerk_first)
-    child = agent._session.subagents.agent("clerk")
+    child = agent._session.find(Subagents).agent("clerk")
     assert child.skills.is_active("sheets") and not agent.skills.is_active("sheets")
     assert child.skills.catalog is agent.skills.catalog  # one catalog, two runtimes
     collect(agent.stream("again"))

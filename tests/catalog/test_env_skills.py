@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from support.catalog_helpers import make_skill
 
-from semif_agent.agent.skills import SkillRegistry
+from semif_agent.agent.agent_skills import SkillRegistry
 from semif_agent.catalog import (
     AgentSkillRuntime,
     CatalogError,

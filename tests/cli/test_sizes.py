@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from semif_agent._sync import run_sync
-from semif_agent.agent.skills.code_tools import skill_tool
+from semif_agent.agent.agent_skills.code_tools import skill_tool
 from semif_agent.engine import create_engine
 from semif_agent.errors import UserError
 from semif_agent.loop import SkillRunner

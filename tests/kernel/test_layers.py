@@ -63,6 +63,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "forge": (*KERNEL, "records", "llm", "tree", "routing", "loop", "sandbox", "catalog", "contract"),
     "chooser": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "contract"),
     "agent": (*WORKERS, "chooser"),
+    # what is built on an Agent (semif chat's agent, the Agent following a SKILL.md skill)
+    "assistant": (*WORKERS, "chooser", "agent"),
     "ui": (*KERNEL, "records", "llm", "sandbox", "catalog", "tree", "routing", "loop", "chooser"),
     # the MCP server: a face like the command line and the web view (it binds its socket as `semif ui` does)
     "mcp_server": (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from semif_agent.agent.skills.runs import AgentSkillExecutor
+from semif_agent.assistant.skill_runs import AgentSkillExecutor
 from semif_agent.cli import main
 from semif_agent.engine import ScriptedEngine
 from semif_agent.llm import ScriptedProvider

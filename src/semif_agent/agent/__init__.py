@@ -18,11 +18,13 @@ stream, :mod:`~semif_agent.agent.usage` for limits and diagnostics,
 :mod:`~semif_agent.agent.hooks` for hooks and approval,
 :mod:`~semif_agent.agent.tracing` for OpenTelemetry spans of the turns,
 :mod:`~semif_agent.agent.output` for structured output,
-:mod:`~semif_agent.agent.skills` for skills with progressive disclosure at
+:mod:`~semif_agent.agent.agent_skills` for skills with progressive disclosure at
 any scale (a workspace's included), :mod:`~semif_agent.agent.subagents`,
 :mod:`~semif_agent.agent.compaction`, :mod:`~semif_agent.agent.deferred`
 for deferred tools, :mod:`~semif_agent.agent.scope` for retrieval scopes,
-:mod:`~semif_agent.agent.budget` for the context window, and the toolkits:
+:mod:`~semif_agent.agent.budget` for the context window,
+:mod:`~semif_agent.agent.toolsets` for toolsets (skills, deferred tools, subagents, MCP servers and
+your own, each one class the agent asks every round), and the toolkits:
 :mod:`~semif_agent.agent.toolkits.memory` for memory,
 :mod:`~semif_agent.agent.toolkits.retrieval` for retrieval and
 :mod:`~semif_agent.agent.toolkits.mcp` for MCP servers.
@@ -32,6 +34,9 @@ from __future__ import annotations
 
 from ._run_context import current_scope, current_usage_pool
 from .agent import Agent
+from .agent_skills.discovery import DiscoverySettings
+from .agent_skills.registry import SkillRegistry
+from .agent_skills.skill import Skill
 from .budget import TokenBudget
 from .compaction import TierCompactor
 from .errors import (
@@ -64,9 +69,6 @@ from .events import (
 from .hooks import AgentCallback, ApprovalDecision, ApprovalRequest, HookResult, ModelCall
 from .pipeline import ContextPipeline, retriever_step
 from .scope import RetrievalScope
-from .skills.discovery import DiscoverySettings
-from .skills.registry import SkillRegistry
-from .skills.skill import Skill
 from .subagents import SubagentDefinition
 from .toolkits.mcp import MCPError, MCPServerConfig, MCPToolError
 from .toolkits.memory import (
@@ -77,6 +79,7 @@ from .toolkits.memory import (
     MemoryToolError,
     memory_skill,
     memory_tools,
+    memory_toolset,
 )
 from .toolkits.retrieval import (
     Document,
@@ -87,8 +90,10 @@ from .toolkits.retrieval import (
     UnknownVaultError,
     rag_skill,
     rag_tools,
+    rag_toolset,
 )
 from .tools import AgentTool, tool
+from .toolsets import AgentToolset, FunctionToolset, ToolsetView
 from .tracing import TracingAgentCallback
 from .usage import (
     ChildTurn,
@@ -110,6 +115,12 @@ __all__ = [
     "SkillRegistry",
     "DiscoverySettings",
     "SubagentDefinition",
+    # toolsets: what the agent shows besides its own tools
+    "AgentToolset",
+    "FunctionToolset",
+    "ToolsetView",
+    "memory_toolset",
+    "rag_toolset",
     # events
     "AgentEvent",
     "TurnStarted",

@@ -26,6 +26,7 @@ from .tools import AgentTool
 from .usage import UsageLimits, estimate_json_tokens, estimate_tokens
 
 if TYPE_CHECKING:
+    from ._session import TurnPrepared
     from .pipeline import Step
 
 
@@ -66,7 +67,6 @@ class TurnOptions:
     so an agent knows its turn config is stale by identity alone."""
 
     system_prompt: str = ""
-    memory_protocol: bool = False  # the memory tool's protocol follows the system prompt
     output: OutputSpec | None = None
     limits: UsageLimits | None = None
     pre_hooks: tuple[PreToolHook, ...] = ()
@@ -84,17 +84,17 @@ class TurnOptions:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _BUILT}
 
 
-_BUILT = frozenset({"system_prompt", "memory_protocol", "output", "context_steps"})
+_BUILT = frozenset({"system_prompt", "output", "context_steps"})
 
 
 class TurnSession(Protocol):
     """What a turn asks of the session that moves within it (skills, deferred tools, subagents)."""
 
-    async def prepare(self, message: str, *, run_id: str = "", model: str | None = None) -> tuple[str, ...]:
-        """What the session needs for ``message`` before the first round (the skill shortlist)."""
+    async def prepare(self, message: str, *, run_id: str = "", model: str | None = None) -> TurnPrepared:
+        """What the session needs for ``message`` before the first round (the skill shortlist, ...)."""
         ...
 
-    def configure(self, base: TurnConfig, shortlist: tuple[str, ...] | None) -> TurnConfig:
+    def configure(self, base: TurnConfig, prepared: TurnPrepared | None) -> TurnConfig:
         """The config a round runs with: ``base`` extended with the session as it stands now."""
         ...
 
@@ -102,7 +102,7 @@ class TurnSession(Protocol):
         """Run the ``hook_type`` lifecycle hooks (``pre_step``, ``post_step``) of the active skills for a round."""
         ...
 
-    def finish(self, *, stopped_by: str, text: str) -> None:
+    def finish(self, prepared: TurnPrepared | None, *, stopped_by: str, text: str) -> None:
         """The turn ended."""
         ...
 

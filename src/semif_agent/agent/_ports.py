@@ -1,29 +1,15 @@
 """What the helpers around the turn loop need of an agent, as small protocols (the agent implements them).
 
-- :class:`ToolHost`: tools found at run time (MCP servers) join and leave
-  through the agent's :class:`~.toolset.ToolSet`, with its one name check.
 - :class:`Delegate`: an agent a task is handed to (a subagent, or an agent
   behind ``as_tool``) starts a clean turn for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Protocol
 
 from ._turn import Turn
 from .output import OutputSpec
-from .tools import AgentTool
-
-
-class ToolHost(Protocol):
-    def add_tools(self, tools: Iterable[AgentTool]) -> list[AgentTool]:
-        """Add tools, every name checked; the ``defer_loading`` ones are handed back, not added."""
-        ...
-
-    def remove_tools(self, names: Iterable[str]) -> None:
-        """Take the named tools off."""
-        ...
 
 
 class Delegate(Protocol):

@@ -17,9 +17,10 @@ the diagnostics and on ``TurnFinished.exception``; an abandoned stream
 records the same with ``error.kind == "cancelled"``. Either way the agent's
 conversation is left as it was: only finished turns are remembered.
 
-Sessions and compaction. When the config carries the agent's session
-(skills, deferred tools, subagents), the session prepares the turn (the
-skill shortlist for the message) and, at the start of every round, gives
+Sessions and compaction. When the config carries the agent's session (its
+toolsets: skills, deferred tools, subagents, ...), the session prepares the
+turn (each toolset's view of the message: the skill shortlist, ...) and, at
+the start of every round, gives
 the config that round runs with: the system prompt and tools as they stand
 now (a skill activated in one round shows in the next). When it carries a
 compaction, older messages are summarised at the start of a round that
@@ -41,7 +42,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -55,6 +56,7 @@ from ._execution import Outcome, ToolExecutor
 from ._run_context import current_usage_pool, effective_scope
 from ._stuck import StuckDetector
 from ._turn_messages import TurnMessages
+from .agent_skills.choices import turn_run_id
 from .compaction import Compaction
 from .events import (
     AgentEvent,
@@ -70,7 +72,6 @@ from .events import (
 )
 from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
-from .skills.choices import turn_run_id
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -81,6 +82,9 @@ from .usage import (
     UsagePool,
     estimate_tokens,
 )
+
+if TYPE_CHECKING:
+    from ._session import TurnPrepared
 
 EventT = TypeVar("EventT", bound=_Event)  # an event class, and what _event makes of it
 
@@ -124,7 +128,7 @@ class Turn:
         self._response: Response | None = None
         self._executor: ToolExecutor | None = None
         self.children: list[ChildTurn] = []
-        self._prepared: Any = None  # what the session prepared for this message (the skill shortlist)
+        self._prepared: TurnPrepared | None = None  # what the session's toolsets prepared for this message
 
     @property
     def new_messages(self) -> list[Message]:
@@ -172,7 +176,7 @@ class Turn:
             raise
         diagnostics = self._finish()
         if self._base.session is not None:
-            self._base.session.finish(stopped_by=diagnostics.stopped_by, text=self.text)
+            self._base.session.finish(self._prepared, stopped_by=diagnostics.stopped_by, text=self.text)
         finished = self._event(TurnFinished, text=self.text, diagnostics=diagnostics, output=self.output)
         finished._exception = self.exception
         yield self._observed(finished)

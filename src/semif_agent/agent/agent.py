@@ -18,13 +18,16 @@ it through the one sync bridge, ``achat``/``chat`` are its text, and
 ``arun``/``run`` consume it for the structured output.
 
 An agent holds a few parts, each owning one concern: its
-:class:`~.toolset.ToolSet` (tools, specs, schema tokens, name claims), its
+:class:`~.own_tools.OwnTools` (tools, specs, schema tokens, name claims), its
 :class:`~._config.TurnOptions` (what the ``with_*`` methods set; frozen,
 replaced on change) and :class:`~._config.AgentSettings` (the numbers), its
-session (skills, deferred tools, subagents: :mod:`._session`) and its
-:class:`~._conversation.Conversation`. Subagents and MCP servers see it only
-through the protocols of :mod:`._ports`; memory, retrieval and MCP live in
-:mod:`.toolkits`, skills in :mod:`.skills`.
+session (its toolsets, asked every round: :mod:`._session`, :mod:`.toolsets`)
+and its :class:`~._conversation.Conversation`. Its skills
+(:mod:`.agent_skills`) and deferred tools are toolsets it always holds; the
+``with_*`` methods of subagents, MCP servers and the memory tool add theirs,
+and :meth:`Agent.add_toolset` adds any other. Subagents see it only through
+the protocols of :mod:`._ports`; memory, retrieval and MCP live in
+:mod:`.toolkits`.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import os
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel
 
@@ -45,35 +48,48 @@ from ..llm.settings import DEFAULT_MODELS, FALLBACK_PROVIDER, ModelChoice, defau
 from ._config import AgentSettings, TurnConfig, TurnOptions
 from ._conversation import Conversation
 from ._run_context import effective_scope
-from ._session import AgentSession
+from ._session import AgentSession, claim
 from ._turn import Turn
+from .agent_skills.registry import SkillRegistry
+from .agent_skills.skill import Skill
+from .agent_skills.toolset import SkillToolset
 from .budget import TokenBudget
 from .compaction import CompactFn, Compaction
+from .deferred import SEARCH_TOOLS, DeferredTools
 from .errors import AgentConfigError, OutputMissingError
 from .events import AgentEvent, TextDelta, TurnFinished
 from .hooks import AgentCallback, ApprovalCallback, PostToolHook, PreToolHook
 from .output import FINAL_RESULT, OutputSpec
+from .own_tools import OwnTools
 from .pipeline import ContextPipeline, ContextWindow, Step, history_step
 from .scope import RetrievalScope
-from .skills.registry import SkillRegistry
-from .skills.skill import Skill
-from .subagents import SubagentDefinition, agent_tool
-from .toolkits.memory import MEMORY_PROTOCOL, FileMemoryBackend, MemoryManager, memory_tool
+from .subagents import TASK, SubagentDefinition, Subagents, agent_tool, is_subagent_tool
+from .toolkits.memory import FileMemoryBackend, MemoryManager, memory_toolset
 from .tools import AgentTool
-from .toolset import ToolSet
+from .toolsets import AgentToolset
 from .usage import TurnDiagnostics, UsageLimits
 
 if TYPE_CHECKING:
     from ..catalog.environment import EnvironmentRouter
     from ..loop.runner import SkillRunner
     from ..workspace import Workspace
-    from .toolkits.mcp import MCPServerConfig, MCPServers
+    from .toolkits.mcp import MCPServerConfig
 
     Folder = str | os.PathLike[str]
     SkillSource = Sequence[Skill] | Folder | Workspace | SkillRunner  # what with_skills takes
 
 DEFAULT_MODEL = DEFAULT_MODELS[FALLBACK_PROVIDER]
 """The model used when none is named and the environment does not point at one provider (see :func:`default_model`)."""
+
+
+class AgentOptions(TypedDict, total=False):
+    """The numeric settings :class:`~semif_agent.agent.Agent` takes as keywords (what helpers that build one pass on)."""
+
+    max_tokens: int
+    max_response_tokens: int
+    max_rounds: int
+    tool_timeout: float | None
+    tool_result_max_tokens: int | None
 
 
 class Agent:
@@ -108,6 +124,7 @@ class Agent:
         max_rounds: int = 10,
         tool_timeout: float | None = None,
         tool_result_max_tokens: int | None = 10_000,
+        toolsets: Sequence[AgentToolset] = (),
     ) -> None:
         self._settings = AgentSettings(
             max_tokens, max_response_tokens, max_rounds, tool_timeout, tool_result_max_tokens
@@ -122,13 +139,22 @@ class Agent:
         self._llm = llm
         self._owns_llm = llm is None
         self._options = TurnOptions()  # what the with_* methods set, replaced on every change
-        self._session = AgentSession()  # skills, deferred tools, subagents
-        self._tools = ToolSet(reserved=self._session.reserved)
+        skills = self._skills = SkillToolset()
+        self._deferred = DeferredTools(engine=lambda: skills.engine)  # ranked as skills are
+        self._session = AgentSession([skills, self._deferred])  # the toolsets: skills, deferred tools, ...
+        self._tools = OwnTools(reserved=self._session.reserved)
         self._config: tuple[TurnOptions, int, TurnConfig] | None = None  # the last config, and what it was built from
         self._conversation = Conversation()
-        self._mcp: MCPServers | None = None
+        for toolset in toolsets:
+            self.add_toolset(toolset)
 
     # -- configuration -------------------------------------------------------
+
+    def add_toolset(self, toolset: AgentToolset) -> Agent:
+        """Add a toolset (see :mod:`semif_agent.agent.toolsets`): each round it adds its instructions, tools and
+        hooks after those added before it. A tool name it claims that is taken is a :class:`ToolNameCollisionError`."""
+        self._session.add(toolset, self._tools.taken())
+        return self
 
     def with_system_prompt(self, prompt: str) -> Agent:
         """Set the system prompt (replacing any earlier one)."""
@@ -142,8 +168,13 @@ class Agent:
                 raise AgentConfigError(f"with_tools takes AgentTool values (use @tool), got {type(item).__name__}")
         self._tools.check(t.name for t in tools)
         deferred = [t for t in tools if t.defer_loading]
-        taken = {**self._session.reserved(), **self._tools.taken(), **{t.name: "another tool" for t in tools}}
-        self._session.add_deferred(deferred, taken)
+        if deferred and not self._deferred.tools:  # the first deferred tools bring search_tools
+            claim(
+                [SEARCH_TOOLS],
+                {**self._session.reserved(), **self._tools.taken(), **{t.name: "another tool" for t in tools}},
+            )
+        if deferred:
+            self._deferred.add(deferred)
         self._tools.add_tools([t for t in tools if not t.defer_loading])
         return self
 
@@ -204,7 +235,7 @@ class Agent:
 
     def with_memory_tool(self, backend: FileMemoryBackend | str | os.PathLike[str]) -> Agent:
         """Add the ``memory`` tool over ``backend`` (or its base path) and the memory protocol to the system prompt."""
-        return self.with_tools([memory_tool(backend)])._set(memory_protocol=True)
+        return self.add_toolset(memory_toolset(backend))
 
     def with_scope(self, scope: RetrievalScope | Mapping[str, object] | None) -> Agent:
         """Set the scope published during each tool call; a subagent's is intersected with its parent's."""
@@ -225,8 +256,11 @@ class Agent:
         """Add MCP servers (configs, URLs or command lines), connected on the first async turn."""
         from .toolkits.mcp import MCPServers
 
-        self._mcp = self._mcp or MCPServers()
-        self._mcp.add([servers] if isinstance(servers, str) else list(servers))
+        servers = [servers] if isinstance(servers, str) else list(servers)
+        known = self._session.find(MCPServers)
+        if known is None:
+            return self.add_toolset(MCPServers(servers))
+        known.add(servers)
         return self
 
     def with_skills(
@@ -237,11 +271,11 @@ class Agent:
         workspace: Folder | None = None,
         env_router: EnvironmentRouter | None = None,
     ) -> Agent:
-        """Register skills (see :mod:`semif_agent.agent.skills`): a list of :class:`Skill`; a folder (``str`` or
+        """Register skills (see :mod:`semif_agent.agent.agent_skills`): a list of :class:`Skill`; a folder (``str`` or
         ``Path``) of SKILL.md skills, or of one, on demand (broken ones are reported and skipped); or a
         :class:`~semif_agent.workspace.Workspace` (or its :class:`~semif_agent.loop.SkillRunner`): its every
         skill on demand behind its own tree, ranked as ``semif run`` routes, the choices logged in its
-        decision log (see :mod:`semif_agent.agent.skills.workspace`).
+        decision log (see :mod:`semif_agent.agent.agent_skills.workspace`).
 
         ``allow_scripts`` lets the model run SKILL.md scripts, sandboxed, in ``workspace`` (default: the
         Workspace's folder, else a temporary one), and runs active skills' ``pre_step``/``post_step`` hooks
@@ -252,7 +286,9 @@ class Agent:
         """
         if env_router is not None:
             self.skills.runtime.set_env_router(env_router)
-        self._session.add_source(skills, self._tools.taken(), allow_scripts=allow_scripts, workspace=workspace)
+        self._skills.add_source(
+            skills, self._taken(besides=self._skills), allow_scripts=allow_scripts, workspace=workspace
+        )
         return self
 
     def with_skill(self, skill: Skill) -> Agent:
@@ -283,18 +319,23 @@ class Agent:
         """:meth:`with_skills` of a workspace (or its :class:`~semif_agent.loop.SkillRunner`)."""
         return self.with_skills(workspace, allow_scripts=allow_scripts)
 
-    def with_skill_discovery(self, **settings: Any) -> Agent:
-        """Tune skill discovery (see :class:`~semif_agent.agent.skills.discovery.DiscoverySettings`).
+    def with_skill_discovery(self, **settings: object) -> Agent:
+        """Tune skill discovery (see :class:`~semif_agent.agent.agent_skills.discovery.DiscoverySettings`).
 
         ``prompt_budget`` (tokens), ``shortlist``, ``search_results``, ``engine`` (it also ranks deferred tools),
         ``log`` (a decision log or its path: every shortlist and activation becomes a training row).
         """
-        self._session.configure_discovery(**settings)
+        self._skills.registry().discovery.configure(**settings)
         return self
 
     def with_subagents(self, definitions: Sequence[SubagentDefinition]) -> Agent:
         """Register subagents and the ``task(agent_name, task)`` tool (see :mod:`semif_agent.agent.subagents`)."""
-        self._session.add_subagents(self._spawn, list(definitions), self._tools.taken())
+        subagents = self._session.find(Subagents)
+        claim([TASK], self._taken(besides=subagents))
+        if subagents is None:
+            subagents = Subagents(self._spawn)
+            self.add_toolset(subagents)
+        subagents.add(list(definitions))
         return self
 
     def with_compaction(self, trigger_tokens: int, *, keep_last: int = 4, compact_fn: CompactFn | None = None) -> Agent:
@@ -306,6 +347,10 @@ class Agent:
     ) -> AgentTool:
         """This agent as a tool taking one ``task``: each call is a clean turn (see :mod:`semif_agent.agent.subagents`)."""
         return agent_tool(self, name, description, output_model, max_output_retries)
+
+    def _taken(self, *, besides: AgentToolset | None = None) -> dict[str, str]:
+        """The tool names held by the agent's own tools and its toolsets (``besides`` left out)."""
+        return {**self._tools.taken(), **self._session.reserved(besides=besides)}
 
     def _set(self, **options: Any) -> Agent:
         self._options = replace(self._options, **options)
@@ -322,8 +367,6 @@ class Agent:
                 "structured output in prompted mode needs an agent without with_memory; use mode='tool'"
             )
         system_prompt = options.system_prompt
-        if options.memory_protocol:
-            system_prompt = f"{system_prompt}\n\n{MEMORY_PROTOCOL}".strip()
         config = TurnConfig.build(
             tools=self._tools.tools,
             specs=self._tools.specs,
@@ -344,7 +387,7 @@ class Agent:
         child = Agent(definition.model or self.model, llm=None if definition.model else self.llm, **settings.as_dict())
         child.with_system_prompt(definition.system_prompt).with_tools(list(definition.tools))
         if definition.skills:
-            registry = child._session.skill_registry(
+            registry = child._skills.registry(
                 catalog=self.skills.catalog,
                 discovery=self.skills.discovery.settings,
                 env_router=self.skills.runtime.env_router,
@@ -370,12 +413,18 @@ class Agent:
 
     @property
     def tools(self) -> tuple[AgentTool, ...]:
-        return tuple(self._tools)
+        """The agent's own tools, then those its toolsets show in every round (an MCP server's once connected)."""
+        return (*self._tools, *(t for toolset in self._session.toolsets for t in toolset.fixed_tools))
+
+    @property
+    def toolsets(self) -> tuple[AgentToolset, ...]:
+        """The agent's toolsets, in the order they add to a round (its skills and deferred tools first)."""
+        return tuple(self._session.toolsets)
 
     @property
     def skills(self) -> SkillRegistry:
         """This agent's skills: registration, activation state, discovery."""
-        return self._session.skill_registry()
+        return self._skills.registry()
 
     def save_state(self) -> dict[str, object]:
         """The session as JSON-ready data: skill activation (the catalog runtime's state), skills shown, deferred tools loaded."""
@@ -411,7 +460,7 @@ class Agent:
     @property
     def delegates(self) -> bool:
         """True when this agent can start subagents: registered ones, or a subagent tool among its tools or skills'."""
-        return self._session.runs_subagents(self._tools)
+        return any(is_subagent_tool(t) for t in self._tools) or self._session.delegates()
 
     def task_turn(self, task: str, *, output: OutputSpec | None = None, parent_tool_call_id: str | None = None) -> Turn:
         """A clean turn on ``task``: no conversation before it, not remembered after (a subagent's)."""
@@ -421,8 +470,7 @@ class Agent:
 
     async def astream(self, message: str) -> AsyncGenerator[AgentEvent, None]:
         """Run a turn; yield its events (:data:`~semif_agent.agent.events.AgentEvent`), ``TurnFinished`` last."""
-        if self._mcp is not None:
-            await self._mcp.connect(self._tools)
+        await self._session.open(self._tools.taken())
         config = self._turn_config()
         window = await self._window(str(message), config)
         if window.context:  # the passages ride in this turn's system prompt only
@@ -490,17 +538,16 @@ class Agent:
         return run_sync(self.arun(message), "Agent.run")
 
     def _refuse_sync_with_mcp(self, what: str) -> None:
-        if self._mcp is not None:
+        needs = self._session.async_only
+        if needs:
             raise AgentConfigError(
-                f"{what} cannot be used with MCP servers: they need the async variant "
+                f"{what} cannot be used with {needs[0].name}: they need the async variant "
                 "(astream, achat or arun, then aclose or `async with agent:`)"
             )
 
     async def aclose(self) -> None:
         """Close MCP connections and the session's resources; release the provider this agent built
         (one passed as ``llm`` is the caller's to close)."""
-        if self._mcp is not None:
-            await self._mcp.aclose(self._tools)
         await self._session.aclose()
         if self._owns_llm and self._llm is not None:
             close = getattr(self._llm, "aclose", None)

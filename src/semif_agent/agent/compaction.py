@@ -15,7 +15,7 @@ around it.
   would start with a tool result (or the summarised part would end with an
   unanswered call), the cut moves back until it does not.
 - Active skill instructions live in the system prompt (see
-  :mod:`semif_agent.agent.skills`), so compaction never prunes them.
+  :mod:`semif_agent.agent.agent_skills`), so compaction never prunes them.
 - The summary comes from ``compact_fn(transcript) -> str`` (sync or async)
   when given, else from a :class:`TierCompactor` over the agent's own model
   (:data:`SUMMARIZER`). That

@@ -20,14 +20,15 @@ A deferred tool the model calls before it is loaded is an unknown tool.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
+from ._run_context import runs_subagent
 from ._schema import model_schema
-from .skills.chooser import Chooser, scoring_engine
+from .agent_skills.chooser import Chooser, scoring_engine
 from .tools import AgentTool
+from .toolsets import AgentToolset, Prepared, ToolsetView
 
 SEARCH_TOOLS = "search_tools"
 SEARCH_RESULTS = 5
@@ -38,15 +39,51 @@ class _SearchInput(BaseModel):
     query: str = Field(description="What the tool should do, in a few words.")
 
 
-class DeferredTools:
-    """An agent's deferred tools, and which of them this session has loaded."""
+class DeferredTools(AgentToolset):
+    """An agent's deferred tools, and which of them this session has loaded.
 
-    def __init__(self) -> None:
+    As a toolset it shows the model, while any tool is deferred, the line
+    saying how many wait, ``search_tools``, and the tools loaded so far.
+    ``engine`` says what ranks them (as for skill discovery: an engine, a
+    name, or ``None``), read when the ranking is first built.
+    """
+
+    name = "deferred tools"
+
+    def __init__(self, engine: Callable[[], object] | None = None) -> None:
         self.tools: dict[str, AgentTool] = {}
         self.loaded: list[str] = []
-        self.engine: Any = None  # as for skill discovery: an engine, a name, or None
-        self.version = 0
+        self.engine = engine or _no_engine
+        self.changes = 0
         self._index: Chooser | None = None
+
+    @property
+    def version(self) -> object:
+        return self.changes
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tools)
+
+    def claims(self) -> Mapping[str, str]:
+        if not self.tools:
+            return {}
+        return {SEARCH_TOOLS: "the search_tools meta-tool", **{name: "a deferred tool" for name in self.tools}}
+
+    def delegates(self) -> bool:
+        return any(runs_subagent(t.fn) for t in self.tools.values())
+
+    def view(self, prepared: Prepared) -> ToolsetView:
+        return ToolsetView(self.hint(), {SEARCH_TOOLS: self.tool(), **self.loaded_tools()})
+
+    def to_state(self) -> dict[str, object]:
+        return {"deferred_loaded": list(self.loaded)}
+
+    def load_state(self, state: Mapping[str, object]) -> None:
+        self.reset()
+        saved = state.get("deferred_loaded")
+        if isinstance(saved, (list, tuple)):
+            self.load(str(name) for name in saved)
 
     def __bool__(self) -> bool:
         return bool(self.tools)
@@ -55,7 +92,7 @@ class DeferredTools:
         for item in tools:
             self.tools[item.name] = item
         self._index = None
-        self.version += 1
+        self.changes += 1
 
     def loaded_tools(self) -> dict[str, AgentTool]:
         return {name: self.tools[name] for name in self.loaded if name in self.tools}
@@ -65,13 +102,13 @@ class DeferredTools:
         new = [name for name in dict.fromkeys(names) if name in self.tools and name not in self.loaded]
         if new:
             self.loaded.extend(new)
-            self.version += 1
+            self.changes += 1
         return new
 
     def reset(self) -> None:
         """Unload every tool (a new session)."""
         self.loaded.clear()
-        self.version += 1
+        self.changes += 1
 
     def find(self, query: str, k: int = SEARCH_RESULTS) -> list[str]:
         """The names of the deferred tools that best match ``query``, best first."""
@@ -118,8 +155,12 @@ class DeferredTools:
     def _ranked(self) -> Chooser:
         if self._index is None:
             items = [(t.name, t.description) for t in self.tools.values()]
-            self._index = Chooser.for_items(items, scoring_engine(self.engine))
+            self._index = Chooser.for_items(items, scoring_engine(self.engine()))
         return self._index
+
+
+def _no_engine() -> object:
+    return None
 
 
 def _lines(tools: Sequence[AgentTool]) -> str:

@@ -33,9 +33,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -43,10 +43,12 @@ from ..errors import InvalidArgumentError
 from ._run_context import SUBAGENT_MARK, current_run, inside_subagent, runs_subagent
 from ._schema import model_schema
 from ._validated import ValidatedModel
+from .agent_skills.skill import Skill
 from .errors import AgentConfigError, AgentError, SubagentNestingError, ToolNameCollisionError
 from .output import OutputSpec
-from .skills.skill import Skill
+from .scope import RetrievalScope
 from .tools import AgentTool
+from .toolsets import AgentToolset, Prepared, ToolsetView
 from .usage import ChildTurn, UsageLimits
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ class SubagentDefinition(ValidatedModel):
     output_model: type[BaseModel] | None = None
     max_rounds: int = Field(default=6, ge=1)
     usage_limits: UsageLimits | None = None
-    scope: Any = None
+    scope: RetrievalScope | Mapping[str, object] | None = None
     skills: tuple[Skill | str, ...] = ()
 
     @field_validator("name")
@@ -103,14 +105,19 @@ def is_subagent_tool(item: AgentTool) -> bool:
     return runs_subagent(item.fn)
 
 
-class Subagents:
-    """An orchestrator's subagent definitions, the agents built from them (by ``spawn``), and the ``task`` tool."""
+class Subagents(AgentToolset):
+    """An orchestrator's subagent definitions, the agents built from them (by ``spawn``), and the ``task`` tool.
+
+    As a toolset it shows the model the subagents' listing and ``task`` while any is registered.
+    """
+
+    name = "subagents"
 
     def __init__(self, spawn: Callable[[SubagentDefinition], Delegate]) -> None:
         self._spawn = spawn
         self.definitions: dict[str, SubagentDefinition] = {}
         self._agents: dict[str, Delegate] = {}
-        self.version = 0
+        self.changes = 0
         self._tool: AgentTool | None = None
 
     def __bool__(self) -> bool:
@@ -138,7 +145,24 @@ class Subagents:
             fresh[definition.name] = definition
         self.definitions.update(fresh)
         self._tool = None
-        self.version += 1
+        self.changes += 1
+
+    @property
+    def version(self) -> object:
+        return self.changes
+
+    @property
+    def active(self) -> bool:
+        return bool(self.definitions)
+
+    def claims(self) -> Mapping[str, str]:
+        return {TASK: "the task meta-tool"} if self.definitions else {}
+
+    def delegates(self) -> bool:
+        return bool(self.definitions)
+
+    def view(self, prepared: Prepared) -> ToolsetView:
+        return ToolsetView(self.listing(), {TASK: self.tool()})
 
     def listing(self) -> str:
         lines = [f"- {d.name}: {' '.join(d.description.split())}" for d in self.definitions.values()]

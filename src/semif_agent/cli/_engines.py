@@ -66,7 +66,7 @@ def agent_executor(settings: RunSettings):
     """The Agent follows SKILL.md skills when a model is configured (or the engine is one), judged by the LLM judge; else None."""
     if not settings.model_configured:
         return None
-    from ..agent.skills.runs import AgentSkillExecutor
+    from ..assistant.skill_runs import AgentSkillExecutor
     from ..llm.calllog import logged
     from ..llm.engine import build_provider
     from ..llm.judge import create_judge

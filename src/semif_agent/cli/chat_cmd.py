@@ -56,7 +56,7 @@ def chat(
     could not answer (no connection, a refused key) is shown as one error
     line and the session goes on; the exit code is then 1.
     """
-    from ..agent.skills.chat_agent import skill_agent
+    from ..assistant.chat import skill_agent
     from ..llm.calllog import logged
     from ..loop.runner import SkillRunner
 

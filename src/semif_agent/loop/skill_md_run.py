@@ -4,7 +4,7 @@ A SKILL.md skill is instructions for a model, not code. Who follows them is a
 :class:`SkillMdExecutor`:
 
 - with a model, the Agent does, with the skill activated (its executor lives
-  in :mod:`semif_agent.agent.skills.runs`; the command line passes it in);
+  in :mod:`semif_agent.assistant.skill_runs`; the command line passes it in);
 - without one, :func:`show_instructions` says which skill fits and hands
   back its instructions, or runs the skill's ``script`` entry point in the
   sandbox when the skill declares one and scripts are allowed

@@ -6,29 +6,28 @@ becomes an :class:`AgentTool` with the server's name (after ``tool_prefix``;
 characters a tool name cannot hold become ``_``), description and input
 schema, and ``read_only`` from its ``readOnlyHint`` annotation (so read-only
 MCP calls run concurrently). The tools join the agent through the same
-check as ``with_tools`` (the agent's :class:`~semif_agent.agent.toolset.ToolSet`): a name already taken (by a local tool, another
+check as ``with_tools`` (the agent's :class:`~semif_agent.agent.own_tools.OwnTools`): a name already taken (by a local tool, another
 server's tool, ...) is a :class:`~semif_agent.agent.ToolNameCollisionError`
 naming the server, and the turn does not start.
 
 A server whose connection died (or whose event loop ended) is reconnected
 on the next turn. ``Agent.aclose()`` closes every connection and takes
-their tools off the agent.
+their tools off.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from ..._session import claim
 from ...errors import AgentConfigError, ToolNameCollisionError
 from ...tools import AgentTool
+from ...toolsets import AgentToolset, Prepared, ToolsetView
 from .client import MCPConnection, require_sdk
 from .config import MCPServerConfig
-
-if TYPE_CHECKING:
-    from ..._ports import ToolHost
 
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -63,15 +62,23 @@ def agent_tool(connection: MCPConnection, listed: dict[str, Any]) -> AgentTool:
     )
 
 
-class MCPServers:
-    """The MCP servers of one agent and, once connected, their connections and tools."""
+class MCPServers(AgentToolset):
+    """The MCP servers of one agent and, once connected, their connections and tools (a toolset: see
+    :mod:`semif_agent.agent.toolsets`)."""
 
-    def __init__(self) -> None:
+    name = "MCP servers"
+    async_only = True
+
+    def __init__(self, servers: Sequence[str | MCPServerConfig | dict[str, Any]] = ()) -> None:
         self.configs: list[MCPServerConfig] = []
         self.connections: dict[str, MCPConnection] = {}
         self.tool_names: dict[str, list[str]] = {}  # server name -> the agent-side names of its tools
+        self.tools: dict[str, AgentTool] = {}
+        self.changes = 0
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
+        if servers:
+            self.add(servers)
 
     def add(self, servers: Sequence[str | MCPServerConfig | dict[str, Any]]) -> None:
         require_sdk()
@@ -83,8 +90,28 @@ class MCPServers:
             names.append(config.name)
         self.configs.extend(configs)
 
-    async def connect(self, agent: ToolHost) -> None:
-        """Connect every server not connected on this loop, and give the agent its tools."""
+    # -- as a toolset --------------------------------------------------------------
+
+    @property
+    def version(self) -> object:
+        return self.changes
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tools)
+
+    @property
+    def fixed_tools(self) -> tuple[AgentTool, ...]:
+        return tuple(self.tools.values())
+
+    def claims(self) -> Mapping[str, str]:
+        return {name: f"a tool of MCP server {server!r}" for server, names in self.tool_names.items() for name in names}
+
+    def view(self, prepared: Prepared) -> ToolsetView:
+        return ToolsetView(tools=dict(self.tools))
+
+    async def open(self, taken: Mapping[str, str]) -> None:
+        """Connect every server not connected on this loop; a tool name ``taken`` (or another server's) stops it."""
         if all(c.name in self.connections and self.connections[c.name].alive for c in self.configs):
             return
         async with self._loop_lock():
@@ -93,10 +120,10 @@ class MCPServers:
                 if connection is not None and connection.alive:
                     continue
                 if connection is not None:  # dead, or from an event loop that has ended
-                    await self._drop(agent, config.name)
-                await self._connect(agent, config)
+                    await self._drop(config.name)
+                await self._connect(config, taken)
 
-    async def _connect(self, agent: ToolHost, config: MCPServerConfig) -> None:
+    async def _connect(self, config: MCPServerConfig, taken: Mapping[str, str]) -> None:
         connection = MCPConnection(config)
         await connection.open()
         try:
@@ -104,7 +131,7 @@ class MCPServers:
             wanted = [t for t in listed if _wanted(config, str(t.get("name", "")))]
             tools = [agent_tool(connection, t) for t in wanted]
             try:
-                agent.add_tools(tools)  # the agent's one name check
+                claim([t.name for t in tools], {**taken, **self.claims()})  # the agent's one name check
             except ToolNameCollisionError as exc:
                 raise ToolNameCollisionError(f"MCP server {config.name!r}: {exc}") from None
         except BaseException:
@@ -112,17 +139,21 @@ class MCPServers:
             raise
         self.connections[config.name] = connection
         self.tool_names[config.name] = [t.name for t in tools]
+        self.tools.update((t.name, t) for t in tools)
+        self.changes += 1
 
-    async def _drop(self, agent: ToolHost, name: str) -> None:
+    async def _drop(self, name: str) -> None:
         connection = self.connections.pop(name, None)
-        agent.remove_tools(self.tool_names.pop(name, []))
+        for tool_name in self.tool_names.pop(name, []):
+            self.tools.pop(tool_name, None)
+        self.changes += 1
         if connection is not None:
             await connection.aclose()
 
-    async def aclose(self, agent: ToolHost) -> None:
-        """Close every connection and take the servers' tools off ``agent``."""
+    async def aclose(self) -> None:
+        """Close every connection and take the servers' tools off."""
         for name in list(self.connections):
-            await self._drop(agent, name)
+            await self._drop(name)
 
     @property
     def connected(self) -> bool:

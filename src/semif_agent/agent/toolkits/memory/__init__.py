@@ -3,12 +3,12 @@
 - :mod:`.manager`: :class:`MemoryManager`, the conversation history and persistent facts in one SQLite file;
 - :mod:`.tools`: the fact tools a model uses on it (:func:`memory_tools`, :func:`memory_skill`);
 - :mod:`.files`: the client-side ``memory`` tool, the model's own files under ``/memories``
-  (:class:`FileMemoryBackend`, :func:`memory_tool`).
+  (:class:`FileMemoryBackend`, :func:`memory_tool`, and :func:`memory_toolset` with its protocol).
 """
 
 from __future__ import annotations
 
-from .files import MEMORY_PROTOCOL, FileMemoryBackend, MemoryToolError, memory_tool
+from .files import MEMORY_PROTOCOL, FileMemoryBackend, MemoryToolError, memory_tool, memory_toolset
 from .manager import Fact, FactNotFoundError, MemoryManager
 from .tools import MEMORY_INSTRUCTIONS, memory_skill, memory_tools
 
@@ -22,5 +22,6 @@ __all__ = [
     "FileMemoryBackend",
     "MemoryToolError",
     "memory_tool",
+    "memory_toolset",
     "MEMORY_PROTOCOL",
 ]

@@ -32,6 +32,7 @@ from typing import Any
 from ....errors import check_type
 from ...errors import AgentError
 from ...tools import AgentTool
+from ...toolsets import FunctionToolset
 
 ROOT = "/memories"
 OUTSIDE = "memory paths must stay inside /memories"
@@ -369,3 +370,9 @@ def _size(size: int) -> str:
             return f"{int(value)}{unit}" if value == int(value) else f"{value:.1f}{unit}"
         value /= 1024
     return f"{size}B"  # pragma: no cover - the loop always returns
+
+
+def memory_toolset(backend: FileMemoryBackend | str | os.PathLike[str]) -> FunctionToolset:
+    """The ``memory`` tool over ``backend``, with :data:`MEMORY_PROTOCOL` for the system prompt
+    (what ``Agent.with_memory_tool`` adds)."""
+    return FunctionToolset([memory_tool(backend)], name="memory", instructions=MEMORY_PROTOCOL)

@@ -11,7 +11,7 @@ other three write. An unknown fact id is an error result the model sees.
 from __future__ import annotations
 
 from ....errors import ArgumentTypeError
-from ...skills.skill import Skill, skill_from_tools
+from ...agent_skills.skill import Skill, skill_from_tools
 from ...tools import AgentTool, tool
 from .manager import MemoryManager
 
@@ -77,7 +77,7 @@ def memory_tools(memory: MemoryManager) -> list[AgentTool]:
 
 
 def memory_skill(memory: MemoryManager) -> Skill:
-    """The memory tools as an always-on skill named ``memory`` (see :mod:`semif_agent.agent.skills.skill`)."""
+    """The memory tools as an always-on skill named ``memory`` (see :mod:`semif_agent.agent.agent_skills.skill`)."""
     return skill_from_tools(
         "memory",
         "Long-term memory: save, search, update and delete facts that outlive the conversation.",

@@ -24,9 +24,10 @@ from typing import Any
 
 from ..._run_context import current_scope
 from ..._threads import run_in_worker
+from ...agent_skills.skill import Skill, skill_from_tools
 from ...errors import AgentConfigError, AgentError
-from ...skills.skill import Skill, skill_from_tools
 from ...tools import AgentTool
+from ...toolsets import FunctionToolset
 from .base import Document, Hit
 
 TOOL_NAME = "search_docs"
@@ -106,7 +107,7 @@ def rag_tools(
 
 
 def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> Skill:
-    """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent.skills.skill`)."""
+    """``search_docs`` as an on-demand skill named ``rag`` (see :mod:`semif_agent.agent.agent_skills.skill`)."""
     return skill_from_tools(
         "rag",
         "Search documents: find passages relevant to a question in the document store.",
@@ -115,6 +116,12 @@ def rag_skill(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None 
         activation="on_demand",
         tags=("retrieval",),
     )
+
+
+def rag_toolset(retriever: Any, embed_fn: Callable[[str], Sequence[float]] | None = None) -> FunctionToolset:
+    """``search_docs`` shown in every round, with :data:`RAG_INSTRUCTIONS` for the system prompt (a toolset for
+    ``Agent(toolsets=[...])``; :func:`rag_skill` is the same on demand)."""
+    return FunctionToolset(rag_tools(retriever, embed_fn), name="rag", instructions=RAG_INSTRUCTIONS)
 
 
 def render_hits(hits: Sequence[Hit], query: str, *, vault: str | None = None, doc_chars: int = DOC_CHARS) -> str:

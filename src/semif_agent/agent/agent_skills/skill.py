@@ -17,7 +17,7 @@ A skill is either made in Python or read from a SKILL.md folder
 (:meth:`Skill.from_path`, ``Agent.with_skills``); both kinds live
 in one catalog (:class:`semif_agent.catalog.SkillCatalog`) and one
 per-agent runtime (:class:`semif_agent.catalog.AgentSkillRuntime`), held by
-the agent's :class:`~semif_agent.agent.skills.registry.SkillRegistry`.
+the agent's :class:`~semif_agent.agent.agent_skills.registry.SkillRegistry`.
 
 Progressive disclosure: an ``always`` skill's instructions are in the
 system prompt and its tools available from the start; an ``on_demand``

@@ -32,10 +32,10 @@ from .skill import Skill
 
 if TYPE_CHECKING:
     from ...loop.runner import SkillRunner
-    from .._session import AgentSession
+    from .toolset import SkillToolset
 
 
-def workspace_runner(source: Any) -> SkillRunner | None:
+def workspace_runner(source: object) -> SkillRunner | None:
     """The :class:`SkillRunner` ``source`` stands for: itself, or a new one over a Workspace; None for anything else."""
     from ...loop.runner import SkillRunner
     from ...workspace import Workspace
@@ -46,12 +46,12 @@ def workspace_runner(source: Any) -> SkillRunner | None:
 
 
 def add_workspace(
-    session: AgentSession, runner: SkillRunner, taken: Mapping[str, str], *, allow_scripts: bool = False
+    skills: SkillToolset, runner: SkillRunner, taken: Mapping[str, str], *, allow_scripts: bool = False
 ) -> None:
-    """Give ``session`` the skills of ``runner``'s workspace, ranked as it routes; their scripts run in the workspace."""
-    session.configure_discovery(**discovery_settings(runner))
-    session.add_skills(workspace_skills(runner), taken, allow_scripts=allow_scripts)
-    session.skill_registry().use_workspace(runner.workspace.root)
+    """Give ``skills`` those of ``runner``'s workspace, ranked as it routes; their scripts run in the workspace."""
+    skills.registry().discovery.configure(**discovery_settings(runner))
+    skills.add_skills(workspace_skills(runner), taken, allow_scripts=allow_scripts)
+    skills.registry().use_workspace(runner.workspace.root)
 
 
 def workspace_skills(runner: SkillRunner, *, include_stubs: bool = False) -> list[Skill]:

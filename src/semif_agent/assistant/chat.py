@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
-from ..agent import DEFAULT_MODEL, Agent
+from ..agent.agent import DEFAULT_MODEL, Agent, AgentOptions
 
 if TYPE_CHECKING:
-    from ...loop.runner import SkillRunner
+    from ..llm.protocol import LLMProvider
+    from ..loop.runner import SkillRunner
 
 SYSTEM_PROMPT = (
     "You are the assistant of a semif workspace. Its skills each do one kind of task (email, notes, calendar, "
@@ -18,7 +19,12 @@ SYSTEM_PROMPT = (
 
 
 def skill_agent(
-    runner: SkillRunner, llm: Any = None, *, model: str | None = None, allow_scripts: bool = False, **options: Any
+    runner: SkillRunner,
+    llm: LLMProvider | None = None,
+    *,
+    model: str | None = None,
+    allow_scripts: bool = False,
+    **options: Unpack[AgentOptions],
 ) -> Agent:
     """An :class:`Agent` with ``runner``'s workspace skills on demand (:meth:`Agent.with_skills`).
 

@@ -2,7 +2,7 @@
 
 ::
 
-    from semif_agent.agent.skills.runs import AgentSkillExecutor
+    from semif_agent.assistant.skill_runs import AgentSkillExecutor
     runner = SkillRunner(workspace, skill_md_executor=AgentSkillExecutor(provider))
 
 For each run, a fresh :class:`~semif_agent.agent.Agent` on ``provider`` gets
@@ -16,14 +16,18 @@ turn ended) for the assessment.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Unpack
 
-from ..._text import clip
-from ...llm.calllog import LoggedProvider
-from ...loop.skill_md_run import SkillMdOutcome, SkillMdRun
-from ...skills import ActionResult
-from ..agent import Agent
-from ..errors import AgentError
+from .._text import clip
+from ..agent.agent import Agent, AgentOptions
+from ..agent.errors import AgentError
+from ..llm.calllog import LoggedProvider
+from ..loop.skill_md_run import SkillMdOutcome, SkillMdRun
+from ..skills import ActionResult
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
+    from ..llm.protocol import LLMProvider
 
 SYSTEM_PROMPT = (
     "You carry out the user's request by following the active skill's instructions. The skill was chosen "
@@ -40,7 +44,7 @@ class AgentSkillExecutor:
     settings); without one, the runner's judge does.
     """
 
-    def __init__(self, provider: Any, *, judge: Any = None, **options: Any) -> None:
+    def __init__(self, provider: LLMProvider, *, judge: Engine | None = None, **options: Unpack[AgentOptions]) -> None:
         self.provider = provider
         self.judge = judge
         self.options = options

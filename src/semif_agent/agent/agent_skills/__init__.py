@@ -6,8 +6,11 @@
   ranked by :mod:`.chooser` and logged as decisions by :mod:`.choices`;
 - :mod:`.meta_tools`: the tools the model activates skills, reads their files and runs their scripts with;
 - :mod:`.workspace`: a workspace's skills (code and SKILL.md) on demand, with :mod:`.code_tools` for its
-  code skills as tools and :mod:`.chat_agent` for the agent ``semif chat`` talks to;
-- :mod:`.runs`: an Agent following a SKILL.md skill the skill loop chose.
+  code skills as tools.
+
+The kernel's skill contract (what a skill's code imports) is :mod:`semif_agent.skills`; what only uses an
+:class:`~semif_agent.agent.Agent` (``semif chat``'s agent, the Agent following a SKILL.md skill) is in
+:mod:`semif_agent.assistant`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ToolSet: tools, specs and schema tokens kept in step, one name check, claims; frozen AgentSettings."""
+"""An agent's own tools (:class:`OwnTools`): tools, specs and schema tokens kept in step, one name check, claims; frozen AgentSettings."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from semif_agent.agent import Agent, AgentConfigError, ToolNameCollisionError, tool
 from semif_agent.agent._config import AgentSettings
-from semif_agent.agent.toolset import ToolSet
+from semif_agent.agent.own_tools import OwnTools
 from semif_agent.llm import ScriptedProvider
 
 
@@ -32,7 +32,7 @@ def final_result(text: str) -> str:
 
 
 def test_specs_and_schema_tokens_follow_the_tools_in_and_out():
-    tools = ToolSet()
+    tools = OwnTools()
     assert tools.add_tools([alpha, beta]) == [beta]  # deferred ones are handed back, not shown
     assert [s.name for s in tools.specs] == ["alpha"] and tools.schema_tokens == alpha.schema_tokens
     before = tools.version
@@ -41,7 +41,7 @@ def test_specs_and_schema_tokens_follow_the_tools_in_and_out():
 
 
 def test_one_name_check_covers_tools_claims_and_what_the_owner_reserves():
-    tools = ToolSet(reserved=lambda: {"task": "the task meta-tool"})
+    tools = OwnTools(reserved=lambda: {"task": "the task meta-tool"})
     tools.add_tools([alpha])
     with pytest.raises(ToolNameCollisionError, match="already used by another tool"):
         tools.add_tools([alpha])

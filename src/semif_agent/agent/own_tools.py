@@ -3,8 +3,8 @@
 Tool names are unique across everything a model can be shown in a turn: the
 agent's tools, its skills' tools and meta-tools, ``search_tools`` and the
 deferred tools, ``task``, and ``final_result`` in tool-mode structured
-output. A :class:`ToolSet` checks every name it is given against its own
-tools, the names claimed on it (:meth:`ToolSet.claim`) and the names its
+output. An :class:`OwnTools` checks every name it is given against its own
+tools, the names claimed on it (:meth:`OwnTools.claim`) and the names its
 ``reserved`` callable reports (the agent's session), and raises
 :class:`~semif_agent.agent.errors.ToolNameCollisionError` naming what holds
 the name. Specs and schema token estimates are kept as tools come and go,
@@ -27,7 +27,7 @@ def _nothing_reserved() -> Mapping[str, str]:
     return {}
 
 
-class ToolSet:
+class OwnTools:
     """The tools an agent always shows, with their specs and schema tokens, and the claims on tool names."""
 
     def __init__(self, reserved: Callable[[], Mapping[str, str]] = _nothing_reserved) -> None:
