@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from .. import spans
 from ..llm.errors import ProviderError, StreamInterruptedError
 from ..llm.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from ..llm.options import supported_options
@@ -71,6 +72,7 @@ from .events import (
 from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
 from .skills.choices import turn_run_id
+from .tracing import turn_key
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -261,7 +263,8 @@ class Turn:
     async def _step_hooks(self, hook_type: str, index: int) -> None:
         """Run the active skills' ``hook_type`` hooks for round ``index`` (see the module's description)."""
         if self._base.session is not None:
-            await self._base.session.run_step_hooks(hook_type, self.id, index)
+            with spans.within(turn_key(self.id)):  # their spans nest under the turn's
+                await self._base.session.run_step_hooks(hook_type, self.id, index)
 
     async def _compact(self, compaction: Compaction) -> AsyncGenerator[AgentEvent, None]:
         """Summarise the older working messages when they pass ``compaction``'s trigger."""

@@ -3,7 +3,8 @@
 The provider is process-wide by nature (OpenTelemetry's own is a global):
 it is held here, not on any agent or runner, and every agent and runner of
 the process shares it. Nothing here imports OpenTelemetry until tracing is
-asked for.
+asked for. Once it is on, the process's span pipeline (:mod:`semif_agent.spans`)
+gets an :class:`~._processor.OpenTelemetryProcessor`, so every span goes there.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import spans
 
 if TYPE_CHECKING:
+    from opentelemetry import trace as otel_trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import Tracer
@@ -41,12 +45,15 @@ class _Tracing:
     tracer: Tracer | None = None
     settled: bool = False  # configure_from decided once; later calls keep what it decided
     warned: bool = False
+    processor: spans.SpanProcessor | None = None  # ours in the span pipeline, while tracing is on
 
 
 _tracing = _Tracing()
 
 
-def telemetry_endpoint(table: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+def telemetry_endpoint(
+    table: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
     """The OTLP/HTTP traces URL that ``[telemetry]`` (``table``) and the environment ask for; ``None``: tracing off.
 
     ``enabled = false`` and ``OTEL_SDK_DISABLED=true`` turn it off whatever else is set. Otherwise the first of:
@@ -74,7 +81,7 @@ def _traces_url(base: str) -> str:
     return base if base.endswith(_TRACES_PATH) else base + _TRACES_PATH
 
 
-def configure_from(table: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> bool:
+def configure_from(table: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None) -> bool:
     """Start exporting if ``[telemetry]`` (``table``) or the environment asks for it; whether spans are recorded.
 
     Decided once per process: the first runner or agent that asks sets tracing up, the rest share it. An
@@ -82,11 +89,11 @@ def configure_from(table: Mapping[str, Any] | None = None, environ: Mapping[str,
     installed: one warning naming the extra, and everything goes on untraced.
     """
     if _tracing.settled or _tracing.provider is not None:
-        return tracer() is not None
+        return _spans_to_tracer()
     _tracing.settled = True
     endpoint = telemetry_endpoint(table, environ)
     if endpoint is None or _application_provider() is not None:
-        return tracer() is not None
+        return _spans_to_tracer()
     service = (table or {}).get("service_name")
     return configure(endpoint, service_name=service if isinstance(service, str) and service else SERVICE_NAME)
 
@@ -123,6 +130,18 @@ def configure(
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(processor)
     _tracing.provider, _tracing.settled = provider, True
+    return _spans_to_tracer()
+
+
+def _spans_to_tracer() -> bool:
+    """Send the span pipeline to OpenTelemetry if there is a tracer (ours or the application's); whether there is."""
+    if tracer() is None:
+        return False
+    if _tracing.processor is None:
+        from ._processor import OpenTelemetryProcessor
+
+        _tracing.processor = OpenTelemetryProcessor()
+    spans.add_span_processor(_tracing.processor)
     return True
 
 
@@ -136,7 +155,7 @@ def _warn_missing_sdk() -> None:
         )
 
 
-def _application_provider() -> Any:
+def _application_provider() -> otel_trace.TracerProvider | None:
     """The tracer provider the application set globally, if it imported OpenTelemetry and set a real one."""
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
@@ -144,7 +163,8 @@ def _application_provider() -> Any:
     provider = trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
-    return provider
+    found: otel_trace.TracerProvider = provider
+    return found
 
 
 def tracer() -> Tracer | None:
@@ -177,5 +197,7 @@ def flush(timeout_millis: int = 30_000) -> bool:
 def shutdown() -> None:
     """Flush and stop the provider set up here (tracing is then off until configured again)."""
     provider, _tracing.provider, _tracing.tracer = _tracing.provider, None, None
+    if _tracing.processor is not None:
+        spans.remove_span_processor(_tracing.processor)
     if provider is not None:
         provider.shutdown()
