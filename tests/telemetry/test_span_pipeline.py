@@ -14,9 +14,11 @@ from semif_agent.catalog import MemoryTraceWriter, read_spans
 from semif_agent.engine import ScriptedEngine
 from semif_agent.llm import ScriptedProvider
 from semif_agent.loop import SkillRunner
+from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
 from ..agent._support import calls, collect
+from ..loop.test_skill_md_run import write_skill
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX")
 
@@ -138,3 +140,15 @@ def test_with_no_processor_nothing_is_built_and_the_trace_file_is_as_before(tmp_
         "skill.script",
     ]
     assert all(r["parent_span_id"] is None for r in on_disk)  # no turn span was opened to nest under
+
+
+def test_the_script_of_a_skill_md_skill_a_run_ends_at_nests_under_that_run(memory, tmp_path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    write_skill(root, "greeter", "Greet someone by name.", script="import sys\nprint('hello', sys.argv[1])\n")
+    engine = ScriptedEngine(fn=lambda r: r.options[0].id)
+    result = SkillRunner(Workspace.load(root), engine=engine, allow_scripts=True).run("Ada", skill="greeter")
+    assert "hello Ada" in result.action.action_log
+    (run,) = named(memory.records, "semif.run")
+    (script,) = named(memory.records, "skill.script")
+    assert script["parent_span_id"] == run["span_id"] and script["trace_id"] == run["trace_id"]
+    assert script["attributes"]["script.stdout_excerpt"] == "hello Ada\n"
