@@ -18,6 +18,7 @@ from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
 from ..agent._support import calls, collect
+from ..agent.test_skills_discovery import lexical_agent
 from ..loop.test_skill_md_run import write_skill
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX")
@@ -152,3 +153,13 @@ def test_the_script_of_a_skill_md_skill_a_run_ends_at_nests_under_that_run(memor
     (script,) = named(memory.records, "skill.script")
     assert script["parent_span_id"] == run["span_id"] and script["trace_id"] == run["trace_id"]
     assert script["attributes"]["script.stdout_excerpt"] == "hello Ada\n"
+
+
+def test_the_skill_shortlist_an_agent_routed_to_is_a_span_under_its_turn(memory) -> None:
+    provider = ScriptedProvider(["ok"])
+    agent = lexical_agent(provider).with_callbacks([TracingAgentCallback()])
+    collect(agent.stream("I need to sort out my mortgages"))
+    (turn,) = named(memory.records, "invoke_agent semif-agent")
+    (shortlist,) = named(memory.records, "semif.shortlist")
+    assert shortlist["parent_span_id"] == turn["span_id"]
+    assert shortlist["attributes"]["semif.skills"][0] == "mortgages-helper"

@@ -72,7 +72,7 @@ from .events import (
 from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
 from .skills.choices import turn_run_id
-from .tracing import turn_key
+from .tracing import traced_shortlist, turn_key
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -160,8 +160,11 @@ class Turn:
             with batched(self.provider):  # the call log's rows are written together, by the end of the turn
                 yield self._observed(self._event(TurnStarted))
                 if self._base.session is not None:
-                    self._prepared = await self._base.session.prepare(
-                        self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
+                    self._prepared = await traced_shortlist(
+                        self.id,
+                        self._base.session.prepare(
+                            self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
+                        ),
                     )
                 async with aclosing(self._rounds()) as rounds:
                     async for event in rounds:

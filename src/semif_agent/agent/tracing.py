@@ -26,6 +26,8 @@ otherwise (then it does nothing). A turn's span is opened under
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable
 from datetime import datetime
 
 from .. import spans, telemetry
@@ -40,6 +42,18 @@ AGENT_NAME = "semif-agent"
 def turn_key(turn_id: str) -> str:
     """The key a turn's span is opened under (work run :func:`~semif_agent.spans.within` it nests under the turn)."""
     return f"agent.turn:{turn_id}"
+
+
+async def traced_shortlist(turn_id: str, shortlist: Awaitable[tuple[str, ...]]) -> tuple[str, ...]:
+    """Await a turn's skill shortlist; when one was offered, it is a ``semif.shortlist`` span under the turn."""
+    started = time.time_ns()
+    with spans.within(turn_key(turn_id)):
+        offered = await shortlist
+        source = spans.source()
+        if offered and source.enabled:
+            span = source.start_span("semif.shortlist", start_ns=started, attributes={"semif.skills": list(offered)})
+            source.end_span(span)
+    return offered
 
 
 def _ns(moment: datetime) -> int:
