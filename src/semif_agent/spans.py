@@ -38,6 +38,24 @@ from typing import TypedDict
 
 from .errors import check_number, check_type
 
+__all__ = [
+    "EXCERPT_CHARS",
+    "Span",
+    "SpanProcessor",
+    "SpanRecord",
+    "SpanSource",
+    "SpanStatus",
+    "add_span_processor",
+    "current_span",
+    "excerpt",
+    "remove_span_processor",
+    "set_span_processors",
+    "source",
+    "span_processors",
+    "use_span",
+    "within",
+]
+
 log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 2000
