@@ -21,10 +21,10 @@ before, reach the same backend, nested under the run or turn that ran them.
 
 from __future__ import annotations
 
-from ._processor import OpenTelemetryProcessor
 from ._setup import (
     DEFAULT_ENDPOINT,
     OTEL_EXTRA,
+    OpenTelemetryProcessor,
     configure,
     configure_from,
     flush,

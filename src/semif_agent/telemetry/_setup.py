@@ -4,7 +4,10 @@ The provider is process-wide by nature (OpenTelemetry's own is a global):
 it is held here, not on any agent or runner, and every agent and runner of
 the process shares it. Nothing here imports OpenTelemetry until tracing is
 asked for. Once it is on, the process's span pipeline (:mod:`semif_agent.spans`)
-gets an :class:`~._processor.OpenTelemetryProcessor`, so every span goes there.
+gets an :class:`OpenTelemetryProcessor`: each span of the process (a run,
+its phases and decisions, an Agent's turns, model and tool calls, a skill's
+scripts and hooks) is made again as an OpenTelemetry span, with the same
+name, times, status and attributes, nested as it was.
 """
 
 from __future__ import annotations
@@ -12,17 +15,20 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import spans
+from ._spans import end_span, set_error, start_span
 
 if TYPE_CHECKING:
     from opentelemetry import trace as otel_trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Span as OtelSpan
     from opentelemetry.trace import Tracer
 
 DEFAULT_ENDPOINT = "http://localhost:4318"
@@ -138,8 +144,6 @@ def _spans_to_tracer() -> bool:
     if tracer() is None:
         return False
     if _tracing.processor is None:
-        from ._processor import OpenTelemetryProcessor
-
         _tracing.processor = OpenTelemetryProcessor()
     spans.add_span_processor(_tracing.processor)
     return True
@@ -201,3 +205,46 @@ def shutdown() -> None:
         spans.remove_span_processor(_tracing.processor)
     if provider is not None:
         provider.shutdown()
+
+
+class OpenTelemetryProcessor(spans.SpanProcessor):
+    """Makes each span an OpenTelemetry span of :func:`tracer` (nothing while tracing is off).
+
+    A span whose parent went through this processor nests under that parent's
+    OpenTelemetry span; one without (a run's top span) nests under the
+    application's current OpenTelemetry span, if any.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[str, OtelSpan] = {}
+        self._lock = threading.Lock()
+
+    def on_span_start(self, span: spans.Span) -> None:
+        found = tracer()
+        if found is None:
+            return
+        with self._lock:
+            parent = self._open.get(span.parent_span_id) if span.parent_span_id else None
+        made = start_span(
+            found,
+            span.name,
+            parent=parent,
+            start_ns=span.start_time_unix_nano,
+            attributes=span.attributes,
+            client=span.kind == "client",
+        )
+        with self._lock:
+            self._open[span.span_id] = made
+
+    def on_span_end(self, span: spans.Span) -> None:
+        with self._lock:
+            made = self._open.pop(span.span_id, None)
+        if made is None:
+            return
+        if not span.ok:
+            kind = span.attributes.get("error.type")
+            set_error(made, span.message, kind if isinstance(kind, str) else None)
+        end_span(made, end_ns=span.end_time_unix_nano, attributes=span.attributes)
+
+    def force_flush(self) -> None:
+        flush()
