@@ -26,9 +26,13 @@ from support.venvs import installed_python
 import semif_agent
 from semif_agent import telemetry
 from semif_agent.agent import Agent, TracingAgentCallback, tool
+from semif_agent.catalog import read_spans as read_trace_file
 from semif_agent.llm import ScriptedProvider, ScriptedReply
+from semif_agent.starter import create_workspace
 
 from ..agent._support import calls, collect
+from ..loop.test_skill_md_run import write_skill
+from .test_span_pipeline import turn_with_a_script_and_hooks
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel extra is not installed")
 pytestmark = pytest.mark.slow
@@ -179,3 +183,55 @@ def test_an_agent_turn_reaches_phoenix_with_a_model_call_and_a_tool_call(phoenix
     assert (chat["gen_ai.usage.input_tokens"], chat["gen_ai.usage.output_tokens"]) == (21, 5)
     assert tool_call["gen_ai.operation.name"] == "execute_tool"
     assert (tool_call["gen_ai.tool.name"], tool_call["gen_ai.tool.call.id"]) == ("lookup", "call_7")
+
+
+def test_a_skill_script_and_its_hooks_reach_phoenix_under_the_agent_turn_that_ran_them(phoenix: str, tmp_path) -> None:
+    assert telemetry.configure(phoenix)
+    try:
+        events = turn_with_a_script_and_hooks(tmp_path, agent_name="noter")
+        assert events[-1].text == "noted it"
+        assert telemetry.flush()
+    finally:
+        telemetry.shutdown()
+    spans = read_spans(phoenix, until=lambda found: sum(s["name"].startswith("skill.") for s in found) >= 3)
+    (turn,) = [s for s in spans if s["name"] == "invoke_agent noter"]
+    inside = under(turn, spans)
+    assert sorted(s["name"] for s in inside if s["name"].startswith("skill.")) == [
+        "skill.hook",
+        "skill.hook",
+        "skill.script",
+    ]
+    (script,) = [s for s in inside if s["name"] == "skill.script"]
+    assert script["attributes"]["skill.name"] == "noter" and script["attributes"]["script.exit_code"] == 0
+    assert {s["attributes"]["hook.type"] for s in inside if s["name"] == "skill.hook"} == {"pre_step"}
+
+
+def test_the_script_a_semif_run_ran_reaches_phoenix_under_the_run(phoenix: str, tmp_path) -> None:
+    root = create_workspace(tmp_path / "ws")
+    with (root / "semif.toml").open("a") as settings:
+        settings.write(f'\n[telemetry]\notlp_endpoint = "{phoenix}"\nservice_name = "greeting-run"\n')
+    write_skill(root, "greeter", "Greet someone by name.", script="import sys\nprint('hello', sys.argv[1])\n")
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(["success"]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "run", "Grace", "--skill", "greeter", "--allow-scripts"]
+        + ["-w", str(root), "--engine", f"scripted:{answers}", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    spans = read_spans(
+        phoenix, until=lambda found: any(s["attributes"].get("script.stdout_excerpt") == "hello Grace\n" for s in found)
+    )
+    (run,) = [s for s in spans if s["name"] == "semif.run" and s["attributes"]["semif.run.id"] == run_id]
+    (script,) = [s for s in under(run, spans) if s["name"] == "skill.script"]
+    assert script["attributes"]["skill.name"] == "greeter" and script["attributes"]["script.path"] == "scripts/run.py"
+    assert script["attributes"]["script.exit_code"] == 0
+    # the workspace's own trace file has the same span, with the run as its parent
+    (on_disk,) = [r for r in read_trace_file(root / ".semif" / "skill-trace.jsonl") if r["name"] == "skill.script"]
+    assert on_disk["attributes"]["script.stdout_excerpt"] == "hello Grace\n" and on_disk["parent_span_id"]

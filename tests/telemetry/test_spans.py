@@ -17,6 +17,7 @@ from semif_agent.workspace import Workspace
 
 from ..agent._support import calls, collect
 from ..agent.test_subagents import RESEARCHER, by_system
+from .test_span_pipeline import turn_with_a_script_and_hooks
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 from opentelemetry.sdk.trace import ReadableSpan
@@ -196,3 +197,17 @@ def test_a_subagents_turn_nests_under_the_tool_call_that_started_it(spans) -> No
     child = one("invoke_agent semif-agent subagent", finished)
     assert child.parent.span_id == task.context.span_id
     assert [s.name for s in children(child, finished)] == ["execute_tool lookup"]
+
+
+def test_a_skill_script_and_its_hooks_are_spans_under_the_turn_that_ran_them(spans, tmp_path) -> None:
+    events = turn_with_a_script_and_hooks(tmp_path, agent_name="noter-agent")
+    assert events[-1].text == "noted it"
+    finished = spans.get_finished_spans()
+    turn = one("invoke_agent noter-agent", finished)
+    inside = [s.name for s in children(turn, finished)]
+    assert sorted(n for n in inside if n.startswith("skill.")) == ["skill.hook", "skill.hook", "skill.script"]
+    script = one("skill.script", finished)
+    assert script.attributes["skill.name"] == "noter" and script.attributes["script.path"] == "scripts/note.py"
+    assert script.attributes["script.exit_code"] == 0 and script.status.is_ok
+    ran = [s for s in finished if s.name in ("skill.hook", "skill.script")]
+    assert {s.context.trace_id for s in ran} == {turn.context.trace_id}

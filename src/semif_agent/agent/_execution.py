@@ -29,6 +29,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from .. import spans
 from ..llm.messages import ToolCall
 from ._config import TurnConfig
 from ._run_context import RunContext, ToolCallContext, current_run, running, runs_subagent
@@ -38,6 +39,7 @@ from .hooks import ApprovalRequest, ask_approval, fire, run_post_hooks, run_pre_
 from .output import FINAL_RESULT
 from .scope import RetrievalScope
 from .tools import AgentTool, result_text
+from .tracing import turn_key
 from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool
 
 log = logging.getLogger("semif_agent.agent")
@@ -272,7 +274,7 @@ class ToolExecutor:
             subagent=current_run().subagent,
         )
         try:
-            with running(context):
+            with running(context), spans.within(turn_key(self.turn_id)):  # spans it opens nest under the turn's
                 text = result_text(await self._call(tool, ready.value, timeout, alone))
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result the model sees
             fire(config.callbacks, "on_tool_error", call.name, ready.tool_input, exc)

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from .. import spans
 from ..llm.errors import ProviderError, StreamInterruptedError
 from ..llm.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from ..llm.options import supported_options
@@ -72,6 +73,7 @@ from .events import (
 )
 from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
+from .tracing import turn_key
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -162,9 +164,10 @@ class Turn:
             with batched(self.provider):  # the call log's rows are written together, by the end of the turn
                 yield self._observed(self._event(TurnStarted))
                 if self._base.session is not None:
-                    self._prepared = await self._base.session.prepare(
-                        self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
-                    )
+                    with spans.within(turn_key(self.id)):  # a toolset's spans (the shortlist) nest under the turn
+                        self._prepared = await self._base.session.prepare(
+                            self.message, run_id=turn_run_id(self.id), model=getattr(self.provider, "model_id", None)
+                        )
                 async with aclosing(self._rounds()) as rounds:
                     async for event in rounds:
                         yield self._observed(event)
@@ -265,7 +268,8 @@ class Turn:
     async def _step_hooks(self, hook_type: str, index: int) -> None:
         """Run the active skills' ``hook_type`` hooks for round ``index`` (see the module's description)."""
         if self._base.session is not None:
-            await self._base.session.run_step_hooks(hook_type, self.id, index)
+            with spans.within(turn_key(self.id)):  # their spans nest under the turn's
+                await self._base.session.run_step_hooks(hook_type, self.id, index)
 
     async def _compact(self, compaction: Compaction) -> AsyncGenerator[AgentEvent, None]:
         """Summarise the older working messages when they pass ``compaction``'s trigger."""

@@ -15,26 +15,45 @@ Register it like any observer::
 
     agent = Agent(llm=provider).with_callbacks([TracingAgentCallback()])
 
-It records when tracing is on (:mod:`semif_agent.telemetry`: ``[telemetry]``
-in semif.toml, ``OTEL_EXPORTER_OTLP_ENDPOINT``, :func:`~semif_agent.telemetry.configure`,
-or a tracer provider the application set up), and does nothing otherwise.
+Its spans go to the process's span pipeline (:mod:`semif_agent.spans`):
+to OpenTelemetry when tracing is on (:mod:`semif_agent.telemetry`:
+``[telemetry]`` in semif.toml, ``OTEL_EXPORTER_OTLP_ENDPOINT``,
+:func:`~semif_agent.telemetry.configure`, or a tracer provider the
+application set up), to any processor the application added, and nowhere
+otherwise (then it does nothing). A turn's span is opened under
+:func:`turn_key`, so the SKILL.md scripts and hooks the turn runs nest under it.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
-from .. import telemetry
+from .. import spans, telemetry
 from ..errors import InvalidArgumentError, check_type
 from .events import AgentEvent, ToolFinished, ToolStarted, TurnFinished, TurnStarted
 from .hooks import AgentCallback, ModelCall
 from .usage import TurnDiagnostics
 
-if TYPE_CHECKING:
-    from opentelemetry.trace import Span, Tracer
-
 AGENT_NAME = "semif-agent"
+
+
+def turn_key(turn_id: str) -> str:
+    """The key a turn's span is opened under (work run :func:`~semif_agent.spans.within` it nests under the turn)."""
+    return f"agent.turn:{turn_id}"
+
+
+async def traced_shortlist(shortlist: Awaitable[tuple[str, ...]]) -> tuple[str, ...]:
+    """Await a skill shortlist; when one was offered, it is a ``semif.shortlist`` span under the current span (the
+    turn's, which the turn makes current while its toolsets prepare)."""
+    started = time.time_ns()
+    offered = await shortlist
+    source = spans.source()
+    if offered and source.enabled:
+        span = source.start_span("semif.shortlist", start_ns=started, attributes={"semif.skills": list(offered)})
+        source.end_span(span)
+    return offered
 
 
 def _ns(moment: datetime) -> int:
@@ -57,31 +76,31 @@ class TracingAgentCallback(AgentCallback):
             raise InvalidArgumentError("agent_name must name the agent, not be empty")
         self.agent_name = agent_name
         self.capture_content = capture_content
-        self._turns: dict[str, Span] = {}
-        self._tools: dict[str, Span] = {}
+        self._turns: dict[str, spans.Span] = {}
+        self._tools: dict[str, spans.Span] = {}
         telemetry.configure_from(None)
 
     # -- the turn ------------------------------------------------------------
 
     def on_event(self, event: AgentEvent) -> None:
-        tracer = telemetry.tracer()
-        if tracer is None:
+        source = spans.source()
+        if not source.enabled:
             return
         if isinstance(event, TurnStarted):
-            self._start_turn(tracer, event)
+            self._start_turn(source, event)
         elif isinstance(event, ToolStarted):
-            self._start_tool(tracer, event)
+            self._start_tool(source, event)
         elif isinstance(event, ToolFinished):
-            self._end_tool(tracer, event)
+            self._end_tool(source, event)
         elif isinstance(event, TurnFinished):  # a subagent's turn, forwarded: its own end is not seen here
             self.on_turn_end(event.turn_id, event.diagnostics, end_ns=_ns(event.timestamp))
 
-    def _start_turn(self, tracer: Tracer, event: TurnStarted) -> None:
+    def _start_turn(self, source: spans.SpanSource, event: TurnStarted) -> None:
         parent = self._tools.get(event.parent_tool_call_id) if event.parent_tool_call_id else None
         name = self.agent_name if parent is None else f"{self.agent_name} subagent"
-        self._turns[event.turn_id] = telemetry.start_span(
-            tracer,
+        self._turns[event.turn_id] = source.start_span(
             f"invoke_agent {name}",
+            key=turn_key(event.turn_id),
             parent=parent,
             start_ns=_ns(event.timestamp),
             attributes={
@@ -96,12 +115,14 @@ class TracingAgentCallback(AgentCallback):
         span = self._turns.pop(turn_id, None)
         if span is None:
             return
-        if diagnostics.error is not None:
-            telemetry.set_error(span, diagnostics.error.message, diagnostics.error.kind)
-        telemetry.end_span(
+        error = diagnostics.error
+        spans.source().end_span(
             span,
+            ok=error is None,
+            message=error.message if error is not None else "",
             end_ns=end_ns,
             attributes={
+                "error.type": error.kind if error is not None else None,
                 "gen_ai.usage.input_tokens": diagnostics.total_prompt_tokens,
                 "gen_ai.usage.output_tokens": diagnostics.total_completion_tokens,
                 "semif.rounds": len(diagnostics.rounds),
@@ -114,11 +135,11 @@ class TracingAgentCallback(AgentCallback):
     # -- model calls -----------------------------------------------------------
 
     def on_model_call(self, call: ModelCall) -> None:
-        tracer = telemetry.tracer()
-        if tracer is None:
+        source = spans.source()
+        if not source.enabled:
             return
         request, response = call.request, call.response
-        attributes: dict[str, Any] = {
+        attributes: dict[str, object] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": call.provider,
             "gen_ai.system": call.provider,  # the name before gen_ai.provider.name, still read by many tools
@@ -140,23 +161,26 @@ class TracingAgentCallback(AgentCallback):
             }
             if self.capture_content:
                 attributes["gen_ai.output.messages"] = [response.to_dict()]
-        span = telemetry.start_span(
-            tracer,
+        span = source.start_span(
             f"chat {call.model}".strip(),
             parent=self._turns.get(call.turn_id),
             start_ns=_ns(call.started),
             attributes=attributes,
-            client=True,
+            kind="client",
         )
-        if call.error is not None:
-            telemetry.set_error(span, str(call.error) or type(call.error).__name__, type(call.error).__name__)
-        telemetry.end_span(span, end_ns=_ns(call.finished))
+        failure = call.error
+        source.end_span(
+            span,
+            ok=failure is None,
+            message=(str(failure) or type(failure).__name__) if failure is not None else "",
+            attributes={"error.type": type(failure).__name__} if failure is not None else None,
+            end_ns=_ns(call.finished),
+        )
 
     # -- tool calls ------------------------------------------------------------
 
-    def _start_tool(self, tracer: Tracer, event: ToolStarted) -> None:
-        self._tools[event.tool_call_id] = telemetry.start_span(
-            tracer,
+    def _start_tool(self, source: spans.SpanSource, event: ToolStarted) -> None:
+        self._tools[event.tool_call_id] = source.start_span(
             f"execute_tool {event.name}",
             parent=self._turns.get(event.turn_id),
             start_ns=_ns(event.timestamp),
@@ -164,22 +188,22 @@ class TracingAgentCallback(AgentCallback):
             | ({"gen_ai.tool.call.arguments": event.tool_input} if self.capture_content else {}),
         )
 
-    def _end_tool(self, tracer: Tracer, event: ToolFinished) -> None:
+    def _end_tool(self, source: spans.SpanSource, event: ToolFinished) -> None:
         span = self._tools.pop(event.tool_call_id, None)
         if span is None:  # refused before it ran (unknown, invalid, denied, cut): a span of its own, at once
-            span = telemetry.start_span(
-                tracer,
+            span = source.start_span(
                 f"execute_tool {event.name}",
                 parent=self._turns.get(event.turn_id),
                 start_ns=_ns(event.timestamp),
                 attributes=self._tool_attributes(event.name, event.tool_call_id) | {"semif.tool.ran": False},
             )
-        if event.is_error:
-            telemetry.set_error(span, event.result, "tool_error")
-        telemetry.end_span(
+        shown: dict[str, object] = {"gen_ai.tool.call.result": event.result} if self.capture_content else {}
+        source.end_span(
             span,
+            ok=not event.is_error,
+            message=event.result if event.is_error else "",
             end_ns=_ns(event.timestamp),
-            attributes={"gen_ai.tool.call.result": event.result} if self.capture_content else None,
+            attributes=shown | ({"error.type": "tool_error"} if event.is_error else {}),
         )
 
     @staticmethod

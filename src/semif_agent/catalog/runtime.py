@@ -2,7 +2,8 @@
 
 The registry is shared and only read; everything that belongs to one agent
 lives here: which skills it can see, which are active, its workspace, its
-trace writer. Every public method takes a *token*, a skill id
+trace writer (whose spans also go to every processor of the process's span
+pipeline, :mod:`semif_agent.spans`). Every public method takes a *token*, a skill id
 (``namespace@name``) or a display name, resolved by :meth:`resolve_skill_id`.
 
 Scripts and hooks are run by the runtime's :class:`~.script_runner.ScriptRunner`

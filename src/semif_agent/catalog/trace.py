@@ -9,145 +9,87 @@ Each record::
      "attributes": {"skill.id": "custom@x", ...},
      "resource": {"service.name": "semif-agent", "agent.id": "..."}}
 
-A span opened while another of the same writer is open (in the same task)
-becomes its child and shares its trace id. Long text attributes are cut to a
-bounded excerpt (:func:`excerpt`). :class:`JsonlTraceWriter` appends each
-record with one ``write`` on an ``O_APPEND`` descriptor, so concurrent writers
-never interleave lines; :class:`MemoryTraceWriter` keeps records in memory.
+A writer is a :class:`~semif_agent.spans.SpanSource` that is also its own
+first processor: the spans the runtime opens go to the writer's
+:meth:`~TraceWriter.emit`, then to every processor of the process
+(OpenTelemetry among them when tracing is on), so a skill script's span sits
+in the workspace's file and in the trace of the run or turn that ran it. A
+span opened while another is current (in the same task) becomes its child and
+shares its trace id. Long text attributes are cut to a bounded excerpt
+(:func:`excerpt`). :class:`JsonlTraceWriter` appends each record with one
+``write`` on an ``O_APPEND`` descriptor, so concurrent writers never
+interleave lines; :class:`MemoryTraceWriter` keeps records in memory. Both
+are processors too: ``add_span_processor(MemoryTraceWriter())`` keeps every
+span of the process.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
 import threading
-import time
 from collections import deque
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 from ..errors import check_number, check_type
+from ..spans import EXCERPT_CHARS, SERVICE_NAME, Span, SpanProcessor, SpanRecord, SpanSource, excerpt
 
-EXCERPT_CHARS = 2000
-"""Longest text attribute kept in a span (head and tail, with a marker between)."""
-
-
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """``text`` cut to about ``limit`` characters, keeping its head and tail."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{text[:head]}…[{len(text) - limit} chars cut]…{text[-tail:]}"
-
-
-@dataclass
-class Span:
-    """An open span; end it with :meth:`TraceWriter.end_span`."""
-
-    trace_id: str
-    span_id: str
-    parent_span_id: str | None
-    name: str
-    start_time_unix_nano: int
-    attributes: dict[str, object] = field(default_factory=dict)
+__all__ = [
+    "EXCERPT_CHARS",
+    "JsonlTraceWriter",
+    "MemoryTraceWriter",
+    "NullTraceWriter",
+    "Span",
+    "TraceWriter",
+    "excerpt",
+    "read_spans",
+]
 
 
-class TraceWriter:
-    """Builds spans and hands each finished record to :meth:`emit` (which subclasses define)."""
+class WriterOptions(TypedDict, total=False):
+    """What every writer takes besides its own arguments (see :class:`TraceWriter`)."""
+
+    service_name: str
+    resource: dict[str, object] | None
+    excerpt_chars: int
+
+
+class TraceWriter(SpanSource, SpanProcessor):
+    """A span source that hands each finished record to :meth:`emit` (which subclasses define), then to the
+    process's processors."""
 
     _keeps_spans = False
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
         cls._keeps_spans = any(
-            getattr(cls, name) is not getattr(TraceWriter, name) for name in ("emit", "end_span", "start_span")
+            getattr(cls, name) is not getattr(TraceWriter, name)
+            for name in ("emit", "on_span_end", "end_span", "start_span")
         )
 
     def __init__(
         self,
         *,
-        service_name: str = "semif-agent",
-        resource: dict[str, Any] | None = None,
+        service_name: str = SERVICE_NAME,
+        resource: dict[str, object] | None = None,
         excerpt_chars: int = EXCERPT_CHARS,
     ) -> None:
-        check_number("excerpt_chars", excerpt_chars, minimum=1, whole=True)
-        self.resource = {"service.name": service_name, **(resource or {})}
-        self.excerpt_chars = excerpt_chars
-        self._current: ContextVar[Span | None] = ContextVar(f"semif_span_{id(self)}", default=None)
-
-    @property
-    def enabled(self) -> bool:
-        """Whether finished spans go anywhere: False when :meth:`emit` drops them (and neither
-        :meth:`start_span` nor :meth:`end_span` is overridden), so a caller may skip building them."""
-        return self._keeps_spans
-
-    def start_span(
-        self, name: str, *, attributes: Mapping[str, object] | None = None, parent: Span | None = None
-    ) -> Span:
-        """Open a span, child of ``parent`` or of the span open in this context."""
-        parent = parent or self._current.get()
-        return Span(
-            trace_id=parent.trace_id if parent else secrets.token_hex(16),
-            span_id=secrets.token_hex(8),
-            parent_span_id=parent.span_id if parent else None,
-            name=name,
-            start_time_unix_nano=time.time_ns(),
-            attributes=dict(attributes or {}),
+        super().__init__(
+            service_name=service_name,
+            resource=resource,
+            excerpt_chars=excerpt_chars,
+            processors=(self,) if self._keeps_spans else (),
         )
 
-    def end_span(
-        self, span: Span, *, ok: bool = True, message: str = "", attributes: dict[str, object] | None = None
-    ) -> dict[str, Any]:
-        """Close ``span`` and emit its record; returns the record."""
-        merged = {**span.attributes, **(attributes or {})}
-        record = {
-            "trace_id": span.trace_id,
-            "span_id": span.span_id,
-            "parent_span_id": span.parent_span_id,
-            "name": span.name,
-            "kind": "internal",
-            "start_time_unix_nano": span.start_time_unix_nano,
-            "end_time_unix_nano": time.time_ns(),
-            "status": {"code": "OK" if ok else "ERROR", "message": excerpt(message, self.excerpt_chars)},
-            "attributes": {key: self._bounded(value) for key, value in merged.items()},
-            "resource": self.resource,
-        }
-        self.emit(record)
-        return record
+    def on_span_end(self, span: Span) -> None:
+        self.emit(span.to_record())
 
-    @contextmanager
-    def span(self, name: str, **attributes: object) -> Iterator[Span]:
-        """Open a span for a block; it ends with status ERROR if the block raises."""
-        opened = self.start_span(name, attributes=attributes)
-        token = self._current.set(opened)
-        try:
-            yield opened
-        except BaseException as exc:
-            self.end_span(opened, ok=False, message=f"{type(exc).__name__}: {exc}")
-            raise
-        else:
-            self.end_span(opened)
-        finally:
-            self._current.reset(token)
-
-    def emit(self, record: dict[str, Any]) -> None:
+    def emit(self, record: SpanRecord) -> None:
         """Store one finished span record (the default drops it)."""
 
     def close(self) -> None:
         """Release what the writer holds."""
-
-    def _bounded(self, value: object) -> object:
-        if isinstance(value, str):
-            return excerpt(value, self.excerpt_chars)
-        if isinstance(value, (list, tuple)):
-            return [self._bounded(item) for item in value[:50]]
-        return value
 
 
 class NullTraceWriter(TraceWriter):
@@ -157,26 +99,26 @@ class NullTraceWriter(TraceWriter):
 class MemoryTraceWriter(TraceWriter):
     """Keeps the last ``maxlen`` records in :attr:`records` (for tests and embedding)."""
 
-    def __init__(self, *, maxlen: int = 10_000, **kwargs: Any) -> None:
+    def __init__(self, *, maxlen: int = 10_000, **options: Unpack[WriterOptions]) -> None:
         check_number("maxlen", maxlen, whole=True)
-        super().__init__(**kwargs)
-        self.records: deque[dict[str, Any]] = deque(maxlen=maxlen)
+        super().__init__(**options)
+        self.records: deque[SpanRecord] = deque(maxlen=maxlen)
 
-    def emit(self, record: dict[str, Any]) -> None:
+    def emit(self, record: SpanRecord) -> None:
         self.records.append(record)
 
 
 class JsonlTraceWriter(TraceWriter):
     """Appends one JSON line per span to ``path`` (created with its folder on first write)."""
 
-    def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+    def __init__(self, path: str | os.PathLike[str], **options: Unpack[WriterOptions]) -> None:
         check_type("path", path, (str, os.PathLike))
-        super().__init__(**kwargs)
+        super().__init__(**options)
         self.path = Path(path)
         self._fd: int | None = None
         self._lock = threading.Lock()
 
-    def emit(self, record: dict[str, Any]) -> None:
+    def emit(self, record: SpanRecord) -> None:
         line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         with self._lock:
             if self._fd is None:
@@ -196,9 +138,9 @@ class JsonlTraceWriter(TraceWriter):
             os.close(fd)
 
 
-def read_spans(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_spans(path: str | os.PathLike[str]) -> list[SpanRecord]:
     """The span records of a JSONL trace file; a torn last line is skipped."""
-    records: list[dict[str, Any]] = []
+    records: list[SpanRecord] = []
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

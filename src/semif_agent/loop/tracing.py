@@ -9,8 +9,11 @@ decisions are the rows logged since the mark, and each becomes a
 A decision's span lasts its engine's latency; the decisions of a phase are
 laid end to end from the phase's start, in the order they were made.
 
-When tracing is off, a mark is a clock reading and a row count, and nothing
-else happens.
+The spans go to the process's span pipeline (:mod:`semif_agent.spans`):
+OpenTelemetry when tracing is on, and any processor the application added.
+The run span is current while the run goes on, so the spans of the skill
+scripts it runs nest under it. With no processor, a mark is a clock reading
+and a row count, and nothing else happens.
 """
 
 from __future__ import annotations
@@ -20,12 +23,10 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
-from .. import telemetry
+from .. import spans, telemetry
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span
-
     from .runner import RunResult
 
 P = ParamSpec("P")
@@ -54,23 +55,31 @@ def phase_mark(rows: Sequence[Mapping[str, Any]]) -> PhaseMark:
 def traced_run(
     arun: Callable[P, Coroutine[Any, Any, RunResult]],
 ) -> Callable[P, Coroutine[Any, Any, RunResult]]:
-    """Wrap a run in a ``semif.run`` span (current while it runs, so its phases nest under it)."""
+    """Wrap a run in a ``semif.run`` span (current while it runs, so its phases and scripts nest under it)."""
 
     @functools.wraps(arun)
     async def traced(*args: P.args, **kwargs: P.kwargs) -> RunResult:
-        tracer = telemetry.tracer()
-        if tracer is None:
+        source = spans.source()
+        if not source.enabled:
             return await arun(*args, **kwargs)
-        with tracer.start_as_current_span("semif.run") as span:
-            result = await arun(*args, **kwargs)
-            _end_run(span, result)
-            return result
+        span = source.start_span("semif.run")
+        with spans.use_span(span):
+            try:
+                result = await arun(*args, **kwargs)
+            except BaseException as exc:
+                source.end_span(span, ok=False, message=f"{type(exc).__name__}: {exc}")
+                raise
+        error = {"error.type": "skill_error"} if result.error else {}
+        source.end_span(
+            span, ok=not result.error, message=result.error or "", attributes=_run_attributes(result) | error
+        )
+        return result
 
     return traced
 
 
-def _end_run(span: Span, result: RunResult) -> None:
-    attributes = {
+def _run_attributes(result: RunResult) -> dict[str, object]:
+    return {
         "semif.run.id": result.run_id,
         "semif.request": result.request.text,
         "semif.skill": result.skill,
@@ -80,12 +89,6 @@ def _end_run(span: Span, result: RunResult) -> None:
         "semif.handed_back": result.handed_back,
         "semif.decisions": sum(1 for row in result.rows if row.get("kind") != "outcome"),
     }
-    for key, value in attributes.items():
-        shown = telemetry.attribute_value(value)
-        if shown is not None:
-            span.set_attribute(key, shown)
-    if result.error:
-        telemetry.set_error(span, result.error, "skill_error")
 
 
 def trace_phase(
@@ -99,22 +102,20 @@ def trace_phase(
 ) -> None:
     """Record phase ``name`` (``route``, ``predict``...) from ``mark`` to ``end_ns`` (else now), with the decision
     rows logged since the mark (those of ``kinds`` only, when given) as its children."""
-    tracer = telemetry.tracer()
-    if tracer is None:
+    source = spans.source()
+    if not source.enabled:
         return
     end = end_ns if end_ns is not None else telemetry.now_ns()
-    span = telemetry.start_span(tracer, f"semif.{name}", start_ns=mark.ns, attributes={"semif.skill": skill})
+    span = source.start_span(f"semif.{name}", start_ns=mark.ns, attributes={"semif.skill": skill})
     cursor = mark.ns
     for row in rows[mark.rows :]:
         if row.get("kind") == "outcome" or (kinds is not None and row.get("kind") not in kinds):
             continue
         took = int(float(row.get("latency_ms") or 0.0) * 1_000_000)
         start, cursor = cursor, min(cursor + took, end)
-        decision = telemetry.start_span(
-            tracer, "semif.decision", parent=span, start_ns=start, attributes=decision_attributes(row)
-        )
-        telemetry.end_span(decision, end_ns=cursor)
-    telemetry.end_span(span, end_ns=end)
+        decision = source.start_span("semif.decision", parent=span, start_ns=start, attributes=decision_attributes(row))
+        source.end_span(decision, end_ns=cursor)
+    source.end_span(span, end_ns=end)
 
 
 def decision_attributes(row: Mapping[str, Any]) -> dict[str, object]:

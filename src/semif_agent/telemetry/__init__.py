@@ -12,6 +12,11 @@ apply (``invoke_agent``, ``chat``, ``execute_tool`` with ``gen_ai.*``
 attributes: :class:`semif_agent.agent.TracingAgentCallback`), and add our
 own for a SemIf run (``semif.run`` over ``semif.route``, ``semif.predict``,
 ``semif.act``, ``semif.assess``) and each decision (``semif.decision``).
+
+Tracing on means one more processor in the process's span pipeline
+(:mod:`semif_agent.spans`): :class:`OpenTelemetryProcessor`, so the spans of
+a skill's scripts and hooks, written to ``.semif/skill-trace.jsonl`` as
+before, reach the same backend, nested under the run or turn that ran them.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from ._setup import (
     DEFAULT_ENDPOINT,
     OTEL_EXTRA,
+    OpenTelemetryProcessor,
     configure,
     configure_from,
     flush,
@@ -31,6 +37,7 @@ from ._spans import attribute_value, end_span, now_ns, set_error, start_span
 __all__ = [
     "DEFAULT_ENDPOINT",
     "OTEL_EXTRA",
+    "OpenTelemetryProcessor",
     "attribute_value",
     "configure",
     "configure_from",

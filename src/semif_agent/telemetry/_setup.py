@@ -3,7 +3,11 @@
 The provider is process-wide by nature (OpenTelemetry's own is a global):
 it is held here, not on any agent or runner, and every agent and runner of
 the process shares it. Nothing here imports OpenTelemetry until tracing is
-asked for.
+asked for. Once it is on, the process's span pipeline (:mod:`semif_agent.spans`)
+gets an :class:`OpenTelemetryProcessor`: each span of the process (a run,
+its phases and decisions, an Agent's turns, model and tool calls, a skill's
+scripts and hooks) is made again as an OpenTelemetry span, with the same
+name, times, status and attributes, nested as it was.
 """
 
 from __future__ import annotations
@@ -11,14 +15,20 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import spans
+from ._spans import end_span, set_error, start_span
 
 if TYPE_CHECKING:
+    from opentelemetry import trace as otel_trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Span as OtelSpan
     from opentelemetry.trace import Tracer
 
 DEFAULT_ENDPOINT = "http://localhost:4318"
@@ -41,12 +51,15 @@ class _Tracing:
     tracer: Tracer | None = None
     settled: bool = False  # configure_from decided once; later calls keep what it decided
     warned: bool = False
+    processor: spans.SpanProcessor | None = None  # ours in the span pipeline, while tracing is on
 
 
 _tracing = _Tracing()
 
 
-def telemetry_endpoint(table: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+def telemetry_endpoint(
+    table: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
     """The OTLP/HTTP traces URL that ``[telemetry]`` (``table``) and the environment ask for; ``None``: tracing off.
 
     ``enabled = false`` and ``OTEL_SDK_DISABLED=true`` turn it off whatever else is set. Otherwise the first of:
@@ -74,7 +87,7 @@ def _traces_url(base: str) -> str:
     return base if base.endswith(_TRACES_PATH) else base + _TRACES_PATH
 
 
-def configure_from(table: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> bool:
+def configure_from(table: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None) -> bool:
     """Start exporting if ``[telemetry]`` (``table``) or the environment asks for it; whether spans are recorded.
 
     Decided once per process: the first runner or agent that asks sets tracing up, the rest share it. An
@@ -82,11 +95,11 @@ def configure_from(table: Mapping[str, Any] | None = None, environ: Mapping[str,
     installed: one warning naming the extra, and everything goes on untraced.
     """
     if _tracing.settled or _tracing.provider is not None:
-        return tracer() is not None
+        return _spans_to_tracer()
     _tracing.settled = True
     endpoint = telemetry_endpoint(table, environ)
     if endpoint is None or _application_provider() is not None:
-        return tracer() is not None
+        return _spans_to_tracer()
     service = (table or {}).get("service_name")
     return configure(endpoint, service_name=service if isinstance(service, str) and service else SERVICE_NAME)
 
@@ -123,6 +136,16 @@ def configure(
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(processor)
     _tracing.provider, _tracing.settled = provider, True
+    return _spans_to_tracer()
+
+
+def _spans_to_tracer() -> bool:
+    """Send the span pipeline to OpenTelemetry if there is a tracer (ours or the application's); whether there is."""
+    if tracer() is None:
+        return False
+    if _tracing.processor is None:
+        _tracing.processor = OpenTelemetryProcessor()
+    spans.add_span_processor(_tracing.processor)
     return True
 
 
@@ -136,7 +159,7 @@ def _warn_missing_sdk() -> None:
         )
 
 
-def _application_provider() -> Any:
+def _application_provider() -> otel_trace.TracerProvider | None:
     """The tracer provider the application set globally, if it imported OpenTelemetry and set a real one."""
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
@@ -144,7 +167,8 @@ def _application_provider() -> Any:
     provider = trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
-    return provider
+    found: otel_trace.TracerProvider = provider
+    return found
 
 
 def tracer() -> Tracer | None:
@@ -177,5 +201,50 @@ def flush(timeout_millis: int = 30_000) -> bool:
 def shutdown() -> None:
     """Flush and stop the provider set up here (tracing is then off until configured again)."""
     provider, _tracing.provider, _tracing.tracer = _tracing.provider, None, None
+    if _tracing.processor is not None:
+        spans.remove_span_processor(_tracing.processor)
     if provider is not None:
         provider.shutdown()
+
+
+class OpenTelemetryProcessor(spans.SpanProcessor):
+    """Makes each span an OpenTelemetry span of :func:`tracer` (nothing while tracing is off).
+
+    A span whose parent went through this processor nests under that parent's
+    OpenTelemetry span; one without (a run's top span) nests under the
+    application's current OpenTelemetry span, if any.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[str, OtelSpan] = {}
+        self._lock = threading.Lock()
+
+    def on_span_start(self, span: spans.Span) -> None:
+        found = tracer()
+        if found is None:
+            return
+        with self._lock:
+            parent = self._open.get(span.parent_span_id) if span.parent_span_id else None
+        made = start_span(
+            found,
+            span.name,
+            parent=parent,
+            start_ns=span.start_time_unix_nano,
+            attributes=span.attributes,
+            client=span.kind == "client",
+        )
+        with self._lock:
+            self._open[span.span_id] = made
+
+    def on_span_end(self, span: spans.Span) -> None:
+        with self._lock:
+            made = self._open.pop(span.span_id, None)
+        if made is None:
+            return
+        if not span.ok:
+            kind = span.attributes.get("error.type")
+            set_error(made, span.message, kind if isinstance(kind, str) else None)
+        end_span(made, end_ns=span.end_time_unix_nano, attributes=span.attributes)
+
+    def force_flush(self) -> None:
+        flush()

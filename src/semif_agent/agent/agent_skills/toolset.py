@@ -28,6 +28,7 @@ from ..errors import AgentConfigError, ToolNameCollisionError
 from ..subagents import TASK, is_subagent_tool
 from ..tools import AgentTool
 from ..toolsets import EMPTY_VIEW, AgentToolset, Prepared, ToolsetView
+from ..tracing import traced_shortlist
 from .discovery import BROWSE_SKILLS, SEARCH_SKILLS, DiscoverySettings
 from .meta_tools import (
     ACTIVATE_SKILL,
@@ -174,7 +175,7 @@ class SkillToolset(AgentToolset):
         """The skill shortlist for ``message`` (empty when every skill is listed anyway); turn ``run_id`` begins."""
         if self.skills is None or not self.skills.on_demand_skills():
             return ()
-        return await self.skills.discovery.preselect(message, run_id=run_id, model=model)
+        return await traced_shortlist(self.skills.discovery.preselect(message, run_id=run_id, model=model))
 
     async def run_step_hooks(self, hook_type: str, turn_id: str, index: int) -> None:
         """Run the SKILL.md ``hook_type`` hooks of the active skills allowed to run scripts (nothing when none are);
