@@ -20,9 +20,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from _fair import peer_venv
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / ".bench"
-SKILLS_REF = "skills-ref==0.1.1"
+SKILLS_REF_VERSION = "0.1.1"
 AGENTSOCIETY2 = "2.9.3"
 
 
@@ -33,13 +35,8 @@ def _run(command: list[str]) -> None:
 
 
 def skills_ref_python() -> Path:
-    """The Python of a virtual environment with skills-ref 0.1.1 (created on first use)."""
-    venv = BENCH / "skills-ref-venv"
-    python = venv / "bin" / "python"
-    if not python.exists():
-        _run([sys.executable, "-m", "venv", str(venv)])
-        _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SKILLS_REF])
-    return python
+    """The Python of a virtual environment with skills-ref 0.1.1 (created on first use, checked on each)."""
+    return peer_venv("skills-ref-venv", {"skills-ref": SKILLS_REF_VERSION})
 
 
 def agentsociety2() -> dict[str, Any]:
