@@ -133,10 +133,11 @@ def table(spreads: dict[str, Spread], reference: str | None = None, unit: str = 
     return "\n".join(lines)
 
 
-def peer_venv(name: str, pins: dict[str, str]) -> Path:
+def peer_venv(name: str, pins: dict[str, str], no_deps: tuple[str, ...] = ()) -> Path:
     """The Python of ``.bench/<name>`` holding the distributions ``pins`` (name to exact version).
 
-    Installed with pip on first use; on every use each pinned distribution's
+    Installed with pip on first use (those named in ``no_deps`` without their
+    dependencies: the peer's heavy extras the bench never imports); on every use each pinned distribution's
     installed version is checked (a mismatch stops the bench) and printed on
     stderr, so a figure always comes with the peer's version.
     """
@@ -145,11 +146,11 @@ def peer_venv(name: str, pins: dict[str, str]) -> Path:
     if not python.exists():
         print(f"installing {', '.join(f'{d}=={v}' for d, v in pins.items())} into {venv}", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-            + [f"{d}=={v}" for d, v in pins.items()],
-            check=True,
-        )
+        install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        bare = [f"{d}=={v}" for d, v in pins.items() if d in no_deps]
+        if bare:
+            subprocess.run([*install, "--no-deps", *bare], check=True)
+        subprocess.run([*install, *(f"{d}=={v}" for d, v in pins.items() if d not in no_deps)], check=True)
     check_pins(python, pins)
     return python
 

@@ -278,7 +278,9 @@ def time_routes(strategy, texts: list[str]) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["hwu64", "bfcl"], choices=["hwu64", "bfcl"])
+    parser.add_argument(
+        "--datasets", nargs="*", default=["hwu64", "bfcl"], choices=["hwu64", "bfcl"], help="none: --speed only"
+    )
     parser.add_argument("--hwu", type=Path, default=HWU)
     parser.add_argument("--bfcl", type=Path, default=BFCL)
     parser.add_argument("--speed", action="store_true")
@@ -287,7 +289,8 @@ def main() -> None:
     args = parser.parse_args()
     engine = create_engine("local")
     verdicts = []
-    print(f"{'dataset':<8}{'train':<15}{'router':<34}{'leaf acc':>9}{'oos recall':>12}")
+    if args.datasets:
+        print(f"{'dataset':<8}{'train':<15}{'router':<34}{'leaf acc':>9}{'oos recall':>12}")
     for dataset in args.datasets:
         tree, rows, test = load_hwu(args.hwu) if dataset == "hwu64" else load_bfcl(args.bfcl)
         for setting, chosen in ((f"{SHOTS} per skill", per_skill(rows, SHOTS)), ("full", rows)):
