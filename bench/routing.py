@@ -344,12 +344,14 @@ def main() -> None:
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     settings = args.blas_threads.split(",")
-    if len(settings) > 1 and parts & {"1", "3"}:  # one child per setting: BLAS reads its thread count at start
+    held = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    if parts & {"1", "3"} and settings != [held]:  # one child per setting: BLAS reads its thread count at start
         if "2" in parts:
             tokens(args.catalog, args.requests)
         timed = ",".join(sorted(parts & {"1", "3"}))
         for setting in settings:
-            env = {**os.environ, **({k: setting for k in BLAS_THREADS} if setting != "default" else {})}
+            env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS}
+            env.update({k: setting for k in BLAS_THREADS} if setting != "default" else {})
             argv = [*sys.argv[1:], "--parts", timed, "--blas-threads", setting]
             subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
         return
