@@ -5,9 +5,11 @@
 Each agent has ``--tools`` registered tools. One turn runs N rounds that
 each call one trivial tool (a different argument every round, so neither
 loop's stuck detection trips), then one round that answers in text; the
-figure is the turn's wall time over its N + 1 rounds, the best of
-``--repeat`` turns (the one least disturbed by other work on the machine),
-each on a fresh agent (registering the tools is not timed). Both models are in-process fakes that answer at once and report
+figure is the turn's wall time over its N + 1 rounds, the median of
+``--repeat`` turns, each on a fresh agent (registering the tools is not
+timed). The three sides take turns (``bench/_fair.py``: ours, ours bare,
+anchor, ours, ..., after a warm-up turn each), so a change in the machine's
+load falls on all of them. Both models are in-process fakes that answer at once and report
 token usage, as real providers do. Ours is ``ScriptedProvider`` behind what
 a configured provider has: the model-call log (to a temporary file),
 retries, and a fallback (``LoggedProvider(FallbackProvider([RetryingProvider(...),
@@ -16,7 +18,9 @@ retries, and a fallback (``LoggedProvider(FallbackProvider([RetryingProvider(...
 the per-round medians below leave out the rounds that wrote. Theirs is a minimal object satisfying their ``LLMProvider``
 protocol, in a child process running in its own virtual environment under
 ``.bench/`` (made on first use: ``pip install --no-deps astro-anchor==0.2.0``
-plus pydantic and PyYAML, all it imports on this path). Both run the async
+plus pydantic 2.14.4 and PyYAML 6.0.4, all it imports on this path; the
+versions are checked on every run), kept running for the whole bench and
+asked for one turn at a time. Both run the async
 path (``astream``). "ours, bare" is our loop behind a provider object that
 only answers (the seam's ``request_stream`` and nothing else), as anchor's is.
 
@@ -44,23 +48,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _fair import Load, PeerProcess, interleave, peer_venv
+
 ROOT = Path(__file__).resolve().parents[1]
-PEER_VENV = ROOT / ".bench" / "venv-anchor"
 
 PEER = r'''
 import asyncio, json, statistics, sys, time
 from anchor import Agent, tool
 from anchor.llm.models import LLMResponse, StopReason, StreamChunk, ToolCallDelta, Usage
 
-rounds_list, n_tools, repeat, flavour = json.loads(sys.argv[1])
+n_tools = int(sys.argv[1])
 
 
 class ScriptedLLM:
@@ -104,7 +106,7 @@ class ScriptedLLM:
 N_TOOLS = n_tools
 
 
-def make_tool(i):
+def make_tool(i, flavour):
     if flavour == "async":
         async def fn(n: int) -> str:
             return "ok"
@@ -116,7 +118,7 @@ def make_tool(i):
     return tool(fn)
 
 
-TOOLS = [make_tool(i) for i in range(n_tools)]
+TOOLS = {flavour: [make_tool(i, flavour) for i in range(n_tools)] for flavour in ("async", "sync")}
 
 
 async def turn(agent, starts):
@@ -128,56 +130,33 @@ async def turn(agent, starts):
     return last.type, last.text, len(last.diagnostics.rounds)  # small: asyncio formats the result's repr
 
 
-out, longest = {}, []
-for rounds in rounds_list:
-    times = []
-    for _ in range(repeat):
-        agent = Agent(llm=ScriptedLLM(rounds), max_rounds=rounds + 2).with_tools(TOOLS)
-        starts = []
-        began = time.perf_counter()
-        outcome = asyncio.run(turn(agent, starts))
-        times.append(time.perf_counter() - began)
-        assert outcome == ("turn_finished", "done", rounds + 1), outcome
-        if rounds == max(rounds_list):
-            longest.append([b - a for a, b in zip(starts, starts[1:])])
-    out[rounds] = min(times) / (rounds + 1)
-print(json.dumps({"per_round": out, "longest": longest}))
+def handle(ask):
+    rounds = ask["rounds"]
+    agent = Agent(llm=ScriptedLLM(rounds), max_rounds=rounds + 2).with_tools(TOOLS[ask["flavour"]])
+    starts = []
+    began = time.perf_counter()
+    outcome = asyncio.run(turn(agent, starts))
+    seconds = time.perf_counter() - began
+    assert outcome == ("turn_finished", "done", rounds + 1), outcome
+    return {"seconds": seconds, "gaps": [b - a for a, b in zip(starts, starts[1:])]}
+
+
+serve(handle)
 '''
 
 
-def ensure_peer() -> Path:
-    python = PEER_VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "astro-anchor==0.2.0"], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "pydantic", "pyyaml"], check=True)
-    return python
+PEER_PINS = {"astro-anchor": "0.2.0", "pydantic": "2.14.4", "PyYAML": "6.0.4"}
 
 
-def peer_figures(
-    rounds: list[int], tools: int, repeat: int, flavour: str
-) -> tuple[dict[int, float], list[list[float]]]:
-    """Anchor's: per-round time by round count, and each round's time in every turn of the longest count."""
-    python = ensure_peer()
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
-        handle.write(PEER)
-    done = subprocess.run(
-        [str(python), handle.name, json.dumps([rounds, tools, repeat, flavour])],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    Path(handle.name).unlink()
-    if done.returncode != 0:
-        raise SystemExit(f"the astro-anchor child failed:\n{done.stderr[-3000:]}")
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    return {int(k): v for k, v in figures["per_round"].items()}, figures["longest"]
+def peer_turns(tools: int) -> PeerProcess:
+    """Anchor in a child process (its own virtual environment, pinned): each request runs one turn."""
+    python = peer_venv("venv-anchor", PEER_PINS, no_deps=("astro-anchor",))
+    return PeerProcess(python, "import sys\n" + PEER, str(tools))
 
 
-def our_figures(
-    rounds: list[int], tools: int, repeat: int, flavour: str, provider: str = "stacked"
-) -> tuple[dict[int, float], list[list[float]]]:
-    """Ours: per-round time by round count, and each round's time in every turn of the longest count.
+def our_turns(tools: int, flavour: str, log_path: Path, provider: str = "stacked"):
+    """Ours: a function that runs one turn of ``count`` rounds on a fresh agent and returns
+    ``{"seconds": the turn's wall time, "gaps": each round's time}``, as the peer's process answers.
 
     ``provider``: ``"stacked"`` (the scripted model behind the call log, retries and a fallback),
     ``"scripted"`` (the scripted model alone) or ``"bare"`` (an object that only answers).
@@ -259,28 +238,20 @@ def our_figures(
         starts.append(time.perf_counter())
         return last.type, last.text, len(last.diagnostics.rounds)  # small: asyncio formats the result's repr
 
-    log_dir = tempfile.TemporaryDirectory()
-    log_path = Path(log_dir.name) / "model_calls.jsonl"
-    log_path.touch()  # the workspace's log exists: its first row is not timed as a file creation
-    out, longest = {}, []
-    for count in rounds:
-        times = []
-        for _ in range(repeat):
-            if provider == "stacked":
-                model = stacked(count, log_path)
-            else:
-                model = scripted(count) if provider == "scripted" else Bare(count)
-            agent = Agent(llm=model, max_rounds=count + 2).with_tools(registered)
-            starts: list[float] = []
-            began = time.perf_counter()
-            outcome = asyncio.run(turn(agent, starts))
-            times.append(time.perf_counter() - began)
-            assert outcome == ("turn_finished", "done", count + 1), outcome
-            if count == max(rounds):
-                longest.append([b - a for a, b in zip(starts, starts[1:], strict=False)])
-        out[count] = min(times) / (count + 1)
-    log_dir.cleanup()
-    return out, longest
+    def run(count: int) -> dict:
+        if provider == "stacked":
+            model = stacked(count, log_path)
+        else:
+            model = scripted(count) if provider == "scripted" else Bare(count)
+        agent = Agent(llm=model, max_rounds=count + 2).with_tools(registered)
+        starts: list[float] = []
+        began = time.perf_counter()
+        outcome = asyncio.run(turn(agent, starts))
+        seconds = time.perf_counter() - began
+        assert outcome == ("turn_finished", "done", count + 1), outcome
+        return {"seconds": seconds, "gaps": [b - a for a, b in zip(starts, starts[1:], strict=False)]}
+
+    return run
 
 
 def round_cost(turns: list[list[float]], first: int, last: int) -> float:
@@ -289,42 +260,73 @@ def round_cost(turns: list[list[float]], first: int, last: int) -> float:
 
 
 def marginal(figures: dict[int, float]) -> float:
-    """Seconds per extra round between the two largest counts (fixed per-turn costs cancel out)."""
+    """Seconds per extra round between the two largest counts (fixed per-turn costs cancel out), from the
+    median per-round times."""
     low, high = sorted(figures)[-2:]
     return (figures[high] * (high + 1) - figures[low] * (low + 1)) / (high - low)
+
+
+def measure(rounds: list[int], tools: int, repeat: int, flavour: str, peer: PeerProcess, log_path: Path):
+    """Per side, the median per-round time by round count, and each round's time in every turn of the longest count;
+    the three sides take turns (ours, ours bare, anchor, ours, ...), one turn each a round."""
+    sides = {
+        "ours": our_turns(tools, flavour, log_path),
+        "bare": our_turns(tools, flavour, log_path, provider="bare"),
+        "anchor": lambda count: peer.ask({"rounds": count, "flavour": flavour}),
+    }
+    per_round: dict[str, dict[int, float]] = {name: {} for name in sides}
+    longest: dict[str, list[list[float]]] = {name: [] for name in sides}
+    for count in rounds:
+
+        def timed(name: str, count: int = count) -> float:
+            figures = sides[name](count)
+            if count == rounds[-1]:
+                longest[name].append(figures["gaps"])
+            return figures["seconds"] / (count + 1) * 1000
+
+        spreads = interleave({name: lambda name=name: timed(name) for name in sides}, repeat)
+        for name, spread in spreads.items():
+            per_round[name][count] = spread.median / 1000
+        if count == rounds[-1]:
+            for name in sides:
+                del longest[name][0]  # the warm-up round's turn
+    return per_round, longest
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", default="10,100,400", help="comma-separated round counts")
     parser.add_argument("--tools", type=int, default=300, help="tools registered on each agent")
-    parser.add_argument("--repeat", type=int, default=7, help="turns per figure (the best is kept)")
+    parser.add_argument("--repeat", type=int, default=7, help="turns per figure and side (interleaved; the median)")
     parser.add_argument("--flavour", choices=("async", "sync", "both"), default="both", help="the trivial tool's kind")
     args = parser.parse_args()
     rounds = sorted(int(r) for r in args.rounds.split(","))
     flavours = ("async", "sync") if args.flavour == "both" else (args.flavour,)
-    print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    load = Load()
     print(
-        f"per-round time, {args.tools} tools registered, one trivial tool call a round, best of {args.repeat} turns (ms)"
+        f"per-round time, {args.tools} tools registered, one trivial tool call a round, median of {args.repeat} turns "
+        "per side, the sides taking turns (ms)"
     )
     print(f"{'tool':<6} {'rounds':>7} {'ours':>8} {'ours, bare':>11} {'anchor':>8} {'anchor/ours':>12}")
     flat = []
-    for flavour in flavours:
-        ours, longest = our_figures(rounds, args.tools, args.repeat, flavour)
-        bare, bare_longest = our_figures(rounds, args.tools, args.repeat, flavour, provider="bare")
-        theirs, theirs_longest = peer_figures(rounds, args.tools, args.repeat, flavour)
-        for count in rounds:
-            print(
-                f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
-                f"{theirs[count] * 1e3:>8.3f} {theirs[count] / ours[count]:>11.1f}x"
-            )
-        if len(rounds) > 1:
-            m_ours, m_bare, m_theirs = marginal(ours), marginal(bare), marginal(theirs)
-            print(
-                f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
-                f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x"
-            )
-        flat.append((flavour, longest, bare_longest, theirs_longest))
+    with tempfile.TemporaryDirectory() as log_dir, peer_turns(args.tools) as peer:
+        log_path = Path(log_dir) / "model_calls.jsonl"
+        log_path.touch()  # the workspace's log exists: its first row is not timed as a file creation
+        for flavour in flavours:
+            per_round, turns = measure(rounds, args.tools, args.repeat, flavour, peer, log_path)
+            ours, bare, theirs = per_round["ours"], per_round["bare"], per_round["anchor"]
+            for count in rounds:
+                print(
+                    f"{flavour:<6} {count:>7} {ours[count] * 1e3:>8.3f} {bare[count] * 1e3:>11.3f} "
+                    f"{theirs[count] * 1e3:>8.3f} {theirs[count] / ours[count]:>11.1f}x"
+                )
+            if len(rounds) > 1:
+                m_ours, m_bare, m_theirs = marginal(ours), marginal(bare), marginal(theirs)
+                print(
+                    f"{flavour:<6} {'extra':>7} {m_ours * 1e3:>8.3f} {m_bare * 1e3:>11.3f} "
+                    f"{m_theirs * 1e3:>8.3f} {m_theirs / m_ours:>11.1f}x"
+                )
+            flat.append((flavour, turns["ours"], turns["bare"], turns["anchor"]))
     top = rounds[-1]
     if top >= 20:
         print(f"round cost in a {top}-round turn: median of rounds 1-10 and of rounds {top - 9}-{top} (ms)")
@@ -353,7 +355,7 @@ def main() -> None:
         f"extra: the cost of one more round between {rounds[-2] if len(rounds) > 1 else rounds[0]} and {top} rounds "
         "(per-turn set-up cancels out)."
     )
-    print("load average (1, 5, 15 min) at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    print(f"({load.text()})")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """50 agents run their ``pre_step`` hook at once: semif vs agentsociety2's ``run_skill_hook``.
 
-    .venv/bin/python bench/catalog_hooks.py [--agents 50] [--rounds 5] [--pause 0] [--steps]
+    .venv/bin/python bench/catalog_hooks.py [--agents 50] [--rounds 10] [--pause 0] [--steps]
 
 Every agent has its own runtime and workspace over one shared registry, with
 the hook skill visible and active; all agents call ``run_skill_hook`` together
@@ -25,12 +25,17 @@ the fallbacks where namespaces or cgroups are refused, and the workers keeping
 no child forked ahead of its call), as wall time and as CPU time per call (the
 host's, and the workers' with their children's).
 
-"cold" is the first round (semif starts its workers then); "warm" the best of
-the next ``--rounds``, each after ``--pause`` seconds with no call (the agents
-think between steps: semif's workers then fork children ahead of the next
-calls; 0, the default, leaves them no time). The peer's figures buy speed with no isolation at all:
-its hooks share the host's memory, environment and file access. Not part of
-the test suite.
+"cold" is each side's first round (semif starts its workers then), timed
+apart; "warm" the next ``--rounds``, the three sides taking turns round by
+round (``bench/_fair.py``: semif warm, semif fresh, the peer, semif warm, ...),
+each reported as the median with its quartiles and range, with the load
+average at the start and end. Before each round the agents pause ``--pause``
+seconds with no call (the agents think between steps: semif's workers then
+fork children ahead of the next calls; 0, the default, leaves them no time).
+The peer is agentsociety2 at the version ``catalog_peers.py`` pins, in this
+process (its hooks run in the host: that is its fastest and only way). Its
+figures buy speed with no isolation at all: its hooks share the host's
+memory, environment and file access. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from catalog_peers import agentsociety2, generate_skills, ratio
+from _fair import Load, ainterleave, table
+from catalog_peers import agentsociety2, generate_skills
 
 from semif_agent.catalog import AgentSkillRuntime, NullTraceWriter, SkillCatalog
 from semif_agent.sandbox import SandboxLimits, WorkerPool
@@ -65,7 +71,9 @@ print(json.dumps({"skill": os.environ.get("SKILL_ID"), "args": sys.argv[1:], "no
 
 
 async def timed_rounds(calls, rounds: int, pause: float = 0.0) -> tuple[float, float, bool, dict]:
-    """(cold seconds, best warm seconds, all ok, what confinement held) of running ``calls()`` concurrently."""
+    """(cold seconds, best warm seconds, all ok, what confinement held) of running ``calls()`` concurrently.
+
+    Used by ``--steps`` only, which compares a setting with the one before it, not with the peer."""
     started = time.perf_counter()
     results = await asyncio.gather(*calls())
     cold = time.perf_counter() - started
@@ -81,75 +89,91 @@ async def timed_rounds(calls, rounds: int, pause: float = 0.0) -> tuple[float, f
     return cold, warm, ok, held
 
 
-async def measure(
-    style: str, hook: str, agents: int, rounds: int, peer, pause: float = 0.0
-) -> dict[str, tuple[float, float, bool, dict]]:
-    figures = {}
-    for name, warm in (("semif", True), ("semif, fresh", False)):
-        figures[name] = await measure_ours(hook, agents, rounds, pause, warm=warm)
-    figures["agentsociety2"] = await measure_peer(hook, agents, rounds, peer, pause)
-    return figures
+class Side:
+    """One side's agents: ``round()`` has all of them call the hook at once; what every call came to is kept."""
+
+    def __init__(self, calls, pause: float) -> None:
+        self.calls, self.pause = calls, pause
+        self.ok, self.held, self.cold = True, {}, 0.0
+
+    async def first(self) -> None:
+        """The cold round (semif starts its workers then), timed apart."""
+        started = time.perf_counter()
+        await self.round()
+        self.cold = (time.perf_counter() - started) * 1000
+
+    async def round(self) -> float:
+        await asyncio.sleep(self.pause)
+        started = time.perf_counter()
+        results = await asyncio.gather(*self.calls())
+        elapsed = (time.perf_counter() - started) * 1000
+        self.ok = self.ok and all(result.ok for result in results)
+        self.held = getattr(results[0], "confinement", {}) or self.held
+        return elapsed
 
 
-async def measure_ours(
-    hook: str, agents: int, rounds: int, pause: float, *, warm: bool
-) -> tuple[float, float, bool, dict]:
+async def measure(hook: str, agents: int, rounds: int, peer, pause: float = 0.0) -> tuple[dict[str, Side], dict]:
+    """The three sides (semif warm, semif fresh, the peer) on the same hook, each cold once, then in turn."""
     with tempfile.TemporaryDirectory(prefix="semif-bench-hooks-") as tmp:
         root = Path(tmp) / "skills"
         generate_skills(root, 1, hook=hook)
-        skill = "skill-00000"
-        argv = ["--args-json", '{"step": 1}']
+        pools = [WorkerPool(), WorkerPool()]  # each semif side its own, as when each ran alone
+        try:
+            sides = {
+                "semif, warm processes": Side(ours(root, Path(tmp) / "warm", agents, pools[0], warm=True), pause),
+                "semif, a fresh process per call": Side(
+                    ours(root, Path(tmp) / "fresh", agents, pools[1], warm=False), pause
+                ),
+                f"agentsociety2 {peer['version']} (in-process)": Side(
+                    theirs(root, Path(tmp) / "peer", agents, peer), pause
+                ),
+            }
+            # the peer imports plain hooks into the host: their prints land here
+            with contextlib.redirect_stdout(io.StringIO()):
+                for side in sides.values():
+                    await side.first()
+                spreads = await ainterleave({name: side.round for name, side in sides.items()}, rounds, warmup=0)
+        finally:
+            for pool in pools:
+                pool.close()
+    return sides, spreads
 
-        ours = SkillCatalog()
-        ours.scan_custom(root)
-        pool = WorkerPool()
-        our_runtimes = []
-        limits = SandboxLimits(warm_processes=warm)
-        for agent in range(agents):
-            runtime = AgentSkillRuntime(agent, ours, limits=limits, worker_pool=pool)
-            runtime.bind_workspace(workspace_root=Path(tmp) / "ours" / str(agent), trace_writer=NullTraceWriter())
-            runtime.set_visible_skills([skill])
-            runtime.activate_skill(skill)
-            our_runtimes.append(runtime)
-        semif = await timed_rounds(
-            lambda: [rt.run_skill_hook(skill, "pre_step", argv, timeout_sec=30) for rt in our_runtimes], rounds, pause
+
+SKILL = "skill-00000"
+ARGV = ["--args-json", '{"step": 1}']
+
+
+def ours(root: Path, workspaces: Path, agents: int, pool: WorkerPool, *, warm: bool):
+    catalog = SkillCatalog()
+    catalog.scan_custom(root)
+    limits = SandboxLimits(warm_processes=warm)
+    runtimes = []
+    for agent in range(agents):
+        runtime = AgentSkillRuntime(agent, catalog, limits=limits, worker_pool=pool)
+        runtime.bind_workspace(workspace_root=workspaces / str(agent), trace_writer=NullTraceWriter())
+        runtime.set_visible_skills([SKILL])
+        runtime.activate_skill(SKILL)
+        runtimes.append(runtime)
+    return lambda: [rt.run_skill_hook(SKILL, "pre_step", ARGV, timeout_sec=30) for rt in runtimes]
+
+
+def theirs(root: Path, workspaces: Path, agents: int, peer):
+    registry = peer["registry"].SkillRegistry()
+    registry.scan_custom(root)
+    runtimes = []
+    for agent in range(agents):
+        runtime = peer["runtime"].AgentSkillRuntime(agent, registry)
+        workspace = workspaces / str(agent)
+        workspace.mkdir(parents=True)
+        runtime.bind_workspace(
+            workspace_root=workspace,
+            fs=peer["fs"].WorkspaceFS(workspace),
+            trace_writer=peer["trace"].JsonlTraceWriter(agent_id=agent),
         )
-        pool.close()
-    return semif
-
-
-async def measure_peer(hook: str, agents: int, rounds: int, peer, pause: float) -> tuple[float, float, bool, dict]:
-    with tempfile.TemporaryDirectory(prefix="semif-bench-hooks-") as tmp:
-        root = Path(tmp) / "skills"
-        generate_skills(root, 1, hook=hook)
-        skill = "skill-00000"
-        argv = ["--args-json", '{"step": 1}']
-        theirs = peer["registry"].SkillRegistry()
-        theirs.scan_custom(root)
-        peer_runtimes = []
-        for agent in range(agents):
-            runtime = peer["runtime"].AgentSkillRuntime(agent, theirs)
-            workspace = Path(tmp) / "theirs" / str(agent)
-            workspace.mkdir(parents=True)
-            runtime.bind_workspace(
-                workspace_root=workspace,
-                fs=peer["fs"].WorkspaceFS(workspace),
-                trace_writer=peer["trace"].JsonlTraceWriter(agent_id=agent),
-            )
-            runtime.set_visible_skills([skill])
-            runtime.activate_skill(f"custom@{skill}")
-            peer_runtimes.append(runtime)
-        with contextlib.redirect_stdout(
-            io.StringIO()
-        ):  # the peer imports plain hooks into the host: their prints land here
-            other = await timed_rounds(
-                lambda: [
-                    rt.run_skill_hook(f"custom@{skill}", "pre_step", argv, timeout_sec=30) for rt in peer_runtimes
-                ],
-                rounds,
-                pause,
-            )
-    return other
+        runtime.set_visible_skills([SKILL])
+        runtime.activate_skill(f"custom@{SKILL}")
+        runtimes.append(runtime)
+    return lambda: [rt.run_skill_hook(f"custom@{SKILL}", "pre_step", ARGV, timeout_sec=30) for rt in runtimes]
 
 
 STEPS = {
@@ -212,7 +236,7 @@ async def measure_steps(agents: int, rounds: int, pause: float = 0.0) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=10, help="timed rounds per side (interleaved)")
     parser.add_argument("--pause", type=float, default=0.0, help="seconds with no call before each warm round")
     parser.add_argument("--steps", action="store_true", help="what each step of confinement costs, one more per line")
     args = parser.parse_args()
@@ -221,22 +245,18 @@ def main() -> None:
         asyncio.run(measure_steps(args.agents, args.rounds, args.pause))
         return
     peer = agentsociety2()
-    print(f"{args.agents} concurrent pre_step hooks ({args.agents} agents, one shared registry)")
+    load = Load()
+    print(
+        f"{args.agents} concurrent pre_step hooks ({args.agents} agents, one shared registry), the sides taking turns"
+    )
     for style, hook in (("entrypoint(argv, ctx)", ENTRYPOINT_HOOK), ("plain script", PLAIN_HOOK)):
-        figures = asyncio.run(measure(style, hook, args.agents, args.rounds, peer, args.pause))
-        peer_cold, peer_warm, peer_ok, _ = figures["agentsociety2"]
-        print(f"  {style}")
-        for name, label in (("semif", "warm processes"), ("semif, fresh", "a fresh process per call")):
-            our_cold, our_warm, our_ok, held = figures[name]
-            print(
-                f"    semif, {label:25s} cold {our_cold * 1000:8.1f} ms   warm {our_warm * 1000:8.1f} ms"
-                f"   all ok: {our_ok}   ({ratio(our_warm, peer_warm)})"
-            )
-            print("      held: " + ", ".join(f"{kind} {how}" for kind, how in held.items()))
-        print(
-            f"    agentsociety2 {peer['version']} (in-process) cold {peer_cold * 1000:8.1f} ms   warm {peer_warm * 1000:8.1f} ms"
-            f"   all ok: {peer_ok}"
-        )
+        sides, spreads = asyncio.run(measure(hook, args.agents, args.rounds, peer, args.pause))
+        print(f"  {style}: one round of {args.agents} calls at once, warm ({args.rounds} rounds)")
+        print(table(spreads, reference=[*sides][-1], digits=1))
+        for name, side in sides.items():
+            held = ", ".join(f"{kind} {how}" for kind, how in side.held.items()) or "nothing (in the host)"
+            print(f"    {name}: cold {side.cold:.1f} ms, all ok: {side.ok}; held: {held}")
+    print(f"({load.text()})")
 
 
 if __name__ == "__main__":

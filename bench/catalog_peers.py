@@ -2,7 +2,7 @@
 
 - ``skills-ref`` 0.1.1, the Agent Skills reference library, in its own virtual
   environment (``.bench/skills-ref-venv``); timed inside that interpreter.
-- ``agentsociety2``'s skill registry and runtime: its wheel is downloaded
+- ``agentsociety2`` 2.9.3's skill registry and runtime: its wheel (that version, pinned) is downloaded
   without dependencies and unpacked (``.bench/agentsociety2``), and only the
   modules the skill code needs (PyYAML and the standard library) are loaded,
   without running the package's heavy ``__init__`` files.
@@ -20,9 +20,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from _fair import peer_venv
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / ".bench"
-SKILLS_REF = "skills-ref==0.1.1"
+SKILLS_REF_VERSION = "0.1.1"
+AGENTSOCIETY2 = "2.9.3"
 
 
 def _run(command: list[str]) -> None:
@@ -32,13 +35,8 @@ def _run(command: list[str]) -> None:
 
 
 def skills_ref_python() -> Path:
-    """The Python of a virtual environment with skills-ref 0.1.1 (created on first use)."""
-    venv = BENCH / "skills-ref-venv"
-    python = venv / "bin" / "python"
-    if not python.exists():
-        _run([sys.executable, "-m", "venv", str(venv)])
-        _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SKILLS_REF])
-    return python
+    """The Python of a virtual environment with skills-ref 0.1.1 (created on first use, checked on each)."""
+    return peer_venv("skills-ref-venv", {"skills-ref": SKILLS_REF_VERSION})
 
 
 def agentsociety2() -> dict[str, Any]:
@@ -47,7 +45,7 @@ def agentsociety2() -> dict[str, Any]:
     if not (target / "agentsociety2").is_dir():
         wheels = BENCH / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
-        if not list(wheels.glob("agentsociety2-*.whl")):
+        if not list(wheels.glob(f"agentsociety2-{AGENTSOCIETY2}-*.whl")):
             _run(
                 [
                     sys.executable,
@@ -57,12 +55,12 @@ def agentsociety2() -> dict[str, Any]:
                     "--quiet",
                     "--no-deps",
                     "--disable-pip-version-check",
-                    "agentsociety2",
+                    f"agentsociety2=={AGENTSOCIETY2}",
                     "-d",
                     str(wheels),
                 ]
             )
-        with zipfile.ZipFile(sorted(wheels.glob("agentsociety2-*.whl"))[-1]) as wheel:
+        with zipfile.ZipFile(next(wheels.glob(f"agentsociety2-{AGENTSOCIETY2}-*.whl"))) as wheel:
             wheel.extractall(target)
     package = target / "agentsociety2"
     for name, folder in (
@@ -83,8 +81,12 @@ def agentsociety2() -> dict[str, Any]:
             ("trace", "trace"),
         )
     }
-    version = sorted((BENCH / "wheels").glob("agentsociety2-*.whl"))[-1].name.split("-")[1]
-    modules["version"] = version
+    unpacked = [p.name.removesuffix(".dist-info").split("-")[1] for p in target.glob("agentsociety2-*.dist-info")]
+    if unpacked != [AGENTSOCIETY2]:
+        raise SystemExit(
+            f"{target} holds agentsociety2 {unpacked}, the benches pin {AGENTSOCIETY2}: remove it to unpack again"
+        )
+    modules["version"] = AGENTSOCIETY2
     return modules
 
 

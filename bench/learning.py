@@ -25,9 +25,14 @@ is reported beside it, never one without the other.
   hash of the text (most functions have one or two requests, so "10 per skill"
   keeps nearly all of them).
 
-``--speed`` also times ``semif train`` on 15,000 labelled requests in a fresh
-process with an empty embedding cache, and the routing time the learned
-router adds per request.
+``--speed`` also times ``semif train`` on 15,000 labelled requests
+(``--speed-size``) in a fresh process with an empty embedding cache; then,
+on the same embeddings, ours against the logistic regression (scikit-learn
+pinned at 1.9.1, in a child process of the bench), the sides taking turns
+(``bench/_fair.py``, ``--speed-rounds`` rounds): the seconds each takes to
+learn from all of them, and the time to route one request once embedded
+(the untrained ``examples`` beside them: what learning adds), as medians with
+their spread and the load.
 """
 
 from __future__ import annotations
@@ -37,7 +42,6 @@ import hashlib
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +50,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from _fair import Load, PeerProcess, interleave, peer_venv, table
 
 from semif_agent._sync import run_sync
 from semif_agent.engine import create_engine
@@ -58,8 +63,8 @@ from semif_agent.tree import SkillTree
 ROOT = Path(__file__).resolve().parents[1]
 HWU = ROOT.parent / "shared" / "datasets" / "hwu64"
 BFCL = ROOT / ".bench" / "bfcl"
-PEER_VENV = ROOT / ".bench" / "venv-sklearn"
 SHOTS = 10
+PEER_PINS = {"scikit-learn": "1.9.1", "numpy": "2.4.6"}
 PEER = """
 import json, sys
 import numpy as np
@@ -68,15 +73,34 @@ data = np.load(sys.argv[1])
 model = LogisticRegression(max_iter=2000).fit(data["train_x"], data["train_y"])
 print(json.dumps(model.predict(data["test_x"]).tolist()))
 """
+PEER_SERVER = """
+import time
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+data = np.load(sys.argv[1])
+model = None
+
+def handle(ask):
+    global model
+    if ask["op"] == "fit":
+        started = time.perf_counter()
+        model = LogisticRegression(max_iter=2000).fit(data["train_x"], data["train_y"])
+        return (time.perf_counter() - started) * 1000
+    times = []
+    for row in data["test_x"]:
+        started = time.perf_counter()
+        model.predict_proba(row[None, :])
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+serve(handle)
+"""
+"""The logistic regression as a child process (``_fair.PeerProcess``): ``fit`` fits it on the train vectors and
+returns the ms it took; ``route`` scores each test vector on its own (one request at a time, as a router does)."""
 
 
 def peer_python() -> Path:
-    python = PEER_VENV / "bin" / "python"
-    if not python.exists():
-        print("installing scikit-learn into", PEER_VENV, file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "scikit-learn", "numpy"], check=True)
-    return python
+    return peer_venv("venv-sklearn", PEER_PINS)
 
 
 def load_hwu(folder: Path) -> tuple[SkillTree, list[Example], list[Example]]:
@@ -167,11 +191,13 @@ def cell(name: str, tree: SkillTree, rows: list[Example], test: list[Example], e
     return results
 
 
-def speed(engine) -> None:
-    """``semif train`` on 15,000 labelled requests in a fresh process, and the routing cost the learned router adds."""
+def speed(engine, rounds: int, size: int) -> None:
+    """``semif train`` on ``size`` labelled requests in a fresh process; then, on the same embeddings, learning
+    and routing ours against the logistic regression, the sides taking turns."""
     tree, rows, test = load_hwu(HWU)
     rows = rows + test
-    rows += [Example(f"could you {e.text}", e.skill) for e in rows[: 15_000 - len(rows)]]
+    rows += [Example(f"could you {e.text}", e.skill) for e in rows[: size - len(rows)]]
+    rows = rows[:size]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / "data").mkdir(parents=True)
@@ -197,32 +223,74 @@ def speed(engine) -> None:
             f"{report['before']['in_scope_accuracy']:.1%} -> {report['after']['in_scope_accuracy']:.1%}, "
             f"calibration error {report['calibration']['calibration_error_after']}"
         )
-    small = per_skill(load_hwu(HWU)[1], SHOTS)
-    router, _ = train(tree, examples_from_dataset(small, tree), engine)
+    load = Load()
+    examples = examples_from_dataset(rows, tree)
+    names = sorted({str(e.skill) for e in rows})
     texts = [e.text for e in test[:300]]
-    engine.embedder.embed(texts)
-    for name, strategy in (
-        ("examples", create_strategy("examples", folded(tree, small), engine)),
-        ("learned", Learned(tree, engine, LearnedScorer(tree, engine, router))),
-    ):
-        times = []
-        for text in texts:
-            started = time.perf_counter()
-            run_sync(strategy.aroute(text))
-            times.append((time.perf_counter() - started) * 1000)
-        print(f"routing one request (encoding excluded), {name}: p50 {statistics.median(times):.3f} ms")
+    train_x, test_x = engine.embedder.embed([e.text for e in rows]), engine.embedder.embed(texts)
+    learned: list[Learned] = []
+    untrained = create_strategy("examples", folded(tree, per_skill(load_hwu(HWU)[1], SHOTS)), engine)
+
+    def fit_ours() -> float:  # seconds, as the peer's below
+        router, fitted = train(tree, examples, engine)  # the embeddings come from the engine's memory
+        learned[:] = [Learned(tree, engine, LearnedScorer(tree, engine, router))]
+        return fitted.seconds["fitting"]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        arrays = Path(tmp) / "data.npz"
+        labels = np.array([names.index(str(e.skill)) for e in rows])
+        np.savez(arrays, train_x=train_x, train_y=labels, test_x=test_x)
+        with PeerProcess(peer_python(), "import sys\n" + PEER_SERVER, str(arrays)) as peer:
+            fits = interleave(
+                {
+                    "semif train (learned)": fit_ours,
+                    "logistic regression (sklearn)": lambda: peer.ask({"op": "fit"}) / 1000,
+                },
+                rounds,
+                warmup=0,
+            )
+            routes = interleave(
+                {
+                    "examples (untrained, 10 per skill)": lambda: time_routes(untrained, texts),
+                    "learned": lambda: time_routes(learned[0], texts),
+                    "logistic regression (sklearn)": lambda: peer.ask({"op": "route"}),
+                },
+                rounds,
+            )
+    print(
+        f"learning from the same {len(rows):,} embedded requests ({rounds} rounds, the sides taking turns; "
+        "semif chooses its settings over folds and measures a held-out part, the regression fits once):"
+    )
+    print(table(fits, reference="logistic regression (sklearn)", unit="s", digits=1))
+    print(f"routing one request once embedded ({len(texts)} requests x {rounds} rounds):")
+    print(table(routes, reference="logistic regression (sklearn)", digits=3))
+    print(f"({load.text()})")
+
+
+def time_routes(strategy, texts: list[str]) -> list[float]:
+    times = []
+    for text in texts:
+        started = time.perf_counter()
+        run_sync(strategy.aroute(text))
+        times.append((time.perf_counter() - started) * 1000)
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["hwu64", "bfcl"], choices=["hwu64", "bfcl"])
+    parser.add_argument(
+        "--datasets", nargs="*", default=["hwu64", "bfcl"], choices=["hwu64", "bfcl"], help="none: --speed only"
+    )
     parser.add_argument("--hwu", type=Path, default=HWU)
     parser.add_argument("--bfcl", type=Path, default=BFCL)
     parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--speed-rounds", type=int, default=3, help="timed rounds per side for --speed")
+    parser.add_argument("--speed-size", type=int, default=15_000, help="labelled requests for --speed")
     args = parser.parse_args()
     engine = create_engine("local")
     verdicts = []
-    print(f"{'dataset':<8}{'train':<15}{'router':<34}{'leaf acc':>9}{'oos recall':>12}")
+    if args.datasets:
+        print(f"{'dataset':<8}{'train':<15}{'router':<34}{'leaf acc':>9}{'oos recall':>12}")
     for dataset in args.datasets:
         tree, rows, test = load_hwu(args.hwu) if dataset == "hwu64" else load_bfcl(args.bfcl)
         for setting, chosen in ((f"{SHOTS} per skill", per_skill(rows, SHOTS)), ("full", rows)):
@@ -238,7 +306,7 @@ def main() -> None:
             f"({gap * 100:+.1f} points of leaf accuracy)"
         )
     if args.speed:
-        speed(engine)
+        speed(engine, args.speed_rounds, args.speed_size)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Throughput of ``semif eval`` on 20,000 requests: here, and on a local Ray cluster with 1 and 2 workers.
 
-    python bench/ray_scale.py [--requests 20000] [--strategy examples] [--workers 1,2] [--hwu DIR]
+    python bench/ray_scale.py [--requests 20000] [--rounds 3] [--strategy examples] [--workers 1,2] [--hwu DIR]
 
 The requests are HWU64's (train and test, 11,036), then the same requests
 again with " please" appended until there are ``--requests`` of them, so every
@@ -10,19 +10,24 @@ requests with the same strategy and no disk cache of embeddings, so each text
 is run through the model once per configuration:
 
 - ``local``: :func:`semif_agent.routing.evaluate.route_all` in this process, as
-  ``semif eval`` does without ``--ray``;
+  ``semif eval`` does without ``--ray``, on an embedder of its own each round
+  (a fresh model session, an empty memory cache: what a worker starts with);
 - ``ray N``: :func:`semif_agent.distributed.jobs.route_all` on ``N`` actors of a
   local cluster, as ``semif eval --ray`` does (batches of 64 requests, each
   embedded in one go, then routed one by one). The time includes building the
   actors and their engines; the cluster's own start is reported apart.
 
-Each configuration's decisions are checked against the local ones (they must be
-the same). Then, to show where a worker's time goes, a model of one thread (as
+The configurations take turns, round by round (``bench/_fair.py``: local,
+ray 1, ray 2, local, ...; ``--rounds`` rounds), so a change in the machine's
+load falls on all of them; each is reported as the median round with its
+quartiles and range. Each configuration's decisions are checked against those
+of a local run made first (they must be the same). Then, to show where a worker's time goes, a model of one thread (as
 a worker has) embeds a sample of 2,000 new texts in batches of 64 and routes
 them once they are embedded: the two per-request costs a worker pays.
 
-Prints requests per second, the speed-up over local, and the load average
-before and after (a figure taken under load above ~2.5 on 2 cores is low).
+Prints requests per second (by the median round), the speed-up over local, and
+the load average at the start and end (a figure taken under load above ~2.5 on
+2 cores is low).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import os
 import time
 from functools import partial
 from pathlib import Path
+
+from _fair import Load, interleave
 
 from semif_agent._sync import run_sync
 from semif_agent.engine.registry import create_engine
@@ -58,8 +65,11 @@ def strategy(tree: SkillTree, name: str) -> object:
     return create_strategy(name, tree, create_engine("local", {"cache": False}))
 
 
-def load() -> str:
-    return os.getloadavg().__repr__()
+def fresh_strategy(tree: SkillTree, name: str) -> object:
+    """The strategy on an embedder of its own (a fresh model session, an empty memory cache), as a worker has."""
+    from semif_agent.engine.local import Embedder, LocalEngine, model_file
+
+    return create_strategy(name, tree, LocalEngine(Embedder(model_file())))
 
 
 def main() -> None:
@@ -67,6 +77,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20_000)
     parser.add_argument("--strategy", default="examples")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per configuration (interleaved)")
     parser.add_argument("--hwu", type=Path, default=HWU)
     args = parser.parse_args()
     import ray
@@ -74,40 +85,48 @@ def main() -> None:
     from semif_agent.distributed import jobs
     from semif_agent.distributed.pool import RayPool
 
+    load = Load()
     tree, examples = requests(args.hwu, args.requests)
     counts = [int(n) for n in args.workers.split(",")]
     print(
         f"{len(examples)} requests ({len({e.text for e in examples})} distinct), {len(tree.skills)} skills, "
-        f"strategy {args.strategy}, {os.cpu_count()} cores; load before {load()}"
+        f"strategy {args.strategy}, {os.cpu_count()} cores"
     )
     make = partial(strategy, tree)
-
-    started = time.perf_counter()
-    local = run_sync(route_all(make(args.strategy), examples))
-    seconds = time.perf_counter() - started
-    rates = {"local": len(examples) / seconds}
-    print(f"{'local':<8}{seconds:>8.1f} s {rates['local']:>8.0f} requests/s")
-
+    reference = run_sync(route_all(fresh_strategy(tree, args.strategy), examples))  # the decisions to match
     started = time.perf_counter()
     ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     print(f"(local cluster of {max(counts)} CPUs started in {time.perf_counter() - started:.1f} s)")
-    try:
-        for count in counts:
-            started = time.perf_counter()
+    same: dict[str, bool] = {}
+
+    def local() -> None:
+        outcomes = run_sync(route_all(fresh_strategy(tree, args.strategy), examples))
+        same["local"] = same.get("local", True) and [o.predicted for o in outcomes] == [o.predicted for o in reference]
+
+    def on_ray(count: int):
+        def side() -> None:
             with RayPool(ray, count) as pool:
                 outcomes = jobs.route_all(pool, make, (args.strategy,), examples)
-            seconds = time.perf_counter() - started
-            same = [o.predicted for o in outcomes] == [o.predicted for o in local]
             name = f"ray {count}"
-            rates[name] = len(examples) / seconds
-            print(
-                f"{name:<8}{seconds:>8.1f} s {rates[name]:>8.0f} requests/s  x{rates[name] / rates['local']:.2f} "
-                f"local  ({'same decisions' if same else 'DIFFERENT DECISIONS'})"
-            )
+            same[name] = same.get(name, True) and [o.predicted for o in outcomes] == [o.predicted for o in reference]
+
+        return side
+
+    try:
+        sides = {"local": local, **{f"ray {count}": on_ray(count) for count in counts}}
+        spreads = interleave(sides, args.rounds, warmup=0)
     finally:
         ray.shutdown()
+    print(f"{args.rounds} rounds, the configurations taking turns (local, ray 1, ray 2, local, ...); one round:")
+    for name, spread in spreads.items():
+        rate = len(examples) / (spread.median / 1000)
+        speedup = spreads["local"].median / spread.median
+        print(
+            f"  {name:<8}{spread.text('ms', 0)}  {rate:>6.0f} requests/s  x{speedup:.2f} local  "
+            f"({'same decisions' if same.get(name) else 'DIFFERENT DECISIONS'})"
+        )
     breakdown(tree, args.strategy, [Example(e.text + " thanks", e.skill) for e in examples[:2000]])
-    print(f"load after {load()}")
+    print(f"({load.text()})")
 
 
 def breakdown(tree: SkillTree, name: str, sample: list[Example]) -> None:

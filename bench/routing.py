@@ -1,15 +1,30 @@
 """Our router against semantic-router on the same data and the same encoder, and what routing costs in prompt tokens.
 
     python bench/routing.py [--dataset FILE --tree FILE] [--catalog 1000] [--scale 1000,3000] [--parts 1,2,3]
+                            [--rounds 5] [--blas-threads default,1]
 
 Part 1, accuracy and latency. Both routers see the same skills (description
 plus example requests as utterances) and the same all-MiniLM-L6-v2 int8
-vectors: semantic-router 1.1.1 runs in its own virtual environment under
-``.bench/`` with an encoder that looks our vectors up, so only the routing
-logic differs. Each router's threshold is tuned on the same validation half
-with the same grid; accuracy is measured on the other half. Latency is per
-request, with every utterance already embedded (encoding the request is the
-same model call for both and is excluded).
+vectors: semantic-router (pinned at 1.1.1, in its own virtual environment
+under ``.bench/``, checked on every run) runs in a child process of the bench
+with an encoder that looks our vectors up, so only the routing logic differs.
+Each router's threshold is tuned on the same validation half with the same
+grid; accuracy is measured on the other half. Latency is per request, with
+every utterance already embedded (encoding the request is the same model call
+for both and is excluded).
+
+Timings (parts 1 and 3) are fair by ``bench/_fair.py``: the sides take turns
+round by round (ours, theirs, ours, ...) on the same requests after a warm-up
+round, and each is reported as the median per request with its quartiles and
+range, with the load average at the start and end. Each side is timed through
+its async API (ours ``await strategy.aroute(text)``, theirs ``await
+router.acall(text)``: semantic-router's fastest, with no hop to its background
+loop) and its sync one (ours ``run_sync(strategy.aroute(text))``, theirs
+``router(text)``). Its index is ``LocalIndex`` (numpy in memory: its fastest;
+the others are remote databases). Both parts run twice, each in a child of the
+bench: with BLAS threads as numpy sets them, and with BLAS held to one thread
+on both sides (``--blas-threads``), since on a busy machine either can be the
+faster.
 
 Part 2, prompt tokens to route one request among ``--catalog`` skills: the
 flat catalog listing popular clients put in the prompt (every skill's name and
@@ -24,12 +39,7 @@ Part 3, routing one request among many skills (``--scale 1000,3000``): the
 ``catalog`` skills grouped by ``semif tree build``, routed by our ``best_leaf``
 and ``examples`` strategies and by semantic-router on the same vectors (each
 skill a route whose utterance is its description), with the same requests
-(paraphrases of sampled skills' descriptions). Encoding is excluded for both:
-every text is embedded before the clock starts. Our figure is the whole sync
-call, ``run_sync(strategy.aroute(text))``; theirs is ``router(text)``, as it
-comes and with its BLAS library held to one thread (numpy spreads their
-matrix product over threads, which costs more than it saves whenever another
-process holds a core).
+(paraphrases of sampled skills' descriptions).
 The onnxruntime session is built with thread spinning off, so idle model
 threads do not take the cores the scoring needs.
 """
@@ -37,6 +47,8 @@ threads do not take the cores the scoring needs.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import os
 import random
@@ -45,7 +57,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+from _fair import Load, PeerProcess, Spread, interleave, peer_venv, ratio, table
 
 from semif_agent._sync import run_sync
 from semif_agent.engine import DecisionRequest, create_engine
@@ -59,49 +74,11 @@ from semif_agent.tree.build import LeafSpec, build_tree
 from semif_agent.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
-PEER_VENV = ROOT / ".bench" / "venv-semantic-router"
+PEER_PINS = {"semantic-router": "1.1.1"}
+PEER_NAME = "semantic-router 1.1.1"
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 PEER = """
-import json, statistics, sys, time
-from semantic_router import Route
-from semantic_router.encoders.base import DenseEncoder
-from semantic_router.routers import IndexedRouter
-
-data = json.load(open(sys.argv[1]))
-vectors = data["vectors"]
-
-class Lookup(DenseEncoder):
-    name: str = "all-MiniLM-L6-v2-int8"
-    def __call__(self, docs):
-        return [vectors[d] for d in docs]
-    async def acall(self, docs):
-        return self(docs)
-
-routes = [Route(name=n, utterances=u) for n, u in data["routes"].items()]
-router = IndexedRouter(encoder=Lookup(), routes=routes)
-
-def accuracy(items, threshold):
-    right = 0
-    for text, want in items:
-        got = router(text, threshold=threshold).name
-        right += got == want
-    return right / len(items)
-
-best = max(data["grid"], key=lambda t: (accuracy(data["validation"], t), -abs(t - 0.3)))
-times = []
-right = 0
-for text, want in data["test"]:
-    start = time.perf_counter()
-    got = router(text, threshold=best).name
-    times.append((time.perf_counter() - start) * 1000)
-    right += got == want
-times.sort()
-print(json.dumps({"threshold": best, "accuracy": right / len(data["test"]),
-                  "p50": statistics.median(times), "p90": times[int(0.9 * (len(times) - 1))]}))
-"""
-
-
-PEER_SCALE = """
-import json, statistics, sys, time
+import asyncio, json, time
 from semantic_router import Route
 from semantic_router.encoders.base import DenseEncoder
 from semantic_router.routers import IndexedRouter
@@ -117,27 +94,69 @@ class Lookup(DenseEncoder):
         return self(docs)
 
 router = IndexedRouter(encoder=Lookup(), routes=[Route(name=n, utterances=u) for n, u in data["routes"].items()])
-for text in data["requests"][:20]:  # warm up
-    router(text, threshold=data["threshold"])
-times = []
-for text in data["requests"]:
-    start = time.perf_counter()
-    router(text, threshold=data["threshold"])
-    times.append((time.perf_counter() - start) * 1000)
-print(json.dumps(times))
+loop = asyncio.new_event_loop()
+
+def name(choice):
+    return choice.name
+
+def accuracy(items, threshold):
+    return sum(name(router(text, threshold=threshold)) == want for text, want in items) / len(items)
+
+def handle(ask):
+    if ask["op"] == "tune":
+        best = max(data["grid"], key=lambda t: (accuracy(data["validation"], t), -abs(t - 0.3)))
+        return {"threshold": best, "accuracy": accuracy(data["test"], best)}
+    times = []
+    for text in ask["texts"]:
+        start = time.perf_counter()
+        if ask["api"] == "async":
+            loop.run_until_complete(router.acall(text, threshold=ask["threshold"]))
+        else:
+            router(text, threshold=ask["threshold"])
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+serve(handle)
 """
+"""The peer as a child process serving requests (see ``_fair.PeerProcess``): ``tune`` picks its threshold
+on the validation half and measures the test half; ``time`` routes texts with its sync API (``router(text)``,
+which hops to its own background loop and a thread per call) or its async one (``await router.acall(text)``
+on a loop of the child's, no thread hop: its fastest), and returns the time of each in ms."""
 
 
 def peer_python() -> Path:
-    python = PEER_VENV / "bin" / "python"
-    if not python.exists():
-        print("installing semantic-router 1.1.1 into", PEER_VENV, file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "semantic-router==1.1.1"], check=True)
-    return python
+    return peer_venv("venv-semantic-router", PEER_PINS)
 
 
-def ours(tree: SkillTree, validation: list, test: list) -> dict:
+@contextlib.contextmanager
+def peer_process(payload: dict) -> Iterator[PeerProcess]:
+    """The peer's process over ``payload`` (routes and vectors), a child of this one, ended on leaving."""
+    with tempfile.TemporaryDirectory(prefix="semif-bench-routing-") as tmp:
+        data = Path(tmp) / "data.json"
+        data.write_text(json.dumps(payload))
+        with PeerProcess(peer_python(), "import sys\n" + PEER, str(data)) as peer:
+            yield peer
+
+
+def time_ours(strategy, texts: list[str], api: str) -> list[float]:
+    """The time of each of ``texts`` routed by ``strategy``, in ms: through the sync wrapper or awaited on a loop."""
+    loop = asyncio.new_event_loop()
+    times = []
+    try:
+        for text in texts:
+            start = time.perf_counter()
+            if api == "async":
+                loop.run_until_complete(strategy.aroute(text))
+            else:
+                run_sync(strategy.aroute(text))
+            times.append((time.perf_counter() - start) * 1000)
+    finally:
+        loop.close()
+    return times
+
+
+def ours(tree: SkillTree, validation: list, test: list) -> tuple[object, dict]:
+    """Our ``examples`` strategy with its threshold tuned on ``validation``, and its accuracy on ``test``."""
     engine = create_engine("local")
 
     def accuracy(strategy, items) -> float:
@@ -150,41 +169,45 @@ def ours(tree: SkillTree, validation: list, test: list) -> dict:
         key=lambda t: (accuracy(create_strategy("examples", tree, engine, threshold=t), validation), -abs(t - 0.3)),
     )
     strategy = create_strategy("examples", tree, engine, threshold=best)
-    for e in test:  # the request's own embedding is excluded from the timing, as for the peer
-        engine.embedder.embed([e.text])
-    times, right = [], 0
-    for e in test:
-        start = time.perf_counter()
-        route = run_sync(strategy.aroute(e.text))
-        times.append((time.perf_counter() - start) * 1000)
-        right += (route.skill.name if route.skill else None) == e.skill
-    times.sort()
-    return {
-        "threshold": best,
-        "accuracy": right / len(test),
-        "p50": statistics.median(times),
-        "p90": times[int(0.9 * (len(times) - 1))],
-    }
+    engine.embedder.embed([e.text for e in test])  # the request's own embedding is excluded, as for the peer
+    return strategy, {"threshold": best, "accuracy": accuracy(strategy, test)}
 
 
-def peer(tree: SkillTree, validation: list, test: list) -> dict:
+def peer_payload(tree: SkillTree, texts: list[str], embed, **extra) -> dict:
+    """What the peer's process reads: the same routes (description and examples) and the same vectors as ours."""
     routes = {s.name: [s.description, *s.examples] for s in tree.skills.values()}
-    texts = sorted({u for us in routes.values() for u in us} | {e.text for e in validation + test})
-    vectors = shared_embedder().embed(texts)
-    payload = {
-        "vectors": {t: [float(x) for x in v] for t, v in zip(texts, vectors)},
-        "routes": routes,
-        "grid": list(DEFAULT_GRID),
-        "validation": [[e.text, e.skill] for e in validation],
-        "test": [[e.text, e.skill] for e in test],
+    everything = sorted({u for us in routes.values() for u in us} | set(texts))
+    vectors = embed(everything)
+    return {"vectors": {t: [float(x) for x in v] for t, v in zip(everything, vectors)}, "routes": routes, **extra}
+
+
+def timed_sides(
+    strategies: dict[str, object], peer: PeerProcess, texts: list[str], threshold: float, rounds: int
+) -> dict[str, Spread]:
+    """Per-request times of our strategies and of the peer, each through its async and its sync API, interleaved."""
+    sides = {}
+    for api in ("async", "sync"):
+        for name, strategy in strategies.items():
+            sides[f"{name} ({api})"] = lambda strategy=strategy, api=api: time_ours(strategy, texts, api)
+        sides[f"{PEER_NAME} ({api})"] = lambda api=api: peer.ask(
+            {"op": "time", "texts": texts, "threshold": threshold, "api": api}
+        )
+    return interleave(sides, rounds)
+
+
+def print_sides(spreads: dict[str, Spread], names: list[str]) -> None:
+    """Each API's figures against the peer's on the same API, then each side at its fastest API."""
+    for api in ("async", "sync"):
+        rows = {f"{name} ({api})": spreads[f"{name} ({api})"] for name in [*names, PEER_NAME]}
+        print(table(rows, reference=f"{PEER_NAME} ({api})", digits=3))
+    fastest = {
+        name: min((spreads[f"{name} ({a})"] for a in ("async", "sync")), key=lambda s: s.median)
+        for name in [*names, PEER_NAME]
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "data.json"
-        data.write_text(json.dumps(payload))
-        script = Path(tmp) / "peer.py"
-        script.write_text(PEER)
-        out = subprocess.run([str(peer_python()), str(script), str(data)], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        "  each at its fastest API: "
+        + "; ".join(f"{name} {ratio(fastest[name], fastest[PEER_NAME])} than {PEER_NAME}" for name in names)
+    )
 
 
 def token_counter():
@@ -266,11 +289,6 @@ def spinless_embedder():
     return embedder
 
 
-def percentiles(times: list[float]) -> tuple[float, float]:
-    times = sorted(times)
-    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
-
-
 def paraphrases(skills: list, count: int, seed: int = 11) -> list[str]:
     """Requests for ``count`` sampled skills: the first sentence of each description, asked for."""
     rng = random.Random(seed)
@@ -282,7 +300,7 @@ def paraphrases(skills: list, count: int, seed: int = 11) -> list[str]:
     return out
 
 
-def scale(size: int, count: int, embedder) -> None:
+def scale(size: int, count: int, embedder, rounds: int) -> None:
     from semif_agent.engine.local import LocalEngine
 
     skills = catalog(size)
@@ -292,48 +310,20 @@ def scale(size: int, count: int, embedder) -> None:
         tree = SkillTree.load(path, Path(tmp))
     requests = paraphrases(list(tree.skills.values()), count)
     engine = LocalEngine(embedder)
-    routes = {s.name: [s.description, *s.examples] for s in tree.skills.values()}
-    texts = sorted({u for us in routes.values() for u in us} | set(requests))
-    vectors = embedder.embed(texts)  # every text the timed calls need is embedded before the clock starts
-    rows = []
-    for name in ("best_leaf", "examples"):
-        strategy = create_strategy(name, tree, engine)
-        for text in requests[:20]:  # warm up: per-tree indexes, caches
-            run_sync(strategy.aroute(text))
-        times = []
-        for text in requests:
-            start = time.perf_counter()
-            run_sync(strategy.aroute(text))
-            times.append((time.perf_counter() - start) * 1000)
-        rows.append((f"semif ({name})", percentiles(times)))
-    payload = {
-        "vectors": {t: [float(x) for x in v] for t, v in zip(texts, vectors)},
-        "routes": routes,
-        "requests": requests,
-        "threshold": 0.3,
-    }
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "data.json"
-        data.write_text(json.dumps(payload))
-        script = Path(tmp) / "peer_scale.py"
-        script.write_text(PEER_SCALE)
-        for label, env in (("", {}), (" (1 BLAS thread)", {"OPENBLAS_NUM_THREADS": "1"})):
-            out = subprocess.run(
-                [str(peer_python()), str(script), str(data)],
-                capture_output=True,
-                text=True,
-                check=True,
-                env={**os.environ, **env},
-            )
-            rows.append((f"semantic-router 1.1.1{label}", percentiles(json.loads(out.stdout.strip().splitlines()[-1]))))
-    theirs = rows[-2][1][0]
+    payload = peer_payload(tree, requests, embedder.embed)  # every text the timed calls need is embedded first
+    strategies = {f"semif ({name})": create_strategy(name, tree, engine) for name in ("best_leaf", "examples")}
     print(
         f"\nrouting one request among {len(tree.skills)} skills ({len(tree.categories)} categories), "
-        f"{len(requests)} requests, encoding excluded"
+        f"{len(requests)} requests x {rounds} rounds, encoding excluded; per request:"
     )
-    print(f"{'router':<40}{'p50 ms':>9}{'p90 ms':>9}{'semantic-router p50 / p50':>28}")
-    for name, (p50, p90) in rows:
-        print(f"{name:<40}{p50:>9.3f}{p90:>9.3f}{theirs / p50:>27.2f}x")
+    with peer_process(payload) as peer:
+        spreads = timed_sides(strategies, peer, requests, 0.3, rounds)
+    print_sides(spreads, list(strategies))
+
+
+def threads_label() -> str:
+    held = os.environ.get("OPENBLAS_NUM_THREADS")
+    return f"BLAS held to {held} thread(s) on both sides" if held else "BLAS threads as numpy sets them (default)"
 
 
 def main() -> None:
@@ -344,20 +334,41 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--scale", default="1000,3000", help="catalog sizes for part 3 (comma-separated; '' skips it)")
     parser.add_argument("--scale-requests", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds per side (interleaved), after a warm-up")
     parser.add_argument("--parts", default="1,2,3", help="which parts to run (comma-separated)")
+    parser.add_argument(
+        "--blas-threads",
+        default="default,1",
+        help="BLAS thread settings to time parts 1 and 3 under, both sides alike ('default', a number, or both)",
+    )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
+    settings = args.blas_threads.split(",")
+    held = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    if parts & {"1", "3"} and settings != [held]:  # one child per setting: BLAS reads its thread count at start
+        if "2" in parts:
+            tokens(args.catalog, args.requests)
+        timed = ",".join(sorted(parts & {"1", "3"}))
+        for setting in settings:
+            env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS}
+            env.update({k: setting for k in BLAS_THREADS} if setting != "default" else {})
+            argv = [*sys.argv[1:], "--parts", timed, "--blas-threads", setting]
+            subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
+        return
+    load = Load()
     if "1" in parts:
-        accuracy_and_latency(args.dataset, args.tree)
+        accuracy_and_latency(args.dataset, args.tree, args.rounds)
     if "2" in parts:
         tokens(args.catalog, args.requests)
     if "3" in parts and args.scale:
         embedder = spinless_embedder()
         for size in (int(s) for s in args.scale.split(",")):
-            scale(size, args.scale_requests, embedder)
+            scale(size, args.scale_requests, embedder, args.rounds)
+    if parts & {"1", "3"}:
+        print(f"({threads_label()}; {load.text()})")
 
 
-def accuracy_and_latency(dataset_path: Path, tree_path: Path | None) -> None:
+def accuracy_and_latency(dataset_path: Path, tree_path: Path | None, rounds: int) -> None:
     dataset = load_dataset(dataset_path)
     with tempfile.TemporaryDirectory() as tmp:
         if tree_path:
@@ -365,15 +376,30 @@ def accuracy_and_latency(dataset_path: Path, tree_path: Path | None) -> None:
         else:
             ws = Workspace.load(create_workspace(Path(tmp) / "ws"))
             tree = SkillTree.load(ws.categories_path, ws.bodies_dir)
-    validation, test = split(dataset)
-    print(f"{dataset_path.name}: {len(tree.skills)} skills; tuned on {len(validation)}, measured on {len(test)}")
-    print(f"{'router':<26}{'threshold':>10}{'accuracy':>10}{'p50 ms':>9}{'p90 ms':>9}")
-    mine, theirs = ours(tree, validation, test), peer(tree, validation, test)
-    for name, r in (("semif (examples)", mine), ("semantic-router 1.1.1", theirs)):
-        print(f"{name:<26}{r['threshold']:>10.3f}{r['accuracy']:>10.1%}{r['p50']:>9.3f}{r['p90']:>9.3f}")
-    print(
-        f"accuracy {mine['accuracy'] - theirs['accuracy']:+.1%} points; median latency {theirs['p50'] / mine['p50']:.1f}x"
-    )
+        validation, test = split(dataset)
+        print(f"\n[{threads_label()}]")
+        print(f"{dataset_path.name}: {len(tree.skills)} skills; tuned on {len(validation)}, measured on {len(test)}")
+        strategy, mine = ours(tree, validation, test)
+        texts = [e.text for e in validation + test]
+        payload = peer_payload(
+            tree,
+            texts,
+            shared_embedder().embed,
+            grid=list(DEFAULT_GRID),
+            validation=[[e.text, e.skill] for e in validation],
+            test=[[e.text, e.skill] for e in test],
+        )
+        with peer_process(payload) as peer:
+            theirs = peer.ask({"op": "tune"})
+            assert isinstance(theirs, dict)
+            print(f"{'router':<26}{'threshold':>10}{'accuracy':>10}")
+            for name, r in (("semif (examples)", mine), (PEER_NAME, theirs)):
+                print(f"{name:<26}{r['threshold']:>10.3f}{r['accuracy']:>10.1%}")
+            print(f"accuracy {mine['accuracy'] - theirs['accuracy']:+.1%} points; per request, encoding excluded:")
+            spreads = timed_sides(
+                {"semif (examples)": strategy}, peer, [e.text for e in test], theirs["threshold"], rounds
+            )
+    print_sides(spreads, ["semif (examples)"])
 
 
 if __name__ == "__main__":
