@@ -13,7 +13,9 @@ def fill_log(root: Path, runs: int) -> list[str]:
     """``runs`` finished runs in the workspace's log (outcome rows alone, as a run's last row is); their ids."""
     ids = [f"20260101-0000{i:02d}-a{i:05d}" for i in range(runs)]
     DecisionLog(root / "data" / "decisions.jsonl").extend(
-        OutcomeRow(run_id, skill="email.compose", request=f"request number {i}", outcome="success", reason="it did")
+        OutcomeRow(
+            run_id=run_id, skill="email.compose", request=f"request number {i}", outcome="success", reason="it did"
+        )
         for i, run_id in enumerate(ids)
     )
     return ids
