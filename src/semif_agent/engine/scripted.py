@@ -114,9 +114,14 @@ class ScriptedEngine(BaseEngine):
         return _to_result(reply, request)
 
 
-def _is_decision(row: Any) -> bool:
-    """Whether a logged row is a decision: a question and the option chosen (not an outcome, label or call)."""
-    return isinstance(row, Mapping) and isinstance(row.get("question"), str) and isinstance(row.get("selected"), str)
+def _is_decision(logged: Any) -> bool:
+    """Whether a logged JSON object is a decision: a question and the option chosen (not an outcome, label or call).
+    The kernel reads the log's JSON as it is: the typed rows live above it (:mod:`semif_agent.records`)."""
+    return (
+        isinstance(logged, Mapping)
+        and isinstance(logged.get("question"), str)
+        and isinstance(logged.get("selected"), str)
+    )
 
 
 def _rows_of(path: Path) -> Iterator[Any]:
