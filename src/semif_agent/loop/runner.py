@@ -15,7 +15,7 @@ from ..contract.admitted import verify_body
 from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import InvalidArgumentError, SemifError, SkillError, check_type
-from ..records import DecisionLog, DecisionRow, OutcomeRow
+from ..records import ASSESS_KIND, ROUTE_KIND, DecisionLog, DecisionRow, OutcomeRow
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
@@ -218,14 +218,14 @@ class SkillRunner:
                 verdict = await self.adecide(request.text, yes=yes)
                 route, run.gate = verdict.route, verdict.gate
                 for step in verdict.set_aside.decisions if verdict.set_aside is not None else ():
-                    run.log(step.request, step.result, kind="route", level=step.level, set_aside=True)
+                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, set_aside=True)
                 read_as = {"read_as": run.gate.read_as} if run.gate is not None and run.gate.read_as else {}
                 for step in route.decisions:
-                    run.log(step.request, step.result, kind="route", level=step.level, **read_as)
+                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, **read_as)
             else:
                 route = await self.strategy.aroute(request.text)
                 for step in route.decisions:
-                    run.log(step.request, step.result, kind="route", level=step.level)
+                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level)
                 threshold = await self.aact_threshold()
                 route, run.gate = gate_choice(
                     route,
@@ -529,7 +529,7 @@ class _Run:
             answer = await decide(judge or self.runner.judge, asked)
         except SemifError as exc:
             return weigh(evidence, judge_error=str(exc))
-        self.log(asked, answer, kind="assess")
+        self.log(asked, answer, kind=ASSESS_KIND)
         trace_phase("assess", mark, self.rows, skill=self.skill)
         return weigh(evidence, (asked, answer))
 

@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Unpack, overload
 
 from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
@@ -89,9 +89,10 @@ class Joined:
             joined["label"] = self.label.to_dict()
         return joined
 
-    def __getitem__(self, name: str) -> Any:
-        """The joined row read as its JSON object, for scripts and tests."""
-        return self.to_dict()[name]
+    if not TYPE_CHECKING:  # read as its JSON object, for scripts and tests; the type checker sees attributes
+
+        def __getitem__(self, name):
+            return self.to_dict()[name]
 
 
 class DecisionLog:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -78,17 +78,18 @@ class LogRow(BaseModel):
         value: ``""``, ``0``, ``[]``; ``run_id`` and ``kind`` read as strings)."""
         return cls.model_validate(lenient_data(cls, row))
 
-    def __getitem__(self, name: str) -> Any:
-        """The row read as its JSON object (``row["kind"]``), for scripts and tests; code reads attributes."""
-        shown = self.to_dict()
-        return shown[name]
+    if not TYPE_CHECKING:  # a row read as its JSON object, for scripts and tests; the type checker sees attributes
 
-    def get(self, name: str, default: Any = None) -> Any:
-        """``row[name]``, else ``default``: the row read as its JSON object, for scripts and tests."""
-        return self.to_dict().get(name, default)
+        def __getitem__(self, name):
+            """``row["kind"]``: the field as the row's JSON object holds it."""
+            return self.to_dict()[name]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self.to_dict()
+        def get(self, name, default=None):
+            """``row.get("kind")``: the field as the row's JSON object holds it, else ``default``."""
+            return self.to_dict().get(name, default)
+
+        def __contains__(self, name):
+            return name in self.to_dict()
 
     def extra_field(self, name: str) -> Any:
         """A field the row carries beyond its model's (``request_id``, ``level``...), or None."""
