@@ -69,8 +69,9 @@ class LogRow(BaseModel):
 
     def to_dict(self) -> Row:
         """The row as it was read (or built): its fields as they were given, ``v`` and ``ts`` included, and the fields
-        it carries beyond its model's; what ``--json`` and the web view show."""
-        return self.model_dump(exclude_unset=True)
+        it carries beyond its model's; what ``--json`` and the web view show. A row built here names its kind too."""
+        shown = self.model_dump(exclude_unset=True)
+        return shown if "kind" in shown else {"run_id": self.run_id, "kind": self.kind, **shown}
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Self:
