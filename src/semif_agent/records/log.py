@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Unpack, overload
+from typing import TYPE_CHECKING, Literal, Protocol, Unpack, overload
 
 from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
