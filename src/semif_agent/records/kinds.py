@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeGuard
+from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
@@ -137,11 +137,6 @@ RUN_RECORDS = frozenset(name for name, kind in RECORD_KINDS.items() if kind.role
 def is_run_record(kind: object) -> bool:
     """Whether a row of ``kind`` records something about a run (its outcome, a label) rather than a step of it."""
     return kind in RUN_RECORDS
-
-
-def is_decision(row: LogRow) -> TypeGuard[DecisionRow]:
-    """Whether ``row`` is a decision (any kind a decision model reads), not a record, step or model call."""
-    return isinstance(row, DecisionRow)
 
 
 def listed_kinds() -> list[str]:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Unpack, overload
 from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
 from .calls import ModelCallRow
-from .kinds import LABEL_KIND, UNLABEL_KIND, AnyRow, check_row, is_run_record, parse_row
+from .kinds import LABEL_KIND, UNLABEL_KIND, AnyRow, check_row, parse_row
 from .rows import DecisionRow, GenerateRow, LabelRow, OutcomeRow, ProposeRow, Row, UnlabelRow
 from .runs import Label, LabelGiven, RunRecord, fold_labels, label_row, persons_labels, resolve_run_id, run_records
 
@@ -207,11 +207,9 @@ class DecisionLog:
         outcomes = {row.run_id: row.outcome for row in rows if isinstance(row, OutcomeRow)}
         labels = fold_labels(rows)
         for row in rows:
-            if is_run_record(row.kind) or isinstance(row, (OutcomeRow,)):
-                continue
-            step: StepRow = row  # type: ignore[assignment]  # no record is left: a decision, a step or a call
-            run = str(row.run_id)
-            yield Joined(step, outcomes.get(run), labels.get(run))
+            if isinstance(row, (DecisionRow, ProposeRow, GenerateRow, ModelCallRow)):  # not a record of the run
+                run = str(row.run_id)
+                yield Joined(row, outcomes.get(run), labels.get(run))
 
     def _rows(self, kinds: Collection[str] | None) -> Iterator[AnyRow]:
         try:
