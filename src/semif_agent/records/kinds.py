@@ -27,6 +27,14 @@ from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
 from ..errors import LogError
 from .calls import MODEL_CALL_KIND, ModelCallRow
+from .rows import ASSESS_KIND as ASSESS_KIND  # the kinds are named beside the models; read here with the table
+from .rows import GENERATE_KIND as GENERATE_KIND
+from .rows import LABEL_KIND as LABEL_KIND
+from .rows import OUTCOME_KIND as OUTCOME_KIND
+from .rows import PROPOSE_KIND as PROPOSE_KIND
+from .rows import ROUTE_KIND as ROUTE_KIND
+from .rows import UNDO_KIND as UNDO_KIND
+from .rows import UNLABEL_KIND as UNLABEL_KIND
 from .rows import (
     DecisionRow,
     GenerateRow,
@@ -40,14 +48,6 @@ from .rows import (
 
 Role = Literal["decision", "step", "record", "call"]
 
-ROUTE_KIND = "route"
-ASSESS_KIND = "assess"
-OUTCOME_KIND = "outcome"
-LABEL_KIND = "label"
-UNDO_KIND = "undo"
-UNLABEL_KIND = "unlabel"
-PROPOSE_KIND = "propose"
-GENERATE_KIND = "generate"
 SHOWN_VALUE = 40  # characters of a refused value quoted in the error
 
 

@@ -38,6 +38,15 @@ from ..engine.decisions import DecisionRequest, DecisionResult
 Row = dict[str, Any]
 """A row as the log holds it: one JSON object."""
 
+ROUTE_KIND = "route"
+ASSESS_KIND = "assess"
+OUTCOME_KIND = "outcome"
+LABEL_KIND = "label"
+UNDO_KIND = "undo"
+UNLABEL_KIND = "unlabel"
+PROPOSE_KIND = "propose"
+GENERATE_KIND = "generate"
+
 Number = StrictInt | StrictFloat
 """A number as a row holds it (an int stays an int, so a row writes back byte for byte); never true or false."""
 
@@ -250,7 +259,7 @@ class OutcomeRow(RunRow):
     WRITTEN_WHEN_NULL: ClassVar[frozenset[str]] = frozenset({"skill", "request", "outcome", "reason", "error"})
     DROPPED_WHEN_EMPTY: ClassVar[frozenset[str]] = frozenset({"diffs", "output"})
 
-    kind: StrictStr = "outcome"
+    kind: StrictStr = OUTCOME_KIND
     skill: StrictStr | None = None
     request_id: StrictStr | None = None
     request: StrictStr | None = None
@@ -310,7 +319,7 @@ class LabelRow(PersonsRow):
     ``find`` ranked first and the client passed over).
     """
 
-    kind: StrictStr = "label"
+    kind: StrictStr = LABEL_KIND
     skill: StrictStr | None = None
     has_skill: bool = Field(default=False, exclude=True)
     outcome: StrictStr | None = None
@@ -350,7 +359,7 @@ class LabelRow(PersonsRow):
 class ProposeRow(RunRow):
     """A skill the code model proposed for a request no skill fits: its manifest."""
 
-    kind: StrictStr = "propose"
+    kind: StrictStr = PROPOSE_KIND
     skill: StrictStr
     manifest: dict[str, Any]
     model: StrictStr | None = None
@@ -360,7 +369,7 @@ class ProposeRow(RunRow):
 class GenerateRow(RunRow):
     """One attempt at generating a skill's body: admitted, or the contract's violations."""
 
-    kind: StrictStr = "generate"
+    kind: StrictStr = GENERATE_KIND
     skill: StrictStr
     attempt: StrictInt
     model: StrictStr | None = None
@@ -382,7 +391,7 @@ class UndoRow(PersonsRow):
     ``--force`` left as they were (path -> why). Only a ``route`` undo (or an old one with no reason) counts as a
     failure label of the route."""
 
-    kind: StrictStr = "undo"
+    kind: StrictStr = UNDO_KIND
     skill: StrictStr | None = None
     reason: StrictStr | None = None  # "route" or "result"; None in rows written before undos asked
     removed: list[Text] = Field(default_factory=list)  # files the run created, removed again
@@ -399,4 +408,4 @@ class UnlabelRow(PersonsRow):
     """A person's labels of a run taken back (``semif label --undo``): the run folds as if they had never been given,
     so what clients and the assessment said of it counts again. Earlier rows stay as they were."""
 
-    kind: StrictStr = "unlabel"
+    kind: StrictStr = UNLABEL_KIND
