@@ -57,7 +57,7 @@ from .before_images import STORE_DIR, UNDO_DIR, BeforeImages
 from .observe import Changes, Observation, open_observed, sha256_of_handle
 
 if TYPE_CHECKING:
-    from ..records import UndoRow
+    from ..records import DecisionLog, RunRecord, UndoRow
 
 MANIFEST = "undo.json"
 DONE = "undone.json"
@@ -378,7 +378,7 @@ def undo_said(undo: UndoRow) -> str:
     )
 
 
-def _logged_run(workspace: Any, log: Any, run_id: str) -> tuple[Any, bool]:
+def _logged_run(workspace: Any, log: DecisionLog, run_id: str) -> tuple[RunRecord, bool]:
     """The logged run ``run_id`` names and whether its outcome lists changed files; refused when undone already."""
     from ..records import OutcomeRow, UndoRow
 
@@ -391,7 +391,7 @@ def _logged_run(workspace: Any, log: Any, run_id: str) -> tuple[Any, bool]:
     return record, changes is not None and any(changes.values())
 
 
-def check_undo(workspace: Any, log: Any, run_id: str, *, force: bool = False) -> Any:
+def check_undo(workspace: Any, log: DecisionLog, run_id: str, *, force: bool = False) -> RunRecord:
     """The logged run ``run_id`` names (its :class:`~semif_agent.records.RunRecord`), once checked that it can be
     undone (in part, with ``force``), touching nothing: the :class:`UserError` :func:`undo_logged_run` would give
     otherwise, before anyone is asked why."""
@@ -405,7 +405,7 @@ def check_undo(workspace: Any, log: Any, run_id: str, *, force: bool = False) ->
 
 
 def undo_logged_run(
-    workspace: Any, log: Any, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
+    workspace: Any, log: DecisionLog, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
 ) -> tuple[Undone, UndoRow]:
     """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``, saying why
     (``reason``, one of :data:`~semif_agent.records.rows.UNDO_REASONS`: only ``route`` is a routing failure).

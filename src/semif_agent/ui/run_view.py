@@ -48,14 +48,14 @@ class OptionView:
 
 @dataclass
 class DecisionView:
-    step: Any
+    step: int | None
     kind: str
     question: str | None
     state: str
-    selected: Any
+    selected: str | None
     engine: str | None
     model: str | None
-    latency_ms: Any
+    latency_ms: float | None
     options: list[OptionView] = field(default_factory=list)
     note: str | None = None
     details: str | None = None  # a generation step or other record of the run, as JSON
