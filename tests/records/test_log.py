@@ -244,3 +244,38 @@ def test_reading_some_kinds_parses_only_the_lines_that_name_them(tmp_path: Path)
         found = list(log.read(kinds=("label",)))
     assert [(row["kind"], row["run_id"]) for row in found] == [("label", "r1")]
     assert [row["kind"] for row in log.read(kinds=("route",))] == ["route", "route"]
+
+
+def test_a_log_reads_as_typed_rows_an_old_or_hand_edited_row_leniently_its_other_fields_kept(tmp_path: Path) -> None:
+    path = tmp_path / "decisions.jsonl"
+    edited = [
+        {"v": 1, "ts": 5, "run_id": "r1", "kind": "route", "step": "2", "question": "Which?", "selected": "a",
+         "level": "skill", "request_id": "q1"},  # a step as text
+        {"run_id": "r1", "kind": "predict", "question": "How?", "selected": "b", "step": 3},  # v, ts: an old writer's
+        {"run_id": 7, "kind": "label", "by": ["ann"], "skill": None, "source": "a robot"},  # hand-edited
+        {"run_id": "r1", "kind": "outcome", "outcome": "success", "changes": "all of them", "gate": {"acts": True}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(row) + "\n" for row in edited))
+    route, predict, label, outcome = DecisionLog(path).read()
+    assert isinstance(route, DecisionRow) and (route.step, route.ts, route.level, route.extra_field("request_id")) == (
+        0,
+        5,
+        "skill",
+        "q1",
+    )
+    assert isinstance(predict, DecisionRow) and (predict.kind, predict.step, predict.v, predict.options) == (
+        "predict",
+        3,
+        None,
+        [],
+    )
+    assert isinstance(label, LabelRow) and (label.run_id, label.by, label.has_skill, label.skill, label.source) == (
+        "7",
+        "person",
+        True,
+        None,
+        "person",
+    )
+    assert isinstance(outcome, OutcomeRow) and (outcome.outcome, outcome.changes) == ("success", None)
+    assert outcome.extra_field("gate") == {"acts": True} and outcome.to_dict()["gate"] == {"acts": True}
+    assert route.to_dict() == {**edited[0], "step": 0}  # as it was written, but for what could not be read
