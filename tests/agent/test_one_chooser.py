@@ -81,7 +81,7 @@ def test_a_turn_that_activates_nothing_is_a_none_row(runner: SkillRunner, tmp_pa
     declined = [r for r in rows if r["kind"] == "activate"]
     assert [r["selected"] for r in declined] == ["none"]
     assert rows[-1]["kind"] == "outcome" and rows[-1]["reason"] == "agent turn ended: stop"
-    assert json.dumps(rows)  # every row is plain JSON
+    assert json.dumps([row.to_dict() for row in rows])  # every row is plain JSON
 
 
 def test_ranking_a_part_of_a_tree_keeps_the_trees_order_of_merit(runner: SkillRunner) -> None:

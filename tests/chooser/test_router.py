@@ -59,7 +59,9 @@ def test_the_first_pick_after_a_find_is_an_implicit_label_weaker_than_a_persons(
     }
     assert WEIGHTS["implicit"] < WEIGHTS["label"]
     router.runner.log.append(label_row(found.choice_id, by="alice", skill="email.compose"))
-    router.runner.log.append(LabelRow(found.choice_id, by="client", skill=chosen, has_skill=True, source="implicit"))
+    router.runner.log.append(
+        LabelRow(run_id=found.choice_id, by="client", skill=chosen, has_skill=True, source="implicit")
+    )
     assert taught(router) == {(REQUEST, "email.compose", "label", WEIGHTS["label"], None)}  # the person's word stands
 
 

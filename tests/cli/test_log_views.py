@@ -13,7 +13,9 @@ def fill_log(root: Path, runs: int) -> list[str]:
     """``runs`` finished runs in the workspace's log (outcome rows alone, as a run's last row is); their ids."""
     ids = [f"20260101-0000{i:02d}-a{i:05d}" for i in range(runs)]
     DecisionLog(root / "data" / "decisions.jsonl").extend(
-        OutcomeRow(run_id, skill="email.compose", request=f"request number {i}", outcome="success", reason="it did")
+        OutcomeRow(
+            run_id=run_id, skill="email.compose", request=f"request number {i}", outcome="success", reason="it did"
+        )
         for i, run_id in enumerate(ids)
     )
     return ids
@@ -174,3 +176,25 @@ def test_a_clients_find_is_shown_as_a_find_never_as_a_cut_run(semif, tmp_path) -
     assert "outcome missing" not in shown.stdout and "label " not in shown.stdout
     as_json = json.loads(semif("log", "show", picked.choice_id, "-w", str(root), "--json").stdout)
     assert as_json["run"]["find"] is True and as_json["run"]["outcome_missing"] is False
+
+
+def test_a_hand_edited_run_still_shows_its_fields_of_the_wrong_type_read_as_empty(semif, make_workspace) -> None:
+    root = make_workspace()
+    run_id = "20260101-000000-edited"
+    lines = [  # rows a person edited by hand, or an old version wrote: a step as a word, changes as a list
+        {"v": 1, "ts": 1.7e9, "run_id": run_id, "step": "one", "kind": "route", "question": "Which skill?",
+         "selected": "email.compose", "options": [{"id": "email.compose"}], "level": "skill"},
+        {"v": 1, "ts": 1.7e9, "run_id": run_id, "kind": "outcome", "skill": "email.compose", "request": "Email Bo",
+         "outcome": "success", "reason": "it did", "changes": ["data/drafts/a.txt"], "action_log": 7},
+    ]  # fmt: skip
+    (root / "data" / "decisions.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    shown = semif("log", "show", run_id, "-w", str(root))
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"^route +0\. Which skill\?\n +-> email\.compose$", shown.stdout, re.M)
+    assert re.search(r"^changes +no files changed$", shown.stdout, re.M)
+    assert re.search(r"^action +-$", shown.stdout, re.M)
+    decisions = semif("log", "--decisions", "-w", str(root))
+    assert decisions.returncode == 0, decisions.stderr
+    assert decisions.stdout.startswith(f"{run_id}  #0 route   Which skill? -> email.compose  [None; success (engine)]")
+    as_json = [json.loads(line) for line in semif("log", "--decisions", "--json", "-w", str(root)).stdout.splitlines()]
+    assert as_json == [{**lines[0], "step": 0, "outcome": "success"}]  # the row as it was, but for what cannot be read

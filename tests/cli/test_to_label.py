@@ -27,7 +27,7 @@ def route(run_id: str, text: str, chosen: float, runner_up: float) -> dict:
 
 
 def outcome(run_id: str, text: str, label: str, rule: str) -> OutcomeRow:
-    return OutcomeRow(run_id, skill="notes.add", request=text, outcome=label, evidence={"rule": rule})
+    return OutcomeRow(run_id=run_id, skill="notes.add", request=text, outcome=label, evidence={"rule": rule})
 
 
 def test_the_queue_ranks_undone_handed_back_contradicted_and_close_calls_and_skips_labelled_runs(
@@ -50,7 +50,7 @@ def test_the_queue_ranks_undone_handed_back_contradicted_and_close_calls_and_ski
         log.extend(
             [route(run_id, f"request {run_id}", chosen, 1 - chosen), outcome(run_id, f"request {run_id}", label, rule)]
         )
-    log.append(UndoRow("r2-undone", by="ada", skill="notes.add", removed=["data/notes/x"]))
+    log.append(UndoRow(run_id="r2-undone", by="ada", skill="notes.add", removed=["data/notes/x"]))
     log.append(label_row("r5-labelled", by="ada", skill="todos.add"))
 
     done = semif("log", "--to-label", "-w", str(root), "--json")

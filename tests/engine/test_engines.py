@@ -132,6 +132,23 @@ def test_scripted_engine_from_a_file(tmp_path: Path) -> None:
         create_engine(f"scripted:{script}")
 
 
+def test_scripted_engine_replays_the_typed_rows_a_decision_log_reads(tmp_path: Path) -> None:
+    from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow
+
+    log = DecisionLog(tmp_path / "decisions.jsonl")
+    asked = DecisionRequest("Add a note", "Which skill?", [Option("notes.add"), Option("none")])
+    log.extend(
+        [
+            DecisionRow.of(
+                run_id="r1", step=1, kind="route", skill=None, request=asked, result=DecisionResult("notes.add")
+            ),
+            OutcomeRow(run_id="r1", skill="notes.add", request="Add a note", outcome="success"),
+        ]
+    )
+    engine = ScriptedEngine.replay(log.read())
+    assert engine.call(asked).selected == "notes.add" and engine.model == "replay:r1"
+
+
 def test_result_to_dict_is_json_safe() -> None:
     result = DecisionResult(selected="a", scores={"a": float("-inf"), "b": 0.5})
     assert result.to_dict()["scores"] == {"a": None, "b": 0.5}

@@ -110,7 +110,7 @@ def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
         )
     DecisionLog(root / "data" / "decisions.jsonl").append(
         OutcomeRow(
-            "r1",
+            run_id="r1",
             skill="todos.count",
             outcome="failure",
             request="count tasks due today",

@@ -54,6 +54,6 @@ def test_clients_picks_do_not_move_the_threshold(tmp_path: Path) -> None:
     for request, skill in picks.items():
         run_id = runner.run(request, skill=skill).run_id
         assert run_id is not None
-        runner.log.append(LabelRow(run_id, by="mcp", skill=skill, has_skill=True, source="implicit").to_row())
+        runner.log.append(LabelRow(run_id=run_id, by="mcp", skill=skill, has_skill=True, source="implicit").to_row())
     after = run_sync(measured_act_threshold(runner))
     assert after.threshold == before.threshold

@@ -19,7 +19,7 @@ from ._rows import decision, kill_mid_write
 def outcome(
     run: str, label: str, skill: str | None = "todos.add", request: str = "Add a note: buy milk", **extra
 ) -> dict:
-    return OutcomeRow(run, skill=skill, request=request, outcome=label, **extra).to_row()
+    return OutcomeRow(run_id=run, skill=skill, request=request, outcome=label, **extra).to_row()
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_a_label_is_one_appended_row_and_every_earlier_byte_stays(log: DecisionL
     after = log.path.read_bytes()
     assert after.startswith(before)
     [line] = after[len(before) :].splitlines()
-    assert json.loads(line) == row
+    assert json.loads(line) == row.to_dict()
     assert {k: row[k] for k in ("run_id", "kind", "skill", "by", "source", "note")} == {
         "run_id": "20261130-101500-aaaaaa",
         "kind": "label",
@@ -84,7 +84,7 @@ def test_labels_are_joined_onto_decision_rows_and_filters_use_the_true_outcome(l
     log.add_label("20261130-101500-aaaaaa", by="alice", outcome="failure")
     rows = list(log.read(with_outcomes=True))
     assert [r["kind"] for r in rows] == ["route", "route", "route"]  # outcome and label rows are folded in
-    assert [r.get("label") for r in rows] == [{"outcome": "failure", "by": "alice"}] * 2 + [None]
+    assert [r.to_dict().get("label") for r in rows] == [{"outcome": "failure", "by": "alice"}] * 2 + [None]
     assert all(r["outcome"] == "success" for r in rows[:2])  # the engine's judgement is kept beside it
     assert [r["step"] for r in log.filter(outcome="failure")] == [1, 2]
     assert log.filter(outcome="success") == []
@@ -95,9 +95,9 @@ def test_labels_are_joined_onto_decision_rows_and_filters_use_the_true_outcome(l
 def test_a_log_without_labels_reads_as_before(log: DecisionLog) -> None:
     rows = list(log.read())
     outcomes = {r["run_id"]: r["outcome"] for r in rows if r["kind"] == "outcome"}
-    expected = [{**r, "outcome": outcomes[r["run_id"]]} for r in rows if r["kind"] != "outcome"]
-    assert list(log.read(with_outcomes=True)) == expected
-    assert log.filter() == expected
+    expected = [{**r.to_dict(), "outcome": outcomes[r["run_id"]]} for r in rows if r["kind"] != "outcome"]
+    assert [joined.to_dict() for joined in log.read(with_outcomes=True)] == expected
+    assert [joined.to_dict() for joined in log.filter()] == expected
     assert all(record.labelled_by is None and not record.label_has_skill for record in log.runs())
 
 
@@ -238,7 +238,7 @@ def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: P
 def test_a_run_without_an_outcome_row_takes_its_request_from_its_first_decision(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "decisions.jsonl")
     log.extend([decision("cut", 1, "Email Bob"), decision("cut", 2, "ignored")])
-    log.append(LabelRow("orphan", by="alice", outcome="failure"))  # labels alone make no run
+    log.append(LabelRow(run_id="orphan", by="alice", outcome="failure"))  # labels alone make no run
     assert log.runs() == [
         RunRecord(run_id="cut", request="Email Bob", skill=None, outcome=None, source="run", outcome_missing=True)
     ]
@@ -272,7 +272,7 @@ def test_a_run_whose_outcome_row_is_lost_names_the_skill_its_route_rows_chose(tm
 
 def test_taking_labels_back_folds_the_run_unlabelled_and_a_clients_pick_counts_again(log: DecisionLog) -> None:
     run_id = "20261130-101500-aaaaaa"
-    log.append(LabelRow(run_id, by="claude-code", skill="todos.add", has_skill=True, source="implicit").to_row())
+    log.append(LabelRow(run_id=run_id, by="claude-code", skill="todos.add", has_skill=True, source="implicit").to_row())
     log.add_label(run_id, by="alice", skill="notes.add")
     log.add_label(run_id, by="alice", outcome="failure")
     assert (log.run(run_id).label_skill, log.run(run_id).label_outcome) == ("notes.add", "failure")

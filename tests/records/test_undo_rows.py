@@ -16,7 +16,7 @@ def logged(tmp_path: Path, *undos: UndoRow) -> DecisionLog:
     log = DecisionLog(tmp_path / "decisions.jsonl")
     for n in range(1, len(undos) + 1):
         log.append(decision(f"r{n}", 1))
-        log.append(OutcomeRow(f"r{n}", skill="todos.add", request=f"request {n}", outcome="success").to_row())
+        log.append(OutcomeRow(run_id=f"r{n}", skill="todos.add", request=f"request {n}", outcome="success").to_row())
     for undo in undos:
         log.append(undo.to_row())
     return log
@@ -25,9 +25,9 @@ def logged(tmp_path: Path, *undos: UndoRow) -> DecisionLog:
 def test_a_route_undo_is_a_persons_failure_and_a_result_undo_leaves_the_route_as_it_was(tmp_path: Path) -> None:
     log = logged(
         tmp_path,
-        UndoRow("r1", by="ada", skill="todos.add", reason="route"),
-        UndoRow("r2", by="ada", skill="todos.add", reason="result"),
-        UndoRow("r3", by="ada", skill="todos.add"),  # written before undos asked why
+        UndoRow(run_id="r1", by="ada", skill="todos.add", reason="route"),
+        UndoRow(run_id="r2", by="ada", skill="todos.add", reason="result"),
+        UndoRow(run_id="r3", by="ada", skill="todos.add"),  # written before undos asked why
     )
     runs = {run.run_id: run for run in log.runs()}
     told = [
@@ -45,7 +45,7 @@ def test_a_route_undo_is_a_persons_failure_and_a_result_undo_leaves_the_route_as
 
 
 def test_a_label_after_a_result_undo_still_says_what_the_person_says(tmp_path: Path) -> None:
-    log = logged(tmp_path, UndoRow("r1", by="ada", skill="todos.add", reason="result"))
+    log = logged(tmp_path, UndoRow(run_id="r1", by="ada", skill="todos.add", reason="result"))
     log.append(label_row("r1", by="bo", outcome="failure").to_row())
     [run] = log.runs()
     assert (run.undone, run.undo_reason, run.label_outcome, run.labelled_by) == (True, "result", "failure", "bo")

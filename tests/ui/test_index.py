@@ -24,7 +24,7 @@ def decision(run_id: str, text: str, *, engine: str = "lexical", selected: str =
 
 
 def outcome(run_id: str, text: str, skill: str | None, label: str, **extra: Any) -> dict:
-    return OutcomeRow(run_id, skill=skill, request=text, outcome=label, **extra).to_row()
+    return OutcomeRow(run_id=run_id, skill=skill, request=text, outcome=label, **extra).to_row()
 
 
 def write_runs(log: DecisionLog) -> None:

@@ -51,7 +51,7 @@ def test_a_clients_pick_or_report_is_not_taken_for_the_truth(tmp_path: Path) -> 
                 outcome(run_id, f"request {run_id}", "email.compose", "success"),
             ]
         )
-    log.append(LabelRow("picked", by="bot", skill="notes.add", has_skill=True, source="implicit").to_row())
+    log.append(LabelRow(run_id="picked", by="bot", skill="notes.add", has_skill=True, source="implicit").to_row())
     log.append(label_row("reported", by="bot", skill="notes.add", outcome="failure", source="client").to_row())
     log.add_label("person", by="ann", skill="notes.add")
     index = LogIndex(log.path)

@@ -100,8 +100,8 @@ def filter_skill_rows(rows: Iterable[dict[str, Any]], query: str) -> list[dict[s
     """
     words = query.casefold().split()
 
-    def holds_every_word(row: dict[str, Any]) -> bool:
-        text = f"{row.get('name') or ''}\n{row.get('description') or ''}".casefold()
+    def holds_every_word(entry: dict[str, Any]) -> bool:
+        text = f"{entry.get('name') or ''}\n{entry.get('description') or ''}".casefold()
         return all(word in text for word in words)
 
     return [row for row in rows if holds_every_word(row)]

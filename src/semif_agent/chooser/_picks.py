@@ -143,5 +143,5 @@ def pick_rows(find: Find, skill: str, description: str, client: str, source: str
         client=client,
     ).to_row()
     wrong = find.first if find.first is not None and find.first != skill else None
-    label = LabelRow(find.choice_id, by=client, skill=skill, has_skill=True, source="implicit", wrong=wrong)
+    label = LabelRow(run_id=find.choice_id, by=client, skill=skill, has_skill=True, source="implicit", wrong=wrong)
     return [activate, label.to_row()]

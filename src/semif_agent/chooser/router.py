@@ -28,7 +28,7 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
 from ..loop.settings import RunSettings
-from ..records import DecisionRow, LabelRow, label_row, resolve_run_id
+from ..records import AnyRow, DecisionRow, LabelRow, label_row, resolve_run_id
 from ..routing.strategies import SHORTLIST_SIZE
 from ..skills import check_text, new_request_id
 from ..tree.manifests import SkillManifest
@@ -344,7 +344,7 @@ class Router:
         result = await self.runner.arun(text, skill=leaf.name, held_back=held_back)
         if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's
             self.runner.log.append(
-                LabelRow(result.run_id, by=who, skill=leaf.name, has_skill=True, source="implicit").to_row()
+                LabelRow(run_id=result.run_id, by=who, skill=leaf.name, has_skill=True, source="implicit").to_row()
             )
         return RunOutcome(
             run_id=result.run_id,
@@ -390,7 +390,7 @@ class Router:
             raise InvalidArgumentError("an id must be non-empty text: a run id or a find's choice id")
         log = self.runner.log
         rows = list(log.read())
-        run_id = resolve_run_id(id, dict.fromkeys(str(row.get("run_id")) for row in rows), where=str(log.path))
+        run_id = resolve_run_id(id, dict.fromkeys(str(row.run_id) for row in rows), where=str(log.path))
         who = self._who(client)
         if not _made_by(rows, run_id, who):
             raise InvalidArgumentError(f"{run_id} is not a find or run of client {who!r}: a client reports on its own")
@@ -450,14 +450,15 @@ def skill_folder(leaf: SkillManifest) -> Path | None:
     return leaf.source.parent if leaf.is_skill_md and leaf.source is not None else None
 
 
-def _made_by(rows: list[dict[str, Any]], run_id: str, client: str) -> bool:
+def _made_by(rows: list[AnyRow], run_id: str, client: str) -> bool:
     """Whether the find or run ``run_id`` is ``client``'s: one of its decisions was logged under the client's name,
     or the client's pick (an implicit label by it) is what made the run."""
     for row in rows:
-        if row.get("run_id") != run_id:
+        if row.run_id != run_id:
             continue
-        if row.get("client") == client and row.get("kind") != "label":
-            return True
-        if row.get("kind") == "label" and row.get("source") == "implicit" and row.get("by") == client:
+        if isinstance(row, LabelRow):
+            if row.source == "implicit" and row.by == client:
+                return True
+        elif row.extra_field("client") == client:
             return True
     return False

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,7 +11,7 @@ from .._text import inert, inert_but_colour, percent
 from ._common import one_line
 
 if TYPE_CHECKING:
-    from ..records import RunRecord
+    from ..records import DecisionRow, RunRecord
 
 REQUEST_ROOM = 48
 
@@ -64,25 +63,24 @@ def describe_run(record: RunRecord) -> str:
     return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
 
 
-def ranked_options(row: Mapping[str, Any]) -> list[tuple[str, float | None, float | None]]:
+def ranked_options(row: DecisionRow) -> list[tuple[str, float | None, float | None]]:
     """A decision's options as ``(id, probability, score)``, most likely first (by score when it has no probabilities)."""
-    probabilities = row.get("probabilities") or {}
-    scores = row.get("scores") or {}
-    ids = [option["id"] if isinstance(option, Mapping) else option.id for option in row.get("options") or ()]
-    ids = ids or list(probabilities or scores)
+    probabilities = row.probabilities or {}
+    scores = row.scores or {}
+    ids = [str(option.get("id")) for option in row.options] or list(probabilities or scores)
     ranked = [(option, probabilities.get(option), scores.get(option)) for option in ids]
     return sorted(ranked, key=lambda item: -(item[1] if item[1] is not None else item[2] if item[2] is not None else 0))
 
 
-def chosen(row: Mapping[str, Any]) -> str:
+def chosen(row: DecisionRow) -> str:
     """``email.compose (p 82%)``: what a decision chose and how likely the engine found it."""
-    probability = (row.get("probabilities") or {}).get(row.get("selected"))
-    return f"{row.get('selected')}" + (f" (p {percent(probability)})" if isinstance(probability, (int, float)) else "")
+    probability = (row.probabilities or {}).get(row.selected)
+    return row.selected + (f" (p {percent(probability)})" if isinstance(probability, (int, float)) else "")
 
 
-def runners_up(row: Mapping[str, Any], count: int = 2) -> str:
+def runners_up(row: DecisionRow, count: int = 2) -> str:
     """``next: notes 9%, files 4%``: the most likely options a decision did not choose ("" when there are none)."""
-    others = [(option, p) for option, p, _ in ranked_options(row) if option != row.get("selected") and p is not None]
+    others = [(option, p) for option, p, _ in ranked_options(row) if option != row.selected and p is not None]
     return "next: " + ", ".join(f"{option} {percent(p)}" for option, p in others[:count]) if others else ""
 
 

@@ -169,7 +169,7 @@ def review(
     """Show a skill's body, its check report and its run history; optionally regenerate it."""
     from .._sync import run_sync
     from ..forge import acheck_skill
-    from ..records import DecisionLog
+    from ..records import OUTCOME_KIND, DecisionLog, OutcomeRow
 
     model = _code_model(code_model, old_model)
     ws = open_workspace(workspace)
@@ -177,13 +177,10 @@ def review(
     skill = tree.get(name)
     source = _body_file(skill).read_text(encoding="utf-8") if not skill.is_stub else ""
     report = run_sync(acheck_skill(source, skill.to_dict(), workspace=ws, tree=tree, engine=_engine(ws), gate=False))
-    runs = [r for r in DecisionLog(ws.log_path).read() if r.get("kind") == "outcome" and r.get("skill") == name]
-    counts = {label: sum(r.get("outcome") == label for r in runs) for label in ("success", "failure", "unclear")}
-    failures = [
-        f"{r.get('request')!r}: {r.get('reason')} ({r.get('action_log')})"
-        for r in runs
-        if r.get("outcome") == "failure"
-    ]
+    logged = DecisionLog(ws.log_path).read(kinds=(OUTCOME_KIND,))
+    runs = [row for row in logged if isinstance(row, OutcomeRow) and row.skill == name]
+    counts = {label: sum(row.outcome == label for row in runs) for label in ("success", "failure", "unclear")}
+    failures = [f"{row.request!r}: {row.reason} ({row.action_log})" for row in runs if row.outcome == "failure"]
     if as_json and not regenerate:
         print_json(
             {

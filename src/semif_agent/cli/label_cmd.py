@@ -68,9 +68,9 @@ def label(
         skill = _skill_id(ws, skill)
     row = log.add_label(run_id, by=by or login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
     if as_json:
-        print_json(row)
+        print_json(row.to_dict())
         return
-    click.echo(describe_run(log.run(row["run_id"])))
+    click.echo(describe_run(log.run(row.run_id)))
 
 
 @click.command("unlabel")
@@ -99,9 +99,9 @@ def _take_back(run_id: str, by: str | None, workspace: str | None, as_json: bool
     log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
     row = log.take_back_labels(run_id, by=by or login_name())
     if as_json:
-        print_json(row)
+        print_json(row.to_dict())
         return
-    click.echo(describe_run(log.run(row["run_id"])))
+    click.echo(describe_run(log.run(row.run_id)))
     click.echo("labels taken back; `semif train` learns without them")
 
 

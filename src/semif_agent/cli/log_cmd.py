@@ -121,7 +121,7 @@ def log(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from ..records import DecisionLog
+    from ..records import DecisionLog, DecisionRow, GenerateRow
 
     if sum(map(bool, (by_decision, calls, finds))) > 1 or (by_decision or calls) and by_run:
         raise UserError("give one of --decisions, --calls, --finds (the runs are listed by default)")
@@ -163,31 +163,30 @@ def log(
         labelled=labelled,
     )
     if everything:
-        _emit(rows, export_to)
+        _emit([joined.to_dict() for joined in rows], export_to)
         return
     if not rows:
         click.echo(f"no decisions logged in {ws.log_path}")
         return
-    for row in rows:
-        if "question" not in row:  # a generation step, not a decision
-            admitted = "admitted" if row.get("admitted") else ", ".join(row.get("violations", [])[:2]) or ""
-            click.echo(
-                f"{row.get('run_id')}  {row.get('kind'):<9} {row.get('skill')} "
-                f"{('#' + str(row['attempt'])) if 'attempt' in row else ''} {admitted}".rstrip()
-            )
+    for joined in rows:
+        row = joined.row
+        if not isinstance(row, DecisionRow):  # a generation step, not a decision
+            skill = getattr(row, "skill", None)
+            if isinstance(row, GenerateRow):
+                admitted = "admitted" if row.admitted else ", ".join(row.violations[:2])
+                click.echo(f"{row.run_id}  {row.kind:<9} {skill} #{row.attempt} {admitted}".rstrip())
+            else:
+                click.echo(f"{row.run_id}  {row.kind:<9} {skill}".rstrip())
             continue
-        label = row.get("label") or {}
+        label = joined.label
         ended = verdict(
-            row.get("outcome"),
-            by=label.get("by"),
-            label_outcome=label.get("outcome"),
-            label_has_skill="skill" in label,
-            label_skill=label.get("skill"),
+            joined.outcome,
+            by=(label.by or None) if label is not None else None,
+            label_outcome=label.outcome if label is not None else None,
+            label_has_skill=label is not None and label.has_skill,
+            label_skill=label.skill if label is not None else None,
         )
-        click.echo(
-            f"{row.get('run_id')}  #{row.get('step')} {row.get('kind'):<7} "
-            f"{row.get('question')} -> {chosen(row)}  [{row.get('engine')}; {ended}]"
-        )
+        click.echo(f"{row.run_id}  #{row.step} {row.kind:<7} {row.question} -> {chosen(row)}  [{row.engine}; {ended}]")
 
 
 def _list_calls(calls: DecisionLog, last: int | None, *, as_json: bool, export_to: Path | None) -> None:
@@ -197,16 +196,17 @@ def _list_calls(calls: DecisionLog, last: int | None, *, as_json: bool, export_t
     rows = list(read_calls(calls))
     rows = rows[-last:] if last else rows
     if as_json or export_to is not None:
-        _emit(rows, export_to)
+        _emit([row.to_dict() for row in rows], export_to)
         return
     if not rows:
         click.echo(f"no model calls logged in {calls.path}")
     for row in rows:
-        usage = row.get("usage") or {}
-        ended = row.get("error") or f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
+        usage = row.usage or {}
+        ended = row.error or f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
+        purpose = row.context.get("purpose", "-")
         click.echo(
-            f"{row.get('purpose', '-'):<9} {row.get('provider')}/{row.get('model')}  "
-            f"{plural(len(row.get('messages', [])), 'message')}  {ended}  {row.get('latency_ms')} ms"
+            f"{purpose:<9} {row.provider}/{row.model}  "
+            f"{plural(len(row.messages), 'message')}  {ended}  {row.latency_ms} ms"
         )
 
 
@@ -234,7 +234,7 @@ def _list_runs(
     left_out = len(every) - len(records)
     what = "find" if finds else "run"
     if kind is not None or engine is not None:
-        having = {row.get("run_id") for row in decisions.filter(kind=kind, engine=engine)}
+        having = {joined.row.run_id for joined in decisions.filter(kind=kind, engine=engine)}
         records = [r for r in records if r.run_id in having]
     records = [
         r

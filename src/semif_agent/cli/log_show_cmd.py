@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from ._common import json_option, one_line, print_json, workspace_option
 from ._run_lines import chosen, runners_up, verdict, without_shared_tail
 from ._run_lines import print_field as _field
 from .workspace_cmds import open_workspace
+
+if TYPE_CHECKING:
+    from ..records import DecisionRow
 
 DIFF_SHOWN = 20  # lines of each file's diff shown on the screen
 
@@ -32,68 +35,61 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     """
     from ..loop.evidence_text import evidence_lines
     from ..loop.undo import undo_said
-    from ..records import DecisionLog, run_rows
-    from ..records.kinds import UNDO_KIND, sections, title_of
+    from ..records import DecisionLog, DecisionRow, UndoRow, run_rows
+    from ..records.kinds import sections, title_of
 
     ws = open_workspace(workspace)
     log = DecisionLog(ws.log_path)
     record = log.run(run_id)
-    rows = [row for row in log.read() if row.get("run_id") == record.run_id]
+    rows = [row for row in log.read() if row.run_id == record.run_id]
     parts = run_rows(rows)
     decisions, outcome, labels = parts.decisions, parts.outcome, parts.labels
     if as_json:
         print_json(
             {
                 "run": {**asdict(record), "true_outcome": record.true_outcome},
-                "outcome": outcome or None,
-                "decisions": decisions,
-                "labels": labels,
+                "outcome": outcome.to_dict() if outcome is not None else None,
+                "decisions": [row.to_dict() for row in decisions],
+                "labels": [row.to_dict() for row in labels],
             }
         )
         return
-    started = rows[0].get("ts") if rows else None
+    started = rows[0].ts if rows else None
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else ""
     heading = "  (a client's find: the skills it was offered; nothing was run)" if record.find else ""
     heading = "  (an agent turn)" if record.source == "agent" else heading
     _field("find" if record.find else "run", f"{record.run_id}  {when}".rstrip() + heading)
     _field("request", json.dumps(record.request or "", ensure_ascii=False))
     for kind, title in sections(after_outcome=False):
-        _decisions(title, [row for row in decisions if row.get("kind") == kind])
+        _decisions(title, [row for row in decisions if isinstance(row, DecisionRow) and row.kind == kind])
     if record.find:  # no skill acted and nothing was assessed: what the client picked is all there is to tell
         picked = (record.label_skill or "none: no skill fits") if record.label_has_skill else "nothing picked yet"
         _field("picked", picked + (f" (by {record.label_client or record.labelled_by})" if record.labelled_by else ""))
         return
     _field("skill", record.skill or "(none)")
     titled = {kind for kind, _ in sections(after_outcome=False) + sections(after_outcome=True)}
-    others = [row for row in decisions if row.get("kind") not in titled] + parts.others
+    others = [row for row in decisions if row.kind not in titled] + parts.others
     for row in others:  # generation steps and other records of the run
-        if row.get("kind") == UNDO_KIND:
+        if isinstance(row, UndoRow):
             _field("undone", undo_said(row))
             continue
-        _field(
-            title_of(row.get("kind")),
-            one_line(
-                json.dumps(
-                    {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}, ensure_ascii=False, default=str
-                ),
-                200,
-            ),
-        )
-    if outcome:
-        if outcome.get("prediction") is not None:
-            _field("predicted", str(outcome["prediction"]))
-        action, result = str(outcome.get("action_log") or "-"), str(outcome.get("new_state") or "")
+        shown = {k: v for k, v in row.to_dict().items() if k not in ("v", "ts", "run_id")}
+        _field(title_of(row.kind), one_line(json.dumps(shown, ensure_ascii=False, default=str), 200))
+    if outcome is not None:
+        if outcome.prediction is not None:
+            _field("predicted", outcome.prediction)
+        action, result = outcome.action_log or "-", outcome.new_state or ""
         _field("action", without_shared_tail(action, result))
         _field("result", "(the request, handed back unchanged)" if result == record.request else result or "-")
-        _field("changes", _changes(outcome.get("changes") or {}))
-        diffs = outcome.get("diffs")
-        for path, lines in diffs.items() if isinstance(diffs, dict) else ():
+        _field("changes", _changes(outcome.changes or {}))
+        for path, lines in (outcome.diffs or {}).items():
             _field("diff", _diff(path, lines))
-        if outcome.get("error"):
-            _field("error", str(outcome["error"]))
+        if outcome.error:
+            _field("error", outcome.error)
     for kind, title in sections(after_outcome=True):
-        _decisions(title, [row for row in decisions if row.get("kind") == kind])
-    _field("assessment", record.assessed + (f" ({outcome['reason']})" if outcome.get("reason") else ""))
+        _decisions(title, [row for row in decisions if isinstance(row, DecisionRow) and row.kind == kind])
+    reason = outcome.reason if outcome is not None else None
+    _field("assessment", record.assessed + (f" ({reason})" if reason else ""))
     if record.evidence:
         lines = evidence_lines(record.evidence, record.skill)
         width = max((len(name) for name, _ in lines), default=0)
@@ -121,13 +117,13 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
         )
 
 
-def _decisions(title: str, rows: list[dict[str, Any]]) -> None:
+def _decisions(title: str, rows: list[DecisionRow]) -> None:
     """Each decision on its own lines: the question, the choice with its probability, and the options that lost."""
     for index, row in enumerate(rows):
         lost = runners_up(row, count=3)
         _field(
             title if index == 0 else "",
-            f"{row.get('step')}. {row.get('question')}\n   -> {chosen(row)}" + (f"   {lost}" if lost else ""),
+            f"{row.step}. {row.question}\n   -> {chosen(row)}" + (f"   {lost}" if lost else ""),
         )
 
 

@@ -41,8 +41,8 @@ def models(workspace: str | None, as_json: bool, no_check: bool, timeout: float)
             reach = f"{'yes' if e.reachable else 'no'} ({e.status})"
         rows.append((e.role, e.model, e.base_url or "-", e.key or "-", reach))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for row in rows:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+    for cells in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(cells, widths)) + "  " + cells[4])
 
 
 COMMANDS = [models]

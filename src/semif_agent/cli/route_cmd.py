@@ -100,16 +100,14 @@ def show_route(
 def route_json(text: str, verdict: Verdict) -> dict[str, Any]:
     """The route as JSON: what a run would do (the skill or None, whether it acts, and why, as ``semif run --json``
     and ``find_skills`` say it) and each decision with every option, most likely first."""
+    from ..records import ROUTE_KIND, DecisionRow
+
     found = verdict.route
     decisions = []
     for at, step in enumerate(found.decisions):
-        row = {
-            "question": step.request.question,
-            "selected": step.result.selected,
-            "options": step.request.options,
-            "probabilities": step.result.probabilities,
-            "scores": step.result.scores,
-        }
+        row = DecisionRow.of(
+            run_id="", step=at + 1, kind=ROUTE_KIND, skill=None, request=step.request, result=step.result
+        )
         decisions.append(
             {
                 "level": step.level,

@@ -208,10 +208,12 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
 
 
 def _print_run(result: RunResult, *, logged: bool) -> None:
+    from ..records import DecisionRow
+
     click.echo(click.style("route", bold=True))
-    decisions = [row for row in result.rows if row.get("kind") != "outcome"]
+    decisions = [row for row in result.rows if isinstance(row, DecisionRow)]
     for row in decisions:
-        click.echo(f"  {row['step']}. [{row['kind']}] {row['question']} -> {click.style(chosen(row), bold=True)}")
+        click.echo(f"  {row.step}. [{row.kind}] {row.question} -> {click.style(chosen(row), bold=True)}")
     _field("skill", result.skill or "(none)")
     if result.handed_back and result.gate is not None:
         said = result.gate.summary(result.run_id if logged else None)

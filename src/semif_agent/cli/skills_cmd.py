@@ -87,7 +87,7 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
         skill_tree = load_tree(ws)
         leaves = skill_tree.skills.values()
         rows += [{"kind": "code", **s.to_dict()} for s in leaves if not s.is_skill_md]
-        rows += sorted((_skill_md_row(s) for s in leaves if s.is_skill_md), key=lambda row: row["id"])
+        rows += sorted((_skill_md_row(s) for s in leaves if s.is_skill_md), key=lambda entry: entry["id"])
         report = skill_tree.skill_md_report
         rows += [_left_out_row(Path(item.folder), item.reason) for item in report.skipped]
         rows += [_counted_row(number, why) for why, number in report.more_skipped.items()]
@@ -136,38 +136,40 @@ def _counted_row(number: int, why: str) -> dict[str, Any]:
 
 
 def _listing_lines(rows: list[dict[str, Any]], width: int, everything: list[dict[str, Any]]) -> list[str]:
-    """One line per row (name, kind, description), and one more for a loaded skill's warnings.
+    """One line per entry (name, kind, description), and one more for a loaded skill's warnings.
 
     A SKILL.md skill is labelled by its name, or by its id where several skills of ``everything``
     share the name (so that ``semif skills show LABEL`` finds it); a folder not loaded, by its name.
     """
-    names = Counter(row["name"] for row in everything if _loaded(row))
+    names = Counter(entry["name"] for entry in everything if _loaded(entry))
     labels = [  # a folder's name shown on one line, whatever it holds
-        inert_line(row["id"] if row["kind"] == "skill.md" and row["id"] and names[row["name"]] > 1 else row["name"])
-        for row in rows
+        inert_line(
+            entry["id"] if entry["kind"] == "skill.md" and entry["id"] and names[entry["name"]] > 1 else entry["name"]
+        )
+        for entry in rows
     ]
     column = min(max(map(len, labels), default=0), max(12, width * 2 // 5))
     lines = []
-    for row, label in zip(rows, labels):
-        head = f"{label:<{column}}  {'code' if row['kind'] == 'code' else 'SKILL.md':<8}  "
-        warnings = "; ".join(row.get("warnings") or ())
-        text = ("(stub) " if row.get("stub") else "") + row["description"] if _loaded(row) else f"! {warnings}"
+    for entry, label in zip(rows, labels):
+        head = f"{label:<{column}}  {'code' if entry['kind'] == 'code' else 'SKILL.md':<8}  "
+        warnings = "; ".join(entry.get("warnings") or ())
+        text = ("(stub) " if entry.get("stub") else "") + entry["description"] if _loaded(entry) else f"! {warnings}"
         lines.append((head + one_line(text, width - len(head))).rstrip())
-        if _loaded(row) and warnings:
+        if _loaded(entry) and warnings:
             indent = " " * (column + 12)
             lines.append(indent + one_line(f"! {warnings}", width - len(indent)))
     return lines
 
 
-def _loaded(row: dict[str, Any]) -> bool:
-    """True for a skill; False for a SKILL.md folder that was skipped or shadowed (its row has no id)."""
-    return row["kind"] == "code" or bool(row["id"])
+def _loaded(entry: dict[str, Any]) -> bool:
+    """True for a skill; False for a SKILL.md folder that was skipped or shadowed (its entry has no id)."""
+    return entry["kind"] == "code" or bool(entry["id"])
 
 
 def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], query: str) -> str:
     """``24 skills (3 code, 21 SKILL.md)``, or ``5 of 24 skills match 'pdf' (...)``; folders not loaded apart."""
     loaded = sum(map(_loaded, rows))
-    code = sum(row["kind"] == "code" for row in rows)
+    code = sum(entry["kind"] == "code" for entry in rows)
     skill_md = loaded - code
     if query.strip():
         total = sum(map(_loaded, everything))
@@ -175,7 +177,7 @@ def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], qu
     else:
         line = f"{loaded} skill{'' if loaded == 1 else 's'}"
     line += f" ({code} code, {skill_md} SKILL.md)"
-    not_loaded = sum(row.get("left_out", 1) for row in rows if not _loaded(row))
+    not_loaded = sum(entry.get("left_out", 1) for entry in rows if not _loaded(entry))
     if not_loaded:
         line += f", {not_loaded} not loaded (skipped or shadowed)"
     return line

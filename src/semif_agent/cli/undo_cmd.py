@@ -61,20 +61,20 @@ def undo(run_id: str, reason: str | None, force: bool, by: str | None, workspace
         record = check_undo(ws, log, run_id, force=force)  # refused before the question when it cannot be undone
         reason = _ask_reason(record.skill)
     done, row = undo_logged_run(ws, log, run_id, by=by or login_name(), reason=reason or DEFAULT_REASON, force=force)
-    route_failure = row["reason"] == "route"
+    route_failure = row.reason == "route"
     if as_json:
-        print_json({**done.to_dict(), "reason": row["reason"], "routing_failure": route_failure, "row": row})
+        print_json({**done.to_dict(), "reason": row.reason, "routing_failure": route_failure, "row": row.to_row()})
         return
     said = files_said(done.removed, done.restored, done.skipped)
     if done.removed or done.restored:
-        click.echo(f"undid run {done.run_id} ({row['skill'] or 'no skill'}): {said}")
+        click.echo(f"undid run {done.run_id} ({row.skill or 'no skill'}): {said}")
     else:  # --force with every file blocked: the undo is logged, but no file was touched
         why = "; ".join(f"{path} {reason}" for path, reason in done.skipped.items())
         click.echo(
-            f"nothing was changed: every file run {done.run_id} ({row['skill'] or 'no skill'}) changed was changed "
+            f"nothing was changed: every file run {done.run_id} ({row.skill or 'no skill'}) changed was changed "
             f"since, and --force leaves such files as they are ({why})"
         )
-    click.echo(reason_said(row["reason"], row["skill"]))
+    click.echo(reason_said(row.reason, row.skill))
     if route_failure:
         click.echo("`semif label RUN --skill NAME` says where it should have gone")
     elif not asked and reason is None:

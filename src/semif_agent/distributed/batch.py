@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TypedDict
 from .._text import clip
 from ..errors import SemifError, UserError
 from ..loop.act_lock import ActLock
-from ..records.rows import Row
+from ..records import DecisionRow, OutcomeRow
 from ..routing.evaluate import request_lines
 from .pool import Batch, RayPool, Result, State, Status, batches_of
 
@@ -62,7 +62,7 @@ class RunSummary(TypedDict, total=False):
     candidates: list[dict[str, object]]  # then, the skills it was unsure between
 
 
-RequestResult = tuple[int, list[Row], RunSummary]
+RequestResult = tuple[int, list[DecisionRow | OutcomeRow], RunSummary]
 """A request's index in the batch, the rows its run made, and its summary."""
 
 

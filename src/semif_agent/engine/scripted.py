@@ -16,11 +16,18 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import ArgumentTypeError, DecisionError, EngineConfigError, check_type
 from .base import BaseEngine
 from .decisions import DecisionRequest, DecisionResult
+
+
+class LoggedRow(Protocol):
+    """A typed row of a decision log (``semif_agent.records``): its JSON object is what a replay reads."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
 
 Reply = str | dict[str, Any] | DecisionResult | BaseException
 
@@ -65,15 +72,18 @@ class ScriptedEngine(BaseEngine):
         self._replies.extend(replies)
 
     @classmethod
-    def replay(cls, log: str | Path | Iterable[Mapping[str, Any]], run_id: str | None = None) -> ScriptedEngine:
+    def replay(
+        cls, log: str | Path | Iterable[Mapping[str, Any] | LoggedRow], run_id: str | None = None
+    ) -> ScriptedEngine:
         """Answer as a logged run did: its rows' ``selected``, checked against the question.
 
         ``log`` is a decision log's path, or its rows (e.g. a ``DecisionLog``'s
-        ``read()``); the decision rows are those with a question and a choice.
-        ``run_id`` defaults to the last run that made a decision.
+        ``read()``, or their JSON objects); the decision rows are those with a
+        question and a choice. ``run_id`` defaults to the last run that made a decision.
         """
         where = log if isinstance(log, (str, Path)) else "the rows given"
-        rows = [r for r in (_rows_of(Path(log)) if isinstance(log, (str, Path)) else log) if _is_decision(r)]
+        given = _rows_of(Path(log)) if isinstance(log, (str, Path)) else (_json_of(r) for r in log)
+        rows = [r for r in given if _is_decision(r)]
         if run_id is None:
             if not rows:
                 raise EngineConfigError(f"{where}: no decisions to replay")
@@ -114,9 +124,19 @@ class ScriptedEngine(BaseEngine):
         return _to_result(reply, request)
 
 
-def _is_decision(row: Any) -> bool:
-    """Whether a logged row is a decision: a question and the option chosen (not an outcome, label or call)."""
-    return isinstance(row, Mapping) and isinstance(row.get("question"), str) and isinstance(row.get("selected"), str)
+def _json_of(row: Mapping[str, Any] | LoggedRow) -> Any:
+    """A logged row as its JSON object: a typed row's ``to_dict()``, a mapping as it is."""
+    return row if isinstance(row, Mapping) else row.to_dict()
+
+
+def _is_decision(logged: Any) -> bool:
+    """Whether a logged JSON object is a decision: a question and the option chosen (not an outcome, label or call).
+    The kernel reads the log's JSON as it is: the typed rows live above it (:mod:`semif_agent.records`)."""
+    return (
+        isinstance(logged, Mapping)
+        and isinstance(logged.get("question"), str)
+        and isinstance(logged.get("selected"), str)
+    )
 
 
 def _rows_of(path: Path) -> Iterator[Any]:

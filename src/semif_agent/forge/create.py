@@ -72,7 +72,15 @@ async def apropose_skill(
         raise UserError(f"the model proposed an invalid skill name {name!r}")
     examples = [e for e in proposal.get("examples", []) if isinstance(e, str)][:3]
     manifest = make_manifest(name, str(proposal.get("description", "")), category=category, examples=[text, *examples])
-    log.append(ProposeRow(run_id, name, manifest, model=getattr(provider, "model_id", None), new_category=new_category))
+    log.append(
+        ProposeRow(
+            run_id=run_id,
+            skill=name,
+            manifest=manifest,
+            model=getattr(provider, "model_id", None),
+            new_category=new_category,
+        )
+    )
     return manifest, (str(proposal.get("category_description") or category) if new_category else None)
 
 

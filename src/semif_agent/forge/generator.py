@@ -153,11 +153,11 @@ async def agenerate_skill(
         if log is not None:
             log.append(
                 GenerateRow(
-                    run_id,
-                    manifest["name"],
-                    number,
-                    report.ok,
-                    [v.render() for v in report.violations],
+                    run_id=run_id,
+                    skill=manifest["name"],
+                    attempt=number,
+                    admitted=report.ok,
+                    violations=[v.render() for v in report.violations],
                     model=getattr(provider, "model_id", None),
                 )
             )

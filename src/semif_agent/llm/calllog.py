@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from ..records import DecisionLog, ModelCallRow
+from ..records.calls import MODEL_CALL_KIND
 from .messages import Message, message_to_dict
 from .protocol import LLMProvider, ModelRequest, ProviderWrapper, batched, closing_stream
 from .responses import Response, StopChunk, StreamChunk
@@ -134,7 +135,7 @@ class LoggedProvider(ProviderWrapper):
             earlier=self._continues(request.messages),
             provider=self.provider_name,
             model=self.model_id,
-            context=self.context,
+            context=dict(self.context),
         )
         self._recent.append((call.call_id, request))
         with self._lock:
@@ -202,7 +203,7 @@ class _Call:
             response=answer,
             usage=answer.pop("usage") if answer is not None else None,
             error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
-            context=self.context,
+            context=dict(self.context),
         )
 
 
@@ -265,24 +266,31 @@ def _forget_held_rows() -> None:
 os.register_at_fork(after_in_child=_forget_held_rows)
 
 
-def read_calls(log: DecisionLog) -> Iterator[dict[str, Any]]:
+def read_calls(log: DecisionLog) -> Iterator[ModelCallRow]:
     """The log's model-call rows, each with its messages whole (a continuing row's earlier ones put back).
 
     A row continuing one that is not in the file (cut off, or lost to a torn
     line), and any row continuing that one, is given as it was written.
     """
-    whole: dict[str, dict[str, Any]] = {}
-    for row in log.read():
-        if "continues" in row:
-            earlier = whole.get(row["continues"])
-            if earlier is None or not isinstance(row.get("earlier_messages"), int):
+    whole: dict[str, ModelCallRow] = {}
+    for row in log.read(kinds=(MODEL_CALL_KIND,)):
+        if not isinstance(row, ModelCallRow):
+            continue
+        if row.continues is not None:
+            earlier = whole.get(row.continues)
+            if earlier is None or row.earlier_messages is None:
                 yield row  # its beginning is lost: so is the beginning of any row continuing it
                 continue
-            row = {**row, "messages": earlier["messages"][: row["earlier_messages"]] + list(row.get("messages") or ())}
-            row.setdefault("tools", earlier["tools"])
-            del row["continues"], row["earlier_messages"]
-        if isinstance(row.get("call_id"), str):
-            whole[row["call_id"]] = {"messages": row.get("messages") or [], "tools": row.get("tools", [])}
+            row = row.model_copy(
+                update={
+                    "messages": earlier.messages[: row.earlier_messages] + row.messages,
+                    "tools": row.tools if row.tools is not None else (earlier.tools or []),
+                    "continues": None,
+                    "earlier_messages": None,
+                }
+            )
+        if row.call_id:
+            whole[row.call_id] = row
         yield row
 
 

@@ -211,8 +211,11 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
         return ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
     # the key reads only people's label rows (and those taking labels back); the labelled requests are gathered (the whole
     # log read) only to measure
-    labels = [row for row in runner.log.read(kinds=("label", "unlabel")) if row.get("source", "person") == "person"]
-    key = _key(runner, [json.dumps(row, sort_keys=True) for row in labels])
+    from ..records import LABEL_KIND, UNLABEL_KIND, LabelRow
+
+    said = runner.log.read(kinds=(LABEL_KIND, UNLABEL_KIND))
+    labels = [row for row in said if not isinstance(row, LabelRow) or row.source == "person"]
+    key = _key(runner, [json.dumps(row.to_dict(), sort_keys=True) for row in labels])
     path = runner.workspace.data_dir / THRESHOLD_FILE
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))

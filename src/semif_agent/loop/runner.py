@@ -15,7 +15,7 @@ from ..contract.admitted import verify_body
 from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import InvalidArgumentError, SemifError, SkillError, check_type
-from ..records import DecisionLog, DecisionRow, OutcomeRow
+from ..records import ASSESS_KIND, ROUTE_KIND, DecisionLog, DecisionRow, OutcomeRow
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
@@ -45,6 +45,9 @@ from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_inst
 from .tracing import configure_tracing, phase_mark, trace_body, trace_phase, traced_run
 from .undo import keep_before_images
 
+RunStepRow = DecisionRow | OutcomeRow
+"""A row one run logs: one of its decisions, or its outcome (the last)."""
+
 HANDED_BACK = "handed_back"  # the outcome of a run the act gate held back: nothing ran
 OUTPUT_KEPT = 2000  # characters of a body's printed output kept in its outcome row
 # The gate's rules that hold a route back because its skill does not do what the request says (its verb, what it
@@ -54,7 +57,7 @@ MOVED_FROM = ("misfit", "off-object", "unsure")
 
 @dataclass
 class RunResult:
-    """Everything one run did. ``rows`` are the decision rows it logged, in order."""
+    """Everything one run did. ``rows`` are the rows it logged, in order: its decisions, then its outcome."""
 
     run_id: str
     request: Request
@@ -63,7 +66,7 @@ class RunResult:
     assessment: Assessment
     prediction: Prediction | None = None
     changes: Changes = field(default_factory=Changes)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[RunStepRow] = field(default_factory=list)
     log_path: Path | None = None
     error: str | None = None
     instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back rather than followed
@@ -94,7 +97,7 @@ class RunResult:
             "instructions": self.instructions,
             "handed_back": self.handed_back,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-            "decisions": [r for r in self.rows if r.get("kind") != "outcome"],
+            "decisions": [row.to_row() for row in self.rows if isinstance(row, DecisionRow)],
             "log": str(self.log_path) if self.log_path else None,
         }
 
@@ -131,7 +134,7 @@ class SkillRunner:
         tree: SkillTree | None = None,
         log: DecisionLog | None = None,
         skill_md_executor: SkillMdExecutor | None = None,
-        on_row: Callable[[dict[str, Any]], None] | None = None,
+        on_row: Callable[[RunStepRow], None] | None = None,
         act_lock: contextlib.AbstractAsyncContextManager[Any] | None = None,
         body_timeout: float | None = None,
         allow_scripts: bool | None = None,
@@ -215,14 +218,14 @@ class SkillRunner:
                 verdict = await self.adecide(request.text, yes=yes)
                 route, run.gate = verdict.route, verdict.gate
                 for step in verdict.set_aside.decisions if verdict.set_aside is not None else ():
-                    run.log(step.request, step.result, kind="route", level=step.level, set_aside=True)
+                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, set_aside=True)
                 read_as = {"read_as": run.gate.read_as} if run.gate is not None and run.gate.read_as else {}
                 for step in route.decisions:
-                    run.log(step.request, step.result, kind="route", level=step.level, **read_as)
+                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, **read_as)
             else:
                 route = await self.strategy.aroute(request.text)
                 for step in route.decisions:
-                    run.log(step.request, step.result, kind="route", level=step.level)
+                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level)
                 threshold = await self.aact_threshold()
                 route, run.gate = gate_choice(
                     route,
@@ -353,7 +356,7 @@ class _Run:
         self.request = request
         self.workspace = runner.workspace.at_run_start()  # the run's paths, each resolved once
         self.run_id = request.id
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[RunStepRow] = []
         self.skill: str | None = None
         self.gate: GateResult | None = None
         self.output: dict[str, str] = {}  # what a confined body printed, kept apart from the host's output
@@ -368,10 +371,10 @@ class _Run:
             result=answer,
             request_id=self.request.id,
             **extra,
-        ).to_row()
+        )
         self._append(row)
 
-    def _append(self, row: dict[str, Any]) -> None:
+    def _append(self, row: RunStepRow) -> None:
         self.runner.log.append(row)
         self.rows.append(row)
         if self.runner.on_row is not None:
@@ -526,7 +529,7 @@ class _Run:
             answer = await decide(judge or self.runner.judge, asked)
         except SemifError as exc:
             return weigh(evidence, judge_error=str(exc))
-        self.log(asked, answer, kind="assess")
+        self.log(asked, answer, kind=ASSESS_KIND)
         trace_phase("assess", mark, self.rows, skill=self.skill)
         return weigh(evidence, (asked, answer))
 
@@ -546,7 +549,7 @@ class _Run:
             assessment.evidence = {**assessment.evidence, "gate": self.gate.to_dict()}
         self._append(
             OutcomeRow(
-                self.run_id,
+                run_id=self.run_id,
                 skill=self.skill,
                 request_id=self.request.id,
                 request=self.request.text,
@@ -560,7 +563,7 @@ class _Run:
                 error=error,
                 evidence=assessment.evidence,
                 output={k: v[:OUTPUT_KEPT] for k, v in self.output.items()} or None,
-            ).to_row()
+            )
         )
         return RunResult(
             run_id=self.run_id,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 from .. import spans, telemetry
+from ..records import DecisionRow, LogRow
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def configure_tracing(workspace: Workspace) -> bool:
     return telemetry.configure_from(table if isinstance(table, Mapping) else None)
 
 
-def phase_mark(rows: Sequence[Mapping[str, Any]]) -> PhaseMark:
+def phase_mark(rows: Sequence[LogRow]) -> PhaseMark:
     """A mark for a phase beginning now, in a run that has logged ``rows``."""
     return PhaseMark(telemetry.now_ns(), len(rows))
 
@@ -87,14 +88,14 @@ def _run_attributes(result: RunResult) -> dict[str, object]:
         "semif.outcome": result.assessment.label,
         "semif.outcome.reason": result.assessment.reason,
         "semif.handed_back": result.handed_back,
-        "semif.decisions": sum(1 for row in result.rows if row.get("kind") != "outcome"),
+        "semif.decisions": sum(1 for row in result.rows if isinstance(row, DecisionRow)),
     }
 
 
 def trace_phase(
     name: str,
     mark: PhaseMark,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[LogRow],
     *,
     skill: str | None = None,
     end_ns: int | None = None,
@@ -109,36 +110,34 @@ def trace_phase(
     span = source.start_span(f"semif.{name}", start_ns=mark.ns, attributes={"semif.skill": skill})
     cursor = mark.ns
     for row in rows[mark.rows :]:
-        if row.get("kind") == "outcome" or (kinds is not None and row.get("kind") not in kinds):
+        if not isinstance(row, DecisionRow) or (kinds is not None and row.kind not in kinds):
             continue
-        took = int(float(row.get("latency_ms") or 0.0) * 1_000_000)
+        took = int(float(row.latency_ms or 0.0) * 1_000_000)
         start, cursor = cursor, min(cursor + took, end)
         decision = source.start_span("semif.decision", parent=span, start_ns=start, attributes=decision_attributes(row))
         source.end_span(decision, end_ns=cursor)
     source.end_span(span, end_ns=end)
 
 
-def decision_attributes(row: Mapping[str, Any]) -> dict[str, object]:
+def decision_attributes(row: DecisionRow) -> dict[str, object]:
     """A decision row's span attributes: what was asked, what was chosen, and how sure."""
-    options = [str(o.get("id")) for o in row.get("options") or [] if isinstance(o, Mapping)]
-    probabilities = row.get("probabilities") or {}
-    selected = row.get("selected")
-    probability = probabilities.get(selected) if isinstance(probabilities, Mapping) else None
+    options = [str(option.get("id")) for option in row.options]
+    probability = (row.probabilities or {}).get(row.selected)
     return {
-        "semif.decision.kind": row.get("kind"),
-        "semif.decision.step": row.get("step"),
-        "semif.decision.question": row.get("question"),
+        "semif.decision.kind": row.kind,
+        "semif.decision.step": row.step,
+        "semif.decision.question": row.question,
         "semif.decision.options": options[:OPTIONS_SHOWN],
-        "semif.decision.choice": selected,
+        "semif.decision.choice": row.selected,
         "semif.decision.probability": float(probability) if isinstance(probability, (int, float)) else None,
-        "semif.decision.engine": row.get("engine"),
-        "semif.decision.model": row.get("model"),
-        "semif.decision.latency_ms": row.get("latency_ms"),
-        "semif.skill": row.get("skill"),
+        "semif.decision.engine": row.engine,
+        "semif.decision.model": row.model,
+        "semif.decision.latency_ms": row.latency_ms,
+        "semif.skill": row.skill,
     }
 
 
-def trace_body(mark: PhaseMark, rows: Sequence[Mapping[str, Any]], skill: str, predicted_ns: int | None) -> None:
+def trace_body(mark: PhaseMark, rows: Sequence[LogRow], skill: str, predicted_ns: int | None) -> None:
     """Record a code skill's body: ``predict`` from ``mark`` until it returned (``predicted_ns``), then ``act``."""
     if predicted_ns is None:  # predict never returned: the whole body was its predict
         trace_phase("predict", mark, rows, skill=skill)

@@ -45,10 +45,9 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._beneath import lexists_beneath, open_folder_beneath, open_root, replace_at
 from .._files import open_regular_beneath
@@ -56,6 +55,9 @@ from ..errors import UserError
 from .act_lock import ActLock
 from .before_images import STORE_DIR, UNDO_DIR, BeforeImages
 from .observe import Changes, Observation, open_observed, sha256_of_handle
+
+if TYPE_CHECKING:
+    from ..records import DecisionLog, RunRecord, UndoRow
 
 MANIFEST = "undo.json"
 DONE = "undone.json"
@@ -369,30 +371,27 @@ def files_said(removed: list[str], restored: list[str], skipped: dict[str, str])
     return "; ".join(part for part in said if part) or "nothing left to undo"
 
 
-def undo_said(row: Mapping[str, Any]) -> str:
+def undo_said(undo: UndoRow) -> str:
     """A logged undo row in words: who, why, and what it did to the files (for ``semif log show``)."""
-    from ..records.rows import UndoRow
-
-    undo = UndoRow.from_row(row)
     return (
         f"by {undo.by}: {reason_said(undo.reason, undo.skill)}; {files_said(undo.removed, undo.restored, undo.skipped)}"
     )
 
 
-def _logged_run(workspace: Any, log: Any, run_id: str) -> tuple[Any, bool]:
+def _logged_run(workspace: Any, log: DecisionLog, run_id: str) -> tuple[RunRecord, bool]:
     """The logged run ``run_id`` names and whether its outcome lists changed files; refused when undone already."""
-    from ..records.kinds import OUTCOME_KIND, UNDO_KIND
+    from ..records import OutcomeRow, UndoRow
 
     record = log.run(run_id)
-    rows = [row for row in log.read() if row.get("run_id") == record.run_id]
-    if record.undone or any(row.get("kind") == UNDO_KIND for row in rows) or was_undone(workspace, record.run_id):
+    rows = [row for row in log.read() if row.run_id == record.run_id]
+    if record.undone or any(isinstance(row, UndoRow) for row in rows) or was_undone(workspace, record.run_id):
         raise UserError(f"run {record.run_id} was undone already")
-    outcome: dict[str, Any] = next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {})
-    changes = outcome.get("changes")
-    return record, isinstance(changes, dict) and any(changes.values())
+    outcome = next((row for row in reversed(rows) if isinstance(row, OutcomeRow)), None)
+    changes = outcome.changes if outcome is not None else None
+    return record, changes is not None and any(changes.values())
 
 
-def check_undo(workspace: Any, log: Any, run_id: str, *, force: bool = False) -> Any:
+def check_undo(workspace: Any, log: DecisionLog, run_id: str, *, force: bool = False) -> RunRecord:
     """The logged run ``run_id`` names (its :class:`~semif_agent.records.RunRecord`), once checked that it can be
     undone (in part, with ``force``), touching nothing: the :class:`UserError` :func:`undo_logged_run` would give
     otherwise, before anyone is asked why."""
@@ -406,8 +405,8 @@ def check_undo(workspace: Any, log: Any, run_id: str, *, force: bool = False) ->
 
 
 def undo_logged_run(
-    workspace: Any, log: Any, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
-) -> tuple[Undone, dict[str, Any]]:
+    workspace: Any, log: DecisionLog, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
+) -> tuple[Undone, UndoRow]:
     """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``, saying why
     (``reason``, one of :data:`~semif_agent.records.rows.UNDO_REASONS`: only ``route`` is a routing failure).
 
@@ -422,14 +421,14 @@ def undo_logged_run(
     record, changed_files = _logged_run(workspace, log, run_id)
     done = undo_run(workspace, record.run_id, changed_files=changed_files, force=force)
     row = UndoRow(
-        record.run_id,
+        run_id=record.run_id,
         by=by,
         skill=record.skill,
         reason=reason,
         removed=done.removed,
         restored=done.restored,
         skipped=done.skipped,
-    ).to_row()
+    )
     log.append(row)
     return done, row
 

@@ -3,59 +3,61 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
-from .rows import COMMON, LIST, NUMBER, OBJECT, TEXT, WHOLE, Expect, Row, needed, or_null, other_fields, read_fields
+from pydantic import Field, StrictInt, StrictStr, model_validator
+
+from .rows import LogRow, Number, Row
 
 MODEL_CALL_KIND = "model_call"
 
 
-@dataclass(frozen=True)
-class ModelCallRow:
+class ModelCallRow(LogRow):
     """A model call: the messages sent (only the new ones when it ``continues`` an earlier call), the answer or error.
 
     ``context`` is what the logger adds to every row (the ``run_id`` a call
-    belongs to, its ``purpose``...); it comes first in the row.
+    belongs to, its ``purpose``...); it comes first in the row. A row read
+    back has it too: its ``run_id`` and the fields beyond the model's.
     """
 
-    KIND: ClassVar[str] = MODEL_CALL_KIND
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "run_id": TEXT,  # a call made outside any run has none
-        "call_id": needed(TEXT),
-        "provider": or_null(TEXT),
-        "model": or_null(TEXT),
-        "continues": TEXT,
-        "earlier_messages": WHOLE,
-        "messages": needed(LIST),
-        "tools": LIST,
-        "response": or_null(OBJECT),
-        "latency_ms": NUMBER,
-        "options": OBJECT,
-        "usage": or_null(OBJECT),
-        "error": TEXT,
-    }
-
-    call_id: str
-    provider: str | None
-    model: str | None
+    run_id: StrictStr | None = None  # type: ignore[assignment]  # a call made outside any run has none
+    kind: StrictStr = MODEL_CALL_KIND
+    call_id: StrictStr
+    provider: StrictStr | None = None
+    model: StrictStr | None = None
+    continues: StrictStr | None = None
+    earlier_messages: StrictInt | None = None
     messages: list[dict[str, Any]]
-    tool_choice: Any = None
-    latency_ms: float = 0.0
     tools: list[str] | None = None  # None: the same tools as the call it continues
-    continues: str | None = None
-    earlier_messages: int | None = None
-    options: dict[str, Any] | None = None
+    tool_choice: Any = None
     response: dict[str, Any] | None = None
+    latency_ms: Number = 0.0
+    options: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
-    error: str | None = None
-    context: Mapping[str, Any] = field(default_factory=dict)
+    error: StrictStr | None = None
+    context: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _context_of_a_read_row(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        if "context" not in data:
+            context = {key: value for key, value in data.items() if key not in cls.model_fields or key == "run_id"}
+            return {**data, "context": context}
+        given = data["context"]
+        if "run_id" not in data and isinstance(given, Mapping) and isinstance(given.get("run_id"), str):
+            return {**data, "run_id": given["run_id"]}  # the run a call belongs to, as the logger's context says
+        return data
+
+    def to_dict(self) -> Row:
+        """The row as ``semif log --calls --json`` shows it: ``v`` and ``ts`` when read, then the row as written."""
+        return {"v": self.v, "ts": self.ts, **self.to_row()} if self.v is not None else self.to_row()
 
     def to_row(self) -> Row:
         row: Row = {
             **self.context,
-            "kind": self.KIND,
+            "kind": self.kind,
             "call_id": self.call_id,
             "provider": self.provider,
             "model": self.model,
@@ -73,15 +75,3 @@ class ModelCallRow:
         if self.error is not None:
             row["error"] = self.error
         return row
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> ModelCallRow:
-        context = {
-            **({"run_id": row["run_id"]} if "run_id" in row else {}),
-            **other_fields(row, {*cls.FIELDS, "tool_choice"}),
-        }
-        return cls(
-            **{**read_fields(cls, row), "call_id": str(row.get("call_id", ""))},
-            tool_choice=row.get("tool_choice"),
-            context=context,
-        )

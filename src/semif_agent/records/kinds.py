@@ -8,68 +8,73 @@ model-call log). ``semif log --kind`` offers the decisions and steps;
 ``semif log show`` and the web view's run page title their sections by
 ``section``; a record about a run is never counted as a step of it.
 
-Adding a kind is one builder (:mod:`.rows`), one entry here, and a test.
+Every row read is one of the models of :data:`AnyRow`, a union told apart by
+``kind`` (:data:`ROW_ADAPTER` reads and checks rows): the records, steps and
+model calls by their own model, any other kind (``route``, ``assess``, a
+skill's own decisions) as a :class:`~.rows.DecisionRow`.
+
+Adding a kind is one model (:mod:`.rows`), one entry here, and a test.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
 from ..errors import LogError
 from .calls import MODEL_CALL_KIND, ModelCallRow
+from .rows import ASSESS_KIND as ASSESS_KIND  # the kinds are named beside the models; read here with the table
+from .rows import GENERATE_KIND as GENERATE_KIND
+from .rows import LABEL_KIND as LABEL_KIND
+from .rows import OUTCOME_KIND as OUTCOME_KIND
+from .rows import PROPOSE_KIND as PROPOSE_KIND
+from .rows import ROUTE_KIND as ROUTE_KIND
+from .rows import UNDO_KIND as UNDO_KIND
+from .rows import UNLABEL_KIND as UNLABEL_KIND
 from .rows import (
     DecisionRow,
-    Expect,
     GenerateRow,
     LabelRow,
+    LogRow,
     OutcomeRow,
     ProposeRow,
     UndoRow,
     UnlabelRow,
-    shape_problem,
 )
 
 Role = Literal["decision", "step", "record", "call"]
 
-ROUTE_KIND = "route"
-ASSESS_KIND = "assess"
-OUTCOME_KIND = "outcome"
-LABEL_KIND = "label"
-UNDO_KIND = "undo"
-UNLABEL_KIND = "unlabel"
+SHOWN_VALUE = 40  # characters of a refused value quoted in the error
 
 
 @dataclass(frozen=True)
 class RecordKind:
-    """One kind of row: its name, builder, role, what it is, and the title of its section when a run is shown."""
+    """One kind of row: its name, model, role, what it is, and the title of its section when a run is shown."""
 
     name: str
-    builder: Any  # the row's class: has FIELDS, to_row() and from_row()
+    builder: type[LogRow]  # the row's model: its to_row() writes it, its from_row() reads an old one
     role: Role
     description: str
     section: str | None = None  # None: shown as the row's own fields
     after_outcome: bool = False  # shown after what the run did (the assessment), not before it
 
-    @property
-    def fields(self) -> Mapping[str, Expect]:
-        fields: Mapping[str, Expect] = self.builder.FIELDS
-        return fields
-
 
 RECORD_KINDS: Mapping[str, RecordKind] = {
     kind.name: kind
     for kind in (
-        RecordKind("route", DecisionRow, "decision", "which category or skill a request goes to", "route"),
+        RecordKind(ROUTE_KIND, DecisionRow, "decision", "which category or skill a request goes to", "route"),
         RecordKind("shortlist", DecisionRow, "decision", "the skills an agent's prompt offers first", "shortlist"),
         RecordKind("activate", DecisionRow, "decision", "the skill an agent's model activated", "activated"),
         RecordKind("predict", DecisionRow, "decision", "a skill's decision before it acts", "prediction"),
         RecordKind("act", DecisionRow, "decision", "a skill's decision while it acts", "acting"),
-        RecordKind("assess", DecisionRow, "decision", "the judge's verdict on a run", "judge", after_outcome=True),
+        RecordKind(ASSESS_KIND, DecisionRow, "decision", "the judge's verdict on a run", "judge", after_outcome=True),
         RecordKind("create", DecisionRow, "decision", "which category a new skill belongs to"),
-        RecordKind("propose", ProposeRow, "step", "a new skill's manifest, as the code model proposed it"),
-        RecordKind("generate", GenerateRow, "step", "one attempt at generating a new skill's body"),
+        RecordKind(PROPOSE_KIND, ProposeRow, "step", "a new skill's manifest, as the code model proposed it"),
+        RecordKind(GENERATE_KIND, GenerateRow, "step", "one attempt at generating a new skill's body"),
         RecordKind(OUTCOME_KIND, OutcomeRow, "record", "how a run ended: what it did and the assessment"),
         RecordKind(LABEL_KIND, LabelRow, "record", "a person's label of a run: the right skill, the real outcome"),
         RecordKind(UNDO_KIND, UndoRow, "record", "a run taken back by `semif undo`: its route or its result unwanted"),
@@ -77,6 +82,53 @@ RECORD_KINDS: Mapping[str, RecordKind] = {
         RecordKind(MODEL_CALL_KIND, ModelCallRow, "call", "one model call: the messages and the answer"),
     )
 }
+
+DECISION_TAG = "decision"
+_TAGS = {name: name for name, kind in RECORD_KINDS.items() if kind.builder is not DecisionRow}
+
+
+def row_tag(row: Any) -> str:
+    """Which model of :data:`AnyRow` reads ``row``: its kind's, or the decision's for any other kind."""
+    kind = row.get("kind") if isinstance(row, dict) else getattr(row, "kind", None)
+    return _TAGS.get(kind, DECISION_TAG) if isinstance(kind, str) else DECISION_TAG
+
+
+AnyRow = Annotated[
+    Annotated[DecisionRow, Tag(DECISION_TAG)]
+    | Annotated[OutcomeRow, Tag(OUTCOME_KIND)]
+    | Annotated[LabelRow, Tag(LABEL_KIND)]
+    | Annotated[UndoRow, Tag(UNDO_KIND)]
+    | Annotated[UnlabelRow, Tag(UNLABEL_KIND)]
+    | Annotated[ProposeRow, Tag(PROPOSE_KIND)]
+    | Annotated[GenerateRow, Tag(GENERATE_KIND)]
+    | Annotated[ModelCallRow, Tag(MODEL_CALL_KIND)],
+    Discriminator(row_tag),
+]
+"""Any row of the log: the model its ``kind`` names, a :class:`~.rows.DecisionRow` for a kind of decision."""
+
+ROW_ADAPTER: TypeAdapter[AnyRow] = TypeAdapter(AnyRow)
+"""Reads (and checks) a row of any kind."""
+
+_MODELS: Mapping[str, type[LogRow]] = {DECISION_TAG: DecisionRow} | {tag: RECORD_KINDS[tag].builder for tag in _TAGS}
+
+
+UNREADABLE = frozenset({"json_invalid", "json_type", "model_type", "model_attributes_type"})
+"""The errors of a line that is no row at all: not JSON (a write cut short), or JSON but not an object."""
+
+
+def parse_row(line: bytes | str) -> AnyRow | None:
+    """One line of the log as its row's model, read leniently (a field missing or of the wrong type becomes its
+    default); None when the line is no JSON object (a torn or unreadable line)."""
+    try:
+        return ROW_ADAPTER.validate_json(line)
+    except ValidationError as error:
+        if any(problem["type"] in UNREADABLE and not problem["loc"][1:] for problem in error.errors()):
+            return None
+    data = json.loads(line)  # a JSON object with a field the model cannot read as it is
+    model = _MODELS[row_tag(data)]
+    read: AnyRow = model.from_row(data)  # type: ignore[assignment]  # the model of the row's own tag, one of AnyRow
+    return read
+
 
 RUN_RECORDS = frozenset(name for name, kind in RECORD_KINDS.items() if kind.role == "record")
 """Kinds that record something about a run rather than a step of it."""
@@ -107,6 +159,38 @@ def title_of(kind: object) -> str:
     return (known.section if known is not None else None) or str(kind)
 
 
+def shown(value: Any) -> str:
+    """``value`` quoted in an error, cut to :data:`SHOWN_VALUE` characters."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 3] + "..."
+
+
+EXPECTED = {
+    "string_type": "a string",
+    "int_type": "a whole number",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "dict_type": "an object",
+    "list_type": "a list",
+}
+"""What a field must be, by the kind of pydantic error its value gave."""
+
+
+def first_problem(error: ValidationError) -> str:
+    """The first problem pydantic found with a row, in one line naming the field and the value refused."""
+    problems = error.errors(include_url=False)
+    first = problems[0]
+    name = str(first["loc"][0]) if first["loc"] else "the row"
+    if first["type"] == "missing":
+        return f"{name} is missing"
+    kinds = {problem["type"] for problem in problems if problem["loc"][:1] == first["loc"][:1]}
+    what = "a number" if {"int_type", "float_type"} <= kinds else EXPECTED.get(first["type"])
+    where = ".".join(str(part) for part in first["loc"][1:] if not str(part).startswith(("function-", "str", "int")))
+    value = first["input"]
+    said = f"must be {what}" if what is not None else first["msg"][:1].lower() + first["msg"][1:]
+    return f"{name}{' ' + where if where else ''} {said}, got {type(value).__name__} {shown(value)}"
+
+
 def row_problem(row: Any) -> str | None:
     """Why ``row`` cannot be appended (not an object, an unknown kind, a field of the wrong shape), else None."""
     if not isinstance(row, Mapping):
@@ -115,7 +199,11 @@ def row_problem(row: Any) -> str | None:
     if not isinstance(kind, str) or kind not in RECORD_KINDS:
         known = ", ".join(RECORD_KINDS)
         return f"kind must be one of {known}, got {type(kind).__name__} {kind!r}"
-    return shape_problem(row, RECORD_KINDS[kind].fields)
+    try:
+        RECORD_KINDS[kind].builder.model_validate(row)
+    except ValidationError as error:
+        return first_problem(error)
+    return None
 
 
 def check_row(row: Any) -> None:

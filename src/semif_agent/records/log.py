@@ -19,7 +19,9 @@ joined as ``label``.
 Every row is checked before anything is written: a row of an unknown kind,
 or with a field of the wrong shape (``"run_id": 42``), is a :class:`LogError`
 naming the field, and none of the rows given is written. Rows are built
-with the builders of :mod:`.rows` (see the table in :mod:`.kinds`). No row
+with the models of :mod:`.rows` (see the table in :mod:`.kinds`), and read
+back as them: :meth:`DecisionLog.read` yields each row as the model of its
+kind (:data:`~.kinds.AnyRow`), an old or hand-edited row read leniently. No row
 is larger than :data:`~._fit.ROW_BYTES` (256 KiB of JSON): the largest
 values of a row over it (a skill's action log, result or output) are cut,
 each ending in how many bytes were cut (:mod:`._fit`).
@@ -34,14 +36,16 @@ import stat
 import time
 import warnings
 from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, Unpack
+from typing import TYPE_CHECKING, Literal, Protocol, Unpack, overload
 
 from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
-from .kinds import LABEL_KIND, UNLABEL_KIND, check_row, is_run_record
-from .rows import Row, UnlabelRow
-from .runs import LabelGiven, RunRecord, fold_labels, label_row, persons_labels, resolve_run_id, run_records
+from .calls import ModelCallRow
+from .kinds import LABEL_KIND, UNLABEL_KIND, AnyRow, check_row, parse_row
+from .rows import DecisionRow, GenerateRow, LabelRow, OutcomeRow, ProposeRow, Row, UnlabelRow
+from .runs import Label, LabelGiven, RunRecord, fold_labels, label_row, persons_labels, resolve_run_id, run_records
 
 SCHEMA_VERSION = 1
 
@@ -59,6 +63,36 @@ class Builder(Protocol):
     """A row's builder (:mod:`.rows`): it knows its row."""
 
     def to_row(self) -> Row: ...
+
+
+StepRow = DecisionRow | ProposeRow | GenerateRow | ModelCallRow
+"""A row of a run's own steps: a decision, a proposed or generated skill (or a model call in a shared log)."""
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A decision (or step) row with its run's outcome and label joined: what ``semif log --decisions`` lists."""
+
+    row: StepRow
+    outcome: str | None  # the assessment's label of the run, from its outcome row (None: no outcome yet)
+    label: Label | None  # the run's labels folded (None: nobody labelled it)
+
+    @property
+    def true_outcome(self) -> str | None:
+        """The run's real outcome: a label's when one says it, else the assessment's."""
+        return self.label.outcome if self.label is not None and self.label.outcome is not None else self.outcome
+
+    def to_dict(self) -> Row:
+        """The row as ``--json`` shows it: its fields, ``outcome``, and ``label`` when there is one."""
+        joined = {**self.row.to_dict(), "outcome": self.outcome}
+        if self.label is not None:
+            joined["label"] = self.label.to_dict()
+        return joined
+
+    if not TYPE_CHECKING:  # read as its JSON object, for scripts and tests; the type checker sees attributes
+
+        def __getitem__(self, name):
+            return self.to_dict()[name]
 
 
 class DecisionLog:
@@ -143,32 +177,41 @@ class DecisionLog:
             raise LogError(f"the decision log {self.path} is {what}; refusing to use it")
         return fd
 
-    def read(self, *, with_outcomes: bool = False, kinds: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
-        """The rows in order. Unparseable lines are skipped with a warning.
+    @overload
+    def read(
+        self, *, with_outcomes: Literal[False] = False, kinds: Collection[str] | None = None
+    ) -> Iterator[AnyRow]: ...
+
+    @overload
+    def read(self, *, with_outcomes: Literal[True], kinds: None = None) -> Iterator[Joined]: ...
+
+    def read(self, *, with_outcomes: bool = False, kinds: Collection[str] | None = None) -> Iterator[AnyRow | Joined]:
+        """The rows in order, each as the model of its kind. Unparseable lines are skipped with a warning.
 
         With ``kinds`` only rows of those kinds, and only the lines that name one
         of them are parsed: a few kinds of a large log are read at the cost of
         scanning its bytes.
 
-        With ``with_outcomes`` only the decision rows are yielded: their run's
-        outcome row is folded into their ``outcome`` field, and its label rows,
-        if any, into a ``label`` field (``{skill?, outcome?, by, note?}``, the
-        latest label winning field by field).
+        With ``with_outcomes`` only the decision (and step) rows are yielded,
+        each :class:`Joined` with its run's outcome and its labels folded
+        (the latest label winning field by field).
         """
         if with_outcomes:
-            rows = list(self.read())
-            outcomes = {r["run_id"]: r.get("outcome") for r in rows if r.get("kind") == "outcome"}
-            labels = fold_labels(rows)
-            for row in rows:
-                if is_run_record(row.get("kind")):
-                    continue
-                row_run = str(row.get("run_id"))
-                joined = {**row, "outcome": outcomes.get(row_run)}
-                label = labels.get(row_run)
-                if label is not None:
-                    joined["label"] = label.to_dict()
-                yield joined
+            yield from self.joined()
             return
+        yield from self._rows(kinds)
+
+    def joined(self) -> Iterator[Joined]:
+        """The decision (and step) rows, each with its run's outcome and label (see :meth:`read`)."""
+        rows = list(self._rows(None))
+        outcomes = {row.run_id: row.outcome for row in rows if isinstance(row, OutcomeRow)}
+        labels = fold_labels(rows)
+        for row in rows:
+            if isinstance(row, (DecisionRow, ProposeRow, GenerateRow, ModelCallRow)):  # not a record of the run
+                run = str(row.run_id)
+                yield Joined(row, outcomes.get(run), labels.get(run))
+
+    def _rows(self, kinds: Collection[str] | None) -> Iterator[AnyRow]:
         try:
             handle = os.fdopen(self._open(os.O_RDONLY), "rb")
         except FileNotFoundError:
@@ -178,16 +221,13 @@ class DecisionLog:
             for number, raw in enumerate(handle, start=1):
                 if not raw.strip() or (wanted is not None and not any(name in raw for name in wanted)):
                     continue
-                try:
-                    row = json.loads(raw)
-                    if not isinstance(row, dict):
-                        raise ValueError("not an object")
-                except ValueError:
+                row = parse_row(raw)
+                if row is None:
                     torn = not raw.endswith(b"\n")
                     what = "torn last line (a write cut short)" if torn else "unreadable line"
-                    warnings.warn(f"{self.path}:{number}: skipped {what}", TornLineWarning, stacklevel=2)
+                    warnings.warn(f"{self.path}:{number}: skipped {what}", TornLineWarning, stacklevel=3)
                     continue
-                if kinds is None or row.get("kind") in kinds:
+                if kinds is None or row.kind in kinds:
                     yield row
 
     def filter(
@@ -200,28 +240,30 @@ class DecisionLog:
         engine: str | None = None,
         last_runs: int | None = None,
         labelled: bool | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Joined]:
         """Decision rows (outcomes and labels joined) matching every given criterion.
 
         ``outcome`` is the run's true outcome: a person's label beats the
         assessment. ``labelled`` keeps only the rows of labelled (True) or
         unlabelled (False) runs.
         """
-        rows = list(self.read(with_outcomes=True))
+        rows = list(self.joined())
         if last_runs is not None:
-            order: list[str] = []
-            for row in rows:
-                row_run = str(row.get("run_id"))
-                if row_run not in order:
-                    order.append(row_run)
+            order = list(dict.fromkeys(str(joined.row.run_id) for joined in rows))
             keep = set(order[-last_runs:]) if last_runs > 0 else set()
-            rows = [r for r in rows if str(r.get("run_id")) in keep]
-        wanted = {"run_id": run_id, "skill": skill, "kind": kind, "engine": engine}
-        rows = [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
+            rows = [joined for joined in rows if str(joined.row.run_id) in keep]
+        rows = [
+            joined
+            for joined in rows
+            if (run_id is None or joined.row.run_id == run_id)
+            and (skill is None or getattr(joined.row, "skill", None) == skill)
+            and (kind is None or joined.row.kind == kind)
+            and (engine is None or getattr(joined.row, "engine", None) == engine)
+        ]
         if outcome is not None:
-            rows = [r for r in rows if (r.get("label") or {}).get("outcome", r.get("outcome")) == outcome]
+            rows = [joined for joined in rows if joined.true_outcome == outcome]
         if labelled is not None:
-            rows = [r for r in rows if ("label" in r) == labelled]
+            rows = [joined for joined in rows if (joined.label is not None) == labelled]
         return rows
 
     def runs(self) -> list[RunRecord]:
@@ -233,7 +275,7 @@ class DecisionLog:
         records = {record.run_id: record for record in self.runs()}
         return records[resolve_run_id(run_id, records, where=f"the decision log {self.path}")]
 
-    def add_label(self, run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> dict[str, Any]:
+    def add_label(self, run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> LabelRow:
         """Append a person's label of a logged run (``run_id`` may be a unique prefix); the row written.
 
         ``skill`` is where the request should have gone, ``no_skill`` that no
@@ -244,9 +286,9 @@ class DecisionLog:
         label = label_row(run_id, by=by, **given)
         row = {"v": SCHEMA_VERSION, "ts": time.time(), **label.to_row(), "run_id": self.run(run_id).run_id}
         self.append(row)
-        return row
+        return LabelRow.model_validate(row)
 
-    def take_back_labels(self, run_id: str, *, by: str) -> dict[str, Any]:
+    def take_back_labels(self, run_id: str, *, by: str) -> UnlabelRow:
         """Append an unlabel row taking back every person's label of ``run_id`` (a unique prefix will do); the row.
 
         A run no person labelled (or whose labels were taken back already) is a one-line :class:`UserError`.
@@ -256,9 +298,9 @@ class DecisionLog:
             raise UserError(f"run {run.run_id} has no label to take back")
         if not by.strip():
             raise UserError("taking a label back needs the name of who does it")
-        row = {"v": SCHEMA_VERSION, "ts": time.time(), **UnlabelRow(run.run_id, by=by.strip()).to_row()}
+        row = {"v": SCHEMA_VERSION, "ts": time.time(), **UnlabelRow(run_id=run.run_id, by=by.strip()).to_row()}
         self.append(row)
-        return row
+        return UnlabelRow.model_validate(row)
 
 
 def _ends_mid_line(fd: int) -> bool:

@@ -1,187 +1,178 @@
-"""One typed builder per kind of row the decision log holds.
+"""One pydantic model per kind of row the decision log holds.
 
-Each builder is a frozen dataclass: :meth:`to_row` gives the JSON object
-written to the log (the same shape rows have always had, so old logs still
-read), :meth:`from_row` reads one back leniently (a field missing or of the
-wrong type in an old or hand-edited row becomes its default). ``FIELDS``
-says what each field must be when a row is appended; :func:`shape_problem`
-checks a row against it.
+Each model is a frozen pydantic model: :meth:`~LogRow.to_row` gives the
+JSON object written to the log (the same shape rows have always had, so old
+logs still read), :meth:`~LogRow.from_row` reads one back leniently (a field
+missing or of the wrong type in an old or hand-edited row becomes its
+default). Validating a row with the model is the check an appended row
+passes: a field of the wrong type, or a required one missing, is refused
+(see :func:`~.kinds.check_row`). Fields a row carries beyond its model's
+(a decision's ``request_id``, ``level``, ``source``...) are kept as they are.
 
-A builder whose row is just its fields subclasses :class:`RunRow`: a
-dataclass with ``KIND``, ``FIELDS`` (in the order the row lists them) and
-its fields is the whole of it. The others read with :func:`read_fields`
-and write what differs by hand.
+A model whose row is just its fields subclasses :class:`RunRow`: its
+``kind`` default and its fields, in the order the row lists them, are the
+whole of it. The others write what differs by hand.
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, Union, get_args, get_origin
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+from pydantic import ValidationError as _ValidationError
 
 from ..engine.decisions import DecisionRequest, DecisionResult
 
 Row = dict[str, Any]
-SHOWN_VALUE = 40  # characters of a refused value quoted in the error
+"""A row as the log holds it: one JSON object."""
+
+ROUTE_KIND = "route"
+ASSESS_KIND = "assess"
+OUTCOME_KIND = "outcome"
+LABEL_KIND = "label"
+UNDO_KIND = "undo"
+UNLABEL_KIND = "unlabel"
+PROPOSE_KIND = "propose"
+GENERATE_KIND = "generate"
+
+Number = StrictInt | StrictFloat
+"""A number as a row holds it (an int stays an int, so a row writes back byte for byte); never true or false."""
+
+Text = Annotated[str, BeforeValidator(lambda value: value if isinstance(value, str) else str(value))]
+"""An item of a list of strings: read as a string whatever it was (an old row's ``3`` reads ``"3"``)."""
+
+LENIENT_PASSES = 4  # fields put right per pass, one pass per nesting of errors
 
 
-@dataclass(frozen=True)
-class Expect:
-    """What one field of a row must be: one of ``types`` (or null when ``nullable``), present when ``required``.
+class LogRow(BaseModel):
+    """What every row has: the schema version and time (added when it is written), its kind and its run.
 
-    ``items``, for a list, is what each of its items is read as (a reader's
-    guarantee, not checked when the row is appended).
+    Fields a row has beyond its model's are kept (``model_extra``) and
+    written back as they were.
     """
 
-    what: str
-    types: tuple[type, ...]
-    nullable: bool = False
-    required: bool = False
-    items: type | None = None
+    model_config = ConfigDict(extra="allow", frozen=True)
 
-    def problem(self, name: str, row: Mapping[str, Any]) -> str | None:
-        """Why ``row[name]`` is not what it must be, or None when it is."""
-        if name not in row:
-            return f"{name} is missing (it must be {self.what})" if self.required else None
-        value = row[name]
-        if value is None and self.nullable:
-            return None
-        if isinstance(value, self.types) and not (isinstance(value, bool) and bool not in self.types):
-            return None
-        shown = repr(value)
-        shown = shown if len(shown) <= SHOWN_VALUE else shown[: SHOWN_VALUE - 3] + "..."
-        return f"{name} must be {self.what}, got {type(value).__name__} {shown}"
-
-
-def needed(expect: Expect) -> Expect:
-    return replace(expect, required=True)
-
-
-def or_null(expect: Expect) -> Expect:
-    return replace(expect, what=f"{expect.what} or null", nullable=True)
-
-
-TEXT = Expect("a string", (str,))
-WHOLE = Expect("a whole number", (int,))
-NUMBER = Expect("a number", (int, float))
-FLAG = Expect("true or false", (bool,))
-LIST = Expect("a list", (list, tuple))
-TEXTS = Expect("a list", (list, tuple), items=str)  # read as a list of strings
-OBJECT = Expect("an object", (dict,))
-
-COMMON: Mapping[str, Expect] = {"v": WHOLE, "ts": NUMBER, "kind": needed(TEXT), "run_id": needed(TEXT)}
-"""The fields every row has (``v`` and ``ts`` are added when it is written)."""
-
-
-def shape_problem(row: Mapping[str, Any], fields: Mapping[str, Expect]) -> str | None:
-    """The first field of ``row`` that is not what ``fields`` says (missing, or of the wrong type), else None."""
-    for name, expect in fields.items():
-        problem = expect.problem(name, row)
-        if problem is not None:
-            return problem
-    return None
-
-
-def field_or(row: Mapping[str, Any], name: str, expect: Expect, default: Any = None) -> Any:
-    """``row[name]`` when it is what ``expect`` says, else ``default`` (reading is lenient)."""
-    return row[name] if name in row and expect.problem(name, row) is None else default
-
-
-def other_fields(row: Mapping[str, Any], names: Any) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k not in names and k not in ("v", "ts")}
-
-
-def read_fields(builder: type[Any], row: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of the dataclass ``builder`` that its ``FIELDS`` names, read leniently from ``row``.
-
-    ``run_id`` and ``kind`` read as strings; any other field missing or of
-    the wrong type reads as its default (or, lacking one, as null when it
-    may be null, else the empty value of its type); a list is read as a
-    new list (of strings for :data:`TEXTS`).
-    """
-    expected: Mapping[str, Expect] = builder.FIELDS
-    values: dict[str, Any] = {}
-    for spec in fields(builder):
-        expect = expected.get(spec.name)
-        if expect is None:
-            continue
-        if spec.name in ("run_id", "kind"):
-            values[spec.name] = str(row.get(spec.name, ""))
-            continue
-        if spec.default is not MISSING:
-            default = spec.default
-        elif spec.default_factory is not MISSING:
-            default = spec.default_factory()
-        else:
-            default = None if expect.nullable else expect.types[0]()
-        value = field_or(row, spec.name, expect, default)
-        if isinstance(value, (list, tuple)):
-            value = [expect.items(item) for item in value] if expect.items else list(value)
-        values[spec.name] = value
-    return values
-
-
-def written(value: Any) -> Any:
-    """``value`` as a row holds it: a list copied, anything else as it is."""
-    return list(value) if isinstance(value, (list, tuple)) else value
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """A row about one run that is its fields: ``run_id``, ``kind`` (``KIND``), then the rest of ``FIELDS`` in order."""
-
-    KIND: ClassVar[str]
-    FIELDS: ClassVar[Mapping[str, Expect]]
-
-    run_id: str
+    v: StrictInt | None = None
+    ts: Number | None = None
+    run_id: StrictStr
+    kind: StrictStr
 
     def to_row(self) -> Row:
-        row: Row = {"run_id": self.run_id, "kind": self.KIND}
-        row.update((name, written(getattr(self, name))) for name in self.FIELDS if name not in COMMON)
+        """The JSON object this row is written as (no ``v`` nor ``ts``: the log adds them)."""
+        row: Row = {name: getattr(self, name) for name in type(self).model_fields if name not in ("v", "ts")}
+        row.update(self.model_extra or {})
         return row
+
+    def to_dict(self) -> Row:
+        """The row as it was read (or built): its fields as they were given, ``v`` and ``ts`` included, and the fields
+        it carries beyond its model's; what ``--json`` and the web view show. A row built here names its kind too."""
+        shown = self.model_dump(exclude_unset=True)
+        return shown if "kind" in shown else {"run_id": self.run_id, "kind": self.kind, **shown}
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Self:
-        return cls(**read_fields(cls, row))
+        """``row`` read leniently: a field missing or of the wrong type becomes its default (or its type's empty
+        value: ``""``, ``0``, ``[]``; ``run_id`` and ``kind`` read as strings)."""
+        return cls.model_validate(lenient_data(cls, row))
+
+    if not TYPE_CHECKING:  # a row read as its JSON object, for scripts and tests; the type checker sees attributes
+
+        def __getitem__(self, name):
+            """``row["kind"]``: the field as the row's JSON object holds it."""
+            return self.to_dict()[name]
+
+        def get(self, name, default=None):
+            """``row.get("kind")``: the field as the row's JSON object holds it, else ``default``."""
+            return self.to_dict().get(name, default)
+
+        def __contains__(self, name):
+            return name in self.to_dict()
+
+    def extra_field(self, name: str) -> Any:
+        """A field the row carries beyond its model's (``request_id``, ``level``...), or None."""
+        return (self.model_extra or {}).get(name)
 
 
-@dataclass(frozen=True)
-class DecisionRow:
-    """One decision of a run: what was asked (state, question, options) and what the engine answered."""
+def empty_value(annotation: Any) -> Any:
+    """The empty value of a field's type: None where it may be null, else ``""``, ``0``, ``False``, ``[]``, ``{}``."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        choices = get_args(annotation)
+        return None if type(None) in choices else empty_value(choices[0])
+    if origin is not None:
+        annotation = origin
+    if annotation in (list, dict, str, int, float, bool):
+        return annotation()
+    return None
 
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "step": needed(WHOLE),
-        "skill": or_null(TEXT),
-        "state": TEXT,
-        "question": needed(TEXT),
-        "options": LIST,
-        "selected": needed(TEXT),
-        "scores": or_null(OBJECT),
-        "probabilities": or_null(OBJECT),
-        "engine": or_null(TEXT),
-        "model": or_null(TEXT),
-        "latency_ms": or_null(NUMBER),
-        "usage": OBJECT,
-        "note": TEXT,
-    }
 
-    run_id: str
-    step: int
-    kind: str
-    skill: str | None
-    state: str
-    question: str
-    options: list[dict[str, Any]]
-    selected: str
-    scores: dict[str, Any] = field(default_factory=dict)
+def lenient_data(model: type[LogRow], row: Mapping[str, Any]) -> Row:
+    """``row`` with each field ``model`` cannot read put right: dropped (to its default), or its type's empty value.
+
+    ``run_id``, ``kind`` and ``call_id`` of another type read as strings; a row good as it is comes back unchanged.
+    """
+    data = dict(row)
+    for _ in range(LENIENT_PASSES):
+        try:
+            model.model_validate(data)
+        except _ValidationError as error:
+            for problem in error.errors():
+                name = problem["loc"][0] if problem["loc"] else None
+                spec = model.model_fields.get(name) if isinstance(name, str) else None
+                if spec is None or not isinstance(name, str):
+                    continue
+                if name in ("run_id", "kind", "call_id") and data.get(name) is not None:
+                    data[name] = str(data[name])
+                elif not spec.is_required():
+                    data.pop(name, None)
+                else:
+                    data[name] = empty_value(spec.annotation)
+            continue
+        return data
+    return data
+
+
+class RunRow(LogRow):
+    """A row about one run that is its fields: ``run_id``, ``kind``, then the model's other fields in order."""
+
+
+class DecisionRow(LogRow):
+    """One decision of a run: what was asked (state, question, options) and what the engine answered.
+
+    Its kind is open: routing (``route``), the assessment (``assess``), a
+    skill's own decisions (``predict``, ``act``...).
+    """
+
+    run_id: StrictStr
+    step: StrictInt
+    kind: StrictStr
+    skill: StrictStr | None = None
+    state: StrictStr = ""
+    question: StrictStr
+    options: list[dict[str, Any]] = Field(default_factory=list)
+    selected: StrictStr
+    scores: dict[str, Any] | None = Field(default_factory=dict)
     probabilities: dict[str, Any] | None = None
-    engine: str | None = None
-    model: str | None = None
-    latency_ms: float | None = None
+    engine: StrictStr | None = None
+    model: StrictStr | None = None
+    latency_ms: Number | None = None
     usage: dict[str, Any] | None = None
-    note: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # what the writer adds: request_id, level, source...
+    note: StrictStr | None = None
 
     @classmethod
     def of(
@@ -195,7 +186,7 @@ class DecisionRow:
         result: DecisionResult,
         **extra: Any,
     ) -> DecisionRow:
-        """The row for ``request`` answered by ``result``."""
+        """The row for ``request`` answered by ``result``; ``extra`` (request_id, level, source...) is kept as given."""
         asked, answer = request.to_dict(), result.to_dict()
         return cls(
             run_id=run_id,
@@ -213,8 +204,25 @@ class DecisionRow:
             latency_ms=answer["latency_ms"],
             usage=result.usage or None,
             note=result.note or None,
-            extra=extra,
+            **extra,
         )
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """What the writer added beyond the decision's fields: request_id, level, source..."""
+        return self.model_extra or {}
+
+    @property
+    def level(self) -> str | None:
+        """Which level of the tree a routing decision chose at (``"category"``, ``"skill"``), if it says."""
+        level = self.extra_field("level")
+        return level if isinstance(level, str) else None
+
+    @property
+    def source(self) -> str | None:
+        """Who made the run the decision is part of (``"agent"`` for an agent turn), if it says."""
+        source = self.extra_field("source")
+        return source if isinstance(source, str) else None
 
     def to_row(self) -> Row:
         row: Row = {
@@ -240,50 +248,32 @@ class DecisionRow:
         return row
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> DecisionRow:
-        read = read_fields(cls, row)
-        return cls(**{**read, "scores": read["scores"] or {}}, extra=other_fields(row, cls.FIELDS))
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        read = super().from_row(row)
+        return read if read.scores is not None else read.model_copy(update={"scores": {}})
 
 
-@dataclass(frozen=True)
 class OutcomeRow(RunRow):
     """How a run ended: the request, the skill it went to, what it did and the assessment's label."""
 
-    KIND: ClassVar[str] = "outcome"
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "skill": or_null(TEXT),
-        "request_id": or_null(TEXT),
-        "request": or_null(TEXT),
-        "outcome": or_null(TEXT),
-        "reason": or_null(TEXT),
-        "prediction": or_null(TEXT),
-        "action_log": or_null(TEXT),
-        "new_state": or_null(TEXT),
-        "changes": OBJECT,
-        "diffs": OBJECT,
-        "error": or_null(TEXT),
-        "evidence": or_null(OBJECT),
-        "output": OBJECT,
-        "source": TEXT,
-    }
     WRITTEN_WHEN_NULL: ClassVar[frozenset[str]] = frozenset({"skill", "request", "outcome", "reason", "error"})
     DROPPED_WHEN_EMPTY: ClassVar[frozenset[str]] = frozenset({"diffs", "output"})
 
-    skill: str | None
-    request: str | None
-    outcome: str | None
-    reason: str | None = None
-    request_id: str | None = None
-    prediction: str | None = None
-    action_log: str | None = None
-    new_state: str | None = None
+    kind: StrictStr = OUTCOME_KIND
+    skill: StrictStr | None = None
+    request_id: StrictStr | None = None
+    request: StrictStr | None = None
+    outcome: StrictStr | None = None
+    reason: StrictStr | None = None
+    prediction: StrictStr | None = None
+    action_log: StrictStr | None = None
+    new_state: StrictStr | None = None
     changes: dict[str, Any] | None = None
     diffs: dict[str, Any] | None = None
-    error: str | None = None
+    error: StrictStr | None = None
     evidence: dict[str, Any] | None = None
     output: dict[str, Any] | None = None
-    source: str | None = None  # "agent" for an agent turn
+    source: StrictStr | None = None  # "agent" for an agent turn
 
     def to_row(self) -> Row:
         return {
@@ -294,16 +284,16 @@ class OutcomeRow(RunRow):
         }
 
 
-@dataclass(frozen=True)
 class PersonsRow(RunRow):
     """A row a person wrote about a run (a label, an undo): ``by`` whom, "person" where an old row names no one."""
 
-    by: str
+    by: StrictStr
 
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Self:
-        read = super().from_row(row)
-        return read if read.by else replace(read, by="person")
+    @model_validator(mode="after")
+    def _someone(self) -> Self:
+        if not self.by:
+            object.__setattr__(self, "by", "person")
+        return self
 
 
 LABEL_OUTCOMES = ("success", "failure")
@@ -318,37 +308,40 @@ SOURCE_RANK = {"person": 2, "client": 1, "implicit": 0}
 never replaces a person's label, a client's pick never replaces either); an undo counts as a person's."""
 
 
-@dataclass(frozen=True)
 class LabelRow(PersonsRow):
     """A label of a run: the skill it should have gone to (or none), the real outcome, or both.
 
     ``has_skill`` says the label names the skill: ``skill`` None then means
     no skill fits (``"skill": null`` in the row); a label that says nothing
     about the skill has no ``skill`` key at all. ``source`` is one of
-    :data:`LABEL_SOURCES`; ``wrong`` names a skill the request
-    should not go to (the one a ``find`` ranked first and the client passed over).
+    :data:`LABEL_SOURCES` (read as "person" when it is none of them);
+    ``wrong`` names a skill the request should not go to (the one a
+    ``find`` ranked first and the client passed over).
     """
 
-    KIND: ClassVar[str] = "label"
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "by": needed(TEXT),
-        "skill": or_null(TEXT),
-        "outcome": TEXT,
-        "note": TEXT,
-        "source": TEXT,
-        "wrong": TEXT,
-    }
+    kind: StrictStr = LABEL_KIND
+    skill: StrictStr | None = None
+    has_skill: bool = Field(default=False, exclude=True)
+    outcome: StrictStr | None = None
+    note: StrictStr | None = None
+    source: StrictStr = "person"
+    wrong: StrictStr | None = None
 
-    skill: str | None = None
-    has_skill: bool = False
-    outcome: str | None = None
-    note: str | None = None
-    source: str = "person"
-    wrong: str | None = None
+    @model_validator(mode="before")
+    @classmethod
+    def _names_the_skill(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "has_skill" not in data and "skill" in data:
+            return {**data, "has_skill": data["skill"] is None or isinstance(data["skill"], str)}
+        return data
+
+    @model_validator(mode="after")
+    def _a_known_source(self) -> Self:
+        if self.source not in LABEL_SOURCES:
+            object.__setattr__(self, "source", "person")
+        return self
 
     def to_row(self) -> Row:
-        row: Row = {"run_id": self.run_id, "kind": self.KIND}
+        row: Row = {"run_id": self.run_id, "kind": self.kind}
         if self.has_skill:
             row["skill"] = self.skill
         if self.outcome is not None:
@@ -359,54 +352,29 @@ class LabelRow(PersonsRow):
         row["source"] = self.source
         if self.wrong is not None:
             row["wrong"] = self.wrong
+        row.update(self.model_extra or {})
         return row
 
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Self:
-        read = super().from_row(row)
-        has_skill = "skill" in row and cls.FIELDS["skill"].problem("skill", row) is None
-        source = read.source if read.source in LABEL_SOURCES else "person"
-        return replace(read, has_skill=has_skill, source=source)
 
-
-@dataclass(frozen=True)
 class ProposeRow(RunRow):
     """A skill the code model proposed for a request no skill fits: its manifest."""
 
-    KIND: ClassVar[str] = "propose"
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "skill": needed(TEXT),
-        "manifest": needed(OBJECT),
-        "model": or_null(TEXT),
-        "new_category": FLAG,
-    }
-
-    skill: str
+    kind: StrictStr = PROPOSE_KIND
+    skill: StrictStr
     manifest: dict[str, Any]
-    model: str | None = None
-    new_category: bool = False
+    model: StrictStr | None = None
+    new_category: StrictBool = False
 
 
-@dataclass(frozen=True)
 class GenerateRow(RunRow):
     """One attempt at generating a skill's body: admitted, or the contract's violations."""
 
-    KIND: ClassVar[str] = "generate"
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "skill": needed(TEXT),
-        "attempt": needed(WHOLE),
-        "model": or_null(TEXT),
-        "admitted": needed(FLAG),
-        "violations": TEXTS,
-    }
-
-    skill: str
-    attempt: int
-    admitted: bool
-    violations: list[str] = field(default_factory=list)
-    model: str | None = None
+    kind: StrictStr = GENERATE_KIND
+    skill: StrictStr
+    attempt: StrictInt
+    model: StrictStr | None = None
+    admitted: StrictBool
+    violations: list[Text] = Field(default_factory=list)
 
 
 UNDO_REASONS = ("route", "result")
@@ -418,28 +386,17 @@ UNDO_SHOWN = {"route": "wrong route", "result": "result unwanted"}
 """How a run's undo reason reads beside it ("undone: wrong route") in ``semif log`` and the web view."""
 
 
-@dataclass(frozen=True)
 class UndoRow(PersonsRow):
     """A run taken back with ``semif undo``: why (:data:`UNDO_REASONS`), the files it removed and put back, and those
     ``--force`` left as they were (path -> why). Only a ``route`` undo (or an old one with no reason) counts as a
     failure label of the route."""
 
-    KIND: ClassVar[str] = "undo"
-    FIELDS: ClassVar[Mapping[str, Expect]] = {
-        **COMMON,
-        "by": needed(TEXT),
-        "skill": or_null(TEXT),
-        "reason": or_null(TEXT),
-        "removed": TEXTS,
-        "restored": TEXTS,
-        "skipped": OBJECT,
-    }
-
-    skill: str | None = None
-    reason: str | None = None  # "route" or "result"; None in rows written before undos asked
-    removed: list[str] = field(default_factory=list)  # files the run created, removed again
-    restored: list[str] = field(default_factory=list)  # files it modified or deleted, put back as they were
-    skipped: dict[str, str] = field(default_factory=dict)  # files --force left as they are now, and why
+    kind: StrictStr = UNDO_KIND
+    skill: StrictStr | None = None
+    reason: StrictStr | None = None  # "route" or "result"; None in rows written before undos asked
+    removed: list[Text] = Field(default_factory=list)  # files the run created, removed again
+    restored: list[Text] = Field(default_factory=list)  # files it modified or deleted, put back as they were
+    skipped: dict[str, Any] = Field(default_factory=dict)  # files --force left as they are now, and why
 
     @property
     def route_failure(self) -> bool:
@@ -447,10 +404,8 @@ class UndoRow(PersonsRow):
         return self.reason != "result"
 
 
-@dataclass(frozen=True)
 class UnlabelRow(PersonsRow):
     """A person's labels of a run taken back (``semif label --undo``): the run folds as if they had never been given,
     so what clients and the assessment said of it counts again. Earlier rows stay as they were."""
 
-    KIND: ClassVar[str] = "unlabel"
-    FIELDS: ClassVar[Mapping[str, Expect]] = {**COMMON, "by": needed(TEXT)}
+    kind: StrictStr = UNLABEL_KIND

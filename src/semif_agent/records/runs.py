@@ -36,8 +36,18 @@ from typing import Any, TypedDict, Unpack
 
 from ..engine.decisions import NONE_ID
 from ..errors import UserError
-from .kinds import LABEL_KIND, OUTCOME_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record
-from .rows import LABEL_OUTCOMES, LABEL_SOURCES, SOURCE_RANK, LabelRow, UndoRow
+from .kinds import OUTCOME_KIND, ROUTE_KIND, is_run_record
+from .rows import (
+    LABEL_OUTCOMES,
+    LABEL_SOURCES,
+    SOURCE_RANK,
+    DecisionRow,
+    LabelRow,
+    LogRow,
+    OutcomeRow,
+    UndoRow,
+    UnlabelRow,
+)
 
 AMBIGUOUS_SHOWN = 5
 OUTCOME_MISSING = "outcome missing: the log was cut, or the run is still going"
@@ -162,7 +172,7 @@ def label_row(run_id: str, *, by: str, **given: Unpack[LabelGiven]) -> LabelRow:
     if source not in LABEL_SOURCES:
         raise UserError(f"a label's source is one of {', '.join(LABEL_SOURCES)}, not {source!r}")
     return LabelRow(
-        run_id,
+        run_id=run_id,
         by=by.strip(),
         skill=skill,
         has_skill=skill is not None or no_skill,
@@ -184,28 +194,26 @@ def login_name() -> str:
 class RunRows:
     """One run's rows by kind: its decisions and steps, its (last) outcome row, its label rows, other records of it."""
 
-    decisions: list[dict[str, Any]]
-    outcome: dict[str, Any]
-    labels: list[dict[str, Any]]  # its label rows and the rows taking labels back, in log order
-    others: list[dict[str, Any]]  # records about the run other than its outcome and labels, shown as they are
+    decisions: list[LogRow]  # its decisions and steps, in log order
+    outcome: OutcomeRow | None  # None: no outcome row yet
+    labels: list[LabelRow | UnlabelRow]  # its label rows and the rows taking labels back, in log order
+    others: list[LogRow]  # records about the run other than its outcome and labels, shown as they are
 
 
-def run_rows(rows: Iterable[dict[str, Any]]) -> RunRows:
-    """Split one run's rows (in log order) into its decisions, outcome (``{}`` when none yet), labels and others."""
+def run_rows(rows: Iterable[LogRow]) -> RunRows:
+    """Split one run's rows (in log order) into its decisions, outcome (None when none yet), labels and others."""
     rows = list(rows)
     return RunRows(
-        decisions=[row for row in rows if not is_run_record(row.get("kind"))],
-        outcome=next((row for row in reversed(rows) if row.get("kind") == OUTCOME_KIND), {}),
-        labels=[row for row in rows if row.get("kind") in (LABEL_KIND, UNLABEL_KIND)],
+        decisions=[row for row in rows if not is_run_record(row.kind)],
+        outcome=next((row for row in reversed(rows) if isinstance(row, OutcomeRow)), None),
+        labels=[row for row in rows if isinstance(row, (LabelRow, UnlabelRow))],
         others=[
-            row
-            for row in rows
-            if is_run_record(row.get("kind")) and row.get("kind") not in (OUTCOME_KIND, LABEL_KIND, UNLABEL_KIND)
+            row for row in rows if is_run_record(row.kind) and not isinstance(row, (OutcomeRow, LabelRow, UnlabelRow))
         ],
     )
 
 
-def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
+def fold_labels(rows: Iterable[LogRow]) -> dict[str, Label]:
     """Each labelled (or undone) run's :class:`Label`: its label rows folded in order, field by field.
 
     A field takes the latest label's word unless a label of a higher rank
@@ -220,27 +228,26 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     or the outcome: the run teaches what it taught before. An undo names
     nobody as the labeller. An unlabel row takes back every person's label of the run
     before it: they are skipped, the rest folds as it would have without them.
-    Fields of the wrong type (a hand-edited row) are ignored, not trusted.
+    Fields of the wrong type (a hand-edited row) were read as their defaults, not trusted.
     """
     rows = list(rows)
-    taken_back = {row.get("run_id"): at for at, row in enumerate(rows) if row.get("kind") == UNLABEL_KIND}
+    taken_back = {row.run_id: at for at, row in enumerate(rows) if isinstance(row, UnlabelRow)}
     labels: dict[str, Label] = {}
     for at, row in enumerate(rows):
-        run_id, kind = row.get("run_id"), row.get("kind")
-        if kind not in (LABEL_KIND, UNDO_KIND) or not isinstance(run_id, str):
+        if not isinstance(row, (LabelRow, UndoRow)):
             continue
-        if kind == LABEL_KIND and at < taken_back.get(run_id, -1) and LabelRow.from_row(row).source == "person":
+        run_id = row.run_id
+        if isinstance(row, LabelRow) and at < taken_back.get(run_id, -1) and row.source == "person":
             continue
         before = labels.get(run_id) or Label(by="")
-        if kind == UNDO_KIND:
-            undo = UndoRow.from_row(row)
-            reason = "route" if undo.route_failure else "result"
+        if isinstance(row, UndoRow):
+            reason = "route" if row.route_failure else "result"
             undone = replace(before, undone=True, undo_reason=reason)
             labels[run_id] = (
-                replace(undone, outcome="failure", outcome_source="person") if undo.route_failure else undone
+                replace(undone, outcome="failure", outcome_source="person") if row.route_failure else undone
             )
             continue
-        said = LabelRow.from_row(row)
+        said = row
         if said.source == "implicit" and before.by and before.source != "implicit":
             continue
         if said.source != "implicit" and before.has_skill and before.skill_source == "implicit":
@@ -273,47 +280,52 @@ def fold_labels(rows: Iterable[dict[str, Any]]) -> dict[str, Label]:
     return labels
 
 
-def persons_labels(rows: Iterable[dict[str, Any]], run_id: str) -> int:
+def persons_labels(rows: Iterable[LogRow], run_id: str) -> int:
     """How many labels people gave ``run_id`` that stand (given after its latest unlabel row, if any)."""
     count = 0
     for row in rows:
-        if row.get("run_id") != run_id:
+        if row.run_id != run_id:
             continue
-        if row.get("kind") == UNLABEL_KIND:
+        if isinstance(row, UnlabelRow):
             count = 0
-        elif row.get("kind") == LABEL_KIND and LabelRow.from_row(row).source == "person":
+        elif isinstance(row, LabelRow) and row.source == "person":
             count += 1
     return count
 
 
-def routed_to(row: Mapping[str, Any]) -> str | None:
+def routed_to(row: LogRow) -> str | None:
     """The skill a decision row says its run went to: a routing decision's leaf (not of a route set aside for the
     request's plain reading), else the skill the row names."""
-    selected = row.get("selected")
-    if row.get("set_aside"):
+    if row.extra_field("set_aside"):
         return None
-    if row.get("kind") == ROUTE_KIND and row.get("level") == "skill" and isinstance(selected, str):
-        return selected if selected != NONE_ID else None
-    skill = row.get("skill")
+    if isinstance(row, DecisionRow) and row.kind == ROUTE_KIND and row.level == "skill":
+        return row.selected if row.selected != NONE_ID else None
+    skill = getattr(row, "skill", None)
     return skill if isinstance(skill, str) else None
 
 
-def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
+def run_source(row: LogRow) -> str | None:
+    """Who made the run ``row`` is part of (``"agent"`` for an agent turn), as the row says."""
+    source = row.source if isinstance(row, OutcomeRow) else row.extra_field("source")
+    return source if isinstance(source, str) else None
+
+
+def run_records(rows: Iterable[LogRow]) -> list[RunRecord]:
     """One :class:`RunRecord` per run, in the order runs first appear; label rows alone make no run."""
     rows = list(rows)
     labels = fold_labels(rows)
     order: dict[str, None] = {}
-    first_decision: dict[str, dict[str, Any]] = {}
+    first_decision: dict[str, LogRow] = {}
     routed: dict[str, str] = {}
-    outcomes: dict[str, dict[str, Any]] = {}
+    outcomes: dict[str, OutcomeRow] = {}
     agent: set[str] = set()
-    kinds: dict[str, set[Any]] = {}
+    kinds: dict[str, set[str]] = {}
     for row in rows:
-        run_id, kind = row.get("run_id"), row.get("kind")
+        run_id, kind = row.run_id, row.kind
         if not isinstance(run_id, str) or (is_run_record(kind) and kind != OUTCOME_KIND):
             continue
         order.setdefault(run_id)
-        if kind == OUTCOME_KIND:
+        if isinstance(row, OutcomeRow):
             outcomes[run_id] = row
         else:
             first_decision.setdefault(run_id, row)
@@ -321,28 +333,29 @@ def run_records(rows: Iterable[dict[str, Any]]) -> list[RunRecord]:
             skill = routed_to(row)
             if skill is not None:
                 routed.setdefault(run_id, skill)
-        if row.get("source") == "agent":
+        if run_source(row) == "agent":
             agent.add(run_id)
     records = []
     for run_id in order:
-        ending, opening = outcomes.get(run_id, {}), first_decision.get(run_id, {})
+        ending, opening = outcomes.get(run_id), first_decision.get(run_id)
         label = labels.get(run_id)
         shown = kinds.get(run_id, set())
-        find = not ending and run_id not in agent and FIND_KIND in shown and shown <= FIND_KINDS
+        find = ending is None and run_id not in agent and FIND_KIND in shown and shown <= FIND_KINDS
+        state = opening.state if isinstance(opening, DecisionRow) else None
         records.append(
             RunRecord(
                 run_id=run_id,
-                request=ending.get("request") if ending.get("request") is not None else opening.get("state"),
-                skill=ending.get("skill") if ending else routed.get(run_id),
-                outcome=ending.get("outcome"),
+                request=ending.request if ending is not None and ending.request is not None else state,
+                skill=ending.skill if ending is not None else routed.get(run_id),
+                outcome=ending.outcome if ending is not None else None,
                 source="agent" if run_id in agent else "run",
                 label_skill=label.skill if label else None,
                 label_has_skill=label.has_skill if label else False,
                 label_outcome=label.outcome if label else None,
                 labelled_by=(label.by or None) if label else None,
                 note=label.note if label else None,
-                evidence=ending.get("evidence") if isinstance(ending.get("evidence"), dict) else None,
-                outcome_missing=not ending and not find,
+                evidence=ending.evidence if ending is not None else None,
+                outcome_missing=ending is None and not find,
                 find=find,
                 undone=label.undone if label else False,
                 undo_reason=label.undo_reason if label and label.undone else None,

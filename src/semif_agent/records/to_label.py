@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .kinds import ROUTE_KIND
+from .rows import DecisionRow, LogRow
 from .runs import RunRecord
 
 LOW_MARGIN = 0.3
@@ -52,28 +53,24 @@ class ToLabel:
         }
 
 
-def route_margin(row: Mapping[str, Any]) -> float | None:
+def route_margin(row: LogRow) -> float | None:
     """How far a routing decision's choice was ahead of the next option (probabilities), else None."""
-    if row.get("kind") != ROUTE_KIND:
+    if not isinstance(row, DecisionRow) or row.kind != ROUTE_KIND or not isinstance(row.probabilities, Mapping):
         return None
-    probabilities = row.get("probabilities")
-    if not isinstance(probabilities, Mapping):
-        return None
-    chosen = probabilities.get(row.get("selected"))
+    chosen = row.probabilities.get(row.selected)
     if not isinstance(chosen, (int, float)):
         return None
-    others = [p for option, p in probabilities.items() if option != row.get("selected") and isinstance(p, (int, float))]
+    others = [p for option, p in row.probabilities.items() if option != row.selected and isinstance(p, (int, float))]
     return float(chosen) - max(others, default=0.0)
 
 
-def run_margins(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def run_margins(rows: Iterable[LogRow]) -> dict[str, float]:
     """Each run's smallest routing margin (runs without a routing decision with probabilities are left out)."""
     margins: dict[str, float] = {}
     for row in rows:
         margin = route_margin(row)
-        run_id = row.get("run_id")
-        if margin is not None and isinstance(run_id, str):
-            margins[run_id] = min(margin, margins.get(run_id, margin))
+        if margin is not None:
+            margins[row.run_id] = min(margin, margins.get(row.run_id, margin))
     return margins
 
 

@@ -202,8 +202,8 @@ class LearnedScorer(LeafScorer):
         """Each leaf of ``index`` (in its order): its learned row, or -1 for a skill never learned; and the biases."""
         if self._mapped is None or self._mapped[0] is not index:
             np = index.numpy
-            row = {name: i for i, name in enumerate(self.router.classes)}
-            rows = np.array([row.get(name, -1) for name in index.names], dtype=int)
+            position = {name: i for i, name in enumerate(self.router.classes)}
+            rows = np.array([position.get(name, -1) for name in index.names], dtype=int)
             b = np.where(
                 rows >= 0, self.router.b[np.maximum(rows, 0)] if len(self.router.b) else 0.0, self.router.unseen_bias
             )

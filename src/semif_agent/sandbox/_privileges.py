@@ -207,7 +207,7 @@ def _machine_numbers() -> dict[str, int] | None:
     if found is None:
         return None
     column = found[0]
-    return {name: number for name, row in _NUMBERS.items() if (number := row[column]) is not None}
+    return {name: number for name, by_arch in _NUMBERS.items() if (number := by_arch[column]) is not None}
 
 
 def _filter_program(*, refuse_ipc: bool) -> list[tuple[int, int, int, int]] | None:

@@ -124,17 +124,17 @@ class Centres:
     """Unit vectors of skills (rows of ``vectors``, by leaf id) and of categories (their leaves' centroid)."""
 
     def __init__(self, names: Sequence[str], vectors: np.ndarray):
-        self.row = {name: i for i, name in enumerate(names)}
+        self.position = {name: i for i, name in enumerate(names)}
         self.vectors = vectors
         self._nodes: dict[int, np.ndarray] = {}
 
     def __call__(self, item: str | Node) -> np.ndarray:
         if isinstance(item, str):
-            return self.vectors[self.row[item]]
+            return self.vectors[self.position[item]]
         found = self._nodes.get(id(item))
         if found is None:
             leaves = item.leaves()
-            mean = self.vectors[[self.row[leaf] for leaf in leaves]].sum(axis=0) if leaves else self.vectors[0] * 0
+            mean = self.vectors[[self.position[leaf] for leaf in leaves]].sum(axis=0) if leaves else self.vectors[0] * 0
             found = self._nodes[id(item)] = _normalised(mean[None, :])[0]
         return found
 

@@ -170,7 +170,7 @@ class _Update:
         """Cut ``node``'s own skills and ``leaf`` into subcategories, within ``node``'s room."""
         items = [*node.skills, leaf]
         room = self.limit - len(node.children)
-        vectors = self.centres.vectors[[self.centres.row[i] for i in items]]
+        vectors = self.centres.vectors[[self.centres.position[i] for i in items]]
         part = split(items, vectors, max_children=self.limit, room=room)
         node.skills = part.skills
         node.children.extend(part.children)

@@ -15,7 +15,6 @@ A log that shrank or was replaced is read again from the start.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
@@ -24,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..records import DecisionLog, RunRecord, run_records
-from ..records.kinds import LABEL_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record
-from ..records.runs import routed_to
+from ..records import AnyRow, DecisionLog, DecisionRow, LogRow, ModelCallRow, OutcomeRow, RunRecord, run_records
+from ..records.kinds import LABEL_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record, parse_row
+from ..records.runs import routed_to, run_source
 from ..records.to_label import route_margin
 
 PAGE_SIZE = 50
@@ -43,41 +42,38 @@ class IndexedRun:
     engines: set[str] = field(default_factory=set)
     kinds: set[str] = field(default_factory=set)
     offsets: list[tuple[int, int]] = field(default_factory=list)  # (start, length) of each row in the file
-    record_rows: list[dict[str, Any]] = field(default_factory=list)  # slim rows run_records() reads
+    record_rows: list[LogRow] = field(default_factory=list)  # slim rows run_records() reads
     confidence: float | None = None  # the probability of the last routing decision's choice
     margin: float | None = None  # how far its closest routing decision's choice was ahead of the next option
     routed: bool = False  # whether record_rows holds the row naming the skill it went to
     record: RunRecord | None = None
     lowered: str | None = None  # the request in lower case, for search
 
-    def add(self, row: dict[str, Any], start: int, length: int) -> None:
+    def add(self, row: LogRow, start: int, length: int) -> None:
         self.offsets.append((start, length))
-        kind = row.get("kind")
-        ts = row.get("ts")
-        if isinstance(ts, (int, float)) and kind not in (LABEL_KIND, UNDO_KIND, UNLABEL_KIND):
-            self.started = float(ts) if self.started is None else self.started
-            self.ended = float(ts)
-        if isinstance(kind, str):
-            self.kinds.add(kind)
+        kind = row.kind
+        if row.ts is not None and kind not in (LABEL_KIND, UNDO_KIND, UNLABEL_KIND):
+            self.started = float(row.ts) if self.started is None else self.started
+            self.ended = float(row.ts)
+        self.kinds.add(kind)
         if is_run_record(kind):
-            slim = {key: row[key] for key in _RECORD_KEYS if key in row}
-            self.record_rows.append(slim)
-        else:
-            if isinstance(row.get("engine"), str):
-                self.engines.add(row["engine"])
-            if not any(not is_run_record(r.get("kind")) for r in self.record_rows):
-                self.record_rows.append({key: row[key] for key in ("run_id", "kind", "state", "source") if key in row})
-            elif row.get("source") == "agent":
-                self.record_rows.append({"run_id": self.run_id, "kind": kind, "source": "agent"})
-            if not self.routed and routed_to(row) is not None:  # the skill it went to, should its outcome be lost
-                self.routed = True
-                self.record_rows.append({key: row[key] for key in _ROUTED_KEYS if key in row})
-            margin = route_margin(row)
-            if margin is not None:
-                self.margin = margin if self.margin is None else min(self.margin, margin)
-            if kind == ROUTE_KIND:
-                probability = (row.get("probabilities") or {}).get(row.get("selected"))
-                self.confidence = float(probability) if isinstance(probability, (int, float)) else None
+            self.record_rows.append(slim(row))
+            self.record = self.lowered = None
+            return
+        engine = getattr(row, "engine", None)
+        if isinstance(engine, str):
+            self.engines.add(engine)
+        if not any(not is_run_record(r.kind) for r in self.record_rows) or run_source(row) == "agent":
+            self.record_rows.append(slim(row))  # its first decision (the request), and one saying it is an agent's
+        if not self.routed and routed_to(row) is not None:  # the skill it went to, should its outcome be lost
+            self.routed = True
+            self.record_rows.append(slim(row))
+        margin = route_margin(row)
+        if margin is not None:
+            self.margin = margin if self.margin is None else min(self.margin, margin)
+        if isinstance(row, DecisionRow) and kind == ROUTE_KIND:
+            probability = (row.probabilities or {}).get(row.selected)
+            self.confidence = float(probability) if isinstance(probability, (int, float)) else None
         self.record = self.lowered = None
 
     def summary(self) -> RunRecord:
@@ -96,8 +92,15 @@ class IndexedRun:
         return self.lowered
 
 
-_RECORD_KEYS = ("run_id", "kind", "request", "skill", "outcome", "evidence", "source", "by", "note", "reason")
-_ROUTED_KEYS = ("run_id", "kind", "skill", "level", "selected")
+def slim(row: LogRow) -> LogRow:
+    """``row`` without what its run's record does not read (:func:`~semif_agent.records.run_records`: a decision's
+    options and scores, an outcome's action log, result, changes and output), so 100,000 runs stay small in memory."""
+    if isinstance(row, DecisionRow):
+        return row.model_copy(update={"options": [], "scores": {}, "probabilities": None, "usage": None})
+    if isinstance(row, OutcomeRow):
+        dropped = ("action_log", "new_state", "changes", "diffs", "output")
+        return row.model_copy(update=dict.fromkeys(dropped))
+    return row
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ class AppendedRows:
         self.skipped = 0
         self.rows = 0
 
-    def _add_row(self, row: dict[str, Any], start: int, length: int) -> bool:
+    def _add_row(self, row: AnyRow, start: int, length: int) -> bool:
         raise NotImplementedError
 
     def open(self) -> Any:
@@ -211,15 +214,11 @@ class AppendedRows:
     def _add_lines(self, data: bytes, base: int) -> bool:
         added = False
         start = 0
-        loads = json.loads
         while start < len(data):
             end = data.index(b"\n", start)
             if end > start:
-                try:
-                    row = loads(data[start:end])
-                except ValueError:
-                    row = None
-                if isinstance(row, dict):
+                row = parse_row(data[start:end]) if data[start:end].strip() else None
+                if row is not None:
                     if self._add_row(row, base + start, end - start):
                         self.rows += 1
                         added = True
@@ -228,13 +227,9 @@ class AppendedRows:
             start = end + 1
         return added
 
-    def read_row(self, handle: Any, start: int, length: int) -> dict[str, Any] | None:
+    def read_row(self, handle: Any, start: int, length: int) -> AnyRow | None:
         handle.seek(start)
-        try:
-            row = json.loads(handle.read(length))
-        except ValueError:
-            return None
-        return row if isinstance(row, dict) else None
+        return parse_row(handle.read(length))
 
 
 class LogIndex(AppendedRows):
@@ -246,13 +241,13 @@ class LogIndex(AppendedRows):
         self.order: list[str] = []  # run ids in the order they first appear
         self._choices: tuple[int, dict[str, list[str]]] | None = None
 
-    def _add_row(self, row: dict[str, Any], start: int, length: int) -> bool:
-        run_id = row.get("run_id")
+    def _add_row(self, row: AnyRow, start: int, length: int) -> bool:
+        run_id = row.run_id
         if not isinstance(run_id, str):
             return False
         run = self.runs.get(run_id)
         if run is None:
-            if row.get("kind") in (
+            if row.kind in (
                 LABEL_KIND,
                 UNDO_KIND,
                 UNLABEL_KIND,
@@ -282,7 +277,7 @@ class LogIndex(AppendedRows):
                 total += 1
         return shown, total
 
-    def rows_of(self, run_id: str) -> list[dict[str, Any]]:
+    def rows_of(self, run_id: str) -> list[AnyRow]:
         """Every row of one run, in log order, read from where the index saw them."""
         run = self.runs.get(run_id)
         if run is None:
@@ -317,23 +312,14 @@ class CallIndex(AppendedRows):
         super()._reset()
         self.calls: list[tuple[float, str | None, str | None, int, int]] = []  # (ts, run_id, purpose, start, length)
 
-    def _add_row(self, row: dict[str, Any], start: int, length: int) -> bool:
-        ts = row.get("ts")
-        if not isinstance(ts, (int, float)):
+    def _add_row(self, row: AnyRow, start: int, length: int) -> bool:
+        if row.ts is None or not isinstance(row, ModelCallRow):
             return False
-        run_id, purpose = row.get("run_id"), row.get("purpose")
-        self.calls.append(
-            (
-                float(ts),
-                run_id if isinstance(run_id, str) else None,
-                purpose if isinstance(purpose, str) else None,
-                start,
-                length,
-            )
-        )
+        purpose = row.context.get("purpose")
+        self.calls.append((float(row.ts), row.run_id, purpose if isinstance(purpose, str) else None, start, length))
         return True
 
-    def calls_of(self, run_id: str, started: float | None, ended: float | None) -> list[dict[str, Any]]:
+    def calls_of(self, run_id: str, started: float | None, ended: float | None) -> list[ModelCallRow]:
         """The calls made for ``run_id``: those that name it, else those of ``semif run`` made while it ran."""
         wanted = [c for c in self.calls if c[1] == run_id]
         if not wanted and started is not None and ended is not None:
@@ -342,4 +328,4 @@ class CallIndex(AppendedRows):
             return []
         with self.open() as handle:
             rows = [self.read_row(handle, start, length) for _, _, _, start, length in wanted]
-        return [row for row in rows if row is not None]
+        return [row for row in rows if isinstance(row, ModelCallRow)]

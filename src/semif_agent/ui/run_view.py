@@ -18,9 +18,19 @@ from typing import Any
 from .._beneath import lexists_beneath
 from .._files import open_regular_beneath
 from ..loop.evidence_text import evidence_lines
-from ..records import RunRecord, persons_labels, resolve_run_id, run_rows
-from ..records.kinds import UNDO_KIND
-from ..records.rows import UndoRow
+from ..records import (
+    DecisionRow,
+    LabelRow,
+    LogRow,
+    ModelCallRow,
+    OutcomeRow,
+    RunRecord,
+    UndoRow,
+    UnlabelRow,
+    persons_labels,
+    resolve_run_id,
+    run_rows,
+)
 from .index import CallIndex, LogIndex
 
 DIFF_MAX_BYTES = 64 * 1024
@@ -38,14 +48,14 @@ class OptionView:
 
 @dataclass
 class DecisionView:
-    step: Any
+    step: int | None
     kind: str
     question: str | None
     state: str
-    selected: Any
+    selected: str | None
     engine: str | None
     model: str | None
-    latency_ms: Any
+    latency_ms: float | None
     options: list[OptionView] = field(default_factory=list)
     note: str | None = None
     details: str | None = None  # a generation step or other record of the run, as JSON
@@ -72,9 +82,9 @@ class RunView:
     record: RunRecord
     started: float | None
     decisions: list[DecisionView]
-    outcome: dict[str, Any]
+    outcome: OutcomeRow | None
     changes: list[ChangeView]
-    labels: list[dict[str, Any]]
+    labels: list[LabelRow | UnlabelRow]
     calls: list[dict[str, Any]]
     undo: UndoView | None = None
     evidence: list[tuple[str, str]] = field(default_factory=list)  # what the assessment weighed, as people read it
@@ -96,20 +106,19 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     rows = index.rows_of(run_id)
     parts = run_rows(rows)
     outcome, labels = parts.outcome, parts.labels
-    decisions = [_decision(row) for row in parts.decisions + parts.others if row.get("kind") != UNDO_KIND]
-    undo_rows = [row for row in parts.others if row.get("kind") == UNDO_KIND]
+    decisions = [_decision(row) for row in parts.decisions + parts.others if not isinstance(row, UndoRow)]
+    undo_rows = [row for row in parts.others if isinstance(row, UndoRow)]
     undo = None
     if undo_rows:
-        ts = undo_rows[0].get("ts")
-        undo = UndoView(UndoRow.from_row(undo_rows[0]), float(ts) if isinstance(ts, (int, float)) else None)
-    model_calls = [_decision_call(row) for row in rows if row.get("usage")]
+        ts = undo_rows[0].ts
+        undo = UndoView(undo_rows[0], float(ts) if ts is not None else None)
+    model_calls = [_decision_call(row) for row in rows if isinstance(row, DecisionRow) and row.usage]
     if calls is not None:
         model_calls += [_logged_call(row) for row in calls.calls_of(run_id, run.started, run.ended)]
-    logged = outcome.get("diffs")
-    kept: dict[str, Any] = logged if isinstance(logged, dict) else {}
+    kept = (outcome.diffs if outcome is not None else None) or {}
     changes = [
         _change(root, verb, str(path), kept.get(path))
-        for verb, paths in (outcome.get("changes") or {}).items()
+        for verb, paths in ((outcome.changes if outcome is not None else None) or {}).items()
         for path in (paths or ())
     ]
     record = run.summary()
@@ -117,34 +126,27 @@ def run_view(index: LogIndex, calls: CallIndex | None, root: Path, run_id: str) 
     return RunView(record, run.started, decisions, outcome, changes, labels, model_calls, undo, evidence)
 
 
-def _decision(row: dict[str, Any]) -> DecisionView:
+def _decision(row: LogRow) -> DecisionView:
+    if not isinstance(row, DecisionRow):  # a generation step or another record of the run
+        shown = {k: v for k, v in row.to_dict().items() if k not in ("v", "ts", "run_id")}
+        details = json.dumps(shown, ensure_ascii=False, indent=1, default=str)
+        model = getattr(row, "model", None)
+        return DecisionView(None, row.kind, None, "", None, None, model, None, details=details)
     view = DecisionView(
-        row.get("step"),
-        str(row.get("kind")),
-        row.get("question"),
-        str(row.get("state") or ""),
-        row.get("selected"),
-        row.get("engine"),
-        row.get("model"),
-        row.get("latency_ms"),
-        note=row.get("note") if isinstance(row.get("note"), str) else None,
+        row.step, row.kind, row.question, row.state, row.selected, row.engine, row.model, row.latency_ms, note=row.note
     )
-    if "question" not in row:
-        shown = {k: v for k, v in row.items() if k not in ("v", "ts", "run_id")}
-        view.details = json.dumps(shown, ensure_ascii=False, indent=1, default=str)
-        return view
-    probabilities = row.get("probabilities") or {}
-    scores = row.get("scores") or {}
-    for option in row.get("options") or ():
-        option_id = option.get("id") if isinstance(option, dict) else str(option)
-        description = option.get("description", "") if isinstance(option, dict) else ""
+    probabilities = row.probabilities or {}
+    scores = row.scores or {}
+    for option in row.options:
+        option_id = str(option.get("id"))
+        description = option.get("description", "")
         view.options.append(
             OptionView(
                 str(option_id),
                 str(description or ""),
                 _number(probabilities.get(option_id)),
                 _number(scores.get(option_id)),
-                option_id == row.get("selected"),
+                option_id == row.selected,
             )
         )
     return view
@@ -154,29 +156,29 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _decision_call(row: dict[str, Any]) -> dict[str, Any]:
-    usage = row.get("usage") or {}
+def _decision_call(row: DecisionRow) -> dict[str, Any]:
+    usage = row.usage or {}
     return {
-        "what": f"decision {row.get('step')} ({row.get('kind')})",
-        "model": row.get("model"),
+        "what": f"decision {row.step} ({row.kind})",
+        "model": row.model,
         "input_tokens": usage.get("input_tokens"),
         "output_tokens": usage.get("output_tokens"),
         "cost_usd": usage.get("cost_usd"),
-        "latency_ms": row.get("latency_ms"),
+        "latency_ms": row.latency_ms,
         "error": None,
     }
 
 
-def _logged_call(row: dict[str, Any]) -> dict[str, Any]:
-    usage = row.get("usage") or {}
+def _logged_call(row: ModelCallRow) -> dict[str, Any]:
+    usage = row.usage or {}
     return {
-        "what": row.get("purpose") or "model call",
-        "model": f"{row.get('provider')}/{row.get('model')}",
+        "what": row.context.get("purpose") or "model call",
+        "model": f"{row.provider}/{row.model}",
         "input_tokens": usage.get("input_tokens"),
         "output_tokens": usage.get("output_tokens"),
         "cost_usd": usage.get("cost_usd"),
-        "latency_ms": row.get("latency_ms"),
-        "error": row.get("error"),
+        "latency_ms": row.latency_ms,
+        "error": row.error,
     }
 
 

@@ -114,7 +114,7 @@ class ChoiceLog:
         if self._step:
             self._append(
                 OutcomeRow(
-                    self.run_id,
+                    run_id=self.run_id,
                     skill=self.activated[0] if self.activated else None,
                     request=self.message,
                     outcome="unclear",

@@ -129,7 +129,7 @@ class SQLiteRetriever:
                     f"WHERE documents_fts MATCH ? AND {where} ORDER BY bm25(documents_fts), d.id LIMIT ?",
                     [fts.match_expression(terms), *params, int(limit)],
                 ).fetchall()
-                return [Hit(document=_document(row[:4]), score=float(row[4])) for row in rows]
+                return [Hit(document=_document(found[:4]), score=float(found[4])) for found in rows]
             clause, like_params = fts.like_clause("d.text", terms)
             rows = self._conn.execute(
                 f"SELECT {_COLUMNS} FROM documents d WHERE {clause} AND {where}", [*like_params, *params]
