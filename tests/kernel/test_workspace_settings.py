@@ -81,7 +81,7 @@ def test_settings_of_the_right_types_load(tmp_path: Path) -> None:
             ),
         )
     )
-    assert ws.settings["skills"]["timeout"] == 2.5 and ws.settings["log"]["enabled"] is False
+    assert ws.settings.skills.timeout == 2.5 and ws.settings.log.enabled is False
 
 
 def test_the_cli_shows_a_bad_setting_as_one_line(tmp_path: Path) -> None:

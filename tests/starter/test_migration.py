@@ -98,7 +98,7 @@ def test_old_files_without_write_dirs_are_moved_too(tmp_path: Path, capsys) -> N
     ws = Workspace.load(root)
     assert (root / "data" / "todos" / "todos.json").read_text() == "[]"
     assert tomllib.loads((root / "semif.toml").read_text())["skills"]["write_dirs"] == NEW_DIRS
-    assert ws.settings["engine"]["name"] == "lexical"
+    assert ws.settings.engine.name == "lexical"
     assert "semif: moved the workspace" in capsys.readouterr().err
 
 

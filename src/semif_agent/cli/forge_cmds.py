@@ -24,7 +24,7 @@ def provider_for(ws: Workspace, model: str | None) -> Any:
     from ..llm.settings import provider_table
 
     settings = ws.engine_settings
-    chosen = model or ws.settings.get("forge", {}).get("model")
+    chosen = model or ws.settings.forge.model
     if chosen:
         settings["model"] = chosen
     elif not (settings.get("model") or provider_table(settings).get("model")):

@@ -10,22 +10,23 @@ strategy and the log from them, the same way for every caller.
 from __future__ import annotations
 
 import dataclasses
-import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine.base import Engine, embedding_function
 from ..errors import InvalidArgumentError
 from ..workspace import Workspace
+from ..workspace.settings import Flag, Must, Number, Positive, Seconds, Share, SkillsSettings, Text, what_it_must_be
 
 if TYPE_CHECKING:
     from ..records import DecisionLog
     from ..routing.strategies import RoutingStrategy
     from ..tree.tree import SkillTree
 
-DEFAULT_BODY_TIMEOUT = 120.0
 _ROUTING_VALUES = ("threshold", "temperature")
 
 
@@ -91,8 +92,9 @@ class RunSettings:
         routing = _routing_settings(workspace, name.split(":")[0])
         strategy = strategy or routing.get("strategy")
         _check_strategy(strategy, workspace)
-        skills = workspace.settings["skills"] if workspace is not None else {}
-        log_table = workspace.settings["log"] if workspace is not None else {"enabled": False}
+        settings = workspace.settings if workspace is not None else None
+        skills = settings.skills if settings is not None else SkillsSettings()
+        logs = settings is not None and settings.log.enabled
         return cls(
             workspace=workspace,
             engine=name,
@@ -101,11 +103,11 @@ class RunSettings:
             threshold=threshold if threshold is not None else routing.get("threshold"),
             temperature=temperature if temperature is not None else routing.get("temperature"),
             judge=judge,
-            log=bool(log_table.get("enabled", True) if log is None else log),
-            fsync=bool(log_table.get("fsync")),
-            allow_scripts=bool(skills.get("allow_scripts", False) if allow_scripts is None else allow_scripts),
-            timeout=float(timeout if timeout is not None else skills.get("timeout", DEFAULT_BODY_TIMEOUT)),
-            warm_processes=bool(skills.get("warm_processes", True)),
+            log=logs if log is None else log,
+            fsync=settings is not None and settings.log.fsync,
+            allow_scripts=skills.allow_scripts if allow_scripts is None else allow_scripts,
+            timeout=float(timeout if timeout is not None else skills.timeout),
+            warm_processes=skills.warm_processes,
             act_threshold=act_threshold if act_threshold is not None else routing.get("act_threshold"),
             given=_given(threshold, temperature),
             model_note=model_note,
@@ -180,7 +182,7 @@ class RunSettings:
         """The decision log rows are appended to (one that writes nothing when logging is off)."""
         from ..records import DecisionLog
 
-        return DecisionLog(self.needs_workspace("a log").log_path, fsync=self.fsync, enabled=self.log)
+        return DecisionLog.for_workspace(self.needs_workspace("a log"), enabled=self.log)
 
     def build_strategy(self, tree: SkillTree, engine: Engine, *, router: Any = None) -> RoutingStrategy:
         """The routing strategy over ``tree``; ``learned`` takes ``router``, else the workspace's trained one.
@@ -270,22 +272,24 @@ def _check_strategy(name: str | None, workspace: Workspace | None) -> None:
         raise InvalidArgumentError(f"{where} must be one of {', '.join(known)}, not {name!r}")
 
 
-_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "engine": (lambda v: isinstance(v, str) and v.strip() != "", "an engine name"),
-    "model": (lambda v: isinstance(v, str) and v.strip() != "", "a model (PROVIDER/MODEL)"),
-    "judge": (lambda v: isinstance(v, str) and v.strip() != "", "an engine name"),
-    "strategy": (lambda v: isinstance(v, str), "a strategy name"),
-    "threshold": (lambda v: _is_number(v), "a number"),
-    "temperature": (lambda v: _is_number(v) and v > 0, "a positive number"),
-    "timeout": (lambda v: _is_number(v) and v > 0, "a positive number of seconds"),
-    "act_threshold": (lambda v: _is_number(v) and 0 <= v <= 1, "a probability from 0 to 1"),
-    "log": (lambda v: isinstance(v, bool), "true or false"),
-    "allow_scripts": (lambda v: isinstance(v, bool), "true or false"),
-}
+class _Given(BaseModel):
+    """What a caller may give a run instead of the workspace's settings, typed as ``semif.toml`` types them.
 
+    Only ``temperature`` is stricter than ``[routing]``'s (a positive number), and the names say what they name.
+    """
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    model_config = ConfigDict(strict=True)
+
+    engine: Annotated[Text, Must("an engine name")] | None = None
+    model: Annotated[Text, Must("a model (PROVIDER/MODEL)")] | None = None
+    judge: Annotated[Text, Must("an engine name")] | None = None
+    strategy: Annotated[str, Must("a strategy name")] | None = None
+    threshold: Number | None = None
+    temperature: Positive | None = None
+    timeout: Seconds | None = None
+    act_threshold: Share | None = None
+    log: Flag | None = None
+    allow_scripts: Flag | None = None
 
 
 def _given(threshold: float | None, temperature: float | None) -> frozenset[str]:
@@ -293,9 +297,10 @@ def _given(threshold: float | None, temperature: float | None) -> frozenset[str]
     return frozenset(k for k, v in zip(_ROUTING_VALUES, (threshold, temperature), strict=True) if v is not None)
 
 
-def _check_given(**values: Any) -> None:
+def _check_given(**values: object) -> None:
     """Refuse, in one line naming it, a value given of the wrong kind (None: not given)."""
-    for key, value in values.items():
-        valid, what = _CHECKS[key]
-        if value is not None and not valid(value):
-            raise InvalidArgumentError(f"{key} must be {what}, not {value!r}")
+    try:
+        _Given.model_validate(values)
+    except ValidationError as exc:
+        key = str(exc.errors()[0]["loc"][0])
+        raise InvalidArgumentError(f"{key} must be {what_it_must_be(_Given, key)}, not {values[key]!r}") from None

@@ -42,8 +42,7 @@ class PhaseMark:
 
 def configure_tracing(workspace: Workspace) -> bool:
     """Start exporting spans if ``[telemetry]`` of ``workspace`` or the environment asks (once per process)."""
-    table = workspace.settings.get("telemetry")
-    return telemetry.configure_from(table if isinstance(table, Mapping) else None)
+    return telemetry.configure_from(workspace.settings.telemetry.given())
 
 
 def phase_mark(rows: Sequence[Mapping[str, Any]]) -> PhaseMark:

@@ -153,7 +153,7 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[st
     if engine is not None and tuned.get("engine") not in (None, engine):
         tuned = {}
     settings: dict[str, Any] = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if k in tuned}
-    settings.update(workspace.settings.get("routing", {}))
+    settings.update(workspace.settings.routing.given())
     return settings
 
 

@@ -25,10 +25,12 @@ Settings (``semif.toml``)::
 
 ``write_dirs`` defaults to the four folders of ``[paths]``. A write dir may
 not reach a record (see :mod:`.records`); a setting of the wrong type is
-refused (see :mod:`.settings`); a workspace of the old layout, where skills
-wrote the whole data dir, is moved on load (see :mod:`.migrate`). Unknown
-sections are kept in :attr:`Workspace.settings` for the layers that own them
-(``[provider]``, ``[routing]``...).
+refused (see :mod:`.settings`, where every table, setting and default is
+typed); a workspace of the old layout, where skills
+wrote the whole data dir, is moved on load (see :mod:`.migrate`). The
+settings are a :class:`~.settings.WorkspaceSettings` (``ws.settings.skills.timeout``);
+a table no layer of semif knows is kept for the plug-in that reads it
+(``ws.settings.table("name")``).
 """
 
 from __future__ import annotations
@@ -37,14 +39,21 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import WorkspaceError
 from .migrate import migrate
 from .records import check_write_dirs
-from .settings import FOLDERS, check_types, merged
+from .settings import FOLDERS, WorkspaceSettings, parse_settings
 
-__all__ = ["FOLDERS", "SETTINGS_FILE", "RunPaths", "Workspace", "default_workspace_dir", "find_workspace"]
+__all__ = [
+    "FOLDERS",
+    "SETTINGS_FILE",
+    "RunPaths",
+    "Workspace",
+    "WorkspaceSettings",
+    "default_workspace_dir",
+    "find_workspace",
+]
 
 SETTINGS_FILE = "semif.toml"
 
@@ -54,7 +63,7 @@ class Workspace:
     """A loaded workspace. Build it with :meth:`load`."""
 
     root: Path
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: WorkspaceSettings = field(default_factory=WorkspaceSettings)
 
     @classmethod
     def load(cls, root: str | os.PathLike[str], *, migrate_layout: bool = True) -> Workspace:
@@ -71,10 +80,9 @@ class Workspace:
         return cls._checked(root, raw)
 
     @classmethod
-    def _checked(cls, root: Path, raw: dict[str, Any]) -> Workspace:
+    def _checked(cls, root: Path, raw: dict[str, object]) -> Workspace:
         """The workspace at ``root`` with settings ``raw``, once their types and write dirs passed."""
-        workspace = cls(root=root, settings=merged(raw))
-        check_types(workspace.settings, str(workspace.settings_file))
+        workspace = cls(root=root, settings=parse_settings(raw, str(root / SETTINGS_FILE)))
         check_write_dirs(workspace)
         return workspace
 
@@ -92,7 +100,7 @@ class Workspace:
 
     @property
     def data_dir(self) -> Path:
-        return self.resolve(self.settings["paths"].get("data", "data"))
+        return self.resolve(self.settings.paths.data)
 
     @property
     def categories_path(self) -> Path:
@@ -109,7 +117,7 @@ class Workspace:
     @property
     def write_roots(self) -> tuple[Path, ...]:
         """The folders skills may write (``[skills] write_dirs``), resolved."""
-        return tuple(self.resolve(d) for d in self.settings["skills"]["write_dirs"])
+        return tuple(self.resolve(d) for d in self.settings.skills.write_dirs)
 
     def make_write_dirs(self) -> None:
         """Create the write dirs that lie inside the workspace and are missing."""
@@ -124,21 +132,21 @@ class Workspace:
 
     @property
     def log_path(self) -> Path:
-        return self.resolve(self.settings["log"].get("path", "data/decisions.jsonl"))
+        return self.resolve(self.settings.log.path)
 
     @property
     def model_calls_path(self) -> Path:
-        return self.resolve(self.settings["log"].get("model_calls_path", "data/model_calls.jsonl"))
+        return self.resolve(self.settings.log.model_calls_path)
 
     @property
-    def engine_settings(self) -> dict[str, Any]:
-        """The ``[engine]`` table, with the workspace root and the ``[provider]`` table."""
-        return dict(self.settings["engine"], workspace=str(self.root), provider=dict(self.settings.get("provider", {})))
+    def engine_settings(self) -> dict[str, object]:
+        """What the engine's factory gets: the ``[engine]`` table, the workspace root and the ``[provider]`` table."""
+        return {**self.settings.engine.given(), "workspace": str(self.root), "provider": dict(self.settings.provider)}
 
-    def skill_config(self) -> dict[str, Any]:
+    def skill_config(self) -> dict[str, object]:
         """The ``ctx.config`` skills see: every ``[paths]`` entry absolute, plus ``[config]``."""
-        config: dict[str, Any] = dict(self.settings.get("config", {}))
-        for key, value in self.settings["paths"].items():
+        config = self.settings.config.given()
+        for key, value in self.settings.paths.entries().items():
             config[key] = str(self.resolve(value))
         config["workspace"] = str(self.root)
         return config
@@ -164,7 +172,7 @@ class RunPaths(Workspace):
         return resolved
 
 
-def _read(settings_file: Path) -> dict[str, Any]:
+def _read(settings_file: Path) -> dict[str, object]:
     try:
         return tomllib.loads(settings_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

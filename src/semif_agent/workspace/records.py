@@ -62,7 +62,7 @@ def records(ws: Workspace) -> list[Record]:
     found += [Record(ws.data_dir / name, what, "[paths] data") for name, what in DATA_RECORDS.items()]
     found += [
         Record(ws.resolve(folder), "a folder of SKILL.md skills", "[skills] folders")
-        for folder in ws.settings["skills"].get("folders", [])
+        for folder in ws.settings.skills.folders
     ]
     home = os.environ.get("HOME") or str(Path.home())  # as the catalog finds the user's skills folder
     found += [
@@ -79,7 +79,7 @@ def check_write_dirs(ws: Workspace) -> None:
     where = f"{ws.settings_file}: [skills] write_dirs"
     home = Path(os.path.realpath(Path.home()))
     data_dir, known = ws.data_dir, records(ws)
-    for given in ws.settings["skills"]["write_dirs"]:
+    for given in ws.settings.skills.write_dirs:
         path = ws.resolve(given)
         shown = f'"{given}"'
         inside = _overlap(ws.root, path) in ("is", "holds")
