@@ -20,7 +20,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..engine.base import Engine, embedding_function
 from ..errors import InvalidArgumentError
 from ..workspace import Workspace
-from ..workspace.settings import Flag, Must, Number, Positive, Seconds, Share, SkillsSettings, Text, what_it_must_be
+from ..workspace.settings import (
+    Flag,
+    Must,
+    Number,
+    Positive,
+    RoutingSettings,
+    Seconds,
+    Share,
+    SkillsSettings,
+    Text,
+    what_it_must_be,
+)
 
 if TYPE_CHECKING:
     from ..records import DecisionLog
@@ -36,7 +47,7 @@ class RunSettings:
 
     workspace: Workspace | None  # None: a bare tree (``semif eval --tree``), with no workspace settings
     engine: str  # a registered name, with its argument when it takes one (``scripted:FILE``)
-    engine_table: Mapping[str, Any] = field(repr=False, compare=False)  # ``[engine]``, the model, ``[provider]``
+    engine_table: Mapping[str, object] = field(repr=False, compare=False)  # ``[engine]``, the model, ``[provider]``
     strategy: str | None  # None: the engine's default (see :func:`default_strategy`)
     threshold: float | None
     temperature: float | None
@@ -73,16 +84,24 @@ class RunSettings:
         the provider the environment (or semif.toml) sets up, said in :attr:`model_note`.
         """
         built = None if engine is None or isinstance(engine, str) else engine
-        engine_name = built.name if built is not None else engine
-        _check_given(engine=engine_name, model=model, judge=judge, strategy=strategy)
+        engine_name = built.name if built is not None else engine if isinstance(engine, str) else None
         _check_given(
-            threshold=threshold, temperature=temperature, timeout=timeout, log=log, allow_scripts=allow_scripts
+            engine=engine_name,
+            model=model,
+            judge=judge,
+            strategy=strategy,
+            threshold=threshold,
+            temperature=temperature,
+            timeout=timeout,
+            act_threshold=act_threshold,
+            log=log,
+            allow_scripts=allow_scripts,
         )
-        _check_given(act_threshold=act_threshold)
+        settings = workspace.settings if workspace is not None else None
         table = workspace.engine_settings if workspace is not None else {}
         if model:
             engine_name = engine_name or "llm"
-        name = str(engine_name or table.get("name") or _default_engine_name())
+        name = engine_name or (settings.engine.name if settings is not None else None) or _default_engine_name()
         for named in (None if built is not None else name, judge):
             if named is not None:
                 _check_engine_name(named)
@@ -90,9 +109,8 @@ class RunSettings:
         if model or name == "llm":
             table, model_note = model_settings(table, model)
         routing = _routing_settings(workspace, name.split(":")[0])
-        strategy = strategy or routing.get("strategy")
+        strategy = strategy or routing.strategy
         _check_strategy(strategy, workspace)
-        settings = workspace.settings if workspace is not None else None
         skills = settings.skills if settings is not None else SkillsSettings()
         logs = settings is not None and settings.log.enabled
         return cls(
@@ -100,15 +118,15 @@ class RunSettings:
             engine=name,
             engine_table=table,
             strategy=strategy,
-            threshold=threshold if threshold is not None else routing.get("threshold"),
-            temperature=temperature if temperature is not None else routing.get("temperature"),
+            threshold=threshold if threshold is not None else routing.threshold,
+            temperature=temperature if temperature is not None else routing.temperature,
             judge=judge,
             log=logs if log is None else log,
             fsync=settings is not None and settings.log.fsync,
             allow_scripts=skills.allow_scripts if allow_scripts is None else allow_scripts,
             timeout=float(timeout if timeout is not None else skills.timeout),
             warm_processes=skills.warm_processes,
-            act_threshold=act_threshold if act_threshold is not None else routing.get("act_threshold"),
+            act_threshold=act_threshold if act_threshold is not None else routing.act_threshold,
             given=_given(threshold, temperature),
             model_note=model_note,
         )
@@ -133,7 +151,7 @@ class RunSettings:
 
         return bool(self.engine_table.get("model") or provider_table(self.engine_table).get("model"))
 
-    def engine_options(self) -> dict[str, Any]:
+    def engine_options(self) -> dict[str, object]:
         """What :func:`create_engine` gets: the engine table, with the routing values the engine applies itself.
 
         Values given are the engine's; the workspace's fill in what ``[engine]`` leaves unset where the
@@ -228,7 +246,7 @@ def default_strategy(engine: Engine) -> str:
     return "examples" if can_score(engine) else "chain"
 
 
-def model_settings(table: Mapping[str, Any], model: str | None = None) -> tuple[dict[str, Any], str | None]:
+def model_settings(table: Mapping[str, object], model: str | None = None) -> tuple[dict[str, object], str | None]:
     """``table`` deciding with ``model``; when neither it nor ``table`` names one, the default model and, in words, why."""
     from ..llm.settings import default_model, provider_table
 
@@ -248,9 +266,9 @@ def _default_engine_name() -> str:
     return default_engine_name()
 
 
-def _routing_settings(workspace: Workspace | None, engine: str) -> dict[str, Any]:
+def _routing_settings(workspace: Workspace | None, engine: str) -> RoutingSettings:
     if workspace is None:
-        return {}
+        return RoutingSettings()
     from ..routing.tune import routing_settings
 
     return routing_settings(workspace, engine)
