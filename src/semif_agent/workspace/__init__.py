@@ -39,11 +39,14 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
 from .migrate import migrate
-from .records import check_write_dirs
-from .settings import FOLDERS, WorkspaceSettings, parse_settings
+from .records import FOLDERS, check_write_dirs
+
+if TYPE_CHECKING:
+    from .settings import WorkspaceSettings
 
 __all__ = [
     "FOLDERS",
@@ -63,7 +66,7 @@ class Workspace:
     """A loaded workspace. Build it with :meth:`load`."""
 
     root: Path
-    settings: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+    settings: WorkspaceSettings = field(default_factory=lambda: _settings_of({}, SETTINGS_FILE))
 
     @classmethod
     def load(cls, root: str | os.PathLike[str], *, migrate_layout: bool = True) -> Workspace:
@@ -82,7 +85,7 @@ class Workspace:
     @classmethod
     def _checked(cls, root: Path, raw: dict[str, object]) -> Workspace:
         """The workspace at ``root`` with settings ``raw``, once their types and write dirs passed."""
-        workspace = cls(root=root, settings=parse_settings(raw, str(root / SETTINGS_FILE)))
+        workspace = cls(root=root, settings=_settings_of(raw, str(root / SETTINGS_FILE)))
         check_write_dirs(workspace)
         return workspace
 
@@ -170,6 +173,21 @@ class RunPaths(Workspace):
         if resolved is None:
             resolved = self._resolved[key] = super().resolve(path)
         return resolved
+
+
+def _settings_of(raw: dict[str, object], where: str) -> WorkspaceSettings:
+    """``raw`` typed (see :func:`.settings.parse_settings`); pydantic loads here, not for a command's ``--help``."""
+    from .settings import parse_settings
+
+    return parse_settings(raw, where)
+
+
+def __getattr__(name: str) -> object:
+    if name == "WorkspaceSettings":
+        from .settings import WorkspaceSettings
+
+        return WorkspaceSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _read(settings_file: Path) -> dict[str, object]:

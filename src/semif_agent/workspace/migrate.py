@@ -36,7 +36,7 @@ from typing import Any
 
 from .._files import replace_file
 from ..errors import WorkspaceError
-from .settings import FOLDERS
+from .records import FOLDERS
 
 try:
     import fcntl

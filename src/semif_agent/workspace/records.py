@@ -20,10 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
-from .settings import SECRETS_ENV, secrets_file
+from .credentials import SECRETS_ENV, secrets_file
 
 if TYPE_CHECKING:
     from . import Workspace
+
+FOLDERS = ("drafts", "notes", "calendar", "todos")
+"""The kinds of data the starter skills write, each in its own folder (``[paths]``), by default under the data dir:
+the write dirs unless ``[skills] write_dirs`` says otherwise."""
 
 DATA_RECORDS = {
     "categories.json": "the skill manifests",

@@ -10,11 +10,8 @@ kept for the layers that read them.
 from __future__ import annotations
 
 import datetime
-import os
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import UnionType
 from typing import Annotated, Union, get_args, get_origin, get_type_hints
 
@@ -23,9 +20,8 @@ from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, 
 
 from .._text import clip
 from ..errors import WorkspaceError
-
-FOLDERS = ("drafts", "notes", "calendar", "todos")
-"""The kinds of data the starter skills write, each in its own folder (``[paths]``), by default under the data dir."""
+from .credentials import credential_setting, secrets_file
+from .records import FOLDERS
 
 DEFAULT_BODY_TIMEOUT = 120.0
 """Seconds a skill body may run when ``[skills] timeout`` does not say."""
@@ -210,7 +206,7 @@ def parse_settings(raw: Mapping[str, object], where: str) -> WorkspaceSettings:
     ``where`` (the file) begins the line: ``semif.toml: [skills] timeout must be a positive number of seconds,
     not "slow"``.
     """
-    key = _key_setting(raw)
+    key = credential_setting(raw)
     if key:
         raise WorkspaceError(
             f"{where}: {key} holds a credential, which code a skill runs could read: put it in the environment or "
@@ -258,54 +254,6 @@ def _must(annotation: object, metadata: Sequence[object]) -> str | None:
     if get_origin(annotation) in (Union, UnionType):
         return next(filter(None, (_must(arg, []) for arg in get_args(annotation) if arg is not type(None))), None)
     return None
-
-
-SECRETS_ENV = "SEMIF_SECRETS"
-"""The variable naming the secrets file, when it is not in the default place."""
-_SECRET_WORDS = frozenset(
-    {"token", "secret", "secrets", "password", "passwd", "passphrase", "pwd", "credential", "credentials"}
-    | {"bearer", "authorization", "auth", "apikey", "cookie"}
-)
-"""Words of a setting's name that say it holds a credential; a name ending in ``key`` (``api_key``, ``OPENAI_KEY``,
-``accessKey``) does too. One ending in ``_env`` names the variable that holds it, and is fine."""
-
-
-def _credential_name(name: str) -> bool:
-    """Whether the setting ``name`` (snake, kebab or camel case) names a credential."""
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().replace("-", "_").replace(".", "_").split("_")
-    words = [word for word in words if word]
-    if not words or words[-1] == "env":
-        return False
-    return words[-1] == "key" or words[-1].endswith("apikey") or any(word in _SECRET_WORDS for word in words)
-
-
-def secrets_file(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the secrets file is: ``$SEMIF_SECRETS``, else ``$XDG_CONFIG_HOME/semif/secrets.toml``
-    (``~/.config/semif/secrets.toml``): outside every workspace, read by :mod:`semif_agent.llm.secrets`."""
-    environ = os.environ if environ is None else environ
-    if environ.get(SECRETS_ENV):
-        return Path(environ[SECRETS_ENV]).expanduser()
-    config = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(config, "semif", "secrets.toml")
-
-
-def _key_setting(value: object, where: str = "") -> str:
-    """Where ``value`` (settings, or a table or list in them) holds a credential: ``[provider.openai] api_key``."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            name = str(key)
-            if isinstance(inner, str) and inner.strip() and _credential_name(name):
-                return f"[{where}] {name}" if where else name
-        for key, inner in value.items():
-            found = _key_setting(inner, f"{where}.{key}" if where else str(key))
-            if found:
-                return found
-    elif isinstance(value, list):
-        for inner in value:
-            found = _key_setting(inner, where)
-            if found:
-                return found
-    return ""
 
 
 def _shown(value: object) -> str:
