@@ -1,36 +1,14 @@
 """A workspace: a folder with ``semif.toml``, the folders its skills write, its skills and its records.
 
-Settings (``semif.toml``)::
-
-    [engine]                  # which SemIf engine answers decisions
-    name = "local"            # local | lexical | scripted | llm | a registered name
-
-    [paths]                   # relative to the workspace; skills get them absolute in ctx.config
-    data = "data"             # the data dir: the records (manifests, bodies, logs) and the folders below
-    drafts = "data/drafts"    # one folder per kind of data skills write (each defaults to data/<kind>)
-    notes = "data/notes"
-    calendar = "data/calendar"
-    todos = "data/todos"
-
-    [skills]
-    write_dirs = ["data/drafts", "data/notes", "data/calendar", "data/todos"]   # the only places skills may write
-    timeout = 120             # seconds a body may run
-
-    [log]
-    enabled = true
-    path = "data/decisions.jsonl"
-    fsync = false
-    model_calls = true                        # every model call (generation, chat) as a row too
-    model_calls_path = "data/model_calls.jsonl"
-
-``write_dirs`` defaults to the four folders of ``[paths]``. A write dir may
-not reach a record (see :mod:`.records`); a setting of the wrong type is
-refused (see :mod:`.settings`, where every table, setting and default is
-typed); a workspace of the old layout, where skills
-wrote the whole data dir, is moved on load (see :mod:`.migrate`). The
-settings are a :class:`~.settings.WorkspaceSettings` (``ws.settings.skills.timeout``);
-a table no layer of semif knows is kept for the plug-in that reads it
-(``ws.settings.table("name")``).
+Its settings (``semif.toml``: ``[engine]``, ``[paths]``, ``[skills]``, ``[log]``...)
+are a :class:`~.settings.WorkspaceSettings`, each table a model with its
+keys' types and defaults (``ws.settings.skills.timeout``); a setting of the
+wrong type is refused in one line naming it, and a table no layer of semif
+knows is kept for the plug-in that reads it (``ws.settings.table("name")``).
+``[skills] write_dirs`` defaults to the four folders of ``[paths]``
+(:data:`FOLDERS`, each ``data/<kind>`` unless set). A write dir may not
+reach a record (see :mod:`.records`); a workspace of the old layout, where
+skills wrote the whole data dir, is moved on load (see :mod:`.migrate`).
 """
 
 from __future__ import annotations
