@@ -35,6 +35,7 @@ from ..workspace.settings import (
 
 if TYPE_CHECKING:
     from ..records import DecisionLog
+    from ..routing.learned import LearnedRouter
     from ..routing.strategies import RoutingStrategy
     from ..tree.tree import SkillTree
 
@@ -202,7 +203,9 @@ class RunSettings:
 
         return DecisionLog.for_workspace(self.needs_workspace("a log"), enabled=self.log)
 
-    def build_strategy(self, tree: SkillTree, engine: Engine, *, router: Any = None) -> RoutingStrategy:
+    def build_strategy(
+        self, tree: SkillTree, engine: Engine, *, router: LearnedRouter | None = None
+    ) -> RoutingStrategy:
         """The routing strategy over ``tree``; ``learned`` takes ``router``, else the workspace's trained one.
 
         Without a trained router that fits the tree, ``learned`` routes the untrained way, said once as a warning.
@@ -218,7 +221,7 @@ class RunSettings:
             name, tree, engine, threshold=self.threshold, temperature=self.temperature, router=router
         )
 
-    def _stored_router(self, tree: SkillTree, engine: Engine) -> Any:
+    def _stored_router(self, tree: SkillTree, engine: Engine) -> LearnedRouter | None:
         from ..engine.registry import create_engine
         from ..routing.learned import RouterMismatch, stored_router
 
