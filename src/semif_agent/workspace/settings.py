@@ -73,7 +73,7 @@ class _Table(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     def given(self) -> dict[str, object]:
-        """The table as a mapping: the keys set (known ones left unset are left out) and the unknown ones."""
+        """The table as a mapping: its known keys that have a value (a default included) and its unknown ones."""
         return self.model_dump(exclude_none=True)
 
 
