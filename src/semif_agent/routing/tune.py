@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .._files import replace_file
+from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from ..workspace.settings import RoutingSettings
 from .compare import Decision, Trial, decide
@@ -42,7 +43,7 @@ async def tune_routing(
     current: dict[str, Any],
     validation: list[Example],
     test: list[Example],
-    tree: Any,
+    tree: SkillTree,
     *,
     measure: str = "accuracy",
     progress: Callable[[int], None] | None = None,
@@ -69,7 +70,7 @@ async def tune_strategy(
     name: str,
     validation: list[Example],
     test: list[Example],
-    tree: Any,
+    tree: SkillTree,
     *,
     measure: str = "accuracy",
     progress: Callable[[int], None] | None = None,
@@ -96,7 +97,7 @@ def threshold_of(strategy: RoutingStrategy) -> float | None:
 async def tune_threshold(
     make: Callable[[float], RoutingStrategy],
     validation: list[Example],
-    tree: Any,
+    tree: SkillTree,
     *,
     measure: str = "accuracy",
     grid: tuple[float, ...] = DEFAULT_GRID,
