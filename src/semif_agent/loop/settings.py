@@ -53,8 +53,7 @@ class RunSettings:
     threshold: float | None
     temperature: float | None
     judge: str | None  # an engine name; None: the engine, or the LLM judge for an LLM engine
-    log: bool
-    fsync: bool
+    log: bool  # whether runs append rows (the log's place and fsync are the workspace's)
     allow_scripts: bool
     timeout: float
     warm_processes: bool = True  # runs of one body may share a confined process, put back between runs
@@ -123,7 +122,6 @@ class RunSettings:
             temperature=temperature if temperature is not None else routing.temperature,
             judge=judge,
             log=logs if log is None else log,
-            fsync=settings is not None and settings.log.fsync,
             allow_scripts=skills.allow_scripts if allow_scripts is None else allow_scripts,
             timeout=float(timeout if timeout is not None else skills.timeout),
             warm_processes=skills.warm_processes,
