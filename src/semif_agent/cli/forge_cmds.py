@@ -14,10 +14,11 @@ from .workspace_cmds import find_cli_workspace, load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..forge.generator import Attempt
+    from ..llm.protocol import LLMProvider
     from ..tree.manifests import SkillManifest
 
 
-def provider_for(ws: Workspace, model: str | None) -> Any:
+def provider_for(ws: Workspace, model: str | None) -> LLMProvider:
     """The code model: ``--code-model``, else ``[forge] model``, else the workspace's provider settings."""
     from ..llm.calllog import logged
     from ..llm.engine import build_provider
