@@ -244,6 +244,7 @@ NOT_BUILT_BY_CALLERS = {
     "RefreshReport": "a result",
     "ScriptRunResult": "a result",
     "RunPaths": "built by Workspace.at_run_start from a workspace already checked",
+    "WorkspaceSettings": "built by Workspace.load from semif.toml, or parse_settings from a mapping (WorkspaceError)",
     "SkillDescriptor": "built by the SKILL.md loader (SkillParseError)",
     "SkillDocument": "built by the parser",
     "SkillIssue": "a result",

@@ -114,7 +114,7 @@ def test_a_toolsets_tool_names_are_checked_against_every_other_tool():
     with pytest.raises(ToolNameCollisionError, match="toolset 'twice' has two tools named 'jot'"):
         FunctionToolset([_tool("jot"), _tool("jot")], name="twice")
     with pytest.raises(AgentConfigError, match="a toolset is an AgentToolset, got list"):
-        Agent(llm=ScriptedProvider(), toolsets=[[_tool("jot")]])  # type: ignore[list-item]
+        Agent(llm=ScriptedProvider(), toolsets=[[_tool("jot")]])  # type: ignore[list-item]  # a list where a toolset goes, on purpose
 
 
 def test_a_toolset_showing_a_tool_it_did_not_claim_cannot_hide_another_tool():

@@ -81,7 +81,7 @@ def test_settings_of_the_right_types_load(tmp_path: Path) -> None:
             ),
         )
     )
-    assert ws.settings["skills"]["timeout"] == 2.5 and ws.settings["log"]["enabled"] is False
+    assert ws.settings.skills.timeout == 2.5 and ws.settings.log.enabled is False
 
 
 def test_the_cli_shows_a_bad_setting_as_one_line(tmp_path: Path) -> None:
@@ -172,3 +172,59 @@ def test_settings_that_let_skills_write_the_data_dir_are_refused_and_nothing_mov
         Workspace.load(root)
     assert (root / "semif.toml").read_text() == '[skills]\nwrite_dirs = ["data"]\n'
     assert sorted(path.name for path in (root / "data").iterdir()) == ["categories.json", "notes.sqlite3"]
+
+
+def test_settings_are_typed_with_their_defaults(tmp_path: Path) -> None:
+    ws = Workspace.load(workspace(tmp_path, '[paths]\ntodos = "lists"\n[routing]\nact_threshold = 0.9\n'))
+    assert ws.settings.skills.timeout == 120 and ws.settings.skills.allow_scripts is False
+    assert ws.settings.skills.warm_processes is True and ws.settings.skills.user_skills is True
+    assert (ws.settings.log.enabled, ws.settings.log.fsync, ws.settings.log.model_calls) == (True, False, True)
+    assert ws.settings.log.path == "data/decisions.jsonl"
+    assert ws.settings.paths.data == "data" and ws.settings.paths.notes == "data/notes"
+    assert ws.settings.skills.write_dirs == ["data/drafts", "data/notes", "data/calendar", "lists"]
+    assert ws.settings.routing.act_threshold == 0.9 and ws.settings.engine.name is None
+
+
+def test_a_plugin_table_and_unknown_keys_are_kept(tmp_path: Path) -> None:
+    ws = Workspace.load(
+        workspace(
+            tmp_path,
+            '[engine]\nname = "lexical"\ncache = false\n[myplugin]\nlevel = 3\nwords = ["a"]\n'
+            '[config]\nnow = 2025-03-10T09:00:00\ncity = "Lyon"\n',
+        )
+    )
+    assert ws.settings.table("myplugin") == {"level": 3, "words": ["a"]}
+    assert ws.settings.table("nothing") == {}
+    assert ws.engine_settings["cache"] is False and ws.engine_settings["name"] == "lexical"
+    assert ws.settings.table("engine") == {"name": "lexical", "cache": False}
+    config = ws.skill_config()
+    assert config["city"] == "Lyon" and str(config["now"]) == "2025-03-10 09:00:00"
+
+
+def test_a_provider_that_is_not_a_table_is_one_line(tmp_path: Path) -> None:
+    message = refusal(tmp_path, 'provider = "openai"\n')
+    assert message == f'{tmp_path / "ws" / "semif.toml"}: [provider] must be a table, not "openai"'
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ("[mcp]\nrerank = 1", "[mcp] rerank must be true or false, not 1"),
+        ("[routing]\nact_threshold = 2", "[routing] act_threshold must be a probability from 0 to 1, not 2"),
+        ("[routing]\nstrategy = 3", "[routing] strategy must be a non-empty string, not 3"),
+        ("[engine]\nthreshold = nan", "[engine] threshold must be a number, not nan"),
+        ("[telemetry]\notlp_endpoint = 4", "[telemetry] otlp_endpoint must be a non-empty string, not 4"),
+        ("[paths]\nfiles_root = 2", "[paths] files_root must be a path (a non-empty string), not 2"),
+    ],
+)
+def test_every_table_names_a_wrong_value(tmp_path: Path, settings: str, expected: str) -> None:
+    assert refusal(tmp_path, settings) == f"{tmp_path / 'ws' / 'semif.toml'}: {expected}"
+
+
+def test_the_decision_log_is_built_from_the_workspace(tmp_path: Path) -> None:
+    from semif_agent.records import DecisionLog
+
+    ws = Workspace.load(workspace(tmp_path, '[log]\npath = "data/my-log.jsonl"\nfsync = true\n'))
+    log = DecisionLog.for_workspace(ws)
+    assert (log.path, log.fsync, log.enabled) == (ws.root / "data" / "my-log.jsonl", True, True)
+    assert DecisionLog.for_workspace(ws, enabled=False).enabled is False

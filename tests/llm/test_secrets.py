@@ -108,4 +108,4 @@ def test_settings_that_name_a_variable_or_count_tokens_are_not_credentials(tmp_p
             '\n[provider]\napi_key_env = "MY_KEY"\nmax_tokens_field = "max_completion_tokens"\n'
             '[notes]\nauthor = "Ann"\nkeyword = "x"\nauth = false\n'
         )
-    assert Workspace.load(root).settings["provider"]["api_key_env"] == "MY_KEY"
+    assert Workspace.load(root).settings.provider["api_key_env"] == "MY_KEY"

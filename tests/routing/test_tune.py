@@ -39,7 +39,7 @@ def tune(dataset: Path, root: Path, *extra: str) -> dict:
 
 def held_out_accuracy(root: Path, test_file: Path) -> float:
     """Overall accuracy on ``test_file`` of the routing ``semif run`` would use in ``root``."""
-    strategy = routing_settings(Workspace.load(root), "local").get("strategy", "examples")
+    strategy = routing_settings(Workspace.load(root), "local").strategy or "examples"
     result = invoke("eval", str(test_file), "-w", str(root), "--engine", "local", "--strategy", strategy, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["strategies"][strategy]["accuracy"]
@@ -227,7 +227,7 @@ def test_tune_replaces_a_stale_threshold_when_the_gain_is_real(starter: tuple[Pa
     assert report["p_value"] < 0.05 and report["held_out"] >= MIN_HELD_OUT
     saved = json.loads(stored.read_text())
     assert saved["threshold"] == report["candidate"]["threshold"] != 0.7 and saved["measure"] == "accuracy"
-    assert routing_settings(Workspace.load(root), "local")["threshold"] == saved["threshold"]
+    assert routing_settings(Workspace.load(root), "local").threshold == saved["threshold"]
     assert held_out_accuracy(root, test_file) > stale
 
 

@@ -167,7 +167,7 @@ def test_list_events_reads_the_range_the_request_names(ws, run):
 
 
 def test_the_clock_can_be_pinned_in_the_settings(ws, run):
-    ws.settings.setdefault("config", {})["now"] = "2025-03-10T09:00:00"  # a Monday
+    ws.settings.config.now = "2025-03-10T09:00:00"  # a Monday
     run("calendar.add_event", "Call with Grace next Tuesday at 10:30", meta={"now": None})
     [path] = ics_files(ws)
     assert parse_ics(path)["DTSTART"] == "20250318T103000", "the Tuesday of next week, not tomorrow"

@@ -93,6 +93,6 @@ def test_recent_without_a_window_shows_the_newest(ws, run):
 
 
 def test_recent_without_the_folder_hands_the_request_back(ws, run, tmp_path):
-    run.ws.settings["paths"]["files_root"] = str(tmp_path / "missing")
+    run.ws.settings.paths.files_root = str(tmp_path / "missing")
     done = run("files.recent", "recent files", ["none"])
     assert done.result.new_state == "recent files"

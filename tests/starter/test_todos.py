@@ -96,7 +96,7 @@ def test_complete_with_nothing_open(ws, run):
 
 
 def test_writes_outside_the_data_dirs_are_refused(ws, run, tmp_path):
-    ws.settings["paths"]["todos"] = str(tmp_path / "elsewhere")
+    ws.settings.paths.todos = str(tmp_path / "elsewhere")
     with pytest.raises(WriteRefused):
         run("todos.add", "todo: buy milk", ["none"])
     assert not (tmp_path / "elsewhere").exists()

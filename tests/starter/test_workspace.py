@@ -28,7 +28,7 @@ def test_creates_a_loadable_workspace(tmp_path):
     assert ws.write_roots == tuple(root / d for d in WRITE_DIRS)
     assert all(folder.is_dir() and not any(folder.iterdir()) for folder in ws.write_roots)
     assert ws.log_path == root / "data" / "decisions.jsonl"
-    assert ws.settings["log"]["enabled"] is True
+    assert ws.settings.log.enabled is True
     assert ws.categories_path.is_file()
     for rel in template_files():
         assert (root / rel).read_bytes() == (TEMPLATE_DIR / rel).read_bytes()

@@ -40,8 +40,8 @@ class Reranked:
 
 def rerank_configured(workspace: Workspace, engine: Engine) -> bool:
     """Whether ``find`` asks ``engine`` to re-rank: ``[mcp] rerank`` when set, else whether it is an LLM engine."""
-    setting = workspace.settings.get("mcp", {}).get("rerank")
-    return setting if isinstance(setting, bool) else engine.name == "llm"
+    setting = workspace.settings.mcp.rerank
+    return setting if setting is not None else engine.name == "llm"
 
 
 async def rerank(engine: Engine, text: str, ranked: Ranked, descriptions: dict[str, str]) -> Reranked:

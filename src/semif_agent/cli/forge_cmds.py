@@ -14,17 +14,18 @@ from .workspace_cmds import find_cli_workspace, load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..forge.generator import Attempt
+    from ..llm.protocol import LLMProvider
     from ..tree.manifests import SkillManifest
 
 
-def provider_for(ws: Workspace, model: str | None) -> Any:
+def provider_for(ws: Workspace, model: str | None) -> LLMProvider:
     """The code model: ``--code-model``, else ``[forge] model``, else the workspace's provider settings."""
     from ..llm.calllog import logged
     from ..llm.engine import build_provider
     from ..llm.settings import provider_table
 
     settings = ws.engine_settings
-    chosen = model or ws.settings.get("forge", {}).get("model")
+    chosen = model or ws.settings.forge.model
     if chosen:
         settings["model"] = chosen
     elif not (settings.get("model") or provider_table(settings).get("model")):
@@ -177,7 +178,7 @@ def review(
     skill = tree.get(name)
     source = _body_file(skill).read_text(encoding="utf-8") if not skill.is_stub else ""
     report = run_sync(acheck_skill(source, skill.to_dict(), workspace=ws, tree=tree, engine=_engine(ws), gate=False))
-    logged = DecisionLog(ws.log_path).read(kinds=(OUTCOME_KIND,))
+    logged = DecisionLog.for_workspace(ws).read(kinds=(OUTCOME_KIND,))
     runs = [row for row in logged if isinstance(row, OutcomeRow) and row.skill == name]
     counts = {label: sum(row.outcome == label for row in runs) for label in ("success", "failure", "unclear")}
     failures = [f"{row.request!r}: {row.reason} ({row.action_log})" for row in runs if row.outcome == "failure"]

@@ -63,7 +63,7 @@ def label(
     if skill is None and not no_skill and outcome is None:
         raise UserError("say what the label is: --skill NAME, --none, or --outcome success|failure")
     ws = open_workspace(workspace)
-    log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
+    log = DecisionLog.for_workspace(ws)
     if skill is not None:
         skill = _skill_id(ws, skill)
     row = log.add_label(run_id, by=by or login_name(), skill=skill, no_skill=no_skill, outcome=outcome, note=note)
@@ -96,7 +96,7 @@ def _take_back(run_id: str, by: str | None, workspace: str | None, as_json: bool
     from ..records import DecisionLog, login_name
 
     ws = open_workspace(workspace)
-    log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
+    log = DecisionLog.for_workspace(ws)
     row = log.take_back_labels(run_id, by=by or login_name())
     if as_json:
         print_json(row.to_dict())

@@ -132,7 +132,7 @@ def log(
     if calls:
         _list_calls(DecisionLog(ws.model_calls_path), shown or None, as_json=as_json, export_to=export_to)
         return
-    decisions = DecisionLog(ws.log_path)
+    decisions = DecisionLog.for_workspace(ws)
     if to_label:
         _list_to_label(decisions, shown or None, as_json=as_json, export_to=export_to)
         return

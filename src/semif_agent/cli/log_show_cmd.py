@@ -39,7 +39,7 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     from ..records.kinds import sections, title_of
 
     ws = open_workspace(workspace)
-    log = DecisionLog(ws.log_path)
+    log = DecisionLog.for_workspace(ws)
     record = log.run(run_id)
     rows = [row for row in log.read() if row.run_id == record.run_id]
     parts = run_rows(rows)

@@ -240,7 +240,7 @@ def _exercised(ws: Workspace, leaf: Any) -> dict[str, Any]:
     from ..loop.learned_examples import decision_log_ref
     from ..records import DecisionLog
 
-    runs = sum(run.skill == leaf.name for run in DecisionLog(ws.log_path).runs()) if ws.log_path.is_file() else 0
+    runs = sum(run.skill == leaf.name for run in DecisionLog.for_workspace(ws).runs()) if ws.log_path.is_file() else 0
     return {
         "learned_examples": list(leaf.learned_examples),
         "decision_log_ref": leaf.decision_log_ref or decision_log_ref(ws, leaf.name),

@@ -91,7 +91,7 @@ def train(
     rows = examples_from_tree(tree)
     for dataset in datasets:
         rows += examples_from_dataset(load_dataset(dataset), tree)
-    runs = [] if skip_log else DecisionLog(ws.log_path).runs()
+    runs = [] if skip_log else DecisionLog.for_workspace(ws).runs()
     rows += [row for row in examples_from_log(runs, tree) if not (skip_clients and row.client is not None)]
     with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
         encoder = None

@@ -55,7 +55,7 @@ def undo(run_id: str, reason: str | None, force: bool, by: str | None, workspace
     from ..records import DecisionLog, login_name
 
     ws = open_workspace(workspace)
-    log = DecisionLog(ws.log_path, fsync=bool(ws.settings["log"].get("fsync")))
+    log = DecisionLog.for_workspace(ws)
     asked = reason is None and sys.stdin.isatty()
     if asked:
         record = check_undo(ws, log, run_id, force=force)  # refused before the question when it cannot be undone

@@ -103,7 +103,7 @@ async def run_gate(
         body.parent.mkdir(parents=True, exist_ok=True)
         body.write_text(source, encoding="utf-8")
         sandbox = Workspace.load(copy)
-        warm = bool(workspace.settings["skills"].get("warm_processes", True))
+        warm = workspace.settings.skills.warm_processes
         config = {k: moved(v) if isinstance(v, str) else v for k, v in workspace.skill_config().items()}
         skill = SkillManifest(name=name, category=category, description="", cost_budget=budget, body_path=body)
         results = []
@@ -220,4 +220,4 @@ def _inside(path: Path, root: Path) -> bool:
 def _engine_name(workspace: Workspace) -> str:
     from ..engine.registry import default_engine_name
 
-    return workspace.settings["engine"].get("name") or default_engine_name()
+    return workspace.settings.engine.name or default_engine_name()

@@ -39,13 +39,16 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..records import DecisionLog, ModelCallRow
 from ..records.calls import MODEL_CALL_KIND
 from .messages import Message, message_to_dict
 from .protocol import LLMProvider, ModelRequest, ProviderWrapper, batched, closing_stream
 from .responses import Response, StopChunk, StreamChunk
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 RECENT_CALLS = 8  # conversations a logger follows at once (agents sharing one provider)
 BATCH_ROWS = 64  # rows held inside batching() before they are written anyway
@@ -294,11 +297,9 @@ def read_calls(log: DecisionLog) -> Iterator[ModelCallRow]:
         yield row
 
 
-def logged(provider: LLMProvider, workspace: Any, **context: object) -> LLMProvider:
+def logged(provider: LLMProvider, workspace: Workspace, **context: object) -> LLMProvider:
     """``provider`` wrapped to log its calls in ``workspace``'s model-call log, unless that log is off."""
-    settings = workspace.settings.get("log", {})
-    if not settings.get("enabled", True) or not settings.get("model_calls", True):
+    settings = workspace.settings.log
+    if not settings.enabled or not settings.model_calls:
         return provider
-    return LoggedProvider(
-        provider, DecisionLog(workspace.model_calls_path, fsync=bool(settings.get("fsync"))), context=context
-    )
+    return LoggedProvider(provider, DecisionLog(workspace.model_calls_path, fsync=settings.fsync), context=context)

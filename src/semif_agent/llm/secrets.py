@@ -22,7 +22,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..workspace.settings import SECRETS_ENV, secrets_file
+from ..workspace.credentials import SECRETS_ENV, secrets_file
 from .errors import ProviderConfigError
 
 __all__ = ["SECRETS_ENV", "read_secret", "secret_source", "secrets_file"]

@@ -10,22 +10,35 @@ strategy and the log from them, the same way for every caller.
 from __future__ import annotations
 
 import dataclasses
-import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine.base import Engine, embedding_function
 from ..errors import InvalidArgumentError
 from ..workspace import Workspace
+from ..workspace.settings import (
+    Flag,
+    Must,
+    Number,
+    Positive,
+    RoutingSettings,
+    Seconds,
+    Share,
+    SkillsSettings,
+    Text,
+    what_it_must_be,
+)
 
 if TYPE_CHECKING:
     from ..records import DecisionLog
+    from ..routing.learned import LearnedHead
     from ..routing.strategies import RoutingStrategy
     from ..tree.tree import SkillTree
 
-DEFAULT_BODY_TIMEOUT = 120.0
 _ROUTING_VALUES = ("threshold", "temperature")
 
 
@@ -35,13 +48,12 @@ class RunSettings:
 
     workspace: Workspace | None  # None: a bare tree (``semif eval --tree``), with no workspace settings
     engine: str  # a registered name, with its argument when it takes one (``scripted:FILE``)
-    engine_table: Mapping[str, Any] = field(repr=False, compare=False)  # ``[engine]``, the model, ``[provider]``
+    engine_table: Mapping[str, object] = field(repr=False, compare=False)  # ``[engine]``, the model, ``[provider]``
     strategy: str | None  # None: the engine's default (see :func:`default_strategy`)
     threshold: float | None
     temperature: float | None
     judge: str | None  # an engine name; None: the engine, or the LLM judge for an LLM engine
-    log: bool
-    fsync: bool
+    log: bool  # whether runs append rows (the log's place and fsync are the workspace's)
     allow_scripts: bool
     timeout: float
     warm_processes: bool = True  # runs of one body may share a confined process, put back between runs
@@ -72,16 +84,24 @@ class RunSettings:
         the provider the environment (or semif.toml) sets up, said in :attr:`model_note`.
         """
         built = None if engine is None or isinstance(engine, str) else engine
-        engine_name = built.name if built is not None else engine
-        _check_given(engine=engine_name, model=model, judge=judge, strategy=strategy)
+        engine_name = built.name if built is not None else engine if isinstance(engine, str) else None
         _check_given(
-            threshold=threshold, temperature=temperature, timeout=timeout, log=log, allow_scripts=allow_scripts
+            engine=engine_name,
+            model=model,
+            judge=judge,
+            strategy=strategy,
+            threshold=threshold,
+            temperature=temperature,
+            timeout=timeout,
+            act_threshold=act_threshold,
+            log=log,
+            allow_scripts=allow_scripts,
         )
-        _check_given(act_threshold=act_threshold)
+        settings = workspace.settings if workspace is not None else None
         table = workspace.engine_settings if workspace is not None else {}
         if model:
             engine_name = engine_name or "llm"
-        name = str(engine_name or table.get("name") or _default_engine_name())
+        name = engine_name or (settings.engine.name if settings is not None else None) or _default_engine_name()
         for named in (None if built is not None else name, judge):
             if named is not None:
                 _check_engine_name(named)
@@ -89,24 +109,23 @@ class RunSettings:
         if model or name == "llm":
             table, model_note = model_settings(table, model)
         routing = _routing_settings(workspace, name.split(":")[0])
-        strategy = strategy or routing.get("strategy")
+        strategy = strategy or routing.strategy
         _check_strategy(strategy, workspace)
-        skills = workspace.settings["skills"] if workspace is not None else {}
-        log_table = workspace.settings["log"] if workspace is not None else {"enabled": False}
+        skills = settings.skills if settings is not None else SkillsSettings()
+        logs = settings is not None and settings.log.enabled
         return cls(
             workspace=workspace,
             engine=name,
             engine_table=table,
             strategy=strategy,
-            threshold=threshold if threshold is not None else routing.get("threshold"),
-            temperature=temperature if temperature is not None else routing.get("temperature"),
+            threshold=threshold if threshold is not None else routing.threshold,
+            temperature=temperature if temperature is not None else routing.temperature,
             judge=judge,
-            log=bool(log_table.get("enabled", True) if log is None else log),
-            fsync=bool(log_table.get("fsync")),
-            allow_scripts=bool(skills.get("allow_scripts", False) if allow_scripts is None else allow_scripts),
-            timeout=float(timeout if timeout is not None else skills.get("timeout", DEFAULT_BODY_TIMEOUT)),
-            warm_processes=bool(skills.get("warm_processes", True)),
-            act_threshold=act_threshold if act_threshold is not None else routing.get("act_threshold"),
+            log=logs if log is None else log,
+            allow_scripts=skills.allow_scripts if allow_scripts is None else allow_scripts,
+            timeout=float(timeout if timeout is not None else skills.timeout),
+            warm_processes=skills.warm_processes,
+            act_threshold=act_threshold if act_threshold is not None else routing.act_threshold,
             given=_given(threshold, temperature),
             model_note=model_note,
         )
@@ -131,7 +150,7 @@ class RunSettings:
 
         return bool(self.engine_table.get("model") or provider_table(self.engine_table).get("model"))
 
-    def engine_options(self) -> dict[str, Any]:
+    def engine_options(self) -> dict[str, object]:
         """What :func:`create_engine` gets: the engine table, with the routing values the engine applies itself.
 
         Values given are the engine's; the workspace's fill in what ``[engine]`` leaves unset where the
@@ -180,9 +199,9 @@ class RunSettings:
         """The decision log rows are appended to (one that writes nothing when logging is off)."""
         from ..records import DecisionLog
 
-        return DecisionLog(self.needs_workspace("a log").log_path, fsync=self.fsync, enabled=self.log)
+        return DecisionLog.for_workspace(self.needs_workspace("a log"), enabled=self.log)
 
-    def build_strategy(self, tree: SkillTree, engine: Engine, *, router: Any = None) -> RoutingStrategy:
+    def build_strategy(self, tree: SkillTree, engine: Engine, *, router: LearnedHead | None = None) -> RoutingStrategy:
         """The routing strategy over ``tree``; ``learned`` takes ``router``, else the workspace's trained one.
 
         Without a trained router that fits the tree, ``learned`` routes the untrained way, said once as a warning.
@@ -198,7 +217,7 @@ class RunSettings:
             name, tree, engine, threshold=self.threshold, temperature=self.temperature, router=router
         )
 
-    def _stored_router(self, tree: SkillTree, engine: Engine) -> Any:
+    def _stored_router(self, tree: SkillTree, engine: Engine) -> LearnedHead | None:
         from ..engine.registry import create_engine
         from ..routing.learned import RouterMismatch, stored_router
 
@@ -226,7 +245,7 @@ def default_strategy(engine: Engine) -> str:
     return "examples" if can_score(engine) else "chain"
 
 
-def model_settings(table: Mapping[str, Any], model: str | None = None) -> tuple[dict[str, Any], str | None]:
+def model_settings(table: Mapping[str, object], model: str | None = None) -> tuple[dict[str, object], str | None]:
     """``table`` deciding with ``model``; when neither it nor ``table`` names one, the default model and, in words, why."""
     from ..llm.settings import default_model, provider_table
 
@@ -246,9 +265,9 @@ def _default_engine_name() -> str:
     return default_engine_name()
 
 
-def _routing_settings(workspace: Workspace | None, engine: str) -> dict[str, Any]:
+def _routing_settings(workspace: Workspace | None, engine: str) -> RoutingSettings:
     if workspace is None:
-        return {}
+        return RoutingSettings()
     from ..routing.tune import routing_settings
 
     return routing_settings(workspace, engine)
@@ -270,22 +289,24 @@ def _check_strategy(name: str | None, workspace: Workspace | None) -> None:
         raise InvalidArgumentError(f"{where} must be one of {', '.join(known)}, not {name!r}")
 
 
-_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "engine": (lambda v: isinstance(v, str) and v.strip() != "", "an engine name"),
-    "model": (lambda v: isinstance(v, str) and v.strip() != "", "a model (PROVIDER/MODEL)"),
-    "judge": (lambda v: isinstance(v, str) and v.strip() != "", "an engine name"),
-    "strategy": (lambda v: isinstance(v, str), "a strategy name"),
-    "threshold": (lambda v: _is_number(v), "a number"),
-    "temperature": (lambda v: _is_number(v) and v > 0, "a positive number"),
-    "timeout": (lambda v: _is_number(v) and v > 0, "a positive number of seconds"),
-    "act_threshold": (lambda v: _is_number(v) and 0 <= v <= 1, "a probability from 0 to 1"),
-    "log": (lambda v: isinstance(v, bool), "true or false"),
-    "allow_scripts": (lambda v: isinstance(v, bool), "true or false"),
-}
+class _Given(BaseModel):
+    """What a caller may give a run instead of the workspace's settings, typed as ``semif.toml`` types them.
 
+    Only ``temperature`` is stricter than ``[routing]``'s (a positive number), and the names say what they name.
+    """
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    model_config = ConfigDict(strict=True)
+
+    engine: Annotated[Text, Must("an engine name")] | None = None
+    model: Annotated[Text, Must("a model (PROVIDER/MODEL)")] | None = None
+    judge: Annotated[Text, Must("an engine name")] | None = None
+    strategy: Annotated[str, Must("a strategy name")] | None = None
+    threshold: Number | None = None
+    temperature: Positive | None = None
+    timeout: Seconds | None = None
+    act_threshold: Share | None = None
+    log: Flag | None = None
+    allow_scripts: Flag | None = None
 
 
 def _given(threshold: float | None, temperature: float | None) -> frozenset[str]:
@@ -293,9 +314,10 @@ def _given(threshold: float | None, temperature: float | None) -> frozenset[str]
     return frozenset(k for k, v in zip(_ROUTING_VALUES, (threshold, temperature), strict=True) if v is not None)
 
 
-def _check_given(**values: Any) -> None:
+def _check_given(**values: object) -> None:
     """Refuse, in one line naming it, a value given of the wrong kind (None: not given)."""
-    for key, value in values.items():
-        valid, what = _CHECKS[key]
-        if value is not None and not valid(value):
-            raise InvalidArgumentError(f"{key} must be {what}, not {value!r}")
+    try:
+        _Given.model_validate(values)
+    except ValidationError as exc:
+        key = str(exc.errors()[0]["loc"][0])
+        raise InvalidArgumentError(f"{key} must be {what_it_must_be(_Given, key)}, not {values[key]!r}") from None

@@ -19,7 +19,7 @@ and a row count, and nothing else happens.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
@@ -44,8 +44,7 @@ class PhaseMark:
 
 def configure_tracing(workspace: Workspace) -> bool:
     """Start exporting spans if ``[telemetry]`` of ``workspace`` or the environment asks (once per process)."""
-    table = workspace.settings.get("telemetry")
-    return telemetry.configure_from(table if isinstance(table, Mapping) else None)
+    return telemetry.configure_from(workspace.settings.telemetry.given())
 
 
 def phase_mark(rows: Sequence[LogRow]) -> PhaseMark:

@@ -95,6 +95,26 @@ class Joined:
             return self.to_dict()[name]
 
 
+class _LogTable(Protocol):
+    @property
+    def fsync(self) -> bool: ...
+
+
+class _Settings(Protocol):
+    @property
+    def log(self) -> _LogTable: ...
+
+
+class LoggingPlace(Protocol):
+    """What a workspace's log is built from: where the log is, and ``[log]`` (a workspace is one)."""
+
+    @property
+    def log_path(self) -> Path: ...
+
+    @property
+    def settings(self) -> _Settings: ...
+
+
 class DecisionLog:
     """An append-only JSON-lines file of decision rows."""
 
@@ -103,6 +123,15 @@ class DecisionLog:
         self.path = Path(path)
         self.fsync = fsync
         self.enabled = enabled
+
+    @classmethod
+    def for_workspace(cls, workspace: LoggingPlace, *, enabled: bool = True) -> DecisionLog:
+        """The decision log of ``workspace``: at its ``[log] path``, synced as its ``[log] fsync`` says.
+
+        ``enabled`` is the caller's: ``[log] enabled = false`` turns off the rows runs append
+        (:meth:`semif_agent.loop.settings.RunSettings.build_log`), not the labels and undos a person asks for.
+        """
+        return cls(workspace.log_path, fsync=workspace.settings.log.fsync, enabled=enabled)
 
     def append(self, row: Row | Builder) -> None:
         """Append one row, or the row of a builder (``v`` and ``ts`` are added); a row of the wrong shape is refused."""

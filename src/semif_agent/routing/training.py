@@ -275,7 +275,7 @@ def train_workspace(
         tree,
         rows,
         engine,
-        base_threshold=routing_settings(workspace, "local").get("threshold"),
+        base_threshold=routing_settings(workspace, "local").threshold,
         held_out=held_out,
         progress=progress,
         encoder=encoder,

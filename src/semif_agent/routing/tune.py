@@ -17,8 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .._files import replace_file
+from ..tree.tree import SkillTree
 from ..workspace import Workspace
+from ..workspace.settings import RoutingSettings
 from .compare import Decision, Trial, decide
 from .evaluate import Example, RoutedExample, expected_calibration_error, route_all, summarize
 from .names import MEASURES
@@ -39,7 +43,7 @@ async def tune_routing(
     current: dict[str, Any],
     validation: list[Example],
     test: list[Example],
-    tree: Any,
+    tree: SkillTree,
     *,
     measure: str = "accuracy",
     progress: Callable[[int], None] | None = None,
@@ -66,7 +70,7 @@ async def tune_strategy(
     name: str,
     validation: list[Example],
     test: list[Example],
-    tree: Any,
+    tree: SkillTree,
     *,
     measure: str = "accuracy",
     progress: Callable[[int], None] | None = None,
@@ -93,7 +97,7 @@ def threshold_of(strategy: RoutingStrategy) -> float | None:
 async def tune_threshold(
     make: Callable[[float], RoutingStrategy],
     validation: list[Example],
-    tree: Any,
+    tree: SkillTree,
     *,
     measure: str = "accuracy",
     grid: tuple[float, ...] = DEFAULT_GRID,
@@ -137,11 +141,12 @@ def _log_loss(outcomes: list[RoutedExample], temperature: float) -> float | None
     return -sum(math.log(c) if ok else math.log(1 - c) for c, ok in pairs) / len(pairs)
 
 
-def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[str, Any]:
+def routing_settings(workspace: Workspace, engine: str | None = None) -> RoutingSettings:
     """What routes this workspace: tuned values, overridden by ``[routing]`` in semif.toml.
 
     Tuned values apply only to the engine they were tuned with (``engine``,
-    when given): a threshold tuned on cosines means nothing to a model.
+    when given): a threshold tuned on cosines means nothing to a model. A
+    tuned file of the wrong shape is left out, as one that cannot be read.
     """
     tuned: dict[str, Any] = {}
     path = workspace.data_dir / ROUTING_FILE
@@ -152,9 +157,12 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> dict[st
             tuned = {}
     if engine is not None and tuned.get("engine") not in (None, engine):
         tuned = {}
-    settings: dict[str, Any] = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if k in tuned}
-    settings.update(workspace.settings.get("routing", {}))
-    return settings
+    values = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if tuned.get(k) is not None}
+    try:
+        RoutingSettings.model_validate(values)
+    except ValidationError:
+        values = {}
+    return RoutingSettings.model_validate({**values, **workspace.settings.routing.given()})
 
 
 def save_tuned(workspace: Workspace, values: dict[str, Any]) -> Path:

@@ -42,7 +42,6 @@ from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import SkillDocument
 from ..catalog.loader import find_skill_md, load_skill, parse_failure, parse_skill_md, search_skill_folders
 from ..catalog.locations import SkillLocation, conventional_locations, custom_location
-from ..errors import WorkspaceError
 from ..workspace import Workspace
 from .skill_md_report import Skipped
 
@@ -85,10 +84,8 @@ class SkillMdScan:
 
 def skill_md_locations(workspace: Workspace) -> list[SkillLocation]:
     """The workspace's SKILL.md locations, highest precedence first (absent ones included)."""
-    configured = workspace.settings["skills"].get("folders", [])
-    if not isinstance(configured, list) or not all(isinstance(item, str) for item in configured):
-        raise WorkspaceError(f"{workspace.settings_file}: [skills] folders must be a list of paths")
-    user = workspace.settings["skills"].get("user_skills", True) is not False
+    configured = workspace.settings.skills.folders
+    user = workspace.settings.skills.user_skills
     return [
         *conventional_locations(workspace.root, include_user=False),
         *(custom_location(workspace.resolve(item), "configured") for item in configured),

@@ -271,7 +271,7 @@ class _Pages:
     def _log(self) -> DecisionLog:
         """The workspace's decision log, written as its ``[log]`` settings say (``fsync``)."""
         workspace = self.state.workspace
-        return DecisionLog(workspace.log_path, fsync=bool(workspace.settings["log"].get("fsync")))
+        return DecisionLog.for_workspace(workspace)
 
     def _refused(self, request: Request, form: Any) -> Response | None:
         """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""

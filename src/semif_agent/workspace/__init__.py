@@ -1,33 +1,13 @@
 """A workspace: a folder with ``semif.toml``, the folders its skills write, its skills and its records.
 
-Settings (``semif.toml``)::
-
-    [engine]                  # which SemIf engine answers decisions
-    name = "local"            # local | lexical | scripted | llm | a registered name
-
-    [paths]                   # relative to the workspace; skills get them absolute in ctx.config
-    data = "data"             # the data dir: the records (manifests, bodies, logs) and the folders below
-    drafts = "data/drafts"    # one folder per kind of data skills write (each defaults to data/<kind>)
-    notes = "data/notes"
-    calendar = "data/calendar"
-    todos = "data/todos"
-
-    [skills]
-    write_dirs = ["data/drafts", "data/notes", "data/calendar", "data/todos"]   # the only places skills may write
-    timeout = 120             # seconds a body may run
-
-    [log]
-    enabled = true
-    path = "data/decisions.jsonl"
-    fsync = false
-    model_calls = true                        # every model call (generation, chat) as a row too
-    model_calls_path = "data/model_calls.jsonl"
-
-``write_dirs`` defaults to the four folders of ``[paths]``. A write dir may
-not reach a record (see :mod:`.records`); a setting of the wrong type is
-refused (see :mod:`.settings`). Unknown
-sections are kept in :attr:`Workspace.settings` for the layers that own them
-(``[provider]``, ``[routing]``...).
+Its settings (``semif.toml``: ``[engine]``, ``[paths]``, ``[skills]``, ``[log]``...)
+are a :class:`~.settings.WorkspaceSettings`, each table a model with its
+keys' types and defaults (``ws.settings.skills.timeout``); a setting of the
+wrong type is refused in one line naming it, and a table no layer of semif
+knows is kept for the plug-in that reads it (``ws.settings.table("name")``).
+``[skills] write_dirs`` defaults to the four folders of ``[paths]``
+(:data:`FOLDERS`, each ``data/<kind>`` unless set). A write dir may not
+reach a record (see :mod:`.records`).
 """
 
 from __future__ import annotations
@@ -36,13 +16,28 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_namespace
 from ..errors import WorkspaceError
-from .records import check_write_dirs
-from .settings import FOLDERS, check_types, merged
+from .records import FOLDERS, check_write_dirs
 
-__all__ = ["FOLDERS", "SETTINGS_FILE", "RunPaths", "Workspace", "default_workspace_dir", "find_workspace"]
+_EXPORTS = {"WorkspaceSettings": ".settings"}  # public name -> module, imported on first use (pydantic loads late)
+
+if TYPE_CHECKING:  # what a type checker sees: the same names, from the same modules
+    from .settings import WorkspaceSettings as WorkspaceSettings
+else:
+    __getattr__, __dir__ = lazy_namespace(__name__, _EXPORTS, globals())
+
+__all__ = [
+    "FOLDERS",
+    "SETTINGS_FILE",
+    "RunPaths",
+    "Workspace",
+    "WorkspaceSettings",
+    "default_workspace_dir",
+    "find_workspace",
+]
 
 SETTINGS_FILE = "semif.toml"
 
@@ -52,7 +47,7 @@ class Workspace:
     """A loaded workspace. Build it with :meth:`load`."""
 
     root: Path
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: WorkspaceSettings = field(default_factory=lambda: _settings_of({}, SETTINGS_FILE))
 
     @classmethod
     def load(cls, root: str | os.PathLike[str]) -> Workspace:
@@ -66,10 +61,9 @@ class Workspace:
         return cls._checked(root, _read(settings_file))
 
     @classmethod
-    def _checked(cls, root: Path, raw: dict[str, Any]) -> Workspace:
+    def _checked(cls, root: Path, raw: dict[str, object]) -> Workspace:
         """The workspace at ``root`` with settings ``raw``, once their types and write dirs passed."""
-        workspace = cls(root=root, settings=merged(raw))
-        check_types(workspace.settings, str(workspace.settings_file))
+        workspace = cls(root=root, settings=_settings_of(raw, str(root / SETTINGS_FILE)))
         check_write_dirs(workspace)
         return workspace
 
@@ -87,7 +81,7 @@ class Workspace:
 
     @property
     def data_dir(self) -> Path:
-        return self.resolve(self.settings["paths"].get("data", "data"))
+        return self.resolve(self.settings.paths.data)
 
     @property
     def categories_path(self) -> Path:
@@ -104,7 +98,7 @@ class Workspace:
     @property
     def write_roots(self) -> tuple[Path, ...]:
         """The folders skills may write (``[skills] write_dirs``), resolved."""
-        return tuple(self.resolve(d) for d in self.settings["skills"]["write_dirs"])
+        return tuple(self.resolve(d) for d in self.settings.skills.write_dirs)
 
     def make_write_dirs(self) -> None:
         """Create the write dirs that lie inside the workspace and are missing."""
@@ -119,21 +113,21 @@ class Workspace:
 
     @property
     def log_path(self) -> Path:
-        return self.resolve(self.settings["log"].get("path", "data/decisions.jsonl"))
+        return self.resolve(self.settings.log.path)
 
     @property
     def model_calls_path(self) -> Path:
-        return self.resolve(self.settings["log"].get("model_calls_path", "data/model_calls.jsonl"))
+        return self.resolve(self.settings.log.model_calls_path)
 
     @property
-    def engine_settings(self) -> dict[str, Any]:
-        """The ``[engine]`` table, with the workspace root and the ``[provider]`` table."""
-        return dict(self.settings["engine"], workspace=str(self.root), provider=dict(self.settings.get("provider", {})))
+    def engine_settings(self) -> dict[str, object]:
+        """What the engine's factory gets: the ``[engine]`` table, the workspace root and the ``[provider]`` table."""
+        return {**self.settings.engine.given(), "workspace": str(self.root), "provider": dict(self.settings.provider)}
 
-    def skill_config(self) -> dict[str, Any]:
+    def skill_config(self) -> dict[str, object]:
         """The ``ctx.config`` skills see: every ``[paths]`` entry absolute, plus ``[config]``."""
-        config: dict[str, Any] = dict(self.settings.get("config", {}))
-        for key, value in self.settings["paths"].items():
+        config = self.settings.config.given()
+        for key, value in self.settings.paths.entries().items():
             config[key] = str(self.resolve(value))
         config["workspace"] = str(self.root)
         return config
@@ -159,7 +153,14 @@ class RunPaths(Workspace):
         return resolved
 
 
-def _read(settings_file: Path) -> dict[str, Any]:
+def _settings_of(raw: dict[str, object], where: str) -> WorkspaceSettings:
+    """``raw`` typed (see :func:`.settings.parse_settings`); pydantic loads here, not for a command's ``--help``."""
+    from .settings import parse_settings
+
+    return parse_settings(raw, where)
+
+
+def _read(settings_file: Path) -> dict[str, object]:
     try:
         return tomllib.loads(settings_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -20,10 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
-from .settings import SECRETS_ENV, secrets_file
+from .credentials import SECRETS_ENV, secrets_file
 
 if TYPE_CHECKING:
     from . import Workspace
+
+FOLDERS = ("drafts", "notes", "calendar", "todos")
+"""The kinds of data the starter skills write, each in its own folder (``[paths]``), by default under the data dir:
+the write dirs unless ``[skills] write_dirs`` says otherwise."""
 
 DATA_RECORDS = {
     "categories.json": "the skill manifests",
@@ -62,7 +66,7 @@ def records(ws: Workspace) -> list[Record]:
     found += [Record(ws.data_dir / name, what, "[paths] data") for name, what in DATA_RECORDS.items()]
     found += [
         Record(ws.resolve(folder), "a folder of SKILL.md skills", "[skills] folders")
-        for folder in ws.settings["skills"].get("folders", [])
+        for folder in ws.settings.skills.folders
     ]
     home = os.environ.get("HOME") or str(Path.home())  # as the catalog finds the user's skills folder
     found += [
@@ -79,7 +83,7 @@ def check_write_dirs(ws: Workspace) -> None:
     where = f"{ws.settings_file}: [skills] write_dirs"
     home = Path(os.path.realpath(Path.home()))
     data_dir, known = ws.data_dir, records(ws)
-    for given in ws.settings["skills"]["write_dirs"]:
+    for given in ws.settings.skills.write_dirs:
         path = ws.resolve(given)
         shown = f'"{given}"'
         inside = _overlap(ws.root, path) in ("is", "holds")

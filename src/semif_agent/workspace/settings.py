@@ -1,198 +1,262 @@
-"""``semif.toml``'s defaults, how a file's tables are merged onto them, and the type of every known setting.
+"""``semif.toml`` as a typed model: every known table and setting, its type and its default, written once here.
 
 A setting of the wrong type is refused with one line naming its table and
-key (``[skills] timeout must be a positive number of seconds, not "slow"``).
-Unknown keys are kept for the layers that read them.
+key (``[skills] timeout must be a positive number of seconds, not "slow"``):
+each setting type carries, as :class:`Must`, the words that line uses.
+Unknown keys of a known table, and tables of their own (a plug-in's), are
+kept for the layers that read them.
 """
 
 from __future__ import annotations
 
 import datetime
-import math
-import os
 import posixpath
-import re
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping, Sequence
+from types import UnionType
+from typing import Annotated, Union, get_args, get_origin, get_type_hints
+
+from annotated_types import Ge, Gt, Le
+from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from .._text import clip
 from ..errors import WorkspaceError
+from .credentials import credential_setting, secrets_file
+from .records import FOLDERS
 
-FOLDERS = ("drafts", "notes", "calendar", "todos")
-"""The kinds of data the starter skills write, each in its own folder (``[paths]``), by default under the data dir."""
-
-_TABLES = ("engine", "paths", "skills", "log")
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "engine": {},
-    "paths": {"data": "data"},
-    "skills": {},
-    "log": {
-        "enabled": True,
-        "path": "data/decisions.jsonl",
-        "fsync": False,
-        "model_calls": True,
-        "model_calls_path": "data/model_calls.jsonl",
-    },
-}
+DEFAULT_BODY_TIMEOUT = 120.0
+"""Seconds a skill body may run when ``[skills] timeout`` does not say."""
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+class Must:
+    """What a setting must be, in words: a wrong value is refused with them (``must be a number, not "high"``).
 
-
-def _is_positive(value: Any) -> bool:
-    return _is_number(value) and value > 0
-
-
-def _is_text(value: Any) -> bool:
-    return isinstance(value, str) and value.strip() != ""
-
-
-def _is_text_list(value: Any) -> bool:
-    return isinstance(value, list) and all(_is_text(item) for item in value)
-
-
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool)
-
-
-def _is_share(value: Any) -> bool:
-    return _is_number(value) and 0 <= value <= 1
-
-
-def _is_moment(value: Any) -> bool:
-    """An ISO date and time, as text or as TOML's own date-time (what ``semif_agent.skills.current_time`` reads)."""
-    if isinstance(value, (datetime.datetime, datetime.date)):
-        return True
-    try:
-        datetime.datetime.fromisoformat(str(value))
-    except ValueError:
-        return False
-    return isinstance(value, str)
-
-
-_Check = tuple[Callable[[Any], bool], str]
-_NUMBER: _Check = (_is_number, "a number")
-_TEXT: _Check = (_is_text, "a non-empty string")
-_BOOL: _Check = (_is_bool, "true or false")
-_PATHS: _Check = (_is_text_list, "a list of paths (strings)")
-SCHEMA: dict[str, dict[str, _Check]] = {
-    "engine": {"name": _TEXT, "threshold": _NUMBER, "model": _TEXT, "temperature": _NUMBER},
-    "skills": {
-        "write_dirs": _PATHS,
-        "timeout": (_is_positive, "a positive number of seconds"),
-        "folders": _PATHS,
-        "user_skills": _BOOL,
-        "allow_scripts": _BOOL,
-        "warm_processes": _BOOL,
-    },
-    "log": {"enabled": _BOOL, "path": _TEXT, "fsync": _BOOL, "model_calls": _BOOL, "model_calls_path": _TEXT},
-    "mcp": {"rerank": _BOOL},
-    "routing": {
-        "strategy": _TEXT,
-        "threshold": _NUMBER,
-        "temperature": _NUMBER,
-        "act_threshold": (_is_share, "a probability from 0 to 1"),
-    },
-    "forge": {"model": _TEXT},
-    "config": {"now": (_is_moment, 'an ISO date and time, like "2025-03-10T09:00:00"')},
-    "telemetry": {"enabled": _BOOL, "otlp_endpoint": _TEXT, "service_name": _TEXT},
-}
-"""The known settings of each table and what each must be; ``[paths]`` entries are all non-empty strings."""
-
-
-def merged(raw: dict[str, Any]) -> dict[str, Any]:
-    """``raw`` (a parsed semif.toml) over the defaults; missing folder paths and ``write_dirs`` filled in.
-
-    Each kind of data in :data:`FOLDERS` defaults to a folder of that name in
-    the data dir, and ``write_dirs`` to those folders.
+    Put in a setting type's ``Annotated`` metadata; pydantic ignores it, :func:`what_it_must_be` finds it.
     """
-    settings: dict[str, Any] = {k: dict(v) for k, v in _DEFAULTS.items()}
-    for key, value in raw.items():
-        if isinstance(value, dict) and isinstance(settings.get(key), dict):
-            settings[key].update(value)
-        else:
-            settings[key] = value
-    paths, skills = settings.get("paths"), settings.get("skills")
-    if isinstance(paths, dict) and isinstance(paths.get("data"), str):
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("blank")
+    return value
+
+
+def _iso_moment(value: datetime.datetime | datetime.date | str) -> datetime.datetime | datetime.date | str:
+    if isinstance(value, str):
+        datetime.datetime.fromisoformat(value)  # a ValueError refuses it
+    return value
+
+
+Number = Annotated[float, Strict(), AllowInfNan(False), Must("a number")]
+Positive = Annotated[Number, Gt(0), Must("a positive number")]
+Seconds = Annotated[Number, Gt(0), Must("a positive number of seconds")]
+Share = Annotated[Number, Ge(0), Le(1), Must("a probability from 0 to 1")]
+Text = Annotated[str, Strict(), AfterValidator(_not_blank), Must("a non-empty string")]
+PathText = Annotated[Text, Must("a path (a non-empty string)")]
+PathList = Annotated[list[Text], Strict(), Must("a list of paths (strings)")]
+Flag = Annotated[bool, Strict(), Must("true or false")]
+Moment = Annotated[
+    datetime.datetime | datetime.date | str,
+    AfterValidator(_iso_moment),
+    Must('an ISO date and time, like "2025-03-10T09:00:00"'),
+]
+"""An ISO date and time, as text or as TOML's own date-time (what ``semif_agent.skills.current_time`` reads)."""
+
+
+class _Table(BaseModel):
+    """A table of ``semif.toml``: its known keys typed, any other key kept for the layer that reads it."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    def given(self) -> dict[str, object]:
+        """The table as a mapping: its known keys that have a value (a default included) and its unknown ones."""
+        return self.model_dump(exclude_none=True)
+
+
+class EngineSettings(_Table):
+    """``[engine]``: which engine answers decisions; keys beyond these belong to the engine (its factory gets them)."""
+
+    name: Text | None = None
+    threshold: Number | None = None
+    model: Text | None = None
+    temperature: Number | None = None
+
+
+class PathsSettings(_Table):
+    """``[paths]``: the data dir, a folder per kind of data (each ``data/<kind>`` unless set), and any other path."""
+
+    __pydantic_extra__: dict[str, PathText] = Field(init=False)
+
+    data: PathText = "data"
+    drafts: PathText = ""
+    notes: PathText = ""
+    calendar: PathText = ""
+    todos: PathText = ""
+
+    @model_validator(mode="after")
+    def _folders_in_the_data_dir(self) -> PathsSettings:
         for kind in FOLDERS:
-            paths.setdefault(kind, posixpath.join(paths["data"], kind))
-        if isinstance(skills, dict) and "write_dirs" not in skills:
-            skills["write_dirs"] = [paths[kind] for kind in FOLDERS if isinstance(paths[kind], str)]
-    return settings
+            if kind not in self.model_fields_set:
+                setattr(self, kind, posixpath.join(self.data, kind))
+        return self
+
+    def entries(self) -> dict[str, str]:
+        """Every path, by name (the data dir, the folders of :data:`FOLDERS`, the others)."""
+        return {name: str(value) for name, value in self.model_dump().items()}
 
 
-SECRETS_ENV = "SEMIF_SECRETS"
-"""The variable naming the secrets file, when it is not in the default place."""
-_SECRET_WORDS = frozenset(
-    {"token", "secret", "secrets", "password", "passwd", "passphrase", "pwd", "credential", "credentials"}
-    | {"bearer", "authorization", "auth", "apikey", "cookie"}
-)
-"""Words of a setting's name that say it holds a credential; a name ending in ``key`` (``api_key``, ``OPENAI_KEY``,
-``accessKey``) does too. One ending in ``_env`` names the variable that holds it, and is fine."""
+class SkillsSettings(_Table):
+    """``[skills]``: where skills may write, how long a body may run, where more SKILL.md skills are."""
+
+    write_dirs: PathList = Field(default_factory=list)  # the folders of [paths] unless set
+    timeout: Seconds = DEFAULT_BODY_TIMEOUT
+    folders: PathList = Field(default_factory=list)
+    user_skills: Flag = True
+    allow_scripts: Flag = False
+    warm_processes: Flag = True
 
 
-def _credential_name(name: str) -> bool:
-    """Whether the setting ``name`` (snake, kebab or camel case) names a credential."""
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().replace("-", "_").replace(".", "_").split("_")
-    words = [word for word in words if word]
-    if not words or words[-1] == "env":
-        return False
-    return words[-1] == "key" or words[-1].endswith("apikey") or any(word in _SECRET_WORDS for word in words)
+class LogSettings(_Table):
+    """``[log]``: the decision log and the model-call log."""
+
+    enabled: Flag = True
+    path: Text = "data/decisions.jsonl"
+    fsync: Flag = False
+    model_calls: Flag = True
+    model_calls_path: Text = "data/model_calls.jsonl"
 
 
-def secrets_file(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the secrets file is: ``$SEMIF_SECRETS``, else ``$XDG_CONFIG_HOME/semif/secrets.toml``
-    (``~/.config/semif/secrets.toml``): outside every workspace, read by :mod:`semif_agent.llm.secrets`."""
-    environ = os.environ if environ is None else environ
-    if environ.get(SECRETS_ENV):
-        return Path(environ[SECRETS_ENV]).expanduser()
-    config = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(config, "semif", "secrets.toml")
+class RoutingSettings(_Table):
+    """``[routing]``: over the values ``semif eval --tune`` stored (see :func:`semif_agent.routing.tune.routing_settings`)."""
+
+    strategy: Text | None = None
+    threshold: Number | None = None
+    temperature: Number | None = None
+    act_threshold: Share | None = None
 
 
-def check_types(settings: dict[str, Any], where: str) -> None:
-    """Refuse, with one line naming the setting, a table or value of the wrong type, or a credential in the file."""
-    key = _key_setting(settings)
+class McpSettings(_Table):
+    """``[mcp]``: whether ``find`` asks the model to re-rank (unset: when the engine is an LLM)."""
+
+    rerank: Flag | None = None
+
+
+class ForgeSettings(_Table):
+    """``[forge]``: the model that writes skill code (unset: the workspace's model)."""
+
+    model: Text | None = None
+
+
+class ConfigSettings(_Table):
+    """``[config]``: passed to skills as it is, in ``ctx.config``."""
+
+    now: Moment | None = None
+
+
+class TelemetrySettings(_Table):
+    """``[telemetry]``: OpenTelemetry export (see :func:`semif_agent.telemetry.telemetry_endpoint`)."""
+
+    enabled: Flag | None = None
+    otlp_endpoint: Text | None = None
+    service_name: Text | None = None
+
+
+class WorkspaceSettings(BaseModel):
+    """``semif.toml``, typed: each known table with its defaults; any other table kept for the plug-in that reads it.
+
+    Build it with :func:`parse_settings`, which turns a wrong value into one line naming it.
+    ``[provider]`` is the provider's own (its keys are read by :mod:`semif_agent.llm.settings`).
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    paths: PathsSettings = Field(default_factory=PathsSettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+    routing: RoutingSettings = Field(default_factory=RoutingSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    forge: ForgeSettings = Field(default_factory=ForgeSettings)
+    config: ConfigSettings = Field(default_factory=ConfigSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    provider: dict[str, object] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _write_dirs_default_to_the_folders(self) -> WorkspaceSettings:
+        if "write_dirs" not in self.skills.model_fields_set:
+            self.skills.write_dirs = [getattr(self.paths, kind) for kind in FOLDERS]
+        return self
+
+    def table(self, name: str) -> Mapping[str, object]:
+        """The table ``name`` as a mapping, known or a plug-in's (empty when the file has none)."""
+        known = name in type(self).model_fields
+        value = getattr(self, name) if known else (self.model_extra or {}).get(name)
+        if isinstance(value, _Table):
+            return value.given()
+        return value if isinstance(value, dict) else {}
+
+
+def parse_settings(raw: Mapping[str, object], where: str) -> WorkspaceSettings:
+    """``raw`` (a parsed semif.toml) as settings, defaults filled in; a wrong value or a credential is one line.
+
+    ``where`` (the file) begins the line: ``semif.toml: [skills] timeout must be a positive number of seconds,
+    not "slow"``.
+    """
+    key = credential_setting(raw)
     if key:
         raise WorkspaceError(
             f"{where}: {key} holds a credential, which code a skill runs could read: put it in the environment or "
             f'in the secrets file {secrets_file()} (mode 600, as VARIABLE = "...") and name its variable with api_key_env'
         )
-    for table in (*_TABLES, *(t for t in SCHEMA if t in settings)):
-        if not isinstance(settings.get(table), dict):
-            raise WorkspaceError(f"{where}: [{table}] must be a table, not {_shown(settings.get(table))}")
-    for key, value in settings["paths"].items():
-        if not _is_text(value):
-            raise WorkspaceError(f"{where}: [paths] {key} must be a path (a non-empty string), not {_shown(value)}")
-    for table, keys in SCHEMA.items():
-        values = settings.get(table, {})
-        for key, (valid, what) in keys.items():
-            if key in values and not valid(values[key]):
-                raise WorkspaceError(f"{where}: [{table}] {key} must be {what}, not {_shown(values[key])}")
+    try:
+        return WorkspaceSettings.model_validate(raw)
+    except ValidationError as exc:
+        raise WorkspaceError(f"{where}: {_refusal(exc, raw)}") from None
 
 
-def _key_setting(value: Any, where: str = "") -> str:
-    """Where ``value`` (settings, or a table or list in them) holds a credential: ``[provider.openai] api_key``."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            name = str(key)
-            if isinstance(inner, str) and inner.strip() and _credential_name(name):
-                return f"[{where}] {name}" if where else name
-        for key, inner in value.items():
-            found = _key_setting(inner, f"{where}.{key}" if where else str(key))
-            if found:
-                return found
-    elif isinstance(value, list):
-        for inner in value:
-            found = _key_setting(inner, where)
-            if found:
-                return found
-    return ""
+def _refusal(exc: ValidationError, raw: Mapping[str, object]) -> str:
+    """The first wrong value of ``exc`` in words, as ``[table] key must be WHAT, not VALUE``."""
+    loc = exc.errors()[0]["loc"]
+    table = str(loc[0])
+    values = raw.get(table)
+    if len(loc) == 1 or not isinstance(values, dict):
+        return f"[{table}] must be a table, not {_shown(values)}"
+    key = str(loc[1])
+    model = WorkspaceSettings.model_fields[table].annotation
+    what = what_it_must_be(model, key) if isinstance(model, type) and issubclass(model, BaseModel) else None
+    return f"[{table}] {key} must be {what or 'of another type'}, not {_shown(values.get(key))}"
 
 
-def _shown(value: Any) -> str:
+def what_it_must_be(model: type[BaseModel], key: str) -> str | None:
+    """What the setting ``key`` of ``model`` must be, in words (its type's :class:`Must`); None if it says nothing."""
+    field_info = model.model_fields.get(key)
+    if field_info is not None:
+        return _must(field_info.annotation, field_info.metadata)
+    extra = get_type_hints(model, include_extras=True).get("__pydantic_extra__")
+    return _must(get_args(extra)[1], []) if extra is not None else None
+
+
+def _must(annotation: object, metadata: Sequence[object]) -> str | None:
+    """The outermost :class:`Must` in ``metadata`` or ``annotation`` (through ``Annotated``, unions and ``None``).
+
+    Nested ``Annotated`` types are flattened, inner metadata first: the last :class:`Must` is the outermost.
+    """
+    for item in reversed(metadata):
+        if isinstance(item, Must):
+            return item.what
+    if get_origin(annotation) is Annotated:
+        inner, *marks = get_args(annotation)
+        return _must(None, marks) or _must(inner, [])
+    if get_origin(annotation) in (Union, UnionType):
+        return next(filter(None, (_must(arg, []) for arg in get_args(annotation) if arg is not type(None))), None)
+    return None
+
+
+def _shown(value: object) -> str:
     """A TOML-ish rendering of a bad value for an error line."""
     if isinstance(value, bool):
         return "true" if value else "false"
