@@ -279,3 +279,12 @@ def test_a_log_reads_as_typed_rows_an_old_or_hand_edited_row_leniently_its_other
     assert isinstance(outcome, OutcomeRow) and (outcome.outcome, outcome.changes) == ("success", None)
     assert outcome.extra_field("gate") == {"acts": True} and outcome.to_dict()["gate"] == {"acts": True}
     assert route.to_dict() == {**edited[0], "step": 0}  # as it was written, but for what could not be read
+
+
+def test_every_kind_has_its_name_and_role_where_a_help_reads_them_without_the_models() -> None:
+    """``semif log --help`` lists the kinds from :mod:`semif_agent.records.kind_names` (no pydantic): the same kinds
+    the table of models holds, in its order."""
+    from semif_agent.records.kind_names import ROLES, listed_kinds
+
+    assert list(ROLES) == list(RECORD_KINDS)
+    assert listed_kinds() == [name for name, kind in RECORD_KINDS.items() if kind.role in ("decision", "step")]

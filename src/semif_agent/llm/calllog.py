@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ..records import DecisionLog, ModelCallRow
-from ..records.calls import MODEL_CALL_KIND
+from ..records.kind_names import MODEL_CALL_KIND
 from .messages import Message, message_to_dict
 from .protocol import LLMProvider, ModelRequest, ProviderWrapper, batched, closing_stream
 from .responses import Response, StopChunk, StreamChunk

@@ -7,9 +7,8 @@ from typing import Any
 
 from pydantic import Field, StrictInt, StrictStr, model_validator
 
+from .kind_names import MODEL_CALL_KIND
 from .rows import LogRow, Number, Row
-
-MODEL_CALL_KIND = "model_call"
 
 
 class ModelCallRow(LogRow):

@@ -21,20 +21,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
 from ..errors import LogError
-from .calls import MODEL_CALL_KIND, ModelCallRow
-from .rows import ASSESS_KIND as ASSESS_KIND  # the kinds are named beside the models; read here with the table
-from .rows import GENERATE_KIND as GENERATE_KIND
-from .rows import LABEL_KIND as LABEL_KIND
-from .rows import OUTCOME_KIND as OUTCOME_KIND
-from .rows import PROPOSE_KIND as PROPOSE_KIND
-from .rows import ROUTE_KIND as ROUTE_KIND
-from .rows import UNDO_KIND as UNDO_KIND
-from .rows import UNLABEL_KIND as UNLABEL_KIND
+from .calls import ModelCallRow
+from .kind_names import ASSESS_KIND as ASSESS_KIND  # the names without the models; read here with the table
+from .kind_names import GENERATE_KIND as GENERATE_KIND
+from .kind_names import LABEL_KIND as LABEL_KIND
+from .kind_names import MODEL_CALL_KIND as MODEL_CALL_KIND
+from .kind_names import OUTCOME_KIND as OUTCOME_KIND
+from .kind_names import PROPOSE_KIND as PROPOSE_KIND
+from .kind_names import ROLES, Role
+from .kind_names import ROUTE_KIND as ROUTE_KIND
+from .kind_names import UNDO_KIND as UNDO_KIND
+from .kind_names import UNLABEL_KIND as UNLABEL_KIND
+from .kind_names import listed_kinds as listed_kinds
 from .rows import (
     DecisionRow,
     GenerateRow,
@@ -46,8 +49,6 @@ from .rows import (
     UnlabelRow,
 )
 
-Role = Literal["decision", "step", "record", "call"]
-
 SHOWN_VALUE = 40  # characters of a refused value quoted in the error
 
 
@@ -57,29 +58,33 @@ class RecordKind:
 
     name: str
     builder: type[LogRow]  # the row's model: its to_row() writes it, its from_row() reads an old one
-    role: Role
     description: str
     section: str | None = None  # None: shown as the row's own fields
     after_outcome: bool = False  # shown after what the run did (the assessment), not before it
+
+    @property
+    def role(self) -> Role:
+        """Whether it is a decision, a step, a record about a run or a model call (:data:`.kind_names.ROLES`)."""
+        return ROLES[self.name]
 
 
 RECORD_KINDS: Mapping[str, RecordKind] = {
     kind.name: kind
     for kind in (
-        RecordKind(ROUTE_KIND, DecisionRow, "decision", "which category or skill a request goes to", "route"),
-        RecordKind("shortlist", DecisionRow, "decision", "the skills an agent's prompt offers first", "shortlist"),
-        RecordKind("activate", DecisionRow, "decision", "the skill an agent's model activated", "activated"),
-        RecordKind("predict", DecisionRow, "decision", "a skill's decision before it acts", "prediction"),
-        RecordKind("act", DecisionRow, "decision", "a skill's decision while it acts", "acting"),
-        RecordKind(ASSESS_KIND, DecisionRow, "decision", "the judge's verdict on a run", "judge", after_outcome=True),
-        RecordKind("create", DecisionRow, "decision", "which category a new skill belongs to"),
-        RecordKind(PROPOSE_KIND, ProposeRow, "step", "a new skill's manifest, as the code model proposed it"),
-        RecordKind(GENERATE_KIND, GenerateRow, "step", "one attempt at generating a new skill's body"),
-        RecordKind(OUTCOME_KIND, OutcomeRow, "record", "how a run ended: what it did and the assessment"),
-        RecordKind(LABEL_KIND, LabelRow, "record", "a person's label of a run: the right skill, the real outcome"),
-        RecordKind(UNDO_KIND, UndoRow, "record", "a run taken back by `semif undo`: its route or its result unwanted"),
-        RecordKind(UNLABEL_KIND, UnlabelRow, "record", "a person's labels of a run taken back by `semif label --undo`"),
-        RecordKind(MODEL_CALL_KIND, ModelCallRow, "call", "one model call: the messages and the answer"),
+        RecordKind(ROUTE_KIND, DecisionRow, "which category or skill a request goes to", "route"),
+        RecordKind("shortlist", DecisionRow, "the skills an agent's prompt offers first", "shortlist"),
+        RecordKind("activate", DecisionRow, "the skill an agent's model activated", "activated"),
+        RecordKind("predict", DecisionRow, "a skill's decision before it acts", "prediction"),
+        RecordKind("act", DecisionRow, "a skill's decision while it acts", "acting"),
+        RecordKind(ASSESS_KIND, DecisionRow, "the judge's verdict on a run", "judge", after_outcome=True),
+        RecordKind("create", DecisionRow, "which category a new skill belongs to"),
+        RecordKind(PROPOSE_KIND, ProposeRow, "a new skill's manifest, as the code model proposed it"),
+        RecordKind(GENERATE_KIND, GenerateRow, "one attempt at generating a new skill's body"),
+        RecordKind(OUTCOME_KIND, OutcomeRow, "how a run ended: what it did and the assessment"),
+        RecordKind(LABEL_KIND, LabelRow, "a person's label of a run: the right skill, the real outcome"),
+        RecordKind(UNDO_KIND, UndoRow, "a run taken back by `semif undo`: its route or its result unwanted"),
+        RecordKind(UNLABEL_KIND, UnlabelRow, "a person's labels of a run taken back by `semif label --undo`"),
+        RecordKind(MODEL_CALL_KIND, ModelCallRow, "one model call: the messages and the answer"),
     )
 }
 
@@ -137,11 +142,6 @@ RUN_RECORDS = frozenset(name for name, kind in RECORD_KINDS.items() if kind.role
 def is_run_record(kind: object) -> bool:
     """Whether a row of ``kind`` records something about a run (its outcome, a label) rather than a step of it."""
     return kind in RUN_RECORDS
-
-
-def listed_kinds() -> list[str]:
-    """The kinds ``semif log --kind`` offers: a run's decisions and steps."""
-    return [name for name, kind in RECORD_KINDS.items() if kind.role in ("decision", "step")]
 
 
 def sections(*, after_outcome: bool) -> list[tuple[str, str]]:

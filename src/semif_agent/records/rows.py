@@ -34,18 +34,17 @@ from pydantic import (
 from pydantic import ValidationError as _ValidationError
 
 from ..engine.decisions import DecisionRequest, DecisionResult
+from .kind_names import (
+    GENERATE_KIND,
+    LABEL_KIND,
+    OUTCOME_KIND,
+    PROPOSE_KIND,
+    UNDO_KIND,
+    UNLABEL_KIND,
+)
 
 Row = dict[str, Any]
 """A row as the log holds it: one JSON object."""
-
-ROUTE_KIND = "route"
-ASSESS_KIND = "assess"
-OUTCOME_KIND = "outcome"
-LABEL_KIND = "label"
-UNDO_KIND = "undo"
-UNLABEL_KIND = "unlabel"
-PROPOSE_KIND = "propose"
-GENERATE_KIND = "generate"
 
 Number = StrictInt | StrictFloat
 """A number as a row holds it (an int stays an int, so a row writes back byte for byte); never true or false."""
