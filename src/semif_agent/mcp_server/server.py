@@ -31,14 +31,24 @@ from urllib.parse import quote, unquote
 
 import anyio
 from mcp.server import NotificationOptions
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
-from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
-from pydantic import ValidationError
+from mcp.types import (
+    CallToolResult,
+    InitializeRequestParams,
+    InputRequiredResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import AnyUrl, ValidationError
 
+from .._json import JsonObject
 from .._sync import run_sync
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
@@ -57,7 +67,7 @@ Answer = Annotated[CallToolResult, dict[str, Any]]
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
 
 
-class SkillServer(MCPServer[Any]):
+class SkillServer(MCPServer[dict[str, object]]):
     """``semif mcp``: the workspace's skills through ``router``, watched on disk every ``watch_every`` seconds."""
 
     def __init__(self, router: Router, *, watch_every: float | None = POLL_SECONDS) -> None:
@@ -66,7 +76,7 @@ class SkillServer(MCPServer[Any]):
         self.watch_every = watch_every
         # each connected client's latest request session (the SDK builds one per request, each reaching the
         # client's connection), by the connection's handshake parameters: the oldest dropped past MAX_CLIENTS
-        self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        self._sessions: OrderedDict[int, tuple[InitializeRequestParams, ServerSession]] = OrderedDict()
         # what the first find needs is built in a thread as the server starts (see warm): tools wait for it
         self.say: Callable[[str], None] | None = None  # told when it starts and when it is built (e.g. to stderr)
         self._ready: anyio.Event | None = None
@@ -116,7 +126,7 @@ class SkillServer(MCPServer[Any]):
         finally:
             self._ready.set()
 
-    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
         params = ctx.session.client_params  # set once the handshake is done, and the same for every request after
         if params is not None:
@@ -126,7 +136,9 @@ class SkillServer(MCPServer[Any]):
                 self._sessions.popitem(last=False)
         return result
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[dict[str, object], Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
         """The SDK's call, with arguments that do not fit a tool's parameters said in one line (see :func:`argument_error`)."""
         try:
             return await super().call_tool(name, arguments, context)
@@ -162,7 +174,9 @@ class SkillServer(MCPServer[Any]):
             )
         ]
 
-    async def read_resource(self, uri: Any, context: Any = None) -> list[ReadResourceContents]:
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[dict[str, object], Any] | None = None
+    ) -> list[ReadResourceContents]:
         name, path = parse_skill_uri(str(uri))
         await self.ready()
         try:
@@ -174,7 +188,7 @@ class SkillServer(MCPServer[Any]):
 
 
 @asynccontextmanager
-async def _watching(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+async def _watching(server: MCPServer[dict[str, object]]) -> AsyncIterator[dict[str, object]]:
     """While the server runs, watch its workspace's skills (when it has a period to watch at)."""
     assert isinstance(server, SkillServer)
     async with anyio.create_task_group() as group:
@@ -220,7 +234,7 @@ def argument_error(error: ValidationError) -> str:
     return "; ".join(said)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A caller's value as JSON (what the caller sent), cut short."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 60 else text[:59] + "…"
@@ -257,7 +271,7 @@ def _client(ctx: Context[Any, Any]) -> str | None:
     return params.client_info.name if params is not None and params.client_info else None
 
 
-def _answer(value: dict[str, Any]) -> CallToolResult:
+def _answer(value: JsonObject) -> CallToolResult:
     """``value`` as structured content, and as its compact JSON text for clients that read only text."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
