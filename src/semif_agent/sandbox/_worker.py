@@ -49,6 +49,7 @@ import selectors
 import signal
 import sys
 import time
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, sys.argv[1])  # the package's parent (this file runs as a program, never imported)
@@ -68,7 +69,7 @@ _FOLDERS_LOOK = 0.05  # how often folders waiting for their call's processes to 
 class _Worker(WarmCalls):
     def __init__(
         self,
-        modules: Any,
+        modules: tuple[ModuleType, ...],
         zygote: Zygote,
         reply_fd: int,
         calls_folder: str,
