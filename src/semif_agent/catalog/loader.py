@@ -138,7 +138,7 @@ def load_skill(
 class _Fields:
     """Reads each field of one frontmatter leniently, collecting warnings."""
 
-    def __init__(self, folder: Path, data: Mapping[str, Any]) -> None:
+    def __init__(self, folder: Path, data: Mapping[str, object]) -> None:
         self.folder = folder
         self.data = data
         self.warnings: list[str] = []
@@ -212,6 +212,7 @@ class _Fields:
         if problems:
             self.warnings.extend(f"{problem}; ignored" for problem in problems)
             return None
+        assert isinstance(raw, str)  # check_script finds a problem in anything else
         return _clean(raw)
 
     def hooks(self) -> dict[str, str]:
