@@ -22,7 +22,7 @@ from ..errors import UserError
 from ..records import DecisionLog, DecisionRow, ProposeRow
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
-from .generator import Generated, agenerate_skill, make_manifest
+from .generator import Generated, WritesSkills, agenerate_skill, make_manifest
 
 CATEGORY_QUESTION = "Which category should a new skill for this request belong to?"
 _JSON = re.compile(r"\{.*\}", re.S)
@@ -39,7 +39,7 @@ Answer with JSON only:
 
 
 async def apropose_skill(
-    workspace: Workspace, text: str, *, provider: Any, engine: Engine, log: DecisionLog, run_id: str
+    workspace: Workspace, text: str, *, provider: WritesSkills, engine: Engine, log: DecisionLog, run_id: str
 ) -> tuple[dict[str, Any], str | None]:
     """(manifest, description of a new category or None) for a skill serving ``text``."""
     from ..llm.messages import UserMessage
@@ -80,7 +80,7 @@ async def acreate_for(
     workspace: Workspace,
     text: str,
     *,
-    provider: Any,
+    provider: WritesSkills,
     engine: Engine,
     log: DecisionLog,
     run_id: str,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..catalog.names import NAME_RE
 from ..contract import CheckReport
@@ -26,6 +26,19 @@ from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .admission import acheck_skill
 from .store import admit
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..llm.messages import Message
+    from ..llm.responses import Response
+
+
+class WritesSkills(Protocol):
+    """What the forge asks of a model provider: one answer to a conversation (a provider's ``ainvoke``)."""
+
+    async def ainvoke(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Response: ...
+
 
 MAX_ATTEMPTS = 3
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
@@ -117,7 +130,7 @@ async def agenerate_skill(
     workspace: Workspace,
     manifest: dict[str, Any],
     *,
-    provider: Any,
+    provider: WritesSkills,
     engine: Engine | None = None,
     category_description: str | None = None,
     max_attempts: int = MAX_ATTEMPTS,
@@ -141,7 +154,7 @@ async def agenerate_skill(
     attempts: list[Attempt] = []
     notes = list(feedback or [])
     for number in range(1, max_attempts + 1):
-        messages = [
+        messages: list[Message] = [
             SystemMessage(content=contract_text()),
             UserMessage(content=prompt_for(manifest, tree, workspace, notes)),
         ]
