@@ -104,7 +104,7 @@ class Flip:
             return "right"
         return "wrong" if self.before == self.expected else "still wrong"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "text": self.text,
             "expected": self.expected,
@@ -154,7 +154,7 @@ class Culprit:
             f"take them back with `semif label --undo RUN` for each (--json lists every run)"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"run_ids": list(self.run_ids), "text": self.text, "said": self.said, "mends": self.mends}
 
 
@@ -184,7 +184,7 @@ class SwitchDecision:
         """Requests the routing in use got right and the new router gets wrong."""
         return [f for f in self.flips if f.before == f.expected and f.counted]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "switched": self.switched,
             "forced": self.forced,

@@ -245,7 +245,7 @@ class TrainingReport:
     # the router fitted the same way without the rows at some positions of ``rows`` (what one label did)
     refit: Callable[[Sequence[int]], LearnedRouter] | None = field(default=None, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "counts": self.counts,
             "classes": self.classes,
