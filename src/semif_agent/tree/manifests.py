@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._json import JsonObject
 from ..catalog.names import RESERVED_IDS, category_name_problem, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import ManifestError
 from .effects import effects_problem, infer_effects
@@ -126,7 +127,7 @@ class SkillManifest:
     def is_skill_md(self) -> bool:
         return self.kind == SKILL_MD
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         if self.kind == SKILL_MD:
             return {
                 "name": self.name,
