@@ -24,6 +24,7 @@ from ..catalog.descriptor import resource_files_at
 from ..catalog.errors import SkillParseError, SkillPathError
 from ..catalog.frontmatter import read_opened_skill_md, split_document
 from ..catalog.paths import open_file_inside, open_skill_folder
+from ..engine.base import Engine
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
@@ -67,7 +68,7 @@ class Router:
         source: str = "library",
         client: str = "library",
         settings: RunSettings | None = None,
-        engine: Any = None,
+        engine: str | Engine | None = None,
         rerank: bool | None = None,
     ) -> None:
         ws = workspace if isinstance(workspace, Workspace) else Workspace.load(workspace)
