@@ -126,7 +126,9 @@ class SkillServer(MCPServer[dict[str, object]]):
         finally:
             self._ready.set()
 
-    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def _remember_session(
+        self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
+    ) -> HandlerResult:
         result = await call_next(ctx)
         params = ctx.session.client_params  # set once the handshake is done, and the same for every request after
         if params is not None:
@@ -137,7 +139,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         return result
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[dict[str, object], Any] | None = None
+        self, name: str, arguments: dict[str, object], context: Context[dict[str, object], object] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """The SDK's call, with arguments that do not fit a tool's parameters said in one line (see :func:`argument_error`)."""
         try:
@@ -175,7 +177,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         ]
 
     async def read_resource(
-        self, uri: AnyUrl | str, context: Context[dict[str, object], Any] | None = None
+        self, uri: AnyUrl | str, context: Context[dict[str, object], object] | None = None
     ) -> list[ReadResourceContents]:
         name, path = parse_skill_uri(str(uri))
         await self.ready()
@@ -253,7 +255,7 @@ def parse_skill_uri(uri: str) -> tuple[str, str | None]:
     return unquote(name), unquote(path) or None
 
 
-def _session(ctx: Context[Any, Any]) -> int | None:
+def _session(ctx: Context[dict[str, object], object]) -> int | None:
     """The client's connection, as its handshake parameters (one object per connection) tell it apart."""
     try:
         params = ctx.session.client_params
@@ -262,7 +264,7 @@ def _session(ctx: Context[Any, Any]) -> int | None:
     return id(params) if params is not None else None
 
 
-def _client(ctx: Context[Any, Any]) -> str | None:
+def _client(ctx: Context[dict[str, object], object]) -> str | None:
     """The client's name from the MCP handshake, when it gave one."""
     try:
         params = ctx.session.client_params
@@ -281,7 +283,7 @@ def _add_tools(server: SkillServer) -> None:
     router = server.router
 
     @server.tool(annotations=READ_ONLY)
-    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> Answer:
+    async def find_skills(request: str, ctx: Context[dict[str, object], object], k: int = DEFAULT_K) -> Answer:
         """The k skills likeliest to fit a request, best first, and a choice_id. Call it before a task.
         best: where a run would go ("none": no skill fits); handed_back and reason: why. If handed_back, do
         not run best."""
@@ -291,7 +293,7 @@ def _add_tools(server: SkillServer) -> None:
         return _answer(found.to_dict())
 
     @server.tool(annotations=READ_ONLY)
-    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
+    async def load_skill(name: str, ctx: Context[dict[str, object], object], choice_id: str | None = None) -> Answer:
         """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest.
         Pass the find's choice_id: the load is then your pick for that find's request."""
         await server.ready()
@@ -307,7 +309,9 @@ def _add_tools(server: SkillServer) -> None:
             return router.read_file(name, path)
 
     @server.tool()
-    async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
+    async def run_skill(
+        name: str, request: str, ctx: Context[dict[str, object], object], choice_id: str | None = None
+    ) -> Answer:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else gives its instructions. Returns the result, changes and run_id. Pass the find's
         choice_id."""
@@ -318,7 +322,11 @@ def _add_tools(server: SkillServer) -> None:
 
     @server.tool()
     async def report_outcome(
-        id: str, outcome: str, ctx: Context[Any, Any], skill: str | None = None, note: str | None = None
+        id: str,
+        outcome: str,
+        ctx: Context[dict[str, object], object],
+        skill: str | None = None,
+        note: str | None = None,
     ) -> Answer:
         """Say how a run or a find went: outcome "success" or "failure"; skill: the one that should have been
         used ("none": no skill fits). id: a run_id or choice_id."""
