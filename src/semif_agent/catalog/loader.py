@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,7 +171,7 @@ class _Fields:
         self.warnings.extend(spec.check_description(raw))
         return raw.strip()
 
-    def text(self, key: str, check: Any) -> str | None:
+    def text(self, key: str, check: Callable[[str], list[str]]) -> str | None:
         raw = self.data.get(key)
         if raw is None:
             return None
