@@ -206,7 +206,7 @@ class Router:
             asked = self.rerank
         return rerank_configured(self.workspace, self.runner.engine) if asked is None else bool(asked)
 
-    def _log_shortlist(self, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Any, who: str) -> None:
+    def _log_shortlist(self, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Engine, who: str) -> None:
         """The ranker's shortlist of ``text`` as a decision row: its skills and ``none``, their scores and probabilities."""
         leaves = self.runner.tree.skills
         options = [Option(name, leaves[name].description) for name in ranked.names]
