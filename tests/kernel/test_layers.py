@@ -18,6 +18,8 @@ KERNEL = (
     "_python_ast",
     "_plugins",
     "spans",
+    "_json",
+    "_arrays",
     "engine",
     "skills",
     "workspace",
@@ -48,7 +50,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "_python_ast": (),
     "_plugins": ("errors",),
     "spans": ("errors",),  # the span pipeline: every layer emits to it
-    "engine": ("errors", "_sync", "_files", "_plugins"),
+    "_json": (),
+    "_arrays": (),  # type names only: imported under TYPE_CHECKING, numpy loads when an engine needs it
+    "engine": ("errors", "_sync", "_files", "_plugins", "_json", "_arrays"),
     "skills": ("errors", "engine"),
     "workspace": ("errors", "_text", "_files"),
     "telemetry": ("_text", "spans"),

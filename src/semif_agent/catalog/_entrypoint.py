@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from types import FunctionType, ModuleType
 from typing import Any
 
@@ -67,7 +68,7 @@ def _import_script(script: str) -> ModuleType:
     return module
 
 
-def _takes_context(entrypoint: Any) -> bool:
+def _takes_context(entrypoint: Callable[..., object]) -> bool:
     """Whether ``entrypoint`` accepts ``(argv, ctx)`` (else it gets ``(argv)``)."""
     if isinstance(entrypoint, FunctionType):  # read from the code: inspect.signature costs every call
         code = entrypoint.__code__
@@ -94,5 +95,5 @@ def _awaitable(value: object) -> bool:
     return inspect.isawaitable(value)
 
 
-async def _awaited(awaitable: Any) -> Any:
+async def _awaited(awaitable: Awaitable[object]) -> object:
     return await awaitable

@@ -6,7 +6,7 @@ Standard library only: the warm worker imports this module to build the context.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -75,7 +75,7 @@ class SkillScriptContext:
             object.__setattr__(self, "_paths", paths)
         return paths
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         from dataclasses import FrozenInstanceError  # what a frozen dataclass raises, as this was one
 
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

@@ -169,7 +169,7 @@ def split_document(text: str, *, path: str = "") -> SkillDocument:
     raise SkillParseError("frontmatter is not closed: no '---' line after it", path=path, line=1)
 
 
-def _construct(loader: Any, node: Any, path: str) -> Any:
+def _construct(loader: _SkillLoader, node: yaml.Node, path: str) -> object:
     """The values of the composed ``node``. PyYAML's constructors raise more than :class:`yaml.YAMLError` on values
     they cannot build (a date of month 13 or an integer of thousands of digits: ``ValueError``; an unknown tagged
     value: ``KeyError``, ``AttributeError``...): each is this skill's parse error, never a failure of the whole load."""

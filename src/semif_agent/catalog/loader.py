@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,7 +138,7 @@ def load_skill(
 class _Fields:
     """Reads each field of one frontmatter leniently, collecting warnings."""
 
-    def __init__(self, folder: Path, data: Mapping[str, Any]) -> None:
+    def __init__(self, folder: Path, data: Mapping[str, object]) -> None:
         self.folder = folder
         self.data = data
         self.warnings: list[str] = []
@@ -171,7 +171,7 @@ class _Fields:
         self.warnings.extend(spec.check_description(raw))
         return raw.strip()
 
-    def text(self, key: str, check: Any) -> str | None:
+    def text(self, key: str, check: Callable[[str], list[str]]) -> str | None:
         raw = self.data.get(key)
         if raw is None:
             return None
@@ -212,6 +212,7 @@ class _Fields:
         if problems:
             self.warnings.extend(f"{problem}; ignored" for problem in problems)
             return None
+        assert isinstance(raw, str)  # check_script finds a problem in anything else
         return _clean(raw)
 
     def hooks(self) -> dict[str, str]:

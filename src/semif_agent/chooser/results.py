@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from .._json import JsonObject
 from ..engine.decisions import NONE_ID
 from ..loop.gate import Verdict
 
@@ -24,8 +24,8 @@ class Candidate:
     copies: tuple[str, ...] = ()
     locations: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        shown: JsonObject = {
             "name": self.name,
             "probability": round(self.probability, 4),
             "description": self.description,
@@ -64,8 +64,8 @@ class Shortlist:
             return NONE_ID
         return self.skills[0].name
 
-    def to_dict(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"choice_id": self.choice_id, "best": self.best}
+    def to_dict(self) -> JsonObject:
+        shown: JsonObject = {"choice_id": self.choice_id, "best": self.best}
         if self.verdict is not None:
             shown.update(acts=self.verdict.acts, handed_back=self.verdict.handed_back, reason=self.verdict.reason)
         return {**shown, "skills": [c.to_dict() for c in self.skills], "none": round(self.none, 4)}
@@ -80,10 +80,10 @@ class LoadedSkill:
     description: str
     instructions: str | None = None  # a SKILL.md skill's body
     files: tuple[str, ...] = ()  # a SKILL.md skill's other files, relative to its folder (read_file reads them)
-    manifest: dict[str, Any] | None = None  # a code skill's manifest entry
+    manifest: JsonObject | None = None  # a code skill's manifest entry
 
-    def to_dict(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"name": self.name, "kind": self.kind, "description": self.description}
+    def to_dict(self) -> JsonObject:
+        shown: JsonObject = {"name": self.name, "kind": self.kind, "description": self.description}
         if self.instructions is not None:
             shown["instructions"] = self.instructions
             shown["files"] = list(self.files)
@@ -101,14 +101,14 @@ class RunOutcome:
     outcome: str  # the assessment: success, failure, unclear, handed_back
     result: str  # what the skill said it did
     state: str  # the state it left (its answer, for a skill that looks something up)
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: dict[str, list[str]] = field(default_factory=dict)
     instructions: str | None = None  # a SKILL.md skill's instructions, when they were handed back to follow
     error: str | None = None
     handed_back: bool = False  # nothing acted: the act gate held the request back (as ``semif run --json`` says it)
     reason: str | None = None  # why the gate let it act or held it back
 
-    def to_dict(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        shown: JsonObject = {
             "run_id": self.run_id,
             "skill": self.skill,
             "handed_back": self.handed_back,

@@ -24,6 +24,7 @@ from ..catalog.descriptor import resource_files_at
 from ..catalog.errors import SkillParseError, SkillPathError
 from ..catalog.frontmatter import read_opened_skill_md, split_document
 from ..catalog.paths import open_file_inside, open_skill_folder
+from ..engine.base import Engine
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
@@ -67,7 +68,7 @@ class Router:
         source: str = "library",
         client: str = "library",
         settings: RunSettings | None = None,
-        engine: Any = None,
+        engine: str | Engine | None = None,
         rerank: bool | None = None,
     ) -> None:
         ws = workspace if isinstance(workspace, Workspace) else Workspace.load(workspace)
@@ -205,7 +206,7 @@ class Router:
             asked = self.rerank
         return rerank_configured(self.workspace, self.runner.engine) if asked is None else bool(asked)
 
-    def _log_shortlist(self, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Any, who: str) -> None:
+    def _log_shortlist(self, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Engine, who: str) -> None:
         """The ranker's shortlist of ``text`` as a decision row: its skills and ``none``, their scores and probabilities."""
         leaves = self.runner.tree.skills
         options = [Option(name, leaves[name].description) for name in ranked.names]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -92,7 +92,7 @@ def batch_runner(
     allow_scripts: bool | None,
     *,
     act_threshold: float | None = None,
-) -> Any:
+) -> SkillRunner:
     """A worker's runner for the workspace at ``root``: it logs nothing (the driver writes its rows) and acts under
     the workspace's run lock."""
     from ..distributed.batch import run_lock

@@ -6,7 +6,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -86,5 +86,5 @@ class StatusLine:
     def __enter__(self) -> StatusLine:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

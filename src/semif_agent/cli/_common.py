@@ -15,7 +15,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, BinaryIO, TextIO, cast
 
 import click
 
@@ -140,7 +140,7 @@ class InertWriter(io.TextIOBase):
     colour: whatever text of a skill a command prints, a terminal never obeys it. JSON passes unchanged (its
     strings hold no raw control characters; the escapes used are JSON's own)."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: TextIO) -> None:
         super().__init__()
         self.stream = stream
 
@@ -171,7 +171,7 @@ class InertWriter(io.TextIOBase):
         return getattr(self.stream, "errors", None)
 
     @property
-    def buffer(self) -> Any:
+    def buffer(self) -> BinaryIO:
         """The stream's bytes underneath: for a protocol spoken over standard output (``semif mcp``'s stdio), which
         is a program's input, not a terminal's."""
         return self.stream.buffer
@@ -213,11 +213,11 @@ def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def print_json(value: Any) -> None:
+def print_json(value: object) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
-def print_json_lines(rows: Any) -> None:
+def print_json_lines(rows: Iterable[object]) -> None:
     for row in rows:
         click.echo(json.dumps(row, ensure_ascii=False, default=str))
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from ..errors import EngineConfigError
@@ -26,7 +24,7 @@ class StrategyName(click.ParamType):
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "[" + "|".join((*self.extra, *STRATEGIES, "PLUGIN")) + "]"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if value in self.extra or value in STRATEGIES:
             return str(value)
         known = [*self.extra, *strategy_names()]

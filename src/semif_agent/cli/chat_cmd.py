@@ -16,6 +16,7 @@ from .workspace_cmds import load_tree, open_workspace
 
 if TYPE_CHECKING:
     from ..agent.events import AgentEvent
+    from ..llm.protocol import LLMProvider
 
 _PREVIEW = 160
 
@@ -93,7 +94,7 @@ def chat(
         raise click.ClickException(f"{plural(failed, 'turn')} failed (see the error lines above)")
 
 
-def _provider(settings: Mapping[str, Any], model: str | None) -> Any:
+def _provider(settings: Mapping[str, Any], model: str | None) -> LLMProvider:
     """The provider the workspace configures (``--model`` first), else that of the provider set up (said on stderr)."""
     from ..llm.registry import create_provider
     from ..llm.settings import provider_arguments

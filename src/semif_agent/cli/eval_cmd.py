@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +16,12 @@ from ._common import json_option, one_line, plural, print_json, workspace_option
 from ._engines import run_settings
 from ._strategy_option import StrategyName
 from .workspace_cmds import load_tree, open_workspace
+
+if TYPE_CHECKING:
+    from ..loop.settings import RunSettings
+    from ..routing.learned import LearnedHead
+    from ..tree.tree import SkillTree
+    from ..workspace import Workspace
 
 COLUMNS = [
     ("accuracy", "overall", "requests routed right: to their skill, or to none when no skill fits"),
@@ -239,7 +245,9 @@ def eval_(
         _print_table(report)
 
 
-async def _act_threshold(settings: Any, tree: Any, ws: Any, router: Any) -> dict[str, Any]:
+async def _act_threshold(
+    settings: RunSettings, tree: SkillTree, ws: Workspace | None, router: LearnedHead | None
+) -> dict[str, Any]:
     """The act threshold ``semif run`` acts at with ``settings`` (or the one given), where it comes from, and
     for which strategy."""
     from ..loop.act_threshold import Measuring, threshold_in_force
@@ -262,7 +270,7 @@ def _gate(pairs: list[tuple[float, bool]], act_at: dict[str, Any]) -> dict[str, 
     return {"acted": found.acted, "acted_accuracy": found.accuracy, "handed_back": handed_back}
 
 
-def _router(ws: Any, tree: Any, strategy: str) -> Any:
+def _router(ws: Workspace | None, tree: SkillTree, strategy: str) -> LearnedHead | None:
     """The workspace's learned router when it fits the tree; asked for by name without one, an error."""
     from ..routing.create import strategy_spec
     from ..routing.learned import RouterMismatch, stored_router
@@ -284,7 +292,7 @@ def _router(ws: Any, tree: Any, strategy: str) -> Any:
     return router
 
 
-def _bar(length: int, label: str, pool: Any = None):
+def _bar(length: int, label: str, pool: object = None):
     """A progress bar here; on a cluster (``pool``), a status line of the requests done, the rate and the failures."""
     if pool is not None:
         return StatusLine()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -59,12 +59,12 @@ def tree(
         click.echo(skill_tree.skill_md_report.summary(), err=True)
 
 
-def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
+def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, object]:
     """The tree (or the part under ``root``) as nested JSON: each category with its subcategories and leaves, and
     the SKILL.md load report: what was renamed, each folder left out with why, and how many skills loaded and
     folders were left out (by reason)."""
 
-    def node(name: str) -> dict[str, Any]:
+    def node(name: str) -> dict[str, object]:
         category = skill_tree.categories[name]
         return {
             "name": name,
@@ -81,7 +81,7 @@ def tree_json(skill_tree: SkillTree, root: str = "") -> dict[str, Any]:
     return {"categories": [node(c.name) for c in skill_tree.subcategories("")], **problems}
 
 
-def load_report_json(skill_tree: SkillTree) -> dict[str, Any]:
+def load_report_json(skill_tree: SkillTree) -> dict[str, object]:
     """The SKILL.md load report as JSON: what was renamed, each folder left out with why, how many skills loaded
     and how many folders were left out (by reason)."""
     report = skill_tree.skill_md_report

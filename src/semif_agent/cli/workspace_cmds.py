@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +13,7 @@ from ..workspace import SETTINGS_FILE, Workspace, default_workspace_dir, find_wo
 from ._common import StageBars
 
 if TYPE_CHECKING:
+    from ..engine.base import Engine
     from ..tree.tree import SkillTree
 
 
@@ -75,7 +76,7 @@ def _note(line: str) -> None:
         click.echo(line, err=True)
 
 
-def load_tree(workspace: Workspace, *, engine: Any = None, full: bool = False) -> SkillTree:
+def load_tree(workspace: Workspace, *, engine: Engine | None = None, full: bool = False) -> SkillTree:
     """The workspace's whole tree (code and SKILL.md skills); what loading skipped is reported on stderr.
 
     Problems of the code skills' manifests are reported each time; the SKILL.md

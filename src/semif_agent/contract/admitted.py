@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -108,5 +108,5 @@ def locked(path: Path) -> Iterator[None]:
         yield
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: Mapping[str, object]) -> None:
     replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

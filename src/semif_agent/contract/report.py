@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from .._json import JsonObject
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,8 @@ class CheckReport:
     name: str
     category: str
     violations: list[Violation] = field(default_factory=list)
-    nearest: dict[str, Any] | None = None
-    gate: dict[str, Any] | None = None
+    nearest: JsonObject | None = None
+    gate: JsonObject | None = None
 
     @property
     def ok(self) -> bool:

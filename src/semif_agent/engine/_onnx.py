@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .._files import replace_file
@@ -151,7 +152,7 @@ def build_session(model_path: Path, model_sha256: str, *, threads: int, cache_di
 
 
 def _session(
-    ort: Any, path: Path, threads: int, *, optimise: bool, save_to: Path | None = None, spinning: bool = False
+    ort: ModuleType, path: Path, threads: int, *, optimise: bool, save_to: Path | None = None, spinning: bool = False
 ) -> Any:
     options = ort.SessionOptions()
     options.log_severity_level = 3

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import ArgumentTypeError, DecisionError
 from .decisions import NONE_ID, DecisionRequest, DecisionResult, Option, softmax
+
+if TYPE_CHECKING:
+    from .._arrays import Vectors
 
 
 @runtime_checkable
@@ -32,10 +35,10 @@ class Engine(Protocol):
 class Embeds(Protocol):
     """An engine that can embed texts (the local engine can): one unit vector per text, as the rows of an array."""
 
-    def embed(self, texts: Sequence[str]) -> Any: ...
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
-def embedding_function(engine: object) -> Callable[[Sequence[str]], Any] | None:
+def embedding_function(engine: object) -> Callable[[Sequence[str]], Vectors] | None:
     """``engine.embed`` when ``engine`` can embed texts (:class:`Embeds`), else None."""
     return engine.embed if isinstance(engine, Embeds) else None
 

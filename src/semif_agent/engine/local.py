@@ -22,13 +22,19 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EngineConfigError
 from . import _onnx
 from .base import ThresholdEngine
 from .decisions import DecisionRequest
 from .embed_cache import EmbeddingStore, cache_key, default_cache_path
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from .._arrays import Vectors
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_ID = "all-MiniLM-L6-v2-int8"
@@ -172,7 +178,7 @@ class Embedder:
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.store = store
@@ -182,7 +188,7 @@ class Embedder:
         self.computed = 0  # texts run through the model (not served from a cache)
         self.last_batches: list[Batch] = []
 
-    def embed(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> Any:
+    def embed(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> Vectors:
         """An ``(len(texts), 384)`` float32 array of unit vectors, in the order of ``texts``.
 
         ``progress(done, total)`` is called before the first model run and
@@ -190,7 +196,7 @@ class Embedder:
         runs while the embedder is busy: it must not call :meth:`embed`).
         """
         np = self._np
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        out: Vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         rows: dict[str, list[int]] = {}
         for row, text in enumerate(texts):
             rows.setdefault(text, []).append(row)
@@ -210,12 +216,14 @@ class Embedder:
                 self._embed_missing(missing, rows, out, progress)
         return out
 
-    def _remember(self, text: str, vector: Any) -> None:
+    def _remember(self, text: str, vector: Vectors) -> None:
         self._cache[text] = vector
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _load_stored(self, store: EmbeddingStore, texts: list[str], rows: dict[str, list[int]], out: Any) -> list[str]:
+    def _load_stored(
+        self, store: EmbeddingStore, texts: list[str], rows: dict[str, list[int]], out: Vectors
+    ) -> list[str]:
         """Fill ``out`` and the memory cache from the store; return the texts still missing."""
         keys = {cache_key(MODEL_ID, t): t for t in texts}
         found = set()
@@ -229,7 +237,7 @@ class Embedder:
         return [t for t in texts if t not in found]
 
     def _embed_missing(
-        self, texts: list[str], rows: dict[str, list[int]], out: Any, progress: Callable[[int, int], None] | None
+        self, texts: list[str], rows: dict[str, list[int]], out: Vectors, progress: Callable[[int, int], None] | None
     ) -> None:
         np = self._np
         encoded = [np.asarray(e.ids, dtype=np.int64) for e in self._tokenizer.encode_batch(texts)]
@@ -250,7 +258,7 @@ class Embedder:
             if progress:
                 progress(done, len(texts))
 
-    def _run(self, encoded: list[Any]) -> Any:
+    def _run(self, encoded: list[NDArray[np.int64]]) -> Vectors:
         """Unit vectors for one batch of token id arrays (padded here to the longest)."""
         np = self._np
         lengths = np.array([len(ids) for ids in encoded])
@@ -267,7 +275,8 @@ class Embedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        vectors: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return vectors
 
 
 _embedders: dict[str, Embedder] = {}
@@ -313,7 +322,7 @@ class LocalEngine(ThresholdEngine):
         self.threshold = threshold
         self.temperature = temperature
 
-    def embed(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> Any:
+    def embed(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> Vectors:
         """The texts' unit vectors from the engine's embedder (see :meth:`Embedder.embed`)."""
         return self.embedder.embed(texts, progress=progress)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.names import CATEGORY_RE, NAME_RE
 from ..engine.base import Engine, decide
@@ -22,6 +22,9 @@ from ..errors import UserError
 from ..records import DecisionLog, DecisionRow, ProposeRow
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..llm.protocol import LLMProvider
 from .generator import Generated, agenerate_skill, make_manifest
 
 CATEGORY_QUESTION = "Which category should a new skill for this request belong to?"
@@ -39,10 +42,11 @@ Answer with JSON only:
 
 
 async def apropose_skill(
-    workspace: Workspace, text: str, *, provider: Any, engine: Engine, log: DecisionLog, run_id: str
+    workspace: Workspace, text: str, *, provider: LLMProvider, engine: Engine, log: DecisionLog, run_id: str
 ) -> tuple[dict[str, Any], str | None]:
     """(manifest, description of a new category or None) for a skill serving ``text``."""
     from ..llm.messages import UserMessage
+    from ..llm.protocol import ModelRequest
 
     tree = SkillTree.load(workspace.categories_path, workspace.bodies_dir)
     options = [Option(c.name, c.description) for c in tree.categories.values()]
@@ -60,7 +64,9 @@ async def apropose_skill(
         if new_category
         else "",
     )
-    response = await provider.ainvoke([UserMessage(content=prompt)], max_tokens=600, temperature=0.0)
+    response = await provider.request(
+        ModelRequest.build([UserMessage(content=prompt)], max_tokens=600, temperature=0.0)
+    )
     proposal = _parse(response.text)
     category = proposal.get("category") if new_category else answer.selected
     if not isinstance(category, str) or not CATEGORY_RE.fullmatch(category):
@@ -88,7 +94,7 @@ async def acreate_for(
     workspace: Workspace,
     text: str,
     *,
-    provider: Any,
+    provider: LLMProvider,
     engine: Engine,
     log: DecisionLog,
     run_id: str,

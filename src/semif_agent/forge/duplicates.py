@@ -11,8 +11,8 @@ the similarity alone decides.) A refusal names the nearest leaf.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from .._json import JsonObject
 from ..contract import Violation
 from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, Option
@@ -32,7 +32,7 @@ class Nearest:
     similarity: float
     verdict: str  # "new" | "same" | "different"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"name": self.name, "similarity": round(self.similarity, 4), "verdict": self.verdict}
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.names import NAME_RE
 from ..contract import CheckReport
@@ -26,6 +26,11 @@ from ..tree.tree import SkillTree
 from ..workspace import Workspace
 from .admission import acheck_skill
 from .store import admit
+
+if TYPE_CHECKING:
+    from ..llm.messages import Message
+    from ..llm.protocol import LLMProvider
+
 
 MAX_ATTEMPTS = 3
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
@@ -117,7 +122,7 @@ async def agenerate_skill(
     workspace: Workspace,
     manifest: dict[str, Any],
     *,
-    provider: Any,
+    provider: LLMProvider,
     engine: Engine | None = None,
     category_description: str | None = None,
     max_attempts: int = MAX_ATTEMPTS,
@@ -133,6 +138,7 @@ async def agenerate_skill(
     past failures of the skill being regenerated).
     """
     from ..llm.messages import SystemMessage, UserMessage
+    from ..llm.protocol import ModelRequest
 
     tree = SkillTree.load(workspace.categories_path, workspace.bodies_dir)
     category = _category_entry(manifest, tree, category_description)
@@ -141,11 +147,11 @@ async def agenerate_skill(
     attempts: list[Attempt] = []
     notes = list(feedback or [])
     for number in range(1, max_attempts + 1):
-        messages = [
+        messages: list[Message] = [
             SystemMessage(content=contract_text()),
             UserMessage(content=prompt_for(manifest, tree, workspace, notes)),
         ]
-        response = await provider.ainvoke(messages, max_tokens=4096, temperature=0.0)
+        response = await provider.request(ModelRequest.build(messages, max_tokens=4096, temperature=0.0))
         source = extract_code(response.text)
         report = await acheck_skill(source, manifest, workspace=workspace, tree=tree, engine=engine)
         attempt = Attempt(number, source, report)

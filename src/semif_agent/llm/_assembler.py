@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from .._json import JsonObject, JsonValue
 from .errors import StreamInterruptedError
 from .messages import ToolCall
 from .pricing import ModelPrice, price_usage
@@ -48,7 +48,7 @@ class StreamAssembler:
         self._usage: Usage | None = None
         self._stop: StopReason | None = None
         self._raw_stop: str | None = None
-        self._compaction: dict[int, dict[str, Any]] = {}
+        self._compaction: dict[int, JsonObject] = {}
         self.emitted = 0
 
     @property
@@ -89,7 +89,7 @@ class StreamAssembler:
         self.emitted += 1
         return [ToolCallDelta(index=index, id=id or None, name=name or None, arguments_delta=arguments)]
 
-    def compaction(self, index: int, piece: Mapping[str, Any]) -> None:
+    def compaction(self, index: int, piece: Mapping[str, JsonValue]) -> None:
         """A piece of compaction block ``index``: the block as it started, then each delta's fields.
 
         A field already present and text in both grows by the delta's text;

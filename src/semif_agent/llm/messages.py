@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, TypeAlias
 
+from .._json import JsonObject
 from .errors import InvalidModelRequestError
 
 
@@ -29,7 +30,7 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JsonObject = field(default_factory=dict)
     raw_arguments: str = ""
 
     @classmethod
@@ -89,7 +90,7 @@ class AssistantMessage:
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    compaction_blocks: tuple[dict[str, Any], ...] = ()
+    compaction_blocks: tuple[JsonObject, ...] = ()
     role: Literal["assistant"] = "assistant"
 
 
@@ -113,7 +114,7 @@ class ToolSpec:
 
     name: str
     description: str = ""
-    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    input_schema: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
 
     def __post_init__(self) -> None:
         if not self.name:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidModelRequestError, UnsupportedOptionError
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .protocol import LLMProvider, ModelRequest
 
 
@@ -53,11 +55,11 @@ class ProviderOptions:
             raise InvalidModelRequestError(
                 f"invalid provider options{f' for {where}' if where else ''}: {problems}"
             ) from exc
-        validated: dict[str, Any] = checked.model_dump(include=set(values))
+        validated: dict[str, object] = checked.model_dump(include=set(values))
         return validated
 
     @classmethod
-    def _build_model(cls) -> Any:
+    def _build_model(cls) -> type[BaseModel]:
         from typing import get_type_hints
 
         from pydantic import ConfigDict, create_model
@@ -65,7 +67,9 @@ class ProviderOptions:
         namespace = vars(sys.modules[cls.__module__])
         hints = get_type_hints(cls, globalns=namespace)
         fields = {name: (hint, getattr(cls, name, None)) for name, hint in hints.items() if name in cls.names()}
-        model = create_model(cls.__name__, __config__=ConfigDict(extra="forbid", frozen=True), **fields)  # type: ignore[call-overload]  # fields built at run time
+        model: type[BaseModel] = create_model(
+            cls.__name__, __config__=ConfigDict(extra="forbid", frozen=True), **fields
+        )  # type: ignore[call-overload]  # fields built at run time
         cls._model = model
         return model
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .._json import JsonObject
 from .messages import AssistantMessage, ToolCall
 from .usage import Usage
 
@@ -63,7 +64,7 @@ class Response:
     model: str = ""
     provider: str = ""
     logprobs: tuple[TokenLogprob, ...] | None = None
-    compaction_blocks: tuple[dict[str, Any], ...] = ()
+    compaction_blocks: tuple[JsonObject, ...] = ()
 
     @property
     def model_ref(self) -> str:

@@ -42,7 +42,7 @@ class RetryPolicy:
     multiplier: float = 2.0
     jitter: float = 0.1
     max_retry_after: float = 60.0
-    sleep: Callable[[float], Awaitable[Any]] | None = None
+    sleep: Callable[[float], Awaitable[object]] | None = None
 
     def __post_init__(self) -> None:
         check_number("max_retries", self.max_retries, whole=True)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import UserError
 from ..ui.server import allowed_hosts, bind, is_loopback
@@ -45,11 +44,11 @@ def parse_address(address: str) -> tuple[str, int]:
 class BearerToken:
     """ASGI middleware: a request without ``Authorization: Bearer <token>`` gets a 401 and goes no further."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or ()).get(b"authorization", b"")
             if not secrets.compare_digest(given, self.expected):
@@ -78,7 +77,7 @@ class HostAndOrigin:
     ``Origin: null`` (a sandboxed or local page) names no host and is refused.
     """
 
-    def __init__(self, app: Any, names: Sequence[str]) -> None:
+    def __init__(self, app: ASGIApp, names: Sequence[str]) -> None:
         self.app = app
         self._host = TrustedHostMiddleware(self._check_origin, allowed_hosts=list(names), www_redirect=False)
         self._origin = TrustedHostMiddleware(self._pass, allowed_hosts=list(names), www_redirect=False)
@@ -100,7 +99,7 @@ class HostAndOrigin:
         await self.app(scope[ORIGINAL_SCOPE], receive, send)
 
 
-def http_app(server: SkillServer, *, host: str, token: str, allow_hosts: Sequence[str] = ()) -> Any:
+def http_app(server: SkillServer, *, host: str, token: str, allow_hosts: Sequence[str] = ()) -> HostAndOrigin:
     """The server's streamable HTTP app behind the token and :class:`HostAndOrigin` (on every address, public too)."""
     names = allowed_hosts(host, allow_hosts)
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # HostAndOrigin checks, everywhere

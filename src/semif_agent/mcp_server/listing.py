@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from .server import SkillServer
 
@@ -17,7 +16,7 @@ class ToolListing:
     resources: int
     listing_chars: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "tools": [{"name": n, "description": d} for n, d in self.tools],
             "resources": self.resources,

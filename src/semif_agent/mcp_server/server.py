@@ -31,14 +31,24 @@ from urllib.parse import quote, unquote
 
 import anyio
 from mcp.server import NotificationOptions
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
-from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
-from pydantic import ValidationError
+from mcp.types import (
+    CallToolResult,
+    InitializeRequestParams,
+    InputRequiredResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import AnyUrl, ValidationError
 
+from .._json import JsonObject
 from .._sync import run_sync
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
@@ -57,7 +67,7 @@ Answer = Annotated[CallToolResult, dict[str, Any]]
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
 
 
-class SkillServer(MCPServer[Any]):
+class SkillServer(MCPServer[dict[str, object]]):
     """``semif mcp``: the workspace's skills through ``router``, watched on disk every ``watch_every`` seconds."""
 
     def __init__(self, router: Router, *, watch_every: float | None = POLL_SECONDS) -> None:
@@ -66,7 +76,7 @@ class SkillServer(MCPServer[Any]):
         self.watch_every = watch_every
         # each connected client's latest request session (the SDK builds one per request, each reaching the
         # client's connection), by the connection's handshake parameters: the oldest dropped past MAX_CLIENTS
-        self._sessions: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        self._sessions: OrderedDict[int, tuple[InitializeRequestParams, ServerSession]] = OrderedDict()
         # what the first find needs is built in a thread as the server starts (see warm): tools wait for it
         self.say: Callable[[str], None] | None = None  # told when it starts and when it is built (e.g. to stderr)
         self._ready: anyio.Event | None = None
@@ -116,7 +126,9 @@ class SkillServer(MCPServer[Any]):
         finally:
             self._ready.set()
 
-    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    async def _remember_session(
+        self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
+    ) -> HandlerResult:
         result = await call_next(ctx)
         params = ctx.session.client_params  # set once the handshake is done, and the same for every request after
         if params is not None:
@@ -126,7 +138,9 @@ class SkillServer(MCPServer[Any]):
                 self._sessions.popitem(last=False)
         return result
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, object], context: Context[dict[str, object], object] | None = None
+    ) -> CallToolResult | InputRequiredResult:
         """The SDK's call, with arguments that do not fit a tool's parameters said in one line (see :func:`argument_error`)."""
         try:
             return await super().call_tool(name, arguments, context)
@@ -162,7 +176,9 @@ class SkillServer(MCPServer[Any]):
             )
         ]
 
-    async def read_resource(self, uri: Any, context: Any = None) -> list[ReadResourceContents]:
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[dict[str, object], object] | None = None
+    ) -> list[ReadResourceContents]:
         name, path = parse_skill_uri(str(uri))
         await self.ready()
         try:
@@ -174,7 +190,7 @@ class SkillServer(MCPServer[Any]):
 
 
 @asynccontextmanager
-async def _watching(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+async def _watching(server: MCPServer[dict[str, object]]) -> AsyncIterator[dict[str, object]]:
     """While the server runs, watch its workspace's skills (when it has a period to watch at)."""
     assert isinstance(server, SkillServer)
     async with anyio.create_task_group() as group:
@@ -220,7 +236,7 @@ def argument_error(error: ValidationError) -> str:
     return "; ".join(said)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A caller's value as JSON (what the caller sent), cut short."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 60 else text[:59] + "…"
@@ -239,7 +255,7 @@ def parse_skill_uri(uri: str) -> tuple[str, str | None]:
     return unquote(name), unquote(path) or None
 
 
-def _session(ctx: Context[Any, Any]) -> int | None:
+def _session(ctx: Context[dict[str, object], object]) -> int | None:
     """The client's connection, as its handshake parameters (one object per connection) tell it apart."""
     try:
         params = ctx.session.client_params
@@ -248,7 +264,7 @@ def _session(ctx: Context[Any, Any]) -> int | None:
     return id(params) if params is not None else None
 
 
-def _client(ctx: Context[Any, Any]) -> str | None:
+def _client(ctx: Context[dict[str, object], object]) -> str | None:
     """The client's name from the MCP handshake, when it gave one."""
     try:
         params = ctx.session.client_params
@@ -257,7 +273,7 @@ def _client(ctx: Context[Any, Any]) -> str | None:
     return params.client_info.name if params is not None and params.client_info else None
 
 
-def _answer(value: dict[str, Any]) -> CallToolResult:
+def _answer(value: JsonObject) -> CallToolResult:
     """``value`` as structured content, and as its compact JSON text for clients that read only text."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
@@ -267,7 +283,7 @@ def _add_tools(server: SkillServer) -> None:
     router = server.router
 
     @server.tool(annotations=READ_ONLY)
-    async def find_skills(request: str, ctx: Context[Any, Any], k: int = DEFAULT_K) -> Answer:
+    async def find_skills(request: str, ctx: Context[dict[str, object], object], k: int = DEFAULT_K) -> Answer:
         """The k skills likeliest to fit a request, best first, and a choice_id. Call it before a task.
         best: where a run would go ("none": no skill fits); handed_back and reason: why. If handed_back, do
         not run best."""
@@ -277,7 +293,7 @@ def _add_tools(server: SkillServer) -> None:
         return _answer(found.to_dict())
 
     @server.tool(annotations=READ_ONLY)
-    async def load_skill(name: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
+    async def load_skill(name: str, ctx: Context[dict[str, object], object], choice_id: str | None = None) -> Answer:
         """Load a skill to follow: a SKILL.md skill's instructions and file list, or a code skill's manifest.
         Pass the find's choice_id: the load is then your pick for that find's request."""
         await server.ready()
@@ -293,7 +309,9 @@ def _add_tools(server: SkillServer) -> None:
             return router.read_file(name, path)
 
     @server.tool()
-    async def run_skill(name: str, request: str, ctx: Context[Any, Any], choice_id: str | None = None) -> Answer:
+    async def run_skill(
+        name: str, request: str, ctx: Context[dict[str, object], object], choice_id: str | None = None
+    ) -> Answer:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else gives its instructions. Returns the result, changes and run_id. Pass the find's
         choice_id."""
@@ -304,7 +322,11 @@ def _add_tools(server: SkillServer) -> None:
 
     @server.tool()
     async def report_outcome(
-        id: str, outcome: str, ctx: Context[Any, Any], skill: str | None = None, note: str | None = None
+        id: str,
+        outcome: str,
+        ctx: Context[dict[str, object], object],
+        skill: str | None = None,
+        note: str | None = None,
     ) -> Answer:
         """Say how a run or a find went: outcome "success" or "failure"; skill: the one that should have been
         used ("none": no skill fits). id: a run_id or choice_id."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from ..engine.lexical import document_terms, terms
@@ -22,7 +23,9 @@ from ..engine.lexical import document_terms, terms
 class BM25Index:
     """``scores(query)``: one score per text, in the texts' order (an array with numpy, else a list)."""
 
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75, numpy: Any = None) -> None:
+    def __init__(
+        self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75, numpy: ModuleType | None = None
+    ) -> None:
         self.size = len(texts)
         self._np = numpy
         self._gain = k1 + 1
@@ -48,7 +51,7 @@ class BM25Index:
             idf = self.idf[term] = math.log(1 + (self.size - df + 0.5) / (df + 0.5))
             self._postings[term] = (where, [idf * c * self._gain / (c + n) for c, n in zip(tally, term_norms)])
 
-    def _index_arrays(self, docs: list[Counter[str]], norms: list[float], np: Any) -> None:
+    def _index_arrays(self, docs: list[Counter[str]], norms: list[float], np: ModuleType) -> None:
         """The same postings computed with numpy in one pass: each term's documents and weights are slices of two
         arrays sorted by term (a calibration builds ten indexes of a thousand leaves; term by term, that took
         most of a new process's first request)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,10 @@ from ._head import (
 )
 from .learned import LearnedHead
 from .scoring import LeafScorer, example_centroids
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
+    from .training import TrainingExample
 
 # Strengths tried, strongest first (each fit starts from the last): the strongest keep the head near the untrained
 # scores, which is what a few dozen requests support (measured by cross-validation on the starter's examples).
@@ -101,11 +105,11 @@ class Fitter:
     def __init__(
         self,
         tree: SkillTree,
-        engine: Any,
-        rows: Sequence[Any],
+        engine: Engine,
+        rows: Sequence[TrainingExample],
         *,
         base_threshold: float | None,
-        progress: Any = None,
+        progress: Callable[[str, int, int], None] | None = None,
         encoder: Encoder | None = None,
     ) -> None:
         self.tree, self.engine, self.rows = tree, engine, list(rows)
@@ -278,7 +282,7 @@ class Fitter:
         routers = [self.router(part, head) for (part, _), head in zip(parts, heads)]
         leaves, none = self._pooled(routers, parts)
         truth = np.array(
-            [self.position[self.rows[i].skill] if self.rows[i].skill else len(self.leaves) for i in test_rows]
+            [self.position[skill] if (skill := self.rows[i].skill) else len(self.leaves) for i in test_rows]
         )
         self.temperature = temperature(np.hstack([leaves, none[:, None]]), truth)
         for router in routers:
@@ -425,7 +429,7 @@ class Fitter:
         """Logits over [every leaf, none] and the index of each row's answer, for calibration."""
         leaves, none = self.logits(router, rows)
         truth = np.array(
-            [self.position[self.rows[i].skill] if self.rows[i].skill is not None else len(self.leaves) for i in rows]
+            [self.position[skill] if (skill := self.rows[i].skill) is not None else len(self.leaves) for i in rows]
         )
         return np.hstack([leaves, none[:, None]]), truth
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..engine.lexical import terms
 
@@ -312,7 +313,7 @@ def top_probability(logits: np.ndarray, temperature_: float) -> np.ndarray:
     return exp.max(axis=1) / exp.sum(axis=1)
 
 
-def calibration_error(confidence: Any, correct: Any, bins: int = 10) -> float:
+def calibration_error(confidence: ArrayLike, correct: ArrayLike, bins: int = 10) -> float:
     """Expected calibration error of ``confidence`` (top-1 probabilities) against ``correct``."""
     confidence = np.asarray(confidence, dtype=float)
     correct = np.asarray(correct, dtype=float)

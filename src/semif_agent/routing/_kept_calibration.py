@@ -17,22 +17,25 @@ import dataclasses
 import hashlib
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .calibration import Calibration
+
+if TYPE_CHECKING:
+    from ..engine.embed_cache import EmbeddingStore
 
 VERSION = 1
 """Bumped when the fit changes, so calibrations kept by an older fit are not read."""
 
 
-def calibration_key(*parts: Any) -> str:
+def calibration_key(*parts: object) -> str:
     """The store key of a calibration fitted on ``parts`` (each turned to text by ``repr``, which is exact for the
     frozen manifests, tuples, strings and numbers it is given)."""
     digest = hashlib.sha256(repr((VERSION, *parts)).encode("utf-8", "surrogatepass")).hexdigest()
     return f"calibration/{digest[:40]}"
 
 
-def read_kept(store: Any, key: str) -> Calibration | None:
+def read_kept(store: EmbeddingStore | None, key: str) -> Calibration | None:
     """The calibration kept under ``key`` in ``store``, or None (none kept, or not one)."""
     if store is None:
         return None
@@ -50,7 +53,7 @@ def read_kept(store: Any, key: str) -> Calibration | None:
     return calibration
 
 
-def keep(store: Any, key: str, calibration: Calibration) -> None:
+def keep(store: EmbeddingStore | None, key: str, calibration: Calibration) -> None:
     """Keep ``calibration`` under ``key`` (a store that cannot be written keeps nothing, as for embeddings)."""
     if store is not None:
         store.put_many([(key, json.dumps(dataclasses.asdict(calibration)).encode("utf-8"))])

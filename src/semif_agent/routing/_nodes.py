@@ -11,6 +11,7 @@ them, laid end to end, so that with numpy an option's score is one
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 from ..engine.decisions import NONE_ID, Option
@@ -22,7 +23,9 @@ NO_LEAF_SCORE = -1.0  # a category with no leaves (never offered by the tree, ke
 class NodeTable:
     """The options offered at ``node`` and, for each, the leaves whose best score it takes."""
 
-    def __init__(self, tree: SkillTree, node: str, position: Mapping[str, int], numpy: Any = None) -> None:
+    def __init__(
+        self, tree: SkillTree, node: str, position: Mapping[str, int], numpy: ModuleType | None = None
+    ) -> None:
         self.node = node
         self.options: tuple[Option, ...] = tuple(tree.options_at(node))
         self.ids: tuple[str, ...] = tuple(o.id for o in self.options)

@@ -77,6 +77,7 @@ def shortlist(inputs: StrategyInputs) -> RoutingStrategy:
 
 def learned(inputs: StrategyInputs) -> RoutingStrategy:
     """The workspace's trained router scores the leaves (``semif train``)."""
+    assert inputs.router is not None  # a strategy that needs a router is built with one (create_strategy)
     return Learned(inputs.tree, inputs.engine, LearnedScorer(inputs.tree, inputs.scorer, inputs.router))
 
 

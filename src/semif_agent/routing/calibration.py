@@ -27,9 +27,16 @@ HWU64's train split (``bench/calibration.py`` measures them).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from .._arrays import Indexes, Scores
 
 DEFAULT_TEMPERATURE = 0.0588
 """The softmax temperature of blended leaf scores for a tree without enough examples (fitted on BFCL, 0 shots)."""
@@ -92,7 +99,7 @@ class Calibration:
     def fitted(self) -> bool:
         return self.held_out > 0
 
-    def temperature_of(self, leaf_scores: Any, numpy: Any = None) -> float:
+    def temperature_of(self, leaf_scores: Scores | Sequence[float], numpy: ModuleType | None = None) -> float:
         """The softmax temperature for one request's ``leaf_scores``: :attr:`temperature`, or, without examples to
         fit one, :attr:`spread_scale` times the scores' standard deviation (at least :data:`MIN_SPREAD`)."""
         if self.spread_scale is None or not len(leaf_scores):
@@ -161,7 +168,7 @@ def expected_calibration_error(
     return round(gap / len(pairs), 4)
 
 
-def fit_temperature(logits: Any, targets: Any, numpy: Any, spreads: Any = None) -> float:
+def fit_temperature(logits: Scores, targets: Indexes, numpy: ModuleType, spreads: Scores | None = None) -> float:
     """The temperature whose softmax of ``logits`` (rows of scores) gives ``targets`` (column indexes) the least NLL.
 
     With ``spreads`` (one per row), row ``i`` is softmaxed at the temperature
@@ -192,13 +199,13 @@ def fit_temperature(logits: Any, targets: Any, numpy: Any, spreads: Any = None) 
     return round(math.exp((low + high) / 2), 5)
 
 
-def mean_nll(z: Any, targets: Any, rows: Any, numpy: Any) -> float:
+def mean_nll(z: Scores, targets: Indexes, rows: Indexes, numpy: ModuleType) -> float:
     """The mean negative log-likelihood of ``targets`` under the softmax of each row of ``z``."""
     z = z - z.max(axis=1, keepdims=True)
     return float((numpy.log(numpy.exp(z).sum(axis=1)) - z[rows, targets]).mean())
 
 
-def spreads_of(scores: Any, numpy: Any) -> Any:
+def spreads_of(scores: Scores, numpy: ModuleType) -> Scores:
     """Each row's spread of leaf scores (standard deviation, at least :data:`MIN_SPREAD`)."""
     return numpy.maximum(scores.std(axis=1), MIN_SPREAD)
 
@@ -230,7 +237,7 @@ NEAR = 0.1
 """BM25 re-ranks only the leaves whose cosine is within this of the best: a clear cosine winner stays the winner."""
 
 
-def blend(cosines: Any, keywords: Any, weight: float, numpy: Any) -> Any:
+def blend(cosines: Scores, keywords: Scores | None, weight: float, numpy: ModuleType | None) -> Scores:
     """Cosines with BM25 added at ``weight`` to the leaves within :data:`NEAR` of the best cosine (per row)."""
     if keywords is None or not weight:
         return cosines
@@ -248,7 +255,7 @@ first for 39% of them against 29% at 1 (47.5% against 42.5% with the SKILL.md bo
 weight from 0.15 to 0.35 did nearly as well."""
 
 
-def fuse(cosines: Any, keywords: Any, weight: float, numpy: Any) -> Any:
+def fuse(cosines: Scores, keywords: Scores | None, weight: float, numpy: ModuleType) -> Scores:
     """Cosines and BM25 fused per row over every leaf (z-score fusion, BM25 at ``weight``), in cosine units.
 
     Each signal counts by its spread in the row, so neither swamps the other
@@ -272,7 +279,9 @@ def fuse(cosines: Any, keywords: Any, weight: float, numpy: Any) -> Any:
     return cosines.mean(axis=-1, keepdims=True) + (fused - fused.mean(axis=-1, keepdims=True)) * scale
 
 
-def fit_none_threshold(tops: Any, right: Any, none_tops: Any, default: float, numpy: Any) -> float:
+def fit_none_threshold(
+    tops: Scores, right: NDArray[np.bool_], none_tops: Scores, default: float, numpy: ModuleType
+) -> float:
     """Where ``none`` should start, from held-out examples' best scores (``tops``, ``right``: reached their skill)
     and the best scores of requests no skill serves (``none_tops``, maybe empty).
 
@@ -304,14 +313,14 @@ def fit_none_threshold(tops: Any, right: Any, none_tops: Any, default: float, nu
 
 
 def fit_calibration(
-    cosines: Any,
-    keywords: Any,
-    targets: Any,
-    none_score: Any,
-    numpy: Any,
+    cosines: Scores,
+    keywords: Scores | None,
+    targets: Indexes,
+    none_score: Callable[[float], float],
+    numpy: ModuleType,
     *,
     weights: Sequence[float] = LEXICAL_WEIGHTS,
-    none_rows: tuple[Any, Any] | None = None,
+    none_rows: tuple[Scores, Scores | None] | None = None,
 ) -> Calibration:
     """The blend, temperature and ``none`` threshold for held-out examples: their ``cosines`` and BM25 ``keywords``
     (rows, one column a leaf).

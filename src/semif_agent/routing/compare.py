@@ -48,7 +48,7 @@ class Trial:
     validation: float | None = None
 
     @property
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, object]:
         """What ``data/routing.json`` would hold for it."""
         found = {"strategy": self.strategy, "threshold": self.threshold, "temperature": self.temperature}
         return {k: v for k, v in found.items() if v is not None}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..engine.base import Engine
 from ..errors import ArgumentTypeError, EngineConfigError, InvalidArgumentError, UserError, check_type
@@ -26,6 +26,9 @@ from ..tree.tree import SkillTree
 from .names import STRATEGIES, STRATEGY_PLUGINS, strategy_names
 from .scoring import can_score
 from .strategies import SHORTLIST_SIZE, RoutingStrategy
+
+if TYPE_CHECKING:
+    from .learned import LearnedHead
 
 NEEDS = {
     "scores": "an engine that scores options",
@@ -51,7 +54,7 @@ class StrategyInputs:
     tree: SkillTree
     engine: Engine
     scorer: Engine
-    router: Any = None
+    router: LearnedHead | None = None
     threshold: float | None = None
     temperature: float | None = None
     examples: str | None = None
@@ -103,7 +106,7 @@ def create_strategy(
     examples: str | None = None,
     beam_width: int = 3,
     shortlist_size: int = SHORTLIST_SIZE,
-    router: Any = None,
+    router: LearnedHead | None = None,
 ) -> RoutingStrategy:
     """Build the strategy ``name`` over ``tree``; ``engine`` makes its decisions.
 
@@ -128,7 +131,9 @@ def create_strategy(
         return spec.factory(inputs)
 
 
-def _scorer(name: str, needs: Collection[str], engine: Engine, scorer_engine: Engine | None, router: Any) -> Engine:
+def _scorer(
+    name: str, needs: Collection[str], engine: Engine, scorer_engine: Engine | None, router: LearnedHead | None
+) -> Engine:
     """Meet ``needs``: refuse what cannot be met, and return the engine that scores leaves."""
     if "router" in needs and router is None:
         raise UserError(f"strategy {name!r} needs {NEEDS['router']}: teach it with semif train")
@@ -148,7 +153,7 @@ def _scorer(name: str, needs: Collection[str], engine: Engine, scorer_engine: En
     return create_engine("local")
 
 
-def usable_strategies(router: Any = None) -> list[str]:
+def usable_strategies(router: LearnedHead | None = None) -> list[str]:
     """The strategies that can be built here, in order: every one whose plug-in loads and whose router, if it needs one, is given."""
     usable = []
     for name in strategy_names():

@@ -171,7 +171,7 @@ def embedding_of(strategy: object) -> Callable[[Sequence[str]], object] | None:
     return None
 
 
-def summarize(outcomes: list[RoutedExample], tree: SkillTree) -> dict[str, Any]:
+def summarize(outcomes: list[RoutedExample], tree: SkillTree) -> dict[str, object]:
     """The metrics ``semif eval`` reports."""
     inside = [o for o in outcomes if o.example.skill is not None]
     outside = [o for o in outcomes if o.example.skill is None]

@@ -31,7 +31,8 @@ import dataclasses
 import hashlib
 import heapq
 import re
-from typing import Any, Protocol, TypeGuard
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from ..engine.base import Engine, check_engine
 from ..engine.decisions import Option
@@ -56,6 +57,11 @@ from .calibration import (
     fuse,
     zero_shot,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._arrays import Indexes, Scores, Vectors
 
 EXAMPLE_MODES = ("off", "nn", "centroid")
 __all__ = [
@@ -336,14 +342,14 @@ class LeafScorer:
                     for s in skills
                 )
                 folds.append((self._build((rest, index.key[1])), held))
-        cosines: list[Any] = []
-        keywords: list[Any] = []
+        cosines: list[Scores] = []
+        keywords: list[Scores] = []
         targets: list[int] = []
         for fold, held in folds:
             targets.extend(i for i, _ in held)
             self._held_out_scores(fold, [e for _, e in held], cosines, keywords)
-        none_cosines: list[Any] = []
-        none_keywords: list[Any] = []
+        none_cosines: list[Scores] = []
+        none_keywords: list[Scores] = []
         self._held_out_scores(index, list(self.tree.none_examples), none_cosines, none_keywords)
         weight = self.lexical_weight
         return fit_calibration(
@@ -358,7 +364,9 @@ class LeafScorer:
             else None,
         )
 
-    def _held_out_scores(self, fold: LeafIndex, texts: list[str], cosines: list[Any], keywords: list[Any]) -> None:
+    def _held_out_scores(
+        self, fold: LeafIndex, texts: list[str], cosines: list[Scores], keywords: list[Scores]
+    ) -> None:
         """Append each text's cosines (and BM25 scores, when ``fold`` has them) against ``fold``'s leaves."""
         if not texts:
             return
@@ -401,7 +409,7 @@ class LeafScorer:
             index.options = [Option(s.name, _with_examples(s.description, s.examples, self.examples)) for s in skills]
         return index
 
-    def _embed(self, skills: tuple[SkillManifest, ...]) -> tuple[Any, Any]:
+    def _embed(self, skills: tuple[SkillManifest, ...]) -> tuple[Vectors, Indexes | None]:
         """Rows to compare with (descriptions, plus examples or centroids), and where each leaf's rows start."""
         np = _numpy()
         texts = [leaf_text(s.name, s.description) for s in skills]
@@ -426,7 +434,9 @@ class LeafScorer:
         return rows[np.array(order, dtype=np.intp)], np.array(starts, dtype=np.intp)
 
 
-def example_centroids(descriptions: Any, examples: Any, owners: Any, numpy: Any) -> tuple[Any, Any]:
+def example_centroids(
+    descriptions: Vectors, examples: Vectors, owners: Indexes, numpy: ModuleType
+) -> tuple[Vectors, Vectors]:
     """Each leaf's centroid, of length 1, and the sum it is the direction of: its description's row plus the rows of
     its examples (``examples[j]`` is of leaf ``owners[j]``).
 
@@ -445,7 +455,7 @@ def example_centroids(descriptions: Any, examples: Any, owners: Any, numpy: Any)
     return sums / np.linalg.norm(sums, axis=1, keepdims=True), sums
 
 
-def top_indexes(values: Any, k: int, numpy: Any = None) -> list[int]:
+def top_indexes(values: Scores | Sequence[float], k: int, numpy: ModuleType | None = None) -> list[int]:
     """The indexes of the ``k`` largest ``values``, largest first; ties keep the lower index first."""
     size = len(values)
     k = min(k, size)

@@ -53,11 +53,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._sync import run_sync
 from .._text import percent_figure
 from .compare import ALPHA, paired_p_value
+
+if TYPE_CHECKING:
+    from .strategies import RoutingStrategy
+    from .training import TrainingExample
 
 # Which row says what a request should route to when several hold the same text: a person's word first. A client's
 # rows (implicit, reported) are replayed only to be shown, marked, and never counted.
@@ -100,7 +104,7 @@ class Flip:
             return "right"
         return "wrong" if self.before == self.expected else "still wrong"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "text": self.text,
             "expected": self.expected,
@@ -150,7 +154,7 @@ class Culprit:
             f"take them back with `semif label --undo RUN` for each (--json lists every run)"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"run_ids": list(self.run_ids), "text": self.text, "said": self.said, "mends": self.mends}
 
 
@@ -180,7 +184,7 @@ class SwitchDecision:
         """Requests the routing in use got right and the new router gets wrong."""
         return [f for f in self.flips if f.before == f.expected and f.counted]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "switched": self.switched,
             "forced": self.forced,
@@ -199,7 +203,7 @@ class SwitchDecision:
         }
 
 
-def routing_label(strategy: Any) -> str:
+def routing_label(strategy: object) -> str:
     """The routing ``strategy`` is, in words: ``the learned router trained 2025-03-10T09:00:00+00:00``,
     ``the untrained examples strategy``."""
     from .learned import Learned
@@ -212,14 +216,14 @@ def routing_label(strategy: Any) -> str:
     return f"the untrained {name} strategy"
 
 
-def replayable(rows: Sequence[Any]) -> list[tuple[str, str | None, str]]:
+def replayable(rows: Sequence[TrainingExample]) -> list[tuple[str, str | None, str]]:
     """Each distinct request whose right route is known, with that route and the row that says so.
 
     Rows that only say which skill was wrong (failures) are left out, and so
     are a client's (only what the workspace knows is replayed). When rows
     disagree on a request, the most authoritative says (:data:`AUTHORITY`).
     """
-    chosen: dict[str, Any] = {}
+    chosen: dict[str, TrainingExample] = {}
     for row in rows:
         if row.wrong is not None or row.source not in AUTHORITY or getattr(row, "client", None) is not None:
             continue
@@ -234,11 +238,11 @@ def request_key(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
-def clients_requests(rows: Sequence[Any], known: set[str]) -> list[tuple[str, str | None, str]]:
+def clients_requests(rows: Sequence[TrainingExample], known: set[str]) -> list[tuple[str, str | None, str]]:
     """Each distinct request only a client's rows say where to go (not in ``known``), with the skill its most
     authoritative row names (a report before a pick) and that row's source: replayed to be shown, never counted."""
     known_keys = {request_key(text) for text in known}
-    chosen: dict[str, Any] = {}
+    chosen: dict[str, TrainingExample] = {}
     order = list(CLIENTS_WORD)
     for row in rows:
         if row.wrong is not None or row.source not in CLIENTS_WORD or request_key(row.text) in known_keys:
@@ -249,7 +253,9 @@ def clients_requests(rows: Sequence[Any], known: set[str]) -> list[tuple[str, st
     return [(row.text, row.skill, row.source) for row in chosen.values()]
 
 
-def routed_skills(strategy: Any, texts: Sequence[str], tell: Callable[[int], None] | None = None) -> list[str | None]:
+def routed_skills(
+    strategy: RoutingStrategy, texts: Sequence[str], tell: Callable[[int], None] | None = None
+) -> list[str | None]:
     """The skill ``strategy`` routes each of ``texts`` to (``None``: no skill): by its ``destination`` where it has
     one, else on one run of the event loop (one per request cost more than the routing); ``tell`` hears how many
     are done every 200."""
@@ -271,9 +277,9 @@ def routed_skills(strategy: Any, texts: Sequence[str], tell: Callable[[int], Non
 
 
 def compare_routers(
-    current: Any,
-    new: Any,
-    rows: Sequence[Any],
+    current: RoutingStrategy,
+    new: RoutingStrategy,
+    rows: Sequence[TrainingExample],
     *,
     held_out: HeldOut | None = None,
     force: bool = False,
@@ -305,8 +311,8 @@ def compare_routers(
 
 def label_culprits(
     decision: SwitchDecision,
-    rows: Sequence[Any],
-    without: Callable[[list[int]], Any],
+    rows: Sequence[TrainingExample],
+    without: Callable[[list[int]], RoutingStrategy],
     *,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> list[Culprit]:
@@ -337,7 +343,7 @@ def label_culprits(
     def culprit(positions: list[int], mended: int) -> Culprit:
         first = rows[positions[0]]
         said = _said(first) if len({(rows[i].skill, rows[i].wrong) for i in positions}) == 1 else ""
-        return Culprit(tuple(dict.fromkeys(rows[i].run_id for i in positions)), first.text, said, mended)
+        return Culprit(tuple(dict.fromkeys(rows[i].run_id or "" for i in positions)), first.text, said, mended)
 
     found = []
     for done, positions in enumerate(suspects, start=1):
@@ -356,7 +362,7 @@ def label_culprits(
     return [culprit for culprit in found if 2 * culprit.mends >= found[0].mends] if found else []
 
 
-def _said(row: Any) -> str:
+def _said(row: TrainingExample) -> str:
     """What a person's label row says, as `semif label` takes it."""
     if row.wrong is not None:
         return "--outcome failure"

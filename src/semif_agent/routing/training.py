@@ -65,13 +65,23 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.local import MODEL_ID
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from .evaluate import Example
 from .switching import HeldOut, SwitchDecision, compare_routers, label_culprits, request_key
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from ..engine.base import Engine
+    from ..workspace import Workspace
+    from ._fitting import Encoder
+    from .learned import LearnedHead
+    from .strategies import RoutingStrategy
 
 SOURCES = ("examples", "dataset", "label", "success", "failure", "implicit", "reported")
 WEIGHTS = {
@@ -233,9 +243,9 @@ class TrainingReport:
     decision: SwitchDecision | None = None  # whether the workspace switched to the router (train_workspace)
     rows: Sequence[TrainingExample] = field(default=(), repr=False)  # the rows fitted on, in the fit's order
     # the router fitted the same way without the rows at some positions of ``rows`` (what one label did)
-    refit: Callable[[Sequence[int]], Any] | None = field(default=None, repr=False)
+    refit: Callable[[Sequence[int]], LearnedHead] | None = field(default=None, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "counts": self.counts,
             "classes": self.classes,
@@ -251,17 +261,17 @@ class TrainingReport:
 
 
 def train_workspace(
-    workspace: Any,
+    workspace: Workspace,
     tree: SkillTree,
     rows: Sequence[TrainingExample],
-    engine: Any,
+    engine: Engine,
     *,
-    current: Any,
+    current: RoutingStrategy,
     force: bool = False,
     held_out: float = HELD_OUT,
     progress: Progress | None = None,
-    encoder: Any = None,
-) -> tuple[Any, TrainingReport, Path | None]:
+    encoder: Encoder | None = None,
+) -> tuple[LearnedHead, TrainingReport, Path | None]:
     """Train ``workspace``'s router (:func:`train`, from its tuned threshold) and switch to it unless that breaks
     what was right (:func:`.switching.compare_routers` against ``current``, the strategy routing now);
     ``force`` switches anyway. The decision is ``report.decision``.
@@ -305,13 +315,13 @@ def train_workspace(
 def train(
     tree: SkillTree,
     rows: Sequence[TrainingExample],
-    engine: Any,
+    engine: Engine,
     *,
     base_threshold: float | None = None,
     held_out: float = HELD_OUT,
     progress: Progress | None = None,
-    encoder: Any = None,
-) -> tuple[Any, TrainingReport]:
+    encoder: Encoder | None = None,
+) -> tuple[LearnedHead, TrainingReport]:
     """A learned router for ``tree`` from ``rows``, and the report of its held-out measurement.
 
     ``encoder`` embeds the requests and scores them the untrained way (default: here, with ``engine``;
@@ -351,7 +361,7 @@ def train(
         report.l2 = settings[0].l2
         router = fitter.fit_all(settings)
 
-    def refit(leaving_out: Sequence[int]) -> Any:
+    def refit(leaving_out: Sequence[int]) -> LearnedHead:
         fitter._tell = lambda stage, done, total: None  # the caller tells how the refits go, not each fit
         with threadpool_limits(limits=FIT_BLAS_THREADS, user_api="blas"):
             refitted = fitter.fit_all(settings, leaving_out=leaving_out)
@@ -381,7 +391,7 @@ def tree_fingerprint(tree: SkillTree) -> str:
     return digest.hexdigest()[:16]
 
 
-def _folds(rows: Sequence[TrainingExample]) -> list[tuple[Any, list[int]]]:
+def _folds(rows: Sequence[TrainingExample]) -> list[tuple[NDArray[np.int_], list[int]]]:
     """:data:`FOLDS` folds of the rows with a known answer (by a hash of the text), each with the other rows to fit on;
     none when fewer than :data:`MIN_CROSS_VALIDATED` rows have a known answer (a client's rows are never tested on)."""
     import numpy as np

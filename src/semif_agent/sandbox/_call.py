@@ -19,6 +19,7 @@ import marshal
 import os
 import sys
 import time
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._beneath import open_root, remove_contents
@@ -85,7 +86,7 @@ class Call:
         fds: tuple[int, int, int, int],
         held: dict[str, str],
         cgroup: str | None,
-        disk: Any,
+        disk: ModuleType,
         *,
         reuse_key: str | None = None,
         confined: bool = False,
@@ -123,13 +124,13 @@ class Call:
         self.timed_out = False
         self.reported = ""  # the worker's own verdict (disk, channel), from nothing the child wrote
 
-    def done_line(self, status: int, cpu_used: float) -> dict[str, Any]:
+    def done_line(self, status: int, cpu_used: float) -> dict[str, object]:
         """The ``done`` line of this call, which ended with wait ``status`` after ``cpu_used`` seconds of CPU."""
         returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         reported = self.reported or self.heard.claimed  # the worker's verdict first, then what the child said
         if not reported and returncode < 0 and self.cpu_seconds is not None and cpu_used >= self.cpu_seconds - 0.05:
             reported = "cpu"
-        line: dict[str, Any] = {
+        line: dict[str, object] = {
             "id": self.call_id,
             "kind": "done",
             "returncode": returncode,

@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ class Worker:
         self.send(request)
         return future
 
-    def send(self, line: dict[str, Any]) -> None:
+    def send(self, line: Mapping[str, object]) -> None:
         """Queue one JSON line for the worker: written now when it is the first of this turn of the loop,
         else with the others at the turn's end (a burst of calls costs two writes and wakes the worker twice)."""
         self._unsent += _encode(line).encode("utf-8") + b"\n"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import marshal
 import os
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Ready:
 class ReadyChildren:
     """The children a worker forked ahead of its calls, and how it forks more."""
 
-    def __init__(self, zygote: Zygote, isolation: Any, network_mode: str, *, allowed: bool, size: int) -> None:
+    def __init__(self, zygote: Zygote, isolation: ModuleType, network_mode: str, *, allowed: bool, size: int) -> None:
         """Up to ``size`` children, forked by ``zygote``, for a worker whose calls get the network as
         ``network_mode`` says (see the worker), and may use it when ``allowed``; ``isolation``: :mod:`._isolation`."""
         self.zygote, self.isolation = zygote, isolation

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import os
 import selectors
+from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._call import Call
     from ._resident import Residents
+    from ._zygote import Zygote
 
 
 class Relay:
@@ -25,9 +28,9 @@ class Relay:
     selector: selectors.BaseSelector
     reply_fd: int
     to_host: bytearray
-    call: Any  # the _call module
-    groups: Any  # the _process_group module
-    zygote: Any  # a _zygote.Zygote
+    call: ModuleType  # the _call module
+    groups: ModuleType  # the _process_group module
+    zygote: Zygote
     residents: Residents
 
     def _end_warm_call(self, pid: int, call: Call, code: int, stays: bool) -> None:
@@ -148,7 +151,7 @@ class Relay:
         elif not call.unsent and waiting:
             self.selector.unregister(call.replies)
 
-    def _send(self, line: dict[str, Any]) -> None:
+    def _send(self, line: Mapping[str, object]) -> None:
         """Queue one line for the host; :meth:`_send_held` writes those of one turn of the loop together."""
         self.to_host += json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"
 

@@ -32,7 +32,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def quiet_stops() -> bool:
         return False
 
 
-def setup_key(request: dict[str, Any]) -> str:
+def setup_key(request: Mapping[str, object]) -> str:
     """What two calls must share for one process to run both: everything the child's set-up depends on
     (and the caller's ``reuse`` key), as one text. Taken before the worker adds the call's own folder."""
     return json.dumps([request.get(key) for key in ("reuse", *_SETUP_KEYS)], sort_keys=True, ensure_ascii=False)

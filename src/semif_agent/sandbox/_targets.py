@@ -15,7 +15,7 @@ PRELOAD: dict[str, None] = {}
 """Modules every pool's workers import at start (see :func:`preload_everywhere`)."""
 _TARGET = re.compile(r"semif_agent(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 
-CallTarget = Callable[[dict[str, Any], Channel], Any]
+CallTarget = Callable[[dict[str, Any], Channel], object]
 """What a call runs: ``function(payload, channel)``, a module-level function of this package."""
 
 

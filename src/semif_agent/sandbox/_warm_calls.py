@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ._relay import Relay
 
 if TYPE_CHECKING:
     from ._call import Call
+    from ._cgroup import Slots
     from ._folders import CallFolders
+    from ._ready import ReadyChildren
     from ._resident import Resident
 
 Started = tuple[dict[str, Any], str, "str | None", tuple[int, int, int, int], tuple[int, ...]]
@@ -22,11 +25,11 @@ its channel's descriptors in the child."""
 class WarmCalls(Relay):
     """Handing a call to a warm process, ending a call that ran in one, letting one go."""
 
-    warm_processes: Any  # the _resident module
-    warm_check: Any  # the _warm_check module
-    watch: Any  # the _watch module
-    slots: Any  # a _cgroup.Slots, or None
-    ready: Any  # a _ready.ReadyChildren
+    warm_processes: ModuleType  # the _resident module
+    warm_check: ModuleType  # the _warm_check module
+    watch: ModuleType  # the _watch module
+    slots: Slots | None
+    ready: ReadyChildren
     folders: CallFolders
 
     def _record(self, pid: int, held: dict[str, str], started: Started, *, warm: Resident | None = None) -> None:

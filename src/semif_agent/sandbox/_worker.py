@@ -49,6 +49,7 @@ import selectors
 import signal
 import sys
 import time
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, sys.argv[1])  # the package's parent (this file runs as a program, never imported)
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
     from semif_agent.sandbox._call import Call
     from semif_agent.sandbox._resident import Resident
 
+Prepared = tuple[dict[str, Any], str, "str | None", tuple["str | None", "str | None"]]
+"""A call made ready for a child forked for it: its request, its folder, its cgroup slot, the paths of its cgroups."""
 _SWEEP_DELAY = 0.05  # orphans are looked for (all of /proc is read) at most this often
 _FOLDERS_LOOK = 0.05  # how often folders waiting for their call's processes to be gone are looked at
 
@@ -68,7 +71,7 @@ _FOLDERS_LOOK = 0.05  # how often folders waiting for their call's processes to 
 class _Worker(WarmCalls):
     def __init__(
         self,
-        modules: Any,
+        modules: tuple[ModuleType, ...],
         zygote: Zygote,
         reply_fd: int,
         calls_folder: str,
@@ -216,7 +219,7 @@ class _Worker(WarmCalls):
             self._fork_for(fresh)
         self.ready.running(sum(1 for call in self.calls.values() if not call.warm))
 
-    def _prepare(self, request: dict[str, Any]) -> tuple[Any, ...] | None:
+    def _prepare(self, request: dict[str, Any]) -> Prepared | None:
         """Give ``request`` to a warm process or a child forked ahead (None), else make it ready for a child
         forked for it: (request, folder, cgroup slot, the paths of its cgroups)."""
         spec = request["confine"]
@@ -245,7 +248,7 @@ class _Worker(WarmCalls):
             ready = self.ready.take()
         return request, run_dir, slot, cgroups
 
-    def _fork_for(self, fresh: list[tuple[Any, ...]]) -> None:
+    def _fork_for(self, fresh: list[Prepared]) -> None:
         """Have the zygote fork a child for each call of ``fresh`` (:meth:`_prepare`), and hand it its call."""
         how = [self._how(request["confine"], slot) for request, _dir, slot, _cgroups in fresh]
         forked = self.zygote.fork([(flags, held, None) for flags, held in how])

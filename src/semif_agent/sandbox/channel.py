@@ -73,7 +73,7 @@ class Channel:
         data = {"call": self._call_id, "value": value}
         self._write(b"V" + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n")
 
-    def report(self, kind: str, detail: Any) -> None:
+    def report(self, kind: str, detail: object) -> None:
         """Tell the worker an error type (``kind`` ``E``) or what confinement held (``C``)."""
         self._write(kind.encode("ascii") + json.dumps(detail).encode("utf-8") + b"\n")
 

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +120,7 @@ class WorkerPool:
     async def call(
         self,
         target: CallTarget,
-        payload: dict[str, Any],
+        payload: Mapping[str, object],
         *,
         cwd: str | Path,
         env: dict[str, str],

@@ -33,14 +33,17 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ChannelError
 
+if TYPE_CHECKING:
+    from .channel import Channel
 
-def run_steps(payload: dict[str, Any], channel: Any) -> Any:
+
+def run_steps(payload: dict[str, Any], channel: Channel) -> object:
     """Do the payload's ``steps`` one after another (see the module's documentation)."""
-    answers: list[Any] = []
+    answers: list[object] = []
     for step in payload.get("steps", []):
         ((action, argument),) = step.items()
         if action == "ask":

@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from .._files import replace_file
 from ..catalog.locations import workspace_skill_dirs
@@ -107,7 +106,7 @@ def skills_folder(root: Path) -> Path:
     return workspace_skill_dirs(root)[0]
 
 
-def _empty_tree() -> dict[str, Any]:
+def _empty_tree() -> dict[str, object]:
     """The starter's categories file without a category, skill or example of what it does not serve."""
     starter = json.loads((TEMPLATE_DIR / CATEGORIES_FILE).read_text(encoding="utf-8"))
     return {"version": starter.get("version", 1), "categories": [], "skills": []}
@@ -119,7 +118,7 @@ def _merge_categories(target: Path, template: Path) -> None:
     A ``target`` that is not a readable categories file is left untouched.
     """
     try:
-        existing: Any = json.loads(target.read_text(encoding="utf-8"))
+        existing: object = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return
     if not isinstance(existing, dict):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..catalog.names import CATEGORY_RE
 from .manifests import SKILL_MD
@@ -61,7 +60,7 @@ class Node:
 
 def manifest(skill: LeafSpec, category: str) -> dict[str, object]:
     """The ``skills`` entry of ``skill`` in ``category``."""
-    entry: dict[str, Any] = {"name": skill.name}
+    entry: dict[str, object] = {"name": skill.name}
     if skill.path is not None:
         entry["kind"] = SKILL_MD
     entry["category"] = category
@@ -77,8 +76,8 @@ def manifest(skill: LeafSpec, category: str) -> dict[str, object]:
 
 def to_dict(root: Node, skills: dict[str, LeafSpec]) -> dict[str, object]:
     """The ``categories.json`` form of the tree under ``root`` (categories parents first)."""
-    categories: list[dict[str, Any]] = []
-    manifests: list[dict[str, Any]] = []
+    categories: list[dict[str, str]] = []
+    manifests: list[dict[str, object]] = []
     for node, parent, _ in root.walk():
         entry = {"name": node.name, "description": node.description}
         if parent is not None:
@@ -88,7 +87,7 @@ def to_dict(root: Node, skills: dict[str, LeafSpec]) -> dict[str, object]:
     return {"version": 1, "categories": categories, "skills": manifests}
 
 
-def from_dict(data: Any) -> Node | None:
+def from_dict(data: object) -> Node | None:
     """The tree a ``categories.json``-shaped dict holds, or None when it is not a usable tree."""
     if not isinstance(data, dict):
         return None

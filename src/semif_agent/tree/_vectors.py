@@ -16,7 +16,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..engine.lexical import stem
 from ..engine.local import leaf_text, option_text
@@ -24,10 +24,10 @@ from ..errors import EngineConfigError
 from ._shape import LeafSpec, Node
 from ._words import is_content_word
 
-if TYPE_CHECKING:  # numpy is imported on first use
-    import numpy as np
+if TYPE_CHECKING:
+    from .._arrays import Vectors
 
-Embed = Callable[[Sequence[str]], Any]
+Embed = Callable[[Sequence[str]], "Vectors"]
 Progress = Callable[[str, int, int], None]
 BATCH = 64
 WORD_DIMENSIONS = 512
@@ -55,12 +55,12 @@ def default_embed() -> Embed:
 
 def embed_texts(
     texts: Sequence[str], embed: Embed, progress: Progress | None = None, *, stage: str = "embedding"
-) -> np.ndarray:
+) -> Vectors:
     """Unit vectors for ``texts`` (float32, one row each), embedded in batches of similar length."""
     import numpy as np
 
     order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
-    rows: np.ndarray | None = None
+    rows: Vectors | None = None
     for start in range(0, len(order), BATCH):
         chunk = order[start : start + BATCH]
         vectors = np.asarray(embed([texts[i] for i in chunk]), dtype=np.float32)
@@ -74,7 +74,7 @@ def embed_texts(
     return _normalised(rows)
 
 
-def embed_skills(skills: Sequence[LeafSpec], embed: Embed, progress: Progress | None = None) -> np.ndarray:
+def embed_skills(skills: Sequence[LeafSpec], embed: Embed, progress: Progress | None = None) -> Vectors:
     """One unit vector per skill: its text, pulled towards its example requests when it has some."""
     texts = [skill_text(s, embed) for s in skills]
     owners = [i for i, s in enumerate(skills) for _ in s.examples]
@@ -91,7 +91,7 @@ def embed_skills(skills: Sequence[LeafSpec], embed: Embed, progress: Progress | 
     return _normalised(rows)
 
 
-def word_vectors(texts: Sequence[str]) -> np.ndarray:
+def word_vectors(texts: Sequence[str]) -> Vectors:
     """Deterministic vectors of the texts' content words (feature hashing): grouping without a model.
 
     Words before the first ``:`` (a skill's name in :func:`skill_text`) count twice.
@@ -113,7 +113,7 @@ def word_vectors(texts: Sequence[str]) -> np.ndarray:
     return _normalised(rows)
 
 
-def _normalised(rows: np.ndarray) -> np.ndarray:
+def _normalised(rows: Vectors) -> Vectors:
     import numpy as np
 
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
@@ -123,12 +123,12 @@ def _normalised(rows: np.ndarray) -> np.ndarray:
 class Centres:
     """Unit vectors of skills (rows of ``vectors``, by leaf id) and of categories (their leaves' centroid)."""
 
-    def __init__(self, names: Sequence[str], vectors: np.ndarray):
+    def __init__(self, names: Sequence[str], vectors: Vectors):
         self.position = {name: i for i, name in enumerate(names)}
         self.vectors = vectors
-        self._nodes: dict[int, np.ndarray] = {}
+        self._nodes: dict[int, Vectors] = {}
 
-    def __call__(self, item: str | Node) -> np.ndarray:
+    def __call__(self, item: str | Node) -> Vectors:
         if isinstance(item, str):
             return self.vectors[self.position[item]]
         found = self._nodes.get(id(item))

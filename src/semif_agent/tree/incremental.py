@@ -42,7 +42,7 @@ class TreeUpdate:
 
 
 def update_tree(
-    previous: Any,
+    previous: object,
     skills: Iterable[LeafSpec],
     *,
     max_children: int = MAX_CHILDREN,
@@ -196,7 +196,7 @@ def _rename(root: Node, touched: set[Node], namer: Namer, progress: Progress | N
     return {node.name for node in order} | {node.name for node in listing}
 
 
-def _old_leaves(previous: Any) -> dict[str, tuple[str, tuple[str, ...]]]:
+def _old_leaves(previous: object) -> dict[str, tuple[str, tuple[str, ...]]]:
     """The previous tree's leaves: description and examples by name."""
     entries = previous.get("skills") if isinstance(previous, dict) else None
     old: dict[str, tuple[str, tuple[str, ...]]] = {}

@@ -30,11 +30,12 @@ import re
 import sys
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 # the parser of the re module (``sre_parse`` before Python 3.11)
-sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
-sre_constants: Any = importlib.import_module("re._constants" if sys.version_info >= (3, 11) else "sre_constants")
+sre_parse: ModuleType = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
+sre_constants: ModuleType = importlib.import_module("re._constants" if sys.version_info >= (3, 11) else "sre_constants")
 
 MAX_BODY_BYTES = 256 * 1024  # a body larger than this is not read for lead-ins
 MAX_PHRASES = 512  # phrases spelled out of one pattern, at most
@@ -159,8 +160,8 @@ def _spell(items: list[Any], work: Work) -> list[tuple[str, bool]]:
     return ways
 
 
-def _part(op: Any, value: Any, work: Work) -> list[tuple[str, bool]]:
-    c: Any = sre_constants
+def _part(op: object, value: Any, work: Work) -> list[tuple[str, bool]]:
+    c = sre_constants
     if op is c.LITERAL:
         return [(chr(value), False)]
     if op is c.AT:

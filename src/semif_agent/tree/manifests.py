@@ -46,10 +46,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._json import JsonObject
 from ..catalog.names import RESERVED_IDS, category_name_problem, code_skill_name_problem, skill_md_leaf_problem
 from ..errors import ManifestError
 from .effects import effects_problem, infer_effects
@@ -125,7 +127,7 @@ class SkillManifest:
     def is_skill_md(self) -> bool:
         return self.kind == SKILL_MD
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         if self.kind == SKILL_MD:
             return {
                 "name": self.name,
@@ -192,7 +194,7 @@ def load_manifests(path: Path, bodies_dir: Path) -> Manifests:
     return parse_manifests(data, file=str(path), bodies_dir=bodies_dir)
 
 
-def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path, base: Path | None = None) -> Manifests:
+def parse_manifests(data: Mapping[str, object], *, file: str, bodies_dir: Path, base: Path | None = None) -> Manifests:
     """Parse a loaded file leniently. A SKILL.md leaf's ``path`` is relative to ``base`` (default: ``file``'s folder)."""
     base = base if base is not None else Path(file).parent
     result = Manifests()
@@ -229,7 +231,7 @@ def parse_manifests(data: dict[str, Any], *, file: str, bodies_dir: Path, base: 
     return result
 
 
-def _entries(data: dict[str, Any], key: str, file: str, result: Manifests) -> list[Any]:
+def _entries(data: Mapping[str, object], key: str, file: str, result: Manifests) -> list[object]:
     entries = data.get(key, [])
     if not isinstance(entries, list):
         result.problems.append(ManifestError(f"'{key}' must be a list", file=file))
@@ -237,13 +239,13 @@ def _entries(data: dict[str, Any], key: str, file: str, result: Manifests) -> li
     return entries
 
 
-def _label(entry: Any, key: str, index: int) -> str:
+def _label(entry: object, key: str, index: int) -> str:
     if isinstance(entry, dict) and isinstance(entry.get("name"), str):
         return entry["name"]
     return f"{key}[{index}]"
 
 
-def _text(entry: dict[str, Any], key: str, *, required: bool) -> str:
+def _text(entry: Mapping[str, object], key: str, *, required: bool) -> str:
     value = entry.get(key, "")
     if not isinstance(value, str):
         raise ManifestError(f"'{key}' must be a string")
@@ -252,7 +254,7 @@ def _text(entry: dict[str, Any], key: str, *, required: bool) -> str:
     return value.strip()
 
 
-def _category(entry: Any) -> Category:
+def _category(entry: object) -> Category:
     if not isinstance(entry, dict):
         raise ManifestError("a category must be an object")
     name = _text(entry, "name", required=True)
@@ -296,7 +298,7 @@ def _on_cycle(category: Category, categories: dict[str, Category]) -> bool:
     return False
 
 
-def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: Path) -> SkillManifest:
+def _skill(entry: object, categories: dict[str, Category], bodies_dir: Path, base: Path) -> SkillManifest:
     if not isinstance(entry, dict):
         raise ManifestError("a skill manifest must be an object")
     name = _text(entry, "name", required=True)
@@ -343,7 +345,7 @@ def _skill(entry: Any, categories: dict[str, Category], bodies_dir: Path, base: 
     return skill
 
 
-def _skill_md(entry: dict[str, Any], name: str, categories: dict[str, Category], base: Path) -> SkillManifest:
+def _skill_md(entry: Mapping[str, object], name: str, categories: dict[str, Category], base: Path) -> SkillManifest:
     problem = skill_md_leaf_problem(name)
     if problem:
         raise ManifestError(problem)
@@ -378,7 +380,7 @@ def _placed(name: str) -> str:
     return category
 
 
-def _examples(entry: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _examples(entry: Mapping[str, object]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(examples, learned)``: a person's examples then the learned ones not among them (case aside), and the
     learned texts alone."""
     examples = entry.get("examples", [])
@@ -399,7 +401,7 @@ def _examples(entry: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (*examples, *texts), tuple(texts)
 
 
-def _effects(declared: Any, description: str, actions: list[str] | tuple[str, ...] = ()) -> str:
+def _effects(declared: object, description: str, actions: list[str] | tuple[str, ...] = ()) -> str:
     """A leaf's ``effects``: as declared (checked), else read from its words (:func:`.effects.infer_effects`)."""
     if declared is None:
         return infer_effects(description, actions)
@@ -409,7 +411,7 @@ def _effects(declared: Any, description: str, actions: list[str] | tuple[str, ..
     return str(declared)
 
 
-def skill_md_effects(metadata: Any, description: str) -> str:
+def skill_md_effects(metadata: object, description: str) -> str:
     """A SKILL.md skill's ``effects``: its frontmatter's ``metadata.effects``, else read from its description.
 
     A value other than ``read`` or ``write`` counts as ``write`` (doubt counts as writing).

@@ -21,11 +21,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..engine.lexical import stem
 from ._shape import LeafSpec, Node
 from ._words import is_content_word
+
+if TYPE_CHECKING:
+    from .._arrays import Vectors
 
 NAME_WEIGHT = 3
 MAX_WORDS = 3
@@ -50,15 +53,15 @@ class Namer:
     def __init__(
         self,
         skills: dict[str, LeafSpec],
-        centre: Callable[[Node | str], Any],
+        centre: Callable[[Node | str], Vectors],
         reserved: set[str],
         in_use: Iterable[str] = (),
-        embed: Callable[[Sequence[str]], Any] | None = None,
+        embed: Callable[[Sequence[str]], Vectors] | None = None,
     ):
         self.skills = skills
         self.centre = centre  # unit vector of a category (its leaves' centroid) or of a skill
         self.embed = embed
-        self._term_vectors: dict[str, Any] = {}
+        self._term_vectors: dict[str, Vectors] = {}
         self.reserved = reserved
         self.in_use = set(in_use)
         self._terms: dict[str, dict[str, int]] = {}

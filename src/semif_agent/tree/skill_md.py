@@ -201,7 +201,7 @@ def example_requests(skill_md: Path) -> tuple[str, ...]:
         return ()
 
 
-def examples_in(document: SkillDocument, data: Mapping[str, Any]) -> tuple[str, ...]:
+def examples_in(document: SkillDocument, data: Mapping[str, object]) -> tuple[str, ...]:
     """The example requests of a SKILL.md already parsed (:func:`example_requests`)."""
     listed = data.get("examples")
     found = (

@@ -6,12 +6,15 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.decisions import NONE_ID, Option
 from ..errors import UnknownSkillError
 from .manifests import Category, Manifests, SkillManifest, load_manifests
 from .skill_md_report import SkillMdReport
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 NONE_CATEGORY = Option(NONE_ID, "None of these: the request fits no category.")
 NONE_SKILL = Option(NONE_ID, "None of these skills fits the request.")
@@ -41,7 +44,7 @@ class SkillTree:
     )
 
     @classmethod
-    def for_workspace(cls, workspace: Any, **options: Any) -> SkillTree:
+    def for_workspace(cls, workspace: Workspace, **options: Any) -> SkillTree:
         """A workspace's whole tree: code skills and SKILL.md skills (see :mod:`.workspace_tree`)."""
         from .workspace_tree import workspace_manifests
 

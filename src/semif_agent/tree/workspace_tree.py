@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,7 @@ def workspace_manifests(
     code = load_manifests(workspace.categories_path, workspace.bodies_dir)
     path = tree_file(workspace)
     stored = _read_stored(path)
-    problems: list[Any] = list(code.problems)
+    problems: list[ManifestError] = list(code.problems)
     scan = scan_skill_md(workspace, known=_known(stored, path.parent))
     taken = set(code.categories) | set(code.skills) | RESERVED_IDS
     held = _held(stored, path.parent)
@@ -340,7 +340,7 @@ def _stored_form(
     return stored
 
 
-def _store(path: Path, data: dict[str, Any], problems: list[Any]) -> None:
+def _store(path: Path, data: Mapping[str, object], problems: list[ManifestError]) -> None:
     """Write the built tree atomically; a workspace that cannot be written, or a tree over :data:`MAX_TREE_BYTES`,
     keeps it in memory only."""
     text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"

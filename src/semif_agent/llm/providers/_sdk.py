@@ -215,7 +215,7 @@ class SDKProvider(BaseProvider):
         return None
 
 
-def _api_message(body: Any) -> str | None:
+def _api_message(body: object) -> str | None:
     if isinstance(body, Mapping):
         error = body.get("error", body)
         message = error.get("message") if isinstance(error, Mapping) else None
@@ -246,7 +246,7 @@ _BODY_KINDS: dict[str, type[ProviderError]] = {
 }
 
 
-def _kind_from_body(body: Any) -> type[ProviderError]:
+def _kind_from_body(body: object) -> type[ProviderError]:
     """The error kind named by an error body (``{"error": {"type": ...}}``), for in-stream errors."""
     error = body.get("error", body) if isinstance(body, Mapping) else None
     kind = error.get("type") or error.get("code") if isinstance(error, Mapping) else None

@@ -140,7 +140,7 @@ class AnthropicProvider(SDKProvider):
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-def _merge_usage(counts: dict[str, int | None], usage: Any) -> None:
+def _merge_usage(counts: dict[str, int | None], usage: object) -> None:
     """Keep the latest non-null figure of each count (message_delta's are cumulative)."""
     if usage is None:
         return
@@ -150,13 +150,13 @@ def _merge_usage(counts: dict[str, int | None], usage: Any) -> None:
             counts[field] = value
 
 
-def _latest_cost(known: float | None, usage: Any) -> float | None:
+def _latest_cost(known: float | None, usage: object) -> float | None:
     """The billed cost a usage report carries, else the one known before."""
     reported = billed_cost(usage) if usage is not None else None
     return known if reported is None else reported
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: object) -> Usage:
     counts: dict[str, int | None] = {}
     _merge_usage(counts, usage)
     return Usage.from_anthropic(**{f: counts.get(f) for f in _USAGE_FIELDS}).with_cost(billed_cost(usage))

@@ -212,7 +212,7 @@ def _usage(usage: Any) -> Usage:
     return counts.with_cost(billed_cost(usage))
 
 
-def _logprobs(logprobs: Any) -> list[TokenLogprob] | None:
+def _logprobs(logprobs: object) -> list[TokenLogprob] | None:
     content = getattr(logprobs, "content", None) if logprobs is not None else None
     if content is None:
         return None
