@@ -7,7 +7,7 @@ import os
 import pty
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -302,14 +302,28 @@ def start_run(root: Path, tmp_path: Path, text: str) -> subprocess.Popen:
     )
 
 
+WAIT_NOTICE = "waiting for another run in this workspace to finish acting..."
+
+
 def test_a_run_kept_waiting_by_another_says_so_then_acts(ws: Path, tmp_path: Path) -> None:
     with ActLock.of(Workspace.load(ws)):  # another run acting, as far as the new one can tell
         waiting = start_run(ws, tmp_path, "create late.txt")
-        time.sleep(4)  # the process starts (about 1-2 s here), then waits more than a second for the lock
+        # Wait on what the process does, not on the clock: its stderr, read until it says it waits (or ends);
+        # a process that hangs is killed after a generous deadline, which ends the read.
+        deadline = threading.Timer(180, waiting.kill)
+        deadline.start()
+        told = []
+        try:
+            for line in waiting.stderr:
+                told.append(line)
+                if line.rstrip("\n") == WAIT_NOTICE:
+                    break
+        finally:
+            deadline.cancel()
+        assert told and told[-1].rstrip("\n") == WAIT_NOTICE, "".join(told)
         assert not (ws / "data" / "drafts" / "late.txt").exists()
     out, err = waiting.communicate(timeout=180)
-    assert waiting.returncode == 0, err
-    assert "waiting for another run in this workspace to finish acting..." in err.splitlines()
+    assert waiting.returncode == 0, "".join(told) + err
     assert json.loads(out)["changes"]["created"] == ["data/drafts/late.txt"]
 
 
