@@ -13,6 +13,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from .conftest import Semif
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"
@@ -145,6 +147,7 @@ def ran(semif: Semif, ws: Path, skill: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_a_skill_added_later_never_takes_the_name_a_skill_held(semif: Semif, tmp_path: Path) -> None:
     assert semif("init", "ws", cwd=tmp_path).returncode == 0
     ws = tmp_path / "ws"

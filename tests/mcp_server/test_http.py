@@ -95,6 +95,7 @@ def post(url: str, token: str, **headers: str) -> int:
         return refused.code
 
 
+@pytest.mark.slow
 def test_a_client_with_the_token_finds_loads_and_runs(served):
     url, token, root = served
 
@@ -152,6 +153,7 @@ def test_a_public_server_keeps_the_host_and_origin_checks_and_allow_host_adds_a_
     assert post(url, "wrong", Host=f"trusted.example:{port}") == 401  # an allowed name still needs the token
 
 
+@pytest.mark.slow
 def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(served):
     url, token, root = served
     request = "Email Alice that the roof repair is booked for Friday"
