@@ -6,6 +6,8 @@ Plain ``python -m pytest`` (or a folder) runs the fast subset: tests marked
 left out. ``--all`` runs every test; so does naming a test file or a test,
 or choosing with ``-m`` or ``-k``. Tests that use the ``cluster``, ``browser``,
 ``reference_python`` or ``reference_sdist`` fixtures get their marker from it.
+A fast run names, at its end, the tests that cost more than
+:data:`FAST_TEST_CPU_SECONDS` of CPU, so the fast subset stays fast.
 
 ``tests/`` goes on ``sys.path`` so ``support`` (the shared test helpers) imports.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -76,6 +79,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
+
+
+FAST_TEST_CPU_SECONDS = 3.0
+"""A test of the fast subset that costs more CPU than this (its own and its finished processes', setup included)
+is named at the end of a fast run: mark it slow, or make it cheaper. CPU time, not wall time, so a busy machine
+does not name tests that are only waiting for a core."""
+COSTLY = pytest.StashKey[list[tuple[float, str]]]()
+
+
+def _cpu_seconds() -> float:
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not fast_default(item.config):
+        yield
+        return
+    before = _cpu_seconds()
+    yield
+    spent = _cpu_seconds() - before
+    if spent > FAST_TEST_CPU_SECONDS:
+        item.config.stash.setdefault(COSTLY, []).append((spent, item.nodeid))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    costly = sorted(config.stash.get(COSTLY, []), reverse=True)
+    if costly:
+        terminalreporter.write_sep(
+            "=", f"fast tests over {FAST_TEST_CPU_SECONDS:g} CPU-seconds: mark them slow or make them cheaper"
+        )
+        for spent, nodeid in costly:
+            terminalreporter.write_line(f"{spent:6.1f} CPU-s  {nodeid}")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -158,6 +158,7 @@ def test_an_mcp_tool_colliding_with_a_local_tool_is_an_error(http_url):
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_two_servers_collide_unless_prefixed(http_url):
     async def main():
         command_line = shlex.join([sys.executable, SERVER])  # a convenience string: a command run over stdio

@@ -199,6 +199,7 @@ def test_a_pick_teaches_only_about_its_own_clients_find_of_the_same_request_and_
     assert (REQUEST, "calendar.add_event", "implicit", WEIGHTS["implicit"], None) in taught(router)
 
 
+@pytest.mark.slow
 def test_a_run_a_client_chose_teaches_as_the_clients_word_and_never_becomes_a_learned_example(router):
     import json
 

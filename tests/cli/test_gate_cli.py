@@ -36,6 +36,7 @@ def runs(semif, ws: Path) -> list[dict]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+@pytest.mark.slow
 def test_an_unsure_write_is_handed_back_and_yes_acts(semif, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     init(semif, ws)
@@ -82,6 +83,7 @@ def test_a_question_writes_nothing_and_batch_entries_say_what_was_handed_back(se
     assert second["handed_back"] is False and second["candidates"] == []
 
 
+@pytest.mark.slow
 def test_batch_yes_acts_on_every_entry_and_the_summary_counts_what_was_handed_back(semif, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     init(semif, ws)
@@ -112,6 +114,7 @@ def test_batch_yes_acts_on_every_entry_and_the_summary_counts_what_was_handed_ba
     assert low["handed_back"] == 0 and low["runs"][0]["handed_back"] is False
 
 
+@pytest.mark.slow
 def test_a_command_that_says_not_to_is_handed_back_and_nothing_is_written(semif, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     assert semif("init", str(ws)).returncode == 0  # the starter as it comes: its own measured act threshold
@@ -133,6 +136,7 @@ def test_a_command_that_says_not_to_is_handed_back_and_nothing_is_written(semif,
     assert "don't forget the keys" in todos.read_text()
 
 
+@pytest.mark.slow
 def test_a_negation_through_adverbs_or_taken_back_later_is_handed_back_even_with_yes(semif, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     assert semif("init", str(ws)).returncode == 0

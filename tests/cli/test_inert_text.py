@@ -44,6 +44,7 @@ def assert_inert(output: str) -> None:
     assert not [c for c in RAW if c in output], repr(output)
 
 
+@pytest.mark.slow
 def test_every_command_showing_skill_text_prints_it_escaped(semif: Semif, ws: Path) -> None:
     ran = semif("run", f"echo {OSC52} this", "-w", str(ws), "--skill", "notes.echo", "--yes")
     assert ran.returncode == 0, ran.stderr

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from semif_agent.loop.learned_examples import MAX_LEARNED, Lesson, learn, lesson_of
 from semif_agent.records import DecisionLog
 from semif_agent.workspace import Workspace
@@ -27,6 +29,7 @@ def json_of(semif: Semif, *args: str) -> object:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_trained_on_runs_are_learned_and_shown(semif: Semif, tmp_path: Path) -> None:
     # The README's first hour: a fresh starter, one run, one label, one training.
     root = tmp_path / "ws"
@@ -65,6 +68,7 @@ def test_trained_on_runs_are_learned_and_shown(semif: Semif, tmp_path: Path) -> 
     assert semif("log", "--skill", "notes.add", "-w", str(root), "--json").stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_a_label_the_switched_to_router_did_not_learn_is_no_learned_example(semif: Semif, tmp_path: Path) -> None:
     """A new user's label the trained router listed as "not learned" was still written as a learned example of the
     skill: a learned example is what was learned, so it waits until a training learns it."""

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from ..conftest import SEED_BODY
 
 LISTING_BODY = """
@@ -80,6 +82,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_dry_run_and_route_show_the_candidates_and_act_on_nothing(semif, tmp_path: Path) -> None:
     assert semif("init", "ws").returncode == 0
     assert semif("tree", "-w", "ws").returncode == 0  # the stored tree brought up to date, as any command does

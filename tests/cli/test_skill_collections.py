@@ -13,6 +13,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from .conftest import Semif
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "skills-corpus"
@@ -145,6 +147,7 @@ def ran(semif: Semif, ws: Path, skill: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_a_skill_added_later_never_takes_the_name_a_skill_held(semif: Semif, tmp_path: Path) -> None:
     assert semif("init", "ws", cwd=tmp_path).returncode == 0
     ws = tmp_path / "ws"
@@ -181,6 +184,7 @@ def test_a_skill_added_later_never_takes_the_name_a_skill_held(semif: Semif, tmp
     assert "WRITTEN DEPLOY" in ran(semif, exact, "Deploy")
 
 
+@pytest.mark.slow
 def test_in_a_fresh_workspace_a_shared_name_goes_to_the_top_level_skill_not_hidden(
     semif: Semif, tmp_path: Path
 ) -> None:
@@ -198,6 +202,7 @@ def test_in_a_fresh_workspace_a_shared_name_goes_to_the_top_level_skill_not_hidd
     assert "2 collisions" in semif("tree", "-w", str(ws)).stderr  # what loading said, whenever the tree is shown
 
 
+@pytest.mark.slow
 def test_an_unknown_skill_name_gives_the_nearest_names_first(semif: Semif, tmp_path: Path) -> None:
     assert semif("init", "ws", "--empty", cwd=tmp_path).returncode == 0
     ws = tmp_path / "ws"

@@ -7,7 +7,7 @@ import os
 import pty
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -118,6 +118,7 @@ def test_undo_refuses_naming_the_file_when_it_changed_since_and_touches_nothing(
     assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
 
 
+@pytest.mark.slow
 def test_a_later_run_that_changed_the_same_file_blocks_the_earlier_undo_until_it_is_undone(
     semif: Semif, ws: Path
 ) -> None:
@@ -130,6 +131,7 @@ def test_a_later_run_that_changed_the_same_file_blocks_the_earlier_undo_until_it
     assert (ws / "data" / "drafts" / "keep.bin").read_bytes() == bytes(range(256)) * 3
 
 
+@pytest.mark.slow
 def test_a_file_edited_between_runs_with_its_size_and_mtime_kept_is_put_back_as_edited(semif: Semif, ws: Path) -> None:
     """The first run keeps old.txt in the store; edited by hand to the same size with its mtime set back, it is
     read again before the next run (its ctime changed), so undoing that run puts back the edit, not the old copy."""
@@ -168,6 +170,7 @@ def examples_of(ws: Path, text: str) -> list[tuple]:
     return [(e.source, e.skill, e.wrong, e.weight) for e in examples_from_log(runs, tree) if e.text == text]
 
 
+@pytest.mark.slow
 def test_only_an_undo_of_a_wrong_route_is_a_routing_failure_that_training_reads(semif: Semif, ws: Path) -> None:
     wrong_route = run(semif, ws, "create a.txt")
     unwanted = run(semif, ws, "create b.txt")
@@ -302,17 +305,32 @@ def start_run(root: Path, tmp_path: Path, text: str) -> subprocess.Popen:
     )
 
 
+WAIT_NOTICE = "waiting for another run in this workspace to finish acting..."
+
+
 def test_a_run_kept_waiting_by_another_says_so_then_acts(ws: Path, tmp_path: Path) -> None:
     with ActLock.of(Workspace.load(ws)):  # another run acting, as far as the new one can tell
         waiting = start_run(ws, tmp_path, "create late.txt")
-        time.sleep(4)  # the process starts (about 1-2 s here), then waits more than a second for the lock
+        # Wait on what the process does, not on the clock: its stderr, read until it says it waits (or ends);
+        # a process that hangs is killed after a generous deadline, which ends the read.
+        deadline = threading.Timer(180, waiting.kill)
+        deadline.start()
+        told = []
+        try:
+            for line in waiting.stderr:
+                told.append(line)
+                if line.rstrip("\n") == WAIT_NOTICE:
+                    break
+        finally:
+            deadline.cancel()
+        assert told and told[-1].rstrip("\n") == WAIT_NOTICE, "".join(told)
         assert not (ws / "data" / "drafts" / "late.txt").exists()
     out, err = waiting.communicate(timeout=180)
-    assert waiting.returncode == 0, err
-    assert "waiting for another run in this workspace to finish acting..." in err.splitlines()
+    assert waiting.returncode == 0, "".join(told) + err
     assert json.loads(out)["changes"]["created"] == ["data/drafts/late.txt"]
 
 
+@pytest.mark.slow
 def test_four_concurrent_runs_each_record_exactly_their_own_changes(semif: Semif, ws: Path, tmp_path: Path) -> None:
     """Four real `semif run` processes started together on one workspace, each writing its own file while the
     others are acting (each sleeps between its two writes): each outcome lists only its own two files."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 NO_WORKSPACE = "no workspace: run semif init DIR"
 
 
@@ -26,6 +28,7 @@ def test_with_no_workspace_anywhere_every_command_says_what_to_do(semif, tmp_pat
     assert not (user_home / "semif-workspace").exists()  # only semif run (and chat) make one
 
 
+@pytest.mark.slow
 def test_after_the_first_run_every_command_uses_your_own_workspace_and_says_so(semif, user_home: Path) -> None:
     own = user_home / "semif-workspace"
     first = semif("run", "Add buy milk to my todo list", "--engine", "lexical")

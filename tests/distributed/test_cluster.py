@@ -187,6 +187,44 @@ def test_a_worker_that_always_dies_stops_the_job_with_one_line(cluster: Any) -> 
         pool.map(partial(os._exit, 3), _identity, [[1], [2]], on_result=lambda index, result: None)
 
 
+def test_a_worker_whose_restart_waits_for_a_cpu_is_waited_for_and_loses_no_batch(cluster: Any) -> None:
+    """A killed worker restarts only once a CPU is free: another task took its CPU first (as on a busy machine,
+    where a restart takes seconds). Its batches wait for it instead of being given up on after a few refusals."""
+    from semif_agent.distributed.pool import RayPool
+
+    hold = cluster.remote(num_cpus=1)(_hold)
+    results: dict[int, Any] = {}
+    statuses: list[Any] = []
+    holders: list[Any] = []
+
+    def progress(status: Any) -> None:
+        statuses.append(status)
+        if status.done and len(holders) == 1:
+            holders.append(hold.remote(8))  # queued first for the CPU the killed worker frees: its restart waits
+            for actor in pool.actors:
+                cluster.kill(actor, no_restart=False)
+
+    with RayPool(cluster, 1) as pool:
+        holders.append(hold.remote(30))  # the cluster's other CPU, taken for the rest of the test
+        try:
+            pool.map(_nothing, _identity, [[i] for i in range(6)], on_result=results.__setitem__, progress=progress)
+        finally:
+            for holder in holders:
+                cluster.cancel(holder, force=True)
+    assert statuses[-1].failures >= 1  # a batch was sent again...
+    assert results == {i: [i] for i in range(6)}  # ...and every batch came back once
+
+
+def _hold(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def _nothing() -> None:
+    return None
+
+
 def test_an_error_in_a_task_reaches_the_driver_as_it_is(cluster: Any, tmp_path: Path) -> None:
     ws = starter(tmp_path / "ws")
     (tmp_path / "batch.jsonl").write_text(

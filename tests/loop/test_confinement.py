@@ -360,6 +360,7 @@ return ActionResult(action_log=" ".join(seen), new_state="done")
 @pytest.mark.skipif(
     _cgroup.controller_base("memory") is None, reason="no memory cgroup can be made here: memory is capped per process"
 )
+@pytest.mark.slow
 def test_a_body_and_its_children_share_one_memory_allowance(attack) -> None:
     lines = (
         forking_payload(6, 300) + 'return ActionResult(action_log="six children of 300 MB each", new_state="done")\n'

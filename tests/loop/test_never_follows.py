@@ -138,6 +138,7 @@ def test_a_tree_past_the_entry_cap_fails_the_run_that_planted_it_and_the_next_ru
     assert after.error is None and after.changes.created == ["data/drafts/plain.txt"]
 
 
+@pytest.mark.slow
 def test_a_deep_chain_in_the_private_folder_leaves_the_worker_serving(make_workspace) -> None:
     root = make_workspace(
         {"evil.act": body(CHAIN), "plain.act": body(PLAIN)}, admitted=True, settings=NOWHERE + 'where = "tmp"\n'

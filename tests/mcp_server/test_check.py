@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 NO_SDK = Path(__file__).resolve().parents[1] / "fixtures" / "without-mcp"  # an `mcp` that cannot be imported
 
 
@@ -16,6 +18,7 @@ def semif(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_check_prints_the_tools_the_resources_and_the_listing_size(corpus_workspace):
     root, env = corpus_workspace
     done = semif(env, "mcp", "-w", str(root), "--check", "--json")

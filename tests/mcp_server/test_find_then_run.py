@@ -21,6 +21,7 @@ def _events(root) -> list[str]:
     return sorted(p.name for p in (root / "data" / "calendar").iterdir())
 
 
+@pytest.mark.slow
 def test_running_the_skill_a_find_handed_back_hands_back_for_the_finds_reason(starter) -> None:
     root, env = starter
 
@@ -58,6 +59,7 @@ def test_a_skill_other_than_the_finds_best_is_the_callers_own_choice(starter) ->
     assert kept["handed_back"] and "not to act" in kept["reason"], kept
 
 
+@pytest.mark.slow
 def test_no_choice_id_or_connection_gets_round_the_requests_answer(starter) -> None:
     """A made-up choice id, another find's, or a new connection without any find: the skill the request's find
     hands back is handed back when run (each wrote an "Order a pizza" event before)."""

@@ -95,6 +95,7 @@ def post(url: str, token: str, **headers: str) -> int:
         return refused.code
 
 
+@pytest.mark.slow
 def test_a_client_with_the_token_finds_loads_and_runs(served):
     url, token, root = served
 
@@ -152,6 +153,36 @@ def test_a_public_server_keeps_the_host_and_origin_checks_and_allow_host_adds_a_
     assert post(url, "wrong", Host=f"trusted.example:{port}") == 401  # an allowed name still needs the token
 
 
+def outcome_of(root, request: str) -> dict:
+    """The outcome row of the run of ``request``, once it is in the log (waited for up to 120 s)."""
+    deadline = time.monotonic() + 120
+    ended: list[dict] = []
+    while not ended and time.monotonic() < deadline:
+        rows = DecisionLog(root / "data" / "decisions.jsonl").read()
+        ended = [r for r in rows if r["kind"] == "outcome" and r.get("request") == request]
+        time.sleep(0.2)
+    [outcome] = ended
+    return outcome
+
+
+@pytest.mark.slow
+def test_a_client_that_leaves_while_the_skills_load_still_gets_its_run(corpus_workspace):
+    """A run asked of a server that just started waits for the skills to load: the client leaving meanwhile
+    does not cancel it (the run was asked for, so it runs and is logged)."""
+    root, env = corpus_workspace
+    request = "Email Bob that the boiler service is booked for Monday"
+
+    async def leave_at_once(url: str, token: str) -> None:
+        async with http(url, token) as client:
+            with anyio.move_on_after(0.05):  # gone long before the server's skills are loaded
+                await client.call("run_skill", name="email.compose", request=request)
+
+    with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
+        asyncio.run(leave_at_once(url, token))
+        [draft] = outcome_of(root, request)["changes"]["created"]
+    assert (root / draft).read_text().startswith("To: Bob")
+
+
 def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(served):
     url, token, root = served
     request = "Email Alice that the roof repair is booked for Friday"
@@ -167,14 +198,7 @@ def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(ser
 
     asyncio.run(leave_mid_run())
     assert asyncio.run(another_client())["best"] == "linear"
-    deadline = time.monotonic() + 60
-    ended: list[dict] = []
-    while not ended and time.monotonic() < deadline:
-        rows = DecisionLog(root / "data" / "decisions.jsonl").read()
-        ended = [r for r in rows if r["kind"] == "outcome" and r.get("request") == request]
-        time.sleep(0.2)
-    [outcome] = ended
-    [draft] = outcome["changes"]["created"]
+    [draft] = outcome_of(root, request)["changes"]["created"]
     assert (root / draft).read_text().startswith("To: Alice")
 
 

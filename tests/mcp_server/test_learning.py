@@ -43,6 +43,7 @@ def poison(root, env, texts) -> None:
     assert len(picks) == len(texts) and {r["skill"] for r in picks} == {"todos.complete"}  # every pick was taken
 
 
+@pytest.mark.slow
 def test_sixty_picks_from_one_client_do_not_outvote_a_persons_label_or_an_example(starter):
     root, env = starter
     ran = invoke("run", LABELLED, "-w", str(root))  # handed back; a person labels where it should have gone
@@ -57,6 +58,7 @@ def test_sixty_picks_from_one_client_do_not_outvote_a_persons_label_or_an_exampl
     assert not report["counts"].get("implicit"), report["counts"]  # none count against what people said
 
 
+@pytest.mark.slow
 def test_sixty_requests_one_client_words_around_an_example_do_not_switch_the_router_away_from_it(starter):
     root, env = starter
     poison(root, env, [f"{README_REQUEST} (number {n})" for n in range(60)])

@@ -36,6 +36,7 @@ def log_rows(root) -> list[dict]:
     return list(DecisionLog(root / "data" / "decisions.jsonl").read())
 
 
+@pytest.mark.slow
 def test_a_client_finds_loads_and_reads_real_skills(corpus_workspace):
     root, env = corpus_workspace
 
@@ -75,6 +76,7 @@ def test_a_client_finds_loads_and_reads_real_skills(corpus_workspace):
     assert picked[0]["wrong"] == top5["email.compose"][0]  # the last find ranked another skill first
 
 
+@pytest.mark.slow
 def test_a_client_runs_a_code_skill_and_reports_how_it_went(corpus_workspace):
     root, env = corpus_workspace
     request = "Email Alice that the quarterly report is ready"
@@ -102,6 +104,7 @@ def test_a_client_runs_a_code_skill_and_reports_how_it_went(corpus_workspace):
     assert all(e.client == "mcp" and e.weight < 1 for e in taught)
 
 
+@pytest.mark.slow
 def test_bad_input_is_an_error_result_and_the_server_serves_on(corpus_workspace):
     root, env = corpus_workspace
     before = len(log_rows(root))
@@ -139,6 +142,7 @@ def test_bad_input_is_an_error_result_and_the_server_serves_on(corpus_workspace)
     assert len(log_rows(root)) == before + 1  # only the good find was logged; nothing was lost or half-written
 
 
+@pytest.mark.slow
 def test_a_skill_added_on_disk_is_announced_and_found(corpus_workspace, tmp_path):
     root, env = corpus_workspace
     added = root / "skills" / "tide-tables"

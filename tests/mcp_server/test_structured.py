@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from ._client import stdio
 
 STRUCTURED = {"find_skills", "load_skill", "run_skill", "report_outcome"}
 
 
+@pytest.mark.slow
 def test_tools_answer_with_objects_not_json_strings_inside_result(corpus_workspace):
     root, env = corpus_workspace
 

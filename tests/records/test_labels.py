@@ -176,6 +176,7 @@ def test_a_process_killed_mid_label_leaves_every_earlier_row_intact(log: Decisio
     assert json.loads(last)["by"] == "after"
 
 
+@pytest.mark.slow
 def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: Path) -> None:
     from semif_agent.agent import Agent, Skill
     from semif_agent.engine import create_engine

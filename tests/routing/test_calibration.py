@@ -143,6 +143,7 @@ def test_best_leaf_picks_the_flat_argmax_when_its_margin_is_clear(tmp_path: Path
     assert checked >= 3
 
 
+@pytest.mark.slow
 def test_semif_eval_prints_the_ece_column(tree_file: Path, dataset_file: Path) -> None:
     command = [sys.executable, "-m", "semif_agent", "eval", str(dataset_file), "--tree", str(tree_file)]
     table = subprocess.run([*command, "--strategy", "examples"], capture_output=True, text=True, check=True).stdout

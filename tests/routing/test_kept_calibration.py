@@ -42,6 +42,7 @@ def new_process_scorer(tree: SkillTree, store_path) -> LeafScorer:
     return LeafScorer(tree, LocalEngine(Embedder(model_file(), store=EmbeddingStore(store_path))), examples="centroid")
 
 
+@pytest.mark.slow
 def test_a_new_process_reads_the_calibration_back_and_a_changed_tree_fits_anew(tmp_path, fits) -> None:
     workspace = Workspace.load(create_workspace(tmp_path / "ws"))
     tree = SkillTree.load(workspace.categories_path, workspace.bodies_dir)

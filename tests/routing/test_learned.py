@@ -74,6 +74,7 @@ def test_each_source_gives_rows(tree: SkillTree) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_dataset_teaches_what_the_names_alone_miss(tree: SkillTree, engine) -> None:
     # "stand-up" is in no description: untrained, these go elsewhere; taught, they go to calendar.add_event.
     teach = [
@@ -155,6 +156,7 @@ def test_save_and_load_and_a_damaged_router(tree: SkillTree, engine, make_worksp
         LearnedHead.load(ws)
 
 
+@pytest.mark.slow
 def test_the_loop_label_train_and_the_reworded_request_routes_right(tmp_path: Path) -> None:
     root = str(create_workspace(tmp_path / "ws"))
     code, out, _ = invoke("run", "show my unsent messages", "-w", root, "--json")
@@ -174,6 +176,7 @@ def test_the_loop_label_train_and_the_reworded_request_routes_right(tmp_path: Pa
     assert stored["counts"]["label"] == 1 and stored["model"] and stored["trained_at"]
 
 
+@pytest.mark.slow
 def test_a_failure_label_moves_the_router_away_from_the_wrong_skill(tmp_path: Path) -> None:
     root = str(create_workspace(tmp_path / "ws"))
     code, out, _ = invoke("run", "Find the banana bread recipe", "-w", root, "--json")
@@ -184,6 +187,7 @@ def test_a_failure_label_moves_the_router_away_from_the_wrong_skill(tmp_path: Pa
     assert json.loads(out)["skill"] != wrong
 
 
+@pytest.mark.slow
 def test_eval_lists_learned_with_the_other_strategies(tmp_path: Path, dataset_file: Path, tree_file: Path) -> None:
     root = str(create_workspace(tmp_path / "ws"))
     assert invoke("train", "-w", root)[0] == 0
@@ -198,6 +202,7 @@ def test_eval_lists_learned_with_the_other_strategies(tmp_path: Path, dataset_fi
     assert code == 1 and "pass -w" in err
 
 
+@pytest.mark.slow
 def test_run_with_a_damaged_router_warns_and_routes_the_untrained_way(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     assert invoke("train", "-w", str(root))[0] == 0

@@ -37,6 +37,7 @@ def stored(root: Path) -> dict[str, bytes]:
     return {name: (root / "data" / name).read_bytes() for name in ROUTER_FILES}
 
 
+@pytest.mark.slow
 def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp_path: Path) -> None:
     # The README's first hour: a fresh starter routes the request to calendar.add_event; one label, one training.
     root = create_workspace(tmp_path / "ws")
@@ -60,6 +61,7 @@ def test_one_label_fixes_its_request_and_leaves_the_neighbour_that_was_right(tmp
     assert routed(root, UNSENT) == "email.list_drafts", "one label must not flip a neighbour that was right"
 
 
+@pytest.mark.slow
 def test_labels_that_break_what_was_right_are_not_switched_to_and_force_switches(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     assert invoke("train", "-w", str(root), "--no-log")[0] == 0
@@ -152,6 +154,7 @@ def test_a_switch_that_breaks_a_persons_label_is_refused_whatever_the_fixes() ->
     assert forced.switched and forced.forced and "a person labelled email.compose" in forced.reason
 
 
+@pytest.mark.slow
 def test_train_refuses_a_router_that_breaks_a_persons_label_and_force_switches(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     code, out, err = invoke("run", ASKED, "-w", str(root), "--json")

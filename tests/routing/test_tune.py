@@ -205,6 +205,7 @@ def test_tune_on_a_tiny_dataset_keeps_the_routing_and_writes_nothing(make_worksp
     assert table.rstrip().splitlines()[-1] == report["reason"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", ["accuracy", "balanced"])
 def test_tuning_the_starter_workspace_never_lowers_held_out_accuracy(starter: tuple[Path, Path], measure: str) -> None:
     root, test_file = starter
@@ -215,6 +216,7 @@ def test_tuning_the_starter_workspace_never_lowers_held_out_accuracy(starter: tu
     assert held_out_accuracy(root, test_file) >= untuned
 
 
+@pytest.mark.slow
 def test_tune_replaces_a_stale_threshold_when_the_gain_is_real(starter: tuple[Path, Path]) -> None:
     root, test_file = starter
     stored = root / "data" / "routing.json"
@@ -231,6 +233,7 @@ def test_tune_replaces_a_stale_threshold_when_the_gain_is_real(starter: tuple[Pa
     assert held_out_accuracy(root, test_file) > stale
 
 
+@pytest.mark.slow
 def test_the_measure_reaches_the_threshold_that_is_stored(starter: tuple[Path, Path]) -> None:
     root, _ = starter
     stored = root / "data" / "routing.json"

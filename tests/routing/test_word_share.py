@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from semif_agent.engine import create_engine
 from semif_agent.routing._fitting import Fitter
@@ -46,6 +47,7 @@ def vocabulary_of(tmp_path: Path, skills: int, per_skill: int) -> set[str]:
     return set(fitter.vocabulary.words)
 
 
+@pytest.mark.slow
 def test_a_word_that_marks_one_skill_among_many_is_learned_from(tmp_path: Path) -> None:
     # 5,000 requests of 250 skills, 20 each: a skill's marker is in 2 of its requests, a tenth of them. A share of
     # all requests (1 in 2,000: at least 3 requests) left every marker out.

@@ -242,6 +242,7 @@ async def test_a_warm_process_that_patches_its_own_checks_out_is_still_retired(b
     assert (await run(runtime, "counter", "count.py"))["calls_here"] == 1  # a fresh process
 
 
+@pytest.mark.slow
 async def test_a_thread_racing_the_clean_up_of_its_folder_deletes_nothing_outside(build, tmp_path):
     victim = tmp_path / "victim"
     victim.mkdir()
@@ -277,6 +278,7 @@ async def test_a_calls_folder_is_emptied_once_its_processes_are_gone(build, how)
     assert [os.listdir(folder) for folder in folders] == [[]] * len(folders)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "fresh"])
 async def test_a_chain_of_folders_1100_deep_in_a_calls_folder_stops_neither_the_worker_nor_other_calls(build, warm):
     runtime, other = build(warm=warm), build(2)

@@ -64,8 +64,9 @@ def _namespaced(pid: int) -> bool:
     return any(line.startswith("NSpid:") and len(line.split()) > 2 for line in status.splitlines())
 
 
-def settle(worker: int, count: int, seconds: float = 5.0) -> set[int]:
-    """Wait until ``worker`` has ``count`` children (those it forked ahead), and return them."""
+def settle(worker: int, count: int, seconds: float = 60.0) -> set[int]:
+    """Wait until ``worker`` has ``count`` children (those it forked ahead), and return them (generous: a busy
+    machine forks late)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         children = waiting_children(worker)

@@ -81,7 +81,8 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_dead(pids: list[int], seconds: float = 3.0) -> list[int]:
+def wait_dead(pids: list[int], seconds: float = 30.0) -> list[int]:
+    """The processes of ``pids`` still alive once all died or ``seconds`` passed (generous: a busy machine is slow)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.05)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -244,6 +245,14 @@ class _LocalServers:
         except OSError:
             return
 
+    def accepted_once(self, count: int, seconds: float = 30.0) -> int:
+        """The connections taken, once ``count`` were or ``seconds`` passed: a client's connect returns before
+        the listening thread has accepted (and counted) it."""
+        deadline = time.monotonic() + seconds
+        while self.accepted < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.accepted
+
     def datagrams(self) -> int:
         count = 0
         try:
@@ -294,5 +303,5 @@ async def test_a_run_allowed_the_network_reaches_it(registry, make_runtime, serv
     runtime = make_runtime(registry, limits=SandboxLimits(memory_mb=512, network=True))
     result = await runtime.run_skill_script("box", f"net{style}.py", servers.ports, timeout_sec=20)
     assert result.ok and result.stdout.split() == ["tcp:connected", "udp:sent"], result
-    assert servers.accepted == 1 and servers.datagrams() == 1
+    assert servers.accepted_once(1) == 1 and servers.datagrams() == 1
     assert result.confinement["network"] == "allowed" and "tcp" not in result.confinement

@@ -76,6 +76,7 @@ def test_acted_runs_are_mostly_right(runs):
     assert found["acted_writing"] >= 8 and found["accuracy_of_acted_writing"] >= 0.9
 
 
+@pytest.mark.slow
 def test_on_the_development_set_acted_runs_are_right_95_percent(tmp_path):
     if not local_available():
         pytest.skip("the local engine is not installed (pip install 'semif-agent[local]')")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import semif_agent
 
 SRC = Path(semif_agent.__file__).resolve().parents[1]
@@ -41,6 +43,7 @@ def test_a_plain_run_imports_nothing_of_opentelemetry(make_workspace, tmp_path: 
     assert sorted(m for m in modules if m.startswith("opentelemetry")) == []
 
 
+@pytest.mark.slow
 def test_tracing_asked_for_without_the_sdk_warns_once_and_the_run_goes_on(make_workspace, tmp_path: Path) -> None:
     root = make_workspace(settings="[telemetry]\nenabled = true\n")
     done, _ = semif_run(root, tmp_path, before="import sys\nsys.modules['opentelemetry'] = None  # not installed")
@@ -53,6 +56,7 @@ def test_tracing_asked_for_without_the_sdk_warns_once_and_the_run_goes_on(make_w
     ]
 
 
+@pytest.mark.slow
 def test_the_environment_variable_alone_turns_tracing_on(make_workspace, tmp_path: Path) -> None:
     # nothing listens there: the spans are lost at exit, quietly, and the run is unchanged
     done, modules = semif_run(make_workspace(), tmp_path, env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})

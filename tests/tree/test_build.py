@@ -60,6 +60,7 @@ VAGUE = {
         (31, 2, 1),
     ],
 )
+@pytest.mark.slow
 def test_limits_hold_at_the_least_depth(n: int, limit: int, top: int | None) -> None:
     skills = catalog(n)
     built = build_tree(skills, max_children=limit, top_capacity=top, embed=word_vectors)
@@ -160,6 +161,7 @@ def test_real_skills_get_real_names_and_debugging_sits_with_testing() -> None:
     assert home["notion-knowledge-capture"] == home["notion-meeting-intelligence"]
 
 
+@pytest.mark.slow
 def test_a_built_tree_routes_with_the_chain(tmp_path: Path) -> None:
     path = tmp_path / "tree.json"
     path.write_text(json.dumps(build_tree(catalog(100))))

@@ -12,6 +12,7 @@ import html
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from semif_agent.cli import main
@@ -55,6 +56,7 @@ def workspace_with_runs(root: Path) -> tuple[Path, dict[str, str]]:
     return root, {text: runner.run(text, skill=skill).run_id for text, skill in RUNS}
 
 
+@pytest.mark.slow
 def test_log_show_and_the_run_page_show_evidence_in_words(tmp_path: Path) -> None:
     root, run_ids = workspace_with_runs(tmp_path / "ws")
     shown: dict[str, str] = {}

@@ -73,6 +73,7 @@ def test_an_unknown_run_is_a_page_that_says_so(served: Served) -> None:
     assert status == 404 and "no run &#39;19990101-nothing&#39;" in body
 
 
+@pytest.mark.slow
 def test_listening_beyond_loopback_needs_public(served: Served) -> None:
     home = served.workspace.parent / "home"
     refused = semif(home, "ui", "-w", str(served.workspace), "--host", "0.0.0.0", "--port", "0")
@@ -93,6 +94,7 @@ def test_listening_beyond_loopback_needs_public(served: Served) -> None:
     assert "warning: serving on 0.0.0.0" in public.said + warned
 
 
+@pytest.mark.slow
 def test_train_now_runs_the_training_and_reports_it(served: Served) -> None:
     pytest.importorskip("onnxruntime", reason="training needs the local model (the local extra)")
     token = page_token(served)
@@ -111,6 +113,7 @@ def test_train_now_runs_the_training_and_reports_it(served: Served) -> None:
     assert "Trained; saved to" in fetch(served.url + "train")[2]
 
 
+@pytest.mark.slow
 def test_a_run_whose_outcome_row_was_torn_shows_its_skill_and_that_the_outcome_is_missing(tmp_path) -> None:
     root = make_workspace(tmp_path / "ws", ("Email Alice that the report is ready",))
     log = root / "data" / "decisions.jsonl"
@@ -128,6 +131,7 @@ def test_a_run_whose_outcome_row_was_torn_shows_its_skill_and_that_the_outcome_i
     assert re.search(rf"went to <b>email\.compose</b> ·\s*assessed <span class=\"outcome none\">{missing}</span>", page)
 
 
+@pytest.mark.slow
 def test_a_clients_find_is_listed_as_a_find_not_as_a_run_whose_outcome_is_missing(tmp_path) -> None:
     from semif_agent import Router
 
@@ -148,6 +152,7 @@ def test_a_clients_find_is_listed_as_a_find_not_as_a_run_whose_outcome_is_missin
     assert f'<p class="summary">{shown}</p>' in page
 
 
+@pytest.mark.slow
 def test_public_keeps_the_host_check_and_answers_only_the_names_it_was_told(served: Served) -> None:
     home = served.workspace.parent / "home-public"
     public = start_ui(served.workspace, home, "--host", "0.0.0.0", "--public", "--allow-host", "semif.lan")

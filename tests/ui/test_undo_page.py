@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from .conftest import make_workspace, start_ui, stop
 from .test_server import fetch, page_token
 
@@ -16,6 +18,7 @@ def outcomes(root: Path) -> dict[str, dict]:
     return {row["request"]: row for row in rows if row["kind"] == "outcome"}
 
 
+@pytest.mark.slow
 def test_the_undo_button_needs_the_token_and_takes_the_run_back(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws", ("Email Alice that the quarterly report is ready",))
     [ran] = outcomes(root).values()
@@ -61,6 +64,7 @@ def badges(page: str) -> list[str]:
     return [html.unescape(text) for text in re.findall(r'<span class="outcome [^"]*"[^>]*>([^<]*)</span>', page)]
 
 
+@pytest.mark.slow
 def test_an_undone_run_shows_as_undone_with_its_reason_and_what_the_undo_did_in_words(tmp_path: Path) -> None:
     requests = ("Email Alice that the quarterly report is ready", "Email Bob that the logo files arrived")
     root = make_workspace(tmp_path / "ws", requests)

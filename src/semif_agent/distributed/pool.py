@@ -5,10 +5,12 @@ first batch of the job: it loads the tree, builds the engine, and so on) and a
 ``task(state, batch)``, over a list of batches. A few batches are in flight
 per actor. Results are handed to ``on_result(index, result)`` in batch order,
 each exactly once. When an actor dies (killed, out of memory, its node lost),
-Ray restarts it and the batches it held are sent again; a batch that kills
-its worker :data:`RETRIES` times stops the job with :class:`WorkerFailed`. An
-error the task raised on purpose (a :class:`~semif_agent.errors.SemifError`)
-reaches the driver as it is.
+Ray restarts it and the batches it held are sent again, once the restarted
+actor answers: an actor that is restarting is not a lost batch, however long
+its restart takes on a busy machine, up to :data:`RESTART_DEADLINE`. A batch
+whose worker dies under it more than :data:`RETRIES` times (a batch that kills
+its worker) stops the job with :class:`WorkerFailed`. An error the task raised
+on purpose (a :class:`~semif_agent.errors.SemifError`) reaches the driver as it is.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from typing import Any, TypeVar
 from ..errors import SemifError
 
 RETRIES = 3
-"""How many times a batch is sent again after its worker died, before the job gives up."""
+"""How many times a batch is sent again after its worker died under it, before the job gives up."""
+RESTART_DEADLINE = 300.0
+"""Seconds a dead worker has to answer again (Ray restarts it) before the job gives up on it."""
 RESTART_PAUSE = 0.25
-"""Seconds before a batch whose worker died is sent again; doubled at each further loss (at most 2 s)."""
+"""Seconds between two asks whether a restarting worker answers again."""
 IN_FLIGHT = 2
 """Batches queued on each actor at once: the next is ready as soon as one is done."""
 
@@ -128,7 +132,9 @@ class RayPool:
         job, setup_ref, task_ref = uuid.uuid4().hex, ray.put(setup), ray.put(task)
         queue = deque(range(len(batches)))
         attempts = [0] * len(batches)
-        pending: dict[object, tuple[int, int]] = {}  # by Ray object reference
+        pending: dict[object, tuple[int, int]] = {}  # by Ray object reference: (batch, slot)
+        probes: dict[object, int] = {}  # asks whether a restarted actor answers, by reference: slot
+        down: dict[int, tuple[float, BaseException]] = {}  # slots restarting: (deadline, what ended the worker)
         load = [0] * len(self.actors)
         arrived: dict[int, Result] = {}
         taken = 0  # batches handed to on_result (always the first `taken`)
@@ -140,23 +146,53 @@ class RayPool:
                 progress(Status(stage, done, sum(sizes), failures, time.perf_counter() - started, len(self.actors)))
 
         def submit() -> None:
-            while queue and min(load) < self.in_flight:
-                slot = load.index(min(load))
+            while queue:
+                free = [slot for slot in range(len(self.actors)) if slot not in down and load[slot] < self.in_flight]
+                if not free:
+                    return
+                slot = min(free, key=lambda s: load[s])
                 index = queue.popleft()
                 ref = self.actors[slot].handle.remote(job, setup_ref, task_ref, batches[index])
                 pending[ref] = (index, slot)
                 load[slot] += 1
 
+        def probe(slot: int) -> None:
+            """Ask the actor of ``slot`` for its pid: it gets work again once it answers."""
+            probes[self.actors[slot].pid.remote()] = slot
+
+        def restarting(slot: int, exc: BaseException) -> None:
+            """The actor of ``slot`` died: no work for it until it answers again, within the deadline."""
+            if slot not in down:
+                down[slot] = (time.monotonic() + RESTART_DEADLINE, exc)
+                probe(slot)
+
         tell()
         submit()
         try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
+            while pending or probes:
+                ready, _ = ray.wait([*pending, *probes], num_returns=1)
+                if ready[0] in probes:
+                    slot = probes.pop(ready[0])
+                    try:
+                        ray.get(ready[0])
+                    except RayActorError as exc:  # still restarting (a busy machine can take long): ask again
+                        deadline, lost = down[slot]
+                        if time.monotonic() > deadline:
+                            raise WorkerFailed(
+                                f"worker {slot + 1} did not come back within {RESTART_DEADLINE:.0f} s "
+                                f"after it died: {_first_line(lost)}"
+                            ) from exc
+                        time.sleep(RESTART_PAUSE)
+                        probe(slot)
+                    else:
+                        down.pop(slot, None)
+                        submit()
+                    continue
                 index, slot = pending.pop(ready[0])
                 load[slot] -= 1
                 try:
                     result = ray.get(ready[0])
-                except RayActorError as exc:  # the worker died: its batch goes again, to the restarted actor
+                except RayActorError as exc:  # the worker died: its batch goes again, once the actor answers
                     failures += 1
                     attempts[index] += 1
                     if attempts[index] > self.retries:
@@ -164,9 +200,8 @@ class RayPool:
                             f"batch {index + 1} of {len(batches)} lost its worker {attempts[index]} "
                             f"times: {_first_line(exc)}"
                         ) from exc
-                    # a restarting actor refuses work for a moment: give it longer each time before sending again
-                    time.sleep(min(RESTART_PAUSE * 2 ** (attempts[index] - 1), 2.0))
                     queue.appendleft(index)
+                    restarting(slot, exc)
                 except RayTaskError as exc:
                     cause = getattr(exc, "cause", None)
                     if isinstance(cause, SemifError):

@@ -315,8 +315,9 @@ def _add_tools(server: SkillServer) -> None:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else gives its instructions. Returns the result, changes and run_id. Pass the find's
         choice_id."""
-        await server.ready()
-        with _tool_errors(), anyio.CancelScope(shield=True):  # a client that leaves mid-run: the run still ends, logged
+        # A client that leaves mid-run, or while the skills still load: the run asked for still runs, logged.
+        with _tool_errors(), anyio.CancelScope(shield=True):
+            await server.ready()
             outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
         return _answer(outcome.to_dict())
 
