@@ -162,6 +162,11 @@ def test_settings_without_a_model_say_how_to_set_one():
         provider_arguments({"provider": {}})
 
 
+def test_pricing_that_is_not_a_table_is_a_one_line_config_error():
+    with pytest.raises(ProviderConfigError, match="pricing must be a table"):
+        provider_arguments({"model": "openai/m", "provider": {"api_key": "k", "pricing": "cheap"}})
+
+
 def test_api_key_env_that_is_unset_names_it():
     with pytest.raises(MissingCredentialsError, match="MISSING_VAR"):
         provider_arguments({"model": "openai/m", "provider": {"api_key_env": "MISSING_VAR"}})

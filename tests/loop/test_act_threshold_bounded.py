@@ -80,3 +80,14 @@ def test_measuring_says_how_far_it_is(measuring) -> None:
 
     assert heard and {stage for stage, _, _ in heard} == {STAGE}
     assert heard[-1][1] == heard[-1][2] == counts["routes"], "each routing reported, the last one at the total"
+
+
+def test_a_runner_without_a_workspace_is_measured_on_its_tree_and_keeps_nothing(larger_tree) -> None:
+    settings, engine, tree, strategy = larger_tree
+    runner = Measuring(settings, tree, engine, strategy)  # no workspace, no log: only the tree's examples
+
+    found = run_sync(act_threshold.measured_act_threshold(runner))
+
+    assert found == act_threshold.act_threshold_for(run_sync(act_pairs(runner)))
+    assert settings.workspace is not None
+    assert not (settings.workspace.data_dir / act_threshold.THRESHOLD_FILE).exists()

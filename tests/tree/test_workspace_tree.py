@@ -332,3 +332,16 @@ def test_an_id_stays_with_a_skill_broken_for_a_while_and_goes_when_it_is_removed
     assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == mine / "SKILL.md"
     shutil.rmtree(mine)
     assert SkillTree.for_workspace(workspace, embed=CountingEmbed()).get("deploy").source == later / "SKILL.md"
+
+
+def test_a_stored_skill_of_the_wrong_shape_is_read_again_from_its_skill_md(workspace: Workspace) -> None:
+    SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    stored = json.loads(tree_file(workspace).read_text())
+    [entry] = [e for e in stored["skills"] if e["name"] == "debug-tests"]
+    entry["seen"] |= {"metadata": ["category"], "script": 5}
+    entry["description"] = "Something the file never said."
+    tree_file(workspace).write_text(json.dumps(stored), encoding="utf-8")
+    tree = SkillTree.for_workspace(workspace, embed=CountingEmbed())
+    assert tree.skills["debug-tests"].description == "Find why a test fails, step by step, before changing code."
+    [kept] = [e for e in json.loads(tree_file(workspace).read_text())["skills"] if e["name"] == "debug-tests"]
+    assert kept["seen"]["metadata"] == {} and kept["seen"]["script"] is None

@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import spans
 from ..llm.messages import ToolCall
@@ -41,6 +41,11 @@ from .scope import RetrievalScope
 from .tools import AgentTool, result_text
 from .tracing import turn_key
 from .usage import CHARS_PER_TOKEN, ChildTurn, UsagePool
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .._json import JsonObject
 
 log = logging.getLogger("semif_agent.agent")
 
@@ -69,8 +74,8 @@ class _TimedOut(Exception):
 class _Ready:
     call: ToolCall
     tool: AgentTool
-    value: object
-    tool_input: dict[str, Any]
+    value: BaseModel | JsonObject
+    tool_input: JsonObject
 
 
 def cap_result(text: str, max_tokens: int | None) -> str:
@@ -233,7 +238,7 @@ class ToolExecutor:
                 call, f"Error: the arguments for {call.name} were not a JSON object: {call.raw_arguments[:200]}"
             )
         value, error = tool.parse_input(call.arguments)
-        if error:
+        if error or value is None:
             return self._refused(
                 call, f"Error: invalid input for {call.name}: {error}. Fix the input and call it again."
             )
@@ -255,7 +260,7 @@ class ToolExecutor:
                 tool_input = dict(decision.updated_input)
         if tool_input is not call.arguments:
             value, error = tool.parse_input(tool_input)
-            if error:
+            if error or value is None:
                 return self._refused(call, f"Error: the rewritten input for {call.name} is invalid: {error}")
         return _Ready(call, tool, value, tool_input)
 
@@ -293,7 +298,7 @@ class ToolExecutor:
         fire(config.callbacks, "on_tool_end", call.name, ready.tool_input, text)
         return Outcome(call, cap_result(text, config.result_cap(tool)), ran=True, digest=hash(text))
 
-    async def _call(self, tool: AgentTool, value: object, timeout: float | None, alone: bool) -> Any:
+    async def _call(self, tool: AgentTool, value: BaseModel | JsonObject, timeout: float | None, alone: bool) -> object:
         """Call the tool under ``timeout``: async ones on the loop, sync ones in a worker thread.
 
         A sync tool run ``alone`` is first waited for, up to :data:`QUICK_WAIT`,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +30,9 @@ from ._schema import model_schema
 from .agent_skills.chooser import Chooser, scoring_engine
 from .tools import AgentTool
 from .toolsets import AgentToolset, Prepared, ToolsetView
+
+if TYPE_CHECKING:
+    from ..engine.base import Engine
 
 SEARCH_TOOLS = "search_tools"
 SEARCH_RESULTS = 5
@@ -50,7 +54,7 @@ class DeferredTools(AgentToolset):
 
     name = "deferred tools"
 
-    def __init__(self, engine: Callable[[], object] | None = None) -> None:
+    def __init__(self, engine: Callable[[], Engine | str | None] | None = None) -> None:
         self.tools: dict[str, AgentTool] = {}
         self.loaded: list[str] = []
         self.engine = engine or _no_engine
@@ -159,7 +163,7 @@ class DeferredTools(AgentToolset):
         return self._index
 
 
-def _no_engine() -> object:
+def _no_engine() -> None:
     return None
 
 

@@ -33,10 +33,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from pydantic import ConfigDict
 
+from .._json import JsonObject
 from ..errors import ArgumentTypeError
 from ..llm.protocol import ModelRequest
 from ..llm.responses import Response
@@ -55,7 +56,7 @@ class HookResult(ValidatedModel):
 
     decision: Literal["allow", "deny", "ask"] = "allow"
     reason: str | None = None
-    updated_input: dict[str, Any] | None = None
+    updated_input: JsonObject | None = None
     updated_output: str | None = None
 
 
@@ -66,7 +67,7 @@ class ApprovalRequest(ValidatedModel):
 
     tool_call_id: str
     name: str
-    tool_input: dict[str, Any]
+    tool_input: JsonObject
 
 
 class ApprovalDecision(ValidatedModel):
@@ -76,11 +77,11 @@ class ApprovalDecision(ValidatedModel):
 
     approved: bool
     reason: str | None = None
-    updated_input: dict[str, Any] | None = None
+    updated_input: JsonObject | None = None
 
 
-PreToolHook: TypeAlias = Callable[[str, dict[str, Any]], "HookResult | None | Awaitable[HookResult | None]"]
-PostToolHook: TypeAlias = Callable[[str, dict[str, Any], str], "HookResult | None | Awaitable[HookResult | None]"]
+PreToolHook: TypeAlias = Callable[[str, JsonObject], "HookResult | None | Awaitable[HookResult | None]"]
+PostToolHook: TypeAlias = Callable[[str, JsonObject, str], "HookResult | None | Awaitable[HookResult | None]"]
 ApprovalCallback: TypeAlias = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDecision]"]
 
 
@@ -116,11 +117,11 @@ class AgentCallback:
 
     def on_round_end(self, round_index: int) -> None: ...
 
-    def on_tool_start(self, name: str, tool_input: dict[str, Any]) -> None: ...
+    def on_tool_start(self, name: str, tool_input: JsonObject) -> None: ...
 
-    def on_tool_end(self, name: str, tool_input: dict[str, Any], result: str) -> None: ...
+    def on_tool_end(self, name: str, tool_input: JsonObject, result: str) -> None: ...
 
-    def on_tool_error(self, name: str, tool_input: dict[str, Any], error: BaseException) -> None: ...
+    def on_tool_error(self, name: str, tool_input: JsonObject, error: BaseException) -> None: ...
 
 
 def fire(callbacks: Iterable[object], method: str, *args: object) -> None:
@@ -149,13 +150,13 @@ class PreVerdict:
 
     __slots__ = ("decision", "reason", "tool_input")
 
-    def __init__(self, decision: str, tool_input: dict[str, Any], reason: str | None = None) -> None:
+    def __init__(self, decision: str, tool_input: JsonObject, reason: str | None = None) -> None:
         self.decision = decision
         self.tool_input = tool_input
         self.reason = reason
 
 
-async def run_pre_hooks(hooks: Iterable[PreToolHook], name: str, tool_input: dict[str, Any]) -> PreVerdict:
+async def run_pre_hooks(hooks: Iterable[PreToolHook], name: str, tool_input: JsonObject) -> PreVerdict:
     """Run the pre-hooks in order; the first deny wins, rewrites chain, any ask asks."""
     ask_reason: str | None = None
     asked = False
@@ -179,7 +180,7 @@ async def run_pre_hooks(hooks: Iterable[PreToolHook], name: str, tool_input: dic
     return PreVerdict("ask" if asked else "allow", tool_input, ask_reason)
 
 
-async def run_post_hooks(hooks: Iterable[PostToolHook], name: str, tool_input: dict[str, Any], output: str) -> str:
+async def run_post_hooks(hooks: Iterable[PostToolHook], name: str, tool_input: JsonObject, output: str) -> str:
     """Run the post-hooks in order, each seeing the output the one before left. Raises when a hook fails."""
     for hook in hooks:
         result = await _maybe_await(hook(name, dict(tool_input), output))

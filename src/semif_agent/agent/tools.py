@@ -39,6 +39,7 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from .._json import JsonObject
 from ..llm.messages import ToolSpec
 from ._schema import basic_check, format_validation_error, model_schema, parse_docstring, signature_model
 from ._validated import ValidatedModel
@@ -66,12 +67,12 @@ class AgentTool(ValidatedModel):
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
     fn: Callable[..., str | Awaitable[str]]
     input_model: type[BaseModel] | None = None
     timeout: float | None = Field(default=None, gt=0)
     defer_loading: bool = False
-    input_examples: tuple[dict[str, Any], ...] = ()
+    input_examples: tuple[JsonObject, ...] = ()
     requires_approval: bool = False
     read_only: bool = False
     max_result_tokens: int | None = Field(default=None, gt=0)
@@ -120,12 +121,12 @@ class AgentTool(ValidatedModel):
             )
         return tokens
 
-    def validate_input(self, tool_input: dict[str, Any]) -> tuple[bool, str]:
+    def validate_input(self, tool_input: JsonObject) -> tuple[bool, str]:
         """``(True, "")`` when ``tool_input`` is valid, else ``(False, what is wrong)``."""
         _, error = self.parse_input(tool_input)
         return (not error, error)
 
-    def parse_input(self, tool_input: dict[str, Any]) -> tuple[Any, str]:
+    def parse_input(self, tool_input: JsonObject) -> tuple[BaseModel | JsonObject | None, str]:
         """``(validated value, "")`` or ``(None, error)``: a model instance with ``input_model``, else the dict."""
         if self.input_model is not None:
             try:
@@ -140,7 +141,7 @@ class AgentTool(ValidatedModel):
         """True when calling ``fn`` returns an awaitable (it runs on the loop, not in a thread)."""
         return bool(self._private["_is_async"])
 
-    def call(self, value: Any) -> Any:
+    def call(self, value: BaseModel | JsonObject) -> Any:
         """Call ``fn`` with a value from :meth:`parse_input` (the result may be awaitable)."""
         private = self._private
         if isinstance(value, BaseModel):
@@ -249,7 +250,7 @@ def tool(
     timeout: float | None = None,
     max_result_tokens: int | None = None,
     defer_loading: bool = False,
-    input_examples: tuple[dict[str, Any], ...] = (),
+    input_examples: tuple[JsonObject, ...] = (),
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar
 
 from ..workspace import Workspace
 from .errors import SkillCatalogWarning, SkillNotFound, SkillParseError, SkillsPathNotFound
@@ -20,6 +20,21 @@ from .loader import find_skill_md
 from .registry import SkillCatalog
 
 WorkspaceLike = Workspace | str | os.PathLike[str]
+
+
+class SkillRow(TypedDict):
+    """One row of :func:`list_skill_rows`: a SKILL.md skill, or a folder that was skipped or shadowed (no ``id``,
+    the reason in ``warnings``)."""
+
+    id: str
+    name: str
+    description: str
+    source: str
+    path: str
+    warnings: list[str]
+
+
+Row = TypeVar("Row", bound=Mapping[str, object])
 
 
 def build_registry(
@@ -57,7 +72,7 @@ def list_skill_rows(
     include_user: bool = True,
     home: str | os.PathLike[str] | None = None,
     registry: SkillCatalog | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SkillRow]:
     """One row per SKILL.md skill: ``id``, ``name``, ``description``, ``source``, ``path``, ``warnings``.
 
     Loaded skills come first, sorted by id. A skipped or shadowed folder gets
@@ -66,7 +81,7 @@ def list_skill_rows(
     """
     if registry is None:
         registry = build_registry(workspace=workspace, folders=folders, include_user=include_user, home=home)
-    rows = [
+    rows: list[SkillRow] = [
         {
             "id": info.skill_id,
             "name": info.name,
@@ -92,7 +107,7 @@ def list_skill_rows(
     return rows
 
 
-def filter_skill_rows(rows: Iterable[dict[str, Any]], query: str) -> list[dict[str, Any]]:
+def filter_skill_rows(rows: Iterable[Row], query: str) -> list[Row]:
     """The rows whose ``name`` or ``description`` holds every word of ``query`` (case-insensitive).
 
     A word matches anywhere in the text (``pdf`` matches ``PDFs``); an empty query keeps every row.
@@ -100,7 +115,7 @@ def filter_skill_rows(rows: Iterable[dict[str, Any]], query: str) -> list[dict[s
     """
     words = query.casefold().split()
 
-    def holds_every_word(entry: dict[str, Any]) -> bool:
+    def holds_every_word(entry: Row) -> bool:
         text = f"{entry.get('name') or ''}\n{entry.get('description') or ''}".casefold()
         return all(word in text for word in words)
 

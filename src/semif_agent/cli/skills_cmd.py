@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from ..errors import UnknownSkillError, UserError
 from ..workspace import Workspace
 from ._common import SemifGroup, inert_line, json_option, one_line, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
+
+if TYPE_CHECKING:
+    from ..tree.manifests import SkillManifest
 
 
 @click.group(cls=SemifGroup)
@@ -96,7 +99,7 @@ def _skill_rows(workspace: str | None, folders: tuple[Path, ...]) -> list[dict[s
     return rows
 
 
-def _skill_md_row(leaf: Any) -> dict[str, Any]:
+def _skill_md_row(leaf: SkillManifest) -> dict[str, Any]:
     """A SKILL.md leaf of the workspace's tree as a listing row."""
     return {
         "kind": "skill.md",
@@ -235,7 +238,7 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
         click.echo(f"{key:<17}{value}")
 
 
-def _exercised(ws: Workspace, leaf: Any) -> dict[str, Any]:
+def _exercised(ws: Workspace, leaf: SkillManifest) -> dict[str, object]:
     """What a leaf learned as it was exercised: its learned examples, its decision rows and its runs."""
     from ..loop.learned_examples import decision_log_ref
     from ..records import DecisionLog

@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._beneath import TreeTooLarge
 from .._files import copy_tree
@@ -36,13 +36,23 @@ from ..contract import Violation
 from ..tree.manifests import SkillManifest, body_path_for
 from ..workspace import Workspace
 
+if TYPE_CHECKING:
+    from .._json import JsonObject
+    from ..engine.base import Engine
+    from ..engine.decisions import DecisionRequest, DecisionResult
+    from ..loop.confined import BodyOutcome
+    from ..loop.context import BudgetedEngine
+
 GATE_TIMEOUT = 15.0  # seconds each sample run may take
 
 
 @dataclass
 class GateReport:
+    """Whether the body passed, with a row per sample run (``request``, ``answers``, ``ok``, ``problem``,
+    ``engine_calls``, and the ``kind`` of a failure), or the ``error`` that kept the gate from running it."""
+
     ok: bool
-    results: list[dict[str, Any]] = field(default_factory=list)
+    results: list[JsonObject] = field(default_factory=list)
     error: str = ""
 
     def violations(self) -> list[Violation]:
@@ -57,7 +67,8 @@ class GateReport:
         out = []
         for result in self.results:
             if not result["ok"]:
-                what = kinds.get(result.get("kind", ""), "fails")
+                kind = result.get("kind")
+                what = kinds.get(kind, "fails") if isinstance(kind, str) else "fails"
                 out.append(
                     Violation(
                         "gate",
@@ -67,7 +78,7 @@ class GateReport:
                 )
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"ok": self.ok, "results": self.results, "error": self.error}
 
 
@@ -106,7 +117,7 @@ async def run_gate(
         warm = workspace.settings.skills.warm_processes
         config = {k: moved(v) if isinstance(v, str) else v for k, v in workspace.skill_config().items()}
         skill = SkillManifest(name=name, category=category, description="", cost_budget=budget, body_path=body)
-        results = []
+        results: list[JsonObject] = []
         for sample in samples:
             for answers in ("first", "none"):
                 posing = _Posing(
@@ -134,17 +145,17 @@ async def run_gate(
 class _Posing:
     """An engine that answers as ``engine`` does but bears the workspace engine's name and model."""
 
-    def __init__(self, engine: Any, name: str, model: str | None) -> None:
+    def __init__(self, engine: Engine, name: str, model: str | None) -> None:
         self._engine, self.name, self.model = engine, name, model
 
-    def call(self, request: Any) -> Any:
+    def call(self, request: DecisionRequest) -> DecisionResult:
         return replace(self._engine.call(request), engine=self.name, model=self.model)
 
 
-def _answer(mode: str) -> Callable[[Any], str]:
+def _answer(mode: str) -> Callable[[DecisionRequest], str]:
     """The first real option, or ``none`` when offered."""
 
-    def pick(request: Any) -> str:
+    def pick(request: DecisionRequest) -> str:
         ids = request.option_ids
         if mode == "none" and "none" in ids:
             return "none"
@@ -156,8 +167,14 @@ def _answer(mode: str) -> Callable[[Any], str]:
 _KINDS = {"write": "write", "budget": "budget", "contract": "types", "load": "error", "exception": "error"}
 
 
-def _result(sample: str, answers: str, outcome: Any, engine: Any) -> dict[str, Any]:
-    result = {"request": sample, "answers": answers, "ok": True, "problem": "", "engine_calls": engine.calls}
+def _result(sample: str, answers: str, outcome: BodyOutcome, engine: BudgetedEngine) -> JsonObject:
+    result: JsonObject = {
+        "request": sample,
+        "answers": answers,
+        "ok": True,
+        "problem": "",
+        "engine_calls": engine.calls,
+    }
     if engine.overrun:
         result.update(ok=False, kind="budget", problem=f"made more than {engine.budget} engine calls")
     elif outcome.error is not None:

@@ -45,7 +45,7 @@ CONNECTION_KEYS = (
 RETRY_KEYS = ("max_retries", "retry_initial_delay", "retry_max_delay")
 
 
-def provider_table(settings: Mapping[str, object]) -> dict[str, Any]:
+def provider_table(settings: Mapping[str, object]) -> dict[str, object]:
     """The ``[provider]`` table of engine settings (empty when absent)."""
     table = settings.get("provider") or {}
     if not isinstance(table, Mapping):
@@ -150,7 +150,7 @@ def raw_connection_options(name: str, settings: Mapping[str, object], *, primary
                 f"[provider.{name}]: unknown keys {', '.join(sorted(unknown))} (known: {', '.join(CONNECTION_KEYS)})"
             )
     layers = [table, own or {}, settings] if primary else [own or {}]
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     for layer in layers:
         found = {k: v for k, v in layer.items() if k in CONNECTION_KEYS}
         if "api_key" in found or "api_key_env" in found:  # a later layer's key replaces an earlier one's
@@ -175,7 +175,7 @@ def resolve_key_env(name: str, options: Mapping[str, object]) -> dict[str, objec
     return options
 
 
-def provider_arguments(settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def provider_arguments(settings: Mapping[str, object]) -> tuple[str, dict[str, Any]]:
     """``(model, kwargs)`` for ``create_provider(model, **kwargs)`` from engine settings."""
     table = provider_table(settings)
     model = configured_model(settings)
@@ -187,8 +187,12 @@ def provider_arguments(settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]
     if retry_settings:
         kwargs["retry"] = RetryPolicy.from_settings(retry_settings)
 
-    pricing = dict(table.get("pricing") or {})
-    pricing.update(settings.get("pricing") or {})
+    pricing: dict[str, object] = {}
+    for given in (table.get("pricing"), settings.get("pricing")):
+        if isinstance(given, Mapping):
+            pricing.update(given)
+        elif given:
+            raise ProviderConfigError("pricing must be a table of model names and their prices")
     if pricing:
         kwargs["pricing"] = pricing
 

@@ -13,7 +13,6 @@ import urllib.request
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
 from .errors import ProviderConfigError
 from .registry import parse_model_ref, provider_factory, provider_names
@@ -65,7 +64,9 @@ def _endpoint(name: str) -> _Endpoint:
     )
 
 
-def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[ConfiguredModel]:
+def configured_models(
+    settings: Mapping[str, object], environ: Mapping[str, str] | None = None
+) -> list[ConfiguredModel]:
     """The models engine settings name (engine, provider default, fallbacks, judge), then the environment's."""
     environ = os.environ if environ is None else environ
     table = provider_table(settings)
@@ -75,7 +76,7 @@ def configured_models(settings: Mapping[str, Any], environ: Mapping[str, str] | 
     if table.get("model") and table.get("model") != settings.get("model"):
         wanted.append(("provider default", table["model"], not settings.get("model")))
     fallbacks = settings["fallbacks"] if "fallbacks" in settings else table.get("fallbacks")
-    for spec in fallbacks or ():
+    for spec in fallbacks if isinstance(fallbacks, (list, tuple)) else ():
         wanted.append(("fallback", spec, False))
     judge = settings.get("judge")
     if isinstance(judge, Mapping) and judge.get("model"):

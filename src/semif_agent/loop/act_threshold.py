@@ -34,7 +34,7 @@ import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from .._files import replace_file
 from ..engine.base import Engine
@@ -45,6 +45,13 @@ from ..tree.router import Route
 from ..tree.tree import SkillTree
 from .gate import DEFAULT_ACT_THRESHOLD, gate_route
 from .settings import RunSettings
+
+if TYPE_CHECKING:
+    from .._json import JsonObject
+    from ..records import DecisionLog
+    from ..routing.strategies import RoutingStrategy
+    from ..tree.manifests import SkillManifest
+    from ..workspace import Workspace
 
 TARGET = 0.95  # the share of acted routes that must be right
 WEIGHED = (
@@ -69,7 +76,7 @@ class ActTradeOff:
     accuracy: float | None  # the share of those that are right
     measured: bool = True  # False: too few pairs, the default threshold
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return dataclasses.asdict(self)
 
 
@@ -113,7 +120,7 @@ def gate_pair(route: Route, text: str, expected: str | None, tree: SkillTree, en
     return math.inf, right
 
 
-def gate_routes(strategy: Any) -> Callable[[Example, Route], tuple[float, bool]] | None:
+def gate_routes(strategy: RoutingStrategy) -> Callable[[Example, Route], tuple[float, bool]] | None:
     """:func:`gate_pair` for the routes of ``strategy``, over its tree and with its engine (``route_all``'s
     ``on_route``); None for a strategy that does not say them (a plug-in's may not)."""
     tree, engine = getattr(strategy, "tree", None), getattr(strategy, "engine", None)
@@ -126,19 +133,19 @@ def gate_routes(strategy: Any) -> Callable[[Example, Route], tuple[float, bool]]
     return gated
 
 
-async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> list[tuple[float, bool]]:
+async def act_pairs(runner: MeasuredRunner, labelled: Iterable[tuple[str, str]] = ()) -> list[tuple[float, bool]]:
     """(probability, right?) of every route to a writing skill: the examples left out by folds, and the latest
     ``labelled`` (request, skill) pairs, routed by ``runner``'s strategy, intent rules applied."""
-    tree: SkillTree = runner.tree
+    tree = runner.tree
     chosen = _examples(tree)
     latest = list(labelled)[-MAX_LABELLED:]
     # at least two folds: with one, a skill would be left with none of its examples
     folds = max(2, min(MAX_FOLDS, 1 + max(position for _, _, position in chosen))) if chosen else 0
-    progress = getattr(runner, "progress", None)
+    progress = runner.progress
     total, done = len(chosen) + len(latest), 0
     pairs: list[tuple[float, bool]] = []
 
-    async def route(strategy: Any, routed_on: SkillTree, text: str, skill: str) -> None:
+    async def route(strategy: RoutingStrategy, routed_on: SkillTree, text: str, skill: str) -> None:
         nonlocal done
         pairs.extend(await _pair(runner, strategy, routed_on, text, skill))
         done += 1
@@ -157,7 +164,7 @@ async def act_pairs(runner: Any, labelled: Iterable[tuple[str, str]] = ()) -> li
     return pairs
 
 
-def fold_strategy(runner: Any, tree: SkillTree) -> Any:
+def fold_strategy(runner: MeasuredRunner, tree: SkillTree) -> RoutingStrategy:
     """``runner``'s strategy over ``tree`` (the runner's tree with some examples left out).
 
     A strategy that scores every leaf (:class:`~semif_agent.routing.scoring.LeafScorer`) is given the ``none``
@@ -176,21 +183,41 @@ def fold_strategy(runner: Any, tree: SkillTree) -> Any:
     return built
 
 
+class MeasuredRunner(Protocol):
+    """What measuring the act threshold reads of a runner: a :class:`~.runner.SkillRunner`, or a :class:`Measuring`
+    made of its parts. A runner may also say which skills can act in its runs (a ``can_act`` method)."""
+
+    @property
+    def settings(self) -> RunSettings: ...
+    @property
+    def tree(self) -> SkillTree: ...
+    @property
+    def engine(self) -> Engine: ...
+    @property
+    def strategy(self) -> RoutingStrategy: ...
+    @property
+    def workspace(self) -> Workspace | None: ...
+    @property
+    def log(self) -> DecisionLog | None: ...
+    @property
+    def progress(self) -> Callable[[str, int, int], None] | None: ...
+
+
 @dataclass(frozen=True)
 class Measuring:
     """What measuring the act threshold reads of a runner (a :class:`~.runner.SkillRunner` has it all); without a
     ``workspace``, only the tree's examples are routed, and nothing is kept."""
 
-    settings: Any
+    settings: RunSettings
     tree: SkillTree
     engine: Engine
-    strategy: Any
-    workspace: Any = None
-    log: Any = None
+    strategy: RoutingStrategy
+    workspace: Workspace | None = None
+    log: DecisionLog | None = None
     progress: Callable[[str, int, int], None] | None = None
 
 
-async def threshold_in_force(runner: Any) -> tuple[ActTradeOff, str]:
+async def threshold_in_force(runner: MeasuredRunner) -> tuple[ActTradeOff, str]:
     """The act threshold ``runner`` acts at, and where it comes from: ``"set"`` (``[routing] act_threshold`` or the
     caller's), ``"measured"`` (on the workspace's examples and labels) or ``"default"`` (too few to measure)."""
     given = runner.settings.act_threshold
@@ -205,18 +232,21 @@ async def threshold_in_force(runner: Any) -> tuple[ActTradeOff, str]:
     return found, "measured" if found.measured else "default"
 
 
-async def measured_act_threshold(runner: Any) -> ActTradeOff:
+async def measured_act_threshold(runner: MeasuredRunner) -> ActTradeOff:
     """The workspace's act threshold: kept in ``data/act_threshold.json`` while its tree, labels and routing stand."""
     if not can_score(runner.engine):
         return ActTradeOff(DEFAULT_ACT_THRESHOLD, 0, None, None, measured=False)
+    workspace, log = runner.workspace, runner.log
+    if workspace is None or log is None:
+        return act_threshold_for(await act_pairs(runner))  # the tree's examples only, and nothing kept
     # the key reads only people's label rows (and those taking labels back); the labelled requests are gathered (the whole
     # log read) only to measure
     from ..records import LABEL_KIND, UNLABEL_KIND, LabelRow
 
-    said = runner.log.read(kinds=(LABEL_KIND, UNLABEL_KIND))
+    said = log.read(kinds=(LABEL_KIND, UNLABEL_KIND))
     labels = [row for row in said if not isinstance(row, LabelRow) or row.source == "person"]
     key = _key(runner, [json.dumps(row.to_dict(), sort_keys=True) for row in labels])
-    path = runner.workspace.data_dir / THRESHOLD_FILE
+    path = workspace.data_dir / THRESHOLD_FILE
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
         if kept.get("key") == key:
@@ -226,10 +256,10 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
     # a person's labels only: a client's pick or report says nothing of how sure a route must be to act (a few
     # picks of a skill the route did not rank first would otherwise raise the threshold until nothing acts)
     labelled = [
-        (r.request, r.label_skill) for r in runner.log.runs() if r.label_skill and r.request and r.label_source is None
+        (r.request, r.label_skill) for r in log.runs() if r.label_skill and r.request and r.label_source is None
     ]
     found = act_threshold_for(await act_pairs(runner, labelled))
-    if not getattr(runner.settings, "log", True):
+    if not runner.settings.log:
         return found  # a run that writes nothing (semif route, --dry-run, --no-log) keeps nothing either
     try:
         replace_file(path, json.dumps({"key": key, "trade_off": found.to_dict()}, indent=2) + "\n")
@@ -238,7 +268,9 @@ async def measured_act_threshold(runner: Any) -> ActTradeOff:
     return found
 
 
-async def _pair(runner: Any, strategy: Any, tree: SkillTree, text: str, skill: str) -> list[tuple[float, bool]]:
+async def _pair(
+    runner: MeasuredRunner, strategy: RoutingStrategy, tree: SkillTree, text: str, skill: str
+) -> list[tuple[float, bool]]:
     route = await strategy.aroute(text)
     route, gate = gate_route(route, text, tree, runner.engine, threshold=0.0, can_act=_can_act(runner))
     # only routes the threshold decides: a skill that cannot act in the run (a SKILL.md skill with no model shows
@@ -248,9 +280,10 @@ async def _pair(runner: Any, strategy: Any, tree: SkillTree, text: str, skill: s
     return [(gate.probability, gate.skill == skill)]
 
 
-def _can_act(runner: Any) -> Callable[[Any], bool]:
+def _can_act(runner: MeasuredRunner) -> Callable[[SkillManifest], bool]:
     """Whether a skill can change anything in ``runner``'s runs (every skill, for a runner that does not say)."""
-    return getattr(runner, "can_act", None) or (lambda skill: True)
+    can_act: Callable[[SkillManifest], bool] | None = getattr(runner, "can_act", None)
+    return can_act or (lambda skill: True)
 
 
 def _examples(tree: SkillTree) -> list[tuple[str, str, int]]:
@@ -279,8 +312,8 @@ def _left_out(tree: SkillTree, fold: int, folds: int) -> SkillTree:
     return SkillTree(dict(tree.categories), skills, none_examples=tree.none_examples)
 
 
-def _key(runner: Any, labels: list[str]) -> str:
-    tree: SkillTree = runner.tree
+def _key(runner: MeasuredRunner, labels: list[str]) -> str:
+    tree = runner.tree
     parts = [
         runner.engine.name,
         runner.strategy.name,

@@ -49,10 +49,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._files import replace_file
 from .observe import IMAGE_KEPT, IMAGES_KEPT, TEXT_KEPT, Observation, ObservedFiles, StatKey, stat_key
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 UNDO_DIR = "undo"  # the runs' undo records, in the data dir
 STORE_DIR = "_store"  # beside the runs' records in data/undo/; never a run's folder name (those start alnum)
@@ -132,7 +135,7 @@ class ImageStore:
         self.index_path = self.folder / INDEX
 
     @classmethod
-    def of(cls, workspace: Any) -> ImageStore:
+    def of(cls, workspace: Workspace) -> ImageStore:
         return cls(Path(workspace.data_dir) / UNDO_DIR / STORE_DIR)
 
     def keep(
@@ -268,7 +271,7 @@ class _Appender:
 
     def __init__(self, pack: Path) -> None:
         self.pack = pack
-        self.handle: Any = None
+        self.handle: BinaryIO | None = None
         self.end = 0
 
     def __enter__(self) -> _Appender:
@@ -289,7 +292,7 @@ class _Appender:
         return offset
 
 
-def _still_good(entry: Any, key: tuple[int, ...], pack_size: int) -> bool:
+def _still_good(entry: object, key: tuple[int, ...], pack_size: int) -> bool:
     """Whether an index entry still stands for its file, whose stat key is now ``key``: the same key, settled when
     read, and its bytes within the pack."""
     return (

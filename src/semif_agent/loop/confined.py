@@ -26,10 +26,10 @@ import hashlib
 import os
 import time
 import weakref
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..engine.base import decide
 from ..engine.decisions import DecisionRequest, Option, check_bounds, check_option_count
@@ -38,6 +38,11 @@ from ..skills import Request
 from ..tree.manifests import SkillManifest
 from ..workspace import Workspace
 from .context import BudgetedEngine
+
+if TYPE_CHECKING:
+    from .._json import JsonObject
+    from ..sandbox.pool import WorkerPool
+    from ..sandbox.results import CallResult, ScriptRunResult
 
 MEMORY_MB = 1024
 
@@ -83,7 +88,7 @@ class BodyRun:
         self.predicted_ns: int | None = None
         self.deadline: float | None = None
 
-    async def on_message(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def on_message(self, message: JsonObject) -> JsonObject:
         if self.deadline is None:
             self.deadline = time.monotonic() + self.timeout
         kind = message.get("kind")
@@ -94,7 +99,7 @@ class BodyRun:
             return {"ok": True}
         return _refusal("protocol", f"unknown message {str(kind)[:40]!r}")
 
-    async def _decide(self, data: object) -> dict[str, Any]:
+    async def _decide(self, data: object) -> JsonObject:
         remaining = (self.deadline or 0.0) - time.monotonic()
         if remaining <= 0:
             return _refusal("timeout", "the run is out of time: no more engine calls")
@@ -115,7 +120,7 @@ class BodyRun:
         return {"result": answer.to_dict() | {"scores": dict(answer.scores)}}
 
 
-def _refusal(kind: str, message: str) -> dict[str, Any]:
+def _refusal(kind: str, message: str) -> JsonObject:
     return {"error": {"type": kind, "message": message}}
 
 
@@ -141,7 +146,7 @@ def decision_request(data: object) -> DecisionRequest:
     return DecisionRequest(state, question, offered)
 
 
-def confinement(workspace: Workspace, timeout: float, config: dict[str, Any] | None = None) -> dict[str, Any]:
+def confinement(workspace: Workspace, timeout: float, config: Mapping[str, object] | None = None) -> dict[str, object]:
     """The child's confinement: write only the skill's write dirs, read the data it may read (the paths of
     ``config``, the ``ctx.config`` it gets, or else the workspace's), no network."""
     from ..sandbox.limits import SandboxLimits, confinement_spec
@@ -155,7 +160,7 @@ def confinement(workspace: Workspace, timeout: float, config: dict[str, Any] | N
     return spec
 
 
-def readable_data(workspace: Workspace, config: dict[str, Any] | None = None) -> list[Path]:
+def readable_data(workspace: Workspace, config: Mapping[str, object] | None = None) -> list[Path]:
     """What a body may read besides its write dirs: the configured data paths (contacts, files), never the
     records: no path that is or holds the settings, the log, the manifests, the bodies or the data dir (a
     ``[paths]`` entry naming the workspace itself, or ``data``, is left out whole), nor one inside the bodies."""
@@ -173,10 +178,10 @@ def readable_data(workspace: Workspace, config: dict[str, Any] | None = None) ->
     return paths
 
 
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WorkerPool] = weakref.WeakKeyDictionary()
 
 
-def pool_for_this_loop() -> Any:
+def pool_for_this_loop() -> WorkerPool:
     """A warm worker pool for the running event loop (a pool serves one loop; runs on other threads get their own)."""
     from ..sandbox.pool import WorkerPool
     from . import _body_child
@@ -214,8 +219,8 @@ async def run_confined(
     engine: BudgetedEngine,
     run_id: str,
     timeout: float,
-    pool: Any = None,
-    config: dict[str, Any] | None = None,
+    pool: WorkerPool | None = None,
+    config: Mapping[str, object] | None = None,
     warm: bool = False,
 ) -> BodyOutcome:
     """Run ``skill``'s body (``source``) on ``request`` in a confined child; the engine answers from here.
@@ -260,31 +265,28 @@ async def run_confined(
     return outcome_of(result, run)
 
 
-def outcome_of(result: Any, run: BodyRun) -> BodyOutcome:
+def outcome_of(result: CallResult, run: BodyRun) -> BodyOutcome:
     """The body's outcome from the sandbox's result: its own report (checked), or how the child ended."""
     predicted = run.predicted if run.predicted is not None else run.engine.calls
     phase = "act" if run.predicted is not None else "predict"
-    base = {"predicted": predicted, "predicted_ns": run.predicted_ns, "stdout": result.stdout, "stderr": result.stderr}
-    value = getattr(result, "value", None)
+    base = BodyOutcome(predicted=predicted, predicted_ns=run.predicted_ns, stdout=result.stdout, stderr=result.stderr)
+    value = result.value
     if value is None:
         ended = _ended(result)
-        return BodyOutcome(error=f"{phase} {ended}", message=ended, kind=result.error_type, phase=phase, **base)
+        return replace(base, error=f"{phase} {ended}", message=ended, kind=result.error_type, phase=phase)
     report = _report(value)
     if isinstance(report, str):
         message = f"{MALFORMED}: {report}"
-        return BodyOutcome(error=f"{phase} failed: {message}", message=message, kind="channel", phase=phase, **base)
-    if report["ok"]:
-        action = report["action"]
-        return BodyOutcome(
-            prediction=report["prediction"], action=(action["action_log"], action["new_state"]), phase="act", **base
-        )
-    raised = report["kind"] == "exception"
-    return BodyOutcome(
-        error=f"{report['phase']} {'raised' if raised else 'failed:'} {report['message']}",
-        message=report["message"],
-        kind=report["kind"],
-        phase=report["phase"],
-        **base,
+        return replace(base, error=f"{phase} failed: {message}", message=message, kind="channel", phase=phase)
+    if isinstance(report, _Acted):
+        return replace(base, prediction=report.prediction, action=report.action, phase="act")
+    raised = report.kind == "exception"
+    return replace(
+        base,
+        error=f"{report.phase} {'raised' if raised else 'failed:'} {report.message}",
+        message=report.message,
+        kind=report.kind,
+        phase=report.phase,
     )
 
 
@@ -292,23 +294,41 @@ MALFORMED = "the skill's process sent a malformed message"
 _PHASES = ("load", "predict", "act")
 
 
-def _report(value: object) -> dict[str, Any] | str:
+@dataclass(frozen=True)
+class _Acted:
+    """A body's report of a run that went through: its prediction, and its action (action log, new state)."""
+
+    prediction: str
+    action: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A body's report of a run that failed: in which phase, the kind of failure, and its message."""
+
+    phase: str
+    kind: str
+    message: str
+
+
+def _report(value: object) -> _Acted | _Failed | str:
     """The child's report (what :func:`._body_child.run` returns) when it has its shape; else what is wrong."""
     if not isinstance(value, dict) or not isinstance(value.get("ok"), bool):
         return "a result that is not a report"
     if value["ok"]:
         action = value.get("action")
-        texts = [
-            value.get("prediction"),
-            *([action.get("action_log"), action.get("new_state")] if isinstance(action, dict) else [None]),
-        ]
-        return value if all(isinstance(text, str) for text in texts) else "a result without its prediction and action"
-    if value.get("phase") not in _PHASES or not all(isinstance(value.get(key), str) for key in ("kind", "message")):
+        prediction = value.get("prediction")
+        log, state = (action.get("action_log"), action.get("new_state")) if isinstance(action, dict) else (None, None)
+        if isinstance(prediction, str) and isinstance(log, str) and isinstance(state, str):
+            return _Acted(prediction, (log, state))
+        return "a result without its prediction and action"
+    phase, kind, message = value.get("phase"), value.get("kind"), value.get("message")
+    if not (isinstance(phase, str) and phase in _PHASES and isinstance(kind, str) and isinstance(message, str)):
         return "a failure without its phase, kind and message"
-    return value
+    return _Failed(phase, kind, message)
 
 
-_ENDINGS: dict[str, Callable[[Any], str]] = {
+_ENDINGS: dict[str, Callable[[ScriptRunResult], str]] = {
     "timeout": lambda r: "did not finish in time; the body and every process it started were killed",
     "memory": lambda r: "ran out of its memory allowance and was stopped",
     "cpu": lambda r: "used up its CPU time and was stopped",
@@ -325,7 +345,7 @@ def _worker_note(stderr: str) -> str:
     return f"was {last[1:-1]}" if last.startswith("[killed: ") and last.endswith("]") else ""
 
 
-def _ended(result: Any) -> str:
+def _ended(result: ScriptRunResult) -> str:
     ending = _ENDINGS.get(result.error_type)
     if ending is not None:
         return ending(result)

@@ -24,7 +24,7 @@ know (an older or newer log) is still shown, its value made readable the same wa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TypeGuard
 
 from .._text import percent
 from .assess import CLOSE_CALL_BELOW
@@ -66,7 +66,7 @@ _SHOWN = (
 """The keys :func:`evidence_lines` reads itself; any other key is shown after them as it comes."""
 
 
-def evidence_lines(evidence: Mapping[str, Any], skill: str | None = None) -> list[tuple[str, str]]:
+def evidence_lines(evidence: Mapping[str, object], skill: str | None = None) -> list[tuple[str, str]]:
     """``(name, text)`` for each fact of ``evidence`` (an outcome row's) that applies to a run that went to ``skill``."""
     lines: list[tuple[str, str]] = []
 
@@ -98,8 +98,9 @@ def evidence_lines(evidence: Mapping[str, Any], skill: str | None = None) -> lis
     add("wrote", "none of the request's words: what it asked to say is not in what was written" if lost else None)
     add("found nothing", "its answer says there was nothing to find" if evidence.get("found_nothing") else None)
     margin = evidence.get("close_call")
-    close = isinstance(margin, (int, float)) and margin < CLOSE_CALL_BELOW  # a wider margin spoke for nothing
-    add("close call", f"its own closest decision was won by {_points(margin)}" if close else None)
+    # a wider margin spoke for nothing
+    close = margin if isinstance(margin, (int, float)) and margin < CLOSE_CALL_BELOW else None
+    add("close call", f"its own closest decision was won by {_points(close)}" if close is not None else None)
     add("act gate", _gate(evidence.get("gate")))
     for key, value in evidence.items():
         if key not in _SHOWN:
@@ -107,7 +108,7 @@ def evidence_lines(evidence: Mapping[str, Any], skill: str | None = None) -> lis
     return lines
 
 
-def readable(value: Any) -> str:
+def readable(value: object) -> str:
     """Any logged value as text for people: yes / no, numbers rounded, lists and tables as ``name value`` pairs;
     ``""`` for nothing (None, empty), which the caller leaves out."""
     if value is None:
@@ -123,7 +124,7 @@ def readable(value: Any) -> str:
     return str(value)
 
 
-def _judge(judge: Any) -> str | None:
+def _judge(judge: object) -> str | None:
     """The judge's verdict with its probability: "success (94%)"."""
     if not isinstance(judge, Mapping) or not judge.get("label"):
         return readable(judge) or None
@@ -131,13 +132,13 @@ def _judge(judge: Any) -> str | None:
     return f"{judge['label']} ({percent(p)})" if _is_number(p) else str(judge["label"])
 
 
-def _wording(evidence: Mapping[str, Any], skill: str | None) -> str | None:
+def _wording(evidence: Mapping[str, object], skill: str | None) -> str | None:
     """What the request's wording asks for, and whether it is in the skill's words, as one sentence:
     'asks to change something; its first word "email" is one of email.compose's words'."""
     asks, verb, fits = evidence.get("asks"), evidence.get("verb"), evidence.get("fits")
     if asks is None and verb is None and fits is None:
         return None
-    parts = [ASKS[asks]] if asks in ASKS else []
+    parts = [ASKS[asks]] if isinstance(asks, str) and asks in ASKS else []
     if verb:
         first = f'its first word "{verb}"'
         if skill and fits is not None:
@@ -148,7 +149,7 @@ def _wording(evidence: Mapping[str, Any], skill: str | None) -> str | None:
     return "; ".join(parts) or None
 
 
-def _gate(gate: Any) -> str | None:
+def _gate(gate: object) -> str | None:
     """The act gate's decision as a sentence: what it did and why."""
     if not isinstance(gate, Mapping):
         return readable(gate) or None
@@ -160,17 +161,17 @@ def _gate(gate: Any) -> str | None:
     return text
 
 
-def _files(count: Any) -> str | None:
+def _files(count: object) -> str | None:
     if not _is_number(count):
         return None
     return "no files" if count == 0 else "1 file" if count == 1 else f"{count} files"
 
 
-def _points(margin: Any) -> str:
+def _points(margin: float) -> str:
     """A margin between two probabilities in percentage points: "3 points", "<1 point"."""
     points = margin * 100
     return "<1 point" if points < 1 else f"{points:.0f} points"
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -47,7 +47,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from .._beneath import lexists_beneath, open_folder_beneath, open_root, replace_at
 from .._files import open_regular_beneath
@@ -57,7 +57,9 @@ from .before_images import STORE_DIR, UNDO_DIR, BeforeImages
 from .observe import Changes, Observation, open_observed, sha256_of_handle
 
 if TYPE_CHECKING:
+    from .._json import JsonObject, JsonValue
     from ..records import DecisionLog, RunRecord, UndoRow
+    from ..workspace import Workspace
 
 MANIFEST = "undo.json"
 DONE = "undone.json"
@@ -66,14 +68,30 @@ RUNS_KEPT = 200
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
 
 
-def undo_dir(workspace: Any, run_id: str) -> Path:
+class UndoEntry(TypedDict, total=False):
+    """One file of an undo record as a run writes it: its path and change; the file's real path when a write dir
+    outside the workspace holds it; the sha256 the run left it with; and either where its before-image is kept (with
+    the image's sha256 and the file's mode) or why none was (``not_kept``). Read back, an entry is a
+    :data:`~semif_agent._json.JsonObject`: a record on disk may be damaged, so each key is read with a check."""
+
+    path: str
+    change: str
+    file: str
+    after_sha256: str | None
+    not_kept: str
+    before: str
+    before_sha256: str
+    mode: int
+
+
+def undo_dir(workspace: Workspace, run_id: str) -> Path:
     """Where ``run_id``'s before-images are kept (its id, or a hash of an id that is no safe folder name)."""
     name = run_id if _SAFE_NAME.fullmatch(run_id) else hashlib.sha256(run_id.encode()).hexdigest()[:32]
     return Path(workspace.data_dir) / UNDO_DIR / name
 
 
 def keep_before_images(
-    workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes, images: BeforeImages
+    workspace: Workspace, run_id: str, before: Observation, after: Observation, changes: Changes, images: BeforeImages
 ) -> Path | None:
     """Write ``run_id``'s undo record for ``changes`` (``images``: the before-images of ``before``, from the
     workspace's :class:`~.before_images.ImageStore`); None when nothing changed.
@@ -89,17 +107,17 @@ def keep_before_images(
 
 
 def _write_record(
-    workspace: Any, run_id: str, before: Observation, after: Observation, changes: Changes, images: BeforeImages
+    workspace: Workspace, run_id: str, before: Observation, after: Observation, changes: Changes, images: BeforeImages
 ) -> Path:
     folder = undo_dir(workspace, run_id)
     shutil.rmtree(folder, ignore_errors=True)  # a run id used again: the latest run is the one to undo
     folder.mkdir(parents=True, exist_ok=True)
-    entries: list[dict[str, Any]] = []
+    entries: list[UndoEntry] = []
     kept = 0
     for change, names in (("created", changes.created), ("modified", changes.modified), ("deleted", changes.deleted)):
         for name in names:
             full = after.paths.get(name) or before.paths.get(name, "")
-            entry: dict[str, Any] = {"path": name, "change": change}
+            entry: UndoEntry = {"path": name, "change": change}
             if Path(workspace.root, name) != Path(full):  # a write dir outside the workspace
                 entry["file"] = full
             if change != "deleted":
@@ -115,7 +133,7 @@ def _write_record(
                     entry["not_kept"] = "its kept copy was damaged"
                 else:
                     kept += status.size
-                    entry.update(before=f"{len(entries)}.before", before_sha256=sha, mode=status.mode)
+                    entry.update({"before": f"{len(entries)}.before", "before_sha256": sha, "mode": status.mode})
             entries.append(entry)
     (folder / MANIFEST).write_text(
         json.dumps({"run_id": run_id, "files": entries}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -157,11 +175,11 @@ class Undone:
     restored: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"run_id": self.run_id, "removed": self.removed, "restored": self.restored, "skipped": self.skipped}
 
 
-def undo_record(workspace: Any, run_id: str) -> dict[str, Any] | None:
+def undo_record(workspace: Workspace, run_id: str) -> JsonObject | None:
     """``run_id``'s undo record (``undo.json``), or None when it kept none."""
     try:
         record = json.loads((undo_dir(workspace, run_id) / MANIFEST).read_text(encoding="utf-8"))
@@ -170,7 +188,7 @@ def undo_record(workspace: Any, run_id: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and isinstance(record.get("files"), list) else None
 
 
-def was_undone(workspace: Any, run_id: str) -> bool:
+def was_undone(workspace: Workspace, run_id: str) -> bool:
     return (undo_dir(workspace, run_id) / DONE).exists()
 
 
@@ -179,7 +197,7 @@ class _Step:
     """One file of an undo record: the entry, its target, its kept bytes (for a file to write back), and why it
     cannot be put back as it was (None when it can)."""
 
-    entry: dict[str, Any]
+    entry: JsonObject
     target: _Target
     image: bytes | None = None
     blocked: str | None = None
@@ -189,10 +207,12 @@ class _Step:
         return str(self.entry.get("path"))
 
 
-def _steps(workspace: Any, run_id: str, record: dict[str, Any]) -> list[_Step]:
+def _steps(workspace: Workspace, run_id: str, record: JsonObject) -> list[_Step]:
     """Each file of ``record``, checked (nothing is touched): what blocks it, else what to write back."""
     folder = undo_dir(workspace, run_id)
-    steps = [_Step(e, _target(workspace, run_id, e)) for e in record["files"] if isinstance(e, dict)]
+    files = record["files"]
+    entries = [e for e in files if isinstance(e, dict)] if isinstance(files, list) else []
+    steps = [_Step(e, _target(workspace, run_id, e)) for e in entries]
     for step in steps:
         step.blocked = _blocked(step.entry, step.target)
         if step.blocked is None and step.entry["change"] != "created":
@@ -202,7 +222,7 @@ def _steps(workspace: Any, run_id: str, record: dict[str, Any]) -> list[_Step]:
     return steps
 
 
-def blocked_files(workspace: Any, run_id: str) -> dict[str, str]:
+def blocked_files(workspace: Workspace, run_id: str) -> dict[str, str]:
     """The files of ``run_id``'s undo record that cannot be put back as they were, and why (nothing is touched)."""
     record = undo_record(workspace, run_id)
     if record is None:
@@ -230,7 +250,7 @@ def blocked_message(run_id: str, blocked: dict[str, str]) -> str:
     return f"cannot undo run {run_id}: {named}; nothing was changed (--force undoes the rest and leaves {them} now)"
 
 
-def undo_run(workspace: Any, run_id: str, *, changed_files: bool = True, force: bool = False) -> Undone:
+def undo_run(workspace: Workspace, run_id: str, *, changed_files: bool = True, force: bool = False) -> Undone:
     """Put back what ``run_id`` changed; a :class:`UserError` naming the files when it cannot, with nothing touched.
 
     ``changed_files`` says whether the run's outcome lists changed files (to
@@ -300,7 +320,7 @@ class _Target:
         finally:
             os.close(folder)
 
-    def write(self, data: bytes, mode: Any) -> None:
+    def write(self, data: bytes, mode: JsonValue) -> None:
         """Write ``data`` as the file, whole (:func:`~semif_agent._beneath.replace_at`), with the permission bits of
         ``mode`` when known; the folders missing on the way are made again."""
         folder = self._folder(make=True)
@@ -310,7 +330,7 @@ class _Target:
             os.close(folder)
 
 
-def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> _Target:
+def _target(workspace: Workspace, run_id: str, entry: JsonObject) -> _Target:
     """The file an entry names (in the workspace unless it says where), refused unless it lies in a write dir (by its
     path as written: nothing on the way is resolved, so a link cannot move it into one)."""
     name = str(entry.get("path", ""))
@@ -322,7 +342,7 @@ def _target(workspace: Any, run_id: str, entry: dict[str, Any]) -> _Target:
     raise UserError(f"cannot undo run {run_id}: its record names {name}, outside the write dirs; nothing was changed")
 
 
-def _blocked(entry: dict[str, Any], target: _Target) -> str | None:
+def _blocked(entry: JsonObject, target: _Target) -> str | None:
     """Why the file cannot be put back as it was (a phrase following its path), or None when it can: its copy was
     not kept, or it is no longer as the run left it."""
     if entry.get("not_kept"):
@@ -335,7 +355,7 @@ def _blocked(entry: dict[str, Any], target: _Target) -> str | None:
     return "is gone since the run" if not target.exists() else "changed since the run"
 
 
-def _image(folder: Path, entry: dict[str, Any]) -> bytes | None:
+def _image(folder: Path, entry: JsonObject) -> bytes | None:
     """The bytes an entry kept of its file before the run, checked against the sha256 the run recorded; None when
     they are missing or damaged."""
     try:
@@ -378,7 +398,7 @@ def undo_said(undo: UndoRow) -> str:
     )
 
 
-def _logged_run(workspace: Any, log: DecisionLog, run_id: str) -> tuple[RunRecord, bool]:
+def _logged_run(workspace: Workspace, log: DecisionLog, run_id: str) -> tuple[RunRecord, bool]:
     """The logged run ``run_id`` names and whether its outcome lists changed files; refused when undone already."""
     from ..records import OutcomeRow, UndoRow
 
@@ -391,7 +411,7 @@ def _logged_run(workspace: Any, log: DecisionLog, run_id: str) -> tuple[RunRecor
     return record, changes is not None and any(changes.values())
 
 
-def check_undo(workspace: Any, log: DecisionLog, run_id: str, *, force: bool = False) -> RunRecord:
+def check_undo(workspace: Workspace, log: DecisionLog, run_id: str, *, force: bool = False) -> RunRecord:
     """The logged run ``run_id`` names (its :class:`~semif_agent.records.RunRecord`), once checked that it can be
     undone (in part, with ``force``), touching nothing: the :class:`UserError` :func:`undo_logged_run` would give
     otherwise, before anyone is asked why."""
@@ -405,7 +425,7 @@ def check_undo(workspace: Any, log: DecisionLog, run_id: str, *, force: bool = F
 
 
 def undo_logged_run(
-    workspace: Any, log: DecisionLog, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
+    workspace: Workspace, log: DecisionLog, run_id: str, *, by: str, reason: str = DEFAULT_REASON, force: bool = False
 ) -> tuple[Undone, UndoRow]:
     """Undo the logged run ``run_id`` (its id or a unique prefix) and append its undo row to ``log``, saying why
     (``reason``, one of :data:`~semif_agent.records.rows.UNDO_REASONS`: only ``route`` is a routing failure).
@@ -442,7 +462,7 @@ class UndoState:
     blocked: dict[str, str] = field(default_factory=dict)
 
 
-def undo_state(workspace: Any, run_id: str, *, undone: bool) -> UndoState:
+def undo_state(workspace: Workspace, run_id: str, *, undone: bool) -> UndoState:
     """Whether ``run_id`` can be undone now, as the run page shows it (its files are checked, nothing is touched)."""
     if undone or was_undone(workspace, run_id):
         return UndoState("undone")

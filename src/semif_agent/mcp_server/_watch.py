@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 
@@ -23,16 +22,17 @@ Signature = frozenset[tuple[str, tuple[int, int]]]
 
 @dataclass
 class SkillWatch:
-    """The skills' signature last seen, and the scan fields kept so an unchanged SKILL.md is not parsed again."""
+    """The skills' signature last seen, and the skills the last scan found, so an unchanged SKILL.md is not parsed
+    again."""
 
     workspace: Workspace
-    known: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(default_factory=dict)
+    known: dict[str, SkillMdFolder] = field(default_factory=dict)
     last: Signature | None = None
 
     def signature(self) -> Signature:
         scan = scan_skill_md(self.workspace, self.known)
-        self.known = {str(found.skill_md): (found.signature, _fields(found)) for found in scan.skills}
-        seen = {(path, signature) for path, (signature, _) in self.known.items()}
+        self.known = {str(found.skill_md): found for found in scan.skills}
+        seen = {(path, found.signature) for path, found in self.known.items()}
         manifests = self.workspace.categories_path
         try:
             stat = manifests.stat()
@@ -56,13 +56,3 @@ async def watch(workspace: Workspace, on_change: Callable[[], Awaitable[None]], 
         await anyio.sleep(every)
         if await anyio.to_thread.run_sync(seen.changed):
             await on_change()
-
-
-def _fields(found: SkillMdFolder) -> dict[str, Any]:
-    return {
-        "name": found.name,
-        "description": found.description,
-        "metadata": dict(found.metadata),
-        "script": found.script,
-        "examples": list(found.examples),
-    }

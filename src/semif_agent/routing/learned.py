@@ -43,6 +43,7 @@ from .strategies import BestLeaf, as_one_skill
 if TYPE_CHECKING:  # numpy is imported on first use, so loading the package stays fast
     import numpy as np
 
+    from ..engine.base import Engine
     from ._head import Vocabulary
 
 ROUTER_FILE = "router.json"
@@ -87,7 +88,7 @@ class LearnedHead:
         """The bias of a skill the router never learned: the average of those it did."""
         return float(self.b.mean()) if len(self.b) else 0.0
 
-    def check(self, tree: SkillTree, engine: Any) -> None:
+    def check(self, tree: SkillTree, engine: Engine) -> None:
         """Raise :class:`RouterMismatch` when this router cannot route ``tree`` with ``engine``."""
         if not isinstance(engine, LocalEngine):
             raise RouterMismatch(f"the learned router needs the local engine's embeddings, not {engine.name!r}")
@@ -187,7 +188,7 @@ def stored_router(workspace: Workspace) -> LearnedHead | None:
 class LearnedScorer(LeafScorer):
     """Every leaf's learned logit for a request (and ``none``'s), over the untrained scores of the same tree."""
 
-    def __init__(self, tree: SkillTree, engine: Any, router: LearnedHead) -> None:
+    def __init__(self, tree: SkillTree, engine: Engine, router: LearnedHead) -> None:
         super().__init__(tree, engine, examples="off")
         router.check(tree, engine)
         self.router = router
@@ -249,7 +250,7 @@ class Learned(BestLeaf):
     name = "learned"
     scorer: LearnedScorer
 
-    def __init__(self, tree: SkillTree, engine: Any, scorer: LearnedScorer) -> None:
+    def __init__(self, tree: SkillTree, engine: Engine, scorer: LearnedScorer) -> None:
         super().__init__(tree, engine, scorer, scorer.default_threshold, scorer.router.temperature)
 
     def leaf_scores(self, text: str, index: LeafIndex) -> tuple[Any, float]:

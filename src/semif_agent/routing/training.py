@@ -61,7 +61,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ..engine.base import Engine
+    from ..records import RunRecord
     from ..workspace import Workspace
     from ._fitting import Encoder
     from .learned import LearnedHead
@@ -169,14 +170,14 @@ def examples_from_dataset(examples: Iterable[Example], tree: SkillTree) -> list[
     return [TrainingExample(e.text, e.skill, "dataset", WEIGHTS["dataset"]) for e in rows]
 
 
-def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExample]:
+def examples_from_log(runs: Iterable[RunRecord], tree: SkillTree) -> list[TrainingExample]:
     """What the decision log's runs teach (see the module docstring); runs about skills now gone are left out."""
     out = []
     for run in runs:
         text = (run.request or "").strip()
         if not text:
             continue
-        client = getattr(run, "label_client", None) or run.labelled_by or "client"
+        client = run.label_client or run.labelled_by or "client"
         if run.label_has_skill and run.label_source == "implicit":
             out.extend(_implicit(text, run, tree, client))
             continue
@@ -190,7 +191,7 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
         outcome = run.label_outcome or run.outcome
         if run.skill is None or run.skill not in tree.skills:
             continue
-        reported = run.label_outcome is not None and getattr(run, "label_outcome_source", None) is not None
+        reported = run.label_outcome is not None and run.label_outcome_source is not None
         if reported and outcome == "success":
             out.append(TrainingExample(text, run.skill, "reported", WEIGHTS["reported"], client=client))
         elif reported and outcome == "failure":
@@ -206,7 +207,7 @@ def examples_from_log(runs: Iterable[Any], tree: SkillTree) -> list[TrainingExam
     return out
 
 
-def _implicit(text: str, run: Any, tree: SkillTree, client: str) -> list[TrainingExample]:
+def _implicit(text: str, run: RunRecord, tree: SkillTree, client: str) -> list[TrainingExample]:
     """A client's pick after a find: the skill it picked, and the first-ranked one it passed over as wrong. A run the
     client had a skill make that the engine judged a failure (not the skill's own trouble) says the pick was wrong."""
     weight = WEIGHTS["implicit"]
@@ -221,9 +222,9 @@ def _implicit(text: str, run: Any, tree: SkillTree, client: str) -> list[Trainin
     return out
 
 
-def _skill_trouble(evidence: Any) -> bool:
+def _skill_trouble(evidence: Mapping[str, object] | None) -> bool:
     """Whether the assessment blamed the skill itself (an error, a hand-back, a "could not")."""
-    return bool(evidence) and any(evidence.get(key) for key in ("error", "handed_back", "could_not"))
+    return evidence is not None and any(evidence.get(key) for key in ("error", "handed_back", "could_not"))
 
 
 @dataclass

@@ -36,7 +36,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from ..catalog.errors import SkillParseError
 from ..catalog.frontmatter import SkillDocument
@@ -93,14 +92,12 @@ def skill_md_locations(workspace: Workspace) -> list[SkillLocation]:
     ]
 
 
-def scan_skill_md(
-    workspace: Workspace, known: Mapping[str, tuple[tuple[int, int], dict[str, Any]]] | None = None
-) -> SkillMdScan:
+def scan_skill_md(workspace: Workspace, known: Mapping[str, SkillMdFolder] | None = None) -> SkillMdScan:
     """Every SKILL.md skill of ``workspace``, in precedence order.
 
-    ``known`` maps a SKILL.md path to the signature and fields seen last
-    time (``name``, ``description``, ``metadata``, ``script``): a file whose
-    signature did not change is not parsed again.
+    ``known`` maps a SKILL.md path to what it held last time (with its
+    ``signature`` then): a file whose signature did not change is not parsed
+    again.
     """
     known = known or {}
     scan = SkillMdScan()
@@ -120,21 +117,8 @@ def scan_skill_md(
                 continue
             signature = _signature(skill_md)
             cached = known.get(str(skill_md))
-            if cached is not None and tuple(cached[0]) == signature:
-                fields = cached[1]
-                _add(
-                    scan,
-                    SkillMdFolder(
-                        fields["name"],
-                        fields["description"],
-                        folder,
-                        skill_md,
-                        signature,
-                        dict(fields.get("metadata") or {}),
-                        fields.get("script"),
-                        tuple(fields.get("examples") or ()),
-                    ),
-                )
+            if cached is not None and cached.signature == signature:
+                _add(scan, replace(cached, folder=folder, skill_md=skill_md))
                 continue
             try:
                 parsed = parse_skill_md(skill_md)  # read once: the load and the example requests both need it

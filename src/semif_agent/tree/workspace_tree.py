@@ -33,7 +33,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from .._files import replace_file
 from ..catalog.names import skill_md_leaf_id
@@ -94,8 +93,9 @@ def workspace_manifests(
     flat = [_flat(found, leaf_id, path.parent) for leaf_id, found in placed]
     reserved = taken | set(ids)
     previous = {} if full or not _usable(stored, reserved) else stored
+    built: Mapping[str, object]
     if not flat:
-        built: dict[str, Any] = {"categories": [], "skills": []}
+        built = {"categories": [], "skills": []}
     elif not full and _same_leaves(previous, flat):
         built = previous
     else:
@@ -237,37 +237,62 @@ def _read_stored(path: Path) -> dict[str, object]:
     return data
 
 
-def _known(stored: dict[str, Any], base: Path) -> dict[str, tuple[tuple[int, int], dict[str, Any]]]:
-    """What the store says each SKILL.md held, by path, with the file's signature then."""
+def _entries(tree: Mapping[str, object], key: str) -> list[dict[str, object]]:
+    """The objects in one of a stored tree's lists (``categories``, ``skills``); anything else there is left out."""
+    items = tree.get(key)
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _known(stored: Mapping[str, object], base: Path) -> dict[str, SkillMdFolder]:
+    """What the store says each SKILL.md held, by path, with the file's signature then (an entry not of that shape
+    is left out: its SKILL.md is read again)."""
     known = {}
-    for entry in stored.get("skills", []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("seen"), dict):
-            continue
-        seen = entry["seen"]
-        signature = seen.get("signature")
-        if not (isinstance(signature, list) and len(signature) == 2 and isinstance(entry.get("path"), str)):
-            continue
-        fields = {
-            "name": seen.get("name") or entry.get("skill_name") or entry.get("name"),
-            "description": entry.get("description", ""),
-            "metadata": seen.get("metadata") or {},
-            "script": seen.get("script"),
-            "examples": entry.get("examples") or [],
-        }
-        if isinstance(fields["name"], str) and isinstance(fields["description"], str):
-            known[os.path.normpath(base / entry["path"])] = (tuple(signature), fields)
+    for entry in _entries(stored, "skills"):
+        path = entry.get("path")
+        found = _seen(entry, Path(os.path.normpath(base / path))) if isinstance(path, str) else None
+        if found is not None:
+            known[str(found.skill_md)] = found
     return known
 
 
-def _held(stored: dict[str, Any], base: Path) -> dict[str, str]:
+def _seen(entry: Mapping[str, object], skill_md: Path) -> SkillMdFolder | None:
+    """The skill a stored leaf says its SKILL.md held when it had the ``signature`` kept with it."""
+    seen = entry.get("seen")
+    if not isinstance(seen, dict):
+        return None
+    signature = seen.get("signature")
+    name = seen.get("name") or entry.get("skill_name") or entry.get("name")
+    description = entry.get("description", "")
+    metadata = seen.get("metadata") or {}
+    script = seen.get("script")
+    examples = entry.get("examples") or []
+    if not (
+        isinstance(signature, list)
+        and len(signature) == 2
+        and all(isinstance(number, int) for number in signature)
+        and isinstance(name, str)
+        and isinstance(description, str)
+        and isinstance(metadata, dict)
+        and all(isinstance(key, str) and isinstance(value, str) for key, value in metadata.items())
+        and (script is None or isinstance(script, str))
+        and isinstance(examples, list)
+    ):
+        return None
+    texts = tuple(text for text in examples if isinstance(text, str))
+    return SkillMdFolder(
+        name, description, skill_md.parent, skill_md, (signature[0], signature[1]), metadata, script, texts
+    )
+
+
+def _held(stored: Mapping[str, object], base: Path) -> dict[str, str]:
     """The id each SKILL.md skill folder had in the stored tree, by folder (a store written before ``held`` was
     kept: the leaves it placed)."""
     held = stored.get("held")
     if isinstance(held, dict):
         pairs = [(folder, leaf_id) for leaf_id, folder in held.items()]
     else:
-        entries = [e for e in stored.get("skills", []) if isinstance(e, dict)]
-        pairs = [(os.path.dirname(e["path"]), e.get("name")) for e in entries if isinstance(e.get("path"), str)]
+        paths = [(e.get("path"), e.get("name")) for e in _entries(stored, "skills")]
+        pairs = [(os.path.dirname(path), leaf_id) for path, leaf_id in paths if isinstance(path, str)]
     return {
         os.path.normpath(base / folder): leaf_id
         for folder, leaf_id in pairs
@@ -289,37 +314,42 @@ def _held_form(scan: SkillMdScan, ids: list[str], held: dict[str, str], base: Pa
     return kept | {leaf_id: _relative(found.folder, base) for leaf_id, found in zip(ids, scan.skills)}
 
 
-def _usable(stored: dict[str, Any], reserved: set[str]) -> bool:
+def _usable(stored: Mapping[str, object], reserved: set[str]) -> bool:
     """A stored tree can be updated when its categories take no name a code skill or category now has."""
-    names = [c.get("name") for c in stored.get("categories", []) if isinstance(c, dict)]
+    names = [c.get("name") for c in _entries(stored, "categories")]
     return bool(names) and not any(name in reserved or not isinstance(name, str) for name in names)
 
 
-def _same_leaves(previous: dict[str, Any], flat: list[LeafSpec]) -> bool:
-    def key(entry: Any) -> tuple:
+def _same_leaves(previous: Mapping[str, object], flat: list[LeafSpec]) -> bool:
+    def key(entry: Mapping[str, object]) -> tuple[object, ...]:
+        examples = entry.get("examples")
         return (
             entry.get("name"),
             entry.get("description"),
             entry.get("path"),
             entry.get("skill_name") or None,
-            tuple(entry.get("examples") or ()),
+            tuple(examples) if isinstance(examples, list) else (),
         )
 
-    stored = sorted(key(e) for e in previous.get("skills", []) if isinstance(e, dict))
+    stored = sorted(key(e) for e in _entries(previous, "skills"))
     wanted = sorted((s.name, s.description, s.path, s.skill_name or None, tuple(s.examples)) for s in flat)
     return bool(stored) and stored == wanted
 
 
 def _stored_form(
-    built: dict[str, Any], placed: Iterable[tuple[str, SkillMdFolder]], report: SkillMdReport, held: dict[str, str]
+    built: Mapping[str, object],
+    placed: Iterable[tuple[str, SkillMdFolder]],
+    report: SkillMdReport,
+    held: dict[str, str],
 ) -> dict[str, object]:
     """The built tree with what each SKILL.md held (so the next load can skip unchanged files), the id of every
     SKILL.md skill with its folder (``held``: the next load keeps each id with its folder), and the report."""
     by_id = dict(placed)
     skills = []
-    for entry in built.get("skills", []):
+    for entry in _entries(built, "skills"):
         entry = dict(entry)
-        skill = by_id.get(entry.get("name", ""))
+        leaf_id = entry.get("name")
+        skill = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
         if skill is not None:
             entry["seen"] = {
                 "signature": list(skill.signature),
@@ -328,9 +358,10 @@ def _stored_form(
                 "script": skill.script,
             }
         skills.append(entry)
+    categories = built.get("categories")
     stored: dict[str, object] = {
         "version": TREE_VERSION,
-        "categories": list(built.get("categories", [])),
+        "categories": list(categories) if isinstance(categories, list) else [],
         "skills": skills,
     }
     if held:

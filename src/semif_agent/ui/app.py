@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import FormData, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -31,6 +31,9 @@ from starlette.responses import (
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._text import percent
 from ..errors import SemifError, UserError
@@ -132,15 +135,15 @@ def create_app(
 class SecurityHeaders:
     """Adds :data:`SECURITY_HEADERS` to every response (no framing, no inline script or style, no sniffing)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
-        async def send_with_headers(message: Any) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 MutableHeaders(scope=message).update(SECURITY_HEADERS)
             await send(message)
@@ -153,7 +156,7 @@ class _Pages:
         self.state = state
         self.templates = templates
 
-    def render(self, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+    def render(self, name: str, code: int = 200, **values: object) -> HTMLResponse:
         html = self.templates.get_template(name).render(workspace=self.state.workspace.root, **values)
         return HTMLResponse(html, status_code=code)
 
@@ -273,7 +276,7 @@ class _Pages:
         workspace = self.state.workspace
         return DecisionLog.for_workspace(workspace)
 
-    def _refused(self, request: Request, form: Any) -> Response | None:
+    def _refused(self, request: Request, form: FormData) -> Response | None:
         """A 403 for a write without this server's token, or sent from another site; None when it may go ahead."""
         origin = request.headers.get("origin")
         if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
@@ -318,7 +321,7 @@ class _Pages:
     async def events(self, request: Request) -> Response:
         """Server-sent events: the log's version, each time rows were appended (and a comment now and then)."""
 
-        async def stream() -> Any:
+        async def stream() -> AsyncIterator[str]:
             seen, quiet = -1, 0.0
             while not await request.is_disconnected():
                 self.state.refresh()  # on the event loop, like every page: the index changes on one thread only

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
 from ..records import AnyRow, DecisionLog, DecisionRow, LogRow, ModelCallRow, OutcomeRow, RunRecord, run_records
 from ..records.kinds import LABEL_KIND, ROUTE_KIND, UNDO_KIND, UNLABEL_KIND, is_run_record, parse_row
@@ -158,7 +158,7 @@ class AppendedRows:
     def _add_row(self, row: AnyRow, start: int, length: int) -> bool:
         raise NotImplementedError
 
-    def open(self) -> Any:
+    def open(self) -> BinaryIO:
         """The file, opened for reading as the log itself opens it: never through a link, a regular file only."""
         return os.fdopen(DecisionLog(self.path)._open(os.O_RDONLY), "rb", buffering=0)
 
@@ -187,7 +187,7 @@ class AppendedRows:
                     return False
                 return self._read_from(handle, status.st_size, progress)
 
-    def _read_from(self, handle: Any, size: int, progress: Callable[[int, int], None] | None) -> bool:
+    def _read_from(self, handle: BinaryIO, size: int, progress: Callable[[int, int], None] | None) -> bool:
         added = False
         position = begun = self.offset
         handle.seek(position)
@@ -227,7 +227,7 @@ class AppendedRows:
             start = end + 1
         return added
 
-    def read_row(self, handle: Any, start: int, length: int) -> AnyRow | None:
+    def read_row(self, handle: BinaryIO, start: int, length: int) -> AnyRow | None:
         handle.seek(start)
         return parse_row(handle.read(length))
 

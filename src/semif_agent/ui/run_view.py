@@ -13,7 +13,6 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .._beneath import lexists_beneath
 from .._files import open_regular_beneath
@@ -85,7 +84,7 @@ class RunView:
     outcome: OutcomeRow | None
     changes: list[ChangeView]
     labels: list[LabelRow | UnlabelRow]
-    calls: list[dict[str, Any]]
+    calls: list[dict[str, object]]
     undo: UndoView | None = None
     evidence: list[tuple[str, str]] = field(default_factory=list)  # what the assessment weighed, as people read it
 
@@ -152,11 +151,11 @@ def _decision(row: LogRow) -> DecisionView:
     return view
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _decision_call(row: DecisionRow) -> dict[str, Any]:
+def _decision_call(row: DecisionRow) -> dict[str, object]:
     usage = row.usage or {}
     return {
         "what": f"decision {row.step} ({row.kind})",
@@ -169,7 +168,7 @@ def _decision_call(row: DecisionRow) -> dict[str, Any]:
     }
 
 
-def _logged_call(row: ModelCallRow) -> dict[str, Any]:
+def _logged_call(row: ModelCallRow) -> dict[str, object]:
     usage = row.usage or {}
     return {
         "what": row.context.get("purpose") or "model call",
@@ -185,7 +184,7 @@ def _logged_call(row: ModelCallRow) -> dict[str, Any]:
 _NOT_SMALL = "not shown (not a small regular file)"
 
 
-def _change(root: Path, verb: str, path: str, kept: Any = None) -> ChangeView:
+def _change(root: Path, verb: str, path: str, kept: object = None) -> ChangeView:
     """A changed file and its diff: the one the run logged (``kept``), else read from the file as it is now.
 
     A run logs the diffs of the small text files it created or modified. For

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import SemifError
 from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..records import RunRecord
 
 
 @dataclass
@@ -22,11 +26,11 @@ class TrainingStatus:
     done: int = 0
     total: int = 0
     started: float | None = None
-    report: dict[str, Any] | None = None
+    report: dict[str, object] | None = None
     error: str | None = None
     saved_to: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "state": self.state,
             "stage": self.stage,
@@ -41,7 +45,7 @@ class TrainingStatus:
 class TrainingJob:
     """Fits the workspace's router in a thread, as ``semif train`` does (examples and the log, no datasets)."""
 
-    def __init__(self, workspace: Workspace, runs: Any) -> None:
+    def __init__(self, workspace: Workspace, runs: Callable[[], Iterable[RunRecord]]) -> None:
         self.workspace = workspace
         self.runs = runs  # a callable giving the log's RunRecords (the index's)
         self.status = TrainingStatus()

@@ -20,6 +20,7 @@ the turn's id:
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ NONE_FITS = Option(NONE_ID, "None of these skills: no skill is needed, or none f
 MAX_OPTIONS = 16
 
 
-def as_log(target: Any) -> DecisionLog | None:
+def as_log(target: DecisionLog | str | os.PathLike[str] | None) -> DecisionLog | None:
     """A :class:`DecisionLog` for ``target`` (a log, a path, or None)."""
     if target is None or isinstance(target, DecisionLog):
         return target

@@ -11,25 +11,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..._text import clip
 from ...engine.base import embedding_function
 from ...engine.lexical import LexicalEngine
 from ...engine.registry import create_engine, local_available
 from ...errors import EngineConfigError
-from ...routing.scoring import LeafScorer, top_indexes
+from ...routing.scoring import LeafIndex, LeafScorer, top_indexes
 from ...tree.build import LeafSpec, build_tree
 from ...tree.manifests import Category, SkillManifest
 from ...tree.tree import SkillTree
 from .skill import Skill, describe_for_search
+
+if TYPE_CHECKING:
+    from ..._arrays import Indexes
+    from ...engine.base import Engine
 
 log = logging.getLogger("semif_agent.agent")
 
 FLAT_CATEGORY = "all"
 
 
-def scoring_engine(spec: Any) -> Any:
+def scoring_engine(spec: Engine | str | None) -> Engine:
     """The engine for ``spec``: an engine as given, a name, or ``None`` (local when installed, else lexical)."""
     if spec is not None and not isinstance(spec, str):
         return spec
@@ -65,16 +69,18 @@ class Chooser:
         self.threshold = threshold if threshold is not None else scorer.default_threshold
         self.temperature = temperature or getattr(scorer.engine, "temperature", None)
         self._counts: dict[str, int] = {}
-        self._mine: tuple[Any, Any] | None = None  # positions of the agent's skills in the scorer's index
+        self._mine: tuple[LeafIndex, Indexes | list[int]] | None = (
+            None  # positions of the agent's skills in the scorer's index
+        )
 
     @classmethod
     def for_skills(
         cls,
         skills: Sequence[Skill],
-        engine: Any,
+        engine: Engine,
         *,
         tree: SkillTree | None = None,
-        scorer: Any = None,
+        scorer: LeafScorer | None = None,
         examples: str = "centroid",
         threshold: float | None = None,
         temperature: float | None = None,
@@ -91,7 +97,7 @@ class Chooser:
         return cls(tree, scorer, names, threshold=threshold, temperature=temperature)
 
     @classmethod
-    def for_items(cls, items: Sequence[tuple[str, str]], engine: Any) -> Chooser:
+    def for_items(cls, items: Sequence[tuple[str, str]], engine: Engine) -> Chooser:
         """A chooser that only ranks ``(name, description)`` items (no categories to browse)."""
         tree = flat_tree(items)
         return cls(tree, LeafScorer(tree, engine, examples="off"), [name for name, _ in items])
@@ -148,7 +154,7 @@ class Chooser:
         return f"- {name} ({self.count(name)} skills): {clip(self.description(name), limit)}"
 
 
-def built_tree(skills: Sequence[Skill], engine: Any) -> SkillTree:
+def built_tree(skills: Sequence[Skill], engine: Engine) -> SkillTree:
     """The tree of ``skills`` (categories of at most 15 children), embedded with ``engine``'s model when it has one."""
     flat = [LeafSpec(s.name, describe_for_search(s)) for s in skills]
     try:

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -50,6 +51,11 @@ from ..usage import estimate_tokens
 from .choices import ChoiceLog, as_log
 from .chooser import Chooser, scoring_engine
 from .skill import Skill
+
+if TYPE_CHECKING:
+    from ...engine.base import Engine
+    from ...records import DecisionLog
+    from ...routing.scoring import LeafScorer
 
 
 class SkillSource(Protocol):
@@ -92,14 +98,14 @@ class DiscoverySettings:
     prompt_budget: int = 2000
     shortlist: int = 5
     search_results: int = 8
-    engine: Any = None
+    engine: Engine | str | None = None
     description_chars: int = 200
     tree: SkillTree | None = None
-    scorer: Any = None
+    scorer: LeafScorer | None = None
     examples: str = "centroid"
     threshold: float | None = None
     temperature: float | None = None
-    log: Any = None
+    log: DecisionLog | str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
         for name in ("prompt_budget", "search_results", "description_chars"):
@@ -140,7 +146,7 @@ class SkillDiscovery:
     def __init__(self, registry: SkillSource, settings: DiscoverySettings | None = None) -> None:
         self._registry = registry
         self.settings = settings or DiscoverySettings()
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._built: _Built | None = None
         self.discovered: set[str] = set()  # names shown by search and browsing this session
         self.version = 0
@@ -279,12 +285,12 @@ class SkillDiscovery:
         """The on-demand skills' descriptions by name."""
         return {s.name: s.description for s in self._state().skills}
 
-    def record_activation(self, name: str, shown: Any) -> None:
+    def record_activation(self, name: str, shown: Iterable[str]) -> None:
         """The model activated ``name`` among the skills ``shown`` to it (a training row, with a log)."""
         if self.choices is not None:
             self.choices.activation(name, list(shown), self.descriptions())
 
-    def record_turn(self, shown: Any, *, stopped_by: str, text: str) -> None:
+    def record_turn(self, shown: Iterable[str], *, stopped_by: str, text: str) -> None:
         """The turn ended: a ``none`` row if nothing shown was activated, and the outcome row (with a log)."""
         if self.choices is not None:
             self.choices.finish(list(shown), self.descriptions(), stopped_by=stopped_by, text=text)
@@ -376,12 +382,12 @@ class SkillDiscovery:
             built = self._built = _Built(key, skills, full, fits)
         return built
 
-    def _engine_now(self) -> Any:
+    def _engine_now(self) -> Engine:
         if self._engine is None:
             self._engine = scoring_engine(self.settings.engine)
         return self._engine
 
-    def _shown(self, names: Any) -> None:
+    def _shown(self, names: Iterable[str]) -> None:
         before = len(self.discovered)
         self.discovered.update(names)
         if len(self.discovered) != before:

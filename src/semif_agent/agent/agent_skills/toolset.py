@@ -46,6 +46,7 @@ from .workspace import add_workspace, workspace_runner
 if TYPE_CHECKING:
     from ...catalog import SkillCatalog
     from ...catalog.environment import EnvironmentRouter
+    from ...engine.base import Engine
     from ...loop.runner import SkillRunner
     from ...workspace import Workspace
 
@@ -83,7 +84,7 @@ class SkillToolset(AgentToolset):
         return self.skills
 
     @property
-    def engine(self) -> object:
+    def engine(self) -> Engine | str | None:
         """The engine skills are ranked with (``None`` before any skill: the default)."""
         return self.skills.discovery.settings.engine if self.skills is not None else None
 

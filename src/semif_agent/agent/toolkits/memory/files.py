@@ -26,9 +26,10 @@ import os
 import shutil
 import stat
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from ...._json import JsonObject
 from ....errors import check_type
 from ...errors import AgentError
 from ...tools import AgentTool
@@ -49,7 +50,7 @@ Keep the directory tidy: a few well-named files, no duplicates."""
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 
-INPUT_SCHEMA: dict[str, Any] = {
+INPUT_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "enum": list(COMMANDS), "description": "What to do."},
@@ -92,7 +93,7 @@ class FileMemoryBackend:
 
     # -- paths ---------------------------------------------------------------
 
-    def resolve(self, path: Any) -> Path:
+    def resolve(self, path: object) -> Path:
         """The real path for a virtual ``/memories/...`` path, or :class:`MemoryToolError` (:data:`OUTSIDE`)."""
         if not isinstance(path, str) or not _plain(path):
             raise MemoryToolError(OUTSIDE)
@@ -112,13 +113,13 @@ class FileMemoryBackend:
             raise MemoryToolError(OUTSIDE)
         return current
 
-    def _path(self, command: dict[str, Any], key: str) -> tuple[str, Path]:
+    def _path(self, command: Mapping[str, object], key: str) -> tuple[str, Path]:
         path = command.get(key)
         return str(path), self.resolve(path)
 
     # -- commands ------------------------------------------------------------
 
-    def execute(self, command: dict[str, Any]) -> str:
+    def execute(self, command: Mapping[str, object]) -> str:
         """Run one command (the tool's input); return the result text or raise :class:`MemoryToolError`."""
         name = command.get("command")
         handler = {
@@ -158,7 +159,7 @@ class FileMemoryBackend:
             for child in self.root.iterdir():
                 _remove(child)
 
-    def _view(self, command: dict[str, Any]) -> str:
+    def _view(self, command: Mapping[str, object]) -> str:
         path, target = self._path(command, "path")
         info = _lstat(target, path)
         if stat.S_ISDIR(info.st_mode):
@@ -200,7 +201,7 @@ class FileMemoryBackend:
                 items.append((_size(info.st_size), rel))
         return items
 
-    def _create(self, command: dict[str, Any]) -> str:
+    def _create(self, command: Mapping[str, object]) -> str:
         path, target = self._path(command, "path")
         text = _text(command, "file_text", allow_empty=True)
         if target == self.root or (target.exists() and target.is_dir()):
@@ -210,7 +211,7 @@ class FileMemoryBackend:
         self._write(target, text)
         return f"File {'overwritten' if existed else 'created'} successfully at: {path}"
 
-    def _str_replace(self, command: dict[str, Any]) -> str:
+    def _str_replace(self, command: Mapping[str, object]) -> str:
         path, target = self._path(command, "path")
         old, new = _text(command, "old_str", allow_empty=False), _text(command, "new_str", allow_empty=True)
         content = self._read(target, path)
@@ -231,7 +232,7 @@ class FileMemoryBackend:
         snippet = "\n".join(f"{n + 1:>{LINE_WIDTH}}\t{all_lines[n]}" for n in range(first, last))
         return f"The memory file {path} has been edited. The changed lines:\n{snippet}"
 
-    def _insert(self, command: dict[str, Any]) -> str:
+    def _insert(self, command: Mapping[str, object]) -> str:
         path, target = self._path(command, "path")
         text = _text(command, "insert_text", allow_empty=True)
         at = command.get("insert_line")
@@ -247,7 +248,7 @@ class FileMemoryBackend:
         self._write(target, "\n".join(lines) + "\n")
         return f"The memory file {path} has been edited: text inserted after line {at}."
 
-    def _delete(self, command: dict[str, Any]) -> str:
+    def _delete(self, command: Mapping[str, object]) -> str:
         path, target = self._path(command, "path")
         if target == self.root:
             raise MemoryToolError("the /memories directory itself cannot be deleted")
@@ -255,7 +256,7 @@ class FileMemoryBackend:
         _remove(target)
         return f"Deleted {path}"
 
-    def _rename(self, command: dict[str, Any]) -> str:
+    def _rename(self, command: Mapping[str, object]) -> str:
         (old_path, source), (new_path, destination) = self._path(command, "old_path"), self._path(command, "new_path")
         if self.root in (source, destination):
             raise MemoryToolError("the /memories directory itself cannot be renamed")
@@ -316,7 +317,7 @@ def memory_tool(backend: FileMemoryBackend | str | os.PathLike[str]) -> AgentToo
     """The ``memory`` tool over ``backend`` (a :class:`FileMemoryBackend` or its base path)."""
     store = backend if isinstance(backend, FileMemoryBackend) else FileMemoryBackend(backend)
 
-    def memory(**command: Any) -> str:
+    def memory(**command: object) -> str:
         return store.execute(command)
 
     return AgentTool(
@@ -334,7 +335,7 @@ def _plain(path: str) -> bool:
     return not any(ch in path for ch in "\\%") and all(ch >= " " and ch != "\x7f" for ch in path)
 
 
-def _text(command: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+def _text(command: Mapping[str, object], key: str, *, allow_empty: bool = False) -> str:
     value = command.get(key)
     if not isinstance(value, str) or (not value and not allow_empty):
         raise MemoryToolError(f"{command.get('command')} needs {key} (a string)")

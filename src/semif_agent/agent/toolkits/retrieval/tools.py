@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ...._json import JsonObject
 from ..._run_context import current_scope
 from ..._threads import run_in_worker
 from ...agent_skills.skill import Skill, skill_from_tools
@@ -86,7 +87,7 @@ def rag_tools(
             hits = [hit for hit in hits if scope.matches(hit.namespace)]
         return render_hits(hits[:count], query, vault=vault, doc_chars=doc_chars)
 
-    properties: dict[str, Any] = {
+    properties: JsonObject = {
         "query": {"type": "string", "description": "What to look for, in a few words."},
         "limit": {
             "type": "integer",
@@ -102,7 +103,12 @@ def rag_tools(
         properties["vault"] = {"type": "string", "enum": list(mounts), "description": "Which mounted vault to search."}
         required.append("vault")
         description += f" Mounted vaults: {', '.join(mounts)}."
-    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    schema: JsonObject = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
     return [AgentTool(name=TOOL_NAME, description=description, input_schema=schema, fn=search_docs, read_only=True)]
 
 

@@ -1,0 +1,57 @@
+"""Noticing a skill edited on disk: the watch's signature changes, and only the SKILL.md that changed is read again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semif_agent.catalog.frontmatter import SkillDocument
+from semif_agent.mcp_server._watch import SkillWatch
+from semif_agent.tree import skill_md
+from semif_agent.workspace import Workspace
+
+
+def write_skill(root: Path, name: str, description: str) -> Path:
+    folder = root / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "SKILL.md"
+    path.write_text(f"---\nname: {name}\ndescription: {description}\n---\nDo it.\n", encoding="utf-8")
+    return path
+
+
+def test_an_edit_is_noticed_and_only_the_edited_skill_md_is_read_again(make_workspace, monkeypatch) -> None:
+    root = make_workspace({"email.compose": None})
+    write_skill(root, "plan-trip", "Plan a trip.")
+    write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
+    watch = SkillWatch(Workspace.load(root))
+    assert not watch.changed()  # the first look only remembers
+    read: list[str] = []
+    parse = skill_md.parse_skill_md
+
+    def counting(path: Path) -> tuple[SkillDocument, dict[str, object]]:
+        read.append(path.parent.name)
+        return parse(path)
+
+    monkeypatch.setattr(skill_md, "parse_skill_md", counting)
+    assert not watch.changed() and read == []
+    write_skill(root, "plan-trip", "Plan a trip by train, with the tickets booked.")
+    assert watch.changed() and read == ["plan-trip"]
+    assert {found.description for found in watch.known.values()} == {
+        "Plan a trip by train, with the tickets booked.",
+        "Prepare a tax return from receipts.",
+    }
+    assert not watch.changed()
+
+
+@pytest.mark.parametrize("change", ["remove", "add"])
+def test_a_skill_removed_or_added_is_noticed(make_workspace, change: str) -> None:
+    root = make_workspace({"email.compose": None})
+    kept = write_skill(root, "plan-trip", "Plan a trip.")
+    watch = SkillWatch(Workspace.load(root))
+    watch.changed()
+    if change == "remove":
+        kept.unlink()
+    else:
+        write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
+    assert watch.changed()
