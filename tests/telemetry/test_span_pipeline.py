@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,16 +144,90 @@ def test_with_no_processor_nothing_is_built_and_the_trace_file_is_as_before(tmp_
     assert all(r["parent_span_id"] is None for r in on_disk)  # no turn span was opened to nest under
 
 
-def test_the_script_of_a_skill_md_skill_a_run_ends_at_nests_under_that_run(memory, tmp_path) -> None:
+class Events(spans.SpanProcessor):
+    """Every start and end, in the order the processors heard of them."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[str, spans.Span]] = []
+
+    def on_span_start(self, span: spans.Span) -> None:
+        self.heard.append(("start", span))
+
+    def on_span_end(self, span: spans.Span) -> None:
+        self.heard.append(("end", span))
+
+    def order(self, *names: str) -> list[str]:
+        return [f"{what} {span.name}" for what, span in self.heard if span.name in names]
+
+    def one(self, name: str) -> spans.Span:
+        (span,) = {id(s): s for what, s in self.heard if s.name == name}.values()
+        return span
+
+
+@pytest.fixture
+def events() -> Iterator[Events]:
+    """A processor of the test's own, in place of the processors there were."""
+    before = spans.span_processors()
+    heard = Events()
+    spans.set_span_processors([heard])
+    yield heard
+    spans.set_span_processors(before)
+
+
+def test_the_script_of_a_skill_md_skill_nests_under_the_act_that_ran_it_and_is_heard_of_inside_it(
+    events, tmp_path
+) -> None:
     root = create_workspace(tmp_path / "ws")
     write_skill(root, "greeter", "Greet someone by name.", script="import sys\nprint('hello', sys.argv[1])\n")
     engine = ScriptedEngine(fn=lambda r: r.options[0].id)
     result = SkillRunner(Workspace.load(root), engine=engine, allow_scripts=True).run("Ada", skill="greeter")
     assert "hello Ada" in result.action.action_log
-    (run,) = named(memory.records, "semif.run")
-    (script,) = named(memory.records, "skill.script")
-    assert script["parent_span_id"] == run["span_id"] and script["trace_id"] == run["trace_id"]
-    assert script["attributes"]["script.stdout_excerpt"] == "hello Ada\n"
+    run, act, script = events.one("semif.run"), events.one("semif.act"), events.one("skill.script")
+    assert script.parent_span_id == act.span_id and act.parent_span_id == run.span_id
+    assert script.trace_id == act.trace_id == run.trace_id
+    assert script.attributes["script.stdout_excerpt"] == "hello Ada\n"
+    # the act is open while its script runs: a processor hears of it first, and of its end last
+    assert events.order("semif.run", "semif.act", "skill.script") == [
+        "start semif.run",
+        "start semif.act",
+        "start skill.script",
+        "end skill.script",
+        "end semif.act",
+        "end semif.run",
+    ]
+    assert act.start_time_unix_nano <= script.start_time_unix_nano <= script.end_time_unix_nano
+    assert script.end_time_unix_nano <= (act.end_time_unix_nano or 0)
+
+
+def test_a_phase_cut_short_ends_with_an_error_under_its_run(events, tmp_path) -> None:
+    async def cancelled(run):
+        raise asyncio.CancelledError
+
+    root = create_workspace(tmp_path / "ws")
+    write_skill(root, "greeter", "Greet someone by name.")
+    runner = SkillRunner(
+        Workspace.load(root), engine=ScriptedEngine(fn=lambda r: r.options[0].id), skill_md_executor=cancelled
+    )
+    with pytest.raises(asyncio.CancelledError):
+        runner.run("Ada", skill="greeter")
+    run, act = events.one("semif.run"), events.one("semif.act")
+    assert act.parent_span_id == run.span_id
+    assert (act.ok, run.ok) == (False, False) and act.message.startswith("CancelledError")
+    assert events.order("semif.run", "semif.act") == [
+        "start semif.run",
+        "start semif.act",
+        "end semif.act",
+        "end semif.run",
+    ]
+
+
+def test_the_route_phase_is_open_while_the_request_is_routed(events, make_workspace) -> None:
+    engine = ScriptedEngine(["email", "email.compose", "Alice", "success"])
+    SkillRunner(Workspace.load(make_workspace()), engine=engine).run("Email Alice that the report is ready")
+    route = events.one("semif.route")
+    assert route.attributes["semif.skill"] == "email.compose"
+    order = events.order("semif.route", "semif.decision")
+    assert order[0] == "start semif.route" and order.index("end semif.route") > order.index("start semif.decision")
 
 
 def test_the_skill_shortlist_an_agent_routed_to_is_a_span_under_its_turn(memory) -> None:
