@@ -20,6 +20,7 @@ from semif_agent.workspace import Workspace
 
 from ..agent._support import calls, collect
 from ..agent.test_skills_discovery import lexical_agent
+from ..agent.test_subagents import RESEARCHER, by_system
 from ..loop.test_skill_md_run import write_skill
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX")
@@ -38,8 +39,11 @@ def noting_skill(root: Path) -> Path:
     return folder
 
 
-def turn_with_a_script_and_hooks(tmp_path: Path, *, agent_name: str = "noter-agent") -> list:
-    """One Agent turn: a hook before each of its two rounds, and the model runs the skill's script once."""
+def turn_with_a_script_and_hooks(
+    tmp_path: Path, *, agent_name: str = "noter-agent", callback: TracingAgentCallback | None = None
+) -> list:
+    """One Agent turn: a hook before each of its two rounds, and the model runs the skill's script once (traced by
+    ``callback``, else by a :class:`TracingAgentCallback` named ``agent_name``)."""
     noting_skill(tmp_path / "skills")
     provider = ScriptedProvider(
         [calls(("run_skill_script", {"name": "noter", "script": "scripts/note.py"}, "call_s")), "noted it"]
@@ -47,7 +51,7 @@ def turn_with_a_script_and_hooks(tmp_path: Path, *, agent_name: str = "noter-age
     agent = (
         Agent(llm=provider)
         .with_skills_directory(tmp_path / "skills", allow_scripts=True, workspace=tmp_path / "work")
-        .with_callbacks([TracingAgentCallback(agent_name=agent_name)])
+        .with_callbacks([callback or TracingAgentCallback(agent_name=agent_name)])
     )
     agent.skills.activate("noter")
     return collect(agent.stream("take a note"))
@@ -238,3 +242,57 @@ def test_the_skill_shortlist_an_agent_routed_to_is_a_span_under_its_turn(memory)
     (shortlist,) = named(memory.records, "semif.shortlist")
     assert shortlist["parent_span_id"] == turn["span_id"]
     assert shortlist["attributes"]["semif.skills"][0] == "mortgages-helper"
+
+
+def untraced_turn(tmp_path: Path) -> list:
+    """The turn of :func:`turn_with_a_script_and_hooks` on an Agent given no callback at all."""
+    noting_skill(tmp_path / "skills")
+    provider = ScriptedProvider(
+        [calls(("run_skill_script", {"name": "noter", "script": "scripts/note.py"}, "call_s")), "noted it"]
+    )
+    agent = Agent(llm=provider).with_skills_directory(tmp_path / "skills", allow_scripts=True, workspace=tmp_path / "w")
+    agent.skills.activate("noter")
+    return collect(agent.stream("take a note"))
+
+
+def test_a_processor_alone_gets_an_agents_turn_with_its_model_and_tool_calls_nested(events, tmp_path) -> None:
+    assert untraced_turn(tmp_path)[-1].text == "noted it"
+    turn = events.one("invoke_agent semif-agent")
+    under_turn = [s for what, s in events.heard if what == "end" and s.parent_span_id == turn.span_id]
+    assert [s.name for s in under_turn if s.name.startswith(("chat", "execute_tool"))] == [
+        "chat scripted",
+        "execute_tool run_skill_script",
+        "chat scripted",
+    ]
+    tool = events.one("execute_tool run_skill_script")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call_s" and tool.ok
+    assert turn.attributes["gen_ai.usage.input_tokens"] is not None and turn.ok
+    assert events.one("skill.script").parent_span_id == turn.span_id
+    assert events.order("invoke_agent semif-agent")[0] == "start invoke_agent semif-agent"  # before its children
+    assert "gen_ai.tool.call.arguments" not in tool.attributes  # contents stay off unless asked for
+
+
+def test_a_tracing_callback_and_a_processor_make_each_span_once_with_the_callbacks_options(events, tmp_path) -> None:
+    callback = TracingAgentCallback(agent_name="scribe", capture_content=True)
+    turn_with_a_script_and_hooks(tmp_path, callback=callback)
+    turns = {id(s): s.name for _, s in events.heard if s.name.startswith("invoke_agent")}
+    assert list(turns.values()) == ["invoke_agent scribe"]
+    tools = {id(s): s for _, s in events.heard if s.name.startswith("execute_tool")}
+    (tool,) = tools.values()
+    assert tool.attributes["gen_ai.tool.call.arguments"] == {"name": "noter", "script": "scripts/note.py"}
+    assert len({id(s) for _, s in events.heard if s.name.startswith("chat")}) == 2
+
+
+def test_with_a_processor_alone_a_subagents_turn_is_traced_once_under_its_tool_call(events) -> None:
+    provider = by_system(
+        {
+            "Orchestrator:": [calls(("task", {"agent_name": "researcher", "task": "Define entropy."}, "t1")), "Done."],
+            "Researcher:": [calls(("lookup", {"term": "entropy"}, "l1")), "Disorder."],
+        }
+    )
+    agent = Agent(llm=provider).with_system_prompt("Orchestrator: delegate.").with_subagents([RESEARCHER])
+    assert collect(agent.stream("What is entropy?"))[-1].text == "Done."
+    task, child = events.one("execute_tool task"), events.one("invoke_agent semif-agent subagent")
+    assert task.parent_span_id == events.one("invoke_agent semif-agent").span_id
+    assert child.parent_span_id == task.span_id
+    assert events.one("execute_tool lookup").parent_span_id == child.span_id
