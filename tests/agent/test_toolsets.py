@@ -100,6 +100,13 @@ def test_an_unchanged_round_does_not_ask_the_toolset_again():
     assert tool_names(provider.requests[0]) == ["count", "jot"]
 
 
+def test_an_agents_repr_counts_the_tools_of_its_toolsets_too():
+    notes = FunctionToolset([_tool("jot"), _tool("erase")], name="notes")
+    agent = Agent(llm=ScriptedProvider()).with_tools([_tool("count")]).add_toolset(notes)
+    assert repr(agent).endswith(" tools=3>")
+    assert [t.name for t in agent.tools] == ["count", "jot", "erase"]
+
+
 def test_a_toolsets_tool_names_are_checked_against_every_other_tool():
     with pytest.raises(ToolNameCollisionError, match="tool name 'jot' is already used by another tool"):
         Agent(llm=ScriptedProvider()).with_tools([_tool("jot")]).add_toolset(FunctionToolset([_tool("jot")]))

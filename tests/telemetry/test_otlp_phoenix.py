@@ -206,7 +206,7 @@ def test_a_skill_script_and_its_hooks_reach_phoenix_under_the_agent_turn_that_ra
     assert {s["attributes"]["hook.type"] for s in inside if s["name"] == "skill.hook"} == {"pre_step"}
 
 
-def test_the_script_a_semif_run_ran_reaches_phoenix_under_the_run(phoenix: str, tmp_path) -> None:
+def test_the_script_a_semif_run_ran_reaches_phoenix_under_the_act_of_the_run(phoenix: str, tmp_path) -> None:
     root = create_workspace(tmp_path / "ws")
     with (root / "semif.toml").open("a") as settings:
         settings.write(f'\n[telemetry]\notlp_endpoint = "{phoenix}"\nservice_name = "greeting-run"\n')
@@ -229,9 +229,10 @@ def test_the_script_a_semif_run_ran_reaches_phoenix_under_the_run(phoenix: str, 
         phoenix, until=lambda found: any(s["attributes"].get("script.stdout_excerpt") == "hello Grace\n" for s in found)
     )
     (run,) = [s for s in spans if s["name"] == "semif.run" and s["attributes"]["semif.run.id"] == run_id]
-    (script,) = [s for s in under(run, spans) if s["name"] == "skill.script"]
+    (act,) = [s for s in under(run, spans) if s["name"] == "semif.act"]
+    (script,) = [s for s in under(act, spans) if s["name"] == "skill.script"]
     assert script["attributes"]["skill.name"] == "greeter" and script["attributes"]["script.path"] == "scripts/run.py"
     assert script["attributes"]["script.exit_code"] == 0
-    # the workspace's own trace file has the same span, with the run as its parent
+    # the workspace's own trace file has the same span, with a parent (the act)
     (on_disk,) = [r for r in read_trace_file(root / ".semif" / "skill-trace.jsonl") if r["name"] == "skill.script"]
     assert on_disk["attributes"]["script.stdout_excerpt"] == "hello Grace\n" and on_disk["parent_span_id"]

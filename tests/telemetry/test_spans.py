@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from semif_agent.engine import ScriptedEngine
 from semif_agent.errors import WorkspaceError
 from semif_agent.llm import ScriptedProvider, ScriptedReply
 from semif_agent.loop import SkillRunner
+from semif_agent.telemetry import _setup
 from semif_agent.workspace import Workspace
 
 from ..agent._support import calls, collect
@@ -211,3 +214,46 @@ def test_a_skill_script_and_its_hooks_are_spans_under_the_turn_that_ran_them(spa
     assert script.attributes["script.exit_code"] == 0 and script.status.is_ok
     ran = [s for s in finished if s.name in ("skill.hook", "skill.script")]
     assert {s.context.trace_id for s in ran} == {turn.context.trace_id}
+
+
+@dataclass
+class Unsettled:
+    asked: list[str]  # the endpoints tracing was set up for
+    exporter: InMemorySpanExporter  # where the spans went
+
+
+@pytest.fixture
+def unsettled(monkeypatch) -> Iterator[Unsettled]:
+    """Tracing as a new process has it (nothing decided, no OTEL_ variables); once set up, its spans are kept in
+    memory whatever endpoint it was set up for."""
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_setup, "_tracing", _setup._Tracing())
+    state = Unsettled([], InMemorySpanExporter())
+
+    def configure(endpoint: str | None = None, *, service_name: str = _setup.SERVICE_NAME) -> bool:
+        state.asked.append(endpoint or "")
+        return telemetry.configure(exporter=state.exporter)
+
+    monkeypatch.setattr(_setup, "configure", configure)
+    try:
+        yield state
+    finally:
+        telemetry.shutdown()
+
+
+def test_the_environment_variable_alone_traces_an_agents_turns_with_no_callback(unsettled, monkeypatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    agent = Agent(llm=ScriptedProvider(["hi"], model="tiny-model"))
+    assert collect(agent.stream("hello"))[-1].text == "hi"
+    assert unsettled.asked == ["http://127.0.0.1:9/v1/traces"]
+    finished = unsettled.exporter.get_finished_spans()
+    turn = one("invoke_agent semif-agent", finished)
+    assert [s.name for s in children(turn, finished)] == ["chat tiny-model"]
+
+
+def test_an_untraced_agent_turn_leaves_tracing_for_a_workspace_to_ask_for(unsettled) -> None:
+    assert collect(Agent(llm=ScriptedProvider(["hi"])).stream("hello"))[-1].text == "hi"
+    assert unsettled.asked == [] and telemetry.tracer() is None
+    assert telemetry.configure_from({"otlp_endpoint": "http://127.0.0.1:9"}, {})
+    assert unsettled.asked == ["http://127.0.0.1:9/v1/traces"]

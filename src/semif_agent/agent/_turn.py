@@ -41,6 +41,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -73,7 +74,7 @@ from .events import (
 )
 from .hooks import ModelCall, fire
 from .output import FINAL_RESULT
-from .tracing import turn_key
+from .tracing import traced_callbacks, turn_key
 from .usage import (
     ChildTurn,
     LimitBreach,
@@ -107,6 +108,8 @@ class Turn:
         on_finish: Callable[[Turn], None] | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
+        traced = traced_callbacks(config.callbacks, subagent=parent_tool_call_id is not None)
+        config = config if traced is config.callbacks else replace(config, callbacks=traced)
         self.config = config
         self._base = config  # what the session extends each round
         self.message = message

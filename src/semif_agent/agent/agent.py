@@ -563,7 +563,7 @@ class Agent:
 
     def __repr__(self) -> str:
         model = getattr(self._llm, "model_ref", None) or self.model
-        return f"<Agent {model} tools={len(self._tools)}>"
+        return f"<Agent {model} tools={len(self.tools)}>"  # its own and its toolsets': what the model is shown
 
 
 def _text_of(event: AgentEvent) -> str:

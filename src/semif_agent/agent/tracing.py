@@ -11,17 +11,20 @@ is read. Message and tool contents stay off the spans unless
 ``capture_content=True`` (the conventions make them opt-in: they may hold
 personal data).
 
-Register it like any observer::
+Every Agent traces its turns this way whenever the process's span pipeline
+(:mod:`semif_agent.spans`) has a processor: OpenTelemetry when tracing is on
+(:mod:`semif_agent.telemetry`: ``[telemetry]`` in semif.toml,
+``OTEL_EXPORTER_OTLP_ENDPOINT``, :func:`~semif_agent.telemetry.configure`,
+or a tracer provider the application set up), or any processor the
+application added; with none, nothing is built. Registering the callback
+yourself chooses its options (it then replaces the one the turn would
+make, so no span is made twice)::
 
-    agent = Agent(llm=provider).with_callbacks([TracingAgentCallback()])
+    agent = Agent(llm=provider).with_callbacks([TracingAgentCallback(capture_content=True)])
 
-Its spans go to the process's span pipeline (:mod:`semif_agent.spans`):
-to OpenTelemetry when tracing is on (:mod:`semif_agent.telemetry`:
-``[telemetry]`` in semif.toml, ``OTEL_EXPORTER_OTLP_ENDPOINT``,
-:func:`~semif_agent.telemetry.configure`, or a tracer provider the
-application set up), to any processor the application added, and nowhere
-otherwise (then it does nothing). A turn's span is opened under
-:func:`turn_key`, so the SKILL.md scripts and hooks the turn runs nest under it.
+A turn's span is opened under :func:`turn_key`, so the SKILL.md scripts and
+hooks the turn runs nest under it. A subagent's turn is traced by the turn
+that started it, which sees its events.
 """
 
 from __future__ import annotations
@@ -214,3 +217,15 @@ class TracingAgentCallback(AgentCallback):
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "function",
         }
+
+
+def traced_callbacks(callbacks: tuple[AgentCallback, ...], *, subagent: bool) -> tuple[AgentCallback, ...]:
+    """A turn's ``callbacks``, with a :class:`TracingAgentCallback` of its own when spans go somewhere (tracing
+    configured from the environment first, as the callback does) and none of them traces already; a ``subagent``'s
+    turn gets none (the turn that started it traces its forwarded events)."""
+    if subagent or any(isinstance(c, TracingAgentCallback) for c in callbacks):
+        return callbacks
+    telemetry.configure_from(None)
+    if not spans.source().enabled:
+        return callbacks
+    return (*callbacks, TracingAgentCallback())

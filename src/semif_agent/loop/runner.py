@@ -42,7 +42,7 @@ from .gate import (
 from .observe import Changes, Observation, diff, observe
 from .settings import RunSettings
 from .skill_md_run import SkillMdExecutor, SkillMdOutcome, SkillMdRun, show_instructions
-from .tracing import configure_tracing, phase_mark, trace_body, trace_phase, traced_run
+from .tracing import PhaseMark, configure_tracing, trace_phase, traced_phase, traced_run
 from .undo import keep_before_images
 
 RunStepRow = DecisionRow | OutcomeRow
@@ -213,30 +213,30 @@ class SkillRunner:
             threshold = self.settings.act_threshold or DEFAULT_ACT_THRESHOLD
             run.gate = chosen_by_caller(chosen, request.text, threshold, held_back=None if yes else held_back)
         else:
-            mark = phase_mark(run.rows)
-            if skill is None:
-                verdict = await self.adecide(request.text, yes=yes)
-                route, run.gate = verdict.route, verdict.gate
-                for step in verdict.set_aside.decisions if verdict.set_aside is not None else ():
-                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, set_aside=True)
-                read_as = {"read_as": run.gate.read_as} if run.gate is not None and run.gate.read_as else {}
-                for step in route.decisions:
-                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, **read_as)
-            else:
-                route = await self.strategy.aroute(request.text)
-                for step in route.decisions:
-                    run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level)
-                threshold = await self.aact_threshold()
-                route, run.gate = gate_choice(
-                    route,
-                    self.tree.get(skill),
-                    request.text,
-                    self.tree,
-                    self.engine,
-                    threshold=threshold,
-                    can_act=self.can_act,
-                )
-            trace_phase("route", mark, run.rows, skill=route.skill.name if route.skill else None)
+            with traced_phase("route", run.rows) as phase:
+                if skill is None:
+                    verdict = await self.adecide(request.text, yes=yes)
+                    route, run.gate = verdict.route, verdict.gate
+                    for step in verdict.set_aside.decisions if verdict.set_aside is not None else ():
+                        run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, set_aside=True)
+                    read_as = {"read_as": run.gate.read_as} if run.gate is not None and run.gate.read_as else {}
+                    for step in route.decisions:
+                        run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level, **read_as)
+                else:
+                    route = await self.strategy.aroute(request.text)
+                    for step in route.decisions:
+                        run.log(step.request, step.result, kind=ROUTE_KIND, level=step.level)
+                    threshold = await self.aact_threshold()
+                    route, run.gate = gate_choice(
+                        route,
+                        self.tree.get(skill),
+                        request.text,
+                        self.tree,
+                        self.engine,
+                        threshold=threshold,
+                        can_act=self.can_act,
+                    )
+                phase.skill = route.skill.name if route.skill else None
         return await run.execute(route)
 
     def decide(self, text: str, *, yes: bool = False) -> Verdict:
@@ -414,18 +414,25 @@ class _Run:
     async def run_body(self, route: Route, skill: SkillManifest, source: str) -> RunResult:
         """Run the body (``source``, as verified) in a confined child; its engine calls are answered, counted and logged here."""
         engine = BudgetedEngine(self.runner.engine, skill.cost_budget, skill.name)
-        mark = phase_mark(self.rows)
-        async with self.acting() as acted:
-            outcome = await run_confined(
-                skill,
-                source,
-                self.request,
-                workspace=self.workspace,
-                engine=engine,
-                run_id=self.run_id,
-                timeout=self.runner.body_timeout,
-                warm=self.runner.warm_processes,
-            )
+        with traced_phase("predict", self.rows, skill=skill.name) as predict:
+            async with self.acting() as acted:
+                outcome = await run_confined(
+                    skill,
+                    source,
+                    self.request,
+                    workspace=self.workspace,
+                    engine=engine,
+                    run_id=self.run_id,
+                    timeout=self.runner.body_timeout,
+                    warm=self.runner.warm_processes,
+                )
+            logged = len(self.rows)
+            for index, (asked, answer) in enumerate(engine.decisions):
+                self.log(asked, answer, kind="predict" if index < outcome.predicted else "act")
+            if outcome.predicted_ns is not None:  # else predict never returned: the whole body was its predict
+                predict.kinds, predict.end_ns = ("predict",), outcome.predicted_ns
+        if outcome.predicted_ns is not None:
+            trace_phase("act", PhaseMark(outcome.predicted_ns, logged), self.rows, skill=skill.name, kinds=("act",))
         prediction = Prediction(outcome.prediction) if outcome.prediction is not None else None
         error = outcome.error or acted.refused
         if outcome.action is not None:
@@ -433,9 +440,6 @@ class _Run:
         else:
             action = ActionResult(action_log=f"{skill.name}: {error}", new_state=self.request.text)
         self.output = {k: v for k, v in (("stdout", outcome.stdout), ("stderr", outcome.stderr)) if v}
-        for index, (asked, answer) in enumerate(engine.decisions):
-            self.log(asked, answer, kind="predict" if index < outcome.predicted else "act")
-        trace_body(mark, self.rows, skill.name, outcome.predicted_ns)
         if engine.overrun and error is None:
             error = f"exceeded its cost_budget of {skill.cost_budget} engine calls"
             action = ActionResult(action_log=f"{skill.name}: {error} ({action.action_log})", new_state=action.new_state)
@@ -454,15 +458,14 @@ class _Run:
             log_decision=lambda asked, answer, kind: self.log(asked, answer, kind=kind),
         )
         error: str | None = None
-        mark = phase_mark(self.rows)
-        async with self.acting() as acted:
-            try:
-                outcome = await self.runner.skill_md_executor(run)
-            except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
-                error = f"following the skill failed: {type(exc).__name__}: {exc}"
-                outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
-        error = error or acted.refused
-        trace_phase("act", mark, self.rows, skill=skill.name)
+        with traced_phase("act", self.rows, skill=skill.name) as act:
+            async with self.acting() as acted:
+                try:
+                    outcome = await self.runner.skill_md_executor(run)
+                except Exception as exc:  # noqa: BLE001 - a failure to follow the skill becomes a logged result, never a crash
+                    error = f"following the skill failed: {type(exc).__name__}: {exc}"
+                    outcome = SkillMdOutcome(ActionResult(f"{skill.name}: {error}", self.request.text))
+            error = act.error = error or acted.refused
         changes = acted.changes
         if (
             outcome.instructions is not None and not error
@@ -524,13 +527,13 @@ class _Run:
         if not needs_judge(evidence):
             return weigh(evidence)
         asked = assessment_request(self.request.text, action.action_log, changes)
-        mark = phase_mark(self.rows)
-        try:
-            answer = await decide(judge or self.runner.judge, asked)
-        except SemifError as exc:
-            return weigh(evidence, judge_error=str(exc))
-        self.log(asked, answer, kind=ASSESS_KIND)
-        trace_phase("assess", mark, self.rows, skill=self.skill)
+        with traced_phase("assess", self.rows, skill=self.skill) as assess:
+            try:
+                answer = await decide(judge or self.runner.judge, asked)
+            except SemifError as exc:
+                assess.error = str(exc)
+                return weigh(evidence, judge_error=str(exc))
+            self.log(asked, answer, kind=ASSESS_KIND)
         return weigh(evidence, (asked, answer))
 
     def finish(

@@ -1,25 +1,32 @@
 """The skill loop's spans: ``semif.run`` over its phases, each decision a ``semif.decision`` under its phase.
 
 A run is one ``semif.run`` span (:func:`traced_run` wraps
-:meth:`SkillRunner.arun`); its phases (``semif.route``, ``semif.predict``,
-``semif.act``, ``semif.assess``) are recorded when each is over, from a
-:class:`PhaseMark` taken when it began (:func:`trace_phase`): the phase's
-decisions are the rows logged since the mark, and each becomes a
-``semif.decision`` span with its question, options, choice and probability.
-A decision's span lasts its engine's latency; the decisions of a phase are
-laid end to end from the phase's start, in the order they were made.
+:meth:`SkillRunner.arun`). Each phase (``semif.route``, ``semif.predict``,
+``semif.act``, ``semif.assess``) is a span opened when the phase starts and
+current while it runs (:func:`traced_phase`), so what the phase runs (a
+SKILL.md skill's scripts under ``semif.act``) nests under it and processors
+see the phase start before its children; it ends when the phase ends, with
+status ERROR when the phase raised or was cancelled. The phase's decisions
+are the rows logged while it ran, and each becomes a ``semif.decision`` span
+under it with its question, options, choice and probability. A decision's
+span lasts its engine's latency; the decisions of a phase are laid end to
+end from the phase's start, in the order they were made.
+
+A code skill's body runs in a confined child: its ``predict`` phase is open
+while the child runs and ends when ``predict`` returned there; its ``act``
+is recorded once the child is done (:func:`trace_phase`), since nothing of
+this process ran inside it.
 
 The spans go to the process's span pipeline (:mod:`semif_agent.spans`):
 OpenTelemetry when tracing is on, and any processor the application added.
-The run span is current while the run goes on, so the spans of the skill
-scripts it runs nest under it. With no processor, a mark is a clock reading
-and a row count, and nothing else happens.
+With no processor, nothing is built.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
@@ -91,31 +98,88 @@ def _run_attributes(result: RunResult) -> dict[str, object]:
     }
 
 
+class Phase:
+    """A phase while it runs: what the caller learns on the way (the skill it reached, a failure it caught)."""
+
+    def __init__(self, skill: str | None, kinds: tuple[str, ...] | None) -> None:
+        self.skill = skill
+        """The skill the phase is about (the route sets it when it has chosen)."""
+        self.kinds = kinds
+        """The kinds of decision rows that belong to the phase (all, when None)."""
+        self.end_ns: int | None = None
+        """When the phase ended, if before the block does (a body's ``predict``, which returned in the child)."""
+        self.error: str | None = None
+        """Why the phase failed, when it failed without raising (a judge that could not answer)."""
+
+
+@contextmanager
+def traced_phase(
+    name: str, rows: Sequence[LogRow], *, skill: str | None = None, kinds: tuple[str, ...] | None = None
+) -> Iterator[Phase]:
+    """Run a block as phase ``name`` (``route``, ``act``...): a ``semif.{name}`` span open and current while it runs,
+    ended with the decision rows appended to ``rows`` meanwhile as its children; ERROR if the block raises."""
+    phase = Phase(skill, kinds)
+    source = spans.source()
+    if not source.enabled:
+        yield phase
+        return
+    mark = phase_mark(rows)
+    span = source.start_span(f"semif.{name}", start_ns=mark.ns, attributes={"semif.skill": skill})
+    with spans.use_span(span):
+        try:
+            yield phase
+        except BaseException as exc:
+            _end_phase(source, span, phase, mark, rows, f"{type(exc).__name__}: {exc}")
+            raise
+    _end_phase(source, span, phase, mark, rows, phase.error)
+
+
+def _end_phase(
+    source: spans.SpanSource, span: spans.Span, phase: Phase, mark: PhaseMark, rows: Sequence[LogRow], error: str | None
+) -> None:
+    end = phase.end_ns if phase.end_ns is not None else telemetry.now_ns()
+    _decision_spans(source, span, mark, rows, end, phase.kinds)
+    source.end_span(span, ok=error is None, message=error or "", attributes={"semif.skill": phase.skill}, end_ns=end)
+
+
 def trace_phase(
     name: str,
     mark: PhaseMark,
     rows: Sequence[LogRow],
     *,
     skill: str | None = None,
-    end_ns: int | None = None,
     kinds: tuple[str, ...] | None = None,
 ) -> None:
-    """Record phase ``name`` (``route``, ``predict``...) from ``mark`` to ``end_ns`` (else now), with the decision
-    rows logged since the mark (those of ``kinds`` only, when given) as its children."""
+    """Record phase ``name``, over by now, from ``mark`` to now, with the decision rows logged since the mark (those
+    of ``kinds`` only, when given) as its children: a phase that ran in another process (a code body's ``act``)."""
     source = spans.source()
     if not source.enabled:
         return
-    end = end_ns if end_ns is not None else telemetry.now_ns()
+    end = telemetry.now_ns()
     span = source.start_span(f"semif.{name}", start_ns=mark.ns, attributes={"semif.skill": skill})
+    _decision_spans(source, span, mark, rows, end, kinds)
+    source.end_span(span, end_ns=end)
+
+
+def _decision_spans(
+    source: spans.SpanSource,
+    phase: spans.Span,
+    mark: PhaseMark,
+    rows: Sequence[LogRow],
+    end: int,
+    kinds: tuple[str, ...] | None,
+) -> None:
+    """The decision rows logged since ``mark`` as spans under ``phase``, laid end to end from its start."""
     cursor = mark.ns
     for row in rows[mark.rows :]:
         if not isinstance(row, DecisionRow) or (kinds is not None and row.kind not in kinds):
             continue
         took = int(float(row.latency_ms or 0.0) * 1_000_000)
         start, cursor = cursor, min(cursor + took, end)
-        decision = source.start_span("semif.decision", parent=span, start_ns=start, attributes=decision_attributes(row))
+        decision = source.start_span(
+            "semif.decision", parent=phase, start_ns=start, attributes=decision_attributes(row)
+        )
         source.end_span(decision, end_ns=cursor)
-    source.end_span(span, end_ns=end)
 
 
 def decision_attributes(row: DecisionRow) -> dict[str, object]:
@@ -134,12 +198,3 @@ def decision_attributes(row: DecisionRow) -> dict[str, object]:
         "semif.decision.latency_ms": row.latency_ms,
         "semif.skill": row.skill,
     }
-
-
-def trace_body(mark: PhaseMark, rows: Sequence[LogRow], skill: str, predicted_ns: int | None) -> None:
-    """Record a code skill's body: ``predict`` from ``mark`` until it returned (``predicted_ns``), then ``act``."""
-    if predicted_ns is None:  # predict never returned: the whole body was its predict
-        trace_phase("predict", mark, rows, skill=skill)
-        return
-    trace_phase("predict", mark, rows, skill=skill, end_ns=predicted_ns, kinds=("predict",))
-    trace_phase("act", PhaseMark(predicted_ns, mark.rows), rows, skill=skill, kinds=("act",))

@@ -90,14 +90,17 @@ def _traces_url(base: str) -> str:
 def configure_from(table: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None) -> bool:
     """Start exporting if ``[telemetry]`` (``table``) or the environment asks for it; whether spans are recorded.
 
-    Decided once per process: the first runner or agent that asks sets tracing up, the rest share it. An
-    application's own tracer provider, when it set one, is used as it is. Asked for without the SDK
-    installed: one warning naming the extra, and everything goes on untraced.
+    Decided once per process: the first runner or agent that asks sets tracing up, the rest share it; a look
+    without a ``table`` (an Agent's turn) that finds nothing asked decides nothing, so a runner's settings may
+    still ask later. An application's own tracer provider, when it set one, is used as it is. Asked for without
+    the SDK installed: one warning naming the extra, and everything goes on untraced.
     """
     if _tracing.settled or _tracing.provider is not None:
         return _spans_to_tracer()
-    _tracing.settled = True
     endpoint = telemetry_endpoint(table, environ)
+    if endpoint is None and table is None:
+        return _spans_to_tracer()
+    _tracing.settled = True
     if endpoint is None or _application_provider() is not None:
         return _spans_to_tracer()
     service = (table or {}).get("service_name")
