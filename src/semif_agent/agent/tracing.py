@@ -78,7 +78,6 @@ class TracingAgentCallback(AgentCallback):
         self.capture_content = capture_content
         self._turns: dict[str, spans.Span] = {}
         self._tools: dict[str, spans.Span] = {}
-        self._turn_tools: dict[str, list[spans.Span]] = {}  # each turn's tool spans, ended at the latest with it
         telemetry.configure_from(None)
 
     # -- the turn ------------------------------------------------------------
@@ -113,11 +112,11 @@ class TracingAgentCallback(AgentCallback):
         )
 
     def on_turn_end(self, turn_id: str, diagnostics: TurnDiagnostics, *, end_ns: int | None = None) -> None:
-        error = diagnostics.error
-        self._end_unfinished_tools(turn_id, error.kind if error is not None else "incomplete", end_ns)
         span = self._turns.pop(turn_id, None)
         if span is None:
             return
+        error = diagnostics.error
+        self._end_unfinished(span, error.kind if error is not None else "incomplete", end_ns)
         spans.source().end_span(
             span,
             ok=error is None,
@@ -133,6 +132,29 @@ class TracingAgentCallback(AgentCallback):
                 "semif.stopped_by": diagnostics.stopped_by,
             },
         )
+
+    def _end_unfinished(self, turn: spans.Span, kind: str, end_ns: int | None) -> None:
+        """End the spans under ``turn`` nothing ended: the turn was cancelled or failed while they ran (its tool
+        calls, a subagent's turn and the subagent's calls). Innermost first, as errors; none stays open."""
+        under = {turn.span_id}
+        found: list[tuple[dict[str, spans.Span], str]] = []
+        grew = True
+        while grew:
+            grew = False
+            for held in (self._tools, self._turns):
+                for key, span in held.items():
+                    if span.parent_span_id in under and span.span_id not in under:
+                        under.add(span.span_id)
+                        found.append((held, key))
+                        grew = True
+        for held, key in reversed(found):
+            spans.source().end_span(
+                held.pop(key),
+                ok=False,
+                message="the turn it was part of ended before it finished",
+                end_ns=end_ns,
+                attributes={"error.type": kind},
+            )
 
     # -- model calls -----------------------------------------------------------
 
@@ -181,32 +203,14 @@ class TracingAgentCallback(AgentCallback):
 
     # -- tool calls ------------------------------------------------------------
 
-    def _end_unfinished_tools(self, turn_id: str, kind: str, end_ns: int | None) -> None:
-        """End the tool spans of turn ``turn_id`` no ``tool_finished`` ended (the turn was cancelled or failed while
-        they ran), so no span stays open for the life of the process."""
-        for span in self._turn_tools.pop(turn_id, ()):
-            if span.end_time_unix_nano is not None:
-                continue
-            for call_id in [key for key, held in self._tools.items() if held is span]:
-                del self._tools[call_id]
-            spans.source().end_span(
-                span,
-                ok=False,
-                message="the turn ended before the tool call finished",
-                end_ns=end_ns,
-                attributes={"error.type": kind},
-            )
-
     def _start_tool(self, source: spans.SpanSource, event: ToolStarted) -> None:
-        span = source.start_span(
+        self._tools[event.tool_call_id] = source.start_span(
             f"execute_tool {event.name}",
             parent=self._turns.get(event.turn_id),
             start_ns=_ns(event.timestamp),
             attributes=self._tool_attributes(event.name, event.tool_call_id)
             | ({"gen_ai.tool.call.arguments": event.tool_input} if self.capture_content else {}),
         )
-        self._tools[event.tool_call_id] = span
-        self._turn_tools.setdefault(event.turn_id, []).append(span)
 
     def _end_tool(self, source: spans.SpanSource, event: ToolFinished) -> None:
         span = self._tools.pop(event.tool_call_id, None)
