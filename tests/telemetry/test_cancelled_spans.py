@@ -80,10 +80,14 @@ def cancel_once_started(agent: Agent, watching: Watching, span_name: str) -> Non
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX")
-def test_a_turn_cancelled_while_a_script_runs_ends_its_spans_as_errors(tmp_path: Path, watching: Watching) -> None:
+@pytest.mark.parametrize("running", ["skill.script", "skill.hook"])
+def test_a_turn_cancelled_while_a_script_or_hook_runs_ends_its_spans_as_errors(
+    tmp_path: Path, watching: Watching, running: str
+) -> None:
     folder = tmp_path / "skills" / "sleeper"
     (folder / "scripts").mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: sleeper\ndescription: Sleeps.\n---\nRun scripts/s.py.\n")
+    hooks = "hooks:\n  pre_step: scripts/s.py\n" if running == "skill.hook" else ""
+    (folder / "SKILL.md").write_text(f"---\nname: sleeper\ndescription: Sleeps.\n{hooks}---\nRun scripts/s.py.\n")
     (folder / "scripts" / "s.py").write_text("import time\ntime.sleep(60)\n")
     provider = ScriptedProvider([calls(("run_skill_script", {"name": "sleeper", "script": "scripts/s.py"})), "done"])
     agent = (
@@ -92,12 +96,13 @@ def test_a_turn_cancelled_while_a_script_runs_ends_its_spans_as_errors(tmp_path:
         .with_callbacks([TracingAgentCallback()])
     )
     agent.skills.activate("sleeper")
-    cancel_once_started(agent, watching, "skill.script")
+    cancel_once_started(agent, watching, running)
     assert watching.left_open() == []
     ended = watching.ended()
-    assert ended["skill.script"]["status"] == {"code": "ERROR", "message": "CancelledError"}
-    assert ended["execute_tool run_skill_script"]["status"]["code"] == "ERROR"
+    assert ended[running]["status"] == {"code": "ERROR", "message": "CancelledError"}
     assert ended["invoke_agent semif-agent"]["status"]["code"] == "ERROR"
+    if running == "skill.script":
+        assert ended["execute_tool run_skill_script"]["status"]["code"] == "ERROR"
 
 
 @tool
