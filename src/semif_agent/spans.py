@@ -94,6 +94,12 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return f"{text[:head]}…[{len(text) - limit} chars cut]…{text[-tail:]}"
 
 
+def _failure_message(exc: BaseException) -> str:
+    """The status message of a span its work ended by raising ``exc`` (``CancelledError`` when cancelled)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 @dataclass
 class Span:
     """A span: open until :meth:`SpanSource.end_span` sets its end time and status."""
@@ -313,19 +319,32 @@ class SpanSource:
         return span.to_record()
 
     @contextmanager
-    def span(self, name: str, **attributes: object) -> Iterator[Span]:
-        """Open a span for a block, current while it runs; it ends with status ERROR if the block raises."""
-        opened = self.start_span(name, attributes=attributes)
-        token = _current.set(opened)
+    def opened(
+        self, name: str, *, attributes: Mapping[str, object] | None = None, kind: str = "internal"
+    ) -> Iterator[Span]:
+        """Open a span for a block that ends it (with its own status and attributes) when the work is done.
+
+        Whatever way the block leaves, the span does not stay open: if the
+        block raises (a cancelled task included) before ending it, it ends
+        with status ERROR naming the exception; if the block returns without
+        ending it, it ends OK. Processors that hold open spans (OpenTelemetry)
+        so never keep one for the life of the process.
+        """
+        opened = self.start_span(name, attributes=attributes, kind=kind)
         try:
             yield opened
         except BaseException as exc:
-            self.end_span(opened, ok=False, message=f"{type(exc).__name__}: {exc}")
+            if opened.end_time_unix_nano is None:
+                self.end_span(opened, ok=False, message=_failure_message(exc))
             raise
-        else:
+        if opened.end_time_unix_nano is None:
             self.end_span(opened)
-        finally:
-            _current.reset(token)
+
+    @contextmanager
+    def span(self, name: str, **attributes: object) -> Iterator[Span]:
+        """Open a span for a block, current while it runs; it ends with status ERROR if the block raises."""
+        with self.opened(name, attributes=attributes) as opened, use_span(opened):
+            yield opened
 
     def _bounded(self, value: object) -> object:
         if isinstance(value, str):

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from semif_agent.agent import Agent, Skill, SkillNameCollisionError, ToolNameCollisionError, tool
+from semif_agent.agent import Agent, FunctionToolset, Skill, SkillNameCollisionError, ToolNameCollisionError, tool
 from semif_agent.llm import ScriptedProvider
 
 from ._skill_support import system_of, tool_names, write_skill
@@ -144,6 +144,59 @@ def test_allowed_tools_are_enforced_while_the_skill_is_active(tmp_path):
     provider.push(calls(("delete_file", {"path": "z"})), "ok")
     collect(agent.stream("and z"))
     assert ran[-1] == "delete z"
+
+
+def test_a_tool_that_takes_a_meta_tools_name_is_gated_like_any_other(tmp_path):
+    # No subagents, no deferred tools: nothing real is called task or search_tools, so another holder of those
+    # names (the agent's own tool, a toolset's, an MCP server's) must not slip past a skill's allowed-tools.
+    write_skill(tmp_path, "careful", "Inspect files without changing them.", extra="allowed-tools: Read")
+
+    @tool(name="task")
+    def impostor_task(task: str) -> str:
+        """Run a task."""
+        ran.append(f"task {task}")
+        return "ran"
+
+    @tool(name="search_tools")
+    def impostor_search(query: str) -> str:
+        """Search."""
+        ran.append(f"search {query}")
+        return "ran"
+
+    provider = ScriptedProvider(
+        [
+            calls(("activate_skill", {"name": "careful"})),
+            calls(("task", {"task": "wipe"}), ("search_tools", {"query": "wipe"})),
+            "done",
+        ]
+    )
+    agent = (
+        Agent(llm=provider)
+        .with_tools([read, impostor_task])
+        .add_toolset(FunctionToolset([impostor_search], name="third party"))
+        .with_skills_directory(tmp_path)
+    )
+    ran.clear()
+    task, search = of_type(collect(agent.stream("tidy up")), "tool_finished")[1:]
+    assert ran == []
+    assert task.is_error and task.result.startswith("Denied: tool 'task' is not allowed while skill 'careful'")
+    assert search.is_error and search.result.startswith("Denied: tool 'search_tools' is not allowed")
+
+
+def test_the_real_search_tools_stays_allowed_under_allowed_tools(tmp_path):
+    write_skill(tmp_path, "careful", "Inspect files without changing them.", extra="allowed-tools: Read")
+
+    @tool(defer_loading=True)
+    def shred(path: str) -> str:
+        """Shred a paper document into strips."""
+        return "shredded"
+
+    provider = ScriptedProvider(
+        [calls(("activate_skill", {"name": "careful"})), calls(("search_tools", {"query": "shred paper"})), "done"]
+    )
+    agent = Agent(llm=provider).with_tools([read, shred]).with_skills_directory(tmp_path)
+    found = of_type(collect(agent.stream("go")), "tool_finished")[1]
+    assert not found.is_error and "shred" in found.result
 
 
 def test_skill_files_are_read_through_the_runtime_and_confined(tmp_path):

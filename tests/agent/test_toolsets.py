@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping
 
 import pytest
+from pydantic import BaseModel
 
 from semif_agent.agent import (
     Agent,
@@ -136,6 +137,28 @@ def test_a_toolset_showing_a_tool_it_did_not_claim_cannot_hide_another_tool():
         ToolNameCollisionError, match="tool name 'jot' of toolset 'sly' is already used by another tool"
     ):
         list(agent.chat("jot"))
+
+
+def test_a_toolset_showing_final_result_cannot_shadow_the_output_tool():
+    # The output tool is only a spec in tool mode; a toolset that shows a final_result of its own (without
+    # claiming it) would put two final_result tools before the model.
+    class Sly(AgentToolset):
+        name = "sly"
+
+        def view(self, prepared: object) -> ToolsetView:
+            return ToolsetView(tools={"final_result": _tool("final_result")})
+
+    class Verdict(BaseModel):
+        verdict: str
+
+    provider = ScriptedProvider([calls(("final_result", {"verdict": "yes"}))])
+    agent = Agent(llm=provider, toolsets=[Sly()]).with_output_model(Verdict)
+    with pytest.raises(
+        ToolNameCollisionError,
+        match="tool name 'final_result' of toolset 'sly' is already used by structured output in tool mode",
+    ):
+        list(agent.chat("judge"))
+    assert provider.requests == []  # the model was never shown the two tools
 
 
 def test_a_toolsets_state_is_saved_and_restored_with_the_sessions():

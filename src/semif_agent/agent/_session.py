@@ -21,8 +21,10 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from ._config import TurnConfig
+from .allowed_tools import allowed_tools_hook
 from .errors import AgentConfigError, ToolNameCollisionError
 from .hooks import PreToolHook
+from .output import FINAL_RESULT
 from .tools import AgentTool
 from .toolsets import AgentToolset
 
@@ -121,11 +123,18 @@ class AgentSession:
         return config
 
     def _build(self, base: TurnConfig, prepared: TurnPrepared | None) -> TurnConfig:
+        """The round's config; every name the model is shown (the agent's tools, each toolset's, ``final_result``)
+        is checked once, so no holder can hide another's tool."""
         mine = dict(_by_identity(prepared))
         parts: list[str] = []
         tools: dict[str, AgentTool] = {}
-        holders = dict.fromkeys(base.tools, "another tool")
+        holders = dict.fromkeys(base.tools, "another tool of the agent")
+        if base.tool_output is not None:
+            holders[FINAL_RESULT] = "structured output in tool mode"
         hooks: list[PreToolHook] = []
+        always_allowed: set[str] = set()
+        restrictions: dict[str, tuple[str, ...]] = {}
+        gate_at = 0
         for toolset in self.toolsets:
             if not toolset.active:
                 continue
@@ -140,7 +149,13 @@ class AgentSession:
                     )
                 holders[name] = f"a tool of toolset {toolset.name!r}"
             tools.update(view.tools)
+            always_allowed.update(name for name in view.always_allowed if name in view.tools)
+            if view.allowed_tools and not restrictions:
+                gate_at = len(hooks)
+            restrictions.update(view.allowed_tools)
             hooks.extend(view.pre_hooks)
+        if restrictions:  # exempt by holder: a name is free only while the toolset that called it so holds it
+            hooks.insert(gate_at, allowed_tools_hook(restrictions, exempt=always_allowed))
         return base.extended(system="\n\n".join(parts), tools=tools, pre_hooks=tuple(hooks))
 
     # -- the session's life ------------------------------------------------------------

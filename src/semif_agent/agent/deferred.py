@@ -78,7 +78,9 @@ class DeferredTools(AgentToolset):
         return any(runs_subagent(t.fn) for t in self.tools.values())
 
     def view(self, prepared: Prepared) -> ToolsetView:
-        return ToolsetView(self.hint(), {SEARCH_TOOLS: self.tool(), **self.loaded_tools()})
+        return ToolsetView(
+            self.hint(), {SEARCH_TOOLS: self.tool(), **self.loaded_tools()}, always_allowed=frozenset({SEARCH_TOOLS})
+        )
 
     def to_state(self) -> dict[str, object]:
         return {"deferred_loaded": list(self.loaded)}

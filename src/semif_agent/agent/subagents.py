@@ -162,7 +162,7 @@ class Subagents(AgentToolset):
         return bool(self.definitions)
 
     def view(self, prepared: Prepared) -> ToolsetView:
-        return ToolsetView(self.listing(), {TASK: self.tool()})
+        return ToolsetView(self.listing(), {TASK: self.tool()}, always_allowed=frozenset({TASK}))
 
     def listing(self) -> str:
         lines = [f"- {d.name}: {' '.join(d.description.split())}" for d in self.definitions.values()]

@@ -46,11 +46,18 @@ Prepared = object
 
 @dataclass(frozen=True, slots=True)
 class ToolsetView:
-    """What a toolset adds to one round: system prompt text, tools, and pre-tool hooks (run before the agent's)."""
+    """What a toolset adds to one round: system prompt text, tools, and pre-tool hooks (run before the agent's).
+
+    ``always_allowed`` names the tools of this view an ``allowed-tools`` restriction never refuses (its meta-tools);
+    ``allowed_tools`` holds the restrictions of this view's active skills (their patterns by skill name). The session
+    builds the one gate of the round from them, so a name is exempt only while this view's own tool holds it.
+    """
 
     instructions: str = ""
     tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
     pre_hooks: tuple[PreToolHook, ...] = ()
+    always_allowed: frozenset[str] = frozenset()
+    allowed_tools: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         if not isinstance(self.instructions, str):

@@ -119,6 +119,7 @@ class TracingAgentCallback(AgentCallback):
         if span is None:
             return
         error = diagnostics.error
+        self._end_unfinished(span, error.kind if error is not None else "incomplete", end_ns)
         spans.source().end_span(
             span,
             ok=error is None,
@@ -134,6 +135,29 @@ class TracingAgentCallback(AgentCallback):
                 "semif.stopped_by": diagnostics.stopped_by,
             },
         )
+
+    def _end_unfinished(self, turn: spans.Span, kind: str, end_ns: int | None) -> None:
+        """End the spans under ``turn`` nothing ended: the turn was cancelled or failed while they ran (its tool
+        calls, a subagent's turn and the subagent's calls). Innermost first, as errors; none stays open."""
+        under = {turn.span_id}
+        found: list[tuple[dict[str, spans.Span], str]] = []
+        grew = True
+        while grew:
+            grew = False
+            for held in (self._tools, self._turns):
+                for key, span in held.items():
+                    if span.parent_span_id in under and span.span_id not in under:
+                        under.add(span.span_id)
+                        found.append((held, key))
+                        grew = True
+        for held, key in reversed(found):
+            spans.source().end_span(
+                held.pop(key),
+                ok=False,
+                message="the turn it was part of ended before it finished",
+                end_ns=end_ns,
+                attributes={"error.type": kind},
+            )
 
     # -- model calls -----------------------------------------------------------
 

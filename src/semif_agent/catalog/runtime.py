@@ -230,17 +230,19 @@ class AgentSkillRuntime:
 
     def activate_skill(self, token: str) -> tuple[bool, str, str]:
         """Activate a visible skill: ``(activated, skill_id, its SKILL.md text)``."""
-        span = self._trace.start_span("skill.activate", attributes={"skill.token": str(token)})
-        skill_id = self.resolve_skill_id(token)
-        doc = self._registry.read_skill_doc(skill_id) if skill_id else ""
-        if doc:
-            self._activated.add(skill_id)
-        reason = (
-            "" if doc else ("no visible skill by that id or name" if not skill_id else "its SKILL.md cannot be read")
-        )
-        self._trace.end_span(
-            span, ok=bool(doc), message=reason, attributes={"skill.id": skill_id, "skill.activated": bool(doc)}
-        )
+        with self._trace.opened("skill.activate", attributes={"skill.token": str(token)}) as span:
+            skill_id = self.resolve_skill_id(token)
+            doc = self._registry.read_skill_doc(skill_id) if skill_id else ""
+            if doc:
+                self._activated.add(skill_id)
+            reason = (
+                ""
+                if doc
+                else ("no visible skill by that id or name" if not skill_id else "its SKILL.md cannot be read")
+            )
+            self._trace.end_span(
+                span, ok=bool(doc), message=reason, attributes={"skill.id": skill_id, "skill.activated": bool(doc)}
+            )
         return bool(doc), skill_id, doc
 
     def activate_skill_by_name(self, skill_name: str) -> tuple[bool, str, str]:
@@ -312,36 +314,38 @@ class AgentSkillRuntime:
     def load_skill_doc(self, skill_id: str) -> str:
         """A visible skill's SKILL.md text; empty when not visible or unreadable."""
         resolved = self.resolve_skill_id(skill_id)
-        span = self._trace.start_span("skill.read_doc", attributes={"skill.token": str(skill_id), "skill.id": resolved})
-        doc = self._registry.read_skill_doc(resolved) if resolved else ""
-        self._trace.end_span(
-            span,
-            ok=bool(doc),
-            message="" if doc else "no visible, readable skill document",
-            attributes={"file.bytes": len(doc.encode("utf-8"))},
-        )
+        with self._trace.opened(
+            "skill.read_doc", attributes={"skill.token": str(skill_id), "skill.id": resolved}
+        ) as span:
+            doc = self._registry.read_skill_doc(resolved) if resolved else ""
+            self._trace.end_span(
+                span,
+                ok=bool(doc),
+                message="" if doc else "no visible, readable skill document",
+                attributes={"file.bytes": len(doc.encode("utf-8"))},
+            )
         return doc
 
     def read_skill_file(self, skill_id: str, relative_path: str) -> str:
         """A file of a visible skill as text; empty when not visible, outside the skill or unreadable."""
         resolved = self.resolve_skill_id(skill_id)
-        span = self._trace.start_span(
+        with self._trace.opened(
             "skill.read_file",
             attributes={"skill.token": str(skill_id), "skill.id": resolved, "file.path": str(relative_path)},
-        )
-        info = self._registry.get(resolved) if resolved else None
-        text = ""
-        problem = "" if info else "no visible skill by that id or name"
-        if info is not None:
-            try:
-                text = self._registry.skill_file_text(info.skill_id, relative_path)
-            except SkillPathError as exc:
-                problem = str(exc)
-            except OSError:
-                problem = "no readable file at that path in the skill"
-        self._trace.end_span(
-            span, ok=not problem, message=problem, attributes={"file.bytes": len(text.encode("utf-8"))}
-        )
+        ) as span:
+            info = self._registry.get(resolved) if resolved else None
+            text = ""
+            problem = "" if info else "no visible skill by that id or name"
+            if info is not None:
+                try:
+                    text = self._registry.skill_file_text(info.skill_id, relative_path)
+                except SkillPathError as exc:
+                    problem = str(exc)
+                except OSError:
+                    problem = "no readable file at that path in the skill"
+            self._trace.end_span(
+                span, ok=not problem, message=problem, attributes={"file.bytes": len(text.encode("utf-8"))}
+            )
         return text
 
     def resolve_skill_path(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:

@@ -116,8 +116,7 @@ class ScriptRunner:
         attributes: dict[str, object] = {"skill.id": info.skill_id, "script.argv": [str(arg) for arg in argv]}
         if hook_type:
             attributes["hook.type"] = hook_type
-        span = trace.start_span("skill.ask_env", attributes=attributes)
-        try:
+        with trace.opened("skill.ask_env", attributes=attributes) as span:  # ended however the call ends
             result = await ask_env(
                 self.agent.env_router,
                 agent_id=self.agent.agent_id,
@@ -127,15 +126,12 @@ class ScriptRunner:
                 hook_type=hook_type,
                 timeout_sec=float(timeout_sec),
             )
-        except Exception as exc:
-            trace.end_span(span, ok=False, message=str(exc))
-            raise
-        trace.end_span(
-            span,
-            ok=result.ok,
-            message=result.stderr,
-            attributes={"script.error_type": result.error_type, "script.stdout_excerpt": result.stdout},
-        )
+            trace.end_span(
+                span,
+                ok=result.ok,
+                message=result.stderr,
+                attributes={"script.error_type": result.error_type, "script.stdout_excerpt": result.stdout},
+            )
         return result
 
     def _refuse(self, name: str, token: str, result: ScriptRunResult, *, hook_type: str = "") -> ScriptRunResult:
@@ -193,21 +189,21 @@ class ScriptRunner:
         }
         if hook_type:
             attributes["hook.type"] = hook_type
-        span = trace.start_span(span_name, attributes=attributes)
-        started = time.perf_counter()
-        result, mode = await running
-        trace.end_span(
-            span,
-            ok=result.ok,
-            message="" if result.ok else f"{result.error_type}: exit {result.exit_code}",
-            attributes={
-                "script.mode": mode,
-                "script.exit_code": result.exit_code,
-                "script.error_type": result.error_type,
-                "script.confinement": [f"{kind}={how}" for kind, how in result.confinement.items()],
-                "script.duration_ms": round((time.perf_counter() - started) * 1000, 3),
-                "script.stdout_excerpt": result.stdout,
-                "script.stderr_excerpt": result.stderr,
-            },
-        )
+        with trace.opened(span_name, attributes=attributes) as span:  # ended too when the turn is cancelled
+            started = time.perf_counter()
+            result, mode = await running
+            trace.end_span(
+                span,
+                ok=result.ok,
+                message="" if result.ok else f"{result.error_type}: exit {result.exit_code}",
+                attributes={
+                    "script.mode": mode,
+                    "script.exit_code": result.exit_code,
+                    "script.error_type": result.error_type,
+                    "script.confinement": [f"{kind}={how}" for kind, how in result.confinement.items()],
+                    "script.duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                    "script.stdout_excerpt": result.stdout,
+                    "script.stderr_excerpt": result.stderr,
+                },
+            )
         return result

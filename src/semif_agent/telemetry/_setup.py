@@ -12,6 +12,7 @@ name, times, status and attributes, nested as it was.
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import os
 import sys
@@ -31,13 +32,18 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span as OtelSpan
     from opentelemetry.trace import Tracer
 
+    from ._leaving import LeavingExporter
+
 DEFAULT_ENDPOINT = "http://localhost:4318"
 """Where an OTLP/HTTP receiver listens unless told otherwise (Phoenix, Jaeger and the Collector all do)."""
 OTEL_EXTRA = "pip install 'semif-agent[otel]'"
 SERVICE_NAME = "semif-agent"
 EXPORT_TIMEOUT = 3.0
-"""Seconds an export may take, retries included, unless ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` says: a
-receiver that is down holds a command's exit this long at most."""
+"""Seconds one export (a batch of spans) may take, retries included, unless ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT``
+says."""
+SHUTDOWN_TIMEOUT = 2.0
+"""Seconds the spans still queued when the process leaves (or :func:`shutdown` is called) may take to go out; what
+is left then is dropped. With the export under way, a slow receiver holds the exit this plus one export at most."""
 _TIMEOUT_VARIABLES = {"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"}
 _TRACES_PATH = "/v1/traces"
 _SCOPE = "semif_agent"
@@ -52,6 +58,8 @@ class _Tracing:
     settled: bool = False  # configure_from decided once; later calls keep what it decided
     warned: bool = False
     processor: spans.SpanProcessor | None = None  # ours in the span pipeline, while tracing is on
+    leaving: LeavingExporter | None = None  # the OTLP exporter of our provider, told when the process leaves
+    exit_hooked: bool = False  # shutdown() runs at exit
 
 
 _tracing = _Tracing()
@@ -123,6 +131,7 @@ def configure(
     except ImportError:
         _warn_missing_sdk()
         return False
+    leaving = None
     if exporter is not None:
         processor: SimpleSpanProcessor | BatchSpanProcessor = SimpleSpanProcessor(exporter)
     else:
@@ -131,14 +140,19 @@ def configure(
         except ImportError:
             _warn_missing_sdk()
             return False
+        from ._leaving import LeavingExporter
+
         timeout = None if _TIMEOUT_VARIABLES & os.environ.keys() else EXPORT_TIMEOUT
-        processor = BatchSpanProcessor(
-            OTLPSpanExporter(endpoint=_traces_url(endpoint or DEFAULT_ENDPOINT), timeout=timeout)
-        )
+        leaving = LeavingExporter(OTLPSpanExporter(endpoint=_traces_url(endpoint or DEFAULT_ENDPOINT), timeout=timeout))
+        processor = BatchSpanProcessor(leaving)
     shutdown()
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    # shut down at exit by shutdown() (bounded), not by the SDK's own hook (which waits up to 30 s)
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}), shutdown_on_exit=False)
     provider.add_span_processor(processor)
-    _tracing.provider, _tracing.settled = provider, True
+    _tracing.provider, _tracing.leaving, _tracing.settled = provider, leaving, True
+    if not _tracing.exit_hooked:
+        _tracing.exit_hooked = True
+        atexit.register(shutdown)
     return _spans_to_tracer()
 
 
@@ -201,11 +215,18 @@ def flush(timeout_millis: int = 30_000) -> bool:
     return bool(_tracing.provider.force_flush(timeout_millis))
 
 
-def shutdown() -> None:
-    """Flush and stop the provider set up here (tracing is then off until configured again)."""
-    provider, _tracing.provider, _tracing.tracer = _tracing.provider, None, None
+def shutdown(timeout: float = SHUTDOWN_TIMEOUT) -> None:
+    """Flush and stop the provider set up here (tracing is then off until configured again); run at exit too.
+
+    Spans still queued for the OTLP receiver may take ``timeout`` seconds more to go out, then are dropped (a
+    warning says how many), so a slow or stuck receiver cannot hold the process.
+    """
+    provider, leaving = _tracing.provider, _tracing.leaving
+    _tracing.provider, _tracing.tracer, _tracing.leaving = None, None, None
     if _tracing.processor is not None:
         spans.remove_span_processor(_tracing.processor)
+    if leaving is not None:
+        leaving.leave_within(timeout)
     if provider is not None:
         provider.shutdown()
 

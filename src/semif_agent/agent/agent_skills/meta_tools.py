@@ -9,28 +9,24 @@
   the catalog runtime's sandbox; present only when some skill's scripts are
   allowed (``with_skills(path, allow_scripts=True)``).
 
-While an active skill declares ``allowed-tools``, a pre-hook refuses calls
-to any other tool of the agent (the model gets the reason as an error
-result). The patterns of all restricting active skills count together;
-the skill tools, the active skills' own tools and ``final_result`` are
-always allowed. A pattern is matched on the tool name, case-insensitively,
-with ``*`` wildcards; an argument specifier (``Bash(git:*)``) is matched on
-its tool name only.
+While an active skill declares ``allowed-tools``, calls to any other tool
+of the agent are refused (the model gets the reason as an error result):
+see :mod:`semif_agent.agent.allowed_tools`. The skill meta-tools, the
+active skills' own tools, ``task``, ``search_tools`` and ``final_result``
+are always allowed, each only as the tool its own toolset provides.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from ...errors import InvalidArgumentError
 from .._schema import model_schema
 from ..errors import AgentError
-from ..hooks import HookResult, PreToolHook
 from ..tools import AgentTool
 
 if TYPE_CHECKING:
@@ -137,28 +133,6 @@ def run_script_tool(registry: SkillRegistry) -> AgentTool:
         input_schema=model_schema(_RunInput),
         description="Run a script of an active skill in a sandbox (its instructions say which, and with what arguments).",
     )
-
-
-def allowed_tools_hook(restrictions: Mapping[str, tuple[str, ...]], exempt: Iterable[str]) -> PreToolHook:
-    """The pre-hook that refuses tools no restricting active skill allows."""
-    patterns = tuple(dict.fromkeys(p for patterns in restrictions.values() for p in patterns))
-    bases = tuple(p.split("(", 1)[0].strip().casefold() for p in patterns)
-    free = frozenset(exempt)
-    skills = ", ".join(repr(name) for name in restrictions)
-    verb = "is" if len(restrictions) == 1 else "are"
-
-    def allowed_tools_gate(name: str, tool_input: dict[str, Any]) -> HookResult | None:
-        if name in free or any(fnmatch.fnmatchcase(name.casefold(), base) for base in bases):
-            return None
-        return HookResult(
-            decision="deny",
-            reason=(
-                f"tool {name!r} is not allowed while skill {skills} {verb} active "
-                f"(allowed-tools: {' '.join(patterns)}); use one of the allowed tools."
-            ),
-        )
-
-    return allowed_tools_gate
 
 
 def _files(registry: SkillRegistry, name: str) -> list[str]:

@@ -9,7 +9,8 @@ Each round the :class:`SkillToolset` shows the model
   ``read_skill_file`` when one has a folder, ``run_skill_script`` when one
   may run scripts, ``browse_skills``/``search_skills`` when the listing
   overflows) and the active skills' tools;
-- the ``allowed-tools`` gate, when an active skill restricts tools.
+- the active skills' ``allowed-tools`` restrictions, which the session
+  gates the round's calls by (:mod:`..allowed_tools`).
 
 The registry is made on first use (:meth:`SkillToolset.registry`), so an
 agent with no skills pays nothing.
@@ -23,9 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .._session import claim
-from ..deferred import SEARCH_TOOLS
 from ..errors import AgentConfigError, ToolNameCollisionError
-from ..subagents import TASK, is_subagent_tool
+from ..subagents import is_subagent_tool
 from ..tools import AgentTool
 from ..toolsets import EMPTY_VIEW, AgentToolset, Prepared, ToolsetView
 from ..tracing import traced_shortlist
@@ -35,7 +35,6 @@ from .meta_tools import (
     READ_SKILL_FILE,
     RUN_SKILL_SCRIPT,
     activate_tool,
-    allowed_tools_hook,
     read_file_tool,
     run_script_tool,
 )
@@ -56,8 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("semif_agent.agent")
 
 SKILL_META_TOOLS = (ACTIVATE_SKILL, READ_SKILL_FILE, RUN_SKILL_SCRIPT, BROWSE_SKILLS, SEARCH_SKILLS)
-META_TOOLS = frozenset({*SKILL_META_TOOLS, SEARCH_TOOLS, TASK})
-"""The meta-tools an ``allowed-tools`` restriction never blocks."""
 ACTIVE_HEADER = "## Active skills\nYou are using these skills: follow their instructions."
 
 
@@ -224,9 +221,10 @@ class SkillToolset(AgentToolset):
             tools.update((t.name, t) for t in skills.discovery.tools())
         own = skills.active_tools()
         tools.update((t.name, t) for t in own)
-        restrictions = skills.restrictions()
-        hooks = (allowed_tools_hook(restrictions, exempt=META_TOOLS | {t.name for t in own}),) if restrictions else ()
-        return ToolsetView("\n\n".join(parts), tools, hooks)
+        always_allowed = frozenset(name for name in tools if name in SKILL_META_TOOLS) | {t.name for t in own}
+        return ToolsetView(
+            "\n\n".join(parts), tools, always_allowed=always_allowed, allowed_tools=skills.restrictions()
+        )
 
     # -- the session's life ------------------------------------------------------------
 
