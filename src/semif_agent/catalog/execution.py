@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,14 +225,17 @@ def run_environment(
     return env
 
 
-_write_roots: dict[str, tuple[tuple[int, int], tuple[Path, ...] | None]] = {}
+_loaded: dict[str, tuple[tuple[int, int], Workspace | None]] = {}
 
 
 def script_write_roots(workspace_root: Path) -> tuple[Path, ...] | None:
     """The folders a script bound to ``workspace_root`` may write besides its private one.
 
     None (the whole workspace) for an agent's plain workspace; for a semif workspace its write
-    dirs, never its records (none at all when its settings do not load). Cached per settings version.
+    dirs, never its records (none at all when its settings do not load). The workspace is loaded
+    once per settings version, and each run checks its write dirs as a run of its skills does
+    (:meth:`~semif_agent.workspace.RunPaths.check_write_dirs`): when one leads elsewhere in a way a
+    script could have made it (a link put on its way), a warning says so and the script may write none.
     """
     workspace = os.fspath(workspace_root)
     settings = os.path.join(workspace, SETTINGS_FILE)
@@ -242,14 +246,22 @@ def script_write_roots(workspace_root: Path) -> tuple[Path, ...] | None:
     except OSError:
         return None
     version = (info.st_mtime_ns, info.st_size)
-    cached = _write_roots.get(workspace)
+    cached = _loaded.get(workspace)
     if cached is None or cached[0] != version:
         try:
-            roots: tuple[Path, ...] | None = Workspace.load(workspace_root).write_roots
+            loaded: Workspace | None = Workspace.load(workspace_root)
         except (WorkspaceError, OSError, ValueError):
-            roots = ()
-        cached = _write_roots[workspace] = (version, roots)
-    return cached[1]
+            loaded = None
+        cached = _loaded[workspace] = (version, loaded)
+    if cached[1] is None:
+        return ()
+    run = cached[1].at_run_start()
+    try:
+        run.check_write_dirs()
+    except WorkspaceError as exc:
+        warnings.warn(str(exc), RuntimeWarning, stacklevel=2)
+        return ()
+    return run.write_roots
 
 
 def _defines_entrypoint(script: str) -> bool:

@@ -28,6 +28,7 @@ from ..errors import check_type
 from ..sandbox.limits import SandboxLimits
 from ..sandbox.pool import WorkerPool
 from ..sandbox.results import ScriptRunResult
+from ..workspace.records import HOST_DIR
 from .descriptor import SkillDescriptor, SkillRegistryLike
 from .environment import EnvironmentRouter
 from .errors import RuntimeNotBound, SkillPathError
@@ -38,7 +39,7 @@ from .script_runner import DEFAULT_TIMEOUT_SEC, ScriptRunner
 from .trace import JsonlTraceWriter, NullTraceWriter, TraceWriter
 
 STATE_VERSION = 1
-TRACE_FILE = Path(".semif") / "skill-trace.jsonl"
+TRACE_FILE = Path(HOST_DIR) / "skill-trace.jsonl"
 """Where the default trace writer writes, relative to the workspace."""
 
 
@@ -87,14 +88,15 @@ class AgentSkillRuntime:
 
         ``fs`` defaults to a :class:`~.fs.WorkspaceFS` of the workspace and
         ``trace_writer`` to a :class:`~.trace.JsonlTraceWriter` writing
-        ``.semif/skill-trace.jsonl`` in it.
+        ``.semif/skill-trace.jsonl`` in it, opened from the workspace's
+        descriptor without following a link (scripts may write the workspace).
         """
         root = Path(workspace_root).expanduser().resolve()
         root.mkdir(parents=True, exist_ok=True)
         self._workspace = root
         self._fs = fs or WorkspaceFS(root)
         self._trace = trace_writer or JsonlTraceWriter(
-            self._workspace / TRACE_FILE, resource={"agent.id": str(self.agent_id)}
+            root / TRACE_FILE, beneath=root, resource={"agent.id": str(self.agent_id)}
         )
 
     def workspace_root(self) -> Path:

@@ -18,7 +18,13 @@ span opened while another is current (in the same task) becomes its child and
 shares its trace id. Long text attributes are cut to a bounded excerpt
 (:func:`excerpt`). :class:`JsonlTraceWriter` appends each record with one
 ``write`` on an ``O_APPEND`` descriptor, so concurrent writers never
-interleave lines; :class:`MemoryTraceWriter` keeps records in memory. Both
+interleave lines. Its file lies in a folder skill scripts may write (the
+workspace), so it is opened from the descriptor of a folder the host trusts
+without following a link anywhere below it (:mod:`semif_agent._beneath`),
+and only a regular file of one name is written: a link, FIFO or hard link
+planted there is refused with one warning and the writer traces nothing,
+rather than appending spans to whatever file the link names.
+:class:`MemoryTraceWriter` keeps records in memory. Both
 are processors too: ``add_span_processor(MemoryTraceWriter())`` keeps every
 span of the process.
 """
@@ -27,11 +33,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
+import warnings
 from collections import deque
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from .._beneath import open_beneath, open_folder_beneath, open_root
 from ..errors import check_number, check_type
 from ..spans import EXCERPT_CHARS, SERVICE_NAME, Span, SpanProcessor, SpanRecord, SpanSource, excerpt
 
@@ -109,22 +118,76 @@ class MemoryTraceWriter(TraceWriter):
 
 
 class JsonlTraceWriter(TraceWriter):
-    """Appends one JSON line per span to ``path`` (created with its folder on first write)."""
+    """Appends one JSON line per span to ``path`` (created with its folders on first write).
 
-    def __init__(self, path: str | os.PathLike[str], **options: Unpack[WriterOptions]) -> None:
+    ``beneath`` is the folder the host trusts that ``path`` lies in (default:
+    ``path``'s folder): the folders below it and the file are opened from its
+    descriptor without following any link, so a script that may write there
+    cannot send the host's spans elsewhere. A path that cannot be opened that
+    way, or a file that is not a regular one of one name, is refused with one
+    :class:`RuntimeWarning`, and the writer drops its spans from then on.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        beneath: str | os.PathLike[str] | None = None,
+        **options: Unpack[WriterOptions],
+    ) -> None:
         check_type("path", path, (str, os.PathLike))
+        check_type("beneath", beneath, (str, os.PathLike), optional=True)
         super().__init__(**options)
         self.path = Path(path)
+        self.beneath = Path(beneath) if beneath is not None else self.path.parent
         self._fd: int | None = None
+        self._refused = False
         self._lock = threading.Lock()
 
     def emit(self, record: SpanRecord) -> None:
         line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         with self._lock:
-            if self._fd is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            os.write(self._fd, line)
+            if self._fd is None and not self._refused:
+                self._fd = self._open()
+            if self._fd is not None:
+                os.write(self._fd, line)
+
+    def _open(self) -> int | None:
+        """The trace file's descriptor, opened beneath :attr:`beneath` without following a link; None (warned once)
+        when it cannot be opened so or is not a regular file of one name."""
+        relative = os.path.relpath(self.path, self.beneath)
+        try:
+            if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+                raise OSError(f"it lies outside {self.beneath}")
+            os.makedirs(self.beneath, exist_ok=True)
+            root = open_root(self.beneath)
+            try:
+                folder = open_folder_beneath(root, os.path.dirname(relative), make=True)
+            finally:
+                os.close(root)
+            try:
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+                fd = open_beneath(folder, os.path.basename(relative), flags, 0o644)
+            finally:
+                os.close(folder)
+        except OSError as exc:
+            self._refuse(exc.strerror or str(exc))
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            self._refuse("it is not a regular file of one name")
+            return None
+        return fd
+
+    def _refuse(self, reason: str) -> None:
+        self._refused = True
+        warnings.warn(
+            f"not writing the skill trace {self.path}: {reason} (a link or other file put there is never "
+            "followed); its spans are dropped",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
     def close(self) -> None:
         with self._lock:

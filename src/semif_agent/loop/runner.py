@@ -14,7 +14,7 @@ from .._sync import run_sync
 from ..contract.admitted import verify_body
 from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
-from ..errors import InvalidArgumentError, SemifError, SkillError, check_type
+from ..errors import InvalidArgumentError, SemifError, SkillError, WorkspaceError, check_type
 from ..records import ASSESS_KIND, ROUTE_KIND, DecisionLog, DecisionRow, OutcomeRow
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
@@ -394,6 +394,12 @@ class _Run:
             action = ActionResult(action_log=f"{skill.name} did not act: {self.gate.reason}.", new_state=text)
             evidence = gather_evidence(text, action, Changes(), skill=skill)
             return self.finish(route, action, settled(HANDED_BACK, self.gate.reason, evidence, "gate"))
+        try:  # a skill of an earlier run may have put a link on the way to a write dir
+            self.workspace.check_write_dirs()
+        except WorkspaceError as exc:
+            action = ActionResult(action_log=f"{skill.name} did not run: {exc}", new_state=text)
+            assessment = await self.assess(action, Changes(), error=str(exc), skill=skill)
+            return self.finish(route, action, assessment, error=str(exc))
         if skill.is_skill_md:
             return await self.run_skill_md(route, skill)
         if skill.is_stub:

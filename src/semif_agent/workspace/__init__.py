@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_namespace
 from ..errors import WorkspaceError
-from .records import FOLDERS, check_write_dirs
+from .records import FOLDERS, check_unmoved, check_write_dirs
 
 _EXPORTS = {"WorkspaceSettings": ".settings"}  # public name -> module, imported on first use (pydantic loads late)
 
@@ -48,6 +48,9 @@ class Workspace:
 
     root: Path
     settings: WorkspaceSettings = field(default_factory=lambda: _settings_of({}, SETTINGS_FILE))
+    checked_roots: tuple[Path, ...] | None = field(default=None, repr=False, compare=False)
+    """The write dirs as they were resolved when they passed :func:`.records.check_write_dirs` (at :meth:`load`,
+    else the first :meth:`at_run_start`): each run's are checked against them."""
 
     @classmethod
     def load(cls, root: str | os.PathLike[str]) -> Workspace:
@@ -65,6 +68,7 @@ class Workspace:
         """The workspace at ``root`` with settings ``raw``, once their types and write dirs passed."""
         workspace = cls(root=root, settings=_settings_of(raw, str(root / SETTINGS_FILE)))
         check_write_dirs(workspace)
+        workspace.checked_roots = workspace.write_roots
         return workspace
 
     @property
@@ -75,9 +79,13 @@ class Workspace:
         """``path`` made absolute against the workspace root."""
         return (self.root / Path(path).expanduser()).resolve()
 
-    def at_run_start(self) -> Workspace:
-        """This workspace with its paths resolved at most once, from now on (:class:`RunPaths`): one run's view."""
-        return RunPaths(root=self.root, settings=self.settings)
+    def at_run_start(self) -> RunPaths:
+        """This workspace with its paths resolved at most once, from now on (:class:`RunPaths`): one run's view.
+
+        Before it writes, the run checks its write dirs (:meth:`RunPaths.check_write_dirs`)."""
+        if self.checked_roots is None:  # built without load: the write dirs as they lead now are the ones kept
+            self.checked_roots = self.write_roots
+        return RunPaths(root=self.root, settings=self.settings, checked_roots=self.checked_roots)
 
     @property
     def data_dir(self) -> Path:
@@ -140,7 +148,11 @@ class RunPaths(Workspace):
     Made fresh for each run (:meth:`Workspace.at_run_start`) and never kept
     past it: a folder or link changed between runs is seen by the next run,
     and everything one run confines, observes and records names the same
-    folders, the ones the paths led to when the run first asked.
+    folders, the ones the paths led to when the run first asked. Those are
+    checked before the run's skill writes (:meth:`check_write_dirs`): a write
+    dir that leads elsewhere since the workspace was loaded, in a way a skill
+    could have made it (a link put on its way, or a link moved where skills
+    write), stops the run, as does one the check of loading refuses.
     """
 
     _resolved: dict[str, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -151,6 +163,12 @@ class RunPaths(Workspace):
         if resolved is None:
             resolved = self._resolved[key] = super().resolve(path)
         return resolved
+
+    def check_write_dirs(self) -> None:
+        """Raise :class:`~semif_agent.errors.WorkspaceError` (one line) for a write dir a skill could have sent
+        elsewhere since it was checked (:func:`.records.check_unmoved`), or that the check of :meth:`Workspace.load`
+        refuses."""
+        check_unmoved(self, self.checked_roots if self.checked_roots is not None else self.write_roots)
 
 
 def _settings_of(raw: dict[str, object], where: str) -> WorkspaceSettings:

@@ -3,7 +3,8 @@
 Records are what the workspace keeps about itself, next to what skills
 write: the settings, the data dir's own files (manifests, the admitted
 bodies' hashes, the stored tree, tuned routing, the trained router), the
-skill bodies, the decision and model-call logs, and the SKILL.md skill
+skill bodies, the decision and model-call logs, the folder the host keeps
+its own files in (:data:`HOST_DIR`: the SKILL.md skills' trace), and the SKILL.md skill
 folders (the workspace's, those ``[skills] folders`` lists, the user's
 ``~/.agents/skills``), and the secrets file provider keys are read from. A
 write dir may not be, contain or lie inside any of them, nor
@@ -41,6 +42,11 @@ DATA_RECORDS = {
 }
 """Files of the data dir that are records (name -> what it holds). The tree, routing and router modules keep their own names."""
 
+HOST_DIR = ".semif"
+"""The folder of the workspace the host writes its own files in (the SKILL.md skills' trace), never a skill."""
+
+_MAX_LINKS = 40  # links one resolution follows, as the kernel's own limit
+
 _SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
 
 
@@ -62,6 +68,7 @@ def records(ws: Workspace) -> list[Record]:
         Record(ws.model_calls_path, "the model-call log", "[log] model_calls_path"),
         Record(ws.skills_md_dir, "the SKILL.md skills", "skills/"),
         Record(ws.root / ".agents" / "skills", "the SKILL.md skills", ".agents/skills/"),
+        Record(ws.root / HOST_DIR, "the host's own folder", "where it keeps the skill trace"),
     ]
     found += [Record(ws.data_dir / name, what, "[paths] data") for name, what in DATA_RECORDS.items()]
     found += [
@@ -115,6 +122,65 @@ def check_write_dirs(ws: Workspace) -> None:
                     f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} "
                     f"({record.setting}): skills may not write the workspace's records"
                 )
+
+
+def check_unmoved(ws: Workspace, checked: tuple[Path, ...]) -> None:
+    """Refuse, with one line naming ``[skills] write_dirs``, a write dir of ``ws`` that leads elsewhere than when its
+    paths were ``checked`` (resolved then, in the same order) and that a skill could have moved: it had no link on
+    its way then, or the way to it now goes through a folder skills may write. Then check them all again as
+    loading does (:func:`check_write_dirs`).
+
+    A skill that may write a folder may put a link in place of a write dir
+    below it, or of a link on the way to one; a long-lived host (an MCP
+    server, the web UI, an application) would otherwise resolve the link at
+    its next run and let a skill write wherever it leads. A link the user put
+    where no skill writes is theirs to point elsewhere between runs: it
+    passes if it passes the check of loading.
+    """
+    writable = (*checked, *ws.write_roots)
+    where = f"{ws.settings_file}: [skills] write_dirs"
+    for given, now, then in zip(ws.settings.skills.write_dirs, ws.write_roots, checked, strict=False):
+        if now == then:
+            continue
+        lexical = Path(os.path.normpath(ws.root / os.path.expanduser(given)))
+        if then == lexical:
+            raise WorkspaceError(
+                f'{where} "{given}" became a link since the workspace was loaded (it leads to {now}, not to {then}); '
+                "refusing to run skills there, nothing was written"
+            )
+        through = next(
+            (f for f in _consulted(lexical) if any(_overlap(w, f) in ("is", "holds") for w in writable)), None
+        )
+        if through is not None:
+            raise WorkspaceError(
+                f'{where} "{given}" leads to {now} since the workspace was loaded, not to {then}, through {through} '
+                "where skills write; refusing to run skills there, nothing was written"
+            )
+    check_write_dirs(ws)
+
+
+def _consulted(path: Path) -> list[Path]:
+    """The folders whose entries resolving the absolute ``path`` looks up, each link on the way followed as the
+    kernel follows it (at most :data:`_MAX_LINKS` of them)."""
+    folders: list[Path] = []
+    pending = list(reversed(path.parts[1:]))
+    current, links = Path(path.anchor), 0
+    while pending and links <= _MAX_LINKS:
+        part = pending.pop()
+        if part == "..":
+            current = current.parent
+            continue
+        folders.append(current)
+        try:
+            target = Path(os.readlink(current / part))
+        except OSError:  # not a link, or missing
+            current = current / part
+            continue
+        links += 1
+        if target.is_absolute():
+            current = Path(target.anchor)
+        pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    return folders
 
 
 def _overlap(write_dir: Path, record: Path) -> str:
