@@ -5,7 +5,10 @@
   round that is not counted, so that a change in the machine's load falls on
   both sides alike instead of on whichever ran second;
 - :class:`Spread` is what a bench reports for each side: the median with the
-  quartiles and the extremes, never a best-of;
+  quartiles and the extremes, never a best-of; :func:`versus` and
+  :func:`difference` compare two sides by their medians, and say the
+  difference is within the spread where their quartiles (IQRs) overlap,
+  instead of claiming a ratio the noise could have made;
 - :class:`Load` takes the load average at the start and at the end (a figure
   taken on a busy machine says so);
 - :func:`peer_venv` gives the Python of a virtual environment under ``.bench/``
@@ -65,6 +68,14 @@ class Spread:
             f"range {f.format(self.low)}-{f.format(self.high)}, n={self.count})"
         )
 
+    def overlaps(self, other: Spread) -> bool:
+        """Whether the two sides' quartile ranges (IQRs) overlap: their medians' difference is then within the
+        spread of the rounds, and no side can be said to be faster."""
+        return self.q1 <= other.q3 and other.q1 <= self.q3
+
+
+WITHIN_THE_SPREAD = "within the spread (no measurable difference)"
+
 
 def ratio(ours: Spread, theirs: Spread) -> str:
     """How much faster (or slower) ours is by the medians, as text."""
@@ -73,6 +84,22 @@ def ratio(ours: Spread, theirs: Spread) -> str:
     if theirs.median >= ours.median:
         return f"{theirs.median / ours.median:.2f}x faster"
     return f"{ours.median / theirs.median:.2f}x slower"
+
+
+def versus(ours: Spread, theirs: Spread, name: str) -> str:
+    """Ours against the side called ``name``: a ratio of the medians, or, where the IQRs overlap, that there is no
+    measurable difference."""
+    if ours.overlaps(theirs):
+        return f"against {name}: {WITHIN_THE_SPREAD}"
+    return f"{ratio(ours, theirs)} than {name}"
+
+
+def difference(ours: Spread, theirs: Spread, unit: str = "ms", digits: int = 1) -> str:
+    """What ours adds to theirs by the medians (``+6.5 ms``), or, where the IQRs overlap, that there is no
+    measurable difference."""
+    if ours.overlaps(theirs):
+        return WITHIN_THE_SPREAD
+    return f"{ours.median - theirs.median:+.{digits}f} {unit}"
 
 
 class Load:
@@ -124,11 +151,11 @@ async def ainterleave(
 
 
 def table(spreads: dict[str, Spread], reference: str | None = None, unit: str = "ms", digits: int = 2) -> str:
-    """One line per side: its spread, and its ratio to ``reference``'s median when given."""
+    """One line per side: its spread, and how it compares with ``reference`` when given (:func:`versus`)."""
     width = max(len(name) for name in spreads) + 2
     lines = []
     for name, spread in spreads.items():
-        against = f"   {ratio(spread, spreads[reference])} than {reference}" if reference and name != reference else ""
+        against = f"   {versus(spread, spreads[reference], reference)}" if reference and name != reference else ""
         lines.append(f"  {name:<{width}}{spread.text(unit, digits)}{against}")
     return "\n".join(lines)
 

@@ -111,10 +111,3 @@ def generate_skills(root: Path, count: int, *, hook: str | None = None) -> list[
             (folder / "scripts" / "hook.py").write_text(hook, encoding="utf-8")
         folders.append(folder)
     return folders
-
-
-def ratio(ours: float, theirs: float) -> str:
-    """How much faster (or slower) ours is, as text."""
-    if ours <= 0 or theirs <= 0:
-        return "n/a"
-    return f"{theirs / ours:.1f}x faster" if theirs >= ours else f"{ours / theirs:.1f}x slower"

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from _fair import Load, interleave, table
+from _fair import Load, difference, interleave, table
 
 BENCH = Path(__file__).resolve().parent
 
@@ -143,8 +143,9 @@ def main() -> None:
     print("per semif run (a fresh process each):")
     print(table(commands, reference="in the host", digits=0))
     print(
-        f"confinement adds {runs['confined child, warm'].median - runs['in the host'].median:+.1f} ms per run (warm) "
-        f"and {commands['confined child'].median - commands['in the host'].median:+.0f} ms per semif run (medians)"
+        f"what confinement adds, by the medians: per run (warm) "
+        f"{difference(runs['confined child, warm'], runs['in the host'])}; "
+        f"per semif run {difference(commands['confined child'], commands['in the host'], digits=0)}"
     )
 
 

@@ -279,7 +279,11 @@ def time_routes(strategy, texts: list[str]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--datasets", nargs="*", default=["hwu64", "bfcl"], choices=["hwu64", "bfcl"], help="none: --speed only"
+        "--datasets",
+        nargs="*",
+        default=["hwu64", "bfcl"],
+        choices=["hwu64", "bfcl"],
+        help="the accuracy datasets (both unless told); given with no name, none: only --speed runs",
     )
     parser.add_argument("--hwu", type=Path, default=HWU)
     parser.add_argument("--bfcl", type=Path, default=BFCL)

@@ -38,7 +38,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from _fair import Load, interleave
+from _fair import Load, interleave, versus
 
 from semif_agent._sync import run_sync
 from semif_agent.engine.registry import create_engine
@@ -120,9 +120,9 @@ def main() -> None:
     print(f"{args.rounds} rounds, the configurations taking turns (local, ray 1, ray 2, local, ...); one round:")
     for name, spread in spreads.items():
         rate = len(examples) / (spread.median / 1000)
-        speedup = spreads["local"].median / spread.median
+        against = "" if name == "local" else f"  {versus(spread, spreads['local'], 'local')}"
         print(
-            f"  {name:<8}{spread.text('ms', 0)}  {rate:>6.0f} requests/s  x{speedup:.2f} local  "
+            f"  {name:<8}{spread.text('ms', 0)}  {rate:>6.0f} requests/s{against}  "
             f"({'same decisions' if same.get(name) else 'DIFFERENT DECISIONS'})"
         )
     breakdown(tree, args.strategy, [Example(e.text + " thanks", e.skill) for e in examples[:2000]])

@@ -60,7 +60,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from _fair import Load, PeerProcess, Spread, interleave, peer_venv, ratio, table
+from _fair import Load, PeerProcess, Spread, interleave, peer_venv, table, versus
 
 from semif_agent._sync import run_sync
 from semif_agent.engine import DecisionRequest, create_engine
@@ -206,7 +206,7 @@ def print_sides(spreads: dict[str, Spread], names: list[str]) -> None:
     }
     print(
         "  each at its fastest API: "
-        + "; ".join(f"{name} {ratio(fastest[name], fastest[PEER_NAME])} than {PEER_NAME}" for name in names)
+        + "; ".join(f"{name} {versus(fastest[name], fastest[PEER_NAME], PEER_NAME)}" for name in names)
     )
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from semif_agent._sync import run_sync
 from semif_agent.engine import create_engine, local_available
 from semif_agent.starter import create_workspace
-from semif_agent.tree import Router, SkillTree
+from semif_agent.tree import SkillTree, TreeWalker
 from semif_agent.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def evaluate(router: Router, dataset: list[dict]) -> dict:
+def evaluate(router: TreeWalker, dataset: list[dict]) -> dict:
     right = in_scope_right = out_right = category_right = 0
     misses = []
     for item in dataset:
@@ -63,7 +63,7 @@ def main() -> None:
         print(f"{'engine':<10}{'overall':>9}{'leaf':>8}{'category':>10}{'out-of-scope recall':>21}")
         for name in names:
             settings = {"threshold": args.threshold} if args.threshold is not None else {}
-            report = evaluate(Router(tree, create_engine(name, settings)), dataset)
+            report = evaluate(TreeWalker(tree, create_engine(name, settings)), dataset)
             print(
                 f"{name:<10}{report['accuracy']:>9.1%}{report['in_scope_leaf_accuracy']:>8.1%}"
                 f"{report['category_accuracy']:>10.1%}{report['out_of_scope_recall']:>21.1%}"

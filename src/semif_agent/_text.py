@@ -1,5 +1,6 @@
-"""Text cut to fit a line or an excerpt (:func:`clip`), made inert on a terminal (:func:`inert`), and figures as
-percentages (:func:`percent`, :func:`percent_figure`); standard library only, so the kernel may import it."""
+"""Text cut to fit a line or an excerpt (:func:`clip`), made inert on a terminal (:func:`inert`), figures as
+percentages (:func:`percent`, :func:`percent_figure`) and counts with their noun (:func:`plural`); standard library
+only, so the kernel may import it."""
 
 from __future__ import annotations
 
@@ -68,3 +69,8 @@ def percent(probability: float | None) -> str:
 def percent_figure(value: float | None) -> str:
     """A measured share to one decimal ("81.6%"); "-" when there is none."""
     return "-" if value is None else f"{value:.1%}"
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``1 decision row``, ``2 decision rows`` (``many``: the plural when it is not ``one`` + "s")."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"

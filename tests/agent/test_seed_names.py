@@ -1,5 +1,9 @@
-"""The seeds' names work as written: their import blocks and worked examples, read from the seed documents at test
-time, run with only the package name replaced (on a scripted model where one is needed)."""
+"""The seeds' names work as written: their import blocks and worked examples run with only the package name replaced
+(on a scripted model where one is needed).
+
+The excerpts are committed under ``tests/fixtures/seeds`` (one file each, verbatim; the README there says which seed
+document each comes from), so these tests run in any checkout. Where the seed documents themselves are beside the
+checkout, one more test reads each excerpt out of its document again and checks the committed copy is still its text."""
 
 from __future__ import annotations
 
@@ -19,15 +23,15 @@ from semif_agent.skills import ActionContext, ActionResult, Prediction, Request
 
 from ._support import calls
 
+EXCERPTS = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 AGENT_API = SEEDS / "001_43d5561be7f8098a.txt"
 SKILL_CONTRACT = SEEDS / "000_43507218654df69c.txt"
 
 
-def seed(path: Path) -> str:
-    if not path.is_file():
-        pytest.skip("the seed documents are not beside this checkout")
-    return path.read_text(encoding="utf-8")
+def excerpt(name: str) -> str:
+    """A seed's excerpt as committed in the fixtures, verbatim (package ``anchor`` as the seed writes it)."""
+    return (EXCERPTS / name).read_text(encoding="utf-8")
 
 
 def ours(code: str) -> str:
@@ -59,7 +63,7 @@ def code_at(text: str, first_line: str) -> str:
 
 
 def test_the_agent_apis_import_block_runs_as_written() -> None:
-    block = code_at(seed(AGENT_API), "from anchor import Agent, AgentTool, tool, Skill, SkillRegistry")
+    block = excerpt("agent_api_import_block.py")
     assert block.count("import") == 4 and "from anchor.llm import LLMProvider, create_provider" in block
     names: dict[str, Any] = {}
     exec(ours(block), names)
@@ -73,7 +77,7 @@ def test_the_agent_apis_import_block_runs_as_written() -> None:
 
 
 def test_the_agent_example_runs_as_written_on_a_scripted_model() -> None:
-    example = code_at(seed(AGENT_API), "from anchor import Agent, tool")
+    example = excerpt("agent_api_agent_example.py")
     assert "Agent(model=" in example and "agent.chat(" in example
     provider = ScriptedProvider([calls(("greet", {"name": "Alice"})), "Alice has been greeted."])
     printed = io.StringIO()
@@ -86,8 +90,7 @@ def test_the_agent_example_runs_as_written_on_a_scripted_model() -> None:
 
 
 def test_the_tool_examples_run_as_written() -> None:
-    text = seed(AGENT_API)
-    example = code_at(text, "from anchor import tool")
+    example = excerpt("agent_api_tool_examples.py")
     assert "@tool(name=" in example
     names: dict[str, Any] = {}
     exec(ours(example), names)
@@ -102,7 +105,7 @@ def test_the_tool_examples_run_as_written() -> None:
 
 
 def test_the_event_stream_example_runs_as_written() -> None:
-    example = code_at(seed(AGENT_API), 'for event in agent.stream("Summarize the report"):')
+    example = excerpt("agent_api_event_stream.py")
     from semif_agent import Agent, tool
 
     @tool
@@ -121,10 +124,6 @@ def test_the_event_stream_example_runs_as_written() -> None:
 
 
 def test_the_skill_contracts_worked_example_runs_as_written(tmp_path: Path) -> None:
-    text = seed(SKILL_CONTRACT)
-    worked = text[text.index("## Worked example") :]
-    body = re.search(r"```python\n(.*?)```", worked, re.S)
-    assert body is not None
     helpers = textwrap.dedent(
         """
         import json
@@ -136,7 +135,7 @@ def test_the_skill_contracts_worked_example_runs_as_written(tmp_path: Path) -> N
         """
     )
     names: dict[str, Any] = {}
-    exec(helpers + ours(body.group(1)), names)
+    exec(helpers + ours(excerpt("skill_contract_worked_example.py")), names)
     contacts = tmp_path / "contacts.json"
     contacts.write_text(json.dumps([{"name": "ana", "description": "Ana, the accountant."}]))
     ctx = ActionContext(engine=ScriptedEngine(["ana"]), config={"contacts": str(contacts), "drafts": str(tmp_path)})
@@ -146,3 +145,37 @@ def test_the_skill_contracts_worked_example_runs_as_written(tmp_path: Path) -> N
     result = names["act"](ctx, request, prediction)
     assert isinstance(result, ActionResult) and result.new_state == "Draft written to r1.txt for ana."
     assert (tmp_path / "r1.txt").read_text() == "To: ana\nBody: Tell Ana the invoice is paid\n"
+
+
+def worked_example(text: str) -> str:
+    """The code block of the skill contract's worked example."""
+    worked = text[text.index("## Worked example") :]
+    body = re.search(r"```python\n(.*?)```", worked, re.S)
+    assert body is not None
+    return body.group(1)
+
+
+SEED_EXCERPTS = {
+    "agent_api_import_block.py": (AGENT_API, "from anchor import Agent, AgentTool, tool, Skill, SkillRegistry"),
+    "agent_api_agent_example.py": (AGENT_API, "from anchor import Agent, tool"),
+    "agent_api_tool_examples.py": (AGENT_API, "from anchor import tool"),
+    "agent_api_event_stream.py": (AGENT_API, 'for event in agent.stream("Summarize the report"):'),
+    "skill_contract_worked_example.py": (SKILL_CONTRACT, "## Worked example"),
+}
+
+
+def test_every_committed_excerpt_is_named_with_its_seed_and_in_the_readme() -> None:
+    committed = sorted(p.name for p in EXCERPTS.glob("*.py"))
+    assert committed == sorted(SEED_EXCERPTS)
+    readme = (EXCERPTS / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in readme for name in committed)
+
+
+if SEEDS.is_dir():  # the seed documents are beside this checkout: the committed excerpts must still be their text
+
+    @pytest.mark.parametrize("name", sorted(SEED_EXCERPTS))
+    def test_the_committed_excerpt_is_still_the_seeds_text(name: str) -> None:
+        document, first_line = SEED_EXCERPTS[name]
+        text = document.read_text(encoding="utf-8")
+        expected = worked_example(text) if first_line == "## Worked example" else code_at(text, first_line) + "\n"
+        assert excerpt(name) == expected

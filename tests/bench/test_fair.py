@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from _fair import PeerProcess, Spread, check_pins, interleave, table
+from _fair import PeerProcess, Spread, check_pins, difference, interleave, table, versus
 
 
 def test_the_sides_take_turns_after_an_uncounted_warm_up() -> None:
@@ -38,6 +38,26 @@ def test_a_spread_gives_the_median_quartiles_and_range_never_the_best() -> None:
     assert spread.text() == "3.00 ms (IQR 2.00-4.00, range 1.00-5.00, n=5)"
     line = table({"ours": Spread.of([1.0]), "theirs": Spread.of([2.0])}, reference="theirs")
     assert "2.00x faster than theirs" in line
+
+
+def test_sides_whose_spreads_overlap_are_said_to_differ_by_nothing_measurable() -> None:
+    """As confinement's bench once printed "1.01x faster than in the host" and "-21 ms per semif run" for two sides
+    whose rounds overlapped: a ratio or a difference is claimed only where the quartile ranges are apart."""
+    confined = Spread.of([2300.0, 2330.0, 2380.0, 2420.0, 2480.0])
+    host = Spread.of([2310.0, 2350.0, 2400.0, 2440.0, 2470.0])
+    line = table({"confined child": confined, "in the host": host}, reference="in the host", digits=0)
+    assert "against in the host: within the spread (no measurable difference)" in line
+    assert "faster" not in line and "slower" not in line
+    assert difference(confined, host, digits=0) == "within the spread (no measurable difference)"
+    assert versus(host, confined, "confined") == "against confined: within the spread (no measurable difference)"
+
+
+def test_sides_whose_spreads_are_apart_get_their_ratio_and_difference() -> None:
+    confined = Spread.of([26.0, 27.0, 28.0, 29.0, 30.0])
+    host = Spread.of([19.0, 20.0, 21.0, 22.0, 23.0])
+    assert difference(confined, host) == "+7.0 ms"
+    assert versus(confined, host, "in the host") == "1.33x slower than in the host"
+    assert "1.33x faster than confined" in table({"confined": confined, "host": host}, reference="confined")
 
 
 def test_a_per_item_side_counts_every_item() -> None:

@@ -54,7 +54,7 @@ def test_validate_reports_every_error_and_exits_1(skills_root):
     code, out, err = run("validate", str(skills_root))
     assert code == 1  # "bad" has no description: it does not load
     assert "FAIL  " + str(skills_root / "bad") in out and "ok    " + str(skills_root / "good") in out
-    assert out.count("      - ") == 4 and err == "2 skill(s) checked: 1 loads, 1 does not (FAIL)\n"
+    assert out.count("      - ") == 4 and err == "2 skills checked: 1 loads, 1 does not (FAIL)\n"
     code, out, _ = run("validate", "--json", str(skills_root / "good"))
     assert code == 0 and json.loads(out) == [
         {"path": str(skills_root / "good"), "name": "good", "ok": True, "loads": True, "errors": []}
@@ -84,7 +84,7 @@ def test_user_mistakes_are_one_line(tmp_path):
     assert code == 1 and out == ""
     assert err.splitlines() == [
         f"warning: skipped {broken}: Missing required field in frontmatter: description",
-        "Error: no usable SKILL.md skill among 1 folder(s): nothing to list",
+        "Error: no usable SKILL.md skill among 1 folder: nothing to list",
     ]
 
 
@@ -195,7 +195,7 @@ def test_prompt_and_validate_take_a_folder_of_collections(corpus, tmp_path):
     code, out, err = run("validate", str(corpus))
     assert code == 0
     assert out.splitlines() == [f"ok    {folder}" for folder in folders]
-    assert err == f"{len(folders)} skill(s) checked: {len(folders)} load, 0 do not (FAIL)\n"
+    assert err == f"{len(folders)} skills checked: {len(folders)} load, 0 do not (FAIL)\n"
 
     outer = tmp_path / "outer"
     shutil.copytree(corpus, outer / "vendor")
@@ -204,7 +204,7 @@ def test_prompt_and_validate_take_a_folder_of_collections(corpus, tmp_path):
     lines = out.splitlines()
     assert code == 0  # a name in capitals breaks the specification, but the skill loads
     assert err == (
-        f"{len(folders) + 1} skill(s) checked: {len(folders) + 1} load, 0 do not (FAIL); "
+        f"{len(folders) + 1} skills checked: {len(folders) + 1} load, 0 do not (FAIL); "
         "of those that load, 1 breaks the specification (spec)\n"
     )
     assert lines[:2] == [f"spec  {bad}", "      - 'name' 'Bad-Name' must be lowercase"]
@@ -249,9 +249,7 @@ def test_a_workspace_of_real_skills_says_how_many_load_and_fails_only_for_one_th
     assert code == 0  # everything loads: the remarks are the specification's, not failures
     marks = {Path(line[6:]).name: line[:6] for line in out.splitlines() if not line.startswith(" ")}
     assert marks == {"search-first": "ok    ", "kotlin-exposed-patterns": "spec  ", "ocr-and-documents": "spec  "}
-    assert err == (
-        "3 skill(s) checked: 3 load, 0 do not (FAIL); of those that load, 2 break the specification (spec)\n"
-    )
+    assert err == ("3 skills checked: 3 load, 0 do not (FAIL); of those that load, 2 break the specification (spec)\n")
     assert run("validate", "--strict", "-w", str(root))[0] == 1
     untranslated = skills / "ecc" / "docs" / "verification-loop"  # ecc-universal's zh-TW copy has no frontmatter
     untranslated.mkdir(parents=True)
@@ -259,7 +257,7 @@ def test_a_workspace_of_real_skills_says_how_many_load_and_fails_only_for_one_th
     code, out, err = run("validate", "-w", str(root))
     assert code == 1 and f"FAIL  {untranslated}" in out and "no frontmatter" in out
     assert err == (
-        "4 skill(s) checked: 3 load, 1 does not (FAIL); of those that load, 2 break the specification (spec)\n"
+        "4 skills checked: 3 load, 1 does not (FAIL); of those that load, 2 break the specification (spec)\n"
     )
     rows = {Path(row["path"]).name: row for row in json.loads(run("validate", "--json", "-w", str(root))[1])}
     assert [rows[name]["loads"] for name in ("search-first", "ocr-and-documents", "verification-loop")] == [

@@ -162,7 +162,7 @@ def test_a_folder_chain_deeper_than_the_stack_or_too_wide_ends_the_search_with_a
     monkeypatch.setattr(folder_search, "MAX_FOLDERS", 100)
     search = search_skill_folders(root, max_depth=2 * CHAIN)
     stopped_at = root.joinpath("chain", *["d"] * 99)  # the root, chain and 98 folders of it were opened
-    why = "not searched, nor 1 more folder(s) after it: the search stops after opening 100 folders"  # fine/
+    why = "not searched, nor 1 more folder after it: the search stops after opening 100 folders"  # fine/
     assert search.skipped == [(stopped_at, why)]
     assert [relative for relative, _ in search.found] == ["fine"]
     assert [relative for relative, _ in find_skill_folders(root)] == ["fine"]

@@ -104,7 +104,7 @@ def test_the_search_stops_after_listing_its_bound_of_entries_and_says_where(tmp_
         (root / name).symlink_to(tmp_path.parent, target_is_directory=True)
     search = search_skill_folders(root)
     assert search.found == []
-    why = "not searched, nor 1 more folder(s) after it: the search stops after listing 100 entries"  # d-pack
+    why = "not searched, nor 1 more folder after it: the search stops after listing 100 entries"  # d-pack
     assert search.skipped == [(root / "0-link", LINK_NOT_FOLLOWED), (root / "c-pack", why)]  # where it stopped: named
     assert search.more_skipped == {LINK_NOT_FOLLOWED: 1}
 
@@ -162,8 +162,8 @@ def test_skills_validate_and_list_name_the_first_folders_left_out_and_count_the_
     listed = CliRunner().invoke(main, ["skills", "list", "-w", str(linked_out.root)])
     assert f"({LINKS - named} more)" in listed.stdout and f"{LINKS} not loaded" in listed.stderr
     said = CliRunner().invoke(main, ["skills", "validate", "-w", str(linked_out.root)])
-    assert f"FAIL  ({LINKS - named} more folder(s) left out, not named: {LINK_NOT_FOLLOWED})" in said.stdout
-    assert said.stderr.rstrip().endswith(f"; {LINKS - named} more folder(s) left out, not named (FAIL)")
+    assert f"FAIL  ({LINKS - named} more folders left out, not named: {LINK_NOT_FOLLOWED})" in said.stdout
+    assert said.stderr.rstrip().endswith(f"; {LINKS - named} more folders left out, not named (FAIL)")
 
 
 def test_a_folder_named_with_bytes_that_are_not_utf8_is_left_out_and_every_command_still_answers(

@@ -102,7 +102,7 @@ def test_skills_validate_lists_every_skill_and_every_folder_left_out_with_why(pa
     assert failed[str(skills / FOLDER_DOCUMENT)] == ["SKILL.md is not a regular file; not read"]
     assert {path for path, row in rows.items() if not row["loads"]} == failed.keys()
     said = CliRunner().invoke(validate, ["-w", str(packages.root)])
-    assert said.stderr.endswith(f"{len(rows)} skill(s) checked: {len(rows) - 4} load, 4 do not (FAIL)\n")
+    assert said.stderr.endswith(f"{len(rows)} skills checked: {len(rows) - 4} load, 4 do not (FAIL)\n")
 
 
 def test_tree_json_counts_what_loaded_and_what_was_left_out_by_reason(packages: Workspace) -> None:

@@ -77,7 +77,7 @@ def test_hidden_collections_are_found_names_normalised_and_problems_said_once(se
     assert checked.stdout.count("spec  ") == 2 and checked.stdout.count("note  ") == 1  # the collision is no fault
     assert "FAIL" not in checked.stdout
     assert checked.stderr == (
-        f"{len(corpus_names()) + 3} skill(s) checked: {len(corpus_names()) + 3} load, 0 do not (FAIL); "
+        f"{len(corpus_names()) + 3} skills checked: {len(corpus_names()) + 3} load, 0 do not (FAIL); "
         "of those that load, 2 break the specification (spec) and 3 load under another name\n"
     )
     assert semif("skills", "validate", "--strict", "-w", str(ws)).returncode == 1

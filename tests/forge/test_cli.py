@@ -58,7 +58,7 @@ def test_new_admits_a_skill_and_review_shows_it(tmp_path: Path) -> None:
             str(root),
         )
     assert result.exit_code == 0, result.output
-    assert "attempt 1: 1 violation(s)" in result.stderr and "admitted todos.count after 2 attempt(s)" in result.stdout
+    assert "attempt 1: 1 violation\n" in result.stderr and "admitted todos.count after 2 attempts" in result.stdout
     rows = [json.loads(line) for line in (root / "data" / "decisions.jsonl").read_text().splitlines()]
     assert [(r["kind"], r["attempt"], r["admitted"]) for r in rows] == [("generate", 1, False), ("generate", 2, True)]
     review = invoke("skills", "review", "todos.count", "-w", str(root), "--json")
@@ -122,7 +122,7 @@ def test_review_regenerate_feeds_the_failed_runs_back(tmp_path: Path) -> None:
     with override_provider(provider):
         result = invoke("skills", "review", "todos.count", "-w", str(root), "--regenerate", "--code-model", "openai/m")
     assert result.exit_code == 0, result.output
-    assert "failure 1" in result.stdout and "regenerated todos.count after 1 attempt(s)" in result.stdout
+    assert "failure 1" in result.stdout and "regenerated todos.count after 1 attempt\n" in result.stdout
     prompt = provider.requests[0].messages[-1].content
     assert "count tasks due today" in prompt and "counted all tasks" in prompt
     assert "task(s)" in (root / "data" / "skills" / "todos" / "count.py").read_text()

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import semif_agent
-
-SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000_43507218654df69c.txt"
 
 
 def test_kernel_imports_only_the_standard_library() -> None:
@@ -110,14 +107,12 @@ def test_public_face_is_pinned() -> None:
 
 
 def test_fixture_body_is_the_seed_example_verbatim() -> None:
-    if not SEED.is_file():
-        import pytest
-
-        pytest.skip("the seed documents are not beside this checkout")
-    block = re.search(r"```python\n(def predict\(ctx, request\):.*?)```", SEED.read_text(), re.S)
-    assert block is not None
-    fixture = (Path(__file__).parents[1] / "fixtures" / "seed_email_compose.py").read_text()
-    assert block.group(1).strip() in fixture
+    """The skill the tests build workspaces with is the skill contract's worked example, as committed in the seed
+    excerpts (which a test in ``tests/agent/test_seed_names.py`` keeps equal to the seed itself)."""
+    fixtures = Path(__file__).parents[1] / "fixtures"
+    worked = (fixtures / "seeds" / "skill_contract_worked_example.py").read_text(encoding="utf-8")
+    assert worked.startswith("def predict(ctx, request):")
+    assert worked.strip() in (fixtures / "seed_email_compose.py").read_text(encoding="utf-8")
 
 
 def test_write_atomic_replaces_content_and_refuses_paths_outside(tmp_path: Path) -> None:

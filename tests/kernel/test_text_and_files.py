@@ -1,4 +1,4 @@
-"""The kernel's small shared mechanisms: clipping text, replacing a file in one step."""
+"""The kernel's small shared mechanisms: clipping text, counting with a noun, replacing a file in one step."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from semif_agent._files import replace_file
-from semif_agent._text import clip
+from semif_agent._text import clip, plural
 
 
 def test_clip_keeps_short_text_and_cuts_long_text_at_a_word():
@@ -18,6 +18,12 @@ def test_clip_keeps_short_text_and_cuts_long_text_at_a_word():
     assert clip("abcdefghijklmnop", 8) == "abcdefg…"  # no word boundary in the second half: cut mid-word
     assert clip("first line\nsecond line is long", 16, one_line=False) == "first line…"
     assert len(clip("word " * 100, 50)) <= 50
+
+
+def test_plural_gives_the_noun_in_the_number_of_its_count():
+    assert [plural(n, "label") for n in (0, 1, 2)] == ["0 labels", "1 label", "2 labels"]
+    assert plural(1, "category", "categories") == "1 category"
+    assert plural(3, "category", "categories") == "3 categories"
 
 
 def test_replace_file_writes_whole_files_and_keeps_permissions(tmp_path: Path):

@@ -204,7 +204,7 @@ def test_a_clients_request_is_replayed_marked_as_a_clients_word_and_never_counte
     )
     decision = compare_routers(before, after, rows)
     assert (decision.replayed, len(decision.fixed), len(decision.broken)) == (1, 1, 0)
-    assert decision.reason.startswith("switched from the untrained table strategy: 1 request(s) now right, 0 now wrong")
+    assert decision.reason.startswith("switched from the untrained table strategy: 1 request now right, 0 now wrong")
     lines = flip_lines(decision.to_dict())
     assert "  now right 'Email Carla that the logo files arrived'  none -> email.compose" in lines
     assert (

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Unpack
 
-from .._text import clip
+from .._text import clip, plural
 from ..agent.agent import Agent, AgentOptions
 from ..agent.errors import AgentError
 from ..llm.calllog import LoggedProvider
@@ -74,8 +74,8 @@ class AgentSkillExecutor:
         used = f"tools: {', '.join(tools)}" if tools else "no tools"
         answer = clip(text, _ANSWER, one_line=False)
         log = (
-            f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in {rounds} "
-            f"round{'s' if rounds != 1 else ''} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}"
+            f"{run.leaf.name}: the agent ({agent.llm.model_id}) followed the skill's instructions in "
+            f"{plural(rounds, 'round')} ({used}; ended: {stopped}). It answered: {answer or '(nothing)'}"
         )
         return SkillMdOutcome(
             ActionResult(log, text or run.request.text),

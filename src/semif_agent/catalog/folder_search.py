@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._text import plural
 from .left_out import SEARCH_STOPPED, LeftOut, more_lines
 
 SKILL_MD_NAMES = ("SKILL.md", "skill.md")
@@ -85,7 +86,7 @@ class FolderSearch:
     root: Path | None = None
 
     def reported(self) -> list[tuple[Path, str]]:
-        """``(path, why)`` of each folder left out by name, then one ``(root, "N more folder(s) left out, not named:
+        """``(path, why)`` of each folder left out by name, then one ``(root, "N more folders left out, not named:
         why")`` for each reason of the others: for a caller that reports folders one by one."""
         counted = [(self.root or Path("."), line) for line in more_lines(self.more_skipped)]
         return [*self.skipped, *counted]
@@ -192,7 +193,7 @@ class _Search:
                         f"opening {MAX_FOLDERS} folders" if opened >= MAX_FOLDERS else f"listing {MAX_LISTED} entries"
                     )
                     self._leave_out(
-                        relative, f"not searched, nor {rest} more folder(s) after it: {SEARCH_STOPPED} {bound}"
+                        relative, f"not searched, nor {plural(rest, 'more folder')} after it: {SEARCH_STOPPED} {bound}"
                     )
                     return
                 try:

@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Generic, TypeVar
 
+from .._text import plural
+
 MAX_NAMED = 200
 """The most folders a search, or a load report, names as left out; the others are counted by reason."""
 SEARCH_STOPPED = "the search stops after"
@@ -53,9 +55,9 @@ class LeftOut(Generic[Item]):
 
 
 def more_lines(more: Mapping[str, int]) -> list[str]:
-    """``3 more folder(s) left out, not named: why`` for each reason of ``more``, most first."""
+    """``3 more folders left out, not named: why`` for each reason of ``more``, most first."""
     ordered = sorted(more.items(), key=lambda pair: (-pair[1], pair[0]))
-    return [f"{number} more folder(s) left out, not named: {why}" for why, number in ordered]
+    return [f"{plural(number, 'more folder')} left out, not named: {why}" for why, number in ordered]
 
 
 def counts_from(value: object) -> dict[str, int]:

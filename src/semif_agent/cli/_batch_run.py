@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ._cluster import StatusLine, cluster_pool
-from ._common import one_line, plural, print_json
+from ._common import one_line, print_json
 from ._engines import run_settings
 from .workspace_cmds import open_workspace
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._common import plural
+from .._text import plural
 
 if TYPE_CHECKING:
     from ..distributed.pool import RayPool, Status

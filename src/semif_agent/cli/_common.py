@@ -208,11 +208,6 @@ def json_option(fn: Callable | None = None, *, shape: str = "one JSON object") -
     return decorate(fn) if fn is not None else decorate
 
 
-def plural(count: int, one: str, many: str | None = None) -> str:
-    """``1 decision row``, ``2 decision rows`` (``many``: the plural when it is not ``one`` + "s")."""
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
 def print_json(value: object) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from .._text import plural
 from ..catalog.errors import SkillsPathNotFound
 from ..catalog.left_out import more_lines
 from ..catalog.loader import find_skill_folders
@@ -99,7 +100,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], workspace: str | None, 
                 click.echo(f"      - {inert_line(line)}")
         for line in more_lines(more):
             click.echo(f"FAIL  ({inert_line(line)})")
-        counted = f"; {sum(more.values())} more folder(s) left out, not named (FAIL)" if more else ""
+        counted = f"; {plural(sum(more.values()), 'more folder')} left out, not named (FAIL)" if more else ""
         click.echo(_summary(reports, notes) + counted, err=True)
     failed = more or any(not report.loads for report in reports)
     if failed or (strict and any(not report.ok for report in reports)):
@@ -113,11 +114,11 @@ def _mark(report: ValidationReport, renamed: bool) -> str:
 
 
 def _summary(reports: list[ValidationReport], notes: dict[str, list[str]]) -> str:
-    """``1642 skill(s) checked: 1590 load, 52 do not (FAIL); of those that load, 1150 break the specification
+    """``1642 skills checked: 1590 load, 52 do not (FAIL); of those that load, 1150 break the specification
     (spec) and 930 load under another name``."""
     loaded = [report for report in reports if report.loads]
     failed = len(reports) - len(loaded)
-    said = f"{len(reports)} skill(s) checked: {_verb(len(loaded), 'load')}, {_verb(failed, 'do')} not (FAIL)"
+    said = f"{plural(len(reports), 'skill')} checked: {_verb(len(loaded), 'load')}, {_verb(failed, 'do')} not (FAIL)"
     remarks = sum(not report.ok for report in loaded)
     renamed = sum(bool(notes.get(str(report.path))) for report in loaded)
     parts = [
@@ -161,7 +162,7 @@ def prompt(paths: tuple[Path, ...], workspace: str | None) -> None:
         folders += _workspace_folders(workspace)
     entries = [entry for entry in map(_prompt_entry, folders) if entry is not None]
     if not entries:
-        raise UserError(f"no usable SKILL.md skill among {len(folders)} folder(s): nothing to list")
+        raise UserError(f"no usable SKILL.md skill among {plural(len(folders), 'folder')}: nothing to list")
     head, tail = to_prompt([]).split("\n")
     click.echo("\n".join([head, *entries, tail]))
 

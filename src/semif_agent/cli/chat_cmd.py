@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._text import clip
-from ._common import plural, workspace_option
+from .._text import clip, plural
+from ._common import workspace_option
 from ._engines import run_settings
 from .workspace_cmds import load_tree, open_workspace
 
@@ -73,7 +73,10 @@ def chat(
         allow_scripts=allow_scripts,
     )
     agent.llm  # noqa: B018 - build it now: a missing key is one line before the session, not mid-way
-    click.echo(f"semif chat: {agent.llm.model_id} with {len(agent.skills)} skills on demand; /exit to leave", err=True)
+    click.echo(
+        f"semif chat: {agent.llm.model_id} with {plural(len(agent.skills), 'skill')} on demand; /exit to leave",
+        err=True,
+    )
     failed = 0
     while True:
         click.echo("> ", nl=False, err=True)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ..routing.names import MEASURES
 from ._cluster import StatusLine, cluster_pool, ray_option
-from ._common import json_option, one_line, plural, print_json, workspace_option
+from ._common import json_option, one_line, print_json, workspace_option
 from ._engines import run_settings
 from ._strategy_option import StrategyName
 from .workspace_cmds import load_tree, open_workspace

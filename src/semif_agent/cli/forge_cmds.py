@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ..workspace import Workspace
 from ._common import json_option, print_json, workspace_option
@@ -155,7 +156,7 @@ def new(
             }
         )
     else:
-        click.echo(f"admitted {name} after {len(generated.attempts)} attempt(s): {generated.body_path}")
+        click.echo(f"admitted {name} after {plural(len(generated.attempts), 'attempt')}: {generated.body_path}")
 
 
 @click.command("review")
@@ -207,7 +208,7 @@ def review(
         if as_json:
             print_json({"regenerated": True, "body": str(generated.body_path), "attempts": len(generated.attempts)})
         else:
-            click.echo(f"regenerated {name} after {len(generated.attempts)} attempt(s)")
+            click.echo(f"regenerated {name} after {plural(len(generated.attempts), 'attempt')}")
 
 
 def _generate(
@@ -226,7 +227,7 @@ def _generate(
 
     def show(attempt: Attempt) -> None:
         if not quiet:
-            verdict = "passes" if attempt.report.ok else f"{len(attempt.report.violations)} violation(s)"
+            verdict = "passes" if attempt.report.ok else plural(len(attempt.report.violations), "violation")
             click.echo(f"attempt {attempt.number}: {verdict}", err=True)
             for violation in attempt.report.violations:
                 click.echo(f"  {violation.render()}", err=True)

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ..records.kind_names import listed_kinds
-from ._common import SemifGroup, json_option, plural, print_json_lines, workspace_option
+from ._common import SemifGroup, json_option, print_json_lines, workspace_option
 from ._run_lines import chosen, describe_run, verdict
 from .workspace_cmds import open_workspace
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._text import plural
 from ._common import json_option, one_line, print_json, workspace_option
 from ._run_lines import chosen, runners_up, verdict, without_shared_tail
 from ._run_lines import print_field as _field
@@ -136,7 +137,9 @@ def _diff(path: str, lines: Any) -> str:
     """A logged diff's lines after the file's name, cut at :data:`DIFF_SHOWN` (``--json`` has them all)."""
     lines = [str(line) for line in lines] if isinstance(lines, list) else []
     body = [line for line in lines if not line.startswith(("--- ", "+++ "))]
-    more = f"\n... {len(body) - DIFF_SHOWN} more lines (--json has them all)" if len(body) > DIFF_SHOWN else ""
+    more = (
+        f"\n... {plural(len(body) - DIFF_SHOWN, 'more line')} (--json has them all)" if len(body) > DIFF_SHOWN else ""
+    )
     return "\n".join([path, *body[:DIFF_SHOWN]]) + more
 
 

@@ -7,6 +7,7 @@ import secrets
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ._common import json_option, print_json, workspace_option
 from .workspace_cmds import open_workspace
@@ -61,7 +62,7 @@ def mcp(
             return
         for name, description in view.tools:
             click.echo(f"{name:<16} {' '.join(description.split())}")
-        click.echo(f"{len(view.tools)} tools, {view.resources} resources (SKILL.md skills)")
+        click.echo(f"{plural(len(view.tools), 'tool')}, {plural(view.resources, 'resource')} (SKILL.md skills)")
         click.echo(f"the tool listing a client holds: {view.listing_chars} characters, whatever the number of skills")
         return
     # the tree and act threshold are built as the server starts (tools wait for them): said on stderr, which a

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._text import inert
+from .._text import inert, plural
 from ..errors import UserError
 from ._cluster import ray_option
-from ._common import StageBars, json_option, plural, print_json, workspace_option
+from ._common import StageBars, json_option, print_json, workspace_option
 from ._engines import routing_options, run_settings, skill_runner
 from ._run_lines import chosen, without_shared_tail
 from ._run_lines import print_field as _field
@@ -203,7 +203,9 @@ def _create(ws, runner: SkillRunner, text: str, model: str | None, run_id: str, 
     except GenerationFailed as exc:
         raise UserError(str(exc)) from None
     if not quiet:
-        click.echo(f"admitted {created.manifest['name']} ({len(created.attempts)} attempt(s)); running it", err=True)
+        click.echo(
+            f"admitted {created.manifest['name']} ({plural(len(created.attempts), 'attempt')}); running it", err=True
+        )
     return created
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .._text import plural
 from ..errors import UnknownSkillError, UserError
 from ..workspace import Workspace
 from ._common import SemifGroup, inert_line, json_option, one_line, print_json, workspace_option
@@ -176,9 +177,9 @@ def _count_line(rows: list[dict[str, Any]], everything: list[dict[str, Any]], qu
     skill_md = loaded - code
     if query.strip():
         total = sum(map(_loaded, everything))
-        line = f"{loaded} of {total} skill{'' if total == 1 else 's'} match {query.strip()!r}"
+        line = f"{loaded} of {plural(total, 'skill')} match {query.strip()!r}"
     else:
-        line = f"{loaded} skill{'' if loaded == 1 else 's'}"
+        line = plural(loaded, "skill")
     line += f" ({code} code, {skill_md} SKILL.md)"
     not_loaded = sum(entry.get("left_out", 1) for entry in rows if not _loaded(entry))
     if not_loaded:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .._text import percent_figure
+from .._text import percent_figure, plural
 from ._cluster import StatusLine, cluster_pool, ray_option
 from ._common import StageBars, json_option, print_json, workspace_option
 
@@ -141,14 +141,30 @@ def train(
         click.echo(learned.summary())
 
 
+# What one training row of each source is called when counted (the sources of ``routing.training.SOURCES``, and
+# ``none``: requests that go to no skill); a source not named here is counted under its own name.
+ROW_NOUNS = {
+    "dataset": ("dataset request", "dataset requests"),
+    "examples": ("example", "examples"),
+    "failure": ("failure", "failures"),
+    "implicit": ("implicit label", "implicit labels"),
+    "label": ("label", "labels"),
+    "none": ("none", "none"),
+    "reported": ("reported outcome", "reported outcomes"),
+    "success": ("success", "successes"),
+}
+
+
 def _print_report(report: dict[str, Any], path: Path | None) -> None:
     from ..routing.switching import flip_lines, label_lines
 
-    counts = ", ".join(f"{n} {source}" for source, n in sorted(report["counts"].items()) if n)
-    click.echo(f"learned {report['classes']} skills from {counts}")
+    counts = ", ".join(
+        plural(n, *ROW_NOUNS.get(source, (source, source))) for source, n in sorted(report["counts"].items()) if n
+    )
+    click.echo(f"learned {plural(report['classes'], 'skill')} from {counts}")
     if report["held_out"]:
         before, after, calibration = report["before"], report["after"], report["calibration"]
-        click.echo(f"held out {report['held_out']} requests:")
+        click.echo(f"held out {plural(report['held_out'], 'request')}:")
         click.echo(f"  {'':<11}{'overall':>9}{'in scope':>10}{'out of scope recall':>21}")
         for name, metrics in (("untrained", before), ("learned", after)):
             click.echo(
@@ -164,7 +180,7 @@ def _print_report(report: dict[str, Any], path: Path | None) -> None:
         click.echo(f"too few labelled requests to hold any out: nothing was measured{chosen}")
     decision = report["decision"]
     click.echo(
-        f"replayed {decision['replayed']} requests with a known route: {decision['current']} gets "
+        f"replayed {plural(decision['replayed'], 'request')} with a known route: {decision['current']} gets "
         f"{decision['right_before']} right, the new router {decision['right_after']}"
     )
     for line in flip_lines(decision):

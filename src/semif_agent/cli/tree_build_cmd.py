@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ._common import StageBars
 
@@ -46,8 +47,8 @@ def build(source: Path, output: Path | None, max_children: int) -> None:
         _relative_paths(built, output.resolve().parent)
     text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
     summary = (
-        f"{_count(len(built['categories']), 'category', 'categories')}, "
-        f"{_count(len(built['skills']), 'skill', 'skills')}, "
+        f"{plural(len(built['categories']), 'category', 'categories')}, "
+        f"{plural(len(built['skills']), 'skill')}, "
         f"depth {_depth(built)} (decisions from the top to the deepest skill)"
     )
     if output is None:
@@ -84,10 +85,6 @@ def _relative_paths(built: dict[str, Any], folder: Path) -> None:
     for entry in built["skills"]:
         if entry.get("path"):
             entry["path"] = os.path.relpath(entry["path"], folder)
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def _depth(built: dict[str, Any]) -> int:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .._text import plural
 from ..errors import UserError
 from ._common import SemifGroup, json_option, one_line, print_json, workspace_option
 from .workspace_cmds import load_tree, open_workspace
@@ -54,7 +55,7 @@ def tree(
     _print_level(skill_tree, category or "", "" if not category else "", depth, limit, width, top=not category)
     leaves = skill_tree.leaves_under(category) if category else list(skill_tree.skills.values())
     kinds = sum(1 for s in leaves if s.is_skill_md)
-    click.echo(f"{len(leaves)} skills ({len(leaves) - kinds} code, {kinds} SKILL.md)", err=True)
+    click.echo(f"{plural(len(leaves), 'skill')} ({len(leaves) - kinds} code, {kinds} SKILL.md)", err=True)
     if skill_tree.skill_md_report and not skill_tree.skill_md_report.changed:  # load_tree said it when it changed
         click.echo(skill_tree.skill_md_report.summary(), err=True)
 
@@ -137,21 +138,24 @@ def refresh(workspace: str | None, full: bool, as_json: bool) -> None:
     """
     ws = open_workspace(workspace)
     skill_tree = load_tree(ws, full=full)
-    built = [c for c in skill_tree.categories.values() if c.built]
-    placed = [s for s in skill_tree.skills.values() if s.is_skill_md]
-    summary = {
-        "categories": len(built),
-        "skill_md": len(placed),
-        "code": len(skill_tree.skills) - len(placed),
-        "depth": max((len(skill_tree.path_to(s.name)) for s in skill_tree.skills.values()), default=0),
-        "report": load_report_json(skill_tree),
-    }
+    built = sum(1 for c in skill_tree.categories.values() if c.built)
+    placed = sum(1 for s in skill_tree.skills.values() if s.is_skill_md)
+    depth = max((len(skill_tree.path_to(s.name)) for s in skill_tree.skills.values()), default=0)
+    code = len(skill_tree.skills) - placed
     if as_json:
-        print_json(summary)
+        print_json(
+            {
+                "categories": built,
+                "skill_md": placed,
+                "code": code,
+                "depth": depth,
+                "report": load_report_json(skill_tree),
+            }
+        )
     else:
         click.echo(
-            f"{summary['skill_md']} SKILL.md skills in {summary['categories']} categories beside "
-            f"{summary['code']} code skills; deepest leaf {summary['depth']} categories down"
+            f"{plural(placed, 'SKILL.md skill')} in {plural(built, 'category', 'categories')} beside "
+            f"{plural(code, 'code skill')}; deepest leaf {plural(depth, 'category', 'categories')} down"
         )
         if skill_tree.skill_md_report and not skill_tree.skill_md_report.changed:
             click.echo(skill_tree.skill_md_report.summary(), err=True)

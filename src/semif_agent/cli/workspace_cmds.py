@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .._text import plural
 from ..errors import UserError, WorkspaceError
 from ..workspace import SETTINGS_FILE, Workspace, default_workspace_dir, find_workspace
 from ._common import StageBars
@@ -118,7 +119,7 @@ def init(directory: Path, force: bool, empty: bool) -> None:
     made = Workspace.load(root)
     skill_tree = SkillTree.load(made.categories_path, made.bodies_dir)
     click.echo(
-        f"Made a workspace at {root} ({len(skill_tree.categories)} categories, {len(skill_tree.skills)} skills)."
+        f"Made a workspace at {root} ({plural(len(skill_tree.categories), 'category', 'categories')}, {plural(len(skill_tree.skills), 'skill')})."
     )
     click.echo(f"Add skills: copy SKILL.md folders or collections of them into {skills_folder(root)}")
     if not empty:

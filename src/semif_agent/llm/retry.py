@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._text import plural
 from ..errors import check_number, check_type
 from .errors import ProviderConfigError, ProviderError
 from .protocol import LLMProvider, ModelRequest, ProviderWrapper, closing_stream
@@ -118,7 +119,7 @@ class RetryingProvider(ProviderWrapper):
     def _delay(self, retry: int, error: ProviderError) -> float | None:
         delay = self.policy.delay_before(retry, error)
         if delay is None and retry:
-            error.add_note(f"gave up after {retry} {'retry' if retry == 1 else 'retries'}")
+            error.add_note(f"gave up after {plural(retry, 'retry', 'retries')}")
         return delay
 
     def __repr__(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._text import plural
 from ..engine.base import Engine
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import BudgetExceeded, check_number
@@ -44,8 +45,8 @@ class BudgetedEngine:
         if len(self.decisions) >= self.budget:
             self.overrun = True
             raise BudgetExceeded(
-                f"skill {self.skill!r} exceeded its cost_budget of {self.budget} engine call"
-                f"{'s' if self.budget != 1 else ''} (call {len(self.decisions) + 1}: {request.question!r})"
+                f"skill {self.skill!r} exceeded its cost_budget of "
+                f"{plural(self.budget, 'engine call')} (call {len(self.decisions) + 1}: {request.question!r})"
             )
         with unguarded():
             result = self.engine.call(request)

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import replace_file
+from .._text import plural
 from ..contract.admitted import locked
 from ..errors import ManifestError
 from ..records.runs import RunRecord
@@ -79,7 +80,7 @@ class ExampleChanges:
         if self.not_learned:
             requests = len({text for _, text in self.not_learned})
             said += (
-                f"; {requests} labelled request{'s' if requests != 1 else ''} left out, as the new router "
+                f"; {plural(requests, 'labelled request')} left out, as the new router "
                 "does not route them as labelled (not learned)"
             )
         return said

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._files import replace_file
+from .._text import plural
 from ..engine.local import MODEL_ID, LocalEngine
 from ..errors import EngineConfigError, UserError
 from ..tree.tree import SkillTree
@@ -104,7 +105,7 @@ class LearnedHead:
         kept = sum(1 for name in self.classes if name in tree.skills)
         if self.classes and kept / len(self.classes) < MIN_COVERAGE:
             raise RouterMismatch(
-                f"the learned router (trained {self.meta.get('trained_at', '?')}) learned {len(self.classes)} skills, "
+                f"the learned router (trained {self.meta.get('trained_at', '?')}) learned {plural(len(self.classes), 'skill')}, "
                 f"and only {kept} of them are still in the tree: run semif train again"
             )
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._sync import run_sync
-from .._text import percent_figure
+from .._text import percent_figure, plural
 from .compare import ALPHA, paired_p_value
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ class Culprit:
         if len(self.run_ids) == 1:
             [run_id] = self.run_ids
             return (
-                f"the label on run {run_id} ({self.text!r} {self.said}) turns {self.mends} right route(s) wrong; "
+                f"the label on run {run_id} ({self.text!r} {self.said}) turns {plural(self.mends, 'right route')} wrong; "
                 f"take it back with `semif label --undo {run_id}`"
             )
         what = f" ({self.text!r} {self.said})" if self.said else ""
@@ -150,7 +150,7 @@ class Culprit:
             f" and {len(self.run_ids) - SHOWN_RUNS} more" if len(self.run_ids) > SHOWN_RUNS else ""
         )
         return (
-            f"the labels on runs {runs}{what} together turn {self.mends} right route(s) wrong; "
+            f"the labels on runs {runs}{what} together turn {plural(self.mends, 'right route')} wrong; "
             f"take them back with `semif label --undo RUN` for each (--json lists every run)"
         )
 
@@ -394,7 +394,7 @@ def decide(
         )
     elif broken and decision.p_value >= ALPHA:
         why = (
-            f"the new router gets {broken} request(s) wrong that were right, and {fixed} right that were wrong: "
+            f"the new router gets {plural(broken, 'request')} wrong that were right, and {fixed} right that were wrong: "
             f"the fixes do not outnumber the breaks beyond noise (p={decision.p_value:.2g})"
         )
     if held_out is not None and held_out.expected:
@@ -409,13 +409,13 @@ def decide(
         }
         if share_after < share_before and not why:
             why = (
-                f"on {len(before)} held-out requests the router trained without them is right "
+                f"on {plural(len(before), 'held-out request')} the router trained without them is right "
                 f"{percent_figure(share_after)} of the time, the untrained examples {percent_figure(share_before)} "
                 f"(p={held_p:.2g}): training does not help"
             )
     if not why:
         decision.reason = (
-            f"switched from {current}: {fixed} request(s) now right, {broken} now wrong, "
+            f"switched from {current}: {plural(fixed, 'request')} now right, {broken} now wrong, "
             f"of {len(before_right)} replayed"
         )
     elif force:

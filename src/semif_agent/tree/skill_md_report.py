@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import plural
 from ..catalog.left_out import LeftOut, counts_from, more_lines
 
 LINE_PREFIX = re.compile(r"^line \d+: ")
@@ -160,4 +161,4 @@ def _entries(value: object, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:
 
 
 def _count(number: int, one: str, many: str) -> str:
-    return f"{number} {one if number == 1 else many}" if number else ""
+    return plural(number, one, many) if number else ""

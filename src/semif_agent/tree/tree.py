@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._text import plural
 from ..engine.decisions import NONE_ID, Option
 from ..errors import UnknownSkillError
 from .manifests import Category, Manifests, SkillManifest, load_manifests
@@ -188,4 +189,6 @@ def did_you_mean(name: str, names: Iterable[str]) -> str:
     close = closest_names(name, names)
     if close:
         return f"; did you mean {', '.join(close)}?"
-    return f"; no name among the {len(names)} skills is close (`semif skills list` lists them)" if names else ""
+    return (
+        f"; no name among the {plural(len(names), 'skill')} is close (`semif skills list` lists them)" if names else ""
+    )

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...._json import JsonObject
+from ...._text import plural
 from ..._run_context import current_scope
 from ..._threads import run_in_worker
 from ...agent_skills.skill import Skill, skill_from_tools
@@ -135,7 +136,7 @@ def render_hits(hits: Sequence[Hit], query: str, *, vault: str | None = None, do
     where = f" in vault {vault}" if vault else ""
     if not hits:
         return f"No documents{where} match {query!r}."
-    lines = [f"{len(hits)} document{'s' if len(hits) != 1 else ''}{where} for {query!r}:"]
+    lines = [f"{plural(len(hits), 'document')}{where} for {query!r}:"]
     for number, hit in enumerate(hits, 1):
         text = hit.text if len(hit.text) <= doc_chars else hit.text[:doc_chars] + " [...]"
         lines.append(f"[{number}] id={hit.id} namespace={hit.namespace} score={hit.score:.3f}\n{text}")
