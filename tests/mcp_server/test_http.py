@@ -15,7 +15,7 @@ import urllib.request
 import anyio
 import pytest
 
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 
 from ._client import ToolFailed, http
 
@@ -113,8 +113,8 @@ def test_a_client_with_the_token_finds_loads_and_runs(served):
     assert found["best"] == "gh-fix-ci" and loaded["name"] == "gh-fix-ci"
     [draft] = ran["changes"]["created"]
     assert (root / draft).read_text().startswith("To: Bob")
-    outcomes = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r["kind"] == "outcome"]
-    assert [r["outcome"] for r in outcomes if r["run_id"] == ran["run_id"]] == [ran["outcome"]]
+    outcomes = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if isinstance(r, OutcomeRow)]
+    assert [r.outcome for r in outcomes if r.run_id == ran["run_id"]] == [ran["outcome"]]
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}])
@@ -168,13 +168,13 @@ def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(ser
     asyncio.run(leave_mid_run())
     assert asyncio.run(another_client())["best"] == "linear"
     deadline = time.monotonic() + 60
-    ended: list[dict] = []
+    ended: list[OutcomeRow] = []
     while not ended and time.monotonic() < deadline:
         rows = DecisionLog(root / "data" / "decisions.jsonl").read()
-        ended = [r for r in rows if r["kind"] == "outcome" and r.get("request") == request]
+        ended = [r for r in rows if isinstance(r, OutcomeRow) and r.request == request]
         time.sleep(0.2)
     [outcome] = ended
-    [draft] = outcome["changes"]["created"]
+    [draft] = (outcome.changes or {})["created"]
     assert (root / draft).read_text().startswith("To: Alice")
 
 
