@@ -24,17 +24,17 @@ from semif_agent.records import (
 )
 from semif_agent.records.rows import Number, RunRow, Text, UndoRow
 
-from ._rows import decision, kill_mid_write
+from ._rows import decision, decisions, kill_mid_write
 
 
 def test_rows_round_trip_with_schema_version(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "d.jsonl")
     log.append(decision("r1", 1))
     log.extend([decision("r1", 2), decision("r2", 1)])
-    rows = list(log.read())
+    rows = decisions(log.read())
     assert [(r.run_id, r.step) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
     assert all(r.v == 1 and r.ts is not None and r.ts > 0 for r in rows)
-    assert rows[0].to_dict()["options"] == [
+    assert rows[0].options == [
         {"id": "todos.add", "description": "Add a task"},
         {"id": "none", "description": ""},
     ]
@@ -60,7 +60,7 @@ def test_torn_last_line_is_skipped_with_a_warning_and_the_next_row_starts_fresh(
         assert len(list(log.read())) == 2
     log.append(decision("r2", 1))
     with pytest.warns(TornLineWarning):
-        rows = list(log.read())
+        rows = decisions(log.read())
     assert [(r.run_id, r.step) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
 
 
@@ -88,7 +88,7 @@ def test_a_run_killed_mid_write_leaves_every_earlier_row_intact(tmp_path: Path) 
     kill_mid_write(WRITER, path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
-        rows = list(DecisionLog(path).read())
+        rows = decisions(DecisionLog(path).read())
     steps = [r.step for r in rows]
     assert len(steps) >= 20
     assert steps == list(range(1, len(steps) + 1)), "rows before the kill must all be intact and in order"
