@@ -12,7 +12,7 @@ from semif_agent._sync import run_sync
 from semif_agent.agent import Agent
 from semif_agent.llm import ScriptedProvider
 from semif_agent.loop import SkillRunner
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
@@ -61,14 +61,15 @@ def test_every_choice_of_a_turn_is_a_row_joined_to_its_outcome(runner: SkillRunn
     events = list(agent.stream("debug a failing test"))
     assert events[-1].type == "turn_finished"
     rows = list(log.read(with_outcomes=True))
-    kinds = [r["kind"] for r in rows]
+    kinds = [r.row.kind for r in rows]
     assert kinds == ["shortlist", "activate"]
-    shortlist, activation = rows
-    assert shortlist["selected"] == "systematic-debugging" and shortlist["engine"] == runner.strategy.scorer.engine.name
-    assert shortlist["options"][-1]["id"] == "none" and len(shortlist["options"]) <= 16
-    assert activation["selected"] == "systematic-debugging" and activation["engine"] == "agent"
-    assert activation["model"] == provider.model_id and activation["state"] == "debug a failing test"
-    assert {r["run_id"] for r in rows} == {shortlist["run_id"]} and all(r["outcome"] == "unclear" for r in rows)
+    shortlist, activation = (r.row for r in rows)
+    assert isinstance(shortlist, DecisionRow) and isinstance(activation, DecisionRow)
+    assert shortlist.selected == "systematic-debugging" and shortlist.engine == runner.strategy.scorer.engine.name
+    assert shortlist.options[-1]["id"] == "none" and len(shortlist.options) <= 16
+    assert activation.selected == "systematic-debugging" and activation.engine == "agent"
+    assert activation.model == provider.model_id and activation.state == "debug a failing test"
+    assert {r.row.run_id for r in rows} == {shortlist.run_id} and all(r.outcome == "unclear" for r in rows)
     system = "\n".join(m.content for m in provider.requests[0].messages if m.role == "system")
     assert "Likely skills for this request:\n- systematic-debugging" in system
 
@@ -78,9 +79,9 @@ def test_a_turn_that_activates_nothing_is_a_none_row(runner: SkillRunner, tmp_pa
     agent = Agent(llm=ScriptedProvider(["Paris."])).with_workspace(runner).with_skill_discovery(log=log)
     list(agent.stream("what is the capital of France?"))
     rows = list(log.read())
-    declined = [r for r in rows if r["kind"] == "activate"]
-    assert [r["selected"] for r in declined] == ["none"]
-    assert rows[-1]["kind"] == "outcome" and rows[-1]["reason"] == "agent turn ended: stop"
+    declined = [r for r in rows if isinstance(r, DecisionRow) and r.kind == "activate"]
+    assert [r.selected for r in declined] == ["none"]
+    assert isinstance(rows[-1], OutcomeRow) and rows[-1].reason == "agent turn ended: stop"
     assert json.dumps([row.to_dict() for row in rows])  # every row is plain JSON
 
 

@@ -13,7 +13,7 @@ from semif_agent.catalog.errors import SkillPathError
 from semif_agent.engine import ScriptedEngine
 from semif_agent.engine.decisions import NONE_ID
 from semif_agent.errors import InvalidArgumentError, SyncInAsyncError, UnknownSkillError
-from semif_agent.records import DecisionLog, LabelRow, label_row
+from semif_agent.records import DecisionLog, DecisionRow, LabelRow, label_row
 from semif_agent.routing.strategies import MAX_OPTIONS
 from semif_agent.routing.training import WEIGHTS, examples_from_log
 from semif_agent.starter import create_workspace
@@ -37,14 +37,15 @@ def test_a_find_is_one_logged_decision_with_calibrated_probabilities(router):
     probabilities = [c.probability for c in found.skills]
     assert probabilities == sorted(probabilities, reverse=True) and sum(probabilities) + found.none <= 1 + 1e-6
     [row] = list(DecisionLog(router.workspace.log_path).read())
-    assert (row["kind"], row["run_id"], row["source"], row["client"]) == (
+    assert isinstance(row, DecisionRow)
+    assert (row.kind, row.run_id, row.source, row.extra_field("client")) == (
         "shortlist",
         found.choice_id,
         "library",
         "tester",
     )
-    assert [o["id"] for o in row["options"]] == [c.name for c in found.skills] + ["none"]
-    assert row["probabilities"][found.skills[0].name] == pytest.approx(found.skills[0].probability)
+    assert [o["id"] for o in row.options] == [c.name for c in found.skills] + ["none"]
+    assert (row.probabilities or {})[found.skills[0].name] == pytest.approx(found.skills[0].probability)
 
 
 def test_the_first_pick_after_a_find_is_an_implicit_label_weaker_than_a_persons(router):
@@ -118,9 +119,9 @@ def corpus_root(tmp_path) -> Path:
     return root
 
 
-def shortlist_rows(root: Path, choice_id: str) -> list[dict]:
+def shortlist_rows(root: Path, choice_id: str) -> list[DecisionRow]:
     rows = DecisionLog(root / "data" / "decisions.jsonl").read()
-    return [r for r in rows if r.get("run_id") == choice_id and r.get("kind") == "shortlist"]
+    return [r for r in rows if isinstance(r, DecisionRow) and r.run_id == choice_id and r.kind == "shortlist"]
 
 
 def test_a_model_reranks_the_fifteen_best_and_none_as_one_logged_decision(corpus_root):
@@ -132,8 +133,8 @@ def test_a_model_reranks_the_fifteen_best_and_none_as_one_logged_decision(corpus
     assert [c.name for c in found.skills] == [ranked[4], *ranked[:4]]
     assert found.best == ranked[4] and found.skills[0].probability >= 0.5
     first, second = shortlist_rows(corpus_root, found.choice_id)
-    assert (first["step"], first["engine"], len(first["options"])) == (1, "local", MAX_OPTIONS)
-    assert (second["step"], second["engine"], second["selected"]) == (2, "scripted", ranked[4])
+    assert (first.step, first.engine, len(first.options)) == (1, "local", MAX_OPTIONS)
+    assert (second.step, second.engine, second.selected) == (2, "scripted", ranked[4])
 
 
 def test_the_workspace_turns_reranking_on_and_a_failing_model_leaves_the_ranking(corpus_root):

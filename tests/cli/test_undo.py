@@ -14,7 +14,7 @@ import pytest
 
 from semif_agent.cli.workspace_cmds import load_tree
 from semif_agent.loop.act_lock import ActLock
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow, UndoRow
 from semif_agent.routing.training import examples_from_log
 from semif_agent.workspace import Workspace
 
@@ -93,8 +93,8 @@ def test_undo_removes_what_a_run_created_and_puts_back_what_it_modified_or_delet
     assert (drafts / "old.txt").read_bytes() == old
     assert sorted(p.name for p in drafts.iterdir()) == ["keep.bin", "old.txt"]
 
-    rows = [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
-    assert [(r["run_id"], r["by"], r["skill"]) for r in rows] == [(ran["run_id"], "ada", "drafts.edit")]
+    rows = [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if isinstance(r, UndoRow)]
+    assert [(r.run_id, r.by, r.skill) for r in rows] == [(ran["run_id"], "ada", "drafts.edit")]
 
     twice = semif("undo", ran["run_id"], "-w", str(ws))
     assert twice.returncode == 1
@@ -115,7 +115,7 @@ def test_undo_refuses_naming_the_file_when_it_changed_since_and_touches_nothing(
     )
     assert (drafts / "mine.txt").read_text(encoding="utf-8") == "edited by hand afterwards\n"
     assert (drafts / "keep.bin").read_bytes() == appended
-    assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
+    assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if isinstance(r, UndoRow)]
 
 
 @pytest.mark.slow
@@ -209,8 +209,8 @@ def test_an_undo_without_a_reason_off_a_terminal_is_a_result_and_says_so(semif: 
         done.stdout
     )
     assert examples_of(ws, "create a.txt") == [("success", "drafts.edit", None, 0.5)]
-    [row] = [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
-    assert row["reason"] == "result"
+    [row] = [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if isinstance(r, UndoRow)]
+    assert row.reason == "result"
 
 
 def test_an_undo_row_from_before_undos_asked_why_stays_a_routing_failure(semif: Semif, ws: Path) -> None:
@@ -260,7 +260,7 @@ def test_a_created_file_the_user_deleted_blocks_the_undo_until_force_undoes_the_
         "(--force undoes the rest and leaves it as it is now)"
     ]
     assert (drafts / "keep.bin").read_bytes() == appended
-    assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if r["kind"] == "undo"]
+    assert not [r for r in DecisionLog(ws / "data" / "decisions.jsonl").read() if isinstance(r, UndoRow)]
 
     forced = semif("undo", ran["run_id"], "-w", str(ws), "--reason", "route", "--force", "--json")
     assert forced.returncode == 0, forced.stderr
@@ -347,9 +347,9 @@ def test_four_concurrent_runs_each_record_exactly_their_own_changes(semif: Semif
             "deleted": [],
         }
     outcomes = {
-        r["request"]: r["changes"]["created"]
+        r.request: (r.changes or {})["created"]
         for r in DecisionLog(ws / "data" / "decisions.jsonl").read()
-        if r["kind"] == "outcome"
+        if isinstance(r, OutcomeRow)
     }
     assert sorted(outcomes.values()) == [[f"data/drafts/p{i}-a.txt", f"data/drafts/p{i}-b.txt"] for i in range(4)]
 

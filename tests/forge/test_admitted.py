@@ -12,7 +12,7 @@ from semif_agent.contract import recorded
 from semif_agent.engine import ScriptedEngine
 from semif_agent.forge.gate import run_gate
 from semif_agent.loop import SkillRunner
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
@@ -74,12 +74,13 @@ def test_a_body_changed_by_hand_that_fails_the_contract_does_not_run(ws: Workspa
     assert "the body changed since it was admitted and fails the contract, so it was not run" in result.error
     line = source.splitlines().index("import json") + 2
     assert f"line {line}: [criterion 3] imports 'socket'" in result.error
-    assert result.rows[-1]["kind"] == "outcome" and "imports 'socket'" in result.rows[-1]["error"]
-    assert [r["kind"] for r in result.rows] == ["outcome"], "neither predict nor act ran"
+    last = result.rows[-1]
+    assert isinstance(last, OutcomeRow) and "imports 'socket'" in (last.error or "")
+    assert [r.kind for r in result.rows] == ["outcome"], "neither predict nor act ran"
     assert sorted((ws.root / "data" / "drafts").iterdir()) == drafts
     assert recorded(ws)["email.compose"]["sha256"] == sha(source)
-    logged = [r for r in DecisionLog(ws.log_path).read() if r.get("kind") == "outcome"]
-    assert "imports 'socket'" in logged[-1]["error"]
+    logged = [r for r in DecisionLog(ws.log_path).read() if isinstance(r, OutcomeRow)]
+    assert "imports 'socket'" in (logged[-1].error or "")
 
 
 GATE_ONLY = '''

@@ -13,7 +13,7 @@ from semif_agent.llm import ScriptedProvider
 from semif_agent.llm.calllog import LoggedProvider, logged
 from semif_agent.llm.errors import RateLimitError
 from semif_agent.llm.testing import override_provider
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, ModelCallRow
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
@@ -23,11 +23,11 @@ def test_invoke_and_stream_are_logged_with_usage_and_latency(tmp_path: Path) -> 
     provider = LoggedProvider(ScriptedProvider(["Hello!", "Streamed."]), log, context={"purpose": "test"})
     assert provider.invoke("Hi").text == "Hello!"
     assert "".join(getattr(c, "text", "") for c in provider.stream("Again")) == "Streamed."
-    rows = list(log.read())
-    assert [r["response"]["text"] for r in rows] == ["Hello!", "Streamed."]
-    assert rows[0]["messages"] == [{"content": "Hi", "role": "user"}]
-    assert all(r["kind"] == "model_call" and r["purpose"] == "test" and r["latency_ms"] >= 0 for r in rows)
-    assert "input_tokens" in rows[0]["usage"]
+    rows = [r for r in log.read() if isinstance(r, ModelCallRow)]
+    assert [(r.response or {})["text"] for r in rows] == ["Hello!", "Streamed."]
+    assert rows[0].messages == [{"content": "Hi", "role": "user"}]
+    assert all(r.kind == "model_call" and r.context["purpose"] == "test" and r.latency_ms >= 0 for r in rows)
+    assert "input_tokens" in (rows[0].usage or {})
 
 
 def test_a_failed_call_is_logged_and_still_raised(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_a_failed_call_is_logged_and_still_raised(tmp_path: Path) -> None:
     with pytest.raises(RateLimitError):
         LoggedProvider(failing, log).invoke("Hi")
     (row,) = list(log.read())
-    assert row["response"] is None and row["error"].startswith("RateLimitError")
+    assert isinstance(row, ModelCallRow) and row.response is None and (row.error or "").startswith("RateLimitError")
 
 
 def test_the_workspace_setting_turns_it_off(tmp_path: Path) -> None:
@@ -117,7 +117,8 @@ def test_no_row_is_lost_when_the_turn_crashes(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         list(_stepping_agent(log, 5, step).stream("Go."))
     rows = list(log.read())
-    assert len(rows) == 3 and rows[1]["continues"] == rows[0]["call_id"]
+    assert len(rows) == 3 and isinstance(rows[0], ModelCallRow) and isinstance(rows[1], ModelCallRow)
+    assert rows[1].continues == rows[0].call_id
 
 
 def test_held_rows_are_written_when_the_process_exits_mid_turn(tmp_path: Path) -> None:
@@ -154,7 +155,7 @@ for event in agent.stream("Go."):
     done = subprocess.run([sys.executable, "-c", script, str(calls), str(held)], capture_output=True, text=True)
     assert done.returncode == 3, done.stderr
     assert len(list(DecisionLog(calls).read())) == 3
-    assert [r["response"]["text"] for r in DecisionLog(held).read()] == ["Held."]
+    assert [(r.response or {})["text"] for r in DecisionLog(held).read() if isinstance(r, ModelCallRow)] == ["Held."]
 
 
 def test_a_failed_call_inside_a_batch_is_written_at_once(tmp_path: Path) -> None:
@@ -165,7 +166,7 @@ def test_a_failed_call_inside_a_batch_is_written_at_once(tmp_path: Path) -> None
         assert list(log.read()) == []
         with pytest.raises(RateLimitError):
             provider.invoke("Again")
-        assert [r.get("error", "")[:14] for r in log.read()] == ["", "RateLimitError"]
+        assert [(r.error or "")[:14] for r in log.read() if isinstance(r, ModelCallRow)] == ["", "RateLimitError"]
 
 
 def test_held_rows_are_written_after_a_while_even_when_no_other_call_comes(tmp_path: Path, monkeypatch) -> None:

@@ -174,10 +174,10 @@ def test_a_long_turn_is_logged_as_it_grows_and_read_back_whole(tmp_path: Path) -
         assert "tools" not in row  # the same tools as the row it continues
     whole = list(read_calls(log))
     for row, request in zip(whole, model.requests, strict=True):
-        assert [m["content"] for m in row["messages"]] == [m.content for m in request.messages]
-        assert row["tools"] == ["step"] and "continues" not in row
+        assert [m["content"] for m in row.messages] == [m.content for m in request.messages]
+        assert row.tools == ["step"] and row.continues is None
     lines = (tmp_path / "calls.jsonl").read_text().splitlines(keepends=True)
     (tmp_path / "calls.jsonl").write_text("".join(lines[1:]))  # the first row lost: the second is given as written
     second, third = list(read_calls(log))[:2]
-    assert second["continues"] == written[0]["call_id"] and len(second["messages"]) == 2
-    assert third["continues"] == written[1]["call_id"] and len(third["messages"]) == 2
+    assert second.continues == written[0]["call_id"] and len(second.messages) == 2
+    assert third.continues == written[1]["call_id"] and len(third.messages) == 2

@@ -15,7 +15,7 @@ import pytest
 
 from semif_agent.engine import Engine, ScriptedEngine
 from semif_agent.loop import SkillRunner
-from semif_agent.records import DecisionLog
+from semif_agent.records import OUTCOME_KIND, DecisionLog
 from semif_agent.workspace import Workspace
 
 HEAD = """
@@ -80,8 +80,8 @@ def attack(make_workspace, tmp_path: Path):
         after = snapshot(outside, *[p for p in records if p.is_dir()]) | {
             str(p): _digest(p) for p in records if p.is_file()
         }
-        outcome = [r for r in DecisionLog(ws.log_path).read() if r["kind"] == "outcome"]
-        assert outcome and outcome[-1]["run_id"] == result.run_id, "every run ends with its outcome row"
+        outcome = [r for r in DecisionLog(ws.log_path).read() if r.kind == OUTCOME_KIND]
+        assert outcome and outcome[-1].run_id == result.run_id, "every run ends with its outcome row"
         return result, ws, {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
 
     return run

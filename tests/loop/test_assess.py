@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from semif_agent.cli import main
 from semif_agent.engine import ScriptedEngine, create_engine
 from semif_agent.loop import SkillRunner
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
@@ -44,12 +44,16 @@ def run(root: Path, replies: list, text: str = TEXT, **kwargs):
     return SkillRunner(ws, engine=engine).run(text, **kwargs), engine
 
 
-def outcome_row(root: Path) -> dict:
-    return [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r["kind"] == "outcome"][-1]
+def outcome_row(root: Path) -> OutcomeRow:
+    return [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if isinstance(r, OutcomeRow)][-1]
 
 
-def assess_rows(root: Path) -> list[dict]:
-    return [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r["kind"] == "assess"]
+def assess_rows(root: Path) -> list[DecisionRow]:
+    return [
+        r
+        for r in DecisionLog(root / "data" / "decisions.jsonl").read()
+        if isinstance(r, DecisionRow) and r.kind == "assess"
+    ]
 
 
 def test_an_error_is_a_failure_without_asking_the_judge(make_workspace) -> None:
@@ -82,7 +86,7 @@ def test_a_hand_back_is_a_failure_even_when_the_judge_says_success(make_workspac
     assert result.assessment.label == "failure"
     assert result.assessment.reason == "it handed the request back without acting"
     assert result.assessment.evidence["handed_back"] is True and result.assessment.evidence["rule"] == "hand-back"
-    assert [r["selected"] for r in assess_rows(root)] == ["success"], "the judge's own reading is still logged"
+    assert [r.selected for r in assess_rows(root)] == ["success"], "the judge's own reading is still logged"
 
 
 def test_a_hand_back_that_changed_files_is_unclear(make_workspace) -> None:
@@ -256,9 +260,9 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
     root = make_workspace()
     result, _ = run(root, ["email", "email.compose", "Alice", verdict("success", 0.95)])
     row = outcome_row(root)
-    assert row["run_id"] == result.run_id and row["outcome"] == "success"
-    assert row["reason"] == result.assessment.reason
-    assert row["evidence"] == {
+    assert row.run_id == result.run_id and row.outcome == "success"
+    assert row.reason == result.assessment.reason
+    assert row.evidence == {
         "error": False,
         "handed_back": False,
         "could_not": False,
@@ -275,17 +279,17 @@ def test_the_evidence_is_in_the_outcome_row(make_workspace) -> None:
         "judge": {"label": "success", "p": 0.95, "margin": 0.91},
         "gate": result.gate.to_dict(),
     }
-    assert row["evidence"]["gate"]["acts"] is True and row["evidence"]["gate"]["asks"] == "change"
-    assert result.to_dict()["assessment"]["evidence"] == row["evidence"]
+    assert row.evidence["gate"]["acts"] is True and row.evidence["gate"]["asks"] == "change"
+    assert result.to_dict()["assessment"]["evidence"] == row.evidence
 
 
 def test_runs_the_loop_settles_alone_log_their_evidence_too(make_workspace) -> None:
     root = make_workspace({"email.compose": SEED_BODY, "email.archive": None})
     run(root, ["email", "email.archive"], text="archive old mail")
-    assert outcome_row(root)["evidence"]["rule"] == "stub"
+    assert (outcome_row(root).evidence or {})["rule"] == "stub"
     run(root, ["none"], text="What's the weather in Lisbon?")
     row = outcome_row(root)
-    assert row["outcome"] == "unclear" and row["evidence"]["rule"] == "no skill"
+    assert row.outcome == "unclear" and (row.evidence or {})["rule"] == "no skill"
 
 
 @pytest.fixture(scope="module")

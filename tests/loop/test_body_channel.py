@@ -22,7 +22,7 @@ from semif_agent._sync import run_sync
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop.confined import BodyRun, pool_for_this_loop
 from semif_agent.loop.context import BudgetedEngine
-from semif_agent.records import DecisionLog
+from semif_agent.records import OUTCOME_KIND, DecisionLog, OutcomeRow
 
 from ._hostile import body
 
@@ -59,8 +59,8 @@ def test_a_body_cannot_speak_for_the_host(attack, forgery: str) -> None:
     assert result.assessment.label == "failure" and changed == set()
     assert "the skill's process sent a malformed message" in (result.error or ""), result.error
     assert "forged" not in result.action.action_log
-    rows = [r for r in DecisionLog(ws.log_path).read() if r["run_id"] == result.run_id]
-    assert rows[-1]["kind"] == "outcome" and rows[-1]["error"] == result.error
+    rows = [r for r in DecisionLog(ws.log_path).read() if r.run_id == result.run_id]
+    assert isinstance(rows[-1], OutcomeRow) and rows[-1].error == result.error
     workers = worker_pids()
     calm, _, _ = attack(CALM)
     assert calm.error is None and calm.action.action_log == "calm"
@@ -152,8 +152,8 @@ def test_a_body_looping_on_the_engine_is_stopped_at_its_timeout(attack) -> None:
     assert asked <= 3  # the budget: every later request was refused without the engine
     time.sleep(0.5)
     assert engine.asked == asked  # nothing answered for it once it ended
-    rows = [r for r in DecisionLog(ws.log_path).read() if r["run_id"] == result.run_id]
-    assert rows[-1]["kind"] == "outcome"
+    rows = [r for r in DecisionLog(ws.log_path).read() if r.run_id == result.run_id]
+    assert rows[-1].kind == OUTCOME_KIND
 
 
 def host_side(timeout: float = 60.0) -> tuple[BodyRun, CountingEngine]:

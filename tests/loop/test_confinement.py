@@ -24,7 +24,7 @@ from semif_agent.contract import check_source, recorded
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
 from semif_agent.loop.confined import readable_data
-from semif_agent.records import DecisionLog
+from semif_agent.records import OUTCOME_KIND, DecisionLog
 from semif_agent.sandbox import _cgroup
 from semif_agent.sandbox._confine import landlock_abi
 from semif_agent.workspace import Workspace
@@ -112,7 +112,7 @@ def test_the_records_are_out_of_reach(attack, record: str) -> None:
     assert changed == set() and result.assessment.label == "failure"
     assert ws.log_path.is_file() and not ws.log_path.is_symlink()
     rows = list(DecisionLog(ws.log_path).read())  # the log is whole, and the host still writes it
-    assert rows[-1]["kind"] == "outcome"
+    assert rows[-1].kind == OUTCOME_KIND
 
 
 def test_credentials_are_not_there_to_read(attack, monkeypatch) -> None:
@@ -179,9 +179,9 @@ for _ in range(5):
         return ActionResult(action_log=f"stopped: {type(exc).__name__}", new_state="x")
 """
     result, ws, _ = attack(lines)
-    rows = [r for r in DecisionLog(ws.log_path).read() if r["run_id"] == result.run_id]
+    rows = [r for r in DecisionLog(ws.log_path).read() if r.run_id == result.run_id]
     assert result.action.action_log.startswith("stopped") or result.error
-    assert sum(1 for r in rows if r["kind"] in ("predict", "act")) <= 3  # the make_workspace budget: the host's count
+    assert sum(1 for r in rows if r.kind in ("predict", "act")) <= 3  # the make_workspace budget: the host's count
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from semif_agent.engine.decisions import NONE_ID, DecisionRequest, DecisionResul
 from semif_agent.loop import SkillRunner
 from semif_agent.loop.evidence import read_request, skill_fits
 from semif_agent.loop.gate import ACT_MARGIN, gate_route
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow
 from semif_agent.starter import create_workspace
 from semif_agent.tree.manifests import SkillManifest
 from semif_agent.tree.router import Route, RoutedDecision
@@ -145,8 +145,8 @@ def test_a_message_in_everyday_words_is_drafted_by_email_compose(tmp_path, text:
     assert (ran.skill, ran.handed_back) == ("email.compose", False), ran.gate and ran.gate.reason
     [draft] = (tmp_path / "ws" / "data" / "drafts").glob("*.txt")
     assert draft.read_text(encoding="utf-8").startswith("To: ")
-    routes = [row for row in ran.rows if row["kind"] == "route"]
-    assert all(row["state"] == text for row in routes)  # both routes logged as the person wrote it
+    routes = [row for row in ran.rows if isinstance(row, DecisionRow) and row.kind == "route"]
+    assert all(row.state == text for row in routes)  # both routes logged as the person wrote it
     outcome = DecisionLog(runner.log.path).run(ran.run_id)
     assert (outcome.request, outcome.skill) == (text, "email.compose")  # what a training learns from the run
     if ran.gate.read_as is not None:

@@ -20,7 +20,7 @@ import pytest
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
 from semif_agent.loop.undo import undo_run
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 from semif_agent.workspace import Workspace
 
 from ._hostile import body
@@ -122,9 +122,9 @@ def test_a_deep_chain_fails_the_run_that_planted_it_and_the_next_run_goes_on(mak
     assert planted.assessment.label == "failure"
     after = _runner(root).run("write it down", skill="plain.act")  # a new process: as the next `semif run`
     assert after.error is None and after.changes.created == ["data/drafts/plain.txt"]
-    outcomes = [r for r in DecisionLog(runner.workspace.log_path).read() if r["kind"] == "outcome"]
-    assert [r["run_id"] for r in outcomes] == [planted.run_id, after.run_id]
-    assert outcomes[0]["outcome"] == "failure" and outcomes[1]["outcome"] != "failure"
+    outcomes = [r for r in DecisionLog(runner.workspace.log_path).read() if isinstance(r, OutcomeRow)]
+    assert [r.run_id for r in outcomes] == [planted.run_id, after.run_id]
+    assert outcomes[0].outcome == "failure" and outcomes[1].outcome != "failure"
 
 
 def test_a_tree_past_the_entry_cap_fails_the_run_that_planted_it_and_the_next_run_goes_on(

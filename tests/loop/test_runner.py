@@ -10,7 +10,7 @@ import pytest
 
 from semif_agent.engine import ScriptedEngine
 from semif_agent.loop import SkillRunner
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow, OutcomeRow
 from semif_agent.workspace import Workspace
 
 from ..conftest import SEED_BODY
@@ -28,8 +28,8 @@ def body(source: str) -> str:
     )
 
 
-def outcome_rows(root: Path) -> list[dict]:
-    return [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r["kind"] == "outcome"]
+def outcome_rows(root: Path) -> list[OutcomeRow]:
+    return [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if isinstance(r, OutcomeRow)]
 
 
 def test_the_seed_body_runs_verbatim_and_every_decision_is_logged(make_workspace) -> None:
@@ -41,16 +41,17 @@ def test_the_seed_body_runs_verbatim_and_every_decision_is_logged(make_workspace
     assert result.changes.created == [f"data/drafts/{result.request.id}.txt"]
     assert result.assessment.label == "success"
     rows = list(DecisionLog(root / "data" / "decisions.jsonl").read(with_outcomes=True))
-    assert [(r["step"], r["kind"], r["selected"]) for r in rows] == [
+    assert [(r.row.step, r.row.kind, r.row.selected) for r in rows if isinstance(r.row, DecisionRow)] == [
         (1, "route", "email"),
         (2, "route", "email.compose"),
         (3, "predict", "Alice"),
         (4, "assess", "success"),
     ]
-    assert all(r["run_id"] == result.run_id and r["outcome"] == "success" for r in rows)
-    assert rows[2]["question"] == "Which contact is the intended recipient?"
-    assert rows[2]["options"][-1] == {"id": "none", "description": "None of the listed contacts."}
-    assert rows[2]["skill"] == "email.compose" and rows[0]["skill"] is None
+    assert all(r.row.run_id == result.run_id and r.outcome == "success" for r in rows)
+    asked = rows[2].row
+    assert isinstance(asked, DecisionRow) and asked.question == "Which contact is the intended recipient?"
+    assert asked.options[-1] == {"id": "none", "description": "None of the listed contacts."}
+    assert asked.skill == "email.compose" and isinstance(rows[0].row, DecisionRow) and rows[0].row.skill is None
 
 
 def test_a_request_that_fits_nothing_is_handed_back(make_workspace) -> None:
@@ -61,7 +62,7 @@ def test_a_request_that_fits_nothing_is_handed_back(make_workspace) -> None:
     assert result.action.new_state == "What's the weather in Lisbon?"
     assert "no category fits" in result.action.action_log
     assert result.assessment.label == "unclear"
-    assert outcome_rows(root)[-1]["outcome"] == "unclear"
+    assert outcome_rows(root)[-1].outcome == "unclear"
 
 
 def test_none_at_the_skill_level_is_handed_back_too(make_workspace) -> None:
@@ -86,7 +87,7 @@ def test_a_body_with_a_syntax_error_is_a_clear_failure(make_workspace) -> None:
         "compile" in result.action.action_log
     )
     assert result.action.new_state == TEXT and result.assessment.label == "failure"
-    assert outcome_rows(root)[-1]["error"]
+    assert outcome_rows(root)[-1].error
 
 
 def test_an_admitted_body_that_no_longer_compiles_is_refused_before_it_loads(make_workspace) -> None:
@@ -120,7 +121,7 @@ def test_a_body_that_raises_becomes_a_logged_result(make_workspace) -> None:
     result = runner(root, ["email", "email.compose"]).run(TEXT)
     assert "act raised KeyError at line 8: 'Alice'" in result.action.action_log
     assert result.action.new_state == TEXT
-    assert outcome_rows(root)[-1]["outcome"] == "failure"
+    assert outcome_rows(root)[-1].outcome == "failure"
 
 
 def test_wrong_return_types_are_refused(make_workspace) -> None:
@@ -219,7 +220,7 @@ def test_a_budget_overrun_fails_fast_even_if_the_body_swallows_it(make_workspace
     result = SkillRunner(Workspace.load(root), engine=engine).run(TEXT)
     assert "exceeded its cost_budget of 2 engine calls" in result.action.action_log
     assert result.assessment.label == "failure"
-    kinds = [r["kind"] for r in result.rows]
+    kinds = [r.kind for r in result.rows]
     assert kinds == ["route", "route", "predict", "predict", "outcome"], "no third call reached the engine"
     assert len(engine.calls) == 4
 
@@ -244,7 +245,7 @@ def test_a_body_that_hangs_is_abandoned(make_workspace) -> None:
 def test_running_a_named_skill_skips_routing(make_workspace) -> None:
     root = make_workspace()
     result = runner(root, ["Bob", "success"]).run("Write to Bob about lunch", skill="email.compose")
-    assert [r["kind"] for r in result.rows] == ["predict", "assess", "outcome"]
+    assert [r.kind for r in result.rows] == ["predict", "assess", "outcome"]
     assert (root / "data" / "drafts" / f"{result.request.id}.txt").read_text().startswith("To: Bob")
 
 
@@ -278,10 +279,10 @@ def test_a_run_logs_the_diffs_of_the_text_files_it_changed(make_workspace) -> No
     second = run.run("second", skill="email.compose")
     created, modified = outcome_rows(root)
     assert first.changes.created == ["data/notes/blob.bin", "data/notes/list.txt"]
-    assert created["diffs"] == {
+    assert created.diffs == {
         "data/notes/list.txt": ["--- /dev/null", "+++ b/data/notes/list.txt", "@@ -0,0 +1,2 @@", "+milk", "+bread"]
     }
     assert second.changes.modified == ["data/notes/blob.bin", "data/notes/list.txt"]
-    lines = modified["diffs"]["data/notes/list.txt"]
+    lines = (modified.diffs or {})["data/notes/list.txt"]
     assert "-bread" in lines and "+eggs" in lines and " milk" in lines
-    assert "data/notes/blob.bin" not in modified["diffs"]  # not text: listed as changed, no diff
+    assert "data/notes/blob.bin" not in (modified.diffs or {})  # not text: listed as changed, no diff

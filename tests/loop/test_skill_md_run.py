@@ -15,7 +15,7 @@ from semif_agent.engine import ScriptedEngine
 from semif_agent.llm import ScriptedProvider
 from semif_agent.llm.errors import RateLimitError
 from semif_agent.loop import SkillRunner
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 from semif_agent.starter import create_workspace
 from semif_agent.workspace import Workspace
 
@@ -84,7 +84,7 @@ def test_with_a_model_the_agent_follows_the_skill_activated(corpus_workspace: Pa
     assert "followed the skill's instructions in 1 round" in result.action.action_log
     assert result.instructions is None
     rows = list(DecisionLog(ws.log_path).read())
-    assert [r["kind"] for r in rows if r["run_id"] == result.run_id] == ["assess", "outcome"]
+    assert [r.kind for r in rows if r.run_id == result.run_id] == ["assess", "outcome"]
 
 
 def test_a_model_failure_is_a_logged_failure_not_a_crash(corpus_workspace: Path) -> None:
@@ -95,8 +95,8 @@ def test_a_model_failure_is_a_logged_failure_not_a_crash(corpus_workspace: Path)
     )
     result = runner.run("debug a failing test", skill="systematic-debugging")
     assert result.assessment.label == "failure" and "following the skill failed" in result.error
-    outcome = [r for r in DecisionLog(ws.log_path).read() if r["kind"] == "outcome"][-1]
-    assert outcome["outcome"] == "failure" and outcome["skill"] == "systematic-debugging"
+    outcome = [r for r in DecisionLog(ws.log_path).read() if isinstance(r, OutcomeRow)][-1]
+    assert outcome.outcome == "failure" and outcome.skill == "systematic-debugging"
 
 
 def test_a_script_entry_point_runs_sandboxed_when_allowed(tmp_path: Path) -> None:
@@ -139,5 +139,5 @@ def test_the_model_calls_of_a_run_name_the_run(corpus_workspace: Path) -> None:
     first = runner.run("debug a failing test", skill="systematic-debugging")
     second = runner.run("debug another failing test", skill="systematic-debugging")
     calls = list(read_calls(DecisionLog(ws.model_calls_path)))
-    assert [call.get("run_id") for call in calls] == [first.run_id, second.run_id]
-    assert all(call.get("purpose") == "run" for call in calls)
+    assert [call.run_id for call in calls] == [first.run_id, second.run_id]
+    assert all(call.context.get("purpose") == "run" for call in calls)

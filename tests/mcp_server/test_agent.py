@@ -9,7 +9,7 @@ import sys
 from support.wire_server import WireReply
 
 from semif_agent.agent import Agent, MCPServerConfig
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow, LabelRow
 
 
 def test_an_agent_finds_and_loads_a_skill_through_semif_mcp(corpus_workspace, wire, provider_for):
@@ -41,6 +41,6 @@ def test_an_agent_finds_and_loads_a_skill_through_semif_mcp(corpus_workspace, wi
     assert loaded["name"] == "using-git-worktrees" and "worktree" in loaded["instructions"].lower()
     assert {t["function"]["name"] for t in wire.posts()[0].body["tools"]} >= {"find_skills", "load_skill"}
     rows = list(DecisionLog(root / "data" / "decisions.jsonl").read())
-    [find] = [r for r in rows if r["kind"] == "shortlist" and r["state"] == request]
-    labels = [r for r in rows if r["kind"] == "label" and r["run_id"] == find["run_id"]]
-    assert [(r["skill"], r["source"], r["by"]) for r in labels] == [("using-git-worktrees", "implicit", "mcp")]
+    [find] = [r for r in rows if isinstance(r, DecisionRow) and r.kind == "shortlist" and r.state == request]
+    labels = [r for r in rows if isinstance(r, LabelRow) and r.run_id == find.run_id]
+    assert [(r.skill, r.source, r.by) for r in labels] == [("using-git-worktrees", "implicit", "mcp")]

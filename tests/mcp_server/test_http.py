@@ -15,7 +15,7 @@ import urllib.request
 import anyio
 import pytest
 
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, OutcomeRow
 
 from ._client import ToolFailed, http
 
@@ -114,8 +114,8 @@ def test_a_client_with_the_token_finds_loads_and_runs(served):
     assert found["best"] == "gh-fix-ci" and loaded["name"] == "gh-fix-ci"
     [draft] = ran["changes"]["created"]
     assert (root / draft).read_text().startswith("To: Bob")
-    outcomes = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r["kind"] == "outcome"]
-    assert [r["outcome"] for r in outcomes if r["run_id"] == ran["run_id"]] == [ran["outcome"]]
+    outcomes = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if isinstance(r, OutcomeRow)]
+    assert [r.outcome for r in outcomes if r.run_id == ran["run_id"]] == [ran["outcome"]]
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}])
@@ -153,13 +153,13 @@ def test_a_public_server_keeps_the_host_and_origin_checks_and_allow_host_adds_a_
     assert post(url, "wrong", Host=f"trusted.example:{port}") == 401  # an allowed name still needs the token
 
 
-def outcome_of(root, request: str) -> dict:
+def outcome_of(root, request: str) -> OutcomeRow:
     """The outcome row of the run of ``request``, once it is in the log (waited for up to 120 s)."""
     deadline = time.monotonic() + 120
-    ended: list[dict] = []
+    ended: list[OutcomeRow] = []
     while not ended and time.monotonic() < deadline:
         rows = DecisionLog(root / "data" / "decisions.jsonl").read()
-        ended = [r for r in rows if r["kind"] == "outcome" and r.get("request") == request]
+        ended = [r for r in rows if isinstance(r, OutcomeRow) and r.request == request]
         time.sleep(0.2)
     [outcome] = ended
     return outcome
@@ -179,7 +179,7 @@ def test_a_client_that_leaves_while_the_skills_load_still_gets_its_run(corpus_wo
 
     with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
         asyncio.run(leave_at_once(url, token))
-        [draft] = outcome_of(root, request)["changes"]["created"]
+        [draft] = (outcome_of(root, request).changes or {})["created"]
     assert (root / draft).read_text().startswith("To: Bob")
 
 
@@ -198,7 +198,7 @@ def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(ser
 
     asyncio.run(leave_mid_run())
     assert asyncio.run(another_client())["best"] == "linear"
-    [draft] = outcome_of(root, request)["changes"]["created"]
+    [draft] = (outcome_of(root, request).changes or {})["created"]
     assert (root / draft).read_text().startswith("To: Alice")
 
 

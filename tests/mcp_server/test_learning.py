@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from semif_agent.cli import main
-from semif_agent.records import DecisionLog
+from semif_agent.records import DecisionLog, DecisionRow, LabelRow
 
 from ._client import stdio
 from .conftest import starter_workspace
@@ -39,8 +39,12 @@ def poison(root, env, texts) -> None:
                 await client.call("load_skill", name="todos.complete", choice_id=found["choice_id"])
 
     asyncio.run(session())
-    picks = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r.get("source") == "implicit"]
-    assert len(picks) == len(texts) and {r["skill"] for r in picks} == {"todos.complete"}  # every pick was taken
+    picks = [
+        r
+        for r in DecisionLog(root / "data" / "decisions.jsonl").read()
+        if isinstance(r, LabelRow) and r.source == "implicit"
+    ]
+    assert len(picks) == len(texts) and {r.skill for r in picks} == {"todos.complete"}  # every pick was taken
 
 
 @pytest.mark.slow
@@ -86,9 +90,9 @@ def test_a_session_mixing_finds_and_runs_labels_no_request_it_does_not_belong_to
 
     choice_id = asyncio.run(session())
     rows = list(DecisionLog(root / "data" / "decisions.jsonl").read())
-    assert not [r for r in rows if r.get("run_id") == choice_id and r["kind"] in ("label", "activate")]
-    requests = {r["run_id"]: r.get("request") for r in rows if r["kind"] == "decision" and r.get("request")}
-    picks = [r for r in rows if r["kind"] == "label" and r.get("source") == "implicit"]
-    assert picks and all(requests.get(r["run_id"]) != weather for r in picks)
+    assert not [r for r in rows if r.run_id == choice_id and r.kind in ("label", "activate")]
+    requests = {r.run_id: r.state for r in rows if isinstance(r, DecisionRow) and r.kind == "shortlist"}
+    picks = [r for r in rows if isinstance(r, LabelRow) and r.source == "implicit"]
+    assert picks and all(requests.get(r.run_id) != weather for r in picks)
     report = invoke("train", "-w", str(root))
     assert not any(flip["text"] == weather for flip in report["decision"]["flips"])

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from semif_agent.chooser import MAX_REQUEST_BYTES
-from semif_agent.records import DecisionLog
+from semif_agent.records import AnyRow, DecisionLog, DecisionRow, LabelRow
 from semif_agent.routing.training import examples_from_log
 from semif_agent.tree.tree import SkillTree
 from semif_agent.workspace import Workspace
@@ -32,7 +32,7 @@ REQUESTS = {  # a request for each of ten real skills, in words a user might use
 TOOLS = {"find_skills", "load_skill", "read_skill_file", "run_skill", "report_outcome"}
 
 
-def log_rows(root) -> list[dict]:
+def log_rows(root) -> list[AnyRow]:
     return list(DecisionLog(root / "data" / "decisions.jsonl").read())
 
 
@@ -69,11 +69,12 @@ def test_a_client_finds_loads_and_reads_real_skills(corpus_workspace):
     assert "Linear" in read.contents[0].text
 
     rows = log_rows(root)
-    finds = [r for r in rows if r["kind"] == "shortlist" and r.get("source") == "mcp"]
-    assert len(finds) == len(REQUESTS) and {r["client"] for r in finds} == {"mcp"}  # the SDK client's own name
-    picked = [r for r in rows if r["kind"] == "label" and r.get("source") == "implicit"]
-    assert [(r["skill"], r["run_id"]) for r in picked] == [(top5["email.compose"][1], finds[-1]["run_id"])]
-    assert picked[0]["wrong"] == top5["email.compose"][0]  # the last find ranked another skill first
+    finds = [r for r in rows if isinstance(r, DecisionRow) and r.kind == "shortlist" and r.source == "mcp"]
+    clients = {r.extra_field("client") for r in finds}
+    assert len(finds) == len(REQUESTS) and clients == {"mcp"}  # the SDK client's own name
+    picked = [r for r in rows if isinstance(r, LabelRow) and r.source == "implicit"]
+    assert [(r.skill, r.run_id) for r in picked] == [(top5["email.compose"][1], finds[-1].run_id)]
+    assert picked[0].wrong == top5["email.compose"][0]  # the last find ranked another skill first
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Rows and writers the decision-log tests share: a route decision, and a writer killed mid-write."""
+"""Rows and writers the decision-log tests share: a route decision, rows read as decisions, a writer killed mid-write."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from semif_agent.engine import DecisionRequest, DecisionResult, Option
-from semif_agent.records import DecisionRow
+from semif_agent.records import AnyRow, DecisionRow
 
 
 def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str = "route", **extra) -> dict:
@@ -24,6 +25,13 @@ def decision(run: str, step: int, state: str = "Add a note: buy milk", kind: str
         result=DecisionResult(selected="todos.add", scores={"todos.add": 0.5}, engine="lexical"),
         **extra,
     ).to_row()
+
+
+def decisions(rows: Iterable[AnyRow]) -> list[DecisionRow]:
+    """``rows`` read back, each of which must be a decision."""
+    read = list(rows)
+    assert all(isinstance(row, DecisionRow) for row in read), [row.kind for row in read]
+    return [row for row in read if isinstance(row, DecisionRow)]
 
 
 def kill_mid_write(writer: str, path: Path) -> None:

@@ -48,7 +48,7 @@ def test_a_label_is_one_appended_row_and_every_earlier_byte_stays(log: DecisionL
     assert after.startswith(before)
     [line] = after[len(before) :].splitlines()
     assert json.loads(line) == row.to_dict()
-    assert {k: row[k] for k in ("run_id", "kind", "skill", "by", "source", "note")} == {
+    assert {k: row.to_dict()[k] for k in ("run_id", "kind", "skill", "by", "source", "note")} == {
         "run_id": "20261130-101500-aaaaaa",
         "kind": "label",
         "skill": "notes.add",
@@ -56,7 +56,7 @@ def test_a_label_is_one_appended_row_and_every_earlier_byte_stays(log: DecisionL
         "source": "person",
         "note": "a note, not a task",
     }
-    assert row["v"] == 1 and row["ts"] > 0 and "outcome" not in row
+    assert row.v == 1 and row.ts is not None and row.ts > 0 and "outcome" not in row.to_dict()
     log.add_label("20261130-101500-aaaaaa", by="bob", outcome="failure")
     assert log.path.read_bytes().startswith(after)
 
@@ -75,7 +75,7 @@ def test_the_latest_label_wins_field_by_field(log: DecisionLog) -> None:
     assert (labelled.label_skill, labelled.label_has_skill, labelled.label_outcome) == (None, True, "success")
     assert (labelled.labelled_by, labelled.note) == ("dave", "nothing fits")
     rows = list(log.read(with_outcomes=True))
-    assert [r["label"] for r in rows if r["run_id"] == run] == [
+    assert [r.to_dict()["label"] for r in rows if r.row.run_id == run] == [
         {"skill": None, "outcome": "success", "by": "dave", "note": "nothing fits"}
     ] * 2
 
@@ -83,19 +83,19 @@ def test_the_latest_label_wins_field_by_field(log: DecisionLog) -> None:
 def test_labels_are_joined_onto_decision_rows_and_filters_use_the_true_outcome(log: DecisionLog) -> None:
     log.add_label("20261130-101500-aaaaaa", by="alice", outcome="failure")
     rows = list(log.read(with_outcomes=True))
-    assert [r["kind"] for r in rows] == ["route", "route", "route"]  # outcome and label rows are folded in
+    assert [r.row.kind for r in rows] == ["route", "route", "route"]  # outcome and label rows are folded in
     assert [r.to_dict().get("label") for r in rows] == [{"outcome": "failure", "by": "alice"}] * 2 + [None]
-    assert all(r["outcome"] == "success" for r in rows[:2])  # the engine's judgement is kept beside it
-    assert [r["step"] for r in log.filter(outcome="failure")] == [1, 2]
+    assert all(r.outcome == "success" for r in rows[:2])  # the engine's judgement is kept beside it
+    assert [r.row.step for r in log.filter(outcome="failure") if isinstance(r.row, DecisionRow)] == [1, 2]
     assert log.filter(outcome="success") == []
-    assert {r["run_id"] for r in log.filter(labelled=True)} == {"20261130-101500-aaaaaa"}
-    assert {r["run_id"] for r in log.filter(labelled=False)} == {"20261130-101501-bbbbbb"}
+    assert {r.row.run_id for r in log.filter(labelled=True)} == {"20261130-101500-aaaaaa"}
+    assert {r.row.run_id for r in log.filter(labelled=False)} == {"20261130-101501-bbbbbb"}
 
 
 def test_a_log_without_labels_reads_as_before(log: DecisionLog) -> None:
     rows = list(log.read())
-    outcomes = {r["run_id"]: r["outcome"] for r in rows if r["kind"] == "outcome"}
-    expected = [{**r.to_dict(), "outcome": outcomes[r["run_id"]]} for r in rows if r["kind"] != "outcome"]
+    outcomes = {r.run_id: r.outcome for r in rows if isinstance(r, OutcomeRow)}
+    expected = [{**r.to_dict(), "outcome": outcomes[r.run_id]} for r in rows if not isinstance(r, OutcomeRow)]
     assert [joined.to_dict() for joined in log.read(with_outcomes=True)] == expected
     assert [joined.to_dict() for joined in log.filter()] == expected
     assert all(record.labelled_by is None and not record.label_has_skill for record in log.runs())
@@ -103,7 +103,7 @@ def test_a_log_without_labels_reads_as_before(log: DecisionLog) -> None:
 
 def test_a_run_is_named_by_its_id_or_a_unique_prefix(log: DecisionLog) -> None:
     assert log.run("20261130-101500").run_id == "20261130-101500-aaaaaa"
-    assert log.add_label("20261130-101501", by="alice", no_skill=True)["run_id"] == "20261130-101501-bbbbbb"
+    assert log.add_label("20261130-101501", by="alice", no_skill=True).run_id == "20261130-101501-bbbbbb"
     with pytest.raises(
         UserError, match=r"ambiguous: 2 runs start with it \(20261130-101500-aaaaaa, 20261130-101501-bbbbbb\)"
     ):
@@ -165,8 +165,8 @@ def test_a_process_killed_mid_label_leaves_every_earlier_row_intact(log: Decisio
     assert log.path.read_bytes().startswith(before)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
-        labels = [r for r in log.read() if r["kind"] == "label"]
-        numbers = [int(r["note"].split()[0]) for r in labels]
+        labels = [r for r in log.read() if isinstance(r, LabelRow)]
+        numbers = [int((r.note or "").split()[0]) for r in labels]
         assert len(numbers) >= 10
         assert numbers == list(range(1, len(numbers) + 1)), "labels before the kill must all be intact and in order"
         log.add_label("20261130-101500", by="after", skill="notes.add")
@@ -198,7 +198,7 @@ def test_runs_of_the_skill_loop_and_of_agent_turns_with_their_labels(tmp_path: P
     provider = ScriptedProvider([calls(("activate_skill", {"name": "telescopes-helper"})), "Point it north."])
     agent = Agent(llm=provider).with_skills(skills).with_skill_discovery(engine="lexical", log=log)
     list(agent.stream("help me align my telescopes"))
-    turn = [r for r in log.read() if r.get("source") == "agent"][0]["run_id"]
+    turn = [r for r in log.read() if isinstance(r, OutcomeRow) and r.source == "agent"][0].run_id
     log.add_label(handed_back.run_id, by="alice", no_skill=True)
     log.add_label(turn, by="bob", outcome="success", note="it helped")
 
@@ -281,7 +281,11 @@ def test_taking_labels_back_folds_the_run_unlabelled_and_a_clients_pick_counts_a
 
     row = log.take_back_labels(run_id[:15], by="alice")
     assert log.path.read_bytes().startswith(before), "earlier rows stay as they were"
-    assert {k: row[k] for k in ("run_id", "kind", "by")} == {"run_id": run_id, "kind": "unlabel", "by": "alice"}
+    assert {k: row.to_dict()[k] for k in ("run_id", "kind", "by")} == {
+        "run_id": run_id,
+        "kind": "unlabel",
+        "by": "alice",
+    }
     run = log.run(run_id)
     assert run.label_outcome is None and run.outcome == "success"
     assert (run.label_skill, run.label_source, run.labelled_by) == ("todos.add", "implicit", "claude-code")

@@ -24,17 +24,20 @@ from semif_agent.records import (
 )
 from semif_agent.records.rows import Number, RunRow, Text, UndoRow
 
-from ._rows import decision, kill_mid_write
+from ._rows import decision, decisions, kill_mid_write
 
 
 def test_rows_round_trip_with_schema_version(tmp_path: Path) -> None:
     log = DecisionLog(tmp_path / "d.jsonl")
     log.append(decision("r1", 1))
     log.extend([decision("r1", 2), decision("r2", 1)])
-    rows = list(log.read())
-    assert [(r["run_id"], r["step"]) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
-    assert all(r["v"] == 1 and r["ts"] > 0 for r in rows)
-    assert rows[0]["options"] == [{"id": "todos.add", "description": "Add a task"}, {"id": "none", "description": ""}]
+    rows = decisions(log.read())
+    assert [(r.run_id, r.step) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
+    assert all(r.v == 1 and r.ts is not None and r.ts > 0 for r in rows)
+    assert rows[0].options == [
+        {"id": "todos.add", "description": "Add a task"},
+        {"id": "none", "description": ""},
+    ]
 
 
 def test_outcome_rows_are_joined_onto_their_runs(tmp_path: Path) -> None:
@@ -42,9 +45,9 @@ def test_outcome_rows_are_joined_onto_their_runs(tmp_path: Path) -> None:
     log.extend([decision("r1", 1), decision("r2", 1)])
     log.append(OutcomeRow(run_id="r1", skill=None, request=None, outcome="success"))
     rows = list(log.read(with_outcomes=True))
-    assert [(r["run_id"], r["outcome"]) for r in rows] == [("r1", "success"), ("r2", None)]
-    assert [r["run_id"] for r in log.filter(outcome="success")] == ["r1"]
-    assert [r["run_id"] for r in log.filter(last_runs=1)] == ["r2"]
+    assert [(r.row.run_id, r.outcome) for r in rows] == [("r1", "success"), ("r2", None)]
+    assert [r.row.run_id for r in log.filter(outcome="success")] == ["r1"]
+    assert [r.row.run_id for r in log.filter(last_runs=1)] == ["r2"]
 
 
 def test_torn_last_line_is_skipped_with_a_warning_and_the_next_row_starts_fresh(tmp_path: Path) -> None:
@@ -57,8 +60,8 @@ def test_torn_last_line_is_skipped_with_a_warning_and_the_next_row_starts_fresh(
         assert len(list(log.read())) == 2
     log.append(decision("r2", 1))
     with pytest.warns(TornLineWarning):
-        rows = list(log.read())
-    assert [(r["run_id"], r["step"]) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
+        rows = decisions(log.read())
+    assert [(r.run_id, r.step) for r in rows] == [("r1", 1), ("r1", 2), ("r2", 1)]
 
 
 def test_missing_log_reads_as_empty(tmp_path: Path) -> None:
@@ -85,14 +88,14 @@ def test_a_run_killed_mid_write_leaves_every_earlier_row_intact(tmp_path: Path) 
     kill_mid_write(WRITER, path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
-        rows = list(DecisionLog(path).read())
-    steps = [r["step"] for r in rows]
+        rows = decisions(DecisionLog(path).read())
+    steps = [r.step for r in rows]
     assert len(steps) >= 20
     assert steps == list(range(1, len(steps) + 1)), "rows before the kill must all be intact and in order"
     DecisionLog(path).append(decision("after", 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)
-        assert list(DecisionLog(path).read())[-1]["run_id"] == "after"
+        assert list(DecisionLog(path).read())[-1].run_id == "after"
     lines = path.read_bytes().split(b"\n")
     assert json.loads(lines[-2])["run_id"] == "after"
 
@@ -171,7 +174,7 @@ def test_builders_write_the_rows_they_always_were_and_read_old_rows_leniently(tm
     with pytest.warns(TornLineWarning):
         path = tmp_path / "d.jsonl"
         path.write_bytes(json.dumps({"v": 1, **written}).encode() + b"\n" + b'{"run_id": "r1", "kind": "outc')
-        [back] = [DecisionRow.from_row(r) for r in DecisionLog(path).read()]
+        [back] = [DecisionRow.from_row(r.to_dict()) for r in DecisionLog(path).read()]
     assert back.extra == {"level": "skill"} and back.selected == "todos.add"
 
 
@@ -242,8 +245,8 @@ def test_reading_some_kinds_parses_only_the_lines_that_name_them(tmp_path: Path)
         out.write(b'{"kind": "label", "run_id": "r3", "torn')  # a torn label line is skipped, with its warning
     with pytest.warns(TornLineWarning):
         found = list(log.read(kinds=("label",)))
-    assert [(row["kind"], row["run_id"]) for row in found] == [("label", "r1")]
-    assert [row["kind"] for row in log.read(kinds=("route",))] == ["route", "route"]
+    assert [(row.kind, row.run_id) for row in found] == [("label", "r1")]
+    assert [row.kind for row in log.read(kinds=("route",))] == ["route", "route"]
 
 
 def test_a_log_reads_as_typed_rows_an_old_or_hand_edited_row_leniently_its_other_fields_kept(tmp_path: Path) -> None:
@@ -288,3 +291,17 @@ def test_every_kind_has_its_name_and_role_where_a_help_reads_them_without_the_mo
 
     assert list(ROLES) == list(RECORD_KINDS)
     assert listed_kinds() == [name for name, kind in RECORD_KINDS.items() if kind.role in ("decision", "step")]
+
+
+def test_a_read_row_is_read_by_attribute_not_by_key(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path / "d.jsonl")
+    log.append(decision("r1", 1))
+    log.append(OutcomeRow(run_id="r1", skill=None, request=None, outcome="success"))
+    [route, outcome] = log.read()
+    assert (route.kind, outcome.kind) == ("route", "outcome")  # a field is an attribute the type checker sees
+    [joined] = log.read(with_outcomes=True)
+    for read in (route, outcome, joined):
+        with pytest.raises(TypeError):
+            read["kind"]  # type: ignore[index]  # no key access: a renamed field must not hide behind a string
+        assert not hasattr(read, "get")
+    assert route.to_dict()["kind"] == "route" and joined.to_dict()["outcome"] == "success"  # the JSON object, asked for

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from semif_agent._sync import run_sync
 from semif_agent.cli import main
 from semif_agent.engine import create_engine
-from semif_agent.records import DecisionLog, RunRecord
+from semif_agent.records import DecisionLog, DecisionRow, RunRecord
 from semif_agent.routing._fitting import Fitter
 from semif_agent.routing.evaluate import Example
 from semif_agent.routing.learned import Learned, LearnedHead, LearnedScorer, RouterMismatch
@@ -222,8 +222,12 @@ def test_decision_rows_of_learned_routing_are_logged(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     invoke("train", "-w", str(root))
     invoke("run", "add buy milk to my to-do list", "-w", str(root))
-    rows = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if r.get("kind") == "route"]
-    assert rows and all(r["probabilities"] and "none" in r["probabilities"] for r in rows)
+    rows = [
+        r
+        for r in DecisionLog(root / "data" / "decisions.jsonl").read()
+        if isinstance(r, DecisionRow) and r.kind == "route"
+    ]
+    assert rows and all(r.probabilities and "none" in r.probabilities for r in rows)
 
 
 def test_a_replay_ends_where_routing_ends(tree: SkillTree, engine) -> None:

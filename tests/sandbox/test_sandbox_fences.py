@@ -275,7 +275,7 @@ attempt("scratch", os.path.join(os.environ["TMPDIR"], "scratch.txt"))
 def test_a_skill_md_script_writes_its_write_dirs_never_the_records(tmp_path, entrypoint):
     from semif_agent.engine import ScriptedEngine
     from semif_agent.loop import SkillRunner
-    from semif_agent.records import DecisionLog
+    from semif_agent.records import OUTCOME_KIND, DecisionLog
     from semif_agent.starter import create_workspace
     from semif_agent.workspace import Workspace
 
@@ -310,5 +310,5 @@ def test_a_skill_md_script_writes_its_write_dirs_never_the_records(tmp_path, ent
     after = {label: path.read_bytes() if path.is_file() else None for label, path in targets.items()}
     assert {k: v for k, v in after.items() if k != "log"} == {k: v for k, v in before.items() if k != "log"}
     rows = list(DecisionLog(ws.log_path).read())
-    assert not any("forged" in str(row) for row in rows[:-1]) and rows[-1]["kind"] == "outcome"
-    assert rows[-1]["run_id"] == result.run_id
+    assert not any("forged" in str(row) for row in rows[:-1]) and rows[-1].kind == OUTCOME_KIND
+    assert rows[-1].run_id == result.run_id

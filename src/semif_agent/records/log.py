@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, Unpack, overload
+from typing import Literal, Protocol, Unpack, overload
 
 from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
@@ -88,11 +88,6 @@ class Joined:
         if self.label is not None:
             joined["label"] = self.label.to_dict()
         return joined
-
-    if not TYPE_CHECKING:  # read as its JSON object, for scripts and tests; the type checker sees attributes
-
-        def __getitem__(self, name):
-            return self.to_dict()[name]
 
 
 class _LogTable(Protocol):

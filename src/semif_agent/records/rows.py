@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -86,19 +86,6 @@ class LogRow(BaseModel):
         """``row`` read leniently: a field missing or of the wrong type becomes its default (or its type's empty
         value: ``""``, ``0``, ``[]``; ``run_id`` and ``kind`` read as strings)."""
         return cls.model_validate(lenient_data(cls, row))
-
-    if not TYPE_CHECKING:  # a row read as its JSON object, for scripts and tests; the type checker sees attributes
-
-        def __getitem__(self, name):
-            """``row["kind"]``: the field as the row's JSON object holds it."""
-            return self.to_dict()[name]
-
-        def get(self, name, default=None):
-            """``row.get("kind")``: the field as the row's JSON object holds it, else ``default``."""
-            return self.to_dict().get(name, default)
-
-        def __contains__(self, name):
-            return name in self.to_dict()
 
     def extra_field(self, name: str) -> Any:
         """A field the row carries beyond its model's (``request_id``, ``level``...), or None."""
