@@ -76,6 +76,17 @@ def test_the_agent_apis_import_block_runs_as_written() -> None:
             assert names[name] is getattr(agent, name), name
 
 
+def test_every_name_of_the_agent_api_imports_from_the_root_as_from_the_agent_package() -> None:
+    """The README's promise: ``from semif_agent import X`` works for every X of ``semif_agent.agent``."""
+    import semif_agent
+    from semif_agent import agent
+
+    missing = sorted(set(agent.__all__) - set(semif_agent.__all__))
+    assert not missing, f"the root does not export {missing}"
+    for name in agent.__all__:
+        assert getattr(semif_agent, name) is getattr(agent, name), name
+
+
 def test_the_agent_example_runs_as_written_on_a_scripted_model() -> None:
     example = excerpt("agent_api_agent_example.py")
     assert "Agent(model=" in example and "agent.chat(" in example
