@@ -95,6 +95,7 @@ def test_user_mistakes_are_one_line_and_a_non_zero_exit(make_workspace, tmp_path
         (("run", "x", "-w", str(tmp_path / "missing")), "no such workspace directory"),
         (("tree", "-w", str(tmp_path)), "not a workspace"),
         (("skills", "show", "email.nope", "-w", str(root)), "skill named 'email.nope'"),
+        (("skills", "show", "emial.compose", "-w", str(root)), "did you mean email.compose?"),
         (("run", "x", "-w", str(root), "--engine", "warp"), "unknown engine 'warp'"),
         (("run", "  ", "-w", str(root)), "the request is empty"),
     ]

@@ -103,7 +103,8 @@ def check_metadata(value: object) -> list[str]:
         if not isinstance(key, str):
             problems.append(f"'metadata' key {key!r} must be a string, not {_kind(key)}")
         if not isinstance(item, str):
-            problems.append(f"'metadata.{key}' must be a string, not {_kind(item)} (quote it)")
+            fix = "quote it" if isinstance(item, (bool, int, float)) else "write it as one string"
+            problems.append(f"'metadata.{key}' must be a string, not {_kind(item)} ({fix})")
     return problems
 
 

@@ -208,12 +208,16 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
     `semif log --skill NAME` lists) and how many logged runs chose it.
     """
     from ..catalog import show_skill as show_skill_md
+    from ..tree.tree import did_you_mean
 
     ws = _open(workspace, folders)
+    hint = ""
     try:
         if ws is None:
             raise UnknownSkillError(name)
-        leaf = load_tree(ws).get(name)
+        tree = load_tree(ws)
+        hint = did_you_mean(name, tree.skills)
+        leaf = tree.get(name)
         if leaf.is_skill_md and leaf.source is not None:
             details = show_skill_md(leaf.source_name or leaf.name, folders=[leaf.source.parent], include_user=False)
             data = {"kind": "skill.md", "id": leaf.name, "category": leaf.category, **details}
@@ -227,7 +231,7 @@ def show_skill(name: str, folders: tuple[Path, ...], workspace: str | None, as_j
                 **show_skill_md(name, workspace=ws, folders=folders, include_user=ws is not None),
             }
         except UserError:
-            raise UnknownSkillError(f"no code skill or SKILL.md skill named {name!r}") from None
+            raise UnknownSkillError(f"no code skill or SKILL.md skill named {name!r}{hint}") from None
     if as_json:
         print_json(data)
         return
