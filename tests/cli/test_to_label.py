@@ -71,3 +71,14 @@ def test_the_queue_ranks_undone_handed_back_contradicted_and_close_calls_and_ski
     assert [line.split()[:2] for line in shown.stdout.splitlines()] == [["4.0", "r2-undone"], ["3.0", "r6-handed-back"]]
     assert shown.stdout.splitlines()[0].endswith("<- undone")
     assert "4 more runs not shown" in shown.stderr
+
+
+def test_a_choice_behind_another_option_is_said_so_not_as_a_negative_margin() -> None:
+    from semif_agent.records.runs import RunRecord
+    from semif_agent.records.to_label import score
+
+    record = RunRecord(
+        run_id="r1", request="remind me to call the plumber", skill=None, outcome="unclear", source="run"
+    )
+    assert score(record, -0.3).reasons == ["unclear", "low margin (chosen 30% behind another)"]
+    assert score(record, 0.06).reasons == ["unclear", "low margin (6%)"]

@@ -88,7 +88,10 @@ def score(record: RunRecord, margin: float | None) -> ToLabel:
         reasons.append("unclear")
     total = sum(WEIGHTS[reason] for reason in reasons)
     if margin is not None and margin < LOW_MARGIN:
-        reasons.append(f"low margin ({margin:.0%})")
+        # below zero the choice was not the likeliest option (a hand-back over a skill, say): say so, not "-30%"
+        reasons.append(
+            f"low margin ({margin:.0%})" if margin >= 0 else f"low margin (chosen {-margin:.0%} behind another)"
+        )
         total += WEIGHTS["low margin"] * (1.0 - max(margin, 0.0) / LOW_MARGIN)
     return ToLabel(record, total, reasons, margin)
 
