@@ -234,8 +234,12 @@ class StageBars:
     """A progress callback ``(stage, done, total)`` drawing one bar per stage on standard error.
 
     ``min_total`` skips stages too short to be worth a bar; with
-    ``only_on_terminal`` nothing is drawn unless standard error is a terminal.
+    ``only_on_terminal`` no bar is drawn unless standard error is a terminal,
+    and a stage of at least :attr:`LINE_FROM` items gets one line when it starts
+    instead (a script's log then says what a long wait is for).
     """
+
+    LINE_FROM = 200
 
     def __init__(self, *, min_total: int = 0, only_on_terminal: bool = False) -> None:
         self.bar: Any = None
@@ -245,7 +249,12 @@ class StageBars:
         self.shown = not only_on_terminal or sys.stderr.isatty()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.shown or total < self.min_total:
+        if total < self.min_total:
+            return
+        if not self.shown:
+            if stage != self.stage and total >= max(self.min_total, self.LINE_FROM):
+                click.echo(f"semif: {stage} ({total:,})...", err=True)
+            self.stage = stage
             return
         if stage != self.stage:
             self.close()
