@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog.spec import tool_pattern_parts
 from .hooks import HookResult, PreToolHook
 
 _SHELL_CONTROL = re.compile(r"[;&|`<>\n\r]|\$\(")
@@ -60,15 +61,11 @@ class ToolPattern:
 
     @classmethod
     def parse(cls, text: str) -> ToolPattern:
-        text = text.strip()
-        if "(" not in text:
-            return cls(name=text if ")" not in text else "")
-        name, _, rest = text.partition("(")
-        name = name.strip()
-        if not name or not rest.endswith(")") or len(rest) == 1:
+        parts = tool_pattern_parts(text)
+        if parts is None:
             return cls(name="")
-        argument = rest[:-1]
-        if argument == "*":
+        name, argument = parts
+        if argument is None or argument == "*":
             return cls(name=name)
         if argument.endswith(":*"):
             return cls(name=name, argument=argument[:-2], prefix=True)
