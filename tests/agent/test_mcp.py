@@ -184,6 +184,18 @@ def test_two_servers_collide_unless_prefixed(http_url):
     assert sorted(e.result for e in of_type(events, "tool_finished")) == ["3", "Tokyo"]
 
 
+def test_tools_are_picked_by_the_agent_side_name_too():
+    # The agent's name for a server tool (prefixed, characters it cannot hold made '_') is the one a person sees:
+    # naming a tool that way in exclude_tools must keep it out, as the server's own name does.
+    async def main():
+        config = stdio(tool_prefix="x_", include_tools=("x_add", "lookup", "fail"), exclude_tools=("x_lookup",))
+        async with Agent(llm=ScriptedProvider(["ok"])).with_mcp_servers([config]) as agent:
+            await drain(agent, "hi")
+            return sorted(t.name for t in agent.tools)
+
+    assert asyncio.run(main()) == ["x_add", "x_fail"]
+
+
 def test_sync_methods_ask_for_the_async_variant():
     agent = Agent(llm=ScriptedProvider(["x"])).with_mcp_servers(["http://127.0.0.1:9/mcp"])
     for call in (lambda: agent.stream("hi"), lambda: list(agent.chat("hi")), lambda: agent.run("hi")):

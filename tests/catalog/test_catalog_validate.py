@@ -73,6 +73,8 @@ def test_unicode_lowercase_names_and_nfkc_folders_are_valid(skills_root):
         ("description: d\nmetadata:\n  app:\n    tags: [a]", "not a mapping (write it as one string)"),
         ("description: d\nallowed-tools: [Read]", "'allowed-tools' must be a space-separated string"),
         ("description: d\nallowed-tools: Bash(git:*", "unbalanced parentheses"),
+        ("description: d\nallowed-tools: Read Bash() Grep", "pattern 'Bash()' is not Tool, Tool(prefix:*) or Tool"),
+        ("description: d\nallowed-tools: Read Bash(git:*)x", "pattern 'Bash(git:*)x' is not Tool"),
         ("description: d\nmodel: opus", "unknown field 'model'"),
     ],
 )

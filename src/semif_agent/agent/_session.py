@@ -155,7 +155,8 @@ class AgentSession:
             restrictions.update(view.allowed_tools)
             hooks.extend(view.pre_hooks)
         if restrictions:  # exempt by holder: a name is free only while the toolset that called it so holds it
-            hooks.insert(gate_at, allowed_tools_hook(restrictions, exempt=always_allowed))
+            schemas = {name: tool.input_schema for name, tool in (*base.tools.items(), *tools.items())}
+            hooks.insert(gate_at, allowed_tools_hook(restrictions, exempt=always_allowed, schemas=schemas))
         return base.extended(system="\n\n".join(parts), tools=tools, pre_hooks=tuple(hooks))
 
     # -- the session's life ------------------------------------------------------------

@@ -116,7 +116,11 @@ def check_allowed_tools(value: object) -> list[str]:
         return ["'allowed-tools' must not be empty"]
     if value.count("(") != value.count(")"):
         return ["'allowed-tools' has unbalanced parentheses"]
-    return []
+    return [
+        f"'allowed-tools' pattern {pattern!r} is not Tool, Tool(prefix:*) or Tool(exact): it would allow nothing"
+        for pattern in split_allowed_tools(value)
+        if tool_pattern_parts(pattern.rstrip(",")) is None
+    ]
 
 
 def check_script(value: object, root: Path) -> list[str]:
@@ -163,6 +167,21 @@ def split_allowed_tools(value: str) -> tuple[str, ...]:
     if current:
         tools.append("".join(current))
     return tuple(tools)
+
+
+def tool_pattern_parts(pattern: str) -> tuple[str, str | None] | None:
+    """An ``allowed-tools`` pattern's tool name and the text in its parentheses (None when it has none):
+    ``Bash(git:*)`` is ``("Bash", "git:*")``; None when the pattern cannot be read (``Bash(git``, ``Bash()``)."""
+    pattern = pattern.strip()
+    name, paren, rest = pattern.partition("(")
+    name = name.strip()
+    if not name or ")" in name:
+        return None
+    if not paren:
+        return name, None
+    if len(rest) < 2 or not rest.endswith(")") or rest[:-1].count("(") != rest[:-1].count(")"):
+        return None
+    return name, rest[:-1]
 
 
 def _check_text(field: str, value: object, limit: int | None) -> list[str]:

@@ -9,9 +9,10 @@
   the catalog runtime's sandbox; present only when some skill's scripts are
   allowed (``with_skills(path, allow_scripts=True)``).
 
-While an active skill declares ``allowed-tools``, calls to any other tool
-of the agent are refused (the model gets the reason as an error result):
-see :mod:`semif_agent.agent.allowed_tools`. The skill meta-tools, the
+While an active skill declares ``allowed-tools``, calls its patterns do
+not allow are refused, and a call must be allowed by every such skill (the
+model gets the reason as an error result): see
+:mod:`semif_agent.agent.allowed_tools`. The skill meta-tools, the
 active skills' own tools, ``task``, ``search_tools`` and ``final_result``
 are always allowed, each only as the tool its own toolset provides.
 """
@@ -86,7 +87,8 @@ def activate_tool(registry: SkillRegistry, offered: Iterable[str]) -> AgentTool:
         if skill.tools:
             lines.append(f"Its tools are now available: {', '.join(skill.tool_names)}.")
         if skill.allowed_tools:
-            lines.append(f"While it is active, only these other tools are allowed: {' '.join(skill.allowed_tools)}.")
+            patterns = " ".join(skill.allowed_tools)
+            lines.append(f"While it is active, other tools run only as these patterns allow: {patterns}.")
         files = _files(registry, name)
         if files:
             lines.append(f"Its files (read them with {READ_SKILL_FILE}): {', '.join(files)}.")

@@ -69,7 +69,7 @@ class Skill(ValidatedModel):
     ``instructions`` is what activation puts in the system prompt (a
     SKILL.md skill's body). ``allowed_tools`` holds tool-name patterns
     (``Read``, ``Bash(git:*)``, ``mcp__*``); while the skill is active, the
-    agent's other tools are refused. ``tags`` help search.
+    calls of the agent's other tools they do not allow are refused. ``tags`` help search.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)

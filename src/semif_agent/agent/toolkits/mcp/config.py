@@ -33,7 +33,8 @@ class MCPServerConfig(ValidatedModel):
     URL's host or the command) labels the server in errors and
     diagnostics. ``tool_prefix`` is put before each of its tool names (to
     keep two servers' tools apart); ``include_tools`` / ``exclude_tools``
-    pick tools by the server's names. ``connect_timeout`` bounds connecting
+    pick tools by the server's names or the agent's (``wipe.all`` is also
+    ``wipe_all``, prefix included). ``connect_timeout`` bounds connecting
     and listing the tools; ``call_timeout`` each call (default: the
     agent's ``tool_timeout``).
     """

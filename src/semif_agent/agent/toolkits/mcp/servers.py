@@ -167,6 +167,9 @@ class MCPServers(AgentToolset):
 
 
 def _wanted(config: MCPServerConfig, name: str) -> bool:
-    if config.include_tools is not None and name not in config.include_tools:
+    """Whether the server's tool ``name`` is kept: ``include_tools`` / ``exclude_tools`` name it by the server's
+    name or by its agent-side name (``wipe.all`` is excluded by ``wipe_all`` too, the name the agent would give it)."""
+    names = {name, tool_name(config, name)}
+    if config.include_tools is not None and names.isdisjoint(config.include_tools):
         return False
-    return name not in config.exclude_tools
+    return names.isdisjoint(config.exclude_tools)
