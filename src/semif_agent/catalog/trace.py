@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TypedDict, Unpack
 
 from .._beneath import open_beneath, open_folder_beneath, open_root
+from .._json import json_line, split_json_lines
 from ..errors import check_number, check_type
 from ..spans import EXCERPT_CHARS, SERVICE_NAME, Span, SpanProcessor, SpanRecord, SpanSource, excerpt
 
@@ -145,7 +146,7 @@ class JsonlTraceWriter(TraceWriter):
         self._lock = threading.Lock()
 
     def emit(self, record: SpanRecord) -> None:
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        line = (json_line(record) + "\n").encode("utf-8")
         with self._lock:
             if self._fd is None and not self._refused:
                 self._fd = self._open()
@@ -208,7 +209,9 @@ def read_spans(path: str | os.PathLike[str]) -> list[SpanRecord]:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         return records
-    for line in text.splitlines():
+    for line in split_json_lines(text):
+        if not line.strip():
+            continue
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
