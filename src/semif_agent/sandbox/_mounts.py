@@ -106,6 +106,7 @@ def narrow_view(
     tmpfs_bytes: int | None = None,
     hide_run: bool = True,
     idmap_fd: int = -1,
+    covered: list[str] | None = None,
 ) -> tuple[bool, str, bool]:
     """Give this process its narrowed view; (whether all of it holds, which view, whether the call's folders
     are idmapped to :data:`._root.CALL_UID`).
@@ -115,11 +116,13 @@ def narrow_view(
     ``cwd``; else ``mount-namespace``, the host's files with the parts of the module's docstring covered
     (the call's folders under ``/tmp`` bound into its private one). ``tmpfs_bytes``: the size of the
     private ``/tmp`` and ``/dev/shm`` (default 64 MiB each); ``idmap_fd``: a user namespace to idmap the
-    call's folders with (-1: none, the call stays the user it is).
+    call's folders with (-1: none, the call stays the user it is); ``covered``: folders inside the ``writable``
+    ones it sees as empty folders of its own, in either view (:func:`._root.cover`).
     """
     size = _size(tmpfs_bytes)
+    covered = covered or []
     if _ahead:
-        return _finish_ahead(writable, readable, cwd, size, idmap_fd)
+        return _finish_ahead(writable, readable, cwd, size, idmap_fd, covered)
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
         return False, "none", False
     if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
@@ -129,7 +132,7 @@ def narrow_view(
         root = _root.build(system, "/dev" if _shared["dev"] or _fresh_dev() else None, network=not hide_run)
     if root is not None:
         held, mapped = _root.enter(
-            root, writable=writable, readable=readable, cwd=cwd, tmp_size=size, idmap_fd=idmap_fd
+            root, writable=writable, readable=readable, cwd=cwd, tmp_size=size, idmap_fd=idmap_fd, covered=covered
         )
         return held, "allow-list", mapped
     keep = [*writable, *readable, *system, cwd]
@@ -139,7 +142,8 @@ def narrow_view(
     held = True
     if not own_tmp:
         held = _private_tmp(_outermost_under_tmp(keep), size)
-    return _common_parts(size, hide_run=hide_run) and held, "mount-namespace", False
+    held = _common_parts(size, hide_run=hide_run) and held
+    return _root.cover(covered) and held, "mount-namespace", False
 
 
 def _size(tmpfs_bytes: int | None) -> bytes:
@@ -202,7 +206,7 @@ def kept_open() -> list[int]:
 
 
 def _finish_ahead(
-    writable: list[str], readable: list[str], cwd: str, size: bytes, idmap_fd: int
+    writable: list[str], readable: list[str], cwd: str, size: bytes, idmap_fd: int, covered: list[str]
 ) -> tuple[bool, str, bool]:
     """:func:`narrow_view` where :func:`prepare_ahead` made most of it: a cgroup namespace and the cgroups'
     cover (the call's cgroups are joined now), the sizes the call asks for, then the call's folders: laid
@@ -222,6 +226,7 @@ def _finish_ahead(
                 tmp_size=size,
                 idmap_fd=idmap_fd,
                 tmp_ready=True,
+                covered=covered,
             )
             return entered and held, "allow-list", mapped
         held = _libc.unshare(_CLONE_NEWCGROUP) == 0 and _cover_cgroups() and held
@@ -230,7 +235,8 @@ def _finish_ahead(
                 held = _mount(None, target, None, _MS_REMOUNT | _SEALED, size + b",mode=1777") and held
         keep = [*writable, *readable, cwd]
         if any(os.path.abspath(path) == "/tmp" for path in keep):
-            return _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held, "mount-namespace", False
+            held = _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held
+            return _root.cover(covered) and held, "mount-namespace", False
         kept: list[tuple[str, int]] = []
         try:
             for path in _outermost_under_tmp(keep, host_tmp):
@@ -238,7 +244,8 @@ def _finish_ahead(
                     kept.append((path, os.open(path[len("/tmp/") :], os.O_PATH | os.O_CLOEXEC, dir_fd=host_tmp)))
                 except OSError:
                     continue
-            return _bind_kept(kept) and held, "mount-namespace", False
+            held = _bind_kept(kept) and held
+            return _root.cover(covered) and held, "mount-namespace", False
         finally:
             for _path, fd in kept:
                 os.close(fd)
