@@ -49,6 +49,7 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _SEALED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
 _PRIVATE_TMPFS_BYTES = 64 * 1024 * 1024
+_COVER_OPTIONS = b"size=1m,mode=0777"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _MNT_DETACH = 2
@@ -117,7 +118,7 @@ def narrow_view(
     (the call's folders under ``/tmp`` bound into its private one). ``tmpfs_bytes``: the size of the
     private ``/tmp`` and ``/dev/shm`` (default 64 MiB each); ``idmap_fd``: a user namespace to idmap the
     call's folders with (-1: none, the call stays the user it is); ``covered``: folders inside the ``writable``
-    ones it sees as empty folders of its own, in either view (:func:`._root.cover`).
+    ones it sees as empty folders of its own, in either view (:func:`cover`).
     """
     size = _size(tmpfs_bytes)
     covered = covered or []
@@ -132,9 +133,9 @@ def narrow_view(
         root = _root.build(system, "/dev" if _shared["dev"] or _fresh_dev() else None, network=not hide_run)
     if root is not None:
         held, mapped = _root.enter(
-            root, writable=writable, readable=readable, cwd=cwd, tmp_size=size, idmap_fd=idmap_fd, covered=covered
+            root, writable=writable, readable=readable, cwd=cwd, tmp_size=size, idmap_fd=idmap_fd
         )
-        return held, "allow-list", mapped
+        return cover(covered) and held, "allow-list", mapped
     keep = [*writable, *readable, *system, cwd]
     own_tmp = any(  # /tmp itself is the call's: left as is (only a relative path or one naming tmp can be it)
         os.path.abspath(path) == "/tmp" for path in keep if "tmp" in path or not path.startswith("/")
@@ -143,7 +144,26 @@ def narrow_view(
     if not own_tmp:
         held = _private_tmp(_outermost_under_tmp(keep), size)
     held = _common_parts(size, hide_run=hide_run) and held
-    return _root.cover(covered) and held, "mount-namespace", False
+    return cover(covered) and held, "mount-namespace", False
+
+
+def cover(paths: list[str]) -> bool:
+    """Lay a private tmpfs over each folder of ``paths`` in this process's view (the allow-listed root entered,
+    or the host's): the call finds it empty, what it writes or replaces there stays in its own view, never
+    reaching the folder beneath, which it can neither remove nor rename (a mount point). False when one is
+    not a folder (a link is never followed): that one is not covered."""
+    held = True
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            held = False
+            continue
+        try:
+            held = _mount(b"none", f"/proc/self/fd/{fd}", b"tmpfs", _SEALED, _COVER_OPTIONS) and held
+        finally:
+            os.close(fd)
+    return held
 
 
 def _size(tmpfs_bytes: int | None) -> bytes:
@@ -226,9 +246,8 @@ def _finish_ahead(
                 tmp_size=size,
                 idmap_fd=idmap_fd,
                 tmp_ready=True,
-                covered=covered,
             )
-            return entered and held, "allow-list", mapped
+            return cover(covered) and entered and held, "allow-list", mapped
         held = _libc.unshare(_CLONE_NEWCGROUP) == 0 and _cover_cgroups() and held
         if size != _ahead["size"]:
             for target in ("/tmp", "/dev/shm"):
@@ -236,7 +255,7 @@ def _finish_ahead(
         keep = [*writable, *readable, cwd]
         if any(os.path.abspath(path) == "/tmp" for path in keep):
             held = _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held
-            return _root.cover(covered) and held, "mount-namespace", False
+            return cover(covered) and held, "mount-namespace", False
         kept: list[tuple[str, int]] = []
         try:
             for path in _outermost_under_tmp(keep, host_tmp):
@@ -245,7 +264,7 @@ def _finish_ahead(
                 except OSError:
                     continue
             held = _bind_kept(kept) and held
-            return _root.cover(covered) and held, "mount-namespace", False
+            return cover(covered) and held, "mount-namespace", False
         finally:
             for _path, fd in kept:
                 os.close(fd)

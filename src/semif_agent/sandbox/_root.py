@@ -51,7 +51,6 @@ _MOVE_MOUNT_F_EMPTY_PATH = 0x4
 _MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV, _MOUNT_ATTR_IDMAP = 0x1, 0x2, 0x4, 0x100000
 _AT_FDCWD = -100
 _LAYER_SIZE = b"size=1m,mode=0755"
-_COVER_OPTIONS = b"size=1m,mode=0777"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -318,7 +317,6 @@ def enter(
     tmp_size: bytes,
     idmap_fd: int = -1,
     tmp_ready: bool = False,
-    covered: list[str] | None = None,
 ) -> tuple[bool, bool]:
     """In this process's own mount namespace (a copy of the builder's): lay the call's folders into ``root``
     and make it this process's root, as the module's docstring says; (whether it holds, whether the
@@ -326,14 +324,11 @@ def enter(
 
     ``writable`` and ``readable``: the call's own folders and files (missing ones skipped); ``cwd`` is made
     in the root when no folder brings it; ``tmp_size``: the private ``/tmp``'s and ``/dev/shm``'s mount
-    options; ``tmp_ready``: :func:`prepare` made them already; ``covered``: folders inside the ``writable`` ones
-    the call sees as empty folders of its own (:func:`cover`).
+    options; ``tmp_ready``: :func:`prepare` made them already.
     """
     previous_mask = os.umask(0o022)
     try:
-        held, mapped = _enter(root, writable, readable, cwd, tmp_size, idmap_fd, tmp_ready=tmp_ready)
-        held = cover(covered or [], at=root.at) and held
-        return _pivot(root.at) and held, mapped
+        return _enter(root, writable, readable, cwd, tmp_size, idmap_fd, tmp_ready=tmp_ready)
     finally:
         os.umask(previous_mask)
 
@@ -373,26 +368,7 @@ def _enter(
         for _path, _rw, fd in trees:
             if fd >= 0:
                 os.close(fd)
-    return held, mapped
-
-
-def cover(paths: list[str], *, at: str = "") -> bool:
-    """Lay a private tmpfs over each folder of ``paths`` (found at ``at`` followed by the path: in a root not yet
-    entered, else in this process's view): the call finds it empty, and what it writes or replaces there stays
-    in its own view, never reaching the folder beneath, which it can neither remove nor rename (a mount point).
-    False when one is not a folder (a link is never followed): that one is not covered."""
-    held = True
-    for path in paths:
-        try:
-            fd = os.open(at + path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
-            held = False
-            continue
-        try:
-            held = _mount(b"none", f"/proc/self/fd/{fd}", b"tmpfs", _SEALED, _COVER_OPTIONS) and held
-        finally:
-            os.close(fd)
-    return held
+    return _pivot(root.at) and held, mapped
 
 
 def _place_call(target: str, path: str, tree: int, *, readonly: bool) -> bool:
