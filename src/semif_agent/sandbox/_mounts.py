@@ -149,9 +149,10 @@ def narrow_view(
 
 def cover(paths: list[str]) -> bool:
     """Lay a private tmpfs over each folder of ``paths`` in this process's view (the allow-listed root entered,
-    or the host's): the call finds it empty, what it writes or replaces there stays in its own view, never
-    reaching the folder beneath, which it can neither remove nor rename (a mount point). False when one is
-    not a folder (a link is never followed): that one is not covered."""
+    or the host's): empty when made (the calls a warm process serves share it, as they share the process), what
+    the call writes or replaces there stays in its own view, never reaching the folder beneath, which it can
+    neither remove nor rename (a mount point). False when one is not a folder (a link is never followed): that
+    one is not covered."""
     held = True
     for path in paths:
         try:
