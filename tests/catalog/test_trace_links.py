@@ -13,6 +13,7 @@ from support.catalog_helpers import make_skill
 
 from semif_agent.catalog import AgentSkillRuntime, JsonlTraceWriter, SkillCatalog, read_spans
 from semif_agent.catalog.runtime import TRACE_FILE
+from semif_agent.sandbox import SandboxLimits
 
 PLANT = """
 import os, sys
@@ -123,7 +124,8 @@ print('replaced')
 """
 
 
-def test_a_script_writing_the_whole_workspace_cannot_change_the_hosts_trace(tmp_path: Path) -> None:
+@pytest.mark.parametrize("namespaces", [True, False], ids=["covered", "no-mount-namespace"])
+def test_a_script_writing_the_whole_workspace_cannot_change_the_hosts_trace(tmp_path: Path, namespaces: bool) -> None:
     skills, workspace = tmp_path / "skills", tmp_path / "ws"
     make_skill(
         skills,
@@ -133,7 +135,7 @@ def test_a_script_writing_the_whole_workspace_cannot_change_the_hosts_trace(tmp_
     )
     catalog = SkillCatalog()
     catalog.scan_custom(skills)
-    runtime = AgentSkillRuntime("a1", catalog)
+    runtime = AgentSkillRuntime("a1", catalog, limits=SandboxLimits(namespaces=namespaces))
     runtime.add_visible_skill("cleaner")
     runtime.bind_workspace(workspace_root=workspace)  # a plain folder: the script may write all of it but .semif
     with warnings.catch_warnings(record=True) as caught:
@@ -141,9 +143,15 @@ def test_a_script_writing_the_whole_workspace_cannot_change_the_hosts_trace(tmp_
         results = [runtime.run_skill_script_sync("custom@cleaner", "", [str(n)]) for n in range(2)]
     runtime.trace_writer.close()
     assert all(result.ok and result.stdout == "replaced\n" for result in results), results[0].stderr
-    if results[0].confinement.get("view", "none") == "none":
-        pytest.skip("no mount namespace here: the host's folder is not covered (the writer's own check holds)")
     spans = read_spans(workspace / TRACE_FILE)
+    if results[0].confinement.get("view", "none") == "none":  # not covered: the script changes the folder ...
+        forged = [workspace / "moved" / "skill-trace.jsonl", workspace / "taken.jsonl"]  # (run 1 moves the folder)
+        assert [path.read_text().count("FORGED") for path in forged] == [1, 1]
+        assert all(path.read_text().count("\n") == 1 for path in forged)  # ... but the host never writes its files
+        told = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert len(told) == 2 and all("was removed after it was opened" in message for message in told)
+        assert [span["attributes"]["script.argv"] for span in spans] == [["1"]]  # the file started after run 2
+        return
     assert [(span["name"], span["attributes"].get("note")) for span in spans] == [("skill.script", None)] * 2
     assert not (workspace / "moved").exists() and not (workspace / "taken.jsonl").exists()
     assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []

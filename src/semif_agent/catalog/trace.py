@@ -150,6 +150,13 @@ class JsonlTraceWriter(TraceWriter):
         self._refused = False
         self._lock = threading.Lock()
 
+    def on_span_start(self, span: Span) -> None:
+        """Open the file now, if not yet: a script the span covers finds the host's file there, so that one it puts
+        in its place is told from it (:meth:`emit`)."""
+        with self._lock:
+            if self._fd is None and not self._refused:
+                self._fd = self._open()
+
     def emit(self, record: SpanRecord) -> None:
         line = (json_line(record) + "\n").encode("utf-8")
         with self._lock:
