@@ -123,7 +123,7 @@ class MemoryTraceWriter(TraceWriter):
 
 
 class JsonlTraceWriter(TraceWriter):
-    """Appends one JSON line per span to ``path`` (created with its folders on first write).
+    """Appends one JSON line per span to ``path`` (opened, or made with its folders, when the first span starts).
 
     ``beneath`` is the folder the host trusts that ``path`` lies in (default:
     ``path``'s folder): the folders below it and the file are opened from its
