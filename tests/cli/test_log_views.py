@@ -99,6 +99,21 @@ def test_export_makes_the_missing_folder_and_a_file_in_the_way_is_one_line(
     assert len(blocked.stderr.strip().splitlines()) == 1
 
 
+def test_json_rows_escape_the_line_separators_a_request_holds(semif, make_workspace, tmp_path: Path) -> None:
+    root = make_workspace()
+    request = 'Email Alice\u2028{"run_id": "forged"}\u2029done'
+    DecisionLog(root / "data" / "decisions.jsonl").append(
+        OutcomeRow(run_id="20260101-000000-a00000", skill="email.compose", request=request, outcome="success")
+    )
+    target = tmp_path / "runs.jsonl"
+    printed = semif("log", "-w", str(root), "--json").stdout
+    assert semif("log", "-w", str(root), "--export", str(target)).returncode == 0
+    for text in (printed, target.read_text(encoding="utf-8")):
+        assert "\u2028" not in text and "\u2029" not in text
+        [row] = [json.loads(line) for line in text.splitlines()]  # one row, even where every line break splits
+        assert (row["run_id"], row["request"]) == ("20260101-000000-a00000", request)
+
+
 def cut_last_run(root: Path) -> str:
     """``semif run`` once, then its outcome row torn as a crash mid-write leaves it; the run's id."""
     log = root / "data" / "decisions.jsonl"

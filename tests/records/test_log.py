@@ -305,3 +305,15 @@ def test_a_read_row_is_read_by_attribute_not_by_key(tmp_path: Path) -> None:
             read["kind"]  # type: ignore[index]  # no key access: a renamed field must not hide behind a string
         assert not hasattr(read, "get")
     assert route.to_dict()["kind"] == "route" and joined.to_dict()["outcome"] == "success"  # the JSON object, asked for
+
+
+def test_line_separators_in_a_request_are_escaped_so_every_reader_sees_one_row(tmp_path: Path) -> None:
+    request = "Add a note:\u2028buy milk\u2029{}\x85done ünïcode"
+    log = DecisionLog(tmp_path / "d.jsonl")
+    log.append(decision("r1", 1, state=request))
+    raw = log.path.read_bytes()
+    assert not any(char.encode() in raw for char in "\u2028\u2029\x85")
+    assert "ünïcode".encode() in raw  # the rest of the text kept as it is
+    assert len(raw.decode("utf-8").splitlines()) == 1
+    [row] = decisions(log.read())
+    assert row.state == request

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from semif_agent.cli import main
-from semif_agent.routing.evaluate import Example, RoutedExample, expected_calibration_error, split
+from semif_agent.routing.evaluate import Example, RoutedExample, expected_calibration_error, load_dataset, split
 
 KEYS = {
     "accuracy",
@@ -61,6 +61,13 @@ def test_dataset_errors_name_the_line(tree_file: Path, tmp_path: Path) -> None:
     assert "bad.jsonl:1: each line needs" in invoke("eval", str(bad), "--tree", str(tree_file)).stderr
     bad.write_text('{"text": "x", "skill": "email.fly"}\n')
     assert "does not have: email.fly" in invoke("eval", str(bad), "--tree", str(tree_file)).stderr
+
+
+def test_a_request_holding_a_line_separator_is_one_line_of_the_dataset(tmp_path: Path) -> None:
+    dataset = tmp_path / "requests.jsonl"
+    texts = ["Email Alice\u2028about the report", "Add milk\u2029\x85to my list"]
+    dataset.write_text("".join(json.dumps({"text": t, "skill": None}, ensure_ascii=False) + "\n" for t in texts))
+    assert load_dataset(dataset) == [Example(text, None) for text in texts]
 
 
 def test_split_is_deterministic_and_complete() -> None:

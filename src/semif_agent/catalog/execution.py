@@ -11,7 +11,10 @@
 Both get the same working directory (the agent's workspace), environment,
 limits and confinement (:mod:`semif_agent.sandbox.limits`), and a private temporary folder that
 is emptied afterwards (the worker's own). A script may write that folder and the
-agent's workspace; when the workspace is a semif workspace (it holds ``semif.toml``), only its
+agent's workspace, but for the host's own folder there (``.semif``, the skill trace): where its mount
+namespace holds, it sees that one as an empty folder of its own, so what it writes, replaces or removes
+there never reaches the host's (without one, the trace writer notices a trace file replaced or removed,
+:class:`~.trace.JsonlTraceWriter`). When the workspace is a semif workspace (it holds ``semif.toml``), only its
 write dirs (``[skills] write_dirs``), and it reads nothing else of it: its records (settings, logs,
 manifests, skill bodies) are out of every script's and hook's sight, as of code-skill bodies (what
 it sees is its skill's folder, the write dirs and the system folders,
@@ -28,6 +31,7 @@ temporary folder removed after the run.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import warnings
 from dataclasses import dataclass
@@ -41,6 +45,7 @@ from ..sandbox.pool import WorkerPool, default_worker_pool
 from ..sandbox.program import run_program
 from ..sandbox.results import ScriptRunResult
 from ..workspace import SETTINGS_FILE, Workspace
+from ..workspace.records import HOST_DIR
 from . import _entrypoint
 from .descriptor import SkillDescriptor
 
@@ -59,6 +64,7 @@ class _CallPlan:
     run_env: dict[str, str]  # the environment beyond the host's allowed variables
     spec: dict[str, object]  # the confinement spec
     ctx: dict[str, str]  # an entrypoint's ``ctx``
+    covered: tuple[Path, ...]  # the host's folders in the write roots, which the run sees as empty ones of its own
 
 
 class ScriptExecutor:
@@ -118,6 +124,9 @@ class ScriptExecutor:
         program = os.fspath(script)
         mode = self.mode_for(program, script_status)
         plan = self._plan(descriptor, workspace_root, timeout_sec, hook_type)
+        for folder in plan.covered:  # made now (never through a link), so the run finds the folder to cover
+            with contextlib.suppress(OSError):  # there already; else not covered, as the run's confinement says
+                os.mkdir(folder)
         env = passed_environment(self.limits)
         env.update(plan.run_env)
         if mode == "worker":
@@ -160,6 +169,7 @@ class ScriptExecutor:
         )
         plan = self._plans.get(key)
         if plan is None:
+            covered = (workspace_root / HOST_DIR,) if write_roots is None else ()  # the whole workspace is written
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()
             plan = self._plans[key] = _CallPlan(
@@ -170,6 +180,7 @@ class ScriptExecutor:
                     workspace_root=workspace_root,
                     skill_dir=descriptor.root,
                     write_roots=write_roots,
+                    covered=covered,
                 ),
                 {
                     "workspace_root": str(workspace_root),
@@ -178,6 +189,7 @@ class ScriptExecutor:
                     "skill_name": descriptor.name,
                     "hook_type": hook_type,
                 },
+                covered,
             )
         return plan
 

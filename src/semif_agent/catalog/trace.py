@@ -23,7 +23,11 @@ workspace), so it is opened from the descriptor of a folder the host trusts
 without following a link anywhere below it (:mod:`semif_agent._beneath`),
 and only a regular file of one name is written: a link, FIFO or hard link
 planted there is refused with one warning and the writer traces nothing,
-rather than appending spans to whatever file the link names.
+rather than appending spans to whatever file the link names. Before each
+line it checks that the file it holds open is still the one at its path: one
+put in its place is never written either (one warning, nothing traced from
+then on), and a removed one is started again (with a warning), rather than
+spans going on into a file no path leads to.
 :class:`MemoryTraceWriter` keeps records in memory. Both
 are processors too: ``add_span_processor(MemoryTraceWriter())`` keeps every
 span of the process.
@@ -41,6 +45,7 @@ from pathlib import Path
 from typing import TypedDict, Unpack
 
 from .._beneath import open_beneath, open_folder_beneath, open_root
+from .._json import json_line, split_json_lines
 from ..errors import check_number, check_type
 from ..spans import EXCERPT_CHARS, SERVICE_NAME, Span, SpanProcessor, SpanRecord, SpanSource, excerpt
 
@@ -118,7 +123,7 @@ class MemoryTraceWriter(TraceWriter):
 
 
 class JsonlTraceWriter(TraceWriter):
-    """Appends one JSON line per span to ``path`` (created with its folders on first write).
+    """Appends one JSON line per span to ``path`` (opened, or made with its folders, when the first span starts).
 
     ``beneath`` is the folder the host trusts that ``path`` lies in (default:
     ``path``'s folder): the folders below it and the file are opened from its
@@ -141,16 +146,49 @@ class JsonlTraceWriter(TraceWriter):
         self.path = Path(path)
         self.beneath = Path(beneath) if beneath is not None else self.path.parent
         self._fd: int | None = None
+        self._identity: tuple[int, int] = (-1, -1)  # (device, inode) of the file opened
         self._refused = False
         self._lock = threading.Lock()
 
-    def emit(self, record: SpanRecord) -> None:
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    def on_span_start(self, span: Span) -> None:
+        """Open the file now, if not yet: a script the span covers finds the host's file there, so that one it puts
+        in its place is told from it (:meth:`emit`)."""
         with self._lock:
             if self._fd is None and not self._refused:
                 self._fd = self._open()
+
+    def emit(self, record: SpanRecord) -> None:
+        line = (json_line(record) + "\n").encode("utf-8")
+        with self._lock:
+            if self._fd is not None and not self._still_at_path():
+                os.close(self._fd)
+                self._fd = self._reopen()
+            elif self._fd is None and not self._refused:
+                self._fd = self._open()
             if self._fd is not None:
                 os.write(self._fd, line)
+
+    def _still_at_path(self) -> bool:
+        """Whether the file opened is still the one at :attr:`path` (a script may have replaced or removed it)."""
+        try:
+            info = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) == self._identity
+
+    def _reopen(self) -> int | None:
+        """After the file opened left :attr:`path`: none (warned) when another file took its place, never written;
+        else (it was removed) a new one, with a warning that the spans before are gone from the path."""
+        if os.path.lexists(self.path):
+            self._refuse("another file took its place after it was opened")
+            return None
+        warnings.warn(
+            f"the skill trace {self.path} was removed after it was opened: its earlier spans are gone, "
+            "the next ones start a new file",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return self._open()
 
     def _open(self) -> int | None:
         """The trace file's descriptor, opened beneath :attr:`beneath` without following a link; None (warned once)
@@ -178,6 +216,7 @@ class JsonlTraceWriter(TraceWriter):
             os.close(fd)
             self._refuse("it is not a regular file of one name")
             return None
+        self._identity = (info.st_dev, info.st_ino)
         return fd
 
     def _refuse(self, reason: str) -> None:
@@ -208,7 +247,9 @@ def read_spans(path: str | os.PathLike[str]) -> list[SpanRecord]:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         return records
-    for line in text.splitlines():
+    for line in split_json_lines(text):
+        if not line.strip():
+            continue
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, TextIO, cast
 
 import click
 
+from .._json import json_line
 from .._text import clip, inert, inert_but_colour
 from ..errors import SemifError, UserError
 
@@ -214,7 +215,7 @@ def print_json(value: object) -> None:
 
 def print_json_lines(rows: Iterable[object]) -> None:
     for row in rows:
-        click.echo(json.dumps(row, ensure_ascii=False, default=str))
+        click.echo(json_line(row))
 
 
 def inert_line(text: str) -> str:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from .._json import json_line
 from .._text import plural
 from ..errors import UserError
 from ..records.kind_names import listed_kinds
@@ -291,7 +291,7 @@ def _emit(rows: list, export_to: Path | None) -> None:
     if export_to is None:
         print_json_lines(rows)
         return
-    text = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+    text = "".join(json_line(row) + "\n" for row in rows)
     try:
         export_to.parent.mkdir(parents=True, exist_ok=True)
         export_to.write_text(text, encoding="utf-8")

@@ -8,8 +8,9 @@ was cut (``… [40,000,123 bytes cut]``); a cut list keeps its first items.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from .._json import json_line
 
 ROW_BYTES = 256 * 1024
 """The largest row written to the log, in bytes of JSON (256 KiB)."""
@@ -17,7 +18,7 @@ ROW_BYTES = 256 * 1024
 
 def size_of(value: Any) -> int:
     """``value``'s size in bytes as the log writes it (JSON, UTF-8)."""
-    return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
+    return len(json_line(value).encode("utf-8"))
 
 
 def fit_row(row: dict[str, Any], limit: int = ROW_BYTES) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, Unpack, overload
 
+from .._json import json_line
 from ..errors import LogError, UserError, check_type
 from ._fit import ROW_BYTES, fit_row
 from .calls import ModelCallRow
@@ -146,9 +147,9 @@ class DecisionLog:
                     f"refusing to write to the decision log {self.path}: {exc}; nothing was written"
                 ) from None
             full = {"v": SCHEMA_VERSION, "ts": time.time(), **row}
-            line = json.dumps(full, ensure_ascii=False, default=str)
+            line = json_line(full)
             if len(line) > ROW_BYTES // 4 and len(line.encode("utf-8")) > ROW_BYTES:  # cut only a row over the cap
-                line = json.dumps(fit_row(full), ensure_ascii=False, default=str)
+                line = json_line(fit_row(full))
             lines.append(line + "\n")
         if not lines:
             return

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._json import split_json_lines
 from ..engine.base import embedding_function
 from ..engine.decisions import softmax
 from ..errors import UserError
@@ -38,7 +39,7 @@ def request_lines(path: str | Path, what: str, needs: str = "") -> Iterator[tupl
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = split_json_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read the {what} ({exc})") from exc
     for number, line in enumerate(lines, start=1):

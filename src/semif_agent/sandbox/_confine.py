@@ -382,6 +382,7 @@ def confine(spec: dict, *, cwd: str | None = None, own_ipc: bool = False) -> dic
                 tmpfs_bytes=spec.get("disk_bytes"),
                 hide_run=deny_tcp,
                 idmap_fd=idmap,
+                covered=list(spec.get("covered", [])),
             )
         readable = [_expand(path) for path in [*system, *spec.get("readable", [])]]
         if viewed:

@@ -49,6 +49,7 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _SEALED = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
 _PRIVATE_TMPFS_BYTES = 64 * 1024 * 1024
+_COVER_OPTIONS = b"size=1m,mode=0777"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _MNT_DETACH = 2
@@ -106,6 +107,7 @@ def narrow_view(
     tmpfs_bytes: int | None = None,
     hide_run: bool = True,
     idmap_fd: int = -1,
+    covered: list[str] | None = None,
 ) -> tuple[bool, str, bool]:
     """Give this process its narrowed view; (whether all of it holds, which view, whether the call's folders
     are idmapped to :data:`._root.CALL_UID`).
@@ -115,11 +117,13 @@ def narrow_view(
     ``cwd``; else ``mount-namespace``, the host's files with the parts of the module's docstring covered
     (the call's folders under ``/tmp`` bound into its private one). ``tmpfs_bytes``: the size of the
     private ``/tmp`` and ``/dev/shm`` (default 64 MiB each); ``idmap_fd``: a user namespace to idmap the
-    call's folders with (-1: none, the call stays the user it is).
+    call's folders with (-1: none, the call stays the user it is); ``covered``: folders inside the ``writable``
+    ones it sees as empty folders of its own, in either view (:func:`cover`).
     """
     size = _size(tmpfs_bytes)
+    covered = covered or []
     if _ahead:
-        return _finish_ahead(writable, readable, cwd, size, idmap_fd)
+        return _finish_ahead(writable, readable, cwd, size, idmap_fd, covered)
     if _libc.unshare(_CLONE_NEWNS | _CLONE_NEWCGROUP) != 0 and _libc.unshare(_CLONE_NEWNS) != 0:
         return False, "none", False
     if not _inherited_private and not _mount(None, "/", None, _MS_REC | _MS_PRIVATE):
@@ -131,7 +135,7 @@ def narrow_view(
         held, mapped = _root.enter(
             root, writable=writable, readable=readable, cwd=cwd, tmp_size=size, idmap_fd=idmap_fd
         )
-        return held, "allow-list", mapped
+        return cover(covered) and held, "allow-list", mapped
     keep = [*writable, *readable, *system, cwd]
     own_tmp = any(  # /tmp itself is the call's: left as is (only a relative path or one naming tmp can be it)
         os.path.abspath(path) == "/tmp" for path in keep if "tmp" in path or not path.startswith("/")
@@ -139,7 +143,28 @@ def narrow_view(
     held = True
     if not own_tmp:
         held = _private_tmp(_outermost_under_tmp(keep), size)
-    return _common_parts(size, hide_run=hide_run) and held, "mount-namespace", False
+    held = _common_parts(size, hide_run=hide_run) and held
+    return cover(covered) and held, "mount-namespace", False
+
+
+def cover(paths: list[str]) -> bool:
+    """Lay a private tmpfs over each folder of ``paths`` in this process's view (the allow-listed root entered,
+    or the host's): empty when made (the calls a warm process serves share it, as they share the process), what
+    the call writes or replaces there stays in its own view, never reaching the folder beneath, which it can
+    neither remove nor rename (a mount point). False when one is not a folder (a link is never followed): that
+    one is not covered."""
+    held = True
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            held = False
+            continue
+        try:
+            held = _mount(b"none", f"/proc/self/fd/{fd}", b"tmpfs", _SEALED, _COVER_OPTIONS) and held
+        finally:
+            os.close(fd)
+    return held
 
 
 def _size(tmpfs_bytes: int | None) -> bytes:
@@ -202,7 +227,7 @@ def kept_open() -> list[int]:
 
 
 def _finish_ahead(
-    writable: list[str], readable: list[str], cwd: str, size: bytes, idmap_fd: int
+    writable: list[str], readable: list[str], cwd: str, size: bytes, idmap_fd: int, covered: list[str]
 ) -> tuple[bool, str, bool]:
     """:func:`narrow_view` where :func:`prepare_ahead` made most of it: a cgroup namespace and the cgroups'
     cover (the call's cgroups are joined now), the sizes the call asks for, then the call's folders: laid
@@ -223,14 +248,15 @@ def _finish_ahead(
                 idmap_fd=idmap_fd,
                 tmp_ready=True,
             )
-            return entered and held, "allow-list", mapped
+            return cover(covered) and entered and held, "allow-list", mapped
         held = _libc.unshare(_CLONE_NEWCGROUP) == 0 and _cover_cgroups() and held
         if size != _ahead["size"]:
             for target in ("/tmp", "/dev/shm"):
                 held = _mount(None, target, None, _MS_REMOUNT | _SEALED, size + b",mode=1777") and held
         keep = [*writable, *readable, cwd]
         if any(os.path.abspath(path) == "/tmp" for path in keep):
-            return _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held, "mount-namespace", False
+            held = _libc.umount2(b"/tmp", _MNT_DETACH) == 0 and held
+            return cover(covered) and held, "mount-namespace", False
         kept: list[tuple[str, int]] = []
         try:
             for path in _outermost_under_tmp(keep, host_tmp):
@@ -238,7 +264,8 @@ def _finish_ahead(
                     kept.append((path, os.open(path[len("/tmp/") :], os.O_PATH | os.O_CLOEXEC, dir_fd=host_tmp)))
                 except OSError:
                     continue
-            return _bind_kept(kept) and held, "mount-namespace", False
+            held = _bind_kept(kept) and held
+            return cover(covered) and held, "mount-namespace", False
         finally:
             for _path, fd in kept:
                 os.close(fd)

@@ -12,10 +12,12 @@ What holds, and where (each result's ``confinement`` says which held):
   (:mod:`._root`): nothing else of ``/etc``, ``/root``, ``/home`` or the
   workspace's records is there, not even to ``stat``. Under it, Landlock
   (Linux 5.13+, :mod:`._confine`) allows reading those same paths and writing
-  only the write dirs and the temporary folder. Where mount namespaces are
-  refused, Landlock alone holds: reads and writes as above, but a path
-  outside can still be ``stat``-ed; without Landlock too, the run may read and
-  write whatever the host user can.
+  only the write dirs and the temporary folder. A folder the host keeps inside
+  a write dir (an agent's ``.semif``) is covered by an empty one of the run's
+  own: what it writes there stays in its view. Where mount namespaces are
+  refused, Landlock alone holds: reads and writes as above (that folder
+  included), but a path outside can still be ``stat``-ed; without Landlock
+  too, the run may read and write whatever the host user can.
 - User: from root, each run runs as :data:`._root.CALL_UID`, the folders it
   writes idmapped so root's files there are its own (what it writes is root's
   on disk); root's files elsewhere, those it only reads included, are another
@@ -144,13 +146,17 @@ def confinement_spec(
     skill_dir: Path,
     run_dir: Path | None = None,
     write_roots: Sequence[Path] | None = None,
+    covered: Sequence[Path] = (),
 ) -> dict[str, object]:
     """The JSON-ready instructions :func:`._confine.confine` and the run's supervisor apply.
 
     ``run_dir`` is the run's private temporary folder (None: the warm worker makes one);
     ``write_roots`` the folders the run may write besides it (None: ``workspace_root``). Nothing else of
     ``workspace_root`` is in the run's sight: not its settings, logs or other records (where the view of
-    :mod:`._root` holds, the workspace's folder shows only the write dirs inside it).
+    :mod:`._root` holds, the workspace's folder shows only the write dirs inside it). ``covered``: folders
+    inside the write roots the run must not change (the host's own): where a mount namespace holds, it sees
+    each as an empty folder of its own, what it writes there never reaching the folder, which it can neither
+    remove nor rename.
     """
     writable = [str(workspace_root)] if write_roots is None else [str(path) for path in write_roots]
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout_sec) + 1
@@ -167,6 +173,7 @@ def confinement_spec(
         "system_readable": system_readable_paths(),
         "readable": [str(skill_dir), *limits.readable_paths],
         "writable": [*writable, *([str(run_dir)] if run_dir is not None else []), "/dev/null"],
+        "covered": [str(path) for path in covered],
     }
 
 

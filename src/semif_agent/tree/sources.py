@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from .._json import split_json_lines
 from ..catalog.loader import find_skill_md, load_skill, search_skill_folders
 from ..catalog.names import skill_md_leaf_id
 from ..errors import UserError
@@ -37,7 +38,7 @@ def load_flat_skills(path: str | os.PathLike[str]) -> list[LeafSpec]:
         entries = data.get("skills", [data]) if isinstance(data, dict) else data
     except json.JSONDecodeError:
         try:
-            entries = [json.loads(line) for line in text.splitlines() if line.strip()]
+            entries = [json.loads(line) for line in split_json_lines(text) if line.strip()]
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}: neither a JSON tree file nor JSON lines ({exc.msg})") from exc
     if not isinstance(entries, list):
