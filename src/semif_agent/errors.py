@@ -80,6 +80,7 @@ also the standard exception X, so code that catches X keeps working.
 
     UserWarning
     ├── SkillCatalogWarning             lenient loading: a skill loaded with a problem, skipped or shadowed
+    ├── SettingsWarning                 a name in semif.toml semif does not read (a misspelt table or key)
     └── TornLineWarning                 a log line that cannot be parsed (a write cut by a crash)
 
 Where they live, besides this module: ``llm.errors`` (InvalidModelRequestError, UnsupportedOptionError,
@@ -94,7 +95,7 @@ AgentError, OutputMissingError, SkillActivationError); ``agent.toolkits.memory``
 ``agent.toolkits.retrieval`` (UnknownVaultError); ``agent.toolkits.mcp`` (MCPError,
 MCPToolError); ``routing.learned`` (RouterMismatch); ``forge.generator``
 (GenerationFailed); ``distributed.pool`` (WorkerFailed); ``compat.skills_ref`` (its SkillError, ParseError,
-ValidationError); ``records.log`` (TornLineWarning).
+ValidationError); ``records.log`` (TornLineWarning); ``workspace.unread`` (SettingsWarning).
 
 Errors that wrap a lower-level failure keep it as ``__cause__``. Every
 :class:`~semif_agent.llm.ProviderError` also carries ``provider``, ``model``,

@@ -116,6 +116,15 @@ def test_malformed_settings_and_manifests_are_one_line(make_workspace) -> None:
     assert code == 1 and "invalid TOML" in err
 
 
+def test_an_unknown_engine_in_semif_toml_is_one_line_naming_the_file_and_key(make_workspace) -> None:
+    root = make_workspace()
+    settings = root / "semif.toml"
+    settings.write_text('[engine]\nname = "locl"\n' + settings.read_text().replace("[engine]\n", ""))
+    code, _, err = invoke("route", "x", "-w", str(root))
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"Error: {settings}: [engine] name: unknown engine 'locl' (known: lexical, llm, local")
+
+
 def test_help_explains_the_commands() -> None:
     code, out, _ = invoke("--help")
     assert code == 0

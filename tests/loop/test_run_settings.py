@@ -97,6 +97,17 @@ def test_a_bad_strategy_in_semif_toml_names_the_file(root: Path) -> None:
         RunSettings.resolve(ws, engine="lexical")
 
 
+def test_an_unknown_engine_in_semif_toml_names_the_file_and_the_key(root: Path) -> None:
+    ws = with_settings(root, engine='name = "locl"')
+    with pytest.raises(UserError) as caught:
+        RunSettings.resolve(ws)
+    assert str(caught.value).startswith(f"{root / 'semif.toml'}: [engine] name: unknown engine 'locl' (known: ")
+    with pytest.raises(UserError) as given:  # named on the command line: the file is not to blame
+        RunSettings.resolve(ws, engine="locl")
+    assert str(given.value).startswith("unknown engine 'locl' (known: ")
+    assert RunSettings.resolve(ws, engine="lexical").engine == "lexical"  # another given: the file's is not used
+
+
 def test_the_engine_takes_the_values_given_and_the_chains_own_cut(root: Path) -> None:
     ws = with_settings(root, engine="threshold = 0.9", routing='strategy = "chain"\ntemperature = 0.2')
     settings = RunSettings.resolve(ws, engine="lexical")

@@ -179,7 +179,16 @@ class InertWriter(io.TextIOBase):
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    click.echo(f"warning: {message}", err=True)
+    say_once(f"warning: {' '.join(str(message).split())}")
+
+
+def say_once(line: str) -> None:
+    """``line`` on stderr, once per command (a command may load its workspace, and meet its warnings, more than once)."""
+    ctx = click.get_current_context(silent=True)
+    said = ctx.meta.setdefault("semif.said", set()) if ctx is not None else set()
+    if line not in said:
+        said.add(line)
+        click.echo(line, err=True)
 
 
 def workspace_option(fn: Callable) -> Callable:

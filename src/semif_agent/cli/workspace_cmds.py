@@ -11,7 +11,7 @@ import click
 from .._text import plural
 from ..errors import UserError, WorkspaceError
 from ..workspace import SETTINGS_FILE, Workspace, default_workspace_dir, find_workspace
-from ._common import StageBars
+from ._common import StageBars, say_once
 
 if TYPE_CHECKING:
     from ..engine.base import Engine
@@ -51,7 +51,7 @@ def find_cli_workspace(explicit: str | None, *, create_default: bool = False) ->
             workspace = Workspace.load(named)
         except WorkspaceError as exc:
             raise WorkspaceError(f"${WORKSPACE_ENV}: {exc}") from None
-        _note(f"semif: workspace {workspace.root} (from ${WORKSPACE_ENV})")
+        say_once(f"semif: workspace {workspace.root} (from ${WORKSPACE_ENV})")
         return workspace
     if (Path.cwd() / SETTINGS_FILE).is_file():
         return find_workspace(None)
@@ -62,19 +62,10 @@ def find_cli_workspace(explicit: str | None, *, create_default: bool = False) ->
         from ..starter import create_workspace
 
         create_workspace(home)
-        _note(f"semif: made your workspace at {home}")
+        say_once(f"semif: made your workspace at {home}")
         return Workspace.load(home)
-    _note(f"semif: workspace {home} (your own; -w DIR for another)")
+    say_once(f"semif: workspace {home} (your own; -w DIR for another)")
     return Workspace.load(home)
-
-
-def _note(line: str) -> None:
-    """``line`` on stderr, once per command (a command may look for its workspace more than once)."""
-    ctx = click.get_current_context(silent=True)
-    said = ctx.meta.setdefault("semif.noted", set()) if ctx is not None else set()
-    if line not in said:
-        said.add(line)
-        click.echo(line, err=True)
 
 
 def load_tree(workspace: Workspace, *, engine: Engine | None = None, full: bool = False) -> SkillTree:

@@ -102,9 +102,11 @@ class RunSettings:
         if model:
             engine_name = engine_name or "llm"
         name = engine_name or (settings.engine.name if settings is not None else None) or _default_engine_name()
-        for named in (None if built is not None else name, judge):
-            if named is not None:
-                _check_engine_name(named)
+        if built is None:
+            from_file = workspace is not None and not engine_name and name == workspace.settings.engine.name
+            _check_engine_name(name, f"{workspace.settings_file}: [engine] name" if workspace and from_file else None)
+        if judge is not None:
+            _check_engine_name(judge)
         model_note = None
         if model or name == "llm":
             table, model_note = model_settings(table, model)
@@ -273,12 +275,14 @@ def _routing_settings(workspace: Workspace | None, engine: str) -> RoutingSettin
     return routing_settings(workspace, engine)
 
 
-def _check_engine_name(name: str) -> None:
+def _check_engine_name(name: str, where: str | None = None) -> None:
+    """Refuse an engine no one registered; ``where`` names the setting it came from (``semif.toml: [engine] name``)."""
     from ..engine.registry import engine_names
 
     base = name.split(":")[0]
     if base not in engine_names():
-        raise InvalidArgumentError(f"unknown engine {base!r} (known: {', '.join(engine_names())})")
+        said = f"{where}: " if where else ""
+        raise InvalidArgumentError(f"{said}unknown engine {base!r} (known: {', '.join(engine_names())})")
 
 
 def _check_strategy(name: str | None, workspace: Workspace | None) -> None:

@@ -52,6 +52,13 @@ Number = StrictInt | StrictFloat
 Text = Annotated[str, BeforeValidator(lambda value: value if isinstance(value, str) else str(value))]
 """An item of a list of strings: read as a string whatever it was (an old row's ``3`` reads ``"3"``)."""
 
+EngineNumber = StrictInt | StrictFloat | float
+"""A number an engine answered with: an int or a float kept as it is, another kind (numpy's) read as a float."""
+
+LoggedOption = dict[str, StrictStr]
+"""An option a decision offered, as logged: ``{"id": ..., "description": ...}`` (an
+:class:`~semif_agent.engine.decisions.Option`)."""
+
 LENIENT_PASSES = 4  # fields put right per pass, one pass per nesting of errors
 
 
@@ -150,10 +157,10 @@ class DecisionRow(LogRow):
     skill: StrictStr | None = None
     state: StrictStr = ""
     question: StrictStr
-    options: list[dict[str, Any]] = Field(default_factory=list)
+    options: list[LoggedOption] = Field(default_factory=list)
     selected: StrictStr
-    scores: dict[str, Any] | None = Field(default_factory=dict)
-    probabilities: dict[str, Any] | None = None
+    scores: dict[str, EngineNumber | None] | None = Field(default_factory=dict)  # by option id; None: not finite
+    probabilities: dict[str, EngineNumber] | None = None  # by option id; None: the engine has no distribution
     engine: StrictStr | None = None
     model: StrictStr | None = None
     latency_ms: Number | None = None

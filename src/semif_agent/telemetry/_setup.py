@@ -140,10 +140,12 @@ def configure(
         except ImportError:
             _warn_missing_sdk()
             return False
-        from ._leaving import LeavingExporter
+        from ._leaving import LeavingExporter, say_export_failures_once
 
         timeout = None if _TIMEOUT_VARIABLES & os.environ.keys() else EXPORT_TIMEOUT
-        leaving = LeavingExporter(OTLPSpanExporter(endpoint=_traces_url(endpoint or DEFAULT_ENDPOINT), timeout=timeout))
+        url = _traces_url(endpoint or DEFAULT_ENDPOINT)
+        say_export_failures_once(url)
+        leaving = LeavingExporter(OTLPSpanExporter(endpoint=url, timeout=timeout))
         processor = BatchSpanProcessor(leaving)
     shutdown()
     # shut down at exit by shutdown() (bounded), not by the SDK's own hook (which waits up to 30 s)

@@ -4,7 +4,8 @@ A setting of the wrong type is refused with one line naming its table and
 key (``[skills] timeout must be a positive number of seconds, not "slow"``):
 each setting type carries, as :class:`Must`, the words that line uses.
 Unknown keys of a known table, and tables of their own (a plug-in's), are
-kept for the layers that read them.
+kept for the layers that read them; one that looks misspelt is a warning
+(:mod:`.unread`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import datetime
 import posixpath
 from collections.abc import Mapping, Sequence
 from types import UnionType
-from typing import Annotated, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, ClassVar, Union, get_args, get_origin, get_type_hints
 
 from annotated_types import Ge, Gt, Le
 from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
@@ -22,6 +23,7 @@ from .._text import clip
 from ..errors import WorkspaceError
 from .credentials import credential_setting, secrets_file
 from .records import FOLDERS
+from .unread import Others, warn_unread
 
 DEFAULT_BODY_TIMEOUT = 120.0
 """Seconds a skill body may run when ``[skills] timeout`` does not say."""
@@ -72,6 +74,9 @@ class _Table(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=True)
 
+    others: ClassVar[Others] = "warned"
+    """What a key the table does not type is: a misspelling unless the table says it is another layer's."""
+
     def given(self) -> dict[str, object]:
         """The table as a mapping: its known keys that have a value (a default included) and its unknown ones."""
         return self.model_dump(exclude_none=True)
@@ -79,6 +84,8 @@ class _Table(BaseModel):
 
 class EngineSettings(_Table):
     """``[engine]``: which engine answers decisions; keys beyond these belong to the engine (its factory gets them)."""
+
+    others: ClassVar[Others] = "near"  # the engine's own; warned of only when close to one typed here
 
     name: Text | None = None
     threshold: Number | None = None
@@ -90,6 +97,7 @@ class PathsSettings(_Table):
     """``[paths]``: the data dir, a folder per kind of data (each ``data/<kind>`` unless set), and any other path."""
 
     __pydantic_extra__: dict[str, PathText] = Field(init=False)
+    others: ClassVar[Others] = "kept"
 
     data: PathText = "data"
     drafts: PathText = ""
@@ -154,6 +162,8 @@ class ForgeSettings(_Table):
 class ConfigSettings(_Table):
     """``[config]``: passed to skills as it is, in ``ctx.config``."""
 
+    others: ClassVar[Others] = "kept"
+
     now: Moment | None = None
 
 
@@ -204,7 +214,7 @@ def parse_settings(raw: Mapping[str, object], where: str) -> WorkspaceSettings:
     """``raw`` (a parsed semif.toml) as settings, defaults filled in; a wrong value or a credential is one line.
 
     ``where`` (the file) begins the line: ``semif.toml: [skills] timeout must be a positive number of seconds,
-    not "slow"``.
+    not "slow"``. A table or key that looks misspelt is a :class:`~.unread.SettingsWarning` beginning the same way.
     """
     key = credential_setting(raw)
     if key:
@@ -213,9 +223,23 @@ def parse_settings(raw: Mapping[str, object], where: str) -> WorkspaceSettings:
             f'in the secrets file {secrets_file()} (mode 600, as VARIABLE = "...") and name its variable with api_key_env'
         )
     try:
-        return WorkspaceSettings.model_validate(raw)
+        settings = WorkspaceSettings.model_validate(raw)
     except ValidationError as exc:
         raise WorkspaceError(f"{where}: {_refusal(exc, raw)}") from None
+    warn_unread(raw, _known_tables(), where)
+    return settings
+
+
+def _known_tables() -> dict[str, tuple[frozenset[str], Others]]:
+    """Each table semif reads: its typed keys and what its other keys are (``[provider]``'s are the provider's)."""
+    known: dict[str, tuple[frozenset[str], Others]] = {}
+    for name, field_info in WorkspaceSettings.model_fields.items():
+        model = field_info.annotation
+        if isinstance(model, type) and issubclass(model, _Table):
+            known[name] = (frozenset(model.model_fields), model.others)
+        else:
+            known[name] = (frozenset(), "kept")
+    return known
 
 
 def _refusal(exc: ValidationError, raw: Mapping[str, object]) -> str:
