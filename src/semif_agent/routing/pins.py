@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._text import text_key
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..records.kinds import LABEL_KIND, OUTCOME_KIND, UNDO_KIND, UNLABEL_KIND
 from ..records.runs import RunRecord, run_records
@@ -31,9 +32,7 @@ PINNED_QUESTION = "Which skill should handle this request?"
 PIN_ENGINE = "label"  # the engine a pinned decision names: a person's label, not a model or the scores
 
 
-def pin_key(text: str) -> str:
-    """``text`` as a pinned request is matched: case and spacing aside."""
-    return " ".join(text.casefold().split())
+pin_key = text_key  # ``text`` as a pinned request is matched: case and spacing aside
 
 
 @dataclass(frozen=True)
