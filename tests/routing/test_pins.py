@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -52,8 +53,8 @@ def test_a_request_a_person_labelled_routes_to_the_labelled_skill(make_workspace
     assert route_of(root, text)[0] == "notes.add"
 
 
-def run(run_id: str, request: str, skill: str | None, **label: object) -> RunRecord:
-    return RunRecord(run_id, request, skill, "success", "run", **label)  # type: ignore[arg-type]
+def run(run_id: str, request: str, skill: str | None, **label: Any) -> RunRecord:
+    return RunRecord(run_id, request, skill, "success", "run", **label)
 
 
 def test_the_latest_label_of_a_request_stands_and_a_clients_word_pins_nothing() -> None:
