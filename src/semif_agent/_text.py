@@ -74,3 +74,8 @@ def percent_figure(value: float | None) -> str:
 def plural(count: int, one: str, many: str | None = None) -> str:
     """``1 decision row``, ``2 decision rows`` (``many``: the plural when it is not ``one`` + "s")."""
     return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def text_key(text: str) -> str:
+    """``text`` as two requests are the same request: case and spacing aside."""
+    return " ".join(text.casefold().split())

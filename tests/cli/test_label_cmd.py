@@ -135,7 +135,7 @@ def test_a_labelled_run_can_still_be_replayed(logged) -> None:
 
     root, emailed, handed_back = logged
     invoke("label", emailed, "--outcome", "failure", "-w", str(root))
-    invoke("label", handed_back, "--skill", "notes.add", "-w", str(root))
+    invoke("label", handed_back, "--none", "-w", str(root))  # a label naming a skill would route the request there
     log = root / "data" / "decisions.jsonl"
     code, out, err = invoke(
         "run", "note that lunch moved", "-w", str(root), "--engine", f"scripted:{log}", "--json", "--no-log"

@@ -126,9 +126,11 @@ def test_one_none_label_does_not_place_the_cut_where_the_tree_has_no_none_exampl
 DRAFTS = ("Show me my email drafts", "List the drafts I have not sent")
 
 
-def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path) -> None:
-    # A person labelled every run of two requests for the drafts as email.compose, eight times each: the router they
-    # teach sends email.list_drafts' own examples to email.compose too.
+def test_labels_outrank_the_examples_of_nearly_the_same_requests_which_are_named_as_what_is_wrong(
+    tmp_path: Path,
+) -> None:
+    # A person labelled every run of two requests for the drafts as email.compose, eight times each: email.list_drafts'
+    # own examples worded like them say otherwise, and the person's word is the one that stands.
     root = create_workspace(tmp_path / "ws")
     batch = tmp_path / "drafts.jsonl"
     batch.write_text("".join(json.dumps({"text": text}) + "\n" for text in DRAFTS for _ in range(8)))
@@ -140,20 +142,16 @@ def test_labels_that_break_right_routes_are_named_and_taken_back(tmp_path: Path)
 
     code, out, err = invoke("train", "-w", str(root))
     assert code == 0, err
-    assert "kept the untrained examples strategy" in out and "nothing saved" in out
-    assert "now wrong 'Show my email drafts'  email.list_drafts -> email.compose" in out
-    named = [line for line in out.splitlines() if line.startswith("the labels on runs")]
-    assert named and all(
-        "--skill email.compose) together turn " in line and "take them back with `semif label --undo RUN`" in line
-        for line in named
-    )
-    code, out, err = invoke("train", "-w", str(root), "--json")
-    culprits = json.loads(out)["decision"]["culprits"]
-    assert {culprit["text"] for culprit in culprits} <= set(DRAFTS) and culprits
+    assert "switched from the untrained examples strategy" in out and "  now wrong " not in out
+    assert (
+        "now right 'Show my email drafts'  email.list_drafts -> email.compose  "
+        "(outranked: an example a person's label contradicts, not counted)"
+    ) in out
+    lines = out.splitlines()
+    said = [line for line in lines if line.startswith("skill email.list_drafts's example 'Show my email drafts'")]
+    assert said and "is what is wrong: the label on run" in said[0] and "--skill email.compose) outranks it" in said[0]
+    assert not [line for line in lines if line.startswith(("the label on run", "the labels on runs"))]
     ids = {run["run_id"]: run["request"] for run in runs}
-    for culprit in culprits:
-        assert {ids[run_id] for run_id in culprit["run_ids"]} == {culprit["text"]}
-        assert len(culprit["run_ids"]) == 8 and culprit["mends"] >= 1
 
     for run_id in ids:
         assert invoke("label", run_id, "--undo", "-w", str(root))[0] == 0

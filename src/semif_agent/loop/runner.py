@@ -16,6 +16,7 @@ from ..engine.base import Engine, check_engine, decide
 from ..engine.decisions import DecisionRequest, DecisionResult
 from ..errors import InvalidArgumentError, SemifError, SkillError, WorkspaceError, check_type
 from ..records import ASSESS_KIND, ROUTE_KIND, DecisionLog, DecisionRow, OutcomeRow
+from ..routing.pins import LogPins, is_pinned
 from ..skills import ActionResult, Prediction, Request
 from ..tree.manifests import SkillManifest
 from ..tree.router import Route
@@ -158,6 +159,7 @@ class SkillRunner:
         self.tree = tree or settings.build_tree(self.engine)
         self.strategy = settings.build_strategy(self.tree, self.engine)
         self.log = log or settings.build_log()
+        self.pins = LogPins(self.log)  # the requests people labelled route where their labels say
         self.body_timeout = settings.timeout
         self.allow_scripts = settings.allow_scripts
         self.warm_processes = settings.warm_processes
@@ -261,7 +263,7 @@ class SkillRunner:
         again.
         """
         verdict, _ = await self._decide(text, text, yes)
-        if verdict.acts or verdict.rule in (NEGATED, OUT_OF_SCOPE):
+        if verdict.acts or verdict.rule in (NEGATED, OUT_OF_SCOPE) or is_pinned(verdict.route):
             return verdict
         plain = read_request(text).plain
         if plain is None or plain.strip().lower() == text.strip().lower():
@@ -294,8 +296,9 @@ class SkillRunner:
 
     async def _decide(self, routed: str, text: str, yes: bool) -> tuple[Verdict, Route]:
         """The verdict on ``routed`` (``text``, or its plain reading), and the route before the gate read it; its
-        decisions are about ``text`` as written."""
-        route = await self.strategy.aroute(routed)
+        decisions are about ``text`` as written. A request a person labelled (``text`` as written) goes where the
+        label says (:mod:`~semif_agent.routing.pins`), whatever the strategy would say."""
+        route = self.pins.route(self.tree, text) or await self.strategy.aroute(routed)
         if routed != text:
             decisions = [
                 dataclasses.replace(d, request=dataclasses.replace(d.request, state=text)) for d in route.decisions

@@ -25,6 +25,13 @@ them (:func:`decide`):
   new router gets wrong keeps the routing in use, whatever the number of
   fixes; the reason names it.
 
+**A person's label outranks a skill's examples.** A skill's example that a
+person's label of the same or nearly the same request contradicts
+(:mod:`.outranked`) is what is wrong: it is replayed and shown
+(``outranked: an example a person's label contradicts``), never counted as a
+fix or a break, so never blamed on the label, and the decision names it and
+its skill (``outranked``).
+
 Only what the workspace itself knows counts: a request known only from a
 client (its picks after a find, its reports) is neither a fix nor a break, so
 no number of them can buy a break of what was right. Such requests are
@@ -58,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 from .._sync import run_sync
 from .._text import percent_figure, plural
 from .compare import ALPHA, paired_p_value
+from .outranked import Contradiction, contradicted_examples
 
 if TYPE_CHECKING:
     from .strategies import RoutingStrategy
@@ -67,6 +75,8 @@ if TYPE_CHECKING:
 # rows (implicit, reported) are replayed only to be shown, marked, and never counted.
 AUTHORITY = {"label": 0, "dataset": 1, "examples": 2, "success": 3}
 CLIENTS_WORD = {"reported": "a client's report", "implicit": "a client's pick"}  # the more authoritative first
+OUTRANKED = "outranked"  # the source of a skill's example a person's label contradicts: replayed, shown, not counted
+UNCOUNTED = {**CLIENTS_WORD, OUTRANKED: "an example a person's label contradicts"}  # what a flip not counted is
 PERSON = "label"  # the source of a person's label, which no switch may break
 SHOWN_FLIPS = 10  # flips of each kind printed (--json lists them all)
 SHOWN_RUNS = 3  # run ids named in a line about several labels
@@ -95,7 +105,7 @@ class Flip:
     @property
     def mark(self) -> str | None:
         """``implicit: a client's pick`` for a flip only a client's word stands behind, else None."""
-        return None if self.counted else f"{self.source}: {CLIENTS_WORD.get(self.source, 'a client')}, not counted"
+        return None if self.counted else f"{self.source}: {UNCOUNTED.get(self.source, 'a client')}, not counted"
 
     @property
     def now(self) -> str:
@@ -174,6 +184,7 @@ class SwitchDecision:
     forced: bool = False
     culprits: list[Culprit] = field(default_factory=list)  # the labels behind a refusal's breaks (label_culprits)
     unlearned: list[Flip] = field(default_factory=list)  # labelled requests the new router still gets wrong
+    outranked: list[Contradiction] = field(default_factory=list)  # skills' examples people's labels contradict
 
     @property
     def fixed(self) -> list[Flip]:
@@ -200,6 +211,7 @@ class SwitchDecision:
             "flips": [f.to_dict() for f in self.flips],
             "culprits": [c.to_dict() | {"says": c.sentence()} for c in self.culprits],
             "unlearned": [f.to_dict() for f in self.unlearned],
+            "outranked": [c.to_dict() for c in self.outranked],
         }
 
 
@@ -287,8 +299,15 @@ def compare_routers(
 ) -> SwitchDecision:
     """Replay ``rows`` through the strategy routing now (``current``) and the new one (``new``), and :func:`decide`."""
     tell = progress or (lambda stage, done, total: None)
-    counted = replayable(rows)
-    requests = counted + clients_requests(rows, {text for text, _, _ in counted})
+    outranked = contradicted_examples(rows)
+    counted: list[tuple[str, str | None, str]] = []
+    shown: list[tuple[str, str | None, str]] = []  # examples a person's label contradicts: shown, not counted
+    for text, skill, source in replayable(rows):
+        if source == "examples" and text in outranked:
+            shown.append((text, outranked[text].label_skill, OUTRANKED))  # where the label says it goes
+        else:
+            counted.append((text, skill, source))
+    requests = counted + shown + clients_requests(rows, {text for text, _, _ in counted + shown})
     texts = [text for text, _, _ in requests]
     total = 2 * len(texts)
     before = routed_skills(current, texts, lambda done: tell("replaying", done, total))
@@ -301,6 +320,7 @@ def compare_routers(
     before_right = [was == expected for (_, expected, _), was in zip(counted, before)]
     after_right = [now == expected for (_, expected, _), now in zip(counted, after)]
     decision = decide(routing_label(current), before_right, after_right, flips, held_out, force=force)
+    decision.outranked = list(outranked.values())
     decision.unlearned = [
         Flip(text, expected, was, now, source)
         for (text, expected, source), was, now in zip(counted, before, after)
@@ -448,6 +468,10 @@ def label_lines(decision: dict[str, Any], shown: int = SHOWN_FLIPS) -> list[str]
     """What a decision's ``to_dict()`` says of people's labels: the labels behind a refusal, and labelled requests the
     new router still gets wrong (one label does not always outweigh the examples: label more requests like it)."""
     lines = [culprit["says"] for culprit in decision.get("culprits", [])]
+    outranked = decision.get("outranked", [])
+    lines += [contradiction["says"] for contradiction in outranked[:shown]]
+    if len(outranked) > shown:
+        lines.append(f"  … {len(outranked) - shown} more examples a person's label outranks (--json lists them all)")
     unlearned = decision.get("unlearned", [])
     for flip in unlearned[:shown]:
         lines.append(

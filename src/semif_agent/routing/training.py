@@ -47,6 +47,9 @@ requests are neither held out nor replayed before a switch
 (:mod:`.switching`): what decides whether a router is better is what the
 workspace itself knows.
 
+A skill's example that a person's label of the same or nearly the same
+request contradicts is left out: the label outranks it (:mod:`.outranked`).
+
 :func:`train` embeds every request with the local model, holds out part of
 the rows, fits the head (:mod:`._head`) on the rest for a few strengths of
 regularisation and keeps the best on the held-out rows, fits the temperature
@@ -71,6 +74,7 @@ from ..engine.local import MODEL_ID
 from ..errors import UserError
 from ..tree.tree import SkillTree
 from .evaluate import Example
+from .outranked import contradicted_examples
 from .switching import HeldOut, SwitchDecision, compare_routers, label_culprits, request_key
 
 if TYPE_CHECKING:
@@ -335,6 +339,8 @@ def train(
     from ._fitting import Fitter, Setting
 
     rows = once_per_request([r for r in rows if r.skill is None or r.skill in tree.skills])
+    outranked = contradicted_examples(rows)  # a skill's example a person's label contradicts is left out
+    rows = [r for r in rows if r.source != "examples" or r.text not in outranked]
     if not any(r.skill is not None for r in rows):
         raise UserError(
             "nothing to learn from: no example requests, datasets or labelled runs name a skill of this tree"

@@ -11,6 +11,8 @@
   what is on disk now and rebuilds only for the skills that changed
   (added, removed, description edited); when nothing changed, nothing is
   embedded and nothing is written.
+- An example a skill gives that a skill loaded before it gives already is
+  left out of the later one, with a warning (:mod:`.copied_examples`).
 
 Leaf ids are the skills' names, normalised as the standard wants them; two
 skills sharing one are both kept (:mod:`.leaf_ids`). Which of them keeps the
@@ -40,6 +42,7 @@ from ..errors import ManifestError
 from ..workspace import Workspace
 from ._vectors import Embed
 from .build import MAX_CHILDREN, LeafSpec, update_tree
+from .copied_examples import without_copied_examples
 from .leaf_ids import distinct_ids
 from .manifests import (
     RESERVED_IDS,
@@ -121,6 +124,7 @@ def workspace_manifests(
     for leaf_id, found in direct:
         skills[leaf_id] = _leaf(found, leaf_id, found.metadata["category"])
     skills.update(parsed.skills)
+    skills = without_copied_examples(skills, problems)
     return Manifests(categories, skills, problems, code.none_examples, report)
 
 

@@ -1,0 +1,112 @@
+"""A person's label pins its request: the request a person labelled ``--skill NAME`` routes to NAME, whatever the
+skills' examples say, as long as the tree has that skill.
+
+Examples are anyone's word: a skill dropped into ``skills/`` may copy another's phrasings and add many more, and the
+untrained routing then sends the requests they resemble its way, labelled ones too. A label is a person's: the
+request it names (its text with case and spacing aside, :func:`pin_key`) is routed where it says, before any
+scoring. The latest label of a request wins (a later ``--none`` of it lifts the pin); a label taken back
+(``semif label --undo``) pins nothing; a client's report or pick pins nothing; a skill since removed pins nothing.
+
+The pins are read from the decision log (its outcome and label rows: a run whose outcome row is missing has no
+request to pin), again whenever the log has changed (:class:`LogPins`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._text import text_key
+from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
+from ..records.kinds import LABEL_KIND, OUTCOME_KIND, UNDO_KIND, UNLABEL_KIND
+from ..records.runs import RunRecord, run_records
+from ..tree.router import Route, RoutedDecision
+from ..tree.tree import SkillTree
+
+if TYPE_CHECKING:
+    from ..records import DecisionLog
+
+PINNED_QUESTION = "Which skill should handle this request?"
+PIN_ENGINE = "label"  # the engine a pinned decision names: a person's label, not a model or the scores
+
+
+pin_key = text_key  # ``text`` as a pinned request is matched: case and spacing aside
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The skill a person labelled a request with, and the run whose label says so."""
+
+    skill: str
+    run_id: str
+
+
+def persons_pins(runs: Iterable[RunRecord]) -> dict[str, Pin]:
+    """The requests people labelled with a skill (:func:`pin_key`), each with its latest label's skill; a request
+    whose latest label says no skill fits is not pinned."""
+    pins: dict[str, Pin] = {}
+    for run in runs:
+        if not run.request or not run.label_has_skill or run.label_source is not None or run.label_client:
+            continue
+        key = pin_key(run.request)
+        pins.pop(key, None)  # the latest label of the request is the one that stands
+        if run.label_skill is not None:
+            pins[key] = Pin(run.label_skill, run.run_id)
+    return pins
+
+
+def pinned_route(tree: SkillTree, text: str, pin: Pin) -> Route:
+    """The route of ``text`` to ``pin``'s skill (of ``tree``): one decision, sure of it, that names the label."""
+    skill = tree.skills[pin.skill]
+    asked = DecisionRequest(
+        state=text, question=PINNED_QUESTION, options=[Option(skill.name, skill.description), Option(NONE_ID)]
+    )
+    said = DecisionResult(
+        selected=skill.name,
+        scores={skill.name: 1.0, NONE_ID: 0.0},
+        probabilities={skill.name: 1.0, NONE_ID: 0.0},
+        engine=PIN_ENGINE,
+        note=f"a person's label (run {pin.run_id})",
+    )
+    return Route(
+        skill=skill,
+        decisions=[RoutedDecision("skill", asked, said, whole=True)],
+        reason=f"a person labelled this request {skill.name} (run {pin.run_id})",
+    )
+
+
+def is_pinned(route: Route) -> bool:
+    """Whether ``route`` is a pinned one (:func:`pinned_route`)."""
+    return bool(route.decisions) and route.decisions[-1].result.engine == PIN_ENGINE
+
+
+class LogPins:
+    """The pins of a decision log's labels (:func:`persons_pins`), read again whenever the log has changed."""
+
+    def __init__(self, log: DecisionLog | None) -> None:
+        self.log = log
+        self._seen: tuple[int, int] | None = None
+        self._pins: dict[str, Pin] = {}
+
+    def pins(self) -> dict[str, Pin]:
+        path = getattr(self.log, "path", None)
+        if self.log is None or not isinstance(path, Path):
+            return {}
+        try:
+            stat = path.stat()
+        except OSError:
+            return {}
+        seen = (stat.st_size, stat.st_mtime_ns)
+        if seen != self._seen:
+            said = self.log.read(kinds=(OUTCOME_KIND, LABEL_KIND, UNLABEL_KIND, UNDO_KIND))
+            self._pins, self._seen = persons_pins(run_records(said)), seen
+        return self._pins
+
+    def route(self, tree: SkillTree, text: str) -> Route | None:
+        """The pinned route of ``text`` over ``tree``, or None: not labelled, or its skill is not in the tree."""
+        pin = self.pins().get(pin_key(text))
+        if pin is None or pin.skill not in tree.skills:
+            return None
+        return pinned_route(tree, text, pin)
