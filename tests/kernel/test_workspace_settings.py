@@ -338,6 +338,10 @@ def test_a_write_dir_in_another_workspace_is_refused(tmp_path: Path, monkeypatch
     inner = workspace(tmp_path / "nests", "", name="inner")
     message = refusal(tmp_path, '[skills]\nwrite_dirs = ["inner/data/notes"]\n', name="nests")
     assert f'"inner/data/notes" lies inside another workspace, {inner}' in message
+    planted = workspace(tmp_path, "", name="planted")
+    (planted / "data" / "drafts").mkdir()
+    (planted / "data" / "drafts" / "semif.toml").write_text("")  # what a skill may write in its write dir
+    assert Workspace.load(planted).write_roots[0] == planted / "data" / "drafts"
     own = tmp_path / "shared" / "semif" / "workspace"
     monkeypatch.setenv("SEMIF_HOME", str(own))
     message = refusal(tmp_path, f'[skills]\nwrite_dirs = ["{tmp_path / "shared"}"]\n', name="mine")

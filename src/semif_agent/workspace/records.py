@@ -170,11 +170,15 @@ def check_write_dirs(ws: Workspace) -> None:
 
 def _another_workspace(ws: Workspace, path: Path) -> tuple[str, str] | None:
     """How the write dir ``path`` reaches a workspace other than ``ws`` ("is", "holds", "lies inside") and which,
-    or None: it is or lies inside a folder with a ``semif.toml`` of its own (above ``ws``'s root only when ``path``
-    leaves ``ws``), or it is or holds the user's own workspace."""
-    leaves = _overlap(ws.root, path) not in ("is", "holds")
+    or None: it is or lies inside a folder with a ``semif.toml`` of its own, or it is or holds the user's own
+    workspace.
+
+    For a write dir inside ``ws``, only the folders between it and ``ws``'s root count: one a skill wrote in its
+    own write dir does not stop the workspace from loading.
+    """
+    inside = _overlap(ws.root, path) in ("is", "holds")
     for folder in (path, *path.parents):
-        if folder == ws.root or (not leaves and folder in ws.root.parents):
+        if folder == ws.root or (inside and (folder == path or folder in ws.root.parents)):
             continue
         if (folder / SETTINGS_FILE).is_file():
             return ("is" if folder == path else "lies inside", f"{folder} (it has a {SETTINGS_FILE})")
