@@ -230,3 +230,125 @@ def test_the_decision_log_is_built_from_the_workspace(tmp_path: Path) -> None:
     log = DecisionLog.for_workspace(ws)
     assert (log.path, log.fsync, log.enabled) == (ws.root / "data" / "my-log.jsonl", True, True)
     assert DecisionLog.for_workspace(ws, enabled=False).enabled is False
+
+
+@pytest.mark.parametrize(
+    ("settings", "where"),
+    [
+        ('[config]\nsmtp_pass = "hunter2-smtp"\n', "[config] smtp_pass"),
+        ('[config]\ngithub_pat = "x-not-a-token-shape"\n', "[config] github_pat"),
+        ('[config]\nslack_session = "abc"\n', "[config] slack_session"),
+        ('[config]\ndb_pw = "abc"\n', "[config] db_pw"),
+        ('[config]\nopenai = "sk-proj-0123456789abcdefghij0123456789"\n', "[config] openai (an OpenAI or Anthropic"),
+        ('[config]\nrepo = "ghp_0123456789abcdefghijABCDEFGHIJ012345"\n', "[config] repo (a GitHub token)"),
+        ('[config]\nchat = "xoxb-0123456789-abcdefghij"\n', "[config] chat (a Slack token)"),
+        ('[config]\naws_access_key_id = "AKIAIOSFODNN7EXAMPLE"\n', "[config] aws_access_key_id (an AWS access key)"),
+        (
+            '[config]\nssh_identity = "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3Bl\\n-----END OPENSSH PRIVATE KEY-----"\n',
+            "[config] ssh_identity (a private key)",
+        ),
+        (
+            '[config]\ndatabase_url = "postgres://app:S3cretPw@db.internal:5432/prod"\n',
+            "[config] database_url (a password in a URL)",
+        ),
+        ('[provider]\nbase_url = "https://me:S3cret@llm.example/v1"\n', "[provider] base_url (a password in a URL)"),
+        (
+            '[config]\nwebhooks = [{ url = "https://hooks.example", signing = "whsec_abcdef0123456789" }]\n',
+            "[config.webhooks] signing (a webhook signing secret)",
+        ),
+        ('[config]\nmirrors = ["a", ["ghp_0123456789abcdefghijABCDEFGHIJ012345"]]\n', "[config] mirrors (a GitHub"),
+        ('[config]\nsmtp_passwords = ["first"]\n', "[config] smtp_passwords"),
+        ('[config.secrets]\nsmtp = "hunter2"\n', "[config.secrets] smtp"),
+        ('[myplugin]\nheaders = { "X-Session" = "abc" }\n', "[myplugin.headers] X-Session"),
+    ],
+)
+def test_a_credential_under_an_everyday_name_or_shaped_like_one_is_refused(
+    tmp_path: Path, settings: str, where: str
+) -> None:
+    message = refusal(tmp_path, settings)
+    assert message.startswith(f"{tmp_path / 'ws' / 'semif.toml'}: {where}")
+    assert "holds a credential" in message and "secrets file" in message and "environment" in message
+    for secret in ("hunter2", "0123456789abcdefghij", "S3cret", "b3Bl", "whsec_", "first", '"abc"'):
+        assert secret not in message
+
+
+def test_ordinary_settings_are_not_taken_for_credentials(tmp_path: Path) -> None:
+    ordinary = {
+        "api_key_env": "MY_KEY",
+        "max_tokens_field": "max_completion_tokens",
+        "keyboard": "azerty",
+        "passes": "two",
+        "pass_through": "yes",
+        "session_timeout": "5m",
+        "key_file": "keys/id.pub",
+        "pattern": "*.md",
+        "sort_key_env": "SORT",
+        "homepage": "https://ann@example.org/~ann",
+        "feed": "https://example.org:8443/feed.xml",
+        "skill": "task-0123456789abcdefghij",
+    }
+    lines = "".join(f'{key} = "{value}"\n' for key, value in ordinary.items())
+    ws = Workspace.load(workspace(tmp_path, f'[config]\n{lines}[provider]\napi_key_env = "GITHUB_TOKEN"\n'))
+    config = ws.skill_config()
+    assert {key: config[key] for key in ordinary} == ordinary
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ('[log]\npath = "{outside}/.bashrc"\n', '[log] path "{outside}/.bashrc" lies outside the workspace'),
+        ('[log]\npath = "../decisions.jsonl"\n', '[log] path "../decisions.jsonl" lies outside the workspace'),
+        ('[log]\nmodel_calls_path = "~/calls.jsonl"\n', '[log] model_calls_path "~/calls.jsonl" lies outside'),
+        ('[paths]\ndata = "{outside}"\n', '[paths] data "{outside}" lies outside the workspace'),
+    ],
+)
+def test_a_record_the_host_writes_outside_the_workspace_is_refused(
+    tmp_path: Path, settings: str, expected: str
+) -> None:
+    outside = tmp_path / "home"
+    (outside / "drafts").mkdir(parents=True)
+    (outside / ".bashrc").write_text("# start-up\n")
+    message = refusal(tmp_path, settings.format(outside=outside))
+    assert message.startswith(f"{tmp_path / 'ws' / 'semif.toml'}: {expected.format(outside=outside)}")
+    assert "must be a path inside the workspace" in message
+    assert (outside / ".bashrc").read_text() == "# start-up\n"
+
+
+def test_a_log_linked_out_of_the_workspace_is_refused_and_one_inside_loads(tmp_path: Path) -> None:
+    root = workspace(tmp_path, '[log]\npath = "data/decisions.jsonl"\n')
+    target = tmp_path / "elsewhere.jsonl"
+    (root / "data" / "decisions.jsonl").symlink_to(target)
+    with pytest.raises(
+        WorkspaceError,
+        match=rf'\[log\] path "data/decisions.jsonl" lies outside the workspace '
+        rf"\(it leads to {target}\)",
+    ):
+        Workspace.load(root)
+    (root / "data" / "decisions.jsonl").unlink()
+    ws = Workspace.load(workspace(tmp_path, '[log]\npath = "logs/decisions.jsonl"\n', name="ws2"))
+    assert ws.log_path == tmp_path / "ws2" / "logs" / "decisions.jsonl"
+
+
+def test_a_write_dir_in_another_workspace_is_refused(tmp_path: Path, monkeypatch) -> None:
+    other = workspace(tmp_path, "", name="other")
+    for n, (given, how) in enumerate(((other / "data", "lies inside"), (other, "is"), (other / "x", "lies inside"))):
+        message = refusal(tmp_path, f'[skills]\nwrite_dirs = ["data/drafts", "{given}"]\n', name=f"ws{n}")
+        assert f'[skills] write_dirs "{given}" {how} another workspace, {other} (it has a semif.toml)' in message
+        assert "skills may not write another workspace's records" in message
+    inner = workspace(tmp_path / "nests", "", name="inner")
+    message = refusal(tmp_path, '[skills]\nwrite_dirs = ["inner/data/notes"]\n', name="nests")
+    assert f'"inner/data/notes" lies inside another workspace, {inner}' in message
+    planted = workspace(tmp_path, "", name="planted")
+    (planted / "data" / "drafts").mkdir()
+    (planted / "data" / "drafts" / "semif.toml").write_text("")  # what a skill may write in its write dir
+    assert Workspace.load(planted).write_roots[0] == planted / "data" / "drafts"
+    own = tmp_path / "shared" / "semif" / "workspace"
+    monkeypatch.setenv("SEMIF_HOME", str(own))
+    message = refusal(tmp_path, f'[skills]\nwrite_dirs = ["{tmp_path / "shared"}"]\n', name="mine")
+    assert f'"{tmp_path / "shared"}" holds another workspace, your own {own}' in message
+
+
+def test_a_workspace_inside_another_folder_with_settings_loads(tmp_path: Path) -> None:
+    outer = workspace(tmp_path, "", name="outer")
+    ws = Workspace.load(workspace(outer, f'[skills]\nwrite_dirs = ["data/drafts", "{tmp_path / "shared"}"]\n'))
+    assert ws.write_roots == (outer / "ws" / "data" / "drafts", tmp_path / "shared")

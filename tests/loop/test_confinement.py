@@ -130,10 +130,11 @@ except OSError as exc:
 return ActionResult(action_log=json.dumps({"env": found, "settings": settings[:40], "parent": parent[:40]}),
                     new_state="read")
 """
-    result, _, _ = attack(lines, settings='\n[notes]\nsign_off = "sk-secret-in-settings"\n')
+    # a credential's shape would be refused at load: a private word the settings hold stands in for one
+    result, _, _ = attack(lines, settings='\n[notes]\nsign_off = "words-kept-secret-in-settings"\n')
     seen = json.loads(result.action.action_log)
     assert seen["env"] == []
-    assert "sk-secret" not in result.action.action_log
+    assert "sk-secret" not in result.action.action_log and "kept-secret" not in result.action.action_log
     if landlock_abi() >= 1:
         assert seen["settings"].startswith("refused") and seen["parent"].startswith("refused")
 

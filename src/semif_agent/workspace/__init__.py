@@ -7,7 +7,8 @@ wrong type is refused in one line naming it, and a table no layer of semif
 knows is kept for the plug-in that reads it (``ws.settings.table("name")``).
 ``[skills] write_dirs`` defaults to the four folders of ``[paths]``
 (:data:`FOLDERS`, each ``data/<kind>`` unless set). A write dir may not
-reach a record (see :mod:`.records`).
+reach a record nor another workspace, and the records the host writes stay
+inside the workspace (see :mod:`.records`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_namespace
 from ..errors import WorkspaceError
-from .records import FOLDERS, check_unmoved, check_write_dirs
+from .records import (
+    FOLDERS,
+    SETTINGS_FILE,
+    check_records_inside,
+    check_unmoved,
+    check_write_dirs,
+    default_workspace_dir,
+)
 
 _EXPORTS = {"WorkspaceSettings": ".settings"}  # public name -> module, imported on first use (pydantic loads late)
 
@@ -38,8 +46,6 @@ __all__ = [
     "default_workspace_dir",
     "find_workspace",
 ]
-
-SETTINGS_FILE = "semif.toml"
 
 
 @dataclass
@@ -67,6 +73,7 @@ class Workspace:
     def _checked(cls, root: Path, raw: dict[str, object]) -> Workspace:
         """The workspace at ``root`` with settings ``raw``, once their types and write dirs passed."""
         workspace = cls(root=root, settings=_settings_of(raw, str(root / SETTINGS_FILE)))
+        check_records_inside(workspace)
         check_write_dirs(workspace)
         workspace.checked_roots = workspace.write_roots
         return workspace
@@ -197,12 +204,3 @@ def find_workspace(explicit: str | os.PathLike[str] | None = None, *, cwd: Path 
     if (here / SETTINGS_FILE).is_file():
         return Workspace.load(here)
     raise WorkspaceError(f"{here}: not a workspace (no {SETTINGS_FILE}); pass -w DIR or run: semif init DIR")
-
-
-def default_workspace_dir() -> Path:
-    """The per-user workspace: ``$SEMIF_HOME``, else ``$XDG_DATA_HOME/semif/workspace``."""
-    home = os.environ.get("SEMIF_HOME")
-    if home:
-        return Path(home).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
-    return Path(base) / "semif" / "workspace"

@@ -10,7 +10,10 @@ folders (the workspace's, those ``[skills] folders`` lists, the user's
 write dir may not be, contain or lie inside any of them, nor
 contain the data dir; a relative one stays inside the workspace; an
 absolute one elsewhere must be a folder of its own, not a system folder,
-the home folder or anything above them.
+the home folder or anything above them, nor be, hold or lie inside another
+workspace (a folder with its own ``semif.toml``, or the user's own workspace).
+The records the host writes (the data dir and the two logs) stay inside the
+workspace, wherever ``semif.toml`` puts them.
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ DATA_RECORDS = {
 
 HOST_DIR = ".semif"
 """The folder of the workspace the host writes its own files in (the SKILL.md skills' trace), never a skill."""
+
+SETTINGS_FILE = "semif.toml"
+"""The file that makes a folder a workspace: its settings."""
 
 _MAX_LINKS = 40  # links one resolution follows, as the kernel's own limit
 
@@ -85,6 +91,38 @@ def records(ws: Workspace) -> list[Record]:
     return found
 
 
+def default_workspace_dir() -> Path:
+    """The per-user workspace: ``$SEMIF_HOME``, else ``$XDG_DATA_HOME/semif/workspace``."""
+    home = os.environ.get("SEMIF_HOME")
+    if home:
+        return Path(home).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "semif" / "workspace"
+
+
+def check_records_inside(ws: Workspace) -> None:
+    """Refuse, with one line naming the setting, a record the host writes that leads outside the workspace.
+
+    The host appends to the logs and writes the data dir's files (manifests,
+    the tree, the trained router, undo records): a ``semif.toml`` someone
+    handed over could otherwise have it write into any file its user can (a
+    shell's start-up file, another workspace's log), through a path or a link.
+    """
+    for setting, given, path in (
+        ("[paths] data", ws.settings.paths.data, ws.data_dir),
+        ("[log] path", ws.settings.log.path, ws.log_path),
+        ("[log] model_calls_path", ws.settings.log.model_calls_path, ws.model_calls_path),
+    ):
+        if _overlap(ws.root, path) not in ("is", "holds"):
+            leads = (
+                "" if str(path) == os.path.normpath(ws.root / os.path.expanduser(given)) else f" (it leads to {path})"
+            )
+            raise WorkspaceError(
+                f'{ws.settings_file}: {setting} "{given}" lies outside the workspace{leads}: the host writes there, so '
+                "it must be a path inside the workspace, relative to it"
+            )
+
+
 def check_write_dirs(ws: Workspace) -> None:
     """Refuse, with one line naming ``[skills] write_dirs``, a write dir that reaches a record or is too broad."""
     where = f"{ws.settings_file}: [skills] write_dirs"
@@ -115,6 +153,12 @@ def check_write_dirs(ws: Workspace) -> None:
                 f"{where} {shown} is too broad: a write dir outside the workspace must be a "
                 "folder of its own, not a system folder, the home folder or one above them"
             )
+        other = _another_workspace(ws, path)
+        if other is not None:
+            raise WorkspaceError(
+                f"{where} {shown} {other[0]} another workspace, {other[1]}: skills may not write another "
+                "workspace's records"
+            )
         for record in known:
             clash = _overlap(path, record.path)
             if clash:
@@ -122,6 +166,27 @@ def check_write_dirs(ws: Workspace) -> None:
                     f"{where} {shown} {clash} {record.what} {_rel(ws, record.path)} "
                     f"({record.setting}): skills may not write the workspace's records"
                 )
+
+
+def _another_workspace(ws: Workspace, path: Path) -> tuple[str, str] | None:
+    """How the write dir ``path`` reaches a workspace other than ``ws`` ("is", "holds", "lies inside") and which,
+    or None: it is or lies inside a folder with a ``semif.toml`` of its own, or it is or holds the user's own
+    workspace.
+
+    For a write dir inside ``ws``, only the folders between it and ``ws``'s root count: one a skill wrote in its
+    own write dir does not stop the workspace from loading.
+    """
+    inside = _overlap(ws.root, path) in ("is", "holds")
+    for folder in (path, *path.parents):
+        if folder == ws.root or (inside and (folder == path or folder in ws.root.parents)):
+            continue
+        if (folder / SETTINGS_FILE).is_file():
+            return ("is" if folder == path else "lies inside", f"{folder} (it has a {SETTINGS_FILE})")
+    own = Path(os.path.realpath(default_workspace_dir()))
+    clash = _overlap(path, own)
+    if clash in ("is", "holds") and own != ws.root:
+        return (clash, f"your own {own}")
+    return None
 
 
 def check_unmoved(ws: Workspace, checked: tuple[Path, ...]) -> None:

@@ -220,7 +220,8 @@ def parse_settings(raw: Mapping[str, object], where: str) -> WorkspaceSettings:
     if key:
         raise WorkspaceError(
             f"{where}: {key} holds a credential, which code a skill runs could read: put it in the environment or "
-            f'in the secrets file {secrets_file()} (mode 600, as VARIABLE = "...") and name its variable with api_key_env'
+            f'in the secrets file {secrets_file()} (mode 600, as VARIABLE = "...") and name its variable instead '
+            "(a provider's with api_key_env)"
         )
     try:
         settings = WorkspaceSettings.model_validate(raw)
