@@ -177,31 +177,16 @@ def outcome_of(root, request: str) -> OutcomeRow:
     return outcome
 
 
-@pytest.mark.slow
-def test_a_client_that_leaves_while_the_skills_load_still_gets_its_run(corpus_workspace):
-    """A run asked of a server that just started waits for the skills to load: the client leaving meanwhile
-    does not cancel it (the run was asked for, so it runs and is logged)."""
-    root, env = corpus_workspace
-    request = "Email Bob that the boiler service is booked for Monday"
-
-    async def leave_at_once(url: str, token: str) -> None:
-        async with http(url, token) as client:
-            with anyio.move_on_after(0.05):  # gone long before the server's skills are loaded
-                await client.call("run_skill", name="email.compose", request=request)
-
-    with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
-        asyncio.run(leave_at_once(url, token))
-        [draft] = (outcome_of(root, request).changes or {})["created"]
-    assert (root / draft).read_text().startswith("To: Bob")
-
-
 @contextlib.contextmanager
-def serving_here(root, env, monkeypatch):
-    """`semif mcp --http 127.0.0.1:0` on ``root``, its server in a thread of this process: the server, URL and token."""
+def serving_here(root, env, monkeypatch, prepare=None):
+    """`semif mcp --http 127.0.0.1:0` on ``root``, its server in a thread of this process (``prepare(server)`` called
+    before it starts): the server, its URL and its token."""
     for name in ("HOME", "SEMIF_HOME"):
         monkeypatch.setenv(name, env[name])
     monkeypatch.delenv("SEMIF_WORKSPACE", raising=False)
     server = SkillServer(Router(Workspace.load(root), source="mcp", client="mcp client"))
+    if prepare is not None:
+        prepare(server)
     sock = bind("127.0.0.1", 0)
     app = http_app(server, host="127.0.0.1", token="secret")
     serving = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
@@ -215,36 +200,73 @@ def serving_here(root, env, monkeypatch):
         sock.close()
 
 
+def held(started: threading.Event, go_on: threading.Event | None, step):
+    """``step`` (a coroutine function), made to say it started, then wait for ``go_on`` (if any) before it goes on."""
+
+    async def step_held(*args, **kwargs):
+        started.set()
+        if go_on is not None:
+            await anyio.to_thread.run_sync(go_on.wait)
+        return await step(*args, **kwargs)
+
+    return step_held
+
+
+def ask_then_leave(url: str, token: str, request: str, started: threading.Event) -> None:
+    """Ask for a run of email.compose on ``request``, and leave once the server has the call (``started``): the
+    call cancelled, then the session ended."""
+
+    async def session():
+        async with http(url, token) as client, anyio.create_task_group() as calls:
+            calls.start_soon(functools.partial(client.call, "run_skill", name="email.compose", request=request))
+            assert await anyio.to_thread.run_sync(started.wait, 120), "the server never got the call"
+            calls.cancel_scope.cancel()
+
+    asyncio.run(session())
+
+
+def test_a_client_that_leaves_while_the_skills_load_still_gets_its_run(corpus_workspace, monkeypatch):
+    """A run asked of a server that just started waits for the skills to load: the client leaving meanwhile
+    does not cancel it (the run was asked for, so it runs and is logged)."""
+    root, env = corpus_workspace
+    request = "Email Bob that the boiler service is booked for Monday"
+    asked, go_on = threading.Event(), threading.Event()
+
+    def hold_the_load(server):  # the skills load only once the client that asked for the run is gone
+        warm = server.warm
+
+        def held_warm():
+            go_on.wait()
+            return warm()
+
+        monkeypatch.setattr(server, "warm", held_warm)
+        monkeypatch.setattr(server, "ready", held(asked, None, server.ready))
+
+    with serving_here(root, env, monkeypatch, hold_the_load) as (_, url, token):
+        ask_then_leave(url, token, request, asked)
+        assert outcomes(root, request) == []  # the client is gone, the skills not loaded yet
+        go_on.set()
+        [draft] = (outcome_of(root, request).changes or {})["created"]
+    assert (root / draft).read_text().startswith("To: Bob")
+
+
 def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(corpus_workspace, monkeypatch):
     """The client leaves (its call cancelled, its session ended) while the run it asked for is surely mid-way:
     the run goes on to its end and its outcome row, and the server serves the next client."""
     root, env = corpus_workspace
     request = "Email Alice that the roof repair is booked for Friday"
     started, go_on = threading.Event(), threading.Event()
+
+    async def another_client(url: str, token: str):
+        async with http(url, token) as client:
+            return await client.call("find_skills", request="Create a Linear issue for the login bug")
+
     with serving_here(root, env, monkeypatch) as (server, url, token):
-        run = server.router.arun
-
-        async def held(*args, **kwargs):  # the run, held mid-way until the client is gone
-            started.set()
-            await anyio.to_thread.run_sync(go_on.wait)
-            return await run(*args, **kwargs)
-
-        monkeypatch.setattr(server.router, "arun", held)
-
-        async def leave_mid_run():
-            async with http(url, token) as client, anyio.create_task_group() as calls:
-                calls.start_soon(functools.partial(client.call, "run_skill", name="email.compose", request=request))
-                assert await anyio.to_thread.run_sync(started.wait, 120), "the server never started the run"
-                calls.cancel_scope.cancel()  # gone: the call cancelled, then the session ended
-
-        async def another_client():
-            async with http(url, token) as client:
-                return await client.call("find_skills", request="Create a Linear issue for the login bug")
-
-        asyncio.run(leave_mid_run())
+        monkeypatch.setattr(server.router, "arun", held(started, go_on, server.router.arun))
+        ask_then_leave(url, token, request, started)
         assert outcomes(root, request) == []  # the client is gone, the run still held
         go_on.set()
-        assert asyncio.run(another_client())["best"] == "linear"
+        assert asyncio.run(another_client(url, token))["best"] == "linear"
         [draft] = (outcome_of(root, request).changes or {})["created"]
     assert (root / draft).read_text().startswith("To: Alice")
 
