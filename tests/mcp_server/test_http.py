@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import subprocess
 import sys
@@ -14,8 +15,14 @@ import urllib.request
 
 import anyio
 import pytest
+import uvicorn
 
+from semif_agent.chooser import Router
+from semif_agent.mcp_server import SkillServer
+from semif_agent.mcp_server._http import http_app
 from semif_agent.records import DecisionLog, OutcomeRow
+from semif_agent.ui.server import bind
+from semif_agent.workspace import Workspace
 
 from ._client import ToolFailed, http
 
@@ -153,52 +160,114 @@ def test_a_public_server_keeps_the_host_and_origin_checks_and_allow_host_adds_a_
     assert post(url, "wrong", Host=f"trusted.example:{port}") == 401  # an allowed name still needs the token
 
 
+def outcomes(root, request: str) -> list[OutcomeRow]:
+    """The outcome rows of the runs of ``request`` in the log."""
+    rows = DecisionLog(root / "data" / "decisions.jsonl").read()
+    return [r for r in rows if isinstance(r, OutcomeRow) and r.request == request]
+
+
 def outcome_of(root, request: str) -> OutcomeRow:
     """The outcome row of the run of ``request``, once it is in the log (waited for up to 120 s)."""
     deadline = time.monotonic() + 120
     ended: list[OutcomeRow] = []
     while not ended and time.monotonic() < deadline:
-        rows = DecisionLog(root / "data" / "decisions.jsonl").read()
-        ended = [r for r in rows if isinstance(r, OutcomeRow) and r.request == request]
+        ended = outcomes(root, request)
         time.sleep(0.2)
     [outcome] = ended
     return outcome
 
 
-@pytest.mark.slow
-def test_a_client_that_leaves_while_the_skills_load_still_gets_its_run(corpus_workspace):
+@contextlib.contextmanager
+def serving_here(root, env, monkeypatch, prepare=None):
+    """`semif mcp --http 127.0.0.1:0` on ``root``, its server in a thread of this process (``prepare(server)`` called
+    before it starts): the server, its URL and its token."""
+    for name in ("HOME", "SEMIF_HOME"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.delenv("SEMIF_WORKSPACE", raising=False)
+    server = SkillServer(Router(Workspace.load(root), source="mcp", client="mcp client"))
+    if prepare is not None:
+        prepare(server)
+    sock = bind("127.0.0.1", 0)
+    app = http_app(server, host="127.0.0.1", token="secret")
+    serving = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=anyio.run, args=(functools.partial(serving.serve, sockets=[sock]),), daemon=True)
+    thread.start()
+    try:
+        yield server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", "secret"
+    finally:
+        serving.should_exit = True
+        thread.join(60)
+        sock.close()
+
+
+def held(started: threading.Event, go_on: threading.Event | None, step):
+    """``step`` (a coroutine function), made to say it started, then wait for ``go_on`` (if any) before it goes on."""
+
+    async def step_held(*args, **kwargs):
+        started.set()
+        if go_on is not None:
+            await anyio.to_thread.run_sync(go_on.wait)
+        return await step(*args, **kwargs)
+
+    return step_held
+
+
+def ask_then_leave(url: str, token: str, request: str, started: threading.Event) -> None:
+    """Ask for a run of email.compose on ``request``, and leave once the server has the call (``started``): the
+    call cancelled, then the session ended."""
+
+    async def session():
+        async with http(url, token) as client, anyio.create_task_group() as calls:
+            calls.start_soon(functools.partial(client.call, "run_skill", name="email.compose", request=request))
+            assert await anyio.to_thread.run_sync(started.wait, 120), "the server never got the call"
+            calls.cancel_scope.cancel()
+
+    asyncio.run(session())
+
+
+def test_a_client_that_leaves_while_the_skills_load_still_gets_its_run(corpus_workspace, monkeypatch):
     """A run asked of a server that just started waits for the skills to load: the client leaving meanwhile
     does not cancel it (the run was asked for, so it runs and is logged)."""
     root, env = corpus_workspace
     request = "Email Bob that the boiler service is booked for Monday"
+    asked, go_on = threading.Event(), threading.Event()
 
-    async def leave_at_once(url: str, token: str) -> None:
-        async with http(url, token) as client:
-            with anyio.move_on_after(0.05):  # gone long before the server's skills are loaded
-                await client.call("run_skill", name="email.compose", request=request)
+    def hold_the_load(server):  # the skills load only once the client that asked for the run is gone
+        warm = server.warm
 
-    with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
-        asyncio.run(leave_at_once(url, token))
+        def held_warm():
+            go_on.wait()
+            return warm()
+
+        monkeypatch.setattr(server, "warm", held_warm)
+        monkeypatch.setattr(server, "ready", held(asked, None, server.ready))
+
+    with serving_here(root, env, monkeypatch, hold_the_load) as (_, url, token):
+        ask_then_leave(url, token, request, asked)
+        assert outcomes(root, request) == []  # the client is gone, the skills not loaded yet
+        go_on.set()
         [draft] = (outcome_of(root, request).changes or {})["created"]
     assert (root / draft).read_text().startswith("To: Bob")
 
 
-def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(served):
-    url, token, root = served
+def test_a_client_that_leaves_mid_run_loses_nothing_and_the_server_serves_on(corpus_workspace, monkeypatch):
+    """The client leaves (its call cancelled, its session ended) while the run it asked for is surely mid-way:
+    the run goes on to its end and its outcome row, and the server serves the next client."""
+    root, env = corpus_workspace
     request = "Email Alice that the roof repair is booked for Friday"
+    started, go_on = threading.Event(), threading.Event()
 
-    async def leave_mid_run():
-        async with http(url, token) as client:
-            with anyio.move_on_after(0.05):  # gone before the run can have ended
-                await client.call("run_skill", name="email.compose", request=request)
-
-    async def another_client():
+    async def another_client(url: str, token: str):
         async with http(url, token) as client:
             return await client.call("find_skills", request="Create a Linear issue for the login bug")
 
-    asyncio.run(leave_mid_run())
-    assert asyncio.run(another_client())["best"] == "linear"
-    [draft] = (outcome_of(root, request).changes or {})["created"]
+    with serving_here(root, env, monkeypatch) as (server, url, token):
+        monkeypatch.setattr(server.router, "arun", held(started, go_on, server.router.arun))
+        ask_then_leave(url, token, request, started)
+        assert outcomes(root, request) == []  # the client is gone, the run still held
+        go_on.set()
+        assert asyncio.run(another_client(url, token))["best"] == "linear"
+        [draft] = (outcome_of(root, request).changes or {})["created"]
     assert (root / draft).read_text().startswith("To: Alice")
 
 

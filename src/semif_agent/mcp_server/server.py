@@ -30,6 +30,7 @@ from typing import Annotated, Any
 from urllib.parse import quote, unquote
 
 import anyio
+from anyio.abc import TaskGroup
 from mcp.server import NotificationOptions
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -81,6 +82,8 @@ class SkillServer(MCPServer[dict[str, object]]):
         self.say: Callable[[str], None] | None = None  # told when it starts and when it is built (e.g. to stderr)
         self._ready: anyio.Event | None = None
         self._warm_lock = threading.Lock()
+        # the runs clients asked for, in a task group the server owns while it runs (see _own_runs)
+        self._runs: TaskGroup | None = None
         super().__init__(
             SERVER_NAME,
             version=version("semif-agent"),
@@ -88,7 +91,7 @@ class SkillServer(MCPServer[dict[str, object]]):
             log_level="WARNING",
             subscriptions=self.bus,
             lifespan=_watching,
-            middleware=[self._remember_session],
+            middleware=[self._own_runs, self._remember_session],
         )
         low = self._lowlevel_server  # the SDK keeps the capability flags on its low-level server only
         low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # advertise resources.listChanged in the handshake
@@ -125,6 +128,33 @@ class SkillServer(MCPServer[dict[str, object]]):
             pass
         finally:
             self._ready.set()
+
+    async def _own_runs(
+        self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
+    ) -> HandlerResult:
+        """A ``run_skill`` call, from the moment it is received, runs in a task the server owns, not the request:
+        a client that leaves (its request cancelled, its session ended) loses the answer, never the run, which
+        goes on to its end and its outcome row. The server, stopping, waits for the runs it holds."""
+        runs = self._runs
+        if runs is None or ctx.method != "tools/call" or (ctx.params or {}).get("name") != "run_skill":
+            return await call_next(ctx)
+        ended: list[HandlerResult | Exception] = []
+        done = anyio.Event()
+
+        async def run() -> None:
+            try:
+                ended.append(await call_next(ctx))
+            except Exception as exc:  # noqa: BLE001 (handed to the request, which answers it as it would have)
+                ended.append(exc)
+            finally:
+                done.set()
+
+        runs.start_soon(run)  # no await before it: a request cancelled as it arrives still starts its run
+        await done.wait()
+        [result] = ended
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     async def _remember_session(
         self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
@@ -193,17 +223,24 @@ class SkillServer(MCPServer[dict[str, object]]):
 async def _watching(server: MCPServer[dict[str, object]]) -> AsyncIterator[dict[str, object]]:
     """While the server runs, watch its workspace's skills (when it has a period to watch at)."""
     assert isinstance(server, SkillServer)
-    async with anyio.create_task_group() as group:
-        server._ready = anyio.Event()
-        group.start_soon(server._warm_in_background)
-        if server.watch_every:
-            group.start_soon(
-                functools.partial(watch, every=server.watch_every), server.router.workspace, server.skills_changed
-            )
+    async with anyio.create_task_group() as runs:  # never cancelled: stopping waits for the runs asked for
+        server._runs = runs
         try:
-            yield {}
+            async with anyio.create_task_group() as group:
+                server._ready = anyio.Event()
+                group.start_soon(server._warm_in_background)
+                if server.watch_every:
+                    group.start_soon(
+                        functools.partial(watch, every=server.watch_every),
+                        server.router.workspace,
+                        server.skills_changed,
+                    )
+                try:
+                    yield {}
+                finally:
+                    group.cancel_scope.cancel()
         finally:
-            group.cancel_scope.cancel()
+            server._runs = None
 
 
 _EXPECTED = {
@@ -315,7 +352,8 @@ def _add_tools(server: SkillServer) -> None:
         """Run a skill on a request, confined and logged: a code skill acts; a SKILL.md skill runs its script
         where allowed, else gives its instructions. Returns the result, changes and run_id. Pass the find's
         choice_id."""
-        # A client that leaves mid-run, or while the skills still load: the run asked for still runs, logged.
+        # A client that leaves mid-run, or while the skills still load: the run asked for still runs, logged (the
+        # server runs it in a task of its own, see _own_runs; shielded too, for a server run without its lifespan).
         with _tool_errors(), anyio.CancelScope(shield=True):
             await server.ready()
             outcome = await router.arun(name, request, choice_id=choice_id, client=_client(ctx), session=_session(ctx))
