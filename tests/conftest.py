@@ -6,8 +6,10 @@ Plain ``python -m pytest`` (or a folder) runs the fast subset: tests marked
 left out. ``--all`` runs every test; so does naming a test file or a test,
 or choosing with ``-m`` or ``-k``. Tests that use the ``cluster``, ``browser``,
 ``reference_python`` or ``reference_sdist`` fixtures get their marker from it.
-A fast run names, at its end, the tests that cost more than
-:data:`FAST_TEST_CPU_SECONDS` of CPU, so the fast subset stays fast.
+The fast subset runs in one process a core where pytest-xdist is installed
+(``-n 0`` for one process). A one-process fast run names, at its end, the
+tests that cost more than :data:`FAST_TEST_CPU_SECONDS` of CPU, so the fast
+subset stays fast.
 
 ``tests/`` goes on ``sys.path`` so ``support`` (the shared test helpers) imports.
 """
@@ -67,6 +69,21 @@ def fast_default(config: pytest.Config) -> bool:
         return False
     named = [arg.split("::", 1)[0] for arg in config.args]
     return not any("::" in arg for arg in config.args) and not any(Path(arg).is_file() for arg in named)
+
+
+FAST_DEFAULT_PROCESSES = 4
+"""At most this many processes run the fast default (one a core, where there are two or more cores)."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns the number of processes into workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The fast default runs in one process a core (up to :data:`FAST_DEFAULT_PROCESSES`) where pytest-xdist is
+    installed, unless ``-n`` says otherwise (``-n 0``: one process, and the CPU report at the end)."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if config.option.numprocesses is None and cores > 1 and fast_default(config) and not config.option.usepdb:
+        config.option.numprocesses = min(cores, FAST_DEFAULT_PROCESSES)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
