@@ -28,13 +28,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from support.seed_body import seed_body
 from support.wire_server import WireServer
 
 from semif_agent.llm import RetryPolicy, block_model_requests, create_provider
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SKILLS_CORPUS = FIXTURES / "skills-corpus"  # 24 real SKILL.md skills (see its README)
-SEED_BODY = (FIXTURES / "seed_email_compose.py").read_text(encoding="utf-8")
+SEED_BODY = seed_body(FIXTURES)
 CONTACTS = [
     {"name": "Alice", "email": "alice@example.com", "description": "Alice Martin, finance lead, quarterly reports"},
     {"name": "Bob", "email": "bob@example.com", "description": "Bob Chen, engineering manager"},
