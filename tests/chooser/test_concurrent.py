@@ -96,3 +96,20 @@ def test_a_tree_reloaded_while_finds_go_on_is_switched_whole(root):
     assert failures == []
     assert "plant-care" in router.skills
     assert router.find("Water and repot my house plants").skills[0].name == "plant-care"
+
+
+def test_a_router_semif_train_switches_to_is_taken_up_on_reload(root):
+    from click.testing import CliRunner
+
+    from semif_agent.cli import main
+    from semif_agent.routing.learned import Learned
+
+    router = Router(root, client="tester")
+    router.find(REQUESTS[0])
+    assert not isinstance(router.runner.strategy, Learned)
+    trained = CliRunner().invoke(main, ["train", "-w", str(root), "--force", "--json"])
+    assert trained.exit_code == 0, trained.output
+    assert not isinstance(router.runner.strategy, Learned)  # nothing changes under a router until it reloads
+    router.reload()
+    assert isinstance(router.runner.strategy, Learned)
+    assert router.find(REQUESTS[0]).skills[0].name == "email.compose"

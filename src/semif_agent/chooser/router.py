@@ -89,6 +89,8 @@ class Router:
     ) -> None:
         ws = workspace if isinstance(workspace, Workspace) else Workspace.load(workspace)
         self.settings = settings or RunSettings.resolve(ws, engine=engine)
+        self._resolves = settings is None  # the settings are the workspace's: read again on reload (semif train)
+        self._engine_given = engine
         self.workspace = self.settings.needs_workspace("a router")
         self.source = source
         self.client = client
@@ -121,6 +123,8 @@ class Router:
         embedded, the act threshold measured), and switch to them in one step: a call under way goes on with the
         tree it started with, the next one sees the new tree whole. Returns the number of skills. Blocking: a server
         calls it in a thread, and goes on answering with the old tree meanwhile."""
+        if self._resolves:  # what `semif train` switched (data/routing.json), read again
+            self.settings = RunSettings.resolve(self.workspace, engine=self._engine_given)
         parts = self._build()
         run_sync(parts.runner.aact_threshold(), "Router.reload")
         scorer = getattr(parts.ranker, "scorer", None)

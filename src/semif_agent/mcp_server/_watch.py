@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from ..routing.learned import ROUTER_FILE, WEIGHTS_FILE
+from ..routing.tune import ROUTING_FILE
 from ..tree.skill_md import SkillMdFolder, scan_skill_md
 from ..workspace import Workspace
 
@@ -36,7 +37,7 @@ class SkillWatch:
         self.known = {str(found.skill_md): found for found in scan.skills}
         seen = {(path, found.signature) for path, found in self.known.items()}
         data = self.workspace.data_dir
-        for path in (self.workspace.categories_path, data / ROUTER_FILE, data / WEIGHTS_FILE):
+        for path in (self.workspace.categories_path, data / ROUTER_FILE, data / WEIGHTS_FILE, data / ROUTING_FILE):
             try:
                 stat = path.stat()
             except OSError:
