@@ -55,3 +55,12 @@ def test_a_skill_removed_or_added_is_noticed(make_workspace, change: str) -> Non
     else:
         write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
     assert watch.changed()
+
+
+def test_a_router_switched_by_training_is_noticed(make_workspace) -> None:
+    root = make_workspace({"email.compose": None})
+    watch = SkillWatch(Workspace.load(root))
+    watch.changed()
+    (root / "data" / "router.json").write_text("{}", encoding="utf-8")  # what semif train writes when it switches
+    assert watch.changed()
+    assert not watch.changed()

@@ -67,3 +67,42 @@ def test_the_latest_label_of_a_request_stands_and_a_clients_word_pins_nothing() 
         run("r6", "Note cake", "notes.add", label_outcome="success"),
     ]
     assert persons_pins(runs) == {pin_key("note lunch"): Pin("email.compose", "r3")}
+
+
+def test_the_pins_keep_up_with_a_growing_log_reading_each_new_row_once(tmp_path: Path, monkeypatch) -> None:
+    """A log that grows by finds and runs is read from where the last look stopped; the whole log is read again only
+    when a person's label, an unlabel, or a row of a labelled run comes; a replaced log is read from its start."""
+    from semif_agent.records import DecisionLog, LabelRow, OutcomeRow
+    from semif_agent.routing.pins import LogPins
+
+    log = DecisionLog(tmp_path / "decisions.jsonl")
+    pins = LogPins(log)
+    whole: list[int] = []
+    read_after = log.read_after
+
+    def counting(offset: int, **kinds: Any):
+        if offset == 0:
+            whole.append(offset)
+        return read_after(offset, **kinds)
+
+    monkeypatch.setattr(log, "read_after", counting)
+    log.append(OutcomeRow(run_id="r1", skill="notes.add", request="Email Bob", outcome="success"))
+    assert pins.pins() == {} and len(whole) == 1  # the first look reads it all
+    for n in range(50):  # a busy server's runs and its clients' words: no pin can move
+        log.append(OutcomeRow(run_id=f"x{n}", skill="notes.add", request=f"Note {n}", outcome="success"))
+        log.append(LabelRow(run_id=f"x{n}", by="bot", skill="email.compose", has_skill=True, source="client"))
+        assert pins.pins() == {}
+    assert len(whole) == 1
+    log.append(LabelRow(run_id="r1", by="ann", skill="email.compose", has_skill=True))  # a person's label
+    assert pins.pins() == {pin_key("email bob"): Pin("email.compose", "r1")} and len(whole) == 2
+    with (tmp_path / "decisions.jsonl").open("ab") as file:  # a row being written: left for the next look
+        file.write(b'{"v": 1, "kind": "unlabel", "run_id": "r1"')
+    assert pins.pins() == {pin_key("email bob"): Pin("email.compose", "r1")}
+    with (tmp_path / "decisions.jsonl").open("ab") as file:
+        file.write(b', "by": "ann", "ts": 1}\n')
+    assert pins.pins() == {} and len(whole) == 3  # the label taken back, once its row is whole
+    replaced = DecisionLog(tmp_path / "other.jsonl")
+    replaced.append(OutcomeRow(run_id="r9", skill="notes.add", request="Note tea", outcome="success"))
+    replaced.append(LabelRow(run_id="r9", by="ann", skill="email.compose", has_skill=True))
+    (tmp_path / "other.jsonl").replace(tmp_path / "decisions.jsonl")
+    assert pins.pins() == {pin_key("note tea"): Pin("email.compose", "r9")} and len(whole) == 4

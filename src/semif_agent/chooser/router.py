@@ -12,9 +12,14 @@ plain ones are thin sync wrappers over them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ from ..tree.manifests import SkillManifest
 from ..tree.skill_md import skill_md_locations
 from ..tree.tree import NONE_SKILL
 from ..workspace import Workspace
+from ._batch import EmbedBatcher
 from ._picks import FIND_QUESTION, Find, Picks, pick_rows
 from ._ranking import Ranked, rank, ranking_strategy
 from ._rerank import rerank as rerank_shortlist
@@ -46,6 +52,16 @@ MAX_REQUEST_BYTES = 64 * 1024  # a request longer than this is refused (no skill
 MAX_FILE_BYTES = 512 * 1024  # a skill's file read whole, at most
 DESCRIPTION_CHARS = 160  # a shortlisted skill's description, on one line
 DEFAULT_K = 5
+MAX_MADE = 100_000  # finds and runs a router remembers the maker of (a report on an older one reads the log)
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What every call of a moment uses together: the skill loop (its tree, strategy and log) and the strategy
+    finds rank with (the runner's own where it scores every leaf, else one that does). Swapped whole."""
+
+    runner: SkillRunner
+    ranker: Any
 
 
 class Router:
@@ -73,27 +89,25 @@ class Router:
     ) -> None:
         ws = workspace if isinstance(workspace, Workspace) else Workspace.load(workspace)
         self.settings = settings or RunSettings.resolve(ws, engine=engine)
+        self._resolves = settings is None  # the settings are the workspace's: read again on reload (semif train)
+        self._engine_given = engine
         self.workspace = self.settings.needs_workspace("a router")
         self.source = source
         self.client = client
         self.rerank = rerank
         self._engine = engine
-        self._runner: SkillRunner | None = None
-        self._ranker: Any = None
+        self._parts: _Parts | None = None
+        self._building = threading.Lock()
         self._picks = Picks()
+        self._made: OrderedDict[str, str] = OrderedDict()  # the ids of this router's finds and runs, by who made them
+        self._batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, EmbedBatcher] = weakref.WeakKeyDictionary()
 
     # -- the parts, built on first use ----------------------------------------
 
     @property
     def runner(self) -> SkillRunner:
         """The skill loop ``run`` goes through; its tree and strategy are ``find``'s."""
-        if self._runner is None:
-            self._runner = SkillRunner.from_settings(
-                self.settings, **({"engine": self._engine} if self._engine else {})
-            )
-            self._engine = self._runner.engine
-            self._ranker = None
-        return self._runner
+        return self._current().runner
 
     @property
     def skills(self) -> dict[str, SkillManifest]:
@@ -102,14 +116,44 @@ class Router:
 
     def refresh(self) -> None:
         """Read the skills from disk again on next use (a skill was added, edited or removed); the model stays."""
-        self._runner = None
+        self._parts = None
 
-    def skill(self, name: str) -> SkillManifest:
+    def reload(self) -> int:
+        """Read the skills (and the learned router) from disk again now, make ready all a find needs (the skills
+        embedded, the act threshold measured), and switch to them in one step: a call under way goes on with the
+        tree it started with, the next one sees the new tree whole. Returns the number of skills. Blocking: a server
+        calls it in a thread, and goes on answering with the old tree meanwhile."""
+        if self._resolves:  # what `semif train` switched (data/routing.json), read again
+            self.settings = RunSettings.resolve(self.workspace, engine=self._engine_given)
+        parts = self._build()
+        run_sync(parts.runner.aact_threshold(), "Router.reload")
+        scorer = getattr(parts.ranker, "scorer", None)
+        if scorer is not None:  # the leaves' vectors, index and calibration, made before any find sees this tree
+            scorer.calibration(scorer.current())
+        self._parts = parts
+        return len(parts.runner.tree.skills)
+
+    def _current(self) -> _Parts:
+        """The tree, runner and ranking strategy every call of the moment uses (built on first use)."""
+        parts = self._parts
+        if parts is None:
+            with self._building:  # two threads asking at once build it once
+                parts = self._parts
+                if parts is None:
+                    parts = self._parts = self._build()
+        return parts
+
+    def _build(self) -> _Parts:
+        runner = SkillRunner.from_settings(self.settings, **({"engine": self._engine} if self._engine else {}))
+        self._engine = runner.engine
+        return _Parts(runner, ranking_strategy(runner.strategy, runner.tree, runner.engine))
+
+    def skill(self, name: str, *, parts: _Parts | None = None) -> SkillManifest:
         """The skill ``name`` (its id, or its name as its SKILL.md writes it); an :class:`UnknownSkillError` naming
         it when the tree has none."""
         if not isinstance(name, str) or not name.strip():
             raise InvalidArgumentError("a skill name must be non-empty text")
-        found = self.runner.tree.find(name.strip())
+        found = (parts or self._current()).runner.tree.find(name.strip())
         if found is None:
             raise UnknownSkillError(f"no skill {name!r} in {self.workspace.root} (find_skills lists what fits)")
         return found
@@ -144,14 +188,16 @@ class Router:
         text = checked_request(request)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= SHORTLIST_SIZE:
             raise InvalidArgumentError(f"k must be a whole number from 1 to {SHORTLIST_SIZE}, not {k!r}")
-        runner = self.runner
-        self._ranking()
+        await self._embedded(text)  # the request embedded with the other finds of the moment, off the event loop
+        parts = self._current()
+        runner, ranker = parts.runner, parts.ranker
         leaves = runner.tree.skills
-        reranking = self._reranks(rerank)
-        ranked = rank(self._ranker, text, SHORTLIST_SIZE if reranking else k)
+        reranking = self._reranks(rerank, parts)
+        ranked = rank(ranker, text, SHORTLIST_SIZE if reranking else k)
         choice_id = new_request_id()
         who = self._who(client)
-        self._log_shortlist(choice_id, 1, text, ranked, self._ranker.scorer.engine, who)
+        self._log_shortlist(parts, choice_id, 1, text, ranked, ranker.scorer.engine, who)
+        self._remember(choice_id, who)
         steps = 1
         if reranking:
             descriptions = {name: leaves[name].description for name in ranked.names}
@@ -185,7 +231,7 @@ class Router:
         )
         # what a run would do: best is the run's own answer, when the run routes with the strategy that ranked (an
         # engine that scores); a model's chain would cost a call per find, and best is then the ranking's first
-        verdict = await runner.adecide(text) if self._ranker is runner.strategy else None
+        verdict = await runner.adecide(text) if ranker is runner.strategy else None
         shown_as = {copy: c.name for c in candidates for copy in c.copies}
         shortlist = Shortlist(choice_id, text, candidates, ranked.none_probability, verdict, shown_as)
         options = [Option(c.name, leaves[c.name].description) for c in candidates]
@@ -194,24 +240,37 @@ class Router:
         self._picks.add(Find(choice_id, text, who, options, first, held_back, steps=steps, session=session))
         return shortlist
 
-    def _ranking(self) -> Any:
-        """The strategy finds rank with (made once): the runner's own where it scores, else one that does."""
-        if self._ranker is None:
-            runner = self.runner
-            self._ranker = ranking_strategy(runner.strategy, runner.tree, runner.engine)
-        return self._ranker
+    async def _embedded(self, text: str) -> None:
+        """Have ``text``'s vector in the embedder's cache: embedded in a thread, in one batch with the texts other
+        finds of the moment ask for (:class:`EmbedBatcher`); at once when the ranking embeds nothing."""
+        embedder = getattr(getattr(self._current().ranker, "scorer", None), "embedder", None)
+        if embedder is None or not callable(getattr(embedder, "embed", None)):
+            return
+        loop = asyncio.get_running_loop()
+        batcher = self._batchers.get(loop)
+        if batcher is None or batcher.embed != embedder.embed:  # a batcher per loop and embedder
+            batcher = self._batchers[loop] = EmbedBatcher(embedder.embed)
+        await batcher.embedded(text)
 
-    def _reranks(self, asked: bool | None) -> bool:
+    def _reranks(self, asked: bool | None, parts: _Parts) -> bool:
         if asked is None:
             asked = self.rerank
-        return rerank_configured(self.workspace, self.runner.engine) if asked is None else bool(asked)
+        return rerank_configured(self.workspace, parts.runner.engine) if asked is None else bool(asked)
 
-    def _log_shortlist(self, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Engine, who: str) -> None:
+    def _remember(self, made: str, who: str) -> None:
+        """That ``who`` made the find or run ``made`` (the latest :data:`MAX_MADE` kept): what ``report`` checks first."""
+        self._made[made] = who
+        while len(self._made) > MAX_MADE:
+            self._made.popitem(last=False)
+
+    def _log_shortlist(
+        self, parts: _Parts, choice_id: str, step: int, text: str, ranked: Ranked, scorer: Engine, who: str
+    ) -> None:
         """The ranker's shortlist of ``text`` as a decision row: its skills and ``none``, their scores and probabilities."""
-        leaves = self.runner.tree.skills
+        leaves = parts.runner.tree.skills
         options = [Option(name, leaves[name].description) for name in ranked.names]
         probabilities = {**dict(zip(ranked.names, ranked.probabilities)), NONE_ID: ranked.none_probability}
-        self.runner.log.append(
+        parts.runner.log.append(
             DecisionRow.of(
                 run_id=choice_id,
                 step=step,
@@ -331,20 +390,24 @@ class Router:
         ``choice_id``, or the same request) hands back too, for the same reason; a run of another skill is the
         client's own choice, and acts unless the request says not to."""
         text = checked_request(request)
-        leaf = self.skill(name)
+        parts = self._current()
+        runner = parts.runner
+        leaf = self.skill(name, parts=parts)
         who = self._who(client)
         found = self._picks.answered(who, session=session, choice_id=choice_id, request=text)
         held_back = found.held_back if found is not None and found.first == leaf.name else None
-        if self._ranking() is self.runner.strategy:
+        if parts.ranker is runner.strategy:
             # the request's own answer, whatever find (or made-up choice id, or other caller) the run names: the skill
             # a find would name best and hand back is handed back when it is run
-            verdict = await self.runner.adecide(text)
+            await self._embedded(text)
+            verdict = await runner.adecide(text)
             if verdict.handed_back and verdict.skill == leaf.name:
                 held_back = (verdict.rule, verdict.reason)
         self._picked(leaf, who, session, choice_id=choice_id, request=text)
-        result = await self.runner.arun(text, skill=leaf.name, held_back=held_back)
+        result = await runner.arun(text, skill=leaf.name, held_back=held_back)
         if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's
-            self.runner.log.append(
+            self._remember(result.run_id, who)
+            runner.log.append(
                 LabelRow(run_id=result.run_id, by=who, skill=leaf.name, has_skill=True, source="implicit").to_row()
             )
         return RunOutcome(
@@ -390,11 +453,17 @@ class Router:
         if not isinstance(id, str) or not id.strip():
             raise InvalidArgumentError("an id must be non-empty text: a run id or a find's choice id")
         log = self.runner.log
-        rows = list(log.read())
-        run_id = resolve_run_id(id, dict.fromkeys(str(row.run_id) for row in rows), where=str(log.path))
         who = self._who(client)
-        if not _made_by(rows, run_id, who):
-            raise InvalidArgumentError(f"{run_id} is not a find or run of client {who!r}: a client reports on its own")
+        given = id.strip()
+        if self._made.get(given) == who:  # a find or run this router made for the caller: the log need not be read
+            run_id = given
+        else:
+            rows = list(log.read())
+            run_id = resolve_run_id(id, dict.fromkeys(str(row.run_id) for row in rows), where=str(log.path))
+            if not _made_by(rows, run_id, who):
+                raise InvalidArgumentError(
+                    f"{run_id} is not a find or run of client {who!r}: a client reports on its own"
+                )
         no_skill = skill == NONE_ID
         if skill is not None and not no_skill:
             skill = self.skill(skill).name

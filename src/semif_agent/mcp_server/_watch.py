@@ -1,4 +1,5 @@
-"""Noticing that the workspace's skills changed on disk: a SKILL.md added, edited or removed, a manifest edited.
+"""Noticing that the workspace's skills changed on disk: a SKILL.md added, edited or removed, a manifest edited, the
+learned router switched by ``semif train``.
 
 :func:`skills_signature` is cheap enough to take every second or two: a
 SKILL.md is parsed again only when its size or time changed (the scan's
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from ..routing.learned import ROUTER_FILE, WEIGHTS_FILE
+from ..routing.tune import ROUTING_FILE
 from ..tree.skill_md import SkillMdFolder, scan_skill_md
 from ..workspace import Workspace
 
@@ -33,12 +36,13 @@ class SkillWatch:
         scan = scan_skill_md(self.workspace, self.known)
         self.known = {str(found.skill_md): found for found in scan.skills}
         seen = {(path, found.signature) for path, found in self.known.items()}
-        manifests = self.workspace.categories_path
-        try:
-            stat = manifests.stat()
-            seen.add((str(manifests), (stat.st_size, stat.st_mtime_ns)))
-        except OSError:
-            pass
+        data = self.workspace.data_dir
+        for path in (self.workspace.categories_path, data / ROUTER_FILE, data / WEIGHTS_FILE, data / ROUTING_FILE):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            seen.add((str(path), (stat.st_size, stat.st_mtime_ns)))
         return frozenset(seen)
 
     def changed(self) -> bool:
@@ -49,10 +53,15 @@ class SkillWatch:
 
 
 async def watch(workspace: Workspace, on_change: Callable[[], Awaitable[None]], *, every: float = POLL_SECONDS) -> None:
-    """Call ``on_change()`` whenever the workspace's skills change on disk, until cancelled."""
+    """Call ``on_change()`` once the workspace's skills changed on disk and then held still for a look (a collection
+    being copied in, or ``semif train`` writing its two files, is read once it is whole), until cancelled."""
     seen = SkillWatch(workspace)
     await anyio.to_thread.run_sync(seen.changed)
+    moving = False
     while True:
         await anyio.sleep(every)
         if await anyio.to_thread.run_sync(seen.changed):
+            moving = True
+        elif moving:
+            moving = False
             await on_change()

@@ -38,6 +38,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
     InitializeRequestParams,
@@ -55,6 +56,7 @@ from ..chooser import Router
 from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
 from ._watch import POLL_SECONDS, watch
+from .admission import Admission, ServerBusy
 
 SERVER_NAME = "semif"
 SCHEME = "skill://"
@@ -66,6 +68,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True)
 Answer = Annotated[CallToolResult, dict[str, Any]]
 """A tool's answer: an object as structured content (its output schema an object), and as compact JSON text."""
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
+BUSY_CODE = -32001  # the JSON-RPC error of a resource read answered busy (a tool call's is a tool error)
 
 
 class SkillServer(MCPServer[dict[str, object]]):
@@ -84,6 +87,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         self._warm_lock = threading.Lock()
         # the runs clients asked for, in a task group the server owns while it runs (see _own_runs)
         self._runs: TaskGroup | None = None
+        self.admission = Admission.from_settings(router.workspace.settings.mcp)
         super().__init__(
             SERVER_NAME,
             version=version("semif-agent"),
@@ -91,7 +95,7 @@ class SkillServer(MCPServer[dict[str, object]]):
             log_level="WARNING",
             subscriptions=self.bus,
             lifespan=_watching,
-            middleware=[self._own_runs, self._remember_session],
+            middleware=[self._own_runs, self._admit, self._remember_session],
         )
         low = self._lowlevel_server  # the SDK keeps the capability flags on its low-level server only
         low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # advertise resources.listChanged in the handshake
@@ -111,6 +115,15 @@ class SkillServer(MCPServer[dict[str, object]]):
         count = len(runner.tree.skills)
         if self.say is not None:
             self.say(f"{count} skills ready ({time.monotonic() - started:.1f} s)")
+        return count
+
+    def reload(self) -> int:
+        """Read the skills again and switch to them whole (:meth:`Router.reload`); the number of skills."""
+        started = time.monotonic()
+        with self._warm_lock:
+            count = self.router.reload()
+        if self.say is not None:
+            self.say(f"skills changed on disk: {count} skills ready ({time.monotonic() - started:.1f} s)")
         return count
 
     async def ready(self) -> None:
@@ -156,6 +169,20 @@ class SkillServer(MCPServer[dict[str, object]]):
             raise result
         return result
 
+    async def _admit(self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext) -> HandlerResult:
+        """A tool call or resource read waits its turn, or is answered ``busy:`` at once (:mod:`.admission`). Inside
+        :meth:`_own_runs`: a run's place is held by the run, not by the request a client may leave."""
+        if ctx.method not in ("tools/call", "resources/read"):
+            return await call_next(ctx)
+        run = ctx.method == "tools/call" and (ctx.params or {}).get("name") == "run_skill"
+        try:
+            async with self.admission.admitted(_client(ctx) or self.router.client, run=run):
+                return await call_next(ctx)
+        except ServerBusy as exc:
+            if ctx.method == "tools/call":
+                return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            raise MCPError(BUSY_CODE, str(exc)) from None
+
     async def _remember_session(
         self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
     ) -> HandlerResult:
@@ -180,8 +207,10 @@ class SkillServer(MCPServer[dict[str, object]]):
             raise
 
     async def skills_changed(self) -> None:
-        """Read the tree again, and tell every client the resource list changed."""
-        self.router.refresh()
+        """Read the tree (and the learned router) again, in a thread while the old tree goes on answering, switch to
+        it in one step, and tell every client the resource list changed."""
+        await self.ready()
+        await anyio.to_thread.run_sync(self.reload)
         await self.bus.publish(ResourcesListChanged())  # clients of the listen-stream protocol
         for _, session in list(self._sessions.values()):  # clients of the handshake protocol
             await session.send_resource_list_changed()  # best effort: a client gone meanwhile is skipped
@@ -301,7 +330,7 @@ def _session(ctx: Context[dict[str, object], object]) -> int | None:
     return id(params) if params is not None else None
 
 
-def _client(ctx: Context[dict[str, object], object]) -> str | None:
+def _client(ctx: Context[dict[str, object], object] | ServerRequestContext[dict[str, object], object]) -> str | None:
     """The client's name from the MCP handshake, when it gave one."""
     try:
         params = ctx.session.client_params

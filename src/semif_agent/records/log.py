@@ -241,19 +241,41 @@ class DecisionLog:
             handle = os.fdopen(self._open(os.O_RDONLY), "rb")
         except FileNotFoundError:
             return
-        wanted = None if kinds is None else [json.dumps(kind).encode() for kind in kinds]
         with handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip() or (wanted is not None and not any(name in raw for name in wanted)):
-                    continue
-                row = parse_row(raw)
-                if row is None:
-                    torn = not raw.endswith(b"\n")
-                    what = "torn last line (a write cut short)" if torn else "unreadable line"
-                    warnings.warn(f"{self.path}:{number}: skipped {what}", TornLineWarning, stacklevel=3)
-                    continue
-                if kinds is None or row.kind in kinds:
-                    yield row
+            yield from self._parsed(handle, kinds, 1)
+
+    def read_after(self, offset: int, *, kinds: Collection[str] | None = None) -> tuple[list[AnyRow], int]:
+        """The whole rows written from byte ``offset`` on (of ``kinds``, when given), and the offset after the last of
+        them: what a reader that keeps up with the log reads next. A last line not ended yet (being written, or torn)
+        is left for the next read. A log shorter than ``offset`` (replaced) or missing reads as no rows: the caller
+        compares sizes to tell."""
+        try:
+            handle = os.fdopen(self._open(os.O_RDONLY), "rb")
+        except FileNotFoundError:
+            return [], offset
+        with handle:
+            handle.seek(offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1
+        rows = list(self._parsed(data[:end].splitlines(keepends=True), kinds, None))
+        return rows, offset + end
+
+    def _parsed(self, lines: Iterable[bytes], kinds: Collection[str] | None, first: int | None) -> Iterator[AnyRow]:
+        """The rows of ``lines`` (of ``kinds``); a line that does not parse is skipped with a warning naming its
+        number (counted from ``first``; None: from where a read began, unnumbered)."""
+        wanted = None if kinds is None else [json.dumps(kind).encode() for kind in kinds]
+        for number, raw in enumerate(lines, start=first or 1):
+            if not raw.strip() or (wanted is not None and not any(name in raw for name in wanted)):
+                continue
+            row = parse_row(raw)
+            if row is None:
+                torn = not raw.endswith(b"\n")
+                what = "torn last line (a write cut short)" if torn else "unreadable line"
+                where = f"{self.path}:{number}" if first is not None else str(self.path)
+                warnings.warn(f"{where}: skipped {what}", TornLineWarning, stacklevel=4)
+                continue
+            if kinds is None or row.kind in kinds:
+                yield row
 
     def filter(
         self,

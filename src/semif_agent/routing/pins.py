@@ -8,7 +8,7 @@ scoring. The latest label of a request wins (a later ``--none`` of it lifts the 
 (``semif label --undo``) pins nothing; a client's report or pick pins nothing; a skill since removed pins nothing.
 
 The pins are read from the decision log (its outcome and label rows: a run whose outcome row is missing has no
-request to pin), again whenever the log has changed (:class:`LogPins`).
+request to pin), kept up with the log as it grows (:class:`LogPins`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from .._text import text_key
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
-from ..records.kinds import LABEL_KIND, OUTCOME_KIND, UNDO_KIND, UNLABEL_KIND
+from ..records.kinds import LABEL_KIND, OUTCOME_KIND, UNDO_KIND, UNLABEL_KIND, AnyRow
+from ..records.rows import LabelRow
 from ..records.runs import RunRecord, run_records
 from ..tree.router import Route, RoutedDecision
 from ..tree.tree import SkillTree
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 PINNED_QUESTION = "Which skill should handle this request?"
 PIN_ENGINE = "label"  # the engine a pinned decision names: a person's label, not a model or the scores
 
+
+PIN_KINDS = (OUTCOME_KIND, LABEL_KIND, UNLABEL_KIND, UNDO_KIND)  # the rows the pins are worked out from
 
 pin_key = text_key  # ``text`` as a pinned request is matched: case and spacing aside
 
@@ -83,12 +86,20 @@ def is_pinned(route: Route) -> bool:
 
 
 class LogPins:
-    """The pins of a decision log's labels (:func:`persons_pins`), read again whenever the log has changed."""
+    """The pins of a decision log's labels (:func:`persons_pins`), kept up with the log as it grows.
+
+    Rows appended since the last look are read alone; the pins are worked out again from the whole log only when
+    they can have changed: a person's label, an unlabel or an undo among the new rows, or a new row of a run a
+    person labelled. A server logging thousands of finds a minute so reads each of them once, not the whole log
+    for every find. A log that shrank or was replaced is read again from its start.
+    """
 
     def __init__(self, log: DecisionLog | None) -> None:
         self.log = log
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None  # the log's device, inode and size when last read
+        self._offset = 0
         self._pins: dict[str, Pin] = {}
+        self._labelled: set[str] = set()  # the runs a person's label names
 
     def pins(self) -> dict[str, Pin]:
         path = getattr(self.log, "path", None)
@@ -98,11 +109,29 @@ class LogPins:
             stat = path.stat()
         except OSError:
             return {}
-        seen = (stat.st_size, stat.st_mtime_ns)
-        if seen != self._seen:
-            said = self.log.read(kinds=(OUTCOME_KIND, LABEL_KIND, UNLABEL_KIND, UNDO_KIND))
-            self._pins, self._seen = persons_pins(run_records(said)), seen
+        seen = (stat.st_dev, stat.st_ino, stat.st_size)
+        if seen == self._seen:
+            return self._pins
+        same_file = self._seen is not None and self._seen[:2] == seen[:2] and stat.st_size >= self._offset
+        if same_file:
+            new, self._offset = self.log.read_after(self._offset, kinds=PIN_KINDS)
+            if not any(self._may_move(row) for row in new):
+                self._seen = seen
+                return self._pins
+        self._read_whole(seen)
         return self._pins
+
+    def _may_move(self, row: AnyRow) -> bool:
+        """Whether a new row can change the pins: a person's label, an unlabel or undo, a row of a labelled run."""
+        if isinstance(row, LabelRow) and row.source == "person":
+            return True
+        return row.kind in (UNLABEL_KIND, UNDO_KIND) or str(row.run_id) in self._labelled
+
+    def _read_whole(self, seen: tuple[int, int, int]) -> None:
+        assert self.log is not None
+        rows, self._offset = self.log.read_after(0, kinds=PIN_KINDS)
+        self._labelled = {str(row.run_id) for row in rows if isinstance(row, LabelRow) and row.source == "person"}
+        self._pins, self._seen = persons_pins(run_records(rows)), seen
 
     def route(self, tree: SkillTree, text: str) -> Route | None:
         """The pinned route of ``text`` over ``tree``, or None: not labelled, or its skill is not in the tree."""

@@ -61,6 +61,7 @@ Text = Annotated[str, Strict(), AfterValidator(_not_blank), Must("a non-empty st
 PathText = Annotated[Text, Must("a path (a non-empty string)")]
 PathList = Annotated[list[Text], Strict(), Must("a list of paths (strings)")]
 Flag = Annotated[bool, Strict(), Must("true or false")]
+Count = Annotated[int, Strict(), Gt(0), Must("a positive whole number")]
 Moment = Annotated[
     datetime.datetime | datetime.date | str,
     AfterValidator(_iso_moment),
@@ -148,9 +149,15 @@ class RoutingSettings(_Table):
 
 
 class McpSettings(_Table):
-    """``[mcp]``: whether ``find`` asks the model to re-rank (unset: when the engine is an LLM)."""
+    """``[mcp]``: whether ``find`` asks the model to re-rank (unset: when the engine is an LLM), and how much
+    ``semif mcp`` takes on at once (see :mod:`semif_agent.mcp_server.admission`)."""
 
     rerank: Flag | None = None
+    rate: Positive | None = None  # tool calls a second one client may make (unset: no limit); a token may say its own
+    burst: Positive | None = None  # calls a client may make at once above its rate (unset: two seconds' worth)
+    working: Count = 32  # tool calls answered at once (runs aside)
+    runs: Count = 4  # run_skill calls under way at once
+    queue: Count = 256  # calls waiting for their turn; past it a call is answered "busy, retry"
 
 
 class ForgeSettings(_Table):
