@@ -178,9 +178,10 @@ def outcome_of(root, request: str) -> OutcomeRow:
 
 
 @contextlib.contextmanager
-def serving_here(root, env, monkeypatch, prepare=None):
+def serving_here(root, env, monkeypatch, prepare=None, *, token="secret", clients=None):
     """`semif mcp --http 127.0.0.1:0` on ``root``, its server in a thread of this process (``prepare(server)`` called
-    before it starts): the server, its URL and its token."""
+    before it starts), accepting the shared ``token`` (None: none) and the client tokens of ``clients`` (a store):
+    the server, its URL and its token."""
     for name in ("HOME", "SEMIF_HOME"):
         monkeypatch.setenv(name, env[name])
     monkeypatch.delenv("SEMIF_WORKSPACE", raising=False)
@@ -188,12 +189,12 @@ def serving_here(root, env, monkeypatch, prepare=None):
     if prepare is not None:
         prepare(server)
     sock = bind("127.0.0.1", 0)
-    app = http_app(server, host="127.0.0.1", token="secret")
+    app = http_app(server, host="127.0.0.1", token=token, clients=clients)
     serving = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=anyio.run, args=(functools.partial(serving.serve, sockets=[sock]),), daemon=True)
     thread.start()
     try:
-        yield server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", "secret"
+        yield server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", token
     finally:
         serving.should_exit = True
         thread.join(60)

@@ -55,6 +55,7 @@ from ..chooser import Router
 from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
 from ._watch import POLL_SECONDS, watch
+from .tokens import token_of
 
 SERVER_NAME = "semif"
 SCHEME = "skill://"
@@ -302,7 +303,14 @@ def _session(ctx: Context[dict[str, object], object]) -> int | None:
 
 
 def _client(ctx: Context[dict[str, object], object]) -> str | None:
-    """The client's name from the MCP handshake, when it gave one."""
+    """The client's name: its token's when the request came with a client token (``semif mcp token``), never then
+    the name it gives itself; else the name from the MCP handshake, when it gave one."""
+    try:
+        token = token_of(ctx.request_context.request)
+    except (AttributeError, ValueError):  # no request (stdio, or outside one)
+        token = None
+    if token is not None:
+        return token.name
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError):
