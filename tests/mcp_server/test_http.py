@@ -29,7 +29,8 @@ from ._client import ToolFailed, http
 
 @contextlib.contextmanager
 def serving(root, env, *args):
-    """`semif mcp -w ROOT ARGS...` in its own process: the URL it serves at and the token it printed."""
+    """`semif mcp -w ROOT ARGS...` in its own process: the URL it serves at and the token it printed (None: it made
+    none, the workspace having client tokens)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "semif_agent", "mcp", "-w", str(root), *args], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -43,8 +44,9 @@ def serving(root, env, *args):
     reader.start()
     reader.join(60)
     try:
-        assert len(lines) == 2 and lines[1].startswith("token "), f"semif mcp --http did not start: {lines}"
-        yield lines[0].split(" at ", 1)[1].strip(), lines[1].split()[1]
+        started = len(lines) == 2 and lines[1].startswith(("token ", "no shared token"))
+        assert started, f"semif mcp --http did not start: {lines}"
+        yield lines[0].split(" at ", 1)[1].strip(), lines[1].split()[1] if lines[1].startswith("token ") else None
     finally:
         process.terminate()
         try:

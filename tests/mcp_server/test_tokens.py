@@ -21,7 +21,7 @@ from semif_agent.workspace.records import records
 
 from ._client import Bearer, ToolFailed, http
 from .conftest import starter_workspace
-from .test_http import serving_here
+from .test_http import post, serving, serving_here
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +89,15 @@ def test_a_revoked_token_is_refused_on_its_next_request_and_the_others_still_wor
     assert 401 in refused and 200 not in refused
     assert finds_by_client(root)[found["choice_id"]] == "dave"
     assert late not in (root / "data" / "decisions.jsonl").read_text()  # nothing of it reached the log
+
+
+def test_a_server_of_a_workspace_with_client_tokens_makes_no_shared_token(starter):
+    root, env = starter
+    token, _ = TokenStore(root).add("frank")
+    env = {key: value for key, value in env.items() if key != TOKEN_ENV}
+    with serving(root, env, "--http", "127.0.0.1:0") as (url, shared):
+        assert shared is None
+        assert (post(url, token), post(url, "anything else")) == (200, 401)
 
 
 def test_the_store_keeps_only_hashes_readable_by_its_owner(tmp_path):

@@ -95,7 +95,7 @@ def check_rate(rate: float | None) -> float | None:
     if rate is None:
         return None
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
-        raise TokenStoreError(f"a client's rate is a positive number of calls a second, not {rate!r}")
+        raise TokenStoreError(f"a client's rate is a positive number of calls a second, not {repr(rate)[:40]}")
     return float(rate)
 
 
