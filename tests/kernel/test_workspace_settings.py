@@ -104,8 +104,15 @@ def test_the_cli_shows_a_bad_setting_as_one_line(tmp_path: Path) -> None:
         ('["data/categories.json"]', '"data/categories.json" is the skill manifests data/categories.json'),
         ('["data/router.npz/x"]', '"data/router.npz/x" lies inside the trained router\'s weights data/router.npz'),
         ('["skills"]', '"skills" is the SKILL.md skills skills (skills/)'),
-        ('["data/drafts", ".semif"]', '".semif" is the host\'s own folder .semif (where it keeps the skill trace)'),
+        (
+            '["data/drafts", ".semif"]',
+            '".semif" is the host\'s own folder .semif (the skill trace, the MCP client tokens)',
+        ),
         ('["data/drafts", ".semif/x"]', '".semif/x" lies inside the host\'s own folder .semif'),
+        (
+            '["data/drafts", ".semif/mcp-tokens.json"]',
+            '".semif/mcp-tokens.json" lies inside the host\'s own folder .semif',
+        ),
         (
             '["data/drafts", "../shared"]',
             '"../shared" lies outside the workspace: a relative write dir must stay inside it',

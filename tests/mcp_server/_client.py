@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -63,18 +64,33 @@ async def stdio(workspace: Path, env: dict[str, str], *args: str, errlog: Any = 
         yield Client(session, seen)
 
 
+class Bearer(httpx2.Auth):
+    """The bearer ``token`` on every request of the SDK's HTTP client, and the status of each answer (``statuses``)."""
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+        self.statuses: list[int] = []
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        if self.token:
+            request.headers["Authorization"] = f"Bearer {self.token}"
+        response = yield request
+        self.statuses.append(response.status_code)
+
+
 @contextlib.asynccontextmanager
-async def http(url: str, token: str | None) -> AsyncIterator[Client]:
-    """The SDK's streamable HTTP client at ``url``, sending ``token`` as a bearer token."""
+async def http(url: str, token: str | Bearer | None, *, name: str | None = None) -> AsyncIterator[Client]:
+    """The SDK's streamable HTTP client at ``url``, sending ``token`` as a bearer token (a :class:`Bearer` keeps the
+    statuses of its answers), calling itself ``name`` in the handshake (the SDK's own name unless given)."""
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+    info = types.Implementation(name=name, version="1") if name else None
     seen, handle = _notices()
     async with (
-        create_mcp_http_client(headers=headers) as http_client,
+        create_mcp_http_client(auth=token if isinstance(token, Bearer) else Bearer(token)) as http_client,
         streamable_http_client(url, http_client=http_client) as streams,
-        ClientSession(streams[0], streams[1], message_handler=handle) as session,
+        ClientSession(streams[0], streams[1], message_handler=handle, client_info=info) as session,
     ):
         await session.initialize()
         yield Client(session, seen)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import starter_workspace
 
 NO_SDK = Path(__file__).resolve().parents[1] / "fixtures" / "without-mcp"  # an `mcp` that cannot be imported
 
@@ -41,3 +44,13 @@ def test_without_the_mcp_extra_one_line_says_what_to_install(corpus_workspace):
     done = semif({**env, "PYTHONPATH": str(NO_SDK)}, "mcp", "-w", str(root))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip() == "Error: semif mcp needs the mcp extra: pip install 'semif-agent[mcp]'"
+
+
+def test_client_tokens_are_managed_without_the_mcp_extra(tmp_path):
+    root, env = starter_workspace(tmp_path)
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(NO_SDK), env.get("PYTHONPATH")]))}
+    added = semif(env, "mcp", "token", "add", "ci", "-w", str(root), "--json")
+    assert added.returncode == 0, added.stderr
+    listed = semif(env, "mcp", "token", "list", "-w", str(root), "--json")
+    assert json.loads(listed.stdout)["clients"][0]["name"] == "ci"
+    assert semif(env, "mcp", "-w", str(root)).returncode != 0  # serving still needs it

@@ -29,7 +29,8 @@ from ._client import ToolFailed, http
 
 @contextlib.contextmanager
 def serving(root, env, *args):
-    """`semif mcp -w ROOT ARGS...` in its own process: the URL it serves at and the token it printed."""
+    """`semif mcp -w ROOT ARGS...` in its own process: the URL it serves at and the token it printed (None: it made
+    none, the workspace having client tokens)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "semif_agent", "mcp", "-w", str(root), *args], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -43,8 +44,9 @@ def serving(root, env, *args):
     reader.start()
     reader.join(60)
     try:
-        assert len(lines) == 2 and lines[1].startswith("token "), f"semif mcp --http did not start: {lines}"
-        yield lines[0].split(" at ", 1)[1].strip(), lines[1].split()[1]
+        started = len(lines) == 2 and lines[1].startswith(("token ", "no shared token"))
+        assert started, f"semif mcp --http did not start: {lines}"
+        yield lines[0].split(" at ", 1)[1].strip(), lines[1].split()[1] if lines[1].startswith("token ") else None
     finally:
         process.terminate()
         try:
@@ -178,9 +180,10 @@ def outcome_of(root, request: str) -> OutcomeRow:
 
 
 @contextlib.contextmanager
-def serving_here(root, env, monkeypatch, prepare=None):
+def serving_here(root, env, monkeypatch, prepare=None, *, token="secret", clients=None):
     """`semif mcp --http 127.0.0.1:0` on ``root``, its server in a thread of this process (``prepare(server)`` called
-    before it starts): the server, its URL and its token."""
+    before it starts), accepting the shared ``token`` (None: none) and the client tokens of ``clients`` (a store):
+    the server, its URL and its token."""
     for name in ("HOME", "SEMIF_HOME"):
         monkeypatch.setenv(name, env[name])
     monkeypatch.delenv("SEMIF_WORKSPACE", raising=False)
@@ -188,12 +191,12 @@ def serving_here(root, env, monkeypatch, prepare=None):
     if prepare is not None:
         prepare(server)
     sock = bind("127.0.0.1", 0)
-    app = http_app(server, host="127.0.0.1", token="secret")
+    app = http_app(server, host="127.0.0.1", token=token, clients=clients)
     serving = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=anyio.run, args=(functools.partial(serving.serve, sockets=[sock]),), daemon=True)
     thread.start()
     try:
-        yield server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", "secret"
+        yield server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", token
     finally:
         serving.should_exit = True
         thread.join(60)

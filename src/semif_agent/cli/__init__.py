@@ -123,6 +123,13 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "mcp",
         _CLI + "mcp_cmd:mcp",
         "Serve the workspace's skills to any MCP client: find, load, run and report, over stdio or HTTP.",
+        subcommands=(
+            LazyCommand(
+                "token",
+                _CLI + "mcp_token_cmd:token",
+                "Give each HTTP client a token of its own: add, list and revoke them.",
+            ),
+        ),
     ),
     LazyCommand(
         "models",

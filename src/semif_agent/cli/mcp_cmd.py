@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import secrets
-
 import click
 
 from .._text import plural
 from ..errors import UserError
-from ._common import json_option, print_json, workspace_option
+from ._common import SemifGroup, json_option, print_json, workspace_option
 from .workspace_cmds import open_workspace
 
 
-@click.command("mcp")
+@click.group("mcp", cls=SemifGroup, invoke_without_command=True)
 @workspace_option
 @click.option("--http", "address", metavar="[HOST:]PORT", help="Serve streamable HTTP at /mcp instead of stdio.")
 @click.option("--public", is_flag=True, help="Allow an --http HOST other than loopback.")
@@ -27,15 +24,25 @@ from .workspace_cmds import open_workspace
 )
 @click.option("--check", is_flag=True, help="Print what a client would see (tools, resources, listing size) and exit.")
 @json_option
+@click.pass_context
 def mcp(
-    workspace: str | None, address: str | None, public: bool, allow_hosts: tuple[str, ...], check: bool, as_json: bool
+    ctx: click.Context,
+    workspace: str | None,
+    address: str | None,
+    public: bool,
+    allow_hosts: tuple[str, ...],
+    check: bool,
+    as_json: bool,
 ) -> None:
     """Serve the workspace's skills to any MCP client: find, load, run and report, over stdio or HTTP.
 
     \b
     Over stdio by default (a client starts it: `claude mcp add semif -- semif mcp -w WS`);
     with --http [HOST:]PORT over streamable HTTP at /mcp, loopback only unless --public,
-    every request carrying the bearer token printed at start ($SEMIF_MCP_TOKEN sets it).
+    every request carrying a bearer token: a client's own (`semif mcp token add NAME`,
+    which names the client in the log whatever it calls itself), or the shared one
+    printed at start ($SEMIF_MCP_TOKEN sets it). Once the workspace has client tokens,
+    no shared token is made unless $SEMIF_MCP_TOKEN gives one.
     As with semif ui, public or not, a request is answered only when its Host (and its
     Origin, when it has one) names the bound address, a loopback name (bound to loopback
     or every address), or a name given with --allow-host: a page that points its own
@@ -43,7 +50,14 @@ def mcp(
     Each find_skills is logged as a decision; what the client loads or runs next is a label
     `semif train` learns from. SKILL.md skills are resources too (skill://NAME), and clients
     are told when skills change on disk. Needs the mcp extra: pip install 'semif-agent[mcp]'.
+
+    \b
+      semif mcp token add ci --rate 2    a token for the client "ci", shown once
+      semif mcp token list               the clients (never their tokens)
+      semif mcp token revoke ci          refused from its next request on
     """
+    if ctx.invoked_subcommand is not None:
+        return
     try:
         import mcp as _sdk  # noqa: F401 - imported only to see that the mcp extra is installed
     except ImportError:
@@ -73,17 +87,15 @@ def mcp(
             raise UserError(f"{'--public' if public else '--allow-host'} goes with --http: stdio is never public")
         server.run("stdio")
         return
-    from ..mcp_server._http import TOKEN_ENV, parse_address, serve_http
+    from ..mcp_server._http import parse_address, serve_http
 
     host, port = parse_address(address)
-    token = os.environ.get(TOKEN_ENV, "").strip() or secrets.token_urlsafe(24)
     try:
         serve_http(
             server,
             host=host,
             port=port,
             public=public,
-            token=token,
             say=lambda line: click.echo(line),
             allow_hosts=allow_hosts,
         )

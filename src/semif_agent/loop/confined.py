@@ -37,6 +37,7 @@ from ..errors import BudgetExceeded, DecisionError, DecisionTooLarge, InvalidArg
 from ..skills import Request
 from ..tree.manifests import SkillManifest
 from ..workspace import Workspace
+from ..workspace.records import HOST_DIR
 from .context import BudgetedEngine
 
 if TYPE_CHECKING:
@@ -162,17 +163,21 @@ def confinement(workspace: Workspace, timeout: float, config: Mapping[str, objec
 
 def readable_data(workspace: Workspace, config: Mapping[str, object] | None = None) -> list[Path]:
     """What a body may read besides its write dirs: the configured data paths (contacts, files), never the
-    records: no path that is or holds the settings, the log, the manifests, the bodies or the data dir (a
-    ``[paths]`` entry naming the workspace itself, or ``data``, is left out whole), nor one inside the bodies."""
+    records: no path that is or holds the settings, the log, the manifests, the bodies, the host's own folder
+    (the skill trace, the MCP client tokens) or the data dir (a ``[paths]`` entry naming the workspace itself, or
+    ``data``, is left out whole), nor one inside the bodies or the host's folder."""
     roots = set(workspace.write_roots)
-    records = [workspace.settings_file, workspace.log_path, workspace.categories_path, workspace.bodies_dir]
+    sealed = [workspace.bodies_dir, workspace.root / HOST_DIR]  # nothing inside them either
+    records = [workspace.settings_file, workspace.log_path, workspace.categories_path, *sealed]
     records += [workspace.admitted_path, workspace.data_dir]
     paths = []
     for key, value in (workspace.skill_config() if config is None else config).items():
         path = Path(str(value))
         if key in ("workspace", "data") or not path.is_absolute() or path in roots or not path.exists():
             continue
-        if any(path == record or path in record.parents for record in records) or workspace.bodies_dir in path.parents:
+        if any(path == record or path in record.parents for record in records) or any(
+            folder in path.parents for folder in sealed
+        ):
             continue
         paths.append(path)
     return paths

@@ -12,7 +12,9 @@ gets a 400 before the token is even looked at.
 
 from __future__ import annotations
 
+import os
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
@@ -21,9 +23,11 @@ from starlette.datastructures import Headers
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .._text import plural
 from ..errors import UserError
 from ..ui.server import allowed_hosts, bind, is_loopback
 from .server import SkillServer
+from .tokens import SCOPE_KEY, ClientToken, TokenStore, TokenStoreError, matching
 
 TOKEN_ENV = "SEMIF_MCP_TOKEN"
 MCP_PATH = "/mcp"
@@ -42,16 +46,37 @@ def parse_address(address: str) -> tuple[str, int]:
 
 
 class BearerToken:
-    """ASGI middleware: a request without ``Authorization: Bearer <token>`` gets a 401 and goes no further."""
+    """ASGI middleware: a request goes on only with ``Authorization: Bearer <token>``, the token the shared one or a
+    client token of ``clients`` (else a 401).
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    A client token's :class:`~.tokens.ClientToken` goes in the request's scope
+    (``state``), where :func:`~.tokens.token_of` finds it. The store is looked
+    at on every request (a ``stat``; read again only when it changed): a token
+    revoked is refused on its very next request, whatever session it opened.
+    A store that cannot be read accepts no client token, and ``warn`` is told
+    why (once, until it changes).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None,
+        clients: TokenStore | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = f"Bearer {token}".encode() if token else None
+        self.clients = clients
+        self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._warned: str | None = None
+        self._client(b"")  # a store that cannot be read is said at once
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not secrets.compare_digest(given, self.expected):
+            client = self._client(given)
+            shared = self.expected is not None and secrets.compare_digest(given, self.expected)
+            if client is None and not shared:
                 body = b"refused: this server needs its bearer token (Authorization: Bearer TOKEN)"
                 await send(
                     {
@@ -62,7 +87,30 @@ class BearerToken:
                 )
                 await send({"type": "http.response.body", "body": body})
                 return
+            state = scope.setdefault("state", {})
+            if client is not None:
+                state[SCOPE_KEY] = client
+            else:
+                state.pop(SCOPE_KEY, None)
         await self.app(scope, receive, send)
+
+    def _client(self, given: bytes) -> ClientToken | None:
+        """The client whose token ``given`` (the Authorization header) carries, if any."""
+        if self.clients is None:
+            return None
+        try:
+            held = self.clients.tokens()
+        except TokenStoreError as exc:
+            if str(exc) != self._warned:
+                self._warned = str(exc)
+                self.warn(str(exc))
+            return None
+        if self._warned is not None:
+            self._warned = None
+            self.warn(f"the client tokens {self.clients.path} can be read again: they are accepted")
+        if not given.startswith(b"Bearer "):
+            return None
+        return matching(held, given[len(b"Bearer ") :].decode("latin-1"))
 
 
 ORIGINAL_SCOPE = "semif.original_scope"  # where the Origin check keeps the request it stands in for
@@ -99,12 +147,39 @@ class HostAndOrigin:
         await self.app(scope[ORIGINAL_SCOPE], receive, send)
 
 
-def http_app(server: SkillServer, *, host: str, token: str, allow_hosts: Sequence[str] = ()) -> HostAndOrigin:
-    """The server's streamable HTTP app behind the token and :class:`HostAndOrigin` (on every address, public too)."""
+def http_app(
+    server: SkillServer,
+    *,
+    host: str,
+    token: str | None,
+    allow_hosts: Sequence[str] = (),
+    clients: TokenStore | None = None,
+) -> HostAndOrigin:
+    """The server's streamable HTTP app behind :class:`BearerToken` (the shared ``token``, if any, and the client
+    tokens of ``clients``) and :class:`HostAndOrigin` (on every address, public too)."""
     names = allowed_hosts(host, allow_hosts)
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # HostAndOrigin checks, everywhere
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
-    return HostAndOrigin(BearerToken(app, token), names)
+    return HostAndOrigin(BearerToken(app, token, clients, warn=server.say), names)
+
+
+def shared_token(clients: TokenStore) -> tuple[str | None, str]:
+    """The shared token a server accepts (None: none), and the line that says which tokens it accepts.
+
+    ``$SEMIF_MCP_TOKEN`` when set; else a new random one, unless the
+    workspace has client tokens (``semif mcp token add``), or a store of them
+    that cannot be read: then none is made, and only they are accepted.
+    """
+    try:
+        count: int | None = len(clients.tokens())
+    except TokenStoreError:
+        count = None
+    given = os.environ.get(TOKEN_ENV, "").strip()
+    held = "no client token until their file is fixed" if count is None else plural(count, "client token")
+    if given or count == 0:
+        token = given or secrets.token_urlsafe(24)
+        return token, f"token {token}" + (f" (and {held}: semif mcp token list)" if count != 0 else "")
+    return None, f"no shared token: {held} (semif mcp token list; ${TOKEN_ENV} sets a shared one)"
 
 
 def serve_http(
@@ -113,11 +188,11 @@ def serve_http(
     host: str,
     port: int,
     public: bool,
-    token: str,
     say: Callable[[str], None],
     allow_hosts: Sequence[str] = (),
 ) -> None:
-    """Serve until interrupted, saying the address and the token first (and, off loopback, the names it answers to)."""
+    """Serve until interrupted, saying the address and the tokens it accepts first (the shared one, see
+    :func:`shared_token`; and, off loopback, the names it answers to)."""
     import anyio
     import uvicorn
 
@@ -126,12 +201,14 @@ def serve_http(
             f"{host} is not a loopback address: anyone who can reach it could run the workspace's skills; "
             "pass --public to serve there anyway"
         )
-    app = http_app(server, host=host, token=token, allow_hosts=allow_hosts)
+    clients = TokenStore(server.router.workspace.root)
+    token, accepted = shared_token(clients)
+    app = http_app(server, host=host, token=token, allow_hosts=allow_hosts, clients=clients)
     sock = bind(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     say(f"serving {server.router.workspace.root} at http://{shown}:{bound_port}{MCP_PATH}")
-    say(f"token {token}")
+    say(accepted)
     if not is_loopback(host):
         names = ", ".join(allowed_hosts(host, allow_hosts))
         say(f"answering only requests for the host names {names} (--allow-host NAME adds one)")

@@ -57,6 +57,7 @@ from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
 from ._watch import POLL_SECONDS, watch
 from .admission import Admission, ServerBusy
+from .tokens import ClientToken, token_of
 
 SERVER_NAME = "semif"
 SCHEME = "skill://"
@@ -176,7 +177,9 @@ class SkillServer(MCPServer[dict[str, object]]):
             return await call_next(ctx)
         run = ctx.method == "tools/call" and (ctx.params or {}).get("name") == "run_skill"
         try:
-            async with self.admission.admitted(_client(ctx) or self.router.client, run=run):
+            token = _token(ctx)
+            rate = token.rate if token is not None else None
+            async with self.admission.admitted(_client(ctx) or self.router.client, run=run, rate=rate):
                 return await call_next(ctx)
         except ServerBusy as exc:
             if ctx.method == "tools/call":
@@ -330,8 +333,25 @@ def _session(ctx: Context[dict[str, object], object]) -> int | None:
     return id(params) if params is not None else None
 
 
-def _client(ctx: Context[dict[str, object], object] | ServerRequestContext[dict[str, object], object]) -> str | None:
-    """The client's name from the MCP handshake, when it gave one."""
+AnyContext = Context[dict[str, object], object] | ServerRequestContext[dict[str, object], object]
+"""A tool's context, or the context a middleware sees: both reach the request and the client's session."""
+
+
+def _token(ctx: AnyContext) -> ClientToken | None:
+    """The client token the request came with (None: none, over stdio, the shared token, or outside a request)."""
+    try:
+        request = ctx.request if isinstance(ctx, ServerRequestContext) else ctx.request_context.request
+    except (AttributeError, ValueError):
+        return None
+    return token_of(request)
+
+
+def _client(ctx: AnyContext) -> str | None:
+    """The client's name: its token's when the request came with a client token (``semif mcp token``), never then
+    the name it gives itself; else the name from the MCP handshake, when it gave one."""
+    token = _token(ctx)
+    if token is not None:
+        return token.name
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError):

@@ -4,7 +4,7 @@ Records are what the workspace keeps about itself, next to what skills
 write: the settings, the data dir's own files (manifests, the admitted
 bodies' hashes, the stored tree, tuned routing, the trained router), the
 skill bodies, the decision and model-call logs, the folder the host keeps
-its own files in (:data:`HOST_DIR`: the SKILL.md skills' trace), and the SKILL.md skill
+its own files in (:data:`HOST_DIR`: the SKILL.md skills' trace, the MCP client tokens), and the SKILL.md skill
 folders (the workspace's, those ``[skills] folders`` lists, the user's
 ``~/.agents/skills``), and the secrets file provider keys are read from. A
 write dir may not be, contain or lie inside any of them, nor
@@ -46,7 +46,8 @@ DATA_RECORDS = {
 """Files of the data dir that are records (name -> what it holds). The tree, routing and router modules keep their own names."""
 
 HOST_DIR = ".semif"
-"""The folder of the workspace the host writes its own files in (the SKILL.md skills' trace), never a skill."""
+"""The folder of the workspace the host writes its own files in (the SKILL.md skills' trace, the MCP client tokens),
+never a skill."""
 
 SETTINGS_FILE = "semif.toml"
 """The file that makes a folder a workspace: its settings."""
@@ -74,7 +75,7 @@ def records(ws: Workspace) -> list[Record]:
         Record(ws.model_calls_path, "the model-call log", "[log] model_calls_path"),
         Record(ws.skills_md_dir, "the SKILL.md skills", "skills/"),
         Record(ws.root / ".agents" / "skills", "the SKILL.md skills", ".agents/skills/"),
-        Record(ws.root / HOST_DIR, "the host's own folder", "where it keeps the skill trace"),
+        Record(ws.root / HOST_DIR, "the host's own folder", "the skill trace, the MCP client tokens"),
     ]
     found += [Record(ws.data_dir / name, what, "[paths] data") for name, what in DATA_RECORDS.items()]
     found += [
