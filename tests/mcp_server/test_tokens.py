@@ -46,7 +46,7 @@ def test_each_client_is_named_by_its_token_never_by_the_name_it_gives_itself(sta
     root, env = starter
     store = TokenStore(root)
     alice, _ = store.add("alice")
-    bob, _ = store.add("bob", rate=0.5)
+    bob, _ = store.add("bob")
 
     async def session():
         # each claims the other's name in its handshake
@@ -65,6 +65,31 @@ def test_each_client_is_named_by_its_token_never_by_the_name_it_gives_itself(sta
     assert (clients[a], clients[b]) == ("alice", "bob")
     labels = [r for r in DecisionLog(root / "data" / "decisions.jsonl").read() if isinstance(r, LabelRow)]
     assert [(r.run_id, r.by) for r in labels if r.source == "client"] == [(a, "alice")]  # bob's claim: none
+
+
+def test_a_tokens_own_rate_limits_its_client_alone(starter, monkeypatch):
+    """A client token made with --rate 0.5 may make one call, then is answered "busy:" (nothing logged) while a
+    client without a rate goes on."""
+    root, env = starter
+    store = TokenStore(root)
+    slow, _ = store.add("slow", rate=0.5)
+    free, _ = store.add("free")
+
+    async def session():
+        async with http(url, slow) as as_slow, http(url, free) as as_free:
+            first = await as_slow.call("find_skills", request="Add a todo to book the piano tuner")
+            with pytest.raises(ToolFailed) as refused:
+                await as_slow.call("find_skills", request="Add a todo to call the electrician")
+            others = [await as_free.call("find_skills", request=f"Add a todo number {n}") for n in range(5)]
+            return first, str(refused.value), others
+
+    with serving_here(root, env, monkeypatch, token=None, clients=store) as (_, url, _):
+        first, refused, others = asyncio.run(session())
+    assert refused.startswith("busy: client 'slow' is over its rate of 0.5 calls a second; retry in ")
+    assert first["choice_id"] in finds_by_client(root) and len(others) == 5
+    assert "Add a todo to call the electrician" not in [
+        r.state for r in DecisionLog(root / "data" / "decisions.jsonl").read() if isinstance(r, DecisionRow)
+    ]
 
 
 def test_a_revoked_token_is_refused_on_its_next_request_and_the_others_still_work(starter, monkeypatch):
