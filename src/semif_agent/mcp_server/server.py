@@ -51,7 +51,6 @@ from mcp.types import (
 from pydantic import AnyUrl, ValidationError
 
 from .._json import JsonObject
-from .._sync import run_sync
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
@@ -105,26 +104,16 @@ class SkillServer(MCPServer[dict[str, object]]):
         _add_tools(self)
 
     def warm(self) -> int:
-        """Build what a first find needs (the tree, its new skills placed and stored, and the act threshold) and
-        return the number of skills. On a fresh workspace of thousands of skills this takes a while: the server
+        """Build what a find needs (the tree, its new skills placed and stored, its index and the act threshold),
+        switch to it whole (:meth:`Router.reload`) and return the number of skills: as the server starts, and again
+        when the skills change on disk. On a fresh workspace of thousands of skills this takes a while: the server
         runs it in a thread as it starts, so a client's handshake is answered at once and its first tool call waits
         for it instead of building it again."""
         started = time.monotonic()
         with self._warm_lock:
-            runner = self.router.runner
-            run_sync(runner.aact_threshold(), "semif mcp")
-        count = len(runner.tree.skills)
+            count = self.router.reload()  # the tree, its index and calibration, the act threshold: all a find needs
         if self.say is not None:
             self.say(f"{count} skills ready ({time.monotonic() - started:.1f} s)")
-        return count
-
-    def reload(self) -> int:
-        """Read the skills again and switch to them whole (:meth:`Router.reload`); the number of skills."""
-        started = time.monotonic()
-        with self._warm_lock:
-            count = self.router.reload()
-        if self.say is not None:
-            self.say(f"skills changed on disk: {count} skills ready ({time.monotonic() - started:.1f} s)")
         return count
 
     async def ready(self) -> None:
@@ -213,7 +202,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         """Read the tree (and the learned router) again, in a thread while the old tree goes on answering, switch to
         it in one step, and tell every client the resource list changed."""
         await self.ready()
-        await anyio.to_thread.run_sync(self.reload)
+        await anyio.to_thread.run_sync(self.warm)
         await self.bus.publish(ResourcesListChanged())  # clients of the listen-stream protocol
         for _, session in list(self._sessions.values()):  # clients of the handshake protocol
             await session.send_resource_list_changed()  # best effort: a client gone meanwhile is skipped
