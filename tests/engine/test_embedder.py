@@ -219,3 +219,13 @@ def test_sessions_sleep_between_runs_on_the_threads_they_are_given(cache_dir: Pa
         assert options.inter_op_num_threads == 1
         assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
         assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
+
+
+def test_the_on_disk_cache_is_bounded_dropping_what_was_written_longest_ago(tmp_path) -> None:
+    store = EmbeddingStore(tmp_path / "embeddings.sqlite3", max_rows=100)
+    vector = bytes(4 * 384)
+    for batch in range(30):
+        store.put_many((f"k{batch}-{n}", vector) for n in range(10))  # 300 written in all
+    assert 80 <= len(store) <= 100
+    kept = store.get_many([f"k{batch}-{n}" for batch in range(30) for n in range(10)])
+    assert "k29-9" in kept and "k0-0" not in kept  # the latest kept, the oldest gone

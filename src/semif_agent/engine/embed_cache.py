@@ -3,6 +3,11 @@
 Keys are a hash of the model id and the text: a changed description is a new
 key, so the cache never serves a stale vector. Best effort: a cache that
 cannot be opened or written is skipped with a warning, never an error.
+
+The cache is bounded: a server embeds every request it is asked, so past
+``max_rows`` vectors (:data:`MAX_ROWS`, about 650 MB) the ones written
+longest ago are dropped, a tenth at a time; a text whose vector was dropped
+is embedded again when it comes back.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from pathlib import Path
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
 _CHUNK = 500
+MAX_ROWS = 400_000
+_LOOK_EVERY = 2_000  # vectors written between two looks at the cache's size
 
 
 def default_cache_path() -> Path:
@@ -34,8 +41,10 @@ def cache_key(model: str, text: str) -> str:
 class EmbeddingStore:
     """Vectors (raw float32 bytes) by key, in one SQLite file shared by processes."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_rows: int = MAX_ROWS) -> None:
         self.path = Path(path)
+        self.max_rows = max_rows
+        self._written = 0  # since the last look at the size
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._broken = False
@@ -76,11 +85,27 @@ class EmbeddingStore:
             db = self._connect()
             if db is None:
                 return
+            rows = list(items)
             try:
                 with db:
-                    db.executemany("INSERT OR REPLACE INTO embeddings (key, vector) VALUES (?, ?)", list(items))
+                    db.executemany("INSERT OR REPLACE INTO embeddings (key, vector) VALUES (?, ?)", rows)
+                self._written += len(rows)
+                if self._written >= min(_LOOK_EVERY, max(1, self.max_rows // 10)):
+                    self._written = 0
+                    self._trim(db)
             except sqlite3.Error as exc:
                 self._give_up(exc)
+
+    def _trim(self, db: sqlite3.Connection) -> None:
+        """Past ``max_rows``, drop the vectors written longest ago (a replaced one counts as written anew), down to
+        nine tenths of it."""
+        count = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        if count > self.max_rows:
+            with db:
+                db.execute(
+                    "DELETE FROM embeddings WHERE rowid IN (SELECT rowid FROM embeddings ORDER BY rowid LIMIT ?)",
+                    (count - self.max_rows * 9 // 10,),
+                )
 
     def __len__(self) -> int:
         with self._lock:
