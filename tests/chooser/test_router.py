@@ -286,3 +286,12 @@ def test_a_skill_folder_swapped_for_a_link_out_of_the_workspace_is_never_read(tm
     with pytest.raises(SkillPathError, match="not a file"):
         router.read_file("secret", "link.txt")
     assert "link.txt" not in router.load("secret").files
+
+
+def test_every_row_of_a_clients_find_and_run_names_the_client(router):
+    found = router.find(REQUEST, client="alice")
+    ran = router.run("email.compose", REQUEST, client="alice", choice_id=found.choice_id)
+    rows = [r for r in DecisionLog(router.workspace.log_path).read() if r.run_id in (found.choice_id, ran.run_id)]
+    named = {(r.kind, r.extra_field("client") if not isinstance(r, LabelRow) else r.by) for r in rows}
+    assert {kind for kind, _ in named} >= {"shortlist", "activate", "label", "assess", "outcome"}
+    assert {who for _, who in named} == {"alice"}

@@ -404,7 +404,7 @@ class Router:
             if verdict.handed_back and verdict.skill == leaf.name:
                 held_back = (verdict.rule, verdict.reason)
         self._picked(leaf, who, session, choice_id=choice_id, request=text)
-        result = await runner.arun(text, skill=leaf.name, held_back=held_back)
+        result = await runner.arun(text, skill=leaf.name, held_back=held_back, client=who)
         if result.run_id:  # the run's skill is the client's pick, not a route: what it teaches is the client's
             self._remember(result.run_id, who)
             runner.log.append(

@@ -187,8 +187,9 @@ class SkillRunner:
         yes: bool = False,
         proposed: bool = False,
         held_back: tuple[str, str] | None = None,
+        client: str | None = None,
     ) -> RunResult:
-        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed, held_back=held_back))
+        return run_sync(self.arun(text, skill=skill, yes=yes, proposed=proposed, held_back=held_back, client=client))
 
     @traced_run
     async def arun(
@@ -199,6 +200,7 @@ class SkillRunner:
         yes: bool = False,
         proposed: bool = False,
         held_back: tuple[str, str] | None = None,
+        client: str | None = None,
     ) -> RunResult:
         """Route ``text`` (or go straight to ``skill``), pass the act gate (:mod:`.gate`), run the leaf, assess it.
 
@@ -208,7 +210,7 @@ class SkillRunner:
         rule and a reason) hands a named ``skill`` back: the caller was told so for this request (a find).
         """
         request = text if isinstance(text, Request) else Request(text)
-        run = _Run(self, request)
+        run = _Run(self, request, client=client)
         if skill is not None and not (proposed and not yes):
             chosen = self.tree.get(skill)
             route = Route(skill=chosen, reason="chosen by the caller")
@@ -354,9 +356,10 @@ class _Acted:
 class _Run:
     """The state of one run: its id, step counter and logged rows."""
 
-    def __init__(self, runner: SkillRunner, request: Request) -> None:
+    def __init__(self, runner: SkillRunner, request: Request, *, client: str | None = None) -> None:
         self.runner = runner
         self.request = request
+        self.tags: dict[str, Any] = {"client": client} if client else {}  # on every row: who asked for the run
         self.workspace = runner.workspace.at_run_start()  # the run's paths, each resolved once
         self.run_id = request.id
         self.rows: list[RunStepRow] = []
@@ -373,6 +376,7 @@ class _Run:
             request=asked,
             result=answer,
             request_id=self.request.id,
+            **self.tags,
             **extra,
         )
         self._append(row)
@@ -575,6 +579,7 @@ class _Run:
                 error=error,
                 evidence=assessment.evidence,
                 output={k: v[:OUTPUT_KEPT] for k, v in self.output.items()} or None,
+                **self.tags,
             )
         )
         return RunResult(
