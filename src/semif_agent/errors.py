@@ -39,6 +39,7 @@ also the standard exception X, so code that catches X keeps working.
     │   ├── CallTargetError             a confined call's target is not a function of this package
     │   ├── RouterMismatch              the stored router does not fit the tree or the engine
     │   ├── GenerationFailed            no generated skill passed the contract; nothing was written
+    │   ├── TokenStoreError             the MCP client tokens' file cannot be read or written
     │   └── SkillsRefError              the skills-ref compatible API's errors (its ``SkillError``)
     │       ├── ParseError              a SKILL.md missing, or its frontmatter unreadable
     │       └── ValidationError         skill properties invalid (``errors`` lists each)
@@ -69,6 +70,7 @@ also the standard exception X, so code that catches X keeps working.
     │   ├── WorkerError                 the warm worker pool cannot start a worker
     │   └── ChannelError                a confined call's question got an error, not an answer
     ├── WorkerFailed                    a batch could not be done on a Ray cluster (its worker died too often)
+    ├── ServerBusy                      semif mcp takes no more of a call now (queue full, client over its rate)
     └── AgentError                      an agent's turn or toolkit failed at run time
         ├── OutputMissingError          run()/arun(): no valid structured output
         ├── SkillActivationError        a skill's instructions cannot be read to activate it
@@ -94,7 +96,8 @@ AgentError, OutputMissingError, SkillActivationError); ``agent.toolkits.memory``
 (FactNotFoundError, MemoryToolError);
 ``agent.toolkits.retrieval`` (UnknownVaultError); ``agent.toolkits.mcp`` (MCPError,
 MCPToolError); ``routing.learned`` (RouterMismatch); ``forge.generator``
-(GenerationFailed); ``distributed.pool`` (WorkerFailed); ``compat.skills_ref`` (its SkillError, ParseError,
+(GenerationFailed); ``distributed.pool`` (WorkerFailed); ``mcp_server.tokens`` (TokenStoreError);
+``mcp_server.admission`` (ServerBusy); ``compat.skills_ref`` (its SkillError, ParseError,
 ValidationError); ``records.log`` (TornLineWarning); ``workspace.unread`` (SettingsWarning).
 
 Errors that wrap a lower-level failure keep it as ``__cause__``. Every
