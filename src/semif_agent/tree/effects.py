@@ -31,6 +31,8 @@ WRITE_WORDS = frozenset(
     """write wrote written add append insert create make save store send sent mark update edit change delete remove
 erase move rename schedule cancel complete tick post upload run execute install modify replace""".split()
 )
+_VERBS = READ_WORDS | WRITE_WORDS
+_WORD = re.compile(r"[a-z]+")
 
 
 def effects_problem(value: object) -> str | None:
@@ -43,7 +45,10 @@ def effects_problem(value: object) -> str | None:
 def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
     """``"read"`` when the skill's words name only ways of reading, else ``"write"`` (see the module)."""
     texts = list(actions) or [description]
-    words = {_base(w, _bare(text)) for text in texts for w in re.findall(r"[a-z]+", text.lower())}
+    words: set[str] = set()
+    for text in texts:
+        bare = _bare(text)
+        words.update(_base(w, bare) for w in set(_WORD.findall(text.lower())))
     if words & WRITE_WORDS or not words & READ_WORDS:
         return WRITE
     return READ
@@ -52,8 +57,8 @@ def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
 def _bare(text: str) -> bool:
     """Whether ``text`` says what the skill does in the bare form: its first word is a known verb as it stands
     ("Get live scores...", "List, add, edit..."), not inflected ("Gets", "Creates")."""
-    first = re.match(r"[a-z]+", text.strip().lower())
-    return first is not None and first.group() in READ_WORDS | WRITE_WORDS
+    first = _WORD.match(text.strip().lower())
+    return first is not None and first.group() in _VERBS
 
 
 def _base(word: str, bare: bool = False) -> str:
@@ -63,6 +68,6 @@ def _base(word: str, bare: bool = False) -> str:
     for suffix, back in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
         if bare and suffix != "ing":
             continue
-        if word.endswith(suffix) and (base := word[: -len(suffix)] + back) in READ_WORDS | WRITE_WORDS:
+        if word.endswith(suffix) and (base := word[: -len(suffix)] + back) in _VERBS:
             return base
     return word
