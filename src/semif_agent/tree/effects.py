@@ -17,6 +17,7 @@ participle of what it reads or writes, not a second verb: "schedules" and
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -61,6 +62,7 @@ def _bare(text: str) -> bool:
     return first is not None and first.group() in _VERBS
 
 
+@functools.lru_cache(maxsize=65_536)
 def _base(word: str, bare: bool = False) -> str:
     """The word without an inflection its base is known by ("writes", "listed", "creating" -> write, list, create);
     ``bare``: the text's verbs are in the bare form, so a word in "-s" or "-ed" is a noun or a participle and keeps

@@ -30,6 +30,7 @@ so once.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -219,10 +220,20 @@ def _leaf(found: SkillMdFolder, leaf_id: str, category: str) -> SkillManifest:
 
 
 def _relative(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` (as it is when on another drive): its folder's, worked out once per folder."""
+    head, name = os.path.split(path)
+    if not name or name in (os.curdir, os.pardir):
+        return _relative_folder(str(path), str(base))
+    folder = _relative_folder(head, str(base))
+    return name if folder == os.curdir else os.path.join(folder, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_folder(path: str, base: str) -> str:
     try:
         return os.path.relpath(path, base)
     except ValueError:  # another drive
-        return str(path)
+        return path
 
 
 def _read_stored(path: Path) -> dict[str, object]:
@@ -253,7 +264,7 @@ def _known(stored: Mapping[str, object], base: Path) -> dict[str, SkillMdFolder]
     known = {}
     for entry in _entries(stored, "skills"):
         path = entry.get("path")
-        found = _seen(entry, Path(os.path.normpath(base / path))) if isinstance(path, str) else None
+        found = _seen(entry, Path(os.path.normpath(os.path.join(base, path)))) if isinstance(path, str) else None
         if found is not None:
             known[str(found.skill_md)] = found
     return known
@@ -298,7 +309,7 @@ def _held(stored: Mapping[str, object], base: Path) -> dict[str, str]:
         paths = [(e.get("path"), e.get("name")) for e in _entries(stored, "skills")]
         pairs = [(os.path.dirname(path), leaf_id) for path, leaf_id in paths if isinstance(path, str)]
     return {
-        os.path.normpath(base / folder): leaf_id
+        os.path.normpath(os.path.join(base, folder)): leaf_id
         for folder, leaf_id in pairs
         if isinstance(folder, str) and isinstance(leaf_id, str)
     }
