@@ -56,6 +56,7 @@ from .manifests import (
     skill_md_effects,
 )
 from .skill_md import SkillMdFolder, SkillMdScan, scan_skill_md, skill_md_locations
+from .skill_md_evidence import evidence_from_json, evidence_to_json, remember_evidence, signed_evidence
 from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
@@ -260,13 +261,18 @@ def _entries(tree: Mapping[str, object], key: str) -> list[dict[str, object]]:
 
 def _known(stored: Mapping[str, object], base: Path) -> dict[str, SkillMdFolder]:
     """What the store says each SKILL.md held, by path, with the file's signature then (an entry not of that shape
-    is left out: its SKILL.md is read again)."""
+    is left out: its SKILL.md is read again); what it says each body held is remembered for scoring, at the version
+    it was read at (:func:`~.skill_md_evidence.remember_evidence`)."""
     known = {}
     for entry in _entries(stored, "skills"):
         path = entry.get("path")
         found = _seen(entry, Path(os.path.normpath(os.path.join(base, path)))) if isinstance(path, str) else None
         if found is not None:
             known[str(found.skill_md)] = found
+            seen = entry["seen"]
+            told = evidence_from_json(seen.get("evidence")) if isinstance(seen, dict) else None
+            if told is not None:  # served only while the file is at the version it was read at
+                remember_evidence(found.skill_md, *told)
     return known
 
 
@@ -357,8 +363,9 @@ def _stored_form(
     report: SkillMdReport,
     held: dict[str, str],
 ) -> dict[str, object]:
-    """The built tree with what each SKILL.md held (so the next load can skip unchanged files), the id of every
-    SKILL.md skill with its folder (``held``: the next load keeps each id with its folder), and the report."""
+    """The built tree with what each SKILL.md held, its body's evidence included (so the next load, and the next
+    process's scoring, can skip unchanged files), the id of every SKILL.md skill with its folder (``held``: the
+    next load keeps each id with its folder), and the report."""
     by_id = dict(placed)
     skills = []
     for entry in _entries(built, "skills"):
@@ -366,12 +373,16 @@ def _stored_form(
         leaf_id = entry.get("name")
         skill = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
         if skill is not None:
-            entry["seen"] = {
+            seen: dict[str, object] = {
                 "signature": list(skill.signature),
                 "name": skill.name,
                 "metadata": dict(skill.metadata),
                 "script": skill.script,
             }
+            read_at, evidence = signed_evidence(skill.skill_md)
+            if read_at is not None:
+                seen["evidence"] = evidence_to_json(read_at, evidence)
+            entry["seen"] = seen
         skills.append(entry)
     categories = built.get("categories")
     stored: dict[str, object] = {
