@@ -30,7 +30,6 @@ so once.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -221,20 +220,10 @@ def _leaf(found: SkillMdFolder, leaf_id: str, category: str) -> SkillManifest:
 
 
 def _relative(path: Path, base: Path) -> str:
-    """``path`` relative to ``base`` (as it is when on another drive): its folder's, worked out once per folder."""
-    head, name = os.path.split(path)
-    if not name or name in (os.curdir, os.pardir):
-        return _relative_folder(str(path), str(base))
-    folder = _relative_folder(head, str(base))
-    return name if folder == os.curdir else os.path.join(folder, name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _relative_folder(path: str, base: str) -> str:
     try:
         return os.path.relpath(path, base)
     except ValueError:  # another drive
-        return path
+        return str(path)
 
 
 def _read_stored(path: Path) -> dict[str, object]:
