@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from semif_agent.catalog.frontmatter import SkillDocument
-from semif_agent.mcp_server._watch import SkillWatch
+from semif_agent.mcp_server._watch import BUSY_SHARE, SkillWatch, pause_after
 from semif_agent.tree import skill_md
 from semif_agent.workspace import Workspace
 
@@ -55,3 +55,9 @@ def test_a_skill_removed_or_added_is_noticed(make_workspace, change: str) -> Non
     else:
         write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
     assert watch.changed()
+
+
+def test_the_watch_waits_longer_between_looks_that_take_long() -> None:
+    assert pause_after(0.002, every=1.0) == 1.0  # a few skills: looked at every second
+    assert pause_after(0.5, every=1.0) == pytest.approx(4.5)  # ten thousand: at most a tenth of the time looking
+    assert pause_after(0.5, every=1.0) + 0.5 >= 0.5 / BUSY_SHARE

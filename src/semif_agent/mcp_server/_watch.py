@@ -2,11 +2,15 @@
 
 :func:`skills_signature` is cheap enough to take every second or two: a
 SKILL.md is parsed again only when its size or time changed (the scan's
-``known``), the rest is a ``stat`` per skill.
+``known``), the rest is a ``stat`` per skill. Among many thousands of skills a
+look still takes a while (about half a second of a core at 10,000), so the
+watch waits longer between looks as they get slower (:func:`pause_after`):
+it never spends more than :data:`BUSY_SHARE` of its time looking.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -16,6 +20,8 @@ from ..tree.skill_md import SkillMdFolder, scan_skill_md
 from ..workspace import Workspace
 
 POLL_SECONDS = 1.0
+BUSY_SHARE = 0.1
+"""The most of its time the watch spends looking at the skills."""
 
 Signature = frozenset[tuple[str, tuple[int, int]]]
 
@@ -48,11 +54,19 @@ class SkillWatch:
         return before is not None and before != now
 
 
+def pause_after(took: float, every: float = POLL_SECONDS) -> float:
+    """Seconds to wait after a look that took ``took``: ``every``, or longer when looks are slow enough that waiting
+    ``every`` would spend more than :data:`BUSY_SHARE` of the time looking."""
+    return max(every, took * (1 / BUSY_SHARE - 1))
+
+
 async def watch(workspace: Workspace, on_change: Callable[[], Awaitable[None]], *, every: float = POLL_SECONDS) -> None:
     """Call ``on_change()`` whenever the workspace's skills change on disk, until cancelled."""
     seen = SkillWatch(workspace)
+    began = time.monotonic()
     await anyio.to_thread.run_sync(seen.changed)
     while True:
-        await anyio.sleep(every)
+        await anyio.sleep(pause_after(time.monotonic() - began, every))
+        began = time.monotonic()
         if await anyio.to_thread.run_sync(seen.changed):
             await on_change()
