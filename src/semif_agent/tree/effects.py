@@ -33,6 +33,8 @@ WRITE_WORDS = frozenset(
 erase move rename schedule cancel complete tick post upload run execute install modify replace""".split()
 )
 _VERBS = READ_WORDS | WRITE_WORDS
+_OPENINGS = frozenset(verb[:3] for verb in _VERBS)
+"""How a word that is a verb, inflected or not, starts (every inflection :func:`_base` knows keeps three letters)."""
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -49,7 +51,7 @@ def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
     words: set[str] = set()
     for text in texts:
         bare = _bare(text)
-        words.update(_base(w, bare) for w in set(_WORD.findall(text.lower())))
+        words.update(_base(w, bare) for w in set(_WORD.findall(text.lower())) if w[:3] in _OPENINGS)
     if words & WRITE_WORDS or not words & READ_WORDS:
         return WRITE
     return READ
