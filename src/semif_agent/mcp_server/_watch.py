@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from ..tree.skill_md import SkillMdFolder, scan_skill_md
+from ..tree.workspace_tree import stored_skill_md
 from ..workspace import Workspace
 
 POLL_SECONDS = 1.0
@@ -28,12 +29,16 @@ Signature = frozenset[tuple[str, tuple[int, int]]]
 
 @dataclass
 class SkillWatch:
-    """The skills' signature last seen, and the skills the last scan found, so an unchanged SKILL.md is not parsed
-    again."""
+    """The skills' signature last seen, and the skills the last scan found (at first, the stored tree's), so an
+    unchanged SKILL.md is not parsed again."""
 
     workspace: Workspace
     known: dict[str, SkillMdFolder] = field(default_factory=dict)
     last: Signature | None = None
+
+    def __post_init__(self) -> None:
+        if not self.known:  # the first look parses only what changed since the tree was stored, not every SKILL.md
+            self.known = stored_skill_md(self.workspace)
 
     def signature(self) -> Signature:
         scan = scan_skill_md(self.workspace, self.known)

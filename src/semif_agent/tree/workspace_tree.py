@@ -7,7 +7,8 @@
   (:mod:`.build`) in categories of their own, beside the code categories.
 - The built part is stored in ``data/tree.json`` (the shape of
   ``categories.json``; every SKILL.md leaf with its path, the name its
-  SKILL.md gives, and the file's size and time). Loading compares it with
+  SKILL.md gives, the file's size and time, and what its body says to find
+  it by, :mod:`.skill_md_evidence`). Loading compares it with
   what is on disk now and rebuilds only for the skills that changed
   (added, removed, description edited); when nothing changed, nothing is
   embedded and nothing is written.
@@ -127,6 +128,13 @@ def workspace_manifests(
     skills.update(parsed.skills)
     skills = without_copied_examples(skills, problems)
     return Manifests(categories, skills, problems, code.none_examples, report)
+
+
+def stored_skill_md(workspace: Workspace) -> dict[str, SkillMdFolder]:
+    """What the stored tree says each SKILL.md held, by path, with the file's signature then: a scan given it as
+    ``known`` parses only the files changed since (empty when there is no stored tree)."""
+    path = tree_file(workspace)
+    return _known(_read_stored(path), path.parent)
 
 
 def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
