@@ -149,7 +149,7 @@ def write_folder(skills: list[tuple[str, str]], folder: Path) -> None:
 
 
 def measure(command: list[str], env: dict[str, str], kill_above: float, timeout: float) -> dict:
-    """Run ``command``; wall time, peak RSS (MB) and stdout, or why it was stopped."""
+    """Run ``command``; wall time, CPU time (user and system), peak RSS (MB) and stdout, or why it was stopped."""
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     stopped: list[str] = []
@@ -184,7 +184,12 @@ def measure(command: list[str], env: dict[str, str], kill_above: float, timeout:
     seconds = time.perf_counter() - start
     for reader in readers:
         reader.join()
-    result = {"seconds": seconds, "rss_mb": usage.ru_maxrss / 1024, "stdout": b"".join(out).decode(errors="replace")}
+    result = {
+        "seconds": seconds,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "stdout": b"".join(out).decode(errors="replace"),
+    }
     if stopped:
         result["failed"] = stopped[0]
     elif child.returncode != 0:

@@ -17,6 +17,7 @@ participle of what it reads or writes, not a second verb: "schedules" and
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -31,6 +32,10 @@ WRITE_WORDS = frozenset(
     """write wrote written add append insert create make save store send sent mark update edit change delete remove
 erase move rename schedule cancel complete tick post upload run execute install modify replace""".split()
 )
+_VERBS = READ_WORDS | WRITE_WORDS
+_OPENINGS = frozenset(verb[:3] for verb in _VERBS)
+"""How a word that is a verb, inflected or not, starts (every inflection :func:`_base` knows keeps three letters)."""
+_WORD = re.compile(r"[a-z]+")
 
 
 def effects_problem(value: object) -> str | None:
@@ -43,7 +48,10 @@ def effects_problem(value: object) -> str | None:
 def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
     """``"read"`` when the skill's words name only ways of reading, else ``"write"`` (see the module)."""
     texts = list(actions) or [description]
-    words = {_base(w, _bare(text)) for text in texts for w in re.findall(r"[a-z]+", text.lower())}
+    words: set[str] = set()
+    for text in texts:
+        bare = _bare(text)
+        words.update(_base(w, bare) for w in set(_WORD.findall(text.lower())) if w[:3] in _OPENINGS)
     if words & WRITE_WORDS or not words & READ_WORDS:
         return WRITE
     return READ
@@ -52,10 +60,11 @@ def infer_effects(description: str, actions: Iterable[str] = ()) -> str:
 def _bare(text: str) -> bool:
     """Whether ``text`` says what the skill does in the bare form: its first word is a known verb as it stands
     ("Get live scores...", "List, add, edit..."), not inflected ("Gets", "Creates")."""
-    first = re.match(r"[a-z]+", text.strip().lower())
-    return first is not None and first.group() in READ_WORDS | WRITE_WORDS
+    first = _WORD.match(text.strip().lower())
+    return first is not None and first.group() in _VERBS
 
 
+@functools.lru_cache(maxsize=65_536)
 def _base(word: str, bare: bool = False) -> str:
     """The word without an inflection its base is known by ("writes", "listed", "creating" -> write, list, create);
     ``bare``: the text's verbs are in the bare form, so a word in "-s" or "-ed" is a noun or a participle and keeps
@@ -63,6 +72,6 @@ def _base(word: str, bare: bool = False) -> str:
     for suffix, back in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
         if bare and suffix != "ing":
             continue
-        if word.endswith(suffix) and (base := word[: -len(suffix)] + back) in READ_WORDS | WRITE_WORDS:
+        if word.endswith(suffix) and (base := word[: -len(suffix)] + back) in _VERBS:
             return base
     return word

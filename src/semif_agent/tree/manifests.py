@@ -366,7 +366,7 @@ def _skill_md(entry: Mapping[str, object], name: str, categories: dict[str, Cate
         learned_examples=learned,
         effects=_effects(declared, description),
         kind=SKILL_MD,
-        source=Path(os.path.normpath(base / Path(path).expanduser())),
+        source=Path(os.path.normpath(os.path.join(base, os.path.expanduser(path)))),
         source_name=_text(entry, "skill_name", required=False) or name,
     )
 

@@ -10,13 +10,16 @@ taking the better of its description and them; the body's headings
 text. Both are bounded, so a long body weighs no more than a short one.
 
 A body is read once per file version (its size and modification time) per
-process, when a tree is indexed for scoring, never per request.
+process, when a tree is indexed for scoring, never per request; the stored tree
+keeps what each body said with that version (:func:`evidence_to_json`), so a
+new process reads only the bodies edited since (:func:`remember_evidence`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,13 +96,64 @@ def heading_text(line: str) -> str | None:
     return closed or text[:1]
 
 
+Signature = tuple[int, int]
+"""A file version: its size and modification time (ns)."""
+
+_told: dict[str, tuple[Signature, BodyEvidence]] = {}
+
+
 def skill_md_evidence(skill_md: Path) -> BodyEvidence:
     """:func:`body_evidence` of the SKILL.md file ``skill_md`` (nothing when it cannot be read)."""
+    return signed_evidence(skill_md)[1]
+
+
+def signed_evidence(skill_md: Path) -> tuple[Signature | None, BodyEvidence]:
+    """The version of ``skill_md`` read and :func:`body_evidence` of it (None and nothing when it cannot be read):
+    what :func:`remember_evidence` was told of that version, else read from the file."""
     try:
         info = skill_md.stat()
     except OSError:
-        return BodyEvidence()
-    return _evidence(str(skill_md), info.st_size, info.st_mtime_ns)
+        return None, BodyEvidence()
+    signature = (info.st_size, info.st_mtime_ns)
+    told = _told.get(str(skill_md))
+    if told is not None and told[0] == signature:
+        return signature, told[1]
+    return signature, _evidence(str(skill_md), *signature)
+
+
+def remember_evidence(skill_md: Path, signature: Signature, evidence: BodyEvidence) -> None:
+    """Take ``evidence`` as what ``skill_md`` says while it is at the version ``signature`` (as a stored tree
+    says): served without reading the file, and only while the file is at that version."""
+    _told[str(skill_md)] = (signature, evidence)
+
+
+def evidence_to_json(signature: Signature, evidence: BodyEvidence) -> dict[str, object]:
+    return {"signature": list(signature), "uses": list(evidence.uses), "headings": list(evidence.headings)}
+
+
+def evidence_from_json(data: object) -> tuple[Signature, BodyEvidence] | None:
+    """What :func:`evidence_to_json` wrote, or None when ``data`` is not of that shape or over the bounds."""
+    if not isinstance(data, Mapping):
+        return None
+    signature, uses, headings = data.get("signature"), data.get("uses"), data.get("headings")
+    if not (
+        isinstance(signature, list)
+        and len(signature) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in signature)
+        and _texts(uses, MAX_USES)
+        and _texts(headings, MAX_HEADINGS)
+    ):
+        return None
+    assert isinstance(uses, list) and isinstance(headings, list)
+    return (signature[0], signature[1]), BodyEvidence(tuple(uses), tuple(headings))
+
+
+def _texts(items: object, most: int) -> bool:
+    return (
+        isinstance(items, list)
+        and len(items) <= most
+        and all(isinstance(text, str) and len(text) <= MAX_ITEM_CHARS for text in items)
+    )
 
 
 @functools.lru_cache(maxsize=16_384)

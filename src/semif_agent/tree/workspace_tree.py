@@ -7,7 +7,8 @@
   (:mod:`.build`) in categories of their own, beside the code categories.
 - The built part is stored in ``data/tree.json`` (the shape of
   ``categories.json``; every SKILL.md leaf with its path, the name its
-  SKILL.md gives, and the file's size and time). Loading compares it with
+  SKILL.md gives, the file's size and time, and what its body says to find
+  it by, :mod:`.skill_md_evidence`). Loading compares it with
   what is on disk now and rebuilds only for the skills that changed
   (added, removed, description edited); when nothing changed, nothing is
   embedded and nothing is written.
@@ -55,6 +56,7 @@ from .manifests import (
     skill_md_effects,
 )
 from .skill_md import SkillMdFolder, SkillMdScan, scan_skill_md, skill_md_locations
+from .skill_md_evidence import evidence_from_json, evidence_to_json, remember_evidence, signed_evidence
 from .skill_md_report import Renamed, SkillMdReport
 
 TREE_FILE = "tree.json"
@@ -126,6 +128,13 @@ def workspace_manifests(
     skills.update(parsed.skills)
     skills = without_copied_examples(skills, problems)
     return Manifests(categories, skills, problems, code.none_examples, report)
+
+
+def stored_skill_md(workspace: Workspace) -> dict[str, SkillMdFolder]:
+    """What the stored tree says each SKILL.md held, by path, with the file's signature then: a scan given it as
+    ``known`` parses only the files changed since (empty when there is no stored tree)."""
+    path = tree_file(workspace)
+    return _known(_read_stored(path), path.parent)
 
 
 def skill_md_folders(workspace: Workspace) -> tuple[list[Path], SkillMdReport]:
@@ -249,13 +258,18 @@ def _entries(tree: Mapping[str, object], key: str) -> list[dict[str, object]]:
 
 def _known(stored: Mapping[str, object], base: Path) -> dict[str, SkillMdFolder]:
     """What the store says each SKILL.md held, by path, with the file's signature then (an entry not of that shape
-    is left out: its SKILL.md is read again)."""
+    is left out: its SKILL.md is read again); what it says each body held is remembered for scoring, at the version
+    it was read at (:func:`~.skill_md_evidence.remember_evidence`)."""
     known = {}
     for entry in _entries(stored, "skills"):
         path = entry.get("path")
-        found = _seen(entry, Path(os.path.normpath(base / path))) if isinstance(path, str) else None
+        found = _seen(entry, Path(os.path.normpath(os.path.join(base, path)))) if isinstance(path, str) else None
         if found is not None:
             known[str(found.skill_md)] = found
+            seen = entry["seen"]
+            told = evidence_from_json(seen.get("evidence")) if isinstance(seen, dict) else None
+            if told is not None:  # served only while the file is at the version it was read at
+                remember_evidence(found.skill_md, *told)
     return known
 
 
@@ -298,7 +312,7 @@ def _held(stored: Mapping[str, object], base: Path) -> dict[str, str]:
         paths = [(e.get("path"), e.get("name")) for e in _entries(stored, "skills")]
         pairs = [(os.path.dirname(path), leaf_id) for path, leaf_id in paths if isinstance(path, str)]
     return {
-        os.path.normpath(base / folder): leaf_id
+        os.path.normpath(os.path.join(base, folder)): leaf_id
         for folder, leaf_id in pairs
         if isinstance(folder, str) and isinstance(leaf_id, str)
     }
@@ -346,8 +360,9 @@ def _stored_form(
     report: SkillMdReport,
     held: dict[str, str],
 ) -> dict[str, object]:
-    """The built tree with what each SKILL.md held (so the next load can skip unchanged files), the id of every
-    SKILL.md skill with its folder (``held``: the next load keeps each id with its folder), and the report."""
+    """The built tree with what each SKILL.md held, its body's evidence included (so the next load, and the next
+    process's scoring, can skip unchanged files), the id of every SKILL.md skill with its folder (``held``: the
+    next load keeps each id with its folder), and the report."""
     by_id = dict(placed)
     skills = []
     for entry in _entries(built, "skills"):
@@ -355,12 +370,16 @@ def _stored_form(
         leaf_id = entry.get("name")
         skill = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
         if skill is not None:
-            entry["seen"] = {
+            seen: dict[str, object] = {
                 "signature": list(skill.signature),
                 "name": skill.name,
                 "metadata": dict(skill.metadata),
                 "script": skill.script,
             }
+            read_at, evidence = signed_evidence(skill.skill_md)
+            if read_at is not None:
+                seen["evidence"] = evidence_to_json(read_at, evidence)
+            entry["seen"] = seen
         skills.append(entry)
     categories = built.get("categories")
     stored: dict[str, object] = {
