@@ -63,10 +63,24 @@ def test_the_latest_label_of_a_request_stands_and_a_clients_word_pins_nothing() 
         run("r2", "email  BOB", "email.compose", label_skill=None, label_has_skill=True),
         run("r3", "Note lunch", "notes.add", label_skill="email.compose", label_has_skill=True),
         run("r4", "Note dinner", "notes.add", label_skill="email.compose", label_has_skill=True, label_source="client"),
-        run("r5", "Note tea", "notes.add", label_skill="email.compose", label_has_skill=True, label_client="bot"),
+        run("r5", "Note tea", "notes.add", label_skill="email.compose", label_has_skill=True, label_source="implicit"),
         run("r6", "Note cake", "notes.add", label_outcome="success"),
+        # a person's skill, then a client's report of the outcome: the person's pin stands
+        run(
+            "r7",
+            "Note soup",
+            "notes.add",
+            label_skill="email.compose",
+            label_has_skill=True,
+            label_outcome="failure",
+            label_outcome_source="client",
+            label_client="bot",
+        ),
     ]
-    assert persons_pins(runs) == {pin_key("note lunch"): Pin("email.compose", "r3")}
+    assert persons_pins(runs) == {
+        pin_key("note lunch"): Pin("email.compose", "r3"),
+        pin_key("note soup"): Pin("email.compose", "r7"),
+    }
 
 
 def test_the_pins_keep_up_with_a_growing_log_reading_each_new_row_once(tmp_path: Path, monkeypatch) -> None:
@@ -106,3 +120,21 @@ def test_the_pins_keep_up_with_a_growing_log_reading_each_new_row_once(tmp_path:
     replaced.append(LabelRow(run_id="r9", by="ann", skill="email.compose", has_skill=True))
     (tmp_path / "other.jsonl").replace(tmp_path / "decisions.jsonl")
     assert pins.pins() == {pin_key("note tea"): Pin("email.compose", "r9")} and len(whole) == 4
+
+
+def test_a_clients_report_on_a_run_a_person_labelled_never_lifts_the_persons_pin(tmp_path: Path) -> None:
+    from semif_agent import Router
+    from semif_agent.records import DecisionLog
+    from semif_agent.routing.pins import LogPins
+    from semif_agent.starter import create_workspace
+
+    router = Router(create_workspace(tmp_path / "ws"), source="mcp")
+    text = "Email Bob that the build is green"
+    ran = router.run("email.compose", text, client="alice")
+    log = DecisionLog(router.workspace.log_path)
+    log.add_label(ran.run_id, by="ann", skill="notes.add")
+    pins = LogPins(log)
+    assert pins.pins() == {pin_key(text): Pin("notes.add", ran.run_id)}
+    router.report(ran.run_id, "failure", skill="email.compose", note="not a note", client="alice")
+    assert pins.pins() == {pin_key(text): Pin("notes.add", ran.run_id)}
+    assert LogPins(log).pins() == {pin_key(text): Pin("notes.add", ran.run_id)}  # read whole, the same

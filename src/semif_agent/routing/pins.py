@@ -22,7 +22,7 @@ from .._text import text_key
 from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..records.kinds import LABEL_KIND, OUTCOME_KIND, UNDO_KIND, UNLABEL_KIND, AnyRow
 from ..records.rows import LabelRow
-from ..records.runs import RunRecord, run_records
+from ..records.runs import RunRecord, persons_word, run_records
 from ..tree.router import Route, RoutedDecision
 from ..tree.tree import SkillTree
 
@@ -50,8 +50,9 @@ def persons_pins(runs: Iterable[RunRecord]) -> dict[str, Pin]:
     """The requests people labelled with a skill (:func:`pin_key`), each with its latest label's skill; a request
     whose latest label says no skill fits is not pinned."""
     pins: dict[str, Pin] = {}
-    for run in runs:
-        if not run.request or not run.label_has_skill or run.label_source is not None or run.label_client:
+    for said in runs:
+        run = persons_word(said)  # what a client reported of the run aside: it never lifts a person's pin
+        if not run.request or not run.label_has_skill or run.label_source is not None:
             continue
         key = pin_key(run.request)
         pins.pop(key, None)  # the latest label of the request is the one that stands
@@ -89,8 +90,8 @@ class LogPins:
     """The pins of a decision log's labels (:func:`persons_pins`), kept up with the log as it grows.
 
     Rows appended since the last look are read alone; the pins are worked out again from the whole log only when
-    they can have changed: a person's label, an unlabel or an undo among the new rows, or a new row of a run a
-    person labelled. A server logging thousands of finds a minute so reads each of them once, not the whole log
+    they can have changed: a person's label, an unlabel or an undo among the new rows, or a new outcome of a run a
+    person labelled (a client's label never can: it never outranks a person's). A server logging thousands of finds a minute so reads each of them once, not the whole log
     for every find. A log that shrank or was replaced is read again from its start.
     """
 
@@ -123,8 +124,8 @@ class LogPins:
 
     def _may_move(self, row: AnyRow) -> bool:
         """Whether a new row can change the pins: a person's label, an unlabel or undo, a row of a labelled run."""
-        if isinstance(row, LabelRow) and row.source == "person":
-            return True
+        if isinstance(row, LabelRow):  # a client's report or pick never outranks a person's label
+            return row.source == "person"
         return row.kind in (UNLABEL_KIND, UNDO_KIND) or str(row.run_id) in self._labelled
 
     def _read_whole(self, seen: tuple[int, int, int]) -> None:
