@@ -229,3 +229,13 @@ def test_the_on_disk_cache_is_bounded_dropping_what_was_written_longest_ago(tmp_
     assert 80 <= len(store) <= 100
     kept = store.get_many([f"k{batch}-{n}" for batch in range(30) for n in range(10)])
     assert "k29-9" in kept and "k0-0" not in kept  # the latest kept, the oldest gone
+
+
+def test_a_long_text_is_remembered_by_its_hash_and_served_from_memory(cache_dir: Path) -> None:
+    embedder = Embedder(model_file())
+    long = "book a table for two at the corner bistro " * 1500  # about 60 KB, as a request may be
+    first = embedder.embed([long])
+    assert all(len(key) <= 256 for key in embedder._cache)  # not held whole
+    computed = embedder.computed
+    np.testing.assert_array_equal(embedder.embed([long]), first)
+    assert embedder.computed == computed  # the second time from memory

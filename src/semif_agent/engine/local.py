@@ -62,6 +62,15 @@ def option_text(option_id: str, description: str) -> str:
     return f"{words}: {description}" if description else words
 
 
+MEMO_TEXT = 256  # a text longer than this is kept in the memory cache by its hash, not whole
+
+
+def _memo_key(text: str) -> str:
+    """What the memory cache keeps ``text``'s vector under: the text when short, else its hash (a long request
+    would otherwise be held whole, tens of KiB, as long as its vector is)."""
+    return text if len(text) <= MEMO_TEXT else cache_key(MODEL_ID, text)
+
+
 @functools.lru_cache(maxsize=65_536)
 def leaf_text(name: str, description: str) -> str:
     """What a leaf is embedded as: its description, after the words of its name that the description lacks.
@@ -196,7 +205,7 @@ class Embedder:
         runs while the embedder is busy: it must not call :meth:`embed`).
         """
         np = self._np
-        cached = [self._cache.get(text) for text in texts]  # no lock: a batch another thread runs is not waited on
+        cached = [self._cache.get(_memo_key(text)) for text in texts]  # no lock: a running batch is not waited on
         if all(vector is not None for vector in cached):
             self.last_batches = []
             stacked: Vectors = np.array(cached, dtype=np.float32).reshape(len(texts), self.dimension)
@@ -209,11 +218,11 @@ class Embedder:
             self.last_batches = []
             missing = []
             for text, where in rows.items():
-                vector = self._cache.get(text)
+                vector = self._cache.get(_memo_key(text))
                 if vector is None:
                     missing.append(text)
                 else:
-                    self._cache.move_to_end(text)
+                    self._cache.move_to_end(_memo_key(text))
                     out[where] = vector
             if missing and self.store is not None:
                 missing = self._load_stored(self.store, missing, rows, out)
@@ -222,7 +231,7 @@ class Embedder:
         return out
 
     def _remember(self, text: str, vector: Vectors) -> None:
-        self._cache[text] = vector
+        self._cache[_memo_key(text)] = vector
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
