@@ -47,7 +47,7 @@ def warned(tmp_path: Path, settings: str) -> tuple[Workspace, list[str]]:
         ("[engine]\ntreshold = 0.3\n", "[engine] treshold is not a setting semif reads; did you mean threshold?"),
         (
             "[mcp]\nreorder = true\n",
-            "[mcp] reorder is not a setting semif reads (it reads burst, queue, rate, rerank, runs, working)",
+            "[mcp] reorder is not a setting semif reads (it reads burst, queue, rate, rerank, runs, sessions, working)",
         ),
     ],
 )

@@ -152,3 +152,17 @@ def test_past_the_queue_a_find_is_answered_busy_and_nothing_is_logged(corpus_wor
     assert "retry" in str(answers[2])
     logged = shortlists(root)
     assert asked[0] in logged and asked[1] in logged and asked[2] not in logged
+
+
+def test_a_client_opening_session_after_session_is_told_to_wait() -> None:
+    clock = Clock()
+    admission = Admission(sessions=60, clock=clock)
+    for _ in range(20):  # a burst of them at once is fine
+        admission.handshake("alice")
+    with pytest.raises(
+        ServerBusy, match=r"^busy: client 'alice' opens sessions faster than 60 a minute; retry in 1\.0 s"
+    ):
+        admission.handshake("alice")
+    admission.handshake("bob")
+    clock.now += 1  # one a second comes back
+    admission.handshake("alice")

@@ -284,3 +284,22 @@ def test_the_cli_adds_lists_and_revokes_with_json_and_one_line_errors(tmp_path, 
 
 def store_text(root) -> str:
     return (root / ".semif" / TOKENS_FILE).read_text()
+
+
+def test_a_shared_token_client_naming_itself_after_a_tokens_client_is_not_that_client(starter, monkeypatch):
+    root, env = starter
+    store = TokenStore(root)
+    alice, _ = store.add("alice-shared-test")
+
+    async def session():
+        async with http(url, alice) as as_alice, http(url, "secret", name="alice-shared-test") as as_mallory:
+            a = await as_alice.call("find_skills", request="Email Carol that the invoices are paid")
+            with pytest.raises(ToolFailed, match="is not a find or run of client 'shared:alice-shared-test'"):
+                await as_mallory.call("report_outcome", id=a["choice_id"], outcome="failure", skill="none")
+            m = await as_mallory.call("find_skills", request="Add a todo to pay the invoices")
+            return a["choice_id"], m["choice_id"]
+
+    with serving_here(root, env, monkeypatch, token="secret", clients=store) as (_, url, _):
+        a, m = asyncio.run(session())
+    clients = finds_by_client(root)
+    assert (clients[a], clients[m]) == ("alice-shared-test", "shared:alice-shared-test")

@@ -27,7 +27,7 @@ from .._text import plural
 from ..errors import UserError
 from ..ui.server import allowed_hosts, bind, is_loopback
 from .server import SkillServer
-from .tokens import SCOPE_KEY, ClientToken, TokenStore, TokenStoreError, matching
+from .tokens import SCOPE_KEY, TAKEN_KEY, ClientToken, TokenStore, TokenStoreError, matching
 
 TOKEN_ENV = "SEMIF_MCP_TOKEN"
 MCP_PATH = "/mcp"
@@ -69,6 +69,7 @@ class BearerToken:
         self.clients = clients
         self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
         self._warned: str | None = None
+        self._names: frozenset[str] = frozenset()  # the clients' names, as the store last read said
         self._client(b"")  # a store that cannot be read is said at once
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -92,6 +93,7 @@ class BearerToken:
                 state[SCOPE_KEY] = client
             else:
                 state.pop(SCOPE_KEY, None)
+                state[TAKEN_KEY] = self._names  # a shared-token client may not name itself after a token's client
         await self.app(scope, receive, send)
 
     def _client(self, given: bytes) -> ClientToken | None:
@@ -105,6 +107,7 @@ class BearerToken:
                 self._warned = str(exc)
                 self.warn(str(exc))
             return None
+        self._names = frozenset(stored.client.name for stored in held)
         if self._warned is not None:
             self._warned = None
             self.warn(f"the client tokens {self.clients.path} can be read again: they are accepted")

@@ -12,7 +12,14 @@ Every tool call (and every resource read) is admitted before it is handled:
   ``[mcp] rate`` calls a second, with ``[mcp] burst`` calls above it at once
   (a token bucket; unset: no limit). A client token may carry its own rate
   (``semif mcp token add NAME --rate N``). A call over it is answered
-  ``busy:`` with how long to wait, and nothing was done.
+  ``busy:`` with how long to wait, and nothing was done;
+- each client may open ``[mcp] sessions`` sessions a minute (a handshake
+  each; :data:`SESSION_BURST` at once), whatever its rate: a client opening
+  session after session cannot fill the server with them.
+
+Tool calls and resource reads take a place; a listing of the resources (every
+skill) counts against the client's rate only; a handshake against its
+sessions; the rest (the five tools' listing, ``ping``...) is never held.
 
 A ``busy`` answer is the one error a well-behaved client should retry; the
 log holds no row for it.
@@ -32,6 +39,7 @@ from ..errors import SemifError
 from ..workspace.settings import McpSettings
 
 BUSY = "busy:"
+SESSION_BURST = 20  # sessions a client may open at once above its rate of them
 """How every refusal for load begins: what a client may retry after a moment."""
 MAX_CLIENTS = 10_000  # clients whose rate is tracked; past it the longest idle is forgotten (its bucket full again)
 
@@ -55,6 +63,7 @@ class Admission:
     queue: int = 256
     rate: float | None = None
     burst: float | None = None
+    sessions: float = 20  # sessions a client may open a minute
     clock: Callable[[], float] = time.monotonic
     waiting: int = 0
     busy_answers: int = 0  # calls answered busy so far
@@ -64,14 +73,37 @@ class Admission:
     @classmethod
     def from_settings(cls, settings: McpSettings) -> Admission:
         return cls(
-            working=settings.working, runs=settings.runs, queue=settings.queue, rate=settings.rate, burst=settings.burst
+            working=settings.working,
+            runs=settings.runs,
+            queue=settings.queue,
+            rate=settings.rate,
+            burst=settings.burst,
+            sessions=settings.sessions,
         )
+
+    def handshake(self, client: str) -> None:
+        """Count a session ``client`` opens; a :class:`ServerBusy` when it opens them faster than it may."""
+        rate = self.sessions / 60
+        try:
+            self._take("\0session " + client, rate, SESSION_BURST)
+        except ServerBusy as exc:
+            wait = str(exc).rsplit("retry in ", 1)[-1]
+            raise ServerBusy(
+                f"{BUSY} client {client!r} opens sessions faster than {self.sessions:g} a minute; retry in {wait}"
+            ) from None
+
+    def counted(self, client: str, *, rate: float | None = None) -> None:
+        """Count one request of ``client`` against its rate (``rate``: its own, else the server's); a
+        :class:`ServerBusy` when it is over it."""
+        rate = rate if rate is not None else self.rate
+        if rate is not None:
+            self._take(client, rate, self.burst if self.burst is not None else 2 * rate)
 
     @asynccontextmanager
     async def admitted(self, client: str, *, run: bool = False, rate: float | None = None) -> AsyncIterator[None]:
         """Hold a place for one call of ``client`` (a ``run`` or not) while it is handled; a :class:`ServerBusy` when
         the queue is full or the client is over its rate (``rate``: its own, else the server's)."""
-        self._take_rate(client, rate if rate is not None else self.rate)
+        self.counted(client, rate=rate)
         limiter = self._limiter(run)
         if limiter.available_tokens < 1 and self.waiting >= self.queue:
             self.busy_answers += 1
@@ -96,10 +128,9 @@ class Admission:
             limiter = self._limits[run] = anyio.CapacityLimiter(self.runs if run else self.working)
         return limiter
 
-    def _take_rate(self, client: str, rate: float | None) -> None:
-        if rate is None:
-            return
-        burst = max(1.0, self.burst if self.burst is not None else 2 * rate)
+    def _take(self, client: str, rate: float, burst: float) -> None:
+        """One call of ``client`` from its bucket (``rate`` a second, ``burst`` at most); a :class:`ServerBusy`."""
+        burst = max(1.0, burst)
         now = self.clock()
         bucket = self._buckets.pop(client, None) or _Bucket(burst, now)
         self._buckets[client] = bucket  # the latest used last

@@ -54,9 +54,10 @@ from .._json import JsonObject
 from ..chooser import Router
 from ..chooser.router import DEFAULT_K
 from ..errors import SemifError
+from ..tree.manifests import SkillManifest
 from ._watch import POLL_SECONDS, watch
 from .admission import Admission, ServerBusy
-from .tokens import ClientToken, token_of
+from .tokens import ClientToken, taken_names, token_of
 
 SERVER_NAME = "semif"
 SCHEME = "skill://"
@@ -68,7 +69,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True)
 Answer = Annotated[CallToolResult, dict[str, Any]]
 """A tool's answer: an object as structured content (its output schema an object), and as compact JSON text."""
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
-BUSY_CODE = -32001  # the JSON-RPC error of a resource read answered busy (a tool call's is a tool error)
+BUSY_CODE = -32001  # the JSON-RPC error of a request answered busy (a tool call's is a tool error result)
 
 
 class SkillServer(MCPServer[dict[str, object]]):
@@ -88,6 +89,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         # the runs clients asked for, in a task group the server owns while it runs (see _own_runs)
         self._runs: TaskGroup | None = None
         self.admission = Admission.from_settings(router.workspace.settings.mcp)
+        self._listed: tuple[dict[str, SkillManifest], list[Resource]] | None = None  # resources, by the tree listed
         super().__init__(
             SERVER_NAME,
             version=version("semif-agent"),
@@ -160,20 +162,28 @@ class SkillServer(MCPServer[dict[str, object]]):
         return result
 
     async def _admit(self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext) -> HandlerResult:
-        """A tool call or resource read waits its turn, or is answered ``busy:`` at once (:mod:`.admission`). Inside
-        :meth:`_own_runs`: a run's place is held by the run, not by the request a client may leave."""
-        if ctx.method not in ("tools/call", "resources/read"):
+        """A request (a handshake, a listing, a tool call...) waits its turn, or is answered ``busy:`` at once
+        (:mod:`.admission`). Inside :meth:`_own_runs`: a run's place is held by the run, not by the request a client
+        may leave."""
+        if ctx.request_id is None or ctx.method == "ping":  # notifications and pings are never held
             return await call_next(ctx)
         run = ctx.method == "tools/call" and (ctx.params or {}).get("name") == "run_skill"
+        client = _client(ctx) or self.router.client
+        token = _token(ctx)
+        rate = token.rate if token is not None else None
         try:
-            token = _token(ctx)
-            rate = token.rate if token is not None else None
-            async with self.admission.admitted(_client(ctx) or self.router.client, run=run, rate=rate):
-                return await call_next(ctx)
+            if ctx.method == "initialize":
+                self.admission.handshake(client)
+            elif ctx.method == "resources/list":  # a listing of every skill: counted, but quick, it takes no place
+                self.admission.counted(client, rate=rate)
+            elif ctx.method in ("tools/call", "resources/read"):
+                async with self.admission.admitted(client, run=run, rate=rate):
+                    return await call_next(ctx)
         except ServerBusy as exc:
             if ctx.method == "tools/call":
                 return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
             raise MCPError(BUSY_CODE, str(exc)) from None
+        return await call_next(ctx)
 
     async def _remember_session(
         self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
@@ -212,11 +222,17 @@ class SkillServer(MCPServer[dict[str, object]]):
     async def list_resources(self) -> list[Resource]:
         await self.ready()
         skills = await anyio.to_thread.run_sync(lambda: self.router.skills)
-        return [
-            Resource(uri=skill_uri(leaf.name), name=leaf.name, description=leaf.description, mime_type="text/markdown")
-            for leaf in skills.values()
-            if leaf.is_skill_md
-        ]
+        listed = self._listed
+        if listed is None or listed[0] is not skills:  # made once a tree: the list is the same until it changes
+            resources = [
+                Resource(
+                    uri=skill_uri(leaf.name), name=leaf.name, description=leaf.description, mime_type="text/markdown"
+                )
+                for leaf in skills.values()
+                if leaf.is_skill_md
+            ]
+            listed = self._listed = (skills, resources)
+        return list(listed[1])
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         return [
@@ -326,26 +342,42 @@ AnyContext = Context[dict[str, object], object] | ServerRequestContext[dict[str,
 """A tool's context, or the context a middleware sees: both reach the request and the client's session."""
 
 
-def _token(ctx: AnyContext) -> ClientToken | None:
-    """The client token the request came with (None: none, over stdio, the shared token, or outside a request)."""
+def _request(ctx: AnyContext) -> object:
+    """The HTTP request of the call (None: over stdio, or outside a request)."""
     try:
-        request = ctx.request if isinstance(ctx, ServerRequestContext) else ctx.request_context.request
+        return ctx.request if isinstance(ctx, ServerRequestContext) else ctx.request_context.request
     except (AttributeError, ValueError):
         return None
-    return token_of(request)
+
+
+def _token(ctx: AnyContext) -> ClientToken | None:
+    """The client token the request came with (None: none, over stdio, the shared token, or outside a request)."""
+    return token_of(_request(ctx))
 
 
 def _client(ctx: AnyContext) -> str | None:
     """The client's name: its token's when the request came with a client token (``semif mcp token``), never then
-    the name it gives itself; else the name from the MCP handshake, when it gave one."""
+    the name it gives itself; else the name from the MCP handshake, when it gave one (``shared:NAME`` when a
+    shared-token client names itself after a token's client: it is not that client)."""
     token = _token(ctx)
     if token is not None:
         return token.name
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError):
+        params = None
+    if params is None and isinstance(ctx, ServerRequestContext) and ctx.method == "initialize":
+        params = _handshake(ctx.params)
+    name = params.client_info.name if params is not None and params.client_info else None
+    return f"shared:{name}" if name is not None and name in taken_names(_request(ctx)) else name
+
+
+def _handshake(params: object) -> InitializeRequestParams | None:
+    """The handshake's parameters as a client sent them, when they are valid (None otherwise)."""
+    try:
+        return InitializeRequestParams.model_validate(params)
+    except ValidationError:
         return None
-    return params.client_info.name if params is not None and params.client_info else None
 
 
 def _answer(value: JsonObject) -> CallToolResult:

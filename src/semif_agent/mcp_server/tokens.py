@@ -50,6 +50,8 @@ TOKENS_FILE = "mcp-tokens.json"
 """The store's file, in the workspace's host folder."""
 SCOPE_KEY = "semif_client"
 """Where the server keeps a request's :class:`ClientToken`, in its ASGI scope's ``state``."""
+TAKEN_KEY = "semif_taken_names"
+"""Where the server keeps, for a request that came with the shared token, the names client tokens hold."""
 MAX_NAME = 64
 MAX_BYTES = 1 << 20  # a store larger than this is not one semif wrote
 _VERSION = 1
@@ -303,3 +305,12 @@ def token_of(request: object) -> ClientToken | None:
     state = scope.get("state") if isinstance(scope, Mapping) else None
     client = state.get(SCOPE_KEY) if isinstance(state, Mapping) else None
     return client if isinstance(client, ClientToken) else None
+
+
+def taken_names(request: object) -> frozenset[str]:
+    """The names client tokens hold, for a request that came with the shared token (empty otherwise): a client of
+    the shared token naming itself one of them in its handshake is not taken for that client."""
+    scope = getattr(request, "scope", None)
+    state = scope.get("state") if isinstance(scope, Mapping) else None
+    names = state.get(TAKEN_KEY) if isinstance(state, Mapping) else None
+    return names if isinstance(names, frozenset) else frozenset()

@@ -158,6 +158,7 @@ class McpSettings(_Table):
     working: Count = 32  # tool calls answered at once (runs aside)
     runs: Count = 4  # run_skill calls under way at once
     queue: Count = 256  # calls waiting for their turn; past it a call is answered "busy, retry"
+    sessions: Positive = 20  # sessions one client may open a minute
 
 
 class ForgeSettings(_Table):
