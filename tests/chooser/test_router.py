@@ -12,7 +12,7 @@ from semif_agent import Router
 from semif_agent.catalog.errors import SkillPathError
 from semif_agent.engine import ScriptedEngine
 from semif_agent.engine.decisions import NONE_ID
-from semif_agent.errors import InvalidArgumentError, SyncInAsyncError, UnknownSkillError
+from semif_agent.errors import InvalidArgumentError, SyncInAsyncError, UnknownSkillError, UserError
 from semif_agent.records import DecisionLog, DecisionRow, LabelRow, label_row
 from semif_agent.routing.strategies import MAX_OPTIONS
 from semif_agent.routing.training import WEIGHTS, examples_from_log
@@ -295,3 +295,14 @@ def test_every_row_of_a_clients_find_and_run_names_the_client(router):
     named = {(r.kind, r.extra_field("client") if not isinstance(r, LabelRow) else r.by) for r in rows}
     assert {kind for kind, _ in named} >= {"shortlist", "activate", "label", "assess", "outcome"}
     assert {who for _, who in named} == {"alice"}
+
+
+def test_a_report_after_a_restart_finds_the_clients_own_find_in_the_log_by_a_prefix(router):
+    found = router.find(REQUEST, client="alice")
+    other = router.find("Add milk to the to-do list", client="bob")
+    restarted = Router(router.workspace, client="tester")  # a new server: nothing in memory of who made what
+    assert restarted.report(found.choice_id[:-2], "success", client="alice") == found.choice_id
+    with pytest.raises(InvalidArgumentError, match="is not a find or run of client 'alice'"):
+        restarted.report(other.choice_id, "failure", client="alice")
+    with pytest.raises(UserError, match="no run"):
+        restarted.report("0000-not-an-id", "failure", client="alice")

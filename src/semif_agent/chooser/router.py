@@ -19,6 +19,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from ..engine.decisions import NONE_ID, DecisionRequest, DecisionResult, Option
 from ..errors import InvalidArgumentError, UnknownSkillError
 from ..loop.runner import SkillRunner
 from ..loop.settings import RunSettings
-from ..records import AnyRow, DecisionRow, LabelRow, label_row, resolve_run_id
+from ..records import AnyRow, DecisionLog, DecisionRow, LabelRow, label_row, resolve_run_id
 from ..routing.strategies import SHORTLIST_SIZE
 from ..skills import check_text, new_request_id
 from ..tree.manifests import SkillManifest
@@ -100,6 +101,7 @@ class Router:
         self._building = threading.Lock()
         self._picks = Picks()
         self._made: OrderedDict[str, str] = OrderedDict()  # the ids of this router's finds and runs, by who made them
+        self._scanner: ThreadPoolExecutor | None = None  # where a report on an id not made here reads the log
         self._batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, EmbedBatcher] = weakref.WeakKeyDictionary()
 
     # -- the parts, built on first use ----------------------------------------
@@ -457,13 +459,9 @@ class Router:
         given = id.strip()
         if self._made.get(given) == who:  # a find or run this router made for the caller: the log need not be read
             run_id = given
-        else:
-            rows = list(log.read())
-            run_id = resolve_run_id(id, dict.fromkeys(str(row.run_id) for row in rows), where=str(log.path))
-            if not _made_by(rows, run_id, who):
-                raise InvalidArgumentError(
-                    f"{run_id} is not a find or run of client {who!r}: a client reports on its own"
-                )
+        else:  # read from the log, in the router's one scanning thread: a flood of them waits there, alone
+            scanning = self._scanner = self._scanner or ThreadPoolExecutor(1, thread_name_prefix="semif-log-scan")
+            run_id = await asyncio.get_running_loop().run_in_executor(scanning, _made_in_log, log, given, who)
         no_skill = skill == NONE_ID
         if skill is not None and not no_skill:
             skill = self.skill(skill).name
@@ -518,6 +516,16 @@ def checked_request(request: object) -> str:
 def skill_folder(leaf: SkillManifest) -> Path | None:
     """The folder of a SKILL.md skill (None for a code skill)."""
     return leaf.source.parent if leaf.is_skill_md and leaf.source is not None else None
+
+
+def _made_in_log(log: DecisionLog, given: str, client: str) -> str:
+    """The find or run ``given`` names (a prefix will do), when ``client`` made it: read from the rows of ``log`` that
+    mention ``given`` alone (a scan of its bytes); else a one-line error."""
+    rows = list(log.read(mentioning=given))
+    run_id = resolve_run_id(given, dict.fromkeys(str(row.run_id) for row in rows), where=str(log.path))
+    if not _made_by(rows, run_id, client):
+        raise InvalidArgumentError(f"{run_id} is not a find or run of client {client!r}: a client reports on its own")
+    return run_id
 
 
 def _made_by(rows: list[AnyRow], run_id: str, client: str) -> bool:

@@ -204,18 +204,26 @@ class DecisionLog:
 
     @overload
     def read(
-        self, *, with_outcomes: Literal[False] = False, kinds: Collection[str] | None = None
+        self,
+        *,
+        with_outcomes: Literal[False] = False,
+        kinds: Collection[str] | None = None,
+        mentioning: str | None = None,
     ) -> Iterator[AnyRow]: ...
 
     @overload
     def read(self, *, with_outcomes: Literal[True], kinds: None = None) -> Iterator[Joined]: ...
 
-    def read(self, *, with_outcomes: bool = False, kinds: Collection[str] | None = None) -> Iterator[AnyRow | Joined]:
+    def read(
+        self, *, with_outcomes: bool = False, kinds: Collection[str] | None = None, mentioning: str | None = None
+    ) -> Iterator[AnyRow | Joined]:
         """The rows in order, each as the model of its kind. Unparseable lines are skipped with a warning.
 
         With ``kinds`` only rows of those kinds, and only the lines that name one
         of them are parsed: a few kinds of a large log are read at the cost of
-        scanning its bytes.
+        scanning its bytes. With ``mentioning`` only the rows whose line holds
+        that text (as JSON writes it), parsed alone the same way: the rows of
+        one run id, say.
 
         With ``with_outcomes`` only the decision (and step) rows are yielded,
         each :class:`Joined` with its run's outcome and its labels folded
@@ -224,7 +232,7 @@ class DecisionLog:
         if with_outcomes:
             yield from self.joined()
             return
-        yield from self._rows(kinds)
+        yield from self._rows(kinds, mentioning)
 
     def joined(self) -> Iterator[Joined]:
         """The decision (and step) rows, each with its run's outcome and label (see :meth:`read`)."""
@@ -236,13 +244,17 @@ class DecisionLog:
                 run = str(row.run_id)
                 yield Joined(row, outcomes.get(run), labels.get(run))
 
-    def _rows(self, kinds: Collection[str] | None) -> Iterator[AnyRow]:
+    def _rows(self, kinds: Collection[str] | None, mentioning: str | None = None) -> Iterator[AnyRow]:
         try:
             handle = os.fdopen(self._open(os.O_RDONLY), "rb")
         except FileNotFoundError:
             return
         with handle:
-            yield from self._parsed(handle, kinds, 1)
+            if mentioning is None:
+                yield from self._parsed(handle, kinds, 1)
+            else:
+                needle = json.dumps(mentioning, ensure_ascii=False)[1:-1].encode("utf-8")
+                yield from self._parsed((line for line in handle if needle in line), kinds, None)
 
     def read_after(self, offset: int, *, kinds: Collection[str] | None = None) -> tuple[list[AnyRow], int]:
         """The whole rows written from byte ``offset`` on (of ``kinds``, when given), and the offset after the last of
