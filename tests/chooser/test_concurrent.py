@@ -113,3 +113,15 @@ def test_a_router_semif_train_switches_to_is_taken_up_on_reload(root):
     router.reload()
     assert isinstance(router.runner.strategy, Learned)
     assert router.find(REQUESTS[0]).skills[0].name == "email.compose"
+
+
+def test_long_texts_are_embedded_after_the_short_ones_asked_with_them():
+    calls: list[list[str]] = []
+    batcher = EmbedBatcher(lambda texts: calls.append(list(texts)))
+    long = "a page of text " * 200
+
+    async def scenario():
+        await asyncio.gather(batcher.embedded(long), batcher.embedded("short one"), batcher.embedded("short two"))
+
+    asyncio.run(scenario())
+    assert calls == [["short one", "short two"], [long]]

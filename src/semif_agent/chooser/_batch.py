@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 MAX_BATCH = 64  # texts run through the model at once, at most
+LONG_TEXT = 1_000  # characters past which a text is embedded after the shorter ones waiting with it
 
 
 class EmbedBatcher:
@@ -44,7 +45,12 @@ class EmbedBatcher:
 
     async def _drain(self) -> None:
         while self._waiting:
-            batch, self._waiting = self._waiting[: self.max_batch], self._waiting[self.max_batch :]
+            # the short texts first, the long ones (many times the model's work each) in a batch of their own: a client
+            # asking with pages of text waits for them, the others do not
+            ordered = sorted(self._waiting, key=lambda asked: len(asked[0]) > LONG_TEXT)
+            short = sum(len(text) <= LONG_TEXT for text, _ in ordered)
+            size = min(self.max_batch, short or self.max_batch)
+            batch, self._waiting = ordered[:size], ordered[size:]
             texts = list(dict.fromkeys(text for text, _ in batch))
             try:
                 await asyncio.to_thread(self.embed, texts)
