@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import anyio
 import pytest
@@ -284,3 +286,19 @@ def test_a_malformed_allow_host_is_one_line(corpus_workspace, name):
     result = CliRunner().invoke(main, ["mcp", "-w", str(root), "--http", "127.0.0.1:0", "--allow-host", name])
     assert result.exit_code != 0 and "--allow-host takes a host name" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+NO_UI = Path(__file__).resolve().parents[1] / "fixtures" / "without-ui"  # a `jinja2` that cannot be imported
+
+
+def test_serving_over_http_needs_the_mcp_extra_alone(corpus_workspace):
+    """The README installs the mcp extra for `semif mcp --http`: the web view's extra (Jinja2) is not needed."""
+    root, env = corpus_workspace
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(NO_UI), env.get("PYTHONPATH")]))}
+
+    async def find(url: str, token: str):
+        async with http(url, token) as client:
+            return await client.call("find_skills", request="Create a Linear issue for the login bug")
+
+    with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
+        assert asyncio.run(find(url, token))["best"] == "linear"

@@ -46,10 +46,10 @@ from . import charts
 from .index import PAGE_SIZE, CallIndex, LogIndex, RunFilter
 from .quality import quality
 from .run_view import resolve, run_view
+from .server import LOOPBACK_HOSTS
 from .training import TrainingJob
 from .tree_view import TreeCache
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 LIVE_POLL_SECONDS = 0.5
 LIVE_HEARTBEAT_SECONDS = 15.0
 SECURITY_HEADERS = {

@@ -25,12 +25,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+"""The names a server bound to loopback answers to (besides its address)."""
+
+
 def allowed_hosts(host: str, named: Sequence[str] = ()) -> list[str]:
     """The Host names the server answers to: ``named`` (``--allow-host``), the address it is bound to, and the
     loopback names when it is bound to loopback or to every address (``0.0.0.0``, ``::``). A malformed
     ``named`` one is a one-line error."""
-    from .app import LOOPBACK_HOSTS
-
     bare = host.strip("[]")
     names = [*checked_host_names(named), bare, f"[{bare}]" if ":" in bare else bare]
     if is_loopback(host) or bare in ("0.0.0.0", "::", ""):
@@ -59,8 +61,8 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise UserError(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc} (--port N picks another port, "
-            "--port 0 any free one)"
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (another port, or port 0 for any free one, "
+            "avoids it)"
         ) from None
     sock.listen(128)
     sock.set_inheritable(True)
