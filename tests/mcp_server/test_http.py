@@ -302,3 +302,34 @@ def test_serving_over_http_needs_the_mcp_extra_alone(corpus_workspace):
 
     with serving(root, env, "--http", "127.0.0.1:0") as (url, token):
         assert asyncio.run(find(url, token))["best"] == "linear"
+
+
+def test_a_long_load_says_it_is_still_loading_until_it_is_done(corpus_workspace, monkeypatch):
+    from semif_agent.mcp_server import server as served
+
+    root, env = corpus_workspace
+    monkeypatch.setattr(served, "STILL_SECONDS", 0.05)
+    said: list[str] = []
+    go_on = threading.Event()
+
+    def slow_load(server):
+        server.say = said.append
+        warm = server.warm
+
+        def held_warm():
+            go_on.wait(60)
+            return warm()
+
+        monkeypatch.setattr(server, "warm", held_warm)
+
+    with serving_here(root, env, monkeypatch, slow_load):
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("still loading the skills") for line in said) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        go_on.set()
+        while not any("skills ready" in line for line in said) and time.monotonic() < deadline + 60:
+            time.sleep(0.02)
+        count = len(said)
+        time.sleep(0.2)  # four times the period: nothing more is said once loaded
+        assert len(said) == count
+    assert said[0].startswith("loading the skills of ") and any(s.startswith("still loading the skills") for s in said)

@@ -69,6 +69,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True)
 Answer = Annotated[CallToolResult, dict[str, Any]]
 """A tool's answer: an object as structured content (its output schema an object), and as compact JSON text."""
 MAX_CLIENTS = 256  # clients told when skills change; past this many, the longest idle is forgotten
+STILL_SECONDS = 15.0  # how often a long load says it is still at it
 BUSY_CODE = -32001  # the JSON-RPC error of a request answered busy (a tool call's is a tool error result)
 
 
@@ -128,11 +129,32 @@ class SkillServer(MCPServer[dict[str, object]]):
         if self.say is not None:
             self.say(f"loading the skills of {self.router.workspace.root} (tools answer once they are ready)")
         try:
-            await anyio.to_thread.run_sync(self.warm, abandon_on_cancel=True)
+            async with self._saying_still(
+                "loading the skills (a first start embeds each skill once: minutes for thousands)"
+            ):
+                await anyio.to_thread.run_sync(self.warm, abandon_on_cancel=True)
         except Exception:  # noqa: BLE001 (the first tool call builds it again, and says what failed in its answer)
             pass
         finally:
             self._ready.set()
+
+    @asynccontextmanager
+    async def _saying_still(self, doing: str) -> AsyncIterator[None]:
+        """While the block runs, say every :data:`STILL_SECONDS` that it is still ``doing``, and for how long."""
+        started = time.monotonic()
+
+        async def keep_saying() -> None:
+            while True:
+                await anyio.sleep(STILL_SECONDS)
+                if self.say is not None:
+                    self.say(f"still {doing}: {time.monotonic() - started:.0f} s so far")
+
+        async with anyio.create_task_group() as saying:
+            saying.start_soon(keep_saying)
+            try:
+                yield
+            finally:
+                saying.cancel_scope.cancel()
 
     async def _own_runs(
         self, ctx: ServerRequestContext[dict[str, object], object], call_next: CallNext
@@ -212,7 +234,10 @@ class SkillServer(MCPServer[dict[str, object]]):
         """Read the tree (and the learned router) again, in a thread while the old tree goes on answering, switch to
         it in one step, and tell every client the resource list changed."""
         await self.ready()
-        await anyio.to_thread.run_sync(self.warm)
+        if self.say is not None:
+            self.say("skills changed on disk: reading them again (the skills as they were answer meanwhile)")
+        async with self._saying_still("reading the changed skills"):
+            await anyio.to_thread.run_sync(self.warm)
         await self.bus.publish(ResourcesListChanged())  # clients of the listen-stream protocol
         for _, session in list(self._sessions.values()):  # clients of the handshake protocol
             await session.send_resource_list_changed()  # best effort: a client gone meanwhile is skipped
