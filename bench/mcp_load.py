@@ -1,7 +1,7 @@
 """`semif mcp` over streamable HTTP under load: many concurrent clients, against the same calls made in-process.
 
     .venv/bin/python bench/mcp_load.py --skills 1600 --clients 50 --seconds 120 [--workspace WS]
-        [--mix find=60,load=20,run=10,report=10] [--processes P] [--json]
+        [--mix find=60,load=20,run=10,report=10] [--think S] [--processes P] [--json]
 
 The workspace holds ``--skills`` real SKILL.md skills (the distinct skills of
 the test fixtures and of the public collections ``bench/skill_collections.py``
@@ -21,20 +21,23 @@ call is drawn from ``--mix``: ``find_skills`` on a request of
 so that the embedding cache does not answer every one), ``load_skill`` and
 ``run_skill`` of the best skill of the client's last find (with its
 ``choice_id``; a find comes first when the client has none), and
-``report_outcome`` labelling one of the client's own finds or runs.
+``report_outcome`` labelling one of the client's own finds or runs. With
+``--think S`` a client waits between calls (a time drawn around S seconds,
+as an agent's model thinks between tool calls); by default it calls again
+as soon as it is answered, which measures what the server can take.
 
 Reported, per tool: calls, answered calls per second, p50 / p95 / p99
 latency of the answered calls, and the failures by kind: ``busy`` (a tool
 error whose text starts with "busy": the server asking to retry later) apart
 from every other error. Then the server's resident memory sampled every few
-seconds (first, max, last) and the CPU the server and the clients used: on a
-2-core machine the clients compete with the server for the same cores, which
-the output says.
+seconds (first, half-way, max, last) and the CPU the server and the clients
+used (the server's also per answered call): on a 2-core machine the clients
+compete with the server for the same cores, which the output says.
 
 The floor: the same mix in this process through ``semif_agent.Router`` on the
 same workspace, one call at a time (the clients' names taken in turn), for up
 to ``--floor-seconds``: what a call costs with no transport and no other
-caller.
+caller (its CPU per call too, beside the server's).
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ class Client:
     rng: random.Random
     texts: list[str]
     tag: str
+    think: float = 0.0
     last_find: dict[str, Any] | None = None
     own: list[str] = field(default_factory=list)
     asked: int = 0
@@ -131,6 +135,10 @@ class Client:
             return kind, {"id": self.rng.choice(self.own[-10:]), "outcome": self.rng.choice(["success", "failure"])}
         return "find", {"request": self.request()}
 
+    def pause(self) -> float:
+        """Seconds to think before the next call: drawn around ``think`` (none when it is 0)."""
+        return self.rng.expovariate(1 / self.think) if self.think > 0 else 0.0
+
     def answered(self, kind: str, arguments: dict[str, Any], answer: Any) -> None:
         if kind == "find" and isinstance(answer, dict):
             self.last_find = {**answer, "request": arguments["request"]}
@@ -149,6 +157,7 @@ async def _client_loop(opened: Any, client: Client, mix: dict[str, float], secon
         records.append((kind, (time.perf_counter() - started) * 1000, error))
         if error is None:
             client.answered(kind, arguments, answer)
+        await asyncio.sleep(min(client.pause(), max(0.0, deadline - time.monotonic())))
     return records
 
 
@@ -186,6 +195,7 @@ def client_process(
     names: list[str],
     texts: list[str],
     tag: str,
+    think: float,
     mix: dict[str, float],
     seconds: float,
     ready: Any,
@@ -193,7 +203,7 @@ def client_process(
     out: Any,
 ) -> None:
     """A client process: its clients' records, and the CPU it used once the clock started, put on ``out``."""
-    clients = [Client(name, random.Random(name), texts, tag) for name in names]
+    clients = [Client(name, random.Random(name), texts, tag, think) for name in names]
     before: list[float] = []
 
     async def run() -> list[Record]:
@@ -274,7 +284,19 @@ def load_run(
         processes = [
             context.Process(
                 target=client_process,
-                args=(served.url, token, names[p :: args.processes], texts, tag, mix, args.seconds, ready, go, out),
+                args=(
+                    served.url,
+                    token,
+                    names[p :: args.processes],
+                    texts,
+                    tag,
+                    args.think,
+                    mix,
+                    args.seconds,
+                    ready,
+                    go,
+                    out,
+                ),
             )
             for p in range(min(args.processes, args.clients))
         ]
@@ -296,6 +318,8 @@ def load_run(
         served.stop()
     records = [tuple(r) for result in results for r in result["records"]]
     memory = [m for _, m, _ in samples]
+    answered = sum(1 for r in records if r[2] is None) or 1
+    server_cpu = samples[-1][2] - samples[0][2]
     return {
         "server_ready_s": round(warm, 1),
         "sessions_opened": opened,
@@ -304,12 +328,15 @@ def load_run(
         "tools": summary(records, args.seconds),  # type: ignore[arg-type]
         "server_rss_mb": {
             "first": round(memory[0] / 2**20, 1),
+            "half_way": round(memory[len(memory) // 2] / 2**20, 1),
             "max": round(max(memory) / 2**20, 1),
             "last": round(memory[-1] / 2**20, 1),
             "samples": len(memory),
+            "every": [round(m / 2**20, 1) for m in memory],
         },
-        "server_cores": round((samples[-1][2] - samples[0][2]) / wall, 2),
+        "server_cores": round(server_cpu / wall, 2),
         "client_cores": round(sum(r["cpu"] for r in results) / wall, 2),
+        "server_cpu_ms_per_call": round(server_cpu * 1000 / answered, 1),
     }
 
 
@@ -325,6 +352,7 @@ def floor_run(ws: Path, args: argparse.Namespace, mix: dict[str, float], texts: 
     records: list[Record] = []
     deadline = time.monotonic() + args.floor_seconds
     started = time.monotonic()
+    cpu = time.process_time()
     turn = 0
     while time.monotonic() < deadline:
         client = clients[turn % len(clients)]
@@ -340,15 +368,22 @@ def floor_run(ws: Path, args: argparse.Namespace, mix: dict[str, float], texts: 
         records.append((kind, (time.perf_counter() - began) * 1000, error))
         if error is None:
             client.answered(kind, arguments, answer)
-    elapsed = time.monotonic() - started
-    return {"skills": len(router.skills), "seconds": round(elapsed, 1), "tools": summary(records, elapsed)}
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+    answered = sum(1 for r in records if r[2] is None) or 1
+    return {
+        "skills": len(router.skills),
+        "seconds": round(elapsed, 1),
+        "tools": summary(records, elapsed),
+        "cpu_ms_per_call": round(cpu * 1000 / answered, 1),
+    }
 
 
 def show(report: dict[str, Any]) -> None:
     load, floor = report["served"], report["floor"]
     print(
         f"semif mcp --http: {report['skills']:,} skills, {report['clients']} clients in "
-        f"{load['client_processes']} processes, {report['seconds']:.0f} s, mix {report['mix']} "
+        f"{load['client_processes']} processes, {report['seconds']:.0f} s, mix {report['mix']}, "
+        f"think {report['think']} s "
         f"(server ready in {load['server_ready_s']} s; {load['sessions_opened']} sessions opened)"
     )
     header = f"  {'tool':<7} {'calls':>7} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'busy':>5}  errors"
@@ -361,11 +396,12 @@ def show(report: dict[str, Any]) -> None:
         )
     memory = load["server_rss_mb"]
     print(
-        f"  server memory (RSS, every {SAMPLE_SECONDS:.0f} s): first {memory['first']} MB, max {memory['max']} MB, "
-        f"last {memory['last']} MB ({memory['samples']} samples)"
+        f"  server memory (RSS, every {SAMPLE_SECONDS:.0f} s): first {memory['first']} MB, half-way "
+        f"{memory['half_way']} MB, max {memory['max']} MB, last {memory['last']} MB ({memory['samples']} samples)"
     )
     print(
-        f"  CPU: the server used {load['server_cores']} cores, the clients {load['client_cores']}, of "
+        f"  CPU: the server used {load['server_cores']} cores ({load['server_cpu_ms_per_call']} ms a call), "
+        f"the clients {load['client_cores']}, of "
         f"{os.cpu_count()}: {'the clients compete with the server for the same cores' if (os.cpu_count() or 1) <= 4 else 'cores to spare'}"
     )
     find_p95 = load["tools"]["find"]["p95_ms"]
@@ -373,7 +409,10 @@ def show(report: dict[str, Any]) -> None:
     print(f"  find p95 {find_p95} ms: {verdict} the {FIND_TARGET_MS:.0f} ms target")
     for failed in load["failed_processes"]:
         print(f"  a client process failed: {failed}")
-    print(f"floor: the same mix through Router in one process, one call at a time, {floor['seconds']} s")
+    print(
+        f"floor: the same mix through Router in one process, one call at a time, {floor['seconds']} s "
+        f"({floor['cpu_ms_per_call']} ms of CPU a call)"
+    )
     print(header)
     for kind, row in floor["tools"].items():
         errors = ", ".join(f"{n} {what}" for what, n in row["errors"].items()) or "0"
@@ -391,6 +430,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--workspace", type=Path, help="made there, or reused when it holds a workspace")
     parser.add_argument("--mix", default=DEFAULT_MIX, help=f"tool weights (default {DEFAULT_MIX})")
+    parser.add_argument(
+        "--think", type=float, default=0.0, help="mean seconds a client waits between calls (default 0: none)"
+    )
     parser.add_argument("--processes", type=int, default=5, help="client processes the clients are spread over")
     parser.add_argument("--floor-seconds", type=float, default=30, help="how long the in-process floor runs")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
@@ -410,6 +452,7 @@ def main() -> None:
         "clients": args.clients,
         "seconds": args.seconds,
         "mix": args.mix,
+        "think": args.think,
         "served": served,
         "floor": floor,
         "load_average": f"load average {load_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
