@@ -61,6 +61,7 @@ class Trial:
     """What one trial found (see the docstring)."""
 
     answered: dict[str, int] = field(default_factory=dict)
+    in_flight: int = 0
     rows_found: int = 0
     missing: list[str] = field(default_factory=list)
     torn_lines: int = 0
@@ -81,8 +82,11 @@ Answer = tuple[str, str, str]
 the client's name."""
 
 
-async def _client(url: str, token: str, name: str, rng: random.Random, texts: list[str], got: Any) -> None:
-    """Call the server until it stops answering: each answered call handed to ``got``."""
+async def _client(
+    url: str, token: str, name: str, rng: random.Random, texts: list[str], got: Any, flying: list[int]
+) -> None:
+    """Call the server until it stops answering: each answered call handed to ``got``; ``flying[0]`` counts the
+    calls asked and not answered yet (of every client)."""
     last: dict[str, Any] | None = None
     own: list[str] = []
     deadline = time.monotonic() + BURST_SECONDS
@@ -97,7 +101,11 @@ async def _client(url: str, token: str, name: str, rng: random.Random, texts: li
                     arguments = {"id": rng.choice(own), "outcome": rng.choice(["success", "failure"])}
                 else:
                     kind, arguments = "find", {"request": f"{rng.choice(texts)} ({secrets.token_hex(3)})"}
-                answer, error = await call(opened, TOOLS[kind], arguments)
+                flying[0] += 1
+                try:
+                    answer, error = await call(opened, TOOLS[kind], arguments)
+                finally:
+                    flying[0] -= 1
                 if error is not None:
                     if error.startswith("tool: "):  # the server answered, with a caller's mistake: not a lost call
                         continue
@@ -116,14 +124,16 @@ async def _client(url: str, token: str, name: str, rng: random.Random, texts: li
         return
 
 
-def burst(url: str, token: str, clients: int, rng: random.Random, texts: list[str], got: Any) -> threading.Thread:
+def burst(
+    url: str, token: str, clients: int, rng: random.Random, texts: list[str], got: Any, flying: list[int]
+) -> threading.Thread:
     """``clients`` clients calling the server at once, in a thread of their own (it ends once they all stopped)."""
     seeds = [rng.random() for _ in range(clients)]
 
     async def everyone() -> None:
         names = [f"kill client {n}" for n in range(clients)]
         await asyncio.gather(
-            *(_client(url, token, name, random.Random(seed), texts, got) for name, seed in zip(names, seeds))
+            *(_client(url, token, name, random.Random(seed), texts, got, flying) for name, seed in zip(names, seeds))
         )
 
     thread = threading.Thread(target=asyncio.run, args=(everyone(),), daemon=True)
@@ -216,10 +226,12 @@ def trial(root: Path, env: dict[str, str] | None, rng: random.Random, clients: i
             answered.append(answer)
             enough.notify_all()
 
-    clients_running = burst(served.url, token, clients, rng, texts, got)
+    flying = [0]
+    clients_running = burst(served.url, token, clients, rng, texts, got, flying)
     with enough:
         enough.wait_for(lambda: len(answered) >= kill_after or not clients_running.is_alive(), BURST_SECONDS)
     os.kill(served.process.pid, signal.SIGKILL)
+    found.in_flight = flying[0]  # read as the kill lands: the calls it cut (give or take one being answered)
     served.process.wait()
     clients_running.join(120)
     if clients_running.is_alive():
@@ -276,7 +288,7 @@ def main() -> None:
             if not args.json:
                 calls = ", ".join(f"{count} {kind}" for kind, count in sorted(found.answered.items()))
                 print(
-                    f"trial {n + 1:>2}: answered {calls}; rows found {found.rows_found}, missing {len(found.missing)}; "
+                    f"trial {n + 1:>2}: answered {calls}, {found.in_flight} in flight at the kill; rows found {found.rows_found}, missing {len(found.missing)}; "
                     f"torn lines {found.torn_lines}{' (appended)' if found.torn_appended else ''}; semif log exit "
                     f"{found.log_exit}; restart {'clean' if found.restart_clean else 'FAILED'}",
                     flush=True,
@@ -288,6 +300,7 @@ def main() -> None:
         "seed": seed,
         "trials": len(trials),
         "answered_calls": answered,
+        "in_flight_at_kills": sum(t.in_flight for t in trials),
         "rows_found": sum(t.rows_found for t in trials),
         "torn_lines": sum(t.torn_lines for t in trials),
         "torn_appended": sum(t.torn_appended for t in trials),
@@ -298,7 +311,8 @@ def main() -> None:
         print(json.dumps({**tally, "each": [asdict(t) for t in trials]}, indent=2))
     else:
         print(
-            f"{tally['trials']} kills (seed {seed}): {answered} answered calls, {tally['rows_found']} with their rows; "
+            f"{tally['trials']} kills (seed {seed}): {answered} answered calls, {tally['rows_found']} with their rows "
+            f"({tally['in_flight_at_kills']} calls in flight at the kills); "
             f"{tally['torn_lines']} torn last lines read as such ({tally['torn_appended']} appended after a kill); "
             f"{tally['restarts_clean']} clean restarts; {tally['sound']} of {tally['trials']} trials sound"
         )

@@ -383,7 +383,7 @@ def show(report: dict[str, Any]) -> None:
     print(
         f"semif mcp --http: {report['skills']:,} skills, {report['clients']} clients in "
         f"{load['client_processes']} processes, {report['seconds']:.0f} s, mix {report['mix']}, "
-        f"think {report['think']} s "
+        f"think {report['think']} s, {report['log_rows_at_start']:,} rows in the log "
         f"(server ready in {load['server_ready_s']} s; {load['sessions_opened']} sessions opened)"
     )
     header = f"  {'tool':<7} {'calls':>7} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'busy':>5}  errors"
@@ -445,6 +445,8 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         ws = workspace(args.skills, args.workspace or Path(tmp) / "ws")
+        log = ws / "data" / "decisions.jsonl"
+        rows = log.read_bytes().count(b"\n") if log.is_file() else 0  # report_outcome reads the whole log
         served = load_run(ws, args, mix, texts, tag, Path(tmp) / "server-stderr.txt")
         floor = floor_run(ws, args, mix, texts, tag)
     report = {
@@ -453,6 +455,7 @@ def main() -> None:
         "seconds": args.seconds,
         "mix": args.mix,
         "think": args.think,
+        "log_rows_at_start": rows,
         "served": served,
         "floor": floor,
         "load_average": f"load average {load_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
