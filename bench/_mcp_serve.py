@@ -23,7 +23,7 @@ def _sdk() -> None:
     sys.path[:] = [entry for entry in kept if Path(entry or ".").resolve() != here]
     try:
         import mcp.client.streamable_http
-        import mcp.shared._httpx_utils  # noqa: F401
+        import mcp.shared._httpx_utils  # noqa: F401 (imported for its place in sys.modules, found while this folder is off the path)
     finally:
         sys.path[:] = kept
     # a session whose server is gone (killed, on purpose) says so at every close: the benches count that themselves

@@ -125,12 +125,12 @@ class Client:
     def next_call(self, mix: dict[str, float]) -> tuple[str, dict[str, Any]]:
         """The next call the mix draws, as a tool and its arguments (a find when what it draws needs one first)."""
         kind = self.rng.choices(list(mix), weights=list(mix.values()))[0]
-        best = self.last_find["skills"][0]["name"] if self.last_find and self.last_find.get("skills") else None
+        found = self.last_find or {}
+        best = found["skills"][0]["name"] if found.get("skills") else None
         if kind == "load" and best:
-            return kind, {"name": best, "choice_id": self.last_find["choice_id"]}  # type: ignore[index]
+            return kind, {"name": best, "choice_id": found["choice_id"]}
         if kind == "run" and best:
-            found = self.last_find
-            return kind, {"name": best, "request": found["request"], "choice_id": found["choice_id"]}  # type: ignore[index]
+            return kind, {"name": best, "request": found["request"], "choice_id": found["choice_id"]}
         if kind == "report" and self.own:
             return kind, {"id": self.rng.choice(self.own[-10:]), "outcome": self.rng.choice(["success", "failure"])}
         return "find", {"request": self.request()}
@@ -316,7 +316,7 @@ def load_run(
         wall = samples[-1][0] - samples[0][0]
     finally:
         served.stop()
-    records = [tuple(r) for result in results for r in result["records"]]
+    records: list[Record] = [(kind, ms, error) for result in results for kind, ms, error in result["records"]]
     memory = [m for _, m, _ in samples]
     answered = sum(1 for r in records if r[2] is None) or 1
     server_cpu = samples[-1][2] - samples[0][2]
@@ -325,7 +325,7 @@ def load_run(
         "sessions_opened": opened,
         "client_processes": len(processes),
         "failed_processes": [r["failed"] for r in results if "failed" in r],
-        "tools": summary(records, args.seconds),  # type: ignore[arg-type]
+        "tools": summary(records, args.seconds),
         "server_rss_mb": {
             "first": round(memory[0] / 2**20, 1),
             "half_way": round(memory[len(memory) // 2] / 2**20, 1),
