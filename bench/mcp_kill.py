@@ -47,7 +47,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from _mcp_serve import call, serve, session  # noqa: E402 (sibling scripts, found once their folder is on the path)
+from _mcp_serve import BUSY, call, serve, session  # noqa: E402 (sibling scripts, found once their folder is on the path)
 from skill_retrieval import load_requests  # noqa: E402 (as above)
 
 WEIGHTS = {"find": 70, "run": 15, "report": 15}
@@ -107,7 +107,7 @@ async def _client(
                 finally:
                     flying[0] -= 1
                 if error is not None:
-                    if error.startswith("tool: "):  # the server answered, with a caller's mistake: not a lost call
+                    if error == BUSY or error.startswith("tool: "):  # answered: busy, or a caller's mistake
                         continue
                     return  # the server is gone
                 if kind == "find":
