@@ -55,6 +55,7 @@ class EmbeddingStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
                 db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # a cache: no fsync a write (WAL keeps it whole)
                 db.execute(_SCHEMA)
                 self._db = db
             except (OSError, sqlite3.Error) as exc:
