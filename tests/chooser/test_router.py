@@ -306,3 +306,21 @@ def test_a_report_after_a_restart_finds_the_clients_own_find_in_the_log_by_a_pre
         restarted.report(other.choice_id, "failure", client="alice")
     with pytest.raises(UserError, match="no run"):
         restarted.report("0000-not-an-id", "failure", client="alice")
+
+
+def test_semif_log_says_which_client_asked_for_each_find_and_run(router):
+    from click.testing import CliRunner
+
+    from semif_agent.cli import main
+
+    found = router.find(REQUEST, client="alice")
+    ran = router.run("email.compose", REQUEST, client="alice", choice_id=found.choice_id)
+    root = str(router.workspace.root)
+    runs = CliRunner().invoke(main, ["log", "-w", root])
+    finds = CliRunner().invoke(main, ["log", "-w", root, "--finds"])
+    shown = CliRunner().invoke(main, ["log", "show", ran.run_id, "-w", root])
+    assert runs.exit_code == finds.exit_code == shown.exit_code == 0, runs.output + finds.output + shown.output
+    [run_line] = [line for line in runs.output.splitlines() if line.startswith(ran.run_id)]
+    assert "picked by alice" in run_line and run_line.endswith("(asked by alice)")
+    assert f"{found.choice_id}  find by alice " in finds.output
+    assert any(line.split() == ["client", "alice"] for line in shown.output.splitlines())

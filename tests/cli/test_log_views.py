@@ -181,8 +181,8 @@ def test_a_clients_find_is_shown_as_a_find_never_as_a_cut_run(semif, tmp_path) -
 
     finds = semif("log", "-w", str(root), "--finds").stdout.splitlines()
     assert finds == [
-        f'{picked.choice_id}  find "Email Grace that I accept the offer"  [picked email.compose]',
-        f'{unpicked.choice_id}  find "What is on my calendar tomorrow?"  [nothing picked yet]',
+        f'{picked.choice_id}  find by tester "Email Grace that I accept the offer"  [picked email.compose]',
+        f'{unpicked.choice_id}  find by tester "What is on my calendar tomorrow?"  [nothing picked yet]',
     ]
     shown = semif("log", "show", unpicked.choice_id, "-w", str(root))
     assert shown.returncode == 0, shown.stderr

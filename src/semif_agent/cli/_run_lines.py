@@ -24,18 +24,21 @@ def verdict(
     label_has_skill: bool = False,
     label_skill: str | None = None,
     missing: bool = False,
+    source: str | None = None,
 ) -> str:
     """How a run ended and who says so: "success (engine)", or "failure, labelled by alice: should be notes.add".
 
     ``by`` is who labelled the run (None: nobody); the label's outcome, when it
     gave one, replaces the engine's. ``missing``: the run's outcome row is missing.
+    ``source``: the label's when not a person's ("picked by bob": a client's pick,
+    "reported by bob": a client's report).
     """
     from ..records.runs import OUTCOME_MISSING
 
     ended = label_outcome or (f"{outcome} (engine)" if outcome else OUTCOME_MISSING if missing else "-")
     if by is None:
         return ended
-    ended += f", labelled by {by}"
+    ended += f", {'picked' if source == 'implicit' else 'reported' if source == 'client' else 'labelled'} by {by}"
     if label_has_skill:
         ended += f": should be {label_skill}" if label_skill else ": no skill fits"
     return ended
@@ -49,7 +52,8 @@ def describe_run(record: RunRecord) -> str:
     request = json.dumps(one_line(record.request or "", REQUEST_ROOM), ensure_ascii=False)
     if record.find:  # nothing was run: what the client picked of the skills it was offered, if it said
         picked = f"picked {record.label_skill or 'none'}" if record.label_has_skill else "nothing picked yet"
-        return f"{record.run_id}  find {request}  [{picked}]"
+        by = f" by {record.client}" if record.client else ""
+        return f"{record.run_id}  find{by} {request}  [{picked}]"
     agent = "agent " if record.source == "agent" else ""
     ended = verdict(
         record.outcome,
@@ -58,9 +62,11 @@ def describe_run(record: RunRecord) -> str:
         label_has_skill=record.label_has_skill,
         label_skill=record.label_skill,
         missing=record.outcome_missing,
+        source=record.label_source,
     ) + (f", undone: {UNDO_SHOWN.get(record.undo_reason or 'route', 'wrong route')}" if record.undone else "")
     note = f"  ({one_line(record.note, REQUEST_ROOM)})" if record.note else ""
-    return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}"
+    asked = f"  (asked by {record.client})" if record.client else ""
+    return f"{record.run_id}  {agent}{request}  -> {record.skill or 'none'}  [{ended}]{note}{asked}"
 
 
 def ranked_options(row: DecisionRow) -> list[tuple[str, float | None, float | None]]:

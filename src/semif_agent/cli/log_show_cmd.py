@@ -61,6 +61,8 @@ def show(run_id: str, workspace: str | None, as_json: bool) -> None:
     heading = "  (an agent turn)" if record.source == "agent" else heading
     _field("find" if record.find else "run", f"{record.run_id}  {when}".rstrip() + heading)
     _field("request", json.dumps(record.request or "", ensure_ascii=False))
+    if record.client:
+        _field("client", record.client)
     for kind, title in sections(after_outcome=False):
         _decisions(title, [row for row in decisions if isinstance(row, DecisionRow) and row.kind == kind])
     if record.find:  # no skill acted and nothing was assessed: what the client picked is all there is to tell

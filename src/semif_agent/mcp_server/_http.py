@@ -78,7 +78,10 @@ class BearerToken:
             client = self._client(given)
             shared = self.expected is not None and secrets.compare_digest(given, self.expected)
             if client is None and not shared:
-                body = b"refused: this server needs its bearer token (Authorization: Bearer TOKEN)"
+                body = (
+                    b"refused: this server needs a bearer token it accepts (Authorization: Bearer TOKEN); "
+                    b"this one is wrong, missing, or a client token since revoked"
+                )
                 await send(
                     {
                         "type": "http.response.start",

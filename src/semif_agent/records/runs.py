@@ -127,6 +127,7 @@ class RunRecord:
     label_wrong: str | None = None  # a skill the label says the request should not go to
     label_outcome_source: str | None = None  # who said the label's outcome when not a person: client
     label_client: str | None = None  # the client whose report or pick the label keeps (its ``by``)
+    client: str | None = None  # the client (of semif mcp, of a Router) that asked for the find or the run
 
     @property
     def true_outcome(self) -> str | None:
@@ -320,11 +321,15 @@ def run_records(rows: Iterable[LogRow]) -> list[RunRecord]:
     outcomes: dict[str, OutcomeRow] = {}
     agent: set[str] = set()
     kinds: dict[str, set[str]] = {}
+    clients: dict[str, str] = {}
     for row in rows:
         run_id, kind = row.run_id, row.kind
         if not isinstance(run_id, str) or (is_run_record(kind) and kind != OUTCOME_KIND):
             continue
         order.setdefault(run_id)
+        client = row.extra_field("client")
+        if isinstance(client, str) and client:
+            clients.setdefault(run_id, client)
         if isinstance(row, OutcomeRow):
             outcomes[run_id] = row
         else:
@@ -367,6 +372,7 @@ def run_records(rows: Iterable[LogRow]) -> list[RunRecord]:
                     else None
                 ),
                 label_client=label.client if label else None,
+                client=clients.get(run_id),
             )
         )
     return records
