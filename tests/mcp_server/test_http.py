@@ -333,3 +333,25 @@ def test_a_long_load_says_it_is_still_loading_until_it_is_done(corpus_workspace,
         time.sleep(0.2)  # four times the period: nothing more is said once loaded
         assert len(said) == count
     assert said[0].startswith("loading the skills of ") and any(s.startswith("still loading the skills") for s in said)
+
+
+def test_a_client_gone_mid_answer_is_one_line_in_the_servers_log_and_other_errors_stay_whole():
+    import logging
+
+    from semif_agent.mcp_server._http import ClientLeft
+
+    def record(exc: BaseException) -> logging.LogRecord:
+        try:
+            raise exc
+        except BaseException:  # noqa: BLE001 (kept as the log record's exc_info, as uvicorn logs it)
+            import sys
+
+            return logging.LogRecord(
+                "uvicorn.error", logging.ERROR, __file__, 1, "Exception in ASGI application", (), sys.exc_info()
+            )
+
+    gone = record(BaseExceptionGroup("unhandled errors in a TaskGroup", [anyio.ClosedResourceError()]))
+    assert ClientLeft().filter(gone) and gone.getMessage() == "a client left while it was answered"
+    assert gone.exc_info is None
+    other = record(RuntimeError("the disk is full"))
+    assert ClientLeft().filter(other) and other.exc_info is not None

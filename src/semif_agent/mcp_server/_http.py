@@ -12,6 +12,7 @@ gets a 400 before the token is even looked at.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import sys
@@ -169,6 +170,41 @@ def http_app(
     return HostAndOrigin(BearerToken(app, token, clients, warn=server.say), names)
 
 
+class ClientLeft(logging.Filter):
+    """A client gone while its answer was being sent is one line in the server's log, not a page of traceback."""
+
+    GONE = ("ClosedResourceError", "BrokenResourceError", "EndOfStream", "ClientDisconnect")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:
+            return True
+        names = {type(e).__name__ for e in _chain(exc)}
+        said = " ".join(str(e) for e in _chain(exc))
+        if names & set(self.GONE) or "after response already completed" in said:
+            record.msg, record.args, record.exc_info, record.exc_text = (
+                "a client left while it was answered",
+                (),
+                None,
+                None,
+            )
+        return True
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc``, its causes and contexts, and the members of the exception groups among them."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo and len(seen) < 50:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.append(current)
+        todo += [e for e in (current.__cause__, current.__context__) if e is not None]
+        todo += list(getattr(current, "exceptions", ()))
+    return seen
+
+
 def shared_token(clients: TokenStore) -> tuple[str | None, str]:
     """The shared token a server accepts (None: none), and the line that says which tokens it accepts.
 
@@ -219,4 +255,5 @@ def serve_http(
         names = ", ".join(allowed_hosts(host, allow_hosts))
         say(f"answering only requests for the host names {names} (--allow-host NAME adds one)")
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    logging.getLogger("uvicorn.error").addFilter(ClientLeft())
     anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
