@@ -23,8 +23,10 @@ so that the embedding cache does not answer every one), ``load_skill`` and
 ``choice_id``; a find comes first when the client has none), and
 ``report_outcome`` labelling one of the client's own finds or runs. With
 ``--think S`` a client waits between calls (a time drawn around S seconds,
-as an agent's model thinks between tool calls); by default it calls again
-as soon as it is answered, which measures what the server can take.
+as an agent's model thinks between tool calls), and makes its first call at a
+moment drawn within the first S seconds (independent agents do not all call
+at once); by default it calls again as soon as it is answered, which measures
+what the server can take.
 
 Reported, per tool: calls, answered calls per second, p50 / p95 / p99
 latency of the answered calls, and the failures by kind: ``busy`` (a tool
@@ -150,6 +152,10 @@ class Client:
 async def _client_loop(opened: Any, client: Client, mix: dict[str, float], seconds: float) -> list[Record]:
     records: list[Record] = []
     deadline = time.monotonic() + seconds
+    if (
+        client.think > 0
+    ):  # agents that think between calls do not all call at the same moment: each comes in its own time
+        await asyncio.sleep(client.rng.uniform(0, client.think))
     while time.monotonic() < deadline:
         kind, arguments = client.next_call(mix)
         started = time.perf_counter()
