@@ -303,3 +303,21 @@ def test_a_shared_token_client_naming_itself_after_a_tokens_client_is_not_that_c
         a, m = asyncio.run(session())
     clients = finds_by_client(root)
     assert (clients[a], clients[m]) == ("alice-shared-test", "shared:alice-shared-test")
+
+
+def test_a_client_opening_session_after_session_is_refused_before_a_session_is_made(starter, monkeypatch):
+    """Each handshake over HTTP opens a session the server keeps: past 20 a minute, a client's next is answered 429
+    (no session made), while another client still opens its own."""
+    root, env = starter
+    store = TokenStore(root)
+    flood, other = store.add("flood")[0], store.add("calm")[0]
+
+    def frozen(server):  # no session comes back meanwhile, however slow the machine
+        server.admission.clock = lambda: 100.0
+
+    with serving_here(root, env, monkeypatch, frozen, token=None, clients=store) as (server, url, _):
+        statuses = [post(url, flood) for _ in range(25)]
+        calm = post(url, other)
+        busy = server.admission.busy_answers
+    assert statuses[:20] == [200] * 20 and set(statuses[20:]) == {429}
+    assert calm == 200 and busy == 5

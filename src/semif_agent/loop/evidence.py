@@ -235,7 +235,7 @@ READ_CHARS = 2_000
 and reading it whole would cost a find a tenth of a second at 60 KB."""
 
 
-@functools.lru_cache(maxsize=512)  # a find reads its request three times over (its gate, its route, its plain words)
+@functools.lru_cache(maxsize=64)  # a find reads its request three times over (its gate, its route, its plain words)
 def read_request(text: str) -> RequestReading:
     asked = text.rstrip().endswith("?")
     text = text[:READ_CHARS]

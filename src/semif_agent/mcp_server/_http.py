@@ -27,10 +27,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .._text import plural
 from ..errors import UserError
 from ..ui.server import allowed_hosts, bind, is_loopback
+from .admission import Admission, ServerBusy
 from .server import SkillServer
 from .tokens import SCOPE_KEY, TAKEN_KEY, ClientToken, TokenStore, TokenStoreError, matching
 
 TOKEN_ENV = "SEMIF_MCP_TOKEN"
+SHARED = "shared token"  # who opens a session with the shared token, as the sessions' rate counts it
 MCP_PATH = "/mcp"
 
 
@@ -64,8 +66,10 @@ class BearerToken:
         token: str | None,
         clients: TokenStore | None = None,
         warn: Callable[[str], None] | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.app = app
+        self.admission = admission or Admission()
         self.expected = f"Bearer {token}".encode() if token else None
         self.clients = clients
         self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -83,15 +87,14 @@ class BearerToken:
                     b"refused: this server needs a bearer token it accepts (Authorization: Bearer TOKEN); "
                     b"this one is wrong, missing, or a client token since revoked"
                 )
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await _refuse(send, 401, body, [(b"www-authenticate", b"Bearer")])
                 return
+            if scope.get("method") == "POST" and b"mcp-session-id" not in dict(scope.get("headers") or ()):
+                try:  # a request with no session opens one: each client may open so many a minute
+                    self.admission.handshake(client.name if client is not None else SHARED)
+                except ServerBusy as exc:
+                    await _refuse(send, 429, str(exc).encode(), [(b"retry-after", b"3")])
+                    return
             state = scope.setdefault("state", {})
             if client is not None:
                 state[SCOPE_KEY] = client
@@ -118,6 +121,14 @@ class BearerToken:
         if not given.startswith(b"Bearer "):
             return None
         return matching(held, given[len(b"Bearer ") :].decode("latin-1"))
+
+
+async def _refuse(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """Answer ``status`` with ``body`` as plain text."""
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain"), *headers]}
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 ORIGINAL_SCOPE = "semif.original_scope"  # where the Origin check keeps the request it stands in for
@@ -167,7 +178,7 @@ def http_app(
     names = allowed_hosts(host, allow_hosts)
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # HostAndOrigin checks, everywhere
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
-    return HostAndOrigin(BearerToken(app, token, clients, warn=server.say), names)
+    return HostAndOrigin(BearerToken(app, token, clients, warn=server.say, admission=server.admission), names)
 
 
 class ClientLeft(logging.Filter):

@@ -13,13 +13,14 @@ Every tool call (and every resource read) is admitted before it is handled:
   (a token bucket; unset: no limit). A client token may carry its own rate
   (``semif mcp token add NAME --rate N``). A call over it is answered
   ``busy:`` with how long to wait, and nothing was done;
-- each client may open ``[mcp] sessions`` sessions a minute (a handshake
-  each; :data:`SESSION_BURST` at once), whatever its rate: a client opening
-  session after session cannot fill the server with them.
+- over HTTP each client may open ``[mcp] sessions`` sessions a minute
+  (:data:`SESSION_BURST` at once), whatever its rate: a request that opens a
+  session past it is answered 429 before any session is made, so a client
+  opening session after session cannot fill the server with them.
 
 Tool calls and resource reads take a place; a listing of the resources (every
-skill) counts against the client's rate only; a handshake against its
-sessions; the rest (the five tools' listing, ``ping``...) is never held.
+skill) counts against the client's rate only; the rest (the five tools'
+listing, ``ping``...) is never held.
 
 A ``busy`` answer is the one error a well-behaved client should retry; the
 log holds no row for it.

@@ -194,9 +194,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         token = _token(ctx)
         rate = token.rate if token is not None else None
         try:
-            if ctx.method == "initialize":
-                self.admission.handshake(client)
-            elif ctx.method == "resources/list":  # a listing of every skill: counted, but quick, it takes no place
+            if ctx.method == "resources/list":  # a listing of every skill: counted, but quick, it takes no place
                 self.admission.counted(client, rate=rate)
             elif ctx.method in ("tools/call", "resources/read"):
                 async with self.admission.admitted(client, run=run, rate=rate):
