@@ -200,6 +200,9 @@ def serving_here(root, env, monkeypatch, prepare=None, *, token="secret", client
     try:
         yield server, f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", token
     finally:
+        deadline = time.monotonic() + 120  # the skills' load ends first: a model mid-load must not outlive the test
+        while (server._ready is None or not server._ready.is_set()) and time.monotonic() < deadline:
+            time.sleep(0.02)
         serving.should_exit = True
         thread.join(60)
         sock.close()

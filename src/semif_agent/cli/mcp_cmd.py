@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import TYPE_CHECKING
+
 import click
 
 from .._text import plural
 from ..errors import UserError
 from ._common import SemifGroup, json_option, print_json, workspace_option
 from .workspace_cmds import open_workspace
+
+if TYPE_CHECKING:
+    from ..mcp_server import SkillServer
 
 
 @click.group("mcp", cls=SemifGroup, invoke_without_command=True)
@@ -85,7 +92,10 @@ def mcp(
     if address is None:
         if public or allow_hosts:
             raise UserError(f"{'--public' if public else '--allow-host'} goes with --http: stdio is never public")
-        server.run("stdio")
+        try:
+            server.run("stdio")
+        finally:
+            _leave_if_loading(server)
         return
     from ..mcp_server._http import parse_address, serve_http
 
@@ -101,6 +111,17 @@ def mcp(
         )
     except KeyboardInterrupt:
         pass
+    finally:
+        _leave_if_loading(server)
+
+
+def _leave_if_loading(server: SkillServer) -> None:
+    """A server stopped while its skills still load in a thread (a first start of thousands) exits at once: the
+    model's threads, mid-run, would otherwise abort the process as it ends. Logged rows are already written."""
+    if server.loading:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 COMMANDS = [mcp]

@@ -119,6 +119,11 @@ class SkillServer(MCPServer[dict[str, object]]):
             self.say(f"{count} skills ready ({time.monotonic() - started:.1f} s)")
         return count
 
+    @property
+    def loading(self) -> bool:
+        """Whether the skills the server started loading are still loading (in a thread)."""
+        return self._ready is not None and not self._ready.is_set()
+
     async def ready(self) -> None:
         """Wait until what :meth:`warm` builds as the server starts is built (at once when it was not started)."""
         if self._ready is not None:
