@@ -57,6 +57,9 @@ def mcp(
     Each find_skills is logged as a decision; what the client loads or runs next is a label
     `semif train` learns from. SKILL.md skills are resources too (skill://NAME), and clients
     are told when skills change on disk. Needs the mcp extra: pip install 'semif-agent[mcp]'.
+    Under load, a call past [mcp] queue, or over a client's [mcp] rate (or its token's
+    --rate), is answered "busy: ... retry" and does nothing; semif.toml's [mcp] limits
+    (working, runs, queue, rate, burst, sessions) are read at start.
 
     \b
       semif mcp token add ci --rate 2    a token for the client "ci", shown once
