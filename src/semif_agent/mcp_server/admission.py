@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from .._text import plural
 from ..errors import SemifError
 from ..workspace.settings import McpSettings
 
@@ -109,8 +110,8 @@ class Admission:
         if limiter.available_tokens < 1 and self.waiting >= self.queue:
             self.busy_answers += 1
             raise ServerBusy(
-                f"{BUSY} the server is answering {limiter.borrowed_tokens} calls with {self.waiting} more waiting; "
-                "retry in a moment"
+                f"{BUSY} the server is answering {plural(int(limiter.borrowed_tokens), 'call')} with {self.waiting} "
+                "more waiting; retry in a moment"
             )
         self.waiting += 1
         waited = True
