@@ -37,7 +37,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from tree_scale import REQUESTS, catalog, default_corpora, measure, real_skills  # noqa: E402
+from tree_scale import REQUESTS, catalog, default_corpora, measure, real_skills  # noqa: E402 (a sibling script, found once its folder is on the path)
 
 KILL_ABOVE_GB = 6.0
 TIMEOUT = 3600.0

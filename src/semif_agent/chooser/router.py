@@ -245,9 +245,10 @@ class Router:
     async def _embedded(self, text: str) -> None:
         """Have ``text``'s vector in the embedder's cache: embedded in a thread, in one batch with the texts other
         finds of the moment ask for (:class:`EmbedBatcher`); at once when the ranking embeds nothing."""
-        embedder = getattr(getattr(self._current().ranker, "scorer", None), "embedder", None)
-        if embedder is None or not callable(getattr(embedder, "embed", None)):
+        scorer = getattr(self._current().ranker, "scorer", None)
+        if scorer is None or not getattr(scorer, "embedded", False):  # a ranking that embeds nothing (lexical)
             return
+        embedder = scorer.embedder
         loop = asyncio.get_running_loop()
         batcher = self._batchers.get(loop)
         if batcher is None or batcher.embed != embedder.embed:  # a batcher per loop and embedder

@@ -43,10 +43,10 @@ from ..records.rows import LABEL_OUTCOMES, UNDO_SHOWN
 from ..records.to_label import to_label
 from ..workspace import Workspace
 from . import charts
+from .hosts import LOOPBACK_HOSTS
 from .index import PAGE_SIZE, CallIndex, LogIndex, RunFilter
 from .quality import quality
 from .run_view import resolve, run_view
-from .server import LOOPBACK_HOSTS
 from .training import TrainingJob
 from .tree_view import TreeCache
 

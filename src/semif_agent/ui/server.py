@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import UserError
 from ..workspace import Workspace
+from .hosts import LOOPBACK_HOSTS
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -23,10 +24,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
-"""The names a server bound to loopback answers to (besides its address)."""
 
 
 def allowed_hosts(host: str, named: Sequence[str] = ()) -> list[str]:
