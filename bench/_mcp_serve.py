@@ -120,18 +120,6 @@ async def call(opened: Any, tool: str, arguments: dict[str, Any]) -> tuple[Any, 
         return text, None
 
 
-def rss(pid: int) -> int:
-    """The resident memory of process ``pid`` in bytes (0 once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def cpu_seconds(pid: int) -> float:
     """The CPU time (user and system) process ``pid`` and its waited-for children used so far (0 once it is gone)."""
     try:

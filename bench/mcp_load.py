@@ -64,8 +64,9 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from _mcp_serve import BUSY, call, cpu_seconds, rss, serve, session  # noqa: E402 (sibling scripts, found once their folder is on the path)
+from _mcp_serve import BUSY, call, cpu_seconds, serve, session  # noqa: E402 (sibling scripts, found once their folder is on the path)
 from skill_retrieval import load_requests  # noqa: E402 (as above)
+from tree_scale import rss  # noqa: E402 (as above)
 
 TOOLS = {"find": "find_skills", "load": "load_skill", "run": "run_skill", "report": "report_outcome"}
 DEFAULT_MIX = "find=60,load=20,run=10,report=10"
@@ -384,6 +385,17 @@ def floor_run(ws: Path, args: argparse.Namespace, mix: dict[str, float], texts: 
     }
 
 
+def print_tools(tools: dict[str, Any]) -> None:
+    """One line a tool: calls, answered a second, p50 / p95 / p99 ms, busy answers and the other failures."""
+    print(f"  {'tool':<7} {'calls':>7} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'busy':>5}  errors")
+    for kind, row in tools.items():
+        errors = ", ".join(f"{n} {what}" for what, n in row["errors"].items()) or "0"
+        print(
+            f"  {kind:<7} {row['calls']:>7} {row['per_second']:>7} {row['p50_ms']:>8} {row['p95_ms']:>8} "
+            f"{row['p99_ms']:>8} {row['busy']:>5}  {errors}"
+        )
+
+
 def show(report: dict[str, Any]) -> None:
     load, floor = report["served"], report["floor"]
     print(
@@ -392,14 +404,7 @@ def show(report: dict[str, Any]) -> None:
         f"think {report['think']} s, {report['log_rows_at_start']:,} rows in the log "
         f"(server ready in {load['server_ready_s']} s; {load['sessions_opened']} sessions opened)"
     )
-    header = f"  {'tool':<7} {'calls':>7} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'busy':>5}  errors"
-    print(header)
-    for kind, row in load["tools"].items():
-        errors = ", ".join(f"{n} {what}" for what, n in row["errors"].items()) or "0"
-        print(
-            f"  {kind:<7} {row['calls']:>7} {row['per_second']:>7} {row['p50_ms']:>8} {row['p95_ms']:>8} "
-            f"{row['p99_ms']:>8} {row['busy']:>5}  {errors}"
-        )
+    print_tools(load["tools"])
     memory = load["server_rss_mb"]
     print(
         f"  server memory (RSS, every {SAMPLE_SECONDS:.0f} s): first {memory['first']} MB, half-way "
@@ -419,13 +424,7 @@ def show(report: dict[str, Any]) -> None:
         f"floor: the same mix through Router in one process, one call at a time, {floor['seconds']} s "
         f"({floor['cpu_ms_per_call']} ms of CPU a call)"
     )
-    print(header)
-    for kind, row in floor["tools"].items():
-        errors = ", ".join(f"{n} {what}" for what, n in row["errors"].items()) or "0"
-        print(
-            f"  {kind:<7} {row['calls']:>7} {row['per_second']:>7} {row['p50_ms']:>8} {row['p95_ms']:>8} "
-            f"{row['p99_ms']:>8} {row['busy']:>5}  {errors}"
-        )
+    print_tools(floor["tools"])
     print(report["load_average"])
 
 

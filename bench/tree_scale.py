@@ -166,7 +166,7 @@ def measure(command: list[str], env: dict[str, str], kill_above: float, timeout:
         while child.returncode is None and not stopped:
             if time.perf_counter() - start > timeout:
                 stopped.append(f"stopped after {timeout / 60:.0f} min")
-            elif _rss(child.pid) > kill_above:
+            elif rss(child.pid) > kill_above:
                 stopped.append(f"killed above {kill_above / 1024**3:.0f} GB after {time.perf_counter() - start:.0f} s")
             if stopped:
                 os.killpg(child.pid, signal.SIGKILL)
@@ -198,7 +198,8 @@ def measure(command: list[str], env: dict[str, str], kill_above: float, timeout:
     return result
 
 
-def _rss(pid: int) -> float:
+def rss(pid: int) -> int:
+    """The resident memory of process ``pid`` in bytes (0 once it is gone)."""
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
@@ -206,7 +207,7 @@ def _rss(pid: int) -> float:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0.0
+    return 0
 
 
 def route_child(tree_file: str, requests: int) -> None:

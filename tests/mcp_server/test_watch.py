@@ -21,12 +21,8 @@ def write_skill(root: Path, name: str, description: str) -> Path:
     return path
 
 
-def test_an_edit_is_noticed_and_only_the_edited_skill_md_is_read_again(make_workspace, monkeypatch) -> None:
-    root = make_workspace({"email.compose": None})
-    write_skill(root, "plan-trip", "Plan a trip.")
-    write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
-    watch = SkillWatch(Workspace.load(root))
-    assert not watch.changed()  # the first look only remembers
+def skill_mds_read(monkeypatch) -> list[str]:
+    """The folders whose SKILL.md is parsed from now on, in order (the list grows as they are)."""
     read: list[str] = []
     parse = skill_md.parse_skill_md
 
@@ -35,6 +31,16 @@ def test_an_edit_is_noticed_and_only_the_edited_skill_md_is_read_again(make_work
         return parse(path)
 
     monkeypatch.setattr(skill_md, "parse_skill_md", counting)
+    return read
+
+
+def test_an_edit_is_noticed_and_only_the_edited_skill_md_is_read_again(make_workspace, monkeypatch) -> None:
+    root = make_workspace({"email.compose": None})
+    write_skill(root, "plan-trip", "Plan a trip.")
+    write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
+    watch = SkillWatch(Workspace.load(root))
+    assert not watch.changed()  # the first look only remembers
+    read = skill_mds_read(monkeypatch)
     assert not watch.changed() and read == []
     write_skill(root, "plan-trip", "Plan a trip by train, with the tickets booked.")
     assert watch.changed() and read == ["plan-trip"]
@@ -79,14 +85,7 @@ def test_the_first_look_parses_only_what_changed_since_the_tree_was_stored(make_
     write_skill(root, "file-taxes", "Prepare a tax return from receipts.")
     SkillTree.for_workspace(Workspace.load(root), embed=word_vectors)
     write_skill(root, "plan-trip", "Plan a trip by train, with the tickets booked.")
-    read: list[str] = []
-    parse = skill_md.parse_skill_md
-
-    def counting(path: Path) -> tuple[SkillDocument, dict[str, object]]:
-        read.append(path.parent.name)
-        return parse(path)
-
-    monkeypatch.setattr(skill_md, "parse_skill_md", counting)
+    read = skill_mds_read(monkeypatch)
     watch = SkillWatch(Workspace.load(root))
     assert not watch.changed() and read == ["plan-trip"]
     assert {found.description for found in watch.known.values()} == {
