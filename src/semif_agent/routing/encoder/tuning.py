@@ -239,7 +239,10 @@ def tune_encoder(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[EncoderWeights, TuneReport]:
-    """The weights with the lowest held-out loss (``weights`` itself when tuning never beat it), and a report."""
+    """The weights with the lowest held-out loss (``weights`` itself when tuning never beat it), and a report.
+
+    Without held-out pairs every epoch runs and the last one's weights are returned.
+    """
     require_onnx()
     first = _check(weights, settings)
     with blas_threads():
@@ -286,7 +289,7 @@ def _tune(
         report.epochs = epoch
         report.train_loss.append(float(np.mean(losses)) if losses else 0.0)
         report.held_out_loss.append(held_out_loss(tuned, cache, held_out, settings))
-        if report.held_out_loss[-1] < best:
+        if report.held_out_loss[-1] < best or not held_out:  # nothing held out: the last weights are kept
             best, report.best_epoch, waited = report.held_out_loss[-1], epoch, 0
             best_params = {n: tuned.params[n].copy() for n in names}
         else:
