@@ -116,9 +116,9 @@ def made_up_intents(seed=1):
 
 
 @pytest.mark.slow  # the real encoder: a few seconds
-def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent():
+def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent(tmp_path):
     from semif_agent.engine.local import model_file
-    from semif_agent.routing.encoder import read_encoder
+    from semif_agent.routing.encoder import read_encoder, write_encoder
 
     intents = made_up_intents()
     train = [Pair(r, text, group=name) for name, (text, requests) in intents.items() for r in requests[:4]]
@@ -134,10 +134,13 @@ def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent():
         return float((sims[rows, own] - others).mean())
 
     base = read_encoder(model_file())
-    settings = TuneSettings(epochs=2, batch=8, learning_rate=1e-4, layers=2, max_tokens=32)
+    settings = TuneSettings(epochs=3, batch=8, learning_rate=1e-3, layers=2, max_tokens=32)
     tuned, report = tune_encoder(base, train, held, settings)
     assert report.best_epoch > 0 and report.held_out_loss[report.best_epoch] < report.held_out_loss[0]
     assert margin(tuned) > margin(base) + 0.02
+    write_encoder(tuned, model_file(), tmp_path / "tuned.onnx")  # the gain survives the file's int8 rounding
+    written = read_encoder(tmp_path / "tuned.onnx")
+    assert np.abs(embed(written, [p.anchor for p in held]) - embed(tuned, [p.anchor for p in held])).max() < 1e-4
 
 
 def test_without_held_out_pairs_every_epoch_runs_and_the_last_weights_are_kept():

@@ -8,6 +8,14 @@ skill. AdamW with a linear warmup (a tenth of the steps) and a linear decay;
 after each epoch the held-out loss decides whether these weights are the best
 so far, and ``patience`` epochs without a better one stop the run.
 
+The file keeps its big weights in int8, on a grid (max|w| / 127 per column)
+coarser than most of what a few hundred steps change: rounded at the end, the
+tuned weights lost most of their gain. So the tuning is aware of the grid: every
+forward pass (training and held-out) runs on the weights rounded as the file
+will hold them, and the gradient goes to float weights underneath (the straight-
+through estimator), whose changes add up until they move a weight to another step.
+The weights returned are the rounded ones: what :func:`write_encoder` writes.
+
 The layers below the tuned ones never change: each text goes through them once,
 and its tokens at the first tuned layer are kept for every later step.
 """
@@ -270,6 +278,7 @@ def _tune(
     total = sum(len(plan) for plan in plans)
     names = [n for i in range(first, weights.layers) for n in tuned.layer_names(i)]
     optimiser = AdamW(tuned.params, names)
+    tuning = set(names)
     report = TuneReport(
         steps=0, epochs=0, best_epoch=0, held_out_loss=[held_out_loss(tuned, cache, held_out, settings)]
     )
@@ -280,7 +289,7 @@ def _tune(
         losses = []
         for batch in plan:
             anchors, candidates, w = _step_inputs(cache, pairs, batch)
-            loss, grads = batch_loss(tuned, first, anchors, candidates, w, settings.scale)
+            loss, grads = batch_loss(tuned.as_stored(tuning), first, anchors, candidates, w, settings.scale)
             optimiser.step(grads, learning_rate(report.steps, total, settings.learning_rate))
             losses.append(loss)
             report.steps += 1
@@ -288,10 +297,11 @@ def _tune(
                 progress(report.steps, total)
         report.epochs = epoch
         report.train_loss.append(float(np.mean(losses)) if losses else 0.0)
-        report.held_out_loss.append(held_out_loss(tuned, cache, held_out, settings))
+        stored = tuned.as_stored(tuning)
+        report.held_out_loss.append(held_out_loss(stored, cache, held_out, settings))
         if report.held_out_loss[-1] < best or not held_out:  # nothing held out: the last weights are kept
             best, report.best_epoch, waited = report.held_out_loss[-1], epoch, 0
-            best_params = {n: tuned.params[n].copy() for n in names}
+            best_params = {n: stored.params[n].copy() for n in names}
         else:
             waited += 1
             if waited >= settings.patience and epoch < settings.epochs:
@@ -329,10 +339,12 @@ def _estimate(weights: EncoderWeights, first: int, pairs: Sequence[Pair], settin
     all_texts = {t for p in pairs for t in (p.anchor, p.positive, p.negative) if t is not None}
     trial = weights.copy()
     plan = [b for b in batches(sample, settings.batch, random.Random(settings.seed)) if len(b) > 1][:2]
+    names = {n for i in range(first, weights.layers) for n in trial.layer_names(i)}
+    optimiser = AdamW(trial.params, sorted(names))
     started = time.monotonic()
     for batch in plan:
         anchors, candidates, w = _step_inputs(cache, sample, batch)
-        batch_loss(trial, first, anchors, candidates, w, settings.scale)
+        optimiser.step(batch_loss(trial.as_stored(names), first, anchors, candidates, w, settings.scale)[1], 0.0)
     per_pair = (time.monotonic() - started) / max(1, sum(len(b) for b in plan))
     training = per_pair * len(pairs) * settings.epochs
     held = 0.1 * (per_pair / 3) * len(pairs) * (settings.epochs + 1)  # a forward pass is about a third of a step
