@@ -7,30 +7,9 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("scipy")
 
+from support.tiny_encoder import HIDDEN, tiny_encoder  # noqa: E402
+
 from semif_agent.routing.encoder.tuning import batch_loss  # noqa: E402
-from semif_agent.routing.encoder.weights import EncoderWeights  # noqa: E402
-
-HIDDEN, HEADS, INNER, LAYERS = 8, 2, 16, 2
-PARTS = {
-    "query": (HIDDEN, HIDDEN),
-    "key": (HIDDEN, HIDDEN),
-    "value": (HIDDEN, HIDDEN),
-    "attention_out": (HIDDEN, HIDDEN),
-    "intermediate": (HIDDEN, INNER),
-    "output": (INNER, HIDDEN),
-}
-
-
-def tiny(rng):
-    params = {"embeddings.word": rng.normal(size=(10, HIDDEN))}
-    for layer in range(LAYERS):
-        for part, shape in PARTS.items():
-            params[f"layer.{layer}.{part}.weight"] = rng.normal(scale=0.5, size=shape)
-            params[f"layer.{layer}.{part}.bias"] = rng.normal(scale=0.1, size=shape[1])
-        for norm in ("attention_norm", "output_norm"):
-            params[f"layer.{layer}.{norm}.weight"] = 1 + rng.normal(scale=0.1, size=HIDDEN)
-            params[f"layer.{layer}.{norm}.bias"] = rng.normal(scale=0.1, size=HIDDEN)
-    return EncoderWeights(params, LAYERS, HEADS, eps=1e-12)
 
 
 def side(rng, lengths):
@@ -41,7 +20,7 @@ def side(rng, lengths):
 
 def test_backward_matches_finite_differences_for_every_parameter():
     rng = np.random.default_rng(3)
-    weights = tiny(rng)
+    weights = tiny_encoder(rng)
     anchors = side(rng, [3, 5, 2])
     candidates = side(rng, [4, 6, 6, 2])  # three positives and one hard negative
     pair_weights = np.array([1.0, 2.0, 0.5])
@@ -68,7 +47,7 @@ def test_backward_matches_finite_differences_for_every_parameter():
 
 def test_padding_changes_nothing():
     rng = np.random.default_rng(4)
-    weights = tiny(rng)
+    weights = tiny_encoder(rng)
     anchors = side(rng, [3, 5])
     candidates = side(rng, [4, 6])
     w = np.ones(2)

@@ -8,6 +8,14 @@ skill. AdamW with a linear warmup (a tenth of the steps) and a linear decay;
 after each epoch the held-out loss decides whether these weights are the best
 so far, and ``patience`` epochs without a better one stop the run.
 
+The file keeps its big weights in int8, on a grid (max|w| / 127 per column)
+coarser than most of what a few hundred steps change: rounded at the end, the
+tuned weights lost most of their gain. So the tuning is aware of the grid: every
+forward pass (training and held-out) runs on the weights rounded as the file
+will hold them, and the gradient goes to float weights underneath (the straight-
+through estimator), whose changes add up until they move a weight to another step.
+The weights returned are the rounded ones: what :func:`write_encoder` writes.
+
 The layers below the tuned ones never change: each text goes through them once,
 and its tokens at the first tuned layer are kept for every later step.
 """
@@ -22,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .model import encode, hidden_states, layer_backward, pad, pool, pool_back, token_ids
+from .model import blas_threads, encode, hidden_states, layer_backward, pad, pool, pool_back, token_ids
 from .weights import EncoderWeights, require_onnx
 
 if TYPE_CHECKING:
@@ -50,7 +58,9 @@ class Pair:
 class TuneSettings:
     epochs: int = 3
     batch: int = 32
-    learning_rate: float = 5e-5
+    # Measured on 512 HWU64 requests (8 per skill, 6 layers, 3 epochs, grid-aware): accuracy 0.57 before,
+    # 0.73 at 5e-5, 0.84 at 1e-4, 0.85 at 3e-4; 1e-4 is within noise of the best and the milder on larger sets.
+    learning_rate: float = 1e-4
     layers: int = 6
     max_tokens: int = 64
     patience: int = 1
@@ -239,11 +249,26 @@ def tune_encoder(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[EncoderWeights, TuneReport]:
-    """The weights with the lowest held-out loss (``weights`` itself when tuning never beat it), and a report."""
-    import numpy as np
+    """The weights with the lowest held-out loss (``weights`` itself when tuning never beat it), and a report.
 
+    Without held-out pairs every epoch runs and the last one's weights are returned.
+    """
     require_onnx()
     first = _check(weights, settings)
+    with blas_threads():
+        return _tune(weights, first, pairs, held_out, settings, progress)
+
+
+def _tune(
+    weights: EncoderWeights,
+    first: int,
+    pairs: Sequence[Pair],
+    held_out: Sequence[Pair],
+    settings: TuneSettings,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[EncoderWeights, TuneReport]:
+    import numpy as np
+
     started, memory = time.monotonic(), _resident()
     rng = random.Random(settings.seed)
     tuned = weights.copy()
@@ -255,6 +280,7 @@ def tune_encoder(
     total = sum(len(plan) for plan in plans)
     names = [n for i in range(first, weights.layers) for n in tuned.layer_names(i)]
     optimiser = AdamW(tuned.params, names)
+    tuning = set(names)
     report = TuneReport(
         steps=0, epochs=0, best_epoch=0, held_out_loss=[held_out_loss(tuned, cache, held_out, settings)]
     )
@@ -265,7 +291,7 @@ def tune_encoder(
         losses = []
         for batch in plan:
             anchors, candidates, w = _step_inputs(cache, pairs, batch)
-            loss, grads = batch_loss(tuned, first, anchors, candidates, w, settings.scale)
+            loss, grads = batch_loss(tuned.as_stored(tuning), first, anchors, candidates, w, settings.scale)
             optimiser.step(grads, learning_rate(report.steps, total, settings.learning_rate))
             losses.append(loss)
             report.steps += 1
@@ -273,10 +299,11 @@ def tune_encoder(
                 progress(report.steps, total)
         report.epochs = epoch
         report.train_loss.append(float(np.mean(losses)) if losses else 0.0)
-        report.held_out_loss.append(held_out_loss(tuned, cache, held_out, settings))
-        if report.held_out_loss[-1] < best:
+        stored = tuned.as_stored(tuning)
+        report.held_out_loss.append(held_out_loss(stored, cache, held_out, settings))
+        if report.held_out_loss[-1] < best or not held_out:  # nothing held out: the last weights are kept
             best, report.best_epoch, waited = report.held_out_loss[-1], epoch, 0
-            best_params = {n: tuned.params[n].copy() for n in names}
+            best_params = {n: stored.params[n].copy() for n in names}
         else:
             waited += 1
             if waited >= settings.patience and epoch < settings.epochs:
@@ -300,6 +327,11 @@ def estimate_seconds(weights: EncoderWeights, pairs: Sequence[Pair], settings: T
     first = _check(weights, settings)
     if len(pairs) < 2:
         return 0.0
+    with blas_threads():
+        return _estimate(weights, first, pairs, settings)
+
+
+def _estimate(weights: EncoderWeights, first: int, pairs: Sequence[Pair], settings: TuneSettings) -> float:
     sample = random.Random(settings.seed).sample(list(pairs), min(len(pairs), 2 * settings.batch))
     cache = _Cache(weights, first, settings.max_tokens)
     texts = {t for p in sample for t in (p.anchor, p.positive, p.negative) if t is not None}
@@ -309,10 +341,12 @@ def estimate_seconds(weights: EncoderWeights, pairs: Sequence[Pair], settings: T
     all_texts = {t for p in pairs for t in (p.anchor, p.positive, p.negative) if t is not None}
     trial = weights.copy()
     plan = [b for b in batches(sample, settings.batch, random.Random(settings.seed)) if len(b) > 1][:2]
+    names = {n for i in range(first, weights.layers) for n in trial.layer_names(i)}
+    optimiser = AdamW(trial.params, sorted(names))
     started = time.monotonic()
     for batch in plan:
         anchors, candidates, w = _step_inputs(cache, sample, batch)
-        batch_loss(trial, first, anchors, candidates, w, settings.scale)
+        optimiser.step(batch_loss(trial.as_stored(names), first, anchors, candidates, w, settings.scale)[1], 0.0)
     per_pair = (time.monotonic() - started) / max(1, sum(len(b) for b in plan))
     training = per_pair * len(pairs) * settings.epochs
     held = 0.1 * (per_pair / 3) * len(pairs) * (settings.epochs + 1)  # a forward pass is about a third of a step
