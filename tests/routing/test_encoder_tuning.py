@@ -22,7 +22,7 @@ from semif_agent.routing.encoder import (  # noqa: E402
     tune_encoder,
     tuning,
 )
-from semif_agent.routing.encoder.tuning import batches, learning_rate  # noqa: E402
+from semif_agent.routing.encoder.tuning import batches, epoch_plan, learning_rate  # noqa: E402
 
 
 def test_a_batch_never_holds_two_pairs_of_one_group():
@@ -39,6 +39,17 @@ def test_pairs_without_a_group_are_kept_apart_by_their_positive():
     pairs = [Pair(f"request {i}", "same text") for i in range(4)] + [Pair("other", "another text")]
     for batch in batches(pairs, 8, random.Random(1)):
         assert len({pairs[i].positive for i in batch}) == len(batch)
+
+
+def test_an_epoch_draws_at_most_its_share_of_the_pairs_afresh_each_time():
+    pairs = [Pair(f"request {i}", f"skill {i % 40}", group=f"g{i % 40}") for i in range(400)]
+    rng = random.Random(3)
+    settings = TuneSettings(batch=16, pairs_per_epoch=100)
+    first, second = (sorted(i for batch in epoch_plan(pairs, settings, rng) for i in batch) for _ in range(2))
+    assert 90 <= len(first) <= 100 and 90 <= len(second) <= 100  # a lone pair left at the end is not a batch
+    assert first != second  # another draw each epoch, so every pair is met over the epochs
+    every = [i for batch in epoch_plan(pairs, TuneSettings(batch=16, pairs_per_epoch=None), rng) for i in batch]
+    assert len(every) == len(set(every)) >= 390  # all of them but the odd one left alone at the end
 
 
 def test_the_learning_rate_warms_up_then_decays_to_zero():
