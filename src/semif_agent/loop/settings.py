@@ -60,7 +60,8 @@ class RunSettings:
     act_threshold: float | None = None  # a writing skill acts when the route is this sure (None: measured/default)
     given: frozenset[str] = frozenset()  # which routing values the caller gave: the engine takes them as they are
     model_note: str | None = None  # the model chosen for the caller, in words, to say once
-    encoder: str | None = None  # the local engine's encoder: "tuned" (the workspace's data/encoder), else the installed one
+    # the local engine's encoder: "tuned" (the workspace's data/encoder), else the installed one
+    encoder: str | None = None
 
     @classmethod
     def resolve(
