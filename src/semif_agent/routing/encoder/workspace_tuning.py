@@ -155,7 +155,7 @@ def tune_workspace(
             threshold=getattr(engine, "threshold", 0.3),
             temperature=getattr(engine, "temperature", 0.05),
         )
-        now = store.encoder_in_use(workspace)
+        now = store.routing_encoder(workspace)
 
         def put_in_place() -> None:
             if now == "base":
