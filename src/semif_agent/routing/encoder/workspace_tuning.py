@@ -120,8 +120,8 @@ def tune_workspace(
     tuning = EncoderTuning(len(pairs), len(held_pairs), 0.0)
     if len(pairs) < MIN_PAIRS or not held_pairs:
         tuning.note = (
-            f"only {plural(len(pairs), 'request')} with a known skill to tune on ({MIN_PAIRS} needed, and some to "
-            "hold out): the encoder in use is kept; label more runs, or give skills examples"
+            f"only {plural(len(pairs), 'pair')} of a request and its skill to tune on ({MIN_PAIRS} needed, and some "
+            "to hold out): the encoder in use is kept; label more runs, or give skills examples"
         )
         return None, None, None, tuning
     base_file = model_file()
