@@ -307,3 +307,18 @@ def test_an_unknown_encoder_setting_is_one_line_from_a_command(tmp_path: Path) -
     assert result.exit_code != 0 and "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "encoder" in lines[0] and '"tuned"' in lines[0], result.stderr
+
+
+def test_a_damaged_manifest_still_lets_semif_encoder_off_go_back_and_say_why(tuned_ws: Workspace) -> None:
+    ws = tuned_ws
+    (store.encoder_folder(ws) / TUNED_MANIFEST).write_text("{broken", encoding="utf-8")
+    base = {name: (store.encoder_folder(ws) / "base" / name).read_bytes() for name in store.ROUTING_FILES}
+    off = CliRunner().invoke(main, ["encoder", "off", "-w", str(ws.root)])
+    assert off.exit_code == 0, off.output
+    assert "switched to the installed encoder" in off.stdout and "the tuned encoder cannot be read" in off.stdout
+    assert store.encoder_in_use(ws) == "base" and routing_files(ws) == base
+    status = CliRunner().invoke(main, ["encoder", "-w", str(ws.root), "--json"])
+    assert status.exit_code == 0 and "cannot be read" in json.loads(status.stdout)["problem"]
+    on = CliRunner().invoke(main, ["encoder", "on", "-w", str(ws.root)])
+    assert on.exit_code != 0 and len(on.stderr.strip().splitlines()) == 1 and "semif train --encoder" in on.stderr
+    assert routing_files(ws) == base
