@@ -108,6 +108,23 @@ def test_a_router_of_the_tuned_encoder_routes_the_untrained_way_when_routing_jso
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "semif train" in done.stderr and "untrained way" in done.stderr
     assert "email.list_drafts" in done.stdout
+    dataset = tmp_path / "dataset.jsonl"
+    dataset.write_text(json.dumps({"text": READ_ONLY, "skill": "email.list_drafts"}) + "\n")
+    done = semif("eval", str(dataset), "--json", cwd=root)  # every strategy but the one that cannot route here
+    assert done.returncode == 0, done.stderr
+    assert "learned" not in json.loads(done.stdout)["strategies"] and "the learned strategy is left out" in done.stderr
+    done = semif("eval", str(dataset), "--strategy", "learned", cwd=root)
+    assert done.returncode != 0 and "Traceback" not in done.stderr and "semif train" in done.stderr
+
+
+def test_eval_measures_the_router_trained_on_the_tuned_encoder(
+    tuned: tuple[Path, dict[str, Any], str], tmp_path: Path
+) -> None:
+    dataset = tmp_path / "dataset.jsonl"
+    dataset.write_text(json.dumps({"text": READ_ONLY, "skill": "email.list_drafts"}) + "\n")
+    done = semif("eval", str(dataset), "--json", cwd=tuned[0])
+    assert done.returncode == 0, done.stderr
+    assert "learned" in json.loads(done.stdout)["strategies"] and "warning" not in done.stderr
 
 
 def test_epochs_without_encoder_is_a_usage_error(tmp_path: Path) -> None:
