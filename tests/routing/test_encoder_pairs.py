@@ -140,3 +140,33 @@ def test_confusions_name_the_skills_a_real_strategy_routed_requests_to_instead()
         ("save a personal note", skill_text(skills, "notes.add")),
         ("search saved notes by keyword", None),
     ]
+
+
+def test_held_out_requests_are_never_tuned_on_and_learned_examples_never_measured_on() -> None:
+    from semif_agent.routing.encoder.workspace_tuning import split_pairs
+
+    held_text = "look up the plumber's number in my notes"
+    learned = tree({"notes.search": ("find my note about the wifi", held_text)})
+    rows = [
+        example("save the gate code", "notes.add"),
+        example("remember that the plumber comes on Monday", "notes.add"),
+        TrainingExample(held_text, "notes.search", "label", WEIGHTS["label"], run_id="r"),
+    ]
+    pairs, held = split_pairs(learned, rows, {2}, {})
+    assert all(held_text not in (p.anchor, p.positive) for p in pairs)
+    assert ("find my note about the wifi", skill_text(learned, "notes.search")) in {
+        (p.anchor, p.positive) for p in pairs
+    }
+    assert {p.anchor for p in held} == {held_text}
+    assert {p.positive for p in held} == {skill_text(learned, "notes.search")}
+
+
+def test_without_held_out_rows_a_share_of_requests_is_measured_on_and_never_tuned_on() -> None:
+    from semif_agent.routing.encoder.workspace_tuning import split_pairs
+
+    rows = [example(f"save note number {n} about the garden", "notes.add") for n in range(60)]
+    pairs, held = split_pairs(tree(), rows, set(), {})
+    measured = {p.anchor for p in held}
+    assert 0 < len(measured) < 20
+    assert all(p.anchor not in measured and p.positive not in measured for p in pairs)
+    assert {p.anchor for p in pairs} | measured == {row.text for row in rows}
