@@ -322,3 +322,14 @@ def test_a_damaged_manifest_still_lets_semif_encoder_off_go_back_and_say_why(tun
     on = CliRunner().invoke(main, ["encoder", "on", "-w", str(ws.root)])
     assert on.exit_code != 0 and len(on.stderr.strip().splitlines()) == 1 and "semif train --encoder" in on.stderr
     assert routing_files(ws) == base
+
+
+def test_tuning_routing_values_keeps_the_encoder_the_routing_belongs_to(tuned_ws: Workspace) -> None:
+    from semif_agent.routing.tune import save_tuned
+
+    save_tuned(tuned_ws, {"strategy": "examples", "engine": "local", "threshold": 0.3})  # what semif eval --tune saves
+    assert store.routing_encoder(tuned_ws) == store.encoder_in_use(tuned_ws) == "tuned"
+    said = json.loads((tuned_ws.data_dir / "routing.json").read_text())
+    assert said == {"strategy": "examples", "engine": "local", "threshold": 0.3, "encoder": "tuned"}
+    save_tuned(tuned_ws, {"strategy": "learned", "encoder": "base"})  # training on the installed model says so
+    assert store.routing_encoder(tuned_ws) == "base"
