@@ -130,7 +130,7 @@ def test_eval_measures_the_router_trained_on_the_tuned_encoder(
 def test_epochs_without_encoder_is_a_usage_error(tmp_path: Path) -> None:
     root = create_workspace(tmp_path / "ws")
     done = semif("train", "--epochs", "2", cwd=root)
-    assert done.returncode == 2 and "--epochs is for --encoder" in done.stderr
+    assert done.returncode == 2 and "--epochs and --layers are for --encoder" in done.stderr
     assert not (root / "data" / "router.json").exists()
 
 
