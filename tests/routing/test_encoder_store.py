@@ -333,3 +333,22 @@ def test_tuning_routing_values_keeps_the_encoder_the_routing_belongs_to(tuned_ws
     assert said == {"strategy": "examples", "engine": "local", "threshold": 0.3, "encoder": "tuned"}
     save_tuned(tuned_ws, {"strategy": "learned", "encoder": "base"})  # training on the installed model says so
     assert store.routing_encoder(tuned_ws) == "base"
+
+
+def test_a_killed_tunings_candidate_folder_is_removed_by_the_next_tuning(tmp_path):
+    import subprocess
+    import sys
+
+    from semif_agent.routing.encoder import store
+    from semif_agent.starter import create_workspace
+    from semif_agent.workspace import Workspace
+
+    ws = Workspace.load(create_workspace(tmp_path / "ws"))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = store.encoder_folder(ws) / f".candidate-{gone.stdout.strip()}-0a0b0c0d"
+    left.mkdir(parents=True)
+    (left / "model.partial").write_bytes(b"half a model")
+    alive = store.candidate_folder(ws)  # this process's: another tuning running here is left alone
+    mine = store.candidate_folder(ws)
+    assert not left.exists()
+    assert alive.is_dir() and mine.is_dir()

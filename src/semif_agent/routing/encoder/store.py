@@ -65,9 +65,25 @@ def stored_encoder(workspace: Workspace) -> dict[str, Any] | None:
 def candidate_folder(workspace: Workspace) -> Path:
     """A new folder in ``data/encoder`` for a tuned encoder being measured (a complete encoder folder: its model
     and ``encoder.json``, so an engine, here or on a cluster's workers, can load it before it is switched to)."""
+    for left in encoder_folder(workspace).glob(".candidate-*"):  # what a killed tuning left
+        if not _running(left.name.split("-")[1]):
+            discard(left)
     folder = encoder_folder(workspace) / f".candidate-{os.getpid()}-{secrets.token_hex(4)}"
     folder.mkdir(parents=True)
     return folder
+
+
+def _running(pid: str) -> bool:
+    """Whether the process ``pid`` (a folder name's part) still runs here; a name that is no pid is not."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
 
 
 def tuned_id(sha256: str) -> str:
