@@ -192,7 +192,7 @@ def test_a_candidate_not_switched_to_leaves_nothing(tmp_path: Path, monkeypatch:
     from semif_agent.routing.training import examples_from_tree
     from semif_agent.tree.tree import SkillTree
 
-    def not_tuned(weights, pairs, held_out, settings, *, progress=None):  # type: ignore[no-untyped-def]
+    def not_tuned(weights, pairs, held_out, settings, *, progress=None):  # type: ignore[no-untyped-def]  # stands in for tune_encoder
         report = tuning.TuneReport(1, 1, 1, [1.0], [2.0, 1.0], 0.1, False, 0)
         return weights, report
 

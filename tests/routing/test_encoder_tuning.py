@@ -11,10 +11,10 @@ pytest.importorskip("scipy")
 pytest.importorskip("tokenizers")
 pytest.importorskip("onnx")
 
-from support.tiny_encoder import tiny_encoder  # noqa: E402
+from support.tiny_encoder import tiny_encoder  # noqa: E402 (imported once the optional packages are known to be there)
 
-from semif_agent.errors import UserError  # noqa: E402
-from semif_agent.routing.encoder import (  # noqa: E402
+from semif_agent.errors import UserError  # noqa: E402 (imported once the optional packages are known to be there)
+from semif_agent.routing.encoder import (  # noqa: E402 (imported once the optional packages are known to be there)
     Pair,
     TuneSettings,
     embed,
@@ -22,7 +22,7 @@ from semif_agent.routing.encoder import (  # noqa: E402
     tune_encoder,
     tuning,
 )
-from semif_agent.routing.encoder.tuning import batches, epoch_plan, learning_rate  # noqa: E402
+from semif_agent.routing.encoder.tuning import batches, epoch_plan, learning_rate  # noqa: E402 (imported once the optional packages are known to be there)
 
 
 def test_a_batch_never_holds_two_pairs_of_one_group():
