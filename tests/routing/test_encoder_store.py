@@ -352,3 +352,36 @@ def test_a_killed_tunings_candidate_folder_is_removed_by_the_next_tuning(tmp_pat
     mine = store.candidate_folder(ws)
     assert not left.exists()
     assert alive.is_dir() and mine.is_dir()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("override", ["base", "tuned"])
+def test_semif_tomls_encoder_routes_with_that_encoders_own_router(tmp_path: Path, override: str) -> None:
+    """``[routing] encoder`` picks the encoder and the router trained on it, wherever ``semif encoder`` left each:
+    no warning, the learned strategy, the right model."""
+    import warnings
+
+    from semif_agent.loop.settings import RunSettings
+    from semif_agent.routing.learned import Learned
+
+    root = create_workspace(tmp_path / "ws")
+    trained = CliRunner().invoke(main, ["train", "-w", str(root), "--force", "--json"])  # the installed model's router
+    assert trained.exit_code == 0, trained.output
+    ws = Workspace.load(root)
+    copy_as_tuned(store.encoder_folder(ws))
+    (store.encoder_folder(ws) / "tuned").mkdir()
+    store.switch_encoder(ws, "tuned")  # the base router is kept aside; the tuned encoder routes untrained
+    trained = CliRunner().invoke(main, ["train", "-w", str(root), "--force", "--json"])  # the tuned one's router
+    assert trained.exit_code == 0, trained.output
+    if override == "tuned":
+        store.switch_encoder(ws, "base")  # now the tuned router is the one kept aside
+    settings_file = root / "semif.toml"
+    settings_file.write_text(settings_file.read_text() + f'\n[routing]\nencoder = "{override}"\n')
+    ws = Workspace.load(root)
+    settings = RunSettings.resolve(ws, engine="local")
+    engine = settings.build_engine()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a router of the other encoder would warn and route untrained
+        strategy = settings.build_strategy(settings.build_tree(engine), engine)
+    assert isinstance(strategy, Learned)
+    assert engine.model == (MODEL_ID if override == "base" else store.tuned_id(MODEL_SHA256))

@@ -142,8 +142,11 @@ class LearnedHead:
     @classmethod
     def load(cls, workspace: Workspace) -> LearnedHead | None:
         """The workspace's router, or ``None`` when it has none. A damaged one is a :class:`RouterMismatch`."""
-        path = workspace.data_dir / ROUTER_FILE
-        weights = workspace.data_dir / WEIGHTS_FILE
+        from .tune import routing_folder
+
+        folder = routing_folder(workspace)  # the router of the encoder in use (semif.toml may pick the other)
+        path = folder / ROUTER_FILE
+        weights = folder / WEIGHTS_FILE
         if not path.is_file():
             return None
         try:

@@ -149,7 +149,7 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> Routing
     tuned file of the wrong shape is left out, as one that cannot be read.
     """
     tuned: dict[str, Any] = {}
-    path = workspace.data_dir / ROUTING_FILE
+    path = routing_folder(workspace) / ROUTING_FILE
     if path.is_file():
         try:
             tuned = json.loads(path.read_text(encoding="utf-8"))
@@ -163,6 +163,26 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> Routing
     except ValidationError:
         values = {}
     return RoutingSettings.model_validate({**values, **workspace.settings.routing.given()})
+
+
+ENCODER_DIR = "encoder"
+"""The data dir's folder of the tuned encoder, and of the routing kept for each encoder (``base/``, ``tuned/``)."""
+
+
+def routing_folder(workspace: Workspace) -> Path:
+    """Where the routing of the encoder in use lies: the data dir, or, when semif.toml's ``[routing] encoder`` picks
+    the other encoder than the data dir's routing was trained on, the routing kept for it (``data/encoder/<it>/``)."""
+    given = workspace.settings.routing.encoder
+    if given is None:
+        return workspace.data_dir
+    try:
+        said = json.loads((workspace.data_dir / ROUTING_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        said = {}
+    trained_on = said.get("encoder") if isinstance(said, dict) else None
+    if (trained_on or "base") == given:
+        return workspace.data_dir
+    return workspace.data_dir / ENCODER_DIR / given
 
 
 def save_tuned(workspace: Workspace, values: dict[str, Any]) -> Path:

@@ -22,9 +22,8 @@ from ...engine.local import MODEL_ID, MODEL_SHA256, TUNED_MANIFEST, TUNED_VERSIO
 from ...errors import UserError
 from ...workspace import Workspace
 from ..learned import ROUTER_FILE, WEIGHTS_FILE
-from ..tune import ROUTING_FILE, routing_settings, save_tuned
+from ..tune import ENCODER_DIR, ROUTING_FILE, routing_settings, save_tuned
 
-ENCODER_DIR = "encoder"
 ROUTING_FILES = (ROUTER_FILE, WEIGHTS_FILE, ROUTING_FILE)
 """The files of the data dir that belong to the encoder they were made with."""
 
