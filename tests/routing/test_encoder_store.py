@@ -385,3 +385,8 @@ def test_semif_tomls_encoder_routes_with_that_encoders_own_router(tmp_path: Path
         strategy = settings.build_strategy(settings.build_tree(engine), engine)
     assert isinstance(strategy, Learned)
     assert engine.model == (MODEL_ID if override == "base" else store.tuned_id(MODEL_SHA256))
+    retrained = CliRunner().invoke(main, ["train", "-w", str(root), "--force", "--json"])
+    assert retrained.exit_code == 0, retrained.output
+    other = "tuned" if override == "base" else "base"
+    kept = json.loads((store.encoder_folder(ws) / other / "router.json").read_text())
+    assert kept["model"] == (store.tuned_id(MODEL_SHA256) if other == "tuned" else MODEL_ID)  # not overwritten

@@ -319,8 +319,12 @@ def train_workspace(
         return router, report, None
     if before_switch is not None:
         before_switch()
-    path = router.save(workspace)
     encoder_used = "base" if engine.model == MODEL_ID else "tuned"
+    from .encoder.store import keep_routing, routing_encoder
+
+    if routing_encoder(workspace) != encoder_used:  # semif.toml picks the other encoder: its routing is kept aside
+        keep_routing(workspace, routing_encoder(workspace))
+    path = router.save(workspace)
     save_tuned(
         workspace,
         {"strategy": "learned", "engine": "local", "encoder": encoder_used, "trained_at": router.meta["trained_at"]},
