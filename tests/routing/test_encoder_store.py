@@ -390,3 +390,18 @@ def test_semif_tomls_encoder_routes_with_that_encoders_own_router(tmp_path: Path
     other = "tuned" if override == "base" else "base"
     kept = json.loads((store.encoder_folder(ws) / other / "router.json").read_text())
     assert kept["model"] == (store.tuned_id(MODEL_SHA256) if other == "tuned" else MODEL_ID)  # not overwritten
+
+
+def test_semif_encoder_says_when_the_tuned_file_is_not_the_one_its_manifest_records(tuned_ws: Workspace) -> None:
+    status = CliRunner().invoke(main, ["encoder", "-w", str(tuned_ws.root), "--json"])
+    assert status.exit_code == 0 and json.loads(status.stdout)["problem"] is None
+    model = next(store.encoder_folder(tuned_ws).glob("model-*.onnx"))
+    with model.open("ab") as handle:
+        handle.write(b"\0")
+    status = CliRunner().invoke(main, ["encoder", "-w", str(tuned_ws.root)])
+    assert status.exit_code == 0
+    said = [line for line in status.stdout.splitlines() if line.startswith("tuned:")]
+    assert len(said) == 1 and "sha256" in said[0] and "semif encoder off" in said[0]
+    model.unlink()
+    status = CliRunner().invoke(main, ["encoder", "-w", str(tuned_ws.root), "--json"])
+    assert "cannot be read" in json.loads(status.stdout)["problem"]

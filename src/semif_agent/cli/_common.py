@@ -12,6 +12,7 @@ import importlib
 import io
 import json
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -245,26 +246,29 @@ class StageBars:
 
     ``min_total`` skips stages too short to be worth a bar; with
     ``only_on_terminal`` no bar is drawn unless standard error is a terminal,
-    and a stage of at least :attr:`LINE_FROM` items gets one line when it starts
-    instead (a script's log then says what a long wait is for).
+    and a stage of at least :attr:`LINE_FROM` items, or one named in ``slow``
+    (few items, each long: the encoder's tuning steps), gets one line when it
+    starts instead, and another every :attr:`EVERY` seconds it goes on (a
+    script's log then says what a long wait is for, and that it still moves).
     """
 
     LINE_FROM = 200
+    EVERY = 30.0
 
-    def __init__(self, *, min_total: int = 0, only_on_terminal: bool = False) -> None:
+    def __init__(self, *, min_total: int = 0, only_on_terminal: bool = False, slow: tuple[str, ...] = ()) -> None:
         self.bar: Any = None
         self.stage = ""
         self.done = 0
         self.min_total = min_total
         self.shown = not only_on_terminal or sys.stderr.isatty()
+        self.slow = slow
+        self.said_at: float | None = None  # when the stage's last line was written (off a terminal)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if total < self.min_total:
             return
         if not self.shown:
-            if stage != self.stage and total >= max(self.min_total, self.LINE_FROM):
-                click.echo(f"semif: {stage} ({total:,})...", err=True)
-            self.stage = stage
+            self._line(stage, done, total)
             return
         if stage != self.stage:
             self.close()
@@ -273,6 +277,17 @@ class StageBars:
             self.stage, self.done = stage, 0
         self.bar.update(max(0, done - self.done))
         self.done = max(done, self.done)
+
+    def _line(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage != self.stage:
+            self.stage, self.said_at = stage, None
+            if total >= max(self.min_total, self.LINE_FROM) or stage in self.slow:
+                click.echo(f"semif: {stage} ({total:,})...", err=True)
+                self.said_at = now
+        elif self.said_at is not None and now - self.said_at >= self.EVERY and done < total:
+            click.echo(f"semif: {stage}: {done:,} of {total:,}", err=True)
+            self.said_at = now
 
     def close(self) -> None:
         if self.bar is not None:

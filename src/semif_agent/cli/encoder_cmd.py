@@ -37,6 +37,8 @@ def encoder(switch: str | None, workspace: str | None, as_json: bool) -> None:
         tuned: dict[str, Any] | None = stored_encoder(ws)
     except EngineConfigError as exc:  # a damaged tuned encoder: going back to the installed one must still work
         tuned, problem = None, str(exc)
+    if tuned is not None:
+        problem = _damage(ws, tuned)
     in_use = encoder_in_use(ws)
     if as_json:
         print_json({"in_use": in_use, "tuned": tuned, "said": said, "problem": problem})
@@ -52,9 +54,28 @@ def encoder(switch: str | None, workspace: str | None, as_json: bool) -> None:
         return
     losses = tuned.get("held_out_loss") or []
     loss = f", held-out loss {losses[0]:.3f} -> {min(losses):.3f}" if losses else ""
+    sources = tuned.get("sources") or {}
+    learned = (" (" + ", ".join(f"{n} {source}" for source, n in sorted(sources.items())) + ")") if sources else ""
     click.echo(
-        f"tuned: {tuned['model_id']}, on {tuned.get('pairs', '?')} pairs of {tuned.get('rows', '?')} requests "
-        f"at {tuned.get('tuned_at', '?')}{loss}"
+        f"tuned: {tuned['model_id']}, on {tuned.get('pairs', '?')} pairs of {tuned.get('rows', '?')} requests"
+        f"{learned} at {tuned.get('tuned_at', '?')}{loss}"
+    )
+
+
+def _damage(ws: Any, tuned: dict[str, Any]) -> str | None:
+    """What is wrong with the tuned encoder's file (missing, or not the bytes its encoder.json records), if anything."""
+    from ..engine._onnx import file_sha256
+    from ..routing.encoder.store import encoder_folder
+
+    path = encoder_folder(ws) / str(tuned.get("file"))
+    try:
+        if file_sha256(path) == tuned.get("sha256"):
+            return None
+    except OSError as exc:
+        return f"{path}: the tuned encoder cannot be read ({exc.strerror}); tune it again with semif train --encoder"
+    return (
+        f"{path}: its sha256 is not the one encoder.json records (changed since it was tuned); tune it again with "
+        "semif train --encoder, or go back to the installed one with semif encoder off"
     )
 
 

@@ -38,7 +38,8 @@ from ._common import StageBars, json_option, print_json, workspace_option
     "tune_encoder",
     is_flag=True,
     help="Also fine-tune the embedded encoder on the same evidence, on this machine's CPU (needs semif-agent[tune]), "
-    "and train the router on it; both switch in only together, when the replay shows a gain beyond noise.",
+    "and train the router on it; both switch in only together, when they beat the router retrained without tuning "
+    "beyond noise.",
 )
 @click.option(
     "--epochs",
@@ -96,9 +97,10 @@ def train(
     With --encoder the embedded model itself is fine-tuned first (contrastive: each request towards its
     skill's name and description and its skill's other requests, away from the skills the routing in
     use confused it with; held-out requests aside, stopping when their loss stops falling), written in
-    the engine's ONNX int8 format, and the router trained on it. It switches in only when the replay
-    fixes more than it breaks beyond noise and breaks nothing a person labelled (--force: anyway); the
-    tuned encoder then lives in data/encoder/ and semif encoder off goes back to the installed one.
+    the engine's ONNX int8 format, and the router trained on it. It switches in only when its replay
+    beats the router plain semif train would make now on the installed encoder (fixes outnumbering
+    breaks beyond noise) and breaks nothing a person labelled (--force: anyway); the tuned encoder
+    then lives in data/encoder/ and semif encoder off goes back to the installed one.
 
     The router is stored in the workspace (data/router.json says on what, and when) and
     routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
@@ -127,7 +129,11 @@ def train(
     runs = [] if skip_log else DecisionLog.for_workspace(ws).runs()
     rows += [row for row in examples_from_log(runs, tree) if not (skip_clients and row.client is not None)]
     tuning = None
-    with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
+    with (
+        cluster_pool(ray_address) as pool,
+        StageBars(only_on_terminal=True, slow=("tuning",)) as bars,
+        StatusLine("text") as status,
+    ):
         progress: Callable[[str, int, int], None] = bars
         cluster = None
         if pool is not None:  # the embedding's progress is the cluster's status line
@@ -256,8 +262,8 @@ def _print_report(report: dict[str, Any], path: Path | None) -> None:
                 f"{percent_figure(metrics['out_of_scope_recall']):>21}"
             )
         click.echo(
-            f"  calibration: temperature {calibration['temperature']} brings the error from "
-            f"{calibration['calibration_error_before']} to {calibration['calibration_error_after']}"
+            f"  calibration: temperature {calibration['temperature']}; calibration error "
+            f"{calibration['calibration_error_before']} before it, {calibration['calibration_error_after']} after"
         )
     else:
         chosen = f"; regularisation chosen by {report['folds']}-fold cross-validation" if report["folds"] > 1 else ""

@@ -221,7 +221,8 @@ def routing_label(strategy: object) -> str:
     from .learned import Learned
 
     if isinstance(strategy, Learned):
-        return f"the learned router trained {strategy.scorer.router.meta.get('trained_at', 'earlier')}"
+        meta = strategy.scorer.router.meta
+        return str(meta.get("described_as") or f"the learned router trained {meta.get('trained_at', 'earlier')}")
     name = getattr(strategy, "name", type(strategy).__name__)
     if name == "best_leaf" and getattr(getattr(strategy, "scorer", None), "examples", "off") == "centroid":
         name = "examples"

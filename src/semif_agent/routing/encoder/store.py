@@ -14,6 +14,8 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,6 +61,27 @@ def stored_encoder(workspace: Workspace) -> dict[str, Any] | None:
     tuned_model(encoder_folder(workspace))  # a malformed manifest is one line here
     said: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8"))
     return said
+
+
+@contextmanager
+def tuning_lock(workspace: Workspace) -> Iterator[None]:
+    """Held while ``semif train --encoder`` tunes ``workspace``'s encoder: a second one is one :class:`UserError` line
+    (two would each replay against the routing they started with, and the last to finish would win unsaid)."""
+    import fcntl
+
+    folder = encoder_folder(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(
+                "another semif train --encoder is tuning this workspace's encoder: let it finish, then train again"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def candidate_folder(workspace: Workspace) -> Path:

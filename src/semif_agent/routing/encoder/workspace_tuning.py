@@ -5,8 +5,9 @@ The encoder is always tuned from the installed model (never from an earlier tune
 the same weights and all the evidence), without the held-out requests (so the held-out measure stays one), with
 hard negatives from the skills the routing in use confuses. The tuned weights are written in the engine's ONNX
 int8 format to a candidate folder of ``data/encoder``; the head is trained on that very file's embeddings and
-replayed against the routing in use (:func:`~semif_agent.routing.training.train_workspace`, which here also
-requires the fixes to outnumber the breaks beyond noise). Switched, the candidate becomes the workspace's tuned
+replayed against the router plain ``semif train`` would make now from the same evidence on the installed encoder
+(:func:`~semif_agent.routing.training.train_workspace`, which here also requires the fixes to outnumber the breaks
+beyond noise): new labels help either way, and only what tuning itself gains switches it in. Switched, the candidate becomes the workspace's tuned
 encoder and the routing of the encoder it replaces is kept (``semif encoder off`` brings it back); not switched,
 nothing is left of it.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -115,9 +117,38 @@ def tune_workspace(
     when nothing was tuned), the training report, where the router was saved (``None``: not switched) and
     what tuning did.
     """
+    with store.tuning_lock(workspace):
+        return _tune_workspace(
+            workspace,
+            tree,
+            rows,
+            engine,
+            current=current,
+            force=force,
+            held_out=held_out,
+            settings=settings or TuneSettings(),
+            progress=progress,
+            say=say,
+            cluster=cluster,
+        )
+
+
+def _tune_workspace(
+    workspace: Workspace,
+    tree: SkillTree,
+    rows: Sequence[TrainingExample],
+    engine: Engine,
+    *,
+    current: RoutingStrategy,
+    force: bool,
+    held_out: float,
+    settings: TuneSettings,
+    progress: Callable[[str, int, int], None] | None,
+    say: Callable[[str], None],
+    cluster: Callable[[Mapping[str, object]], Encoder] | None,
+) -> tuple[LearnedHead | None, TrainingReport | None, Path | None, EncoderTuning]:
     from . import estimate_seconds, read_encoder, tune_encoder, write_encoder
 
-    settings = settings or TuneSettings()
     tell = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
     rows = list(rows)
@@ -157,7 +188,7 @@ def tune_workspace(
         written = candidate / "model.partial"
         sha256 = write_encoder(weights, base_file, written)
         written.rename(candidate / store.model_name(sha256))
-        model = store.write_manifest(candidate, sha256, _about(tuning, len(rows), settings))
+        model = store.write_manifest(candidate, sha256, _about(tuning, rows, settings))
         tuning.model_id = model.model_id
         tuned = LocalEngine(
             Embedder(model.path, model_id=model.model_id, model_sha256=model.sha256, store=_store_of(engine)),
@@ -173,12 +204,13 @@ def tune_workspace(
             store.publish_candidate(workspace, candidate)
 
         options: dict[str, object] = {"encoder": str(candidate)}
+        retrained = _retrained_without_tuning(workspace, tree, rows, held_out, progress)
         router, report, path = train_workspace(
             workspace,
             tree,
             rows,
             tuned,
-            current=current,
+            current=retrained,
             force=force,
             held_out=held_out,
             progress=progress,
@@ -192,12 +224,40 @@ def tune_workspace(
     return router, report, path, tuning
 
 
-def _about(tuning: EncoderTuning, rows: int, settings: TuneSettings) -> dict[str, Any]:
-    """What ``encoder.json`` says of how the encoder was tuned."""
+def _retrained_without_tuning(
+    workspace: Workspace,
+    tree: SkillTree,
+    rows: Sequence[TrainingExample],
+    held_out: float,
+    progress: Callable[[str, int, int], None] | None,
+) -> RoutingStrategy:
+    """The router plain ``semif train`` would make from ``rows``, on the installed encoder: what the tuned encoder
+    must beat, so that only what tuning gains is credited to it (new labels help either way)."""
+    from ...engine.registry import create_engine
+    from ..learned import Learned, LearnedScorer
+    from ..training import train
+    from ..tune import routing_settings
+
+    base = create_engine("local", {})
+    head, _ = train(
+        tree,
+        rows,
+        base,
+        base_threshold=routing_settings(workspace, "local").threshold,
+        held_out=held_out,
+        progress=progress,
+    )
+    head.meta["described_as"] = "the router retrained on the installed encoder (semif train without --encoder)"
+    return Learned(tree, base, LearnedScorer(tree, base, head))
+
+
+def _about(tuning: EncoderTuning, rows: Sequence[TrainingExample], settings: TuneSettings) -> dict[str, Any]:
+    """What ``encoder.json`` says of how the encoder was tuned, and on what."""
     report = tuning.tune
     return {
         "tuned_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "rows": rows,
+        "rows": len(rows),
+        "sources": dict(sorted(Counter(row.source for row in rows).items())),
         "pairs": tuning.pairs,
         "held_out_pairs": tuning.held_out_pairs,
         "settings": asdict(settings),
