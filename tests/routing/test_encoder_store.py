@@ -405,3 +405,33 @@ def test_semif_encoder_says_when_the_tuned_file_is_not_the_one_its_manifest_reco
     model.unlink()
     status = CliRunner().invoke(main, ["encoder", "-w", str(tuned_ws.root), "--json"])
     assert "cannot be read" in json.loads(status.stdout)["problem"]
+
+
+def test_a_second_tuning_of_one_workspace_is_refused_while_the_first_runs(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    ws = Workspace.load(create_workspace(tmp_path / "ws"))
+    holder = subprocess.Popen(  # another process tuning this workspace: it holds the lock until told to stop
+        [sys.executable, "-c", HOLD_THE_LOCK, str(ws.root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with pytest.raises(UserError, match="another semif train --encoder is tuning") as raised:
+            with store.tuning_lock(ws):
+                pass
+        assert "\n" not in str(raised.value)
+    finally:
+        holder.communicate("", timeout=60)
+    with store.tuning_lock(ws):  # once it is done, the next one goes ahead
+        pass
+
+
+HOLD_THE_LOCK = """
+import sys
+from semif_agent.routing.encoder import store
+from semif_agent.workspace import Workspace
+with store.tuning_lock(Workspace.load(sys.argv[1])):
+    print("holding", flush=True)
+    sys.stdin.read()
+"""
