@@ -170,3 +170,16 @@ def test_without_held_out_rows_a_share_of_requests_is_measured_on_and_never_tune
     assert 0 < len(measured) < 20
     assert all(p.anchor not in measured and p.positive not in measured for p in pairs)
     assert {p.anchor for p in pairs} | measured == {row.text for row in rows}
+
+
+def test_a_clients_request_is_never_the_partner_of_the_workspaces_own_requests() -> None:
+    """A client's pick enters the pairs only as its own capped anchor: it is never drawn as another request's
+    partner, where it would weigh what that request weighs."""
+    own = [example(f"note number {i} to keep", "notes.add") for i in range(6)]
+    theirs = [
+        TrainingExample(f"email Emma that the contract is signed {i}", "notes.add", "implicit", 0.5, client="c")
+        for i in range(30)
+    ]
+    for pair in training_pairs(tree(), own + theirs, seed=1):
+        if pair.positive != skill_text(tree(), pair.group):
+            assert not pair.positive.startswith("email Emma")

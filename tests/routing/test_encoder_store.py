@@ -171,7 +171,7 @@ def test_publishing_a_candidate_moves_its_model_and_manifest_in_and_removes_olde
     sha = file_sha256(written)
     written.rename(candidate / store.model_name(sha))
     model = store.write_manifest(candidate, sha, {"pairs": 7})
-    assert model.model_id == store.tuned_id(sha) == f"{MODEL_ID}+tuned-{sha[:12]}"
+    assert model.model_id == store.tuned_id(sha) == f"{MODEL_ID}+tuned-{sha[:32]}"
 
     store.publish_candidate(ws, candidate)
     assert not older.exists()
@@ -239,7 +239,8 @@ GOOD = {"version": TUNED_VERSION, "file": "model-x.onnx", "model_id": "m+tuned-x
         {**GOOD, "file": "../x"},
         {**GOOD, "file": "sub/model.onnx"},
         {key: value for key, value in GOOD.items() if key != "sha256"},
-        {**GOOD, "model_id": ""},
+        {**GOOD, "sha256": "not a digest"},
+        {**GOOD, "file": ".staging"},
         ["a list"],
     ],
 )
@@ -255,7 +256,44 @@ def test_a_missing_or_malformed_manifest_is_one_engine_config_error_line(tmp_pat
     message = str(raised.value)
     assert "\n" not in message and "semif train --encoder" in message and "semif encoder off" in message
     write_manifest(folder, GOOD)
-    assert tuned_model(folder).model_id == "m+tuned-x"
+    with pytest.raises(EngineConfigError, match="model-x.onnx"):  # the manifest is fine, its model is missing
+        tuned_model(folder)
+    (folder / "model-x.onnx").write_bytes(b"a model")
+    assert tuned_model(folder).model_id == store.tuned_id(GOOD["sha256"])
+
+
+def test_a_tuned_encoders_id_comes_from_its_digest_whatever_its_manifest_claims(tmp_path: Path) -> None:
+    """A workspace someone gives cannot name its model after the installed one: its vectors would be cached under
+    the installed model's id and served to every other workspace of the user."""
+    folder = tmp_path / "encoder"
+    write_manifest(folder, {**GOOD, "model_id": MODEL_ID})
+    (folder / "model-x.onnx").write_bytes(b"a model")
+    model = tuned_model(folder)
+    assert model.model_id == f"{MODEL_ID}+tuned-{GOOD['sha256'][:32]}" != MODEL_ID
+
+
+@pytest.mark.parametrize("kind", ["manifest link", "model link", "manifest fifo", "model fifo", "model folder"])
+def test_a_tuned_encoder_that_is_a_link_or_not_a_file_is_refused_without_opening_it(tmp_path: Path, kind: str) -> None:
+    import os
+
+    folder, outside = tmp_path / "encoder", tmp_path / "outside"
+    outside.mkdir()
+    write_manifest(folder, GOOD)
+    (folder / "model-x.onnx").write_bytes(b"a model")
+    secret = outside / "secret"
+    secret.write_text(json.dumps(GOOD))
+    what, how = kind.split()
+    target = folder / (TUNED_MANIFEST if what == "manifest" else "model-x.onnx")
+    target.unlink()
+    if how == "link":
+        target.symlink_to(secret)
+    elif how == "fifo":
+        os.mkfifo(target)  # opened for reading, a pipe nobody writes would hang the host
+    else:
+        target.mkdir()
+    with pytest.raises(EngineConfigError) as raised:
+        tuned_model(folder)
+    assert "\n" not in str(raised.value) and "semif encoder off" in str(raised.value)
 
 
 def copy_as_tuned(folder: Path) -> Path:
@@ -435,3 +473,67 @@ with store.tuning_lock(Workspace.load(sys.argv[1])):
     print("holding", flush=True)
     sys.stdin.read()
 """
+
+
+@pytest.mark.parametrize("link", ["base slot", "tuned slot", "encoder folder", "router file"])
+def test_switching_follows_no_link_out_of_the_workspace(tmp_path: Path, link: str) -> None:
+    """A workspace someone gives, whose encoder folders or routing files are links elsewhere: switching neither
+    deletes, writes nor reads anything there, and says why in one line."""
+    ws = Workspace.load(create_workspace(tmp_path / "ws"))
+    fake_tuned(ws)
+    put_routing(ws.data_dir, "tuned", "tuned")
+    elsewhere = tmp_path / "elsewhere"
+    put_routing(elsewhere, "base", "theirs")  # another workspace's routing, or a secret
+    before = {path.name: path.read_bytes() for path in elsewhere.iterdir()}
+    folder = store.encoder_folder(ws)
+    if link == "base slot":
+        (folder / "base").symlink_to(elsewhere)
+    elif link == "tuned slot":
+        put_routing(folder / "base", "base", "base")
+        store.switch_encoder(ws, "base")
+        shutil.rmtree(folder / "tuned")
+        (folder / "tuned").symlink_to(elsewhere)
+    elif link == "encoder folder":
+        moved = tmp_path / "moved"
+        folder.rename(moved)
+        folder.symlink_to(moved)
+    else:
+        put_routing(folder / "base", "base", "base")
+        (folder / "base" / "router.json").unlink()
+        (folder / "base" / "router.json").symlink_to(elsewhere / "router.json")
+    to = "tuned" if link == "tuned slot" else "base"
+    done = CliRunner().invoke(main, ["encoder", "off" if to == "base" else "on", "-w", str(ws.root)])
+    assert done.exit_code != 0 and len(done.stderr.strip().splitlines()) == 1, done.output
+    assert {path.name: path.read_bytes() for path in elsewhere.iterdir()} == before
+    assert json.loads((ws.data_dir / "router.json").read_text()) != json.loads(before["router.json"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("content", ["garbage", "narrow"])
+def test_a_tuned_file_of_its_true_digest_that_cannot_run_is_one_line(tmp_path: Path, content: str) -> None:
+    """Bytes that are no model, or a model whose output is not 384 wide: one EngineConfigError line, no traceback."""
+    folder = tmp_path / "encoder"
+    folder.mkdir()
+    if content == "garbage":
+        data = b"\x08\x07 this is not an ONNX model" * 100
+    else:
+        onnx = pytest.importorskip("onnx")
+        from onnx import TensorProto, helper
+
+        node = helper.make_node("Cast", ["input_ids"], ["last_hidden_state"], to=TensorProto.FLOAT)
+        graph = helper.make_graph(
+            [node],
+            "narrow",
+            [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["b", "n"])],
+            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["b", "n"])],
+        )
+        data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+        onnx.checker.check_model(onnx.load_from_string(data))
+    (folder / "model.tmp").write_bytes(data)
+    sha = file_sha256(folder / "model.tmp")
+    (folder / "model.tmp").rename(folder / store.model_name(sha))
+    store.write_manifest(folder, sha, {})
+    with pytest.raises(EngineConfigError) as raised:
+        embedder = shared_embedder({"encoder": str(folder), "cache": False})
+        embedder.embed(["hello there"])
+    assert "\n" not in str(raised.value) and "cannot be run" in str(raised.value)

@@ -124,25 +124,61 @@ TUNED_MANIFEST = "encoder.json"
 TUNED_VERSION = 1
 
 
+TUNED_ID_DIGITS = 32
+"""Hex digits of a tuned model's sha256 in its id (128 bits: no other file can be made to share a tuned id)."""
+MAX_MANIFEST = 1 << 16  # bytes: an encoder.json is a few hundred
+
+
+def tuned_id(sha256: str) -> str:
+    """The id a tuned encoder's embeddings are cached and recorded under: the base model's, then the file's digest.
+    Derived from the digest the file is checked against, never taken from what a manifest says (a manifest naming
+    the installed model's id would otherwise fill the user's shared embedding cache with its own vectors)."""
+    return f"{MODEL_ID}+tuned-{sha256[:TUNED_ID_DIGITS]}"
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, opened without following a link
+    (nor waiting on a pipe); else an :class:`OSError` saying what it is."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if info.st_size > limit:
+            raise OSError(f"{path.name} is larger than {limit:,} bytes")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(limit + 1)[:limit]
+    finally:
+        os.close(fd)
+
+
 def tuned_model(folder: Path) -> ModelFile:
-    """The tuned encoder kept in ``folder`` (its ``encoder.json``); a missing or malformed one is one
-    :class:`EngineConfigError` line."""
+    """The tuned encoder kept in ``folder`` (its ``encoder.json``); a missing or malformed one, or one that is not a
+    regular file (a link, a pipe, a device), is one :class:`EngineConfigError` line. Its id is made from its digest."""
     import json
+    import stat
 
     manifest = folder / TUNED_MANIFEST
     try:
-        said = json.loads(manifest.read_text(encoding="utf-8"))
+        said = json.loads(read_regular(manifest, MAX_MANIFEST).decode("utf-8"))
         if not isinstance(said, dict) or said.get("version") != TUNED_VERSION:
             raise ValueError(f"not a version {TUNED_VERSION} tuned encoder")
-        name, model_id, sha256 = said["file"], said["model_id"], said["sha256"]
-        if not all(isinstance(v, str) and v for v in (name, model_id, sha256)) or Path(name).name != name:
-            raise ValueError("its file, model_id and sha256 must be names")
-    except (OSError, ValueError, KeyError) as exc:
+        name, sha256 = said["file"], said["sha256"]
+        if not all(isinstance(v, str) and v for v in (name, sha256)) or Path(name).name != name or name[0] == ".":
+            raise ValueError("its file and sha256 must be names")
+        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+            raise ValueError("its sha256 is not a sha256")
+        info = os.lstat(folder / name)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{name} is not a regular file")
+    except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
         raise EngineConfigError(
             f"{manifest}: the tuned encoder cannot be read ({exc}); tune it again with semif train --encoder, "
             "or go back to the installed one with semif encoder off"
         ) from exc
-    return ModelFile(folder / name, model_id, sha256)
+    return ModelFile(folder / name, tuned_id(sha256), sha256)
 
 
 def verify_model(path: Path, *, cache_dir: Path | None = None, model: ModelFile | None = None) -> None:
@@ -219,12 +255,15 @@ class Embedder:
         verify_model(model_path, cache_dir=cache_dir, model=model)
         self._np = np
         self.model_id = model_id
+        self._hint, self._model_path = model.hint, model_path
         try:
             self._session = _onnx.build_session(
                 model_path, model_sha256, threads=threads or _onnx.default_threads(), cache_dir=cache_dir
             )
         except ImportError as exc:
             raise EngineConfigError(f"the local engine needs {exc.name}: pip install 'semif-agent[local]'") from exc
+        except Exception as exc:  # onnxruntime's own errors on a file its digest let through
+            raise self._unrunnable(exc) from exc
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(MAX_TOKENS)
@@ -271,6 +310,11 @@ class Embedder:
             if missing:
                 self._embed_missing(missing, rows, out, progress)
         return out
+
+    def _unrunnable(self, exc: BaseException) -> EngineConfigError:
+        """One line saying the model file cannot be run, and what to do."""
+        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return EngineConfigError(f"{self._model_path}: the model cannot be run ({said}); {self._hint}")
 
     def _remember(self, text: str, vector: Vectors) -> None:
         self._cache[_memo_key(text)] = vector
@@ -327,7 +371,12 @@ class Embedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         self.last_batches.append(Batch(len(encoded), length))
-        hidden = self._session.run(None, feeds)[0]
+        try:
+            hidden = self._session.run(None, feeds)[0]
+        except Exception as exc:  # onnxruntime's own errors, on a model that loaded
+            raise self._unrunnable(exc) from exc
+        if getattr(hidden, "shape", None) != (len(encoded), length, self.dimension):
+            raise self._unrunnable(ValueError(f"it gives {getattr(hidden, 'shape', '?')}, not (texts, tokens, 384)"))
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -58,9 +58,10 @@ def training_pairs(
     clients = sorted({row.client for row in kept if row.client is not None})
     numbers = np.array([-1 if row.client is None else clients.index(row.client) for row in kept])
     weights = client_capped(np.array([row.weight for row in kept], dtype=float), numbers, list(tree.skills))
-    by_skill: dict[str, list[str]] = defaultdict(list)
-    for row in kept:
-        by_skill[row.skill or ""].append(row.text)
+    by_skill: dict[str, list[str]] = defaultdict(list)  # the workspace's own requests of each skill: a client's
+    for row in kept:  # text would otherwise be every other request's partner at that request's full weight
+        if row.client is None:
+            by_skill[row.skill or ""].append(row.text)
     confusions = confusions or {}
     pairs = []
     for row, weight in zip(kept, weights):

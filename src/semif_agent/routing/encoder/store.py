@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..._files import replace_file
-from ...engine.local import MODEL_ID, MODEL_SHA256, TUNED_MANIFEST, TUNED_VERSION, ModelFile, tuned_model
+from ...engine.local import (
+    MODEL_ID,
+    MODEL_SHA256,
+    TUNED_MANIFEST,
+    TUNED_VERSION,
+    ModelFile,
+    read_regular,
+    tuned_id,
+    tuned_model,
+)
 from ...errors import UserError
 from ...workspace import Workspace
 from ..learned import ROUTER_FILE, WEIGHTS_FILE
@@ -108,11 +117,6 @@ def _running(pid: str) -> bool:
     return True
 
 
-def tuned_id(sha256: str) -> str:
-    """The id a tuned encoder's embeddings are cached and recorded under: the base model's, and the file's digest."""
-    return f"{MODEL_ID}+tuned-{sha256[:12]}"
-
-
 def model_name(sha256: str) -> str:
     """The file name of the tuned model of digest ``sha256``."""
     return f"model-{sha256[:16]}.onnx"
@@ -152,17 +156,36 @@ def discard(candidate: Path) -> None:
 
 def keep_routing(workspace: Workspace, slot: Encoder) -> None:
     """Copy the routing in use (router, its weights, the switched values) into ``data/encoder/<slot>/``."""
-    _copy_files(workspace.data_dir, encoder_folder(workspace) / slot)
+    _copy_files(workspace.data_dir, encoder_folder(workspace) / slot, slot=encoder_folder(workspace) / slot)
 
 
-def _copy_files(source: Path, target: Path) -> None:
-    """Make ``target``'s routing files those of ``source`` (a file ``source`` lacks is removed from ``target``)."""
+MAX_ROUTING_FILE = 1 << 30  # bytes: a router of 10,000 skills weighs tens of MB
+
+
+def _copy_files(source: Path, target: Path, *, slot: Path) -> None:
+    """Make ``target``'s routing files those of ``source`` (a file ``source`` lacks is removed from ``target``).
+
+    The encoder's ``slot`` (the one of the two in ``data/encoder``) and ``data/encoder`` may not be links, nor any file
+    read a link or anything but a regular file: a workspace someone gives could otherwise have switching read,
+    write or delete files outside it."""
+    _refuse_link(slot)
     target.mkdir(parents=True, exist_ok=True)
     for name in ROUTING_FILES:
-        if (source / name).is_file():
-            replace_file(target / name, (source / name).read_bytes())
+        if os.path.lexists(source / name):
+            try:
+                data = read_regular(source / name, MAX_ROUTING_FILE)
+            except OSError as exc:
+                raise UserError(f"{source / name}: cannot be read as a routing file ({exc})") from exc
+            replace_file(target / name, data)
         else:
             (target / name).unlink(missing_ok=True)
+
+
+def _refuse_link(folder: Path) -> None:
+    """A :class:`UserError` when ``folder`` (or ``data/encoder`` above it) is a link or not a folder."""
+    for path in (folder, folder.parent):
+        if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+            raise UserError(f"{path} is a link or not a folder: switching encoders does not follow it")
 
 
 def switch_encoder(workspace: Workspace, to: Encoder) -> str:
@@ -180,10 +203,12 @@ def switch_encoder(workspace: Workspace, to: Encoder) -> str:
     if to == "tuned":
         if stored_encoder(workspace) is None or not (folder / "tuned").is_dir():
             raise UserError("this workspace has no tuned encoder: semif train --encoder makes one")
-    keep_routing(workspace, now)
     kept = folder / to
+    for slot in (folder / now, kept):  # checked before anything moves
+        _refuse_link(slot)
+    keep_routing(workspace, now)
     if kept.is_dir():
-        _copy_files(kept, workspace.data_dir)
+        _copy_files(kept, workspace.data_dir, slot=kept)
     else:  # the base encoder before any routing was kept for it: the untrained routing
         for name in ROUTING_FILES:
             (workspace.data_dir / name).unlink(missing_ok=True)
