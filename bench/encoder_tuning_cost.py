@@ -1,0 +1,265 @@
+"""Parts 2 and 3 of ``bench/encoder_tuning.py``: real-skill requests after implicit labels, and what tuning costs.
+
+``real_skills``: ``bench/mcp.py``'s ``after_implicit_labels`` (top-1 / top-5
+of ``Router.find`` on every other request of ``bench/data/skill_requests.jsonl``,
+untrained and after ``semif train`` on implicit labels from the rest), once
+with ``semif train --json`` (the head on the frozen encoder) and once with
+``semif train --encoder --json``; ``--force`` is measured too where the guard
+keeps the routing in use.
+
+``cost``: wall time and peak resident memory (``/usr/bin/time -v``) of
+``semif train DATASET --encoder --json`` in a fresh process with an empty
+embedding cache, on two workspaces:
+
+- 150 skills x 10 requests: the skills are the test fixtures' real SKILL.md
+  skills topped up with variants of them (``bench/tree_scale.py``'s
+  ``catalog``), 10 to a category; their 1,500 requests are distinct requests
+  of HWU64's train split given to the skills at random (labels that mean
+  nothing: this measures time and memory, not accuracy);
+- 15,000 labelled requests on HWU64's tree: its train and test splits
+  (11,036 distinct requests), then again prefixed "could you" up to 15,000
+  (``bench/learning.py``'s ``many_requests``, as its ``--speed`` does).
+
+Where ``semif train`` has no ``--encoder`` yet, a child process of this
+script does what it is to do (the head on the frozen encoder, its confusions,
+``training_pairs``, ``tune_encoder``, ``write_encoder``, the head on the tuned
+encoder) and is measured instead; the output says which ran.
+
+``install_size``: a fresh virtual environment with ``semif-agent[local]``
+installed from this checkout, then the ``tune`` extra (``onnx`` where the
+project does not define the extra yet): the distributions and the megabytes
+it adds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from learning import hwu_workspace, load_hwu, many_requests, write_dataset
+
+from semif_agent.routing.evaluate import Example, load_dataset
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+SKILLS, PER_SKILL, PER_CATEGORY = 150, 10, 10
+LARGE = 15_000
+
+
+def bench_mcp():
+    """``bench/mcp.py``, imported under a name that does not hide the ``mcp`` package."""
+    spec = importlib.util.spec_from_file_location("bench_mcp", BENCH / "mcp.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def has_encoder_flag() -> bool:
+    done = subprocess.run(
+        [sys.executable, "-m", "semif_agent", "train", "--help"], capture_output=True, text=True, check=True
+    )
+    return "--encoder" in done.stdout
+
+
+def real_skills(collections: bool) -> None:
+    mcp = bench_mcp()
+    from skill_retrieval import load_requests, pools
+
+    flags: list[tuple[str, ...]] = [()]
+    if has_encoder_flag():
+        flags.append(("--encoder",))
+    else:
+        print("semif train has no --encoder yet: the head alone", flush=True)
+    print("find_skills through the Router after implicit labels (top-1 / top-5 on the held-out half)", flush=True)
+    for pool, skills, asked in pools(load_requests(), collections):
+        for given in flags:
+            started = time.perf_counter()
+            for label, top1, top5 in mcp.after_implicit_labels(skills, asked, *given):
+                print(
+                    f"  {pool:<12} {len(skills):>5} skills  {len(asked) // 2:>4} held out  "
+                    f"{'semif train ' + ' '.join(given):<22} {label:<26} {top1:6.1%} / {top5:6.1%}",
+                    flush=True,
+                )
+            print(f"  ({time.perf_counter() - started:.0f} s)", flush=True)
+
+
+def many_skills_workspace(folder: Path, hwu: Path) -> tuple[Path, Path, str]:
+    """The 150 skills x 10 requests workspace, its DATASETS file and where its requests come from."""
+    sys.path.insert(0, str(BENCH))
+    from tree_scale import FIXTURE_CORPUS, catalog, real_skills
+
+    skills = catalog(real_skills([FIXTURE_CORPUS]), SKILLS)
+    categories = [f"group{n // PER_CATEGORY + 1:02d}" for n in range(SKILLS)]
+    names = [f"{c}.{re.sub(r'[^a-z0-9]+', '_', s[0]).strip('_')}" for c, s in zip(categories, skills)]
+    tree = {
+        "version": 1,
+        "categories": [{"name": c, "description": f"skills of {c}"} for c in sorted(set(categories))],
+        "skills": [{"name": n, "category": c, "description": d} for n, c, (_, d) in zip(names, categories, skills)],
+    }
+    ws = hwu_workspace(folder / "ws", hwu)
+    (ws / "data" / "categories.json").write_text(json.dumps(tree))
+    texts = sorted({e.text for e in load_hwu(hwu)[1]})
+    picked = random.Random(0).sample(texts, SKILLS * PER_SKILL)
+    rows = [Example(text, names[i // PER_SKILL]) for i, text in enumerate(picked)]
+    data = write_dataset(folder / "requests.jsonl", rows)
+    return ws, data, f"{len(picked):,} distinct HWU64 train requests given to {SKILLS} skills at random"
+
+
+def large_workspace(folder: Path, hwu: Path) -> tuple[Path, Path, str]:
+    tree, train_rows, test = load_hwu(hwu)
+    rows = many_requests(train_rows + test, LARGE)
+    distinct = len({e.text for e in train_rows + test})
+    data = write_dataset(folder / "requests.jsonl", rows)
+    return (
+        hwu_workspace(folder / "ws", hwu),
+        data,
+        f"HWU64's train and test splits ({distinct:,} distinct requests), then again prefixed 'could you'",
+    )
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, str, str]:
+    """Wall seconds, peak resident bytes, stdout and stderr of ``command`` run under ``/usr/bin/time -v``."""
+    started = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - started
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:6])} failed:\n{done.stderr[-3000:]}")
+    return wall, int(peak.group(1)) * 1024 if peak else 0, done.stdout, done.stderr
+
+
+def cost(hwu: Path, install: bool) -> None:
+    flag = has_encoder_flag()
+    print(
+        "cost of "
+        + ("semif train --encoder" if flag else "this bench's child doing what semif train --encoder is to do"),
+        flush=True,
+    )
+    for build in (many_skills_workspace, large_workspace):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws, data, source = build(Path(tmp), hwu)
+            env = {**os.environ, "SEMIF_CACHE_DIR": str(Path(tmp) / "cache")}
+            if flag:
+                command = [
+                    sys.executable,
+                    "-m",
+                    "semif_agent",
+                    "train",
+                    str(data),
+                    "-w",
+                    str(ws),
+                    "--encoder",
+                    "--json",
+                ]
+            else:
+                command = [sys.executable, str(Path(__file__).resolve()), "--child", str(data), str(ws)]
+            rows = len(load_dataset(data))
+            wall, peak, out, _ = timed(command, env)
+            report = json.loads(out)
+            print(
+                f"  {rows:,} labelled requests ({source}): {wall:.0f} s, peak memory {peak / 2**20:,.0f} MiB",
+                flush=True,
+            )
+            print(f"    report: {json.dumps(summarised(report))}", flush=True)
+    if install:
+        install_size()
+
+
+def summarised(report: dict) -> dict:
+    """The parts of a training report a reader of the cost wants: timings, the tuning, the decision."""
+    keep = ("seconds", "encoder", "tuning", "decision", "before", "after")
+    found = {k: report[k] for k in keep if k in report}
+    if isinstance(found.get("decision"), dict):
+        found["decision"] = {k: found["decision"][k] for k in ("switched", "reason") if k in found["decision"]}
+    return found
+
+
+def child(data: Path, ws: Path) -> None:
+    """What ``semif train DATA -w WS --encoder`` is to do, for when it is not there yet; a JSON report on stdout."""
+    from encoder_tuning import VALIDATION_SHARE, Tuning, confusions, head
+
+    from semif_agent.engine import create_engine
+    from semif_agent.engine.local import model_file
+    from semif_agent.routing.evaluate import split
+    from semif_agent.routing.training import examples_from_dataset
+    from semif_agent.tree import SkillTree
+
+    tuning = Tuning.load()
+    if tuning is None:
+        raise SystemExit("semif_agent.routing.encoder is not there: nothing to measure")
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    tree = SkillTree.load(ws / "data" / "categories.json", ws / "data")
+    rows = load_dataset(data)
+    frozen = create_engine("local")
+    learned = head(tree, rows, frozen)
+    confused = confusions(learned, rows)
+    seconds["head on the frozen encoder and its confusions"] = round(time.perf_counter() - started, 1)
+    mark = time.perf_counter()
+    validation, fitting = split(rows, VALIDATION_SHARE)
+    pairs = tuning.training_pairs(tree, examples_from_dataset(fitting, tree), confusions=confused)
+    held = tuning.training_pairs(tree, examples_from_dataset(validation, tree), confusions=confused)
+    base = tuning.api.read_encoder(model_file())
+    tuned, report = tuning.api.tune_encoder(base, pairs, held, tuning.api.TuneSettings())
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = tuning.engine(tuned, Path(tmp), "tuned")
+        seconds["tuning"] = round(time.perf_counter() - mark, 1)
+        mark = time.perf_counter()
+        head(tree, rows, engine)
+        seconds["head on the tuned encoder"] = round(time.perf_counter() - mark, 1)
+    tune = {"pairs": len(pairs), "held_out_pairs": len(held), "epochs": report.epochs, "best_epoch": report.best_epoch}
+    tune |= {"held_out_loss": [round(x, 4) for x in report.held_out_loss], "peak_bytes": report.peak_bytes}
+    print(json.dumps({"seconds": seconds, "tuning": tune, "stand_ins": tuning.stand_ins}))
+
+
+def tune_extra() -> tuple[list[str], str]:
+    """What the ``tune`` extra installs, and whether the project defines it."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    if "tune" in extras:
+        return [f"{ROOT}[local,tune]"], "the tune extra"
+    return ["onnx"], "onnx (the project defines no tune extra yet; the API names onnx as what it needs)"
+
+
+def installed(python: Path) -> dict[str, str]:
+    script = "import json, importlib.metadata as m; print(json.dumps({d.name: d.version for d in m.distributions()}))"
+    return json.loads(subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=True).stdout)
+
+
+def site_bytes(venv: Path) -> int:
+    return sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+
+
+def install_size() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        venv = Path(tmp) / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        python = venv / "bin" / "python"
+        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        subprocess.run([*pip, f"{ROOT}[local]"], check=True)
+        before, size = installed(python), site_bytes(venv)
+        targets, what = tune_extra()
+        subprocess.run([*pip, *targets], check=True)
+        after, grown = installed(python), site_bytes(venv)
+    added = {n: v for n, v in after.items() if before.get(n) != v}
+    print(
+        f"installing {what} into a fresh venv with semif-agent[local] ({size / 2**20:,.0f} MiB): "
+        f"+{(grown - size) / 2**20:,.1f} MiB, adds {', '.join(f'{n} {v}' for n, v in sorted(added.items()))}",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        child(Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        sys.exit("run bench/encoder_tuning.py --real-skills or --cost")
