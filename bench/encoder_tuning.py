@@ -54,6 +54,7 @@ import random
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,19 +226,30 @@ def cell(
         settings = api.TuneSettings(seed=seed)
         pairs = request_pairs(fitting, fitting, seed)
         held = request_pairs(validation, rows, seed)
-        tuned, report = api.tune_encoder(base, pairs, held, settings)
+        tuned, report = api.tune_encoder(base, pairs, held, settings, progress=progress("setfit"))
         engine = tuning.engine(tuned, Path(tmp), "setfit")
         found["setfit"] = replace_seconds(score(*logistic_scored(engine, rows, test), test), report)
         say(f"    setfit {found['setfit']} ({len(pairs)} pairs, {describe(report)})")
         confused = confusions(learned, rows)
         ours = tuning.training_pairs(tree, examples_from_dataset(fitting, tree), confusions=confused, seed=seed)
         held = tuning.training_pairs(tree, examples_from_dataset(validation, tree), confusions=confused, seed=seed)
-        tuned, report = api.tune_encoder(base, ours, held, settings)
+        tuned, report = api.tune_encoder(base, ours, held, settings, progress=progress("ours"))
         engine = tuning.engine(tuned, Path(tmp), "ours")
         found["ours"] = replace_seconds(score(*routed(head(tree, rows, engine), test), test), report)
         negatives = sum(p.negative is not None for p in ours)
         say(f"    ours {found['ours']} ({len(ours)} pairs, {negatives} with a hard negative, {describe(report)})")
     return found
+
+
+def progress(what: str):
+    """A ``tune_encoder`` progress callback saying how far it got, about six times a run."""
+    started = time.monotonic()
+
+    def tell(done: int, total: int) -> None:
+        if total and done and (done == total or done % max(1, total // 6) == 0):
+            say(f"      {what}: step {done} of {total}, {time.monotonic() - started:.0f} s")
+
+    return tell
 
 
 def replace_seconds(found: Score, report: Any) -> Score:
