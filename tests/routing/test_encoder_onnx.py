@@ -100,3 +100,15 @@ def test_written_files_run_in_onnxruntime_with_the_weights_given(base, tmp_path)
     assert (np.abs(reread.params["layer.5.query.weight"] - tuned) <= step / 2 + 1e-7).all()
     assert np.array_equal(reread.params["layer.4.query.weight"], weights.params["layer.4.query.weight"])
     assert other.stat().st_size == path.stat().st_size
+
+
+def test_weights_are_written_only_into_the_file_they_were_read_from(tmp_path):
+    pytest.importorskip("onnx")
+    from semif_agent.routing.encoder import EncoderWeights
+
+    other = tmp_path / "other.onnx"
+    other.write_bytes(b"not the same model")
+    weights = EncoderWeights({}, 6, 12, base_sha256="0" * 64)
+    with pytest.raises(EngineConfigError, match="not the model file these weights were read from"):
+        write_encoder(weights, other, tmp_path / "out.onnx")
+    assert not (tmp_path / "out.onnx").exists()

@@ -138,3 +138,11 @@ def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent():
     tuned, report = tune_encoder(base, train, held, settings)
     assert report.best_epoch > 0 and report.held_out_loss[report.best_epoch] < report.held_out_loss[0]
     assert margin(tuned) > margin(base) + 0.02
+
+
+def test_without_held_out_pairs_every_epoch_runs_and_the_last_weights_are_kept():
+    weights = tiny_encoder(np.random.default_rng(5), np.float32)
+    train = [Pair(f"{w} please", f"{w} skill", group=w) for w in WORDS]
+    tuned, report = tune_encoder(weights, train, [], TuneSettings(epochs=2, batch=4, learning_rate=1e-2, layers=1))
+    assert report.epochs == 2 and report.best_epoch == 2 and not report.stopped_early
+    assert not np.array_equal(tuned.params["layer.1.query.weight"], weights.params["layer.1.query.weight"])

@@ -11,6 +11,7 @@ layer; the embeddings are never tuned, so their output enters as a given.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,16 @@ if TYPE_CHECKING:
     Array = NDArray[np.floating[Any]]
 
 MASKED = -1e9  # what a padded key adds to its attention score (its weight underflows to zero)
+# The products are small (a batch's tokens by 384 or 1536): with a second BLAS thread, its waiting competes for the
+# cores with whatever else runs (a 32-text batch's layer on 2 busy cores: 0.13 s forward with one thread, 0.5-3 s with two)
+BLAS_THREADS = 1
+
+
+def blas_threads() -> Any:
+    """A context in which the matrix library uses :data:`BLAS_THREADS` threads."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=BLAS_THREADS, user_api="blas")
 
 
 @functools.lru_cache(maxsize=8)
@@ -111,8 +122,8 @@ def layer_forward(
     q = _split(x @ p[name + "query.weight"] + p[name + "query.bias"], heads)
     k = _split(x @ p[name + "key.weight"] + p[name + "key.bias"], heads)
     v = _split(x @ p[name + "value.weight"] + p[name + "value.bias"], heads)
-    scale = 1.0 / np.sqrt(q.shape[-1])
-    scores = (q @ k.transpose(0, 1, 3, 2)) * x.dtype.type(scale)
+    scale = 1.0 / math.sqrt(q.shape[-1])  # Python floats: the arrays keep their own precision
+    scores = (q @ k.transpose(0, 1, 3, 2)) * scale
     scores = scores + ((1.0 - mask) * MASKED)[:, None, None, :].astype(x.dtype)
     scores -= scores.max(axis=-1, keepdims=True)
     probs = np.exp(scores)
@@ -123,7 +134,7 @@ def layer_forward(
         attended + x, p[name + "attention_norm.weight"], p[name + "attention_norm.bias"], weights.eps
     )
     inner = h1 @ p[name + "intermediate.weight"] + p[name + "intermediate.bias"]
-    cdf = 0.5 * (1.0 + erf(inner / np.sqrt(2.0).astype(x.dtype)))
+    cdf = 0.5 * (1.0 + erf(inner * (1.0 / math.sqrt(2.0))))
     gelu = inner * cdf
     out = gelu @ p[name + "output.weight"] + p[name + "output.bias"]
     y, norm2 = layer_norm(out + h1, p[name + "output_norm.weight"], p[name + "output_norm.bias"], weights.eps)
@@ -158,7 +169,7 @@ def layer_backward(
         d_sum2, c["gelu"], p[name + "output.weight"]
     )
     inner = c["inner"]
-    density = np.exp(-0.5 * inner * inner) / np.sqrt(2.0 * np.pi)
+    density = np.exp(-0.5 * inner * inner) * (1.0 / math.sqrt(2.0 * math.pi))
     d_inner = d_gelu * (c["cdf"] + inner * density)
     d_h1, g[name + "intermediate.weight"], g[name + "intermediate.bias"] = _linear_back(
         d_inner, c["h1"], p[name + "intermediate.weight"]
@@ -174,7 +185,7 @@ def layer_backward(
     probs, q, k, v = c["probs"], c["q"], c["k"], c["v"]
     d_probs = d_ctx @ v.transpose(0, 1, 3, 2)
     d_v = probs.transpose(0, 1, 3, 2) @ d_ctx
-    d_scores = probs * (d_probs - (d_probs * probs).sum(axis=-1, keepdims=True)) * probs.dtype.type(c["scale"])
+    d_scores = probs * (d_probs - (d_probs * probs).sum(axis=-1, keepdims=True)) * c["scale"]
     d_q = d_scores @ k
     d_k = d_scores.transpose(0, 1, 3, 2) @ q
     x = c["x"]
@@ -237,8 +248,9 @@ def embed(weights: EncoderWeights, texts: Sequence[str], *, max_tokens: int = 25
 
     ids = token_ids(texts, max_tokens)
     out = np.zeros((len(texts), weights.hidden), dtype=np.float32)
-    for batch in plan_batches([len(i) for i in ids], max_rows=32, max_tokens=2048):
-        padded, mask = pad([ids[i] for i in batch])
-        hidden = encode(weights, embeddings(weights, padded), mask, 0)[0]
-        out[batch] = pool(hidden, mask)[0]
+    with blas_threads():
+        for batch in plan_batches([len(i) for i in ids], max_rows=32, max_tokens=2048):
+            padded, mask = pad([ids[i] for i in batch])
+            hidden = encode(weights, embeddings(weights, padded), mask, 0)[0]
+            out[batch] = pool(hidden, mask)[0]
     return out

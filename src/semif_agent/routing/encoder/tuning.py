@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .model import encode, hidden_states, layer_backward, pad, pool, pool_back, token_ids
+from .model import blas_threads, encode, hidden_states, layer_backward, pad, pool, pool_back, token_ids
 from .weights import EncoderWeights, require_onnx
 
 if TYPE_CHECKING:
@@ -239,11 +239,26 @@ def tune_encoder(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[EncoderWeights, TuneReport]:
-    """The weights with the lowest held-out loss (``weights`` itself when tuning never beat it), and a report."""
-    import numpy as np
+    """The weights with the lowest held-out loss (``weights`` itself when tuning never beat it), and a report.
 
+    Without held-out pairs every epoch runs and the last one's weights are returned.
+    """
     require_onnx()
     first = _check(weights, settings)
+    with blas_threads():
+        return _tune(weights, first, pairs, held_out, settings, progress)
+
+
+def _tune(
+    weights: EncoderWeights,
+    first: int,
+    pairs: Sequence[Pair],
+    held_out: Sequence[Pair],
+    settings: TuneSettings,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[EncoderWeights, TuneReport]:
+    import numpy as np
+
     started, memory = time.monotonic(), _resident()
     rng = random.Random(settings.seed)
     tuned = weights.copy()
@@ -274,7 +289,7 @@ def tune_encoder(
         report.epochs = epoch
         report.train_loss.append(float(np.mean(losses)) if losses else 0.0)
         report.held_out_loss.append(held_out_loss(tuned, cache, held_out, settings))
-        if report.held_out_loss[-1] < best:
+        if report.held_out_loss[-1] < best or not held_out:  # nothing held out: the last weights are kept
             best, report.best_epoch, waited = report.held_out_loss[-1], epoch, 0
             best_params = {n: tuned.params[n].copy() for n in names}
         else:
@@ -300,6 +315,11 @@ def estimate_seconds(weights: EncoderWeights, pairs: Sequence[Pair], settings: T
     first = _check(weights, settings)
     if len(pairs) < 2:
         return 0.0
+    with blas_threads():
+        return _estimate(weights, first, pairs, settings)
+
+
+def _estimate(weights: EncoderWeights, first: int, pairs: Sequence[Pair], settings: TuneSettings) -> float:
     sample = random.Random(settings.seed).sample(list(pairs), min(len(pairs), 2 * settings.batch))
     cache = _Cache(weights, first, settings.max_tokens)
     texts = {t for p in sample for t in (p.anchor, p.positive, p.negative) if t is not None}

@@ -195,6 +195,10 @@ def write_encoder(weights: EncoderWeights, base: Path, out: Path) -> str:
     import numpy as np
     from onnx import numpy_helper
 
+    from ...engine._onnx import file_sha256
+
+    if weights.base_sha256 and file_sha256(base) != weights.base_sha256:
+        raise EngineConfigError(f"{base}: not the model file these weights were read from")
     model = onnx.load(str(base))
     inits = {i.name: i for i in model.graph.initializer}
     for name, source in weights.sources.items():
