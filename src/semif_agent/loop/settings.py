@@ -60,6 +60,7 @@ class RunSettings:
     act_threshold: float | None = None  # a writing skill acts when the route is this sure (None: measured/default)
     given: frozenset[str] = frozenset()  # which routing values the caller gave: the engine takes them as they are
     model_note: str | None = None  # the model chosen for the caller, in words, to say once
+    encoder: str | None = None  # the local engine's encoder: "tuned" (the workspace's data/encoder), else the installed one
 
     @classmethod
     def resolve(
@@ -130,6 +131,7 @@ class RunSettings:
             act_threshold=act_threshold if act_threshold is not None else routing.act_threshold,
             given=_given(threshold, temperature),
             model_note=model_note,
+            encoder=routing.encoder,
         )
 
     def routed(self, strategy: str, threshold: float | None, temperature: float | None) -> RunSettings:
@@ -159,6 +161,10 @@ class RunSettings:
         strategy cuts by the engine's own scores (the chain's threshold, the chain's and shortlist's temperature).
         """
         options = dict(self.engine_table)
+        if self.encoder == "tuned" and self.workspace is not None and self.engine.split(":")[0] == "local":
+            from ..routing.encoder.store import encoder_folder
+
+            options["encoder"] = str(encoder_folder(self.workspace))
         for key in _ROUTING_VALUES:
             value = getattr(self, key)
             if value is None:

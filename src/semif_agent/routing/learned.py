@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._files import replace_file
 from .._text import plural
-from ..engine.local import MODEL_ID, LocalEngine
+from ..engine.local import LocalEngine
 from ..errors import EngineConfigError, UserError
 from ..tree.tree import SkillTree
 from ..workspace import Workspace
@@ -90,18 +90,19 @@ class LearnedHead:
         return float(self.b.mean()) if len(self.b) else 0.0
 
     def check(self, tree: SkillTree, engine: Engine) -> None:
-        """Raise :class:`RouterMismatch` when this router cannot route ``tree`` with ``engine``."""
+        """Raise :class:`RouterMismatch` when this router cannot route ``tree`` with ``engine`` (the local engine, on
+        the encoder the router was trained on: the installed model or a tuned one)."""
         if not isinstance(engine, LocalEngine):
             raise RouterMismatch(f"the learned router needs the local engine's embeddings, not {engine.name!r}")
+        model = self.meta.get("model")
+        if model != engine.model:
+            raise RouterMismatch(
+                f"the learned router was trained on embeddings of {model!r}, not {engine.model!r}: run semif train again"
+            )
         self.check_tree(tree)
 
     def check_tree(self, tree: SkillTree) -> None:
         """Raise :class:`RouterMismatch` when the tree changed in a way this router does not cover."""
-        model = self.meta.get("model")
-        if model != MODEL_ID:
-            raise RouterMismatch(
-                f"the learned router was trained on embeddings of {model!r}, not {MODEL_ID!r}: run semif train again"
-            )
         kept = sum(1 for name in self.classes if name in tree.skills)
         if self.classes and kept / len(self.classes) < MIN_COVERAGE:
             raise RouterMismatch(

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 from ..engine.base import Engine, check_engine
 from ..engine.decisions import Option
 from ..engine.lexical import LexicalEngine
-from ..engine.local import MODEL_ID, Embedder, LocalEngine, leaf_text, option_text
+from ..engine.local import Embedder, LocalEngine, leaf_text, option_text
 from ..errors import EngineConfigError, check_type
 from ..tree.manifests import SkillManifest
 from ..tree.skill_md_evidence import BodyEvidence, skill_md_evidence
@@ -245,7 +245,7 @@ class LeafScorer:
                 type(self.engine).__name__,
                 getattr(self.engine, "threshold", None),
                 getattr(self.engine, "temperature", None),
-                MODEL_ID if self.embedded else None,
+                self.engine.model if self.embedded else None,
             )
             index.calibration = read_kept(store, key)
             if index.calibration is None:

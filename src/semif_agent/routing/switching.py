@@ -296,6 +296,7 @@ def compare_routers(
     held_out: HeldOut | None = None,
     force: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
+    require_gain: bool = False,
 ) -> SwitchDecision:
     """Replay ``rows`` through the strategy routing now (``current``) and the new one (``new``), and :func:`decide`."""
     tell = progress or (lambda stage, done, total: None)
@@ -319,7 +320,9 @@ def compare_routers(
     ]
     before_right = [was == expected for (_, expected, _), was in zip(counted, before)]
     after_right = [now == expected for (_, expected, _), now in zip(counted, after)]
-    decision = decide(routing_label(current), before_right, after_right, flips, held_out, force=force)
+    decision = decide(
+        routing_label(current), before_right, after_right, flips, held_out, force=force, require_gain=require_gain
+    )
     decision.outranked = list(outranked.values())
     decision.unlearned = [
         Flip(text, expected, was, now, source)
@@ -397,8 +400,10 @@ def decide(
     held_out: HeldOut | None,
     *,
     force: bool = False,
+    require_gain: bool = False,
 ) -> SwitchDecision:
-    """Switch to the new router unless it breaks what was right or does worse held out (see the module docstring)."""
+    """Switch to the new router unless it breaks what was right or does worse held out (see the module docstring);
+    with ``require_gain``, also unless its fixes outnumber its breaks beyond noise (a new encoder's bar)."""
     decision = SwitchDecision(True, "", current, len(before_right), sum(before_right), sum(after_right), flips)
     fixed, broken = len(decision.fixed), len(decision.broken)
     if fixed > broken:  # one-sided: the chance of at least this many more fixes if either way were as likely
@@ -416,6 +421,12 @@ def decide(
         why = (
             f"the new router gets {plural(broken, 'request')} wrong that were right, and {fixed} right that were wrong: "
             f"the fixes do not outnumber the breaks beyond noise (p={decision.p_value:.2g})"
+        )
+    elif require_gain and (fixed <= broken or decision.p_value >= ALPHA):
+        p_value = f" (p={decision.p_value:.2g})" if fixed > broken else ""
+        why = (
+            f"the new router gets {plural(fixed, 'request')} right that were wrong and {broken} wrong that were right: "
+            f"not better beyond noise{p_value}"
         )
     if held_out is not None and held_out.expected:
         before, after = held_out.right(held_out.untrained), held_out.right(held_out.learned)

@@ -276,10 +276,15 @@ def train_workspace(
     held_out: float = HELD_OUT,
     progress: Progress | None = None,
     encoder: Encoder | None = None,
+    before_switch: Callable[[], None] | None = None,
+    require_gain: bool = False,
 ) -> tuple[LearnedHead, TrainingReport, Path | None]:
     """Train ``workspace``'s router (:func:`train`, from its tuned threshold) and switch to it unless that breaks
     what was right (:func:`.switching.compare_routers` against ``current``, the strategy routing now);
-    ``force`` switches anyway. The decision is ``report.decision``.
+    ``force`` switches anyway; ``require_gain`` switches only when it fixes more than it breaks beyond noise.
+    The decision is ``report.decision``. ``before_switch`` runs when it switches,
+    before the router is written (a tuned encoder is put in place by it). A router trained on a tuned
+    encoder's embeddings switches that encoder in with it (``routing.json``'s ``encoder``).
 
     Returns the router, the report and the path it was stored at (``None``: not switched, nothing written).
     """
@@ -297,7 +302,7 @@ def train_workspace(
     )
     new = Learned(tree, engine, LearnedScorer(tree, engine, router))
     report.decision = compare_routers(
-        current, new, rows, held_out=report.held_out_routes, force=force, progress=progress
+        current, new, rows, held_out=report.held_out_routes, force=force, progress=progress, require_gain=require_gain
     )
     refit = report.refit
     if report.decision.broken and not report.decision.switched and refit is not None:
@@ -312,8 +317,14 @@ def train_workspace(
     }
     if not report.decision.switched:
         return router, report, None
+    if before_switch is not None:
+        before_switch()
     path = router.save(workspace)
-    save_tuned(workspace, {"strategy": "learned", "engine": "local", "trained_at": router.meta["trained_at"]})
+    encoder_used = "base" if engine.model == MODEL_ID else "tuned"
+    save_tuned(
+        workspace,
+        {"strategy": "learned", "engine": "local", "encoder": encoder_used, "trained_at": router.meta["trained_at"]},
+    )
     return router, report, path
 
 
@@ -380,7 +391,7 @@ def train(
     report.seconds = {"embedding": round(embedded - started, 2), "fitting": round(fitted - embedded, 2)}
     router.meta = {
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "model": MODEL_ID,
+        "model": engine.model,
         "tree": tree_fingerprint(tree),
         "skills_in_tree": len(tree.skills),
         "beta": settings[0].beta,

@@ -157,7 +157,7 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> Routing
             tuned = {}
     if engine is not None and tuned.get("engine") not in (None, engine):
         tuned = {}
-    values = {k: tuned[k] for k in ("strategy", "threshold", "temperature") if tuned.get(k) is not None}
+    values = {k: tuned[k] for k in ("strategy", "threshold", "temperature", "encoder") if tuned.get(k) is not None}
     try:
         RoutingSettings.model_validate(values)
     except ValidationError:

@@ -40,6 +40,7 @@ DATA_RECORDS = {
     "routing.json": "the tuned routing",
     "router.json": "the trained router",
     "router.npz": "the trained router's weights",
+    "encoder": "the tuned encoder and the routings kept for each encoder",
     "undo": "the before-images runs keep for semif undo",
     "act.lock": "the lock runs act under",
 }

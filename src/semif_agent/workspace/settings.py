@@ -14,7 +14,7 @@ import datetime
 import posixpath
 from collections.abc import Mapping, Sequence
 from types import UnionType
-from typing import Annotated, ClassVar, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 
 from annotated_types import Ge, Gt, Le
 from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
@@ -61,6 +61,7 @@ Text = Annotated[str, Strict(), AfterValidator(_not_blank), Must("a non-empty st
 PathText = Annotated[Text, Must("a path (a non-empty string)")]
 PathList = Annotated[list[Text], Strict(), Must("a list of paths (strings)")]
 Flag = Annotated[bool, Strict(), Must("true or false")]
+EncoderChoice = Annotated[Literal["base", "tuned"], Must('"base" (the installed model) or "tuned" (the workspace\'s own)')]
 Count = Annotated[int, Strict(), Gt(0), Must("a positive whole number")]
 Moment = Annotated[
     datetime.datetime | datetime.date | str,
@@ -146,6 +147,7 @@ class RoutingSettings(_Table):
     threshold: Number | None = None
     temperature: Number | None = None
     act_threshold: Share | None = None
+    encoder: EncoderChoice | None = None  # which encoder embeds for the local engine (unset: what semif train switched to)
 
 
 class McpSettings(_Table):

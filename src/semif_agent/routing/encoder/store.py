@@ -1,0 +1,153 @@
+"""Where a workspace keeps its tuned encoder, and the one command that switches between it and the installed one.
+
+``data/encoder/`` holds the tuned model (``model-<sha>.onnx``, the ONNX int8 format the engine runs) and its
+``encoder.json`` (its file, the id its embeddings and the routers trained on it carry, its sha256, what it was
+tuned from and on). Each encoder has its own routing: the learned head trained on its embeddings and the
+routing values switched with it (``data/router.json``, ``router.npz``, ``routing.json``). The routing of the
+encoder not in use is kept in ``data/encoder/base/`` or ``data/encoder/tuned/``, so switching back is one step
+that loses nothing (:func:`switch_encoder`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any, Literal
+
+from ..._files import replace_file
+from ...engine.local import MODEL_ID, MODEL_SHA256, TUNED_MANIFEST, TUNED_VERSION, ModelFile, tuned_model
+from ...errors import UserError
+from ...workspace import Workspace
+from ..learned import ROUTER_FILE, WEIGHTS_FILE
+from ..tune import ROUTING_FILE, routing_settings, save_tuned
+
+ENCODER_DIR = "encoder"
+ROUTING_FILES = (ROUTER_FILE, WEIGHTS_FILE, ROUTING_FILE)
+"""The files of the data dir that belong to the encoder they were made with."""
+
+Encoder = Literal["base", "tuned"]
+
+
+def encoder_folder(workspace: Workspace) -> Path:
+    """``data/encoder``: the tuned encoder and the routing kept for the encoder not in use."""
+    return workspace.data_dir / ENCODER_DIR
+
+
+def encoder_in_use(workspace: Workspace) -> Encoder:
+    """``"tuned"`` when the local engine embeds with the workspace's tuned encoder, else ``"base"``."""
+    return "tuned" if routing_settings(workspace, "local").encoder == "tuned" else "base"
+
+
+def stored_encoder(workspace: Workspace) -> dict[str, Any] | None:
+    """What ``encoder.json`` says of the workspace's tuned encoder, or ``None`` when it has none."""
+    manifest = encoder_folder(workspace) / TUNED_MANIFEST
+    if not manifest.is_file():
+        return None
+    tuned_model(encoder_folder(workspace))  # a malformed manifest is one line here
+    said: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8"))
+    return said
+
+
+def candidate_folder(workspace: Workspace) -> Path:
+    """A new folder in ``data/encoder`` for a tuned encoder being measured (a complete encoder folder: its model
+    and ``encoder.json``, so an engine, here or on a cluster's workers, can load it before it is switched to)."""
+    folder = encoder_folder(workspace) / f".candidate-{os.getpid()}-{secrets.token_hex(4)}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def tuned_id(sha256: str) -> str:
+    """The id a tuned encoder's embeddings are cached and recorded under: the base model's, and the file's digest."""
+    return f"{MODEL_ID}+tuned-{sha256[:12]}"
+
+
+def model_name(sha256: str) -> str:
+    """The file name of the tuned model of digest ``sha256``."""
+    return f"model-{sha256[:16]}.onnx"
+
+
+def write_manifest(folder: Path, sha256: str, about: dict[str, Any]) -> ModelFile:
+    """Write ``folder``'s ``encoder.json`` for the model ``model_name(sha256)`` in it; returns the model."""
+    manifest = {
+        "version": TUNED_VERSION,
+        "file": model_name(sha256),
+        "model_id": tuned_id(sha256),
+        "sha256": sha256,
+        "base": MODEL_ID,
+        "base_sha256": MODEL_SHA256,
+        **about,
+    }
+    replace_file(folder / TUNED_MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    return ModelFile(folder / model_name(sha256), tuned_id(sha256), sha256)
+
+
+def publish_candidate(workspace: Workspace, candidate: Path) -> None:
+    """Make the encoder in ``candidate`` the workspace's tuned encoder: its model moved into ``data/encoder``,
+    then its ``encoder.json`` (one rename each; the files of earlier tuned encoders removed after)."""
+    folder = encoder_folder(workspace)
+    model = tuned_model(candidate)
+    os.replace(model.path, folder / model.path.name)
+    os.replace(candidate / TUNED_MANIFEST, folder / TUNED_MANIFEST)
+    for old in folder.glob("model-*.onnx"):
+        if old.name != model.path.name:
+            old.unlink(missing_ok=True)
+
+
+def discard(candidate: Path) -> None:
+    """Remove a candidate folder (what was not switched to, or what publishing left)."""
+    shutil.rmtree(candidate, ignore_errors=True)
+
+
+def keep_routing(workspace: Workspace, slot: Encoder) -> None:
+    """Copy the routing in use (router, its weights, the switched values) into ``data/encoder/<slot>/``."""
+    _copy_files(workspace.data_dir, encoder_folder(workspace) / slot)
+
+
+def _copy_files(source: Path, target: Path) -> None:
+    """Make ``target``'s routing files those of ``source`` (a file ``source`` lacks is removed from ``target``)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ROUTING_FILES:
+        if (source / name).is_file():
+            replace_file(target / name, (source / name).read_bytes())
+        else:
+            (target / name).unlink(missing_ok=True)
+
+
+def switch_encoder(workspace: Workspace, to: Encoder) -> str:
+    """Route with the ``to`` encoder and the routing kept for it; the routing in use is kept for its encoder.
+
+    Returns what was done, in words. Switching to an encoder already in use changes nothing; switching to
+    ``tuned`` without one (``semif train --encoder`` makes it) is a :class:`UserError`.
+    """
+    now = encoder_in_use(workspace)
+    folder = encoder_folder(workspace)
+    if to == now:
+        return f"the {_named(to)} is in use already; nothing changed"
+    if to == "tuned":
+        if stored_encoder(workspace) is None or not (folder / "tuned").is_dir():
+            raise UserError("this workspace has no tuned encoder: semif train --encoder makes one")
+    keep_routing(workspace, now)
+    kept = folder / to
+    if kept.is_dir():
+        _copy_files(kept, workspace.data_dir)
+    else:  # the base encoder before any routing was kept for it: the untrained routing
+        for name in ROUTING_FILES:
+            (workspace.data_dir / name).unlink(missing_ok=True)
+    path = workspace.data_dir / ROUTING_FILE
+    values: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    save_tuned(workspace, {**values, "encoder": to})
+    given = workspace.settings.routing.encoder
+    override = f" (but semif.toml's [routing] encoder = {given!r} decides)" if given not in (None, to) else ""
+    return f"switched to the {_named(to)} and the routing trained on it{override}"
+
+
+def forget_tuned_slot(workspace: Workspace) -> None:
+    """Drop the routing kept for an earlier tuned encoder (a new one replaces it)."""
+    shutil.rmtree(encoder_folder(workspace) / "tuned", ignore_errors=True)
+
+
+def _named(encoder: Encoder) -> str:
+    return "workspace's tuned encoder" if encoder == "tuned" else "installed encoder"
