@@ -2,7 +2,7 @@
 
     python bench/encoder_tuning.py [--sets hwu64 bfcl] [--cells 10,full] [--draws 3] [--full-draws 1]
     python bench/encoder_tuning.py --real-skills [--no-collections]
-    python bench/encoder_tuning.py --cost [--install-size]
+    python bench/encoder_tuning.py --cost [--cost-workspaces 150x10,15000] [--cost-epochs N] [--install-size]
 
 1. **Intent sets** (default): HWU64 (``../shared/datasets/hwu64``, ``--hwu
    DIR``; all in scope) and BFCL (``bench/bfcl_datasets.py``'s dataset, built
@@ -56,18 +56,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from learning import BFCL, HWU, load_bfcl, load_hwu, logistic_scored, measure, per_skill
 
 from semif_agent._sync import run_sync
-from semif_agent.engine.local import LocalEngine, leaf_text, model_file
+from semif_agent.engine.local import Embedder, LocalEngine, model_file
 from semif_agent.routing.calibration import expected_calibration_error
 from semif_agent.routing.evaluate import Example, route_all, split
 from semif_agent.routing.learned import Learned, LearnedScorer
-from semif_agent.routing.training import TrainingExample, examples_from_dataset, train
+from semif_agent.routing.training import examples_from_dataset, train
 from semif_agent.tree import SkillTree
 
 SHOTS = 10
@@ -93,73 +93,13 @@ class Score:
         return ", ".join(parts)
 
 
-@dataclass
-class Tuning:
-    """The encoder API (``semif_agent.routing.encoder``), and what of it this bench had to stand in for."""
+def tuned_engine(weights: Any, folder: Path, tag: str) -> LocalEngine:
+    """An engine over ``weights`` written as the engine's int8 file (no disk cache of embeddings)."""
+    from semif_agent.routing.encoder import write_encoder
 
-    api: Any
-    training_pairs: Any = None
-    stand_ins: list[str] = field(default_factory=list)
-
-    @classmethod
-    def load(cls) -> Tuning | None:
-        try:
-            from semif_agent.routing import encoder
-        except ImportError:
-            return None
-        tuning = cls(encoder)
-        try:
-            from semif_agent.routing.encoder.pairs import training_pairs
-        except ImportError:
-            training_pairs = stand_in_training_pairs
-            tuning.stand_ins.append("training_pairs")
-        tuning.training_pairs = training_pairs
-        return tuning
-
-    def engine(self, weights: Any, folder: Path, tag: str) -> LocalEngine:
-        """An engine over ``weights`` written as the engine's int8 file (no disk cache of embeddings)."""
-        out = folder / f"{tag}.onnx"
-        sha = self.api.write_encoder(weights, model_file(), out)
-        return LocalEngine(self.embedder(out, sha))
-
-    def embedder(self, path: Path, sha: str) -> Any:
-        from semif_agent.engine import local
-
-        try:
-            return local.Embedder(path, model_id=f"tuned-{sha[:12]}", model_sha256=sha, store=None)
-        except TypeError:  # no tuned files in this engine yet: verify against the written file's own digest
-            from unittest import mock
-
-            if "Embedder(model_id=, model_sha256=)" not in self.stand_ins:
-                self.stand_ins.append("Embedder(model_id=, model_sha256=)")
-            with mock.patch.object(local, "MODEL_SHA256", sha), mock.patch.object(local, "verify_model"):
-                return local.Embedder(path, store=None)
-
-
-def stand_in_training_pairs(
-    tree: SkillTree, rows: Sequence[TrainingExample], *, confusions: dict[str, list[str]] | None = None, seed: int = 0
-) -> list[Any]:
-    """What ``training_pairs`` is to give, for when it is not there: each request with its skill's leaf text (and a
-    skill confused with it as the negative), and with another request of its skill."""
-    from semif_agent.routing.encoder import Pair
-
-    draw = random.Random(seed)
-    by_skill: dict[str, list[str]] = {}
-    for row in rows:
-        if row.skill is not None and row.wrong is None:
-            by_skill.setdefault(row.skill, []).append(row.text)
-    texts = {n: leaf_text(n, s.description) for n, s in tree.skills.items()}
-    pairs = []
-    for row in rows:
-        if row.skill is None or row.wrong is not None or row.skill not in texts:
-            continue
-        confused = [texts[c] for c in (confusions or {}).get(row.skill, []) if c in texts and c != row.skill]
-        negative = draw.choice(confused) if confused else None
-        pairs.append(Pair(row.text, texts[row.skill], negative, row.weight, row.skill))
-        others = [t for t in by_skill[row.skill] if t != row.text]
-        if others:
-            pairs.append(Pair(row.text, draw.choice(others), negative, row.weight, row.skill))
-    return pairs
+    out = folder / f"{tag}.onnx"
+    sha = write_encoder(weights, model_file(), out)
+    return LocalEngine(Embedder(out, model_id=f"{tag}-{sha[:12]}", model_sha256=sha, store=None))
 
 
 def request_pairs(anchors: list[Example], pool: list[Example], seed: int) -> list[Any]:
@@ -199,43 +139,31 @@ def routed(strategy: Learned, test: list[Example]) -> tuple[list[str | None], li
     return [o.predicted for o in outcomes], [o.confidence for o in outcomes]
 
 
-def confusions(strategy: Learned, rows: list[Example]) -> dict[str, list[str]]:
-    """For each skill, the skills ``strategy`` sends its requests among ``rows`` to instead (most often first)."""
-    counts: dict[str, dict[str, int]] = {}
-    for skill, predicted in zip((r.skill for r in rows if r.skill), routed(strategy, [r for r in rows if r.skill])[0]):
-        if predicted is not None and predicted != skill:
-            counts.setdefault(str(skill), {}).setdefault(predicted, 0)
-            counts[str(skill)][predicted] += 1
-    return {skill: sorted(found, key=lambda s: -found[s]) for skill, found in counts.items()}
+def cell(base: Any, tree: SkillTree, rows: list[Example], test: list[Example], frozen, seed: int) -> dict[str, Score]:
+    """The four routers learning from ``rows``, measured on ``test``."""
+    from semif_agent.routing.encoder import TuneSettings, tune_encoder
+    from semif_agent.routing.encoder.pairs import confusions, training_pairs
 
-
-def cell(
-    tuning: Tuning | None, base: Any, tree: SkillTree, rows: list[Example], test: list[Example], frozen, seed: int
-) -> dict[str, Score]:
-    """The four routers learning from ``rows``, measured on ``test`` (``setfit`` and ``ours`` only with the API)."""
     found = {"LR": score(*logistic_scored(frozen, rows, test), test)}
     say(f"    LR {found['LR']}")
     learned = head(tree, rows, frozen)
     found["head"] = score(*routed(learned, test), test)
     say(f"    head {found['head']}")
-    if tuning is None:
-        return found
-    api = tuning.api
     validation, fitting = split(rows, VALIDATION_SHARE)
+    settings = TuneSettings(seed=seed)
     with tempfile.TemporaryDirectory() as tmp:
-        settings = api.TuneSettings(seed=seed)
         pairs = request_pairs(fitting, fitting, seed)
         held = request_pairs(validation, rows, seed)
-        tuned, report = api.tune_encoder(base, pairs, held, settings, progress=progress("setfit"))
-        engine = tuning.engine(tuned, Path(tmp), "setfit")
-        found["setfit"] = replace_seconds(score(*logistic_scored(engine, rows, test), test), report)
+        tuned, report = tune_encoder(base, pairs, held, settings, progress=progress("setfit"))
+        engine = tuned_engine(tuned, Path(tmp), "setfit")
+        found["setfit"] = with_seconds(score(*logistic_scored(engine, rows, test), test), report)
         say(f"    setfit {found['setfit']} ({len(pairs)} pairs, {describe(report)})")
-        confused = confusions(learned, rows)
-        ours = tuning.training_pairs(tree, examples_from_dataset(fitting, tree), confusions=confused, seed=seed)
-        held = tuning.training_pairs(tree, examples_from_dataset(validation, tree), confusions=confused, seed=seed)
-        tuned, report = api.tune_encoder(base, ours, held, settings, progress=progress("ours"))
-        engine = tuning.engine(tuned, Path(tmp), "ours")
-        found["ours"] = replace_seconds(score(*routed(head(tree, rows, engine), test), test), report)
+        confused = confusions(learned, examples_from_dataset(rows, tree))
+        ours = training_pairs(tree, examples_from_dataset(fitting, tree), confusions=confused, seed=seed)
+        held = training_pairs(tree, examples_from_dataset(validation, tree), confusions=confused, seed=seed)
+        tuned, report = tune_encoder(base, ours, held, settings, progress=progress("ours"))
+        engine = tuned_engine(tuned, Path(tmp), "ours")
+        found["ours"] = with_seconds(score(*routed(head(tree, rows, engine), test), test), report)
         negatives = sum(p.negative is not None for p in ours)
         say(f"    ours {found['ours']} ({len(ours)} pairs, {negatives} with a hard negative, {describe(report)})")
     return found
@@ -252,7 +180,7 @@ def progress(what: str):
     return tell
 
 
-def replace_seconds(found: Score, report: Any) -> Score:
+def with_seconds(found: Score, report: Any) -> Score:
     found.seconds = report.seconds
     return found
 
@@ -295,10 +223,9 @@ def intent_sets(args: argparse.Namespace) -> None:
     from semif_agent.engine import create_engine
 
     frozen = create_engine("local")
-    tuning = Tuning.load()
-    base = tuning.api.read_encoder(model_file()) if tuning is not None else None
-    if tuning is None:
-        say("semif_agent.routing.encoder is not there: LR and head only")
+    from semif_agent.routing.encoder import read_encoder
+
+    base = read_encoder(model_file())
     results: dict[tuple[str, str], list[dict[str, Score]]] = {}
     for name in args.sets:
         tree, train_rows, test = load_hwu(args.hwu) if name == "hwu64" else load_bfcl(args.bfcl)
@@ -307,11 +234,9 @@ def intent_sets(args: argparse.Namespace) -> None:
             for draw in range(args.draws if label == "10" else args.full_draws):
                 rows = per_skill(train_rows, SHOTS, seed=draw) if label == "10" else train_rows
                 say(f"{name} {cell_name} draw {draw}: {len(rows)} train rows, {len(test)} test requests")
-                found = cell(tuning, base, tree, rows, test, frozen, draw)
+                found = cell(base, tree, rows, test, frozen, draw)
                 results.setdefault((name, cell_name), []).append(found)
     summary(results)
-    if tuning is not None and tuning.stand_ins:
-        say(f"stood in for (not in the package yet): {', '.join(tuning.stand_ins)}")
 
 
 def main() -> None:
@@ -325,6 +250,8 @@ def main() -> None:
     parser.add_argument("--real-skills", action="store_true", help="only the real-skill requests (part 2)")
     parser.add_argument("--no-collections", action="store_true", help="with --real-skills: the fixtures' skills only")
     parser.add_argument("--cost", action="store_true", help="only the cost of semif train --encoder (part 3)")
+    parser.add_argument("--cost-workspaces", default="150x10,15000", help="with --cost: comma-separated, of these")
+    parser.add_argument("--cost-epochs", type=int, help="with --cost: semif train --epochs (default: its own, 3)")
     parser.add_argument("--install-size", action="store_true", help="with --cost: also the tune extra's install size")
     args = parser.parse_args()
     args.sets = [s for s in args.sets.split(",") if s]
@@ -334,7 +261,7 @@ def main() -> None:
         if args.real_skills:
             real_skills(not args.no_collections)
         if args.cost:
-            cost(args.hwu, args.install_size)
+            cost(args.hwu, [w for w in args.cost_workspaces.split(",") if w], args.cost_epochs, args.install_size)
         return
     intent_sets(args)
 

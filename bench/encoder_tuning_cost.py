@@ -20,11 +20,6 @@ embedding cache, on two workspaces:
   (11,036 distinct requests), then again prefixed "could you" up to 15,000
   (``bench/learning.py``'s ``many_requests``, as its ``--speed`` does).
 
-Where ``semif train`` has no ``--encoder`` yet, a child process of this
-script does what it is to do (the head on the frozen encoder, its confusions,
-``training_pairs``, ``tune_encoder``, ``write_encoder``, the head on the tuned
-encoder) and is measured instead; the output says which ran.
-
 ``install_size``: a fresh virtual environment with ``semif-agent[local]``
 installed from this checkout, then the ``tune`` extra (``onnx`` where the
 project does not define the extra yet): the distributions and the megabytes
@@ -64,25 +59,13 @@ def bench_mcp():
     return module
 
 
-def has_encoder_flag() -> bool:
-    done = subprocess.run(
-        [sys.executable, "-m", "semif_agent", "train", "--help"], capture_output=True, text=True, check=True
-    )
-    return "--encoder" in done.stdout
-
-
 def real_skills(collections: bool) -> None:
     mcp = bench_mcp()
     from skill_retrieval import load_requests, pools
 
-    flags: list[tuple[str, ...]] = [()]
-    if has_encoder_flag():
-        flags.append(("--encoder",))
-    else:
-        print("semif train has no --encoder yet: the head alone", flush=True)
     print("find_skills through the Router after implicit labels (top-1 / top-5 on the held-out half)", flush=True)
     for pool, skills, asked in pools(load_requests(), collections):
-        for given in flags:
+        for given in ((), ("--encoder",)):
             started = time.perf_counter()
             for label, top1, top5 in mcp.after_implicit_labels(skills, asked, *given):
                 print(
@@ -138,88 +121,39 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, str, str
     return wall, int(peak.group(1)) * 1024 if peak else 0, done.stdout, done.stderr
 
 
-def cost(hwu: Path, install: bool) -> None:
-    flag = has_encoder_flag()
-    print(
-        "cost of "
-        + ("semif train --encoder" if flag else "this bench's child doing what semif train --encoder is to do"),
-        flush=True,
-    )
-    for build in (many_skills_workspace, large_workspace):
+WORKSPACES = {"150x10": many_skills_workspace, "15000": large_workspace}
+
+
+def cost(hwu: Path, workspaces: list[str], epochs: int | None, install: bool) -> None:
+    """``semif train --encoder`` timed on each of ``workspaces`` (:data:`WORKSPACES`), at most ``epochs`` epochs."""
+    flags = ["--encoder", "--json"] + (["--epochs", str(epochs)] if epochs else [])
+    print(f"semif train DATASET {' '.join(flags)} in a fresh process, empty embedding cache", flush=True)
+    for name in workspaces:
         with tempfile.TemporaryDirectory() as tmp:
-            ws, data, source = build(Path(tmp), hwu)
+            ws, data, source = WORKSPACES[name](Path(tmp), hwu)
             env = {**os.environ, "SEMIF_CACHE_DIR": str(Path(tmp) / "cache")}
-            if flag:
-                command = [
-                    sys.executable,
-                    "-m",
-                    "semif_agent",
-                    "train",
-                    str(data),
-                    "-w",
-                    str(ws),
-                    "--encoder",
-                    "--json",
-                ]
-            else:
-                command = [sys.executable, str(Path(__file__).resolve()), "--child", str(data), str(ws)]
-            rows = len(load_dataset(data))
+            command = [sys.executable, "-m", "semif_agent", "train", str(data), "-w", str(ws), *flags]
             wall, peak, out, _ = timed(command, env)
-            report = json.loads(out)
             print(
-                f"  {rows:,} labelled requests ({source}): {wall:.0f} s, peak memory {peak / 2**20:,.0f} MiB",
+                f"  {len(load_dataset(data)):,} labelled requests ({source}): {wall:.0f} s, "
+                f"peak memory {peak / 2**20:,.0f} MiB",
                 flush=True,
             )
-            print(f"    report: {json.dumps(summarised(report))}", flush=True)
+            print(f"    report: {json.dumps(summarised(json.loads(out)))}", flush=True)
     if install:
         install_size()
 
 
 def summarised(report: dict) -> dict:
-    """The parts of a training report a reader of the cost wants: timings, the tuning, the decision."""
-    keep = ("seconds", "encoder", "tuning", "decision", "before", "after")
-    found = {k: report[k] for k in keep if k in report}
-    if isinstance(found.get("decision"), dict):
-        found["decision"] = {k: found["decision"][k] for k in ("switched", "reason") if k in found["decision"]}
+    """What a reader of the cost wants of a training report: its timings, the tuning's, and the decision."""
+    found: dict = {"seconds": report.get("seconds")}
+    encoder = report.get("encoder") or {}
+    tune = encoder.get("tune") or {}
+    found["encoder"] = {k: encoder.get(k) for k in ("pairs", "held_out_pairs", "estimate_seconds", "seconds", "note")}
+    found["tune"] = {k: tune.get(k) for k in ("epochs", "best_epoch", "held_out_loss", "seconds", "peak_bytes")}
+    decision = report.get("decision") or {}
+    found["decision"] = {k: decision.get(k) for k in ("switched", "reason")}
     return found
-
-
-def child(data: Path, ws: Path) -> None:
-    """What ``semif train DATA -w WS --encoder`` is to do, for when it is not there yet; a JSON report on stdout."""
-    from encoder_tuning import VALIDATION_SHARE, Tuning, confusions, head
-
-    from semif_agent.engine import create_engine
-    from semif_agent.engine.local import model_file
-    from semif_agent.routing.evaluate import split
-    from semif_agent.routing.training import examples_from_dataset
-    from semif_agent.tree import SkillTree
-
-    tuning = Tuning.load()
-    if tuning is None:
-        raise SystemExit("semif_agent.routing.encoder is not there: nothing to measure")
-    seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    tree = SkillTree.load(ws / "data" / "categories.json", ws / "data")
-    rows = load_dataset(data)
-    frozen = create_engine("local")
-    learned = head(tree, rows, frozen)
-    confused = confusions(learned, rows)
-    seconds["head on the frozen encoder and its confusions"] = round(time.perf_counter() - started, 1)
-    mark = time.perf_counter()
-    validation, fitting = split(rows, VALIDATION_SHARE)
-    pairs = tuning.training_pairs(tree, examples_from_dataset(fitting, tree), confusions=confused)
-    held = tuning.training_pairs(tree, examples_from_dataset(validation, tree), confusions=confused)
-    base = tuning.api.read_encoder(model_file())
-    tuned, report = tuning.api.tune_encoder(base, pairs, held, tuning.api.TuneSettings())
-    with tempfile.TemporaryDirectory() as tmp:
-        engine = tuning.engine(tuned, Path(tmp), "tuned")
-        seconds["tuning"] = round(time.perf_counter() - mark, 1)
-        mark = time.perf_counter()
-        head(tree, rows, engine)
-        seconds["head on the tuned encoder"] = round(time.perf_counter() - mark, 1)
-    tune = {"pairs": len(pairs), "held_out_pairs": len(held), "epochs": report.epochs, "best_epoch": report.best_epoch}
-    tune |= {"held_out_loss": [round(x, 4) for x in report.held_out_loss], "peak_bytes": report.peak_bytes}
-    print(json.dumps({"seconds": seconds, "tuning": tune, "stand_ins": tuning.stand_ins}))
 
 
 def tune_extra() -> tuple[list[str], str]:
@@ -259,7 +193,4 @@ def install_size() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        child(Path(sys.argv[2]), Path(sys.argv[3]))
-    else:
-        sys.exit("run bench/encoder_tuning.py --real-skills or --cost")
+    sys.exit("run bench/encoder_tuning.py --real-skills or --cost")
