@@ -66,14 +66,16 @@ def real_skills(collections: bool) -> None:
     print("find_skills through the Router after implicit labels (top-1 / top-5 on the held-out half)", flush=True)
     for pool, skills, asked in pools(load_requests(), collections):
         for given in ((), ("--encoder",)):
-            started = time.perf_counter()
-            for label, top1, top5 in mcp.after_implicit_labels(skills, asked, *given):
+            started, reports = time.perf_counter(), []
+            for label, top1, top5 in mcp.after_implicit_labels(skills, asked, *given, reports=reports):
                 print(
                     f"  {pool:<12} {len(skills):>5} skills  {len(asked) // 2:>4} held out  "
                     f"{'semif train ' + ' '.join(given):<22} {label:<26} {top1:6.1%} / {top5:6.1%}",
                     flush=True,
                 )
             print(f"  ({time.perf_counter() - started:.0f} s)", flush=True)
+            for report in reports:
+                print(f"    report: {json.dumps(summarised(report))}", flush=True)
 
 
 def many_skills_workspace(folder: Path, hwu: Path) -> tuple[Path, Path, str]:
@@ -147,12 +149,13 @@ def cost(hwu: Path, workspaces: list[str], epochs: int | None, install: bool) ->
 def summarised(report: dict) -> dict:
     """What a reader of the cost wants of a training report: its timings, the tuning's, and the decision."""
     found: dict = {"seconds": report.get("seconds")}
-    encoder = report.get("encoder") or {}
-    tune = encoder.get("tune") or {}
-    found["encoder"] = {k: encoder.get(k) for k in ("pairs", "held_out_pairs", "estimate_seconds", "seconds", "note")}
-    found["tune"] = {k: tune.get(k) for k in ("epochs", "best_epoch", "held_out_loss", "seconds", "peak_bytes")}
-    decision = report.get("decision") or {}
-    found["decision"] = {k: decision.get(k) for k in ("switched", "reason")}
+    if encoder := report.get("encoder"):
+        keys = ("pairs", "held_out_pairs", "estimate_seconds", "seconds", "note", "model_id")
+        found["encoder"] = {k: encoder.get(k) for k in keys}
+        if tune := encoder.get("tune"):
+            found["tune"] = {k: tune.get(k) for k in ("epochs", "best_epoch", "held_out_loss", "seconds", "peak_bytes")}
+    if decision := report.get("decision"):
+        found["decision"] = {k: decision.get(k) for k in ("switched", "reason")}
     return found
 
 
