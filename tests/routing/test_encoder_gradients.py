@@ -7,9 +7,9 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("scipy")
 
-from support.tiny_encoder import HIDDEN, tiny_encoder  # noqa: E402
+from support.tiny_encoder import HIDDEN, tiny_encoder  # noqa: E402 (imported once the optional packages are known to be there)
 
-from semif_agent.routing.encoder.tuning import batch_loss  # noqa: E402
+from semif_agent.routing.encoder.tuning import batch_loss  # noqa: E402 (imported once the optional packages are known to be there)
 
 
 def side(rng, lengths):

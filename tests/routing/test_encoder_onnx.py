@@ -20,10 +20,10 @@ def test_without_onnx_reading_writing_and_tuning_say_which_extra_to_install(monk
     ):
         read_encoder(tmp_path / "model.onnx")
     with pytest.raises(EngineConfigError) as caught:
-        write_encoder(None, tmp_path / "model.onnx", tmp_path / "out.onnx")  # type: ignore[arg-type]
+        write_encoder(None, tmp_path / "model.onnx", tmp_path / "out.onnx")  # type: ignore[arg-type]  # no weights: onnx is missing before they are looked at
     assert str(caught.value) == message
     with pytest.raises(EngineConfigError) as caught:
-        tune_encoder(None, [Pair("a", "b")], [], TuneSettings())  # type: ignore[arg-type]
+        tune_encoder(None, [Pair("a", "b")], [], TuneSettings())  # type: ignore[arg-type]  # no weights: onnx is missing before they are looked at
     assert str(caught.value) == message
 
 

@@ -11,10 +11,10 @@ pytest.importorskip("scipy")
 pytest.importorskip("tokenizers")
 pytest.importorskip("onnx")
 
-from support.tiny_encoder import tiny_encoder  # noqa: E402
+from support.tiny_encoder import tiny_encoder  # noqa: E402 (imported once the optional packages are known to be there)
 
-from semif_agent.errors import UserError  # noqa: E402
-from semif_agent.routing.encoder import (  # noqa: E402
+from semif_agent.errors import UserError  # noqa: E402 (imported once the optional packages are known to be there)
+from semif_agent.routing.encoder import (  # noqa: E402 (imported once the optional packages are known to be there)
     Pair,
     TuneSettings,
     embed,
@@ -22,7 +22,7 @@ from semif_agent.routing.encoder import (  # noqa: E402
     tune_encoder,
     tuning,
 )
-from semif_agent.routing.encoder.tuning import batches, learning_rate  # noqa: E402
+from semif_agent.routing.encoder.tuning import batches, epoch_plan, learning_rate  # noqa: E402 (imported once the optional packages are known to be there)
 
 
 def test_a_batch_never_holds_two_pairs_of_one_group():
@@ -39,6 +39,17 @@ def test_pairs_without_a_group_are_kept_apart_by_their_positive():
     pairs = [Pair(f"request {i}", "same text") for i in range(4)] + [Pair("other", "another text")]
     for batch in batches(pairs, 8, random.Random(1)):
         assert len({pairs[i].positive for i in batch}) == len(batch)
+
+
+def test_an_epoch_draws_at_most_its_share_of_the_pairs_afresh_each_time():
+    pairs = [Pair(f"request {i}", f"skill {i % 40}", group=f"g{i % 40}") for i in range(400)]
+    rng = random.Random(3)
+    settings = TuneSettings(batch=16, pairs_per_epoch=100)
+    first, second = (sorted(i for batch in epoch_plan(pairs, settings, rng) for i in batch) for _ in range(2))
+    assert 90 <= len(first) <= 100 and 90 <= len(second) <= 100  # a lone pair left at the end is not a batch
+    assert first != second  # another draw each epoch, so every pair is met over the epochs
+    every = [i for batch in epoch_plan(pairs, TuneSettings(batch=16, pairs_per_epoch=None), rng) for i in batch]
+    assert len(every) == len(set(every)) >= 390  # all of them but the odd one left alone at the end
 
 
 def test_the_learning_rate_warms_up_then_decays_to_zero():
@@ -116,9 +127,9 @@ def made_up_intents(seed=1):
 
 
 @pytest.mark.slow  # the real encoder: a few seconds
-def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent():
+def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent(tmp_path):
     from semif_agent.engine.local import model_file
-    from semif_agent.routing.encoder import read_encoder
+    from semif_agent.routing.encoder import read_encoder, write_encoder
 
     intents = made_up_intents()
     train = [Pair(r, text, group=name) for name, (text, requests) in intents.items() for r in requests[:4]]
@@ -134,10 +145,13 @@ def test_tuning_the_real_encoder_brings_held_out_requests_nearer_their_intent():
         return float((sims[rows, own] - others).mean())
 
     base = read_encoder(model_file())
-    settings = TuneSettings(epochs=2, batch=8, learning_rate=1e-4, layers=2, max_tokens=32)
+    settings = TuneSettings(epochs=3, batch=8, learning_rate=1e-3, layers=2, max_tokens=32)
     tuned, report = tune_encoder(base, train, held, settings)
     assert report.best_epoch > 0 and report.held_out_loss[report.best_epoch] < report.held_out_loss[0]
     assert margin(tuned) > margin(base) + 0.02
+    write_encoder(tuned, model_file(), tmp_path / "tuned.onnx")  # the gain survives the file's int8 rounding
+    written = read_encoder(tmp_path / "tuned.onnx")
+    assert np.abs(embed(written, [p.anchor for p in held]) - embed(tuned, [p.anchor for p in held])).max() < 1e-4
 
 
 def test_without_held_out_pairs_every_epoch_runs_and_the_last_weights_are_kept():

@@ -129,7 +129,9 @@ class Router:
             options = self.settings.engine_options()
             self.settings = RunSettings.resolve(self.workspace, engine=self._engine_given)
             if self._engine_given is None and self.settings.engine_options() != options:
-                self._engine = None  # another encoder switched in (semif train --encoder, semif encoder off): its engine
+                self._engine = (
+                    None  # another encoder switched in (semif train --encoder, semif encoder off): its engine
+                )
         parts = self._build()
         run_sync(parts.runner.aact_threshold(), "Router.reload")
         scorer = getattr(parts.ranker, "scorer", None)

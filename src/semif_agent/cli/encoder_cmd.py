@@ -24,6 +24,7 @@ def encoder(switch: str | None, workspace: str | None, as_json: bool) -> None:
     Each encoder keeps its own routing (the router trained on its embeddings), so switching loses
     nothing and needs no training. semif.toml's [routing] encoder, when set, decides over both.
     """
+    from ..errors import EngineConfigError
     from ..routing.encoder.store import encoder_in_use, stored_encoder, switch_encoder
     from .workspace_cmds import open_workspace
 
@@ -31,14 +32,21 @@ def encoder(switch: str | None, workspace: str | None, as_json: bool) -> None:
     said = None
     if switch is not None:
         said = switch_encoder(ws, "tuned" if switch == "on" else "base")
-    tuned: dict[str, Any] | None = stored_encoder(ws)
+    problem = None
+    try:
+        tuned: dict[str, Any] | None = stored_encoder(ws)
+    except EngineConfigError as exc:  # a damaged tuned encoder: going back to the installed one must still work
+        tuned, problem = None, str(exc)
     in_use = encoder_in_use(ws)
     if as_json:
-        print_json({"in_use": in_use, "tuned": tuned, "said": said})
+        print_json({"in_use": in_use, "tuned": tuned, "said": said, "problem": problem})
         return
     if said:
         click.echo(said)
     click.echo(f"in use: the {'tuned' if in_use == 'tuned' else 'installed'} encoder")
+    if problem is not None:
+        click.echo(f"tuned: {problem}")
+        return
     if tuned is None:
         click.echo("tuned: none (semif train --encoder makes one)")
         return

@@ -171,7 +171,7 @@ def eval_(
     # tuning compares with the routing in use: the workspace's, not --threshold
     settings = run_settings(ws, engine=engine_name, threshold=None if tune else threshold, act_threshold=act_threshold)
     check_labels(examples, skill_tree)
-    router = _router(ws, skill_tree, strategy)
+    router = _router(ws, skill_tree, strategy, settings)
     names = usable_strategies(router) if strategy == "all" else [strategy]
 
     def make(name: str, cut: float | None, temperature: float | None = None):
@@ -271,8 +271,10 @@ def _gate(pairs: list[tuple[float, bool]], act_at: dict[str, Any]) -> dict[str, 
     return {"acted": found.acted, "acted_accuracy": found.accuracy, "handed_back": handed_back}
 
 
-def _router(ws: Workspace | None, tree: SkillTree, strategy: str) -> LearnedHead | None:
-    """The workspace's learned router when it fits the tree; asked for by name without one, an error."""
+def _router(ws: Workspace | None, tree: SkillTree, strategy: str, settings: RunSettings) -> LearnedHead | None:
+    """The workspace's learned router when it fits the tree and the encoder in use; asked for by name without one,
+    an error."""
+    from ..loop.settings import check_router
     from ..routing.create import strategy_spec
     from ..routing.learned import RouterMismatch, stored_router
 
@@ -284,7 +286,7 @@ def _router(ws: Workspace | None, tree: SkillTree, strategy: str) -> LearnedHead
     try:
         router = stored_router(ws)
         if router is not None:
-            router.check_tree(tree)
+            check_router(router, tree, settings.build_engine())
     except RouterMismatch as exc:
         if needs_router:
             raise

@@ -60,7 +60,8 @@ class RunSettings:
     act_threshold: float | None = None  # a writing skill acts when the route is this sure (None: measured/default)
     given: frozenset[str] = frozenset()  # which routing values the caller gave: the engine takes them as they are
     model_note: str | None = None  # the model chosen for the caller, in words, to say once
-    encoder: str | None = None  # the local engine's encoder: "tuned" (the workspace's data/encoder), else the installed one
+    # the local engine's encoder: "tuned" (the workspace's data/encoder), else the installed one
+    encoder: str | None = None
 
     @classmethod
     def resolve(
@@ -226,14 +227,13 @@ class RunSettings:
         )
 
     def _stored_router(self, tree: SkillTree, engine: Engine) -> LearnedHead | None:
-        from ..engine.registry import create_engine
         from ..routing.learned import RouterMismatch, stored_router
 
         try:
             router = stored_router(self.needs_workspace("a learned router"))
             if router is None:
                 raise RouterMismatch("the workspace has no learned router (semif train makes one)")
-            router.check(tree, engine if engine.name == "local" else create_engine("local"))
+            check_router(router, tree, engine)
         except RouterMismatch as exc:
             warnings.warn(f"{exc}; routing the untrained way meanwhile", RuntimeWarning, stacklevel=4)
             return None
@@ -244,6 +244,14 @@ class RunSettings:
         if self.workspace is None:
             raise InvalidArgumentError(f"{what} needs a workspace; these settings have none")
         return self.workspace
+
+
+def check_router(router: LearnedHead, tree: SkillTree, engine: Engine) -> None:
+    """Raise :class:`~..routing.learned.RouterMismatch` when ``router`` cannot route ``tree`` with ``engine``'s
+    embeddings (the local engine's, as these settings build it, when ``engine`` is another: it scores the leaves)."""
+    from ..engine.registry import create_engine
+
+    router.check(tree, engine if engine.name == "local" else create_engine("local"))
 
 
 def default_strategy(engine: Engine) -> str:

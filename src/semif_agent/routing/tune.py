@@ -166,8 +166,16 @@ def routing_settings(workspace: Workspace, engine: str | None = None) -> Routing
 
 
 def save_tuned(workspace: Workspace, values: dict[str, Any]) -> Path:
-    """Write ``data/routing.json`` atomically."""
+    """Write ``data/routing.json`` atomically. The encoder the routing belongs to (its ``encoder``, which training
+    and ``semif encoder`` set) is kept when ``values`` do not say it: tuning a threshold does not change encoders."""
     path = workspace.data_dir / ROUTING_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
+    if "encoder" not in values and path.is_file():
+        try:
+            said = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            said = {}
+        if isinstance(said, dict) and said.get("encoder") is not None:
+            values = {**values, "encoder": said["encoder"]}
     replace_file(path, json.dumps(values, indent=2) + "\n")
     return path

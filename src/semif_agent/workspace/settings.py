@@ -61,7 +61,9 @@ Text = Annotated[str, Strict(), AfterValidator(_not_blank), Must("a non-empty st
 PathText = Annotated[Text, Must("a path (a non-empty string)")]
 PathList = Annotated[list[Text], Strict(), Must("a list of paths (strings)")]
 Flag = Annotated[bool, Strict(), Must("true or false")]
-EncoderChoice = Annotated[Literal["base", "tuned"], Must('"base" (the installed model) or "tuned" (the workspace\'s own)')]
+EncoderChoice = Annotated[
+    Literal["base", "tuned"], Must('"base" (the installed model) or "tuned" (the workspace\'s own)')
+]
 Count = Annotated[int, Strict(), Gt(0), Must("a positive whole number")]
 Moment = Annotated[
     datetime.datetime | datetime.date | str,
@@ -147,7 +149,8 @@ class RoutingSettings(_Table):
     threshold: Number | None = None
     temperature: Number | None = None
     act_threshold: Share | None = None
-    encoder: EncoderChoice | None = None  # which encoder embeds for the local engine (unset: what semif train switched to)
+    # which encoder embeds for the local engine (unset: what semif train switched to)
+    encoder: EncoderChoice | None = None
 
 
 class McpSettings(_Table):

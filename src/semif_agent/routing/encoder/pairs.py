@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...engine.local import leaf_text
@@ -41,14 +41,19 @@ def training_pairs(
     *,
     confusions: Mapping[str, Sequence[str]] | None = None,
     seed: int = 0,
+    learned: bool = True,
+    set_aside: Collection[str] = (),
 ) -> list[Pair]:
-    """The pairs to tune on from ``rows`` (and the learned examples of ``tree``'s skills, as examples)."""
+    """The pairs to tune on from ``rows`` (and, with ``learned``, the learned examples of ``tree``'s skills, as
+    examples, but those whose text is one of the held-out requests ``set_aside``)."""
     import numpy as np
 
     from .._fitting import client_capped
 
     draw = random.Random(seed)
-    rows = once_per_request(list(rows) + _learned_examples(tree, rows))
+    extra = _learned_examples(tree, rows) if learned else []
+    aside = set(set_aside)
+    rows = once_per_request(list(rows) + [row for row in extra if row.text not in aside])
     kept = [row for row in rows if row.skill is not None and row.wrong is None and row.skill in tree.skills]
     clients = sorted({row.client for row in kept if row.client is not None})
     numbers = np.array([-1 if row.client is None else clients.index(row.client) for row in kept])

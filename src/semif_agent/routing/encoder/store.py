@@ -41,6 +41,17 @@ def encoder_in_use(workspace: Workspace) -> Encoder:
     return "tuned" if routing_settings(workspace, "local").encoder == "tuned" else "base"
 
 
+def routing_encoder(workspace: Workspace) -> Encoder:
+    """The encoder the routing in ``data/`` belongs to (``routing.json``'s ``encoder``; unset: the installed one).
+    What semif.toml says does not change it: switching keeps these files for this encoder, whatever embeds."""
+    path = workspace.data_dir / ROUTING_FILE
+    try:
+        said = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        said = {}
+    return "tuned" if isinstance(said, dict) and said.get("encoder") == "tuned" else "base"
+
+
 def stored_encoder(workspace: Workspace) -> dict[str, Any] | None:
     """What ``encoder.json`` says of the workspace's tuned encoder, or ``None`` when it has none."""
     manifest = encoder_folder(workspace) / TUNED_MANIFEST
@@ -54,9 +65,25 @@ def stored_encoder(workspace: Workspace) -> dict[str, Any] | None:
 def candidate_folder(workspace: Workspace) -> Path:
     """A new folder in ``data/encoder`` for a tuned encoder being measured (a complete encoder folder: its model
     and ``encoder.json``, so an engine, here or on a cluster's workers, can load it before it is switched to)."""
+    for left in encoder_folder(workspace).glob(".candidate-*"):  # what a killed tuning left
+        if not _running(left.name.split("-")[1]):
+            discard(left)
     folder = encoder_folder(workspace) / f".candidate-{os.getpid()}-{secrets.token_hex(4)}"
     folder.mkdir(parents=True)
     return folder
+
+
+def _running(pid: str) -> bool:
+    """Whether the process ``pid`` (a folder name's part) still runs here; a name that is no pid is not."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
 
 
 def tuned_id(sha256: str) -> str:
@@ -122,10 +149,12 @@ def switch_encoder(workspace: Workspace, to: Encoder) -> str:
     Returns what was done, in words. Switching to an encoder already in use changes nothing; switching to
     ``tuned`` without one (``semif train --encoder`` makes it) is a :class:`UserError`.
     """
-    now = encoder_in_use(workspace)
+    now = routing_encoder(workspace)
     folder = encoder_folder(workspace)
+    given = workspace.settings.routing.encoder
+    override = f" (but semif.toml's [routing] encoder = {given!r} decides)" if given not in (None, to) else ""
     if to == now:
-        return f"the {_named(to)} is in use already; nothing changed"
+        return f"the {_named(to)} is in use already; nothing changed{override}"
     if to == "tuned":
         if stored_encoder(workspace) is None or not (folder / "tuned").is_dir():
             raise UserError("this workspace has no tuned encoder: semif train --encoder makes one")
@@ -139,8 +168,6 @@ def switch_encoder(workspace: Workspace, to: Encoder) -> str:
     path = workspace.data_dir / ROUTING_FILE
     values: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     save_tuned(workspace, {**values, "encoder": to})
-    given = workspace.settings.routing.encoder
-    override = f" (but semif.toml's [routing] encoder = {given!r} decides)" if given not in (None, to) else ""
     return f"switched to the {_named(to)} and the routing trained on it{override}"
 
 

@@ -61,7 +61,9 @@ class EncoderWeights:
     """Float parameters of a BERT encoder, by name (``layer.<i>.<part>.weight|bias``, ``embeddings.*``).
 
     ``sources`` maps a parameter to the initializer it came from (a quantized one
-    is named without its ``_q``/``_scale`` suffix); ``base_sha256`` is the file's.
+    is named without its ``_q``/``_scale`` suffix); ``int8`` maps each parameter the
+    file stores as int8 to the axis its scale is taken over (0: one scale per
+    column, 1: one per row); ``base_sha256`` is the file's.
     """
 
     params: dict[str, Array]
@@ -70,16 +72,25 @@ class EncoderWeights:
     eps: float = 1e-12
     sources: dict[str, str] = field(default_factory=dict)
     base_sha256: str = ""
+    int8: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> EncoderWeights:
+        return self.with_params({k: v.copy() for k, v in self.params.items()})
+
+    def with_params(self, params: dict[str, Array]) -> EncoderWeights:
+        """The same encoder with other values of its parameters."""
         return EncoderWeights(
-            {k: v.copy() for k, v in self.params.items()},
-            self.layers,
-            self.heads,
-            self.eps,
-            dict(self.sources),
-            self.base_sha256,
+            params, self.layers, self.heads, self.eps, dict(self.sources), self.base_sha256, dict(self.int8)
         )
+
+    def as_stored(self, names: Any = None) -> EncoderWeights:
+        """These weights as the file will hold them: each int8 one (of ``names``, default all) rounded to its grid."""
+        params = dict(self.params)
+        for name, axis in self.int8.items():
+            if names is None or name in names:
+                q, scale = quantize(params[name], axis=axis)
+                params[name] = (q.astype(scale.dtype) * scale).astype(params[name].dtype)
+        return self.with_params(params)
 
     @property
     def hidden(self) -> int:
@@ -111,7 +122,7 @@ def read_encoder(path: Path) -> EncoderWeights:
     def array(name: str) -> Any:
         return numpy_helper.to_array(inits[name])
 
-    def weight_source(name: str) -> tuple[str, Any]:
+    def weight_source(name: str, param: str) -> tuple[str, Any]:
         """The initializer behind a weight: a ``Mul(Cast(q), scale)`` product, or a float one."""
         if name in inits:
             return name, array(name).astype(np.float32)
@@ -121,11 +132,13 @@ def read_encoder(path: Path) -> EncoderWeights:
         cast = producer.get(node.input[0])
         if cast is None or cast.op_type != "Cast" or cast.input[0] not in inits or node.input[1] not in inits:
             raise ValueError(f"{path}: {name} is not Cast(int8) * scale")
-        values = array(cast.input[0]).astype(np.float32) * array(node.input[1]).astype(np.float32)
-        return name, values
+        scale = array(node.input[1]).astype(np.float32)
+        int8[param] = 0 if scale.shape[0] == 1 else 1
+        return name, array(cast.input[0]).astype(np.float32) * scale
 
     params: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    int8: dict[str, int] = {}
     eps = 1e-12
     heads = 0
     for node in graph.node:
@@ -137,7 +150,7 @@ def read_encoder(path: Path) -> EncoderWeights:
             match = _BIAS.search(bias)
             assert match is not None
             key = f"layer.{match.group(1)}.{PROJECTIONS[match.group(2)]}"
-            sources[f"{key}.weight"], params[f"{key}.weight"] = weight_source(node.input[1])
+            sources[f"{key}.weight"], params[f"{key}.weight"] = weight_source(node.input[1], f"{key}.weight")
             sources[f"{key}.bias"], params[f"{key}.bias"] = bias, array(bias).astype(np.float32)
             if PROJECTIONS[match.group(2)] == "query":
                 heads = heads or _heads(params[f"{key}.weight"].shape[1], adds, consumers, producer, inits, array)
@@ -151,11 +164,13 @@ def read_encoder(path: Path) -> EncoderWeights:
             eps = next((a.f for a in node.attribute if a.name == "epsilon"), eps)
         elif node.op_type == "Gather" and _is_table(node.input[0], inits, producer):
             table = {"input_ids": "word", "token_type_ids": "token_type"}.get(node.input[1], "position")
-            sources[f"embeddings.{table}"], params[f"embeddings.{table}"] = weight_source(node.input[0])
+            sources[f"embeddings.{table}"], params[f"embeddings.{table}"] = weight_source(
+                node.input[0], f"embeddings.{table}"
+            )
     layers = len({k.split(".")[1] for k in params if k.startswith("layer.")})
     if not layers or not heads or "embeddings.word" not in params:
         raise ValueError(f"{path}: not a BERT encoder of the engine's format")
-    return EncoderWeights(params, layers, heads, float(eps), sources, file_sha256(path))
+    return EncoderWeights(params, layers, heads, float(eps), sources, file_sha256(path), int8)
 
 
 def _is_table(name: str, inits: dict[str, Any], producer: dict[str, Any]) -> bool:

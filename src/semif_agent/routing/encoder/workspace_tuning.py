@@ -14,6 +14,7 @@ nothing is left of it.
 from __future__ import annotations
 
 import hashlib
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,6 +40,9 @@ MIN_PAIRS = 20
 """Fewer pairs than this and the encoder is not tuned (the head alone learns from so little)."""
 HELD_OUT_PAIRS = 0.1
 """With no held-out requests (too few known), this share of the pairs (by request) measures the tuning's loss."""
+MEASURED_PAIRS = 1024
+"""At most this many held-out pairs measure each epoch (drawn once, with a fixed seed): the loss of a thousand
+pairs is steady to a few thousandths, and measuring thousands costs minutes an epoch."""
 
 
 @dataclass
@@ -75,15 +79,18 @@ def split_pairs(
     """The pairs to tune on and the held-out pairs that measure the tuning (from the held-out rows, or, with none,
     a share of the pairs chosen by a hash of their request)."""
     train_rows = [row for i, row in enumerate(rows) if i not in held]
-    pairs = training_pairs(tree, train_rows, confusions=known_confusions, seed=seed)
-    if held:
-        held_rows = [rows[i] for i in sorted(held)]
-        return pairs, training_pairs(tree, held_rows, confusions=known_confusions, seed=seed)
+    held_rows = [rows[i] for i in sorted(held)]
+    texts = {row.text for row in held_rows}  # the skills' learned examples among them are not tuned on either
+    pairs = training_pairs(tree, train_rows, confusions=known_confusions, seed=seed, set_aside=texts)
+    if held:  # the learned examples are tuned on: not measured on
+        return pairs, training_pairs(tree, held_rows, confusions=known_confusions, seed=seed, learned=False)
 
     def aside(pair: Pair) -> bool:
         return int(hashlib.sha256(pair.anchor.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < HELD_OUT_PAIRS
 
-    return [p for p in pairs if not aside(p)], [p for p in pairs if aside(p)]
+    measured = [p for p in pairs if aside(p)]
+    anchors = {p.anchor for p in measured}  # a request measured on is not another's positive either
+    return [p for p in pairs if p.anchor not in anchors and p.positive not in anchors], measured
 
 
 def tune_workspace(
@@ -117,11 +124,13 @@ def tune_workspace(
     held = set(_held_out_rows(rows, held_out))
     confused = confusions(current, [row for i, row in enumerate(rows) if i not in held])
     pairs, held_pairs = split_pairs(tree, rows, held, confused)
+    if len(held_pairs) > MEASURED_PAIRS:
+        held_pairs = random.Random(0).sample(held_pairs, MEASURED_PAIRS)
     tuning = EncoderTuning(len(pairs), len(held_pairs), 0.0)
     if len(pairs) < MIN_PAIRS or not held_pairs:
         tuning.note = (
-            f"only {plural(len(pairs), 'request')} with a known skill to tune on ({MIN_PAIRS} needed, and some to "
-            "hold out): the encoder in use is kept; label more runs, or give skills examples"
+            f"only {plural(len(pairs), 'pair')} of a request and its skill to tune on ({MIN_PAIRS} needed, and some "
+            "to hold out): the encoder in use is kept; label more runs, or give skills examples"
         )
         return None, None, None, tuning
     base_file = model_file()
@@ -155,7 +164,7 @@ def tune_workspace(
             threshold=getattr(engine, "threshold", 0.3),
             temperature=getattr(engine, "temperature", 0.05),
         )
-        now = store.encoder_in_use(workspace)
+        now = store.routing_encoder(workspace)
 
         def put_in_place() -> None:
             if now == "base":
