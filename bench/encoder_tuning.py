@@ -82,8 +82,9 @@ seconds are long; not every part ran):
   ``semif-agent[local]``: onnx 1.23.2 and ml_dtypes 0.7.0 (measured by
   installing ``onnx`` before the extra was defined).
 - ``--cost``: on 150 skills x 10 requests, ``semif train --encoder`` had not
-  finished after an hour on the loaded machine (peak memory 1.8 GiB by then);
-  the 15,000-request workspace was not run.
+  finished after 66 minutes on the loaded machine (22 minutes of CPU; still
+  tuning, peak resident memory 1.8 GiB by then) and was stopped; the
+  15,000-request workspace was not run.
 """
 
 from __future__ import annotations
