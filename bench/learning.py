@@ -71,8 +71,11 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 data = np.load(sys.argv[1])
 model = LogisticRegression(max_iter=2000).fit(data["train_x"], data["train_y"])
-print(json.dumps(model.predict(data["test_x"]).tolist()))
+probabilities = model.predict_proba(data["test_x"])
+print(json.dumps(probabilities.max(axis=1).round(6).tolist()))
+print(json.dumps(model.classes_[probabilities.argmax(axis=1)].tolist()))
 """
+"""The logistic regression fitted once: its top probability for each test vector, then (the last line) its answers."""
 PEER_SERVER = """
 import time
 import numpy as np
@@ -160,6 +163,11 @@ def route_all(strategy, test: list[Example]) -> list[str | None]:
 
 
 def logistic(engine, rows: list[Example], test: list[Example]) -> list[str | None]:
+    return logistic_scored(engine, rows, test)[0]
+
+
+def logistic_scored(engine, rows: list[Example], test: list[Example]) -> tuple[list[str | None], list[float]]:
+    """The logistic regression's answer for each test request (``None``: out of scope) and its probability."""
     names = sorted({str(e.skill) for e in rows})
     index = {n: i for i, n in enumerate(names)}
     train_x = engine.embedder.embed([e.text for e in rows])
@@ -170,7 +178,9 @@ def logistic(engine, rows: list[Example], test: list[Example]) -> list[str | Non
         script = Path(tmp) / "peer.py"
         script.write_text(PEER)
         out = subprocess.run([str(peer_python()), str(script), str(data)], capture_output=True, text=True, check=True)
-    return [None if names[i] == "None" else names[i] for i in json.loads(out.stdout.strip().splitlines()[-1])]
+    lines = out.stdout.strip().splitlines()
+    answers = [None if names[i] == "None" else names[i] for i in json.loads(lines[-1])]
+    return answers, json.loads(lines[-2])
 
 
 def cell(name: str, tree: SkillTree, rows: list[Example], test: list[Example], engine) -> list[tuple[str, dict]]:
@@ -191,20 +201,34 @@ def cell(name: str, tree: SkillTree, rows: list[Example], test: list[Example], e
     return results
 
 
+def many_requests(rows: list[Example], size: int) -> list[Example]:
+    """``size`` labelled requests: ``rows``, then as many as needed of them again prefixed "could you"."""
+    rows = rows + [Example(f"could you {e.text}", e.skill) for e in rows[: size - len(rows)]]
+    return rows[:size]
+
+
+def hwu_workspace(ws: Path, folder: Path = HWU) -> Path:
+    """A workspace at ``ws`` whose skill tree is HWU64's (no SKILL.md skills of the user's)."""
+    (ws / "data").mkdir(parents=True)
+    (ws / "data" / "categories.json").write_text((folder / "tree.json").read_text())
+    (ws / "semif.toml").write_text('[paths]\ndata = "data"\n[skills]\nuser_skills = false\n')
+    return ws
+
+
+def write_dataset(path: Path, rows: list[Example]) -> Path:
+    """``rows`` as a DATASETS file of ``semif train`` (JSON lines ``{"text", "skill"}``)."""
+    path.write_text("".join(json.dumps({"text": e.text, "skill": e.skill}) + "\n" for e in rows))
+    return path
+
+
 def speed(engine, rounds: int, size: int) -> None:
     """``semif train`` on ``size`` labelled requests in a fresh process; then, on the same embeddings, learning
     and routing ours against the logistic regression, the sides taking turns."""
     tree, rows, test = load_hwu(HWU)
-    rows = rows + test
-    rows += [Example(f"could you {e.text}", e.skill) for e in rows[: size - len(rows)]]
-    rows = rows[:size]
+    rows = many_requests(rows + test, size)
     with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / "ws"
-        (ws / "data").mkdir(parents=True)
-        (ws / "data" / "categories.json").write_text((HWU / "tree.json").read_text())
-        (ws / "semif.toml").write_text('[paths]\ndata = "data"\n[skills]\nuser_skills = false\n')
-        data = Path(tmp) / "requests.jsonl"
-        data.write_text("".join(json.dumps({"text": e.text, "skill": e.skill}) + "\n" for e in rows))
+        ws = hwu_workspace(Path(tmp) / "ws")
+        data = write_dataset(Path(tmp) / "requests.jsonl", rows)
         env = {**os.environ, "SEMIF_CACHE_DIR": str(Path(tmp) / "cache")}
         started = time.perf_counter()
         out = subprocess.run(

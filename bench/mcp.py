@@ -189,19 +189,26 @@ def train(root: Path, *extra: str) -> dict:
     return json.loads(done.stdout)
 
 
-def after_implicit_labels(skills: list[tuple[str, str]], asked: list[dict]) -> list[tuple[str, float, float]]:
-    """Top-1 / top-5 on every other request, untrained and after implicit labels on the rest (see the docstring)."""
+def after_implicit_labels(
+    skills: list[tuple[str, str]], asked: list[dict], *flags: str, reports: list[dict] | None = None
+) -> list[tuple[str, float, float]]:
+    """Top-1 / top-5 on every other request, untrained and after implicit labels on the rest (see the docstring);
+    ``flags`` are given to each ``semif train``, whose reports are appended to ``reports`` when given."""
     taught, held = asked[0::2], asked[1::2]
     with tempfile.TemporaryDirectory() as tmp:
         root = router_workspace(skills, Path(tmp) / "ws")
         router = Router(root, client="bench")
         found = [("untrained", *router_accuracy(router, held))]
         labels = sum(pick_right_skill(router, item) for item in taught)
-        report = train(root)
+        report = train(root, *flags)
         switched = report["saved_to"] is not None
         found.append((f"{labels} labels, {'switched' if switched else 'kept'}", *router_accuracy(Router(root), held)))
+        if reports is not None:
+            reports.append(report)
         if not switched:
-            train(root, "--force")
+            forced = train(root, *flags, "--force")
+            if reports is not None:
+                reports.append(forced)
             found.append((f"{labels} labels, forced", *router_accuracy(Router(root), held)))
     return found
 
