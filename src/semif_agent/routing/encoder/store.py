@@ -10,6 +10,7 @@ that loses nothing (:func:`switch_encoder`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -79,6 +80,7 @@ def tuning_lock(workspace: Workspace) -> Iterator[None]:
     import fcntl
 
     folder = encoder_folder(workspace)
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -91,6 +93,9 @@ def tuning_lock(workspace: Workspace) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+        if made:  # nothing tuned: no folder left behind
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def candidate_folder(workspace: Workspace) -> Path:
