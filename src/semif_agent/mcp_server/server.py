@@ -87,6 +87,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         self.say: Callable[[str], None] | None = None  # told when it starts and when it is built (e.g. to stderr)
         self._ready: anyio.Event | None = None
         self._warm_lock = threading.Lock()
+        self._warms = 0  # loads finished: a "still loading" line is never said after its load said it is ready
         # the runs clients asked for, in a task group the server owns while it runs (see _own_runs)
         self._runs: TaskGroup | None = None
         self.admission = Admission.from_settings(router.workspace.settings.mcp)
@@ -115,6 +116,7 @@ class SkillServer(MCPServer[dict[str, object]]):
         started = time.monotonic()
         with self._warm_lock:
             count = self.router.reload()  # the tree, its index and calibration, the act threshold: all a find needs
+            self._warms += 1
         if self.say is not None:
             self.say(f"{count} skills ready ({time.monotonic() - started:.1f} s)")
         return count
@@ -146,12 +148,12 @@ class SkillServer(MCPServer[dict[str, object]]):
     @asynccontextmanager
     async def _saying_still(self, doing: str) -> AsyncIterator[None]:
         """While the block runs, say every :data:`STILL_SECONDS` that it is still ``doing``, and for how long."""
-        started = time.monotonic()
+        started, warms = time.monotonic(), self._warms
 
         async def keep_saying() -> None:
             while True:
                 await anyio.sleep(STILL_SECONDS)
-                if self.say is not None:
+                if self.say is not None and self._warms == warms:  # the load's thread may be done, not yet joined
                     self.say(f"still {doing}: {time.monotonic() - started:.0f} s so far")
 
         async with anyio.create_task_group() as saying:
